@@ -1,0 +1,7 @@
+//! f16: 1 elements per block, 2 bytes per block.
+
+use crate::registry::TypeTraits;
+use crate::types::GgmlType;
+
+/// Registry entry for f16.
+pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::F16, "f16", 1, 2);

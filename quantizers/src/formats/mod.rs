@@ -1,0 +1,33 @@
+//! One module per GGML type: its block layout, quantizer and dequantizer.
+
+pub mod bf16;
+pub mod f16;
+pub mod f32;
+pub mod ints;
+pub mod iq1_m;
+pub mod iq1_s;
+pub mod iq2_s;
+pub mod iq2_xs;
+pub mod iq2_xxs;
+pub mod iq3_s;
+pub mod iq3_xxs;
+pub mod iq4_nl;
+pub mod iq4_xs;
+pub mod mxfp4;
+pub mod nvfp4;
+pub mod q1_0;
+pub mod q2_0;
+pub mod q2_k;
+pub mod q3_k;
+pub mod q4_0;
+pub mod q4_1;
+pub mod q4_k;
+pub mod q5_0;
+pub mod q5_1;
+pub mod q5_k;
+pub mod q6_k;
+pub mod q8_0;
+pub mod q8_1;
+pub mod q8_k;
+pub mod tq1_0;
+pub mod tq2_0;

@@ -1,0 +1,149 @@
+//! Conformance: every quantization vector llama.cpp 0c1e570 produced must be reproduced byte
+//! for byte (`testdata/quant-vectors/index.json`), and every dequantization bit for bit.
+//!
+//! Set `GOLDEN_TYPE=Q4_K` (comma-separated) to run only some types while iterating.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Types whose quantizer must exist and match (the list).
+const MUST_QUANTIZE: &[&str] = &[
+    "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q8_K", "Q2_K", "Q3_K", "Q4_K",
+    "Q5_K", "Q6_K", "TQ1_0", "TQ2_0", "IQ4_NL", "IQ4_XS",
+];
+
+/// Types whose dequantizer must exist and match.
+const MUST_DEQUANTIZE: &[&str] = &[
+    "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_K", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+    "Q6_K", "TQ1_0", "TQ2_0", "IQ4_NL", "IQ4_XS", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S",
+    "IQ3_XXS", "IQ3_S", "MXFP4", "NVFP4", "Q1_0", "Q2_0",
+];
+
+fn vectors_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/quant-vectors")
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn ggml_type(name: &str) -> GgmlType {
+    GgmlType::from_name(name).unwrap_or_else(|| panic!("unknown type {name}"))
+}
+
+fn first_diff(a: &[u8], b: &[u8]) -> String {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => format!(
+            "first differing byte {i}: ours {:#04x}, golden {:#04x}",
+            a[i], b[i]
+        ),
+        None => format!("lengths differ: ours {}, golden {}", a.len(), b.len()),
+    }
+}
+
+#[test]
+fn golden_quantization_vectors() {
+    let dir = vectors_dir();
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).expect("index.json"))
+            .expect("index.json parses");
+    let only: Option<BTreeSet<String>> = std::env::var("GOLDEN_TYPE")
+        .ok()
+        .map(|s| s.split(',').map(|t| t.trim().to_uppercase()).collect());
+    let imatrix = read_f32(&dir.join("imatrix/rand.f32.bin"));
+
+    let mut failures = Vec::new();
+    let (mut quant_checked, mut dequant_checked) = (0usize, 0usize);
+    for f in index["files"].as_array().expect("files") {
+        let tname = f["type"].as_str().unwrap();
+        if only.as_ref().is_some_and(|o| !o.contains(tname)) {
+            continue;
+        }
+        let ty = ggml_type(tname);
+        let tr = traits(ty);
+        let case = f["case"].as_str().unwrap();
+        let with_im = !f["imatrix"].is_null();
+        let label = format!("{tname}/{case}{}", if with_im { "+imatrix" } else { "" });
+        let golden = std::fs::read(dir.join(f["quant"].as_str().unwrap())).unwrap();
+        assert_eq!(sha256_hex(&golden), f["quant_sha256"].as_str().unwrap());
+
+        match tr.quantize {
+            Some(_) => {
+                let input = read_f32(&dir.join(f["input"].as_str().unwrap()));
+                let n_per_row = f["n_per_row"].as_u64().unwrap() as usize;
+                let mut ours = vec![0u8; golden.len()];
+                let im = with_im.then_some(imatrix.as_slice());
+                match quantize_rows(ty, &input, &mut ours, n_per_row, im) {
+                    Ok(()) if ours == golden => {}
+                    Ok(()) => {
+                        failures.push(format!("quantize {label}: {}", first_diff(&ours, &golden)))
+                    }
+                    Err(e) => failures.push(format!("quantize {label}: {e}")),
+                }
+                quant_checked += 1;
+            }
+            None if MUST_QUANTIZE.contains(&tname) => {
+                failures.push(format!("quantize {label}: no quantizer registered"))
+            }
+            None => {}
+        }
+
+        if let Some(dq) = f["dequant"].as_str() {
+            let expected = f["dequant_sha256"].as_str().unwrap();
+            match tr.dequantize {
+                Some(_) => {
+                    let n = golden.len() / tr.type_size * tr.block_size;
+                    let mut out = vec![0f32; n];
+                    match dequantize_rows(ty, &golden, &mut out) {
+                        Ok(()) => {
+                            let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_le_bytes()).collect();
+                            if sha256_hex(&bytes) != expected {
+                                let gpath = Path::new(env!("CARGO_MANIFEST_DIR"))
+                                    .join("../../shared/golden/quant-vectors")
+                                    .join(dq);
+                                let detail = std::fs::read(&gpath)
+                                    .map(|g| first_diff(&bytes, &g))
+                                    .unwrap_or_else(|_| "sha256 differs".into());
+                                failures.push(format!("dequantize {label}: {detail}"));
+                            }
+                        }
+                        Err(e) => failures.push(format!("dequantize {label}: {e}")),
+                    }
+                    dequant_checked += 1;
+                }
+                None if MUST_DEQUANTIZE.contains(&tname) => {
+                    failures.push(format!("dequantize {label}: no dequantizer registered"))
+                }
+                None => {}
+            }
+        }
+    }
+    eprintln!("checked {quant_checked} quantize and {dequant_checked} dequantize vectors");
+    for f in &failures {
+        eprintln!("MISMATCH {f}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} golden vector mismatches",
+        failures.len()
+    );
+    assert!(
+        quant_checked > 0 || only.is_some(),
+        "no vectors were checked"
+    );
+}
