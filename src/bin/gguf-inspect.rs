@@ -1,1 +1,165 @@
-fn main() {}
+//! gguf-inspect: look inside GGUF files.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::inspect::{diff_files, dump_json, dump_text, verify_file};
+use ggufkit::manifest::{manifest, to_pretty};
+
+/// Look inside GGUF files: dump their contents, compare two files, check one, or print the
+/// manifest used to compare against llama.cpp.
+///
+/// Exit status: 0 success (files identical, file valid); 1 a difference or a problem was
+/// found; 2 usage error; 3 an input could not be read or is not a valid GGUF.
+#[derive(Parser)]
+#[command(name = "gguf-inspect", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print the header, every metadata key (long arrays abbreviated) and a table of tensors
+    /// with types, shapes, offsets and sizes, plus totals and bits per weight.
+    ///
+    /// Example: gguf-inspect dump model.gguf
+    Dump {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the manifest JSON (per-tensor sha256, every metadata key) in the format of
+    /// shared/golden/README.md, for comparing a file with llama.cpp's output.
+    ///
+    /// Example: gguf-inspect manifest out.gguf -o out.json
+    Manifest {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Value of the "file" field (default: the file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Compare two files: metadata keys added, removed or changed, tensors added or removed,
+    /// and per tensor whether type, shape or bytes differ. Exit 0 only when identical.
+    ///
+    /// Example: gguf-inspect diff ours.gguf theirs.gguf
+    Diff {
+        /// First file.
+        a: PathBuf,
+        /// Second file.
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a file: everything the reader validates (offsets, sizes, alignment, names,
+    /// types), zero padding, the keys llama.cpp requires, and a NaN/Inf scan of every tensor
+    /// we can decode. Exit 0 only when no problem was found.
+    ///
+    /// Example: gguf-inspect verify model.gguf
+    Verify {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn open(p: &PathBuf) -> Result<GgufFile> {
+    GgufFile::open(p).with_context(|| format!("cannot read {}", p.display()))
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.cmd {
+        Cmd::Dump { file, json } => {
+            let f = open(&file)?;
+            let shown = file.display().to_string();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&dump_json(&f, &shown))?);
+            } else {
+                print!("{}", dump_text(&f, &shown));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Manifest { file, name, output } => {
+            let f = open(&file)?;
+            let text = to_pretty(&manifest(&f, &file, name.as_deref()));
+            match output {
+                Some(o) => std::fs::write(&o, text + "\n")
+                    .with_context(|| format!("cannot write {}", o.display()))?,
+                None => println!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Diff { a, b, json } => {
+            let (fa, fb) = (open(&a)?, open(&b)?);
+            let d = diff_files(&fa, &fb);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d.to_json())?);
+            } else {
+                print!("{}", d.to_text());
+            }
+            Ok(if d.is_identical() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Cmd::Verify { file, json } => {
+            let parsed = GgufFile::open(&file);
+            let report = match &parsed {
+                Ok(f) => verify_file(f),
+                Err(e) => ggufkit::inspect::VerifyReport {
+                    errors: vec![e.to_string()],
+                    ..Default::default()
+                },
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+            } else {
+                for e in &report.errors {
+                    println!("error: {e}");
+                }
+                for w in &report.warnings {
+                    println!("warning: {w}");
+                }
+                for (n, nan, inf) in &report.non_finite {
+                    println!("error: tensor '{n}' has {nan} NaN and {inf} Inf values");
+                }
+                println!(
+                    "{}: {} ({} tensors scanned)",
+                    file.display(),
+                    if report.ok() { "OK" } else { "FAILED" },
+                    report.scanned
+                );
+            }
+            Ok(if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gguf-inspect: error: {e:#}");
+            ExitCode::from(3)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The GGUF serialiser: header and infos computed up front, tensor data streamed after.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use ggufkit_quantizers::GgmlType;
+
+use super::error::GgufError;
+use super::metadata::Metadata;
+use super::reader::tensor_nbytes;
+use super::value::Value;
+use super::{align_up, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
+
+/// What the writer needs to know about a tensor before its data exists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorHeader {
+    /// Name.
+    pub name: String,
+    /// Dimensions in GGUF order.
+    pub dims: Vec<u64>,
+    /// Element type.
+    pub ty: GgmlType,
+}
+
+/// The complete plan of a file: the serialised header and where every tensor goes.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// Header, KVs, tensor infos and padding: everything before the data section.
+    pub header: Vec<u8>,
+    /// Alignment used.
+    pub alignment: u64,
+    /// Offset of each tensor relative to the data section.
+    pub offsets: Vec<u64>,
+    /// Byte size of each tensor.
+    pub sizes: Vec<u64>,
+    /// Total file size.
+    pub file_size: u64,
+}
+
+impl Layout {
+    /// Absolute offset of the data section.
+    pub fn data_offset(&self) -> u64 {
+        self.header.len() as u64
+    }
+}
+
+fn push_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend((s.len() as u64).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+/// Plans a GGUF v3 file as llama.cpp's writers lay it out.
+pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, GgufError> {
+    let alignment = match metadata.get("general.alignment") {
+        None => DEFAULT_ALIGNMENT,
+        Some(Value::U32(a)) if a.is_power_of_two() => *a,
+        Some(v) => {
+            return Err(GgufError::Invalid(format!(
+                "general.alignment must be a UINT32 power of two, got {v:?}"
+            )))
+        }
+    } as u64;
+    let mut h = Vec::with_capacity(4096);
+    h.extend_from_slice(b"GGUF");
+    h.extend(3u32.to_le_bytes());
+    h.extend((tensors.len() as u64).to_le_bytes());
+    h.extend((metadata.len() as u64).to_le_bytes());
+    for (k, v) in metadata.iter() {
+        if k.is_empty() {
+            return Err(GgufError::Invalid("empty metadata key".into()));
+        }
+        push_str(&mut h, k.as_bytes());
+        h.extend((v.value_type() as u32).to_le_bytes());
+        v.encode(&mut h);
+    }
+    let mut offsets = Vec::with_capacity(tensors.len());
+    let mut sizes = Vec::with_capacity(tensors.len());
+    let mut next = 0u64;
+    let mut seen = std::collections::HashSet::new();
+    for t in tensors {
+        if t.name.is_empty() || t.name.len() > MAX_TENSOR_NAME || t.name.contains('\0') {
+            return Err(GgufError::Invalid(format!(
+                "tensor name {:?} is empty, longer than {MAX_TENSOR_NAME} bytes or contains NUL",
+                t.name
+            )));
+        }
+        if !seen.insert(t.name.as_str()) {
+            return Err(GgufError::Invalid(format!("duplicate tensor '{}'", t.name)));
+        }
+        if t.dims.len() > MAX_DIMS {
+            return Err(GgufError::Invalid(format!(
+                "tensor '{}' has {} dimensions (at most {MAX_DIMS})",
+                t.name,
+                t.dims.len()
+            )));
+        }
+        let nbytes = tensor_nbytes(t.ty, &t.dims)
+            .map_err(|p| GgufError::Invalid(format!("tensor '{}': {p}", t.name)))?;
+        push_str(&mut h, t.name.as_bytes());
+        h.extend((t.dims.len() as u32).to_le_bytes());
+        for d in &t.dims {
+            h.extend(d.to_le_bytes());
+        }
+        h.extend(t.ty.id().to_le_bytes());
+        h.extend(next.to_le_bytes());
+        offsets.push(next);
+        sizes.push(nbytes);
+        let overflow = || GgufError::Invalid(format!("tensor '{}': file size overflows", t.name));
+        next = align_up(nbytes, alignment)
+            .and_then(|p| next.checked_add(p))
+            .ok_or_else(overflow)?;
+    }
+    let data_offset = align_up(h.len() as u64, alignment).expect("header fits in memory");
+    h.resize(data_offset as usize, 0);
+    Ok(Layout {
+        header: h,
+        alignment,
+        offsets,
+        sizes,
+        file_size: data_offset + next,
+    })
+}
+
+/// Writes a planned file: the header, then each tensor's bytes from `tensor_data(i)` in
+/// order, each followed by zero padding. `tensor_data` must return exactly the planned size.
+pub fn write_gguf<'a, W: Write>(
+    out: &mut W,
+    layout: &Layout,
+    mut tensor_data: impl FnMut(usize) -> Result<Cow<'a, [u8]>, GgufError>,
+) -> Result<(), GgufError> {
+    let io = |source| GgufError::Io { path: None, source };
+    out.write_all(&layout.header).map_err(io)?;
+    let zeros = vec![0u8; layout.alignment as usize];
+    for i in 0..layout.sizes.len() {
+        let data = tensor_data(i)?;
+        write_tensor_padded(out, layout, i, &data, &zeros)?;
+    }
+    Ok(())
+}
+
+/// Writes tensor `i`'s data and its padding (the size must match the plan).
+pub fn write_tensor_padded<W: Write>(
+    out: &mut W,
+    layout: &Layout,
+    i: usize,
+    data: &[u8],
+    zeros: &[u8],
+) -> Result<(), GgufError> {
+    if data.len() as u64 != layout.sizes[i] {
+        return Err(GgufError::Invalid(format!(
+            "tensor {i} produced {} bytes, {} were planned",
+            data.len(),
+            layout.sizes[i]
+        )));
+    }
+    let io = |source| GgufError::Io { path: None, source };
+    out.write_all(data).map_err(io)?;
+    let pad = (layout.alignment - data.len() as u64 % layout.alignment) % layout.alignment;
+    out.write_all(&zeros[..pad as usize]).map_err(io)?;
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! `gguf-inspect`: dump, manifest, diff and verify GGUF files.
+
+mod diff;
+mod dump;
+mod verify;
+
+pub use diff::{diff_files, FileDiff, TensorDiff};
+pub use dump::{dump_json, dump_text, format_value_short};
+pub use verify::{verify_file, VerifyReport};
+
+/// Human size: `1.23 MiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}

@@ -1,0 +1,127 @@
+//! Streams a [`Model`] into a GGUF file: plan the layout, write the header, then pull the
+//! tensors in order, a bounded window of them computed in parallel, each written as soon as
+//! its turn comes. The output appears only when complete ([`AtomicOutput`]).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::gguf::{layout, GgufError, Layout};
+use crate::ir::{DataError, Model};
+use crate::output::{AtomicOutput, OutputError};
+
+/// Options of [`write_model`].
+pub struct WriteOptions<'a> {
+    /// Files the output must not replace.
+    pub inputs: Vec<PathBuf>,
+    /// Allow replacing an existing output.
+    pub overwrite: bool,
+    /// Most output bytes computed ahead of the writer (the memory bound of a run).
+    pub window_bytes: u64,
+    /// Called after each tensor is written with (tensor index, bytes written so far).
+    pub progress: Option<&'a (dyn Fn(usize, u64) + Sync)>,
+}
+
+impl Default for WriteOptions<'_> {
+    fn default() -> Self {
+        WriteOptions {
+            inputs: Vec::new(),
+            overwrite: false,
+            window_bytes: 512 << 20,
+            progress: None,
+        }
+    }
+}
+
+/// Why writing a model failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The layout is invalid or the file could not be written.
+    #[error(transparent)]
+    Gguf(#[from] GgufError),
+    /// The output could not be created or committed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// A tensor's data could not be produced.
+    #[error("tensor '{tensor}': {error}")]
+    Data {
+        /// The tensor.
+        tensor: String,
+        /// What failed.
+        error: DataError,
+    },
+}
+
+/// Writes `model` to `target` and returns the layout that was written.
+pub fn write_model(
+    model: &Model,
+    target: &Path,
+    opts: &WriteOptions,
+) -> Result<Layout, WriteError> {
+    let plan = layout(&model.metadata, &model.headers())?;
+    let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
+    let mut out = AtomicOutput::create(target, &inputs, opts.overwrite)?;
+    let io_err = |e: std::io::Error| {
+        WriteError::Gguf(GgufError::Io {
+            path: Some(target.to_path_buf()),
+            source: e,
+        })
+    };
+    write_stream(model, &plan, &mut out, opts).map_err(|e| match e {
+        WriteError::Gguf(g) => WriteError::Gguf(g.with_path(target)),
+        e => e,
+    })?;
+    std::io::Write::flush(&mut out).map_err(io_err)?;
+    out.commit()?;
+    Ok(plan)
+}
+
+/// Writes a planned model to any writer (the body of [`write_model`]).
+pub fn write_stream<W: std::io::Write>(
+    model: &Model,
+    plan: &Layout,
+    out: &mut W,
+    opts: &WriteOptions,
+) -> Result<(), WriteError> {
+    out.write_all(&plan.header)
+        .map_err(|source| GgufError::Io { path: None, source })?;
+    let zeros = vec![0u8; plan.alignment as usize];
+    let mut written = plan.header.len() as u64;
+    let n = model.tensors.len();
+    let mut start = 0;
+    while start < n {
+        // The window: consecutive tensors up to the byte budget (always at least one).
+        let mut end = start + 1;
+        let mut budget = plan.sizes[start];
+        while end < n && budget + plan.sizes[end] <= opts.window_bytes.max(1) {
+            budget += plan.sizes[end];
+            end += 1;
+        }
+        let produced: Vec<Result<Cow<[u8]>, WriteError>> = model.tensors[start..end]
+            .par_iter()
+            .map(|t| {
+                t.data.bytes().map_err(|error| WriteError::Data {
+                    tensor: t.name.clone(),
+                    error,
+                })
+            })
+            .collect();
+        for (i, data) in (start..end).zip(produced) {
+            let data = data?;
+            crate::gguf::write_tensor_padded(out, plan, i, &data, &zeros).map_err(|e| match e {
+                GgufError::Invalid(msg) => WriteError::Data {
+                    tensor: model.tensors[i].name.clone(),
+                    error: DataError(msg),
+                },
+                e => WriteError::Gguf(e),
+            })?;
+            written += data.len() as u64;
+            if let Some(p) = opts.progress {
+                p(i, written);
+            }
+        }
+        start = end;
+    }
+    Ok(())
+}
