@@ -13,6 +13,7 @@ pub mod iq3_s;
 pub mod iq3_xxs;
 pub mod iq4_nl;
 pub mod iq4_xs;
+pub(crate) mod iq_grids;
 pub mod mxfp4;
 pub mod nvfp4;
 pub mod q1_0;
