@@ -11,6 +11,7 @@ pub mod iq2_xs;
 pub mod iq2_xxs;
 pub mod iq3_s;
 pub mod iq3_xxs;
+pub mod iq4_common;
 pub mod iq4_nl;
 pub mod iq4_xs;
 pub(crate) mod iq_grids;

@@ -1,7 +1,90 @@
-//! tq2_0: 256 elements per block, 66 bytes per block.
+//! tq2_0: 256 elements per block, 66 bytes per block (ternary, 2.0625 bits per weight).
+//!
+//! Layout: `qs[64]`, then `d: f16` (the scale comes last). Byte `32c + m` holds, at bits
+//! `2n`, the code `t + 1` (t ∈ {-1, 0, 1}) of element `128c + 32n + m`. Value = `(code - 1) * d`.
 
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::formats::tq1_0::{c_lroundf_int, ternary_scale};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 256;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 66;
+
 /// Registry entry for tq2_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::TQ2_0, "tq2_0", 256, 66);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::TQ2_0,
+    name: "tq2_0",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: false,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// `quantize_row_tq2_0_ref` (the imatrix is ignored).
+fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+    for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let (d, id) = ternary_scale(x);
+        for (xc, qc) in x.chunks_exact(128).zip(y[..64].chunks_exact_mut(32)) {
+            for (m, byte) in qc.iter_mut().enumerate() {
+                let mut q = 0u8;
+                for n in 0..4 {
+                    let xi = c_lroundf_int(xc[m + 32 * n] * id).wrapping_add(1);
+                    q = q.wrapping_add(((xi & 3) << (2 * n)) as u8);
+                }
+                *byte = q;
+            }
+        }
+        put_u16(y, 64, f32_to_f16(d));
+    }
+}
+
+/// `dequantize_row_tq2_0`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_to_f32(get_u16(b, 64));
+        for (qc, yc) in b[..64].chunks_exact(32).zip(y.chunks_exact_mut(128)) {
+            for (l, yl) in yc.chunks_exact_mut(32).enumerate() {
+                for (v, &byte) in yl.iter_mut().zip(qc) {
+                    let q = ((byte >> (2 * l)) & 3) as i8;
+                    *v = (q - 1) as f32 * d;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ternary_round_trip_is_exact() {
+        let x: Vec<f32> = (0..QK * 2)
+            .map(|i| [-0.25f32, 0.0, 0.25][(i * 5 + i / 7) % 3])
+            .collect();
+        let mut q = vec![0u8; 2 * BLOCK_BYTES];
+        quantize_row(&x, &mut q, None);
+        let mut y = vec![0f32; x.len()];
+        dequantize_row(&q, &mut y);
+        assert_eq!(x, y);
+    }
+
+    #[test]
+    fn halfway_rounds_away_from_zero() {
+        let mut x = vec![0f32; QK];
+        x[0] = 2.0;
+        x[1] = 1.0; // 0.5 → 1
+        x[2] = -1.0; // -0.5 → -1
+        x[3] = 0.99; // → 0
+        let mut q = vec![0u8; BLOCK_BYTES];
+        quantize_row(&x, &mut q, None);
+        let mut y = vec![0f32; QK];
+        dequantize_row(&q, &mut y);
+        assert_eq!(&y[..4], &[2.0, 2.0, -2.0, 0.0]);
+    }
+}
