@@ -48,7 +48,7 @@ pub(crate) fn nearest_int(v: f32) -> i32 {
 #[inline]
 #[allow(dead_code)]
 pub(crate) fn c_trunc_i32(x: f32) -> i32 {
-    if x.is_nan() || x >= 2_147_483_648.0f32 || x < -2_147_483_648.0f32 {
+    if !(-2_147_483_648.0f32..2_147_483_648.0f32).contains(&x) {
         i32::MIN
     } else {
         x as i32

@@ -67,7 +67,7 @@ impl std::error::Error for QuantError {}
 /// row is not a whole number of blocks or the size overflows.
 pub fn row_size(ty: GgmlType, n_per_row: usize) -> Option<usize> {
     let t = traits(ty);
-    if n_per_row % t.block_size != 0 {
+    if !n_per_row.is_multiple_of(t.block_size) {
         return None;
     }
     (n_per_row / t.block_size).checked_mul(t.type_size)
@@ -88,7 +88,7 @@ pub fn quantize_rows(
     if n_per_row == 0 {
         return Ok(());
     }
-    if src.len() % n_per_row != 0 {
+    if !src.len().is_multiple_of(n_per_row) {
         return Err(QuantError::BufferSize {
             expected: src.len() / n_per_row * n_per_row,
             got: src.len(),
@@ -124,7 +124,7 @@ pub fn quantize_rows(
 pub fn dequantize_rows(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), QuantError> {
     let t = traits(ty);
     let dequantize = t.dequantize.ok_or(QuantError::NoDequantizer(ty))?;
-    if dst.len() % t.block_size != 0 {
+    if !dst.len().is_multiple_of(t.block_size) {
         return Err(QuantError::RowNotBlockAligned {
             ty,
             n_per_row: dst.len(),

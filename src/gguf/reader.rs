@@ -510,7 +510,7 @@ impl<'a> Parser<'a> {
         let at = self.pos;
         let raw = self.string(&|| format!("name of tensor {i}"))?;
         let name = match std::str::from_utf8(raw) {
-            Ok(n) if n.is_empty() => {
+            Ok("") => {
                 return self.fail(
                     at,
                     FormatError::InvalidTensorName(format!("(empty) at tensor {i}")),

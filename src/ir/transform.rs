@@ -68,7 +68,7 @@ impl Convert {
         if to != from && traits(to).quantize.is_none() {
             return Err(ConvertError::NoQuantizer(to));
         }
-        if n_per_row % traits(to).block_size != 0 {
+        if !n_per_row.is_multiple_of(traits(to).block_size) {
             return Err(ConvertError::RowNotBlockAligned { to, n_per_row });
         }
         if let Some(im) = &imatrix {
@@ -128,11 +128,7 @@ impl Derive for Convert {
         if self.to == GgmlType::F32 {
             return Ok(floats.iter().flat_map(|f| f.to_le_bytes()).collect());
         }
-        let rows = if self.n_per_row == 0 {
-            0
-        } else {
-            n / self.n_per_row
-        };
+        let rows = n.checked_div(self.n_per_row).unwrap_or(0);
         let row_bytes = ggufkit_quantizers::row_size(self.to, self.n_per_row).unwrap_or(0);
         let mut out = vec![0u8; rows * row_bytes];
         let per_matrix = self.rows_per_matrix;
