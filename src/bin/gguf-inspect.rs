@@ -76,7 +76,7 @@ enum Cmd {
     },
 }
 
-fn open(p: &PathBuf) -> Result<GgufFile> {
+fn open(p: &std::path::Path) -> Result<GgufFile> {
     GgufFile::open(p).with_context(|| format!("cannot read {}", p.display()))
 }
 
