@@ -227,7 +227,23 @@ pub(crate) fn make_qkx3_quants(
 }
 
 /// The common body of `make_qkx2_quants` / `make_qkx3_quants`; `w.len() == x.len()`.
+/// Dispatches on the error metric so that the hot loops carry no branch for it.
 fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) -> (f32, f32) {
+    if search.use_mad {
+        qkx_search_with::<true>(nmax, x, w, l, search)
+    } else {
+        qkx_search_with::<false>(nmax, x, w, l, search)
+    }
+}
+
+/// [`qkx_search`] for a fixed error metric (`USE_MAD`: |error| instead of error²).
+fn qkx_search_with<const USE_MAD: bool>(
+    nmax: i32,
+    x: &[f32],
+    w: &[f32],
+    l: &mut [u8],
+    search: QkxSearch,
+) -> (f32, f32) {
     let n = x.len();
     assert!(
         (1..=MAX_GROUP).contains(&n),
@@ -256,7 +272,7 @@ fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) 
         return (0.0, -min);
     }
 
-    let err = |d: f32| if search.use_mad { d.abs() } else { d * d };
+    let err = |d: f32| if USE_MAD { d.abs() } else { d * d };
     let nmaxf = nmax as f32;
 
     let iscale = nmaxf / (max - min);
