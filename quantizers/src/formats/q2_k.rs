@@ -1,7 +1,211 @@
-//! q2_K: 256 elements per block, 84 bytes per block.
+//! q2_K: 256 elements, 84 bytes per block (2.625 bits per weight).
+//!
+//! Layout: `scales[16]` (bytes 0–15: scale in the low nibble, min in the high nibble, one
+//! per 16 elements), `qs[64]` (16–79, 2-bit quants, see [`crate::kquants::pack_2bit`]),
+//! `d: f16` (80–81), `dmin: f16` (82–83). Element `e` of group `j = e/16` dequantizes as
+//! `(d*sc_j)*q - dmin*m_j`.
 
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
+use crate::kquants::{
+    make_qkx2_quants, make_qkx3_quants, make_qp_quants, pack_2bit, QkxSearch, QKX3_IMATRIX_SEARCH,
+};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+const QK: usize = 256;
+const BLOCK_BYTES: usize = 84;
+const QS_AT: usize = 16;
+const D_AT: usize = 80;
+const DMIN_AT: usize = 82;
+
+/// The `make_qkx2_quants` search of the reference path.
+const REF_SEARCH: QkxSearch = QkxSearch {
+    rmin: -0.5,
+    rdelta: 0.1,
+    nstep: 15,
+    use_mad: true,
+};
+
 /// Registry entry for q2_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q2_K, "q2_K", 256, 84);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q2_K,
+    name: "q2_K",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// `quantize_q2_K` for one row: `quantize_row_q2_K_ref` without an imatrix,
+/// `quantize_row_q2_K_impl` with one.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    let mut levels = [0u8; QK];
+    for (i, (x, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        match imatrix {
+            None => scales_ref(x, y, &mut levels),
+            Some(im) => scales_impl(x, &im[QK * i..QK * (i + 1)], y, &mut levels),
+        }
+        requantize(x, y, &mut levels);
+        pack_2bit(&levels, &mut y[QS_AT..D_AT]);
+    }
+}
+
+/// The reference sub-block fits: writes `scales`, `d`, `dmin` and the first-pass levels.
+fn scales_ref(x: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
+    let mut scales = [0.0f32; 16];
+    let mut mins = [0.0f32; 16];
+    let mut weights = [0.0f32; 16];
+    let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
+    for (j, (xs, lv)) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .enumerate()
+    {
+        for (w, &v) in weights.iter_mut().zip(xs) {
+            *w = v.abs();
+        }
+        let (scale, min) = make_qkx2_quants(3, xs, &weights, lv, REF_SEARCH);
+        scales[j] = scale;
+        mins[j] = min;
+        if scale > max_scale {
+            max_scale = scale;
+        }
+        if min > max_min {
+            max_min = min;
+        }
+    }
+
+    let sc = &mut y[..16];
+    if max_scale > 0.0 {
+        let iscale = 15.0 / max_scale;
+        for (s, &scale) in sc.iter_mut().zip(&scales) {
+            *s = nearest_int(iscale * scale) as u8;
+        }
+        put_u16(y, D_AT, f32_to_f16(max_scale / 15.0));
+    } else {
+        sc.fill(0);
+        put_u16(y, D_AT, f32_to_f16(0.0));
+    }
+    let sc = &mut y[..16];
+    if max_min > 0.0 {
+        let iscale = 15.0 / max_min;
+        for (s, &min) in sc.iter_mut().zip(&mins) {
+            *s = (*s as i32 | (nearest_int(iscale * min) << 4)) as u8;
+        }
+        put_u16(y, DMIN_AT, f32_to_f16(max_min / 15.0));
+    } else {
+        put_u16(y, DMIN_AT, f32_to_f16(0.0));
+    }
+}
+
+/// The imatrix sub-block fits: weights `qw*sqrt(sigma2 + x²)`, sub-scales and sub-mins by
+/// `make_qp_quants`. Writes `scales`, `d`, `dmin` and the first-pass levels.
+fn scales_impl(x: &[f32], qw: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
+    let mut scales = [0.0f32; 16];
+    let mut mins = [0.0f32; 16];
+    let mut sw = [0.0f32; 16];
+    let mut weights = [0.0f32; 16];
+    let mut sumx2 = 0.0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = sumx2 / QK as f32;
+    for (j, ((xs, lv), qw)) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .zip(qw.chunks_exact(16))
+        .enumerate()
+    {
+        for ((w, &v), &q) in weights.iter_mut().zip(xs).zip(qw) {
+            *w = q * (sigma2 + v * v).sqrt();
+        }
+        for &w in &weights {
+            sw[j] += w;
+        }
+        let (scale, min) = make_qkx3_quants(3, xs, Some(&weights), lv, QKX3_IMATRIX_SEARCH);
+        scales[j] = scale;
+        mins[j] = min;
+    }
+    let mut ls = [0u8; 16];
+    let mut lm = [0u8; 16];
+    let dm = make_qp_quants(15, &scales, &sw, &mut ls);
+    let mm = make_qp_quants(15, &mins, &sw, &mut lm);
+    put_u16(y, D_AT, f32_to_f16(dm));
+    put_u16(y, DMIN_AT, f32_to_f16(mm));
+    for ((s, &a), &b) in y[..16].iter_mut().zip(&ls).zip(&lm) {
+        *s = a | (b << 4);
+    }
+}
+
+/// Requantizes every group whose effective scale is non-zero against the stored (fp16)
+/// `d`/`dmin` and 4-bit sub-scales; other groups keep their first-pass levels.
+fn requantize(x: &[f32], y: &[u8], levels: &mut [u8; QK]) {
+    let d = f16_to_f32(get_u16(y, D_AT));
+    let dmin = f16_to_f32(get_u16(y, DMIN_AT));
+    for ((xs, lv), &s) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .zip(&y[..16])
+    {
+        let dl = d * (s & 0xF) as f32;
+        if dl == 0.0 {
+            continue;
+        }
+        let ml = dmin * (s >> 4) as f32;
+        for (l, &v) in lv.iter_mut().zip(xs) {
+            *l = nearest_int((v + ml) / dl).clamp(0, 3) as u8;
+        }
+    }
+}
+
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_to_f32(get_u16(x, D_AT));
+        let dmin = f16_to_f32(get_u16(x, DMIN_AT));
+        let qs = &x[QS_AT..D_AT];
+        // Group j = e/16 covers elements 128h + 32s + l with l in 16(j%2)..16(j%2)+16.
+        for (j, (yg, &s)) in y.chunks_exact_mut(16).zip(&x[..16]).enumerate() {
+            let (h, shift, off) = (j / 8, 2 * ((j / 2) % 4), 16 * (j % 2));
+            let dl = d * (s & 0xF) as f32;
+            let ml = dmin * (s >> 4) as f32;
+            let q = &qs[32 * h + off..32 * h + off + 16];
+            for (o, &b) in yg.iter_mut().zip(q) {
+                *o = dl * ((b >> shift) & 3) as f32 - ml;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i * 2654435761usize) % 10007) as f32 / 10007.0 - 0.3) * 2.0)
+            .collect()
+    }
+
+    #[test]
+    fn roundtrip_error_is_bounded() {
+        let x = data(1024);
+        for im in [None, Some(vec![1.0f32; 1024])] {
+            let mut q = vec![0u8; 4 * BLOCK_BYTES];
+            quantize_row(&x, &mut q, im.as_deref());
+            let mut y = vec![0f32; 1024];
+            dequantize_row(&q, &mut y);
+            let err = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(err < 0.5, "max error {err}");
+        }
+    }
+}

@@ -1,7 +1,213 @@
-//! q3_K: 256 elements per block, 110 bytes per block.
+//! q3_K: 256 elements, 110 bytes per block (3.4375 bits per weight).
+//!
+//! Layout: `hmask[32]` (bytes 0–31: bit 2 of element `e` is bit `e/32` of `hmask[e%32]`),
+//! `qs[64]` (32–95, the low 2 bits, see [`crate::kquants::pack_2bit`]), `scales[12]`
+//! (96–107, sixteen 6-bit scales stored as `sc + 32`), `d: f16` (108–109). Element `e` of
+//! group `j = e/16` dequantizes as `(d*sc_j) * (q - 4)` with `q` the 3-bit quant.
 
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
+use crate::kquants::{make_q3_quants, make_qx_quants, pack_2bit};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+const QK: usize = 256;
+const BLOCK_BYTES: usize = 110;
+const QS_AT: usize = 32;
+const SCALES_AT: usize = 96;
+const D_AT: usize = 108;
+
 /// Registry entry for q3_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q3_K, "q3_K", 256, 110);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q3_K,
+    name: "q3_K",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Packs the sixteen biased 6-bit scales `l` (0..64) into the 12 `scales` bytes: the low
+/// nibbles of scales 0–7 / 8–15 go to the low / high nibbles of bytes 0–7, and the top two
+/// bits of scale `j` to bits `2*(j/4)` of byte `8 + j%4`.
+fn pack_scales(l: &[u8; 16]) -> [u8; 12] {
+    let mut s = [0u8; 12];
+    for (j, &v) in l.iter().enumerate() {
+        if j < 8 {
+            s[j] = v & 0xF;
+        } else {
+            s[j - 8] |= (v & 0xF) << 4;
+        }
+        s[8 + j % 4] |= (v >> 4) << (2 * (j / 4));
+    }
+    s
+}
+
+/// The signed scale of group `j` (`-32..32`) from the 12 `scales` bytes.
+#[inline]
+fn scale(s: &[u8], j: usize) -> i32 {
+    let lo = if j < 8 { s[j] & 0xF } else { s[j - 8] >> 4 };
+    let hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+    (lo | (hi << 4)) as i32 - 32
+}
+
+/// `quantize_q3_K` for one row: `quantize_row_q3_K_ref` without an imatrix,
+/// `quantize_row_q3_K_impl` with one.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    let mut levels = [0u8; QK];
+    for (i, (x, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let (packed, d) = match imatrix {
+            None => scales_ref(x, &mut levels),
+            Some(im) => scales_impl(x, &im[QK * i..QK * (i + 1)], &mut levels),
+        };
+        y[SCALES_AT..D_AT].copy_from_slice(&packed);
+        put_u16(y, D_AT, f32_to_f16(d));
+        let d = f16_to_f32(get_u16(y, D_AT));
+
+        for (j, (xs, lv)) in x
+            .chunks_exact(16)
+            .zip(levels.chunks_exact_mut(16))
+            .enumerate()
+        {
+            let dl = d * scale(&packed, j) as f32;
+            if dl == 0.0 {
+                continue;
+            }
+            for (l, &v) in lv.iter_mut().zip(xs) {
+                *l = (nearest_int(v / dl).clamp(-4, 3) + 4) as u8;
+            }
+        }
+
+        let hmask = &mut y[..QS_AT];
+        hmask.fill(0);
+        for (e, l) in levels.iter_mut().enumerate() {
+            if *l > 3 {
+                hmask[e % 32] |= 1 << (e / 32);
+                *l -= 4;
+            }
+        }
+        pack_2bit(&levels, &mut y[QS_AT..SCALES_AT]);
+    }
+}
+
+/// The reference fits (`make_q3_quants` per group, scales quantized against the one of
+/// largest magnitude). Returns the packed scales and `d` (before fp16 rounding).
+fn scales_ref(x: &[f32], levels: &mut [u8; QK]) -> ([u8; 12], f32) {
+    let mut scales = [0.0f32; 16];
+    let (mut max_scale, mut amax) = (0.0f32, 0.0f32);
+    for ((xs, lv), s) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .zip(scales.iter_mut())
+    {
+        *s = make_q3_quants(4, xs, lv);
+        if s.abs() > amax {
+            amax = s.abs();
+            max_scale = *s;
+        }
+    }
+    if max_scale == 0.0 {
+        return ([0u8; 12], 0.0);
+    }
+    let iscale = -32.0f32 / max_scale;
+    let l: [u8; 16] = std::array::from_fn(|j| {
+        let v = nearest_int(iscale * scales[j]) as i8 as i32;
+        (v.clamp(-32, 31) + 32) as u8
+    });
+    (pack_scales(&l), 1.0 / iscale)
+}
+
+/// The imatrix fits: `make_qx_quants` per group weighted by `qw*sqrt(sigma2 + x²)`, then
+/// the scales themselves by `make_qx_quants` weighted by the group weight sums.
+fn scales_impl(x: &[f32], qw: &[f32], levels: &mut [u8; QK]) -> ([u8; 12], f32) {
+    let mut sumx2 = 0.0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = 2.0 * sumx2 / QK as f32;
+    let mut scales = [0.0f32; 16];
+    let mut sw = [0.0f32; 16];
+    let mut weights = [0.0f32; 16];
+    for (j, ((xs, lv), qw)) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .zip(qw.chunks_exact(16))
+        .enumerate()
+    {
+        for ((w, &v), &q) in weights.iter_mut().zip(xs).zip(qw) {
+            *w = q * (sigma2 + v * v).sqrt();
+        }
+        let mut sumw = 0.0f32;
+        for &w in &weights {
+            sumw += w;
+        }
+        sw[j] = sumw;
+        scales[j] = make_qx_quants(4, xs, Some(&weights), lv);
+    }
+    let mut ls = [0u8; 16];
+    let d_block = make_qx_quants(32, &scales, Some(&sw), &mut ls);
+    (pack_scales(&ls), d_block)
+}
+
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_to_f32(get_u16(x, D_AT));
+        let hmask = &x[..QS_AT];
+        let qs = &x[QS_AT..SCALES_AT];
+        let sc = &x[SCALES_AT..D_AT];
+        // Group j = e/16 covers elements 128h + 32s + l with l in 16(j%2)..16(j%2)+16.
+        for (j, yg) in y.chunks_exact_mut(16).enumerate() {
+            let (h, s, off) = (j / 8, (j / 2) % 4, 16 * (j % 2));
+            let dl = d * scale(sc, j) as f32;
+            let bit = 1u8 << (4 * h + s);
+            let q = &qs[32 * h + off..32 * h + off + 16];
+            let hm = &hmask[off..off + 16];
+            for ((o, &b), &m) in yg.iter_mut().zip(q).zip(hm) {
+                let v = ((b >> (2 * s)) & 3) as i32 - if m & bit != 0 { 0 } else { 4 };
+                *o = dl * v as f32;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i * 2654435761usize) % 10007) as f32 / 10007.0 - 0.5) * 2.0)
+            .collect()
+    }
+
+    #[test]
+    fn scale_packing_roundtrip() {
+        let l: [u8; 16] = std::array::from_fn(|j| (j * 17 % 64) as u8);
+        let s = pack_scales(&l);
+        for (j, &v) in l.iter().enumerate() {
+            assert_eq!(scale(&s, j), v as i32 - 32);
+        }
+    }
+
+    #[test]
+    fn roundtrip_error_is_bounded() {
+        let x = data(1024);
+        for im in [None, Some(vec![1.0f32; 1024])] {
+            let mut q = vec![0u8; 4 * BLOCK_BYTES];
+            quantize_row(&x, &mut q, im.as_deref());
+            let mut y = vec![0f32; 1024];
+            dequantize_row(&q, &mut y);
+            let err = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(err < 0.3, "max error {err}");
+        }
+    }
+}
