@@ -16,6 +16,8 @@ pub mod ir;
 pub mod manifest;
 pub mod mapped;
 pub mod output;
+pub mod progress;
+pub mod quantize;
 pub mod write;
 
 pub use ggufkit_quantizers as quantizers;

@@ -10,7 +10,7 @@
 
 // Each format file uses only some of these helpers; while formats land one by one, some are
 // unused.
-#![allow(dead_code)]
+
 
 use crate::common::nearest_int;
 

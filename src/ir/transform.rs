@@ -108,50 +108,51 @@ impl Derive for Convert {
     fn compute(&self) -> Result<Vec<u8>, DataError> {
         let raw = self.input.bytes()?;
         let tr_from = traits(self.from);
-        if raw.len() % tr_from.type_size != 0 {
-            return Err(DataError(format!(
-                "{} bytes is not a whole number of {} blocks",
-                raw.len(),
-                self.from
-            )));
-        }
-        let n = raw.len() / tr_from.type_size * tr_from.block_size;
-        let mut floats = vec![0f32; n];
-        if self.from == GgmlType::F32 {
-            for (f, c) in floats.iter_mut().zip(raw.chunks_exact(4)) {
-                *f = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let n_per_row = self.n_per_row.max(1);
+        let in_row = ggufkit_quantizers::row_size(self.from, n_per_row)
+            .filter(|r| *r > 0 && raw.len() % r == 0)
+            .ok_or_else(|| {
+                DataError(format!(
+                    "{} bytes is not a whole number of {}-element {} rows",
+                    raw.len(),
+                    n_per_row,
+                    tr_from.name
+                ))
+            })?;
+        let rows = raw.len() / in_row;
+        let out_row = ggufkit_quantizers::row_size(self.to, n_per_row).unwrap_or(0);
+        let mut out = vec![0u8; rows * out_row];
+        // Work in slabs of whole rows (about 4 Mi floats) that never cross a matrix boundary,
+        // so the f32 working set stays small whatever the tensor size.
+        let slab_rows = ((4 << 20) / n_per_row).clamp(1, self.rows_per_matrix);
+        let mut floats = vec![0f32; slab_rows * n_per_row];
+        let mut r0 = 0;
+        while r0 < rows {
+            let matrix = r0 / self.rows_per_matrix;
+            let matrix_end = (matrix + 1) * self.rows_per_matrix;
+            let r1 = (r0 + slab_rows).min(rows).min(matrix_end);
+            let src = &raw[r0 * in_row..r1 * in_row];
+            let f = &mut floats[..(r1 - r0) * n_per_row];
+            if self.from == GgmlType::F32 {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(4)) {
+                    *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            } else {
+                dequantize_rows(self.from, src, f).map_err(|e| DataError(e.to_string()))?;
             }
-        } else {
-            dequantize_rows(self.from, &raw, &mut floats).map_err(|e| DataError(e.to_string()))?;
-        }
-        drop(raw);
-        if self.to == GgmlType::F32 {
-            return Ok(floats.iter().flat_map(|f| f.to_le_bytes()).collect());
-        }
-        let rows = n.checked_div(self.n_per_row).unwrap_or(0);
-        let row_bytes = ggufkit_quantizers::row_size(self.to, self.n_per_row).unwrap_or(0);
-        let mut out = vec![0u8; rows * row_bytes];
-        let per_matrix = self.rows_per_matrix;
-        let n_matrices = rows.div_ceil(per_matrix).max(1);
-        for m in 0..n_matrices {
-            let r0 = m * per_matrix;
-            let r1 = ((m + 1) * per_matrix).min(rows);
-            let im = self.imatrix.as_ref().map(|im| {
-                let start = if im.len() >= (m + 1) * self.n_per_row {
-                    m * self.n_per_row
-                } else {
-                    0
-                };
-                &im[start..start + self.n_per_row]
-            });
-            quantize_rows(
-                self.to,
-                &floats[r0 * self.n_per_row..r1 * self.n_per_row],
-                &mut out[r0 * row_bytes..r1 * row_bytes],
-                self.n_per_row,
-                im,
-            )
-            .map_err(|e| DataError(e.to_string()))?;
+            let dst = &mut out[r0 * out_row..r1 * out_row];
+            if self.to == GgmlType::F32 {
+                for (c, v) in dst.chunks_exact_mut(4).zip(f.iter()) {
+                    c.copy_from_slice(&v.to_le_bytes());
+                }
+            } else {
+                let im = self.imatrix.as_ref().map(|im| {
+                    let start = if im.len() >= (matrix + 1) * n_per_row { matrix * n_per_row } else { 0 };
+                    &im[start..start + n_per_row]
+                });
+                quantize_rows(self.to, f, dst, n_per_row, im).map_err(|e| DataError(e.to_string()))?;
+            }
+            r0 = r1;
         }
         Ok(out)
     }

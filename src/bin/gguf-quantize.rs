@@ -1,0 +1,352 @@
+//! gguf-quantize: a drop-in, byte-identical llama-quantize.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use serde_json::json;
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::inspect::human_bytes;
+use ggufkit::quantize::{
+    default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan, TensorTypeOverride,
+    FILE_TYPES,
+};
+use ggufkit::quantizers::GgmlType;
+use ggufkit::write::{write_model, WriteOptions};
+
+fn type_list() -> String {
+    FILE_TYPES
+        .iter()
+        .map(|f| format!("  {:<10} {:>2}  {}", f.name, f.id, f.about))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Quantize a GGUF model, byte for byte as llama-quantize (llama.cpp 0c1e570) does.
+///
+/// Both llama-quantize's form and a flag form work:
+///
+///   gguf-quantize model-f16.gguf model-Q4_K_M.gguf Q4_K_M
+///   gguf-quantize --imatrix imatrix.gguf model-f16.gguf Q4_K_M 8
+///   gguf-quantize --type q4_k_m model-f16.gguf model-Q4_K_M.gguf
+///
+/// When OUT is omitted the output is <input dir>/ggml-model-<TYPE>.gguf. Type names are
+/// case-insensitive; llama.cpp's numeric ftype ids work too. Inspect the plan first with
+/// --dry-run.
+///
+/// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
+/// 3 the input or imatrix could not be read.
+#[derive(Parser, Debug)]
+#[command(name = "gguf-quantize", version, about, long_about, after_long_help = format!("Types:\n{}", type_list()))]
+struct Cli {
+    /// INPUT [OUTPUT] TYPE [NTHREADS], as llama-quantize takes them (TYPE may come from --type).
+    #[arg(required = true, num_args = 1..=4, value_name = "ARGS")]
+    args: Vec<String>,
+    /// The target type (Q4_K_M, q8_0, 15, …) instead of the positional TYPE.
+    #[arg(long = "type", short = 't')]
+    ftype: Option<String>,
+    /// Allow inputs that are already quantized (they are dequantized first).
+    #[arg(long)]
+    allow_requantize: bool,
+    /// Leave output.weight unquantized.
+    #[arg(long)]
+    leave_output_tensor: bool,
+    /// No mixture rules: every quantizable tensor gets the type's default (plus fallback).
+    #[arg(long)]
+    pure: bool,
+    /// Importance matrix: a GGUF imatrix or a legacy .dat.
+    #[arg(long, value_name = "FILE")]
+    imatrix: Option<PathBuf>,
+    /// Use only imatrix entries whose name contains NAME (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with = "exclude_weights")]
+    include_weights: Vec<String>,
+    /// Drop imatrix entries whose name contains NAME (repeatable).
+    #[arg(long, value_name = "NAME")]
+    exclude_weights: Vec<String>,
+    /// Type of output.weight (a ggml type name such as q8_0).
+    #[arg(long, value_name = "TYPE")]
+    output_tensor_type: Option<String>,
+    /// Type of token_embd.weight.
+    #[arg(long, value_name = "TYPE")]
+    token_embedding_type: Option<String>,
+    /// PATTERN=TYPE: tensors whose name matches PATTERN (a regex, searched) get TYPE;
+    /// the first matching pattern wins (repeatable).
+    #[arg(long, value_name = "PATTERN=TYPE")]
+    tensor_type: Vec<String>,
+    /// A file of whitespace-separated PATTERN=TYPE entries.
+    #[arg(long, value_name = "FILE")]
+    tensor_type_file: Option<PathBuf>,
+    /// KEY=TYPE:VALUE metadata to set in the output (TYPE: int, float, bool, str; repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    override_kv: Vec<String>,
+    /// Write one output shard per input shard.
+    #[arg(long)]
+    keep_split: bool,
+    /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print a machine-readable JSON report on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Worker threads (default: all cores). Does not change the output.
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// No progress bar or summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Replace an existing output file.
+    #[arg(long, short = 'f')]
+    force: bool,
+}
+
+struct Invocation {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    ftype: FileType,
+    threads: Option<usize>,
+}
+
+fn parse_ftype(s: &str) -> Result<FileType> {
+    FileType::parse(s).ok_or_else(|| {
+        anyhow!(
+            "unknown quantization type '{s}'; valid types: {}",
+            FILE_TYPES.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+fn parse_threads(s: &str) -> Result<usize> {
+    s.parse().map_err(|_| anyhow!("invalid thread count '{s}'"))
+}
+
+/// Resolves llama-quantize's positional grammar.
+fn resolve(cli: &Cli) -> Result<Invocation> {
+    let a = &cli.args;
+    let input = PathBuf::from(&a[0]);
+    let mut threads = cli.threads;
+    let (output, ftype) = if let Some(t) = &cli.ftype {
+        if a.len() > 3 {
+            bail!("too many arguments: with --type give INPUT [OUTPUT] [NTHREADS]");
+        }
+        let out = a.get(1).map(PathBuf::from);
+        if let Some(n) = a.get(2) {
+            threads = Some(parse_threads(n)?);
+        }
+        (out, parse_ftype(t)?)
+    } else {
+        let second = a.get(1).ok_or_else(|| anyhow!("missing the quantization type"))?;
+        if let Some(ft) = FileType::parse(second) {
+            if a.len() > 3 {
+                bail!("too many arguments after the type");
+            }
+            if let Some(n) = a.get(2) {
+                threads = Some(parse_threads(n)?);
+            }
+            (None, ft)
+        } else {
+            let t = a.get(2).ok_or_else(|| anyhow!("missing the quantization type after OUTPUT '{second}'"))?;
+            if let Some(n) = a.get(3) {
+                threads = Some(parse_threads(n)?);
+            }
+            (Some(PathBuf::from(second)), parse_ftype(t)?)
+        }
+    };
+    Ok(Invocation {
+        input,
+        output,
+        ftype,
+        threads: threads.filter(|n| *n > 0),
+    })
+}
+
+fn parse_ggml_type(s: &str) -> Result<GgmlType> {
+    GgmlType::from_name(s).ok_or_else(|| anyhow!("invalid ggml type '{s}'"))
+}
+
+enum Failure {
+    Usage(anyhow::Error),
+    Input(anyhow::Error),
+    Run(anyhow::Error),
+}
+
+fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure> {
+    let usage = Failure::Usage;
+    let mut o = QuantizeOptions::new(inv.ftype);
+    o.allow_requantize = cli.allow_requantize;
+    o.leave_output_tensor = cli.leave_output_tensor;
+    o.pure = cli.pure;
+    o.dry_run = cli.dry_run;
+    o.output_tensor_type = cli.output_tensor_type.as_deref().map(parse_ggml_type).transpose().map_err(usage)?;
+    o.token_embedding_type = cli.token_embedding_type.as_deref().map(parse_ggml_type).transpose().map_err(usage)?;
+    let mut tt: Vec<String> = cli.tensor_type.clone();
+    if let Some(f) = &cli.tensor_type_file {
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read {}", f.display()))
+            .map_err(Failure::Input)?;
+        tt.extend(text.split_whitespace().map(str::to_string));
+    }
+    for t in tt {
+        o.tensor_types.push(TensorTypeOverride::parse(&t).map_err(|e| usage(anyhow!(e)))?);
+    }
+    for kv in &cli.override_kv {
+        o.kv_overrides.push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);
+    }
+    if let Some(p) = &cli.imatrix {
+        let mut im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;
+        im.filter(&cli.include_weights, &cli.exclude_weights);
+        o.imatrix = Some((p.to_string_lossy().into_owned(), im));
+    }
+    Ok(o)
+}
+
+fn plan_json(p: &QuantizePlan) -> serde_json::Value {
+    json!(p.tensors.iter().map(|t| json!({
+        "name": t.name,
+        "shape": t.dims,
+        "from": t.from.name(),
+        "to": t.to.name(),
+        "in_bytes": t.in_bytes,
+        "out_bytes": t.out_bytes,
+        "imatrix": t.uses_imatrix,
+        "fallback": t.fallback,
+    })).collect::<Vec<_>>())
+}
+
+fn bpw(bytes: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / n as f64
+    }
+}
+
+fn print_plan(p: &QuantizePlan) {
+    let w = p.tensors.iter().map(|t| t.name.len()).max().unwrap_or(10);
+    for (i, t) in p.tensors.iter().enumerate() {
+        let change = if t.from == t.to { format!("{} (copy)", t.from.name()) } else { format!("{} -> {}", t.from.name(), t.to.name()) };
+        let notes = [(t.uses_imatrix, " imatrix"), (t.fallback, " fallback")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, s)| *s)
+            .collect::<String>();
+        println!(
+            "[{:>4}/{:>4}] {:w$} {:<22} {:<20} {:>11} -> {:>11}{notes}",
+            i + 1,
+            p.tensors.len(),
+            t.name,
+            format!("{:?}", t.dims),
+            change,
+            human_bytes(t.in_bytes),
+            human_bytes(t.out_bytes)
+        );
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let inv = resolve(&cli).map_err(Failure::Usage)?;
+    if let Some(n) = inv.threads {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
+    let opts = build_options(&cli, &inv)?;
+    let input = GgufFile::open(&inv.input).map_err(|e| Failure::Input(e.into()))?;
+    if input.metadata.get_u32("split.count").is_ok_and(|n| n > 1) {
+        return Err(Failure::Run(anyhow!(
+            "{} is one shard of a split model; split inputs are not supported yet (merge it first with llama-gguf-split --merge)",
+            inv.input.display()
+        )));
+    }
+    if cli.keep_split {
+        // With a single-file input llama-quantize writes one file named <out>-00001-of-00001.gguf.
+        return Err(Failure::Run(anyhow!("--keep-split is not supported yet")));
+    }
+    let t0 = Instant::now();
+    let p = plan(&input, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let n = p.n_elements();
+    if !cli.quiet && !cli.json {
+        for w in &p.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if cli.dry_run {
+        if cli.json {
+            let report = json!({
+                "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
+                "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+                "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
+            });
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        } else {
+            print_plan(&p);
+            println!(
+                "model size: {} ({:.2} bpw) -> {} ({:.2} bpw) as {}",
+                human_bytes(p.in_bytes()),
+                bpw(p.in_bytes(), n),
+                human_bytes(p.out_bytes()),
+                bpw(p.out_bytes(), n),
+                inv.ftype.name
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output = inv.output.clone().unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+    let bar = ggufkit::progress::byte_bar(p.out_bytes(), cli.quiet || cli.json, &format!("quantizing to {}", inv.ftype.name));
+    let progress = |i: usize, _written: u64| {
+        bar.inc(p.tensors[i].out_bytes);
+        bar.set_prefix(format!("[{}/{}] {}", i + 1, p.tensors.len(), p.tensors[i].name));
+    };
+    let wopts = WriteOptions {
+        inputs: vec![inv.input.clone()],
+        overwrite: cli.force,
+        progress: Some(&progress),
+        ..Default::default()
+    };
+    let layout = write_model(&p.model, &output, &wopts).map_err(|e| Failure::Run(e.into()))?;
+    bar.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    if cli.json {
+        let report = json!({
+            "input": inv.input, "output": output, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
+            "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "file_size": layout.file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
+            "seconds": secs, "warnings": p.warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else if !cli.quiet {
+        eprintln!(
+            "{} -> {}: {} ({:.2} bpw) -> {} ({:.2} bpw) as {} in {:.2}s ({}/s)",
+            inv.input.display(),
+            output.display(),
+            human_bytes(p.in_bytes()),
+            bpw(p.in_bytes(), n),
+            human_bytes(p.out_bytes()),
+            bpw(p.out_bytes(), n),
+            inv.ftype.name,
+            secs,
+            human_bytes((p.in_bytes() as f64 / secs.max(1e-9)) as u64),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(c) => c,
+        Err(Failure::Usage(e)) => {
+            eprintln!("gguf-quantize: error: {e:#}\n(see gguf-quantize --help)");
+            ExitCode::from(2)
+        }
+        Err(Failure::Input(e)) => {
+            eprintln!("gguf-quantize: error: {e:#}");
+            ExitCode::from(3)
+        }
+        Err(Failure::Run(e)) => {
+            eprintln!("gguf-quantize: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
