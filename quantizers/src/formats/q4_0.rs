@@ -40,31 +40,76 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
 
 /// The signed element of largest magnitude, the first one on ties, or `+0.0` when every
 /// element is zero or NaN: the result of the reference's sequential
-/// `if amax < |v| { amax = |v|; max = v }` scan, computed in lanes so it vectorises.
+/// `if amax < |v| { amax = |v|; max = v }` scan.
+///
+/// Computed on the bit patterns so it vectorises: for non-negative floats the integer order
+/// of the bits is the float order, and NaNs (which the strict `<` never lets in) are
+/// mapped to 0.
 #[inline(always)]
 pub(super) fn signed_abs_max(x: &[f32; QK]) -> f32 {
-    // Lane maxima of |v|; NaN never replaces a lane value, exactly like the strict `<` scan.
-    let mut lanes = [0f32; 8];
+    let mag = |v: f32| (v.to_bits() & 0x7fff_ffff) as i32;
+    let mut lanes = [0i32; 8];
     for chunk in x.chunks_exact(8) {
         for (l, &v) in lanes.iter_mut().zip(chunk) {
-            let a = v.abs();
+            let a = mag(v);
+            let a = if a > 0x7f80_0000 { 0 } else { a };
             *l = if a > *l { a } else { *l };
         }
     }
-    let amax = lanes.iter().fold(0f32, |m, &l| if l > m { l } else { m });
-    if amax > 0.0 {
-        // The reference keeps the first element that reached the final maximum.
-        x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0)
-    } else {
-        0.0
+    let amax = lanes.iter().fold(0, |m, &l| m.max(l));
+    if amax == 0 {
+        return 0.0;
     }
+    // The reference keeps the first element that reached the final maximum.
+    let mut hits = 0u32;
+    for (j, &v) in x.iter().enumerate() {
+        hits |= ((mag(v) == amax) as u32) << j;
+    }
+    x[hits.trailing_zeros() as usize % QK]
 }
 
-/// C's `(int8_t)(v)` for a float: x86-64 truncates to 32 bits (`i32::MIN` for NaN and out of
-/// range) and keeps the low byte.
+/// The range `|v| < 2^22` (NaN excluded) in which [`trunc_fast`] and q8_0's `round_fast`
+/// are exact.
 #[inline(always)]
-pub(super) fn trunc_i8(v: f32) -> i32 {
-    c_trunc_i32(v) as i8 as i32
+pub(super) fn in_fast_range(v: f32) -> bool {
+    v.abs() < 4_194_304.0
+}
+
+/// C's `(int)v`, truncation toward zero, for `|v| < 2^22` only. Adding 1.5·2^23 rounds to
+/// the nearest integer (ties to even) and leaves it in the low mantissa bits; one step back
+/// toward zero turns that into truncation. No float→int instruction is involved, so loops
+/// over it vectorise (Rust's saturating `as` does not on x86-64 without SSE4.1).
+#[inline(always)]
+pub(super) fn trunc_fast(v: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0;
+    let t = v + MAGIC;
+    let nearest = (t.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000;
+    let nearest_f = t - MAGIC; // exact
+    nearest - (v >= 0.0 && nearest_f > v) as i32 + (v < 0.0 && nearest_f < v) as i32
+}
+
+/// [`trunc_fast`], clearing `exact` when `v` is outside its range; the caller then redoes
+/// the block with [`c_trunc_i32`].
+#[inline(always)]
+pub(super) fn trunc_flagged(v: f32, exact: &mut bool) -> i32 {
+    *exact &= in_fast_range(v);
+    trunc_fast(v)
+}
+
+/// Packs the q4_0/q4_1 nibbles `min(15, (int8_t)(arg(x)))` of a block into `qs`, element `j`
+/// low and `j + 16` high; `trunc` is the float→int conversion.
+#[inline(always)]
+pub(super) fn pack_nibbles(
+    x: &[f32; QK],
+    qs: &mut [u8],
+    arg: impl Fn(f32) -> f32,
+    mut trunc: impl FnMut(f32) -> i32,
+) {
+    let mut nibble = |v: f32| (trunc(arg(v)) as i8 as i32).min(15) as u8;
+    let (lo, hi) = x.split_at(QK / 2);
+    for ((q, &a), &b) in qs.iter_mut().zip(lo).zip(hi) {
+        *q = nibble(a) | (nibble(b) << 4);
+    }
 }
 
 /// Σx² of the whole row, summed in order in f32, divided by the row length: the σ² of the
@@ -101,11 +146,11 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         let d = signed_abs_max(x) / -8.0;
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16_bits(d));
-        let (lo, hi) = x.split_at(QK / 2);
-        for ((q, &a), &b) in y[2..].iter_mut().zip(lo).zip(hi) {
-            let qa = trunc_i8(a * id + 8.5).min(15) as u8;
-            let qb = trunc_i8(b * id + 8.5).min(15) as u8;
-            *q = qa | (qb << 4);
+        let arg = |v: f32| v * id + 8.5;
+        let mut exact = true;
+        pack_nibbles(x, &mut y[2..], arg, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            pack_nibbles(x, &mut y[2..], arg, c_trunc_i32);
         }
     }
 }

@@ -13,8 +13,8 @@
 //! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::trunc_i8;
-use crate::common::{get_u16, put_u16};
+use super::q4_0::{pack_nibbles, trunc_flagged};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -91,11 +91,11 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16_bits(d));
         put_u16(y, 2, f32_to_f16_bits(min));
-        let (lo, hi) = x.split_at(QK / 2);
-        for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
-            let qa = trunc_i8((a - min) * id + 0.5).min(15) as u8;
-            let qb = trunc_i8((b - min) * id + 0.5).min(15) as u8;
-            *q = qa | (qb << 4);
+        let arg = |v: f32| (v - min) * id + 0.5;
+        let mut exact = true;
+        pack_nibbles(x, &mut y[4..], arg, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            pack_nibbles(x, &mut y[4..], arg, c_trunc_i32);
         }
     }
 }

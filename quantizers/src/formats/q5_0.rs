@@ -13,8 +13,8 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{signed_abs_max, trunc_i8};
-use crate::common::{get_u16, put_u16};
+use super::q4_0::{signed_abs_max, trunc_flagged};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -74,6 +74,15 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     }
 }
 
+/// The reference quants `min(31, (int8_t)(x·id + 16.5))`; `trunc` is the float→int
+/// conversion.
+#[inline(always)]
+fn quants_q5_0(x: &[f32; QK], id: f32, q: &mut [u8; QK], mut trunc: impl FnMut(f32) -> i32) {
+    for (q, &v) in q.iter_mut().zip(x) {
+        *q = (trunc(v * id + 16.5) as i8 as i32).min(31) as u8;
+    }
+}
+
 /// `quantize_row_q5_0_ref`.
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
@@ -82,8 +91,10 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16_bits(d));
         let mut q = [0u8; QK];
-        for (q, &v) in q.iter_mut().zip(x) {
-            *q = trunc_i8(v * id + 16.5).min(31) as u8;
+        let mut exact = true;
+        quants_q5_0(x, id, &mut q, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            quants_q5_0(x, id, &mut q, c_trunc_i32);
         }
         pack_q5(&q, &mut y[2..]);
     }

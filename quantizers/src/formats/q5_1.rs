@@ -12,6 +12,7 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_0::trunc_flagged;
 use super::q4_1::min_max;
 use super::q5_0::{pack_q5, unpack_q5};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
@@ -45,6 +46,21 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     }
 }
 
+/// The reference quants `(uint8_t)((x − min)·id + 0.5)`: on x86-64 a 32-bit truncation
+/// whose low byte is kept; `trunc` is the float→int conversion.
+#[inline(always)]
+fn quants_q5_1(
+    x: &[f32; QK],
+    min: f32,
+    id: f32,
+    q: &mut [u8; QK],
+    mut trunc: impl FnMut(f32) -> i32,
+) {
+    for (q, &v) in q.iter_mut().zip(x) {
+        *q = trunc((v - min) * id + 0.5) as u8;
+    }
+}
+
 /// `quantize_row_q5_1_ref`.
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
@@ -55,9 +71,10 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         put_u16(y, 0, f32_to_f16_bits(d));
         put_u16(y, 2, f32_to_f16_bits(min));
         let mut q = [0u8; QK];
-        for (q, &v) in q.iter_mut().zip(x) {
-            // C's `(uint8_t)` of a float on x86-64: a 32-bit truncation, low byte kept.
-            *q = c_trunc_i32((v - min) * id + 0.5) as u8;
+        let mut exact = true;
+        quants_q5_1(x, min, id, &mut q, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            quants_q5_1(x, min, id, &mut q, c_trunc_i32);
         }
         pack_q5(&q, &mut y[4..]);
     }

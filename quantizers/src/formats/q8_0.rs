@@ -13,7 +13,8 @@
 //! that is reproduced exactly.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use crate::common::{get_u16, put_u16};
+use super::q4_0::in_fast_range;
+use crate::common::{c_round_i32, get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -46,39 +47,56 @@ fn abs_max_scalar(x: &[f32; QK]) -> f32 {
     })
 }
 
-/// [`abs_max_scalar`], computed in lanes so it vectorises. Without NaNs the reduction is
-/// order-independent (all values are non-negative, equal values have equal bits); with a
-/// NaN it is not, and the sequential scan decides.
+/// [`abs_max_scalar`], computed on the bit patterns so it vectorises: for non-negative
+/// floats the integer order of the bits is the float order, so without NaNs the reduction
+/// is an integer maximum in any order. A NaN (bits above `0x7f80_0000`) makes the result
+/// depend on its position, and the sequential scan decides.
 #[inline(always)]
 pub(super) fn abs_max(x: &[f32; QK]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let mut nan = [false; 8];
+    let mut lanes = [0i32; 8];
     for chunk in x.chunks_exact(8) {
-        for ((l, n), &v) in lanes.iter_mut().zip(nan.iter_mut()).zip(chunk) {
-            let a = v.abs();
-            *l = if *l > a { *l } else { a };
-            *n |= a.is_nan();
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            let a = (v.to_bits() & 0x7fff_ffff) as i32;
+            *l = if a > *l { a } else { *l };
         }
     }
-    if nan.iter().any(|&n| n) {
+    let m = lanes.iter().fold(0, |m, &l| m.max(l));
+    if m > 0x7f80_0000 {
         abs_max_scalar(x)
     } else {
-        lanes.iter().fold(0f32, |m, &l| if m > l { m } else { l })
+        f32::from_bits(m as u32)
     }
 }
 
-/// C's `(int8_t)roundf(v)` on x86-64: round half away from zero, convert to 32 bits
-/// (`i32::MIN` for NaN and out of range) and keep the low byte. Written without a libm
-/// call so that the quant loops vectorise.
+/// `roundf` (half away from zero) for `|v| < 2^22` only, without a float→int instruction so
+/// that loops over it vectorise: adding 1.5·2^23 rounds to nearest-even and leaves the
+/// integer in the low mantissa bits; an exact tie that went toward zero is moved away.
 #[inline(always)]
-pub(super) fn round_i8(v: f32) -> i8 {
-    // For |v| < 2^23 the fraction `v - trunc(v)` is exact; above, v is an integer and the
-    // fraction is 0.
-    let t = v as i32;
-    let frac = v - t as f32;
-    let r = t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32;
-    let r = if v.abs() < 2_147_483_648.0 { r } else { i32::MIN };
-    r as i8
+fn round_fast(v: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0;
+    let t = v + MAGIC;
+    let nearest = (t.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000;
+    let rest = v - (t - MAGIC); // exact
+    nearest + (rest == 0.5 && v > 0.0) as i32 - (rest == -0.5 && v < 0.0) as i32
+}
+
+/// The q8_0/q8_1 quants `(int8_t)roundf(x·id)`: C's x86-64 conversion rounds half away
+/// from zero, converts to 32 bits (`i32::MIN` for NaN and out of range) and keeps the low
+/// byte. A fast vectorised pass handles the usual `|x·id| < 2^22`; otherwise the block is
+/// redone with the exact scalar conversion.
+#[inline(always)]
+pub(super) fn quants_q8(x: &[f32; QK], id: f32, qs: &mut [u8]) {
+    let mut exact = true;
+    for (q, &v) in qs.iter_mut().zip(x) {
+        let s = v * id;
+        exact &= in_fast_range(s);
+        *q = round_fast(s) as u8;
+    }
+    if !exact {
+        for (q, &v) in qs.iter_mut().zip(x) {
+            *q = c_round_i32(v * id) as u8;
+        }
+    }
 }
 
 /// Quantizes one row (`quantize_row_q8_0_ref`). The imatrix is ignored.
@@ -90,9 +108,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
         let d = abs_max(x) / 127.0;
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16_bits(d));
-        for (q, &v) in y[2..].iter_mut().zip(x) {
-            *q = round_i8(v * id) as u8;
-        }
+        quants_q8(x, id, &mut y[2..]);
     }
 }
 

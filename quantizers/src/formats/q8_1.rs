@@ -8,7 +8,7 @@
 //! `s = fp16(f32(Σ stored i8 quants) · d)`. **NaN handling:** as q8_0.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q8_0::{abs_max, round_i8};
+use super::q8_0::{abs_max, quants_q8};
 use crate::common::{get_u16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
@@ -39,12 +39,9 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
         let d = abs_max(x) / 127.0;
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16_bits(d));
-        let mut sum = 0i32;
-        for (q, &v) in y[4..].iter_mut().zip(x) {
-            let r = round_i8(v * id);
-            *q = r as u8;
-            sum += r as i32;
-        }
+        quants_q8(x, id, &mut y[4..]);
+        // The reference sums the stored int8 values.
+        let sum: i32 = y[4..].iter().map(|&q| q as i8 as i32).sum();
         put_u16(y, 2, f32_to_f16_bits(sum as f32 * d));
     }
 }
