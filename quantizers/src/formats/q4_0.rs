@@ -18,6 +18,7 @@
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::make_qx_quants;
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -135,7 +136,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+        Some(qw) => quantize_row_weighted(src, dst, qw),
     }
 }
 
@@ -151,6 +152,24 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         pack_nibbles(x, &mut y[2..], arg, |v| trunc_flagged(v, &mut exact));
         if !exact {
             pack_nibbles(x, &mut y[2..], arg, c_trunc_i32);
+        }
+    }
+}
+
+/// `quantize_row_q4_0_impl`: σ² over the whole row, then per block the weighted
+/// `make_qx_quants(nmax = 8, rmse_type = 1)`; its levels `0..=15` are the nibbles and its
+/// fitted scale (either sign) is `d`.
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let d = make_qx_quants(8, xb, Some(&w), &mut l);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        let (lo, hi) = l.split_at(QK / 2);
+        for ((q, &a), &b) in y[2..].iter_mut().zip(lo).zip(hi) {
+            *q = a | (b << 4);
         }
     }
 }

@@ -13,8 +13,9 @@
 //! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{pack_nibbles, trunc_flagged};
+use super::q4_0::{block_weights, pack_nibbles, row_sigma2, trunc_flagged};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -78,7 +79,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+        Some(qw) => quantize_row_weighted(src, dst, qw),
     }
 }
 
@@ -96,6 +97,25 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
         pack_nibbles(x, &mut y[4..], arg, |v| trunc_flagged(v, &mut exact));
         if !exact {
             pack_nibbles(x, &mut y[4..], arg, c_trunc_i32);
+        }
+    }
+}
+
+/// `quantize_row_q4_1_impl`: q4_0's weighting, then per block
+/// `make_qkx3_quants(nmax = 15, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
+/// scale and `m` the fitted offset (`−the_min`, at most 0).
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let (d, the_min) = make_qkx3_quants(15, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(-the_min));
+        let (lo, hi) = l.split_at(QK / 2);
+        for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
+            *q = a | (b << 4);
         }
     }
 }

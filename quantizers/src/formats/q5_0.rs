@@ -13,8 +13,9 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{signed_abs_max, trunc_flagged};
+use super::q4_0::{block_weights, row_sigma2, signed_abs_max, trunc_flagged};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::make_qx_quants;
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -70,7 +71,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+        Some(qw) => quantize_row_weighted(src, dst, qw),
     }
 }
 
@@ -97,6 +98,20 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
             quants_q5_0(x, id, &mut q, c_trunc_i32);
         }
         pack_q5(&q, &mut y[2..]);
+    }
+}
+
+/// `quantize_row_q5_0_impl`: q4_0's weighting, `make_qx_quants(nmax = 16, rmse_type = 1)`
+/// per block; its levels `0..=31` are the quants and its fitted scale is `d`.
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let d = make_qx_quants(16, xb, Some(&w), &mut l);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        pack_q5(&l, &mut y[2..]);
     }
 }
 

@@ -12,10 +12,11 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::trunc_flagged;
+use super::q4_0::{block_weights, row_sigma2, trunc_flagged};
 use super::q4_1::min_max;
 use super::q5_0::{pack_q5, unpack_q5};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
@@ -42,7 +43,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(_qw) => quantize_row_ref(src, dst), // TODO imatrix path
+        Some(qw) => quantize_row_weighted(src, dst, qw),
     }
 }
 
@@ -77,6 +78,22 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
             quants_q5_1(x, min, id, &mut q, c_trunc_i32);
         }
         pack_q5(&q, &mut y[4..]);
+    }
+}
+
+/// `quantize_row_q5_1_impl`: q4_0's weighting, then per block
+/// `make_qkx3_quants(nmax = 31, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
+/// scale and `m` the fitted offset (`−the_min`, at most 0).
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let (d, the_min) = make_qkx3_quants(31, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(-the_min));
+        pack_q5(&l, &mut y[4..]);
     }
 }
 
