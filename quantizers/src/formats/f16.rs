@@ -42,7 +42,9 @@ pub(crate) fn f32_to_f16_bits(x: f32) -> u16 {
     // Subnormal halves (|x| < 2^-14): adding 0.5 puts the binary point at 2^-24, so the
     // hardware's round-to-nearest-even leaves the half mantissa in the low bits (up to
     // 0x400, the smallest normal, when it rounds up).
-    let sub = (f32::from_bits(a) + 0.5).to_bits().wrapping_sub(0x3f00_0000);
+    let sub = (f32::from_bits(a) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
     let mag = if a > 0x7f80_0000 {
         0x7e00
     } else if a >= 0x477f_f000 {
@@ -141,14 +143,12 @@ mod tests {
     fn f16_to_f32_is_exact_and_quiets_nan() {
         for h in 0..=u16::MAX {
             let ours = f16_bits_to_f32(h);
-            let exp = h & 0x7c00;
-            if exp == 0x7c00 && h & 0x03ff != 0 {
-                let want = ((h as u32 & 0x8000) << 16)
-                    | 0x7fc0_0000
-                    | ((h as u32 & 0x03ff) << 13);
-                assert_eq!(ours.to_bits(), want, "{h:#06x}");
+            assert_eq!(ours.to_bits(), f16_to_f32(h).to_bits(), "{h:#06x}");
+            if (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0 {
+                let payload = (h as u32 & 0x03ff) << 13;
+                let sign = (h as u32 & 0x8000) << 16;
+                assert_eq!(ours.to_bits(), sign | 0x7fc0_0000 | payload, "{h:#06x}");
             } else {
-                assert_eq!(ours.to_bits(), f16_to_f32(h).to_bits(), "{h:#06x}");
                 // Exact: converting back gives the same bits.
                 assert_eq!(f32_to_f16_bits(ours), h, "{h:#06x}");
             }
@@ -157,7 +157,16 @@ mod tests {
 
     #[test]
     fn row_round_trip_and_specials() {
-        let src = [0.0f32, -0.0, 1.0, 65504.0, 65520.0, -1e-8, f32::NAN, -f32::NAN];
+        let src = [
+            0.0f32,
+            -0.0,
+            1.0,
+            65504.0,
+            65520.0,
+            -1e-8,
+            f32::NAN,
+            -f32::NAN,
+        ];
         let mut q = [0u8; 16];
         quantize_row(&src, &mut q, None);
         let bits: Vec<u16> = q

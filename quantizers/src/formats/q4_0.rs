@@ -69,14 +69,15 @@ pub(super) fn signed_abs_max(x: &[f32; QK]) -> f32 {
     x[hits.trailing_zeros() as usize % QK]
 }
 
-/// The range `|v| < 2^22` (NaN excluded) in which [`trunc_fast`] and q8_0's `round_fast`
-/// are exact.
+/// The range `|v| < 2^21` (NaN excluded) in which [`trunc_fast`] and q8_0's `round_fast`
+/// are exact. (The 1.5·2^23 trick itself holds a little below 2^22; quants that large only
+/// come from degenerate scales, which take the exact path.)
 #[inline(always)]
 pub(super) fn in_fast_range(v: f32) -> bool {
-    v.abs() < 4_194_304.0
+    v.abs() < 2_097_152.0
 }
 
-/// C's `(int)v`, truncation toward zero, for `|v| < 2^22` only. Adding 1.5·2^23 rounds to
+/// C's `(int)v`, truncation toward zero, for `|v| < 2^21` only. Adding 1.5·2^23 rounds to
 /// the nearest integer (ties to even) and leaves it in the low mantissa bits; one step back
 /// toward zero turns that into truncation. No float→int instruction is involved, so loops
 /// over it vectorise (Rust's saturating `as` does not on x86-64 without SSE4.1).
@@ -184,5 +185,216 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
             *a = ((q & 0x0f) as i32 - 8) as f32 * d;
             *b = ((q >> 4) as i32 - 8) as f32 * d;
         }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// Deterministic test data (xorshift64*), shared by the legacy formats' tests.
+    pub(in crate::formats) struct Rng(u64);
+
+    impl Rng {
+        /// A generator from a non-zero seed.
+        pub(in crate::formats) fn new(seed: u64) -> Rng {
+            Rng(seed | 1)
+        }
+
+        /// Uniform in `[-1, 1)`.
+        pub(in crate::formats) fn uniform(&mut self) -> f32 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            let r = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            (r >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        }
+
+        /// A block of `uniform() · scale`.
+        pub(in crate::formats) fn block(&mut self, scale: f32) -> [f32; QK] {
+            std::array::from_fn(|_| self.uniform() * scale)
+        }
+    }
+
+    /// Blocks that stress the scans and conversions: random data at several scales, magnitude
+    /// ties of both signs, ±0 mixes, NaN and ±inf at several positions, subnormals (whose
+    /// scales overflow the inverse), and values whose quant lands on an exact tie.
+    pub(in crate::formats) fn adversarial_blocks() -> Vec<[f32; QK]> {
+        let mut rng = Rng::new(0x5eed);
+        let mut blocks = Vec::new();
+        for scale in [1.0f32, 0.02, 1e-3, 30.0, 1e-20, 1e-38, 1e-42, 1e30, 3e38] {
+            for _ in 0..8 {
+                blocks.push(rng.block(scale));
+            }
+        }
+        let mut ties = rng.block(1.0);
+        ties[3] = 2.0;
+        ties[9] = -2.0;
+        ties[20] = 2.0;
+        blocks.push(ties);
+        let mut neg_first = ties;
+        neg_first[3] = -2.0;
+        neg_first[9] = 2.0;
+        blocks.push(neg_first);
+        blocks.push([0.0; QK]);
+        blocks.push([-0.0; QK]);
+        blocks.push(std::array::from_fn(|j| if j % 3 == 0 { -0.0 } else { 0.0 }));
+        blocks.push(std::array::from_fn(|j| if j % 5 == 0 { 0.0 } else { -0.0 }));
+        blocks.push(std::array::from_fn(|j| if j < 16 { 0.0 } else { 1.0 }));
+        blocks.push(std::array::from_fn(|j| if j < 16 { -1.0 } else { -0.0 }));
+        blocks.push(std::array::from_fn(|j| j as f32 - 8.0));
+        blocks.push(std::array::from_fn(|j| (j as f32 - 16.0) * 0.5));
+        blocks.push(std::array::from_fn(|j| j as f32 * 0.5));
+        blocks.push([f32::from_bits(1); QK]);
+        blocks.push(std::array::from_fn(|j| f32::from_bits(j as u32 * 977)));
+        let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        for (k, &s) in specials.iter().enumerate() {
+            for pos in [0, 7, 16, 31] {
+                let mut b = rng.block(1.0 + k as f32);
+                b[pos] = s;
+                blocks.push(b);
+            }
+        }
+        let mut two_nans = rng.block(1.0);
+        two_nans[30] = f32::NAN;
+        two_nans[31] = f32::NAN;
+        blocks.push(two_nans);
+        blocks.push([f32::NAN; QK]);
+        blocks.push([f32::INFINITY; QK]);
+        blocks
+    }
+
+    /// The reference's scan, written as C does it.
+    fn signed_abs_max_scalar(x: &[f32; QK]) -> f32 {
+        let (mut amax, mut max) = (0f32, 0f32);
+        for &v in x {
+            if amax < v.abs() {
+                amax = v.abs();
+                max = v;
+            }
+        }
+        max
+    }
+
+    /// `quantize_row_q4_0_ref` written the plain way, with C's conversions.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let mut y = [0u8; BLOCK_BYTES];
+        let d = signed_abs_max_scalar(x) / -8.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&crate::common::f32_to_f16(d).to_le_bytes());
+        for j in 0..QK / 2 {
+            let a = (c_trunc_i32(x[j] * id + 8.5) as i8 as i32).min(15) as u8;
+            let b = (c_trunc_i32(x[j + 16] * id + 8.5) as i8 as i32).min(15) as u8;
+            y[2 + j] = a | (b << 4);
+        }
+        y
+    }
+
+    #[test]
+    fn signed_abs_max_matches_the_sequential_scan() {
+        for b in adversarial_blocks() {
+            let (ours, want) = (signed_abs_max(&b), signed_abs_max_scalar(&b));
+            assert_eq!(ours.to_bits(), want.to_bits(), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn trunc_fast_is_c_truncation_in_range() {
+        // Every 61st bit pattern below 2^21, both signs, plus the integers and halves near
+        // the edges.
+        let limit = 2_097_152f32.to_bits();
+        let samples = (0..limit)
+            .step_by(61)
+            .chain((0..64).map(|k| (2_097_152.0f32 - k as f32 * 0.5).to_bits()))
+            .chain((0..64).map(|k| (k as f32 * 0.5).to_bits()));
+        for u in samples {
+            for v in [f32::from_bits(u), -f32::from_bits(u)] {
+                if in_fast_range(v) {
+                    assert_eq!(trunc_fast(v), c_trunc_i32(v), "{v:e}");
+                }
+            }
+        }
+        assert!(!in_fast_range(f32::NAN) && !in_fast_range(2_097_152.0));
+    }
+
+    #[test]
+    #[ignore = "exhaustive sweep of the fast range, run by hand"]
+    fn trunc_fast_is_c_truncation_in_range_exhaustive() {
+        for u in 0..2_097_152f32.to_bits() {
+            for v in [f32::from_bits(u), -f32::from_bits(u)] {
+                assert_eq!(trunc_fast(v), c_trunc_i32(v), "{v:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_block_stores_negative_zero_scale() {
+        for z in [0.0f32, -0.0] {
+            let mut y = [0u8; BLOCK_BYTES];
+            quantize_row(&[z; QK], &mut y, None);
+            assert_eq!(&y[..2], &[0x00, 0x80], "d = -0.0");
+            assert!(y[2..].iter().all(|&q| q == 0x88));
+            let mut back = [1f32; QK];
+            dequantize_row(&y, &mut back);
+            assert!(back.iter().all(|&v| v == 0.0));
+        }
+    }
+
+    #[test]
+    fn round_trip_error_is_within_one_step() {
+        let mut rng = Rng::new(7);
+        for scale in [1.0f32, 1e-3, 50.0] {
+            let src: Vec<f32> = (0..64 * QK).map(|_| rng.uniform() * scale).collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0)).abs();
+                for (&a, &b) in xb.iter().zip(yb) {
+                    // Half a step, except that +8 is clamped to +7 (a full step).
+                    assert!((a - b).abs() <= d * 1.01, "{a} vs {b}, d = {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_fits_the_data() {
+        let mut rng = Rng::new(11);
+        let n = 8 * QK;
+        let src: Vec<f32> = (0..n).map(|_| rng.uniform()).collect();
+        let qw: Vec<f32> = (0..n).map(|_| 0.5 + rng.uniform().abs()).collect();
+        let (mut plain, mut weighted) = (vec![0u8; 8 * BLOCK_BYTES], vec![0u8; 8 * BLOCK_BYTES]);
+        quantize_row(&src, &mut plain, None);
+        quantize_row(&src, &mut weighted, Some(&qw));
+        assert_ne!(plain, weighted);
+        let mut back = vec![0f32; n];
+        dequantize_row(&weighted, &mut back);
+        let max_err = src
+            .iter()
+            .zip(&back)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max_err < 0.25, "max error {max_err}");
+        // Zero data gives zero levels and a zero scale.
+        let mut y = vec![0xffu8; 8 * BLOCK_BYTES];
+        quantize_row(&vec![0.0; n], &mut y, Some(&qw));
+        assert!(y.iter().all(|&b| b == 0));
     }
 }

@@ -133,3 +133,105 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+    use crate::common::f32_to_f16;
+
+    /// `quantize_row_q4_1_ref` written the plain way, with C's conversions.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let mut y = [0u8; BLOCK_BYTES];
+        let (min, max) = min_max_scalar(x);
+        let d = (max - min) / 15.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        y[2..4].copy_from_slice(&f32_to_f16(min).to_le_bytes());
+        for j in 0..QK / 2 {
+            let q = |v: f32| (c_trunc_i32((v - min) * id + 0.5) as i8 as i32).min(15) as u8;
+            y[4 + j] = q(x[j]) | (q(x[j + 16]) << 4);
+        }
+        y
+    }
+
+    #[test]
+    fn min_max_matches_the_sequential_scan() {
+        for b in adversarial_blocks() {
+            let (a, s) = (min_max(&b), min_max_scalar(&b));
+            assert_eq!(
+                (a.0.to_bits(), a.1.to_bits()),
+                (s.0.to_bits(), s.1.to_bits())
+            );
+        }
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_block() {
+        // d = (max − min)/15 keeps the zeros' signs: +0 − +0 = +0, −0 − −0 = +0.
+        for (z, m) in [(0.0f32, 0x0000u16), (-0.0, 0x8000)] {
+            let mut y = [0xffu8; BLOCK_BYTES];
+            quantize_row(&[z; QK], &mut y, None);
+            assert_eq!((get_u16(&y, 0), get_u16(&y, 2)), (0x0000, m));
+            assert!(y[4..].iter().all(|&q| q == 0));
+        }
+    }
+
+    #[test]
+    fn round_trip_error_is_within_half_a_step() {
+        let mut rng = Rng::new(9);
+        for (scale, offset) in [(1.0f32, 0.0f32), (0.05, 0.01), (40.0, -3.0)] {
+            let src: Vec<f32> = (0..64 * QK)
+                .map(|_| rng.uniform() * scale + offset)
+                .collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0));
+                let m = f16_bits_to_f32(get_u16(y, 2));
+                // Half a step, plus the f16 roundings of d (times up to 15) and of m.
+                let tol = d * (0.5 + 15.0 / 2048.0) + m.abs() / 2048.0;
+                for (&a, &b) in xb.iter().zip(yb) {
+                    assert!((a - b).abs() <= tol, "{a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_fits_the_data() {
+        let mut rng = Rng::new(13);
+        let n = 8 * QK;
+        let src: Vec<f32> = (0..n).map(|_| rng.uniform() + 0.25).collect();
+        let qw: Vec<f32> = (0..n).map(|_| 0.5 + rng.uniform().abs()).collect();
+        let (mut plain, mut weighted) = (vec![0u8; 8 * BLOCK_BYTES], vec![0u8; 8 * BLOCK_BYTES]);
+        quantize_row(&src, &mut plain, None);
+        quantize_row(&src, &mut weighted, Some(&qw));
+        assert_ne!(plain, weighted);
+        let mut back = vec![0f32; n];
+        dequantize_row(&weighted, &mut back);
+        let max_err = src
+            .iter()
+            .zip(&back)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max_err < 0.2, "max error {max_err}");
+    }
+}

@@ -126,3 +126,110 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+    use crate::common::f32_to_f16;
+
+    /// `quantize_row_q5_0_ref` written the plain way, with C's conversions and bit layout.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let (mut amax, mut max) = (0f32, 0f32);
+        for &v in x {
+            if amax < v.abs() {
+                amax = v.abs();
+                max = v;
+            }
+        }
+        let d = max / -16.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        let mut y = [0u8; BLOCK_BYTES];
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        let mut qh = 0u32;
+        for j in 0..QK / 2 {
+            let q0 = (c_trunc_i32(x[j] * id + 16.5) as i8 as i32).min(31) as u8;
+            let q1 = (c_trunc_i32(x[j + 16] * id + 16.5) as i8 as i32).min(31) as u8;
+            y[6 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
+            qh |= (((q0 & 0x10) >> 4) as u32) << j;
+            qh |= (((q1 & 0x10) >> 4) as u32) << (j + 16);
+        }
+        y[2..6].copy_from_slice(&qh.to_le_bytes());
+        y
+    }
+
+    #[test]
+    fn pack_and_unpack_are_inverse() {
+        let mut rng = Rng::new(17);
+        for _ in 0..100 {
+            let q: [u8; QK] = std::array::from_fn(|_| (rng.uniform().to_bits() >> 7) as u8 & 31);
+            let mut packed = [0u8; 20];
+            pack_q5(&q, &mut packed);
+            assert_eq!(unpack_q5(&packed), q);
+        }
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_block_stores_negative_zero_scale() {
+        let mut y = [0u8; BLOCK_BYTES];
+        quantize_row(&[0.0; QK], &mut y, None);
+        // d = 0 / -16 = -0.0; every quant is 16: bit 4 set in qh, low nibbles 0.
+        assert_eq!(&y[..6], &[0x00, 0x80, 0xff, 0xff, 0xff, 0xff]);
+        assert!(y[6..].iter().all(|&q| q == 0));
+        let mut back = [1f32; QK];
+        dequantize_row(&y, &mut back);
+        assert!(back.iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn round_trip_error_is_within_one_step() {
+        let mut rng = Rng::new(19);
+        for scale in [1.0f32, 0.01, 60.0] {
+            let src: Vec<f32> = (0..64 * QK).map(|_| rng.uniform() * scale).collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0)).abs();
+                for (&a, &b) in xb.iter().zip(yb) {
+                    // Half a step, except that +16 is clamped to +15 (a full step).
+                    assert!((a - b).abs() <= d * 1.01, "{a} vs {b}, d = {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_fits_the_data() {
+        let mut rng = Rng::new(23);
+        let n = 8 * QK;
+        let src: Vec<f32> = (0..n).map(|_| rng.uniform()).collect();
+        let qw: Vec<f32> = (0..n).map(|_| 0.5 + rng.uniform().abs()).collect();
+        let mut y = vec![0u8; 8 * BLOCK_BYTES];
+        quantize_row(&src, &mut y, Some(&qw));
+        let mut back = vec![0f32; n];
+        dequantize_row(&y, &mut back);
+        let max_err = src
+            .iter()
+            .zip(&back)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max_err < 0.12, "max error {max_err}");
+    }
+}

@@ -68,7 +68,7 @@ pub(super) fn abs_max(x: &[f32; QK]) -> f32 {
     }
 }
 
-/// `roundf` (half away from zero) for `|v| < 2^22` only, without a float→int instruction so
+/// `roundf` (half away from zero) for `|v| < 2^21` only, without a float→int instruction so
 /// that loops over it vectorise: adding 1.5·2^23 rounds to nearest-even and leaves the
 /// integer in the low mantissa bits; an exact tie that went toward zero is moved away.
 #[inline(always)]
@@ -82,7 +82,7 @@ fn round_fast(v: f32) -> i32 {
 
 /// The q8_0/q8_1 quants `(int8_t)roundf(x·id)`: C's x86-64 conversion rounds half away
 /// from zero, converts to 32 bits (`i32::MIN` for NaN and out of range) and keeps the low
-/// byte. A fast vectorised pass handles the usual `|x·id| < 2^22`; otherwise the block is
+/// byte. A fast vectorised pass handles the usual `|x·id| < 2^21`; otherwise the block is
 /// redone with the exact scalar conversion.
 #[inline(always)]
 pub(super) fn quants_q8(x: &[f32; QK], id: f32, qs: &mut [u8]) {
@@ -119,6 +119,117 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
         let d = f16_bits_to_f32(get_u16(y, 0));
         for (o, &q) in out.iter_mut().zip(&y[2..]) {
             *o = q as i8 as f32 * d;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+    use crate::common::f32_to_f16;
+
+    /// `quantize_row_q8_0_ref` written the plain way, with C's conversions.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let mut y = [0u8; BLOCK_BYTES];
+        let d = abs_max_scalar(x) / 127.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        for (q, &v) in y[2..].iter_mut().zip(x) {
+            *q = c_round_i32(v * id) as u8;
+        }
+        y
+    }
+
+    #[test]
+    fn round_fast_is_roundf_in_range() {
+        let limit = 2_097_152f32.to_bits();
+        let samples = (0..limit)
+            .step_by(61)
+            .chain((0..256).map(|k| (k as f32 * 0.5).to_bits()))
+            .chain((0..64).map(|k| (2_097_152.0f32 - k as f32 * 0.5).to_bits()));
+        for u in samples {
+            for v in [f32::from_bits(u), -f32::from_bits(u)] {
+                if in_fast_range(v) {
+                    assert_eq!(round_fast(v), c_round_i32(v), "{v:e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "exhaustive sweep of the fast range, run by hand"]
+    fn round_fast_is_roundf_in_range_exhaustive() {
+        for u in 0..2_097_152f32.to_bits() {
+            for v in [f32::from_bits(u), -f32::from_bits(u)] {
+                assert_eq!(round_fast(v), c_round_i32(v), "{v:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn abs_max_matches_the_sequential_scan() {
+        for b in adversarial_blocks() {
+            assert_eq!(abs_max(&b).to_bits(), abs_max_scalar(&b).to_bits(), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_and_nan_blocks() {
+        let mut y = [0xffu8; BLOCK_BYTES];
+        quantize_row(&[-0.0; QK], &mut y, None);
+        assert!(y.iter().all(|&b| b == 0), "d = +0, quants 0");
+        // A NaN survives the max reduction only as the last element: d is NaN, every
+        // quant is C's NaN conversion (low byte 0).
+        let mut x = [1.0f32; QK];
+        x[QK - 1] = f32::NAN;
+        quantize_row(&x, &mut y, None);
+        assert_eq!(get_u16(&y, 0), 0x7e00);
+        assert!(y[2..].iter().all(|&b| b == 0));
+        // Anywhere else the next number replaces it.
+        x[QK - 1] = 1.0;
+        x[5] = f32::NAN;
+        quantize_row(&x, &mut y, None);
+        assert_eq!(
+            f16_bits_to_f32(get_u16(&y, 0)),
+            f16_bits_to_f32(f32_to_f16(1.0 / 127.0))
+        );
+        assert_eq!(y[2 + 5], 0);
+        assert_eq!(y[2], 127);
+    }
+
+    #[test]
+    fn round_trip_error_is_within_half_a_step() {
+        let mut rng = Rng::new(3);
+        // Scales whose d is a normal f16, so the f16 rounding is relative.
+        for scale in [1.0f32, 0.05, 100.0] {
+            let src: Vec<f32> = (0..64 * QK).map(|_| rng.uniform() * scale).collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0));
+                for (&a, &b) in xb.iter().zip(yb) {
+                    // Half a step, plus the f16 rounding of d times up to 127.
+                    assert!((a - b).abs() <= d * (0.5 + 127.0 / 2048.0), "{a} vs {b}");
+                }
+            }
         }
     }
 }

@@ -56,3 +56,44 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+
+    #[test]
+    fn quants_equal_q8_0_and_s_is_the_scaled_sum() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut q8_1 = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut q8_1, None);
+        let mut q8_0 = vec![0u8; blocks.len() * 34];
+        (super::super::q8_0::TRAITS.quantize.unwrap())(&src, &mut q8_0, None);
+        let rows = q8_1.chunks_exact(BLOCK_BYTES).zip(q8_0.chunks_exact(34));
+        for ((a, b), x) in rows.zip(&blocks) {
+            assert_eq!(&a[..2], &b[..2]);
+            assert_eq!(&a[4..], &b[2..]);
+            let d = abs_max(x) / 127.0;
+            let sum: i32 = a[4..].iter().map(|&q| q as i8 as i32).sum();
+            assert_eq!(get_u16(a, 2), f32_to_f16_bits(sum as f32 * d), "{x:?}");
+        }
+    }
+
+    #[test]
+    fn s_matches_the_reference_formula() {
+        let mut rng = Rng::new(5);
+        let x = rng.block(2.0);
+        let mut y = [0u8; BLOCK_BYTES];
+        quantize_row(&x, &mut y, None);
+        let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+        let d = amax / 127.0;
+        let sum: i32 = y[4..].iter().map(|&q| q as i8 as i32).sum();
+        assert_eq!(get_u16(&y, 2), f32_to_f16_bits(sum as f32 * d));
+        let mut back = [0f32; QK];
+        dequantize_row(&y, &mut back);
+        for (&a, &b) in x.iter().zip(&back) {
+            assert!((a - b).abs() <= d * 0.6);
+        }
+    }
+}
