@@ -1,7 +1,72 @@
-//! bf16: 1 elements per block, 2 bytes per block.
+//! bf16: 1 element per block, 2 bytes per block (the top half of the f32 bits, little-endian).
+//!
+//! Quantization is `ggml_fp32_to_bf16_row_ref` (the function `ggml_quantize_chunk` uses):
+//! round to nearest even, subnormals kept. **NaN handling:** a NaN keeps its sign and the top
+//! 7 payload bits and is made quiet (`(bits >> 16) | 0x40`). Dequantization is exact
+//! (`bits << 16`).
 
+use crate::common::{bf16_to_f32, f32_to_bf16, put_u16};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
 /// Registry entry for bf16.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::BF16, "bf16", 1, 2);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::BF16,
+    name: "bf16",
+    block_size: 1,
+    type_size: 2,
+    requires_imatrix: false,
+    uses_imatrix: false,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Converts a row to bf16. The imatrix is ignored.
+fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+    debug_assert_eq!(dst.len(), src.len() * 2);
+    for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
+        put_u16(d, 0, f32_to_bf16(v));
+    }
+}
+
+/// Widens bf16 values to f32.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len(), dst.len() * 2);
+    for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
+        *d = bf16_to_f32(u16::from_le_bytes([s[0], s[1]]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_nan_and_round_trip() {
+        let src = [
+            1.0f32,
+            f32::from_bits(0x3f80_8000), // halfway, even below: stays
+            f32::from_bits(0x3f81_8000), // halfway, odd below: rounds up
+            f32::from_bits(0x0000_0001), // subnormal: kept (rounds to +0 here)
+            f32::from_bits(0x0001_8000), // subnormal that survives
+            f32::from_bits(0xff80_0001), // signalling NaN, negative
+            f32::INFINITY,
+            -0.0,
+        ];
+        let mut q = [0u8; 16];
+        quantize_row(&src, &mut q, None);
+        let bits: Vec<u16> = q
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(
+            bits,
+            [0x3f80, 0x3f80, 0x3f82, 0x0000, 0x0002, 0xffc0, 0x7f80, 0x8000]
+        );
+        let mut back = [0f32; 8];
+        dequantize_row(&q, &mut back);
+        for (b, h) in back.iter().zip(&bits) {
+            assert_eq!(b.to_bits(), (*h as u32) << 16);
+        }
+    }
+}

@@ -1,7 +1,187 @@
-//! f16: 1 elements per block, 2 bytes per block.
+//! f16: 1 element per block, 2 bytes per block (IEEE binary16 bits, little-endian).
+//!
+//! Quantization is `ggml_fp32_to_fp16_row`: round to nearest even, correct subnormals, overflow
+//! to ±inf (|x| ≥ 65520). **NaN handling:** every NaN becomes the quiet NaN `sign | 0x7E00`,
+//! its payload dropped, as ggml's portable `GGML_FP32_TO_FP16` does.
+//!
+//! Dequantization is exact widening. **NaN handling:** an f16 NaN keeps its sign and payload
+//! and comes back quiet (bit 22 set), as ggml's `GGML_FP16_TO_FP32` (and F16C) produce.
+//!
+//! The two scalar conversions here are branch-free so that the row loops vectorise; the other
+//! block formats of this crate use them for their f16 scales too.
 
+use crate::common::put_u16;
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
 /// Registry entry for f16.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::F16, "f16", 1, 2);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::F16,
+    name: "f16",
+    block_size: 1,
+    type_size: 2,
+    requires_imatrix: false,
+    uses_imatrix: false,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// f32 → binary16 bits, bit-identical to ggml's `GGML_FP32_TO_FP16` for every input
+/// (the same results as [`crate::f32_to_f16`]), written without branches.
+#[inline(always)]
+pub(crate) fn f32_to_f16_bits(x: f32) -> u16 {
+    let u = x.to_bits();
+    let sign = (u >> 16) & 0x8000;
+    let a = u & 0x7fff_ffff;
+    // Normal halves: move the exponent from bias 127 to bias 15, then drop 13 mantissa bits
+    // rounding to nearest even; a carry out of the mantissa bumps the exponent, as it should.
+    let normal = a
+        .wrapping_sub(0x3800_0000)
+        .wrapping_add(0x0fff + ((a >> 13) & 1))
+        >> 13;
+    // Subnormal halves (|x| < 2^-14): adding 0.5 puts the binary point at 2^-24, so the
+    // hardware's round-to-nearest-even leaves the half mantissa in the low bits (up to
+    // 0x400, the smallest normal, when it rounds up).
+    let sub = (f32::from_bits(a) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
+    let mag = if a > 0x7f80_0000 {
+        0x7e00
+    } else if a >= 0x477f_f000 {
+        0x7c00
+    } else if a >= 0x3880_0000 {
+        normal
+    } else {
+        sub
+    };
+    (sign | mag) as u16
+}
+
+/// binary16 bits → f32, exact; NaNs keep sign and payload and are made quiet.
+#[inline(always)]
+pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
+    let h = h as u32;
+    let sign = (h & 0x8000) << 16;
+    let exp = h & 0x7c00;
+    let man = h & 0x03ff;
+    let mag = if exp == 0x7c00 {
+        let quiet = if man != 0 { 0x0040_0000 } else { 0 };
+        0x7f80_0000 | (man << 13) | quiet
+    } else if exp == 0 {
+        // Zero or subnormal: man · 2^-24, exact in f32.
+        (man as i32 as f32 * (1.0 / 16_777_216.0)).to_bits()
+    } else {
+        ((h & 0x7fff) << 13) + 0x3800_0000
+    };
+    f32::from_bits(sign | mag)
+}
+
+/// Converts a row to f16 (`ggml_fp32_to_fp16_row`). The imatrix is ignored.
+fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+    debug_assert_eq!(dst.len(), src.len() * 2);
+    for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
+        put_u16(d, 0, f32_to_f16_bits(v));
+    }
+}
+
+/// Widens f16 values to f32 (`ggml_fp16_to_fp32_row`).
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len(), dst.len() * 2);
+    for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
+        *d = f16_bits_to_f32(u16::from_le_bytes([s[0], s[1]]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::{f16_to_f32, f32_to_f16};
+
+    /// Every 97th f32 bit pattern plus the interesting boundaries; the full 2^32 sweep is the
+    /// ignored test below.
+    fn sample_bits() -> impl Iterator<Item = u32> {
+        let edges = [
+            0u32,
+            1,
+            0x3380_0000,
+            0x3380_0001,
+            0x33c0_0000,
+            0x387f_e000,
+            0x387f_f000,
+            0x3880_0000,
+            0x477f_efff,
+            0x477f_f000,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0x7f80_0001,
+            0x7fc0_0000,
+            0x7fff_ffff,
+        ];
+        (0..=u32::MAX / 97)
+            .map(|i| i * 97)
+            .chain(edges.into_iter().flat_map(|e| [e, e | 0x8000_0000]))
+    }
+
+    #[test]
+    fn f32_to_f16_matches_common_helper() {
+        for u in sample_bits() {
+            let x = f32::from_bits(u);
+            assert_eq!(f32_to_f16_bits(x), f32_to_f16(x), "{u:#010x}");
+        }
+    }
+
+    #[test]
+    #[ignore = "exhaustive 2^32 sweep, run by hand"]
+    fn f32_to_f16_matches_common_helper_exhaustive() {
+        for u in 0..=u32::MAX {
+            let x = f32::from_bits(u);
+            assert_eq!(f32_to_f16_bits(x), f32_to_f16(x), "{u:#010x}");
+        }
+    }
+
+    #[test]
+    fn f16_to_f32_is_exact_and_quiets_nan() {
+        for h in 0..=u16::MAX {
+            let ours = f16_bits_to_f32(h);
+            assert_eq!(ours.to_bits(), f16_to_f32(h).to_bits(), "{h:#06x}");
+            if (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0 {
+                let payload = (h as u32 & 0x03ff) << 13;
+                let sign = (h as u32 & 0x8000) << 16;
+                assert_eq!(ours.to_bits(), sign | 0x7fc0_0000 | payload, "{h:#06x}");
+            } else {
+                // Exact: converting back gives the same bits.
+                assert_eq!(f32_to_f16_bits(ours), h, "{h:#06x}");
+            }
+        }
+    }
+
+    #[test]
+    fn row_round_trip_and_specials() {
+        let src = [
+            0.0f32,
+            -0.0,
+            1.0,
+            65504.0,
+            65520.0,
+            -1e-8,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let mut q = [0u8; 16];
+        quantize_row(&src, &mut q, None);
+        let bits: Vec<u16> = q
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(
+            bits,
+            [0x0000, 0x8000, 0x3c00, 0x7bff, 0x7c00, 0x8000, 0x7e00, 0xfe00]
+        );
+        let mut back = [0f32; 8];
+        dequantize_row(&q, &mut back);
+        assert_eq!(&back[..4], &[0.0, -0.0, 1.0, 65504.0]);
+        assert!(back[1].is_sign_negative());
+        assert_eq!(back[4], f32::INFINITY);
+        assert!(back[6].is_nan() && back[7].is_nan() && back[7].is_sign_negative());
+    }
+}

@@ -1,7 +1,237 @@
 //! q4_1: 32 elements per block, 20 bytes per block.
+//!
+//! Layout: `d: f16`, `m: f16`, then `qs[16]` with q4_0's nibble order. Element value =
+//! `q · d + m`.
+//!
+//! Without an imatrix (`quantize_row_q4_1_ref`): `m` is the block minimum, `d = (max − min)
+//! / 15`, `q = min(15, (i8)((x − min)/d + 0.5))`. With an imatrix (`quantize_row_q4_1_impl`):
+//! q4_0's weighting, then `make_qkx3_quants(nmax = 15, rmin = −0.9, rdelta = 0.05, nstep =
+//! 36)`, storing the fitted offset as `m`.
+//!
+//! **NaN handling:** NaNs never become the minimum or maximum (both comparisons are false);
+//! an all-NaN block keeps the starting values `±FLT_MAX`. NaN or out-of-range quants are C's
+//! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_0::{block_weights, pack_nibbles, row_sigma2, trunc_flagged};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 20;
+
 /// Registry entry for q4_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q4_1, "q4_1", 32, 20);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q4_1,
+    name: "q4_1",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// The reference's sequential scan `if v < min { min = v }; if v > max { max = v }` from
+/// `(FLT_MAX, −FLT_MAX)`, as `(min, max)`.
+fn min_max_scalar(x: &[f32; QK]) -> (f32, f32) {
+    let (mut mn, mut mx) = (f32::MAX, -f32::MAX);
+    for &v in x {
+        if v < mn {
+            mn = v;
+        }
+        if v > mx {
+            mx = v;
+        }
+    }
+    (mn, mx)
+}
+
+/// [`min_max_scalar`], computed in lanes so it vectorises. Lanes can only disagree with the
+/// sequential scan on which zero (+0 or −0) comes first, so a zero result is recomputed
+/// sequentially.
+#[inline(always)]
+pub(super) fn min_max(x: &[f32; QK]) -> (f32, f32) {
+    let mut mn = [f32::MAX; 8];
+    let mut mx = [-f32::MAX; 8];
+    for chunk in x.chunks_exact(8) {
+        for ((lo, hi), &v) in mn.iter_mut().zip(mx.iter_mut()).zip(chunk) {
+            *lo = if v < *lo { v } else { *lo };
+            *hi = if v > *hi { v } else { *hi };
+        }
+    }
+    let min = mn.iter().fold(f32::MAX, |m, &v| if v < m { v } else { m });
+    let max = mx.iter().fold(-f32::MAX, |m, &v| if v > m { v } else { m });
+    if min == 0.0 || max == 0.0 {
+        min_max_scalar(x)
+    } else {
+        (min, max)
+    }
+}
+
+/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(qw) => quantize_row_weighted(src, dst, qw),
+    }
+}
+
+/// `quantize_row_q4_1_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let (min, max) = min_max(x);
+        let d = (max - min) / 15.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(min));
+        let arg = |v: f32| (v - min) * id + 0.5;
+        let mut exact = true;
+        pack_nibbles(x, &mut y[4..], arg, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            pack_nibbles(x, &mut y[4..], arg, c_trunc_i32);
+        }
+    }
+}
+
+/// `quantize_row_q4_1_impl`: q4_0's weighting, then per block
+/// `make_qkx3_quants(nmax = 15, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
+/// scale and `m` the fitted offset (`−the_min`, at most 0).
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let (d, the_min) = make_qkx3_quants(15, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(-the_min));
+        let (lo, hi) = l.split_at(QK / 2);
+        for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
+            *q = a | (b << 4);
+        }
+    }
+}
+
+/// `dequantize_row_q4_1`: `q · d + m`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let m = f16_bits_to_f32(get_u16(y, 2));
+        let (lo, hi) = out.split_at_mut(QK / 2);
+        for ((&q, a), b) in y[4..].iter().zip(lo).zip(hi) {
+            *a = (q & 0x0f) as f32 * d + m;
+            *b = (q >> 4) as f32 * d + m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+    use crate::common::f32_to_f16;
+
+    /// `quantize_row_q4_1_ref` written the plain way, with C's conversions.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let mut y = [0u8; BLOCK_BYTES];
+        let (min, max) = min_max_scalar(x);
+        let d = (max - min) / 15.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        y[2..4].copy_from_slice(&f32_to_f16(min).to_le_bytes());
+        for j in 0..QK / 2 {
+            let q = |v: f32| (c_trunc_i32((v - min) * id + 0.5) as i8 as i32).min(15) as u8;
+            y[4 + j] = q(x[j]) | (q(x[j + 16]) << 4);
+        }
+        y
+    }
+
+    #[test]
+    fn min_max_matches_the_sequential_scan() {
+        for b in adversarial_blocks() {
+            let (a, s) = (min_max(&b), min_max_scalar(&b));
+            assert_eq!(
+                (a.0.to_bits(), a.1.to_bits()),
+                (s.0.to_bits(), s.1.to_bits())
+            );
+        }
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_block() {
+        // d = (max − min)/15 keeps the zeros' signs: +0 − +0 = +0, −0 − −0 = +0.
+        for (z, m) in [(0.0f32, 0x0000u16), (-0.0, 0x8000)] {
+            let mut y = [0xffu8; BLOCK_BYTES];
+            quantize_row(&[z; QK], &mut y, None);
+            assert_eq!((get_u16(&y, 0), get_u16(&y, 2)), (0x0000, m));
+            assert!(y[4..].iter().all(|&q| q == 0));
+        }
+    }
+
+    #[test]
+    fn round_trip_error_is_within_half_a_step() {
+        let mut rng = Rng::new(9);
+        for (scale, offset) in [(1.0f32, 0.0f32), (0.05, 0.01), (40.0, -3.0)] {
+            let src: Vec<f32> = (0..64 * QK)
+                .map(|_| rng.uniform() * scale + offset)
+                .collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0));
+                let m = f16_bits_to_f32(get_u16(y, 2));
+                // Half a step, plus the f16 roundings of d (times up to 15) and of m.
+                let tol = d * (0.5 + 15.0 / 2048.0) + m.abs() / 2048.0;
+                for (&a, &b) in xb.iter().zip(yb) {
+                    assert!((a - b).abs() <= tol, "{a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_fits_the_data() {
+        let mut rng = Rng::new(13);
+        let n = 8 * QK;
+        let src: Vec<f32> = (0..n).map(|_| rng.uniform() + 0.25).collect();
+        let qw: Vec<f32> = (0..n).map(|_| 0.5 + rng.uniform().abs()).collect();
+        let (mut plain, mut weighted) = (vec![0u8; 8 * BLOCK_BYTES], vec![0u8; 8 * BLOCK_BYTES]);
+        quantize_row(&src, &mut plain, None);
+        quantize_row(&src, &mut weighted, Some(&qw));
+        assert_ne!(plain, weighted);
+        let mut back = vec![0f32; n];
+        dequantize_row(&weighted, &mut back);
+        let max_err = src
+            .iter()
+            .zip(&back)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max_err < 0.2, "max error {max_err}");
+    }
+}

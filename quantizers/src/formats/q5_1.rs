@@ -1,7 +1,209 @@
 //! q5_1: 32 elements per block, 24 bytes per block.
+//!
+//! Layout: `d: f16`, `m: f16`, `qh: u32`, `qs[16]`, the 5-bit quants packed as in q5_0.
+//! Element value = `q · d + m`.
+//!
+//! Without an imatrix (`quantize_row_q5_1_ref`): `m` is the block minimum, `d = (max − min)
+//! / 31`, `q = (u8)((x − min)/d + 0.5)` (no clamp in the reference). With an imatrix
+//! (`quantize_row_q5_1_impl`): q4_0's weighting, then `make_qkx3_quants(nmax = 31, rmin =
+//! −0.9, rdelta = 0.05, nstep = 36)`, storing the fitted offset as `m`.
+//!
+//! **NaN handling:** as q4_1: NaNs never become the minimum or maximum, and a NaN or
+//! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
+use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
+use super::q4_0::{block_weights, row_sigma2, trunc_flagged};
+use super::q4_1::min_max;
+use super::q5_0::{pack_q5, unpack_q5};
+use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
 use crate::registry::TypeTraits;
 use crate::types::GgmlType;
 
+/// Elements per block.
+const QK: usize = 32;
+/// Bytes per block.
+const BLOCK_BYTES: usize = 24;
+
 /// Registry entry for q5_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits::geometry(GgmlType::Q5_1, "q5_1", 32, 24);
+pub(crate) const TRAITS: TypeTraits = TypeTraits {
+    ty: GgmlType::Q5_1,
+    name: "q5_1",
+    block_size: QK,
+    type_size: BLOCK_BYTES,
+    requires_imatrix: false,
+    uses_imatrix: true,
+    quantize: Some(quantize_row),
+    dequantize: Some(dequantize_row),
+};
+
+/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+    debug_assert_eq!(src.len() % QK, 0);
+    debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
+    match imatrix {
+        None => quantize_row_ref(src, dst),
+        Some(qw) => quantize_row_weighted(src, dst, qw),
+    }
+}
+
+/// The reference quants `(uint8_t)((x − min)·id + 0.5)`: on x86-64 a 32-bit truncation
+/// whose low byte is kept; `trunc` is the float→int conversion.
+#[inline(always)]
+fn quants_q5_1(
+    x: &[f32; QK],
+    min: f32,
+    id: f32,
+    q: &mut [u8; QK],
+    mut trunc: impl FnMut(f32) -> i32,
+) {
+    for (q, &v) in q.iter_mut().zip(x) {
+        *q = trunc((v - min) * id + 0.5) as u8;
+    }
+}
+
+/// `quantize_row_q5_1_ref`.
+fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
+    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let x: &[f32; QK] = xb.try_into().unwrap();
+        let (min, max) = min_max(x);
+        let d = (max - min) / 31.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(min));
+        let mut q = [0u8; QK];
+        let mut exact = true;
+        quants_q5_1(x, min, id, &mut q, |v| trunc_flagged(v, &mut exact));
+        if !exact {
+            quants_q5_1(x, min, id, &mut q, c_trunc_i32);
+        }
+        pack_q5(&q, &mut y[4..]);
+    }
+}
+
+/// `quantize_row_q5_1_impl`: q4_0's weighting, then per block
+/// `make_qkx3_quants(nmax = 31, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
+/// scale and `m` the fitted offset (`−the_min`, at most 0).
+fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+    let sigma2 = row_sigma2(src);
+    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
+    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
+        let w = block_weights(xb, qwb, sigma2);
+        let mut l = [0u8; QK];
+        let (d, the_min) = make_qkx3_quants(31, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
+        put_u16(y, 0, f32_to_f16_bits(d));
+        put_u16(y, 2, f32_to_f16_bits(-the_min));
+        pack_q5(&l, &mut y[4..]);
+    }
+}
+
+/// `dequantize_row_q5_1`: `q · d + m`.
+fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
+    for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
+        let d = f16_bits_to_f32(get_u16(y, 0));
+        let m = f16_bits_to_f32(get_u16(y, 2));
+        let q = unpack_q5(&y[4..]);
+        for (o, &q) in out.iter_mut().zip(&q) {
+            *o = q as f32 * d + m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::*;
+    use crate::common::f32_to_f16;
+
+    /// `quantize_row_q5_1_ref` written the plain way, with C's conversions and bit layout.
+    fn quantize_block_plain(x: &[f32; QK]) -> [u8; BLOCK_BYTES] {
+        let (mut min, mut max) = (f32::MAX, -f32::MAX);
+        for &v in x {
+            if v < min {
+                min = v;
+            }
+            if v > max {
+                max = v;
+            }
+        }
+        let d = (max - min) / 31.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        let mut y = [0u8; BLOCK_BYTES];
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        y[2..4].copy_from_slice(&f32_to_f16(min).to_le_bytes());
+        let mut qh = 0u32;
+        for j in 0..QK / 2 {
+            let q0 = c_trunc_i32((x[j] - min) * id + 0.5) as u8;
+            let q1 = c_trunc_i32((x[j + 16] - min) * id + 0.5) as u8;
+            y[8 + j] = (q0 & 0x0f) | ((q1 & 0x0f) << 4);
+            qh |= (((q0 & 0x10) >> 4) as u32) << j;
+            qh |= (((q1 & 0x10) >> 4) as u32) << (j + 16);
+        }
+        y[4..8].copy_from_slice(&qh.to_le_bytes());
+        y
+    }
+
+    #[test]
+    fn quantize_matches_the_plain_reference() {
+        let blocks = adversarial_blocks();
+        let src: Vec<f32> = blocks.iter().flatten().copied().collect();
+        let mut ours = vec![0u8; blocks.len() * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, None);
+        for (b, y) in blocks.iter().zip(ours.chunks_exact(BLOCK_BYTES)) {
+            assert_eq!(y, quantize_block_plain(b), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn all_zero_block() {
+        let mut y = [0xffu8; BLOCK_BYTES];
+        quantize_row(&[-0.0; QK], &mut y, None);
+        assert_eq!((get_u16(&y, 0), get_u16(&y, 2)), (0x0000, 0x8000));
+        assert!(y[4..].iter().all(|&q| q == 0));
+    }
+
+    #[test]
+    fn round_trip_error_is_within_half_a_step() {
+        let mut rng = Rng::new(29);
+        for (scale, offset) in [(1.0f32, 0.0f32), (0.05, 0.02), (40.0, 5.0)] {
+            let src: Vec<f32> = (0..64 * QK)
+                .map(|_| rng.uniform() * scale + offset)
+                .collect();
+            let mut q = vec![0u8; 64 * BLOCK_BYTES];
+            quantize_row(&src, &mut q, None);
+            let mut back = vec![0f32; src.len()];
+            dequantize_row(&q, &mut back);
+            for ((xb, yb), y) in src
+                .chunks_exact(QK)
+                .zip(back.chunks_exact(QK))
+                .zip(q.chunks_exact(BLOCK_BYTES))
+            {
+                let d = f16_bits_to_f32(get_u16(y, 0));
+                let m = f16_bits_to_f32(get_u16(y, 2));
+                let tol = d * (0.5 + 31.0 / 2048.0) + m.abs() / 2048.0;
+                for (&a, &b) in xb.iter().zip(yb) {
+                    assert!((a - b).abs() <= tol, "{a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_fits_the_data() {
+        let mut rng = Rng::new(31);
+        let n = 8 * QK;
+        let src: Vec<f32> = (0..n).map(|_| rng.uniform() + 0.25).collect();
+        let qw: Vec<f32> = (0..n).map(|_| 0.5 + rng.uniform().abs()).collect();
+        let mut y = vec![0u8; 8 * BLOCK_BYTES];
+        quantize_row(&src, &mut y, Some(&qw));
+        let mut back = vec![0f32; n];
+        dequantize_row(&y, &mut back);
+        let max_err = src
+            .iter()
+            .zip(&back)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(max_err < 0.1, "max error {max_err}");
+    }
+}
