@@ -10,7 +10,11 @@ pub fn byte_bar(total: u64, quiet: bool, message: &str) -> ProgressBar {
     let visible = !quiet && std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(
         Some(total),
-        if visible { ProgressDrawTarget::stderr_with_hz(10) } else { ProgressDrawTarget::hidden() },
+        if visible {
+            ProgressDrawTarget::stderr_with_hz(10)
+        } else {
+            ProgressDrawTarget::hidden()
+        },
     );
     bar.set_style(
         ProgressStyle::with_template(

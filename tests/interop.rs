@@ -33,7 +33,16 @@ fn our_view(path: &Path) -> Json {
     let tensors: Vec<Json> = f
         .tensors
         .iter()
-        .map(|t| json!([t.name, format!("{:?}", t.ty), t.dims, t.offset, t.nbytes, sha256_hex(f.tensor_data(t))]))
+        .map(|t| {
+            json!([
+                t.name,
+                format!("{:?}", t.ty),
+                t.dims,
+                t.offset,
+                t.nbytes,
+                sha256_hex(f.tensor_data(t))
+            ])
+        })
         .collect();
     json!({"file": path.to_str().unwrap(), "version": f.version, "data_offset": f.data_offset, "kv": kv, "tensors": tensors})
 }
@@ -56,23 +65,61 @@ fn kitchen_sink() -> Model {
     md.set("t.u64", Value::U64(u64::MAX - 1));
     md.set("t.i64", Value::I64(i64::MIN + 1));
     md.set("t.f64", Value::F64(-2.5e300));
-    md.set("t.arr.str", Value::Array(ArrayValue::String((0..40).map(|i| GgufString::from(format!("tok{i}"))).collect())));
-    md.set("t.arr.f32", Value::Array(ArrayValue::F32((0..40).map(|i| i as f32 * 0.5).collect())));
+    md.set(
+        "t.arr.str",
+        Value::Array(ArrayValue::String(
+            (0..40)
+                .map(|i| GgufString::from(format!("tok{i}")))
+                .collect(),
+        )),
+    );
+    md.set(
+        "t.arr.f32",
+        Value::Array(ArrayValue::F32((0..40).map(|i| i as f32 * 0.5).collect())),
+    );
     md.set("t.arr.i32", Value::Array(ArrayValue::I32(vec![1, -2, 3])));
     md.set("t.arr.u8", Value::Array(ArrayValue::U8(vec![1, 2, 255])));
-    md.set("t.arr.bool", Value::Array(ArrayValue::Bool(vec![true, false])));
-    md.set("t.arr.u64", Value::Array(ArrayValue::U64(vec![1, u64::MAX])));
+    md.set(
+        "t.arr.bool",
+        Value::Array(ArrayValue::Bool(vec![true, false])),
+    );
+    md.set(
+        "t.arr.u64",
+        Value::Array(ArrayValue::U64(vec![1, u64::MAX])),
+    );
     md.set("t.arr.f64", Value::Array(ArrayValue::F64(vec![0.1, -0.2])));
     md.set("t.arr.i16", Value::Array(ArrayValue::I16(vec![-1, 7])));
-    let floats: Vec<f32> = (0..256 * 4).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
+    let floats: Vec<f32> = (0..256 * 4)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0)
+        .collect();
     let f32_bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
     let src = TensorData::Owned(Arc::new(f32_bytes));
-    m.tensors.push(Tensor { name: "a.f32".into(), dims: vec![256, 4], ty: GgmlType::F32, data: src.clone() });
-    for (name, ty) in [("b.f16", GgmlType::F16), ("c.q8_0", GgmlType::Q8_0), ("d.q4_0", GgmlType::Q4_0), ("e.bf16", GgmlType::BF16)] {
+    m.tensors.push(Tensor {
+        name: "a.f32".into(),
+        dims: vec![256, 4],
+        ty: GgmlType::F32,
+        data: src.clone(),
+    });
+    for (name, ty) in [
+        ("b.f16", GgmlType::F16),
+        ("c.q8_0", GgmlType::Q8_0),
+        ("d.q4_0", GgmlType::Q4_0),
+        ("e.bf16", GgmlType::BF16),
+    ] {
         let conv = Convert::new(src.clone(), GgmlType::F32, ty, 256, 4, None).unwrap();
-        m.tensors.push(Tensor { name: name.into(), dims: vec![256, 4], ty, data: TensorData::Derived(Arc::new(conv)) });
+        m.tensors.push(Tensor {
+            name: name.into(),
+            dims: vec![256, 4],
+            ty,
+            data: TensorData::Derived(Arc::new(conv)),
+        });
     }
-    m.tensors.push(Tensor { name: "f.i32".into(), dims: vec![3], ty: GgmlType::I32, data: TensorData::Owned(Arc::new(vec![1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0])) });
+    m.tensors.push(Tensor {
+        name: "f.i32".into(),
+        dims: vec![3],
+        ty: GgmlType::I32,
+        data: TensorData::Owned(Arc::new(vec![1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0])),
+    });
     m
 }
 
@@ -93,7 +140,11 @@ fn python_views(files: &[PathBuf]) -> Option<Vec<Json>> {
     if out.status.code() == Some(3) {
         return missing(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
-    assert!(out.status.success(), "gguf_py_view.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gguf_py_view.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(
         String::from_utf8(out.stdout)
             .unwrap()
@@ -116,19 +167,27 @@ fn gguf_py_reads_our_files_as_we_do() {
         write_model(&Model::from_gguf(&parsed), &out, &WriteOptions::default()).unwrap();
         files.push(out);
     }
-    let Some(views) = python_views(&files) else { return };
+    let Some(views) = python_views(&files) else {
+        return;
+    };
     assert_eq!(views.len(), files.len());
     for (f, theirs) in files.iter().zip(views) {
         let ours = our_view(f);
         for k in ["version", "data_offset"] {
             assert_eq!(ours[k], theirs[k], "{}: {k}", f.display());
         }
-        let (a, b) = (ours["kv"].as_array().unwrap(), theirs["kv"].as_array().unwrap());
+        let (a, b) = (
+            ours["kv"].as_array().unwrap(),
+            theirs["kv"].as_array().unwrap(),
+        );
         assert_eq!(a.len(), b.len(), "{}: kv count", f.display());
         for (x, y) in a.iter().zip(b) {
             assert_eq!(x, y, "{}: kv", f.display());
         }
-        let (a, b) = (ours["tensors"].as_array().unwrap(), theirs["tensors"].as_array().unwrap());
+        let (a, b) = (
+            ours["tensors"].as_array().unwrap(),
+            theirs["tensors"].as_array().unwrap(),
+        );
         assert_eq!(a.len(), b.len(), "{}: tensor count", f.display());
         for (x, y) in a.iter().zip(b) {
             assert_eq!(x, y, "{}: tensor", f.display());

@@ -56,21 +56,37 @@ fn core_llama_spm_quantizations_match_golden() {
         ("quant-IQ4_XS", &["IQ4_XS"]),
         ("quant-TQ1_0", &["TQ1_0"]),
         ("quant-pure-Q4_K_M", &["--pure", "Q4_K_M"]),
-        ("quant-imatrix-Q4_K_M", &["--imatrix", "imatrix.gguf", "Q4_K_M"]),
-        ("quant-imatrixdat-Q4_K_M", &["--imatrix", "imatrix.dat", "Q4_K_M"]),
+        (
+            "quant-imatrix-Q4_K_M",
+            &["--imatrix", "imatrix.gguf", "Q4_K_M"],
+        ),
+        (
+            "quant-imatrixdat-Q4_K_M",
+            &["--imatrix", "imatrix.dat", "Q4_K_M"],
+        ),
     ];
     let mut failures = Vec::new();
     for (variant, args) in cases {
         let out = dir.join(format!("{variant}.gguf"));
         let (opts, ty) = args.split_at(args.len() - 1);
         let mut argv: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
-        argv.extend([input.to_str().unwrap().to_string(), out.to_str().unwrap().to_string(), ty[0].to_string()]);
+        argv.extend([
+            input.to_str().unwrap().to_string(),
+            out.to_str().unwrap().to_string(),
+            ty[0].to_string(),
+        ]);
         let o = quantize(&argv, &dir);
         if !o.status.success() {
-            failures.push(format!("{variant}: failed: {}", String::from_utf8_lossy(&o.stderr)));
+            failures.push(format!(
+                "{variant}: failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
             continue;
         }
-        let d = compare(&out, &testdata(&format!("quantize/llama-spm-{variant}.json")));
+        let d = compare(
+            &out,
+            &testdata(&format!("quantize/llama-spm-{variant}.json")),
+        );
         if !d.is_empty() {
             failures.push(format!("{variant}:\n  {}", d.join("\n  ")));
         }
@@ -83,25 +99,55 @@ fn q2_k_s_without_imatrix_fails_like_llama_quantize_and_writes_nothing() {
     let input = testdata("gguf/llama-spm-convert-f32.gguf");
     let dir = scratch("q-q2ks");
     let out = dir.join("out.gguf");
-    let o = quantize(&[input.to_str().unwrap().into(), out.to_str().unwrap().into(), "Q2_K_S".into()], &dir);
+    let o = quantize(
+        &[
+            input.to_str().unwrap().into(),
+            out.to_str().unwrap().into(),
+            "Q2_K_S".into(),
+        ],
+        &dir,
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("blk.0.attn_k.weight") && err.contains("importance matrix"), "{err}");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "output or temp file left behind");
+    assert!(
+        err.contains("blk.0.attn_k.weight") && err.contains("importance matrix"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "output or temp file left behind"
+    );
 }
 
 /// Target types whose quantizers (IQ1–IQ3) are not written yet: those golden variants must
 /// fail with a clear message instead of producing anything.
-const NOT_YET: &[&str] = &["IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS"];
+const NOT_YET: &[&str] = &[
+    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
+];
 
 #[test]
 fn every_golden_quantize_command_matches() {
-    let Some(golden) = golden_dir("every_golden_quantize_command_matches") else { return };
+    let Some(golden) = golden_dir("every_golden_quantize_command_matches") else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut checked = 0;
-    for fx in ["llama-spm", "llama-bpe", "qwen2", "qwen3", "qwen3moe", "gemma3", "mixtral", "phi3", "gpt2", "bert"] {
+    for fx in [
+        "llama-spm",
+        "llama-bpe",
+        "qwen2",
+        "qwen3",
+        "qwen3moe",
+        "gemma3",
+        "mixtral",
+        "phi3",
+        "gpt2",
+        "bert",
+    ] {
         let fdir = golden.join(fx);
-        let variants: Json = serde_json::from_slice(&std::fs::read(fdir.join("variants.json")).unwrap()).unwrap();
+        let variants: Json =
+            serde_json::from_slice(&std::fs::read(fdir.join("variants.json")).unwrap()).unwrap();
         let dir = workdir(&format!("q-golden-{fx}"), &fdir.join("files"));
         for v in variants["variants"].as_array().unwrap() {
             if v["tool"] != "llama-quantize" {
@@ -118,7 +164,10 @@ fn every_golden_quantize_command_matches() {
                     let a = a.as_str().unwrap();
                     if a == "{out}" {
                         out.to_str().unwrap().to_string()
-                    } else if let Some(src) = a.strip_prefix("{variant:").and_then(|s| s.strip_suffix('}')) {
+                    } else if let Some(src) = a
+                        .strip_prefix("{variant:")
+                        .and_then(|s| s.strip_suffix('}'))
+                    {
                         let p = fdir.join("files").join(format!("{fx}-{src}.gguf"));
                         missing_input |= !p.exists();
                         p.to_str().unwrap().to_string()
@@ -134,8 +183,12 @@ fn every_golden_quantize_command_matches() {
             let ok = v["ok"].as_bool().unwrap();
             if NOT_YET.contains(&target.as_str()) {
                 let err = String::from_utf8_lossy(&o.stderr);
-                if o.status.success() || !(err.contains("not supported yet") || err.contains("importance matrix")) {
-                    failures.push(format!("{fx}/{name}: expected a clear 'not supported yet' failure, got {err}"));
+                if o.status.success()
+                    || !(err.contains("not supported yet") || err.contains("importance matrix"))
+                {
+                    failures.push(format!(
+                        "{fx}/{name}: expected a clear 'not supported yet' failure, got {err}"
+                    ));
                 }
                 continue;
             }
@@ -143,17 +196,30 @@ fn every_golden_quantize_command_matches() {
                 (true, true) => {
                     let d = compare(&out, &fdir.join(v["manifests"][0].as_str().unwrap()));
                     if !d.is_empty() {
-                        failures.push(format!("{fx}/{name}:\n  {}", d.iter().take(5).cloned().collect::<Vec<_>>().join("\n  ")));
+                        failures.push(format!(
+                            "{fx}/{name}:\n  {}",
+                            d.iter().take(5).cloned().collect::<Vec<_>>().join("\n  ")
+                        ));
                     }
                     std::fs::remove_file(&out).unwrap();
                 }
                 (false, false) => assert!(!out.exists(), "{fx}/{name}: failed run left an output"),
-                (true, false) => failures.push(format!("{fx}/{name}: failed: {}", String::from_utf8_lossy(&o.stderr))),
-                (false, true) => failures.push(format!("{fx}/{name}: llama-quantize failed but we succeeded")),
+                (true, false) => failures.push(format!(
+                    "{fx}/{name}: failed: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                )),
+                (false, true) => failures.push(format!(
+                    "{fx}/{name}: llama-quantize failed but we succeeded"
+                )),
             }
         }
     }
     eprintln!("checked {checked} golden quantize commands");
     assert!(checked > 200, "only {checked} commands found");
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -26,8 +26,17 @@ fn roundtrip(path: &Path, out_dir: &Path) {
     assert_eq!(layout.file_size, b.len() as u64);
     assert_eq!(layout.data_offset(), file.data_offset, "{}", path.display());
     if a != b {
-        let i = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
-        panic!("{}: round trip differs at byte {i} (sizes {} vs {})", path.display(), a.len(), b.len());
+        let i = a
+            .iter()
+            .zip(&b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        panic!(
+            "{}: round trip differs at byte {i} (sizes {} vs {})",
+            path.display(),
+            a.len(),
+            b.len()
+        );
     }
     std::fs::remove_file(out).unwrap();
 }
@@ -44,10 +53,16 @@ fn roundtrip_testdata_files() {
 
 #[test]
 fn roundtrip_every_golden_file() {
-    let Some(golden) = golden_dir("roundtrip_every_golden_file") else { return };
+    let Some(golden) = golden_dir("roundtrip_every_golden_file") else {
+        return;
+    };
     let dir = scratch("rt-golden");
     let files = gguf_files_under(&golden);
-    assert!(files.len() >= 15, "expected the golden whole files, found {}", files.len());
+    assert!(
+        files.len() >= 15,
+        "expected the golden whole files, found {}",
+        files.len()
+    );
     for f in files {
         roundtrip(&f, &dir);
     }
@@ -62,7 +77,9 @@ fn golden_manifest_for(golden: &Path, file: &Path) -> std::path::PathBuf {
     let variant = if stem == "imatrix" {
         "imatrix-gguf".to_string()
     } else {
-        stem.strip_prefix(&format!("{fixture}-")).unwrap().to_string()
+        stem.strip_prefix(&format!("{fixture}-"))
+            .unwrap()
+            .to_string()
     };
     let _ = golden;
     fixture_dir.join(format!("{variant}.json"))
@@ -74,13 +91,21 @@ fn check_manifest(file: &Path, golden_manifest: &Path) {
     let golden: serde_json::Value =
         serde_json::from_slice(&std::fs::read(golden_manifest).unwrap()).unwrap();
     let d = diff_manifests(&ours, &golden);
-    assert!(d.is_empty(), "{}: manifest differs:\n{}", file.display(), d.join("\n"));
+    assert!(
+        d.is_empty(),
+        "{}: manifest differs:\n{}",
+        file.display(),
+        d.join("\n")
+    );
 }
 
 #[test]
 fn manifests_of_testdata_files_equal_golden() {
     for f in gguf_files_under(&testdata("gguf")) {
-        let m = f.with_file_name(format!("{}.manifest.json", f.file_stem().unwrap().to_str().unwrap()));
+        let m = f.with_file_name(format!(
+            "{}.manifest.json",
+            f.file_stem().unwrap().to_str().unwrap()
+        ));
         assert!(m.exists(), "no manifest for {}", f.display());
         check_manifest(&f, &m);
     }
@@ -88,7 +113,9 @@ fn manifests_of_testdata_files_equal_golden() {
 
 #[test]
 fn manifests_of_every_golden_file_equal_golden() {
-    let Some(golden) = golden_dir("manifests_of_every_golden_file_equal_golden") else { return };
+    let Some(golden) = golden_dir("manifests_of_every_golden_file_equal_golden") else {
+        return;
+    };
     let files = gguf_files_under(&golden);
     for f in &files {
         check_manifest(f, &golden_manifest_for(&golden, f));

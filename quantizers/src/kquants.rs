@@ -11,7 +11,6 @@
 // Each format file uses only some of these helpers; while formats land one by one, some are
 // unused.
 
-
 use crate::common::nearest_int;
 
 /// ggml's `GROUP_MAX_EPS`: groups whose largest magnitude is below this are "all zero".

@@ -11,8 +11,8 @@ use serde_json::json;
 use ggufkit::gguf::GgufFile;
 use ggufkit::inspect::human_bytes;
 use ggufkit::quantize::{
-    default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan, TensorTypeOverride,
-    FILE_TYPES,
+    default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
+    TensorTypeOverride, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
 use ggufkit::write::{write_model, WriteOptions};
@@ -113,7 +113,11 @@ fn parse_ftype(s: &str) -> Result<FileType> {
     FileType::parse(s).ok_or_else(|| {
         anyhow!(
             "unknown quantization type '{s}'; valid types: {}",
-            FILE_TYPES.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+            FILE_TYPES
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })
 }
@@ -137,7 +141,9 @@ fn resolve(cli: &Cli) -> Result<Invocation> {
         }
         (out, parse_ftype(t)?)
     } else {
-        let second = a.get(1).ok_or_else(|| anyhow!("missing the quantization type"))?;
+        let second = a
+            .get(1)
+            .ok_or_else(|| anyhow!("missing the quantization type"))?;
         if let Some(ft) = FileType::parse(second) {
             if a.len() > 3 {
                 bail!("too many arguments after the type");
@@ -147,7 +153,9 @@ fn resolve(cli: &Cli) -> Result<Invocation> {
             }
             (None, ft)
         } else {
-            let t = a.get(2).ok_or_else(|| anyhow!("missing the quantization type after OUTPUT '{second}'"))?;
+            let t = a
+                .get(2)
+                .ok_or_else(|| anyhow!("missing the quantization type after OUTPUT '{second}'"))?;
             if let Some(n) = a.get(3) {
                 threads = Some(parse_threads(n)?);
             }
@@ -179,8 +187,18 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
     o.leave_output_tensor = cli.leave_output_tensor;
     o.pure = cli.pure;
     o.dry_run = cli.dry_run;
-    o.output_tensor_type = cli.output_tensor_type.as_deref().map(parse_ggml_type).transpose().map_err(usage)?;
-    o.token_embedding_type = cli.token_embedding_type.as_deref().map(parse_ggml_type).transpose().map_err(usage)?;
+    o.output_tensor_type = cli
+        .output_tensor_type
+        .as_deref()
+        .map(parse_ggml_type)
+        .transpose()
+        .map_err(usage)?;
+    o.token_embedding_type = cli
+        .token_embedding_type
+        .as_deref()
+        .map(parse_ggml_type)
+        .transpose()
+        .map_err(usage)?;
     let mut tt: Vec<String> = cli.tensor_type.clone();
     if let Some(f) = &cli.tensor_type_file {
         let text = std::fs::read_to_string(f)
@@ -189,10 +207,12 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
         tt.extend(text.split_whitespace().map(str::to_string));
     }
     for t in tt {
-        o.tensor_types.push(TensorTypeOverride::parse(&t).map_err(|e| usage(anyhow!(e)))?);
+        o.tensor_types
+            .push(TensorTypeOverride::parse(&t).map_err(|e| usage(anyhow!(e)))?);
     }
     for kv in &cli.override_kv {
-        o.kv_overrides.push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);
+        o.kv_overrides
+            .push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);
     }
     if let Some(p) = &cli.imatrix {
         let mut im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;
@@ -203,16 +223,20 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
 }
 
 fn plan_json(p: &QuantizePlan) -> serde_json::Value {
-    json!(p.tensors.iter().map(|t| json!({
-        "name": t.name,
-        "shape": t.dims,
-        "from": t.from.name(),
-        "to": t.to.name(),
-        "in_bytes": t.in_bytes,
-        "out_bytes": t.out_bytes,
-        "imatrix": t.uses_imatrix,
-        "fallback": t.fallback,
-    })).collect::<Vec<_>>())
+    json!(p
+        .tensors
+        .iter()
+        .map(|t| json!({
+            "name": t.name,
+            "shape": t.dims,
+            "from": t.from.name(),
+            "to": t.to.name(),
+            "in_bytes": t.in_bytes,
+            "out_bytes": t.out_bytes,
+            "imatrix": t.uses_imatrix,
+            "fallback": t.fallback,
+        }))
+        .collect::<Vec<_>>())
 }
 
 fn bpw(bytes: u64, n: u64) -> f64 {
@@ -226,7 +250,11 @@ fn bpw(bytes: u64, n: u64) -> f64 {
 fn print_plan(p: &QuantizePlan) {
     let w = p.tensors.iter().map(|t| t.name.len()).max().unwrap_or(10);
     for (i, t) in p.tensors.iter().enumerate() {
-        let change = if t.from == t.to { format!("{} (copy)", t.from.name()) } else { format!("{} -> {}", t.from.name(), t.to.name()) };
+        let change = if t.from == t.to {
+            format!("{} (copy)", t.from.name())
+        } else {
+            format!("{} -> {}", t.from.name(), t.to.name())
+        };
         let notes = [(t.uses_imatrix, " imatrix"), (t.fallback, " fallback")]
             .iter()
             .filter(|(on, _)| *on)
@@ -248,7 +276,9 @@ fn print_plan(p: &QuantizePlan) {
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let inv = resolve(&cli).map_err(Failure::Usage)?;
     if let Some(n) = inv.threads {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global();
     }
     let opts = build_options(&cli, &inv)?;
     let input = GgufFile::open(&inv.input).map_err(|e| Failure::Input(e.into()))?;
@@ -263,7 +293,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         return Err(Failure::Run(anyhow!("--keep-split is not supported yet")));
     }
     let t0 = Instant::now();
-    let p = plan(&input, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let p =
+        plan(&input, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
     let n = p.n_elements();
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
@@ -291,11 +322,23 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let output = inv.output.clone().unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
-    let bar = ggufkit::progress::byte_bar(p.out_bytes(), cli.quiet || cli.json, &format!("quantizing to {}", inv.ftype.name));
+    let output = inv
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+    let bar = ggufkit::progress::byte_bar(
+        p.out_bytes(),
+        cli.quiet || cli.json,
+        &format!("quantizing to {}", inv.ftype.name),
+    );
     let progress = |i: usize, _written: u64| {
         bar.inc(p.tensors[i].out_bytes);
-        bar.set_prefix(format!("[{}/{}] {}", i + 1, p.tensors.len(), p.tensors[i].name));
+        bar.set_prefix(format!(
+            "[{}/{}] {}",
+            i + 1,
+            p.tensors.len(),
+            p.tensors[i].name
+        ));
     };
     let wopts = WriteOptions {
         inputs: vec![inv.input.clone()],
@@ -349,4 +392,3 @@ fn main() -> ExitCode {
         }
     }
 }
-

@@ -147,10 +147,15 @@ impl Derive for Convert {
                 }
             } else {
                 let im = self.imatrix.as_ref().map(|im| {
-                    let start = if im.len() >= (matrix + 1) * n_per_row { matrix * n_per_row } else { 0 };
+                    let start = if im.len() >= (matrix + 1) * n_per_row {
+                        matrix * n_per_row
+                    } else {
+                        0
+                    };
                     &im[start..start + n_per_row]
                 });
-                quantize_rows(self.to, f, dst, n_per_row, im).map_err(|e| DataError(e.to_string()))?;
+                quantize_rows(self.to, f, dst, n_per_row, im)
+                    .map_err(|e| DataError(e.to_string()))?;
             }
             r0 = r1;
         }

@@ -84,7 +84,11 @@ impl FileType {
 
     /// The ftype with `id` (for the `_S/_M/_L` logic): the canonical (non-alias) entry.
     pub fn by_id(id: u32) -> Option<FileType> {
-        FILE_TYPES.iter().rev().find(|f| f.id == id && !f.is_copy()).copied()
+        FILE_TYPES
+            .iter()
+            .rev()
+            .find(|f| f.id == id && !f.is_copy())
+            .copied()
     }
 
     /// The llama_ftype the model loader guesses for a file whose most common type is `ty`
@@ -133,7 +137,10 @@ mod tests {
         assert_eq!(FileType::parse("15").unwrap().name, "Q4_K");
         assert_eq!(FileType::parse("0").unwrap().name, "F32");
         assert!(FileType::parse("COPY").unwrap().is_copy());
-        assert_eq!(FileType::parse("Q2_K_S").unwrap().default_type, Some(GgmlType::Q2_K));
+        assert_eq!(
+            FileType::parse("Q2_K_S").unwrap().default_type,
+            Some(GgmlType::Q2_K)
+        );
         assert!(FileType::parse("Q9_9").is_none());
         assert!(FileType::parse("999").is_none());
     }

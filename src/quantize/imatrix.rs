@@ -37,14 +37,17 @@ impl Imatrix {
         };
         let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
         let im = if bytes.starts_with(b"GGUF") {
-            let f = GgufFile::parse(crate::mapped::FileBytes::from_vec(bytes)).map_err(|e| err(e.to_string()))?;
+            let f = GgufFile::parse(crate::mapped::FileBytes::from_vec(bytes))
+                .map_err(|e| err(e.to_string()))?;
             Self::from_gguf(&f).map_err(err)?
         } else {
             Self::from_dat(&bytes).map_err(err)?
         };
         for (name, v) in &im.entries {
             if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                return Err(err(format!("entry '{name}' contains the non-finite value {x}")));
+                return Err(err(format!(
+                    "entry '{name}' contains the non-finite value {x}"
+                )));
             }
         }
         Ok(im)
@@ -55,16 +58,26 @@ impl Imatrix {
             return Err("no data (no tensors)".into());
         }
         let md = &f.metadata;
-        if !(md.contains("imatrix.datasets") && md.contains("imatrix.chunk_count") && md.contains("imatrix.chunk_size")) {
+        if !(md.contains("imatrix.datasets")
+            && md.contains("imatrix.chunk_count")
+            && md.contains("imatrix.chunk_size"))
+        {
             return Err("missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)".into());
         }
         let datasets = match md.get_array("imatrix.datasets", ValueType::String) {
             Ok(ArrayValue::String(v)) => v.iter().map(|s| s.to_lossy().into_owned()).collect(),
             _ => Vec::new(),
         };
-        let chunk_count = md.get_u32("imatrix.chunk_count").map_err(|e| e.to_string())?;
-        let mut pairs: BTreeMap<String, (Option<&crate::gguf::TensorInfo>, Option<&crate::gguf::TensorInfo>)> =
-            BTreeMap::new();
+        let chunk_count = md
+            .get_u32("imatrix.chunk_count")
+            .map_err(|e| e.to_string())?;
+        let mut pairs: BTreeMap<
+            String,
+            (
+                Option<&crate::gguf::TensorInfo>,
+                Option<&crate::gguf::TensorInfo>,
+            ),
+        > = BTreeMap::new();
         for t in &f.tensors {
             if let Some(n) = t.name.strip_suffix(".in_sum2") {
                 pairs.entry(n.to_string()).or_default().0 = Some(t);
@@ -87,15 +100,26 @@ impl Imatrix {
                 return Err(format!("sums and counts for {name} must be F32"));
             }
             let sums = floats(sums);
-            let counts: Vec<f32> = floats(counts).iter().map(|c| c.round() as i64 as f32).collect();
+            let counts: Vec<f32> = floats(counts)
+                .iter()
+                .map(|c| c.round() as i64 as f32)
+                .collect();
             if counts.is_empty() || sums.len() % counts.len() != 0 {
-                return Err(format!("{name}: {} sums do not split into {} matrices", sums.len(), counts.len()));
+                return Err(format!(
+                    "{name}: {} sums do not split into {} matrices",
+                    sums.len(),
+                    counts.len()
+                ));
             }
             let ne0 = sums.len() / counts.len();
             let mut values = vec![0f32; sums.len()];
             for (j, &count) in counts.iter().enumerate() {
                 for i in 0..ne0 {
-                    values[j * ne0 + i] = if count > 0.0 { sums[j * ne0 + i] / count } else { 1.0 };
+                    values[j * ne0 + i] = if count > 0.0 {
+                        sums[j * ne0 + i] / count
+                    } else {
+                        1.0
+                    };
                 }
             }
             entries.insert(name, values);
@@ -116,7 +140,9 @@ impl Imatrix {
         let mut entries = BTreeMap::new();
         for i in 0..n_entries {
             let len = c.i32(&format!("the name length of entry {i}"))?;
-            let name = String::from_utf8_lossy(c.bytes(len as i64, &format!("the name of entry {i}"))?).into_owned();
+            let name =
+                String::from_utf8_lossy(c.bytes(len as i64, &format!("the name of entry {i}"))?)
+                    .into_owned();
             let ncall = c.i32(&format!("ncall of '{name}'"))?;
             let nval = c.i32(&format!("nval of '{name}'"))?;
             if nval < 1 {
@@ -127,7 +153,11 @@ impl Imatrix {
                 .chunks_exact(4)
                 .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
                 .collect();
-            let values = if ncall > 0 { sums.iter().map(|s| s / ncall as f32).collect() } else { sums };
+            let values = if ncall > 0 {
+                sums.iter().map(|s| s / ncall as f32).collect()
+            } else {
+                sums
+            };
             entries.insert(name, values);
         }
         let mut chunk_count = 0;
@@ -153,9 +183,11 @@ impl Imatrix {
 
     /// Applies `--exclude-weights` then `--include-weights` (substring matches).
     pub fn filter(&mut self, include: &[String], exclude: &[String]) {
-        self.entries.retain(|name, _| !exclude.iter().any(|x| name.contains(x.as_str())));
+        self.entries
+            .retain(|name, _| !exclude.iter().any(|x| name.contains(x.as_str())));
         if !include.is_empty() {
-            self.entries.retain(|name, _| include.iter().any(|x| name.contains(x.as_str())));
+            self.entries
+                .retain(|name, _| include.iter().any(|x| name.contains(x.as_str())));
         }
     }
 }

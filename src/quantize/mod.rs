@@ -42,8 +42,10 @@ impl TensorTypeOverride {
             .split_once('=')
             .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
         let pattern = pat.to_lowercase();
-        let ty = GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
-        let regex = Regex::new(&pattern).map_err(|e| format!("invalid pattern '{pattern}': {e}"))?;
+        let ty =
+            GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
+        let regex =
+            Regex::new(&pattern).map_err(|e| format!("invalid pattern '{pattern}': {e}"))?;
         Ok(TensorTypeOverride { pattern, regex, ty })
     }
 }
@@ -71,10 +73,15 @@ impl KvOverride {
             .ok_or_else(|| format!("malformed override '{s}': expected KEY=TYPE:VALUE"))?;
         let value = match ty {
             "int" => {
-                let v: i64 = val.parse().map_err(|_| format!("invalid int '{val}' in '{s}'"))?;
+                let v: i64 = val
+                    .parse()
+                    .map_err(|_| format!("invalid int '{val}' in '{s}'"))?;
                 Value::U32(v.unsigned_abs() as u32)
             }
-            "float" => Value::F32(val.parse::<f64>().map_err(|_| format!("invalid float '{val}' in '{s}'"))? as f32),
+            "float" => Value::F32(
+                val.parse::<f64>()
+                    .map_err(|_| format!("invalid float '{val}' in '{s}'"))? as f32,
+            ),
             "bool" => match val {
                 "true" => Value::Bool(true),
                 "false" => Value::Bool(false),
@@ -82,11 +89,17 @@ impl KvOverride {
             },
             "str" => {
                 if val.len() > 127 {
-                    return Err(format!("string override for '{key}' is longer than 127 bytes"));
+                    return Err(format!(
+                        "string override for '{key}' is longer than 127 bytes"
+                    ));
                 }
                 Value::from(val)
             }
-            _ => return Err(format!("invalid override type '{ty}' in '{s}' (int, float, bool, str)")),
+            _ => {
+                return Err(format!(
+                    "invalid override type '{ty}' in '{s}' (int, float, bool, str)"
+                ))
+            }
         };
         Ok(KvOverride {
             key: key.to_string(),
@@ -183,7 +196,10 @@ impl QuantizePlan {
 
     /// Total elements.
     pub fn n_elements(&self) -> u64 {
-        self.tensors.iter().map(|t| t.dims.iter().product::<u64>()).sum()
+        self.tensors
+            .iter()
+            .map(|t| t.dims.iter().product::<u64>())
+            .sum()
     }
 }
 
@@ -227,7 +243,11 @@ fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
     let n_expert = first_or_scalar_u32(md, &key("expert_count"))?.unwrap_or(0);
     Ok(ModelFacts {
         is_70b: arch == "llama" && n_layer == 80 && n_head != n_head_kv,
-        n_gqa: if n_head_kv == 0 { 0 } else { n_head / n_head_kv },
+        n_gqa: if n_head_kv == 0 {
+            0
+        } else {
+            n_head / n_head_kv
+        },
         arch,
         n_layer,
         n_expert,
@@ -268,7 +288,11 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
     let mut order: Vec<&crate::gguf::TensorInfo> = input.tensors.iter().collect();
     order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
 
-    let imatrix = opts.imatrix.as_ref().map(|(_, im)| im).filter(|im| !im.entries.is_empty());
+    let imatrix = opts
+        .imatrix
+        .as_ref()
+        .map(|(_, im)| im)
+        .filter(|im| !im.entries.is_empty());
     let rule_opts = RuleOptions {
         ftype: opts.ftype.id,
         has_imatrix: imatrix.is_some(),
@@ -288,7 +312,9 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
             problem,
         };
         let mut fell_back = false;
-        let to = if opts.ftype.is_copy() || !rules::allows_quantization(name, &info.dims, &facts.arch, opts.leave_output_tensor) {
+        let to = if opts.ftype.is_copy()
+            || !rules::allows_quantization(name, &info.dims, &facts.arch, opts.leave_output_tensor)
+        {
             info.ty
         } else {
             let regex_match = || opts.tensor_types.iter().find(|o| o.regex.is_match(name));
@@ -306,8 +332,10 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
                         let t = match regex_match() {
                             Some(o) => o.ty,
                             None if opts.pure => default,
-                            None => rules::mixture(&mut state, &facts, &rule_opts, name, &info.dims, cat, default)
-                                .map_err(tensor_err)?,
+                            None => rules::mixture(
+                                &mut state, &facts, &rule_opts, name, &info.dims, cat, default,
+                            )
+                            .map_err(tensor_err)?,
                         };
                         let ne0 = info.dims.first().copied().unwrap_or(1);
                         let (t, fb) = rules::fallback(ne0, t).map_err(tensor_err)?;
@@ -350,7 +378,11 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
                 let msg = format!(
                     "quantizing to {} requires an importance matrix (--imatrix){}",
                     to.name(),
-                    if imatrix.is_some() { ", and the imatrix has no usable entry for it" } else { "" }
+                    if imatrix.is_some() {
+                        ", and the imatrix has no usable entry for it"
+                    } else {
+                        ""
+                    }
                 );
                 if opts.dry_run {
                     warnings.push(format!("{name}: {msg}"));
@@ -373,15 +405,29 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
         };
         let data = if quantize {
             if !info.ty.is_float() && !info.ty.is_quantized() {
-                return Err(tensor_err(format!("cannot convert {} data to {}", info.ty.name(), to.name())));
+                return Err(tensor_err(format!(
+                    "cannot convert {} data to {}",
+                    info.ty.name(),
+                    to.name()
+                )));
             }
             if traits(to).quantize.is_none() {
-                return Err(tensor_err(format!("quantizing to {} is not supported yet", to.name())));
+                return Err(tensor_err(format!(
+                    "quantizing to {} is not supported yet",
+                    to.name()
+                )));
             }
             let n_per_row = info.dims.first().copied().unwrap_or(1) as usize;
             let rows_per_matrix = info.dims.get(1).copied().unwrap_or(1) as usize;
-            let conv = Convert::new(mapped, info.ty, to, n_per_row, rows_per_matrix, im_slice.clone())
-                .map_err(|e| tensor_err(e.to_string()))?;
+            let conv = Convert::new(
+                mapped,
+                info.ty,
+                to,
+                n_per_row,
+                rows_per_matrix,
+                im_slice.clone(),
+            )
+            .map_err(|e| tensor_err(e.to_string()))?;
             TensorData::Derived(Arc::new(conv))
         } else {
             mapped
@@ -413,7 +459,11 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
 
     let mut md = input.metadata.clone();
     md.set_last("general.quantization_version", Value::U32(2));
-    let file_type = if opts.ftype.is_copy() { copy_file_type(input) } else { opts.ftype.id };
+    let file_type = if opts.ftype.is_copy() {
+        copy_file_type(input)
+    } else {
+        opts.ftype.id
+    };
     md.set_last("general.file_type", Value::U32(file_type));
     for k in ["split.no", "split.count", "split.tensors.count"] {
         md.remove(k);
@@ -426,13 +476,19 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
         if let Some(d) = im.datasets.first() {
             md.set_last("quantize.imatrix.dataset", Value::from(truncate_127(d)));
         }
-        md.set_last("quantize.imatrix.entries_count", Value::U32(im.entries.len() as u32));
+        md.set_last(
+            "quantize.imatrix.entries_count",
+            Value::U32(im.entries.len() as u32),
+        );
         if im.chunk_count > 0 {
             md.set_last("quantize.imatrix.chunks_count", Value::U32(im.chunk_count));
         }
     }
     Ok(QuantizePlan {
-        model: Model { metadata: md, tensors },
+        model: Model {
+            metadata: md,
+            tensors,
+        },
         tensors: plans,
         warnings,
     })

@@ -94,7 +94,10 @@ impl Category {
 
     /// The attn_v-like categories, which are more sensitive to quantization.
     pub fn is_attn_v(self) -> bool {
-        matches!(self, Category::AttnV | Category::AttnQkv | Category::AttnKvB)
+        matches!(
+            self,
+            Category::AttnV | Category::AttnQkv | Category::AttnKvB
+        )
     }
 }
 
@@ -257,7 +260,9 @@ fn layer_info(counter: i64, n: i64, name: &str, facts: &ModelFacts) -> Result<(i
     let layer = parse_block_index(name)
         .ok_or_else(|| format!("failed to determine the layer of tensor {name}"))?;
     if layer < 0 || layer >= n {
-        return Err(format!("bad layer {layer} for tensor {name}: must be in [0, {n})"));
+        return Err(format!(
+            "bad layer {layer} for tensor {name}: must be in [0, {n})"
+        ));
     }
     Ok((layer, n))
 }
@@ -271,7 +276,10 @@ pub fn parse_block_index(name: &str) -> Option<i64> {
         Some(b'+') => (1, 1),
         _ => (1, 0),
     };
-    let digits: String = rest_trim[digits_start..].chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = rest_trim[digits_start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     if digits.is_empty() {
         return None;
     }
@@ -293,13 +301,22 @@ pub fn mixture(
     let f = opts.ftype;
     let falcon = facts.arch == "falcon";
     if facts.arch == "glm5-next"
-        && ["attn_q_a", "attn_q_b", "nextn.eh_proj"].iter().any(|s| name.contains(s))
+        && ["attn_q_a", "attn_q_b", "nextn.eh_proj"]
+            .iter()
+            .any(|s| name.contains(s))
         && !matches!(t, T::F32 | T::BF16 | T::F16)
     {
         return Ok(T::Q8_0);
     }
     let ne0 = dims.first().copied().unwrap_or(1);
-    let very_low = [ft::IQ2_XXS, ft::IQ2_XS, ft::IQ1_S, ft::IQ2_S, ft::IQ2_M, ft::IQ1_M];
+    let very_low = [
+        ft::IQ2_XXS,
+        ft::IQ2_XS,
+        ft::IQ1_S,
+        ft::IQ2_S,
+        ft::IQ2_M,
+        ft::IQ1_M,
+    ];
     let iq2_s_or_m = f == ft::IQ2_S || f == ft::IQ2_M;
 
     if cat == Category::Output || (st.tied_embeddings && cat == Category::TokenEmbd) {
@@ -307,7 +324,17 @@ pub fn mixture(
             o
         } else if f == ft::MXFP4_MOE || falcon || ne0 % t.block_size() as u64 != 0 {
             T::Q8_0
-        } else if [ft::IQ2_XXS, ft::IQ2_XS, ft::IQ3_XXS, ft::IQ1_S, ft::IQ2_S, ft::IQ2_M, ft::IQ1_M].contains(&f) {
+        } else if [
+            ft::IQ2_XXS,
+            ft::IQ2_XS,
+            ft::IQ3_XXS,
+            ft::IQ1_S,
+            ft::IQ2_S,
+            ft::IQ2_M,
+            ft::IQ1_M,
+        ]
+        .contains(&f)
+        {
             T::Q5_K
         } else if t != T::Q8_0 {
             T::Q6_K
@@ -318,7 +345,11 @@ pub fn mixture(
         let bailing_expert = facts.arch == "bailingmoe3"
             && matches!(cat, Category::FfnUp | Category::FfnGate | Category::FfnDown);
         let ne2 = dims.get(2).copied().unwrap_or(1);
-        t = if ne2 > 1 && (facts.arch != "bailingmoe3" || bailing_expert) { T::MXFP4 } else { T::Q8_0 };
+        t = if ne2 > 1 && (facts.arch != "bailingmoe3" || bailing_expert) {
+            T::MXFP4
+        } else {
+            T::Q8_0
+        };
     } else if cat == Category::TokenEmbd {
         if let Some(e) = opts.token_embedding_type {
             t = e;
@@ -446,8 +477,17 @@ pub fn mixture(
         if !falcon {
             if facts.n_expert == 8 {
                 let bumped = [
-                    ft::Q2_K, ft::IQ3_XS, ft::IQ3_XXS, ft::Q3_K_S, ft::Q3_K_M, ft::IQ4_NL, ft::Q4_K_S,
-                    ft::Q4_K_M, ft::IQ3_S, ft::IQ3_M, ft::IQ4_XS,
+                    ft::Q2_K,
+                    ft::IQ3_XS,
+                    ft::IQ3_XXS,
+                    ft::Q3_K_S,
+                    ft::Q3_K_M,
+                    ft::IQ4_NL,
+                    ft::Q4_K_S,
+                    ft::Q4_K_M,
+                    ft::IQ3_S,
+                    ft::IQ3_M,
+                    ft::IQ4_XS,
                 ];
                 if bumped.contains(&f) {
                     t = T::Q5_K;
@@ -474,7 +514,11 @@ pub fn mixture(
             _ => {}
         }
     } else if cat == Category::FfnGate || cat == Category::FfnUp {
-        let counter = if cat == Category::FfnGate { &mut st.i_ffn_gate } else { &mut st.i_ffn_up };
+        let counter = if cat == Category::FfnGate {
+            &mut st.i_ffn_gate
+        } else {
+            &mut st.i_ffn_up
+        };
         let (i, n) = layer_info(*counter, facts.n_layer, name, facts)?;
         if f == ft::IQ3_XS && i >= n / 8 && i < 7 * n / 8 {
             t = T::IQ3_XXS;
@@ -492,13 +536,25 @@ pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), String> {
         return Ok((t, false));
     }
     let mut r = match t {
-        T::IQ1_S | T::IQ1_M | T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ3_XXS | T::IQ3_S | T::IQ4_XS => T::IQ4_NL,
+        T::IQ1_S
+        | T::IQ1_M
+        | T::IQ2_XXS
+        | T::IQ2_XS
+        | T::IQ2_S
+        | T::IQ3_XXS
+        | T::IQ3_S
+        | T::IQ4_XS => T::IQ4_NL,
         T::Q2_0 | T::Q2_K | T::Q3_K | T::TQ1_0 | T::TQ2_0 => T::Q4_0,
         T::Q4_K => T::Q5_0,
         T::Q5_K => T::Q5_1,
         T::Q6_K => T::Q8_0,
         _ if bs <= 32 => t,
-        _ => return Err(format!("no tensor type fallback is defined for type {}", t.name())),
+        _ => {
+            return Err(format!(
+                "no tensor type fallback is defined for type {}",
+                t.name()
+            ))
+        }
     };
     if ne0 % r.block_size() as u64 != 0 {
         r = T::F16;
@@ -534,21 +590,64 @@ mod tests {
     fn categories_follow_llama_cpp_order() {
         assert_eq!(Category::of("output.weight"), Category::Output);
         assert_eq!(Category::of("blk.0.attn_qkv.weight"), Category::AttnQkv);
-        assert_eq!(Category::of("blk.3.ffn_down_exps.weight"), Category::FfnDown);
+        assert_eq!(
+            Category::of("blk.3.ffn_down_exps.weight"),
+            Category::FfnDown
+        );
         assert_eq!(Category::of("blk.3.ffn_gate_inp.weight"), Category::FfnGate);
         assert_eq!(Category::of("blk.0.attn_norm.weight"), Category::Other);
     }
 
     #[test]
     fn quantizable_tensors() {
-        assert!(allows_quantization("blk.0.attn_q.weight", &[256, 256], "llama", false));
-        assert!(!allows_quantization("blk.0.attn_norm.weight", &[256, 256], "llama", false));
-        assert!(!allows_quantization("blk.0.attn_q.weight", &[256, 1], "llama", false));
-        assert!(!allows_quantization("blk.0.attn_q.bias", &[256, 256], "llama", false));
-        assert!(!allows_quantization("output.weight", &[256, 256], "llama", true));
-        assert!(!allows_quantization("position_embd.weight", &[256, 256], "bert", false));
-        assert!(!allows_quantization("blk.0.ffn_gate_inp.weight", &[256, 8], "mixtral", false));
-        assert!(!allows_quantization("blk.0.hc_x.weight", &[256, 8], "glm5-next", false));
+        assert!(allows_quantization(
+            "blk.0.attn_q.weight",
+            &[256, 256],
+            "llama",
+            false
+        ));
+        assert!(!allows_quantization(
+            "blk.0.attn_norm.weight",
+            &[256, 256],
+            "llama",
+            false
+        ));
+        assert!(!allows_quantization(
+            "blk.0.attn_q.weight",
+            &[256, 1],
+            "llama",
+            false
+        ));
+        assert!(!allows_quantization(
+            "blk.0.attn_q.bias",
+            &[256, 256],
+            "llama",
+            false
+        ));
+        assert!(!allows_quantization(
+            "output.weight",
+            &[256, 256],
+            "llama",
+            true
+        ));
+        assert!(!allows_quantization(
+            "position_embd.weight",
+            &[256, 256],
+            "bert",
+            false
+        ));
+        assert!(!allows_quantization(
+            "blk.0.ffn_gate_inp.weight",
+            &[256, 8],
+            "mixtral",
+            false
+        ));
+        assert!(!allows_quantization(
+            "blk.0.hc_x.weight",
+            &[256, 8],
+            "glm5-next",
+            false
+        ));
     }
 
     #[test]
@@ -563,9 +662,26 @@ mod tests {
 
     #[test]
     fn weights_map_order() {
-        let mut v = vec!["blk.1.a", "output.weight", "blk.10.a", "blk.2.b", "token_embd.weight", "blk.2.a"];
+        let mut v = vec![
+            "blk.1.a",
+            "output.weight",
+            "blk.10.a",
+            "blk.2.b",
+            "token_embd.weight",
+            "blk.2.a",
+        ];
         v.sort_by(|a, b| weights_order(a, b));
-        assert_eq!(v, ["output.weight", "token_embd.weight", "blk.1.a", "blk.2.a", "blk.2.b", "blk.10.a"]);
+        assert_eq!(
+            v,
+            [
+                "output.weight",
+                "token_embd.weight",
+                "blk.1.a",
+                "blk.2.a",
+                "blk.2.b",
+                "blk.10.a"
+            ]
+        );
     }
 
     #[test]

@@ -23,9 +23,15 @@ pub fn golden_dir(suite: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{suite}: golden data not found at {} (required under CI=true)", dir.display());
+        panic!(
+            "{suite}: golden data not found at {} (required under CI=true)",
+            dir.display()
+        );
     }
-    eprintln!("\n*** SKIPPED {suite}: golden data not found at {} ***\n", dir.display());
+    eprintln!(
+        "\n*** SKIPPED {suite}: golden data not found at {} ***\n",
+        dir.display()
+    );
     None
 }
 
@@ -42,7 +48,9 @@ pub fn gguf_files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
