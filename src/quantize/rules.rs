@@ -434,11 +434,8 @@ pub fn mixture(
         let (i, n) = layer_info(st.i_ffn_down, facts.n_layer, name, facts)?;
         match f {
             ft::Q2_K => t = T::Q3_K,
-            ft::Q2_K_S => {
-                if i < n / 8 {
-                    t = T::Q4_K
-                }
-            }
+            ft::Q2_K_S if i < n / 8 => t = T::Q4_K,
+            ft::Q2_K_S => {}
             ft::IQ3_XXS if !opts.has_imatrix => t = if i < n / 8 { T::Q4_K } else { T::Q3_K },
             ft::Q3_K_M => {
                 t = if i < n / 16 {
@@ -532,7 +529,7 @@ pub fn mixture(
 /// type and whether a fallback happened.
 pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), String> {
     let bs = t.block_size() as u64;
-    if ne0 % bs == 0 {
+    if ne0.is_multiple_of(bs) {
         return Ok((t, false));
     }
     let mut r = match t {
@@ -556,7 +553,7 @@ pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), String> {
             ))
         }
     };
-    if ne0 % r.block_size() as u64 != 0 {
+    if !ne0.is_multiple_of(r.block_size() as u64) {
         r = T::F16;
     }
     Ok((r, true))
