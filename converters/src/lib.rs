@@ -1,6 +1,16 @@
 //! Readers that turn source models into the ggufkit model IR ([`ggufkit::ir::Model`]).
 //!
-//! Each reader maps a source format (a HuggingFace safetensors directory, a legacy
-//! GGML/GGMF/GGJT `.bin`) to the same IR: ordered metadata plus lazy tensor sources that
-//! point into memory-mapped input files. Nothing is read whole; the GGUF writer pulls
-//! tensors one at a time.
+//! Each reader maps a source format to the same IR: ordered metadata plus lazy tensor
+//! sources that point into memory-mapped input files. Nothing is read whole; the GGUF
+//! writer pulls tensors one at a time.
+//!
+//! * [`hf`]: a HuggingFace model directory (config.json, safetensors, tokenizer files), as
+//!   llama.cpp's `convert_hf_to_gguf.py` converts it.
+//! * [`legacy`]: pre-GGUF GGML / GGMF / GGJT llama files, as `convert_llama_ggml_to_gguf.py`
+//!   converts them.
+
+pub mod error;
+pub mod hf;
+pub mod legacy;
+
+pub use error::ConvertError;

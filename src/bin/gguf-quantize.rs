@@ -293,8 +293,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         return Err(Failure::Run(anyhow!("--keep-split is not supported yet")));
     }
     let t0 = Instant::now();
-    let p =
-        plan(&input, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let p = plan(&ggufkit::ir::Model::from_gguf(&input), &opts)
+        .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
     let n = p.n_elements();
     if !cli.quiet && !cli.json {
         for w in &p.warnings {

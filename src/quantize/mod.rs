@@ -19,7 +19,7 @@ use regex::Regex;
 pub use ftype::{FileType, FILE_TYPES};
 pub use imatrix::{Imatrix, ImatrixError};
 
-use crate::gguf::{tensor_nbytes, ArrayValue, GgufFile, Metadata, Value};
+use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, Value};
 use crate::ir::{Convert, Model, Tensor, TensorData};
 use crate::quantizers::{traits, GgmlType};
 use rules::{Category, MixState, ModelFacts, RuleOptions};
@@ -255,12 +255,12 @@ fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
 }
 
 /// The `general.file_type` COPY writes: the input's own, or the guessed type | 1024.
-fn copy_file_type(input: &GgufFile) -> u32 {
+fn copy_file_type(input: &Model) -> u32 {
     if let Ok(ft) = input.metadata.get_u32("general.file_type") {
         return ft;
     }
     let mut counts: Vec<(GgmlType, usize)> = Vec::new();
-    let mut order: Vec<&crate::gguf::TensorInfo> = input.tensors.iter().collect();
+    let mut order: Vec<&Tensor> = input.tensors.iter().collect();
     order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
     let (mut best, mut best_n) = (GgmlType::F32, 0);
     for t in order {
@@ -282,10 +282,11 @@ fn copy_file_type(input: &GgufFile) -> u32 {
     FileType::for_tensor_type(best) | 1024
 }
 
-/// Plans quantizing `input` with `opts`.
-pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
+/// Plans quantizing `input` (a GGUF file through [`Model::from_gguf`], or a converter's
+/// output) with `opts`.
+pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
     let facts = model_facts(&input.metadata)?;
-    let mut order: Vec<&crate::gguf::TensorInfo> = input.tensors.iter().collect();
+    let mut order: Vec<&Tensor> = input.tensors.iter().collect();
     order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
 
     let imatrix = opts
@@ -398,11 +399,8 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
             }
         }
         let out_bytes = tensor_nbytes(to, &info.dims).map_err(tensor_err)?;
-        let mapped = TensorData::Mapped {
-            file: input.bytes().clone(),
-            offset: (input.data_offset + info.offset) as usize,
-            len: info.nbytes as usize,
-        };
+        let in_bytes = tensor_nbytes(info.ty, &info.dims).map_err(tensor_err)?;
+        let mapped = info.data.clone();
         let data = if quantize {
             if !info.ty.is_float() && !info.ty.is_quantized() {
                 return Err(tensor_err(format!(
@@ -437,7 +435,7 @@ pub fn plan(input: &GgufFile, opts: &QuantizeOptions) -> Result<QuantizePlan, Qu
             dims: info.dims.clone(),
             from: info.ty,
             to,
-            in_bytes: info.nbytes,
+            in_bytes,
             out_bytes,
             uses_imatrix: im_slice.is_some(),
             fallback: fell_back,

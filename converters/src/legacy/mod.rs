@@ -1,0 +1,1 @@
+//! Legacy GGML / GGMF / GGJT llama `.bin` files → model IR (to be written).
