@@ -23,6 +23,12 @@ pub const MAX_ARRAY_LEN: u64 = 1 << 30;
 pub const MAX_ARRAY_DEPTH: usize = 4;
 /// Largest `general.alignment` accepted.
 pub const MAX_ALIGNMENT: u32 = 1 << 20;
+/// Most items reserved up front from a count read from the file. A count is only checked
+/// against the bytes that remain, and nested arrays and tensor tables cost more memory per
+/// item than the file spends, so reserving the full count would let a small file claim
+/// several times its size (once per nesting level) before any item is read. Beyond this,
+/// vectors grow with the items actually parsed.
+const MAX_PREALLOC: usize = 4096;
 
 /// A parsed GGUF file: header, metadata, tensor infos, and the bytes they point into.
 #[derive(Debug)]
@@ -250,6 +256,7 @@ impl<'a> Parser<'a> {
         }
 
         let mut metadata = Metadata::new();
+        let mut alignment_at = 0;
         for i in 0..n_kv {
             let at = self.pos;
             let key_bytes = self.string(&|| format!("key of metadata entry {i}"))?;
@@ -262,12 +269,15 @@ impl<'a> Parser<'a> {
                     return self.fail(
                         at,
                         FormatError::InvalidKey(format!(
-                            "{:?} (NUL or invalid UTF-8)",
-                            String::from_utf8_lossy(key_bytes)
+                            "{} at entry {i} (NUL or invalid UTF-8)",
+                            quoted(key_bytes)
                         )),
                     )
                 }
             };
+            if key == "general.alignment" {
+                alignment_at = at;
+            }
             let vt_at = self.pos;
             let vt = self.u32(&|| format!("type of key '{key}'"))?;
             let vt = ValueType::from_id(vt).map_or_else(
@@ -293,7 +303,7 @@ impl<'a> Parser<'a> {
             Some(Value::U32(a)) if a.is_power_of_two() && *a <= MAX_ALIGNMENT => *a,
             Some(Value::U32(a)) => {
                 return self.fail(
-                    0,
+                    alignment_at,
                     FormatError::BadAlignment(format!(
                         "is {a}: must be a power of two no larger than {MAX_ALIGNMENT}"
                     )),
@@ -301,7 +311,7 @@ impl<'a> Parser<'a> {
             }
             Some(v) => {
                 return self.fail(
-                    0,
+                    alignment_at,
                     FormatError::BadAlignment(format!(
                         "has type {}, must be UINT32",
                         super::metadata::describe_type(v)
@@ -310,8 +320,9 @@ impl<'a> Parser<'a> {
             }
         };
 
-        let mut tensors: Vec<TensorInfo> = Vec::with_capacity(n_tensors as usize);
-        let mut names = std::collections::HashSet::with_capacity(n_tensors as usize);
+        let reserve = (n_tensors as usize).min(MAX_PREALLOC);
+        let mut tensors: Vec<TensorInfo> = Vec::with_capacity(reserve);
+        let mut names = std::collections::HashSet::with_capacity(reserve);
         for i in 0..n_tensors {
             let t = self.tensor_info(i)?;
             if !names.insert(t.name.clone()) {
@@ -379,17 +390,9 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// An array at nesting level `depth` (0 for a key's own array).
     fn array(&mut self, key: &str, depth: usize) -> PResult<ArrayValue> {
         let at = self.pos;
-        if depth >= MAX_ARRAY_DEPTH {
-            return self.fail(
-                at,
-                FormatError::NestingTooDeep {
-                    key: key.into(),
-                    max: MAX_ARRAY_DEPTH,
-                },
-            );
-        }
         let what = || format!("array of key '{key}'");
         let et = self.u32(&what)?;
         let et = ValueType::from_id(et).map_or_else(
@@ -404,6 +407,26 @@ impl<'a> Parser<'a> {
             },
             Ok,
         )?;
+        // Rejected on the declared type, so that an empty innermost array cannot smuggle in
+        // one more level, and before the count, so that the error names the real fault.
+        if et == ValueType::Array && depth + 1 >= MAX_ARRAY_DEPTH {
+            return self.fail(
+                at,
+                FormatError::NestingTooDeep {
+                    key: key.into(),
+                    max: MAX_ARRAY_DEPTH,
+                },
+            );
+        }
+        if self.narrow && matches!(et, ValueType::U64 | ValueType::I64 | ValueType::F64) {
+            return self.fail(
+                at,
+                FormatError::InvalidValueType {
+                    key: key.into(),
+                    id: et as u32,
+                },
+            );
+        }
         let count_at = self.pos;
         let count = self.len(&what)?;
         let min_item = match et {
@@ -464,15 +487,6 @@ impl<'a> Parser<'a> {
             ValueType::U32 => nums!(U32, u32),
             ValueType::I32 => nums!(I32, i32),
             ValueType::F32 => nums!(F32, f32),
-            ValueType::U64 | ValueType::I64 | ValueType::F64 if self.narrow => {
-                return self.fail(
-                    at,
-                    FormatError::InvalidValueType {
-                        key: key.into(),
-                        id: et as u32,
-                    },
-                )
-            }
             ValueType::U64 => nums!(U64, u64),
             ValueType::I64 => nums!(I64, i64),
             ValueType::F64 => nums!(F64, f64),
@@ -490,14 +504,14 @@ impl<'a> Parser<'a> {
                 ArrayValue::Bool(raw.iter().map(|&b| b == 1).collect())
             }
             ValueType::String => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = Vec::with_capacity(n.min(MAX_PREALLOC));
                 for _ in 0..n {
                     v.push(GgufString(self.string(&what)?.to_vec()));
                 }
                 ArrayValue::String(v)
             }
             ValueType::Array => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = Vec::with_capacity(n.min(MAX_PREALLOC));
                 for _ in 0..n {
                     v.push(self.array(key, depth + 1)?);
                 }
@@ -520,7 +534,10 @@ impl<'a> Parser<'a> {
                 return self.fail(
                     at,
                     FormatError::InvalidTensorName(format!(
-                        "{n:?}: names must be at most {MAX_TENSOR_NAME} bytes without NUL"
+                        "{} of tensor {i} ({} bytes): names must be at most {MAX_TENSOR_NAME} \
+                         bytes without NUL",
+                        quoted(raw),
+                        raw.len()
                     )),
                 )
             }
@@ -529,8 +546,8 @@ impl<'a> Parser<'a> {
                 return self.fail(
                     at,
                     FormatError::InvalidTensorName(format!(
-                        "{:?} (invalid UTF-8)",
-                        String::from_utf8_lossy(raw)
+                        "{} of tensor {i} (invalid UTF-8)",
+                        quoted(raw)
                     )),
                 )
             }
@@ -627,16 +644,37 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// A name or key from the file for an error message: escaped, and cut to its first 64 bytes
+/// so that a hostile 1 GiB key cannot turn into a multi-GiB message.
+fn quoted(raw: &[u8]) -> String {
+    const SHOWN: usize = 64;
+    let head = format!(
+        "{:?}",
+        String::from_utf8_lossy(&raw[..raw.len().min(SHOWN)])
+    );
+    if raw.len() > SHOWN {
+        format!("{head}... ({} bytes)", raw.len())
+    } else {
+        head
+    }
+}
+
 /// The byte size of a tensor of `ty` with GGUF dims `dims`, with every product checked
 /// (no division by a zero dimension).
+///
+/// The product of the non-zero dims must fit in i64 even when another dim is zero: the tensor
+/// is then empty, but row counts and strides computed from its shape would still overflow.
 pub fn tensor_nbytes(ty: GgmlType, dims: &[u64]) -> Result<u64, String> {
     let tr = traits(ty);
     let mut count: u64 = 1;
-    for &d in dims {
+    for &d in dims.iter().filter(|&&d| d != 0) {
         count = count
             .checked_mul(d)
             .filter(|c| *c <= i64::MAX as u64)
             .ok_or_else(|| format!("element count of shape {dims:?} overflows"))?;
+    }
+    if dims.contains(&0) {
+        count = 0;
     }
     let ne0 = dims.first().copied().unwrap_or(1);
     if ne0 % tr.block_size as u64 != 0 {
