@@ -69,27 +69,81 @@ fn main() {
     md.set("llama.feed_forward_length", Value::U32(n_ff as u32));
     md.set("llama.attention.head_count", Value::U32(32));
     md.set("llama.attention.head_count_kv", Value::U32(32));
-    md.set("general.file_type", Value::U32(if ty == GgmlType::F32 { 0 } else { 1 }));
+    md.set(
+        "general.file_type",
+        Value::U32(if ty == GgmlType::F32 { 0 } else { 1 }),
+    );
     let mut seed = 1u64;
     let mut add = |m: &mut Model, name: String, dims: Vec<u64>, ty: GgmlType| {
         seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(7);
         let n = dims.iter().product::<u64>() as usize;
-        m.tensors.push(Tensor { name, dims, ty, data: TensorData::Derived(Arc::new(Noise { seed, n, ty })) });
+        m.tensors.push(Tensor {
+            name,
+            dims,
+            ty,
+            data: TensorData::Derived(Arc::new(Noise { seed, n, ty })),
+        });
     };
-    add(&mut m, "token_embd.weight".into(), vec![n_embd, n_vocab], ty);
+    add(
+        &mut m,
+        "token_embd.weight".into(),
+        vec![n_embd, n_vocab],
+        ty,
+    );
     for l in 0..n_layer {
-        add(&mut m, format!("blk.{l}.attn_norm.weight"), vec![n_embd], GgmlType::F32);
+        add(
+            &mut m,
+            format!("blk.{l}.attn_norm.weight"),
+            vec![n_embd],
+            GgmlType::F32,
+        );
         for t in ["attn_q", "attn_k", "attn_v", "attn_output"] {
-            add(&mut m, format!("blk.{l}.{t}.weight"), vec![n_embd, n_embd], ty);
+            add(
+                &mut m,
+                format!("blk.{l}.{t}.weight"),
+                vec![n_embd, n_embd],
+                ty,
+            );
         }
-        add(&mut m, format!("blk.{l}.ffn_norm.weight"), vec![n_embd], GgmlType::F32);
-        add(&mut m, format!("blk.{l}.ffn_gate.weight"), vec![n_embd, n_ff], ty);
-        add(&mut m, format!("blk.{l}.ffn_up.weight"), vec![n_embd, n_ff], ty);
-        add(&mut m, format!("blk.{l}.ffn_down.weight"), vec![n_ff, n_embd], ty);
+        add(
+            &mut m,
+            format!("blk.{l}.ffn_norm.weight"),
+            vec![n_embd],
+            GgmlType::F32,
+        );
+        add(
+            &mut m,
+            format!("blk.{l}.ffn_gate.weight"),
+            vec![n_embd, n_ff],
+            ty,
+        );
+        add(
+            &mut m,
+            format!("blk.{l}.ffn_up.weight"),
+            vec![n_embd, n_ff],
+            ty,
+        );
+        add(
+            &mut m,
+            format!("blk.{l}.ffn_down.weight"),
+            vec![n_ff, n_embd],
+            ty,
+        );
     }
-    add(&mut m, "output_norm.weight".into(), vec![n_embd], GgmlType::F32);
+    add(
+        &mut m,
+        "output_norm.weight".into(),
+        vec![n_embd],
+        GgmlType::F32,
+    );
     add(&mut m, "output.weight".into(), vec![n_embd, n_vocab], ty);
-    let opts = WriteOptions { overwrite: true, ..Default::default() };
+    let opts = WriteOptions {
+        overwrite: true,
+        ..Default::default()
+    };
     let layout = write_model(&m, std::path::Path::new(&args[1]), &opts).expect("write");
-    eprintln!("{}: {} layers, {} bytes", args[1], n_layer, layout.file_size);
+    eprintln!(
+        "{}: {} layers, {} bytes",
+        args[1], n_layer, layout.file_size
+    );
 }

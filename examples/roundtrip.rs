@@ -15,6 +15,15 @@ fn main() {
     }
     let input = std::path::PathBuf::from(&args[1]);
     let file = GgufFile::open(&input).unwrap_or_else(|e| panic!("{e}"));
-    let opts = WriteOptions { inputs: vec![input], overwrite: true, ..Default::default() };
-    write_model(&Model::from_gguf(&file), std::path::Path::new(&args[2]), &opts).unwrap_or_else(|e| panic!("{e}"));
+    let opts = WriteOptions {
+        inputs: vec![input],
+        overwrite: true,
+        ..Default::default()
+    };
+    write_model(
+        &Model::from_gguf(&file),
+        std::path::Path::new(&args[2]),
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }

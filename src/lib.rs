@@ -18,6 +18,7 @@ pub mod mapped;
 pub mod output;
 pub mod progress;
 pub mod quantize;
+pub mod split;
 pub mod write;
 
 pub use ggufkit_quantizers as quantizers;

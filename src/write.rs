@@ -59,6 +59,18 @@ pub fn write_model(
     target: &Path,
     opts: &WriteOptions,
 ) -> Result<Layout, WriteError> {
+    let (out, plan) = write_uncommitted(model, target, opts)?;
+    out.commit()?;
+    Ok(plan)
+}
+
+/// Writes `model` completely to a temporary file for `target`; the caller commits it (so
+/// that several outputs can appear together, or not at all).
+pub fn write_uncommitted(
+    model: &Model,
+    target: &Path,
+    opts: &WriteOptions,
+) -> Result<(AtomicOutput, Layout), WriteError> {
     let plan = layout(&model.metadata, &model.headers())?;
     let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
     let mut out = AtomicOutput::create(target, &inputs, opts.overwrite)?;
@@ -73,8 +85,7 @@ pub fn write_model(
         e => e,
     })?;
     std::io::Write::flush(&mut out).map_err(io_err)?;
-    out.commit()?;
-    Ok(plan)
+    Ok((out, plan))
 }
 
 /// Writes a planned model to any writer (the body of [`write_model`]).

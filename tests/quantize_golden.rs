@@ -223,3 +223,107 @@ fn every_golden_quantize_command_matches() {
         failures.join("\n")
     );
 }
+
+/// Writes llama-spm f32 as three shards (10 tensors each, like llama-gguf-split) into `dir`.
+fn write_shards(dir: &Path) -> PathBuf {
+    use ggufkit::ir::Model;
+    use ggufkit::split::{distribute, split_path};
+    use ggufkit::write::{write_model, WriteOptions};
+    let f = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let model = Model::from_gguf(&f);
+    let shard_of: Vec<usize> = (0..model.tensors.len()).map(|i| i / 10).collect();
+    let prefix = dir.join("spm").to_str().unwrap().to_string();
+    for (i, part) in distribute(&model, &shard_of).iter().enumerate() {
+        write_model(part, &split_path(&prefix, i, 3), &WriteOptions::default()).unwrap();
+    }
+    split_path(&prefix, 0, 3)
+}
+
+#[test]
+fn split_input_quantizes_like_the_merged_file() {
+    let dir = scratch("q-split-in");
+    let first = write_shards(&dir);
+    let out = dir.join("out.gguf");
+    let o = quantize(
+        &[
+            first.to_str().unwrap().into(),
+            out.to_str().unwrap().into(),
+            "Q4_K_M".into(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = compare(&out, &testdata("quantize/llama-spm-quant-Q4_K_M.json"));
+    assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+#[test]
+fn keep_split_writes_one_shard_per_input_shard() {
+    let dir = scratch("q-keep-split");
+    let first = write_shards(&dir);
+    let out = dir.join("q.gguf");
+    let o = quantize(
+        &[
+            "--keep-split".into(),
+            first.to_str().unwrap().into(),
+            out.to_str().unwrap().into(),
+            "Q4_0".into(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut total = 0;
+    for i in 1..=3 {
+        let p = dir.join(format!("q-{i:05}-of-00003.gguf"));
+        let f = GgufFile::open(&p).unwrap();
+        assert_eq!(f.metadata.get_u16("split.no").unwrap(), i as u16 - 1);
+        assert_eq!(f.metadata.get_u16("split.count").unwrap(), 3);
+        assert_eq!(f.metadata.get_i32("split.tensors.count").unwrap(), 21);
+        assert_eq!(
+            f.metadata.get("general.architecture").is_some(),
+            i == 1,
+            "only shard 1 has the model metadata"
+        );
+        total += f.tensors.len();
+    }
+    assert_eq!(total, 21);
+}
+
+#[test]
+fn broken_split_sets_are_refused() {
+    let dir = scratch("q-split-bad");
+    let first = write_shards(&dir);
+    let run = |first: &Path| {
+        let o = quantize(
+            &[
+                first.to_str().unwrap().into(),
+                dir.join("o.gguf").to_str().unwrap().into(),
+                "Q4_0".into(),
+            ],
+            &dir,
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!dir.join("o.gguf").exists());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // Opening a later shard.
+    let e = run(&dir.join("spm-00002-of-00003.gguf"));
+    assert!(e.contains("open the first shard"), "{e}");
+    // A missing shard.
+    std::fs::rename(dir.join("spm-00003-of-00003.gguf"), dir.join("moved.gguf")).unwrap();
+    let e = run(&first);
+    assert!(e.contains("spm-00003-of-00003.gguf"), "{e}");
+    // A shard from another set (wrong split.no).
+    std::fs::copy(
+        dir.join("spm-00002-of-00003.gguf"),
+        dir.join("spm-00003-of-00003.gguf"),
+    )
+    .unwrap();
+    let e = run(&first);
+    assert!(e.contains("expected 2 / 3"), "{e}");
+}

@@ -8,14 +8,14 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use serde_json::json;
 
-use ggufkit::gguf::GgufFile;
 use ggufkit::inspect::human_bytes;
 use ggufkit::quantize::{
     default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
     TensorTypeOverride, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
-use ggufkit::write::{write_model, WriteOptions};
+use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
+use ggufkit::write::{write_model, write_uncommitted, WriteOptions};
 
 fn type_list() -> String {
     FILE_TYPES
@@ -82,7 +82,7 @@ struct Cli {
     /// KEY=TYPE:VALUE metadata to set in the output (TYPE: int, float, bool, str; repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE")]
     override_kv: Vec<String>,
-    /// Write one output shard per input shard.
+    /// Write one output shard per input shard (<OUT>-00001-of-0000N.gguf, …).
     #[arg(long)]
     keep_split: bool,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
@@ -281,20 +281,31 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             .build_global();
     }
     let opts = build_options(&cli, &inv)?;
-    let input = GgufFile::open(&inv.input).map_err(|e| Failure::Input(e.into()))?;
-    if input.metadata.get_u32("split.count").is_ok_and(|n| n > 1) {
-        return Err(Failure::Run(anyhow!(
-            "{} is one shard of a split model; split inputs are not supported yet (merge it first with llama-gguf-split --merge)",
-            inv.input.display()
-        )));
-    }
+    let shards = open_shards(&inv.input).map_err(|e| Failure::Input(e.into()))?;
+    let (mut model, place) = merge_shards(&shards).map_err(|e| Failure::Input(e.into()))?;
+    let mut opts = opts;
     if cli.keep_split {
-        // With a single-file input llama-quantize writes one file named <out>-00001-of-00001.gguf.
-        return Err(Failure::Run(anyhow!("--keep-split is not supported yet")));
+        // llama-quantize orders by (input shard, data offset) and keeps that order.
+        let mut idx: Vec<usize> = (0..model.tensors.len()).collect();
+        idx.sort_by_key(|&i| place[i]);
+        let mut tensors: Vec<Option<ggufkit::ir::Tensor>> =
+            model.tensors.into_iter().map(Some).collect();
+        model.tensors = idx
+            .iter()
+            .map(|&i| tensors[i].take().expect("each index once"))
+            .collect();
+        opts.keep_order = true;
     }
+    let shard_of: std::collections::HashMap<String, usize> = {
+        let mut names = shards
+            .iter()
+            .enumerate()
+            .flat_map(|(s, f)| f.tensors.iter().map(move |t| (t.name.clone(), s)));
+        names.by_ref().collect()
+    };
     let t0 = Instant::now();
-    let p = plan(&ggufkit::ir::Model::from_gguf(&input), &opts)
-        .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let p =
+        plan(&model, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
     let n = p.n_elements();
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
@@ -326,6 +337,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         .output
         .clone()
         .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+    let inputs: Vec<PathBuf> = shards
+        .iter()
+        .filter_map(|s| s.bytes().path().map(PathBuf::from))
+        .collect();
     let bar = ggufkit::progress::byte_bar(
         p.out_bytes(),
         cli.quiet || cli.json,
@@ -341,19 +356,45 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         ));
     };
     let wopts = WriteOptions {
-        inputs: vec![inv.input.clone()],
+        inputs,
         overwrite: cli.force,
         progress: Some(&progress),
         ..Default::default()
     };
-    let layout = write_model(&p.model, &output, &wopts).map_err(|e| Failure::Run(e.into()))?;
+    let (outputs, file_size) = if cli.keep_split {
+        let shard_idx: Vec<usize> = p.model.tensors.iter().map(|t| shard_of[&t.name]).collect();
+        let parts = distribute(&p.model, &shard_idx);
+        let out_str = output.to_string_lossy();
+        let prefix = out_str
+            .strip_suffix(".gguf")
+            .unwrap_or(&out_str)
+            .to_string();
+        let mut pending = Vec::new();
+        let mut total = 0;
+        for (i, part) in parts.iter().enumerate() {
+            let path = split_path(&prefix, i, parts.len());
+            let (out, layout) =
+                write_uncommitted(part, &path, &wopts).map_err(|e| Failure::Run(e.into()))?;
+            total += layout.file_size;
+            pending.push((out, path));
+        }
+        let mut paths = Vec::new();
+        for (out, path) in pending {
+            out.commit().map_err(|e| Failure::Run(e.into()))?;
+            paths.push(path);
+        }
+        (paths, total)
+    } else {
+        let layout = write_model(&p.model, &output, &wopts).map_err(|e| Failure::Run(e.into()))?;
+        (vec![output.clone()], layout.file_size)
+    };
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     if cli.json {
         let report = json!({
-            "input": inv.input, "output": output, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
+            "input": inv.input, "outputs": outputs, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
             "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
-            "file_size": layout.file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
+            "file_size": file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
             "seconds": secs, "warnings": p.warnings,
         });
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
@@ -361,7 +402,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         eprintln!(
             "{} -> {}: {} ({:.2} bpw) -> {} ({:.2} bpw) as {} in {:.2}s ({}/s)",
             inv.input.display(),
-            output.display(),
+            outputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             human_bytes(p.in_bytes()),
             bpw(p.in_bytes(), n),
             human_bytes(p.out_bytes()),

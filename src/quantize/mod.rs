@@ -131,6 +131,9 @@ pub struct QuantizeOptions {
     pub kv_overrides: Vec<KvOverride>,
     /// Planning only: a missing imatrix is a warning, not an error.
     pub dry_run: bool,
+    /// Keep the input's tensor order (`--keep-split` orders by shard and offset) instead of
+    /// llama.cpp's block-then-name order.
+    pub keep_order: bool,
 }
 
 impl QuantizeOptions {
@@ -147,6 +150,7 @@ impl QuantizeOptions {
             tensor_types: Vec::new(),
             kv_overrides: Vec::new(),
             dry_run: false,
+            keep_order: false,
         }
     }
 }
@@ -287,7 +291,9 @@ fn copy_file_type(input: &Model) -> u32 {
 pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
     let facts = model_facts(&input.metadata)?;
     let mut order: Vec<&Tensor> = input.tensors.iter().collect();
-    order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
+    if !opts.keep_order {
+        order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
+    }
 
     let imatrix = opts
         .imatrix
