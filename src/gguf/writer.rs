@@ -49,6 +49,14 @@ fn push_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
+/// Nesting depth of an array (1 for an array of scalars).
+fn array_depth(a: &super::ArrayValue) -> usize {
+    match a {
+        super::ArrayValue::Array(items) => 1 + items.iter().map(array_depth).max().unwrap_or(1),
+        _ => 1,
+    }
+}
+
 /// Plans a GGUF v3 file as llama.cpp's writers lay it out.
 pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, GgufError> {
     let alignment = match metadata.get("general.alignment") {
@@ -68,6 +76,14 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
     for (k, v) in metadata.iter() {
         if k.is_empty() {
             return Err(GgufError::Invalid("empty metadata key".into()));
+        }
+        if let Value::Array(a) = v {
+            if array_depth(a) > super::MAX_ARRAY_DEPTH {
+                return Err(GgufError::Invalid(format!(
+                    "key '{k}': arrays nested more than {} levels deep",
+                    super::MAX_ARRAY_DEPTH
+                )));
+            }
         }
         push_str(&mut h, k.as_bytes());
         h.extend((v.value_type() as u32).to_le_bytes());
@@ -158,4 +174,65 @@ pub fn write_tensor_padded<W: Write>(
     let pad = (layout.alignment - data.len() as u64 % layout.alignment) % layout.alignment;
     out.write_all(&zeros[..pad as usize]).map_err(io)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::{ArrayValue, GgufFile};
+    use crate::mapped::FileBytes;
+
+    fn nested(depth: usize) -> ArrayValue {
+        (1..depth).fold(ArrayValue::U8(vec![1]), |a, _| ArrayValue::Array(vec![a]))
+    }
+
+    #[test]
+    fn writer_and_reader_agree_on_array_nesting() {
+        for depth in 1..=6 {
+            let mut md = Metadata::new();
+            md.set("general.architecture", "x");
+            md.set("nested", Value::Array(nested(depth)));
+            let planned = layout(&md, &[]);
+            assert_eq!(
+                planned.is_ok(),
+                depth <= crate::gguf::MAX_ARRAY_DEPTH,
+                "depth {depth}"
+            );
+            if let Ok(l) = planned {
+                let f = GgufFile::parse(FileBytes::from_vec(l.header.clone())).unwrap();
+                assert_eq!(f.metadata.get("nested"), Some(&Value::Array(nested(depth))));
+            }
+        }
+    }
+
+    #[test]
+    fn layout_rejects_bad_tensors() {
+        let md = Metadata::new();
+        let t = |name: &str, dims: Vec<u64>, ty| TensorHeader {
+            name: name.into(),
+            dims,
+            ty,
+        };
+        assert!(layout(&md, &[t("a", vec![33], GgmlType::Q4_0)]).is_err());
+        assert!(layout(&md, &[t(&"x".repeat(64), vec![32], GgmlType::F32)]).is_err());
+        assert!(layout(
+            &md,
+            &[
+                t("a", vec![1], GgmlType::F32),
+                t("a", vec![1], GgmlType::F32)
+            ]
+        )
+        .is_err());
+        assert!(layout(&md, &[t("a", vec![1, 1, 1, 1, 1], GgmlType::F32)]).is_err());
+        let ok = layout(
+            &md,
+            &[
+                t("a", vec![3], GgmlType::F32),
+                t("b", vec![32], GgmlType::Q8_0),
+            ],
+        )
+        .unwrap();
+        assert_eq!(ok.offsets, vec![0, 32]);
+        assert_eq!(ok.file_size, ok.data_offset() + 32 + 64);
+    }
 }
