@@ -36,18 +36,21 @@ impl Imatrix {
             problem,
         };
         let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+        Self::parse(bytes).map_err(err)
+    }
+
+    /// Parses imatrix bytes: a GGUF imatrix, or else a legacy `.dat`.
+    pub fn parse(bytes: Vec<u8>) -> Result<Imatrix, String> {
         let im = if bytes.starts_with(b"GGUF") {
             let f = GgufFile::parse(crate::mapped::FileBytes::from_vec(bytes))
-                .map_err(|e| err(e.to_string()))?;
-            Self::from_gguf(&f).map_err(err)?
+                .map_err(|e| e.to_string())?;
+            Self::from_gguf(&f)?
         } else {
-            Self::from_dat(&bytes).map_err(err)?
+            Self::from_dat(&bytes)?
         };
         for (name, v) in &im.entries {
             if let Some(x) = v.iter().find(|x| !x.is_finite()) {
-                return Err(err(format!(
-                    "entry '{name}' contains the non-finite value {x}"
-                )));
+                return Err(format!("entry '{name}' contains the non-finite value {x}"));
             }
         }
         Ok(im)
