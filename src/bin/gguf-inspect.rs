@@ -7,7 +7,10 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use ggufkit::gguf::GgufFile;
-use ggufkit::inspect::{diff_files, dump_json, dump_text, verify_file};
+use ggufkit::inspect::{
+    compare_with_source, diff_files, dump_json, dump_text, verify_file, Thresholds,
+};
+use ggufkit::ir::Model;
 use ggufkit::manifest::{manifest, to_pretty};
 
 /// Look inside GGUF files: dump their contents, compare two files, check one, or print the
@@ -70,6 +73,22 @@ enum Cmd {
     Verify {
         /// The GGUF file.
         file: PathBuf,
+        /// Also compare every tensor with its source (a GGUF file): RMSE, max abs error and
+        /// cosine similarity of the dequantized values, worst tensors listed.
+        #[arg(long, value_name = "SRC")]
+        against: Option<PathBuf>,
+        /// With --against: fail when a tensor's RMSE exceeds this.
+        #[arg(long, requires = "against")]
+        max_rmse: Option<f64>,
+        /// With --against: fail when any element's absolute error exceeds this.
+        #[arg(long, requires = "against")]
+        max_abs: Option<f64>,
+        /// With --against: fail when a tensor's cosine similarity is below this.
+        #[arg(long, requires = "against")]
+        min_cosine: Option<f64>,
+        /// With --against: how many of the worst tensors to list.
+        #[arg(long, default_value_t = 5)]
+        worst: usize,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -116,7 +135,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Cmd::Verify { file, json } => {
+        Cmd::Verify {
+            file,
+            against,
+            max_rmse,
+            max_abs,
+            min_cosine,
+            worst,
+            json,
+        } => {
             let parsed = GgufFile::open(&file);
             let report = match &parsed {
                 Ok(f) => verify_file(f),
@@ -125,9 +152,49 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ..Default::default()
                 },
             };
+            let thresholds = Thresholds {
+                max_rmse,
+                max_abs,
+                min_cosine,
+            };
+            let comparison = match (&parsed, &against) {
+                (Ok(f), Some(src)) => {
+                    let source = GgufFile::open(src)
+                        .with_context(|| format!("cannot read {}", src.display()))?;
+                    Some(compare_with_source(f, &Model::from_gguf(&source)))
+                }
+                _ => None,
+            };
+            let compare_ok = comparison
+                .as_ref()
+                .is_none_or(|c| c.problems.is_empty() && c.violations(&thresholds).is_empty());
             if json {
-                println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+                let mut j = report.to_json();
+                if let Some(c) = &comparison {
+                    j["against"] = c.to_json(&thresholds);
+                    j["ok"] = serde_json::json!(report.ok() && compare_ok);
+                }
+                println!("{}", serde_json::to_string_pretty(&j)?);
             } else {
+                if let Some(c) = &comparison {
+                    for p in &c.problems {
+                        println!("error: {p}");
+                    }
+                    for v in c.violations(&thresholds) {
+                        println!("error: {v}");
+                    }
+                    println!("worst tensors against the source:");
+                    for e in c.worst(worst) {
+                        println!(
+                            "  {:<40} {:<8} rmse {:.4e}  max abs {:.4e}  cosine {:.6}",
+                            e.name,
+                            e.ty.name(),
+                            e.rmse,
+                            e.max_abs,
+                            e.cosine
+                        );
+                    }
+                }
                 for e in &report.errors {
                     println!("error: {e}");
                 }
@@ -140,11 +207,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!(
                     "{}: {} ({} tensors scanned)",
                     file.display(),
-                    if report.ok() { "OK" } else { "FAILED" },
+                    if report.ok() && compare_ok {
+                        "OK"
+                    } else {
+                        "FAILED"
+                    },
                     report.scanned
                 );
             }
-            Ok(if report.ok() {
+            Ok(if report.ok() && compare_ok {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

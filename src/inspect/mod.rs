@@ -1,9 +1,11 @@
 //! `gguf-inspect`: dump, manifest, diff and verify GGUF files.
 
+mod compare;
 mod diff;
 mod dump;
 mod verify;
 
+pub use compare::{compare_with_source, CompareReport, TensorError, Thresholds};
 pub use diff::{diff_files, FileDiff, TensorDiff};
 pub use dump::{dump_json, dump_text, format_value_short};
 pub use verify::{verify_file, VerifyReport};
