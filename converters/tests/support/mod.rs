@@ -192,3 +192,37 @@ pub fn check_fixture(fixture: &Path, expected: &Path, tag: &str) -> Vec<String> 
     let _ = std::fs::remove_dir_all(&scratch);
     problems
 }
+
+/// A safetensors file: `(name, dtype, shape, data)` in order, data concatenated.
+pub fn safetensors(tensors: &[(&str, &str, &[u64], Vec<u8>)]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, dtype, shape, bytes) in tensors {
+        let begin = data.len();
+        data.extend_from_slice(bytes);
+        header.insert(
+            name.to_string(),
+            serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [begin, data.len()]}),
+        );
+    }
+    let h = serde_json::to_vec(&Json::Object(header)).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Little-endian f32 bytes.
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A scratch model directory with `config.json` and the given files.
+pub fn model_dir(tag: &str, config: &str, files: &[(&str, Vec<u8>)]) -> PathBuf {
+    let d = scratch(tag);
+    std::fs::write(d.join("config.json"), config).unwrap();
+    for (name, bytes) in files {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+    d
+}
