@@ -4,7 +4,10 @@
 //! the MoE classes stack per-expert `down/gate/up_proj` (in that order) into
 //! `ffn_*_exps`, accept already fused 3-D expert tensors, and add the expert FFN sizes.
 
-use super::{keep, no_extra, Arch, Experts, Rules, LLAMA_LIKE};
+use serde_json::Value as Json;
+
+use super::{keep, no_extra, Arch, Experts, Extra, Rules, LLAMA_LIKE};
+use crate::hf::config::Hparams;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -33,7 +36,7 @@ pub const QWEN3: Arch = Arch {
     filter: keep,
     rules: NO_RULES,
     params: dense_params,
-    extra: no_extra,
+    extra: refuse_reranker,
 };
 
 /// `Qwen2MoeForCausalLM` (arch `qwen2moe`).
@@ -138,4 +141,42 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
         "expert_shared_feed_forward_length",
         &["shared_expert_intermediate_size"],
     )
+}
+
+/// Qwen3 rerankers need a classifier head built from the LM head's "yes"/"no" rows and a
+/// rerank chat template (which needs the tokenizer); refuse them rather than write a plain
+/// Qwen3 model.
+fn refuse_reranker(hp: &Hparams) -> Result<Extra, ConvertError> {
+    let dir = hp.path.parent().unwrap_or(std::path::Path::new("."));
+    let readme = std::fs::read_to_string(dir.join("README.md"))
+        .unwrap_or_default()
+        .to_lowercase();
+    let hints = [
+        crate::hf::metadata::dir_name(dir),
+        hp.get("_name_or_path")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        hp.get("model_type")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        hp.raw["architectures"][0]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    ];
+    let is_reranker = readme.contains("# qwen3-reranker")
+        || readme.contains("# qwen3-vl-reranker")
+        || hints.iter().any(|h| {
+            let h = h.to_lowercase();
+            h.contains("qwen3-reranker") || h.contains("qwen3-vl-reranker")
+        })
+        || hints[3].to_lowercase().contains("sequenceclassification");
+    if is_reranker {
+        return Err(ConvertError::Unsupported(
+            "Qwen3 reranker models are not supported yet".into(),
+        ));
+    }
+    Ok(Extra::default())
 }
