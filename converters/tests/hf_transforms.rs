@@ -232,3 +232,49 @@ fn llama3_rope_generates_rope_freqs_first() {
     assert!(md.get("llama.rope.scaling.type").is_none());
     assert_eq!(md.get_u32("llama.attention.key_length").unwrap(), 16);
 }
+
+#[test]
+fn model_card_front_matter_feeds_general_metadata() {
+    let d = support::scratch("card").join("qwen2");
+    std::fs::create_dir_all(&d).unwrap();
+    for e in std::fs::read_dir(support::testdata("hf/qwen2"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::copy(e.path(), d.join(e.file_name())).unwrap();
+    }
+    std::fs::write(
+        d.join("README.md"),
+        "---\nlicense: apache-2.0\nlanguage:\n- en\nbase_model: Qwen/Qwen2.5-0.5B\ntags:\n- chat\n\
+         pipeline_tag: text-generation\n---\n# Qwen2\n",
+    )
+    .unwrap();
+    let c = convert(&d, OutType::Bf16);
+    let keys: Vec<(String, String)> = c
+        .model
+        .metadata
+        .iter()
+        .filter(|(k, _)| k.starts_with("general."))
+        .map(|(k, v)| (k.to_string(), format!("{v:?}")))
+        .collect();
+    let want = [
+        ("general.architecture", "\"qwen2\""),
+        ("general.type", "\"model\""),
+        ("general.name", "\"Qwen2\""),
+        ("general.size_label", "\"140K\""),
+        ("general.license", "\"apache-2.0\""),
+        ("general.base_model.count", "1"),
+        ("general.base_model.0.name", "\"Qwen2.5 0.5B\""),
+        ("general.base_model.0.organization", "\"Qwen\""),
+        (
+            "general.base_model.0.repo_url",
+            "\"https://huggingface.co/Qwen/Qwen2.5-0.5B\"",
+        ),
+        ("general.tags", "[\"chat\", \"text-generation\"]"),
+        ("general.languages", "[\"en\"]"),
+    ];
+    for ((k, v), (wk, wv)) in keys.iter().zip(want) {
+        assert_eq!(k, wk);
+        assert!(v.contains(wv.trim_matches('"')), "{k}: {v} vs {wv}");
+    }
+}

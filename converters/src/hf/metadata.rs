@@ -1,11 +1,13 @@
 //! `general.*` authorship and sampling metadata and the default output file name
 //! (gguf-py `metadata.py` and `utility.py`).
 //!
-//! Sources, earliest winning for the heuristics: config.json `_name_or_path` (when it has
+//! Sources, earliest winning for the heuristics: the README's model card, config.json
+//! `_name_or_path` (when it has
 //! at most one `/`), then the model directory's name, each parsed by
 //! [`model_id_components`]; generation_config.json sampling keys; the `--metadata`
 //! override file (keyed by GGUF key); `--model-name`; finally the directory name as the
-//! name and a size label computed from the tensors. README front matter is not read.
+//! name and a size label computed from the tensors. README front matter comes first of the
+//! heuristics ([`super::model_card`]).
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -39,8 +41,10 @@ pub struct ModelMeta {
     pub quantized_by: Option<String>,
     /// `general.size_label`.
     pub size_label: Option<String>,
-    /// Further string keys from the override file, in gguf-py's write order.
-    pub extra: Vec<(&'static str, String)>,
+    /// `general.license` (a list is joined with `,`).
+    pub license: Option<String>,
+    /// `general.license.name` … `general.source.repo_url`, in write order.
+    pub extra: Vec<(&'static str, Option<String>)>,
     /// `general.base_models` / `general.datasets` entries (string fields).
     pub base_models: Option<Vec<Map<String, Json>>>,
     /// Datasets.
@@ -71,7 +75,7 @@ const SAMPLING: &[(&[&str], &str, bool)] = &[
     (&["mirostat_eta"], "mirostat_eta", false),
 ];
 
-/// Override-file string keys written after `general.size_label`, in write order.
+/// String keys written after `general.license`, in write order.
 const EXTRA_STRINGS: &[&str] = &[
     "general.license.name",
     "general.license.link",
@@ -357,6 +361,160 @@ impl ModelMeta {
     }
 }
 
+/// A model-card value as the string gguf-py would write.
+fn card_str(v: &Json) -> Option<String> {
+    match v {
+        Json::Null => None,
+        Json::String(s) => Some(s.clone()),
+        Json::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
+        v => Some(v.to_string()),
+    }
+}
+
+impl ModelMeta {
+    /// The model-card heuristics of `apply_metadata_heuristic`.
+    fn apply_card(&mut self, card: &Map<String, Json>, total_params: i64) {
+        if card.is_empty() {
+            return;
+        }
+        let get = |k: &str| card.get(k).and_then(card_str);
+        for (field, keys) in [
+            ("name", ["name", "model_name", "model_name"]),
+            ("author", ["author", "model_author", "model_creator"]),
+            ("version", ["version", "model_version", ""]),
+            ("organization", ["organization", "model_organization", ""]),
+            ("description", ["description", "model_description", ""]),
+            ("finetune", ["finetune", "model_finetune", ""]),
+            ("basename", ["basename", "model_basename", "model_type"]),
+            ("size_label", ["size_label", "model_size_label", ""]),
+            ("general.source.url", ["url", "model_url", ""]),
+            ("general.source.doi", ["doi", "model_doi", ""]),
+            ("general.source.uuid", ["uuid", "model_uuid", ""]),
+            (
+                "general.source.repo_url",
+                ["repo_url", "model_repo_url", ""],
+            ),
+        ] {
+            for k in keys.iter().filter(|k| !k.is_empty()) {
+                let slot = match field {
+                    "name" => &mut self.name,
+                    "author" => &mut self.author,
+                    "version" => &mut self.version,
+                    "organization" => &mut self.organization,
+                    "description" => &mut self.description,
+                    "finetune" => &mut self.finetune,
+                    "basename" => &mut self.basename,
+                    "size_label" => &mut self.size_label,
+                    key => match self.extra.iter_mut().find(|(k2, _)| *k2 == key) {
+                        Some((_, slot)) => slot,
+                        None => continue,
+                    },
+                };
+                fill(slot, get(k));
+            }
+        }
+        let list = |keys: &[&str]| {
+            keys.iter().find_map(|k| card.get(*k)).map(|v| match v {
+                Json::Array(a) => a.clone(),
+                Json::Null => Vec::new(),
+                v => vec![v.clone()],
+            })
+        };
+        if let Some(entries) = list(&["base_model", "base_models", "base_model_sources"]) {
+            let v = self.base_models.get_or_insert_with(Vec::new);
+            v.extend(entries.iter().filter_map(|e| source_entry(e, total_params)));
+        }
+        if let Some(entries) = list(&["datasets", "dataset", "dataset_sources"]) {
+            let v = self.datasets.get_or_insert_with(Vec::new);
+            v.extend(entries.iter().filter_map(|e| source_entry(e, total_params)));
+        }
+        if self.license.is_none() {
+            self.license = match card.get("license") {
+                Some(Json::Array(a)) => {
+                    Some(a.iter().filter_map(card_str).collect::<Vec<_>>().join(","))
+                }
+                Some(v) => card_str(v),
+                None => None,
+            };
+        }
+        for (field, key) in [
+            ("general.license.name", "license_name"),
+            ("general.license.link", "license_link"),
+        ] {
+            if let Some((_, slot)) = self.extra.iter_mut().find(|(k, _)| *k == field) {
+                fill(slot, get(key));
+            }
+        }
+        for (slot, keys) in [
+            (&mut self.tags, ["tags", "pipeline_tag"]),
+            (&mut self.languages, ["languages", "language"]),
+        ] {
+            for k in keys {
+                match card.get(k) {
+                    None | Some(Json::Null) => {}
+                    Some(Json::Array(a)) => slot
+                        .get_or_insert_with(Vec::new)
+                        .extend(a.iter().filter_map(card_str)),
+                    Some(v) => slot.get_or_insert_with(Vec::new).extend(card_str(v)),
+                }
+            }
+        }
+    }
+}
+
+/// One `base_model` / `datasets` entry of a model card: an HF id, a URL, or a dict.
+fn source_entry(e: &Json, total_params: i64) -> Option<Map<String, Json>> {
+    let mut out = Map::new();
+    match e {
+        Json::Object(m) => return Some(m.clone()),
+        Json::String(id) => {
+            let url = ["http://", "https://", "ssh://"]
+                .iter()
+                .any(|p| id.starts_with(p));
+            if url {
+                out.insert("repo_url".into(), Json::from(id.as_str()));
+                let hf = id
+                    .strip_prefix("https://huggingface.co/")
+                    .or_else(|| id.strip_prefix("http://huggingface.co/"))
+                    .filter(|r| {
+                        r.matches('/').count() == 1 && !r.ends_with('/') && !r.starts_with('/')
+                    });
+                if let Some(rest) = hf {
+                    let c = model_id_components(rest, total_params);
+                    if let Some(n) = &c.full_name {
+                        out.insert("name".into(), Json::from(id_to_title(n)));
+                    }
+                    if let Some(o) = &c.org {
+                        out.insert("organization".into(), Json::from(id_to_title(o)));
+                    }
+                    if let Some(v) = c.version {
+                        out.insert("version".into(), Json::from(v));
+                    }
+                }
+            } else {
+                let c = model_id_components(id, total_params);
+                if let Some(n) = &c.full_name {
+                    out.insert("name".into(), Json::from(id_to_title(n)));
+                }
+                if let Some(o) = &c.org {
+                    out.insert("organization".into(), Json::from(id_to_title(o)));
+                }
+                if let Some(v) = c.version {
+                    out.insert("version".into(), Json::from(v));
+                }
+                if let (Some(o), Some(n)) = (&c.org, &c.full_name) {
+                    out.insert(
+                        "repo_url".into(),
+                        Json::from(format!("https://huggingface.co/{o}/{n}")),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+    Some(out)
+}
+
 fn read_json_opt(path: &Path) -> Option<Json> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
@@ -370,7 +528,13 @@ pub fn load(
     model_name: Option<&str>,
     total_params: i64,
 ) -> Result<ModelMeta, ConvertError> {
-    let mut m = ModelMeta::default();
+    let mut m = ModelMeta {
+        extra: EXTRA_STRINGS.iter().map(|k| (*k, None)).collect(),
+        ..ModelMeta::default()
+    };
+    if let Ok(text) = std::fs::read_to_string(dir.join("README.md")) {
+        m.apply_card(&super::model_card::front_matter(&text), total_params);
+    }
     if let Some(id) = raw_config.get("_name_or_path").and_then(Json::as_str) {
         if id.matches('/').count() <= 1 {
             m.apply_id(id, total_params);
@@ -438,9 +602,9 @@ pub fn load(
             *slot = Some(v);
         }
     }
-    for key in EXTRA_STRINGS {
+    for (key, slot) in m.extra.iter_mut() {
         if let Some(v) = ostr(key)? {
-            m.extra.push((key, v));
+            *slot = Some(v);
         }
     }
     let olist = |key: &str| -> Result<Option<Vec<Map<String, Json>>>, ConvertError> {
@@ -455,8 +619,12 @@ pub fn load(
             Some(_) => Err(bad(key, "a list of objects")),
         }
     };
-    m.base_models = olist("general.base_models")?;
-    m.datasets = olist("general.datasets")?;
+    if let Some(v) = olist("general.base_models")? {
+        m.base_models = Some(v);
+    }
+    if let Some(v) = olist("general.datasets")? {
+        m.datasets = Some(v);
+    }
     let ostrs = |key: &str| -> Result<Option<Vec<String>>, ConvertError> {
         match ovr.get(key) {
             None => Ok(None),
@@ -469,8 +637,12 @@ pub fn load(
             Some(_) => Err(bad(key, "a list of strings")),
         }
     };
-    m.tags = ostrs("general.tags")?;
-    m.languages = ostrs("general.languages")?;
+    if let Some(v) = ostrs("general.tags")? {
+        m.tags = Some(v);
+    }
+    if let Some(v) = ostrs("general.languages")? {
+        m.languages = Some(v);
+    }
     if let Some(n) = model_name {
         m.name = Some(n.to_string());
     }
@@ -524,8 +696,13 @@ pub fn write(m: &ModelMeta, kv: &mut Kv) {
             set_str(kv, key, v);
         }
     }
+    if let Some(l) = &m.license {
+        set_str(kv, "general.license", l);
+    }
     for (key, v) in &m.extra {
-        set_str(kv, key, v);
+        if let Some(v) = v {
+            set_str(kv, key, v);
+        }
     }
     for (list, prefix) in [
         (&m.base_models, "general.base_model"),

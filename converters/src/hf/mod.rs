@@ -24,6 +24,7 @@ mod arch;
 pub mod config;
 mod expr;
 pub mod metadata;
+mod model_card;
 mod names;
 mod outtype;
 mod params;
