@@ -1,8 +1,241 @@
 //! HuggingFace model directories → model IR, as llama.cpp's `convert_hf_to_gguf.py` does.
 //!
-//! To be written (issue: gguf-convert). Public boundary:
 //! [`read_hf_dir`] returns the IR with every tensor already in its output type for the
 //! plain outtypes (f32, f16, bf16, q8_0, tq1_0, tq2_0); quantized outtypes are applied by
-//! the caller with `ggufkit::quantize::plan` on the f32 IR.
+//! the caller with `ggufkit::quantize::plan` on the f32 IR. Nothing is read whole: tensors
+//! that need no conversion point at byte ranges of the mapped safetensors files, the others
+//! are lazy transforms computed when the writer asks for them.
+//!
+//! Modules: [`config`] (config.json and transformers defaults), [`safetensors`] (shards and
+//! headers), `arch` (one description per architecture), `tensors` (filtering, transforms,
+//! types), `expr` (the lazy transforms), `params` (hparam KVs), [`metadata`] (`general.*`
+//! and the file name), `outtype`, `names`, and [`tokenizer`] (vocabulary KVs).
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use ggufkit::gguf::{Metadata, Value};
+use ggufkit::ir::{Model, Tensor, TensorData};
+use ggufkit::quantizers::GgmlType;
+
+use crate::ConvertError;
+
+mod arch;
+pub mod config;
+mod expr;
+pub mod metadata;
+mod model_card;
+mod names;
+mod outtype;
+mod params;
+pub mod safetensors;
+mod tensors;
 pub mod tokenizer;
+
+pub use outtype::OutType;
+
+/// Options of [`read_hf_dir`] (the converter's command-line switches).
+#[derive(Debug, Clone)]
+pub struct HfOptions {
+    /// `--outtype` (default `auto`).
+    pub outtype: OutType,
+    /// `--vocab-only`: metadata and vocabulary, no tensors.
+    pub vocab_only: bool,
+    /// `--metadata`: a JSON file of `general.*` overrides.
+    pub metadata_override: Option<PathBuf>,
+    /// `--model-name`.
+    pub model_name: Option<String>,
+    /// Convert even when the tokenizer cannot be converted: the `tokenizer.*` keys are then
+    /// missing and [`HfConversion::vocab_error`] says why (diagnostics, `--dry-run`, tests).
+    pub allow_missing_vocab: bool,
+}
+
+impl Default for HfOptions {
+    fn default() -> Self {
+        HfOptions {
+            outtype: OutType::Auto,
+            vocab_only: false,
+            metadata_override: None,
+            model_name: None,
+            allow_missing_vocab: false,
+        }
+    }
+}
+
+/// A converted model, ready for the writer.
+pub struct HfConversion {
+    /// The IR: metadata in llama.cpp's order, tensors in their output types.
+    pub model: Model,
+    /// `general.file_type`.
+    pub file_type: u32,
+    /// The resolved outtype (`auto` resolved).
+    pub outtype: OutType,
+    /// llama.cpp's default output name (`Llama-3.2-1B-Instruct-F16.gguf`).
+    pub default_file_name: String,
+    /// Per output tensor, its HF source tensor name(s), comma-separated (for `--dry-run`;
+    /// the IR tensor's data describes the transform).
+    pub sources: Vec<String>,
+    /// The HF architecture.
+    pub hf_arch: String,
+    /// Why the tokenizer keys are missing, when [`HfOptions::allow_missing_vocab`] let the
+    /// conversion go on without them.
+    pub vocab_error: Option<String>,
+}
+
+/// The supported HF architecture names (for error messages).
+pub fn supported_architectures() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut v: Vec<&'static str> = arch::ALL
+            .iter()
+            .flat_map(|a| a.hf_names.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v
+    })
+}
+
+/// Converts the HF model in `dir`.
+pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
+    let hp = config::load(dir)?;
+    let arch = arch::lookup(&hp.arch).ok_or_else(|| {
+        ConvertError::Unsupported(format!(
+            "model architecture {:?} is not supported; supported architectures: {}",
+            hp.arch,
+            supported_architectures().join(", ")
+        ))
+    })?;
+    let shards = safetensors::index_dir(dir)?;
+    let entries = tensors::collect(arch, shards.tensors);
+    let outtype = match opts.outtype {
+        OutType::Auto => {
+            outtype::resolve_auto(entries.iter().map(|e| (e.expr.shape().len(), e.dtype)))
+        }
+        t => t,
+    };
+    let file_type = outtype.file_type();
+    let entries = tensors::dequantize(&hp, dir, entries)?;
+
+    let (planned, early_kvs) = if opts.vocab_only {
+        (Vec::new(), Vec::new())
+    } else {
+        let extra = (arch.extra)(&hp)?;
+        let planned = tensors::plan(arch, &hp, dir, outtype, extra.tensors, entries)?;
+        (planned, extra.early_kvs)
+    };
+
+    let mut md = Metadata::new();
+    md.set("general.architecture", arch.gguf);
+    for (k, v) in early_kvs {
+        md.set(k, v);
+    }
+    md.set("general.type", "model");
+    let count = metadata::count_params(planned.iter().map(|p| (p.name.as_str(), p.expr.shape())));
+    let mut meta = metadata::load(
+        dir,
+        &hp.raw,
+        opts.metadata_override.as_deref(),
+        opts.model_name.as_deref(),
+        count.total as i64,
+    )?;
+    if meta.name.is_none() {
+        meta.name = Some(metadata::dir_name(dir));
+    }
+    if meta.size_label.is_none() && count.total > 0 {
+        meta.size_label = Some(metadata::size_label(&count));
+    }
+    metadata::write(&meta, &mut md);
+    (arch.params)(&mut params::Params {
+        hp: &hp,
+        arch: arch.gguf,
+        dir,
+        file_type,
+        md: &mut md,
+    })?;
+    md.set("general.quantization_version", Value::U32(2));
+
+    let default_file_name = if opts.vocab_only {
+        metadata::file_name(&meta, None, None, Some("vocab"))
+    } else {
+        metadata::file_name(
+            &meta,
+            meta.size_label.as_deref(),
+            Some(outtype.label()),
+            None,
+        )
+    } + ".gguf";
+
+    let hparams = hp.to_json();
+    let req = tokenizer::VocabRequest {
+        dir,
+        kind: arch.vocab,
+        arch: arch.gguf,
+        hparams: &hparams,
+    };
+    let vocab_error = match tokenizer::vocab_metadata(&req) {
+        Ok(kvs) => {
+            for (k, v) in kvs {
+                md.set(k, v);
+            }
+            None
+        }
+        Err(e) if opts.allow_missing_vocab => Some(e.to_string()),
+        Err(e) => return Err(e),
+    };
+
+    let mut sources = Vec::with_capacity(planned.len());
+    let mut tensors = Vec::with_capacity(planned.len());
+    for p in planned {
+        let mut names = Vec::new();
+        p.expr.sources(&mut names);
+        sources.push(names.join(", "));
+        tensors.push(to_ir(p));
+    }
+    Ok(HfConversion {
+        model: Model {
+            metadata: md,
+            tensors,
+        },
+        file_type,
+        outtype,
+        default_file_name,
+        sources,
+        hf_arch: hp.arch.clone(),
+        vocab_error,
+    })
+}
+
+/// A planned tensor as an IR tensor: a mapped byte range when the source already has the
+/// output type and needs no transform, a lazy transform otherwise.
+fn to_ir(p: tensors::Planned) -> Tensor {
+    let dims: Vec<u64> = if p.expr.shape().is_empty() {
+        vec![1]
+    } else {
+        p.expr.shape().iter().rev().copied().collect()
+    };
+    let direct = p.expr.as_read().filter(|t| {
+        matches!(
+            (t.dtype, p.ty),
+            (safetensors::StDtype::F32, GgmlType::F32)
+                | (safetensors::StDtype::F16, GgmlType::F16)
+                | (safetensors::StDtype::Bf16, GgmlType::BF16)
+        )
+    });
+    let data = match direct {
+        Some(t) => TensorData::Mapped {
+            file: t.file.clone(),
+            offset: t.offset,
+            len: t.len,
+        },
+        None => TensorData::Derived(Arc::new(expr::Materialize {
+            expr: p.expr,
+            out: p.ty,
+        })),
+    };
+    Tensor {
+        name: p.name,
+        dims,
+        ty: p.ty,
+        data,
+    }
+}

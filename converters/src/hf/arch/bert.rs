@@ -1,0 +1,131 @@
+//! `BertModel` and the sentence-transformers layout (arch `bert`, `conversion/bert.py`).
+//!
+//! The `bert.` prefix is stripped, `.gamma`/`.beta` renamed, position ids and the pooler
+//! dropped; the hparams are the generic block plus `causal = false`, the pooling type from
+//! `modules.json` and classifier labels for real (non-dummy) `id2label` maps.
+
+use serde_json::Value as Json;
+
+use super::{no_extra, Arch, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The BERT class.
+pub const BERT: Arch = Arch {
+    hf_names: &[
+        "BertModel",
+        "BertForMaskedLM",
+        "CamembertModel",
+        "BertForSequenceClassification",
+    ],
+    gguf: "bert",
+    vocab: VocabKind::Bert,
+    tensors: &[TENSORS],
+    filter,
+    rules: Rules {
+        headless_arch: None,
+        permute_qk: false,
+        norm_shift: false,
+        slice_embeddings: false,
+        transpose: &[],
+        fused_experts: false,
+        experts: None,
+        rename: Some(rename),
+    },
+    params,
+    extra: no_extra,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("embeddings.word_embeddings", "token_embd"),
+    ("embeddings.position_embeddings", "position_embd"),
+    ("embeddings.token_type_embeddings", "token_types"),
+    ("embeddings.LayerNorm", "token_embd_norm"),
+    (
+        "encoder.layer.{bid}.attention.self.query",
+        "blk.{bid}.attn_q",
+    ),
+    ("encoder.layer.{bid}.attention.self.key", "blk.{bid}.attn_k"),
+    (
+        "encoder.layer.{bid}.attention.self.value",
+        "blk.{bid}.attn_v",
+    ),
+    (
+        "encoder.layer.{bid}.attention.output.dense",
+        "blk.{bid}.attn_output",
+    ),
+    (
+        "encoder.layer.{bid}.attention.output.LayerNorm",
+        "blk.{bid}.attn_output_norm",
+    ),
+    ("encoder.layer.{bid}.intermediate.dense", "blk.{bid}.ffn_up"),
+    ("encoder.layer.{bid}.output.dense", "blk.{bid}.ffn_down"),
+    (
+        "encoder.layer.{bid}.output.LayerNorm",
+        "blk.{bid}.layer_output_norm",
+    ),
+    ("classifier", "cls"),
+    ("classifier.dense", "cls"),
+    ("classifier.out_proj", "cls.output"),
+];
+
+fn filter(name: &str) -> Option<String> {
+    let mut n = name.strip_prefix("bert.").unwrap_or(name).to_string();
+    if let Some(b) = n.strip_suffix(".gamma") {
+        n = format!("{b}.weight");
+    }
+    if let Some(b) = n.strip_suffix(".beta") {
+        n = format!("{b}.bias");
+    }
+    let dropped = matches!(
+        n.as_str(),
+        "embeddings.position_ids" | "pooler.dense.weight" | "pooler.dense.bias"
+    ) || n.starts_with("cls.predictions")
+        || n.starts_with("cls.seq_relationship");
+    (!dropped).then_some(n)
+}
+
+/// The classifier labels, ordered by id, unless `id2label` is transformers' dummy pair.
+fn labels(hp: &Hparams) -> Option<Vec<String>> {
+    let Some(Json::Object(m)) = hp.get("id2label") else {
+        return None;
+    };
+    if m.is_empty() || (m.len() == 2 && m.get("0").and_then(Json::as_str) == Some("LABEL_0")) {
+        return None;
+    }
+    let mut items: Vec<(i64, String)> = m
+        .iter()
+        .map(|(k, v)| {
+            let label = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            (k.parse().unwrap_or(i64::MAX), label)
+        })
+        .collect();
+    items.sort();
+    Some(items.into_iter().map(|(_, v)| v).collect())
+}
+
+fn rename(hp: &Hparams, name: &str) -> String {
+    if labels(hp).is_some() {
+        match name {
+            "classifier.weight" => return "classifier.out_proj.weight".into(),
+            "classifier.bias" => return "classifier.out_proj.bias".into(),
+            _ => {}
+        }
+    }
+    name.to_string()
+}
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    p.bool("attention.causal", false);
+    p.pooling()?;
+    if let Some(l) = labels(p.hp) {
+        p.strings("classifier.output_labels", l);
+    }
+    Ok(())
+}

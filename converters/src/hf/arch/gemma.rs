@@ -1,0 +1,169 @@
+//! Gemma, Gemma 2 and Gemma 3 (`conversion/gemma.py`).
+//!
+//! Every tensor whose HF name ends with `norm.weight` gets +1 (Gemma's RMSNorm multiplies
+//! by `1 + w`). Gemma 1/2 drop `lm_head.weight` and write their own hparam list; Gemma 3
+//! writes the generic block and then overwrites (in place) or appends its own values, and
+//! cuts `embed_tokens` to the real vocabulary.
+
+use serde_json::Value as Json;
+
+use super::{no_extra, Arch, Rules, LLAMA_LIKE};
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// `GemmaForCausalLM` (arch `gemma`).
+pub const GEMMA: Arch = Arch {
+    hf_names: &["GemmaForCausalLM"],
+    gguf: "gemma",
+    vocab: VocabKind::Gemma,
+    tensors: &[LLAMA_LIKE],
+    filter: drop_lm_head,
+    rules: Rules {
+        norm_shift: true,
+        ..NO_RULES
+    },
+    params: gemma_params,
+    extra: no_extra,
+};
+
+/// `Gemma2ForCausalLM` (arch `gemma2`).
+pub const GEMMA2: Arch = Arch {
+    hf_names: &["Gemma2ForCausalLM"],
+    gguf: "gemma2",
+    vocab: VocabKind::Gemma,
+    tensors: &[LLAMA_LIKE, GEMMA2_NORMS],
+    filter: drop_lm_head,
+    rules: Rules {
+        norm_shift: true,
+        ..NO_RULES
+    },
+    params: gemma2_params,
+    extra: no_extra,
+};
+
+/// `Gemma3ForCausalLM` and the text part of `Gemma3ForConditionalGeneration` (arch `gemma3`).
+pub const GEMMA3: Arch = Arch {
+    hf_names: &["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"],
+    gguf: "gemma3",
+    vocab: VocabKind::Gemma,
+    tensors: &[LLAMA_LIKE, GEMMA2_NORMS, GEMMA3_QK_NORM],
+    filter: super::keep,
+    rules: Rules {
+        norm_shift: true,
+        slice_embeddings: true,
+        ..NO_RULES
+    },
+    params: gemma3_params,
+    extra: no_extra,
+};
+
+const NO_RULES: Rules = Rules {
+    headless_arch: None,
+    permute_qk: false,
+    norm_shift: false,
+    slice_embeddings: false,
+    transpose: &[],
+    fused_experts: false,
+    experts: None,
+    rename: None,
+};
+
+const GEMMA2_NORMS: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.post_attention_layernorm",
+        "blk.{bid}.post_attention_norm",
+    ),
+    (
+        "model.layers.{bid}.pre_feedforward_layernorm",
+        "blk.{bid}.ffn_norm",
+    ),
+    (
+        "model.layers.{bid}.post_feedforward_layernorm",
+        "blk.{bid}.post_ffw_norm",
+    ),
+];
+
+const GEMMA3_QK_NORM: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.self_attn.q_norm",
+        "blk.{bid}.attn_q_norm",
+    ),
+    (
+        "model.layers.{bid}.self_attn.k_norm",
+        "blk.{bid}.attn_k_norm",
+    ),
+];
+
+fn drop_lm_head(name: &str) -> Option<String> {
+    (name != "lm_head.weight").then(|| name.to_string())
+}
+
+/// The explicit list Gemma 1 and 2 write instead of the generic block.
+fn gemma_common(p: &mut Params) -> Result<(), ConvertError> {
+    p.req_u32("context_length", &["max_position_embeddings"])?;
+    p.req_u32("embedding_length", &["hidden_size"])?;
+    let n = p.block_count()?;
+    p.u32("block_count", n)?;
+    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.req_u32(
+        "attention.head_count_kv",
+        &["num_key_value_heads", "num_attention_heads"],
+    )?;
+    let eps = p.hp.req_f64(&["rms_norm_eps"])?;
+    p.f32("attention.layer_norm_rms_epsilon", eps);
+    p.req_u32("attention.key_length", &["head_dim"])?;
+    p.req_u32("attention.value_length", &["head_dim"])?;
+    p.file_type();
+    Ok(())
+}
+
+fn gemma_params(p: &mut Params) -> Result<(), ConvertError> {
+    gemma_common(p)
+}
+
+fn gemma2_params(p: &mut Params) -> Result<(), ConvertError> {
+    gemma_common(p)?;
+    let a = p.hp.req_f64(&["attn_logit_softcapping"])?;
+    p.f32("attn_logit_softcapping", a);
+    let f = p.hp.req_f64(&["final_logit_softcapping"])?;
+    p.f32("final_logit_softcapping", f);
+    p.req_u32("attention.sliding_window", &["sliding_window"])
+}
+
+fn gemma3_params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    let hp = p.hp;
+    let u = |k: &str, d: u64| -> Result<u64, ConvertError> { Ok(hp.find_u64(&[k])?.unwrap_or(d)) };
+    p.u32("context_length", u("max_position_embeddings", 131072)?)?;
+    p.u32("attention.head_count", u("num_attention_heads", 8)?)?;
+    let eps = hp.find_f64(&["rms_norm_eps"])?.unwrap_or(1e-6);
+    p.f32("attention.layer_norm_rms_epsilon", eps);
+    let hd = u("head_dim", 256)?;
+    p.u32("attention.key_length", hd)?;
+    p.u32("attention.value_length", hd)?;
+    let theta = hp
+        .rope_full()
+        .get("rope_theta")
+        .and_then(Json::as_f64)
+        .unwrap_or(1_000_000.0);
+    p.f32("rope.freq_base", theta);
+    if hp
+        .get("attn_logit_softcapping")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(ConvertError::Unsupported(
+            "gemma3: attn_logit_softcapping must be null".into(),
+        ));
+    }
+    if let Some(f) = hp.find_f64(&["final_logit_softcapping"])? {
+        if f != 0.0 {
+            p.f32("final_logit_softcapping", f);
+        }
+    }
+    if hp.get("sliding_window_pattern") != Some(&Json::from(1)) {
+        p.req_u32("attention.sliding_window", &["sliding_window"])?;
+    }
+    p.u32("attention.head_count_kv", u("num_key_value_heads", 4)?)
+}

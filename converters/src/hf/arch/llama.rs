@@ -1,0 +1,150 @@
+//! `LlamaForCausalLM`, `MistralForCausalLM`, `MixtralForCausalLM` (`LlamaModel`, arch `llama`).
+//!
+//! The generic hparams plus `vocab_size` and `rope.dimension_count`; q/k rows permuted from
+//! HF's rotate-half layout; Mixtral's per-expert `w1`/`w2`/`w3` stacked into
+//! `ffn_{gate,down,up}_exps`; a generated `rope_freqs` tensor for Llama-3 rope.
+
+use serde_json::Value as Json;
+
+use super::{keep, Arch, Experts, Extra, Rules, LLAMA_LIKE};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The llama class.
+pub const LLAMA: Arch = Arch {
+    hf_names: &[
+        "LlamaForCausalLM",
+        "LLaMAForCausalLM",
+        "MistralForCausalLM",
+        "MixtralForCausalLM",
+        "LlamaModel",
+    ],
+    gguf: "llama",
+    vocab: VocabKind::Llama,
+    tensors: &[LLAMA_LIKE, MIXTRAL],
+    filter,
+    rules: Rules {
+        headless_arch: Some("LlamaModel"),
+        permute_qk: true,
+        norm_shift: false,
+        slice_embeddings: false,
+        transpose: &[],
+        fused_experts: false,
+        experts: Some(Experts {
+            marker: "block_sparse_moe.experts",
+            count_keys: &["num_local_experts"],
+            parts: &["w1", "w2", "w3"],
+            expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
+            merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
+        }),
+        rename: None,
+    },
+    params,
+    extra: rope_freqs,
+};
+
+const MIXTRAL: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.block_sparse_moe.gate",
+        "blk.{bid}.ffn_gate_inp",
+    ),
+    (
+        "layers.{bid}.feed_forward.experts.w1",
+        "blk.{bid}.ffn_gate_exps",
+    ),
+    (
+        "layers.{bid}.feed_forward.experts.w2",
+        "blk.{bid}.ffn_down_exps",
+    ),
+    (
+        "layers.{bid}.feed_forward.experts.w3",
+        "blk.{bid}.ffn_up_exps",
+    ),
+];
+
+fn filter(name: &str) -> Option<String> {
+    keep(&name.replace("text_model.", ""))
+}
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    p.req_u32("vocab_size", &["vocab_size"])?;
+    p.u32("rope.dimension_count", rope_dim(p.hp)?)
+}
+
+/// `head_dim`, else `hidden_size / num_attention_heads`.
+pub fn rope_dim(hp: &Hparams) -> Result<u64, ConvertError> {
+    if let Some(d) = hp.find_u64(&["head_dim"])? {
+        return Ok(d);
+    }
+    let hidden = hp.req_u64(&["hidden_size"])?;
+    let heads = hp.req_u64(&["num_attention_heads"])?;
+    if heads == 0 {
+        return Err(hp.missing(&["num_attention_heads"]));
+    }
+    Ok(hidden / heads)
+}
+
+/// Llama-3 rope: `rope_freqs.weight`, one factor per rotary dimension pair.
+fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+    let rp = hp.rope_full();
+    if rp.is_empty() {
+        return Ok(Extra::default());
+    }
+    let is_llama3 = rp
+        .get("rope_type")
+        .and_then(Json::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("llama3"));
+    if !is_llama3 {
+        return Ok(Extra::default());
+    }
+    let num = |k: &str, d: f64| rp.get(k).and_then(Json::as_f64).unwrap_or(d);
+    let base = num("rope_theta", 10000.0);
+    let dim = rope_dim(hp)?;
+    let factor = num("factor", 8.0);
+    let low = num("low_freq_factor", 1.0);
+    let high = num("high_freq_factor", 4.0);
+    let old_ctx = num("original_max_position_embeddings", 8192.0);
+    let values = llama3_factors(base, dim, factor, low, high, old_ctx);
+    let n = values.len() as u64;
+    Ok(Extra {
+        tensors: vec![("rope_freqs.weight".into(), Expr::constant(values, vec![n]))],
+        early_kvs: Vec::new(),
+    })
+}
+
+/// The Llama-3 frequency factors, evaluated as the converter's torch code evaluates them:
+/// every tensor operation in f32 with the Python scalars rounded to f32, and a Python
+/// scalar divided by a tensor computed as `tensor.reciprocal() * scalar` (torch's
+/// `__rdiv__`). Each factor is stored as f32.
+pub fn llama3_factors(
+    base: f64,
+    dim: u64,
+    factor: f64,
+    low: f64,
+    high: f64,
+    old_ctx: f64,
+) -> Vec<f32> {
+    let recip = |x: f32| 1.0f32 / x;
+    let (low_wl, high_wl) = ((old_ctx / low) as f32, (old_ctx / high) as f32);
+    let two_pi = (2.0 * std::f64::consts::PI) as f32;
+    let (f_factor, f_low, f_span) = (factor as f32, low as f32, (high - low) as f32);
+    (0..dim)
+        .step_by(2)
+        .map(|k| {
+            let freq = recip((base as f32).powf(k as f32 / dim as f32));
+            let wavelen = recip(freq) * two_pi;
+            if wavelen < high_wl {
+                1.0
+            } else if wavelen > low_wl {
+                f_factor
+            } else {
+                let smooth = (recip(wavelen) * old_ctx as f32 - f_low) / f_span;
+                recip((1.0 - smooth) / f_factor + smooth)
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,152 @@
+//! One declarative description per supported architecture.
+//!
+//! An [`Arch`] says everything `convert_hf_to_gguf.py`'s model class does for one family:
+//! the HF architecture names it is registered for, the GGUF architecture, the tensor name
+//! table, the tensor filters and transforms ([`Rules`]), the hparam KVs ([`Arch::params`]),
+//! generated tensors and the vocabulary path. Adding an architecture is adding one file
+//! with one `pub const` and listing it in [`ALL`].
+
+use ggufkit::gguf::Value;
+
+use super::config::Hparams;
+use super::expr::Expr;
+use super::params::Params;
+use super::tokenizer::VocabKind;
+use crate::ConvertError;
+
+mod bert;
+mod gemma;
+mod gpt2;
+mod llama;
+mod phi3;
+mod qwen;
+
+/// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
+#[derive(Default)]
+pub struct Extra {
+    /// Synthetic tensors (GGUF name, values), written before the model's tensors.
+    pub tensors: Vec<(String, Expr)>,
+    /// KVs added while tensors are processed (they land before `general.type`).
+    pub early_kvs: Vec<(String, Value)>,
+}
+
+/// How per-expert tensors are stacked into one 3-D tensor per layer.
+pub struct Experts {
+    /// A tensor whose (filtered) name contains this is an expert tensor.
+    pub marker: &'static str,
+    /// The hparams holding the number of experts.
+    pub count_keys: &'static [&'static str],
+    /// The projections, in the order the stacked tensors are emitted.
+    pub parts: &'static [&'static str],
+    /// One expert's tensor name (`{bid}`, `{xid}`, `{w}`).
+    pub expert_name: &'static str,
+    /// The stacked tensor's name before mapping (`{bid}`, `{w}`).
+    pub merged_name: &'static str,
+}
+
+/// Per-tensor transforms (`modify_tensors`), applied in this order: name prefix, rotary
+/// permutation, norm shift, embedding slice, transposes, fused-expert split, expert stacking.
+#[derive(Default)]
+pub struct Rules {
+    /// Headless checkpoints of this HF architecture get a `model.` name prefix.
+    pub headless_arch: Option<&'static str>,
+    /// Undo HF's rotate-half q/k layout (Llama).
+    pub permute_qk: bool,
+    /// Add 1 to tensors whose HF name ends with `norm.weight` (Gemma).
+    pub norm_shift: bool,
+    /// Cut `embed_tokens` to the real vocabulary size (Gemma 3).
+    pub slice_embeddings: bool,
+    /// Transpose the `.weight` of tensors whose HF name ends with one of these (GPT-2).
+    pub transpose: &'static [&'static str],
+    /// Split fused 3-D `mlp.experts.gate_up_proj` and pass `mlp.experts.down_proj` (Qwen MoE).
+    pub fused_experts: bool,
+    /// Stack per-expert tensors.
+    pub experts: Option<Experts>,
+    /// Rename a (filtered) HF name before mapping.
+    pub rename: Option<fn(&Hparams, &str) -> String>,
+}
+
+/// One architecture.
+pub struct Arch {
+    /// HF `architectures[0]` values handled.
+    pub hf_names: &'static [&'static str],
+    /// `general.architecture`.
+    pub gguf: &'static str,
+    /// The vocabulary path.
+    pub vocab: VocabKind,
+    /// Name tables, `(HF name, GGUF name)` without `.weight`/`.bias`, `{bid}` for the
+    /// block; later entries win.
+    pub tensors: &'static [&'static [(&'static str, &'static str)]],
+    /// Class-level tensor filter: `None` drops, `Some` renames (after the generic filters).
+    pub filter: fn(&str) -> Option<String>,
+    /// Tensor transforms.
+    pub rules: Rules,
+    /// The hparam KVs (`set_gguf_parameters`).
+    pub params: fn(&mut Params) -> Result<(), ConvertError>,
+    /// Generated tensors and early KVs.
+    pub extra: fn(&Hparams) -> Result<Extra, ConvertError>,
+}
+
+/// No class-level filter.
+pub fn keep(name: &str) -> Option<String> {
+    Some(name.to_string())
+}
+
+/// Nothing generated.
+pub fn no_extra(_: &Hparams) -> Result<Extra, ConvertError> {
+    Ok(Extra::default())
+}
+
+/// Every supported architecture.
+pub static ALL: &[&Arch] = &[
+    &llama::LLAMA,
+    &qwen::QWEN2,
+    &qwen::QWEN3,
+    &qwen::QWEN2MOE,
+    &qwen::QWEN3MOE,
+    &gemma::GEMMA,
+    &gemma::GEMMA2,
+    &gemma::GEMMA3,
+    &phi3::PHI3,
+    &gpt2::GPT2,
+    &bert::BERT,
+];
+
+/// The description for an HF architecture name.
+pub fn lookup(hf_arch: &str) -> Option<&'static Arch> {
+    ALL.iter().copied().find(|a| a.hf_names.contains(&hf_arch))
+}
+
+/// The generic llama-style tensor table shared by most decoder families.
+pub const LLAMA_LIKE: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("tok_embeddings", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("norm", "output_norm"),
+    ("lm_head", "output"),
+    ("output", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("layers.{bid}.attention_norm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("layers.{bid}.attention.wq", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("layers.{bid}.attention.wk", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    ("layers.{bid}.attention.wv", "blk.{bid}.attn_v"),
+    (
+        "model.layers.{bid}.self_attn.o_proj",
+        "blk.{bid}.attn_output",
+    ),
+    ("layers.{bid}.attention.wo", "blk.{bid}.attn_output"),
+    (
+        "model.layers.{bid}.post_attention_layernorm",
+        "blk.{bid}.ffn_norm",
+    ),
+    ("layers.{bid}.ffn_norm", "blk.{bid}.ffn_norm"),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("layers.{bid}.feed_forward.w1", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("layers.{bid}.feed_forward.w3", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+    ("layers.{bid}.feed_forward.w2", "blk.{bid}.ffn_down"),
+];

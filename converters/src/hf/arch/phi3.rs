@@ -1,0 +1,186 @@
+//! `Phi3ForCausalLM` (arch `phi3`, `Phi3MiniModel` in `conversion/phi.py`).
+//!
+//! Fused `qkv_proj` and `gate_up_proj` are kept fused; the hparams are Phi-3's own list;
+//! 128k models get generated `rope_factors_long/short` tensors and an attention factor KV
+//! that is written while tensors are processed (so before `general.type`).
+
+use ggufkit::gguf::Value;
+use serde_json::Value as Json;
+
+use super::{keep, Arch, Extra, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The Phi-3 class.
+pub const PHI3: Arch = Arch {
+    hf_names: &["Phi3ForCausalLM"],
+    gguf: "phi3",
+    vocab: VocabKind::Phi3,
+    tensors: &[TENSORS],
+    filter: keep,
+    rules: Rules {
+        headless_arch: None,
+        permute_qk: false,
+        norm_shift: false,
+        slice_embeddings: false,
+        transpose: &[],
+        fused_experts: false,
+        experts: None,
+        rename: None,
+    },
+    params,
+    extra,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    (
+        "model.layers.{bid}.self_attn.qkv_proj",
+        "blk.{bid}.attn_qkv",
+    ),
+    (
+        "model.layers.{bid}.self_attn.o_proj",
+        "blk.{bid}.attn_output",
+    ),
+    (
+        "model.layers.{bid}.post_attention_layernorm",
+        "blk.{bid}.ffn_norm",
+    ),
+    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+struct Shape {
+    n_embd: u64,
+    max_pos: u64,
+    orig_max_pos: u64,
+    rope_dims: u64,
+}
+
+fn shape(hp: &Hparams) -> Result<Shape, ConvertError> {
+    let n_embd = hp.req_u64(&["hidden_size", "n_embd"])?;
+    let n_head = hp.req_u64(&["num_attention_heads", "n_head"])?;
+    let max_pos = hp.req_u64(&["n_positions", "max_position_embeddings"])?;
+    let orig_max_pos = hp
+        .rope
+        .get("original_max_position_embeddings")
+        .and_then(crate::hf::config::json_u64)
+        .ok_or_else(|| hp.missing(&["original_max_position_embeddings"]))?;
+    let pct = hp
+        .rope
+        .get("partial_rotary_factor")
+        .and_then(Json::as_f64)
+        .unwrap_or(1.0);
+    if n_head == 0 {
+        return Err(hp.missing(&["num_attention_heads"]));
+    }
+    let rope_dims = (pct * n_embd as f64).trunc() as u64 / n_head;
+    Ok(Shape {
+        n_embd,
+        max_pos,
+        orig_max_pos,
+        rope_dims,
+    })
+}
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    let s = shape(p.hp)?;
+    let hp = p.hp;
+    p.u32("context_length", s.max_pos)?;
+    p.u32("rope.scaling.original_context_length", s.orig_max_pos)?;
+    p.u32("embedding_length", s.n_embd)?;
+    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    let n = p.block_count()?;
+    p.u32("block_count", n)?;
+    p.req_u32("attention.head_count", &["num_attention_heads", "n_head"])?;
+    p.req_u32(
+        "attention.head_count_kv",
+        &["num_key_value_heads", "n_head_kv"],
+    )?;
+    let eps = hp.req_f64(&["rms_norm_eps"])?;
+    p.f32("attention.layer_norm_rms_epsilon", eps);
+    p.u32("rope.dimension_count", s.rope_dims)?;
+    let theta = hp
+        .rope_full()
+        .get("rope_theta")
+        .and_then(Json::as_f64)
+        .ok_or_else(|| hp.missing(&["rope_theta"]))?;
+    p.f32("rope.freq_base", theta);
+    p.file_type();
+    let sw = hp.find_u64(&["sliding_window"])?.unwrap_or(0);
+    p.u32("attention.sliding_window", sw)
+}
+
+fn factors(v: Option<&Json>) -> Option<Vec<f32>> {
+    v?.as_array()?
+        .iter()
+        .map(|x| x.as_f64().map(|f| f as f32))
+        .collect()
+}
+
+/// LongRoPE factors and the attention factor of 128k models.
+fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
+    let long = factors(hp.rope.get("long_factor"));
+    if long.as_ref().is_none_or(Vec::is_empty) {
+        return Ok(Extra::default());
+    }
+    let s = shape(hp)?;
+    let scale = s.max_pos as f64 / s.orig_max_pos as f64;
+    let ty = hp
+        .rope
+        .get("rope_type")
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    let attn = match ty.as_str() {
+        "" => return Err(hp.missing(&["rope_scaling.type"])),
+        "su" | "longrope" if scale > 1.0 => {
+            (1.0 + scale.ln() / (s.orig_max_pos as f64).ln()).sqrt()
+        }
+        "yarn" if scale > 1.0 => 0.1 * scale.ln() + 1.0,
+        "su" | "longrope" | "yarn" => 1.0,
+        t => {
+            return Err(ConvertError::Unsupported(format!(
+                "phi3: rope scaling type {t:?} is not supported"
+            )))
+        }
+    };
+    let long = long.unwrap_or_default();
+    let short = factors(hp.rope.get("short_factor"))
+        .ok_or_else(|| hp.missing(&["rope_scaling.short_factor"]))?;
+    if long.len() != short.len() || long.len() as f64 != s.rope_dims as f64 / 2.0 {
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!(
+                "rope long and short factors must have {} entries, found {} and {}",
+                s.rope_dims as f64 / 2.0,
+                long.len(),
+                short.len()
+            ),
+        ));
+    }
+    let n = long.len() as u64;
+    Ok(Extra {
+        tensors: vec![
+            (
+                "rope_factors_long.weight".into(),
+                Expr::constant(long, vec![n]),
+            ),
+            (
+                "rope_factors_short.weight".into(),
+                Expr::constant(short, vec![n]),
+            ),
+        ],
+        early_kvs: vec![(
+            "phi3.rope.scaling.attn_factor".into(),
+            Value::F32(attn as f32),
+        )],
+    })
+}

@@ -1,0 +1,532 @@
+//! `config.json` → the hparams dict the converter works from.
+//!
+//! llama.cpp loads the config with transformers' `AutoConfig`, so its hparams are the file
+//! merged with the defaults of the config class. We reproduce the part of that which the
+//! converter's output depends on: per-`model_type` defaults ([`class_defaults`]), the
+//! sub-config renames, flattening `text_config` into the root, and the rope parameters
+//! normalised to one dict (transformers v5's `rope_parameters`, built from the v4 keys
+//! `rope_theta` / `rope_scaling` / `rope_local_base_freq` … when the file predates v5).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::ConvertError;
+
+/// The merged hparams of a model directory.
+#[derive(Debug, Clone)]
+pub struct Hparams {
+    /// config.json as written (for `_name_or_path` and class-specific re-reads).
+    pub raw: Json,
+    /// The merged dict: file + class defaults, `text_config` flattened into the root.
+    pub map: Map<String, Json>,
+    /// The normalised rope parameters (`TextModel.rope_parameters`).
+    pub rope: Map<String, Json>,
+    /// The HF architecture (`architectures[0]`, `text_config`'s when present).
+    pub arch: String,
+    /// Where config.json was read from.
+    pub path: PathBuf,
+}
+
+/// A transformers config default: key and value, inserted when the key is absent.
+type Default = (&'static str, fn() -> Json);
+
+macro_rules! defaults {
+    ($($k:literal => $v:expr),* $(,)?) => {
+        &[$(($k, || json!($v))),*]
+    };
+}
+
+/// What a transformers config class fills in: its plain defaults, and whether
+/// `head_dim` / `num_key_value_heads` are derived when absent or null.
+struct ClassDefaults {
+    plain: &'static [Default],
+    fill_head_dim: bool,
+    fill_kv_heads: bool,
+}
+
+/// The transformers 5 defaults of the config classes of the supported architectures.
+/// Only keys the converter reads are listed.
+fn class_defaults(model_type: &str) -> Option<ClassDefaults> {
+    let (plain, fill_head_dim, fill_kv_heads): (&'static [Default], bool, bool) = match model_type {
+        "llama" => (
+            defaults! {
+                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 11008,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
+            },
+            true,
+            true,
+        ),
+        "mistral" => (
+            defaults! {
+                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 14336,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 8,
+                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0, "sliding_window" => 4096,
+            },
+            true,
+            true,
+        ),
+        "mixtral" => (
+            defaults! {
+                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 14336,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 8,
+                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-5,
+                "rope_theta" => 1e6, "num_experts_per_tok" => 2, "num_local_experts" => 8,
+            },
+            false,
+            true,
+        ),
+        "qwen2" => (
+            defaults! {
+                "vocab_size" => 151936, "hidden_size" => 4096, "intermediate_size" => 22016,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 32,
+                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
+            },
+            false,
+            true,
+        ),
+        "qwen3" => (
+            defaults! {
+                "vocab_size" => 151936, "hidden_size" => 4096, "intermediate_size" => 22016,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 32,
+                "head_dim" => 128, "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+            },
+            false,
+            true,
+        ),
+        "qwen2_moe" => (
+            defaults! {
+                "vocab_size" => 151936, "hidden_size" => 2048, "intermediate_size" => 5632,
+                "num_hidden_layers" => 24, "num_attention_heads" => 16, "num_key_value_heads" => 16,
+                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
+                "num_experts_per_tok" => 4, "num_experts" => 60, "moe_intermediate_size" => 1408,
+                "shared_expert_intermediate_size" => 5632,
+            },
+            false,
+            true,
+        ),
+        "qwen3_moe" => (
+            defaults! {
+                "vocab_size" => 151936, "hidden_size" => 2048, "intermediate_size" => 6144,
+                "num_hidden_layers" => 24, "num_attention_heads" => 32, "num_key_value_heads" => 4,
+                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
+                "num_experts_per_tok" => 8, "num_local_experts" => 128,
+                "moe_intermediate_size" => 768,
+            },
+            false,
+            true,
+        ),
+        "gemma" => (
+            defaults! {
+                "vocab_size" => 256000, "hidden_size" => 3072, "intermediate_size" => 24576,
+                "num_hidden_layers" => 28, "num_attention_heads" => 16, "num_key_value_heads" => 16,
+                "head_dim" => 256, "max_position_embeddings" => 8192, "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+            },
+            false,
+            true,
+        ),
+        "gemma2" => (
+            defaults! {
+                "vocab_size" => 256000, "hidden_size" => 2304, "intermediate_size" => 9216,
+                "num_hidden_layers" => 26, "num_attention_heads" => 8, "num_key_value_heads" => 4,
+                "head_dim" => 256, "max_position_embeddings" => 8192, "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0, "sliding_window" => 4096,
+                "final_logit_softcapping" => 30.0, "attn_logit_softcapping" => 50.0,
+            },
+            false,
+            true,
+        ),
+        "gemma3_text" => (
+            defaults! {
+                "vocab_size" => 262208, "hidden_size" => 2304, "intermediate_size" => 9216,
+                "num_hidden_layers" => 26, "num_attention_heads" => 8, "num_key_value_heads" => 4,
+                "head_dim" => 256, "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-6,
+                "rope_theta" => 1e6, "rope_local_base_freq" => 10000.0, "sliding_window" => 4096,
+            },
+            false,
+            true,
+        ),
+        "phi3" => (
+            defaults! {
+                "vocab_size" => 32064, "hidden_size" => 3072, "intermediate_size" => 8192,
+                "num_hidden_layers" => 32, "num_attention_heads" => 32,
+                "max_position_embeddings" => 4096, "original_max_position_embeddings" => 4096,
+                "rms_norm_eps" => 1e-5, "rope_theta" => 10000.0,
+            },
+            false,
+            true,
+        ),
+        "gpt2" => (
+            defaults! {
+                "vocab_size" => 50257, "n_positions" => 1024, "n_embd" => 768, "n_layer" => 12,
+                "n_head" => 12, "layer_norm_epsilon" => 1e-5,
+            },
+            false,
+            false,
+        ),
+        "bert" => (
+            defaults! {
+                "vocab_size" => 30522, "hidden_size" => 768, "num_hidden_layers" => 12,
+                "num_attention_heads" => 12, "intermediate_size" => 3072,
+                "max_position_embeddings" => 512, "type_vocab_size" => 2, "layer_norm_eps" => 1e-12,
+            },
+            false,
+            false,
+        ),
+        _ => return None,
+    };
+    Some(ClassDefaults {
+        plain,
+        fill_head_dim,
+        fill_kv_heads,
+    })
+}
+
+/// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
+fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
+    let Some(d) = class_defaults(model_type) else {
+        return;
+    };
+    // v5 configs carry rope settings in `rope_parameters`; the v4 default keys only
+    // apply to files that predate it.
+    let v5_rope = cfg.get("rope_parameters").is_some_and(Json::is_object);
+    for (k, v) in d.plain {
+        if v5_rope && (*k == "rope_theta" || *k == "rope_local_base_freq") {
+            // transformers 5 puts the default theta inside a single-layer-type dict.
+            if *k == "rope_theta" {
+                if let Some(Json::Object(rp)) = cfg.get_mut("rope_parameters") {
+                    if !rp.contains_key("full_attention") && !rp.contains_key("sliding_attention") {
+                        rp.entry("rope_theta").or_insert_with(v);
+                    }
+                }
+            }
+            continue;
+        }
+        cfg.entry(*k).or_insert_with(v);
+    }
+    let is_null = |cfg: &Map<String, Json>, k: &str| cfg.get(k).is_none_or(Json::is_null);
+    if d.fill_kv_heads && is_null(cfg, "num_key_value_heads") {
+        if let Some(h) = cfg.get("num_attention_heads").cloned() {
+            cfg.insert("num_key_value_heads".into(), h);
+        }
+    }
+    if d.fill_head_dim && is_null(cfg, "head_dim") {
+        let hidden = cfg.get("hidden_size").and_then(Json::as_u64);
+        let heads = cfg.get("num_attention_heads").and_then(Json::as_u64);
+        if let (Some(h), Some(n)) = (hidden, heads) {
+            if let Some(d) = h.checked_div(n) {
+                cfg.insert("head_dim".into(), json!(d));
+            }
+        }
+    }
+}
+
+/// The model_type AutoConfig would pick for an architecture whose config lacks one.
+fn fallback_model_type(arch: &str) -> &'static str {
+    match arch {
+        "MistralForCausalLM" => "mistral",
+        "MixtralForCausalLM" => "mixtral",
+        "Qwen2ForCausalLM" | "Qwen2Model" => "qwen2",
+        "Qwen3ForCausalLM" | "Qwen3Model" => "qwen3",
+        "Qwen2MoeForCausalLM" => "qwen2_moe",
+        "Qwen3MoeForCausalLM" => "qwen3_moe",
+        "GemmaForCausalLM" => "gemma",
+        "Gemma2ForCausalLM" => "gemma2",
+        "Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration" => "gemma3_text",
+        "Phi3ForCausalLM" => "phi3",
+        "GPT2LMHeadModel" => "gpt2",
+        "BertModel" | "BertForMaskedLM" | "BertForSequenceClassification" => "bert",
+        _ => "llama",
+    }
+}
+
+/// Reads `dir/config.json` and builds the hparams.
+pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
+    let path = dir.join("config.json");
+    if !path.is_file() {
+        return Err(ConvertError::format(
+            &path,
+            None,
+            "missing config.json: not a HuggingFace model directory",
+        ));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
+    let raw: Json = serde_json::from_str(&text)
+        .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
+    from_json(raw, path)
+}
+
+/// Builds the hparams from a parsed config.json (`path` is for messages).
+pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
+    let Json::Object(mut cfg) = raw.clone() else {
+        return Err(ConvertError::format(
+            &path,
+            None,
+            "config.json is not a JSON object",
+        ));
+    };
+    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio).
+    for key in ["llm_config", "lm_config", "language_config", "lfm"] {
+        if let Some(v) = cfg.get(key).cloned() {
+            cfg.insert("text_config".into(), v);
+        }
+    }
+    if let Some(v) = cfg
+        .get("thinker_config")
+        .and_then(|t| t.get("text_config"))
+        .cloned()
+    {
+        cfg.insert("text_config".into(), v);
+    }
+    let first = |v: Option<&Json>| -> Option<String> {
+        v.and_then(Json::as_array)
+            .and_then(|a| a.first())
+            .and_then(Json::as_str)
+            .map(str::to_string)
+    };
+    let mut arch = first(cfg.get("architectures"));
+    if let Some(t) = first(cfg.get("text_config").and_then(|t| t.get("architectures"))) {
+        arch = Some(t);
+    }
+    let arch = arch.ok_or_else(|| {
+        ConvertError::format(
+            &path,
+            None,
+            "no \"architectures\" entry: cannot detect the model class",
+        )
+    })?;
+
+    // Class defaults apply to the dict that describes the text model.
+    if let Some(Json::Object(tc)) = cfg.get_mut("text_config") {
+        let mt = tc
+            .get("model_type")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
+        apply_class_defaults(tc, &mt);
+    } else {
+        let mt = cfg
+            .get("model_type")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
+        apply_class_defaults(&mut cfg, &mt);
+    }
+    if let Some(Json::Object(tc)) = cfg.get("text_config").cloned() {
+        for (k, v) in tc {
+            cfg.insert(k, v);
+        }
+    }
+    let rope = normalise_rope(&cfg);
+    Ok(Hparams {
+        raw,
+        map: cfg,
+        rope,
+        arch,
+        path,
+    })
+}
+
+/// `TextModel.__init__`'s rope dict: `rope_parameters` (or `rope_scaling`), with the
+/// global values mirrored in when it has no per-layer-type sub-dicts.
+fn normalise_rope(cfg: &Map<String, Json>) -> Map<String, Json> {
+    let mut rope = match cfg.get("rope_parameters") {
+        Some(Json::Object(m)) => m.clone(),
+        _ => match cfg.get("rope_scaling") {
+            Some(Json::Object(m)) => m.clone(),
+            _ => Map::new(),
+        },
+    };
+    let find = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| cfg.get(*k))
+            .filter(|v| !v.is_null())
+    };
+    if !rope.contains_key("full_attention") && !rope.contains_key("sliding_attention") {
+        let theta = find(&[
+            "global_rope_theta",
+            "rope_global_theta",
+            "rope_theta_global",
+            "rope_theta",
+            "rotary_emb_base",
+        ]);
+        let local = find(&[
+            "local_rope_theta",
+            "rope_local_theta",
+            "rope_theta_local",
+            "swa_rope_theta",
+            "rope_local_base_freq",
+        ]);
+        if let Some(l) = local {
+            rope.insert("sliding_attention".into(), json!({ "rope_theta": l }));
+        }
+        if let Some(t) = theta {
+            rope.entry("rope_theta").or_insert_with(|| t.clone());
+        }
+        if let Some(t) = rope.get("type").cloned().filter(|t| !t.is_null()) {
+            rope.entry("rope_type").or_insert(t);
+        }
+        if let Some(p) = find(&["partial_rotary_factor", "rope_pct", "rope_percent"]) {
+            rope.entry("partial_rotary_factor")
+                .or_insert_with(|| p.clone());
+        }
+        if let Some(o) = find(&["original_max_position_embeddings"]) {
+            rope.entry("original_max_position_embeddings")
+                .or_insert_with(|| o.clone());
+        }
+    }
+    rope
+}
+
+impl Hparams {
+    /// The value of `key` (present, possibly null).
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.map.get(key)
+    }
+
+    /// `find_hparam`: the value of the first of `keys` that is present (possibly null).
+    pub fn find(&self, keys: &[&str]) -> Option<&Json> {
+        keys.iter().find_map(|k| self.map.get(*k))
+    }
+
+    /// The first present key as an unsigned integer; `None` when absent or null.
+    pub fn find_u64(&self, keys: &[&str]) -> Result<Option<u64>, ConvertError> {
+        match self.find(keys) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => json_u64(v)
+                .map(Some)
+                .ok_or_else(|| self.bad(keys, v, "a non-negative integer")),
+        }
+    }
+
+    /// The first present key as a float; `None` when absent or null.
+    pub fn find_f64(&self, keys: &[&str]) -> Result<Option<f64>, ConvertError> {
+        match self.find(keys) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| self.bad(keys, v, "a number")),
+        }
+    }
+
+    /// Like [`Hparams::find_u64`] but required.
+    pub fn req_u64(&self, keys: &[&str]) -> Result<u64, ConvertError> {
+        self.find_u64(keys)?.ok_or_else(|| self.missing(keys))
+    }
+
+    /// Like [`Hparams::find_f64`] but required.
+    pub fn req_f64(&self, keys: &[&str]) -> Result<f64, ConvertError> {
+        self.find_f64(keys)?.ok_or_else(|| self.missing(keys))
+    }
+
+    /// The error for a required key that is absent.
+    pub fn missing(&self, keys: &[&str]) -> ConvertError {
+        ConvertError::format(
+            &self.path,
+            None,
+            format!(
+                "could not find any of {keys:?} (needed by the {} converter)",
+                self.arch
+            ),
+        )
+    }
+
+    fn bad(&self, keys: &[&str], v: &Json, what: &str) -> ConvertError {
+        ConvertError::format(
+            &self.path,
+            None,
+            format!("{keys:?}: expected {what}, found {v}"),
+        )
+    }
+
+    /// The rope dict that applies to full-attention layers.
+    pub fn rope_full(&self) -> &Map<String, Json> {
+        match self.rope.get("full_attention") {
+            Some(Json::Object(m)) => m,
+            _ => &self.rope,
+        }
+    }
+
+    /// The merged dict as one JSON value (what the tokenizer reader gets).
+    pub fn to_json(&self) -> Json {
+        Json::Object(self.map.clone())
+    }
+}
+
+/// A JSON number as u64, accepting integral floats (`4096.0`) as Python's `int` paths do.
+pub fn json_u64(v: &Json) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hp(v: Json) -> Hparams {
+        from_json(v, PathBuf::from("config.json")).unwrap()
+    }
+
+    #[test]
+    fn v4_and_v5_rope_layouts_normalise_alike() {
+        let v4 = hp(
+            json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "rope_theta": 500000.0, "rope_scaling": {"type": "linear", "factor": 2.0}}),
+        );
+        let v5 = hp(
+            json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "rope_parameters": {"rope_theta": 500000.0, "rope_type": "linear", "factor": 2.0}}),
+        );
+        for h in [&v4, &v5] {
+            assert_eq!(h.rope["rope_theta"], json!(500000.0));
+            assert_eq!(h.rope["rope_type"], json!("linear"));
+            assert_eq!(h.rope["factor"], json!(2.0));
+        }
+    }
+
+    #[test]
+    fn llama_defaults_fill_missing_keys() {
+        let h = hp(
+            json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "hidden_size": 256, "num_attention_heads": 4}),
+        );
+        assert_eq!(h.get("head_dim"), Some(&json!(64)));
+        assert_eq!(h.get("num_key_value_heads"), Some(&json!(4)));
+        assert_eq!(h.get("max_position_embeddings"), Some(&json!(2048)));
+        assert_eq!(h.rope["rope_theta"], json!(10000.0));
+        let m = hp(
+            json!({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+            "head_dim": null}),
+        );
+        assert_eq!(m.get("head_dim"), Some(&Json::Null));
+    }
+
+    #[test]
+    fn text_config_is_flattened_and_its_arch_wins() {
+        let h = hp(json!({"architectures": ["Gemma3ForConditionalGeneration"],
+            "model_type": "gemma3",
+            "text_config": {"model_type": "gemma3_text", "hidden_size": 64,
+                "architectures": ["Gemma3ForCausalLM"]}}));
+        assert_eq!(h.arch, "Gemma3ForCausalLM");
+        assert_eq!(h.get("hidden_size"), Some(&json!(64)));
+        assert_eq!(h.get("head_dim"), Some(&json!(256)));
+        assert_eq!(h.rope["sliding_attention"]["rope_theta"], json!(10000.0));
+    }
+
+    #[test]
+    fn find_stops_at_a_present_null() {
+        let h = hp(
+            json!({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+            "n_inner": null, "hidden_dim": 7}),
+        );
+        assert_eq!(h.find_u64(&["n_inner", "hidden_dim"]).unwrap(), None);
+    }
+}

@@ -1,0 +1,726 @@
+//! Lazy tensor expressions: what `convert_hf_to_gguf.py` records with its lazy torch
+//! tensors, evaluated only when the GGUF writer asks for a tensor's bytes.
+//!
+//! An [`Expr`] knows its shape (PyTorch order, outermost first) and its working element
+//! type at plan time; [`Expr::eval`] computes the values. The working types follow the
+//! converter: a source tensor that is neither F16 nor F32 is upcast to F32 as it is read,
+//! F16 stays F16 (so arithmetic on an F16 checkpoint rounds to F16, as torch does). A BF16
+//! source is *kept* as BF16 bits through pure moves ([`Work::Bf16`]): its values are
+//! exactly the F32 values the converter works with, and keeping the bits lets a BF16→BF16
+//! conversion stay a copy. Any arithmetic widens it to F32 first.
+//!
+//! [`Materialize`] is the [`Derive`] the IR holds: an expression plus the output type.
+
+use std::sync::Arc;
+
+use ggufkit::ir::{DataError, Derive};
+use ggufkit::quantizers::{
+    bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, quantize_rows, GgmlType,
+};
+
+use super::safetensors::{StDtype, StTensor};
+use crate::ConvertError;
+
+/// Element representation while transforming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// f32 values.
+    F32,
+    /// IEEE binary16 bits (an F16 source, kept in F16 as torch keeps it).
+    F16,
+    /// bfloat16 bits of values the converter holds as F32 (exact).
+    Bf16,
+}
+
+impl Work {
+    fn size(self) -> usize {
+        match self {
+            Work::F32 => 4,
+            Work::F16 | Work::Bf16 => 2,
+        }
+    }
+}
+
+/// Computed values: the element type and the little-endian bytes.
+pub struct Values {
+    /// Element type of `bytes`.
+    pub work: Work,
+    /// Little-endian elements.
+    pub bytes: Vec<u8>,
+}
+
+impl Values {
+    fn f32s(&self) -> Vec<f32> {
+        match self.work {
+            Work::F32 => self
+                .bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Work::F16 => self
+                .bytes
+                .chunks_exact(2)
+                .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+            Work::Bf16 => self
+                .bytes
+                .chunks_exact(2)
+                .map(|c| bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        }
+    }
+
+    fn into_f32(self) -> Values {
+        if self.work == Work::F32 {
+            return self;
+        }
+        Values {
+            work: Work::F32,
+            bytes: f32_bytes(&self.f32s()),
+        }
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// The operations.
+enum Op {
+    /// A safetensors tensor.
+    Read(StTensor),
+    /// Values made by the converter (rope factors).
+    Const(Arc<Vec<f32>>),
+    /// FP8 `weight.float() * scale` with the scale broadcast or repeated per block.
+    Dequant {
+        weight: Expr,
+        scale: Expr,
+        block: Option<Vec<u64>>,
+    },
+    /// The llama q/k row permutation (`LlamaModel.permute`).
+    PermuteHeads { input: Expr, n_head: u64 },
+    /// 2-D transpose.
+    Transpose(Expr),
+    /// `torch.stack(dim=0)`.
+    Stack(Vec<Expr>),
+    /// `narrow(axis, start, len)`.
+    Narrow {
+        input: Expr,
+        axis: usize,
+        start: u64,
+        len: u64,
+    },
+    /// `x + value` (Gemma's norm shift).
+    AddScalar { input: Expr, value: f32 },
+}
+
+/// A node of an expression.
+pub struct Node {
+    op: Op,
+    shape: Vec<u64>,
+    work: Work,
+}
+
+/// A shared expression.
+#[derive(Clone)]
+pub struct Expr(Arc<Node>);
+
+fn terr(name: &str, problem: String) -> ConvertError {
+    ConvertError::Tensor {
+        name: name.to_string(),
+        problem,
+    }
+}
+
+impl Expr {
+    fn new(op: Op, shape: Vec<u64>, work: Work) -> Expr {
+        Expr(Arc::new(Node { op, shape, work }))
+    }
+
+    /// A source tensor, upcast to F32 unless it is F16, F32 or BF16.
+    pub fn read(t: StTensor) -> Expr {
+        let work = match t.dtype {
+            StDtype::F16 => Work::F16,
+            StDtype::Bf16 => Work::Bf16,
+            _ => Work::F32,
+        };
+        let shape = t.shape.clone();
+        Expr::new(Op::Read(t), shape, work)
+    }
+
+    /// Constant F32 values of the given shape.
+    pub fn constant(values: Vec<f32>, shape: Vec<u64>) -> Expr {
+        Expr::new(Op::Const(Arc::new(values)), shape, Work::F32)
+    }
+
+    /// Shape, outermost first.
+    pub fn shape(&self) -> &[u64] {
+        &self.0.shape
+    }
+
+    /// Working element type.
+    pub fn work(&self) -> Work {
+        self.0.work
+    }
+
+    /// The source tensor, when this is a plain read.
+    pub fn as_read(&self) -> Option<&StTensor> {
+        match &self.0.op {
+            Op::Read(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// FP8 dequantization: `weight.float() * scale`, the scale repeated `block` times per
+    /// dimension (then cut to the weight's shape) or broadcast from trailing size-1 dims.
+    pub fn dequant(
+        name: &str,
+        weight: Expr,
+        scale: Expr,
+        block: Option<Vec<u64>>,
+    ) -> Result<Expr, ConvertError> {
+        let ws = weight.shape().to_vec();
+        let ss = scale.shape();
+        let ok = match &block {
+            Some(b) => {
+                ss.len() == ws.len()
+                    && b.len() <= ws.len()
+                    && ws.iter().zip(ss).enumerate().all(|(i, (w, s))| {
+                        let bi = i as isize - (ws.len() - b.len()) as isize;
+                        let bs = if bi >= 0 { b[bi as usize].max(1) } else { 1 };
+                        s.checked_mul(bs).is_some_and(|full| full >= *w)
+                    })
+            }
+            None => {
+                ss.len() <= ws.len() && ss.iter().enumerate().all(|(i, s)| *s == 1 || *s == ws[i])
+            }
+        };
+        if !ok {
+            return Err(terr(
+                name,
+                format!(
+                    "scale shape {ss:?} does not fit weight shape {ws:?}{}",
+                    block
+                        .as_ref()
+                        .map(|b| format!(" with block size {b:?}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        Ok(Expr::new(
+            Op::Dequant {
+                weight,
+                scale,
+                block,
+            },
+            ws,
+            Work::F32,
+        ))
+    }
+
+    /// Undoes HF's rotate-half layout of q/k rows: within each of `n_head` heads, the two
+    /// halves of the rows are interleaved (`reshape(n, 2, hd/2, …).swapaxes(1, 2)`).
+    pub fn permute_heads(self, name: &str, n_head: u64) -> Result<Expr, ConvertError> {
+        let rows = self.shape().first().copied().unwrap_or(0);
+        if n_head == 0 || rows % n_head != 0 || !(rows / n_head).is_multiple_of(2) {
+            return Err(terr(
+                name,
+                format!("cannot split {rows} rows into {n_head} heads of even size for the rotary permutation"),
+            ));
+        }
+        let (shape, work) = (self.shape().to_vec(), self.work());
+        Ok(Expr::new(
+            Op::PermuteHeads {
+                input: self,
+                n_head,
+            },
+            shape,
+            work,
+        ))
+    }
+
+    /// 2-D transpose.
+    pub fn transpose(self, name: &str) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        if s.len() != 2 {
+            return Err(terr(
+                name,
+                format!("cannot transpose a tensor of shape {s:?}"),
+            ));
+        }
+        let (shape, work) = (vec![s[1], s[0]], self.work());
+        Ok(Expr::new(Op::Transpose(self), shape, work))
+    }
+
+    /// Stacks equal-shaped tensors along a new leading dimension.
+    pub fn stack(name: &str, parts: Vec<Expr>) -> Result<Expr, ConvertError> {
+        let first = parts
+            .first()
+            .ok_or_else(|| terr(name, "nothing to stack".into()))?;
+        if let Some(bad) = parts.iter().find(|p| p.shape() != first.shape()) {
+            return Err(terr(
+                name,
+                format!(
+                    "cannot stack tensors of shapes {:?} and {:?}",
+                    first.shape(),
+                    bad.shape()
+                ),
+            ));
+        }
+        let work = if parts.iter().all(|p| p.work() == first.work()) {
+            first.work()
+        } else {
+            Work::F32
+        };
+        let mut shape = vec![parts.len() as u64];
+        shape.extend_from_slice(first.shape());
+        Ok(Expr::new(Op::Stack(parts), shape, work))
+    }
+
+    /// `narrow(axis, start, len)`; `axis` counts from the outermost dimension.
+    pub fn narrow(
+        self,
+        name: &str,
+        axis: usize,
+        start: u64,
+        len: u64,
+    ) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        if axis >= s.len() || start.checked_add(len).is_none_or(|e| e > s[axis]) {
+            return Err(terr(
+                name,
+                format!("cannot take [{start}, {start}+{len}) of axis {axis} of shape {s:?}"),
+            ));
+        }
+        if start == 0 && len == s[axis] {
+            return Ok(self);
+        }
+        let mut shape = s.to_vec();
+        shape[axis] = len;
+        let work = self.work();
+        Ok(Expr::new(
+            Op::Narrow {
+                input: self,
+                axis,
+                start,
+                len,
+            },
+            shape,
+            work,
+        ))
+    }
+
+    /// `x + value`, in F16 for F16 inputs and F32 otherwise.
+    pub fn add_scalar(self, value: f32) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(Op::AddScalar { input: self, value }, shape, work)
+    }
+
+    /// One line describing the computation.
+    pub fn describe(&self) -> String {
+        match &self.0.op {
+            Op::Read(t) => t.name.clone(),
+            Op::Const(v) => format!("<{} generated values>", v.len()),
+            Op::Dequant { weight, scale, .. } => {
+                format!("dequant({}, {})", weight.describe(), scale.describe())
+            }
+            Op::PermuteHeads { input, n_head } => {
+                format!("permute({}, heads={n_head})", input.describe())
+            }
+            Op::Transpose(i) => format!("transpose({})", i.describe()),
+            Op::Stack(p) => format!(
+                "stack({}{})",
+                p.first().map(|e| e.describe()).unwrap_or_default(),
+                if p.len() > 1 {
+                    format!(" … {} tensors", p.len())
+                } else {
+                    String::new()
+                }
+            ),
+            Op::Narrow {
+                input,
+                axis,
+                start,
+                len,
+            } => format!(
+                "{}[axis {axis}: {start}..{}]",
+                input.describe(),
+                start + len
+            ),
+            Op::AddScalar { input, value } => format!("({} + {value})", input.describe()),
+        }
+    }
+
+    /// The source tensor names this reads, in order.
+    pub fn sources(&self, out: &mut Vec<String>) {
+        match &self.0.op {
+            Op::Read(t) => out.push(t.name.clone()),
+            Op::Const(_) => {}
+            Op::Dequant { weight, scale, .. } => {
+                weight.sources(out);
+                scale.sources(out);
+            }
+            Op::PermuteHeads { input, .. }
+            | Op::Transpose(input)
+            | Op::Narrow { input, .. }
+            | Op::AddScalar { input, .. } => input.sources(out),
+            Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
+        }
+    }
+
+    /// Computes the values.
+    pub fn eval(&self) -> Result<Values, DataError> {
+        let node = &*self.0;
+        let esize = node.work.size();
+        Ok(match &node.op {
+            Op::Read(t) => read_values(t)?,
+            Op::Const(v) => Values {
+                work: Work::F32,
+                bytes: f32_bytes(v),
+            },
+            Op::Dequant {
+                weight,
+                scale,
+                block,
+            } => Values {
+                work: Work::F32,
+                bytes: f32_bytes(&dequant(weight, scale, block.as_deref())?),
+            },
+            Op::PermuteHeads { input, n_head } => {
+                let v = input.eval()?;
+                let rows = node.shape[0] as usize;
+                let row = v.bytes.len() / rows.max(1);
+                let hd = rows / *n_head as usize;
+                let half = hd / 2;
+                let mut out = vec![0u8; v.bytes.len()];
+                for h in 0..*n_head as usize {
+                    for j in 0..half {
+                        for i in 0..2 {
+                            let dst = h * hd + 2 * j + i;
+                            let src = h * hd + i * half + j;
+                            out[dst * row..(dst + 1) * row]
+                                .copy_from_slice(&v.bytes[src * row..(src + 1) * row]);
+                        }
+                    }
+                }
+                Values {
+                    work: v.work,
+                    bytes: out,
+                }
+            }
+            Op::Transpose(input) => {
+                let v = input.eval()?;
+                let (a, b) = (node.shape[1] as usize, node.shape[0] as usize);
+                let mut out = vec![0u8; v.bytes.len()];
+                for r in 0..a {
+                    for c in 0..b {
+                        let src = (r * b + c) * esize;
+                        let dst = (c * a + r) * esize;
+                        out[dst..dst + esize].copy_from_slice(&v.bytes[src..src + esize]);
+                    }
+                }
+                Values {
+                    work: v.work,
+                    bytes: out,
+                }
+            }
+            Op::Stack(parts) => {
+                let mut bytes =
+                    Vec::with_capacity(node.shape.iter().product::<u64>() as usize * esize);
+                for p in parts {
+                    let mut v = p.eval()?;
+                    if v.work != node.work {
+                        v = v.into_f32();
+                    }
+                    bytes.extend_from_slice(&v.bytes);
+                }
+                Values {
+                    work: node.work,
+                    bytes,
+                }
+            }
+            Op::Narrow {
+                input,
+                axis,
+                start,
+                len,
+            } => {
+                let v = input.eval()?;
+                let ishape = input.shape();
+                let outer: usize = ishape[..*axis].iter().product::<u64>() as usize;
+                let inner = ishape[axis + 1..].iter().product::<u64>() as usize * esize;
+                let full = ishape[*axis] as usize * inner;
+                let (s, l) = (*start as usize * inner, *len as usize * inner);
+                let mut out = Vec::with_capacity(outer * l);
+                for o in 0..outer {
+                    out.extend_from_slice(&v.bytes[o * full + s..o * full + s + l]);
+                }
+                Values {
+                    work: v.work,
+                    bytes: out,
+                }
+            }
+            Op::AddScalar { input, value } => {
+                let v = input.eval()?;
+                if v.work == Work::F16 {
+                    // torch's half arithmetic: widen, add in f32, round back to half.
+                    let mut out = Vec::with_capacity(v.bytes.len());
+                    for c in v.bytes.chunks_exact(2) {
+                        let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                        out.extend_from_slice(&f32_to_f16(x + *value).to_le_bytes());
+                    }
+                    Values {
+                        work: Work::F16,
+                        bytes: out,
+                    }
+                } else {
+                    let f: Vec<f32> = v.f32s().into_iter().map(|x| x + *value).collect();
+                    Values {
+                        work: Work::F32,
+                        bytes: f32_bytes(&f),
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// Reads a source tensor into its working type.
+fn read_values(t: &StTensor) -> Result<Values, DataError> {
+    let b = t.bytes();
+    let f32s = |f: &dyn Fn(&[u8]) -> f32| -> Values {
+        let size = t.dtype.size() as usize;
+        let v: Vec<f32> = b.chunks_exact(size).map(f).collect();
+        Values {
+            work: Work::F32,
+            bytes: f32_bytes(&v),
+        }
+    };
+    Ok(match t.dtype {
+        StDtype::F32 => Values {
+            work: Work::F32,
+            bytes: b.to_vec(),
+        },
+        StDtype::F16 => Values {
+            work: Work::F16,
+            bytes: b.to_vec(),
+        },
+        StDtype::Bf16 => Values {
+            work: Work::Bf16,
+            bytes: b.to_vec(),
+        },
+        StDtype::F64 => f32s(&|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32),
+        StDtype::I64 => f32s(&|c| i64::from_le_bytes(c.try_into().expect("8 bytes")) as f32),
+        StDtype::I32 => f32s(&|c| i32::from_le_bytes(c.try_into().expect("4 bytes")) as f32),
+        StDtype::I16 => f32s(&|c| i16::from_le_bytes([c[0], c[1]]) as f32),
+        StDtype::U8 => f32s(&|c| c[0] as f32),
+        StDtype::I8 => f32s(&|c| c[0] as i8 as f32),
+        StDtype::Bool => f32s(&|c| if c[0] != 0 { 1.0 } else { 0.0 }),
+        StDtype::F8E4M3 => f32s(&|c| f8_e4m3_to_f32(c[0])),
+        StDtype::F8E5M2 => f32s(&|c| f16_to_f32((c[0] as u16) << 8)),
+        StDtype::F8E8M0 => f32s(&|c| f8_e8m0_to_f32(c[0])),
+    })
+}
+
+/// FP8 E4M3 ("fn": bias 7, no infinities, S.1111.111 is NaN) → f32, exactly.
+pub fn f8_e4m3_to_f32(b: u8) -> f32 {
+    let sign = if b & 0x80 != 0 { -1.0f32 } else { 1.0 };
+    let e = ((b >> 3) & 0x0f) as i32;
+    let m = (b & 0x07) as f32;
+    if e == 0x0f && b & 0x07 == 0x07 {
+        return f32::NAN;
+    }
+    let mag = if e == 0 {
+        m / 8.0 * 2f32.powi(-6)
+    } else {
+        (1.0 + m / 8.0) * 2f32.powi(e - 7)
+    };
+    sign * mag
+}
+
+/// FP8 E8M0 (an unsigned power of two, 0xFF is NaN) → f32, exactly.
+pub fn f8_e8m0_to_f32(b: u8) -> f32 {
+    if b == 0xff {
+        return f32::NAN;
+    }
+    if b == 0 {
+        return f32::from_bits(0x0040_0000); // 2^-127, an f32 subnormal
+    }
+    f32::from_bits((b as u32) << 23)
+}
+
+fn dequant(weight: &Expr, scale: &Expr, block: Option<&[u64]>) -> Result<Vec<f32>, DataError> {
+    let w = weight.eval()?.f32s();
+    let s = scale.eval()?.f32s();
+    let ws: Vec<usize> = weight.shape().iter().map(|d| *d as usize).collect();
+    let ss: Vec<usize> = scale.shape().iter().map(|d| *d as usize).collect();
+    let nd = ws.len();
+    // Per weight dimension: how a weight index maps to a scale index.
+    let (sdims, div): (Vec<usize>, Vec<usize>) = match block {
+        Some(b) => (
+            ss.clone(),
+            (0..nd)
+                .map(|i| {
+                    let bi = i as isize - (nd - b.len()) as isize;
+                    if bi >= 0 {
+                        b[bi as usize].max(1) as usize
+                    } else {
+                        1
+                    }
+                })
+                .collect(),
+        ),
+        None => {
+            // Trailing unsqueeze: scale dims align with the leading weight dims.
+            let mut d = ss.clone();
+            d.resize(nd, 1);
+            (d, vec![1; nd])
+        }
+    };
+    let mut sstrides = vec![1usize; nd];
+    for i in (0..nd.saturating_sub(1)).rev() {
+        sstrides[i] = sstrides[i + 1] * sdims[i + 1];
+    }
+    let mut idx = vec![0usize; nd];
+    let mut out = Vec::with_capacity(w.len());
+    for x in &w {
+        let mut si = 0;
+        for d in 0..nd {
+            let k = if sdims[d] == 1 { 0 } else { idx[d] / div[d] };
+            si += k * sstrides[d];
+        }
+        let sc = *s
+            .get(si)
+            .ok_or_else(|| DataError("fp8 scale index out of range".into()))?;
+        out.push(*x * sc);
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < ws[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// The [`Derive`] of an output tensor: evaluate, then convert to the output type.
+pub struct Materialize {
+    /// The values.
+    pub expr: Expr,
+    /// Output type (F32, F16, BF16, Q8_0, TQ1_0, TQ2_0).
+    pub out: GgmlType,
+}
+
+impl Derive for Materialize {
+    fn describe(&self) -> String {
+        format!("{} → {}", self.expr.describe(), self.out)
+    }
+
+    fn compute(&self) -> Result<Vec<u8>, DataError> {
+        let v = self.expr.eval()?;
+        let n_per_row = self.expr.shape().last().copied().unwrap_or(1) as usize;
+        finish(v, self.out, n_per_row)
+    }
+}
+
+/// Converts working values to the output type, as gguf-py's `quants.quantize` does.
+pub fn finish(v: Values, out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, DataError> {
+    let same = matches!(
+        (v.work, out),
+        (Work::F32, GgmlType::F32) | (Work::F16, GgmlType::F16) | (Work::Bf16, GgmlType::BF16)
+    );
+    if same {
+        return Ok(v.bytes);
+    }
+    let f = v.f32s();
+    Ok(match out {
+        GgmlType::F32 => f32_bytes(&f),
+        GgmlType::F16 => f
+            .iter()
+            .flat_map(|x| f32_to_f16(*x).to_le_bytes())
+            .collect(),
+        GgmlType::BF16 => f
+            .iter()
+            .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
+            .collect(),
+        ty => {
+            let rs = ggufkit::quantizers::row_size(ty, n_per_row).ok_or_else(|| {
+                DataError(format!(
+                    "row length {n_per_row} is not a whole number of {ty} blocks"
+                ))
+            })?;
+            let mut dst = vec![0u8; f.len() / n_per_row.max(1) * rs];
+            quantize_rows(ty, &f, &mut dst, n_per_row, None)
+                .map_err(|e| DataError(e.to_string()))?;
+            dst
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_decoders_are_exact() {
+        assert_eq!(f8_e4m3_to_f32(0x38), 1.0);
+        assert_eq!(f8_e4m3_to_f32(0x7e), 448.0);
+        assert_eq!(f8_e4m3_to_f32(0x01), 2f32.powi(-9));
+        assert!(f8_e4m3_to_f32(0x7f).is_nan());
+        assert_eq!(f8_e4m3_to_f32(0xb8), -1.0);
+        assert_eq!(f8_e8m0_to_f32(127), 1.0);
+        assert_eq!(f8_e8m0_to_f32(0), 2f32.powi(-127));
+    }
+
+    fn konst(v: &[f32], shape: &[u64]) -> Expr {
+        Expr::constant(v.to_vec(), shape.to_vec())
+    }
+
+    fn vals(e: &Expr) -> Vec<f32> {
+        e.eval().unwrap().f32s()
+    }
+
+    #[test]
+    fn permutation_interleaves_head_halves() {
+        // 2 heads of 4 rows, 1 column: rows 0..8.
+        let x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let p = konst(&x, &[8, 1]).permute_heads("t", 2).unwrap();
+        assert_eq!(vals(&p), [0., 2., 1., 3., 4., 6., 5., 7.]);
+        assert!(konst(&x, &[8, 1]).permute_heads("t", 3).is_err());
+    }
+
+    #[test]
+    fn moves_and_stacking() {
+        let a = konst(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        assert_eq!(
+            vals(&a.clone().transpose("t").unwrap()),
+            [1., 4., 2., 5., 3., 6.]
+        );
+        let s = Expr::stack("t", vec![a.clone(), a.clone()]).unwrap();
+        assert_eq!(s.shape(), &[2, 2, 3]);
+        let n = s.narrow("t", 1, 1, 1).unwrap();
+        assert_eq!(vals(&n), [4., 5., 6., 4., 5., 6.]);
+        assert_eq!(vals(&a.add_scalar(1.0))[0], 2.0);
+    }
+
+    #[test]
+    fn blockwise_fp8_scales_repeat() {
+        let w = konst(&[1.0; 12], &[3, 4]);
+        let s = konst(&[2.0, 3.0, 5.0, 7.0], &[2, 2]);
+        let d = Expr::dequant("t", w, s, Some(vec![2, 2])).unwrap();
+        assert_eq!(vals(&d), [2., 2., 3., 3., 2., 2., 3., 3., 5., 5., 7., 7.]);
+        let w = konst(&[1.0; 4], &[2, 2]);
+        let per_row = Expr::dequant("t", w, konst(&[2.0, 3.0], &[2]), None).unwrap();
+        assert_eq!(vals(&per_row), [2., 2., 3., 3.]);
+    }
+}

@@ -1,0 +1,398 @@
+//! Writing architecture hparams as GGUF KVs (`set_gguf_parameters`).
+//!
+//! [`Params`] writes `{arch}.<key>` entries with gguf-py's types and overwrite-in-place
+//! semantics; [`Params::generic`] is `TextModel.set_gguf_parameters`, the block most
+//! architectures start from.
+
+use std::path::Path;
+
+use ggufkit::gguf::{ArrayValue, GgufString, Metadata, Value};
+use serde_json::Value as Json;
+
+use super::config::{json_u64, Hparams};
+use crate::ConvertError;
+
+/// The KV writer handed to an architecture's parameter function.
+pub struct Params<'a> {
+    /// The hparams.
+    pub hp: &'a Hparams,
+    /// `general.architecture` (the key prefix).
+    pub arch: &'a str,
+    /// The model directory.
+    pub dir: &'a Path,
+    /// `general.file_type`.
+    pub file_type: u32,
+    /// Where the KVs go.
+    pub md: &'a mut Metadata,
+}
+
+/// A pooling mode (`gguf.PoolingType`).
+fn pooling_id(mode: &str) -> Option<u32> {
+    match mode {
+        "mean" => Some(1),
+        "cls" => Some(2),
+        "lasttoken" => Some(3),
+        _ => None,
+    }
+}
+
+impl Params<'_> {
+    fn key(&self, suffix: &str) -> String {
+        format!("{}.{suffix}", self.arch)
+    }
+
+    /// `{arch}.suffix` as UINT32.
+    pub fn u32(&mut self, suffix: &str, v: u64) -> Result<(), ConvertError> {
+        let key = self.key(suffix);
+        let v = u32::try_from(v).map_err(|_| {
+            ConvertError::Other(format!("{key}: value {v} does not fit in a UINT32"))
+        })?;
+        self.md.set(key, Value::U32(v));
+        Ok(())
+    }
+
+    /// `{arch}.suffix` as FLOAT32.
+    pub fn f32(&mut self, suffix: &str, v: f64) {
+        let key = self.key(suffix);
+        self.md.set(key, Value::F32(v as f32));
+    }
+
+    /// `{arch}.suffix` as BOOL.
+    pub fn bool(&mut self, suffix: &str, v: bool) {
+        let key = self.key(suffix);
+        self.md.set(key, Value::Bool(v));
+    }
+
+    /// `{arch}.suffix` as STRING (skipped when empty, like `add_string`).
+    pub fn string(&mut self, suffix: &str, v: &str) {
+        if v.is_empty() {
+            return;
+        }
+        let key = self.key(suffix);
+        self.md.set(key, Value::from(v));
+    }
+
+    /// A STRING array (skipped when empty, like `add_array`).
+    pub fn strings(&mut self, suffix: &str, v: Vec<String>) {
+        if v.is_empty() {
+            return;
+        }
+        let key = self.key(suffix);
+        self.md.set(
+            key,
+            Value::Array(ArrayValue::String(
+                v.into_iter().map(GgufString::from).collect(),
+            )),
+        );
+    }
+
+    /// An integer or a list of integers (UINT32, or an INT32 array as gguf-py infers it).
+    pub fn u32_or_list(&mut self, suffix: &str, v: &Json) -> Result<(), ConvertError> {
+        match v {
+            Json::Array(items) => {
+                let xs = items
+                    .iter()
+                    .map(|x| x.as_i64().and_then(|i| i32::try_from(i).ok()))
+                    .collect::<Option<Vec<i32>>>()
+                    .ok_or_else(|| self.bad(suffix, v))?;
+                if !xs.is_empty() {
+                    let key = self.key(suffix);
+                    self.md.set(key, Value::Array(ArrayValue::I32(xs)));
+                }
+                Ok(())
+            }
+            v => {
+                let x = json_u64(v).ok_or_else(|| self.bad(suffix, v))?;
+                self.u32(suffix, x)
+            }
+        }
+    }
+
+    fn bad(&self, suffix: &str, v: &Json) -> ConvertError {
+        ConvertError::format(
+            &self.hp.path,
+            None,
+            format!(
+                "value {v} for {} is not an integer (list)",
+                self.key(suffix)
+            ),
+        )
+    }
+
+    /// `general.file_type`.
+    pub fn file_type(&mut self) {
+        self.md.set("general.file_type", Value::U32(self.file_type));
+    }
+
+    /// An optional hparam (first of `keys`, skipped when absent or null) as UINT32 / list.
+    pub fn opt_u32(&mut self, suffix: &str, keys: &[&str]) -> Result<(), ConvertError> {
+        match self.hp.find(keys) {
+            None | Some(Json::Null) => Ok(()),
+            Some(v) => {
+                let v = v.clone();
+                self.u32_or_list(suffix, &v)
+            }
+        }
+    }
+
+    /// An optional hparam as FLOAT32.
+    pub fn opt_f32(&mut self, suffix: &str, keys: &[&str]) -> Result<(), ConvertError> {
+        if let Some(v) = self.hp.find_f64(keys)? {
+            self.f32(suffix, v);
+        }
+        Ok(())
+    }
+
+    /// A required hparam as UINT32.
+    pub fn req_u32(&mut self, suffix: &str, keys: &[&str]) -> Result<(), ConvertError> {
+        let v = self.hp.req_u64(keys)?;
+        self.u32(suffix, v)
+    }
+
+    /// The block count (`n_layers` / `num_hidden_layers` / `n_layer` / `num_layers`).
+    pub fn block_count(&self) -> Result<u64, ConvertError> {
+        self.hp.req_u64(BLOCK_COUNT_KEYS)
+    }
+
+    /// `TextModel.set_gguf_parameters`: the generic hparam block, ending with
+    /// `general.file_type`.
+    pub fn generic(&mut self) -> Result<(), ConvertError> {
+        let n = self.block_count()?;
+        self.u32("block_count", n)?;
+        self.opt_u32(
+            "context_length",
+            &[
+                "max_position_embeddings",
+                "n_ctx",
+                "n_positions",
+                "max_length",
+                "max_sequence_length",
+                "model_max_length",
+            ],
+        )?;
+        self.opt_u32("embedding_length", &["hidden_size", "n_embd", "dim"])?;
+        self.opt_u32(
+            "feed_forward_length",
+            &[
+                "prefix_dense_intermediate_size",
+                "dense_intermediate_size",
+                "intermediate_size",
+                "n_inner",
+                "hidden_dim",
+            ],
+        )?;
+        self.opt_u32(
+            "attention.head_count",
+            &["num_attention_heads", "n_head", "n_heads"],
+        )?;
+        self.opt_u32(
+            "attention.head_count_kv",
+            &["num_key_value_heads", "n_kv_heads"],
+        )?;
+        if self.hp.get("is_causal") == Some(&Json::Bool(false)) {
+            self.bool("attention.causal", false);
+        }
+        self.rope_scaling()?;
+        if let Some(Json::Array(sec)) = self.hp.rope.get("mrope_section") {
+            let mut s: Vec<i32> = sec
+                .iter()
+                .filter_map(|x| x.as_i64().and_then(|i| i32::try_from(i).ok()))
+                .collect();
+            s.resize(s.len().max(4), 0);
+            s.truncate(4);
+            let key = self.key("rope.dimension_sections");
+            self.md.set(key, Value::Array(ArrayValue::I32(s)));
+        }
+        if let Some(t) = self.hp.rope_full().get("rope_theta").and_then(Json::as_f64) {
+            self.f32("rope.freq_base", t);
+        }
+        let swa = self
+            .hp
+            .rope
+            .get("sliding_attention")
+            .and_then(|s| s.get("rope_theta"))
+            .and_then(Json::as_f64);
+        if let Some(t) = swa {
+            self.f32("rope.freq_base_swa", t);
+        }
+        self.opt_f32(
+            "attention.layer_norm_rms_epsilon",
+            &["rms_norm_eps", "norm_eps"],
+        )?;
+        self.opt_f32(
+            "attention.layer_norm_epsilon",
+            &["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"],
+        )?;
+        self.opt_u32(
+            "expert_count",
+            &["num_local_experts", "num_experts", "n_routed_experts"],
+        )?;
+        self.opt_u32(
+            "expert_used_count",
+            &[
+                "num_experts_per_tok",
+                "num_experts_per_token",
+                "top_k_experts",
+            ],
+        )?;
+        self.opt_u32("expert_group_count", &["n_group"])?;
+        self.opt_u32("expert_group_used_count", &["topk_group"])?;
+        let score = self.hp.find(&[
+            "score_function",
+            "scoring_func",
+            "score_func",
+            "moe_router_activation",
+            "moe_router_activation_func",
+            "expert_selection_fn",
+        ]);
+        match score {
+            None | Some(Json::Null) => {}
+            Some(v) => {
+                let id = match v.as_str() {
+                    Some("softmax") => 1,
+                    Some("sigmoid") => 2,
+                    Some("sqrtsoftplus") => 4,
+                    _ => {
+                        return Err(ConvertError::Unsupported(format!(
+                            "unsupported expert score gating function {v}"
+                        )))
+                    }
+                };
+                self.u32("expert_gating_func", id)?;
+            }
+        }
+        match self.hp.get("head_dim") {
+            None | Some(Json::Null) => {}
+            Some(v) => {
+                let v = v.clone();
+                self.u32_or_list("attention.key_length", &v)?;
+                self.u32_or_list("attention.value_length", &v)?;
+            }
+        }
+        self.file_type();
+        Ok(())
+    }
+
+    /// The generic rope-scaling keys (linear, yarn, longrope).
+    fn rope_scaling(&mut self) -> Result<(), ConvertError> {
+        let rp = self.hp.rope_full().clone();
+        let Some(rt) = rp.get("rope_type").filter(|v| !v.is_null()) else {
+            return Ok(());
+        };
+        let rt = rt.as_str().unwrap_or_default().to_string();
+        let factor = rp.get("factor").and_then(Json::as_f64);
+        match (rt.as_str(), factor) {
+            ("linear", Some(f)) => {
+                self.string("rope.scaling.type", "linear");
+                self.f32("rope.scaling.factor", f);
+            }
+            ("yarn", Some(f)) => {
+                self.string("rope.scaling.type", "yarn");
+                self.f32("rope.scaling.factor", f);
+                let orig = rp
+                    .get("original_max_position_embeddings")
+                    .and_then(json_u64)
+                    .ok_or_else(|| {
+                        ConvertError::format(
+                            &self.hp.path,
+                            None,
+                            "yarn rope scaling needs original_max_position_embeddings",
+                        )
+                    })?;
+                self.u32("rope.scaling.original_context_length", orig)?;
+                let get = |k: &str| rp.get(k).and_then(Json::as_f64);
+                if let Some(v) = get("extrapolation_factor") {
+                    self.f32("rope.scaling.yarn_ext_factor", v);
+                }
+                let attn = match rp.get("attention_factor") {
+                    Some(v) => v.as_f64(),
+                    None => get("attn_factor"),
+                };
+                if let Some(v) = attn {
+                    self.f32("rope.scaling.yarn_attn_factor", v);
+                }
+                if let Some(v) = get("beta_fast") {
+                    self.f32("rope.scaling.yarn_beta_fast", v);
+                }
+                if let Some(v) = get("beta_slow") {
+                    self.f32("rope.scaling.yarn_beta_slow", v);
+                }
+            }
+            ("su" | "longrope", _) => self.string("rope.scaling.type", "longrope"),
+            // linear/yarn without a factor, dynamic, llama3 (rope_freqs tensor) and
+            // unknown types write nothing.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `_try_set_pooling_type`: sentence-transformers pooling and classifier pooling.
+    pub fn pooling(&mut self) -> Result<(), ConvertError> {
+        let modules = self.dir.join("modules.json");
+        let mut pooling_path = None;
+        if modules.is_file() {
+            let mods = read_json(&modules)?;
+            for m in mods.as_array().into_iter().flatten() {
+                let ty = m.get("type").and_then(Json::as_str).unwrap_or_default();
+                if ty.ends_with("Pooling") {
+                    pooling_path = m.get("path").and_then(Json::as_str).map(str::to_string);
+                    break;
+                }
+            }
+        }
+        if let Some(p) = pooling_path {
+            let cfg_path = self.dir.join(&p).join("config.json");
+            let cfg = read_json(&cfg_path)?;
+            let truthy = |k: &str| match cfg.get(k) {
+                Some(Json::Bool(b)) => *b,
+                Some(Json::Number(n)) => n.as_f64() != Some(0.0),
+                Some(Json::String(s)) => !s.is_empty(),
+                _ => false,
+            };
+            let id = if truthy("pooling_mode_mean_tokens") {
+                1
+            } else if truthy("pooling_mode_cls_token") {
+                2
+            } else if truthy("pooling_mode_lasttoken") {
+                3
+            } else if let Some(id) = cfg
+                .get("pooling_mode")
+                .and_then(Json::as_str)
+                .and_then(pooling_id)
+            {
+                id
+            } else {
+                return Err(ConvertError::Unsupported(format!(
+                    "{}: only MEAN, CLS and LAST pooling types are supported",
+                    cfg_path.display()
+                )));
+            };
+            self.u32("pooling_type", id as u64)?;
+        }
+        match self.hp.get("classifier_pooling") {
+            None | Some(Json::Null) => {}
+            Some(v) => match v.as_str() {
+                Some(m @ ("cls" | "mean")) => {
+                    let id = pooling_id(m).expect("known mode") as u64;
+                    self.u32("classifier.pooling_type", id)?;
+                }
+                _ => {
+                    return Err(ConvertError::Unsupported(format!(
+                        "unsupported classifier_pooling {v}"
+                    )))
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// The keys holding the number of blocks.
+pub const BLOCK_COUNT_KEYS: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_layers"];
+
+/// Reads a JSON file.
+pub fn read_json(path: &Path) -> Result<Json, ConvertError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConvertError::io(path, e))?;
+    serde_json::from_str(&text)
+        .map_err(|e| ConvertError::format(path, None, format!("not valid JSON: {e}")))
+}

@@ -1,0 +1,419 @@
+//! Safetensors shards: which files make up the model, and each file's tensor table.
+//!
+//! A safetensors file is an 8-byte little-endian header length `N`, `N` bytes of JSON
+//! (`{"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}`),
+//! then the data area the offsets point into. The parser here is strict and bounded: the
+//! header length, every offset and every byte count is checked against the file before a
+//! tensor is accepted, so a truncated or hostile file gives an error naming the file and
+//! the tensor, never a panic or an out-of-range read later.
+//!
+//! Shard discovery and ordering follow `convert_hf_to_gguf.py` (`index_tensors`): the files
+//! `model*.safetensors` in sorted order, or the sorted unique shard names of
+//! `model.safetensors.index.json` when it exists; inside a file, tensors sorted by name.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ggufkit::mapped::FileBytes;
+use serde_json::Value as Json;
+
+use crate::ConvertError;
+
+/// Largest JSON header we accept (the `safetensors` crate's limit).
+pub const MAX_HEADER_LEN: u64 = 100 << 20;
+
+/// Element type of a safetensors tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StDtype {
+    /// IEEE binary64.
+    F64,
+    /// IEEE binary32.
+    F32,
+    /// bfloat16.
+    Bf16,
+    /// IEEE binary16.
+    F16,
+    /// i64.
+    I64,
+    /// i32.
+    I32,
+    /// i16.
+    I16,
+    /// u8.
+    U8,
+    /// i8.
+    I8,
+    /// one byte, 0 or 1.
+    Bool,
+    /// FP8 E4M3 ("fn": no infinities, one NaN pattern).
+    F8E4M3,
+    /// FP8 E5M2.
+    F8E5M2,
+    /// FP8 E8M0 (a bare exponent, used for block scales).
+    F8E8M0,
+}
+
+impl StDtype {
+    /// Parses the header's dtype string.
+    pub fn parse(s: &str) -> Option<StDtype> {
+        Some(match s {
+            "F64" => StDtype::F64,
+            "F32" => StDtype::F32,
+            "BF16" => StDtype::Bf16,
+            "F16" => StDtype::F16,
+            "I64" => StDtype::I64,
+            "I32" => StDtype::I32,
+            "I16" => StDtype::I16,
+            "U8" => StDtype::U8,
+            "I8" => StDtype::I8,
+            "BOOL" => StDtype::Bool,
+            "F8_E4M3" => StDtype::F8E4M3,
+            "F8_E5M2" => StDtype::F8E5M2,
+            "F8_E8M0" => StDtype::F8E8M0,
+            _ => return None,
+        })
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> u64 {
+        match self {
+            StDtype::F64 | StDtype::I64 => 8,
+            StDtype::F32 | StDtype::I32 => 4,
+            StDtype::Bf16 | StDtype::F16 | StDtype::I16 => 2,
+            StDtype::U8 | StDtype::I8 | StDtype::Bool => 1,
+            StDtype::F8E4M3 | StDtype::F8E5M2 | StDtype::F8E8M0 => 1,
+        }
+    }
+
+    /// The header spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            StDtype::F64 => "F64",
+            StDtype::F32 => "F32",
+            StDtype::Bf16 => "BF16",
+            StDtype::F16 => "F16",
+            StDtype::I64 => "I64",
+            StDtype::I32 => "I32",
+            StDtype::I16 => "I16",
+            StDtype::U8 => "U8",
+            StDtype::I8 => "I8",
+            StDtype::Bool => "BOOL",
+            StDtype::F8E4M3 => "F8_E4M3",
+            StDtype::F8E5M2 => "F8_E5M2",
+            StDtype::F8E8M0 => "F8_E8M0",
+        }
+    }
+}
+
+/// One tensor of a safetensors file: where its bytes are, already bounds-checked.
+#[derive(Clone)]
+pub struct StTensor {
+    /// Name in the file.
+    pub name: String,
+    /// Element type.
+    pub dtype: StDtype,
+    /// Shape, outermost first (PyTorch order).
+    pub shape: Vec<u64>,
+    /// The mapped file.
+    pub file: Arc<FileBytes>,
+    /// Absolute byte offset of the data.
+    pub offset: usize,
+    /// Data length in bytes (`prod(shape) * dtype.size()`).
+    pub len: usize,
+}
+
+impl StTensor {
+    /// The raw bytes (in range by construction).
+    pub fn bytes(&self) -> &[u8] {
+        &self.file[self.offset..self.offset + self.len]
+    }
+
+    /// Number of elements.
+    pub fn n_elements(&self) -> u64 {
+        self.shape.iter().product()
+    }
+}
+
+impl std::fmt::Debug for StTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} {:?} @{}+{}",
+            self.name,
+            self.dtype.name(),
+            self.shape,
+            self.offset,
+            self.len
+        )
+    }
+}
+
+/// Parses the header of a mapped safetensors file; tensors come back sorted by name.
+pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError> {
+    let bad = |offset: Option<u64>, msg: String| ConvertError::format(path, offset, msg);
+    let total = file.len() as u64;
+    if total < 8 {
+        return Err(bad(
+            None,
+            format!("safetensors file is {total} bytes, too short for the 8-byte header length"),
+        ));
+    }
+    let n = u64::from_le_bytes(file[..8].try_into().expect("8 bytes"));
+    if n > MAX_HEADER_LEN {
+        return Err(bad(
+            Some(0),
+            format!("safetensors header length {n} exceeds the {MAX_HEADER_LEN}-byte limit"),
+        ));
+    }
+    if n > total - 8 {
+        return Err(bad(
+            Some(0),
+            format!(
+                "truncated safetensors header: it declares {n} bytes but only {} follow",
+                total - 8
+            ),
+        ));
+    }
+    let data_start = 8 + n;
+    let data_len = total - data_start;
+    let text = std::str::from_utf8(&file[8..data_start as usize])
+        .map_err(|e| bad(Some(8), format!("safetensors header is not UTF-8: {e}")))?;
+    let header: Json = serde_json::from_str(text).map_err(|e| {
+        bad(
+            Some(8),
+            format!("safetensors header is not valid JSON: {e}"),
+        )
+    })?;
+    let Json::Object(map) = header else {
+        return Err(bad(
+            Some(8),
+            "safetensors header is not a JSON object".into(),
+        ));
+    };
+    let mut out = Vec::with_capacity(map.len());
+    for (name, meta) in &map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let tbad = |msg: String| bad(None, format!("tensor '{name}': {msg}"));
+        let dtype_s = meta
+            .get("dtype")
+            .and_then(Json::as_str)
+            .ok_or_else(|| tbad("missing or non-string \"dtype\"".into()))?;
+        let dtype = StDtype::parse(dtype_s)
+            .ok_or_else(|| tbad(format!("unsupported dtype {dtype_s:?}")))?;
+        let shape: Vec<u64> = meta
+            .get("shape")
+            .and_then(Json::as_array)
+            .ok_or_else(|| tbad("missing or non-array \"shape\"".into()))?
+            .iter()
+            .map(|d| d.as_u64())
+            .collect::<Option<_>>()
+            .ok_or_else(|| tbad("\"shape\" holds a non-integer or negative dimension".into()))?;
+        let offs = meta
+            .get("data_offsets")
+            .and_then(Json::as_array)
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| tbad("\"data_offsets\" is not a two-element array".into()))?;
+        let (begin, end) = match (offs[0].as_u64(), offs[1].as_u64()) {
+            (Some(b), Some(e)) => (b, e),
+            _ => return Err(tbad("\"data_offsets\" holds a non-integer".into())),
+        };
+        if begin > end {
+            return Err(tbad(format!("data_offsets [{begin}, {end}] are reversed")));
+        }
+        if end > data_len {
+            return Err(tbad(format!(
+                "declared data range [{begin}, {end}) exceeds the file's data area of {data_len} \
+                 bytes (file truncated?)"
+            )));
+        }
+        let expect = shape
+            .iter()
+            .try_fold(dtype.size(), |acc, d| acc.checked_mul(*d))
+            .ok_or_else(|| tbad(format!("shape {shape:?} overflows")))?;
+        if expect != end - begin {
+            return Err(tbad(format!(
+                "shape {shape:?} of {} needs {expect} bytes but data_offsets give {}",
+                dtype.name(),
+                end - begin
+            )));
+        }
+        out.push(StTensor {
+            name: name.clone(),
+            dtype,
+            shape,
+            file: file.clone(),
+            offset: (data_start + begin) as usize,
+            len: (end - begin) as usize,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The model's tensors in the converter's order: shard by shard, sorted names within each.
+pub struct Shards {
+    /// Tensors in order.
+    pub tensors: Vec<StTensor>,
+    /// The shard files, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Finds, maps and parses the shards of `dir`, checking them against the index if any.
+pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
+    let index_path = dir.join("model.safetensors.index.json");
+    let mut parts = list_parts(dir)?;
+    let mut weight_map: Option<HashMap<String, String>> = None;
+    if index_path.is_file() {
+        let text =
+            std::fs::read_to_string(&index_path).map_err(|e| ConvertError::io(&index_path, e))?;
+        let json: Json = serde_json::from_str(&text)
+            .map_err(|e| ConvertError::format(&index_path, None, format!("not valid JSON: {e}")))?;
+        let map = json
+            .get("weight_map")
+            .and_then(Json::as_object)
+            .ok_or_else(|| {
+                ConvertError::format(&index_path, None, "no \"weight_map\" object".to_string())
+            })?;
+        let mut wm = HashMap::with_capacity(map.len());
+        for (k, v) in map {
+            let file = v.as_str().ok_or_else(|| {
+                ConvertError::format(
+                    &index_path,
+                    None,
+                    format!("weight_map entry '{k}' is not a file name"),
+                )
+            })?;
+            if file.contains('/') || file.contains('\\') || file == ".." {
+                return Err(ConvertError::format(
+                    &index_path,
+                    None,
+                    format!(
+                        "weight_map entry '{k}' names a file outside the model directory: {file:?}"
+                    ),
+                ));
+            }
+            wm.insert(k.clone(), file.to_string());
+        }
+        parts = wm
+            .values()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        weight_map = Some(wm);
+    }
+    if parts.is_empty() {
+        let has_bin = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.flatten().any(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.starts_with("pytorch_model") && n.ends_with(".bin")
+                })
+            })
+            .unwrap_or(false);
+        return Err(ConvertError::Unsupported(if has_bin {
+            format!(
+                "{}: only PyTorch pickle weights (pytorch_model*.bin) found; convert them to \
+                 safetensors first (pickles are not read, for safety)",
+                dir.display()
+            )
+        } else {
+            format!("{}: no model*.safetensors files found", dir.display())
+        }));
+    }
+    let mut tensors = Vec::new();
+    let mut files = Vec::new();
+    for part in &parts {
+        let path = dir.join(part);
+        if !path.is_file() {
+            let what = if weight_map.is_some() {
+                format!(
+                    "shard named by {} is missing",
+                    index_path.file_name().unwrap_or_default().to_string_lossy()
+                )
+            } else {
+                "shard is missing".to_string()
+            };
+            return Err(ConvertError::format(&path, None, what));
+        }
+        let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
+        let mut t = parse_file(&path, &bytes)?;
+        tensors.append(&mut t);
+        files.push(path);
+    }
+    if let Some(wm) = &weight_map {
+        let present: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+        let mut extra: Vec<&str> = present
+            .iter()
+            .copied()
+            .filter(|n| !wm.contains_key(*n))
+            .collect();
+        let mut missing: Vec<&str> = wm
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !present.contains(k))
+            .collect();
+        missing.sort_unstable();
+        extra.sort_unstable();
+        if !extra.is_empty() {
+            return Err(ConvertError::format(
+                &index_path,
+                None,
+                format!(
+                    "mismatch between weight map and model parts: tensors {} are in the shards \
+                     but not in the weight map{}",
+                    abbreviate(&extra),
+                    if missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; tensors {} are missing", abbreviate(&missing))
+                    }
+                ),
+            ));
+        }
+        if !missing.is_empty() {
+            let files: BTreeSet<&str> = missing.iter().map(|k| wm[*k].as_str()).collect();
+            return Err(ConvertError::format(
+                &index_path,
+                None,
+                format!(
+                    "missing or incomplete model files {files:?}: tensors {} not found",
+                    abbreviate(&missing)
+                ),
+            ));
+        }
+    }
+    Ok(Shards { tensors, files })
+}
+
+/// `model*.safetensors` in `dir`, sorted (symlinks followed, as in HF cache snapshots).
+fn list_parts(dir: &Path) -> Result<Vec<String>, ConvertError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| ConvertError::io(dir, e))?;
+    let mut parts = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| ConvertError::io(dir, e))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("model") && name.ends_with(".safetensors") {
+            parts.push(name);
+        }
+    }
+    parts.sort();
+    Ok(parts)
+}
+
+fn abbreviate(names: &[&str]) -> String {
+    const SHOW: usize = 8;
+    let mut s = names
+        .iter()
+        .take(SHOW)
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOW {
+        s.push_str(&format!(" and {} more", names.len() - SHOW));
+    }
+    s
+}

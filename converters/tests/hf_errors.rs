@@ -1,0 +1,226 @@
+//! Bad inputs give clear errors that name the file or tensor at fault, never panics; HF
+//! cache snapshot directories (symlinked files) convert like plain directories.
+
+mod support;
+
+use std::path::Path;
+
+use ggufkit::ir::TensorData;
+use ggufkit_converters::hf::{read_hf_dir, supported_architectures, HfOptions, OutType};
+use ggufkit_converters::ConvertError;
+use support::{f32s, model_dir, safetensors, scratch, testdata};
+
+const LLAMA_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+  "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": 8,
+  "rms_norm_eps": 1e-5}"#;
+
+fn err(dir: &Path) -> ConvertError {
+    match read_hf_dir(
+        dir,
+        &HfOptions {
+            allow_missing_vocab: true,
+            ..HfOptions::default()
+        },
+    ) {
+        Ok(_) => panic!("{}: conversion unexpectedly succeeded", dir.display()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn unknown_architecture_lists_the_supported_ones() {
+    let d = model_dir(
+        "unknown-arch",
+        r#"{"architectures": ["FancyNewForCausalLM"], "model_type": "fancy"}"#,
+        &[],
+    );
+    let msg = err(&d).to_string();
+    assert!(msg.contains("FancyNewForCausalLM"), "{msg}");
+    for a in supported_architectures() {
+        assert!(msg.contains(a), "{a} not listed in: {msg}");
+    }
+    assert!(supported_architectures().contains(&"Qwen3MoeForCausalLM"));
+}
+
+#[test]
+fn missing_config_json() {
+    let d = scratch("no-config");
+    let msg = err(&d).to_string();
+    assert!(msg.contains("config.json"), "{msg}");
+}
+
+#[test]
+fn index_naming_a_missing_shard() {
+    let shard = safetensors(&[("model.norm.weight", "F32", &[32], f32s(&[1.0; 32]))]);
+    let index = r#"{"weight_map": {"model.norm.weight": "model-00001-of-00002.safetensors",
+        "lm_head.weight": "model-00002-of-00002.safetensors"}}"#;
+    let d = model_dir(
+        "missing-shard",
+        LLAMA_CONFIG,
+        &[
+            ("model-00001-of-00002.safetensors", shard),
+            ("model.safetensors.index.json", index.as_bytes().to_vec()),
+        ],
+    );
+    let msg = err(&d).to_string();
+    assert!(msg.contains("model-00002-of-00002.safetensors"), "{msg}");
+    assert!(msg.contains("missing"), "{msg}");
+}
+
+#[test]
+fn index_and_shards_disagree() {
+    let shard = safetensors(&[
+        ("model.norm.weight", "F32", &[32], f32s(&[1.0; 32])),
+        ("extra.weight", "F32", &[1], f32s(&[1.0])),
+    ]);
+    let index = r#"{"weight_map": {"model.norm.weight": "model.safetensors"}}"#;
+    let d = model_dir(
+        "index-mismatch",
+        LLAMA_CONFIG,
+        &[
+            ("model.safetensors", shard),
+            ("model.safetensors.index.json", index.as_bytes().to_vec()),
+        ],
+    );
+    let msg = err(&d).to_string();
+    assert!(
+        msg.contains("extra.weight") && msg.contains("mismatch"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn truncated_safetensors_header() {
+    let mut bytes = safetensors(&[("model.norm.weight", "F32", &[32], f32s(&[1.0; 32]))]);
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes.truncate(8 + header_len / 2);
+    let d = model_dir(
+        "truncated-header",
+        LLAMA_CONFIG,
+        &[("model.safetensors", bytes)],
+    );
+    let msg = err(&d).to_string();
+    assert!(
+        msg.contains("model.safetensors") && msg.contains("truncated"),
+        "{msg}"
+    );
+
+    let d = model_dir(
+        "tiny-file",
+        LLAMA_CONFIG,
+        &[("model.safetensors", vec![1, 2, 3])],
+    );
+    let msg = err(&d).to_string();
+    assert!(
+        msg.contains("model.safetensors") && msg.contains("too short"),
+        "{msg}"
+    );
+
+    let mut huge = u64::MAX.to_le_bytes().to_vec();
+    huge.extend_from_slice(b"{}");
+    let d = model_dir("huge-header", LLAMA_CONFIG, &[("model.safetensors", huge)]);
+    let msg = err(&d).to_string();
+    assert!(msg.contains("header length"), "{msg}");
+}
+
+#[test]
+fn tensor_range_beyond_the_file() {
+    let mut bytes = safetensors(&[
+        (
+            "model.embed_tokens.weight",
+            "F32",
+            &[8, 32],
+            f32s(&[0.5; 256]),
+        ),
+        ("model.norm.weight", "F32", &[32], f32s(&[1.0; 32])),
+    ]);
+    bytes.truncate(bytes.len() - 16);
+    let d = model_dir("short-data", LLAMA_CONFIG, &[("model.safetensors", bytes)]);
+    let msg = err(&d).to_string();
+    assert!(
+        msg.contains("model.safetensors") && msg.contains("model.norm.weight"),
+        "{msg}"
+    );
+    assert!(msg.contains("exceeds"), "{msg}");
+}
+
+#[test]
+fn inconsistent_shape_and_offsets() {
+    let mut bytes = safetensors(&[("model.norm.weight", "F32", &[32], f32s(&[1.0; 32]))]);
+    // Claim 33 elements for 32 elements' bytes.
+    let text = String::from_utf8_lossy(&bytes).replace("[32]", "[33]");
+    bytes = text.into_bytes();
+    let d = model_dir("bad-shape", LLAMA_CONFIG, &[("model.safetensors", bytes)]);
+    let msg = err(&d).to_string();
+    assert!(
+        msg.contains("model.norm.weight") && msg.contains("needs"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unmappable_tensor_is_named() {
+    let bytes = safetensors(&[("model.mystery.weight", "F32", &[2, 2], f32s(&[0.0; 4]))]);
+    let d = model_dir("unmappable", LLAMA_CONFIG, &[("model.safetensors", bytes)]);
+    let msg = err(&d).to_string();
+    assert!(msg.contains("model.mystery.weight"), "{msg}");
+}
+
+#[test]
+fn hf_cache_snapshot_with_symlinks() {
+    let src = testdata("hf/qwen2");
+    let root = scratch("hf-cache").join("models--org--qwen2");
+    let blobs = root.join("blobs");
+    let snap = root.join("snapshots").join("0123abcd");
+    std::fs::create_dir_all(&blobs).unwrap();
+    std::fs::create_dir_all(&snap).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let blob = blobs.join(format!("blob-{}", e.file_name().to_string_lossy()));
+        std::fs::copy(e.path(), &blob).unwrap();
+        std::os::unix::fs::symlink(&blob, snap.join(e.file_name())).unwrap();
+    }
+    let opts = HfOptions {
+        outtype: OutType::Bf16,
+        allow_missing_vocab: true,
+        ..HfOptions::default()
+    };
+    let direct = read_hf_dir(&src, &opts).unwrap();
+    let cached = read_hf_dir(&snap, &opts).unwrap();
+    assert_eq!(direct.model.tensors.len(), cached.model.tensors.len());
+    for (a, b) in direct.model.tensors.iter().zip(&cached.model.tensors) {
+        assert_eq!((&a.name, &a.dims, a.ty), (&b.name, &b.dims, b.ty));
+        assert_eq!(
+            a.data.bytes().unwrap(),
+            b.data.bytes().unwrap(),
+            "{}",
+            a.name
+        );
+    }
+}
+
+#[test]
+fn unconverted_tensors_are_mapped_not_copied() {
+    let opts = HfOptions {
+        outtype: OutType::Bf16,
+        allow_missing_vocab: true,
+        ..HfOptions::default()
+    };
+    let conv = read_hf_dir(&testdata("hf/qwen2"), &opts).unwrap();
+    let t = conv
+        .model
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.weight")
+        .unwrap();
+    assert!(matches!(t.data, TensorData::Mapped { .. }), "{:?}", t.data);
+    let norm = conv
+        .model
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_norm.weight")
+        .unwrap();
+    assert!(matches!(norm.data, TensorData::Derived(_)));
+    assert_eq!(conv.sources.len(), conv.model.tensors.len());
+    assert_eq!(conv.default_file_name, "Qwen2-140K-BF16.gguf");
+}
