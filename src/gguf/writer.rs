@@ -27,6 +27,8 @@ pub struct TensorHeader {
 pub struct Layout {
     /// Header, KVs, tensor infos and padding: everything before the data section.
     pub header: Vec<u8>,
+    /// Length of the header before its padding (what gguf-py writes for `--vocab-only`).
+    pub header_len: usize,
     /// Alignment used.
     pub alignment: u64,
     /// Offset of each tensor relative to the data section.
@@ -126,10 +128,12 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
             .and_then(|p| next.checked_add(p))
             .ok_or_else(overflow)?;
     }
+    let header_len = h.len();
     let data_offset = align_up(h.len() as u64, alignment).expect("header fits in memory");
     h.resize(data_offset as usize, 0);
     Ok(Layout {
         header: h,
+        header_len,
         alignment,
         offsets,
         sizes,
