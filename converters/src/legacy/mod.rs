@@ -62,7 +62,7 @@ mod old_quants;
 mod parts;
 mod tensors;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -366,7 +366,17 @@ fn check_shapes(
         ("norm.weight".into(), vec![embd]),
         ("output.weight".into(), vec![embd, vocab]),
     ];
-    for i in 0..p.n_layer.min(hp.n_layer) {
+    // Each block has 9 tensors: looking at more blocks than the file has tensors would only
+    // list missing ones (and n_layer comes from the file).
+    let n_layer = p.n_layer.min(hp.n_layer);
+    let blocks = n_layer.min(u32::try_from(sources.len()).unwrap_or(u32::MAX));
+    if blocks < n_layer {
+        warnings.push(format!(
+            "n_layer is {n_layer} but the file has only {} tensors (llama.cpp will not load the result)",
+            sources.len()
+        ));
+    }
+    for i in 0..blocks {
         let l = |s: &str| format!("layers.{i}.{s}.weight");
         expected.extend([
             (l("attention.wq"), vec![embd, embd]),
@@ -380,9 +390,11 @@ fn check_shapes(
             (l("ffn_norm"), vec![embd]),
         ]);
     }
+    let by_name: HashMap<&str, &SourceTensor> =
+        sources.iter().map(|s| (s.name.as_str(), s)).collect();
     let mut missing = Vec::new();
     for (name, dims) in &expected {
-        match sources.iter().find(|s| &s.name == name) {
+        match by_name.get(name.as_str()) {
             None => missing.push(name.as_str()),
             Some(s) if &s.ne != dims => warnings.push(format!(
                 "tensor '{name}' has dims {:?}, llama.cpp expects {dims:?} from the hyperparameters",
@@ -425,15 +437,21 @@ fn output_ftype(
             ));
         }
     }
-    let mut changed = reports
+    // The legacy value describes the changed tensors when their type is the one it names.
+    let main = layout::ftype_main_type(ftype);
+    let changed: Vec<(GgmlType, u32)> = reports
         .iter()
         .zip(sources)
         .filter(|(_, s)| s.layout.is_changed())
-        .map(|(r, _)| r.ty);
-    let Some(to) = changed.next() else {
+        .map(|(r, s)| (r.ty, s.type_id))
+        .collect();
+    let Some(&(to, _)) = changed.first() else {
         return ftype;
     };
-    if !changed.all(|t| t == to) || layout::ftype_current_type(ftype) == Some(to) {
+    let uniform = changed
+        .iter()
+        .all(|&(t, id)| t == to && main.is_none_or(|m| m == id));
+    if !uniform || layout::ftype_current_type(ftype) == Some(to) {
         return ftype;
     }
     match layout::ftype_of(to) {
