@@ -127,7 +127,9 @@ pub enum LegacyErrorKind {
         /// The value read, as the i32 it is stored as.
         value: i64,
     },
-    /// Element count × block bytes does not fit in 64 bits (or in memory).
+    /// Element count × block bytes does not fit in memory (`usize`). Two dims below 2^31
+    /// at no more than 4 bytes per element always fit in 64 bits, so on 64-bit hosts a
+    /// huge tensor is reported as [`LegacyErrorKind::DataPastEof`] instead.
     #[error("size of a {type_name} tensor of dims {dims:?} overflows")]
     SizeOverflow {
         /// Dims (ne0 first).

@@ -76,8 +76,8 @@ impl Layout {
         !matches!(self, Layout::Current(_))
     }
 
-    /// The current type with the same meaning (and, where [`super::old_quants::repack`]
-    /// succeeds, the same values): the default target of a conversion.
+    /// The current type with the same meaning (and, where an exact repack succeeds,
+    /// the same values): the default target of a conversion.
     pub fn closest(self) -> GgmlType {
         match self {
             Layout::Current(t) => t,

@@ -6,7 +6,9 @@
 //! * The container is detected from its magic ([`detect`]): unversioned GGML (`lmgg` on
 //!   disk), GGMF v1 (`fmgg`), GGJT v1–v3 (`tjgg`). GGUF and GGLA files are refused.
 //! * Multi-part models (`x.bin`, `x.bin.1`, …; pre-GGJT llama.cpp) are found and
-//!   reassembled as old llama.cpp did ([`parts`](self) module docs); parts whose headers,
+//!   reassembled as old llama.cpp did: the part count is `n_embd / ne0(tok_embeddings)` of
+//!   the first file; `tok_embeddings`, `wo` and `w2` are joined by columns, the other
+//!   matrices by rows, vectors taken from the first part. Parts whose headers,
 //!   vocabularies or tensor lists disagree are an error.
 //! * The block layouts are read per tensor with the rules of the file's version, not from
 //!   the whole-file `ftype` (which can lie).
