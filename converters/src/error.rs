@@ -39,6 +39,10 @@ pub enum ConvertError {
     /// Anything else, with context.
     #[error("{0}")]
     Other(String),
+    /// A legacy GGML / GGMF / GGJT file that cannot be converted (typed: the file, offset,
+    /// tensor and problem).
+    #[error(transparent)]
+    Legacy(#[from] Box<crate::legacy::LegacyError>),
 }
 
 impl ConvertError {
