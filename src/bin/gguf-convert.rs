@@ -19,14 +19,17 @@ use ggufkit::quantize::{plan, FileType, Imatrix, QuantizeOptions, TensorTypeOver
 use ggufkit::split::{distribute, split_path};
 use ggufkit::write::{write_uncommitted, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
 
-/// Convert a HuggingFace model directory to GGUF, identical to llama.cpp's converter.
+/// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
+/// llama.cpp's converters.
 ///
 ///   gguf-convert ./Llama-3.2-1B-Instruct                      # auto type, llama.cpp's file name
 ///   gguf-convert ./my-model out.gguf --outtype f16
 ///   gguf-convert ./my-model --outtype q4_k_m --outdir models/  # quantized in the same pass
 ///   gguf-convert ./my-model out.gguf --split-max-size 2G
 ///   gguf-convert ./my-model --dry-run                          # the plan, nothing written
+///   gguf-convert old-llama-7b.bin out.gguf --gqa 1 --eps 1e-6  # a pre-GGUF model
 ///
 /// --outtype takes the converter's types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto) or any
 /// gguf-quantize type (q4_k_m, q6_k, …); a quantized type gives the same file as converting
@@ -67,6 +70,23 @@ struct Cli {
     /// With splitting: the first shard holds only metadata.
     #[arg(long)]
     no_tensor_first_split: bool,
+    /// Legacy .bin input: the grouped-query factor n_head / n_head_kv (old files do not
+    /// record it; default: inferred from the K projection's shape).
+    #[arg(long, value_name = "N")]
+    gqa: Option<u32>,
+    /// Legacy .bin input: RMS norm epsilon (default 5e-6; LLaMA-2 uses 1e-5).
+    #[arg(long, value_name = "EPS")]
+    eps: Option<f32>,
+    /// Legacy .bin input: context length (default 2048).
+    #[arg(long, value_name = "N")]
+    context_length: Option<u32>,
+    /// Legacy .bin input: take hyperparameters and the tokenizer from this HuggingFace
+    /// directory (llama.cpp's --model-metadata-dir / --vocab-dir).
+    #[arg(long, value_name = "HF_DIR", alias = "model-metadata-dir")]
+    vocab_dir: Option<PathBuf>,
+    /// Legacy .bin input: general.description.
+    #[arg(long, value_name = "TEXT")]
+    desc: Option<String>,
     /// Quantized outtypes: importance matrix (GGUF or .dat).
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
@@ -134,19 +154,28 @@ fn parse_size(s: &str) -> Result<u64> {
         Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
         _ => (s, 1),
     };
-    let n: u64 = num.parse().map_err(|_| anyhow!("invalid size '{s}' (e.g. 500M, 2G)"))?;
-    n.checked_mul(mult).ok_or_else(|| anyhow!("size '{s}' is too large"))
+    let n: u64 = num
+        .parse()
+        .map_err(|_| anyhow!("invalid size '{s}' (e.g. 500M, 2G)"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| anyhow!("size '{s}' is too large"))
 }
 
 /// gguf-py's shard assignment: a new shard starts when the current one has a tensor and
 /// either holds `max_tensors` or would exceed `max_size` raw bytes.
-fn assign_shards(sizes: &[u64], max_tensors: Option<usize>, max_size: Option<u64>, empty_first: bool) -> Vec<usize> {
+fn assign_shards(
+    sizes: &[u64],
+    max_tensors: Option<usize>,
+    max_size: Option<u64>,
+    empty_first: bool,
+) -> Vec<usize> {
     let mut shard = usize::from(empty_first);
     let (mut count, mut bytes) = (0usize, 0u64);
     sizes
         .iter()
         .map(|&sz| {
-            let full = max_tensors.is_some_and(|m| count >= m) || max_size.is_some_and(|m| bytes + sz > m);
+            let full =
+                max_tensors.is_some_and(|m| count >= m) || max_size.is_some_and(|m| bytes + sz > m);
             if count > 0 && full {
                 shard += 1;
                 count = 0;
@@ -163,7 +192,10 @@ fn quantize_options(cli: &Cli, ftype: FileType) -> Result<QuantizeOptions, Failu
     let usage = |e: String| Failure::Usage(anyhow!(e));
     let ty = |s: &Option<String>| {
         s.as_deref()
-            .map(|t| ggufkit::quantizers::GgmlType::from_name(t).ok_or_else(|| usage(format!("invalid ggml type '{t}'"))))
+            .map(|t| {
+                ggufkit::quantizers::GgmlType::from_name(t)
+                    .ok_or_else(|| usage(format!("invalid ggml type '{t}'")))
+            })
             .transpose()
     };
     let mut o = QuantizeOptions::new(ftype);
@@ -173,7 +205,8 @@ fn quantize_options(cli: &Cli, ftype: FileType) -> Result<QuantizeOptions, Failu
     o.output_tensor_type = ty(&cli.output_tensor_type)?;
     o.token_embedding_type = ty(&cli.token_embedding_type)?;
     for t in &cli.tensor_type {
-        o.tensor_types.push(TensorTypeOverride::parse(t).map_err(usage)?);
+        o.tensor_types
+            .push(TensorTypeOverride::parse(t).map_err(usage)?);
     }
     if let Some(p) = &cli.imatrix {
         let im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;
@@ -192,16 +225,80 @@ struct Planned {
 fn is_gguf(p: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    p.is_file() && std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
+    p.is_file()
+        && std::fs::File::open(p)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+        && &magic == b"GGUF"
 }
 
 fn build(cli: &Cli, target: &Target) -> Result<Planned, Failure> {
     let mut notes = Vec::new();
     let (model, default_name, sources) = if is_gguf(&cli.src) {
         let f = GgufFile::open(&cli.src).map_err(|e| Failure::Input(e.into()))?;
-        let stem = cli.src.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = cli
+            .src
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let sources = f.tensors.iter().map(|t| t.name.clone()).collect();
         (Model::from_gguf(&f), format!("{stem}.gguf"), sources)
+    } else if let Some(kind) = ggufkit_converters::legacy::detect(&cli.src) {
+        let opts = LegacyOptions {
+            gqa: cli.gqa,
+            eps: cli.eps,
+            context_length: cli.context_length,
+            vocab_dir: cli.vocab_dir.clone(),
+            outtype_for_changed_layouts: None,
+            name: cli.model_name.clone(),
+            description: cli.desc.clone(),
+        };
+        let c = read_legacy(&cli.src, &opts).map_err(|e| Failure::Run(anyhow!("{e}")))?;
+        notes.push(format!(
+            "legacy {:?} v{} file in {} part(s)",
+            kind.format,
+            kind.version,
+            c.parts.len()
+        ));
+        notes.extend(c.warnings.iter().cloned());
+        let sources = c
+            .tensors
+            .iter()
+            .map(|t| format!("{} ({})", t.legacy_name, t.legacy_layout))
+            .collect();
+        let stem = cli
+            .src
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let model = c.model;
+        // Plain outtypes re-type every quantizable tensor, as the quantizer would.
+        let as_ftype = match target {
+            Target::Plain(OutType::Auto) => None,
+            Target::Plain(t) => FileType::parse(t.label()),
+            Target::Quantized(f) => Some(*f),
+        };
+        return match as_ftype {
+            None => Ok(Planned {
+                model,
+                default_name: format!("{stem}.gguf"),
+                sources,
+                notes,
+            }),
+            Some(ft) => {
+                let mut opts = quantize_options(cli, ft)?;
+                opts.allow_requantize = true;
+                let p = plan(&model, &opts)
+                    .map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
+                notes.extend(p.warnings.iter().cloned());
+                Ok(Planned {
+                    model: p.model,
+                    default_name: format!("{stem}-{}.gguf", ft.name),
+                    sources,
+                    notes,
+                })
+            }
+        };
     } else if cli.src.is_dir() {
         let outtype = match target {
             Target::Plain(t) => *t,
@@ -214,15 +311,20 @@ fn build(cli: &Cli, target: &Target) -> Result<Planned, Failure> {
             model_name: cli.model_name.clone(),
             allow_missing_vocab: cli.dry_run,
         };
-        let c = read_hf_dir(&cli.src, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
-        notes.push(format!("architecture {} → {}", c.hf_arch, c.model.architecture().unwrap_or("?")));
+        let c = read_hf_dir(&cli.src, &opts)
+            .map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
+        notes.push(format!(
+            "architecture {} → {}",
+            c.hf_arch,
+            c.model.architecture().unwrap_or("?")
+        ));
         if let Some(e) = &c.vocab_error {
             notes.push(format!("the tokenizer cannot be converted: {e}"));
         }
         (c.model, c.default_file_name, c.sources)
     } else {
         return Err(Failure::Input(anyhow!(
-            "{}: not a HuggingFace model directory or a GGUF file",
+            "{}: not a HuggingFace model directory, a GGUF file or a legacy GGML/GGMF/GGJT file",
             cli.src.display()
         )));
     };
@@ -259,9 +361,16 @@ fn output_path(cli: &Cli, default_name: &str) -> PathBuf {
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let target = parse_target(&cli.outtype).map_err(Failure::Usage)?;
     if let Some(n) = cli.threads.filter(|n| *n > 0) {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global();
     }
-    let max_size = cli.split_max_size.as_deref().map(parse_size).transpose().map_err(Failure::Usage)?;
+    let max_size = cli
+        .split_max_size
+        .as_deref()
+        .map(parse_size)
+        .transpose()
+        .map_err(Failure::Usage)?;
     let splitting = cli.split_max_tensors.is_some() || max_size.is_some();
     if cli.vocab_only && splitting {
         return Err(Failure::Usage(anyhow!("--vocab-only cannot be split")));
@@ -276,7 +385,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
         .collect();
     let shard_of = if splitting {
-        assign_shards(&sizes, cli.split_max_tensors, max_size, cli.no_tensor_first_split)
+        assign_shards(
+            &sizes,
+            cli.split_max_tensors,
+            max_size,
+            cli.no_tensor_first_split,
+        )
     } else {
         vec![0; sizes.len()]
     };
@@ -293,7 +407,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     } else {
         let s = output.to_string_lossy();
         let prefix = s.strip_suffix(".gguf").unwrap_or(&s).to_string();
-        (0..n_parts).map(|i| split_path(&prefix, i, n_parts)).collect()
+        (0..n_parts)
+            .map(|i| split_path(&prefix, i, n_parts))
+            .collect()
     };
     let total_bytes: u64 = sizes.iter().sum();
     let n_elements: u64 = p.model.tensors.iter().map(|t| t.n_elements()).sum();
@@ -314,7 +430,13 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             for n in &p.notes {
                 println!("note: {n}");
             }
-            let w = p.model.tensors.iter().map(|t| t.name.len()).max().unwrap_or(4);
+            let w = p
+                .model
+                .tensors
+                .iter()
+                .map(|t| t.name.len())
+                .max()
+                .unwrap_or(4);
             for (i, (t, s)) in p.model.tensors.iter().zip(&p.sources).enumerate() {
                 println!(
                     "[{:>4}/{:>4}] {:w$} {:<8} {:<22} {:>11}  <- {s}",
@@ -328,7 +450,18 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             }
             for (i, path) in paths.iter().enumerate() {
                 let n = shard_of.iter().filter(|s| **s == i).count();
-                println!("{}: {n} tensors, {}", path.display(), human_bytes(sizes.iter().zip(&shard_of).filter(|(_, s)| **s == i).map(|(b, _)| b).sum()));
+                println!(
+                    "{}: {n} tensors, {}",
+                    path.display(),
+                    human_bytes(
+                        sizes
+                            .iter()
+                            .zip(&shard_of)
+                            .filter(|(_, s)| **s == i)
+                            .map(|(b, _)| b)
+                            .sum()
+                    )
+                );
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -350,11 +483,17 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             bar.inc(ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0));
             bar.set_prefix(format!("[{}/{}] {}", offset + i + 1, sizes.len(), t.name));
         };
-        let wopts = WriteOptions { inputs: input_files(&cli.src), overwrite: cli.force, progress: Some(&tick), ..Default::default() };
+        let wopts = WriteOptions {
+            inputs: input_files(&cli.src),
+            overwrite: cli.force,
+            progress: Some(&tick),
+            ..Default::default()
+        };
         let (out, layout) = if cli.vocab_only {
             write_vocab_only(part, path, &wopts).map_err(Failure::Run)?
         } else {
-            let (out, layout) = write_uncommitted(part, path, &wopts).map_err(|e| Failure::Run(e.into()))?;
+            let (out, layout) =
+                write_uncommitted(part, path, &wopts).map_err(|e| Failure::Run(e.into()))?;
             (out, layout.file_size)
         };
         file_sizes.push(layout);
@@ -378,7 +517,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         eprintln!(
             "{} -> {} ({} in {} file{}) in {:.2}s",
             cli.src.display(),
-            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             human_bytes(file_size),
             n_parts,
             if n_parts == 1 { "" } else { "s" },
@@ -398,7 +541,12 @@ fn notes_push(cli: &Cli, msg: &str) {
 fn input_files(src: &Path) -> Vec<PathBuf> {
     if src.is_dir() {
         std::fs::read_dir(src)
-            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .collect()
+            })
             .unwrap_or_default()
     } else {
         vec![src.to_path_buf()]
@@ -416,8 +564,10 @@ fn write_vocab_only(
     let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
     let mut out = ggufkit::output::AtomicOutput::create(path, &inputs, opts.overwrite)?;
     let unpadded = &layout.header[..layout.header_len];
-    out.write_all(unpadded).with_context(|| format!("cannot write {}", path.display()))?;
-    out.flush().with_context(|| format!("cannot write {}", path.display()))?;
+    out.write_all(unpadded)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    out.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok((out, unpadded.len() as u64))
 }
 
@@ -439,4 +589,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
