@@ -145,3 +145,30 @@ fn unreadable_input_is_exit_3_and_names_the_problem() {
         "verify reports an invalid file as a failed check"
     );
 }
+
+/// Every input a fuzzer crashed on once: each must now be handled cleanly by every
+/// consumer (dump, manifest, verify).
+#[test]
+fn fuzz_regressions_are_handled() {
+    let dir = testdata("fuzz-regressions/gguf_parse");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        for cmd in ["dump", "manifest", "verify"] {
+            let o = inspect(&[cmd, s(&p)]);
+            assert!(
+                matches!(o.status.code(), Some(0 | 1 | 3)),
+                "{cmd} {}: {:?}",
+                p.display(),
+                o.status
+            );
+            assert!(
+                !String::from_utf8_lossy(&o.stderr).contains("panicked"),
+                "{cmd} {}",
+                p.display()
+            );
+        }
+        n += 1;
+    }
+    assert!(n > 0);
+}

@@ -9,6 +9,8 @@ use crate::gguf::{ArrayValue, GgufFile, Value};
 use crate::manifest::kv_entry;
 
 const SHOW_ITEMS: usize = 6;
+/// Widest name column: longer names (hostile files have 64 KiB keys) just overflow it.
+const MAX_COLUMN: usize = 64;
 
 fn quote(s: &str) -> String {
     let mut q = format!("{s:?}");
@@ -106,7 +108,8 @@ pub fn dump_text(file: &GgufFile, path: &str) -> String {
         .iter()
         .map(|(k, _)| k.len())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(MAX_COLUMN);
     for (k, v) in file.metadata.iter() {
         let ty = crate::gguf::describe_type(v);
         let _ = writeln!(o, "    {k:width$}  {ty:<16} {}", format_value_short(v));
@@ -118,7 +121,7 @@ pub fn dump_text(file: &GgufFile, path: &str) -> String {
         .map(|t| t.name.len())
         .max()
         .unwrap_or(4)
-        .max(4);
+        .clamp(4, MAX_COLUMN);
     let _ = writeln!(
         o,
         "    {:>5}  {:nw$}  {:<8} {:<24} {:>12} {:>12}",
