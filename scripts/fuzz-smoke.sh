@@ -22,7 +22,7 @@ seeds() { # target -> seed files
   esac
 }
 cd fuzz
-cargo fuzz build -O 2>&1 | tail -n 2
+cargo fuzz build -O 2>&1 | grep -v "^ *Compiling" | tail -n 20
 cd ..
 for t in gguf_parse imatrix dequantize safetensors config_json legacy; do
   corpus=$(mktemp -d)
