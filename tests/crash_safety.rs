@@ -6,7 +6,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ggufkit::gguf::{GgufFile, Value};
 use ggufkit::ir::{DataError, Derive, Model, Tensor, TensorData};
