@@ -4,6 +4,8 @@
 //! Public boundary (stable): [`vocab_metadata`] returns the tokenizer keys in the order
 //! llama.cpp's converter writes them.
 
+pub mod proto;
+
 use std::path::Path;
 
 use ggufkit::gguf::Value;
