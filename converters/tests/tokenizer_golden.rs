@@ -579,3 +579,58 @@ fn codellama_and_gemma_extra_special_vocabularies() {
     let keys = keys_with(&d, VocabKind::Gemma, "gemma2", json!({"vocab_size": 1024}));
     assert!(!keys.iter().any(|(k, _)| k == "tokenizer.ggml.eot_token_id"));
 }
+
+#[test]
+fn chat_template_files() {
+    let d = llama_spm_copy("jinja");
+    let mut tc = read_json(&d.join("tokenizer_config.json"));
+    tc.as_object_mut().unwrap().remove("chat_template");
+    std::fs::write(d.join("tokenizer_config.json"), tc.to_string()).unwrap();
+    let hp = json!({"vocab_size": 1024});
+    let last = |keys: &[(String, Json)]| keys.last().cloned().unwrap();
+
+    // No template anywhere: no key.
+    let keys = keys_with(&d, VocabKind::Llama, "llama", hp.clone());
+    assert!(!keys
+        .iter()
+        .any(|(k, _)| k.starts_with("tokenizer.chat_template")));
+
+    // chat_template.json, then chat_template.jinja (read in text mode: CRLF -> LF) wins over it.
+    std::fs::write(
+        d.join("chat_template.json"),
+        r#"{"chat_template": "from json"}"#,
+    )
+    .unwrap();
+    let keys = keys_with(&d, VocabKind::Llama, "llama", hp.clone());
+    assert_eq!(
+        last(&keys),
+        ("tokenizer.chat_template".into(), json!("from json"))
+    );
+    std::fs::write(d.join("chat_template.jinja"), "{{ a }}\r\n{{ b }}").unwrap();
+    let keys = keys_with(&d, VocabKind::Llama, "llama", hp.clone());
+    assert_eq!(
+        last(&keys),
+        ("tokenizer.chat_template".into(), json!("{{ a }}\n{{ b }}"))
+    );
+
+    // additional_chat_templates/*.jinja: named templates, the list, then the default.
+    std::fs::create_dir(d.join("additional_chat_templates")).unwrap();
+    std::fs::write(d.join("additional_chat_templates/tool-use.jinja"), "T").unwrap();
+    let keys = keys_with(&d, VocabKind::Llama, "llama", hp);
+    let n = keys.len();
+    assert_eq!(
+        keys[n - 3],
+        ("tokenizer.chat_template.tool_use".into(), json!("T"))
+    );
+    assert_eq!(
+        keys[n - 2],
+        (
+            "tokenizer.chat_templates".into(),
+            json!({"array_type": "STRING", "len": 1, "values": ["tool_use"]})
+        )
+    );
+    assert_eq!(
+        keys[n - 1],
+        ("tokenizer.chat_template".into(), json!("{{ a }}\n{{ b }}"))
+    );
+}

@@ -594,7 +594,7 @@ impl Pat {
     fn matches(self, s: &Step) -> bool {
         match (self, s) {
             (Pat::Split(p), Step::Split(text, true, behavior, false)) => {
-                text == p && behavior == "Isolated"
+                same_regex(text, p) && behavior == "Isolated"
             }
             (Pat::ByteLevel(r), Step::ByteLevel(false, use_regex)) => r == *use_regex,
             (Pat::Digits(i), Step::Digits(ind)) => i == *ind,
@@ -603,6 +603,13 @@ impl Pat {
             _ => false,
         }
     }
+}
+
+/// Regex equality up to the spelling of CR and LF: tokenizer.json files write them either as
+/// the characters themselves or as the escapes `\r`, `\n`, which match the same text.
+fn same_regex(a: &str, b: &str) -> bool {
+    let canon = |s: &str| s.replace('\r', "\\r").replace('\n', "\\n");
+    a == b || canon(a) == canon(b)
 }
 
 /// What else a rule may look at.
@@ -955,6 +962,19 @@ mod tests {
             }
         }
         match_structure(&tj, None).map(|(_, n)| n)
+    }
+
+    #[test]
+    fn cr_lf_spelling_does_not_matter() {
+        assert!(same_regex("[^\r\n]", r"[^\r\n]"));
+        assert!(!same_regex(r"[^\r]", r"[^\n]"));
+        let split = |p: &str| serde_json::json!({"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": false});
+        let literal = RE_DSV3_MAIN.replace(r"\r", "\r").replace(r"\n", "\n");
+        assert_ne!(literal, RE_DSV3_MAIN);
+        let pre = serde_json::json!({"type": "Sequence", "pretokenizers": [
+            split(RE_DSV3_DIGITS), split(RE_DSV3_CJK), split(&literal),
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]});
+        assert_eq!(rule_for(pre, serde_json::json!({})), Some("deepseek-v3"));
     }
 
     #[test]

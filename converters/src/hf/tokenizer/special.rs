@@ -417,7 +417,7 @@ impl SpecialVocab {
         let json = dir.join("chat_template.json");
         let mut alt: Option<Json> = None;
         if jinja.is_file() {
-            let text = read_text(&jinja)?;
+            let text = read_text_mode(&jinja)?;
             let extra_dir = dir.join("additional_chat_templates");
             let mut extra = Vec::new();
             if extra_dir.is_dir() {
@@ -442,7 +442,7 @@ impl SpecialVocab {
                         .file_stem()
                         .map(|s| s.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    list.push(serde_json::json!({"name": stem, "template": read_text(&p)?}));
+                    list.push(serde_json::json!({"name": stem, "template": read_text_mode(&p)?}));
                 }
                 alt = Some(Json::Array(list));
             }
@@ -536,6 +536,11 @@ impl SpecialVocab {
         }
         Ok(())
     }
+}
+
+/// A file as Python's text mode reads it (universal newlines: CRLF and CR become LF).
+fn read_text_mode(path: &Path) -> Result<String, ConvertError> {
+    Ok(read_text(path)?.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
 fn first_of(v: Option<&Json>) -> Option<Json> {
