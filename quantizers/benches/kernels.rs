@@ -12,10 +12,14 @@ const N_PER_ROW: usize = 4096;
 fn data(n: usize) -> Vec<f32> {
     let mut s: u64 = 0x2545_F491_4F6C_DD1D;
     let mut next = || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((s >> 40) as f32) / (1u64 << 24) as f32
     };
-    (0..n).map(|_| (next() + next() + next() + next() - 2.0) * 0.05).collect()
+    (0..n)
+        .map(|_| (next() + next() + next() + next() - 2.0) * 0.05)
+        .collect()
 }
 
 fn best_of(runs: usize, mut f: impl FnMut()) -> f64 {
@@ -29,29 +33,49 @@ fn best_of(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let mb: usize = std::env::var("KERNEL_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
+    let mb: usize = std::env::var("KERNEL_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
     let rows = (mb << 20) / 4 / N_PER_ROW;
     let src = data(rows * N_PER_ROW);
     let imatrix: Vec<f32> = data(N_PER_ROW).iter().map(|x| x * x + 1e-3).collect();
     let bytes = (src.len() * 4) as f64 / 1e6;
-    let single = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let single = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let all = rayon::ThreadPoolBuilder::new().build().unwrap();
     let threads = all.current_num_threads();
     println!("input: {rows} rows x {N_PER_ROW} f32 ({bytes:.0} MB); MB/s of f32 input, best of 3");
-    println!("| type | 1 thread | {threads} threads | 1 thread, imatrix | {threads} threads, imatrix |");
+    println!(
+        "| type | 1 thread | {threads} threads | 1 thread, imatrix | {threads} threads, imatrix |"
+    );
     println!("|---|---:|---:|---:|---:|");
     for t in all_types() {
         if t.quantize.is_none() || t.ty == ggufkit_quantizers::GgmlType::F32 {
             continue;
         }
-        let Some(rs) = row_size(t.ty, N_PER_ROW) else { continue };
+        let Some(rs) = row_size(t.ty, N_PER_ROW) else {
+            continue;
+        };
         let mut dst = vec![0u8; rs * rows];
         let mut run = |pool: &rayon::ThreadPool, im: Option<&[f32]>| {
-            let secs = best_of(3, || pool.install(|| quantize_rows(t.ty, &src, &mut dst, N_PER_ROW, im).unwrap()));
+            let secs = best_of(3, || {
+                pool.install(|| quantize_rows(t.ty, &src, &mut dst, N_PER_ROW, im).unwrap())
+            });
             format!("{:.0}", bytes / secs)
         };
-        let plain1 = if t.requires_imatrix { "-".into() } else { run(&single, None) };
-        let plain_n = if t.requires_imatrix { "-".into() } else { run(&all, None) };
+        let plain1 = if t.requires_imatrix {
+            "-".into()
+        } else {
+            run(&single, None)
+        };
+        let plain_n = if t.requires_imatrix {
+            "-".into()
+        } else {
+            run(&all, None)
+        };
         let (im1, im_n) = if t.uses_imatrix {
             (run(&single, Some(&imatrix)), run(&all, Some(&imatrix)))
         } else {
