@@ -217,6 +217,7 @@ pub(crate) fn make_qkx2_quants(
 /// at most `max` unless both are NaN.) Returns `(scale, the_min)`.
 ///
 /// `x.len()` must be at most [`MAX_GROUP`]; `weights` and `l` at least as long as `x`.
+#[cfg(test)]
 pub(crate) fn make_qkx3_quants(
     nmax: i32,
     x: &[f32],
@@ -232,6 +233,7 @@ pub(crate) fn make_qkx3_quants(
 
 /// The common body of `make_qkx2_quants` / `make_qkx3_quants`; `w.len() == x.len()`.
 /// Dispatches on the error metric so that the hot loops carry no branch for it.
+#[cfg(test)]
 fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) -> (f32, f32) {
     if search.use_mad {
         qkx_search_with::<true>(nmax, x, w, l, search)
@@ -241,6 +243,7 @@ fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) 
 }
 
 /// [`qkx_search`] for a fixed error metric (`USE_MAD`: |error| instead of error²).
+#[cfg(test)]
 fn qkx_search_with<const USE_MAD: bool>(
     nmax: i32,
     x: &[f32],

@@ -23,12 +23,12 @@ use crate::simd::V8;
 /// Groups per vector.
 pub(crate) const LANES: usize = 8;
 
-/// The transpose of 8 consecutive groups of `N` values: `t[i][g] = x[g*N + i]`.
+/// The transpose of 8 consecutive groups of `N` values: `t[i][g] = x[g*N + i]`. When `x`
+/// holds fewer groups, the missing ones are zeros.
 #[inline(always)]
 pub(crate) fn transpose<const N: usize>(x: &[f32]) -> [[f32; LANES]; N] {
-    let x = &x[..N * LANES];
     let mut t = [[0f32; LANES]; N];
-    for (g, xs) in x.chunks_exact(N).enumerate() {
+    for (g, xs) in x.chunks_exact(N).take(LANES).enumerate() {
         for (row, &v) in t.iter_mut().zip(xs) {
             row[g] = v;
         }
