@@ -97,7 +97,7 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Several outputs or --batch: memory budget for tensors in flight and shared f32
-    /// values (binary suffixes: 512M, 4G). Default: 2G.
+    /// values (binary suffixes: 512M, 4G). Default: 1G.
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
     /// Write only the metadata and vocabulary.
@@ -249,7 +249,7 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
     let threads = set_threads(cli);
     let max_memory = match &cli.max_memory {
         Some(m) => parse_memory(m)?,
-        None => 2 << 30,
+        None => 1 << 30,
     };
     let mut sinks: Vec<Box<dyn std::io::Write + Send>> = Vec::new();
     if let Some(r) = &cli.report {

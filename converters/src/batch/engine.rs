@@ -41,7 +41,9 @@ use ggufkit::ir::{DataError, Model, TensorData};
 use ggufkit::output::{AtomicOutput, OutputError};
 use ggufkit::quantizers::GgmlType;
 
-use super::share::{decode_f32, produce, F32Cache, Recipe};
+use std::sync::Arc;
+
+use super::share::{self, decode_f32, Need, Products, Recipe, SharedValues, Slot};
 
 /// One output file (or shard) to write.
 pub struct ShardPlan {
@@ -155,8 +157,16 @@ pub struct EngineStats {
     pub windows: u64,
     /// Shared f32 values decoded (above the number of shared keys only after evictions).
     pub decoded: u64,
-    /// Distinct shared keys.
+    /// Distinct base tensors whose f32 values are shared.
     pub shared_keys: u64,
+    /// Distinct encoded tensors (products).
+    pub products: u64,
+    /// Output tensors made from products (above `products` when outputs share them).
+    pub product_uses: u64,
+    /// Products computed (above `products` only after evictions).
+    pub computed_products: u64,
+    /// Values dropped early for lack of memory (computed again later).
+    pub evictions: u64,
     /// Most f32 bytes held at once.
     pub peak_cache_bytes: u64,
     /// Largest window (encoded bytes + new f32 values).
@@ -270,6 +280,20 @@ impl Writer {
             cpu: Duration::ZERO,
             result: None,
         })
+    }
+
+    fn empty() -> Writer {
+        Writer {
+            shards: Vec::new(),
+            place: Vec::new(),
+            sizes: Vec::new(),
+            names: Vec::new(),
+            n_elements: 0,
+            next: 0,
+            written: 0,
+            cpu: Duration::ZERO,
+            result: None,
+        }
     }
 
     fn active(&self) -> bool {
@@ -403,53 +427,87 @@ pub fn write_outputs(
 ) -> (Vec<Result<WrittenOutput, EngineError>>, EngineStats) {
     let t0 = Instant::now();
     let budget = opts.budget.max(1);
-    let recipes: Vec<&[Recipe]> = outputs.iter().map(|o| o.recipes.as_slice()).collect();
-    let mut cache = F32Cache::new(recipes.iter().flat_map(|r| r.iter()));
+    let mut products = Products::default();
+    let needs: Vec<Vec<Need>> = outputs
+        .iter()
+        .map(|o| share::needs(&o.recipes, &mut products))
+        .collect();
+    let slot_of = |w: usize, pos: usize| match &needs[w][pos] {
+        Need::Shared(s) => Some(*s),
+        Need::Own(_) => None,
+    };
+    // Uses: an item uses its slot; a product not yet computed uses its base f32 value once.
+    let mut values = SharedValues::default();
+    let mut items_per_slot: HashMap<Slot, usize> = HashMap::new();
+    for n in needs.iter().flatten() {
+        if let Need::Shared(s) = n {
+            *items_per_slot.entry(*s).or_default() += 1;
+        }
+    }
+    for (&s, &n) in &items_per_slot {
+        values.add_uses(s, n);
+        if let Slot::Product(p) = s {
+            values.add_uses(Slot::F32(products.key(p)), 1);
+        }
+    }
     let mut stats = EngineStats {
-        shared_keys: recipes
-            .iter()
-            .flat_map(|r| r.iter().filter_map(Recipe::key))
+        shared_keys: items_per_slot
+            .keys()
+            .map(|s| match s {
+                Slot::F32(k) => *k,
+                Slot::Product(p) => products.key(*p),
+            })
             .collect::<BTreeSet<_>>()
             .len() as u64,
+        products: products.len() as u64,
+        product_uses: items_per_slot
+            .iter()
+            .filter(|(s, _)| matches!(s, Slot::Product(_)))
+            .map(|(_, n)| *n as u64)
+            .sum(),
         ..Default::default()
     };
-    // Per writer, the positions at which each key is used (for eviction decisions).
-    let uses: Vec<HashMap<usize, Vec<usize>>> = recipes
+    // Per writer, the positions at which each base tensor and each product is used (for
+    // eviction decisions).
+    let uses: Vec<HashMap<Slot, Vec<usize>>> = needs
         .iter()
-        .map(|r| {
-            let mut m: HashMap<usize, Vec<usize>> = HashMap::new();
-            for (i, k) in r
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| Some((i, r.key()?)))
-            {
-                m.entry(k).or_default().push(i);
+        .map(|n| {
+            let mut m: HashMap<Slot, Vec<usize>> = HashMap::new();
+            for (i, need) in n.iter().enumerate() {
+                if let Need::Shared(s) = need {
+                    m.entry(*s).or_default().push(i);
+                    if let Slot::Product(p) = s {
+                        m.entry(Slot::F32(products.key(*p))).or_default().push(i);
+                    }
+                }
             }
             m
         })
         .collect();
 
+    // Consumes one use of `slot`; a product that will never be computed gives back the
+    // use of its f32 value it held.
+    fn release(values: &mut SharedValues, products: &Products, slot: Slot) {
+        if values.release(slot) {
+            if let Slot::Product(p) = slot {
+                values.release(Slot::F32(products.key(p)));
+            }
+        }
+    }
+
     let mut writers: Vec<Writer> = Vec::with_capacity(outputs.len());
-    for o in outputs {
+    for (w, o) in outputs.iter().enumerate() {
         match Writer::open(o, opts) {
-            Ok(w) => writers.push(w),
+            Ok(wr) => writers.push(wr),
             Err(e) => {
-                for k in o.recipes.iter().filter_map(Recipe::key) {
-                    cache.release(k);
+                for pos in 0..o.recipes.len() {
+                    if let Some(s) = slot_of(w, pos) {
+                        release(&mut values, &products, s);
+                    }
                 }
-                let mut w = Writer {
-                    shards: Vec::new(),
-                    place: Vec::new(),
-                    sizes: Vec::new(),
-                    names: Vec::new(),
-                    n_elements: 0,
-                    next: 0,
-                    written: 0,
-                    cpu: Duration::ZERO,
-                    result: None,
-                };
-                w.abandon(e);
-                writers.push(w);
+                let mut wr = Writer::empty();
+                wr.abandon(e);
+                writers.push(wr);
             }
         }
     }
@@ -472,21 +530,42 @@ pub fn write_outputs(
         // 1. Select.
         let mut cursor: Vec<usize> = writers.iter().map(|w| w.next).collect();
         let mut items: Vec<(usize, usize)> = Vec::new();
-        let mut new_keys: BTreeSet<usize> = BTreeSet::new();
+        let mut new_f32: BTreeSet<usize> = BTreeSet::new();
+        let mut new_products: BTreeSet<usize> = BTreeSet::new();
         let mut cost = 0u64;
-        let held = cache.held_bytes();
+        let held = values.held_bytes();
         loop {
-            let mut best: Option<(bool, f64, usize, u64, Option<usize>)> = None;
+            // (free, progress, writer, cost, new f32 key, new product)
+            type Pick = (bool, f64, usize, u64, Option<usize>, Option<usize>);
+            let mut best: Option<Pick> = None;
             for (w, wr) in writers.iter().enumerate() {
                 if !wr.active() || cursor[w] >= wr.sizes.len() {
                     continue;
                 }
                 let pos = cursor[w];
-                let new_key = recipes[w][pos]
-                    .key()
-                    .filter(|k| !cache.contains(*k) && !new_keys.contains(k));
-                let c = wr.sizes[pos] + new_key.map_or(0, |k| f32_cost(base, k));
-                let free = new_key.is_none();
+                let f32_needed = |k: usize| {
+                    (!values.contains(Slot::F32(k)) && !new_f32.contains(&k)).then_some(k)
+                };
+                let (c, nk, np) = match slot_of(w, pos) {
+                    None => (wr.sizes[pos], None, None),
+                    Some(Slot::F32(k)) => {
+                        let nk = f32_needed(k);
+                        (nk.map_or(0, |k| f32_cost(base, k)), nk, None)
+                    }
+                    Some(Slot::Product(p)) => {
+                        if values.contains(Slot::Product(p)) || new_products.contains(&p) {
+                            (0, None, None)
+                        } else {
+                            let nk = f32_needed(products.key(p));
+                            (
+                                wr.sizes[pos] + nk.map_or(0, |k| f32_cost(base, k)),
+                                nk,
+                                Some(p),
+                            )
+                        }
+                    }
+                };
+                let free = nk.is_none() && np.is_none() && slot_of(w, pos).is_some();
                 let frac = pos as f64 / wr.sizes.len().max(1) as f64;
                 let better = match &best {
                     None => true,
@@ -495,10 +574,10 @@ pub fn write_outputs(
                     }
                 };
                 if better {
-                    best = Some((free, frac, w, c, new_key));
+                    best = Some((free, frac, w, c, nk, np));
                 }
             }
-            let Some((_, _, w, c, new_key)) = best else {
+            let Some((_, _, w, c, nk, np)) = best else {
                 break;
             };
             if !items.is_empty() && held + cost + c > budget {
@@ -507,8 +586,11 @@ pub fn write_outputs(
             items.push((w, cursor[w]));
             cursor[w] += 1;
             cost += c;
-            if let Some(k) = new_key {
-                new_keys.insert(k);
+            if let Some(k) = nk {
+                new_f32.insert(k);
+            }
+            if let Some(p) = np {
+                new_products.insert(p);
             }
         }
         if items.is_empty() {
@@ -518,43 +600,115 @@ pub fn write_outputs(
         stats.peak_window_bytes = stats.peak_window_bytes.max(cost);
 
         // 2. Decode the f32 values this window needs.
-        let decoded: Vec<(usize, Result<TensorData, DataError>)> = new_keys
+        let decoded: Vec<(usize, Result<TensorData, DataError>)> = new_f32
             .par_iter()
             .map(|&k| (k, decode_f32(&base.tensors[k])))
             .collect();
-        let mut failed_keys: HashMap<usize, DataError> = HashMap::new();
+        let mut failed: HashMap<Slot, DataError> = HashMap::new();
         for (k, r) in decoded {
             match r {
                 Ok(v) => {
-                    cache.insert(k, v);
+                    values.insert(Slot::F32(k), v);
                     stats.decoded += 1;
                 }
                 Err(e) => {
-                    failed_keys.insert(k, e);
+                    failed.insert(Slot::F32(k), e);
                 }
             }
         }
 
-        // 3. Encode.
-        let cache_ref = &cache;
-        let produced: Vec<Produced> = items
+        // 3. Encode: each new product once, and the outputs' own tensors.
+        enum Task {
+            Product(usize),
+            Own(usize),
+        }
+        let tasks: Vec<Task> = new_products
+            .iter()
+            .map(|&p| Task::Product(p))
+            .chain(
+                items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &(w, pos))| slot_of(w, pos).is_none())
+                    .map(|(i, _)| Task::Own(i)),
+            )
+            .collect();
+        let values_ref = &values;
+        let products_ref = &products;
+        let failed_ref = &failed;
+        let done: Vec<Produced> = tasks
             .par_iter()
-            .map(|&(w, pos)| {
+            .map(|task| {
                 let t = Instant::now();
-                let r = &recipes[w][pos];
-                let out = match r.key().and_then(|k| failed_keys.get(&k)) {
-                    Some(e) => Err(e.clone()),
-                    None => produce(r, cache_ref),
+                let r = match task {
+                    Task::Product(p) => {
+                        let k = products_ref.key(*p);
+                        match (failed_ref.get(&Slot::F32(k)), values_ref.get(Slot::F32(k))) {
+                            (Some(e), _) => Err(e.clone()),
+                            (None, Some(f)) => products_ref.compute(*p, f).map(Cow::Owned),
+                            (None, None) => Err(DataError(format!(
+                                "internal: f32 values of base tensor {k} missing"
+                            ))),
+                        }
+                    }
+                    Task::Own(i) => {
+                        let (w, pos) = items[*i];
+                        match &needs[w][pos] {
+                            Need::Own(d) => d.bytes(),
+                            Need::Shared(_) => unreachable!("own tasks only"),
+                        }
+                    }
                 };
-                (out, t.elapsed())
+                (r, t.elapsed())
             })
             .collect();
+        let mut own: HashMap<usize, Produced> = HashMap::new();
+        let mut product_time: HashMap<usize, Duration> = HashMap::new();
+        for (task, (r, d)) in tasks.iter().zip(done) {
+            match task {
+                Task::Own(i) => {
+                    own.insert(*i, (r, d));
+                }
+                Task::Product(p) => {
+                    product_time.insert(*p, d);
+                    match r {
+                        Ok(bytes) => {
+                            // The product no longer needs its f32 value.
+                            values.release(Slot::F32(products.key(*p)));
+                            values.insert(
+                                Slot::Product(*p),
+                                TensorData::Owned(Arc::new(bytes.into_owned())),
+                            );
+                            stats.computed_products += 1;
+                        }
+                        Err(e) => {
+                            failed.insert(Slot::Product(*p), e);
+                        }
+                    }
+                }
+            }
+        }
 
         // 4. Write, each writer in its own order, writers in parallel.
         let mut per_writer: Vec<Vec<(usize, Produced)>> =
             (0..writers.len()).map(|_| Vec::new()).collect();
-        for (&(w, pos), (r, d)) in items.iter().zip(produced) {
-            per_writer[w].push((pos, (r, d)));
+        for (i, &(w, pos)) in items.iter().enumerate() {
+            let produced: Produced = match slot_of(w, pos) {
+                None => own.remove(&i).expect("own task ran"),
+                Some(s) => {
+                    let r = match (failed.get(&s), values.get(s)) {
+                        (Some(e), _) => Err(e.clone()),
+                        (None, Some(v)) => v.bytes(),
+                        (None, None) => Err(DataError(format!("internal: {s:?} missing"))),
+                    };
+                    let d = match s {
+                        Slot::Product(p) => product_time.remove(&p).unwrap_or_default(),
+                        Slot::F32(_) => Duration::ZERO,
+                    };
+                    (r, d)
+                }
+            };
+            per_writer[w].push((pos, produced));
         }
         writers
             .par_iter_mut()
@@ -586,53 +740,59 @@ pub fn write_outputs(
 
         // 5. Release what was consumed; a failed writer releases everything it still owed.
         for &(w, pos) in &items {
-            if let Some(k) = recipes[w][pos].key() {
-                cache.release(k);
+            if let Some(s) = slot_of(w, pos) {
+                release(&mut values, &products, s);
             }
         }
         for (w, wr) in writers.iter_mut().enumerate() {
             if !wr.active() && wr.next < wr.sizes.len() {
-                let from = cursor[w].max(wr.next);
-                for r in &recipes[w][from..] {
-                    if let Some(k) = r.key() {
-                        cache.release(k);
+                for pos in cursor[w].max(wr.next)..wr.sizes.len() {
+                    if let Some(s) = slot_of(w, pos) {
+                        release(&mut values, &products, s);
                     }
                 }
                 // Nothing more is owed by this writer.
                 wr.next = wr.sizes.len();
             }
         }
-        stats.peak_cache_bytes = stats.peak_cache_bytes.max(cache.peak_bytes());
-        // Keep at most half the budget for values that wait for later users.
-        if cache.held_bytes() > budget / 2 {
-            let mut held: Vec<(usize, u64, usize)> = cache
-                .held_keys()
+        stats.peak_cache_bytes = stats.peak_cache_bytes.max(values.peak_bytes());
+        // Keep at most half the budget for values that wait for later users: evict those
+        // needed furthest ahead.
+        if values.held_bytes() > budget / 2 {
+            let mut held: Vec<(Slot, usize)> = values
+                .held_slots()
                 .into_iter()
-                .map(|(k, b)| {
+                .map(|(s, _)| {
                     let next_use = writers
                         .iter()
                         .enumerate()
                         .filter(|(_, wr)| wr.active())
                         .filter_map(|(w, wr)| {
-                            let p = uses[w].get(&k)?;
+                            let p = uses[w].get(&s)?;
                             let i = p.partition_point(|&x| x < wr.next);
                             p.get(i).map(|&x| x - wr.next)
                         })
                         .min()
                         .unwrap_or(usize::MAX);
-                    (k, b, next_use)
+                    (s, next_use)
                 })
                 .collect();
-            held.sort_by_key(|&(k, _, next)| (std::cmp::Reverse(next), k));
-            for (k, _, _) in held {
-                if cache.held_bytes() <= budget / 2 {
+            held.sort_by_key(|&(s, next)| (std::cmp::Reverse(next), s));
+            for (s, _) in held {
+                if values.held_bytes() <= budget / 2 {
                     break;
                 }
-                cache.evict(k);
+                if values.evict(s) {
+                    stats.evictions += 1;
+                    // The product must be computed again: it needs its f32 value again.
+                    if let Slot::Product(p) = s {
+                        values.add_uses(Slot::F32(products.key(p)), 1);
+                    }
+                }
             }
         }
     }
-    stats.peak_cache_bytes = stats.peak_cache_bytes.max(cache.peak_bytes());
+    stats.peak_cache_bytes = stats.peak_cache_bytes.max(values.peak_bytes());
     let results = writers
         .into_iter()
         .map(|w| {

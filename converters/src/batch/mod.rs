@@ -516,7 +516,6 @@ fn run_job(
                             "tensor_bytes": w.tensor_bytes,
                             "bits_per_weight": w.bits_per_weight(),
                             "seconds": w.seconds,
-                            "cpu_seconds": w.cpu_seconds,
                             "notes": p.notes,
                         }),
                     ));

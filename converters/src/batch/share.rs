@@ -16,13 +16,14 @@
 //!   (mapped copies, and the few transforms that do not go through f32, e.g. an F16
 //!   expression written as F16).
 //!
-//! The f32 values live in an [`F32Cache`] keyed by base tensor index. The engine
-//! ([`super::engine`]) fills it for a window of tensors, lets every output consume its
-//! entries, and drops an entry as soon as its last consumer has used it (each entry counts
-//! its remaining uses; see [`F32Cache::release`]). Entries of base tensors that are
-//! already f32 in a mapped file hold no memory: they are the mapped bytes themselves.
+//! Two kinds of values are shared ([`Slot`]): the f32 values of a base tensor, and
+//! *products*, encoded tensors that several outputs contain identically (the same base
+//! tensor quantized to the same type with the same importance weights, see [`Products`]).
+//! They live in [`SharedValues`], which counts each value's remaining uses and drops it
+//! after the last one. The engine ([`super::engine`]) fills it a window at a time. f32
+//! values of base tensors that are already f32 in a mapped file hold no memory: they are
+//! the mapped bytes themselves.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -231,44 +232,155 @@ pub fn decode_f32(t: &Tensor) -> Result<TensorData, DataError> {
     Ok(TensorData::Owned(Arc::new(conv.compute()?)))
 }
 
-/// Produces an output tensor's bytes from its recipe, reading shared values from `cache`.
-pub fn produce<'a>(recipe: &'a Recipe, cache: &'a F32Cache) -> Result<Cow<'a, [u8]>, DataError> {
-    match recipe {
-        Recipe::Own(d) => d.bytes(),
-        Recipe::Shared { key, encode } => {
-            let f = cache
-                .get(*key)
-                .ok_or_else(|| DataError(format!("internal: base tensor {key} is not cached")))?;
-            match encode {
-                Encode::AsF32 => f.bytes(),
-                Encode::Quantize {
-                    to,
-                    n_per_row,
-                    rows_per_matrix,
-                    imatrix,
-                } => {
-                    use ggufkit::ir::Derive;
-                    let conv = Convert {
-                        input: f.clone(),
-                        from: GgmlType::F32,
-                        to: *to,
-                        n_per_row: *n_per_row,
-                        rows_per_matrix: *rows_per_matrix,
-                        imatrix: imatrix.clone(),
-                    };
-                    conv.compute().map(Cow::Owned)
+/// A value the engine shares between outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// The f32 values of a base tensor.
+    F32(usize),
+    /// An encoded tensor: product `id` of a [`Products`] table.
+    Product(usize),
+}
+
+/// True when two encodings give the same bytes from the same f32 values.
+fn same_encode(a: &Encode, b: &Encode) -> bool {
+    match (a, b) {
+        (Encode::AsF32, Encode::AsF32) => true,
+        (
+            Encode::Quantize {
+                to: t1,
+                n_per_row: n1,
+                rows_per_matrix: r1,
+                imatrix: i1,
+            },
+            Encode::Quantize {
+                to: t2,
+                n_per_row: n2,
+                rows_per_matrix: r2,
+                imatrix: i2,
+            },
+        ) => {
+            let same_im = match (i1, i2) {
+                (None, None) => true,
+                (Some(x), Some(y)) => {
+                    Arc::ptr_eq(x, y)
+                        || (x.len() == y.len()
+                            && x.iter()
+                                .zip(y.iter())
+                                .all(|(p, q)| p.to_bits() == q.to_bits()))
                 }
-                Encode::HfPlain { to, n_per_row } => {
-                    let raw = f.bytes()?;
-                    let floats: Vec<f32> = raw
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect();
-                    expr::encode_f32(&floats, *to, *n_per_row).map(Cow::Owned)
-                }
+                _ => false,
+            };
+            t1 == t2 && n1 == n2 && r1 == r2 && same_im
+        }
+        (
+            Encode::HfPlain {
+                to: t1,
+                n_per_row: n1,
+            },
+            Encode::HfPlain {
+                to: t2,
+                n_per_row: n2,
+            },
+        ) => t1 == t2 && n1 == n2,
+        _ => false,
+    }
+}
+
+/// The distinct encoded tensors of a job: two outputs that quantize the same base tensor
+/// to the same type with the same importance weights (Q4_K_M and Q6_K both write
+/// `output.weight` as Q6_K; Q4_K_S and Q4_K_M share most Q4_K tensors) get one product,
+/// computed once — the quantizers are deterministic functions of exactly these inputs.
+#[derive(Default)]
+pub struct Products {
+    items: Vec<(usize, Encode)>,
+    by_key: HashMap<usize, Vec<usize>>,
+}
+
+impl Products {
+    /// The product for `key` encoded with `encode` (interned).
+    pub fn intern(&mut self, key: usize, encode: &Encode) -> usize {
+        let ids = self.by_key.entry(key).or_default();
+        if let Some(&id) = ids
+            .iter()
+            .find(|&&id| same_encode(&self.items[id].1, encode))
+        {
+            return id;
+        }
+        let id = self.items.len();
+        self.items.push((key, encode.clone()));
+        ids.push(id);
+        id
+    }
+
+    /// The base tensor of product `id`.
+    pub fn key(&self, id: usize) -> usize {
+        self.items[id].0
+    }
+
+    /// Number of distinct products.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Computes product `id` from the f32 values of its base tensor.
+    pub fn compute(&self, id: usize, f32: &TensorData) -> Result<Vec<u8>, DataError> {
+        use ggufkit::ir::Derive;
+        match &self.items[id].1 {
+            Encode::AsF32 => Ok(f32.bytes()?.into_owned()),
+            Encode::Quantize {
+                to,
+                n_per_row,
+                rows_per_matrix,
+                imatrix,
+            } => Convert {
+                input: f32.clone(),
+                from: GgmlType::F32,
+                to: *to,
+                n_per_row: *n_per_row,
+                rows_per_matrix: *rows_per_matrix,
+                imatrix: imatrix.clone(),
+            }
+            .compute(),
+            Encode::HfPlain { to, n_per_row } => {
+                let raw = f32.bytes()?;
+                let floats: Vec<f32> = raw
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                expr::encode_f32(&floats, *to, *n_per_row)
             }
         }
     }
+}
+
+/// What an output tensor needs: its own data, or a shared value.
+pub enum Need<'a> {
+    /// Computed from the output's own lazy data.
+    Own(&'a TensorData),
+    /// A shared value (an f32 value written as it is, or a product).
+    Shared(Slot),
+}
+
+/// Resolves recipes into needs, interning products.
+pub fn needs<'a>(recipes: &'a [Recipe], products: &mut Products) -> Vec<Need<'a>> {
+    recipes
+        .iter()
+        .map(|r| match r {
+            Recipe::Own(d) => Need::Own(d),
+            Recipe::Shared {
+                key,
+                encode: Encode::AsF32,
+            } => Need::Shared(Slot::F32(*key)),
+            Recipe::Shared { key, encode } => {
+                Need::Shared(Slot::Product(products.intern(*key, encode)))
+            }
+        })
+        .collect()
 }
 
 struct Entry {
@@ -279,94 +391,97 @@ struct Entry {
     bytes: u64,
 }
 
-/// The shared per-source-tensor f32 values of one job, with use counts.
+/// Shared values with use counts: f32 values of base tensors and encoded products.
 ///
-/// Built with the total number of uses of each key (every output tensor whose recipe is
-/// [`Recipe::Shared`] on it). [`F32Cache::insert`] stores a value, [`F32Cache::release`]
-/// counts one use as consumed and drops the value after the last one. [`F32Cache::evict`]
-/// drops a value early when memory is short; a later consumer finds it missing and the
-/// engine computes it again (same bytes: the computation is deterministic).
-pub struct F32Cache {
-    entries: HashMap<usize, Entry>,
+/// Each slot counts its remaining uses ([`SharedValues::add_uses`]). [`SharedValues::insert`]
+/// stores a value, [`SharedValues::release`] consumes one use and drops the value after
+/// the last one. [`SharedValues::evict`] drops a value early when memory is short; it is
+/// computed again when next needed (same bytes: every computation is deterministic).
+#[derive(Default)]
+pub struct SharedValues {
+    entries: HashMap<Slot, Entry>,
     held: u64,
     peak: u64,
-    computed: u64,
 }
 
-impl F32Cache {
-    /// A cache for these recipes (all outputs of one job).
-    pub fn new<'a>(recipes: impl IntoIterator<Item = &'a Recipe>) -> F32Cache {
-        let mut entries: HashMap<usize, Entry> = HashMap::new();
-        for k in recipes.into_iter().filter_map(Recipe::key) {
-            entries
-                .entry(k)
-                .or_insert(Entry {
-                    value: None,
-                    remaining: 0,
-                    bytes: 0,
-                })
-                .remaining += 1;
-        }
-        F32Cache {
-            entries,
-            held: 0,
-            peak: 0,
-            computed: 0,
-        }
+impl SharedValues {
+    /// Adds `n` expected uses of `slot`.
+    pub fn add_uses(&mut self, slot: Slot, n: usize) {
+        self.entries
+            .entry(slot)
+            .or_insert(Entry {
+                value: None,
+                remaining: 0,
+                bytes: 0,
+            })
+            .remaining += n;
     }
 
-    /// The value of `key`, when present.
-    pub fn get(&self, key: usize) -> Option<&TensorData> {
-        self.entries.get(&key)?.value.as_ref()
+    /// The value of `slot`, when held.
+    pub fn get(&self, slot: Slot) -> Option<&TensorData> {
+        self.entries.get(&slot)?.value.as_ref()
     }
 
-    /// True when `key` has a value.
-    pub fn contains(&self, key: usize) -> bool {
-        self.get(key).is_some()
+    /// True when `slot` has a value.
+    pub fn contains(&self, slot: Slot) -> bool {
+        self.get(slot).is_some()
     }
 
-    /// Stores the value of `key`.
-    pub fn insert(&mut self, key: usize, value: TensorData) {
+    /// Stores the value of `slot` (ignored when no use remains).
+    pub fn insert(&mut self, slot: Slot, value: TensorData) {
         let bytes = match &value {
             TensorData::Owned(v) => v.len() as u64,
             _ => 0,
         };
-        self.computed += 1;
-        if let Some(e) = self.entries.get_mut(&key) {
+        if let Some(e) = self.entries.get_mut(&slot) {
             if e.remaining == 0 {
                 return;
             }
-            if e.value.is_none() {
-                self.held += bytes;
-                e.bytes = bytes;
+            if let Some(old) = e.value.take() {
+                drop(old);
+                self.held -= e.bytes;
             }
+            self.held += bytes;
+            e.bytes = bytes;
             e.value = Some(value);
             self.peak = self.peak.max(self.held);
         }
     }
 
-    /// Counts one use of `key` as consumed; the value is dropped after its last use.
-    pub fn release(&mut self, key: usize) {
-        if let Some(e) = self.entries.get_mut(&key) {
-            e.remaining = e.remaining.saturating_sub(1);
-            if e.remaining == 0 && e.value.take().is_some() {
+    /// Consumes one use of `slot`; returns true when that was the last one and no value
+    /// was held (a product that was never computed).
+    pub fn release(&mut self, slot: Slot) -> bool {
+        let Some(e) = self.entries.get_mut(&slot) else {
+            return false;
+        };
+        e.remaining = e.remaining.saturating_sub(1);
+        if e.remaining > 0 {
+            return false;
+        }
+        match e.value.take() {
+            Some(_) => {
                 self.held -= e.bytes;
+                false
             }
+            None => true,
         }
     }
 
-    /// Drops the value of `key` (it will be computed again if still needed).
-    pub fn evict(&mut self, key: usize) {
-        if let Some(e) = self.entries.get_mut(&key) {
-            if e.value.take().is_some() {
+    /// Drops the value of `slot`; returns true when one was held and uses remain.
+    pub fn evict(&mut self, slot: Slot) -> bool {
+        match self.entries.get_mut(&slot) {
+            Some(e) if e.value.is_some() => {
+                e.value = None;
                 self.held -= e.bytes;
+                e.remaining > 0
             }
+            _ => false,
         }
     }
 
-    /// Keys whose values are held, with their sizes.
-    pub fn held_keys(&self) -> Vec<(usize, u64)> {
-        let mut v: Vec<(usize, u64)> = self
+    /// Held slots with their sizes, in slot order.
+    pub fn held_slots(&self) -> Vec<(Slot, u64)> {
+        let mut v: Vec<(Slot, u64)> = self
             .entries
             .iter()
             .filter(|(_, e)| e.value.is_some())
@@ -386,14 +501,9 @@ impl F32Cache {
         self.peak
     }
 
-    /// How many values were computed (more than the number of keys only after evictions).
-    pub fn computed(&self) -> u64 {
-        self.computed
-    }
-
-    /// Uses of `key` not yet consumed.
-    pub fn remaining(&self, key: usize) -> usize {
-        self.entries.get(&key).map_or(0, |e| e.remaining)
+    /// Uses of `slot` not yet consumed.
+    pub fn remaining(&self, slot: Slot) -> usize {
+        self.entries.get(&slot).map_or(0, |e| e.remaining)
     }
 }
 
@@ -402,26 +512,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entries_are_dropped_after_their_last_use() {
-        let r = [
-            Recipe::Shared {
-                key: 3,
-                encode: Encode::AsF32,
-            },
-            Recipe::Shared {
-                key: 3,
-                encode: Encode::AsF32,
-            },
-            Recipe::Own(TensorData::Owned(Arc::new(vec![]))),
-        ];
-        let mut c = F32Cache::new(&r);
-        assert_eq!(c.remaining(3), 2);
-        c.insert(3, TensorData::Owned(Arc::new(vec![0; 16])));
+    fn values_are_dropped_after_their_last_use() {
+        let mut c = SharedValues::default();
+        c.add_uses(Slot::F32(3), 2);
+        c.insert(Slot::F32(3), TensorData::Owned(Arc::new(vec![0; 16])));
         assert_eq!(c.held_bytes(), 16);
-        c.release(3);
-        assert!(c.contains(3));
-        c.release(3);
-        assert!(!c.contains(3));
+        assert!(!c.release(Slot::F32(3)));
+        assert!(c.contains(Slot::F32(3)));
+        assert!(!c.release(Slot::F32(3)));
+        assert!(!c.contains(Slot::F32(3)));
         assert_eq!((c.held_bytes(), c.peak_bytes()), (0, 16));
+        // A product never computed reports its last release.
+        c.add_uses(Slot::Product(0), 1);
+        assert!(c.release(Slot::Product(0)));
+    }
+
+    #[test]
+    fn equal_encodings_are_one_product() {
+        let q = |to, im: Option<Vec<f32>>| Encode::Quantize {
+            to,
+            n_per_row: 32,
+            rows_per_matrix: 4,
+            imatrix: im.map(Arc::new),
+        };
+        let mut p = Products::default();
+        let a = p.intern(1, &q(GgmlType::Q6_K, None));
+        assert_eq!(p.intern(1, &q(GgmlType::Q6_K, None)), a);
+        assert_ne!(p.intern(2, &q(GgmlType::Q6_K, None)), a);
+        assert_ne!(p.intern(1, &q(GgmlType::Q4_K, None)), a);
+        let b = p.intern(1, &q(GgmlType::Q6_K, Some(vec![1.0; 32])));
+        assert_ne!(b, a);
+        assert_eq!(p.intern(1, &q(GgmlType::Q6_K, Some(vec![1.0; 32]))), b);
+        assert_eq!(p.len(), 4);
     }
 }
