@@ -1,5 +1,6 @@
-//! gguf-convert: a HuggingFace model directory (or a GGUF) → GGUF, in one pass, byte for byte
-//! as llama.cpp's `convert_hf_to_gguf.py` (and, for quantized types, `llama-quantize`) write it.
+//! gguf-convert: a HuggingFace model directory (or a GGUF, or a legacy GGML file) → GGUF, in
+//! one pass, byte for byte as llama.cpp's `convert_hf_to_gguf.py` (and, for quantized types,
+//! `llama-quantize`) write it; several outputs of one source in one pass; batches of jobs.
 //!
 //! Built as part of the `ggufkit-converters` package (it needs the readers); the source lives
 //! beside the other CLIs.
@@ -8,21 +9,23 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::Parser;
 use serde_json::json;
 
-use ggufkit::gguf::GgufFile;
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
-use ggufkit::quantize::{plan, FileType, Imatrix, QuantizeOptions, TensorTypeOverride};
 use ggufkit::split::{distribute, split_path};
 use ggufkit::write::{write_uncommitted, WriteOptions};
-use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
-use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
+use ggufkit_converters::batch::jobs::{self, JobSpec, OutputSpec};
+use ggufkit_converters::batch::plan::{
+    parse_memory, parse_size, OutputOptions, PlanError, Source, SourceOptions, SplitOptions, Target,
+};
+use ggufkit_converters::batch::progress::{Mode, Progress};
+use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 
 /// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
-/// llama.cpp's converters.
+/// llama.cpp's converters; several types at once; whole batches for CI.
 ///
 ///   gguf-convert ./Llama-3.2-1B-Instruct                      # auto type, llama.cpp's file name
 ///   gguf-convert ./my-model out.gguf --outtype f16
@@ -31,27 +34,72 @@ use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
 ///   gguf-convert ./my-model --dry-run                          # the plan, nothing written
 ///   gguf-convert old-llama-7b.bin out.gguf --gqa 1 --eps 1e-6  # a pre-GGUF model
 ///
+/// Several outputs from one read of the source (each tensor is read and converted to f32 once,
+/// then quantized for every output; all files are written in the same pass):
+///
+///   gguf-convert ./my-model --outtype f16,q8_0,q4_k_m,q2_k --outdir models/
+///
+/// A batch of jobs (TOML or JSON; see below), with a JSON Lines report:
+///
+///   gguf-convert --batch jobs.toml --report report.jsonl --max-memory 8G -j 8
+///
+///   # jobs.toml (relative paths are relative to this file)
+///   outdir = "out"
+///   [[job]]
+///   source = "models/Llama-3.2-1B"
+///   outputs = ["f16", "q8_0", "q4_k_m"]
+///   [[job]]
+///   source = "models/other.gguf"
+///   imatrix = "imatrix.gguf"             # any option below, for every output of the job
+///   outputs = ["q4_k_m", { type = "q6_k", name = "other-q6.gguf", pure = true }]
+///
+/// Job options: outdir, name, vocab_only, metadata, model_name, gqa, eps, context_length,
+/// vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
+/// token_embedding_type, leave_output_tensor, override_kv, split_max_size, split_max_tensors,
+/// no_tensor_first_split.
+///
+/// Batches (and several --outtype values) are resumable: an output whose inputs (source files'
+/// sizes and mtimes, option files, options, tool version) have not changed since it was written
+/// is skipped, so rerunning an interrupted batch finishes only what is missing. The record lives
+/// in OUTDIR/.ggufkit-batch.json. Outputs appear only when complete; temporary files of killed
+/// runs are removed. Jobs run concurrently within --threads and --max-memory; the bytes do not
+/// depend on either.
+///
 /// --outtype takes the converter's types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto) or any
 /// gguf-quantize type (q4_k_m, q6_k, …); a quantized type gives the same file as converting
 /// to f32 and then running llama-quantize, without the intermediate file. SRC may also be a
 /// GGUF file (then only quantized types make sense).
 ///
-/// Exit status: 0 success; 1 the conversion failed (nothing is written); 2 usage error;
-/// 3 the input could not be read.
+/// Exit status, one output: 0 success; 1 the conversion failed (nothing is written); 2 usage
+/// error; 3 the input could not be read. Several outputs or --batch: 0 every job done (or up to
+/// date); 1 some job failed (the others still finish); 2 usage error.
 #[derive(Parser, Debug)]
 #[command(name = "gguf-convert", version, about, long_about)]
 struct Cli {
     /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
-    /// HF cache snapshot folder works too) or a GGUF file.
-    src: PathBuf,
+    /// HF cache snapshot folder works too), a GGUF file or a legacy .bin.
+    #[arg(required_unless_present = "batch")]
+    src: Option<PathBuf>,
     /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
     out: Option<PathBuf>,
-    /// Output type: f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type.
+    /// Output type(s): f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type;
+    /// comma-separated for several outputs in one pass (e.g. f16,q8_0,q4_k_m).
     #[arg(long, default_value = "auto")]
     outtype: String,
-    /// Directory for the output when OUT is not given.
+    /// Directory for the outputs when OUT is not given (with --batch: for jobs whose file
+    /// sets no outdir).
     #[arg(long, value_name = "DIR")]
     outdir: Option<PathBuf>,
+    /// Run the jobs of this TOML or JSON file (see above).
+    #[arg(long, value_name = "JOBS_FILE", conflicts_with_all = ["src", "out"])]
+    batch: Option<PathBuf>,
+    /// Several outputs or --batch: append the JSON Lines report to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Several outputs or --batch: memory budget for tensors in flight and shared f32
+    /// values (binary suffixes: 512M, 4G). Default: 1G.
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
     /// Write only the metadata and vocabulary.
     #[arg(long)]
     vocab_only: bool,
@@ -105,19 +153,24 @@ struct Cli {
     /// Quantized outtypes: leave output.weight unquantized.
     #[arg(long)]
     leave_output_tensor: bool,
+    /// Set a metadata key: KEY=TYPE:VALUE with TYPE int, float, bool or str (repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    override_kv: Vec<String>,
     /// Print the plan (every tensor with its source, type and size; the shards) and exit.
+    /// With several outputs or --batch: report what would be written or skipped.
     #[arg(long)]
     dry_run: bool,
-    /// Print a machine-readable JSON report on stdout.
+    /// Print a machine-readable report on stdout (JSON; JSON Lines with several outputs or
+    /// --batch).
     #[arg(long)]
     json: bool,
     /// Worker threads (default: all cores). Does not change the output.
     #[arg(long, short = 'j')]
     threads: Option<usize>,
-    /// No progress bar or summary.
+    /// No progress display or summary.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Replace existing output files.
+    /// Replace existing output files; in batches, also rebuild outputs that are up to date.
     #[arg(long, short = 'f')]
     force: bool,
 }
@@ -128,275 +181,202 @@ enum Failure {
     Run(anyhow::Error),
 }
 
-/// What --outtype asks for.
-enum Target {
-    /// One of the converter's own types.
-    Plain(OutType),
-    /// A llama-quantize type, applied to the f32 conversion.
-    Quantized(FileType),
-}
-
-fn parse_target(s: &str) -> Result<Target> {
-    if let Some(t) = OutType::parse(s) {
-        return Ok(Target::Plain(t));
-    }
-    match FileType::parse(s) {
-        Some(f) if !f.is_copy() => Ok(Target::Quantized(f)),
-        _ => bail!("unknown --outtype '{s}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m"),
-    }
-}
-
-/// Decimal sizes as llama.cpp's converter reads them: `500M`, `2G`, `1000`.
-fn parse_size(s: &str) -> Result<u64> {
-    let (num, mult) = match s.chars().last() {
-        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
-        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
-        _ => (s, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| anyhow!("invalid size '{s}' (e.g. 500M, 2G)"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| anyhow!("size '{s}' is too large"))
-}
-
-/// gguf-py's shard assignment: a new shard starts when the current one has a tensor and
-/// either holds `max_tensors` or would exceed `max_size` raw bytes.
-fn assign_shards(
-    sizes: &[u64],
-    max_tensors: Option<usize>,
-    max_size: Option<u64>,
-    empty_first: bool,
-) -> Vec<usize> {
-    let mut shard = usize::from(empty_first);
-    let (mut count, mut bytes) = (0usize, 0u64);
-    sizes
-        .iter()
-        .map(|&sz| {
-            let full =
-                max_tensors.is_some_and(|m| count >= m) || max_size.is_some_and(|m| bytes + sz > m);
-            if count > 0 && full {
-                shard += 1;
-                count = 0;
-                bytes = 0;
-            }
-            count += 1;
-            bytes += sz;
-            shard
-        })
-        .collect()
-}
-
-fn quantize_options(cli: &Cli, ftype: FileType) -> Result<QuantizeOptions, Failure> {
-    let usage = |e: String| Failure::Usage(anyhow!(e));
-    let ty = |s: &Option<String>| {
-        s.as_deref()
-            .map(|t| {
-                ggufkit::quantizers::GgmlType::from_name(t)
-                    .ok_or_else(|| usage(format!("invalid ggml type '{t}'")))
-            })
-            .transpose()
-    };
-    let mut o = QuantizeOptions::new(ftype);
-    o.pure = cli.pure;
-    o.leave_output_tensor = cli.leave_output_tensor;
-    o.dry_run = cli.dry_run;
-    o.output_tensor_type = ty(&cli.output_tensor_type)?;
-    o.token_embedding_type = ty(&cli.token_embedding_type)?;
-    for t in &cli.tensor_type {
-        o.tensor_types
-            .push(TensorTypeOverride::parse(t).map_err(usage)?);
-    }
-    if let Some(p) = &cli.imatrix {
-        let im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;
-        o.imatrix = Some((p.to_string_lossy().into_owned(), im));
-    }
-    Ok(o)
-}
-
-struct Planned {
-    model: Model,
-    default_name: String,
-    sources: Vec<String>,
-    notes: Vec<String>,
-}
-
-fn is_gguf(p: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    p.is_file()
-        && std::fs::File::open(p)
-            .and_then(|mut f| f.read_exact(&mut magic))
-            .is_ok()
-        && &magic == b"GGUF"
-}
-
-fn build(cli: &Cli, target: &Target) -> Result<Planned, Failure> {
-    let mut notes = Vec::new();
-    let (model, default_name, sources) = if is_gguf(&cli.src) {
-        let f = GgufFile::open(&cli.src).map_err(|e| Failure::Input(e.into()))?;
-        let stem = cli
-            .src
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let sources = f.tensors.iter().map(|t| t.name.clone()).collect();
-        (Model::from_gguf(&f), format!("{stem}.gguf"), sources)
-    } else if let Some(kind) = ggufkit_converters::legacy::detect(&cli.src) {
-        let opts = LegacyOptions {
-            gqa: cli.gqa,
-            eps: cli.eps,
-            context_length: cli.context_length,
-            vocab_dir: cli.vocab_dir.clone(),
-            outtype_for_changed_layouts: None,
-            name: cli.model_name.clone(),
-            description: cli.desc.clone(),
-        };
-        let c = read_legacy(&cli.src, &opts).map_err(|e| Failure::Run(anyhow!("{e}")))?;
-        notes.push(format!(
-            "legacy {:?} v{} file in {} part(s)",
-            kind.format,
-            kind.version,
-            c.parts.len()
-        ));
-        notes.extend(c.warnings.iter().cloned());
-        let sources = c
-            .tensors
-            .iter()
-            .map(|t| format!("{} ({})", t.legacy_name, t.legacy_layout))
-            .collect();
-        let stem = cli
-            .src
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let model = c.model;
-        // Plain outtypes re-type every quantizable tensor, as the quantizer would.
-        let as_ftype = match target {
-            Target::Plain(OutType::Auto) => None,
-            Target::Plain(t) => FileType::parse(t.label()),
-            Target::Quantized(f) => Some(*f),
-        };
-        return match as_ftype {
-            None => Ok(Planned {
-                model,
-                default_name: format!("{stem}.gguf"),
-                sources,
-                notes,
-            }),
-            Some(ft) => {
-                let mut opts = quantize_options(cli, ft)?;
-                opts.allow_requantize = true;
-                let p = plan(&model, &opts)
-                    .map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
-                notes.extend(p.warnings.iter().cloned());
-                Ok(Planned {
-                    model: p.model,
-                    default_name: format!("{stem}-{}.gguf", ft.name),
-                    sources,
-                    notes,
-                })
-            }
-        };
-    } else if cli.src.is_dir() {
-        let outtype = match target {
-            Target::Plain(t) => *t,
-            Target::Quantized(_) => OutType::F32,
-        };
-        let opts = HfOptions {
-            outtype,
-            vocab_only: cli.vocab_only,
-            metadata_override: cli.metadata.clone(),
-            model_name: cli.model_name.clone(),
-            allow_missing_vocab: cli.dry_run,
-        };
-        let c = read_hf_dir(&cli.src, &opts)
-            .map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
-        notes.push(format!(
-            "architecture {} → {}",
-            c.hf_arch,
-            c.model.architecture().unwrap_or("?")
-        ));
-        if let Some(e) = &c.vocab_error {
-            notes.push(format!("the tokenizer cannot be converted: {e}"));
-        }
-        (c.model, c.default_file_name, c.sources)
-    } else {
-        return Err(Failure::Input(anyhow!(
-            "{}: not a HuggingFace model directory, a GGUF file or a legacy GGML/GGMF/GGJT file",
-            cli.src.display()
-        )));
-    };
-    match target {
-        Target::Plain(_) if is_gguf(&cli.src) => Err(Failure::Usage(anyhow!(
-            "a GGUF input needs a quantized --outtype (e.g. q4_k_m); use gguf-quantize for F16/F32/BF16/COPY"
-        ))),
-        Target::Plain(_) => Ok(Planned { model, default_name, sources, notes }),
-        Target::Quantized(ft) => {
-            let opts = quantize_options(cli, *ft)?;
-            let p = plan(&model, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", cli.src.display())))?;
-            notes.extend(p.warnings.iter().cloned());
-            // The planner reorders tensors; carry each one's source along.
-            let by_name: std::collections::HashMap<&str, &str> =
-                model.tensors.iter().zip(&sources).map(|(t, s)| (t.name.as_str(), s.as_str())).collect();
-            let sources = p.model.tensors.iter().map(|t| by_name.get(t.name.as_str()).unwrap_or(&"").to_string()).collect();
-            let default_name = match default_name.rsplit_once("-F32.gguf") {
-                Some((stem, "")) => format!("{stem}-{}.gguf", ft.name),
-                _ => default_name.trim_end_matches(".gguf").to_string() + &format!("-{}.gguf", ft.name),
-            };
-            Ok(Planned { model: p.model, default_name, sources, notes })
+impl From<PlanError> for Failure {
+    fn from(e: PlanError) -> Failure {
+        match e {
+            PlanError::Usage(m) => Failure::Usage(anyhow!(m)),
+            PlanError::Input(m) => Failure::Input(anyhow!(m)),
+            PlanError::Convert(m) => Failure::Run(anyhow!(m)),
         }
     }
 }
 
-fn output_path(cli: &Cli, default_name: &str) -> PathBuf {
+fn source_options(cli: &Cli) -> SourceOptions {
+    SourceOptions {
+        vocab_only: cli.vocab_only,
+        metadata: cli.metadata.clone(),
+        model_name: cli.model_name.clone(),
+        gqa: cli.gqa,
+        eps: cli.eps,
+        context_length: cli.context_length,
+        vocab_dir: cli.vocab_dir.clone(),
+        desc: cli.desc.clone(),
+        dry_run: cli.dry_run,
+    }
+}
+
+fn output_options(cli: &Cli) -> OutputOptions {
+    OutputOptions {
+        imatrix: cli.imatrix.clone(),
+        imatrix_name: None,
+        tensor_types: cli.tensor_type.clone(),
+        pure: cli.pure,
+        output_tensor_type: cli.output_tensor_type.clone(),
+        token_embedding_type: cli.token_embedding_type.clone(),
+        leave_output_tensor: cli.leave_output_tensor,
+        override_kv: cli.override_kv.clone(),
+        dry_run: cli.dry_run,
+    }
+}
+
+fn split_options(cli: &Cli) -> Result<SplitOptions, Failure> {
+    Ok(SplitOptions {
+        max_tensors: cli.split_max_tensors,
+        max_size: cli.split_max_size.as_deref().map(parse_size).transpose()?,
+        no_tensor_first_split: cli.no_tensor_first_split,
+    })
+}
+
+fn output_path(cli: &Cli, src: &Path, default_name: &str) -> PathBuf {
     match &cli.out {
         Some(o) if o.is_dir() => o.join(default_name),
         Some(o) => o.clone(),
-        None => cli.outdir.as_deref().unwrap_or(&cli.src).join(default_name),
+        None => cli.outdir.as_deref().unwrap_or(src).join(default_name),
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let target = parse_target(&cli.outtype).map_err(Failure::Usage)?;
+fn set_threads(cli: &Cli) -> usize {
     if let Some(n) = cli.threads.filter(|n| *n > 0) {
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global();
     }
-    let max_size = cli
-        .split_max_size
-        .as_deref()
-        .map(parse_size)
-        .transpose()
-        .map_err(Failure::Usage)?;
-    let splitting = cli.split_max_tensors.is_some() || max_size.is_some();
-    if cli.vocab_only && splitting {
+    rayon::current_num_threads()
+}
+
+/// Several outputs or a jobs file: the batch runner.
+fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
+    let threads = set_threads(cli);
+    let max_memory = match &cli.max_memory {
+        Some(m) => parse_memory(m)?,
+        None => 1 << 30,
+    };
+    let mut sinks: Vec<Box<dyn std::io::Write + Send>> = Vec::new();
+    if let Some(r) = &cli.report {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(r)
+            .with_context(|| format!("cannot open the report {}", r.display()))
+            .map_err(Failure::Usage)?;
+        sinks.push(Box::new(f));
+    }
+    if cli.json {
+        sinks.push(Box::new(std::io::stdout()));
+    }
+    let report = Report::new(sinks);
+    let progress = Progress::new(Mode::auto(cli.quiet), jobs.len());
+    let opts = BatchOptions {
+        max_memory,
+        threads,
+        force: cli.force,
+        dry_run: cli.dry_run,
+    };
+    let t0 = Instant::now();
+    let sum = run_batch(&jobs, &opts, &report, &progress);
+    if !cli.quiet {
+        eprintln!(
+            "gguf-convert: {} job(s): {} output(s) written, {} up to date, {} failed{} in {:.2}s",
+            sum.jobs,
+            sum.written,
+            sum.skipped,
+            sum.failed,
+            if sum.failed_jobs > 0 {
+                format!(" ({} job(s) failed)", sum.failed_jobs)
+            } else {
+                String::new()
+            },
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(if sum.failed_jobs > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `SRC --outtype a,b,c`: one job.
+fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failure> {
+    let outdir = match (&cli.out, &cli.outdir) {
+        (Some(o), _) if o.is_dir() => o.clone(),
+        (Some(o), _) => {
+            return Err(Failure::Usage(anyhow!(
+                "{}: with several --outtype values OUT must be a directory (or use --outdir)",
+                o.display()
+            )))
+        }
+        (None, Some(d)) => d.clone(),
+        (None, None) if src.is_dir() => src.to_path_buf(),
+        (None, None) => src
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+    };
+    let split = split_options(cli)?;
+    let outputs = types
+        .iter()
+        .map(|t| {
+            Ok(OutputSpec {
+                target: Target::parse(t)?,
+                outtype: t.clone(),
+                name: None,
+                opts: output_options(cli),
+                split: split.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    Ok(JobSpec {
+        label: src
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| src.display().to_string()),
+        source: src.to_path_buf(),
+        source_opts: source_options(cli),
+        outdir,
+        outputs,
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    if let Some(b) = &cli.batch {
+        let jobs = jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
+        return run_many(&cli, jobs);
+    }
+    let src = cli.src.clone().expect("clap requires SRC without --batch");
+    let types = jobs::split_types(&cli.outtype);
+    if types.is_empty() {
+        return Err(Failure::Usage(anyhow!("--outtype is empty")));
+    }
+    if types.len() > 1 {
+        let job = inline_job(&cli, &src, &types)?;
+        return run_many(&cli, vec![job]);
+    }
+    run_one(&cli, &src, Target::parse(&types[0])?)
+}
+
+/// One output, written directly (the reference path).
+fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
+    set_threads(cli);
+    let split = split_options(cli)?;
+    if cli.vocab_only && split.splitting() {
         return Err(Failure::Usage(anyhow!("--vocab-only cannot be split")));
     }
     let t0 = Instant::now();
-    let p = build(&cli, &target)?;
-    let output = output_path(&cli, &p.default_name);
+    let source = Source::open(src, source_options(cli))?;
+    let p = source.plan_output(target, &output_options(cli))?;
+    let output = output_path(cli, src, &p.default_name);
     let sizes: Vec<u64> = p
         .model
         .tensors
         .iter()
         .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
         .collect();
-    let shard_of = if splitting {
-        assign_shards(
-            &sizes,
-            cli.split_max_tensors,
-            max_size,
-            cli.no_tensor_first_split,
-        )
-    } else {
-        vec![0; sizes.len()]
-    };
+    let shard_of = split.assign(&sizes);
     let mut parts = distribute(&p.model, &shard_of);
-    if splitting && parts.len() == 1 && !p.model.tensors.is_empty() {
-        notes_push(&cli, "model fits in one shard: not splitting");
+    if split.splitting() && parts.len() == 1 && !p.model.tensors.is_empty() {
+        notes_push(cli, "model fits in one shard: not splitting");
     }
     if parts.is_empty() {
         parts.push(p.model.clone());
@@ -417,7 +397,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if cli.dry_run {
         if cli.json {
             let report = json!({
-                "source": cli.src, "outputs": paths, "dry_run": true, "notes": p.notes,
+                "source": src, "outputs": paths, "dry_run": true, "notes": p.notes,
                 "tensors": p.model.tensors.iter().zip(&p.sources).zip(&shard_of).map(|((t, s), sh)| json!({
                     "name": t.name, "source": s, "type": t.ty.name(), "shape": t.dims,
                     "bytes": ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0), "shard": sh,
@@ -484,7 +464,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             bar.set_prefix(format!("[{}/{}] {}", offset + i + 1, sizes.len(), t.name));
         };
         let wopts = WriteOptions {
-            inputs: input_files(&cli.src),
+            inputs: source.files(),
             overwrite: cli.force,
             progress: Some(&tick),
             ..Default::default()
@@ -508,7 +488,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let file_size: u64 = file_sizes.iter().sum();
     if cli.json {
         let report = json!({
-            "source": cli.src, "outputs": paths, "file_size": file_size, "tensor_bytes": total_bytes,
+            "source": src, "outputs": paths, "file_size": file_size, "tensor_bytes": total_bytes,
             "bits_per_weight": if n_elements > 0 { total_bytes as f64 * 8.0 / n_elements as f64 } else { 0.0 },
             "tensors": p.model.tensors.len(), "seconds": secs, "notes": p.notes,
         });
@@ -516,7 +496,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     } else if !cli.quiet {
         eprintln!(
             "{} -> {} ({} in {} file{}) in {:.2}s",
-            cli.src.display(),
+            src.display(),
             paths
                 .iter()
                 .map(|p| p.display().to_string())
@@ -534,22 +514,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 fn notes_push(cli: &Cli, msg: &str) {
     if !cli.quiet && !cli.json {
         eprintln!("note: {msg}");
-    }
-}
-
-/// Every file of the source (outputs must never replace one).
-fn input_files(src: &Path) -> Vec<PathBuf> {
-    if src.is_dir() {
-        std::fs::read_dir(src)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.is_file())
-                    .collect()
-            })
-            .unwrap_or_default()
-    } else {
-        vec![src.to_path_buf()]
     }
 }
 

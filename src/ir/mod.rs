@@ -33,6 +33,12 @@ pub trait Derive: Send + Sync {
     fn describe(&self) -> String;
     /// Computes the bytes.
     fn compute(&self) -> Result<Vec<u8>, DataError>;
+    /// The concrete transform, for callers that recognise some transforms and reorganise
+    /// the work (the batch converter shares the f32 stage of a [`Convert`] between several
+    /// outputs). `None` unless a transform opts in.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// Why a tensor's bytes could not be produced.

@@ -91,6 +91,10 @@ impl Convert {
 }
 
 impl Derive for Convert {
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
     fn describe(&self) -> String {
         format!(
             "{} → {}{} of {:?}",

@@ -360,6 +360,86 @@ impl Expr {
         }
     }
 
+    /// True when `self` and `other` compute the same values: the same operations on the
+    /// same source bytes (two conversions of one directory map its files separately, so
+    /// reads compare by file path and byte range). Used by the batch converter to share
+    /// one evaluation between outputs.
+    pub fn same_values(&self, other: &Expr) -> bool {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return true;
+        }
+        if self.0.shape != other.0.shape || self.0.work != other.0.work {
+            return false;
+        }
+        let same_file = |a: &StTensor, b: &StTensor| {
+            (Arc::ptr_eq(&a.file, &b.file)
+                || (a.file.path().is_some() && a.file.path() == b.file.path()))
+                && a.offset == b.offset
+                && a.len == b.len
+                && a.dtype == b.dtype
+        };
+        match (&self.0.op, &other.0.op) {
+            (Op::Read(a), Op::Read(b)) => same_file(a, b),
+            (Op::Const(a), Op::Const(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (
+                Op::Dequant {
+                    weight: w1,
+                    scale: s1,
+                    block: b1,
+                },
+                Op::Dequant {
+                    weight: w2,
+                    scale: s2,
+                    block: b2,
+                },
+            ) => b1 == b2 && w1.same_values(w2) && s1.same_values(s2),
+            (
+                Op::PermuteHeads {
+                    input: i1,
+                    n_head: h1,
+                },
+                Op::PermuteHeads {
+                    input: i2,
+                    n_head: h2,
+                },
+            ) => h1 == h2 && i1.same_values(i2),
+            (Op::Transpose(a), Op::Transpose(b)) => a.same_values(b),
+            (Op::Stack(a), Op::Stack(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_values(y))
+            }
+            (
+                Op::Narrow {
+                    input: i1,
+                    axis: a1,
+                    start: s1,
+                    len: l1,
+                },
+                Op::Narrow {
+                    input: i2,
+                    axis: a2,
+                    start: s2,
+                    len: l2,
+                },
+            ) => a1 == a2 && s1 == s2 && l1 == l2 && i1.same_values(i2),
+            (
+                Op::AddScalar {
+                    input: i1,
+                    value: v1,
+                },
+                Op::AddScalar {
+                    input: i2,
+                    value: v2,
+                },
+            ) => v1.to_bits() == v2.to_bits() && i1.same_values(i2),
+            _ => false,
+        }
+    }
+
     /// The source tensor names this reads, in order.
     pub fn sources(&self, out: &mut Vec<String>) {
         match &self.0.op {
@@ -622,6 +702,10 @@ pub struct Materialize {
 }
 
 impl Derive for Materialize {
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
     fn describe(&self) -> String {
         format!("{} → {}", self.expr.describe(), self.out)
     }
@@ -642,9 +726,14 @@ pub fn finish(v: Values, out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, Dat
     if same {
         return Ok(v.bytes);
     }
-    let f = v.f32s();
+    encode_f32(&v.f32s(), out, n_per_row)
+}
+
+/// Converts f32 values to the output type, as gguf-py's `quants.quantize` does (the tail of
+/// [`finish`] once the values are f32; the batch converter calls it on shared f32 values).
+pub fn encode_f32(f: &[f32], out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, DataError> {
     Ok(match out {
-        GgmlType::F32 => f32_bytes(&f),
+        GgmlType::F32 => f32_bytes(f),
         GgmlType::F16 => f
             .iter()
             .flat_map(|x| f32_to_f16(*x).to_le_bytes())
@@ -660,7 +749,7 @@ pub fn finish(v: Values, out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, Dat
                 ))
             })?;
             let mut dst = vec![0u8; f.len() / n_per_row.max(1) * rs];
-            quantize_rows(ty, &f, &mut dst, n_per_row, None)
+            quantize_rows(ty, f, &mut dst, n_per_row, None)
                 .map_err(|e| DataError(e.to_string()))?;
             dst
         }

@@ -22,7 +22,7 @@ use crate::ConvertError;
 
 mod arch;
 pub mod config;
-mod expr;
+pub(crate) mod expr;
 pub mod metadata;
 mod model_card;
 mod names;

@@ -1,0 +1,619 @@
+//! From a source path and an output request to the output's lazy [`Model`]: the planning
+//! half of `gguf-convert`, shared by single conversions and batches so both produce the
+//! same file for the same request.
+//!
+//! A [`Source`] is opened once per job. Quantized outputs are planned (with
+//! `ggufkit::quantize::plan`) from the source's *base* model, the same object for every
+//! output of the job, which is what lets the batch engine compute each base tensor's f32
+//! values once ([`super::share`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::ir::Model;
+use ggufkit::quantize::{plan, FileType, Imatrix, KvOverride, QuantizeOptions, TensorTypeOverride};
+use ggufkit::quantizers::GgmlType;
+
+use crate::hf::{read_hf_dir, HfOptions, OutType};
+use crate::legacy::{read_legacy, LegacyOptions};
+
+/// Why an output cannot be planned.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    /// The request itself is wrong (an unknown type, a malformed override).
+    #[error("{0}")]
+    Usage(String),
+    /// The source (or a file an option names) cannot be read.
+    #[error("{0}")]
+    Input(String),
+    /// The source was read but this output cannot be made from it.
+    #[error("{0}")]
+    Convert(String),
+}
+
+/// What `--outtype` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// One of the converter's own types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto).
+    Plain(OutType),
+    /// A llama-quantize type, applied to the f32 conversion.
+    Quantized(FileType),
+}
+
+impl Target {
+    /// Parses one `--outtype` value.
+    pub fn parse(s: &str) -> Result<Target, PlanError> {
+        if let Some(t) = OutType::parse(s) {
+            return Ok(Target::Plain(t));
+        }
+        match FileType::parse(s) {
+            Some(f) if !f.is_copy() => Ok(Target::Quantized(f)),
+            _ => Err(PlanError::Usage(format!(
+                "unknown --outtype '{s}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m"
+            ))),
+        }
+    }
+
+    /// A short name for reports (`F16`, `Q4_K_M`, `auto`).
+    pub fn label(&self) -> String {
+        match self {
+            Target::Plain(OutType::Auto) => "auto".into(),
+            Target::Plain(t) => t.label().into(),
+            Target::Quantized(f) => f.name.into(),
+        }
+    }
+}
+
+/// Decimal sizes as llama.cpp's converter reads them: `500M`, `2G`, `1000`.
+pub fn parse_size(s: &str) -> Result<u64, PlanError> {
+    let bad = || PlanError::Usage(format!("invalid size '{s}' (e.g. 500M, 2G)"));
+    let (num, mult) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000),
+        _ => (s, 1),
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    n.checked_mul(mult)
+        .ok_or_else(|| PlanError::Usage(format!("size '{s}' is too large")))
+}
+
+/// Binary sizes for memory budgets: `512M`, `4G`, `1.5G` (powers of 1024), or bytes.
+pub fn parse_memory(s: &str) -> Result<u64, PlanError> {
+    let bad = || PlanError::Usage(format!("invalid memory size '{s}' (e.g. 512M, 4G)"));
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    if !n.is_finite() || n <= 0.0 || n * mult as f64 > u64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    Ok((n * mult as f64) as u64)
+}
+
+/// Splitting settings (gguf-py's `--split-max-*`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Start a new shard after this many tensors.
+    pub max_tensors: Option<usize>,
+    /// Start a new shard before exceeding this many bytes.
+    pub max_size: Option<u64>,
+    /// The first shard holds only metadata.
+    pub no_tensor_first_split: bool,
+}
+
+impl SplitOptions {
+    /// True when any limit is set.
+    pub fn splitting(&self) -> bool {
+        self.max_tensors.is_some() || self.max_size.is_some()
+    }
+
+    /// gguf-py's shard assignment: a new shard starts when the current one has a tensor and
+    /// either holds `max_tensors` or would exceed `max_size` raw bytes.
+    pub fn assign(&self, sizes: &[u64]) -> Vec<usize> {
+        if !self.splitting() {
+            return vec![0; sizes.len()];
+        }
+        let mut shard = usize::from(self.no_tensor_first_split);
+        let (mut count, mut bytes) = (0usize, 0u64);
+        sizes
+            .iter()
+            .map(|&sz| {
+                let full = self.max_tensors.is_some_and(|m| count >= m)
+                    || self.max_size.is_some_and(|m| bytes + sz > m);
+                if count > 0 && full {
+                    shard += 1;
+                    count = 0;
+                    bytes = 0;
+                }
+                count += 1;
+                bytes += sz;
+                shard
+            })
+            .collect()
+    }
+}
+
+/// Options of the source (they apply to every output of a job).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceOptions {
+    /// HF: write only the metadata and vocabulary.
+    pub vocab_only: bool,
+    /// HF: JSON file of `general.*` overrides (llama.cpp's `--metadata`).
+    pub metadata: Option<PathBuf>,
+    /// `general.name` (and the base of the default file name).
+    pub model_name: Option<String>,
+    /// Legacy: n_head / n_head_kv.
+    pub gqa: Option<u32>,
+    /// Legacy: RMS norm epsilon.
+    pub eps: Option<f32>,
+    /// Legacy: context length.
+    pub context_length: Option<u32>,
+    /// Legacy: HF directory with hyperparameters and tokenizer.
+    pub vocab_dir: Option<PathBuf>,
+    /// Legacy: `general.description`.
+    pub desc: Option<String>,
+    /// Planning only: tolerate a tokenizer that cannot be converted.
+    pub dry_run: bool,
+}
+
+/// Quantizer options of one output (llama-quantize's switches).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutputOptions {
+    /// Importance matrix (GGUF or `.dat`) to read.
+    pub imatrix: Option<PathBuf>,
+    /// The imatrix name stored in `quantize.imatrix.file` (default: `imatrix` as given).
+    pub imatrix_name: Option<String>,
+    /// `PATTERN=TYPE` overrides, first match wins.
+    pub tensor_types: Vec<String>,
+    /// No mixture rules.
+    pub pure: bool,
+    /// Type of `output.weight`.
+    pub output_tensor_type: Option<String>,
+    /// Type of `token_embd.weight`.
+    pub token_embedding_type: Option<String>,
+    /// Keep `output.weight` as it is.
+    pub leave_output_tensor: bool,
+    /// `KEY=TYPE:VALUE` metadata overrides (llama-quantize's `--override-kv`).
+    pub override_kv: Vec<String>,
+    /// Planning only: a missing imatrix is a warning.
+    pub dry_run: bool,
+}
+
+impl OutputOptions {
+    /// True when any quantizer-only option is set (they make no sense for plain outtypes
+    /// of a HuggingFace source).
+    pub fn has_quantizer_options(&self) -> bool {
+        self.imatrix.is_some()
+            || !self.tensor_types.is_empty()
+            || self.pure
+            || self.output_tensor_type.is_some()
+            || self.token_embedding_type.is_some()
+            || self.leave_output_tensor
+    }
+
+    /// The parsed `--override-kv` entries.
+    pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
+        self.override_kv
+            .iter()
+            .map(|s| KvOverride::parse(s).map_err(PlanError::Usage))
+            .collect()
+    }
+
+    /// llama-quantize's options for `ftype` (loads the imatrix).
+    pub fn quantize_options(&self, ftype: FileType) -> Result<QuantizeOptions, PlanError> {
+        let ty = |s: &Option<String>| {
+            s.as_deref()
+                .map(|t| {
+                    GgmlType::from_name(t)
+                        .ok_or_else(|| PlanError::Usage(format!("invalid ggml type '{t}'")))
+                })
+                .transpose()
+        };
+        let mut o = QuantizeOptions::new(ftype);
+        o.pure = self.pure;
+        o.leave_output_tensor = self.leave_output_tensor;
+        o.dry_run = self.dry_run;
+        o.output_tensor_type = ty(&self.output_tensor_type)?;
+        o.token_embedding_type = ty(&self.token_embedding_type)?;
+        for t in &self.tensor_types {
+            o.tensor_types
+                .push(TensorTypeOverride::parse(t).map_err(PlanError::Usage)?);
+        }
+        o.kv_overrides = self.kv_overrides()?;
+        if let Some(p) = &self.imatrix {
+            let im = Imatrix::load(p).map_err(|e| PlanError::Input(e.to_string()))?;
+            let name = self
+                .imatrix_name
+                .clone()
+                .unwrap_or_else(|| p.to_string_lossy().into_owned());
+            o.imatrix = Some((name, im));
+        }
+        Ok(o)
+    }
+}
+
+/// The kind of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A HuggingFace model directory.
+    Hf,
+    /// A GGUF file.
+    Gguf,
+    /// A legacy GGML/GGMF/GGJT `.bin`.
+    Legacy,
+}
+
+/// The model quantized outputs are planned from, made once per source.
+pub struct Base {
+    /// HF: the f32 conversion; GGUF: the file; legacy: the file as read.
+    pub model: Model,
+    /// llama.cpp's default output name for this model (before the type suffix).
+    pub default_name: String,
+    /// Per tensor, where it comes from (for `--dry-run`).
+    pub sources: Vec<String>,
+    /// Things the user should know.
+    pub notes: Vec<String>,
+}
+
+/// An opened source model.
+pub struct Source {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: SourceKind,
+    /// Its options.
+    pub opts: SourceOptions,
+    base: OnceLock<Base>,
+}
+
+/// One planned output.
+pub struct PlannedOutput {
+    /// The output model (lazy tensors, output order).
+    pub model: Model,
+    /// llama.cpp's default file name for it.
+    pub default_name: String,
+    /// Per tensor, where it comes from.
+    pub sources: Vec<String>,
+    /// Things the user should know.
+    pub notes: Vec<String>,
+}
+
+fn is_gguf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    p.is_file()
+        && std::fs::File::open(p)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+        && &magic == b"GGUF"
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl Source {
+    /// Recognises `path` (nothing is converted yet).
+    pub fn open(path: &Path, opts: SourceOptions) -> Result<Source, PlanError> {
+        let kind = if is_gguf(path) {
+            SourceKind::Gguf
+        } else if crate::legacy::detect(path).is_some() {
+            SourceKind::Legacy
+        } else if path.is_dir() {
+            SourceKind::Hf
+        } else {
+            return Err(PlanError::Input(format!(
+                "{}: not a HuggingFace model directory, a GGUF file or a legacy GGML/GGMF/GGJT file",
+                path.display()
+            )));
+        };
+        Ok(Source {
+            path: path.to_path_buf(),
+            kind,
+            opts,
+            base: OnceLock::new(),
+        })
+    }
+
+    /// Every file the source consists of (outputs must never replace one; resumable
+    /// batches fingerprint them).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut v = list_files(&self.path);
+        if self.kind == SourceKind::Legacy {
+            // Multi-part models: x.bin.1, x.bin.2, …
+            for i in 1.. {
+                let mut p = self.path.clone().into_os_string();
+                p.push(format!(".{i}"));
+                let p = PathBuf::from(p);
+                if !p.is_file() {
+                    break;
+                }
+                v.push(p);
+            }
+            if let Some(d) = &self.opts.vocab_dir {
+                v.extend(list_files(d));
+            }
+        }
+        v
+    }
+
+    fn hf_options(&self, outtype: OutType) -> HfOptions {
+        HfOptions {
+            outtype,
+            vocab_only: self.opts.vocab_only,
+            metadata_override: self.opts.metadata.clone(),
+            model_name: self.opts.model_name.clone(),
+            allow_missing_vocab: self.opts.dry_run,
+        }
+    }
+
+    fn read_hf(&self, outtype: OutType) -> Result<Base, PlanError> {
+        let c = read_hf_dir(&self.path, &self.hf_options(outtype))
+            .map_err(|e| PlanError::Convert(format!("{}: {e}", self.path.display())))?;
+        let mut notes = vec![format!(
+            "architecture {} → {}",
+            c.hf_arch,
+            c.model.architecture().unwrap_or("?")
+        )];
+        if let Some(e) = &c.vocab_error {
+            notes.push(format!("the tokenizer cannot be converted: {e}"));
+        }
+        Ok(Base {
+            model: c.model,
+            default_name: c.default_file_name,
+            sources: c.sources,
+            notes,
+        })
+    }
+
+    fn make_base(&self) -> Result<Base, PlanError> {
+        match self.kind {
+            SourceKind::Gguf => {
+                let f = GgufFile::open(&self.path).map_err(|e| PlanError::Input(e.to_string()))?;
+                Ok(Base {
+                    sources: f.tensors.iter().map(|t| t.name.clone()).collect(),
+                    model: Model::from_gguf(&f),
+                    default_name: format!("{}.gguf", stem(&self.path)),
+                    notes: Vec::new(),
+                })
+            }
+            SourceKind::Legacy => {
+                let opts = LegacyOptions {
+                    gqa: self.opts.gqa,
+                    eps: self.opts.eps,
+                    context_length: self.opts.context_length,
+                    vocab_dir: self.opts.vocab_dir.clone(),
+                    outtype_for_changed_layouts: None,
+                    name: self.opts.model_name.clone(),
+                    description: self.opts.desc.clone(),
+                };
+                let c = read_legacy(&self.path, &opts)
+                    .map_err(|e| PlanError::Convert(e.to_string()))?;
+                let kind = crate::legacy::detect(&self.path);
+                let mut notes = Vec::new();
+                if let Some(kind) = kind {
+                    notes.push(format!(
+                        "legacy {:?} v{} file in {} part(s)",
+                        kind.format,
+                        kind.version,
+                        c.parts.len()
+                    ));
+                }
+                notes.extend(c.warnings.iter().cloned());
+                Ok(Base {
+                    sources: c
+                        .tensors
+                        .iter()
+                        .map(|t| format!("{} ({})", t.legacy_name, t.legacy_layout))
+                        .collect(),
+                    model: c.model,
+                    default_name: format!("{}.gguf", stem(&self.path)),
+                    notes,
+                })
+            }
+            SourceKind::Hf => self.read_hf(OutType::F32),
+        }
+    }
+
+    /// The base model (made on first use, then shared by every output of the source).
+    pub fn base(&self) -> Result<&Base, PlanError> {
+        if let Some(b) = self.base.get() {
+            return Ok(b);
+        }
+        let b = self.make_base()?;
+        Ok(self.base.get_or_init(|| b))
+    }
+
+    /// Plans one output.
+    pub fn plan_output(
+        &self,
+        target: Target,
+        opts: &OutputOptions,
+    ) -> Result<PlannedOutput, PlanError> {
+        let src = self.path.display();
+        // For a GGUF input the converter's quantized outtypes are llama-quantize types.
+        let target = match (self.kind, target) {
+            (
+                SourceKind::Gguf,
+                Target::Plain(t @ (OutType::Q8_0 | OutType::Tq1_0 | OutType::Tq2_0)),
+            ) => FileType::parse(t.label()).map_or(target, Target::Quantized),
+            _ => target,
+        };
+        match (self.kind, target) {
+            (SourceKind::Gguf, Target::Plain(_)) => {
+                self.base()?;
+                Err(PlanError::Usage(
+                    "a GGUF input needs a quantized --outtype (e.g. q4_k_m); use gguf-quantize for F16/F32/BF16/COPY".into(),
+                ))
+            }
+            (SourceKind::Legacy, _) => {
+                let base = self.base()?;
+                let stem = stem(&self.path);
+                // Plain outtypes re-type every quantizable tensor, as the quantizer would.
+                let as_ftype = match target {
+                    Target::Plain(OutType::Auto) => None,
+                    Target::Plain(t) => FileType::parse(t.label()),
+                    Target::Quantized(f) => Some(f),
+                };
+                let mut notes = base.notes.clone();
+                match as_ftype {
+                    None => {
+                        let mut model = base.model.clone();
+                        apply_kv_overrides(&mut model, opts)?;
+                        Ok(PlannedOutput {
+                            model,
+                            default_name: format!("{stem}.gguf"),
+                            sources: base.sources.clone(),
+                            notes,
+                        })
+                    }
+                    Some(ft) => {
+                        let mut qo = opts.quantize_options(ft)?;
+                        qo.allow_requantize = true;
+                        let p = plan(&base.model, &qo)
+                            .map_err(|e| PlanError::Convert(format!("{src}: {e}")))?;
+                        notes.extend(p.warnings.iter().cloned());
+                        Ok(PlannedOutput {
+                            sources: reorder_sources(&base.model, &base.sources, &p.model),
+                            model: p.model,
+                            default_name: format!("{stem}-{}.gguf", ft.name),
+                            notes,
+                        })
+                    }
+                }
+            }
+            (SourceKind::Hf, Target::Plain(t)) => {
+                if opts.has_quantizer_options() {
+                    return Err(PlanError::Usage(format!(
+                        "quantizer options (imatrix, tensor types, pure, …) need a quantized outtype, not {}",
+                        target.label()
+                    )));
+                }
+                let b = if t == OutType::F32 {
+                    let b = self.base()?;
+                    Base {
+                        model: b.model.clone(),
+                        default_name: b.default_name.clone(),
+                        sources: b.sources.clone(),
+                        notes: b.notes.clone(),
+                    }
+                } else {
+                    self.read_hf(t)?
+                };
+                let mut model = b.model;
+                apply_kv_overrides(&mut model, opts)?;
+                Ok(PlannedOutput {
+                    model,
+                    default_name: b.default_name,
+                    sources: b.sources,
+                    notes: b.notes,
+                })
+            }
+            (SourceKind::Hf | SourceKind::Gguf, Target::Quantized(ft)) => {
+                let base = self.base()?;
+                let qo = opts.quantize_options(ft)?;
+                let p = plan(&base.model, &qo)
+                    .map_err(|e| PlanError::Convert(format!("{src}: {e}")))?;
+                let mut notes = base.notes.clone();
+                notes.extend(p.warnings.iter().cloned());
+                let default_name = match base.default_name.rsplit_once("-F32.gguf") {
+                    Some((stem, "")) => format!("{stem}-{}.gguf", ft.name),
+                    _ => format!(
+                        "{}-{}.gguf",
+                        base.default_name.trim_end_matches(".gguf"),
+                        ft.name
+                    ),
+                };
+                Ok(PlannedOutput {
+                    sources: reorder_sources(&base.model, &base.sources, &p.model),
+                    model: p.model,
+                    default_name,
+                    notes,
+                })
+            }
+        }
+    }
+}
+
+/// `--override-kv` for outputs the quantizer does not plan (it applies them itself).
+fn apply_kv_overrides(model: &mut Model, opts: &OutputOptions) -> Result<(), PlanError> {
+    for o in opts.kv_overrides()? {
+        model.metadata.set_last(o.key, o.value);
+    }
+    Ok(())
+}
+
+/// The planner reorders tensors; carry each one's source description along.
+fn reorder_sources(base: &Model, sources: &[String], out: &Model) -> Vec<String> {
+    let by_name: HashMap<&str, &str> = base
+        .tensors
+        .iter()
+        .zip(sources)
+        .map(|(t, s)| (t.name.as_str(), s.as_str()))
+        .collect();
+    out.tensors
+        .iter()
+        .map(|t| by_name.get(t.name.as_str()).unwrap_or(&"").to_string())
+        .collect()
+}
+
+/// The files of a directory (not recursive), or the path itself.
+fn list_files(p: &Path) -> Vec<PathBuf> {
+    if p.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_file())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    } else {
+        vec![p.to_path_buf()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_targets() {
+        assert_eq!(parse_size("2G").unwrap(), 2_000_000_000);
+        assert_eq!(parse_memory("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
+        assert!(parse_memory("0").is_err() && parse_memory("x").is_err());
+        assert_eq!(Target::parse("q4_k_m").unwrap().label(), "Q4_K_M");
+        assert_eq!(Target::parse("F16").unwrap().label(), "F16");
+        assert!(matches!(Target::parse("q9"), Err(PlanError::Usage(_))));
+        assert!(matches!(Target::parse("copy"), Err(PlanError::Usage(_))));
+    }
+
+    #[test]
+    fn shards_follow_gguf_py() {
+        let s = SplitOptions {
+            max_tensors: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(s.assign(&[1, 1, 1, 1, 1]), vec![0, 0, 1, 1, 2]);
+        let s = SplitOptions {
+            max_size: Some(10),
+            no_tensor_first_split: true,
+            ..Default::default()
+        };
+        assert_eq!(s.assign(&[6, 6, 20, 1]), vec![1, 2, 3, 4]);
+        assert_eq!(SplitOptions::default().assign(&[5, 5]), vec![0, 0]);
+    }
+}

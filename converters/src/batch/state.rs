@@ -1,0 +1,367 @@
+//! What makes a batch resumable and idempotent: a fingerprint of everything an output
+//! depends on, and a small state file per output directory recording, for each output
+//! written, the fingerprint it was made from and the size, sha256 and mtime of its files.
+//!
+//! The state file is `<outdir>/.ggufkit-batch.json`. An output is up to date when its
+//! record has the current fingerprint and each of its files has the recorded size and
+//! either the recorded mtime or (after an interruption between the commit and the record
+//! update, or after a `touch`) the recorded sha256. The record is written *before* the
+//! output is renamed into place (with no mtime) and completed after, so an interruption
+//! anywhere leaves either no output, or one the next run can verify by its hash.
+//!
+//! The fingerprint covers: the tool version, the source files (path, size, mtime), every
+//! file an option names (imatrix, metadata, vocabulary directory: same), the options, and
+//! the output path. Changing any of them rebuilds the output; touching a source rebuilds
+//! too (mtimes are compared, not contents — cheap, and conservative).
+//!
+//! Temporary files (`.<name>.ggufkit-tmp.<pid>`) left by a killed run are removed when
+//! their process no longer exists.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+use serde_json::{json, Value as Json};
+use sha2::{Digest, Sha256};
+
+use super::engine::{hex, WrittenFile};
+
+/// Name of the state file in an output directory.
+pub const STATE_FILE: &str = ".ggufkit-batch.json";
+
+/// Bumped when the engine's output for the same request could change.
+const FINGERPRINT_VERSION: u32 = 1;
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// (size, mtime in ns) of a file, when it exists.
+pub fn stat(p: &Path) -> Option<(u64, u128)> {
+    let m = std::fs::metadata(p).ok()?;
+    let mt = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Some((m.len(), mt))
+}
+
+/// A fingerprint builder: feed it the request, then [`Fingerprint::finish`].
+pub struct Fingerprint {
+    items: Vec<Json>,
+}
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fingerprint {
+    /// Starts with the tool version.
+    pub fn new() -> Fingerprint {
+        Fingerprint {
+            items: vec![json!({
+                "tool": "ggufkit gguf-convert",
+                "version": env!("CARGO_PKG_VERSION"),
+                "fingerprint": FINGERPRINT_VERSION,
+            })],
+        }
+    }
+
+    /// Adds a file's identity (path, size, mtime; "missing" when absent).
+    pub fn file(&mut self, role: &str, p: &Path) {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        self.items.push(match stat(p) {
+            Some((size, mtime)) => {
+                json!({"role": role, "path": abs, "size": size, "mtime_ns": mtime.to_string()})
+            }
+            None => json!({"role": role, "path": abs, "missing": true}),
+        });
+    }
+
+    /// Adds any serialisable value.
+    pub fn value(&mut self, role: &str, v: Json) {
+        self.items.push(json!({ "role": role, "value": v }));
+    }
+
+    /// The sha256 of everything added.
+    pub fn finish(&self) -> String {
+        let text = serde_json::to_string(&self.items).expect("json");
+        hex(&Sha256::digest(text.as_bytes()))
+    }
+}
+
+/// One recorded file of an output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRecord {
+    /// File name (in the output directory) or path.
+    pub path: PathBuf,
+    /// Size.
+    pub size: u64,
+    /// sha256.
+    pub sha256: String,
+    /// mtime in ns after the commit (None while committing).
+    pub mtime_ns: Option<u128>,
+}
+
+/// What the state says about an output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// The fingerprint it was made from.
+    pub fingerprint: String,
+    /// Its files.
+    pub files: Vec<FileRecord>,
+}
+
+fn state_path(dir: &Path) -> PathBuf {
+    dir.join(STATE_FILE)
+}
+
+fn read_state(dir: &Path) -> BTreeMap<String, Json> {
+    std::fs::read(state_path(dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
+        .and_then(|j| j.get("outputs").cloned())
+        .and_then(|o| serde_json::from_value(o).ok())
+        .unwrap_or_default()
+}
+
+fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<()> {
+    let doc = json!({
+        "about": "gguf-convert batch state: what each output was made from (delete to forget)",
+        "version": 1,
+        "outputs": outputs,
+    });
+    let tmp = dir.join(format!(".ggufkit-batch.json.tmp.{}", std::process::id()));
+    let mut bytes = serde_json::to_vec_pretty(&doc).expect("json");
+    bytes.push(b'\n');
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, state_path(dir))
+}
+
+fn key_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn record_from_json(j: &Json) -> Option<Record> {
+    let files = j
+        .get("files")?
+        .as_array()?
+        .iter()
+        .map(|f| {
+            Some(FileRecord {
+                path: PathBuf::from(f.get("path")?.as_str()?),
+                size: f.get("size")?.as_u64()?,
+                sha256: f.get("sha256")?.as_str()?.to_string(),
+                mtime_ns: f
+                    .get("mtime_ns")
+                    .and_then(Json::as_str)
+                    .and_then(|s| s.parse().ok()),
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Record {
+        fingerprint: j.get("fingerprint")?.as_str()?.to_string(),
+        files,
+    })
+}
+
+fn record_to_json(r: &Record) -> Json {
+    json!({
+        "fingerprint": r.fingerprint,
+        "files": r.files.iter().map(|f| json!({
+            "path": f.path, "size": f.size, "sha256": f.sha256,
+            "mtime_ns": f.mtime_ns.map(|m| m.to_string()),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The record of the output whose (first) path is `output`, if any.
+pub fn lookup(output: &Path) -> Option<Record> {
+    let dir = parent(output);
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    read_state(dir)
+        .get(&key_of(output))
+        .and_then(record_from_json)
+}
+
+/// Stores (or with `None`, removes) the record of `output`.
+pub fn store(output: &Path, record: Option<&Record>) -> std::io::Result<()> {
+    let dir = parent(output);
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut all = read_state(dir);
+    match record {
+        Some(r) => {
+            all.insert(key_of(output), record_to_json(r));
+        }
+        None => {
+            if all.remove(&key_of(output)).is_none() {
+                return Ok(());
+            }
+        }
+    }
+    write_state(dir, &all)
+}
+
+fn parent(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// sha256 of a file's contents.
+pub fn hash_file(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+/// Whether the files of `record` are present and unchanged (by mtime, else by hash). When
+/// they were verified by hash, the record's mtimes are refreshed.
+pub fn verify(output: &Path, record: &Record) -> bool {
+    let mut refreshed = record.clone();
+    let mut changed = false;
+    for f in &mut refreshed.files {
+        let Some((size, mtime)) = stat(&f.path) else {
+            return false;
+        };
+        if size != f.size {
+            return false;
+        }
+        if f.mtime_ns != Some(mtime) {
+            match hash_file(&f.path) {
+                Ok(h) if h == f.sha256 => {
+                    f.mtime_ns = Some(mtime);
+                    changed = true;
+                }
+                _ => return false,
+            }
+        }
+    }
+    if changed {
+        let _ = store(output, Some(&refreshed));
+    }
+    true
+}
+
+/// The record for freshly written files (mtimes filled in when `committed`).
+pub fn record_for(fingerprint: &str, files: &[WrittenFile], committed: bool) -> Record {
+    Record {
+        fingerprint: fingerprint.to_string(),
+        files: files
+            .iter()
+            .map(|f| FileRecord {
+                path: f.path.clone(),
+                size: f.size,
+                sha256: f.sha256.clone(),
+                mtime_ns: if committed {
+                    stat(&f.path).map(|s| s.1)
+                } else {
+                    None
+                },
+            })
+            .collect(),
+    }
+}
+
+/// True when process `pid` may still be writing (on Linux: it exists and is one of our
+/// tools; elsewhere we cannot tell, so we assume it may).
+fn pid_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+            Ok(comm) => comm.trim().starts_with("gguf-"),
+            Err(_) => false,
+        }
+    } else {
+        true
+    }
+}
+
+/// Removes temporary outputs in `dir` left by processes that no longer run. Returns the
+/// files removed.
+pub fn clean_temps(dir: &Path) -> Vec<PathBuf> {
+    let marker = ggufkit::output::TEMP_MARKER;
+    let mut removed = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pos) = name.rfind(marker) else {
+            continue;
+        };
+        if !name.starts_with('.') {
+            continue;
+        }
+        let Ok(pid) = name[pos + marker.len()..].parse::<u32>() else {
+            continue;
+        };
+        if !pid_alive(pid) && std::fs::remove_file(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_verify() {
+        let d = std::env::temp_dir().join(format!("ggufkit-state-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let out = d.join("m.gguf");
+        std::fs::write(&out, b"abc").unwrap();
+        let files = [WrittenFile {
+            path: out.clone(),
+            size: 3,
+            sha256: hex(&Sha256::digest(b"abc")),
+        }];
+        let pending = record_for("fp", &files, false);
+        store(&out, Some(&pending)).unwrap();
+        assert_eq!(lookup(&out), Some(pending.clone()));
+        // No mtime yet: verified by hash, then the mtime is recorded.
+        assert!(verify(&out, &pending));
+        assert!(lookup(&out).unwrap().files[0].mtime_ns.is_some());
+        std::fs::write(&out, b"abd").unwrap();
+        assert!(!verify(&out, &lookup(&out).unwrap()));
+        store(&out, None).unwrap();
+        assert_eq!(lookup(&out), None);
+        // A leftover temp of a process that is gone is removed; others are kept.
+        let stale = d.join(".m.gguf.ggufkit-tmp.4000000000");
+        let mine = d.join(format!(".m.gguf.ggufkit-tmp.{}", std::process::id()));
+        std::fs::write(&stale, b"x").unwrap();
+        std::fs::write(&mine, b"x").unwrap();
+        assert_eq!(clean_temps(&d), vec![stale.clone()]);
+        assert!(mine.exists());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn fingerprints_change_with_inputs() {
+        let mut a = Fingerprint::new();
+        a.value("type", json!("Q4_K_M"));
+        let mut b = Fingerprint::new();
+        b.value("type", json!("Q4_K_S"));
+        assert_ne!(a.finish(), b.finish());
+        let mut c = Fingerprint::new();
+        c.value("type", json!("Q4_K_M"));
+        assert_eq!(a.finish(), c.finish());
+    }
+}
