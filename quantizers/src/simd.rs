@@ -112,6 +112,10 @@ pub(crate) trait V8: Copy {
     fn abs(self, a: Self::F) -> Self::F;
     /// `-a` (flips the sign bit).
     fn neg(self, a: Self::F) -> Self::F;
+    /// `if a > b { a } else { b }` per lane (x86's `maxps`: `b` on ties and NaNs).
+    fn max(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `if a < b { a } else { b }` per lane (x86's `minps`: `b` on ties and NaNs).
+    fn min(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a < b`.
     fn lt(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a <= b`.
@@ -188,6 +192,14 @@ impl V8 for Scalar {
     #[inline(always)]
     fn neg(self, a: [f32; 8]) -> [f32; 8] {
         a.map(|v| -v)
+    }
+    #[inline(always)]
+    fn max(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| if a[i] > b[i] { a[i] } else { b[i] })
+    }
+    #[inline(always)]
+    fn min(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| if a[i] < b[i] { a[i] } else { b[i] })
     }
     #[inline(always)]
     fn lt(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
@@ -306,6 +318,8 @@ impl V8 for Sse2 {
         sub => _mm_sub_ps,
         mul => _mm_mul_ps,
         div => _mm_div_ps,
+        max => _mm_max_ps,
+        min => _mm_min_ps,
         lt => _mm_cmplt_ps,
         le => _mm_cmple_ps,
         ne => _mm_cmpneq_ps,
@@ -471,6 +485,8 @@ impl V8 for Avx2 {
         sub => _mm256_sub_ps,
         mul => _mm256_mul_ps,
         div => _mm256_div_ps,
+        max => _mm256_max_ps,
+        min => _mm256_min_ps,
         and => _mm256_and_ps,
         or => _mm256_or_ps,
     }
@@ -617,6 +633,16 @@ mod tests {
             let t = s.trunc_i32(x);
             let l = s.to_array(s.level(x, -4.0, 3.0));
             let h = s.f16_bits(x);
+            let rot: [f32; 8] = std::array::from_fn(|i| chunk[(i + 3) % 8]);
+            let (mx, mn) = (
+                s.to_array(s.max(x, s.load(&rot))),
+                s.to_array(s.min(x, s.load(&rot))),
+            );
+            for i in 0..8 {
+                let (a, b) = (chunk[i], rot[i]);
+                assert_eq!(mx[i].to_bits(), if a > b { a } else { b }.to_bits(), "max");
+                assert_eq!(mn[i].to_bits(), if a < b { a } else { b }.to_bits(), "min");
+            }
             for (i, &v) in chunk.iter().enumerate() {
                 assert_eq!(h[i], crate::formats::f16::f32_to_f16_bits(v), "f16 {v:e}");
                 assert_eq!(t[i], crate::common::c_trunc_i32(v), "trunc {v:e}");

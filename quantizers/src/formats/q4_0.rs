@@ -52,12 +52,15 @@ pub(super) fn signed_abs_max<S: V8>(s: S, x: &[f32; QK]) -> f32 {
     let mut amax = s.splat(0.0);
     for chunk in x.chunks_exact(LANES) {
         let a = s.abs(s.load(chunk.try_into().unwrap()));
-        amax = s.select(s.lt(amax, a), a, amax);
+        amax = s.max(a, amax);
     }
-    let amax = s
-        .to_array(amax)
-        .iter()
-        .fold(0f32, |m, &a| if m < a { a } else { m });
+    // A pairwise tree (the lanes hold no NaNs, so any order gives the maximum).
+    let max = |a: f32, b: f32| if a < b { b } else { a };
+    let a = s.to_array(amax);
+    let amax = max(
+        max(max(a[0], a[1]), max(a[2], a[3])),
+        max(max(a[4], a[5]), max(a[6], a[7])),
+    );
     if amax == 0.0 {
         return 0.0;
     }
