@@ -26,7 +26,7 @@ cargo fuzz build -O 2>&1 | grep -v "^ *Compiling" | tail -n 20
 cd ..
 for t in gguf_parse imatrix dequantize safetensors config_json legacy; do
   corpus=$(mktemp -d)
-  for f in $(seeds "$t"); do cp "$f" "$corpus/" 2>/dev/null || true; done
+  for f in $(seeds "$t"); do cp "$f" "$corpus/$(echo "$f" | tr / _)" 2>/dev/null || true; done
   echo "fuzz $t: $(ls "$corpus" | wc -l) seeds, ${SECS}s"
   (cd fuzz && cargo fuzz run -O "$t" "$corpus" -- -max_total_time="$SECS" -rss_limit_mb=2048 -max_len=4194304 2>&1 | grep -E "^Done|#[0-9]+ *DONE|ERROR|panicked|SUMMARY" | tail -n 3)
   rm -rf "$corpus"

@@ -167,6 +167,18 @@ fn gguf_py_reads_our_files_as_we_do() {
         write_model(&Model::from_gguf(&parsed), &out, &WriteOptions::default()).unwrap();
         files.push(out);
     }
+    // Quantized outputs of several types (what gguf-quantize writes).
+    let f32_src = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let src_model = Model::from_gguf(&f32_src);
+    for t in ["Q4_K_M", "Q6_K", "Q5_0", "IQ4_XS", "TQ2_0", "BF16"] {
+        let ftype = ggufkit::quantize::FileType::parse(t).unwrap();
+        let p =
+            ggufkit::quantize::plan(&src_model, &ggufkit::quantize::QuantizeOptions::new(ftype))
+                .unwrap();
+        let out = dir.join(format!("spm-{t}.gguf"));
+        write_model(&p.model, &out, &WriteOptions::default()).unwrap();
+        files.push(out);
+    }
     let Some(views) = python_views(&files) else {
         return;
     };

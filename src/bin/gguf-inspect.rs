@@ -12,6 +12,8 @@ use ggufkit::inspect::{
 };
 use ggufkit::ir::Model;
 use ggufkit::manifest::{manifest, to_pretty};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
 
 /// Look inside GGUF files: dump their contents, compare two files, check one, or print the
 /// manifest used to compare against llama.cpp.
@@ -73,8 +75,9 @@ enum Cmd {
     Verify {
         /// The GGUF file.
         file: PathBuf,
-        /// Also compare every tensor with its source (a GGUF file): RMSE, max abs error and
-        /// cosine similarity of the dequantized values, worst tensors listed.
+        /// Also compare every tensor with its source (a HuggingFace directory, a legacy .bin or
+        /// another GGUF): RMSE, max abs error and cosine similarity of the dequantized
+        /// values, worst tensors listed.
         #[arg(long, value_name = "SRC")]
         against: Option<PathBuf>,
         /// With --against: fail when a tensor's RMSE exceeds this.
@@ -97,6 +100,28 @@ enum Cmd {
 
 fn open(p: &std::path::Path) -> Result<GgufFile> {
     GgufFile::open(p).with_context(|| format!("cannot read {}", p.display()))
+}
+
+/// The reference model of `verify --against`: tensors under their GGUF names, in f32 for a
+/// HuggingFace directory, as stored otherwise.
+fn load_source(src: &std::path::Path) -> Result<Model> {
+    if src.is_dir() {
+        let opts = HfOptions {
+            outtype: OutType::F32,
+            allow_missing_vocab: true,
+            ..Default::default()
+        };
+        return Ok(read_hf_dir(src, &opts)
+            .with_context(|| format!("cannot read {}", src.display()))?
+            .model);
+    }
+    if ggufkit_converters::legacy::detect(src).is_some() {
+        let c = read_legacy(src, &LegacyOptions::default())
+            .with_context(|| format!("cannot read {}", src.display()))?;
+        return Ok(c.model);
+    }
+    let f = GgufFile::open(src).with_context(|| format!("cannot read {}", src.display()))?;
+    Ok(Model::from_gguf(&f))
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -158,11 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 min_cosine,
             };
             let comparison = match (&parsed, &against) {
-                (Ok(f), Some(src)) => {
-                    let source = GgufFile::open(src)
-                        .with_context(|| format!("cannot read {}", src.display()))?;
-                    Some(compare_with_source(f, &Model::from_gguf(&source)))
-                }
+                (Ok(f), Some(src)) => Some(compare_with_source(f, &load_source(src)?)),
                 _ => None,
             };
             let compare_ok = comparison

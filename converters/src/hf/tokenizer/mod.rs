@@ -2,13 +2,46 @@
 //! directory: SentencePiece `tokenizer.model`, BPE `tokenizer.json`, WordPiece.
 //!
 //! Public boundary (stable): [`vocab_metadata`] returns the tokenizer keys in the order
-//! llama.cpp's converter writes them.
+//! llama.cpp's converter writes them. [`vocab_metadata_report`] returns the same keys with
+//! what was decided on the way (the vocabulary path and the pre-tokenizer detection), and
+//! [`detect_pre_tokenizer`] runs the pre-tokenizer detection alone.
+//!
+//! Which path each [`VocabKind`] takes mirrors the converter class's `set_vocab`
+//! (`reference/convert_hf.md` §3.1):
+//!
+//! | kind | architectures (converter class) | path |
+//! |---|---|---|
+//! | `Llama` | llama, mistral, mixtral (`LlamaModel`) | SentencePiece if `tokenizer.model`, else byte-fallback "llama-hf", else GPT-2 BPE; `add_space_prefix` from tokenizer_config first; CodeLlama (32016) `eot`; 49152-token vocabularies `add_bos_token = false` |
+//! | `Qwen2` | qwen2, qwen3 (`Qwen2Model`, `Qwen3Model`) | SentencePiece if `tokenizer.model`, else GPT-2 BPE |
+//! | `Gpt2` | gpt2, qwen2moe, qwen3moe, starcoder2, falcon, … (`TextModel` default) | GPT-2 BPE |
+//! | `Gemma` | gemma (+ forced `eot` 107), gemma2, gemma3 (GPT-2 BPE without `tokenizer.model`) | SentencePiece, then `add_space_prefix = false` |
+//! | `Phi3` | phi3 (`Phi3MiniModel`) | GPT-2 BPE for `tokenizer_class` GPT2Tokenizer, else Phi-3's SentencePiece variant |
+//! | `Bert` | bert (`BertModel`) | WordPiece (tokenizer.json, or vocab.txt) |
+//!
+//! Note that Qwen2-MoE / Qwen3-MoE are **`Gpt2`**: their class never tries SentencePiece.
+
+mod bpe;
+mod json;
+mod kv;
+mod pre;
+pub mod proto;
+mod special;
+mod spm;
+mod wpm;
 
 use std::path::Path;
 
-use ggufkit::gguf::Value;
+use ggufkit::gguf::{ArrayValue, Value};
+use serde_json::Value as Json;
 
 use crate::ConvertError;
+use kv::{key, strings, Kv};
+use special::SpecialVocab;
+
+pub use pre::{
+    chkhsh_of_ids, name_for_chkhsh, PreTokenizerHow, PreTokenizerMatch, StructureRule, CHKTXT,
+    STRUCTURE_RULES,
+};
 
 /// Which vocabulary path an architecture's converter class takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,9 +74,349 @@ pub struct VocabRequest<'a> {
     pub hparams: &'a serde_json::Value,
 }
 
+/// The vocabulary path that was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VocabPath {
+    /// `_set_vocab_sentencepiece` (`tokenizer.ggml.model = "llama"`).
+    SentencePiece,
+    /// Phi-3's SentencePiece variant.
+    Phi3SentencePiece,
+    /// `_set_vocab_llama_hf`: byte-fallback BPE from tokenizer.json as a "llama" vocabulary.
+    LlamaHf,
+    /// `_set_vocab_gpt2` (`tokenizer.ggml.model = "gpt2"`).
+    Gpt2,
+    /// `BertModel.set_vocab` (`tokenizer.ggml.model = "bert"`).
+    WordPiece,
+}
+
+/// The tokenizer keys with what was decided on the way.
+#[derive(Debug, Clone)]
+pub struct VocabReport {
+    /// The keys, in order (what [`vocab_metadata`] returns).
+    pub keys: Vec<(String, Value)>,
+    /// The path taken.
+    pub path: VocabPath,
+    /// The pre-tokenizer detection, for the BPE and WordPiece paths.
+    pub pre: Option<PreTokenizerMatch>,
+}
+
+/// Vocabularies larger than this are refused (the largest real ones have about 262k tokens; a
+/// config asking for more is a mistake or an attempt to exhaust memory).
+pub(crate) const MAX_VOCAB: usize = 1 << 24;
+
 /// The tokenizer keys, in order.
-pub fn vocab_metadata(_req: &VocabRequest) -> Result<Vec<(String, Value)>, ConvertError> {
-    Err(ConvertError::Unsupported(
-        "tokenizer conversion is not implemented yet".into(),
-    ))
+pub fn vocab_metadata(req: &VocabRequest) -> Result<Vec<(String, Value)>, ConvertError> {
+    Ok(vocab_metadata_report(req)?.keys)
+}
+
+/// The tokenizer keys, in order, with the path taken and the pre-tokenizer detection.
+pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertError> {
+    let dir = req.dir;
+    let tc = read_tokenizer_config(dir)?;
+    let tc = tc.as_ref();
+    let mut kv = Kv::new();
+    let (path, pre) = match req.kind {
+        VocabKind::Llama => set_vocab_llama(req, tc, &mut kv)?,
+        VocabKind::Qwen2 => match spm::load_model(dir)? {
+            Some(m) => (sentencepiece(req, &m, &mut kv)?, None),
+            None => gpt2(req, tc, &mut kv)?,
+        },
+        VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
+        VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
+        VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
+        VocabKind::Bert => {
+            let (k, pre) = wpm::set_vocab_bert(dir, req.hparams, tc)?;
+            kv.extend(k);
+            (VocabPath::WordPiece, Some(pre))
+        }
+    };
+    Ok(VocabReport {
+        keys: kv.into_vec(),
+        path,
+        pre,
+    })
+}
+
+/// Detects `tokenizer.ggml.pre` for the HuggingFace tokenizer in `dir` (tokenizer.json, or a
+/// WordPiece vocab.txt): by llama.cpp's chkhsh table first, then by the structure of
+/// tokenizer.json (see [`STRUCTURE_RULES`]). Fails, naming the hash and the pipeline found,
+/// when neither recognises it.
+pub fn detect_pre_tokenizer(dir: &Path) -> Result<PreTokenizerMatch, ConvertError> {
+    let tc = read_tokenizer_config(dir)?;
+    let hf = bpe::HfTokenizer::load(dir, tc.as_ref())?;
+    pre::detect(&hf.tok, &hf.json, tc.as_ref(), &hf.path)
+}
+
+fn read_tokenizer_config(dir: &Path) -> Result<Option<Json>, ConvertError> {
+    let p = dir.join("tokenizer_config.json");
+    if p.is_file() {
+        Ok(Some(json::read_json(&p)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// An hparam as the converter sees it: `text_config` is flattened over the root.
+fn hparam<'a>(h: &'a Json, key: &str) -> Option<&'a Json> {
+    h.get("text_config")
+        .and_then(|t| t.get(key))
+        .or_else(|| h.get(key))
+}
+
+/// `find_hparam(keys, optional=True)`: the value of the first key present (possibly null).
+fn find_hparam<'a>(h: &'a Json, keys: &[&str]) -> Option<&'a Json> {
+    keys.iter().find_map(|k| hparam(h, k))
+}
+
+/// A count from a JSON value: `None` for null, an error for anything but a non-negative int.
+fn count(v: &Json, what: &str) -> Result<Option<usize>, ConvertError> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    v.as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .map(Some)
+        .ok_or_else(|| ConvertError::Other(format!("hparam {what} = {v} is not a count")))
+}
+
+/// A count hparam; absent or null gives `None`.
+pub(crate) fn hparam_count(h: &Json, key: &str) -> Result<Option<usize>, ConvertError> {
+    match hparam(h, key) {
+        Some(v) => count(v, key),
+        None => Ok(None),
+    }
+}
+
+/// `does_token_look_special`: added tokens that ought to be CONTROL though not marked special.
+pub(crate) fn looks_special(t: &str) -> bool {
+    matches!(t, "<pad>" | "<mask>" | "<2mass>" | "[@BOS@]")
+        || (t.starts_with("<|") && t.ends_with("|>"))
+        || (t.starts_with("<\u{ff5c}") && t.ends_with("\u{ff5c}>"))
+        || (t.starts_with("<unused") && t.ends_with('>'))
+}
+
+/// `_set_vocab_sentencepiece`.
+fn sentencepiece(
+    req: &VocabRequest,
+    model: &proto::SpmModel,
+    kv: &mut Kv,
+) -> Result<VocabPath, ConvertError> {
+    // gemma3n's converter hides vocab_size_per_layer_input during set_vocab.
+    let keys: &[&str] = if req.arch == "gemma3n" {
+        &["vocab_size"]
+    } else {
+        &["vocab_size_per_layer_input", "vocab_size"]
+    };
+    let n = match find_hparam(req.hparams, keys) {
+        Some(v) => count(v, "vocab_size")?,
+        None => None,
+    };
+    let v = spm::create_vocab(req.dir, model, n)?;
+    write_spm(req.dir, v, kv)?;
+    Ok(VocabPath::SentencePiece)
+}
+
+fn write_spm(dir: &Path, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertError> {
+    let n = v.tokens.len();
+    kv.string(key::MODEL, "llama");
+    kv.string(key::PRE, "default");
+    kv.array(key::TOKENS, strings(v.tokens));
+    kv.array(key::SCORES, ArrayValue::F32(v.scores));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
+    SpecialVocab::load(dir, false, None, Some(n))?.add_to(kv)
+}
+
+/// `_set_vocab_gpt2`.
+fn gpt2(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+    let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
+    kv.string(key::MODEL, "gpt2");
+    kv.string(key::PRE, &base.pre.name);
+    kv.array(key::TOKENS, strings(base.tokens));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
+    SpecialVocab::load(req.dir, true, None, None)?.add_to(kv)?;
+    Ok((VocabPath::Gpt2, Some(base.pre)))
+}
+
+/// `_set_vocab_llama_hf`.
+fn llama_hf(req: &VocabRequest, tc: Option<&Json>, kv: &mut Kv) -> Result<VocabPath, ConvertError> {
+    let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+    write_spm(req.dir, bpe::llama_hf_vocab(&hf, tc)?, kv)?;
+    Ok(VocabPath::LlamaHf)
+}
+
+/// `LlamaModel.set_vocab`.
+fn set_vocab_llama(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let dir = req.dir;
+    if dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: a Mistral tekken.json without tokenizer.json needs mistral-common, which is not supported",
+            dir.display()
+        )));
+    }
+    if let Some(tc) = tc {
+        if let Some(v) = tc.get("add_prefix_space").filter(|v| !v.is_null()) {
+            kv.bool(key::ADD_SPACE_PREFIX, json::truthy(Some(v)));
+        }
+        if tc.get("tokenizer_class").and_then(Json::as_str) == Some("HybridDNATokenizer") {
+            return Err(ConvertError::Unsupported(
+                "HybridDNATokenizer vocabularies are not supported".into(),
+            ));
+        }
+    }
+    let result = match spm::load_model(dir)? {
+        Some(m) => (sentencepiece(req, &m, kv)?, None),
+        None => {
+            let tj = dir.join("tokenizer.json");
+            if tj.is_file() && bpe::is_llama_hf(&json::read_json(&tj)?) {
+                (llama_hf(req, tc, kv)?, None)
+            } else {
+                gpt2(req, tc, kv)?
+            }
+        }
+    };
+    let vocab_size = hparam(req.hparams, "vocab_size").and_then(Json::as_u64);
+    if vocab_size == Some(32016) {
+        // CodeLlama: a second SpecialVocab for the infill tokens; only `eot` has a writer.
+        let mut sv = SpecialVocab::load(
+            dir,
+            false,
+            Some(&["prefix", "suffix", "middle", "eot"]),
+            None,
+        )?;
+        for (typ, id) in [
+            ("prefix", 32007),
+            ("suffix", 32008),
+            ("middle", 32009),
+            ("eot", 32010),
+        ] {
+            sv.set_special_token(typ, id)?;
+        }
+        sv.add_to(kv)?;
+    }
+    if vocab_size == Some(49152) {
+        // "granite small" rule: overwrites SpecialVocab's value in place.
+        kv.bool(key::ADD_BOS, false);
+    }
+    Ok(result)
+}
+
+/// The Gemma classes' `set_vocab`.
+fn set_vocab_gemma(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let dir = req.dir;
+    let model = spm::load_model(dir)?;
+    let Some(model) = model else {
+        if req.arch == "gemma" || req.arch == "gemma2" {
+            return Err(ConvertError::io(
+                dir.join("tokenizer.model"),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "Gemma needs tokenizer.model"),
+            ));
+        }
+        return gpt2(req, tc, kv);
+    };
+    let path = sentencepiece(req, &model, kv)?;
+    if req.arch == "gemma" {
+        let mut sv = SpecialVocab::load(
+            dir,
+            false,
+            Some(&["prefix", "suffix", "middle", "fsep", "eot"]),
+            None,
+        )?;
+        for (typ, id) in [
+            ("prefix", 67),
+            ("suffix", 69),
+            ("middle", 68),
+            ("fsep", 70),
+            ("eot", 107),
+        ] {
+            sv.set_special_token(typ, id)?;
+        }
+        sv.chat_template = None;
+        sv.add_to(kv)?;
+    }
+    kv.bool(key::ADD_SPACE_PREFIX, false);
+    Ok((path, None))
+}
+
+/// `Phi3MiniModel.set_vocab`.
+fn set_vocab_phi3(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let dir = req.dir;
+    if let Some(tc) = tc {
+        let class = tc.get("tokenizer_class").ok_or_else(|| {
+            ConvertError::format(
+                dir.join("tokenizer_config.json"),
+                None,
+                "Phi-3 needs a tokenizer_class to choose its vocabulary",
+            )
+        })?;
+        if class.as_str() == Some("GPT2Tokenizer") {
+            return gpt2(req, Some(tc), kv);
+        }
+    }
+    let model = spm::load_model(dir)?.ok_or_else(|| {
+        ConvertError::io(
+            dir.join("tokenizer.model"),
+            std::io::Error::new(std::io::ErrorKind::NotFound, "Phi-3 needs tokenizer.model"),
+        )
+    })?;
+    // `hparams.get('vocab_size', n_pieces)`.
+    let n = match hparam(req.hparams, "vocab_size") {
+        Some(v) => Some(
+            count(v, "vocab_size")?
+                .ok_or_else(|| ConvertError::Other("hparam vocab_size is null".into()))?,
+        ),
+        None => None,
+    };
+    let v = spm::create_vocab_phi3(dir, &model, n)?;
+    write_spm(dir, v, kv)?;
+    Ok((VocabPath::Phi3SentencePiece, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_looking_tokens() {
+        for t in [
+            "<pad>",
+            "<mask>",
+            "<|im_start|>",
+            "<\u{ff5c}begin\u{ff5c}>",
+            "<unused12>",
+        ] {
+            assert!(looks_special(t), "{t}");
+        }
+        for t in ["<s>", "<think>", "|>", "<|", "<unused"] {
+            assert!(!looks_special(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn hparams_flatten_text_config() {
+        let h = serde_json::json!({"vocab_size": 5, "text_config": {"vocab_size": 7}});
+        assert_eq!(hparam_count(&h, "vocab_size").unwrap(), Some(7));
+        let h = serde_json::json!({"vocab_size_per_layer_input": null, "vocab_size": 7});
+        assert_eq!(
+            find_hparam(&h, &["vocab_size_per_layer_input", "vocab_size"]),
+            Some(&Json::Null)
+        );
+        assert!(hparam_count(&serde_json::json!({"vocab_size": -1}), "vocab_size").is_err());
+    }
 }

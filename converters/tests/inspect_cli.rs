@@ -172,3 +172,28 @@ fn fuzz_regressions_are_handled() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn verify_against_a_legacy_source() {
+    // A GGJT v3 Q4_0 file converted byte for byte: zero error against its source.
+    let dir = scratch("verify-legacy");
+    let src = testdata("legacy/ggjt-v3-q4_0.bin");
+    let out = dir.join("v3.gguf");
+    let o = Command::new(env!("CARGO_BIN_EXE_gguf-convert"))
+        .args([s(&src), s(&out), "--quiet", "--gqa", "2", "--eps", "1e-5"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = inspect(&[
+        "verify",
+        "--json",
+        s(&out),
+        "--against",
+        s(&src),
+        "--max-abs",
+        "0",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    assert_eq!(j["against"]["tensors"].as_array().unwrap().len(), 21);
+}

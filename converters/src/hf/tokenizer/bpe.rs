@@ -1,0 +1,354 @@
+//! Vocabularies read through a HuggingFace fast tokenizer (tokenizer.json, or BERT's vocab.txt):
+//! `get_vocab_base` (GPT-2 BPE and WordPiece) and the byte-fallback "llama-hf" path.
+//!
+//! The tokenizer is run by HuggingFace's own `tokenizers` crate, the engine `transformers`
+//! uses, so the probe encoding of the chkhsh and the encode/decode round trip of unnormalized
+//! added tokens are the reference's.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use super::json::read_json;
+use super::kv::token_type;
+use super::pre::{detect, PreTokenizerMatch};
+use super::spm::SpmVocab;
+use super::{hparam_count, looks_special, MAX_VOCAB};
+use crate::ConvertError;
+
+/// A loaded HuggingFace tokenizer and the JSON it came from.
+pub(crate) struct HfTokenizer {
+    /// The runnable tokenizer (truncation and padding off).
+    pub tok: tokenizers::Tokenizer,
+    /// Its serialisation (tokenizer.json as written, or the pipeline built from vocab.txt).
+    pub json: Json,
+    /// The file it was read from.
+    pub path: PathBuf,
+}
+
+impl HfTokenizer {
+    /// Loads `dir/tokenizer.json`, or for a WordPiece directory without one, builds BERT's
+    /// pipeline from `vocab.txt` and tokenizer_config.json as `transformers` does.
+    pub fn load(dir: &Path, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
+        let path = dir.join("tokenizer.json");
+        if path.is_file() {
+            let json = read_json(&path)?;
+            let mut tok = tokenizers::Tokenizer::from_file(&path).map_err(|e| {
+                ConvertError::format(
+                    &path,
+                    None,
+                    format!("the tokenizers library refuses it: {e}"),
+                )
+            })?;
+            // transformers' encode() runs without the file's truncation and padding.
+            tok.with_truncation(None)
+                .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
+            tok.with_padding(None);
+            return Ok(HfTokenizer { tok, json, path });
+        }
+        let vocab_txt = dir.join("vocab.txt");
+        if vocab_txt.is_file() {
+            return super::wpm::bert_from_vocab_txt(&vocab_txt, tc);
+        }
+        Err(ConvertError::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no tokenizer.json (nor vocab.txt)",
+            ),
+        ))
+    }
+
+    /// `tokenizer.get_added_vocab()`: content → id of every added token.
+    fn added_vocab(&self) -> HashMap<String, u32> {
+        let mut by_id: Vec<(u32, String)> = self
+            .tok
+            .get_added_tokens_decoder()
+            .into_iter()
+            .map(|(id, t)| (id, t.content))
+            .collect();
+        by_id.sort();
+        by_id.into_iter().map(|(id, c)| (c, id)).collect()
+    }
+
+    /// id → token over `tokenizer.vocab` (the model's vocabulary and the added tokens). Where
+    /// two texts share an id (Python's choice then depends on hash order) the added token's
+    /// content is taken, else the smaller text.
+    fn reverse_vocab(&self) -> HashMap<u32, String> {
+        let added: HashMap<u32, String> = self
+            .tok
+            .get_added_tokens_decoder()
+            .into_iter()
+            .map(|(id, t)| (id, t.content))
+            .collect();
+        let mut rev: HashMap<u32, String> = HashMap::new();
+        for (text, id) in self.tok.get_vocab(true) {
+            if let Some(a) = added.get(&id) {
+                rev.insert(id, a.clone());
+                continue;
+            }
+            match rev.get(&id) {
+                Some(prev) if *prev <= text => {}
+                _ => {
+                    rev.insert(id, text);
+                }
+            }
+        }
+        rev
+    }
+}
+
+/// The result of `get_vocab_base`.
+pub(crate) struct BaseVocab {
+    pub tokens: Vec<String>,
+    pub types: Vec<i32>,
+    pub pre: PreTokenizerMatch,
+}
+
+/// transformers' `clean_up_tokenization`.
+fn clean_up_tokenization(s: &str) -> String {
+    s.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
+}
+
+/// `get_vocab_base`: tokens and types in id order up to config `vocab_size` (`[PAD<i>]` for
+/// missing ids), and the pre-tokenizer name.
+pub(crate) fn get_vocab_base(
+    hf: &HfTokenizer,
+    hparams: &Json,
+    tc: Option<&Json>,
+) -> Result<BaseVocab, ConvertError> {
+    let vocab = hf.tok.get_vocab(true);
+    let vocab_size = match hparam_count(hparams, "vocab_size")? {
+        Some(n) => n,
+        None => vocab.len(),
+    };
+    if vocab_size > MAX_VOCAB {
+        return Err(ConvertError::Unsupported(format!(
+            "vocab_size {vocab_size} is larger than {MAX_VOCAB}"
+        )));
+    }
+    if let Some(max) = vocab.values().max() {
+        if *max as usize >= vocab_size {
+            return Err(ConvertError::format(
+                &hf.path,
+                None,
+                format!("token id {max} is not below vocab_size {vocab_size}"),
+            ));
+        }
+    }
+    let pre = detect(&hf.tok, &hf.json, tc, &hf.path)?;
+    let reverse = hf.reverse_vocab();
+    let added = hf.added_vocab();
+    let decoder = hf.tok.get_added_tokens_decoder();
+    let model_is_bpe = hf.json.pointer("/model/type").and_then(Json::as_str) == Some("BPE");
+    let clean_up = !model_is_bpe
+        && tc
+            .and_then(|c| c.get("clean_up_tokenization_spaces"))
+            .and_then(Json::as_bool)
+            .unwrap_or(false);
+
+    let mut tokens = Vec::with_capacity(vocab_size);
+    let mut types = Vec::with_capacity(vocab_size);
+    for i in 0..vocab_size {
+        let Some(text) = reverse.get(&(i as u32)) else {
+            tokens.push(format!("[PAD{i}]"));
+            types.push(token_type::UNUSED);
+            continue;
+        };
+        let mut text = text.clone();
+        if added.contains_key(&text) {
+            let at = decoder.get(&(i as u32)).ok_or_else(|| {
+                ConvertError::format(
+                    &hf.path,
+                    None,
+                    format!("token {i} {text:?} has the text of an added token but is not one"),
+                )
+            })?;
+            if !at.normalized {
+                // Unnormalized added tokens are stored as the tokenizer encodes and decodes them.
+                let enc = hf.tok.encode(text.as_str(), false).map_err(|e| {
+                    ConvertError::Other(format!("encoding added token {text:?}: {e}"))
+                })?;
+                let mut dec = hf.tok.decode(enc.get_ids(), false).map_err(|e| {
+                    ConvertError::Other(format!("decoding added token {text:?}: {e}"))
+                })?;
+                if clean_up {
+                    dec = clean_up_tokenization(&dec);
+                }
+                text = dec;
+            }
+            if at.special || looks_special(&text) {
+                types.push(token_type::CONTROL);
+            } else {
+                text = text.replace('\u{2581}', " ");
+                types.push(token_type::USER_DEFINED);
+            }
+        } else {
+            types.push(token_type::NORMAL);
+        }
+        tokens.push(text);
+    }
+    Ok(BaseVocab { tokens, types, pre })
+}
+
+/// Whether `LlamaHfVocab` accepts this tokenizer.json (a byte-fallback BPE with a Sequence
+/// decoder); anything else sends LlamaModel on to the GPT-2 path.
+pub(crate) fn is_llama_hf(tj: &Json) -> bool {
+    let model = tj.get("model");
+    let is_bpe = model.and_then(|m| m.get("type")).and_then(Json::as_str) == Some("BPE");
+    let flag = |k: &str, d: bool| {
+        model
+            .and_then(|m| m.get(k))
+            .and_then(Json::as_bool)
+            .unwrap_or(d)
+    };
+    let llama3 = is_bpe && flag("ignore_merges", false) && !flag("byte_fallback", true);
+    if llama3 {
+        return false;
+    }
+    is_bpe
+        && flag("byte_fallback", false)
+        && tj.pointer("/decoder/type").and_then(Json::as_str) == Some("Sequence")
+}
+
+/// The named special tokens transformers knows for this directory (`all_special_tokens`):
+/// tokenizer_config's bos/eos/unk/sep/pad/cls/mask tokens and its extra special tokens.
+fn all_special_tokens(tc: Option<&Json>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let text = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Object(o) => o.get("content").and_then(Json::as_str).map(str::to_string),
+        _ => None,
+    };
+    let Some(tc) = tc else { return out };
+    for attr in super::special::DEFAULT_TYPES {
+        if let Some(t) = tc.get(format!("{attr}_token")).and_then(text) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    for k in ["extra_special_tokens", "additional_special_tokens"] {
+        let list: Vec<&Json> = match tc.get(k) {
+            Some(Json::Array(a)) => a.iter().collect(),
+            Some(Json::Object(o)) => o.values().collect(),
+            _ => continue,
+        };
+        for v in list {
+            if let Some(t) = text(v) {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The "llama-hf" vocabulary (`LlamaHfVocab.all_tokens`): the base vocabulary in id order with
+/// BYTE for `<0xXX>` and CONTROL for special ids, then the added tokens beyond it; every score
+/// is -1000.
+pub(crate) fn llama_hf_vocab(
+    hf: &HfTokenizer,
+    tc: Option<&Json>,
+) -> Result<SpmVocab, ConvertError> {
+    let base = hf.tok.get_vocab_size(false);
+    let vocab = hf.tok.get_vocab(true);
+    let mut added: Vec<(u32, String)> = hf
+        .added_vocab()
+        .into_iter()
+        .map(|(c, id)| (id, c))
+        .filter(|(id, _)| *id as usize >= base)
+        .collect();
+    added.sort();
+    let added_ids: HashSet<u32> = added.iter().map(|(id, _)| *id).collect();
+    let mut specials: HashMap<String, u32> = HashMap::new();
+    for t in all_special_tokens(tc) {
+        let id = vocab.get(&t).copied().ok_or_else(|| {
+            ConvertError::format(
+                &hf.path,
+                None,
+                format!("special token {t:?} is not in the vocabulary"),
+            )
+        })?;
+        specials.insert(t, id);
+    }
+    let special_ids: HashSet<u32> = specials.values().copied().collect();
+    let reverse = hf.reverse_vocab();
+    let is_byte = |t: &str| {
+        let b = t.as_bytes();
+        b.len() == 6
+            && t.starts_with("<0x")
+            && t.ends_with('>')
+            && b[3].is_ascii_hexdigit()
+            && b[4].is_ascii_hexdigit()
+    };
+    let (mut tokens, mut scores, mut types) = (Vec::new(), Vec::new(), Vec::new());
+    for id in 0..base as u32 {
+        if added_ids.contains(&id) {
+            continue;
+        }
+        let text = reverse.get(&id).ok_or_else(|| {
+            ConvertError::format(&hf.path, None, format!("the vocabulary has no token {id}"))
+        })?;
+        let ty = if is_byte(text) {
+            token_type::BYTE
+        } else if special_ids.contains(&id) {
+            token_type::CONTROL
+        } else {
+            token_type::NORMAL
+        };
+        tokens.push(text.clone());
+        scores.push(-1000.0);
+        types.push(ty);
+    }
+    for (_, text) in added {
+        // A named special token's id is always among the special ids.
+        let ty = if specials.contains_key(&text) {
+            token_type::CONTROL
+        } else {
+            token_type::USER_DEFINED
+        };
+        tokens.push(text);
+        scores.push(-1000.0);
+        types.push(ty);
+    }
+    Ok(SpmVocab {
+        tokens,
+        scores,
+        types,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_hf_detection() {
+        let j = serde_json::json!({"model": {"type": "BPE", "byte_fallback": true}, "decoder": {"type": "Sequence"}});
+        assert!(is_llama_hf(&j));
+        let j = serde_json::json!({"model": {"type": "BPE", "byte_fallback": false}, "decoder": {"type": "ByteLevel"}});
+        assert!(!is_llama_hf(&j));
+        let j = serde_json::json!({"model": {"type": "BPE", "ignore_merges": true, "byte_fallback": false}});
+        assert!(!is_llama_hf(&j));
+        let j =
+            serde_json::json!({"model": {"type": "BPE", "byte_fallback": true}, "decoder": null});
+        assert!(!is_llama_hf(&j));
+    }
+
+    #[test]
+    fn cleanup() {
+        assert_eq!(clean_up_tokenization("a . b , c n't"), "a. b, cn't");
+    }
+}

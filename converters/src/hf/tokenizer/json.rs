@@ -1,0 +1,128 @@
+//! JSON helpers: reading the tokenizer files, Python truthiness, and objects in file order
+//! (Python's `json.load` keeps key order; `serde_json::Map` sorts without `preserve_order`,
+//! which this workspace does not enable).
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value as Json;
+
+use crate::ConvertError;
+
+/// Reads and parses a JSON file.
+pub(crate) fn read_json(path: &Path) -> Result<Json, ConvertError> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| json_error(path, &e))
+}
+
+/// Reads a JSON file whose top level is an object, keeping the order of its keys.
+pub(crate) fn read_ordered(path: &Path) -> Result<Ordered, ConvertError> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| json_error(path, &e))
+}
+
+/// Reads a UTF-8 text file.
+pub(crate) fn read_text(path: &Path) -> Result<String, ConvertError> {
+    let bytes = std::fs::read(path).map_err(|e| ConvertError::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
+    })
+}
+
+fn json_error(path: &Path, e: &serde_json::Error) -> ConvertError {
+    ConvertError::format(
+        path,
+        None,
+        format!(
+            "invalid JSON (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        ),
+    )
+}
+
+/// Python's `bool(x)` for a JSON value (`None`, `False`, `0`, `""`, `[]`, `{}` are false).
+pub(crate) fn truthy(v: Option<&Json>) -> bool {
+    match v {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(Json::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Json::String(s)) => !s.is_empty(),
+        Some(Json::Array(a)) => !a.is_empty(),
+        Some(Json::Object(o)) => !o.is_empty(),
+    }
+}
+
+/// Python's `isinstance(x, int)` for a JSON value (a JSON bool is an int to Python too).
+pub(crate) fn as_py_int(v: &Json) -> Option<i128> {
+    match v {
+        Json::Bool(b) => Some(i128::from(*b)),
+        Json::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from)),
+        _ => None,
+    }
+}
+
+/// A JSON object with its entries in file order (a later duplicate key replaces the value of
+/// the earlier one in place, as a Python dict does).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Ordered(pub Vec<(String, Json)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut out: Vec<(String, Json)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Json>()? {
+                    match out.iter_mut().find(|(ek, _)| *ek == k) {
+                        Some(slot) => slot.1 = v,
+                        None => out.push((k, v)),
+                    }
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// `tokenizer_config.json` as far as its key order matters: the `added_tokens_decoder`
+/// object in file order.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct ConfigAddedTokens {
+    #[serde(default)]
+    pub added_tokens_decoder: Option<Ordered>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_keeps_file_order() {
+        let o: Ordered = serde_json::from_str(r#"{"b": 1, "a": 2, "b": 3}"#).unwrap();
+        assert_eq!(
+            o.0,
+            vec![("b".into(), Json::from(3)), ("a".into(), Json::from(2))]
+        );
+    }
+
+    #[test]
+    fn python_truthiness() {
+        assert!(!truthy(None));
+        assert!(!truthy(Some(&Json::from(""))));
+        assert!(truthy(Some(&Json::from("x"))));
+        assert!(!truthy(Some(&serde_json::json!({}))));
+        assert!(truthy(Some(&serde_json::json!({"content": "x"}))));
+        assert_eq!(as_py_int(&Json::from(true)), Some(1));
+        assert_eq!(as_py_int(&Json::from(1.0)), None);
+    }
+}

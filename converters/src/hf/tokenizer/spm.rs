@@ -1,0 +1,261 @@
+//! SentencePiece vocabularies (`tokenizer.model`): the generic builder
+//! (`_create_vocab_sentencepiece`, `convert_hf.md` §3.2) and Phi-3's variant (§2.8).
+
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use super::json::{as_py_int, read_json, read_ordered, ConfigAddedTokens, Ordered};
+use super::kv::token_type;
+use super::proto::{parse_model, PieceType, SpmModel};
+use super::{looks_special, MAX_VOCAB};
+use crate::ConvertError;
+
+/// Tokens, scores and types in id order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SpmVocab {
+    pub tokens: Vec<String>,
+    pub scores: Vec<f32>,
+    pub types: Vec<i32>,
+}
+
+/// Reads and decodes `dir/tokenizer.model`; `Ok(None)` when there is none (the reference's
+/// `FileNotFoundError`, which sends several classes to another path).
+pub(crate) fn load_model(dir: &Path) -> Result<Option<SpmModel>, ConvertError> {
+    let path = dir.join("tokenizer.model");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).map_err(|e| ConvertError::io(&path, e))?;
+    parse_model(&bytes).map(Some).map_err(|e| {
+        ConvertError::format(
+            &path,
+            Some(e.offset),
+            format!("not a SentencePiece model: {}", e.problem),
+        )
+    })
+}
+
+fn piece_type(k: PieceType) -> i32 {
+    match k {
+        PieceType::Unknown => token_type::UNKNOWN,
+        PieceType::Control => token_type::CONTROL,
+        PieceType::Unused => token_type::UNUSED,
+        PieceType::Byte => token_type::BYTE,
+        // USER_DEFINED pieces inside tokenizer.model are written as NORMAL.
+        PieceType::Normal | PieceType::UserDefined => token_type::NORMAL,
+    }
+}
+
+fn check_size(n: usize) -> Result<usize, ConvertError> {
+    if n > MAX_VOCAB {
+        return Err(ConvertError::Unsupported(format!(
+            "vocab_size {n} is larger than {MAX_VOCAB}"
+        )));
+    }
+    Ok(n)
+}
+
+fn padded(n: usize) -> SpmVocab {
+    SpmVocab {
+        tokens: (0..n).map(|i| format!("[PAD{i}]")).collect(),
+        scores: vec![-10000.0; n],
+        types: vec![token_type::UNUSED; n],
+    }
+}
+
+/// An id from a JSON value, as Python would index a list with it.
+fn index(v: &Json, n: usize, path: &Path, what: &str) -> Result<Option<usize>, ConvertError> {
+    let id = as_py_int(v).ok_or_else(|| {
+        ConvertError::format(path, None, format!("{what}: id {v} is not an integer"))
+    })?;
+    if id < 0 {
+        // Python would index from the end of the list; treat it as the error it is.
+        return Err(ConvertError::format(
+            path,
+            None,
+            format!("{what}: negative id {id}"),
+        ));
+    }
+    Ok((id < n as i128).then_some(id as usize))
+}
+
+/// The `added_tokens.json` entries (text → id) in file order.
+fn added_tokens_json(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
+    let path = dir.join("added_tokens.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    Ok(Some((read_ordered(&path)?, path)))
+}
+
+/// tokenizer_config.json's `added_tokens_decoder` in file order.
+fn added_tokens_decoder(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
+    let path = dir.join("tokenizer_config.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = super::json::read_text(&path)?;
+    let c: ConfigAddedTokens = serde_json::from_str(&text)
+        .map_err(|e| ConvertError::format(&path, None, format!("invalid JSON: {e}")))?;
+    Ok(Some((c.added_tokens_decoder.unwrap_or_default(), path)))
+}
+
+fn decoder_id(k: &str, path: &Path) -> Result<i128, ConvertError> {
+    k.trim().parse::<i128>().map_err(|_| {
+        ConvertError::format(
+            path,
+            None,
+            format!("added_tokens_decoder: key {k:?} is not an integer"),
+        )
+    })
+}
+
+fn content<'a>(entry: &'a Json, path: &Path, what: &str) -> Result<&'a str, ConvertError> {
+    entry.get("content").and_then(Json::as_str).ok_or_else(|| {
+        ConvertError::format(
+            path,
+            None,
+            format!("{what}: entry without a string 'content'"),
+        )
+    })
+}
+
+/// `_create_vocab_sentencepiece`. `vocab_size` is the hparam (`vocab_size_per_layer_input` or
+/// `vocab_size`), `None`/0 meaning the number of pieces.
+pub(crate) fn create_vocab(
+    dir: &Path,
+    model: &SpmModel,
+    vocab_size: Option<usize>,
+) -> Result<SpmVocab, ConvertError> {
+    let n = check_size(vocab_size.filter(|&n| n > 0).unwrap_or(model.pieces.len()))?;
+    let mut v = padded(n);
+    for (id, p) in model.pieces.iter().enumerate().take(n) {
+        v.tokens[id] = p.piece.clone();
+        v.scores[id] = p.score;
+        v.types[id] = piece_type(p.kind);
+    }
+    if let Some((added, path)) = added_tokens_json(dir)? {
+        for (text, id) in &added.0 {
+            if let Some(id) = index(id, n, &path, "added_tokens.json")? {
+                v.tokens[id] = text.clone();
+                v.scores[id] = -1000.0;
+                v.types[id] = token_type::USER_DEFINED;
+            }
+        }
+    }
+    if let Some((dec, path)) = added_tokens_decoder(dir)? {
+        for (k, entry) in &dec.0 {
+            let id = decoder_id(k, &path)?;
+            let text = content(entry, &path, "added_tokens_decoder")?;
+            if id < 0 {
+                return Err(ConvertError::format(
+                    &path,
+                    None,
+                    format!("added_tokens_decoder: negative id {id}"),
+                ));
+            }
+            if id >= n as i128 {
+                continue;
+            }
+            let id = id as usize;
+            let special = super::json::truthy(entry.get("special"));
+            if special || looks_special(text) {
+                v.tokens[id] = text.to_string();
+                v.types[id] = token_type::CONTROL;
+            } else {
+                v.tokens[id] = text.replace('\u{2581}', " ");
+                v.types[id] = token_type::USER_DEFINED;
+            }
+            v.scores[id] = -1000.0;
+        }
+    }
+    Ok(v)
+}
+
+/// Phi-3's own SentencePiece builder: added tokens from added_tokens.json, tokenizer_config's
+/// `added_tokens_decoder` and tokenizer.json's `added_tokens`, USER_DEFINED or CONTROL (when
+/// `special`), no "looks special" rule, no `▁` rewrite; ids past the vocabulary are errors
+/// (an IndexError upstream) except in added_tokens.json.
+pub(crate) fn create_vocab_phi3(
+    dir: &Path,
+    model: &SpmModel,
+    vocab_size: Option<usize>,
+) -> Result<SpmVocab, ConvertError> {
+    let n = check_size(vocab_size.unwrap_or(model.pieces.len()))?;
+    if model.pieces.len() > n {
+        return Err(ConvertError::Other(format!(
+            "tokenizer.model has {} pieces, more than vocab_size {n}",
+            model.pieces.len()
+        )));
+    }
+    let mut v = padded(n);
+    for (id, p) in model.pieces.iter().enumerate() {
+        v.tokens[id] = p.piece.clone();
+        v.scores[id] = p.score;
+        v.types[id] = piece_type(p.kind);
+    }
+    if let Some((added, path)) = added_tokens_json(dir)? {
+        for (text, id) in &added.0 {
+            if let Some(id) = index(id, n, &path, "added_tokens.json")? {
+                v.tokens[id] = text.clone();
+                v.scores[id] = -1000.0;
+                v.types[id] = token_type::USER_DEFINED;
+            }
+        }
+    }
+    let set = |v: &mut SpmVocab, id: i128, text: &str, special: bool, path: &Path| {
+        if id < 0 || id >= n as i128 {
+            return Err(ConvertError::format(
+                path,
+                None,
+                format!("added token {text:?}: id {id} is outside the vocabulary of {n}"),
+            ));
+        }
+        let id = id as usize;
+        v.tokens[id] = text.to_string();
+        v.scores[id] = -1000.0;
+        v.types[id] = if special {
+            token_type::CONTROL
+        } else {
+            token_type::USER_DEFINED
+        };
+        Ok(())
+    };
+    if let Some((dec, path)) = added_tokens_decoder(dir)? {
+        for (k, entry) in &dec.0 {
+            let id = decoder_id(k, &path)?;
+            let text = content(entry, &path, "added_tokens_decoder")?;
+            set(
+                &mut v,
+                id,
+                text,
+                super::json::truthy(entry.get("special")),
+                &path,
+            )?;
+        }
+    }
+    let tj_path = dir.join("tokenizer.json");
+    if tj_path.is_file() {
+        let tj = read_json(&tj_path)?;
+        for entry in tj
+            .get("added_tokens")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let id = entry.get("id").and_then(as_py_int).ok_or_else(|| {
+                ConvertError::format(&tj_path, None, "added_tokens: entry without an integer id")
+            })?;
+            let text = content(entry, &tj_path, "added_tokens")?;
+            set(
+                &mut v,
+                id,
+                text,
+                super::json::truthy(entry.get("special")),
+                &tj_path,
+            )?;
+        }
+    }
+    Ok(v)
+}
