@@ -42,6 +42,21 @@ pub(crate) fn nearest_int(v: f32) -> i32 {
     ((t.to_bits() & 0x007f_ffff) as i32) - 0x0040_0000
 }
 
+/// `(v + m) / d` as the x86-64 C code evaluates it, NaN payload included: when both operands
+/// of an SSE operation are NaN the result is the first (left) one, quieted, whereas Rust
+/// leaves the choice to the compiler, which may swap the operands of `+`. So a NaN `v`, or
+/// a NaN sum, propagates itself explicitly (`a + a` is `a` quieted); a single NaN operand
+/// propagates the same way in either order.
+#[inline(always)]
+pub(crate) fn add_div_left_nan(v: f32, m: f32, d: f32) -> f32 {
+    let t = if v.is_nan() { v + v } else { v + m };
+    if t.is_nan() {
+        t + t
+    } else {
+        t / d
+    }
+}
+
 /// C's `(int)x` as x86-64 compiles it (`cvttss2si`): truncation toward zero, and the
 /// "integer indefinite" value `i32::MIN` for NaN and out-of-range inputs (Rust's `as`
 /// saturates instead).

@@ -8,8 +8,9 @@
 //! products keep C's left-to-right grouping (`w*x*l` is `(w*x)*l`). Comparisons keep ggml's
 //! strictness, so NaN and inf inputs take the same branches as the C code.
 
-// Each format file uses only some of these helpers; while formats land one by one, some are
-// unused.
+// The K-quant kernels run these searches eight groups at a time through `crate::lanes`;
+// the scalar versions here are the reference transcriptions of ggml's code, used by the
+// paths that fit one group at a time and as the oracle of the lane versions' tests.
 
 use crate::common::nearest_int;
 
@@ -132,7 +133,9 @@ pub(crate) fn make_qx_quants(nmax: i32, x: &[f32], weights: Option<&[f32]>, l: &
 /// [`make_qx_quants`] with weights `x[i]²`, refined by up to 5 rounds of coordinate descent.
 /// Writes `l + nmax` into `l`; returns the scale (0 and all-zero levels for a zero group).
 ///
-/// `x.len()` must be at most [`MAX_GROUP`].
+/// `x.len()` must be at most [`MAX_GROUP`]. (The kernels use
+/// [`crate::lanes::make_q3_quants_lanes`]; this is its test oracle.)
+#[cfg(test)]
 pub(crate) fn make_q3_quants(nmax: i32, x: &[f32], l: &mut [u8]) -> f32 {
     let n = x.len();
     assert!(n <= MAX_GROUP, "make_q3_quants: group of {n} > {MAX_GROUP}");
@@ -196,6 +199,8 @@ pub(crate) fn make_q3_quants(nmax: i32, x: &[f32], l: &mut [u8]) -> f32 {
 /// value is `scale*l - the_min` (`the_min >= 0`).
 ///
 /// `x.len()` must be at most [`MAX_GROUP`]; `weights` and `l` at least as long as `x`.
+/// (The kernels use [`crate::lanes::qkx_search_lanes`]; this is its test oracle.)
+#[cfg(test)]
 pub(crate) fn make_qkx2_quants(
     nmax: i32,
     x: &[f32],
@@ -212,6 +217,7 @@ pub(crate) fn make_qkx2_quants(
 /// at most `max` unless both are NaN.) Returns `(scale, the_min)`.
 ///
 /// `x.len()` must be at most [`MAX_GROUP`]; `weights` and `l` at least as long as `x`.
+#[cfg(test)]
 pub(crate) fn make_qkx3_quants(
     nmax: i32,
     x: &[f32],
@@ -227,6 +233,7 @@ pub(crate) fn make_qkx3_quants(
 
 /// The common body of `make_qkx2_quants` / `make_qkx3_quants`; `w.len() == x.len()`.
 /// Dispatches on the error metric so that the hot loops carry no branch for it.
+#[cfg(test)]
 fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) -> (f32, f32) {
     if search.use_mad {
         qkx_search_with::<true>(nmax, x, w, l, search)
@@ -236,6 +243,7 @@ fn qkx_search(nmax: i32, x: &[f32], w: &[f32], l: &mut [u8], search: QkxSearch) 
 }
 
 /// [`qkx_search`] for a fixed error metric (`USE_MAD`: |error| instead of error²).
+#[cfg(test)]
 fn qkx_search_with<const USE_MAD: bool>(
     nmax: i32,
     x: &[f32],

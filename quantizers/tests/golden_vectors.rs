@@ -1,12 +1,15 @@
 //! Conformance: every quantization vector llama.cpp 0c1e570 produced must be reproduced byte
 //! for byte (`testdata/quant-vectors/index.json`), and every dequantization bit for bit.
 //!
+//! Every quantization runs twice: with the kernels this CPU would use (AVX2 builds where it
+//! has AVX2) and with the portable ones.
+//!
 //! Set `GOLDEN_TYPE=Q4_K` (comma-separated) to run only some types while iterating.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType};
+use ggufkit_quantizers::{dequantize_rows, force_portable, quantize_rows, traits, GgmlType};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -86,15 +89,23 @@ fn golden_quantization_vectors() {
             Some(_) => {
                 let input = read_f32(&dir.join(f["input"].as_str().unwrap()));
                 let n_per_row = f["n_per_row"].as_u64().unwrap() as usize;
-                let mut ours = vec![0u8; golden.len()];
                 let im = with_im.then_some(imatrix.as_slice());
-                match quantize_rows(ty, &input, &mut ours, n_per_row, im) {
-                    Ok(()) if ours == golden => {}
-                    Ok(()) => {
-                        failures.push(format!("quantize {label}: {}", first_diff(&ours, &golden)))
+                // Both builds of the kernels: the one this CPU runs by default (AVX2 where
+                // available) and the portable one.
+                for portable in [false, true] {
+                    force_portable(portable);
+                    let build = if portable { " (portable kernels)" } else { "" };
+                    let mut ours = vec![0u8; golden.len()];
+                    match quantize_rows(ty, &input, &mut ours, n_per_row, im) {
+                        Ok(()) if ours == golden => {}
+                        Ok(()) => failures.push(format!(
+                            "quantize {label}{build}: {}",
+                            first_diff(&ours, &golden)
+                        )),
+                        Err(e) => failures.push(format!("quantize {label}{build}: {e}")),
                     }
-                    Err(e) => failures.push(format!("quantize {label}: {e}")),
                 }
+                force_portable(false);
                 quant_checked += 1;
             }
             None if MUST_QUANTIZE.contains(&tname) => {

@@ -5,8 +5,9 @@
 //! 7 payload bits and is made quiet (`(bits >> 16) | 0x40`). Dequantization is exact
 //! (`bits << 16`).
 
-use crate::common::{bf16_to_f32, f32_to_bf16, put_u16};
+use crate::common::{bf16_to_f32, f32_to_bf16};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Registry entry for bf16.
@@ -21,11 +22,16 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// Converts a row to bf16. The imatrix is ignored.
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Converts a row to bf16. The imatrix is ignored.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() * 2);
     for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
-        put_u16(d, 0, f32_to_bf16(v));
+        d.copy_from_slice(&f32_to_bf16(v).to_le_bytes());
     }
 }
 

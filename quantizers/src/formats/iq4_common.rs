@@ -10,6 +10,7 @@
 //! `ntry = 7` (the `quantize_row_iq4_nl_ref` variant with `ntry = -1` is never used for files).
 
 use crate::common::{f32_to_f16, nearest_int};
+use crate::simd::V8;
 
 /// `kvalues_iq4nl`: the IQ4 codebook (a format constant).
 pub(crate) const KVALUES_IQ4NL: [i8; 16] = [
@@ -33,7 +34,8 @@ const MAX_SUPER: usize = 256;
 /// Values at or beyond either end clamp to it. Otherwise a binary search finds the two
 /// neighbours, and the lower one wins only when it is strictly closer: an exact tie goes to
 /// the upper neighbour. A NaN `x` fails every comparison and so lands on the last index.
-#[inline]
+/// (The kernels use the equivalent [`THRESHOLDS`]; this is the reference transcription.)
+#[cfg(test)]
 pub(crate) fn best_index_int8(values: &[i8; 16], x: f32) -> u8 {
     if x <= values[0] as f32 {
         return 0;
@@ -57,18 +59,113 @@ pub(crate) fn best_index_int8(values: &[i8; 16], x: f32) -> u8 {
     }
 }
 
-/// Weighted fit of one group against the codebook at inverse scale `id`: returns
-/// `(Σ w·q·x, Σ w·q²)` accumulated in index order, exactly as ggml does.
-#[inline]
-fn fit(xb: &[f32], weight: &[f32; GROUP], id: f32) -> (f32, f32) {
-    let mut sumqx = 0f32;
-    let mut sumq2 = 0f32;
-    for (&x, &w) in xb.iter().zip(weight.iter()) {
-        let q = KVALUES_IQ4NL[best_index_int8(&KVALUES_IQ4NL, id * x) as usize] as f32;
-        sumqx += w * q * x;
-        sumq2 += w * q * q;
+/// Whether `best_index_int8` picks the upper of the neighbours `lo < hi` for `x` in
+/// `lo..hi`: the C comparison `x - lo < hi - x`, rounding included.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negation of the C test, kept literal
+const fn picks_upper(x: f32, lo: f32, hi: f32) -> bool {
+    !(x - lo < hi - x)
+}
+
+/// The float just below (`down`) or above a finite `x`.
+const fn step(x: f32, down: bool) -> f32 {
+    let b = x.to_bits();
+    if x == 0.0 {
+        return if down {
+            f32::from_bits(0x8000_0001)
+        } else {
+            f32::from_bits(1)
+        };
     }
-    (sumqx, sumq2)
+    // Away from zero is one more in the magnitude bits, towards zero one less.
+    if (x > 0.0) != down {
+        f32::from_bits(b + 1)
+    } else {
+        f32::from_bits(b - 1)
+    }
+}
+
+/// The smallest `x` in `lo..=hi` for which `best_index_int8` picks `hi`. The comparison
+/// is monotone in `x` (`x - lo` only grows and `hi - x` only shrinks), so it flips once;
+/// the exact midpoint is a tie, which picks `hi`, and the flip is found by walking from it.
+const fn threshold(lo: f32, hi: f32) -> f32 {
+    let mut x = (lo + hi) / 2.0;
+    if picks_upper(x, lo, hi) {
+        while picks_upper(step(x, true), lo, hi) {
+            x = step(x, true);
+        }
+    } else {
+        while !picks_upper(x, lo, hi) {
+            x = step(x, false);
+        }
+    }
+    x
+}
+
+/// `best_index_int8` as a count: for every non-NaN `x`, the index it returns is the number
+/// of thresholds `t` with `x >= t`, where `THRESHOLDS[k]` is where the choice between
+/// entries `k` and `k + 1` flips (see [`threshold`]). Below `THRESHOLDS[0]` that is 0 (and
+/// `x <= values[0]` lies below it), from `THRESHOLDS[14]` on it is 15 (and `x >= values[15]`
+/// lies above it); in between, the C binary search brackets `x` by the neighbours whose
+/// threshold decides. A NaN counts 0 but must give 15, so callers test for it.
+pub(crate) const THRESHOLDS: [f32; 15] = {
+    let v = &KVALUES_IQ4NL;
+    let mut t = [0f32; 15];
+    let mut k = 0;
+    while k < 15 {
+        t[k] = threshold(v[k] as f32, v[k + 1] as f32);
+        k += 1;
+    }
+    t
+};
+
+/// [`best_index_int8`] over the IQ4 codebook, branch-free (see [`THRESHOLDS`]).
+#[inline(always)]
+pub(crate) fn best_index_iq4nl(x: f32) -> u8 {
+    let mut idx = 0u8;
+    for &t in &THRESHOLDS {
+        idx += (x >= t) as u8;
+    }
+    if x.is_nan() {
+        15
+    } else {
+        idx
+    }
+}
+
+/// The codebook value `best_index_int8` picks for each lane of `x`, as f32 (see
+/// [`THRESHOLDS`]).
+#[inline(always)]
+fn nearest_value<S: V8>(s: S, x: S::F) -> S::F {
+    let mut v = s.splat(KVALUES_IQ4NL[0] as f32);
+    for (&t, &next) in THRESHOLDS.iter().zip(&KVALUES_IQ4NL[1..]) {
+        v = s.select(s.le(s.splat(t), x), s.splat(next as f32), v);
+    }
+    s.select(s.ne(x, x), s.splat(KVALUES_IQ4NL[15] as f32), v)
+}
+
+/// The weighted fits of one group at 16 inverse scales, one per lane (`id[0]` and
+/// `id[1]`): `(Σ w·q·x, Σ w·q²)` with `q` the codebook value picked for `id·x`,
+/// accumulated in index order exactly as ggml does. The trials are independent; only the
+/// choice among their results is sequential.
+#[inline(always)]
+fn fit_trials<S: V8>(s: S, xb: &[f32], weight: &[f32; GROUP], id: [S::F; 2]) -> [[f32; 16]; 2] {
+    let zero = s.splat(0.0);
+    let (mut sumqx, mut sumq2) = ([zero; 2], [zero; 2]);
+    for (&x, &w) in xb.iter().zip(weight) {
+        let (x, w) = (s.splat(x), s.splat(w));
+        for h in 0..2 {
+            let q = nearest_value(s, s.mul(id[h], x));
+            let wq = s.mul(w, q);
+            sumqx[h] = s.add(sumqx[h], s.mul(wq, x));
+            sumq2[h] = s.add(sumq2[h], s.mul(wq, q));
+        }
+    }
+    let mut out = [[0f32; 16]; 2];
+    for h in 0..2 {
+        out[0][8 * h..8 * h + 8].copy_from_slice(&s.to_array(sumqx[h]));
+        out[1][8 * h..8 * h + 8].copy_from_slice(&s.to_array(sumq2[h]));
+    }
+    out
 }
 
 /// What [`quantize_superblock`] produces besides the packed nibbles.
@@ -86,7 +183,9 @@ pub(crate) struct SuperBlockScales {
 /// (`x.len() / 2` bytes of nibbles, Q4_0 layout per 32 values) and returns the scales.
 ///
 /// `quant_weights`, when given, are the imatrix entries for exactly these values.
-pub(crate) fn quantize_superblock(
+#[inline(always)]
+pub(crate) fn quantize_superblock<S: V8>(
+    s: S,
     x: &[f32],
     quant_weights: Option<&[f32]>,
     qs: &mut [u8],
@@ -134,14 +233,30 @@ pub(crate) fn quantize_superblock(
             scales[ib] = 0.0;
             continue;
         }
-        // First guess: map the extreme value onto the most negative codebook entry.
+        // Trial 0 is the first guess, which maps the extreme value onto the most negative
+        // codebook entry; trials 1..16 are `itry = -NTRY..=NTRY`.
         let d0 = -max / v0;
-        let (sumqx, sumq2) = fit(xb, &weight, 1.0f32 / d0);
-        let mut d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-        let mut best = d * sumqx;
-        for itry in -NTRY..=NTRY {
-            let id = (itry + values[0] as i32) as f32 / max;
-            let (sumqx, sumq2) = fit(xb, &weight, id);
+        let mut ids = [0f32; 16];
+        ids[0] = 1.0f32 / d0;
+        for (id, itry) in ids[1..].iter_mut().zip(-NTRY..=NTRY) {
+            *id = (itry + values[0] as i32) as f32 / max;
+        }
+        let [sumqx, sumq2] = fit_trials(
+            s,
+            xb,
+            &weight,
+            [
+                s.load(ids[..8].try_into().unwrap()),
+                s.load(ids[8..].try_into().unwrap()),
+            ],
+        );
+        let mut d = if sumq2[0] > 0.0 {
+            sumqx[0] / sumq2[0]
+        } else {
+            0.0
+        };
+        let mut best = d * sumqx[0];
+        for (&sumqx, &sumq2) in sumqx[1..].iter().zip(&sumq2[1..]) {
             if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
                 d = sumqx / sumq2;
                 best = d * sumqx;
@@ -174,7 +289,7 @@ pub(crate) fn quantize_superblock(
             let dl = d * l as f32;
             let idl = if dl != 0.0 { 1.0f32 / dl } else { 0.0 };
             for (q, &v) in lb.iter_mut().zip(xb) {
-                *q = best_index_int8(values, idl * v);
+                *q = best_index_iq4nl(idl * v);
             }
             let l = (l + 32) as u8;
             if ib % 2 == 0 {
@@ -192,7 +307,7 @@ pub(crate) fn quantize_superblock(
             0.0
         };
         for (q, &v) in levels.iter_mut().zip(x) {
-            *q = best_index_int8(values, id * v);
+            *q = best_index_iq4nl(id * v);
         }
     }
 
@@ -210,6 +325,7 @@ pub(crate) fn quantize_superblock(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simd::Scalar;
 
     #[test]
     fn best_index_clamps_and_breaks_ties_upwards() {
@@ -234,10 +350,45 @@ mod tests {
     }
 
     #[test]
+    fn thresholds_reproduce_the_binary_search() {
+        let v = &KVALUES_IQ4NL;
+        let mut xs: Vec<f32> = vec![
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+        ];
+        // Every float within 4096 ulps of every threshold, codebook entry and midpoint, and
+        // a dense sweep of the whole codebook range.
+        for &c in THRESHOLDS.iter().chain(&v.map(|e| e as f32)) {
+            for k in -4096i32..=4096 {
+                xs.push(f32::from_bits((c.to_bits() as i32 + k) as u32));
+            }
+        }
+        for i in -140_000..=140_000 {
+            xs.push(i as f32 / 1000.0);
+        }
+        for &x in &xs {
+            assert_eq!(best_index_iq4nl(x), best_index_int8(v, x), "{x:e}");
+        }
+        for lanes in xs.chunks_exact(8) {
+            let got = Scalar.to_array(nearest_value(
+                Scalar,
+                Scalar.load(lanes.try_into().unwrap()),
+            ));
+            for (&x, &q) in lanes.iter().zip(&got) {
+                assert_eq!(q, v[best_index_int8(v, x) as usize] as f32, "{x:e}");
+            }
+        }
+    }
+
+    #[test]
     fn zero_superblock_is_zero_scale_mid_code() {
         let x = [0f32; 256];
         let mut qs = [0xAAu8; 128];
-        let s = quantize_superblock(&x, None, &mut qs);
+        let s = quantize_superblock(crate::simd::Scalar, &x, None, &mut qs);
         // The super-scale is -max_scale/32 = -0.0, stored as the fp16 negative zero.
         assert_eq!(s.d, 0x8000);
         assert!(qs.iter().all(|&b| b == 0x88));

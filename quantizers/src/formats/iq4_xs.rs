@@ -7,6 +7,7 @@
 use crate::common::{f16_to_f32, get_u16, put_u16};
 use crate::formats::iq4_common::{quantize_superblock, KVALUES_IQ4NL};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -26,15 +27,20 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// `quantize_iq4_xs` for one row.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_iq4_xs` for one row.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     for (ib, (x, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
         .enumerate()
     {
         let qw = imatrix.map(|im| &im[ib * QK..(ib + 1) * QK]);
-        let s = quantize_superblock(x, qw, &mut y[8..]);
+        let s = quantize_superblock(s, x, qw, &mut y[8..]);
         put_u16(y, 0, s.d);
         put_u16(y, 2, s.scales_h);
         y[4..8].copy_from_slice(&s.scales_l);

@@ -5,11 +5,11 @@
 //! `d: f16` (80–81), `dmin: f16` (82–83). Element `e` of group `j = e/16` dequantizes as
 //! `(d*sc_j)*q - dmin*m_j`.
 
-use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
-use crate::kquants::{
-    make_qkx2_quants, make_qkx3_quants, make_qp_quants, pack_2bit, QkxSearch, QKX3_IMATRIX_SEARCH,
-};
+use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
+use crate::kquants::{make_qp_quants, pack_2bit, QkxSearch, QKX3_IMATRIX_SEARCH};
+use crate::lanes::{qkx_search_lanes, transpose, QkxFit};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 const QK: usize = 256;
@@ -38,41 +38,56 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// `quantize_q2_K` for one row: `quantize_row_q2_K_ref` without an imatrix,
-/// `quantize_row_q2_K_impl` with one.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_q2_K` for one row: `quantize_row_q2_K_ref` without an imatrix,
+    /// `quantize_row_q2_K_impl` with one.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     let mut levels = [0u8; QK];
     for (i, (x, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
         .enumerate()
     {
-        match imatrix {
-            None => scales_ref(x, y, &mut levels),
-            Some(im) => scales_impl(x, &im[QK * i..QK * (i + 1)], y, &mut levels),
-        }
-        requantize(x, y, &mut levels);
+        let fits = match imatrix {
+            None => scales_ref(s, x, y),
+            Some(im) => scales_impl(s, x, &im[QK * i..QK * (i + 1)], y),
+        };
+        requantize(x, y, &fits, &mut levels);
         pack_2bit(&levels, &mut y[QS_AT..D_AT]);
     }
 }
 
-/// The reference sub-block fits: writes `scales`, `d`, `dmin` and the first-pass levels.
-fn scales_ref(x: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
-    let mut scales = [0.0f32; 16];
-    let mut mins = [0.0f32; 16];
-    let mut weights = [0.0f32; 16];
+/// The `make_qkx2_quants` / `make_qkx3_quants` fits (`nmax = 3`) of the 16 groups, eight
+/// side by side (one per lane, see [`crate::lanes`]), weighted by `wt(half)`: the
+/// transposed weights of groups `8*half..8*half + 8`.
+#[inline(always)]
+fn fit_groups<S: V8>(
+    s: S,
+    x: &[f32],
+    search: QkxSearch,
+    mut wt: impl FnMut(usize, &[[f32; 8]; 16]) -> [[f32; 8]; 16],
+) -> [QkxFit; 2] {
+    let xt0 = transpose::<16>(&x[..128]);
+    let wt0 = wt(0, &xt0);
+    let fit0 = qkx_search_lanes(s, 3, &xt0, &wt0, search);
+    let xt1 = transpose::<16>(&x[128..]);
+    let wt1 = wt(1, &xt1);
+    let fit1 = qkx_search_lanes(s, 3, &xt1, &wt1, search);
+    [fit0, fit1]
+}
+
+/// The reference sub-block fits (weights `|x|`): writes `scales`, `d` and `dmin`.
+#[inline(always)]
+fn scales_ref<S: V8>(s: S, x: &[f32], y: &mut [u8]) -> [QkxFit; 2] {
+    let fits = fit_groups(s, x, REF_SEARCH, |_, xt| xt.map(|row| row.map(f32::abs)));
+    let scales: [f32; 16] = std::array::from_fn(|j| fits[j / 8].scale[j % 8]);
+    let mins: [f32; 16] = std::array::from_fn(|j| fits[j / 8].the_min[j % 8]);
     let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-    for (j, (xs, lv)) in x
-        .chunks_exact(16)
-        .zip(levels.chunks_exact_mut(16))
-        .enumerate()
-    {
-        for (w, &v) in weights.iter_mut().zip(xs) {
-            *w = v.abs();
-        }
-        let (scale, min) = make_qkx2_quants(3, xs, &weights, lv, REF_SEARCH);
-        scales[j] = scale;
-        mins[j] = min;
+    for (&scale, &min) in scales.iter().zip(&mins) {
         if scale > max_scale {
             max_scale = scale;
         }
@@ -102,36 +117,32 @@ fn scales_ref(x: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
     } else {
         put_u16(y, DMIN_AT, f32_to_f16(0.0));
     }
+    fits
 }
 
 /// The imatrix sub-block fits: weights `qw*sqrt(sigma2 + x²)`, sub-scales and sub-mins by
-/// `make_qp_quants`. Writes `scales`, `d`, `dmin` and the first-pass levels.
-fn scales_impl(x: &[f32], qw: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
-    let mut scales = [0.0f32; 16];
-    let mut mins = [0.0f32; 16];
-    let mut sw = [0.0f32; 16];
-    let mut weights = [0.0f32; 16];
+/// `make_qp_quants`. Writes `scales`, `d` and `dmin`.
+#[inline(always)]
+fn scales_impl<S: V8>(s: S, x: &[f32], qw: &[f32], y: &mut [u8]) -> [QkxFit; 2] {
     let mut sumx2 = 0.0f32;
     for &v in x {
         sumx2 += v * v;
     }
     let sigma2 = sumx2 / QK as f32;
-    for (j, ((xs, lv), qw)) in x
-        .chunks_exact(16)
-        .zip(levels.chunks_exact_mut(16))
-        .zip(qw.chunks_exact(16))
-        .enumerate()
-    {
-        for ((w, &v), &q) in weights.iter_mut().zip(xs).zip(qw) {
-            *w = q * (sigma2 + v * v).sqrt();
+    let mut sw = [0.0f32; 16];
+    let fits = fit_groups(s, x, QKX3_IMATRIX_SEARCH, |half, xt| {
+        let qwt = transpose::<16>(&qw[128 * half..]);
+        let mut wt = [[0.0f32; 8]; 16];
+        for ((w, q), x) in wt.iter_mut().zip(&qwt).zip(xt) {
+            for g in 0..8 {
+                w[g] = q[g] * (sigma2 + x[g] * x[g]).sqrt();
+                sw[8 * half + g] += w[g];
+            }
         }
-        for &w in &weights {
-            sw[j] += w;
-        }
-        let (scale, min) = make_qkx3_quants(3, xs, Some(&weights), lv, QKX3_IMATRIX_SEARCH);
-        scales[j] = scale;
-        mins[j] = min;
-    }
+        wt
+    });
+    let scales: [f32; 16] = std::array::from_fn(|j| fits[j / 8].scale[j % 8]);
+    let mins: [f32; 16] = std::array::from_fn(|j| fits[j / 8].the_min[j % 8]);
     let mut ls = [0u8; 16];
     let mut lm = [0u8; 16];
     let dm = make_qp_quants(15, &scales, &sw, &mut ls);
@@ -141,25 +152,29 @@ fn scales_impl(x: &[f32], qw: &[f32], y: &mut [u8], levels: &mut [u8; QK]) {
     for ((s, &a), &b) in y[..16].iter_mut().zip(&ls).zip(&lm) {
         *s = a | (b << 4);
     }
+    fits
 }
 
 /// Requantizes every group whose effective scale is non-zero against the stored (fp16)
-/// `d`/`dmin` and 4-bit sub-scales; other groups keep their first-pass levels.
-fn requantize(x: &[f32], y: &[u8], levels: &mut [u8; QK]) {
+/// `d`/`dmin` and 4-bit sub-scales; the other groups keep the levels of their fits.
+#[inline(always)]
+fn requantize(x: &[f32], y: &[u8], fits: &[QkxFit; 2], levels: &mut [u8; QK]) {
     let d = f16_to_f32(get_u16(y, D_AT));
     let dmin = f16_to_f32(get_u16(y, DMIN_AT));
-    for ((xs, lv), &s) in x
+    for (j, ((xs, lv), &s)) in x
         .chunks_exact(16)
         .zip(levels.chunks_exact_mut(16))
         .zip(&y[..16])
+        .enumerate()
     {
         let dl = d * (s & 0xF) as f32;
         if dl == 0.0 {
+            fits[j / 8].levels(j % 8, 3, xs, lv);
             continue;
         }
         let ml = dmin * (s >> 4) as f32;
         for (l, &v) in lv.iter_mut().zip(xs) {
-            *l = nearest_int((v + ml) / dl).clamp(0, 3) as u8;
+            *l = nearest_int(add_div_left_nan(v, ml, dl)).clamp(0, 3) as u8;
         }
     }
 }

@@ -6,8 +6,10 @@
 //! group `j = e/16` dequantizes as `(d*sc_j) * (q - 4)` with `q` the 3-bit quant.
 
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
-use crate::kquants::{make_q3_quants, make_qx_quants, pack_2bit};
+use crate::kquants::{make_qx_quants, pack_2bit};
+use crate::lanes::{make_q3_quants_lanes, make_qx_quants_lanes, transpose, Q3Fit, QxFit};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 const QK: usize = 256;
@@ -52,18 +54,34 @@ fn scale(s: &[u8], j: usize) -> i32 {
     (lo | (hi << 4)) as i32 - 32
 }
 
-/// `quantize_q3_K` for one row: `quantize_row_q3_K_ref` without an imatrix,
-/// `quantize_row_q3_K_impl` with one.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_q3_K` for one row: `quantize_row_q3_K_ref` without an imatrix,
+    /// `quantize_row_q3_K_impl` with one.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+/// The per-group fits of one super-block, from which the levels of groups whose stored
+/// scale is zero are taken. (A stack value per super-block: boxing the larger variant would
+/// allocate in the hot loop.)
+#[allow(clippy::large_enum_variant)]
+enum Fits {
+    /// `make_q3_quants` (reference path), groups `8h..8h + 8` in `[h]`.
+    Ref([Q3Fit<16>; 2]),
+    /// `make_qx_quants` (imatrix path).
+    Impl([QxFit; 2]),
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     let mut levels = [0u8; QK];
     for (i, (x, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
         .enumerate()
     {
-        let (packed, d) = match imatrix {
-            None => scales_ref(x, &mut levels),
-            Some(im) => scales_impl(x, &im[QK * i..QK * (i + 1)], &mut levels),
+        let (packed, d, fits) = match imatrix {
+            None => scales_ref(s, x),
+            Some(im) => scales_impl(s, x, &im[QK * i..QK * (i + 1)]),
         };
         y[SCALES_AT..D_AT].copy_from_slice(&packed);
         put_u16(y, D_AT, f32_to_f16(d));
@@ -76,6 +94,11 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
         {
             let dl = d * scale(&packed, j) as f32;
             if dl == 0.0 {
+                // The group keeps the levels of its fit.
+                match &fits {
+                    Fits::Ref(f) => f[j / 8].levels(j % 8, 4, lv),
+                    Fits::Impl(f) => f[j / 8].levels(j % 8, 4, xs, lv),
+                }
                 continue;
             }
             for (l, &v) in lv.iter_mut().zip(xs) {
@@ -95,63 +118,70 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     }
 }
 
-/// The reference fits (`make_q3_quants` per group, scales quantized against the one of
-/// largest magnitude). Returns the packed scales and `d` (before fp16 rounding).
-fn scales_ref(x: &[f32], levels: &mut [u8; QK]) -> ([u8; 12], f32) {
-    let mut scales = [0.0f32; 16];
+/// The reference fits (`make_q3_quants` per group, eight groups side by side, one per
+/// lane, see [`crate::lanes`]; the scales quantized against the one of largest magnitude).
+/// Returns the packed scales, `d` (before fp16 rounding) and the fits.
+#[inline(always)]
+fn scales_ref<S: V8>(s: S, x: &[f32]) -> ([u8; 12], f32, Fits) {
+    let fits = [
+        make_q3_quants_lanes(s, 4, &transpose::<16>(&x[..128])),
+        make_q3_quants_lanes(s, 4, &transpose::<16>(&x[128..])),
+    ];
+    let scales: [f32; 16] = std::array::from_fn(|j| fits[j / 8].scale[j % 8]);
     let (mut max_scale, mut amax) = (0.0f32, 0.0f32);
-    for ((xs, lv), s) in x
-        .chunks_exact(16)
-        .zip(levels.chunks_exact_mut(16))
-        .zip(scales.iter_mut())
-    {
-        *s = make_q3_quants(4, xs, lv);
+    for &s in &scales {
         if s.abs() > amax {
             amax = s.abs();
-            max_scale = *s;
+            max_scale = s;
         }
     }
     if max_scale == 0.0 {
-        return ([0u8; 12], 0.0);
+        return ([0u8; 12], 0.0, Fits::Ref(fits));
     }
     let iscale = -32.0f32 / max_scale;
     let l: [u8; 16] = std::array::from_fn(|j| {
         let v = nearest_int(iscale * scales[j]) as i8 as i32;
         (v.clamp(-32, 31) + 32) as u8
     });
-    (pack_scales(&l), 1.0 / iscale)
+    (pack_scales(&l), 1.0 / iscale, Fits::Ref(fits))
 }
 
-/// The imatrix fits: `make_qx_quants` per group weighted by `qw*sqrt(sigma2 + x²)`, then
-/// the scales themselves by `make_qx_quants` weighted by the group weight sums.
-fn scales_impl(x: &[f32], qw: &[f32], levels: &mut [u8; QK]) -> ([u8; 12], f32) {
+/// The imatrix fits: `make_qx_quants` per group weighted by `qw*sqrt(sigma2 + x²)` (eight
+/// groups side by side), then the scales themselves by `make_qx_quants` weighted by the
+/// group weight sums.
+#[inline(always)]
+fn scales_impl<S: V8>(s: S, x: &[f32], qw: &[f32]) -> ([u8; 12], f32, Fits) {
     let mut sumx2 = 0.0f32;
     for &v in x {
         sumx2 += v * v;
     }
     let sigma2 = 2.0 * sumx2 / QK as f32;
-    let mut scales = [0.0f32; 16];
     let mut sw = [0.0f32; 16];
-    let mut weights = [0.0f32; 16];
-    for (j, ((xs, lv), qw)) in x
-        .chunks_exact(16)
-        .zip(levels.chunks_exact_mut(16))
-        .zip(qw.chunks_exact(16))
-        .enumerate()
-    {
-        for ((w, &v), &q) in weights.iter_mut().zip(xs).zip(qw) {
-            *w = q * (sigma2 + v * v).sqrt();
-        }
-        let mut sumw = 0.0f32;
-        for &w in &weights {
-            sumw += w;
-        }
-        sw[j] = sumw;
-        scales[j] = make_qx_quants(4, xs, Some(&weights), lv);
-    }
+    let (sw0, sw1) = sw.split_at_mut(8);
+    let fits = [
+        fit_weighted(s, &x[..128], &qw[..128], sigma2, sw0),
+        fit_weighted(s, &x[128..], &qw[128..], sigma2, sw1),
+    ];
+    let scales: [f32; 16] = std::array::from_fn(|j| fits[j / 8].scale[j % 8]);
     let mut ls = [0u8; 16];
     let d_block = make_qx_quants(32, &scales, Some(&sw), &mut ls);
-    (pack_scales(&ls), d_block)
+    (pack_scales(&ls), d_block, Fits::Impl(fits))
+}
+
+/// `make_qx_quants(nmax = 4)` of 8 groups of 16 weighted by `qw*sqrt(sigma2 + x²)`; adds
+/// each group's weight sum (in index order) to `sw`.
+#[inline(always)]
+fn fit_weighted<S: V8>(s: S, x: &[f32], qw: &[f32], sigma2: f32, sw: &mut [f32]) -> QxFit {
+    let xt = transpose::<16>(x);
+    let qwt = transpose::<16>(qw);
+    let mut wt = [[0.0f32; 8]; 16];
+    for ((w, q), x) in wt.iter_mut().zip(&qwt).zip(&xt) {
+        for g in 0..8 {
+            w[g] = q[g] * (sigma2 + x[g] * x[g]).sqrt();
+            sw[g] += w[g];
+        }
+    }
+    make_qx_quants_lanes(s, 4, &xt, &wt)
 }
 
 fn dequantize_row(src: &[u8], dst: &mut [f32]) {

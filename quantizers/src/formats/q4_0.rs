@@ -18,8 +18,9 @@
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
-use crate::kquants::make_qx_quants;
+use crate::lanes::{make_qx_quants_lanes, transpose, LANES};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -121,27 +122,45 @@ pub(super) fn row_sigma2(x: &[f32]) -> f32 {
     sum_x2 / x.len() as f32
 }
 
-/// The legacy imatrix weights of one block: `qw[j] · sqrt(σ² + x[j]²)`.
+/// Blocks the imatrix paths fit side by side, one per lane (see [`crate::lanes`]).
+pub(super) const CHUNK_BLOCKS: usize = LANES;
+
+/// The values of up to [`CHUNK_BLOCKS`] blocks `x`, transposed, and their legacy imatrix
+/// weights `qw[j] · sqrt(σ² + x[j]²)` (`qw` the matching imatrix entries), transposed too.
+/// Missing blocks are zeros.
 #[inline(always)]
-pub(super) fn block_weights(x: &[f32], qw: &[f32], sigma2: f32) -> [f32; QK] {
-    let mut w = [0f32; QK];
-    for ((w, &x), &q) in w.iter_mut().zip(x).zip(qw) {
-        *w = q * (sigma2 + x * x).sqrt();
+pub(super) fn weighted_lanes(
+    x: &[f32],
+    qw: &[f32],
+    sigma2: f32,
+) -> ([[f32; LANES]; QK], [[f32; LANES]; QK]) {
+    let xt = transpose::<QK>(x);
+    let mut wt = transpose::<QK>(qw);
+    for (w, x) in wt.iter_mut().zip(&xt) {
+        for (w, &x) in w.iter_mut().zip(x) {
+            *w *= (sigma2 + x * x).sqrt();
+        }
     }
-    w
+    (xt, wt)
 }
 
-/// Quantizes one row; with an imatrix, through the weighted scale search.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Quantizes one row; with an imatrix, through the weighted scale search.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(qw) => quantize_row_weighted(src, dst, qw),
+        Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
 /// `quantize_row_q4_0_ref`.
+#[inline(always)]
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let x: &[f32; QK] = xb.try_into().unwrap();
@@ -159,18 +178,28 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
 
 /// `quantize_row_q4_0_impl`: σ² over the whole row, then per block the weighted
 /// `make_qx_quants(nmax = 8, rmse_type = 1)`; its levels `0..=15` are the nibbles and its
-/// fitted scale (either sign) is `d`.
-fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+/// fitted scale (either sign) is `d`. The fits run eight blocks at a time.
+#[inline(always)]
+fn quantize_row_weighted<S: V8>(s: S, src: &[f32], dst: &mut [u8], qw: &[f32]) {
     let sigma2 = row_sigma2(src);
-    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
-    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let w = block_weights(xb, qwb, sigma2);
-        let mut l = [0u8; QK];
-        let d = make_qx_quants(8, xb, Some(&w), &mut l);
-        put_u16(y, 0, f32_to_f16_bits(d));
-        let (lo, hi) = l.split_at(QK / 2);
-        for ((q, &a), &b) in y[2..].iter_mut().zip(lo).zip(hi) {
-            *q = a | (b << 4);
+    let chunks = src
+        .chunks(CHUNK_BLOCKS * QK)
+        .zip(qw.chunks(CHUNK_BLOCKS * QK));
+    for ((xc, qc), yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (xt, wt) = weighted_lanes(xc, qc, sigma2);
+        let fit = make_qx_quants_lanes(s, 8, &xt, &wt);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            let mut l = [0u8; QK];
+            fit.levels(g, 8, xb, &mut l);
+            put_u16(y, 0, f32_to_f16_bits(fit.scale[g]));
+            let (lo, hi) = l.split_at(QK / 2);
+            for ((q, &a), &b) in y[2..].iter_mut().zip(lo).zip(hi) {
+                *q = a | (b << 4);
+            }
         }
     }
 }
@@ -370,6 +399,35 @@ pub(super) mod tests {
                     // Half a step, except that +8 is clamped to +7 (a full step).
                     assert!((a - b).abs() <= d * 1.01, "{a} vs {b}, d = {d}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn imatrix_path_matches_the_block_by_block_search() {
+        // 13 blocks: one full chunk of eight lanes and a partial one.
+        let mut rng = Rng::new(5);
+        let n = 13 * QK;
+        let src: Vec<f32> = (0..n).map(|i| rng.uniform() * (1 + i % 7) as f32).collect();
+        let qw: Vec<f32> = (0..n).map(|_| rng.uniform().abs()).collect();
+        let mut ours = vec![0u8; 13 * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, Some(&qw));
+        let sigma2 = row_sigma2(&src);
+        for ((xb, qb), y) in src
+            .chunks(QK)
+            .zip(qw.chunks(QK))
+            .zip(ours.chunks(BLOCK_BYTES))
+        {
+            let w: Vec<f32> = xb
+                .iter()
+                .zip(qb)
+                .map(|(&x, &q)| q * (sigma2 + x * x).sqrt())
+                .collect();
+            let mut l = [0u8; QK];
+            let d = crate::kquants::make_qx_quants(8, xb, Some(&w), &mut l);
+            assert_eq!(get_u16(y, 0), f32_to_f16_bits(d));
+            for j in 0..QK / 2 {
+                assert_eq!(y[2 + j], l[j] | (l[j + 16] << 4));
             }
         }
     }

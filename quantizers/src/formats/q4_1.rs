@@ -13,10 +13,12 @@
 //! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{block_weights, pack_nibbles, row_sigma2, trunc_flagged};
+use super::q4_0::{pack_nibbles, row_sigma2, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
-use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
+use crate::kquants::QKX3_IMATRIX_SEARCH;
+use crate::lanes::qkx_search_lanes;
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -73,17 +75,23 @@ pub(super) fn min_max(x: &[f32; QK]) -> (f32, f32) {
     }
 }
 
-/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(qw) => quantize_row_weighted(src, dst, qw),
+        Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
 /// `quantize_row_q4_1_ref`.
+#[inline(always)]
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let x: &[f32; QK] = xb.try_into().unwrap();
@@ -103,19 +111,30 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
 
 /// `quantize_row_q4_1_impl`: q4_0's weighting, then per block
 /// `make_qkx3_quants(nmax = 15, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
-/// scale and `m` the fitted offset (`−the_min`, at most 0).
-fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+/// scale and `m` the fitted offset (`−the_min`, at most 0). The fits run eight
+/// blocks at a time.
+#[inline(always)]
+fn quantize_row_weighted<S: V8>(s: S, src: &[f32], dst: &mut [u8], qw: &[f32]) {
     let sigma2 = row_sigma2(src);
-    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
-    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let w = block_weights(xb, qwb, sigma2);
-        let mut l = [0u8; QK];
-        let (d, the_min) = make_qkx3_quants(15, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
-        put_u16(y, 0, f32_to_f16_bits(d));
-        put_u16(y, 2, f32_to_f16_bits(-the_min));
-        let (lo, hi) = l.split_at(QK / 2);
-        for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
-            *q = a | (b << 4);
+    let chunks = src
+        .chunks(CHUNK_BLOCKS * QK)
+        .zip(qw.chunks(CHUNK_BLOCKS * QK));
+    for ((xc, qc), yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (xt, wt) = weighted_lanes(xc, qc, sigma2);
+        let fit = qkx_search_lanes(s, 15, &xt, &wt, QKX3_IMATRIX_SEARCH);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            let mut l = [0u8; QK];
+            fit.levels(g, 15, xb, &mut l);
+            put_u16(y, 0, f32_to_f16_bits(fit.scale[g]));
+            put_u16(y, 2, f32_to_f16_bits(-fit.the_min[g]));
+            let (lo, hi) = l.split_at(QK / 2);
+            for ((q, &a), &b) in y[4..].iter_mut().zip(lo).zip(hi) {
+                *q = a | (b << 4);
+            }
         }
     }
 }
@@ -153,6 +172,37 @@ mod tests {
             y[4 + j] = q(x[j]) | (q(x[j + 16]) << 4);
         }
         y
+    }
+
+    #[test]
+    fn imatrix_path_matches_the_block_by_block_search() {
+        // 13 blocks: one full chunk of eight lanes and a partial one.
+        let mut rng = Rng::new(9);
+        let n = 13 * QK;
+        let src: Vec<f32> = (0..n).map(|i| rng.uniform() * (1 + i % 5) as f32).collect();
+        let qw: Vec<f32> = (0..n).map(|_| rng.uniform().abs()).collect();
+        let mut ours = vec![0u8; 13 * BLOCK_BYTES];
+        quantize_row(&src, &mut ours, Some(&qw));
+        let sigma2 = row_sigma2(&src);
+        for ((xb, qb), y) in src
+            .chunks(QK)
+            .zip(qw.chunks(QK))
+            .zip(ours.chunks(BLOCK_BYTES))
+        {
+            let w: Vec<f32> = xb
+                .iter()
+                .zip(qb)
+                .map(|(&x, &q)| q * (sigma2 + x * x).sqrt())
+                .collect();
+            let mut l = [0u8; QK];
+            let (d, the_min) =
+                crate::kquants::make_qkx3_quants(15, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
+            assert_eq!(get_u16(y, 0), f32_to_f16_bits(d));
+            assert_eq!(get_u16(y, 2), f32_to_f16_bits(-the_min));
+            for j in 0..QK / 2 {
+                assert_eq!(y[4 + j], l[j] | (l[j + 16] << 4));
+            }
+        }
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! The scale search (this file's [`quantize_super_block`]) is shared with Q5_K, which only
 //! differs in the level count, the search range and the quant packing.
 
-use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
+use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{
-    get_scale_min_k4, make_qkx2_quants, make_qkx3_quants, make_qp_quants, pack_scale_min_k4,
-    QkxSearch, QKX3_IMATRIX_SEARCH,
+    get_scale_min_k4, make_qp_quants, pack_scale_min_k4, QkxSearch, QKX3_IMATRIX_SEARCH,
 };
+use crate::lanes::{qkx_search_lanes, transpose};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 const QK: usize = 256;
@@ -59,39 +60,36 @@ const Q4_K_PARAMS: SubBlockParams = SubBlockParams {
 /// `make_qkx3_quants` weighted by `qw*sqrt(sigma2 + x²)` and the sub-scales fitted by
 /// `make_qp_quants`), writes `d`, `dmin` and the packed 6-bit scales into `head` (16 bytes)
 /// and the final levels `0..=nmax` into `levels`.
-pub(crate) fn quantize_super_block(
+///
+/// The 8 sub-block fits run side by side, one sub-block per lane (see [`crate::lanes`]).
+#[inline(always)]
+pub(crate) fn quantize_super_block<S: V8>(
+    s: S,
     x: &[f32],
     qw: Option<&[f32]>,
     p: &SubBlockParams,
     head: &mut [u8],
     levels: &mut [u8; QK],
 ) {
-    let mut scales = [0.0f32; 8];
-    let mut mins = [0.0f32; 8];
-    let mut weights = [0.0f32; 32];
+    let xt = transpose::<32>(x);
     let mut ls = [0u8; 8];
     let mut lm = [0u8; 8];
     let (d, dmin);
 
-    match qw {
+    let fit = match qw {
         None => {
+            // Weights `av_x + |x|` with `av_x = sqrt(Σx²/32)` per sub-block.
+            let mut sum_x2 = [0.0f32; 8];
+            for row in &xt {
+                for g in 0..8 {
+                    sum_x2[g] += row[g] * row[g];
+                }
+            }
+            let av_x = sum_x2.map(|s| (s / 32.0).sqrt());
+            let wt = xt.map(|row| std::array::from_fn(|g| av_x[g] + row[g].abs()));
+            let fit = qkx_search_lanes(s, p.nmax, &xt, &wt, p.ref_search);
             let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-            for (j, (xs, lv)) in x
-                .chunks_exact(32)
-                .zip(levels.chunks_exact_mut(32))
-                .enumerate()
-            {
-                let mut sum_x2 = 0.0f32;
-                for &v in xs {
-                    sum_x2 += v * v;
-                }
-                let av_x = (sum_x2 / 32.0).sqrt();
-                for (w, &v) in weights.iter_mut().zip(xs) {
-                    *w = av_x + v.abs();
-                }
-                let (scale, min) = make_qkx2_quants(p.nmax, xs, &weights, lv, p.ref_search);
-                scales[j] = scale;
-                mins[j] = min;
+            for (&scale, &min) in fit.scale.iter().zip(&fit.the_min) {
                 if scale > max_scale {
                     max_scale = scale;
                 }
@@ -106,11 +104,12 @@ pub(crate) fn quantize_super_block(
             };
             let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
             for j in 0..8 {
-                ls[j] = (nearest_int(inv_scale * scales[j]) as u8).min(63);
-                lm[j] = (nearest_int(inv_min * mins[j]) as u8).min(63);
+                ls[j] = (nearest_int(inv_scale * fit.scale[j]) as u8).min(63);
+                lm[j] = (nearest_int(inv_min * fit.the_min[j]) as u8).min(63);
             }
             d = max_scale / 63.0;
             dmin = max_min / 63.0;
+            fit
         }
         Some(qw) => {
             let mut sum_x2 = 0.0f32;
@@ -118,35 +117,26 @@ pub(crate) fn quantize_super_block(
                 sum_x2 += v * v;
             }
             let sigma2 = 2.0 * sum_x2 / QK as f32;
+            let qwt = transpose::<32>(qw);
+            let mut wt = [[0.0f32; 8]; 32];
             let mut sw = [0.0f32; 8];
-            for (j, ((xs, lv), qw)) in x
-                .chunks_exact(32)
-                .zip(levels.chunks_exact_mut(32))
-                .zip(qw.chunks_exact(32))
-                .enumerate()
-            {
-                for ((w, &v), &q) in weights.iter_mut().zip(xs).zip(qw) {
-                    *w = q * (sigma2 + v * v).sqrt();
+            for ((w, q), x) in wt.iter_mut().zip(&qwt).zip(&xt) {
+                for g in 0..8 {
+                    w[g] = q[g] * (sigma2 + x[g] * x[g]).sqrt();
+                    sw[g] += w[g];
                 }
-                let mut sumw = 0.0f32;
-                for &w in &weights {
-                    sumw += w;
-                }
-                sw[j] = sumw;
-                let (scale, min) =
-                    make_qkx3_quants(p.nmax, xs, Some(&weights), lv, QKX3_IMATRIX_SEARCH);
-                scales[j] = scale;
-                mins[j] = min;
             }
-            d = make_qp_quants(63, &scales, &sw, &mut ls);
-            dmin = make_qp_quants(63, &mins, &sw, &mut lm);
+            let fit = qkx_search_lanes(s, p.nmax, &xt, &wt, QKX3_IMATRIX_SEARCH);
+            d = make_qp_quants(63, &fit.scale, &sw, &mut ls);
+            dmin = make_qp_quants(63, &fit.the_min, &sw, &mut lm);
             if p.clamp_impl_scales {
                 for v in ls.iter_mut().chain(lm.iter_mut()) {
                     *v = (*v).min(63);
                 }
             }
+            fit
         }
-    }
+    };
 
     let packed = pack_scale_min_k4(&ls, &lm);
     head[4..HEAD_BYTES].copy_from_slice(&packed);
@@ -163,18 +153,25 @@ pub(crate) fn quantize_super_block(
         let (sc, m) = get_scale_min_k4(j, &packed);
         let dj = d * sc as f32;
         if dj == 0.0 {
+            // The sub-block keeps the levels of its fit.
+            fit.levels(j, p.nmax, xs, lv);
             continue;
         }
         let dm = dmin * m as f32;
         for (l, &v) in lv.iter_mut().zip(xs) {
-            *l = nearest_int((v + dm) / dj).clamp(0, p.nmax) as u8;
+            *l = nearest_int(add_div_left_nan(v, dm, dj)).clamp(0, p.nmax) as u8;
         }
     }
 }
 
-/// `quantize_q4_K` for one row: `quantize_row_q4_K_ref` without an imatrix,
-/// `quantize_row_q4_K_impl` with one.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_q4_K` for one row: `quantize_row_q4_K_ref` without an imatrix,
+    /// `quantize_row_q4_K_impl` with one.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     let mut levels = [0u8; QK];
     for (i, (x, y)) in src
         .chunks_exact(QK)
@@ -183,7 +180,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     {
         let qw = imatrix.map(|im| &im[QK * i..QK * (i + 1)]);
         let (head, qs) = y.split_at_mut(HEAD_BYTES);
-        quantize_super_block(x, qw, &Q4_K_PARAMS, head, &mut levels);
+        quantize_super_block(s, x, qw, &Q4_K_PARAMS, head, &mut levels);
         for (lv, q) in levels.chunks_exact(64).zip(qs.chunks_exact_mut(32)) {
             for (l, o) in q.iter_mut().enumerate() {
                 *o = lv[l] | (lv[l + 32] << 4);

@@ -13,10 +13,11 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{block_weights, row_sigma2, signed_abs_max, trunc_flagged};
+use super::q4_0::{row_sigma2, signed_abs_max, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
-use crate::kquants::make_qx_quants;
+use crate::lanes::make_qx_quants_lanes;
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -65,13 +66,18 @@ pub(super) fn unpack_q5(packed: &[u8]) -> [u8; QK] {
     q
 }
 
-/// Quantizes one row; with an imatrix, through the weighted scale search.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Quantizes one row; with an imatrix, through the weighted scale search.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(qw) => quantize_row_weighted(src, dst, qw),
+        Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
@@ -85,6 +91,7 @@ fn quants_q5_0(x: &[f32; QK], id: f32, q: &mut [u8; QK], mut trunc: impl FnMut(f
 }
 
 /// `quantize_row_q5_0_ref`.
+#[inline(always)]
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let x: &[f32; QK] = xb.try_into().unwrap();
@@ -102,16 +109,27 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
 }
 
 /// `quantize_row_q5_0_impl`: q4_0's weighting, `make_qx_quants(nmax = 16, rmse_type = 1)`
-/// per block; its levels `0..=31` are the quants and its fitted scale is `d`.
-fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+/// per block; its levels `0..=31` are the quants and its fitted scale is `d`. The fits run
+/// eight blocks at a time.
+#[inline(always)]
+fn quantize_row_weighted<S: V8>(s: S, src: &[f32], dst: &mut [u8], qw: &[f32]) {
     let sigma2 = row_sigma2(src);
-    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
-    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let w = block_weights(xb, qwb, sigma2);
-        let mut l = [0u8; QK];
-        let d = make_qx_quants(16, xb, Some(&w), &mut l);
-        put_u16(y, 0, f32_to_f16_bits(d));
-        pack_q5(&l, &mut y[2..]);
+    let chunks = src
+        .chunks(CHUNK_BLOCKS * QK)
+        .zip(qw.chunks(CHUNK_BLOCKS * QK));
+    for ((xc, qc), yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (xt, wt) = weighted_lanes(xc, qc, sigma2);
+        let fit = make_qx_quants_lanes(s, 16, &xt, &wt);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            let mut l = [0u8; QK];
+            fit.levels(g, 16, xb, &mut l);
+            put_u16(y, 0, f32_to_f16_bits(fit.scale[g]));
+            pack_q5(&l, &mut y[2..]);
+        }
     }
 }
 

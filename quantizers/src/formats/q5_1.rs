@@ -12,12 +12,14 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{block_weights, row_sigma2, trunc_flagged};
+use super::q4_0::{row_sigma2, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
 use super::q4_1::min_max;
 use super::q5_0::{pack_q5, unpack_q5};
 use crate::common::{c_trunc_i32, get_u16, put_u16};
-use crate::kquants::{make_qkx3_quants, QKX3_IMATRIX_SEARCH};
+use crate::kquants::QKX3_IMATRIX_SEARCH;
+use crate::lanes::qkx_search_lanes;
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -37,13 +39,18 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// Quantizes one row; with an imatrix, through the weighted scale/offset search.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Quantizes one row; with an imatrix, through the weighted scale/offset search.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
         None => quantize_row_ref(src, dst),
-        Some(qw) => quantize_row_weighted(src, dst, qw),
+        Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
@@ -63,6 +70,7 @@ fn quants_q5_1(
 }
 
 /// `quantize_row_q5_1_ref`.
+#[inline(always)]
 fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let x: &[f32; QK] = xb.try_into().unwrap();
@@ -83,17 +91,28 @@ fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
 
 /// `quantize_row_q5_1_impl`: q4_0's weighting, then per block
 /// `make_qkx3_quants(nmax = 31, rmin = −0.9, rdelta = 0.05, nstep = 36)`; `d` is the fitted
-/// scale and `m` the fitted offset (`−the_min`, at most 0).
-fn quantize_row_weighted(src: &[f32], dst: &mut [u8], qw: &[f32]) {
+/// scale and `m` the fitted offset (`−the_min`, at most 0). The fits run eight
+/// blocks at a time.
+#[inline(always)]
+fn quantize_row_weighted<S: V8>(s: S, src: &[f32], dst: &mut [u8], qw: &[f32]) {
     let sigma2 = row_sigma2(src);
-    let blocks = src.chunks_exact(QK).zip(qw.chunks_exact(QK));
-    for ((xb, qwb), y) in blocks.zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let w = block_weights(xb, qwb, sigma2);
-        let mut l = [0u8; QK];
-        let (d, the_min) = make_qkx3_quants(31, xb, Some(&w), &mut l, QKX3_IMATRIX_SEARCH);
-        put_u16(y, 0, f32_to_f16_bits(d));
-        put_u16(y, 2, f32_to_f16_bits(-the_min));
-        pack_q5(&l, &mut y[4..]);
+    let chunks = src
+        .chunks(CHUNK_BLOCKS * QK)
+        .zip(qw.chunks(CHUNK_BLOCKS * QK));
+    for ((xc, qc), yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (xt, wt) = weighted_lanes(xc, qc, sigma2);
+        let fit = qkx_search_lanes(s, 31, &xt, &wt, QKX3_IMATRIX_SEARCH);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            let mut l = [0u8; QK];
+            fit.levels(g, 31, xb, &mut l);
+            put_u16(y, 0, f32_to_f16_bits(fit.scale[g]));
+            put_u16(y, 2, f32_to_f16_bits(-fit.the_min[g]));
+            pack_q5(&l, &mut y[4..]);
+        }
     }
 }
 

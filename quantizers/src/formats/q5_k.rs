@@ -6,6 +6,7 @@
 
 use crate::kquants::QkxSearch;
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 use super::q4_k::{quantize_super_block, sub_block_factors, SubBlockParams, HEAD_BYTES};
@@ -37,9 +38,14 @@ const Q5_K_PARAMS: SubBlockParams = SubBlockParams {
     clamp_impl_scales: true,
 };
 
-/// `quantize_q5_K` for one row: `quantize_row_q5_K_ref` without an imatrix,
-/// `quantize_row_q5_K_impl` with one.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_q5_K` for one row: `quantize_row_q5_K_ref` without an imatrix,
+    /// `quantize_row_q5_K_impl` with one.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     let mut levels = [0u8; QK];
     for (i, (x, y)) in src
         .chunks_exact(QK)
@@ -48,7 +54,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     {
         let qw = imatrix.map(|im| &im[QK * i..QK * (i + 1)]);
         let (head, rest) = y.split_at_mut(HEAD_BYTES);
-        quantize_super_block(x, qw, &Q5_K_PARAMS, head, &mut levels);
+        quantize_super_block(s, x, qw, &Q5_K_PARAMS, head, &mut levels);
         let (qh, qs) = rest.split_at_mut(32);
         qh.fill(0);
         for (c, (lv, q)) in levels

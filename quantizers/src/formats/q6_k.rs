@@ -10,8 +10,10 @@
 //! `+0, +32, +64, +96`.
 
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
-use crate::kquants::{make_qx_quants, GROUP_MAX_EPS};
+use crate::kquants::GROUP_MAX_EPS;
+use crate::lanes::{make_qx_quants_lanes, squares, transpose, QxFit};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 const QK: usize = 256;
@@ -31,31 +33,47 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// `quantize_q6_K` for one row: the reference quantizer without an imatrix, the `_impl`
-/// path (the raw imatrix values as weights of the group fits) with one.
-fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_q6_K` for one row: the reference quantizer without an imatrix, the `_impl`
+    /// path (the raw imatrix values as weights of the group fits) with one.
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) {
     for (i, (x, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
         .enumerate()
     {
         let qw = imatrix.map(|im| &im[QK * i..QK * (i + 1)]);
-        quantize_block(x, y, qw);
+        quantize_block(s, x, y, qw);
     }
 }
 
-fn quantize_block(x: &[f32], y: &mut [u8], qw: Option<&[f32]>) {
-    let mut levels = [0u8; QK];
-    let mut scales = [0.0f32; QK / 16];
+/// The `make_qx_quants(nmax = 32)` fits of 8 consecutive groups of 16 (weights `x²`, or
+/// `qw`), one group per lane.
+#[inline(always)]
+fn fit_eight<S: V8>(s: S, x: &[f32], qw: Option<&[f32]>) -> QxFit {
+    let xt = transpose::<16>(x);
+    let wt = match qw {
+        Some(q) => transpose::<16>(q),
+        None => squares(&xt),
+    };
+    make_qx_quants_lanes(s, 32, &xt, &wt)
+}
+
+/// One super-block. The group fits (`make_qx_quants(nmax = 32)`, weights `x²` or the
+/// imatrix) run eight groups side by side, one per lane (see [`crate::lanes`]).
+#[inline(always)]
+fn quantize_block<S: V8>(s: S, x: &[f32], y: &mut [u8], qw: Option<&[f32]>) {
+    let fits = [
+        fit_eight(s, &x[..128], qw),
+        fit_eight(s, &x[128..], qw.map(|q| &q[128..])),
+    ];
+    let scales: [f32; 16] = std::array::from_fn(|j| fits[j / 8].scale[j % 8]);
     let (mut max_scale, mut max_abs_scale) = (0.0f32, 0.0f32);
-    for (ib, (xs, ls)) in x
-        .chunks_exact(16)
-        .zip(levels.chunks_exact_mut(16))
-        .enumerate()
-    {
-        let w = qw.map(|q| &q[16 * ib..16 * ib + 16]);
-        let scale = make_qx_quants(32, xs, w, ls);
-        scales[ib] = scale;
+    for &scale in &scales {
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
             max_scale = scale;
@@ -74,9 +92,17 @@ fn quantize_block(x: &[f32], y: &mut [u8], qw: Option<&[f32]>) {
     for (s, &scale) in sc.iter_mut().zip(&scales) {
         *s = nearest_int(iscale * scale).min(127) as i8;
     }
-    for ((xs, ls), &s) in x.chunks_exact(16).zip(levels.chunks_exact_mut(16)).zip(&sc) {
+    let mut levels = [0u8; QK];
+    for (g, ((xs, ls), &s)) in x
+        .chunks_exact(16)
+        .zip(levels.chunks_exact_mut(16))
+        .zip(&sc)
+        .enumerate()
+    {
         let dl = d * s as f32;
         if dl == 0.0 {
+            // The group keeps the levels of its fit.
+            fits[g / 8].levels(g % 8, 32, xs, ls);
             continue;
         }
         for (l, &v) in ls.iter_mut().zip(xs) {

@@ -72,7 +72,7 @@ pub(super) fn abs_max(x: &[f32; QK]) -> f32 {
 /// that loops over it vectorise: adding 1.5·2^23 rounds to nearest-even and leaves the
 /// integer in the low mantissa bits; an exact tie that went toward zero is moved away.
 #[inline(always)]
-fn round_fast(v: f32) -> i32 {
+pub(super) fn round_fast(v: f32) -> i32 {
     const MAGIC: f32 = 12_582_912.0;
     let t = v + MAGIC;
     let nearest = (t.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000;

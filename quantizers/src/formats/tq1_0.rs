@@ -8,8 +8,11 @@
 //! Element order: `qs[m]` (m < 32) holds elements `m + 32n` for n = 0..5, `qs[32 + m]`
 //! (m < 16) holds `160 + m + 16n`, and `qh[j]` holds `240 + j + 4n` for n = 0..4.
 
+use super::q4_0::in_fast_range;
+use super::q8_0::round_fast;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -45,47 +48,88 @@ pub(crate) fn c_lroundf_int(x: f32) -> i32 {
 
 /// The ternary block scale: `amax` folded with C's `MAX(a, b)` (`a > b ? a : b`), and its
 /// inverse (0 for an all-zero block).
-#[inline]
+///
+/// Without NaNs the fold is a plain maximum, computed on the bit patterns so that it
+/// vectorises (for non-negative floats the integer order of the bits is the float order).
+/// A NaN (bits above `0x7f80_0000`) makes the result depend on its position (it survives
+/// only as the last element), and the sequential fold decides.
+#[inline(always)]
 pub(crate) fn ternary_scale(x: &[f32]) -> (f32, f32) {
-    let mut amax = 0f32;
-    for &v in x {
-        let a = v.abs();
-        amax = if amax > a { amax } else { a };
+    let mut lanes = [0u32; 8];
+    for chunk in x.chunks_exact(8) {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            *l = (*l).max(v.to_bits() & 0x7fff_ffff);
+        }
     }
+    let bits = lanes.iter().fold(0, |m, &l| m.max(l));
+    let amax = if bits > 0x7f80_0000 || !x.len().is_multiple_of(8) {
+        let mut amax = 0f32;
+        for &v in x {
+            let a = v.abs();
+            amax = if amax > a { amax } else { a };
+        }
+        amax
+    } else {
+        f32::from_bits(bits)
+    };
     let id = if amax != 0.0 { 1.0f32 / amax } else { 0.0 };
     (amax, id)
 }
 
+/// The ternary codes `lroundf(x·id) + 1` of a block as bytes (-1, 0, 1 → 0, 1, 2; other
+/// values wrap as in C). `roundf` is done by [`round_fast`] where it is exact, which lets
+/// the loop vectorise (a call to `roundf` would not); a block with a quant outside that
+/// range is redone with the exact scalar conversion.
+#[inline(always)]
+pub(crate) fn ternary_codes(x: &[f32], id: f32, q: &mut [u8]) {
+    let mut exact = true;
+    for (q, &v) in q.iter_mut().zip(x) {
+        let s = v * id;
+        exact &= in_fast_range(s);
+        *q = round_fast(s).wrapping_add(1) as u8;
+    }
+    if !exact {
+        for (q, &v) in q.iter_mut().zip(x) {
+            *q = c_lroundf_int(v * id).wrapping_add(1) as u8;
+        }
+    }
+}
+
 /// `ceil(q * 256 / 243)` in integer arithmetic, stored as a byte.
-#[inline]
+#[inline(always)]
 fn pack_trits(q: u8) -> u8 {
     (q as u32 * 256).div_ceil(243) as u8
 }
 
-/// The base-3 number of the trits of `xs` (first most significant), each `round(x·id) + 1`
-/// (-1, 0, 1 → 0, 1, 2), in u8 arithmetic that wraps as the C code's does.
-#[inline]
-fn base3(xs: impl Iterator<Item = f32>, id: f32) -> u8 {
-    xs.fold(0u8, |q, v| {
-        q.wrapping_mul(3)
-            .wrapping_add(c_lroundf_int(v * id).wrapping_add(1) as u8)
+/// The base-3 number of the codes `q[at], q[at + step], …` (`count` of them, the first
+/// most significant), in u8 arithmetic that wraps as the C code's does.
+#[inline(always)]
+fn base3(q: &[u8; QK], at: usize, step: usize, count: usize) -> u8 {
+    (0..count).fold(0u8, |acc, n| {
+        acc.wrapping_mul(3).wrapping_add(q[at + step * n])
     })
 }
 
-/// `quantize_row_tq1_0_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_row_tq1_0_ref` (the imatrix is ignored).
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let (d, id) = ternary_scale(x);
-        for m in 0..32 {
-            y[m] = pack_trits(base3((0..5).map(|n| x[m + 32 * n]), id));
+        let mut q = [0u8; QK];
+        ternary_codes(x, id, &mut q);
+        for (m, b) in y[..32].iter_mut().enumerate() {
+            *b = pack_trits(base3(&q, m, 32, 5));
         }
-        for m in 0..16 {
-            y[32 + m] = pack_trits(base3((0..5).map(|n| x[160 + m + 16 * n]), id));
+        for (m, b) in y[32..48].iter_mut().enumerate() {
+            *b = pack_trits(base3(&q, 160 + m, 16, 5));
         }
-        for j in 0..4 {
-            let q = base3((0..4).map(|n| x[240 + j + 4 * n]), id);
+        for (j, b) in y[48..52].iter_mut().enumerate() {
             // The fifth, padding trit is a zero in the least significant place.
-            y[48 + j] = pack_trits(q.wrapping_mul(3));
+            *b = pack_trits(base3(&q, 240 + j, 4, 4).wrapping_mul(3));
         }
         put_u16(y, 52, f32_to_f16(d));
     }

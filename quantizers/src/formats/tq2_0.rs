@@ -4,8 +4,9 @@
 //! `2n`, the code `t + 1` (t ∈ {-1, 0, 1}) of element `128c + 32n + m`. Value = `(code - 1) * d`.
 
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::formats::tq1_0::{c_lroundf_int, ternary_scale};
+use crate::formats::tq1_0::{ternary_codes, ternary_scale};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -25,18 +26,24 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// `quantize_row_tq2_0_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_row_tq2_0_ref` (the imatrix is ignored).
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let (d, id) = ternary_scale(x);
-        for (xc, qc) in x.chunks_exact(128).zip(y[..64].chunks_exact_mut(32)) {
-            for (m, byte) in qc.iter_mut().enumerate() {
-                let mut q = 0u8;
-                for n in 0..4 {
-                    let xi = c_lroundf_int(xc[m + 32 * n] * id).wrapping_add(1);
-                    q = q.wrapping_add(((xi & 3) << (2 * n)) as u8);
-                }
-                *byte = q;
+        let mut q = [0u8; QK];
+        ternary_codes(x, id, &mut q);
+        for (qc, yc) in q.chunks_exact(128).zip(y[..64].chunks_exact_mut(32)) {
+            for (m, byte) in yc.iter_mut().enumerate() {
+                // The C code adds the 2-bit fields; they do not overlap, so this is an OR.
+                *byte = (qc[m] & 3)
+                    | ((qc[m + 32] & 3) << 2)
+                    | ((qc[m + 64] & 3) << 4)
+                    | ((qc[m + 96] & 3) << 6);
             }
         }
         put_u16(y, 64, f32_to_f16(d));

@@ -1,0 +1,445 @@
+//! Eight-lane f32 vectors for the lane-parallel kernels, and runtime dispatch of the hot row
+//! kernels to an AVX2 build of the same source.
+//!
+//! [`V8`] is the small set of lane-wise operations the kernels in [`crate::lanes`] use. It
+//! has three implementations: [`Avx2`] (one 256-bit register), [`Sse2`] (two 128-bit
+//! registers; SSE2 is part of every x86-64 CPU) and [`Scalar`] (plain arrays, for other
+//! architectures and as a test oracle). Every operation is the IEEE operation the scalar
+//! code performs, applied to each lane on its own (vector add, multiply, divide and square
+//! root round exactly like their scalar forms, and FMA is never used), so the three give
+//! bit-identical results.
+//!
+//! The crate is compiled for baseline x86-64, so [`multiversion!`] compiles each hot row
+//! function a second time with AVX2 enabled (which also lets the compiler auto-vectorise
+//! the plain loops with 256-bit registers) and picks that copy when the CPU has AVX2.
+//! [`force_portable`] turns the AVX2 copies off, so that tests can check both builds.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// 0: not yet decided, 1: portable, 2: AVX2.
+static MODE: AtomicU8 = AtomicU8::new(0);
+/// Set by [`force_portable`].
+static FORCED_PORTABLE: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the AVX2 copies of the kernels may run: the CPU supports AVX2 and
+/// [`force_portable`] is off.
+#[inline]
+fn avx2_enabled() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let on = detect_avx2() && FORCED_PORTABLE.load(Ordering::Relaxed) == 0;
+            MODE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+            on
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_avx2() -> bool {
+    false
+}
+
+/// Makes every kernel use its portable (baseline-ISA) copy (`true`), or the fastest one
+/// the CPU supports (`false`, the default). Both give identical bytes; this exists so that
+/// the conformance tests can check both builds on one machine.
+#[doc(hidden)]
+pub fn force_portable(on: bool) {
+    FORCED_PORTABLE.store(on as u8, Ordering::Relaxed);
+    MODE.store(0, Ordering::Relaxed);
+}
+
+/// `multiversion! { fn name(args) -> ret = body; }` defines `name(args)`, which calls
+/// `body(v8, args)` with the best [`V8`] the CPU supports. `body` must be
+/// `#[inline(always)]`, generic over `V8`, and so must its hot callees: on x86-64 it is
+/// compiled a second time inside a function with AVX2 enabled.
+macro_rules! multiversion {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $body:path;) => {
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if let Some(v8) = $crate::simd::Avx2::get() {
+                    #[target_feature(enable = "avx2")]
+                    unsafe fn avx2(v8: $crate::simd::Avx2, $($arg: $ty),*) $(-> $ret)? {
+                        $body(v8, $($arg),*)
+                    }
+                    // SAFETY: `avx2` only requires a CPU with AVX2, which the existence of
+                    // an `Avx2` value proves.
+                    return unsafe { avx2(v8, $($arg),*) };
+                }
+                $body($crate::simd::Sse2, $($arg),*)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                $body($crate::simd::Scalar, $($arg),*)
+            }
+        }
+    };
+}
+pub(crate) use multiversion;
+
+/// Eight f32 lanes and the lane-wise operations the kernels need. Comparisons return masks
+/// (all bits set in the lanes where they hold) of the same type, with Rust's (IEEE) results
+/// for NaN.
+pub(crate) trait V8: Copy {
+    /// Eight f32 lanes.
+    type F: Copy;
+    /// `[v; 8]`.
+    fn splat(self, v: f32) -> Self::F;
+    /// Loads eight values.
+    fn load(self, a: &[f32; 8]) -> Self::F;
+    /// The eight values.
+    fn to_array(self, v: Self::F) -> [f32; 8];
+    /// `a + b`.
+    fn add(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a - b`.
+    fn sub(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a * b`.
+    fn mul(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a / b`.
+    fn div(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a.abs()` (clears the sign bit).
+    fn abs(self, a: Self::F) -> Self::F;
+    /// `-a` (flips the sign bit).
+    fn neg(self, a: Self::F) -> Self::F;
+    /// `a < b`.
+    fn lt(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a <= b`.
+    fn le(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a != b`.
+    fn ne(self, a: Self::F, b: Self::F) -> Self::F;
+    /// Bitwise `a & b` (of masks).
+    fn and(self, a: Self::F, b: Self::F) -> Self::F;
+    /// Bitwise `a | b` (of masks).
+    fn or(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `if m { a } else { b }` per lane, `m` a mask.
+    fn select(self, m: Self::F, a: Self::F, b: Self::F) -> Self::F;
+    /// Whether any lane of the mask `m` is set.
+    fn any(self, m: Self::F) -> bool;
+    /// `nearest_int(v).clamp(lo, hi) as f32` per lane: ggml's 1.5·2²³ rounding trick
+    /// reproduced on the bits (exact for every input, NaN and out-of-range included),
+    /// then the clamp, done on the exactly converted integer.
+    fn level(self, v: Self::F, lo: f32, hi: f32) -> Self::F;
+}
+
+/// `t + 1.5·2²³`, the addend of ggml's `nearest_int`.
+const MAGIC: f32 = 12_582_912.0;
+
+/// Plain arrays: the reference implementation of [`V8`] (the kernels' choice on other
+/// architectures; on x86-64 only the tests use it).
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scalar;
+
+impl V8 for Scalar {
+    type F = [f32; 8];
+    #[inline(always)]
+    fn splat(self, v: f32) -> [f32; 8] {
+        [v; 8]
+    }
+    #[inline(always)]
+    fn load(self, a: &[f32; 8]) -> [f32; 8] {
+        *a
+    }
+    #[inline(always)]
+    fn to_array(self, v: [f32; 8]) -> [f32; 8] {
+        v
+    }
+    #[inline(always)]
+    fn add(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| a[i] + b[i])
+    }
+    #[inline(always)]
+    fn sub(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| a[i] - b[i])
+    }
+    #[inline(always)]
+    fn mul(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| a[i] * b[i])
+    }
+    #[inline(always)]
+    fn div(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| a[i] / b[i])
+    }
+    #[inline(always)]
+    fn abs(self, a: [f32; 8]) -> [f32; 8] {
+        a.map(f32::abs)
+    }
+    #[inline(always)]
+    fn neg(self, a: [f32; 8]) -> [f32; 8] {
+        a.map(|v| -v)
+    }
+    #[inline(always)]
+    fn lt(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| mask(a[i] < b[i]))
+    }
+    #[inline(always)]
+    fn le(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| mask(a[i] <= b[i]))
+    }
+    #[inline(always)]
+    fn ne(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| mask(a[i] != b[i]))
+    }
+    #[inline(always)]
+    fn and(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| f32::from_bits(a[i].to_bits() & b[i].to_bits()))
+    }
+    #[inline(always)]
+    fn or(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| f32::from_bits(a[i].to_bits() | b[i].to_bits()))
+    }
+    #[inline(always)]
+    fn select(self, m: [f32; 8], a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| if m[i].to_bits() != 0 { a[i] } else { b[i] })
+    }
+    #[inline(always)]
+    fn any(self, m: [f32; 8]) -> bool {
+        m.iter().any(|v| v.to_bits() != 0)
+    }
+    #[inline(always)]
+    fn level(self, v: [f32; 8], lo: f32, hi: f32) -> [f32; 8] {
+        v.map(|v| {
+            let n = crate::common::nearest_int(v) as f32;
+            if n < lo {
+                lo
+            } else if n > hi {
+                hi
+            } else {
+                n
+            }
+        })
+    }
+}
+
+/// A mask lane.
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline(always)]
+fn mask(b: bool) -> f32 {
+    f32::from_bits(if b { u32::MAX } else { 0 })
+}
+
+/// Two SSE2 registers. SSE and SSE2 are part of the x86-64 baseline: every x86-64 CPU has
+/// them, which is what makes calling their intrinsics sound.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sse2;
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! sse2_binary {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        $(
+            #[inline(always)]
+            fn $name(self, a: [__m128; 2], b: [__m128; 2]) -> [__m128; 2] {
+                // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+                unsafe { [$op(a[0], b[0]), $op(a[1], b[1])] }
+            }
+        )*
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+impl V8 for Sse2 {
+    type F = [__m128; 2];
+    #[inline(always)]
+    fn splat(self, v: f32) -> [__m128; 2] {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+        unsafe { [_mm_set1_ps(v); 2] }
+    }
+    #[inline(always)]
+    fn load(self, a: &[f32; 8]) -> [__m128; 2] {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`); the unaligned loads
+        // read `a[0..4]` and `a[4..8]`.
+        unsafe { [_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(a.as_ptr().add(4))] }
+    }
+    #[inline(always)]
+    fn to_array(self, v: [__m128; 2]) -> [f32; 8] {
+        let mut out = [0f32; 8];
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`); the unaligned stores
+        // write `out[0..4]` and `out[4..8]`.
+        unsafe {
+            _mm_storeu_ps(out.as_mut_ptr(), v[0]);
+            _mm_storeu_ps(out.as_mut_ptr().add(4), v[1]);
+        }
+        out
+    }
+    sse2_binary! {
+        add => _mm_add_ps,
+        sub => _mm_sub_ps,
+        mul => _mm_mul_ps,
+        div => _mm_div_ps,
+        lt => _mm_cmplt_ps,
+        le => _mm_cmple_ps,
+        ne => _mm_cmpneq_ps,
+        and => _mm_and_ps,
+        or => _mm_or_ps,
+    }
+    #[inline(always)]
+    fn abs(self, a: [__m128; 2]) -> [__m128; 2] {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+        unsafe {
+            let m = _mm_castsi128_ps(_mm_set1_epi32(0x7fff_ffff));
+            [_mm_and_ps(a[0], m), _mm_and_ps(a[1], m)]
+        }
+    }
+    #[inline(always)]
+    fn neg(self, a: [__m128; 2]) -> [__m128; 2] {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+        unsafe {
+            let m = _mm_set1_ps(-0.0);
+            [_mm_xor_ps(a[0], m), _mm_xor_ps(a[1], m)]
+        }
+    }
+    #[inline(always)]
+    fn select(self, m: [__m128; 2], a: [__m128; 2], b: [__m128; 2]) -> [__m128; 2] {
+        #[inline(always)]
+        fn sel(m: __m128, a: __m128, b: __m128) -> __m128 {
+            // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+            unsafe { _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b)) }
+        }
+        [sel(m[0], a[0], b[0]), sel(m[1], a[1], b[1])]
+    }
+    #[inline(always)]
+    fn any(self, m: [__m128; 2]) -> bool {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+        unsafe { _mm_movemask_ps(_mm_or_ps(m[0], m[1])) != 0 }
+    }
+    #[inline(always)]
+    fn level(self, v: [__m128; 2], lo: f32, hi: f32) -> [__m128; 2] {
+        #[inline(always)]
+        fn one(v: __m128, lo: f32, hi: f32) -> __m128 {
+            // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+            unsafe {
+                let t = _mm_castps_si128(_mm_add_ps(v, _mm_set1_ps(MAGIC)));
+                let n = _mm_sub_epi32(
+                    _mm_and_si128(t, _mm_set1_epi32(0x007f_ffff)),
+                    _mm_set1_epi32(0x0040_0000),
+                );
+                // `n` is an integer of magnitude at most 2²², so the conversion is exact
+                // and clamping the float is clamping the integer.
+                let f = _mm_cvtepi32_ps(n);
+                _mm_min_ps(_mm_max_ps(f, _mm_set1_ps(lo)), _mm_set1_ps(hi))
+            }
+        }
+        [one(v[0], lo, hi), one(v[1], lo, hi)]
+    }
+}
+
+/// One AVX2 register. A value of this type exists only once the CPU has been found to
+/// support AVX2 ([`Avx2::get`]), which is what makes calling the AVX intrinsics sound.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// The token, when the CPU supports AVX2 and [`force_portable`] is off.
+    #[inline]
+    pub(crate) fn get() -> Option<Avx2> {
+        avx2_enabled().then_some(Avx2(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx_binary {
+    ($($name:ident => $op:ident),* $(,)?) => {
+        $(
+            #[inline(always)]
+            fn $name(self, a: __m256, b: __m256) -> __m256 {
+                // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+                unsafe { $op(a, b) }
+            }
+        )*
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+impl V8 for Avx2 {
+    type F = __m256;
+    #[inline(always)]
+    fn splat(self, v: f32) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_set1_ps(v) }
+    }
+    #[inline(always)]
+    fn load(self, a: &[f32; 8]) -> __m256 {
+        // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned load reads exactly the
+        // 8 f32 of `a`.
+        unsafe { _mm256_loadu_ps(a.as_ptr()) }
+    }
+    #[inline(always)]
+    fn to_array(self, v: __m256) -> [f32; 8] {
+        let mut out = [0f32; 8];
+        // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned store writes exactly
+        // the 8 f32 of `out`.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr(), v) };
+        out
+    }
+    avx_binary! {
+        add => _mm256_add_ps,
+        sub => _mm256_sub_ps,
+        mul => _mm256_mul_ps,
+        div => _mm256_div_ps,
+        and => _mm256_and_ps,
+        or => _mm256_or_ps,
+    }
+    #[inline(always)]
+    fn lt(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn le(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(a, b) }
+    }
+    #[inline(always)]
+    fn ne(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_cmp_ps::<_CMP_NEQ_UQ>(a, b) }
+    }
+    #[inline(always)]
+    fn abs(self, a: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff))) }
+    }
+    #[inline(always)]
+    fn neg(self, a: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_xor_ps(a, _mm256_set1_ps(-0.0)) }
+    }
+    #[inline(always)]
+    fn select(self, m: __m256, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_blendv_ps(b, a, m) }
+    }
+    #[inline(always)]
+    fn any(self, m: __m256) -> bool {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_movemask_ps(m) != 0 }
+    }
+    #[inline(always)]
+    fn level(self, v: __m256, lo: f32, hi: f32) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe {
+            let t = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(MAGIC)));
+            let n = _mm256_sub_epi32(
+                _mm256_and_si256(t, _mm256_set1_epi32(0x007f_ffff)),
+                _mm256_set1_epi32(0x0040_0000),
+            );
+            // Exact conversion of an integer of magnitude at most 2²², as in `Sse2`.
+            let f = _mm256_cvtepi32_ps(n);
+            _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(lo)), _mm256_set1_ps(hi))
+        }
+    }
+}
