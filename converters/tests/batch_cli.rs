@@ -474,6 +474,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!("{checked_golden} batch outputs matched llama.cpp's golden manifests");
     if golden.is_some() {
         assert!(checked_golden >= 12, "only {checked_golden} golden checks");
     }
@@ -742,4 +743,159 @@ fn usage_errors_exit_with_2() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 3);
+}
+
+/// Target types with no quantizer yet (IQ1–IQ3).
+const NOT_YET: &[&str] = &[
+    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
+];
+
+const FIXTURES: [&str; 10] = [
+    "llama-spm",
+    "llama-bpe",
+    "qwen2",
+    "qwen3",
+    "qwen3moe",
+    "gemma3",
+    "mixtral",
+    "phi3",
+    "gpt2",
+    "bert",
+];
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// Every golden conversion and one-pass quantization of every fixture, as one batch: one
+/// job per fixture whose outputs are all of its variants (each written in the same pass).
+#[test]
+fn every_golden_variant_as_one_batch() {
+    let Some(golden) = golden_dir("every_golden_variant_as_one_batch") else {
+        return;
+    };
+    let work = scratch("batch-golden-all");
+    for f in ["imatrix.gguf", "imatrix.dat"] {
+        std::fs::copy(golden.join("llama-spm/files").join(f), work.join(f)).unwrap();
+    }
+    // (fixture, variant) → (expected ok, golden manifest)
+    let mut expect: BTreeMap<(String, String), (bool, Option<PathBuf>)> = BTreeMap::new();
+    let mut toml = String::new();
+    for fx in FIXTURES {
+        let fdir = golden.join(fx);
+        let variants = read_json(&fdir.join("variants.json"));
+        let status = read_json(&fdir.join("status.json"));
+        let mut outs = Vec::new();
+        for v in variants["variants"].as_array().unwrap() {
+            let name = v["variant"].as_str().unwrap();
+            let args: Vec<&str> = v["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            let ok = v["ok"].as_bool().unwrap();
+            let manifest_of = |m: &str| Some(fdir.join(m));
+            let entry = match v["tool"].as_str().unwrap() {
+                "convert_hf_to_gguf.py" => {
+                    let t = args[args.iter().position(|a| *a == "--outtype").unwrap() + 1];
+                    let m = match v["manifests"][0].as_str() {
+                        Some(m) => manifest_of(m),
+                        None => status[name]["identical_to"][0]
+                            .as_str()
+                            .and_then(|i| manifest_of(&format!("{i}.json"))),
+                    };
+                    (
+                        format!("{{ type = \"{t}\", name = \"{fx}-{name}.gguf\" }}"),
+                        m,
+                    )
+                }
+                "llama-quantize" if args.contains(&"{variant:convert-f32}") => {
+                    let ftype = *args.last().unwrap();
+                    // Q8_0/TQ1_0/TQ2_0 name the converter's own types in gguf-convert.
+                    if NOT_YET.contains(&ftype) || ["Q8_0", "TQ1_0", "TQ2_0"].contains(&ftype) {
+                        continue;
+                    }
+                    let mut opts = String::new();
+                    let mut i = 0;
+                    while i < args.len() {
+                        let (k, val) = (args[i], args.get(i + 1).copied().unwrap_or(""));
+                        match k {
+                            "--pure" => opts += ", pure = true",
+                            "--leave-output-tensor" => opts += ", leave_output_tensor = true",
+                            "--imatrix" => opts += &format!(", imatrix = {}", toml_str(val)),
+                            "--output-tensor-type" => {
+                                opts += &format!(", output_tensor_type = {}", toml_str(val))
+                            }
+                            "--token-embedding-type" => {
+                                opts += &format!(", token_embedding_type = {}", toml_str(val))
+                            }
+                            "--tensor-type" => {
+                                opts += &format!(", tensor_type = [{}]", toml_str(val))
+                            }
+                            _ => {
+                                i += 1;
+                                continue;
+                            }
+                        }
+                        i += if k.starts_with("--pure") || k.starts_with("--leave") {
+                            1
+                        } else {
+                            2
+                        };
+                    }
+                    (
+                        format!("{{ type = \"{ftype}\", name = \"{fx}-{name}.gguf\"{opts} }}"),
+                        v["manifests"][0].as_str().and_then(manifest_of),
+                    )
+                }
+                _ => continue,
+            };
+            outs.push(entry.0);
+            expect.insert((fx.to_string(), name.to_string()), (ok, entry.1));
+        }
+        toml += &format!(
+            "[[job]]\nname = \"{fx}\"\nsource = {}\noutdir = \"out\"\noutputs = [\n  {}\n]\n\n",
+            toml_str(s(&golden.join("../fixtures/hf").join(fx))),
+            outs.join(",\n  ")
+        );
+    }
+    std::fs::write(work.join("jobs.toml"), &toml).unwrap();
+    let o = run(&["--batch", "jobs.toml", "--json", "-q", "-j", "2"], &work);
+    let report = lines(&o.stdout);
+    let recs = outputs(&report);
+    let mut problems = Vec::new();
+    let mut matched = 0;
+    for ((fx, name), (ok, gold)) in &expect {
+        let file = format!("{fx}-{name}.gguf");
+        let Some(r) = recs.get(&file) else {
+            problems.push(format!("{file}: no report record"));
+            continue;
+        };
+        match (ok, r["status"].as_str().unwrap()) {
+            (true, "done") => {
+                let Some(gold) = gold else { continue };
+                let out = work.join("out").join(&file);
+                let f = GgufFile::open(&out).unwrap();
+                let d = diff_manifests(&manifest(&f, &out, None), &read_json(gold));
+                if d.is_empty() {
+                    matched += 1;
+                } else {
+                    problems.push(format!("{file}: {}", d[..d.len().min(3)].join("; ")));
+                }
+            }
+            (false, "failed") => assert!(!work.join("out").join(&file).exists()),
+            (true, st) => problems.push(format!("{file}: {st}: {}", r["error"])),
+            (false, st) => problems.push(format!("{file}: llama.cpp failed, we said {st}")),
+        }
+    }
+    eprintln!(
+        "{matched} outputs of {} one-pass jobs matched llama.cpp's manifests",
+        FIXTURES.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(matched >= 200, "only {matched} golden matches");
+    // Expected failures (Q2_K_S without an imatrix) make their jobs fail, and only those.
+    let want_failed = expect.iter().filter(|(_, (ok, _))| !ok).count() > 0;
+    assert_eq!(o.status.code(), Some(if want_failed { 1 } else { 0 }));
 }

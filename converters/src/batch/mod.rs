@@ -23,6 +23,7 @@ pub mod progress;
 pub mod share;
 pub mod state;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -131,6 +132,7 @@ pub fn run_batch(
         freed: Condvar::new(),
     };
     let next = AtomicUsize::new(0);
+    let claimed: Mutex<HashMap<PathBuf, usize>> = Mutex::new(HashMap::new());
     let results: Mutex<Vec<(usize, JobOutcome)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..slots {
@@ -140,7 +142,15 @@ pub fn run_batch(
                     break;
                 }
                 let share = opts.max_memory / slots as u64;
-                let r = run_job(i, &jobs[i], opts, share, &pool, report, progress);
+                let ctx = JobContext {
+                    opts,
+                    share,
+                    pool: &pool,
+                    report,
+                    progress,
+                    claimed: &claimed,
+                };
+                let r = run_job(i, &jobs[i], &ctx);
                 results
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -283,15 +293,27 @@ impl Hooks for JobHooks<'_> {
     }
 }
 
-fn run_job(
-    job: usize,
-    spec: &JobSpec,
-    opts: &BatchOptions,
+/// What every job of a batch shares.
+struct JobContext<'a> {
+    opts: &'a BatchOptions,
+    /// The job's default share of the memory budget.
     share: u64,
-    pool: &MemoryPool,
-    report: &Report,
-    progress: &Progress,
-) -> JobOutcome {
+    pool: &'a MemoryPool,
+    report: &'a Report,
+    progress: &'a Progress,
+    /// Output paths already claimed, by job (two jobs must not write one file).
+    claimed: &'a Mutex<HashMap<PathBuf, usize>>,
+}
+
+fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
+    let JobContext {
+        opts,
+        share,
+        pool,
+        report,
+        progress,
+        claimed,
+    } = *ctx;
     let t0 = Instant::now();
     let mut out = JobOutcome::default();
     let job_record = |out: &JobOutcome, extra: Json| {
@@ -350,7 +372,11 @@ fn run_job(
         let planned = match source.plan_output(o.target, &oo) {
             Ok(p) => p,
             Err(e) => {
-                fail(o, &spec.outdir, e.to_string(), &mut out);
+                let path = o
+                    .name
+                    .as_ref()
+                    .map_or_else(|| spec.outdir.clone(), |n| spec.outdir.join(n));
+                fail(o, &path, e.to_string(), &mut out);
                 continue;
             }
         };
@@ -358,11 +384,17 @@ fn run_job(
             Some(n) => spec.outdir.join(n),
             None => spec.outdir.join(&planned.default_name),
         };
-        if prepared.iter().any(|p| p.path == path) {
+        let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        let other = *claimed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(abs)
+            .or_insert(job);
+        if other != job || prepared.iter().any(|p| p.path == path) {
             fail(
                 o,
                 &path,
-                "another output of this job has the same path".into(),
+                format!("job {} writes another output to the same path", other + 1),
                 &mut out,
             );
             continue;

@@ -329,6 +329,19 @@ impl Source {
     /// batches fingerprint them).
     pub fn files(&self) -> Vec<PathBuf> {
         let mut v = list_files(&self.path);
+        if self.kind == SourceKind::Hf {
+            // The converter reads no GGUF file, and outputs are often written beside the
+            // model: earlier outputs, batch state and temporary files are not inputs.
+            v.retain(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                !name.ends_with(".gguf")
+                    && !name.contains(ggufkit::output::TEMP_MARKER)
+                    && !name.starts_with(super::state::STATE_FILE)
+            });
+        }
         if self.kind == SourceKind::Legacy {
             // Multi-part models: x.bin.1, x.bin.2, …
             for i in 1.. {
