@@ -47,7 +47,7 @@ fn main() {
         offset += n;
     }
     let mut h = serde_json::to_vec(&header).unwrap();
-    while h.len() % 8 != 0 {
+    while !h.len().is_multiple_of(8) {
         h.push(b' ');
     }
     let f = std::fs::File::create(dir.join("model.safetensors")).expect("create model.safetensors");
