@@ -115,7 +115,7 @@ fn several_outtypes_equal_single_runs_for_any_thread_count() {
             want.insert(p.file_name().unwrap().to_string_lossy().into_owned(), h);
             std::fs::remove_file(p).unwrap();
         }
-        for j in ["1", "2"] {
+        for j in ["1", "2", "3"] {
             let out = work.join(format!("j{j}"));
             let mut args = vec![
                 s(&src),

@@ -74,7 +74,13 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 /// error; 3 the input could not be read. Several outputs or --batch: 0 every job done (or up to
 /// date); 1 some job failed (the others still finish); 2 usage error.
 #[derive(Parser, Debug)]
-#[command(name = "gguf-convert", version, about, long_about, verbatim_doc_comment)]
+#[command(
+    name = "gguf-convert",
+    version,
+    about,
+    long_about,
+    verbatim_doc_comment
+)]
 struct Cli {
     /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
     /// HF cache snapshot folder works too), a GGUF file or a legacy .bin.
