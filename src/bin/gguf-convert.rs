@@ -102,8 +102,8 @@ struct Cli {
     /// Several outputs or --batch: append the JSON Lines report to FILE.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Several outputs or --batch: memory budget for tensors in flight and shared f32
-    /// values (binary suffixes: 512M, 4G). Default: 1G.
+    /// Several outputs or --batch: memory budget for tensors in flight and tensors waiting
+    /// for another output (binary suffixes: 512M, 4G); mapped inputs are extra. Default: 1G.
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
     /// Write only the metadata and vocabulary.

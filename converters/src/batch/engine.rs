@@ -1,28 +1,29 @@
 //! N outputs of one source written in one pass.
 //!
 //! Each output is a *writer*: its shard files (created up front, headers written), its
-//! tensors' [`Recipe`]s in output order, and a cursor. The engine advances all writers
-//! together, one *window* at a time:
+//! tensors' needs in output order — a *product* (an encoding of a base tensor, possibly
+//! shared with other outputs, see [`share::Products`]) or its own lazy data — and a cursor.
+//! The engine advances all writers together, one *window* at a time:
 //!
-//! 1. **Select** the next tensors of the writers, within the memory budget: the window's
-//!    encoded output bytes, plus the f32 values it needs that are not cached yet, plus the
-//!    values already held must fit. Tensors whose f32 values are already available go
-//!    first (that drains the cache); otherwise the writer furthest behind goes next, so
-//!    writers whose tensor orders differ (llama-quantize's block-then-name order against a
-//!    converter's order) stay close and an f32 value rarely waits long for its last user.
-//!    A window always takes at least one tensor, so one tensor larger than the budget is
-//!    still converted.
-//! 2. **Decode** the missing f32 values, in parallel ([`decode_f32`]): each source tensor
-//!    is read and converted to f32 once, whatever the number of outputs.
-//! 3. **Encode** every selected tensor, in parallel ([`produce`]), from the shared values.
-//! 4. **Write** each writer's tensors in its own order (writers in parallel, each file
+//! 1. **Select** the next tensors of the writers within the memory budget: the bytes the
+//!    window will produce plus the products already waiting must fit. Tensors whose product
+//!    is already computed go first (that drains the waiting products); otherwise the
+//!    writer furthest behind goes next, so writers whose tensor orders differ
+//!    (llama-quantize's block-then-name order against a converter's order) stay close and
+//!    a product rarely waits long. Needing a product schedules every pending product of
+//!    its base tensor. A window always takes at least one tensor, so a tensor larger than
+//!    the budget is still converted.
+//! 2. **Compute**, in parallel: for each scheduled base tensor, one read and one f32
+//!    conversion, slab by slab, feeding all of its products ([`share::compute_products`]);
+//!    and the outputs' own tensors.
+//! 3. **Write** each writer's tensors in its own order (writers in parallel, each file
 //!    sequentially), hashing the bytes as they go.
-//! 5. **Release** the consumed uses: an f32 value is dropped after its last use. If the
-//!    values still held exceed half the budget, those needed furthest in the future are
-//!    evicted (and decoded again when their turn comes: bounded memory, same bytes).
+//! 4. **Release** the consumed uses: a product is dropped after its last use. If the
+//!    products still waiting exceed half the budget, those needed furthest ahead are
+//!    evicted (and computed again when their turn comes: bounded memory, same bytes).
 //!
-//! No thread ever waits for another inside a parallel section (the phases are separate),
-//! and every computation is deterministic, so the files do not depend on the thread count.
+//! No thread waits for another inside a parallel section (the phases are separate), and
+//! every computation is deterministic, so the files do not depend on the thread count.
 //! A writer that fails (a tensor that cannot be produced, a full disk) is dropped — its
 //! temporary files removed — and the others go on. A writer that has written its last
 //! tensor is committed at once (all of its shards together).
@@ -39,7 +40,6 @@ use sha2::{Digest, Sha256};
 use ggufkit::gguf::{layout, write_tensor_padded, GgufError, Layout};
 use ggufkit::ir::{DataError, Model, TensorData};
 use ggufkit::output::{AtomicOutput, OutputError};
-use ggufkit::quantizers::GgmlType;
 
 use super::share::{self, Need, Products, Recipe, SharedValues};
 
@@ -64,7 +64,8 @@ pub struct OutputPlan {
 
 /// Options of [`write_outputs`].
 pub struct EngineOptions {
-    /// Memory budget in bytes: encoded tensors in flight plus shared f32 values.
+    /// Memory budget in bytes: tensors computed in a window plus products waiting for
+    /// later outputs.
     pub budget: u64,
     /// Files the outputs must not replace.
     pub inputs: Vec<PathBuf>,
@@ -151,9 +152,9 @@ impl Hooks for () {}
 pub struct EngineStats {
     /// Windows processed.
     pub windows: u64,
-    /// Shared f32 values decoded (above the number of shared keys only after evictions).
+    /// Base tensors read and converted to f32 (above `shared_keys` only after evictions).
     pub decoded: u64,
-    /// Distinct base tensors whose f32 values are shared.
+    /// Distinct base tensors with products.
     pub shared_keys: u64,
     /// Distinct encoded tensors (products).
     pub products: u64,
@@ -163,9 +164,9 @@ pub struct EngineStats {
     pub computed_products: u64,
     /// Values dropped early for lack of memory (computed again later).
     pub evictions: u64,
-    /// Most f32 bytes held at once.
+    /// Most product bytes held at once.
     pub peak_cache_bytes: u64,
-    /// Largest window (encoded bytes + new f32 values).
+    /// Largest window (bytes produced).
     pub peak_window_bytes: u64,
 }
 
@@ -375,18 +376,18 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Memory the f32 values of base tensor `t` take when decoded (0 when they are mapped
-/// f32 bytes).
+/// Working memory of reading base tensor `key`: a transform makes the whole tensor (in f32
+/// for a HuggingFace source); mapped data is converted a slab (4 Mi values) at a time.
 fn f32_cost(base: &Model, key: usize) -> u64 {
     let t = &base.tensors[key];
-    match (&t.data, t.ty) {
-        (TensorData::Mapped { .. } | TensorData::Owned(_), GgmlType::F32) => 0,
-        _ => t.n_elements() * 4,
+    match &t.data {
+        TensorData::Derived(_) => t.n_elements() * 4,
+        _ => (t.n_elements() * 4).min(16 << 20),
     }
 }
 
 /// The smallest budget that lets the engine work without evicting at every window: the
-/// largest base f32 value plus, for each output, its largest tensor.
+/// largest working memory of a base tensor plus, for each output, its largest tensor.
 pub fn minimum_budget(base: &Model, outputs: &[OutputPlan]) -> u64 {
     let f32_max = (0..base.tensors.len())
         .map(|k| f32_cost(base, k))
