@@ -708,7 +708,10 @@ fn reruns_skip_what_is_up_to_date_and_rebuild_what_changed() {
     let (st, _, e) = batch(&["--force"]);
     assert_eq!(st, Some(0), "{e}");
     assert!(!stale.exists());
-    // Dry run: nothing written, everything reported.
+    // Dry run: nothing written, everything reported (up-to-date outputs as skipped).
+    let (st, r, _) = batch(&["--dry-run"]);
+    assert_eq!(st, Some(0));
+    assert_eq!((r[q4].as_str(), r[q8].as_str()), ("skipped", "skipped"));
     let (st, r, _) = batch(&["--dry-run", "--force"]);
     assert_eq!(st, Some(0));
     assert_eq!((r[q4].as_str(), r[q8].as_str()), ("planned", "planned"));

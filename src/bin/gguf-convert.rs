@@ -58,6 +58,11 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 /// token_embedding_type, leave_output_tensor, override_kv, split_max_size, split_max_tensors,
 /// no_tensor_first_split.
 ///
+/// The report (--report FILE, or stdout with --json) has one JSON object per line: per output
+/// {"type":"output", "output", "outtype", "status": done|skipped|failed|planned, "size",
+/// "sha256", "files", "bits_per_weight", "seconds", "error"}; per job {"type":"job", "status":
+/// ok|failed, "error", …}; a closing {"type":"summary", …}.
+///
 /// Batches (and several --outtype values) are resumable: an output whose inputs (source files'
 /// sizes and mtimes, option files, options, tool version) have not changed since it was written
 /// is skipped, so rerunning an interrupted batch finishes only what is missing. The record lives

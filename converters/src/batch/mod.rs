@@ -254,10 +254,15 @@ fn fingerprint(spec: &JobSpec, source: &Source, o: &OutputSpec, path: &Path) -> 
     if let Some(i) = &o.opts.imatrix {
         fp.file("imatrix", i);
     }
-    // Options as their Debug text: every field, in declaration order.
-    fp.value("source_options", json!(format!("{:?}", spec.source_opts)));
+    // Options as their Debug text: every field, in declaration order (a dry run plans the
+    // same outputs).
+    let mut so = spec.source_opts.clone();
+    so.dry_run = false;
+    let mut oo = o.opts.clone();
+    oo.dry_run = false;
+    fp.value("source_options", json!(format!("{so:?}")));
     fp.value("target", json!(o.target.label()));
-    fp.value("output_options", json!(format!("{:?}", o.opts)));
+    fp.value("output_options", json!(format!("{oo:?}")));
     fp.value("split", json!(format!("{:?}", o.split)));
     fp.value(
         "output",
