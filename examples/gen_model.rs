@@ -69,6 +69,8 @@ fn main() {
     md.set("llama.feed_forward_length", Value::U32(n_ff as u32));
     md.set("llama.attention.head_count", Value::U32(32));
     md.set("llama.attention.head_count_kv", Value::U32(32));
+    md.set("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5));
+    md.set("llama.rope.dimension_count", Value::U32(64));
     md.set(
         "general.file_type",
         Value::U32(if ty == GgmlType::F32 { 0 } else { 1 }),

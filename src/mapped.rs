@@ -48,6 +48,29 @@ impl FileBytes {
         })
     }
 
+    /// Drops the pages of `offset..offset + len` from this process's memory (`MADV_DONTNEED`);
+    /// a later read faults them in again from the file. Only whole pages inside the range are
+    /// released. No effect on owned bytes.
+    pub fn release(&self, offset: usize, len: usize) {
+        let Backing::Mapped(m) = &self.backing else {
+            return;
+        };
+        const PAGE: usize = 4096;
+        let start = offset.div_ceil(PAGE) * PAGE;
+        let end = (offset.saturating_add(len)).min(m.len()) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: the map is a read-only, shared mapping of a file (`Mmap::map`).
+            // MADV_DONTNEED on such a mapping only drops the page-table entries: the next
+            // access (from any thread, including a concurrent reader of a neighbouring
+            // tensor) faults the same bytes back in from the file, so no reference ever sees
+            // different contents (the same file-stability assumption as the mapping itself).
+            // The range is inside the mapping.
+            let _ = unsafe {
+                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+    }
+
     /// The file this came from, if any.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()

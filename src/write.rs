@@ -28,7 +28,7 @@ impl Default for WriteOptions<'_> {
         WriteOptions {
             inputs: Vec::new(),
             overwrite: false,
-            window_bytes: 512 << 20,
+            window_bytes: 64 << 20,
             progress: None,
         }
     }
@@ -128,6 +128,8 @@ pub fn write_stream<W: std::io::Write>(
                 e => WriteError::Gguf(e),
             })?;
             written += data.len() as u64;
+            drop(data);
+            model.tensors[i].data.release();
             if let Some(p) = opts.progress {
                 p(i, written);
             }

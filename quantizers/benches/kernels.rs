@@ -1,6 +1,8 @@
 //! Quantizer throughput: MB/s of f32 input per type, one thread and all threads, plain and
 //! imatrix paths. Run with `cargo bench -p ggufkit-quantizers --bench kernels`; prints a
-//! Markdown table. `KERNEL_BENCH_MB` sets the input size (default 64).
+//! Markdown table. `KERNEL_BENCH_MB` sets the input size (default 64), `KERNEL_BENCH_TYPES`
+//! (comma-separated names, e.g. `q4_0,q6_K`) limits the types, and
+//! `KERNEL_BENCH_PORTABLE=1` runs the portable kernels instead of the AVX2 ones.
 
 use std::time::Instant;
 
@@ -37,6 +39,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
+    let only: Option<Vec<String>> = std::env::var("KERNEL_BENCH_TYPES")
+        .ok()
+        .map(|v| v.split(',').map(|t| t.trim().to_lowercase()).collect());
+    if std::env::var("KERNEL_BENCH_PORTABLE").is_ok_and(|v| v == "1") {
+        ggufkit_quantizers::force_portable(true);
+    }
     let rows = (mb << 20) / 4 / N_PER_ROW;
     let src = data(rows * N_PER_ROW);
     let imatrix: Vec<f32> = data(N_PER_ROW).iter().map(|x| x * x + 1e-3).collect();
@@ -54,6 +62,12 @@ fn main() {
     println!("|---|---:|---:|---:|---:|");
     for t in all_types() {
         if t.quantize.is_none() || t.ty == ggufkit_quantizers::GgmlType::F32 {
+            continue;
+        }
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.contains(&t.name.to_lowercase()))
+        {
             continue;
         }
         let Some(rs) = row_size(t.ty, N_PER_ROW) else {

@@ -335,12 +335,13 @@ fn qkx_search_with<S: V8, const N: usize, const USE_MAD: bool>(
     let mut sum_x = s.mul(sum_w, x0);
     for (x, w) in xt.iter().zip(wt).skip(1) {
         let (x, w) = (s.load(x), s.load(w));
-        min = s.select(s.lt(x, min), x, min);
-        max = s.select(s.lt(max, x), x, max);
+        min = s.min(x, min);
+        max = s.max(x, max);
         sum_w = s.add(sum_w, w);
         sum_x = s.add(sum_x, s.mul(w, x));
     }
-    min = s.select(s.lt(zero, min), zero, min);
+    // `if min > 0 { min = 0 }` (keeps a -0 or NaN `min`).
+    min = s.min(zero, min);
     let flat = s.le(max, min);
     let flat_min = min;
 
@@ -439,8 +440,11 @@ mod tests {
         for g in 0..8 {
             let scale = [1.0f32, 1e-3, 30.0, 1e-20, 1e-39, 1e30, 3e38][(case + g) % 7];
             for i in 0..N {
-                let v = match (case + 3 * g) % 9 {
+                let v = match (case + 3 * g) % 11 {
                     0 => 0.0,
+                    9 => -0.0,
+                    10 if i % 2 == 0 => -0.0,
+                    10 => rng.uniform().abs() * scale,
                     1 => scale,
                     2 => ((i % 5) as f32 - 2.0) * 0.5 * scale,
                     3 => rng.uniform().abs() * scale,

@@ -9,6 +9,15 @@
 //! build evaluates every float expression unfused and in source order, so the kernels here
 //! never use `mul_add`, never reassociate, and keep f32 vs f64 exactly where the reference
 //! does. The golden-vector conformance test (`tests/golden_vectors.rs`) guards this.
+//!
+//! Speed without reordering: the hot kernels vectorise *across* independent computations
+//! rather than within a reduction. A K-quant super-block's sub-block scale searches, the
+//! legacy imatrix fits of neighbouring blocks and IQ4's scale trials each run one per lane
+//! of an eight-lane vector (`lanes.rs`, `simd.rs`), every lane doing exactly the scalar
+//! sequence of f32 operations; row kernels are also compiled for AVX2 and picked at run time.
+//! One thing is beyond reach: when two NaNs with different payloads or signs meet in one
+//! operation, x86 returns the first operand, but Rust does not fix which operand is first,
+//! so inputs that already contain such NaNs may give NaN scales with other NaN bits.
 
 mod common;
 mod formats;

@@ -112,12 +112,18 @@ pub(crate) trait V8: Copy {
     fn abs(self, a: Self::F) -> Self::F;
     /// `-a` (flips the sign bit).
     fn neg(self, a: Self::F) -> Self::F;
+    /// `if a > b { a } else { b }` per lane (x86's `maxps`: `b` on ties and NaNs).
+    fn max(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `if a < b { a } else { b }` per lane (x86's `minps`: `b` on ties and NaNs).
+    fn min(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a < b`.
     fn lt(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a <= b`.
     fn le(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a != b`.
     fn ne(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a == b`.
+    fn eq(self, a: Self::F, b: Self::F) -> Self::F;
     /// Bitwise `a & b` (of masks).
     fn and(self, a: Self::F, b: Self::F) -> Self::F;
     /// Bitwise `a | b` (of masks).
@@ -126,6 +132,14 @@ pub(crate) trait V8: Copy {
     fn select(self, m: Self::F, a: Self::F, b: Self::F) -> Self::F;
     /// Whether any lane of the mask `m` is set.
     fn any(self, m: Self::F) -> bool;
+    /// The lanes of the mask `m` as the bits 0..8 of an integer (lane `i` in bit `i`).
+    fn mask_bits(self, m: Self::F) -> u32;
+    /// C's `(int)v` per lane as x86-64 computes it (`cvttps2dq`): truncation toward zero,
+    /// and `i32::MIN` for NaN and out-of-range values.
+    fn trunc_i32(self, v: Self::F) -> [i32; 8];
+    /// ggml's fp16 bits of each lane (`crate::formats::f16::f32_to_f16_bits`, whose
+    /// branch-free integer steps this repeats lane-wise).
+    fn f16_bits(self, v: Self::F) -> [u16; 8];
     /// `nearest_int(v).clamp(lo, hi) as f32` per lane: ggml's 1.5·2²³ rounding trick
     /// reproduced on the bits (exact for every input, NaN and out-of-range included),
     /// then the clamp, done on the exactly converted integer.
@@ -180,6 +194,14 @@ impl V8 for Scalar {
         a.map(|v| -v)
     }
     #[inline(always)]
+    fn max(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| if a[i] > b[i] { a[i] } else { b[i] })
+    }
+    #[inline(always)]
+    fn min(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| if a[i] < b[i] { a[i] } else { b[i] })
+    }
+    #[inline(always)]
     fn lt(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
         std::array::from_fn(|i| mask(a[i] < b[i]))
     }
@@ -190,6 +212,10 @@ impl V8 for Scalar {
     #[inline(always)]
     fn ne(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
         std::array::from_fn(|i| mask(a[i] != b[i]))
+    }
+    #[inline(always)]
+    fn eq(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
+        std::array::from_fn(|i| mask(a[i] == b[i]))
     }
     #[inline(always)]
     fn and(self, a: [f32; 8], b: [f32; 8]) -> [f32; 8] {
@@ -206,6 +232,20 @@ impl V8 for Scalar {
     #[inline(always)]
     fn any(self, m: [f32; 8]) -> bool {
         m.iter().any(|v| v.to_bits() != 0)
+    }
+    #[inline(always)]
+    fn mask_bits(self, m: [f32; 8]) -> u32 {
+        m.iter()
+            .enumerate()
+            .fold(0, |b, (i, v)| b | (((v.to_bits() != 0) as u32) << i))
+    }
+    #[inline(always)]
+    fn trunc_i32(self, v: [f32; 8]) -> [i32; 8] {
+        v.map(crate::common::c_trunc_i32)
+    }
+    #[inline(always)]
+    fn f16_bits(self, v: [f32; 8]) -> [u16; 8] {
+        v.map(crate::formats::f16::f32_to_f16_bits)
     }
     #[inline(always)]
     fn level(self, v: [f32; 8], lo: f32, hi: f32) -> [f32; 8] {
@@ -278,9 +318,12 @@ impl V8 for Sse2 {
         sub => _mm_sub_ps,
         mul => _mm_mul_ps,
         div => _mm_div_ps,
+        max => _mm_max_ps,
+        min => _mm_min_ps,
         lt => _mm_cmplt_ps,
         le => _mm_cmple_ps,
         ne => _mm_cmpneq_ps,
+        eq => _mm_cmpeq_ps,
         and => _mm_and_ps,
         or => _mm_or_ps,
     }
@@ -313,6 +356,58 @@ impl V8 for Sse2 {
     fn any(self, m: [__m128; 2]) -> bool {
         // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
         unsafe { _mm_movemask_ps(_mm_or_ps(m[0], m[1])) != 0 }
+    }
+    #[inline(always)]
+    fn mask_bits(self, m: [__m128; 2]) -> u32 {
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+        unsafe { (_mm_movemask_ps(m[0]) | (_mm_movemask_ps(m[1]) << 4)) as u32 }
+    }
+    #[inline(always)]
+    fn trunc_i32(self, v: [__m128; 2]) -> [i32; 8] {
+        let mut out = [0i32; 8];
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`); the unaligned stores
+        // write `out[0..4]` and `out[4..8]`.
+        unsafe {
+            _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_cvttps_epi32(v[0]));
+            _mm_storeu_si128(out.as_mut_ptr().add(4).cast(), _mm_cvttps_epi32(v[1]));
+        }
+        out
+    }
+    #[inline(always)]
+    fn f16_bits(self, v: [__m128; 2]) -> [u16; 8] {
+        #[inline(always)]
+        fn one(v: __m128) -> __m128i {
+            // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
+            unsafe {
+                let c = _mm_set1_epi32;
+                let u = _mm_castps_si128(v);
+                let a = _mm_and_si128(u, c(0x7fff_ffff));
+                let sign = _mm_and_si128(_mm_srli_epi32::<16>(u), c(0x8000));
+                let round = _mm_and_si128(_mm_srli_epi32::<13>(a), c(1));
+                let biased = _mm_add_epi32(_mm_sub_epi32(a, c(0x3800_0000)), c(0x0fff));
+                let normal = _mm_srli_epi32::<13>(_mm_add_epi32(biased, round));
+                let half = _mm_add_ps(_mm_castsi128_ps(a), _mm_set1_ps(0.5));
+                let sub = _mm_sub_epi32(_mm_castps_si128(half), c(0x3f00_0000));
+                // `a` is below 2³¹, so the signed comparisons are the unsigned ones.
+                let sel = |m: __m128i, t: __m128i, f: __m128i| {
+                    _mm_or_si128(_mm_and_si128(m, t), _mm_andnot_si128(m, f))
+                };
+                let mag = sel(_mm_cmpgt_epi32(a, c(0x387f_ffff)), normal, sub);
+                let mag = sel(_mm_cmpgt_epi32(a, c(0x477f_efff)), c(0x7c00), mag);
+                let mag = sel(_mm_cmpgt_epi32(a, c(0x7f80_0000)), c(0x7e00), mag);
+                // Biased by -0x8000 so that the signed 16-bit pack is exact.
+                _mm_sub_epi32(_mm_or_si128(sign, mag), c(0x8000))
+            }
+        }
+        let mut out = [0u16; 8];
+        // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`); the unaligned store
+        // writes the 8 u16 of `out`.
+        unsafe {
+            let h = _mm_packs_epi32(one(v[0]), one(v[1]));
+            let h = _mm_xor_si128(h, _mm_set1_epi16(i16::MIN));
+            _mm_storeu_si128(out.as_mut_ptr().cast(), h);
+        }
+        out
     }
     #[inline(always)]
     fn level(self, v: [__m128; 2], lo: f32, hi: f32) -> [__m128; 2] {
@@ -390,6 +485,8 @@ impl V8 for Avx2 {
         sub => _mm256_sub_ps,
         mul => _mm256_mul_ps,
         div => _mm256_div_ps,
+        max => _mm256_max_ps,
+        min => _mm256_min_ps,
         and => _mm256_and_ps,
         or => _mm256_or_ps,
     }
@@ -407,6 +504,11 @@ impl V8 for Avx2 {
     fn ne(self, a: __m256, b: __m256) -> __m256 {
         // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
         unsafe { _mm256_cmp_ps::<_CMP_NEQ_UQ>(a, b) }
+    }
+    #[inline(always)]
+    fn eq(self, a: __m256, b: __m256) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b) }
     }
     #[inline(always)]
     fn abs(self, a: __m256) -> __m256 {
@@ -429,6 +531,46 @@ impl V8 for Avx2 {
         unsafe { _mm256_movemask_ps(m) != 0 }
     }
     #[inline(always)]
+    fn mask_bits(self, m: __m256) -> u32 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe { _mm256_movemask_ps(m) as u32 }
+    }
+    #[inline(always)]
+    fn trunc_i32(self, v: __m256) -> [i32; 8] {
+        let mut out = [0i32; 8];
+        // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned store writes exactly
+        // the 8 i32 of `out`.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_cvttps_epi32(v)) };
+        out
+    }
+    #[inline(always)]
+    fn f16_bits(self, v: __m256) -> [u16; 8] {
+        let mut out = [0u16; 8];
+        // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned store writes exactly
+        // the 8 u16 of `out`.
+        unsafe {
+            let c = _mm256_set1_epi32;
+            let u = _mm256_castps_si256(v);
+            let a = _mm256_and_si256(u, c(0x7fff_ffff));
+            let sign = _mm256_and_si256(_mm256_srli_epi32::<16>(u), c(0x8000));
+            let round = _mm256_and_si256(_mm256_srli_epi32::<13>(a), c(1));
+            let biased = _mm256_add_epi32(_mm256_sub_epi32(a, c(0x3800_0000)), c(0x0fff));
+            let normal = _mm256_srli_epi32::<13>(_mm256_add_epi32(biased, round));
+            let half = _mm256_add_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(0.5));
+            let sub = _mm256_sub_epi32(_mm256_castps_si256(half), c(0x3f00_0000));
+            // `a` is below 2³¹, so the signed comparisons are the unsigned ones.
+            let mag = _mm256_blendv_epi8(sub, normal, _mm256_cmpgt_epi32(a, c(0x387f_ffff)));
+            let mag = _mm256_blendv_epi8(mag, c(0x7c00), _mm256_cmpgt_epi32(a, c(0x477f_efff)));
+            let mag = _mm256_blendv_epi8(mag, c(0x7e00), _mm256_cmpgt_epi32(a, c(0x7f80_0000)));
+            // At most 0xfe00, so the unsigned saturating pack is exact; it packs within
+            // each 128-bit half, and the permutation puts the halves' results together.
+            let h = _mm256_packus_epi32(_mm256_or_si256(sign, mag), _mm256_setzero_si256());
+            let h = _mm256_permute4x64_epi64::<0b1000>(h);
+            _mm_storeu_si128(out.as_mut_ptr().cast(), _mm256_castsi256_si128(h));
+        }
+        out
+    }
+    #[inline(always)]
     fn level(self, v: __m256, lo: f32, hi: f32) -> __m256 {
         // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
         unsafe {
@@ -440,6 +582,85 @@ impl V8 for Avx2 {
             // Exact conversion of an integer of magnitude at most 2²², as in `Sse2`.
             let f = _mm256_cvtepi32_ps(n);
             _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(lo)), _mm256_set1_ps(hi))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values around every boundary of the conversions: zeros, halves, the 2²² and 2³¹
+    /// limits, infinities, NaNs, subnormals.
+    fn edge_values() -> Vec<f32> {
+        let mut v = vec![0.0, -0.0, 0.5, -0.5, 1.5, -2.5, f32::NAN, -f32::NAN];
+        v.extend([
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+        ]);
+        for c in [
+            4_194_304.0f32,
+            2_147_483_648.0,
+            12_582_912.0,
+            1.0,
+            15.5,
+            127.5,
+        ] {
+            for k in -3i32..=3 {
+                let b = (c.to_bits() as i32 + k) as u32;
+                v.extend([f32::from_bits(b), -f32::from_bits(b)]);
+            }
+        }
+        // And bit patterns from all over the range.
+        let mut r = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            v.push(f32::from_bits((r >> 32) as u32));
+        }
+        while v.len() % 8 != 0 {
+            v.push(3.25);
+        }
+        v
+    }
+
+    fn check<S: V8>(s: S) {
+        for chunk in edge_values().chunks_exact(8) {
+            let x = s.load(chunk.try_into().unwrap());
+            let t = s.trunc_i32(x);
+            let l = s.to_array(s.level(x, -4.0, 3.0));
+            let h = s.f16_bits(x);
+            let rot: [f32; 8] = std::array::from_fn(|i| chunk[(i + 3) % 8]);
+            let (mx, mn) = (
+                s.to_array(s.max(x, s.load(&rot))),
+                s.to_array(s.min(x, s.load(&rot))),
+            );
+            for i in 0..8 {
+                let (a, b) = (chunk[i], rot[i]);
+                assert_eq!(mx[i].to_bits(), if a > b { a } else { b }.to_bits(), "max");
+                assert_eq!(mn[i].to_bits(), if a < b { a } else { b }.to_bits(), "min");
+            }
+            for (i, &v) in chunk.iter().enumerate() {
+                assert_eq!(h[i], crate::formats::f16::f32_to_f16_bits(v), "f16 {v:e}");
+                assert_eq!(t[i], crate::common::c_trunc_i32(v), "trunc {v:e}");
+                let want = crate::common::nearest_int(v).clamp(-4, 3) as f32;
+                assert_eq!(l[i], want, "level {v:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn conversions_match_c() {
+        check(Scalar);
+        #[cfg(target_arch = "x86_64")]
+        {
+            check(Sse2);
+            if let Some(s) = Avx2::get() {
+                check(s);
+            }
         }
     }
 }

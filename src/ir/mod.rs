@@ -39,6 +39,9 @@ pub trait Derive: Send + Sync {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// Tells the inputs that this tensor's bytes will not be needed again, so that mapped
+    /// pages can be dropped from memory (see [`TensorData::release`]). Default: nothing.
+    fn release(&self) {}
 }
 
 /// Why a tensor's bytes could not be produced.
@@ -77,6 +80,17 @@ impl TensorData {
             }
             TensorData::Owned(v) => Ok(Cow::Borrowed(v.as_slice())),
             TensorData::Derived(d) => d.compute().map(Cow::Owned),
+        }
+    }
+
+    /// Drops the mapped pages behind this tensor from the process (they are re-read from the
+    /// file if touched again). The writer calls it once a tensor is written, so that peak
+    /// memory stays a window of tensors rather than every input page ever read.
+    pub fn release(&self) {
+        match self {
+            TensorData::Mapped { file, offset, len } => file.release(*offset, *len),
+            TensorData::Owned(_) => {}
+            TensorData::Derived(d) => d.release(),
         }
     }
 

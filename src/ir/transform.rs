@@ -91,6 +91,10 @@ impl Convert {
 }
 
 impl Derive for Convert {
+    fn release(&self) {
+        self.input.release();
+    }
+
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
     }

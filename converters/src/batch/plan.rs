@@ -381,6 +381,13 @@ impl Source {
         if let Some(e) = &c.vocab_error {
             notes.push(format!("the tokenizer cannot be converted: {e}"));
         }
+        // Say how a BPE pre-tokenizer was recognised (by llama.cpp's hash, or by structure
+        // when the hash is unknown).
+        if c.model.metadata.get_str("tokenizer.ggml.model") == Ok("gpt2") {
+            if let Ok(m) = crate::hf::tokenizer::detect_pre_tokenizer(&self.path) {
+                notes.push(format!("pre-tokenizer: {m}"));
+            }
+        }
         Ok(Base {
             model: c.model,
             default_name: c.default_file_name,

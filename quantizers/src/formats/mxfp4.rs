@@ -6,6 +6,7 @@
 
 use crate::common::c_trunc_i32;
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -32,17 +33,16 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
 
 /// Index of the FP4 code nearest to `x` at scale `e` (`best_index_mxfp4`): a linear scan of
 /// `|KVALUES_MXFP4[i]*e - x|` where only a strictly smaller error replaces the best, so the
-/// lowest index wins ties.
-#[inline]
+/// lowest index wins ties. (Branch-free, so that loops over it vectorise.)
+#[inline(always)]
 pub(crate) fn best_index_fp4(x: f32, e: f32) -> u8 {
     let mut best = 0u8;
     let mut best_err = (KVALUES_MXFP4[0] as f32 * e - x).abs();
     for (i, &k) in KVALUES_MXFP4.iter().enumerate().skip(1) {
         let err = (k as f32 * e - x).abs();
-        if err < best_err {
-            best = i as u8;
-            best_err = err;
-        }
+        let better = err < best_err;
+        best = if better { i as u8 } else { best };
+        best_err = if better { err } else { best_err };
     }
     best
 }
@@ -58,8 +58,13 @@ fn e8m0_to_f32_half(x: u8) -> f32 {
     f32::from_bits(bits)
 }
 
-/// `quantize_row_mxfp4_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_row_mxfp4_ref` (the imatrix is ignored).
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let mut amax = 0f32;
         for &v in x {
@@ -76,8 +81,13 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
         };
         let d = e8m0_to_f32_half(e);
         y[0] = e;
-        for (j, q) in y[1..].iter_mut().enumerate() {
-            *q = best_index_fp4(x[j], d) | (best_index_fp4(x[j + QK / 2], d) << 4);
+        let mut idx = [0u8; QK];
+        for (i, &v) in idx.iter_mut().zip(x) {
+            *i = best_index_fp4(v, d);
+        }
+        let (lo, hi) = idx.split_at(QK / 2);
+        for ((q, &a), &b) in y[1..].iter_mut().zip(lo).zip(hi) {
+            *q = a | (b << 4);
         }
     }
 }

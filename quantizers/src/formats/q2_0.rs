@@ -3,8 +3,11 @@
 //! Layout: `d: f16` (the block's max |x|), then `qs[16]`: element `j` is the 2-bit code at bit
 //! `2 * (j % 4)` of byte `j / 4`. Value = `(code - 1) * d`, i.e. one of `-d, 0, d, 2d`.
 
+use super::q4_0::in_fast_range;
+use super::q8_0::round_fast;
 use crate::common::{c_round_i32, f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::TypeTraits;
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -24,26 +27,43 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     dequantize: Some(dequantize_row),
 };
 
-/// `quantize_row_q2_0_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// `quantize_row_q2_0_ref` (the imatrix is ignored).
+    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+/// The block's `amax` (`if a > amax { amax = a }` from 0) is an integer maximum over the
+/// bit patterns of `|x|` with NaNs (which never win `>`) counted as 0, and `roundf` is
+/// q8_0's `round_fast` where that is exact; both loops vectorise. A block with a quant
+/// outside the fast range is redone with the exact conversion.
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let mut amax = 0f32;
-        for &v in x {
-            let a = v.abs();
-            if a > amax {
-                amax = a;
+        let mut lanes = [0u32; 8];
+        for chunk in x.chunks_exact(8) {
+            for (l, &v) in lanes.iter_mut().zip(chunk) {
+                let a = v.to_bits() & 0x7fff_ffff;
+                let a = if a > 0x7f80_0000 { 0 } else { a };
+                *l = (*l).max(a);
             }
         }
-        let d = amax;
+        let d = f32::from_bits(lanes.iter().fold(0, |m, &l| m.max(l)));
         let id = if d > 0.0 { 1.0f32 / d } else { 0.0 };
         put_u16(y, 0, f32_to_f16(d));
-        for (byte, xs) in y[2..].iter_mut().zip(x.chunks_exact(4)) {
-            let mut b = 0u8;
-            for (k, &w) in xs.iter().enumerate() {
-                let q = c_round_i32(w * id).wrapping_add(1).clamp(0, 3);
-                b |= (q as u8) << (2 * k);
+        let mut q = [0u8; QK];
+        let mut exact = true;
+        for (q, &w) in q.iter_mut().zip(x) {
+            let s = w * id;
+            exact &= in_fast_range(s);
+            *q = (round_fast(s) + 1).clamp(0, 3) as u8;
+        }
+        if !exact {
+            for (q, &w) in q.iter_mut().zip(x) {
+                *q = c_round_i32(w * id).wrapping_add(1).clamp(0, 3) as u8;
             }
-            *byte = b;
+        }
+        for (byte, q) in y[2..].iter_mut().zip(q.chunks_exact(4)) {
+            *byte = q[0] | (q[1] << 2) | (q[2] << 4) | (q[3] << 6);
         }
     }
 }

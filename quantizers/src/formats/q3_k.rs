@@ -106,12 +106,15 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
             }
         }
 
+        // The levels are 0..8: bit 2 of element `32k + m` goes to bit `k` of `hmask[m]`,
+        // and the low two bits stay (the C code's `if (L > 3) { set bit; L -= 4; }`,
+        // written without a branch on the data).
         let hmask = &mut y[..QS_AT];
         hmask.fill(0);
-        for (e, l) in levels.iter_mut().enumerate() {
-            if *l > 3 {
-                hmask[e % 32] |= 1 << (e / 32);
-                *l -= 4;
+        for (k, lk) in levels.chunks_exact_mut(32).enumerate() {
+            for (h, l) in hmask.iter_mut().zip(lk.iter_mut()) {
+                *h |= ((*l >> 2) & 1) << k;
+                *l &= 3;
             }
         }
         pack_2bit(&levels, &mut y[QS_AT..SCALES_AT]);

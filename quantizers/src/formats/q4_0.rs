@@ -17,7 +17,7 @@
 //! reproduced exactly.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::common::{get_u16, put_u16};
 use crate::lanes::{make_qx_quants_lanes, transpose, LANES};
 use crate::registry::TypeTraits;
 use crate::simd::{multiversion, V8};
@@ -44,72 +44,72 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
 /// element is zero or NaN: the result of the reference's sequential
 /// `if amax < |v| { amax = |v|; max = v }` scan.
 ///
-/// Computed on the bit patterns so it vectorises: for non-negative floats the integer order
-/// of the bits is the float order, and NaNs (which the strict `<` never lets in) are
-/// mapped to 0.
+/// In lanes: the largest magnitude is the same in any order (NaNs, for which `<` is false,
+/// never get in), and the first element that has it is the lowest set bit of the mask of
+/// the elements equal to it.
 #[inline(always)]
-pub(super) fn signed_abs_max(x: &[f32; QK]) -> f32 {
-    let mag = |v: f32| (v.to_bits() & 0x7fff_ffff) as i32;
-    let mut lanes = [0i32; 8];
-    for chunk in x.chunks_exact(8) {
-        for (l, &v) in lanes.iter_mut().zip(chunk) {
-            let a = mag(v);
-            let a = if a > 0x7f80_0000 { 0 } else { a };
-            *l = if a > *l { a } else { *l };
-        }
+pub(super) fn signed_abs_max<S: V8>(s: S, x: &[f32; QK]) -> f32 {
+    let mut amax = s.splat(0.0);
+    for chunk in x.chunks_exact(LANES) {
+        let a = s.abs(s.load(chunk.try_into().unwrap()));
+        amax = s.max(a, amax);
     }
-    let amax = lanes.iter().fold(0, |m, &l| m.max(l));
-    if amax == 0 {
+    // A pairwise tree (the lanes hold no NaNs, so any order gives the maximum).
+    let max = |a: f32, b: f32| if a < b { b } else { a };
+    let a = s.to_array(amax);
+    let amax = max(
+        max(max(a[0], a[1]), max(a[2], a[3])),
+        max(max(a[4], a[5]), max(a[6], a[7])),
+    );
+    if amax == 0.0 {
         return 0.0;
     }
-    // The reference keeps the first element that reached the final maximum.
     let mut hits = 0u32;
-    for (j, &v) in x.iter().enumerate() {
-        hits |= ((mag(v) == amax) as u32) << j;
+    for (k, chunk) in x.chunks_exact(LANES).enumerate() {
+        let a = s.abs(s.load(chunk.try_into().unwrap()));
+        hits |= s.mask_bits(s.eq(a, s.splat(amax))) << (LANES * k);
     }
     x[hits.trailing_zeros() as usize % QK]
 }
 
-/// The range `|v| < 2^21` (NaN excluded) in which [`trunc_fast`] and q8_0's `round_fast`
-/// are exact. (The 1.5·2^23 trick itself holds a little below 2^22; quants that large only
-/// come from degenerate scales, which take the exact path.)
+/// The range `|v| < 2^21` (NaN excluded) in which q8_0's `round_fast` is exact. (The
+/// 1.5·2^23 trick itself holds a little below 2^22; quants that large only come from
+/// degenerate scales, which take the exact path.)
 #[inline(always)]
 pub(super) fn in_fast_range(v: f32) -> bool {
     v.abs() < 2_097_152.0
 }
 
-/// C's `(int)v`, truncation toward zero, for `|v| < 2^21` only. Adding 1.5·2^23 rounds to
-/// the nearest integer (ties to even) and leaves it in the low mantissa bits; one step back
-/// toward zero turns that into truncation. No float→int instruction is involved, so loops
-/// over it vectorise (Rust's saturating `as` does not on x86-64 without SSE4.1).
+/// C's `(int)(arg)` for every element of a block, where `arg` is `(x - min) * id + add`
+/// (`SUB_MIN`) or `x * id + add`, evaluated in that order: the float→int conversion is
+/// x86-64's own ([`V8::trunc_i32`], exact for every input, NaN and overflow included).
 #[inline(always)]
-pub(super) fn trunc_fast(v: f32) -> i32 {
-    const MAGIC: f32 = 12_582_912.0;
-    let t = v + MAGIC;
-    let nearest = (t.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000;
-    let nearest_f = t - MAGIC; // exact
-    nearest - (v >= 0.0 && nearest_f > v) as i32 + (v < 0.0 && nearest_f < v) as i32
-}
-
-/// [`trunc_fast`], clearing `exact` when `v` is outside its range; the caller then redoes
-/// the block with [`c_trunc_i32`].
-#[inline(always)]
-pub(super) fn trunc_flagged(v: f32, exact: &mut bool) -> i32 {
-    *exact &= in_fast_range(v);
-    trunc_fast(v)
-}
-
-/// Packs the q4_0/q4_1 nibbles `min(15, (int8_t)(arg(x)))` of a block into `qs`, element `j`
-/// low and `j + 16` high; `trunc` is the float→int conversion.
-#[inline(always)]
-pub(super) fn pack_nibbles(
+pub(super) fn block_trunc<S: V8, const SUB_MIN: bool>(
+    s: S,
     x: &[f32; QK],
-    qs: &mut [u8],
-    arg: impl Fn(f32) -> f32,
-    mut trunc: impl FnMut(f32) -> i32,
-) {
-    let mut nibble = |v: f32| (trunc(arg(v)) as i8 as i32).min(15) as u8;
-    let (lo, hi) = x.split_at(QK / 2);
+    min: f32,
+    id: f32,
+    add: f32,
+) -> [i32; QK] {
+    let (min, id, add) = (s.splat(min), s.splat(id), s.splat(add));
+    let mut t = [0i32; QK];
+    for (t, x) in t.chunks_exact_mut(LANES).zip(x.chunks_exact(LANES)) {
+        let mut v = s.load(x.try_into().unwrap());
+        if SUB_MIN {
+            v = s.sub(v, min);
+        }
+        let v = s.add(s.mul(v, id), add);
+        t.copy_from_slice(&s.trunc_i32(v));
+    }
+    t
+}
+
+/// Packs the q4_0/q4_1 nibbles `min(15, (int8_t)t)` of a block (`t` from [`block_trunc`])
+/// into `qs`, element `j` low and `j + 16` high.
+#[inline(always)]
+pub(super) fn pack_nibbles(t: &[i32; QK], qs: &mut [u8]) {
+    let nibble = |t: i32| (t as i8 as i32).min(15) as u8;
+    let (lo, hi) = t.split_at(QK / 2);
     for ((q, &a), &b) in qs.iter_mut().zip(lo).zip(hi) {
         *q = nibble(a) | (nibble(b) << 4);
     }
@@ -154,24 +154,33 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
-        None => quantize_row_ref(src, dst),
+        None => quantize_row_ref(s, src, dst),
         Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
-/// `quantize_row_q4_0_ref`.
+/// `quantize_row_q4_0_ref`. The per-block scalars (`d`, `1/d`, the fp16 bits of `d`) are
+/// computed for eight blocks at a time, one block per lane.
 #[inline(always)]
-fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
-    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let x: &[f32; QK] = xb.try_into().unwrap();
-        let d = signed_abs_max(x) / -8.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        put_u16(y, 0, f32_to_f16_bits(d));
-        let arg = |v: f32| v * id + 8.5;
-        let mut exact = true;
-        pack_nibbles(x, &mut y[2..], arg, |v| trunc_flagged(v, &mut exact));
-        if !exact {
-            pack_nibbles(x, &mut y[2..], arg, c_trunc_i32);
+fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
+    let chunks = src.chunks(CHUNK_BLOCKS * QK);
+    for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let mut max = [0f32; LANES];
+        for (m, xb) in max.iter_mut().zip(xc.chunks_exact(QK)) {
+            *m = signed_abs_max(s, xb.try_into().unwrap());
+        }
+        let d = s.div(s.load(&max), s.splat(-8.0));
+        let zero = s.splat(0.0);
+        let id = s.to_array(s.select(s.ne(d, zero), s.div(s.splat(1.0), d), zero));
+        let dh = s.f16_bits(d);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            put_u16(y, 0, dh[g]);
+            let t = block_trunc::<S, false>(s, xb.try_into().unwrap(), 0.0, id[g], 8.5);
+            pack_nibbles(&t, &mut y[2..]);
         }
     }
 }
@@ -220,6 +229,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::common::c_trunc_i32;
 
     /// Deterministic test data (xorshift64*), shared by the legacy formats' tests.
     pub(in crate::formats) struct Rng(u64);
@@ -322,36 +332,22 @@ pub(super) mod tests {
     #[test]
     fn signed_abs_max_matches_the_sequential_scan() {
         for b in adversarial_blocks() {
-            let (ours, want) = (signed_abs_max(&b), signed_abs_max_scalar(&b));
-            assert_eq!(ours.to_bits(), want.to_bits(), "{b:?}");
-        }
-    }
-
-    #[test]
-    fn trunc_fast_is_c_truncation_in_range() {
-        // Every 61st bit pattern below 2^21, both signs, plus the integers and halves near
-        // the edges.
-        let limit = 2_097_152f32.to_bits();
-        let samples = (0..limit)
-            .step_by(61)
-            .chain((0..64).map(|k| (2_097_152.0f32 - k as f32 * 0.5).to_bits()))
-            .chain((0..64).map(|k| (k as f32 * 0.5).to_bits()));
-        for u in samples {
-            for v in [f32::from_bits(u), -f32::from_bits(u)] {
-                if in_fast_range(v) {
-                    assert_eq!(trunc_fast(v), c_trunc_i32(v), "{v:e}");
+            let want = signed_abs_max_scalar(&b).to_bits();
+            assert_eq!(
+                signed_abs_max(crate::simd::Scalar, &b).to_bits(),
+                want,
+                "{b:?}"
+            );
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(
+                    signed_abs_max(crate::simd::Sse2, &b).to_bits(),
+                    want,
+                    "{b:?}"
+                );
+                if let Some(s) = crate::simd::Avx2::get() {
+                    assert_eq!(signed_abs_max(s, &b).to_bits(), want, "{b:?}");
                 }
-            }
-        }
-        assert!(!in_fast_range(f32::NAN) && !in_fast_range(2_097_152.0));
-    }
-
-    #[test]
-    #[ignore = "exhaustive sweep of the fast range, run by hand"]
-    fn trunc_fast_is_c_truncation_in_range_exhaustive() {
-        for u in 0..2_097_152f32.to_bits() {
-            for v in [f32::from_bits(u), -f32::from_bits(u)] {
-                assert_eq!(trunc_fast(v), c_trunc_i32(v), "{v:e}");
             }
         }
     }

@@ -13,10 +13,11 @@
 //! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{pack_nibbles, row_sigma2, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
-use crate::common::{c_trunc_i32, get_u16, put_u16};
+use super::q4_0::{block_trunc, pack_nibbles, row_sigma2, weighted_lanes, CHUNK_BLOCKS};
+use crate::common::{get_u16, put_u16};
 use crate::kquants::QKX3_IMATRIX_SEARCH;
 use crate::lanes::qkx_search_lanes;
+use crate::lanes::LANES;
 use crate::registry::TypeTraits;
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
@@ -85,26 +86,34 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
-        None => quantize_row_ref(src, dst),
+        None => quantize_row_ref(s, src, dst),
         Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
-/// `quantize_row_q4_1_ref`.
+/// `quantize_row_q4_1_ref`. The per-block scalars (`d`, `1/d`, the fp16 bits of `d` and
+/// `min`) are computed for eight blocks at a time, one block per lane.
 #[inline(always)]
-fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
-    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let x: &[f32; QK] = xb.try_into().unwrap();
-        let (min, max) = min_max(x);
-        let d = (max - min) / 15.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        put_u16(y, 0, f32_to_f16_bits(d));
-        put_u16(y, 2, f32_to_f16_bits(min));
-        let arg = |v: f32| (v - min) * id + 0.5;
-        let mut exact = true;
-        pack_nibbles(x, &mut y[4..], arg, |v| trunc_flagged(v, &mut exact));
-        if !exact {
-            pack_nibbles(x, &mut y[4..], arg, c_trunc_i32);
+fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
+    let chunks = src.chunks(CHUNK_BLOCKS * QK);
+    for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (mut min, mut max) = ([0f32; LANES], [0f32; LANES]);
+        for ((lo, hi), xb) in min.iter_mut().zip(max.iter_mut()).zip(xc.chunks_exact(QK)) {
+            (*lo, *hi) = min_max(xb.try_into().unwrap());
+        }
+        let d = s.div(s.sub(s.load(&max), s.load(&min)), s.splat(15.0));
+        let zero = s.splat(0.0);
+        let id = s.to_array(s.select(s.ne(d, zero), s.div(s.splat(1.0), d), zero));
+        let (dh, mh) = (s.f16_bits(d), s.f16_bits(s.load(&min)));
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            put_u16(y, 0, dh[g]);
+            put_u16(y, 2, mh[g]);
+            let t = block_trunc::<S, true>(s, xb.try_into().unwrap(), min[g], id[g], 0.5);
+            pack_nibbles(&t, &mut y[4..]);
         }
     }
 }
@@ -157,6 +166,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 mod tests {
     use super::super::q4_0::tests::{adversarial_blocks, Rng};
     use super::*;
+    use crate::common::c_trunc_i32;
     use crate::common::f32_to_f16;
 
     /// `quantize_row_q4_1_ref` written the plain way, with C's conversions.

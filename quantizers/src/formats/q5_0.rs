@@ -13,9 +13,10 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{row_sigma2, signed_abs_max, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
-use crate::common::{c_trunc_i32, get_u16, put_u16};
+use super::q4_0::{block_trunc, row_sigma2, signed_abs_max, weighted_lanes, CHUNK_BLOCKS};
+use crate::common::{get_u16, put_u16};
 use crate::lanes::make_qx_quants_lanes;
+use crate::lanes::LANES;
 use crate::registry::TypeTraits;
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
@@ -76,35 +77,39 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
-        None => quantize_row_ref(src, dst),
+        None => quantize_row_ref(s, src, dst),
         Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
-/// The reference quants `min(31, (int8_t)(x·id + 16.5))`; `trunc` is the float→int
-/// conversion.
+/// `quantize_row_q5_0_ref`: the quants are `min(31, (int8_t)(x·id + 16.5))`. The
+/// per-block scalars (`d`, `1/d`, the fp16 bits of `d`) are computed for eight blocks at a
+/// time, one block per lane.
 #[inline(always)]
-fn quants_q5_0(x: &[f32; QK], id: f32, q: &mut [u8; QK], mut trunc: impl FnMut(f32) -> i32) {
-    for (q, &v) in q.iter_mut().zip(x) {
-        *q = (trunc(v * id + 16.5) as i8 as i32).min(31) as u8;
-    }
-}
-
-/// `quantize_row_q5_0_ref`.
-#[inline(always)]
-fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
-    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let x: &[f32; QK] = xb.try_into().unwrap();
-        let d = signed_abs_max(x) / -16.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        put_u16(y, 0, f32_to_f16_bits(d));
-        let mut q = [0u8; QK];
-        let mut exact = true;
-        quants_q5_0(x, id, &mut q, |v| trunc_flagged(v, &mut exact));
-        if !exact {
-            quants_q5_0(x, id, &mut q, c_trunc_i32);
+fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
+    let chunks = src.chunks(CHUNK_BLOCKS * QK);
+    for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let mut max = [0f32; LANES];
+        for (m, xb) in max.iter_mut().zip(xc.chunks_exact(QK)) {
+            *m = signed_abs_max(s, xb.try_into().unwrap());
         }
-        pack_q5(&q, &mut y[2..]);
+        let d = s.div(s.load(&max), s.splat(-16.0));
+        let zero = s.splat(0.0);
+        let id = s.to_array(s.select(s.ne(d, zero), s.div(s.splat(1.0), d), zero));
+        let dh = s.f16_bits(d);
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            put_u16(y, 0, dh[g]);
+            let t = block_trunc::<S, false>(s, xb.try_into().unwrap(), 0.0, id[g], 16.5);
+            let mut q = [0u8; QK];
+            for (q, &t) in q.iter_mut().zip(&t) {
+                *q = (t as i8 as i32).min(31) as u8;
+            }
+            pack_q5(&q, &mut y[2..]);
+        }
     }
 }
 
@@ -149,6 +154,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 mod tests {
     use super::super::q4_0::tests::{adversarial_blocks, Rng};
     use super::*;
+    use crate::common::c_trunc_i32;
     use crate::common::f32_to_f16;
 
     /// `quantize_row_q5_0_ref` written the plain way, with C's conversions and bit layout.

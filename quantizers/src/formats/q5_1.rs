@@ -12,12 +12,13 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{row_sigma2, trunc_flagged, weighted_lanes, CHUNK_BLOCKS};
+use super::q4_0::{block_trunc, row_sigma2, weighted_lanes, CHUNK_BLOCKS};
 use super::q4_1::min_max;
 use super::q5_0::{pack_q5, unpack_q5};
-use crate::common::{c_trunc_i32, get_u16, put_u16};
+use crate::common::{get_u16, put_u16};
 use crate::kquants::QKX3_IMATRIX_SEARCH;
 use crate::lanes::qkx_search_lanes;
+use crate::lanes::LANES;
 use crate::registry::TypeTraits;
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
@@ -49,43 +50,40 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     match imatrix {
-        None => quantize_row_ref(src, dst),
+        None => quantize_row_ref(s, src, dst),
         Some(qw) => quantize_row_weighted(s, src, dst, qw),
     }
 }
 
-/// The reference quants `(uint8_t)((x − min)·id + 0.5)`: on x86-64 a 32-bit truncation
-/// whose low byte is kept; `trunc` is the float→int conversion.
+/// `quantize_row_q5_1_ref`: the quants are `(uint8_t)((x − min)·id + 0.5)`, on x86-64 a
+/// 32-bit truncation whose low byte is kept. The per-block scalars (`d`, `1/d`, the fp16
+/// bits of `d` and `min`) are computed for eight blocks at a time, one block per lane.
 #[inline(always)]
-fn quants_q5_1(
-    x: &[f32; QK],
-    min: f32,
-    id: f32,
-    q: &mut [u8; QK],
-    mut trunc: impl FnMut(f32) -> i32,
-) {
-    for (q, &v) in q.iter_mut().zip(x) {
-        *q = trunc((v - min) * id + 0.5) as u8;
-    }
-}
-
-/// `quantize_row_q5_1_ref`.
-#[inline(always)]
-fn quantize_row_ref(src: &[f32], dst: &mut [u8]) {
-    for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
-        let x: &[f32; QK] = xb.try_into().unwrap();
-        let (min, max) = min_max(x);
-        let d = (max - min) / 31.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        put_u16(y, 0, f32_to_f16_bits(d));
-        put_u16(y, 2, f32_to_f16_bits(min));
-        let mut q = [0u8; QK];
-        let mut exact = true;
-        quants_q5_1(x, min, id, &mut q, |v| trunc_flagged(v, &mut exact));
-        if !exact {
-            quants_q5_1(x, min, id, &mut q, c_trunc_i32);
+fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
+    let chunks = src.chunks(CHUNK_BLOCKS * QK);
+    for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
+        let (mut min, mut max) = ([0f32; LANES], [0f32; LANES]);
+        for ((lo, hi), xb) in min.iter_mut().zip(max.iter_mut()).zip(xc.chunks_exact(QK)) {
+            (*lo, *hi) = min_max(xb.try_into().unwrap());
         }
-        pack_q5(&q, &mut y[4..]);
+        let d = s.div(s.sub(s.load(&max), s.load(&min)), s.splat(31.0));
+        let zero = s.splat(0.0);
+        let id = s.to_array(s.select(s.ne(d, zero), s.div(s.splat(1.0), d), zero));
+        let (dh, mh) = (s.f16_bits(d), s.f16_bits(s.load(&min)));
+        for (g, (xb, y)) in xc
+            .chunks_exact(QK)
+            .zip(yc.chunks_exact_mut(BLOCK_BYTES))
+            .enumerate()
+        {
+            put_u16(y, 0, dh[g]);
+            put_u16(y, 2, mh[g]);
+            let t = block_trunc::<S, true>(s, xb.try_into().unwrap(), min[g], id[g], 0.5);
+            let mut q = [0u8; QK];
+            for (q, &t) in q.iter_mut().zip(&t) {
+                *q = t as u8;
+            }
+            pack_q5(&q, &mut y[4..]);
+        }
     }
 }
 
@@ -133,6 +131,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 mod tests {
     use super::super::q4_0::tests::{adversarial_blocks, Rng};
     use super::*;
+    use crate::common::c_trunc_i32;
     use crate::common::f32_to_f16;
 
     /// `quantize_row_q5_1_ref` written the plain way, with C's conversions and bit layout.

@@ -63,17 +63,12 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
             .enumerate()
         {
             let (m1, m2) = (1u8 << (2 * c), 2u8 << (2 * c));
+            // The levels are 0..32: bit 4 goes to `qh`, the low nibble to `qs` (the C
+            // code's `if (l > 15) { l -= 16; set bit; }`, without a branch on the data).
             for (l, (o, h)) in q.iter_mut().zip(qh.iter_mut()).enumerate() {
-                let (mut l1, mut l2) = (lv[l], lv[l + 32]);
-                if l1 > 15 {
-                    l1 -= 16;
-                    *h |= m1;
-                }
-                if l2 > 15 {
-                    l2 -= 16;
-                    *h |= m2;
-                }
-                *o = l1 | (l2 << 4);
+                let (l1, l2) = (lv[l], lv[l + 32]);
+                *h |= (((l1 >> 4) & 1) * m1) | (((l2 >> 4) & 1) * m2);
+                *o = (l1 & 15) | ((l2 & 15) << 4);
             }
         }
     }
