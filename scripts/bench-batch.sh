@@ -5,7 +5,7 @@
 #   scripts/bench-batch.sh [WORKDIR] [SIZE_MB]      # defaults: /tmp/ggufkit-bench-batch 600
 #
 # Two sources of about SIZE_MB: a synthetic HuggingFace Llama directory (bf16 safetensors,
-# examples/gen_hf_model.rs, tokenizer of testdata/hf/llama-spm) converted to
+# examples/gen_hf.rs, tokenizer of testdata/hf/llama-spm) converted to
 # f16,q8_0,q4_k_m,q2_k, and a synthetic f16 GGUF (examples/gen_model.rs) quantized to
 # q8_0,q4_0,q4_k_m,q6_k. Prints Markdown tables: wall seconds, CPU seconds (user + sys), peak
 # RSS. On a shared machine compare the CPU seconds; wall time follows them when cores are free.
@@ -15,7 +15,7 @@ W=${1:-/tmp/ggufkit-bench-batch}
 SIZE=${2:-600}
 mkdir -p "$W"
 cargo build --release --quiet -p ggufkit-converters --bins
-cargo build --release --quiet --example gen_model --example gen_hf_model
+cargo build --release --quiet --example gen_model --example gen_hf
 BIN=target/release/gguf-convert
 
 measure() { # prints "wall user sys maxrss_kb"
@@ -58,7 +58,7 @@ compare() { # SRC TYPES TITLE
 }
 
 HF="$W/synthetic-llama"
-[ -f "$HF/model.safetensors" ] || target/release/examples/gen_hf_model "$HF" "$SIZE" testdata/hf/llama-spm
+[ -f "$HF/model.safetensors" ] || target/release/examples/gen_hf "$HF" "$SIZE"
 compare "$HF" f16,q8_0,q4_k_m,q2_k "HuggingFace bf16 directory ($(du -sm "$HF" | cut -f1) MB)"
 
 GG="$W/model-f16.gguf"

@@ -607,7 +607,11 @@ pub fn write_outputs(
                         .collect();
                     let encodes: Vec<&share::Encode> =
                         ids.iter().map(|&q| products_ref.encode(q)).collect();
-                    Out::Key(match share::compute_products(&base.tensors[*k], &encodes) {
+                    let t = &base.tensors[*k];
+                    let r = share::compute_products(t, &encodes);
+                    // Every pending product of this tensor is made: its mapped pages can go.
+                    t.data.release();
+                    Out::Key(match r {
                         Ok(bytes) => Ok(ids.into_iter().zip(bytes).collect()),
                         Err(e) => Err((ids, e)),
                     })
@@ -679,6 +683,12 @@ pub fn write_outputs(
                     }
                 }
             });
+        // The outputs' own inputs are not needed again (a later reader faults pages back).
+        for &(w, pos) in &items {
+            if let Need::Own(d) = &needs[w][pos] {
+                d.release();
+            }
+        }
         for (i, w) in writers.iter().enumerate() {
             if w.active() {
                 hooks.progress(i, w.written);

@@ -346,16 +346,47 @@ fn out_row(e: &Encode, n_per_row: usize) -> Option<usize> {
 /// slabs, the same decoding, the same per-matrix importance weights, and row-wise
 /// quantizers, so each product equals what the output's own transform computes.
 pub fn compute_products(t: &Tensor, encodes: &[&Encode]) -> Result<Vec<Vec<u8>>, DataError> {
-    let raw = t.data.bytes()?;
+    // A HuggingFace tensor converted to f32 is its expression's values widened element by
+    // element (`finish`): take the values in their working type (half the bytes for a
+    // 16-bit model) and widen them slab by slab instead of materialising the f32 tensor.
+    if let Some(m) = materialize(&t.data).filter(|m| m.out == GgmlType::F32) {
+        if t.ty == GgmlType::F32 {
+            let v = m.expr.eval()?;
+            return compute_from(t, &v.bytes, Elem::Work(v.work), encodes);
+        }
+    }
+    compute_from(t, &t.data.bytes()?, Elem::Ggml(t.ty), encodes)
+}
+
+/// How the elements of a source buffer are stored.
+#[derive(Clone, Copy)]
+enum Elem {
+    /// A GGML type (F32, F16, BF16 or a block type).
+    Ggml(GgmlType),
+    /// An HF expression's working type.
+    Work(Work),
+}
+
+fn compute_from(
+    t: &Tensor,
+    raw: &[u8],
+    elem: Elem,
+    encodes: &[&Encode],
+) -> Result<Vec<Vec<u8>>, DataError> {
     let n_per_row = t.dims.first().copied().unwrap_or(1).max(1) as usize;
     let rows_per_matrix = t.dims.get(1).copied().unwrap_or(1).max(1) as usize;
-    let in_row = ggufkit::quantizers::row_size(t.ty, n_per_row)
-        .filter(|r| *r > 0 && raw.len() % r == 0)
+    let in_ty = match elem {
+        Elem::Ggml(ty) => ty,
+        Elem::Work(Work::F32) => GgmlType::F32,
+        Elem::Work(Work::F16) => GgmlType::F16,
+        Elem::Work(Work::Bf16) => GgmlType::BF16,
+    };
+    let in_row = ggufkit::quantizers::row_size(in_ty, n_per_row)
+        .filter(|r| *r > 0 && raw.len().is_multiple_of(*r))
         .ok_or_else(|| {
             DataError(format!(
-                "{} bytes is not a whole number of {n_per_row}-element {} rows",
-                raw.len(),
-                t.ty
+                "{} bytes is not a whole number of {n_per_row}-element {in_ty} rows",
+                raw.len()
             ))
         })?;
     let rows = raw.len() / in_row;
@@ -380,13 +411,24 @@ pub fn compute_products(t: &Tensor, encodes: &[&Encode]) -> Result<Vec<Vec<u8>>,
             .min((matrix + 1) * rows_per_matrix);
         let src = &raw[r0 * in_row..r1 * in_row];
         let f = &mut floats[..(r1 - r0) * n_per_row];
-        if t.ty == GgmlType::F32 {
-            for (v, c) in f.iter_mut().zip(src.chunks_exact(4)) {
-                *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        match elem {
+            Elem::Ggml(GgmlType::F32) | Elem::Work(Work::F32) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(4)) {
+                    *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
             }
-        } else {
-            ggufkit::quantizers::dequantize_rows(t.ty, src, f)
-                .map_err(|e| DataError(e.to_string()))?;
+            Elem::Work(Work::F16) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(2)) {
+                    *v = ggufkit::quantizers::f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            Elem::Work(Work::Bf16) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(2)) {
+                    *v = ggufkit::quantizers::bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            Elem::Ggml(ty) => ggufkit::quantizers::dequantize_rows(ty, src, f)
+                .map_err(|e| DataError(e.to_string()))?,
         }
         for ((e, out), &ro) in encodes.iter().zip(&mut outs).zip(&rows_out) {
             let dst = &mut out[r0 * ro..r1 * ro];
