@@ -26,6 +26,7 @@ static FORCED_PORTABLE: AtomicU8 = AtomicU8::new(0);
 
 /// Whether the AVX2 copies of the kernels may run: the CPU supports AVX2 and
 /// [`force_portable`] is off.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline]
 fn avx2_enabled() -> bool {
     match MODE.load(Ordering::Relaxed) {
@@ -45,6 +46,7 @@ fn detect_avx2() -> bool {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
+#[allow(dead_code)]
 fn detect_avx2() -> bool {
     false
 }
@@ -147,6 +149,7 @@ pub(crate) trait V8: Copy {
 }
 
 /// `t + 1.5·2²³`, the addend of ggml's `nearest_int`.
+#[cfg(target_arch = "x86_64")]
 const MAGIC: f32 = 12_582_912.0;
 
 /// Plain arrays: the reference implementation of [`V8`] (the kernels' choice on other

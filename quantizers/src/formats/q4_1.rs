@@ -54,21 +54,30 @@ fn min_max_scalar(x: &[f32; QK]) -> (f32, f32) {
     (mn, mx)
 }
 
-/// [`min_max_scalar`], computed in lanes so it vectorises. Lanes can only disagree with the
+/// [`min_max_scalar`], computed in lanes (`minps`/`maxps` keep the running value on ties
+/// and NaNs, as the scan's strict comparisons do). Lanes can only disagree with the
 /// sequential scan on which zero (+0 or −0) comes first, so a zero result is recomputed
 /// sequentially.
 #[inline(always)]
-pub(super) fn min_max(x: &[f32; QK]) -> (f32, f32) {
-    let mut mn = [f32::MAX; 8];
-    let mut mx = [-f32::MAX; 8];
-    for chunk in x.chunks_exact(8) {
-        for ((lo, hi), &v) in mn.iter_mut().zip(mx.iter_mut()).zip(chunk) {
-            *lo = if v < *lo { v } else { *lo };
-            *hi = if v > *hi { v } else { *hi };
-        }
+pub(super) fn min_max<S: V8>(s: S, x: &[f32; QK]) -> (f32, f32) {
+    let (mut mn, mut mx) = (s.splat(f32::MAX), s.splat(-f32::MAX));
+    for chunk in x.chunks_exact(LANES) {
+        let v = s.load(chunk.try_into().unwrap());
+        mn = s.min(v, mn);
+        mx = s.max(v, mx);
     }
-    let min = mn.iter().fold(f32::MAX, |m, &v| if v < m { v } else { m });
-    let max = mx.iter().fold(-f32::MAX, |m, &v| if v > m { v } else { m });
+    let (mn, mx) = (s.to_array(mn), s.to_array(mx));
+    // Pairwise trees: without NaNs (which never got in) the order only decides zero signs.
+    let lo = |a: f32, b: f32| if a < b { a } else { b };
+    let hi = |a: f32, b: f32| if a > b { a } else { b };
+    let min = lo(
+        lo(lo(mn[0], mn[1]), lo(mn[2], mn[3])),
+        lo(lo(mn[4], mn[5]), lo(mn[6], mn[7])),
+    );
+    let max = hi(
+        hi(hi(mx[0], mx[1]), hi(mx[2], mx[3])),
+        hi(hi(mx[4], mx[5]), hi(mx[6], mx[7])),
+    );
     if min == 0.0 || max == 0.0 {
         min_max_scalar(x)
     } else {
@@ -99,7 +108,7 @@ fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
     for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
         let (mut min, mut max) = ([0f32; LANES], [0f32; LANES]);
         for ((lo, hi), xb) in min.iter_mut().zip(max.iter_mut()).zip(xc.chunks_exact(QK)) {
-            (*lo, *hi) = min_max(xb.try_into().unwrap());
+            (*lo, *hi) = min_max(s, xb.try_into().unwrap());
         }
         let d = s.div(s.sub(s.load(&max), s.load(&min)), s.splat(15.0));
         let zero = s.splat(0.0);
@@ -218,11 +227,17 @@ mod tests {
     #[test]
     fn min_max_matches_the_sequential_scan() {
         for b in adversarial_blocks() {
-            let (a, s) = (min_max(&b), min_max_scalar(&b));
-            assert_eq!(
-                (a.0.to_bits(), a.1.to_bits()),
-                (s.0.to_bits(), s.1.to_bits())
-            );
+            let want = min_max_scalar(&b);
+            let want = (want.0.to_bits(), want.1.to_bits());
+            let bits = |(a, b): (f32, f32)| (a.to_bits(), b.to_bits());
+            assert_eq!(bits(min_max(crate::simd::Scalar, &b)), want, "{b:?}");
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(bits(min_max(crate::simd::Sse2, &b)), want, "{b:?}");
+                if let Some(s) = crate::simd::Avx2::get() {
+                    assert_eq!(bits(min_max(s, &b)), want, "{b:?}");
+                }
+            }
         }
     }
 

@@ -194,6 +194,18 @@ mod tests {
     }
 
     #[test]
+    fn high_bits_of_any_bytes() {
+        let mut rng = Rng::new(19);
+        for _ in 0..1000 {
+            let q: [u8; QK] = std::array::from_fn(|_| (rng.uniform().to_bits() >> 5) as u8);
+            let mut packed = [0u8; 20];
+            pack_q5(&q, &mut packed);
+            let want = (0..QK).fold(0u32, |h, e| h | ((((q[e] >> 4) & 1) as u32) << e));
+            assert_eq!(packed[..4], want.to_le_bytes());
+        }
+    }
+
+    #[test]
     fn quantize_matches_the_plain_reference() {
         let blocks = adversarial_blocks();
         let src: Vec<f32> = blocks.iter().flatten().copied().collect();

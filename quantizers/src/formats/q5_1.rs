@@ -64,7 +64,7 @@ fn quantize_row_ref<S: V8>(s: S, src: &[f32], dst: &mut [u8]) {
     for (xc, yc) in chunks.zip(dst.chunks_mut(CHUNK_BLOCKS * BLOCK_BYTES)) {
         let (mut min, mut max) = ([0f32; LANES], [0f32; LANES]);
         for ((lo, hi), xb) in min.iter_mut().zip(max.iter_mut()).zip(xc.chunks_exact(QK)) {
-            (*lo, *hi) = min_max(xb.try_into().unwrap());
+            (*lo, *hi) = min_max(s, xb.try_into().unwrap());
         }
         let d = s.div(s.sub(s.load(&max), s.load(&min)), s.splat(31.0));
         let zero = s.splat(0.0);
