@@ -58,6 +58,11 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 /// token_embedding_type, leave_output_tensor, override_kv, split_max_size, split_max_tensors,
 /// no_tensor_first_split.
 ///
+/// The report (--report FILE, or stdout with --json) has one JSON object per line: per output
+/// {"type":"output", "output", "outtype", "status": done|skipped|failed|planned, "size",
+/// "sha256", "files", "bits_per_weight", "seconds", "error"}; per job {"type":"job", "status":
+/// ok|failed, "error", …}; a closing {"type":"summary", …}.
+///
 /// Batches (and several --outtype values) are resumable: an output whose inputs (source files'
 /// sizes and mtimes, option files, options, tool version) have not changed since it was written
 /// is skipped, so rerunning an interrupted batch finishes only what is missing. The record lives
@@ -102,8 +107,8 @@ struct Cli {
     /// Several outputs or --batch: append the JSON Lines report to FILE.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Several outputs or --batch: memory budget for tensors in flight and shared f32
-    /// values (binary suffixes: 512M, 4G). Default: 1G.
+    /// Several outputs or --batch: memory budget for tensors in flight and tensors waiting
+    /// for another output (binary suffixes: 512M, 4G); mapped inputs are extra. Default: 1G.
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
     /// Write only the metadata and vocabulary.

@@ -1,28 +1,29 @@
 //! N outputs of one source written in one pass.
 //!
 //! Each output is a *writer*: its shard files (created up front, headers written), its
-//! tensors' [`Recipe`]s in output order, and a cursor. The engine advances all writers
-//! together, one *window* at a time:
+//! tensors' needs in output order — a *product* (an encoding of a base tensor, possibly
+//! shared with other outputs, see [`share::Products`]) or its own lazy data — and a cursor.
+//! The engine advances all writers together, one *window* at a time:
 //!
-//! 1. **Select** the next tensors of the writers, within the memory budget: the window's
-//!    encoded output bytes, plus the f32 values it needs that are not cached yet, plus the
-//!    values already held must fit. Tensors whose f32 values are already available go
-//!    first (that drains the cache); otherwise the writer furthest behind goes next, so
-//!    writers whose tensor orders differ (llama-quantize's block-then-name order against a
-//!    converter's order) stay close and an f32 value rarely waits long for its last user.
-//!    A window always takes at least one tensor, so one tensor larger than the budget is
-//!    still converted.
-//! 2. **Decode** the missing f32 values, in parallel ([`decode_f32`]): each source tensor
-//!    is read and converted to f32 once, whatever the number of outputs.
-//! 3. **Encode** every selected tensor, in parallel ([`produce`]), from the shared values.
-//! 4. **Write** each writer's tensors in its own order (writers in parallel, each file
+//! 1. **Select** the next tensors of the writers within the memory budget: the bytes the
+//!    window will produce plus the products already waiting must fit. Tensors whose product
+//!    is already computed go first (that drains the waiting products); otherwise the
+//!    writer furthest behind goes next, so writers whose tensor orders differ
+//!    (llama-quantize's block-then-name order against a converter's order) stay close and
+//!    a product rarely waits long. Needing a product schedules every pending product of
+//!    its base tensor. A window always takes at least one tensor, so a tensor larger than
+//!    the budget is still converted.
+//! 2. **Compute**, in parallel: for each scheduled base tensor, one read and one f32
+//!    conversion, slab by slab, feeding all of its products ([`share::compute_products`]);
+//!    and the outputs' own tensors.
+//! 3. **Write** each writer's tensors in its own order (writers in parallel, each file
 //!    sequentially), hashing the bytes as they go.
-//! 5. **Release** the consumed uses: an f32 value is dropped after its last use. If the
-//!    values still held exceed half the budget, those needed furthest in the future are
-//!    evicted (and decoded again when their turn comes: bounded memory, same bytes).
+//! 4. **Release** the consumed uses: a product is dropped after its last use. If the
+//!    products still waiting exceed half the budget, those needed furthest ahead are
+//!    evicted (and computed again when their turn comes: bounded memory, same bytes).
 //!
-//! No thread ever waits for another inside a parallel section (the phases are separate),
-//! and every computation is deterministic, so the files do not depend on the thread count.
+//! No thread waits for another inside a parallel section (the phases are separate), and
+//! every computation is deterministic, so the files do not depend on the thread count.
 //! A writer that fails (a tensor that cannot be produced, a full disk) is dropped — its
 //! temporary files removed — and the others go on. A writer that has written its last
 //! tensor is committed at once (all of its shards together).
@@ -31,7 +32,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -39,11 +40,8 @@ use sha2::{Digest, Sha256};
 use ggufkit::gguf::{layout, write_tensor_padded, GgufError, Layout};
 use ggufkit::ir::{DataError, Model, TensorData};
 use ggufkit::output::{AtomicOutput, OutputError};
-use ggufkit::quantizers::GgmlType;
 
-use std::sync::Arc;
-
-use super::share::{self, decode_f32, Need, Products, Recipe, SharedValues, Slot};
+use super::share::{self, Need, Products, Recipe, SharedValues};
 
 /// One output file (or shard) to write.
 pub struct ShardPlan {
@@ -66,7 +64,8 @@ pub struct OutputPlan {
 
 /// Options of [`write_outputs`].
 pub struct EngineOptions {
-    /// Memory budget in bytes: encoded tensors in flight plus shared f32 values.
+    /// Memory budget in bytes: tensors computed in a window plus products waiting for
+    /// later outputs.
     pub budget: u64,
     /// Files the outputs must not replace.
     pub inputs: Vec<PathBuf>,
@@ -96,8 +95,6 @@ pub struct WrittenOutput {
     pub n_elements: u64,
     /// Wall time from the start of the pass to the commit.
     pub seconds: f64,
-    /// Time spent producing this output's tensors, summed over threads.
-    pub cpu_seconds: f64,
 }
 
 impl WrittenOutput {
@@ -155,9 +152,9 @@ impl Hooks for () {}
 pub struct EngineStats {
     /// Windows processed.
     pub windows: u64,
-    /// Shared f32 values decoded (above the number of shared keys only after evictions).
+    /// Base tensors read and converted to f32 (above `shared_keys` only after evictions).
     pub decoded: u64,
-    /// Distinct base tensors whose f32 values are shared.
+    /// Distinct base tensors with products.
     pub shared_keys: u64,
     /// Distinct encoded tensors (products).
     pub products: u64,
@@ -167,9 +164,9 @@ pub struct EngineStats {
     pub computed_products: u64,
     /// Values dropped early for lack of memory (computed again later).
     pub evictions: u64,
-    /// Most f32 bytes held at once.
+    /// Most product bytes held at once.
     pub peak_cache_bytes: u64,
-    /// Largest window (encoded bytes + new f32 values).
+    /// Largest window (bytes produced).
     pub peak_window_bytes: u64,
 }
 
@@ -207,7 +204,6 @@ struct Writer {
     n_elements: u64,
     next: usize,
     written: u64,
-    cpu: Duration,
     result: Option<Result<WrittenOutput, EngineError>>,
 }
 
@@ -277,7 +273,6 @@ impl Writer {
             n_elements,
             next: 0,
             written: 0,
-            cpu: Duration::ZERO,
             result: None,
         })
     }
@@ -291,7 +286,6 @@ impl Writer {
             n_elements: 0,
             next: 0,
             written: 0,
-            cpu: Duration::ZERO,
             result: None,
         }
     }
@@ -357,7 +351,6 @@ impl Writer {
             tensor_bytes: self.sizes.iter().sum(),
             n_elements: self.n_elements,
             seconds: 0.0,
-            cpu_seconds: self.cpu.as_secs_f64(),
         };
         hooks
             .before_commit(index, &done)
@@ -378,26 +371,23 @@ impl Writer {
     }
 }
 
-/// An encoded tensor (or why it could not be produced) and the time it took.
-type Produced<'a> = (Result<Cow<'a, [u8]>, DataError>, Duration);
-
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Memory the f32 values of base tensor `t` take when decoded (0 when they are mapped
-/// f32 bytes).
+/// Working memory of reading base tensor `key`: a transform makes the whole tensor (in f32
+/// for a HuggingFace source); mapped data is converted a slab (4 Mi values) at a time.
 fn f32_cost(base: &Model, key: usize) -> u64 {
     let t = &base.tensors[key];
-    match (&t.data, t.ty) {
-        (TensorData::Mapped { .. } | TensorData::Owned(_), GgmlType::F32) => 0,
-        _ => t.n_elements() * 4,
+    match &t.data {
+        TensorData::Derived(_) => t.n_elements() * 4,
+        _ => (t.n_elements() * 4).min(16 << 20),
     }
 }
 
 /// The smallest budget that lets the engine work without evicting at every window: the
-/// largest base f32 value plus, for each output, its largest tensor.
+/// largest working memory of a base tensor plus, for each output, its largest tensor.
 pub fn minimum_budget(base: &Model, outputs: &[OutputPlan]) -> u64 {
     let f32_max = (0..base.tensors.len())
         .map(|k| f32_cost(base, k))
@@ -432,68 +422,53 @@ pub fn write_outputs(
         .iter()
         .map(|o| share::needs(&o.recipes, &mut products))
         .collect();
-    let slot_of = |w: usize, pos: usize| match &needs[w][pos] {
-        Need::Shared(s) => Some(*s),
+    let product_of = |w: usize, pos: usize| match &needs[w][pos] {
+        Need::Product(p) => Some(*p),
         Need::Own(_) => None,
     };
-    // Uses: an item uses its slot; a product not yet computed uses its base f32 value once.
     let mut values = SharedValues::default();
-    let mut items_per_slot: HashMap<Slot, usize> = HashMap::new();
-    for n in needs.iter().flatten() {
-        if let Need::Shared(s) = n {
-            *items_per_slot.entry(*s).or_default() += 1;
+    let mut product_size: HashMap<usize, u64> = HashMap::new();
+    let mut product_uses: HashMap<usize, usize> = HashMap::new();
+    for (w, o) in outputs.iter().enumerate() {
+        let sizes: Vec<u64> = o
+            .shards
+            .iter()
+            .flat_map(|s| s.model.tensors.iter())
+            .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
+            .collect();
+        for (pos, n) in needs[w].iter().enumerate() {
+            if let Need::Product(p) = n {
+                *product_uses.entry(*p).or_default() += 1;
+                product_size.insert(*p, sizes.get(pos).copied().unwrap_or(0));
+            }
         }
     }
-    for (&s, &n) in &items_per_slot {
-        values.add_uses(s, n);
-        if let Slot::Product(p) = s {
-            values.add_uses(Slot::F32(products.key(p)), 1);
-        }
+    for (&p, &n) in &product_uses {
+        values.add_uses(p, n);
     }
     let mut stats = EngineStats {
-        shared_keys: items_per_slot
+        shared_keys: product_uses
             .keys()
-            .map(|s| match s {
-                Slot::F32(k) => *k,
-                Slot::Product(p) => products.key(*p),
-            })
+            .map(|p| products.key(*p))
             .collect::<BTreeSet<_>>()
             .len() as u64,
         products: products.len() as u64,
-        product_uses: items_per_slot
-            .iter()
-            .filter(|(s, _)| matches!(s, Slot::Product(_)))
-            .map(|(_, n)| *n as u64)
-            .sum(),
+        product_uses: product_uses.values().map(|n| *n as u64).sum(),
         ..Default::default()
     };
-    // Per writer, the positions at which each base tensor and each product is used (for
-    // eviction decisions).
-    let uses: Vec<HashMap<Slot, Vec<usize>>> = needs
+    // Per writer, the positions at which each product is used (for eviction decisions).
+    let uses: Vec<HashMap<usize, Vec<usize>>> = needs
         .iter()
         .map(|n| {
-            let mut m: HashMap<Slot, Vec<usize>> = HashMap::new();
+            let mut m: HashMap<usize, Vec<usize>> = HashMap::new();
             for (i, need) in n.iter().enumerate() {
-                if let Need::Shared(s) = need {
-                    m.entry(*s).or_default().push(i);
-                    if let Slot::Product(p) = s {
-                        m.entry(Slot::F32(products.key(*p))).or_default().push(i);
-                    }
+                if let Need::Product(p) = need {
+                    m.entry(*p).or_default().push(i);
                 }
             }
             m
         })
         .collect();
-
-    // Consumes one use of `slot`; a product that will never be computed gives back the
-    // use of its f32 value it held.
-    fn release(values: &mut SharedValues, products: &Products, slot: Slot) {
-        if values.release(slot) {
-            if let Slot::Product(p) = slot {
-                values.release(Slot::F32(products.key(p)));
-            }
-        }
-    }
 
     let mut writers: Vec<Writer> = Vec::with_capacity(outputs.len());
     for (w, o) in outputs.iter().enumerate() {
@@ -501,8 +476,8 @@ pub fn write_outputs(
             Ok(wr) => writers.push(wr),
             Err(e) => {
                 for pos in 0..o.recipes.len() {
-                    if let Some(s) = slot_of(w, pos) {
-                        release(&mut values, &products, s);
+                    if let Some(p) = product_of(w, pos) {
+                        values.release(p);
                     }
                 }
                 let mut wr = Writer::empty();
@@ -527,45 +502,35 @@ pub fn write_outputs(
             break;
         }
 
-        // 1. Select.
+        // 1. Select. Scheduling a product schedules every pending product of its base
+        // tensor: the tensor is read once for all of them.
         let mut cursor: Vec<usize> = writers.iter().map(|w| w.next).collect();
         let mut items: Vec<(usize, usize)> = Vec::new();
-        let mut new_f32: BTreeSet<usize> = BTreeSet::new();
-        let mut new_products: BTreeSet<usize> = BTreeSet::new();
+        let mut keys: BTreeSet<usize> = BTreeSet::new();
+        let mut scheduled: BTreeSet<usize> = BTreeSet::new();
         let mut cost = 0u64;
         let held = values.held_bytes();
         loop {
-            // (free, progress, writer, cost, new f32 key, new product)
-            type Pick = (bool, f64, usize, u64, Option<usize>, Option<usize>);
-            let mut best: Option<Pick> = None;
+            // (free, progress, writer, cost)
+            let mut best: Option<(bool, f64, usize, u64)> = None;
             for (w, wr) in writers.iter().enumerate() {
                 if !wr.active() || cursor[w] >= wr.sizes.len() {
                     continue;
                 }
                 let pos = cursor[w];
-                let f32_needed = |k: usize| {
-                    (!values.contains(Slot::F32(k)) && !new_f32.contains(&k)).then_some(k)
+                let (free, c) = match product_of(w, pos) {
+                    None => (false, wr.sizes[pos]),
+                    Some(p) if values.contains(p) || scheduled.contains(&p) => (true, 0),
+                    Some(p) => (
+                        false,
+                        products
+                            .of_key(products.key(p))
+                            .iter()
+                            .filter(|&&q| values.remaining(q) > 0 && !values.contains(q))
+                            .map(|q| product_size.get(q).copied().unwrap_or(0))
+                            .sum(),
+                    ),
                 };
-                let (c, nk, np) = match slot_of(w, pos) {
-                    None => (wr.sizes[pos], None, None),
-                    Some(Slot::F32(k)) => {
-                        let nk = f32_needed(k);
-                        (nk.map_or(0, |k| f32_cost(base, k)), nk, None)
-                    }
-                    Some(Slot::Product(p)) => {
-                        if values.contains(Slot::Product(p)) || new_products.contains(&p) {
-                            (0, None, None)
-                        } else {
-                            let nk = f32_needed(products.key(p));
-                            (
-                                wr.sizes[pos] + nk.map_or(0, |k| f32_cost(base, k)),
-                                nk,
-                                Some(p),
-                            )
-                        }
-                    }
-                };
-                let free = nk.is_none() && np.is_none() && slot_of(w, pos).is_some();
                 let frac = pos as f64 / wr.sizes.len().max(1) as f64;
                 let better = match &best {
                     None => true,
@@ -574,23 +539,30 @@ pub fn write_outputs(
                     }
                 };
                 if better {
-                    best = Some((free, frac, w, c, nk, np));
+                    best = Some((free, frac, w, c));
                 }
             }
-            let Some((_, _, w, c, nk, np)) = best else {
+            let Some((_, _, w, c)) = best else {
                 break;
             };
             if !items.is_empty() && held + cost + c > budget {
                 break;
             }
-            items.push((w, cursor[w]));
+            let pos = cursor[w];
+            items.push((w, pos));
             cursor[w] += 1;
             cost += c;
-            if let Some(k) = nk {
-                new_f32.insert(k);
-            }
-            if let Some(p) = np {
-                new_products.insert(p);
+            if let Some(p) = product_of(w, pos) {
+                if !values.contains(p) && !scheduled.contains(&p) {
+                    let k = products.key(p);
+                    keys.insert(k);
+                    scheduled.extend(
+                        products
+                            .of_key(k)
+                            .iter()
+                            .filter(|&&q| values.remaining(q) > 0 && !values.contains(q)),
+                    );
+                }
             }
         }
         if items.is_empty() {
@@ -599,127 +571,106 @@ pub fn write_outputs(
         stats.windows += 1;
         stats.peak_window_bytes = stats.peak_window_bytes.max(cost);
 
-        // 2. Decode the f32 values this window needs.
-        let decoded: Vec<(usize, Result<TensorData, DataError>)> = new_f32
-            .par_iter()
-            .map(|&k| (k, decode_f32(&base.tensors[k])))
-            .collect();
-        let mut failed: HashMap<Slot, DataError> = HashMap::new();
-        for (k, r) in decoded {
-            match r {
-                Ok(v) => {
-                    values.insert(Slot::F32(k), v);
-                    stats.decoded += 1;
-                }
-                Err(e) => {
-                    failed.insert(Slot::F32(k), e);
-                }
-            }
-        }
-
-        // 3. Encode: each new product once, and the outputs' own tensors.
+        // 2. Compute, in parallel: every scheduled product (one read of each base tensor
+        // for all its products) and the outputs' own tensors.
         enum Task {
-            Product(usize),
+            Key(usize),
             Own(usize),
         }
-        let tasks: Vec<Task> = new_products
+        let tasks: Vec<Task> = keys
             .iter()
-            .map(|&p| Task::Product(p))
+            .map(|&k| Task::Key(k))
             .chain(
                 items
                     .iter()
                     .enumerate()
-                    .filter(|(_, &(w, pos))| slot_of(w, pos).is_none())
+                    .filter(|(_, &(w, pos))| product_of(w, pos).is_none())
                     .map(|(i, _)| Task::Own(i)),
             )
             .collect();
-        let values_ref = &values;
+        let scheduled_ref = &scheduled;
         let products_ref = &products;
-        let failed_ref = &failed;
-        let done: Vec<Produced> = tasks
+        type Done = Result<Vec<(usize, Vec<u8>)>, (Vec<usize>, DataError)>;
+        enum Out<'a> {
+            Key(Done),
+            Own(usize, Result<Cow<'a, [u8]>, DataError>),
+        }
+        let done: Vec<Out> = tasks
             .par_iter()
-            .map(|task| {
-                let t = Instant::now();
-                let r = match task {
-                    Task::Product(p) => {
-                        let k = products_ref.key(*p);
-                        match (failed_ref.get(&Slot::F32(k)), values_ref.get(Slot::F32(k))) {
-                            (Some(e), _) => Err(e.clone()),
-                            (None, Some(f)) => products_ref.compute(*p, f).map(Cow::Owned),
-                            (None, None) => Err(DataError(format!(
-                                "internal: f32 values of base tensor {k} missing"
-                            ))),
-                        }
+            .map(|task| match task {
+                Task::Key(k) => {
+                    let ids: Vec<usize> = products_ref
+                        .of_key(*k)
+                        .iter()
+                        .copied()
+                        .filter(|q| scheduled_ref.contains(q))
+                        .collect();
+                    let encodes: Vec<&share::Encode> =
+                        ids.iter().map(|&q| products_ref.encode(q)).collect();
+                    let t = &base.tensors[*k];
+                    let r = share::compute_products(t, &encodes);
+                    // Every pending product of this tensor is made: its mapped pages can go.
+                    t.data.release();
+                    Out::Key(match r {
+                        Ok(bytes) => Ok(ids.into_iter().zip(bytes).collect()),
+                        Err(e) => Err((ids, e)),
+                    })
+                }
+                Task::Own(i) => {
+                    let (w, pos) = items[*i];
+                    match &needs[w][pos] {
+                        Need::Own(d) => Out::Own(*i, d.bytes()),
+                        Need::Product(_) => unreachable!("own tasks only"),
                     }
-                    Task::Own(i) => {
-                        let (w, pos) = items[*i];
-                        match &needs[w][pos] {
-                            Need::Own(d) => d.bytes(),
-                            Need::Shared(_) => unreachable!("own tasks only"),
-                        }
-                    }
-                };
-                (r, t.elapsed())
+                }
             })
             .collect();
-        let mut own: HashMap<usize, Produced> = HashMap::new();
-        let mut product_time: HashMap<usize, Duration> = HashMap::new();
-        for (task, (r, d)) in tasks.iter().zip(done) {
-            match task {
-                Task::Own(i) => {
-                    own.insert(*i, (r, d));
+        let mut own: HashMap<usize, Result<Cow<[u8]>, DataError>> = HashMap::new();
+        let mut failed: HashMap<usize, DataError> = HashMap::new();
+        for d in done {
+            match d {
+                Out::Own(i, r) => {
+                    own.insert(i, r);
                 }
-                Task::Product(p) => {
-                    product_time.insert(*p, d);
-                    match r {
-                        Ok(bytes) => {
-                            // The product no longer needs its f32 value.
-                            values.release(Slot::F32(products.key(*p)));
-                            values.insert(
-                                Slot::Product(*p),
-                                TensorData::Owned(Arc::new(bytes.into_owned())),
-                            );
-                            stats.computed_products += 1;
-                        }
-                        Err(e) => {
-                            failed.insert(Slot::Product(*p), e);
-                        }
+                Out::Key(Ok(v)) => {
+                    stats.decoded += 1;
+                    for (p, bytes) in v {
+                        values.insert(p, bytes);
+                        stats.computed_products += 1;
+                    }
+                }
+                Out::Key(Err((ids, e))) => {
+                    for p in ids {
+                        failed.insert(p, e.clone());
                     }
                 }
             }
         }
 
-        // 4. Write, each writer in its own order, writers in parallel.
-        let mut per_writer: Vec<Vec<(usize, Produced)>> =
+        // 3. Write, each writer in its own order, writers in parallel.
+        type Bytes<'a> = Result<Cow<'a, [u8]>, DataError>;
+        let mut per_writer: Vec<Vec<(usize, Bytes)>> =
             (0..writers.len()).map(|_| Vec::new()).collect();
         for (i, &(w, pos)) in items.iter().enumerate() {
-            let produced: Produced = match slot_of(w, pos) {
+            let r = match product_of(w, pos) {
                 None => own.remove(&i).expect("own task ran"),
-                Some(s) => {
-                    let r = match (failed.get(&s), values.get(s)) {
-                        (Some(e), _) => Err(e.clone()),
-                        (None, Some(v)) => v.bytes(),
-                        (None, None) => Err(DataError(format!("internal: {s:?} missing"))),
-                    };
-                    let d = match s {
-                        Slot::Product(p) => product_time.remove(&p).unwrap_or_default(),
-                        Slot::F32(_) => Duration::ZERO,
-                    };
-                    (r, d)
-                }
+                Some(p) => match (failed.get(&p), values.get(p)) {
+                    (Some(e), _) => Err(e.clone()),
+                    (None, Some(v)) => Ok(Cow::Borrowed(v.as_slice())),
+                    (None, None) => Err(DataError(format!("internal: product {p} missing"))),
+                },
             };
-            per_writer[w].push((pos, produced));
+            per_writer[w].push((pos, r));
         }
         writers
             .par_iter_mut()
             .zip(per_writer.into_par_iter())
             .for_each(|(wr, work)| {
-                for (pos, (r, d)) in work {
+                for (pos, r) in work {
                     if !wr.active() {
                         break;
                     }
                     debug_assert_eq!(pos, wr.next);
-                    wr.cpu += d;
                     let res = r
                         .map_err(|error| EngineError::Data {
                             tensor: wr.names[pos].clone(),
@@ -732,23 +683,29 @@ pub fn write_outputs(
                     }
                 }
             });
+        // The outputs' own inputs are not needed again (a later reader faults pages back).
+        for &(w, pos) in &items {
+            if let Need::Own(d) = &needs[w][pos] {
+                d.release();
+            }
+        }
         for (i, w) in writers.iter().enumerate() {
             if w.active() {
                 hooks.progress(i, w.written);
             }
         }
 
-        // 5. Release what was consumed; a failed writer releases everything it still owed.
+        // 4. Release what was consumed; a failed writer releases everything it still owed.
         for &(w, pos) in &items {
-            if let Some(s) = slot_of(w, pos) {
-                release(&mut values, &products, s);
+            if let Some(p) = product_of(w, pos) {
+                values.release(p);
             }
         }
         for (w, wr) in writers.iter_mut().enumerate() {
             if !wr.active() && wr.next < wr.sizes.len() {
                 for pos in cursor[w].max(wr.next)..wr.sizes.len() {
-                    if let Some(s) = slot_of(w, pos) {
-                        release(&mut values, &products, s);
+                    if let Some(p) = product_of(w, pos) {
+                        values.release(p);
                     }
                 }
                 // Nothing more is owed by this writer.
@@ -756,38 +713,34 @@ pub fn write_outputs(
             }
         }
         stats.peak_cache_bytes = stats.peak_cache_bytes.max(values.peak_bytes());
-        // Keep at most half the budget for values that wait for later users: evict those
-        // needed furthest ahead.
+        // Keep at most half the budget for products that wait for later outputs: evict
+        // those needed furthest ahead.
         if values.held_bytes() > budget / 2 {
-            let mut held: Vec<(Slot, usize)> = values
-                .held_slots()
+            let mut held: Vec<(usize, usize)> = values
+                .held()
                 .into_iter()
-                .map(|(s, _)| {
+                .map(|(p, _)| {
                     let next_use = writers
                         .iter()
                         .enumerate()
                         .filter(|(_, wr)| wr.active())
                         .filter_map(|(w, wr)| {
-                            let p = uses[w].get(&s)?;
-                            let i = p.partition_point(|&x| x < wr.next);
-                            p.get(i).map(|&x| x - wr.next)
+                            let u = uses[w].get(&p)?;
+                            let i = u.partition_point(|&x| x < wr.next);
+                            u.get(i).map(|&x| x - wr.next)
                         })
                         .min()
                         .unwrap_or(usize::MAX);
-                    (s, next_use)
+                    (p, next_use)
                 })
                 .collect();
-            held.sort_by_key(|&(s, next)| (std::cmp::Reverse(next), s));
-            for (s, _) in held {
+            held.sort_by_key(|&(p, next)| (std::cmp::Reverse(next), p));
+            for (p, _) in held {
                 if values.held_bytes() <= budget / 2 {
                     break;
                 }
-                if values.evict(s) {
+                if values.evict(p) {
                     stats.evictions += 1;
-                    // The product must be computed again: it needs its f32 value again.
-                    if let Slot::Product(p) = s {
-                        values.add_uses(Slot::F32(products.key(p)), 1);
-                    }
                 }
             }
         }

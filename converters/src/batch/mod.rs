@@ -3,8 +3,9 @@
 //!
 //! * [`plan`]: source → output [`Model`](ggufkit::ir::Model), the planning half of
 //!   `gguf-convert`, shared by single conversions and batches.
-//! * [`share`]: the per-source-tensor f32 stage shared by all outputs of a job, and the
-//!   cache that holds it (each value dropped after its last use).
+//! * [`share`]: which output tensors are encodings of a base tensor (read and converted to
+//!   f32 once for all outputs of a job), identical encodings computed once, and the use
+//!   counts that drop each computed tensor after its last writer.
 //! * [`engine`]: N writers advancing together, a bounded window of tensors at a time.
 //! * [`jobs`]: jobs files (TOML or JSON).
 //! * [`state`]: fingerprints and the per-directory state that makes reruns skip what is
@@ -44,7 +45,7 @@ use state::Fingerprint;
 /// Options of a whole batch.
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
-    /// Memory budget shared by the running jobs (tensors in flight and shared f32 values;
+    /// Memory budget shared by the running jobs (tensors in flight and products waiting;
     /// not counting mapped input files, which the OS pages in and out).
     pub max_memory: u64,
     /// Worker threads (also the most jobs that run at once).
@@ -253,10 +254,15 @@ fn fingerprint(spec: &JobSpec, source: &Source, o: &OutputSpec, path: &Path) -> 
     if let Some(i) = &o.opts.imatrix {
         fp.file("imatrix", i);
     }
-    // Options as their Debug text: every field, in declaration order.
-    fp.value("source_options", json!(format!("{:?}", spec.source_opts)));
+    // Options as their Debug text: every field, in declaration order (a dry run plans the
+    // same outputs).
+    let mut so = spec.source_opts.clone();
+    so.dry_run = false;
+    let mut oo = o.opts.clone();
+    oo.dry_run = false;
+    fp.value("source_options", json!(format!("{so:?}")));
     fp.value("target", json!(o.target.label()));
-    fp.value("output_options", json!(format!("{:?}", o.opts)));
+    fp.value("output_options", json!(format!("{oo:?}")));
     fp.value("split", json!(format!("{:?}", o.split)));
     fp.value(
         "output",

@@ -16,13 +16,12 @@
 //!   (mapped copies, and the few transforms that do not go through f32, e.g. an F16
 //!   expression written as F16).
 //!
-//! Two kinds of values are shared ([`Slot`]): the f32 values of a base tensor, and
-//! *products*, encoded tensors that several outputs contain identically (the same base
-//! tensor quantized to the same type with the same importance weights, see [`Products`]).
-//! They live in [`SharedValues`], which counts each value's remaining uses and drops it
-//! after the last one. The engine ([`super::engine`]) fills it a window at a time. f32
-//! values of base tensors that are already f32 in a mapped file hold no memory: they are
-//! the mapped bytes themselves.
+//! Recipes that encode the same base tensor the same way are one *product* ([`Products`]).
+//! The engine ([`super::engine`]) computes all pending products of a base tensor together
+//! with [`compute_products`]: the tensor is read and converted to f32 once, slab by slab,
+//! and every product is encoded from each slab. Computed products wait in
+//! [`SharedValues`] for the outputs that have not written them yet, each dropped after its
+//! last use.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -212,35 +211,6 @@ pub fn rebase(base: &Model, out: &Model) -> Vec<Recipe> {
         .collect()
 }
 
-/// The f32 values of base tensor `t`, exactly as a [`Convert`] from it would see them.
-pub fn decode_f32(t: &Tensor) -> Result<TensorData, DataError> {
-    if t.ty == GgmlType::F32 {
-        return match &t.data {
-            TensorData::Derived(d) => Ok(TensorData::Owned(Arc::new(d.compute()?))),
-            other => Ok(other.clone()),
-        };
-    }
-    let conv = Convert {
-        input: t.data.clone(),
-        from: t.ty,
-        to: GgmlType::F32,
-        n_per_row: t.dims.first().copied().unwrap_or(1) as usize,
-        rows_per_matrix: t.dims.get(1).copied().unwrap_or(1) as usize,
-        imatrix: None,
-    };
-    use ggufkit::ir::Derive;
-    Ok(TensorData::Owned(Arc::new(conv.compute()?)))
-}
-
-/// A value the engine shares between outputs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Slot {
-    /// The f32 values of a base tensor.
-    F32(usize),
-    /// An encoded tensor: product `id` of a [`Products`] table.
-    Product(usize),
-}
-
 /// True when two encodings give the same bytes from the same f32 values.
 fn same_encode(a: &Encode, b: &Encode) -> bool {
     match (a, b) {
@@ -286,9 +256,9 @@ fn same_encode(a: &Encode, b: &Encode) -> bool {
     }
 }
 
-/// The distinct encoded tensors of a job: two outputs that quantize the same base tensor
-/// to the same type with the same importance weights (Q4_K_M and Q6_K both write
-/// `output.weight` as Q6_K; Q4_K_S and Q4_K_M share most Q4_K tensors) get one product,
+/// The distinct encoded tensors (*products*) of a job. Two outputs that encode the same
+/// base tensor the same way (Q4_K_M and Q6_K both write `output.weight` as Q6_K; Q4_K_S
+/// and Q4_K_M share most Q4_K tensors; norms are f32 everywhere) get one product,
 /// computed once — the quantizers are deterministic functions of exactly these inputs.
 #[derive(Default)]
 pub struct Products {
@@ -297,7 +267,7 @@ pub struct Products {
 }
 
 impl Products {
-    /// The product for `key` encoded with `encode` (interned).
+    /// The product for base tensor `key` encoded with `encode` (interned).
     pub fn intern(&mut self, key: usize, encode: &Encode) -> usize {
         let ids = self.by_key.entry(key).or_default();
         if let Some(&id) = ids
@@ -317,6 +287,16 @@ impl Products {
         self.items[id].0
     }
 
+    /// The encoding of product `id`.
+    pub fn encode(&self, id: usize) -> &Encode {
+        &self.items[id].1
+    }
+
+    /// The products of base tensor `key`.
+    pub fn of_key(&self, key: usize) -> &[usize] {
+        self.by_key.get(&key).map_or(&[], Vec::as_slice)
+    }
+
     /// Number of distinct products.
     pub fn len(&self) -> usize {
         self.items.len()
@@ -326,44 +306,14 @@ impl Products {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
-
-    /// Computes product `id` from the f32 values of its base tensor.
-    pub fn compute(&self, id: usize, f32: &TensorData) -> Result<Vec<u8>, DataError> {
-        use ggufkit::ir::Derive;
-        match &self.items[id].1 {
-            Encode::AsF32 => Ok(f32.bytes()?.into_owned()),
-            Encode::Quantize {
-                to,
-                n_per_row,
-                rows_per_matrix,
-                imatrix,
-            } => Convert {
-                input: f32.clone(),
-                from: GgmlType::F32,
-                to: *to,
-                n_per_row: *n_per_row,
-                rows_per_matrix: *rows_per_matrix,
-                imatrix: imatrix.clone(),
-            }
-            .compute(),
-            Encode::HfPlain { to, n_per_row } => {
-                let raw = f32.bytes()?;
-                let floats: Vec<f32> = raw
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                expr::encode_f32(&floats, *to, *n_per_row)
-            }
-        }
-    }
 }
 
-/// What an output tensor needs: its own data, or a shared value.
+/// What an output tensor needs: its own data, or a product.
 pub enum Need<'a> {
     /// Computed from the output's own lazy data.
     Own(&'a TensorData),
-    /// A shared value (an f32 value written as it is, or a product).
-    Shared(Slot),
+    /// A product (see [`Products`]).
+    Product(usize),
 }
 
 /// Resolves recipes into needs, interning products.
@@ -372,120 +322,235 @@ pub fn needs<'a>(recipes: &'a [Recipe], products: &mut Products) -> Vec<Need<'a>
         .iter()
         .map(|r| match r {
             Recipe::Own(d) => Need::Own(d),
-            Recipe::Shared {
-                key,
-                encode: Encode::AsF32,
-            } => Need::Shared(Slot::F32(*key)),
-            Recipe::Shared { key, encode } => {
-                Need::Shared(Slot::Product(products.intern(*key, encode)))
-            }
+            Recipe::Shared { key, encode } => Need::Product(products.intern(*key, encode)),
         })
         .collect()
 }
 
-struct Entry {
-    value: Option<TensorData>,
-    /// Uses not yet consumed.
-    remaining: usize,
-    /// Memory held by the value (0 for mapped bytes).
-    bytes: u64,
+fn out_row(e: &Encode, n_per_row: usize) -> Option<usize> {
+    match e {
+        Encode::AsF32 => Some(4 * n_per_row),
+        Encode::Quantize { to, .. } | Encode::HfPlain { to, .. } => {
+            ggufkit::quantizers::row_size(*to, n_per_row)
+        }
+    }
 }
 
-/// Shared values with use counts: f32 values of base tensors and encoded products.
+/// Reads base tensor `t` once and produces every encoding in `encodes` from it.
 ///
-/// Each slot counts its remaining uses ([`SharedValues::add_uses`]). [`SharedValues::insert`]
-/// stores a value, [`SharedValues::release`] consumes one use and drops the value after
-/// the last one. [`SharedValues::evict`] drops a value early when memory is short; it is
-/// computed again when next needed (same bytes: every computation is deterministic).
+/// The tensor is converted to f32 in slabs of whole rows (about 4 Mi values, never across a
+/// matrix boundary) and each slab is encoded for every product before the next is read, so
+/// the f32 values of a tensor never exist whole (for a HuggingFace source, whose transforms
+/// produce whole tensors, the f32 tensor itself is the one big buffer, as in a single
+/// conversion). This is [`Convert::compute`] with one input and several outputs: the same
+/// slabs, the same decoding, the same per-matrix importance weights, and row-wise
+/// quantizers, so each product equals what the output's own transform computes.
+pub fn compute_products(t: &Tensor, encodes: &[&Encode]) -> Result<Vec<Vec<u8>>, DataError> {
+    // A HuggingFace tensor converted to f32 is its expression's values widened element by
+    // element (`finish`): take the values in their working type (half the bytes for a
+    // 16-bit model) and widen them slab by slab instead of materialising the f32 tensor.
+    if let Some(m) = materialize(&t.data).filter(|m| m.out == GgmlType::F32) {
+        if t.ty == GgmlType::F32 {
+            let v = m.expr.eval()?;
+            return compute_from(t, &v.bytes, Elem::Work(v.work), encodes);
+        }
+    }
+    compute_from(t, &t.data.bytes()?, Elem::Ggml(t.ty), encodes)
+}
+
+/// How the elements of a source buffer are stored.
+#[derive(Clone, Copy)]
+enum Elem {
+    /// A GGML type (F32, F16, BF16 or a block type).
+    Ggml(GgmlType),
+    /// An HF expression's working type.
+    Work(Work),
+}
+
+fn compute_from(
+    t: &Tensor,
+    raw: &[u8],
+    elem: Elem,
+    encodes: &[&Encode],
+) -> Result<Vec<Vec<u8>>, DataError> {
+    let n_per_row = t.dims.first().copied().unwrap_or(1).max(1) as usize;
+    let rows_per_matrix = t.dims.get(1).copied().unwrap_or(1).max(1) as usize;
+    let in_ty = match elem {
+        Elem::Ggml(ty) => ty,
+        Elem::Work(Work::F32) => GgmlType::F32,
+        Elem::Work(Work::F16) => GgmlType::F16,
+        Elem::Work(Work::Bf16) => GgmlType::BF16,
+    };
+    let in_row = ggufkit::quantizers::row_size(in_ty, n_per_row)
+        .filter(|r| *r > 0 && raw.len().is_multiple_of(*r))
+        .ok_or_else(|| {
+            DataError(format!(
+                "{} bytes is not a whole number of {n_per_row}-element {in_ty} rows",
+                raw.len()
+            ))
+        })?;
+    let rows = raw.len() / in_row;
+    let rows_out: Vec<usize> = encodes
+        .iter()
+        .map(|e| {
+            out_row(e, n_per_row).ok_or_else(|| {
+                DataError(format!(
+                    "row length {n_per_row} does not fit the output type"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let mut outs: Vec<Vec<u8>> = rows_out.iter().map(|r| vec![0u8; rows * r]).collect();
+    let slab_rows = ((4 << 20) / n_per_row).clamp(1, rows_per_matrix);
+    let mut floats = vec![0f32; slab_rows.min(rows.max(1)) * n_per_row];
+    let mut r0 = 0;
+    while r0 < rows {
+        let matrix = r0 / rows_per_matrix;
+        let r1 = (r0 + slab_rows)
+            .min(rows)
+            .min((matrix + 1) * rows_per_matrix);
+        let src = &raw[r0 * in_row..r1 * in_row];
+        let f = &mut floats[..(r1 - r0) * n_per_row];
+        match elem {
+            Elem::Ggml(GgmlType::F32) | Elem::Work(Work::F32) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(4)) {
+                    *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+            Elem::Work(Work::F16) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(2)) {
+                    *v = ggufkit::quantizers::f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            Elem::Work(Work::Bf16) => {
+                for (v, c) in f.iter_mut().zip(src.chunks_exact(2)) {
+                    *v = ggufkit::quantizers::bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            Elem::Ggml(ty) => ggufkit::quantizers::dequantize_rows(ty, src, f)
+                .map_err(|e| DataError(e.to_string()))?,
+        }
+        for ((e, out), &ro) in encodes.iter().zip(&mut outs).zip(&rows_out) {
+            let dst = &mut out[r0 * ro..r1 * ro];
+            match e {
+                Encode::AsF32 => {
+                    for (c, v) in dst.chunks_exact_mut(4).zip(f.iter()) {
+                        c.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+                Encode::Quantize { to, imatrix, .. } => {
+                    let im = imatrix.as_ref().map(|im| {
+                        let start = if im.len() >= (matrix + 1) * n_per_row {
+                            matrix * n_per_row
+                        } else {
+                            0
+                        };
+                        &im[start..start + n_per_row]
+                    });
+                    ggufkit::quantizers::quantize_rows(*to, f, dst, n_per_row, im)
+                        .map_err(|e| DataError(e.to_string()))?;
+                }
+                Encode::HfPlain { to, n_per_row } => {
+                    dst.copy_from_slice(&expr::encode_f32(f, *to, *n_per_row)?);
+                }
+            }
+        }
+        r0 = r1;
+    }
+    Ok(outs)
+}
+
+struct Entry {
+    value: Option<Arc<Vec<u8>>>,
+    /// Uses not yet consumed.
+    remaining: usize,
+}
+
+/// Computed products waiting for their consumers, with use counts.
+///
+/// Each product counts its remaining uses ([`SharedValues::add_uses`]).
+/// [`SharedValues::insert`] stores its bytes, [`SharedValues::release`] consumes one use
+/// and drops the bytes after the last one. [`SharedValues::evict`] drops them early when
+/// memory is short; the product is computed again when next needed (same bytes: every
+/// computation is deterministic).
 #[derive(Default)]
 pub struct SharedValues {
-    entries: HashMap<Slot, Entry>,
+    entries: HashMap<usize, Entry>,
     held: u64,
     peak: u64,
 }
 
 impl SharedValues {
-    /// Adds `n` expected uses of `slot`.
-    pub fn add_uses(&mut self, slot: Slot, n: usize) {
+    /// Adds `n` expected uses of product `id`.
+    pub fn add_uses(&mut self, id: usize, n: usize) {
         self.entries
-            .entry(slot)
+            .entry(id)
             .or_insert(Entry {
                 value: None,
                 remaining: 0,
-                bytes: 0,
             })
             .remaining += n;
     }
 
-    /// The value of `slot`, when held.
-    pub fn get(&self, slot: Slot) -> Option<&TensorData> {
-        self.entries.get(&slot)?.value.as_ref()
+    /// The bytes of product `id`, when held.
+    pub fn get(&self, id: usize) -> Option<&Arc<Vec<u8>>> {
+        self.entries.get(&id)?.value.as_ref()
     }
 
-    /// True when `slot` has a value.
-    pub fn contains(&self, slot: Slot) -> bool {
-        self.get(slot).is_some()
+    /// True when product `id` is held.
+    pub fn contains(&self, id: usize) -> bool {
+        self.get(id).is_some()
     }
 
-    /// Stores the value of `slot` (ignored when no use remains).
-    pub fn insert(&mut self, slot: Slot, value: TensorData) {
-        let bytes = match &value {
-            TensorData::Owned(v) => v.len() as u64,
-            _ => 0,
-        };
-        if let Some(e) = self.entries.get_mut(&slot) {
+    /// Uses of product `id` not yet consumed.
+    pub fn remaining(&self, id: usize) -> usize {
+        self.entries.get(&id).map_or(0, |e| e.remaining)
+    }
+
+    /// Stores the bytes of product `id` (ignored when no use remains).
+    pub fn insert(&mut self, id: usize, bytes: Vec<u8>) {
+        if let Some(e) = self.entries.get_mut(&id) {
             if e.remaining == 0 {
                 return;
             }
             if let Some(old) = e.value.take() {
-                drop(old);
-                self.held -= e.bytes;
+                self.held -= old.len() as u64;
             }
-            self.held += bytes;
-            e.bytes = bytes;
-            e.value = Some(value);
+            self.held += bytes.len() as u64;
+            e.value = Some(Arc::new(bytes));
             self.peak = self.peak.max(self.held);
         }
     }
 
-    /// Consumes one use of `slot`; returns true when that was the last one and no value
-    /// was held (a product that was never computed).
-    pub fn release(&mut self, slot: Slot) -> bool {
-        let Some(e) = self.entries.get_mut(&slot) else {
-            return false;
-        };
-        e.remaining = e.remaining.saturating_sub(1);
-        if e.remaining > 0 {
-            return false;
-        }
-        match e.value.take() {
-            Some(_) => {
-                self.held -= e.bytes;
-                false
+    /// Consumes one use of product `id`; the bytes are dropped after the last one.
+    pub fn release(&mut self, id: usize) {
+        if let Some(e) = self.entries.get_mut(&id) {
+            e.remaining = e.remaining.saturating_sub(1);
+            if e.remaining == 0 {
+                if let Some(v) = e.value.take() {
+                    self.held -= v.len() as u64;
+                }
             }
-            None => true,
         }
     }
 
-    /// Drops the value of `slot`; returns true when one was held and uses remain.
-    pub fn evict(&mut self, slot: Slot) -> bool {
-        match self.entries.get_mut(&slot) {
-            Some(e) if e.value.is_some() => {
-                e.value = None;
-                self.held -= e.bytes;
-                e.remaining > 0
+    /// Drops the bytes of product `id`; returns true when they were held.
+    pub fn evict(&mut self, id: usize) -> bool {
+        match self.entries.get_mut(&id).and_then(|e| e.value.take()) {
+            Some(v) => {
+                self.held -= v.len() as u64;
+                true
             }
-            _ => false,
+            None => false,
         }
     }
 
-    /// Held slots with their sizes, in slot order.
-    pub fn held_slots(&self) -> Vec<(Slot, u64)> {
-        let mut v: Vec<(Slot, u64)> = self
+    /// Held products with their sizes, in id order.
+    pub fn held(&self) -> Vec<(usize, u64)> {
+        let mut v: Vec<(usize, u64)> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.value.is_some())
-            .map(|(k, e)| (*k, e.bytes))
+            .filter_map(|(k, e)| Some((*k, e.value.as_ref()?.len() as u64)))
             .collect();
         v.sort_unstable();
         v
@@ -500,11 +565,6 @@ impl SharedValues {
     pub fn peak_bytes(&self) -> u64 {
         self.peak
     }
-
-    /// Uses of `slot` not yet consumed.
-    pub fn remaining(&self, slot: Slot) -> usize {
-        self.entries.get(&slot).map_or(0, |e| e.remaining)
-    }
 }
 
 #[cfg(test)]
@@ -512,19 +572,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_dropped_after_their_last_use() {
+    fn products_are_dropped_after_their_last_use() {
         let mut c = SharedValues::default();
-        c.add_uses(Slot::F32(3), 2);
-        c.insert(Slot::F32(3), TensorData::Owned(Arc::new(vec![0; 16])));
+        c.add_uses(3, 2);
+        c.insert(3, vec![0; 16]);
         assert_eq!(c.held_bytes(), 16);
-        assert!(!c.release(Slot::F32(3)));
-        assert!(c.contains(Slot::F32(3)));
-        assert!(!c.release(Slot::F32(3)));
-        assert!(!c.contains(Slot::F32(3)));
+        c.release(3);
+        assert!(c.contains(3));
+        c.release(3);
+        assert!(!c.contains(3));
         assert_eq!((c.held_bytes(), c.peak_bytes()), (0, 16));
-        // A product never computed reports its last release.
-        c.add_uses(Slot::Product(0), 1);
-        assert!(c.release(Slot::Product(0)));
+        c.add_uses(4, 1);
+        c.insert(4, vec![0; 8]);
+        assert!(c.evict(4) && !c.contains(4) && c.remaining(4) == 1);
     }
 
     #[test]
@@ -544,5 +604,61 @@ mod tests {
         assert_ne!(b, a);
         assert_eq!(p.intern(1, &q(GgmlType::Q6_K, Some(vec![1.0; 32]))), b);
         assert_eq!(p.len(), 4);
+        assert_eq!(p.of_key(1).len(), 3);
+    }
+
+    #[test]
+    fn one_read_gives_every_product_as_convert_does() {
+        use ggufkit::ir::Derive;
+        // Two 3-D "expert" matrices of 4 rows × 64, an f16 source, and a per-matrix imatrix.
+        let n = 64;
+        let vals: Vec<f32> = (0..2 * 4 * n)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+            .collect();
+        let f16: Vec<u8> = vals
+            .iter()
+            .flat_map(|v| ggufkit::quantizers::f32_to_f16(*v).to_le_bytes())
+            .collect();
+        let t = Tensor {
+            name: "x".into(),
+            dims: vec![n as u64, 4, 2],
+            ty: GgmlType::F16,
+            data: TensorData::Owned(Arc::new(f16)),
+        };
+        let im = Arc::new((0..2 * n).map(|i| 1.0 + i as f32).collect::<Vec<f32>>());
+        let encodes = [
+            Encode::AsF32,
+            Encode::Quantize {
+                to: GgmlType::Q4_0,
+                n_per_row: n,
+                rows_per_matrix: 4,
+                imatrix: Some(im.clone()),
+            },
+            Encode::Quantize {
+                to: GgmlType::Q8_0,
+                n_per_row: n,
+                rows_per_matrix: 4,
+                imatrix: None,
+            },
+        ];
+        let got = compute_products(&t, &encodes.iter().collect::<Vec<_>>()).unwrap();
+        for (e, g) in encodes.iter().zip(&got) {
+            let (to, imatrix) = match e {
+                Encode::AsF32 => (GgmlType::F32, None),
+                Encode::Quantize { to, imatrix, .. } => (*to, imatrix.clone()),
+                Encode::HfPlain { .. } => unreachable!(),
+            };
+            let want = Convert {
+                input: t.data.clone(),
+                from: GgmlType::F16,
+                to,
+                n_per_row: n,
+                rows_per_matrix: 4,
+                imatrix,
+            }
+            .compute()
+            .unwrap();
+            assert_eq!(&want, g, "{to}");
+        }
     }
 }
