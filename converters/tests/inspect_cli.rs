@@ -130,6 +130,53 @@ fn verify_finds_nan_and_threshold_violations() {
 }
 
 #[test]
+fn verify_against_a_huggingface_directory() {
+    let q = testdata("gguf/llama-spm-quant-Q4_K_M.gguf");
+    // The directory it was converted from: every tensor is matched (q/k after the rotary
+    // permutation), so the quantization error is small.
+    let o = inspect(&[
+        "verify",
+        "--json",
+        s(&q),
+        "--against",
+        s(&testdata("hf/llama-spm")),
+        "--min-cosine",
+        "0.99",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tensors = j["against"]["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 21);
+    let q_proj = tensors
+        .iter()
+        .find(|t| t["name"] == "blk.0.attn_q.weight")
+        .expect("attn_q compared");
+    assert!(q_proj["cosine"].as_f64().unwrap() > 0.99, "{q_proj}");
+    // Another model's directory: missing tensors and shape mismatches are named, exit 1.
+    let o = inspect(&[
+        "verify",
+        "--json",
+        s(&q),
+        "--against",
+        s(&testdata("hf/qwen2")),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let problems: Vec<&str> = j["against"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        problems.contains(&"tensor 'blk.0.attn_q.bias' of the source is missing from the output")
+    );
+    assert!(problems.contains(
+        &"tensor 'token_embd.weight': shape [256, 1024] in the output, [64, 1024] in the source"
+    ));
+}
+
+#[test]
 fn unreadable_input_is_exit_3_and_names_the_problem() {
     let dir = scratch("inspect-bad");
     let f = dir.join("x.gguf");
