@@ -51,23 +51,9 @@ pub struct Values {
 
 impl Values {
     fn f32s(&self) -> Vec<f32> {
-        match self.work {
-            Work::F32 => self
-                .bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            Work::F16 => self
-                .bytes
-                .chunks_exact(2)
-                .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-            Work::Bf16 => self
-                .bytes
-                .chunks_exact(2)
-                .map(|c| bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        }
+        let mut out = vec![0f32; self.bytes.len() / self.work.size()];
+        decode(self.work, &self.bytes, &mut out);
+        out
     }
 
     fn into_f32(self) -> Values {
@@ -77,6 +63,27 @@ impl Values {
         Values {
             work: Work::F32,
             bytes: f32_bytes(&self.f32s()),
+        }
+    }
+}
+
+/// Widens little-endian `work` elements to f32 (`out.len()` elements).
+fn decode(work: Work, bytes: &[u8], out: &mut [f32]) {
+    match work {
+        Work::F32 => {
+            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        Work::F16 => {
+            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                *o = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+            }
+        }
+        Work::Bf16 => {
+            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                *o = bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+            }
         }
     }
 }
@@ -165,6 +172,23 @@ impl Expr {
     /// Working element type.
     pub fn work(&self) -> Work {
         self.0.work
+    }
+
+    /// Calls `f` with every source tensor this expression reads.
+    pub fn for_each_source(&self, f: &mut dyn FnMut(&StTensor)) {
+        match &self.0.op {
+            Op::Read(t) => f(t),
+            Op::Const(_) => {}
+            Op::Dequant { weight, scale, .. } => {
+                weight.for_each_source(f);
+                scale.for_each_source(f);
+            }
+            Op::PermuteHeads { input, .. }
+            | Op::Transpose(input)
+            | Op::Narrow { input, .. }
+            | Op::AddScalar { input, .. } => input.for_each_source(f),
+            Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
+        }
     }
 
     /// The source tensor, when this is a plain read.
@@ -711,49 +735,111 @@ impl Derive for Materialize {
     }
 
     fn compute(&self) -> Result<Vec<u8>, DataError> {
-        let v = self.expr.eval()?;
         let n_per_row = self.expr.shape().last().copied().unwrap_or(1) as usize;
-        finish(v, self.out, n_per_row)
+        // A plain read of an F32/F16/BF16 tensor converts from the mapping without a copy.
+        if let Some(t) = self.expr.as_read() {
+            if matches!(t.dtype, StDtype::F32 | StDtype::F16 | StDtype::Bf16) {
+                return encode(self.expr.work(), t.bytes(), self.out, n_per_row);
+            }
+        }
+        finish(self.expr.eval()?, self.out, n_per_row)
+    }
+
+    fn release(&self) {
+        self.expr
+            .for_each_source(&mut |t| t.file.release(t.offset, t.len));
     }
 }
 
 /// Converts working values to the output type, as gguf-py's `quants.quantize` does.
 pub fn finish(v: Values, out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, DataError> {
-    let same = matches!(
-        (v.work, out),
-        (Work::F32, GgmlType::F32) | (Work::F16, GgmlType::F16) | (Work::Bf16, GgmlType::BF16)
-    );
-    if same {
+    if is_same(v.work, out) {
         return Ok(v.bytes);
     }
-    encode_f32(&v.f32s(), out, n_per_row)
+    encode(v.work, &v.bytes, out, n_per_row)
+}
+
+fn is_same(work: Work, out: GgmlType) -> bool {
+    matches!(
+        (work, out),
+        (Work::F32, GgmlType::F32) | (Work::F16, GgmlType::F16) | (Work::Bf16, GgmlType::BF16)
+    )
+}
+
+/// [`finish`] of values given as bytes. To a float type it goes through a small f32 buffer,
+/// never a whole-tensor f32 copy; block types need the f32 rows.
+fn encode(work: Work, bytes: &[u8], out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, DataError> {
+    if is_same(work, out) {
+        return Ok(bytes.to_vec());
+    }
+    let Some(out_size) = float_size(out) else {
+        let mut f = vec![0f32; bytes.len() / work.size()];
+        decode(work, bytes, &mut f);
+        return encode_f32(&f, out, n_per_row);
+    };
+    const CHUNK: usize = 4096;
+    let mut buf = [0f32; CHUNK];
+    let mut dst = vec![0u8; bytes.len() / work.size() * out_size];
+    for (src, dst) in bytes
+        .chunks(CHUNK * work.size())
+        .zip(dst.chunks_mut(CHUNK * out_size))
+    {
+        let buf = &mut buf[..src.len() / work.size()];
+        decode(work, src, buf);
+        encode_float(buf, out, dst);
+    }
+    Ok(dst)
+}
+
+/// Bytes per element of the float output types.
+fn float_size(out: GgmlType) -> Option<usize> {
+    match out {
+        GgmlType::F32 => Some(4),
+        GgmlType::F16 | GgmlType::BF16 => Some(2),
+        _ => None,
+    }
+}
+
+/// f32 values → F32/F16/BF16 little-endian bytes (`dst` sized for them).
+fn encode_float(f: &[f32], out: GgmlType, dst: &mut [u8]) {
+    match out {
+        GgmlType::F32 => {
+            for (d, x) in dst.chunks_exact_mut(4).zip(f) {
+                d.copy_from_slice(&x.to_le_bytes());
+            }
+        }
+        GgmlType::F16 => {
+            // The f16 row "quantizer" is gguf-py's (and ggml's) conversion, vectorised.
+            let row = ggufkit::quantizers::traits(GgmlType::F16)
+                .quantize
+                .expect("f16 has a row conversion");
+            row(f, dst, None);
+        }
+        GgmlType::BF16 => {
+            for (d, x) in dst.chunks_exact_mut(2).zip(f) {
+                d.copy_from_slice(&f32_to_bf16(*x).to_le_bytes());
+            }
+        }
+        ty => unreachable!("{ty} is not a float type"),
+    }
 }
 
 /// Converts f32 values to the output type, as gguf-py's `quants.quantize` does (the tail of
 /// [`finish`] once the values are f32; the batch converter calls it on shared f32 values).
 pub fn encode_f32(f: &[f32], out: GgmlType, n_per_row: usize) -> Result<Vec<u8>, DataError> {
-    Ok(match out {
-        GgmlType::F32 => f32_bytes(f),
-        GgmlType::F16 => f
-            .iter()
-            .flat_map(|x| f32_to_f16(*x).to_le_bytes())
-            .collect(),
-        GgmlType::BF16 => f
-            .iter()
-            .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
-            .collect(),
-        ty => {
-            let rs = ggufkit::quantizers::row_size(ty, n_per_row).ok_or_else(|| {
-                DataError(format!(
-                    "row length {n_per_row} is not a whole number of {ty} blocks"
-                ))
-            })?;
-            let mut dst = vec![0u8; f.len() / n_per_row.max(1) * rs];
-            quantize_rows(ty, f, &mut dst, n_per_row, None)
-                .map_err(|e| DataError(e.to_string()))?;
-            dst
-        }
-    })
+    if let Some(size) = float_size(out) {
+        let mut dst = vec![0u8; f.len() * size];
+        encode_float(f, out, &mut dst);
+        return Ok(dst);
+    }
+    let rs = ggufkit::quantizers::row_size(out, n_per_row).ok_or_else(|| {
+        DataError(format!(
+            "row length {n_per_row} is not a whole number of {out} blocks"
+        ))
+    })?;
+    let mut dst = vec![0u8; f.len() / n_per_row.max(1) * rs];
+    quantize_rows(out, f, &mut dst, n_per_row, None).map_err(|e| DataError(e.to_string()))?;
+    Ok(dst)
 }
 
 #[cfg(test)]
