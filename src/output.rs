@@ -21,6 +21,41 @@ pub struct AtomicOutput {
     target: PathBuf,
     temp: PathBuf,
     writer: Option<BufWriter<File>>,
+    flusher: Option<Flusher>,
+    unflushed: u64,
+}
+
+/// How many bytes are written between two background flushes to disk.
+const FLUSH_EVERY: u64 = 128 << 20;
+
+/// A thread that flushes the file's written data to disk while the writer goes on, so that
+/// the final sync of [`AtomicOutput::commit`] only waits for the tail, not for the whole
+/// file: writing and computing then overlap with the disk.
+struct Flusher {
+    wake: std::sync::mpsc::Sender<()>,
+    done: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl Flusher {
+    fn start(file: File) -> Flusher {
+        let (wake, requests) = std::sync::mpsc::channel::<()>();
+        let done = std::thread::spawn(move || {
+            while requests.recv().is_ok() {
+                while requests.try_recv().is_ok() {} // one flush covers every request so far
+                file.sync_data()?;
+            }
+            Ok(())
+        });
+        Flusher { wake, done }
+    }
+
+    /// Waits for the flushes asked for so far; their first error, if any.
+    fn finish(self) -> std::io::Result<()> {
+        drop(self.wake);
+        self.done
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
 }
 
 /// Why an output could not be created or committed.
@@ -95,10 +130,14 @@ impl AtomicOutput {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(temp.clone());
+        // Without a second handle the output is still correct, only synced at the end.
+        let flusher = file.try_clone().ok().map(Flusher::start);
         Ok(AtomicOutput {
             target: target.to_path_buf(),
             temp,
             writer: Some(BufWriter::with_capacity(8 << 20, file)),
+            flusher,
+            unflushed: 0,
         })
     }
 
@@ -120,6 +159,11 @@ impl AtomicOutput {
             let path = path.to_path_buf();
             move |source| OutputError::Io { path, source }
         };
+        let writer = self.writer.as_mut().expect("commit once");
+        writer.flush().map_err(io(&self.temp))?;
+        if let Some(flusher) = self.flusher.take() {
+            flusher.finish().map_err(io(&self.temp))?;
+        }
         let writer = self.writer.take().expect("commit once");
         let file = writer.into_inner().map_err(|e| OutputError::Io {
             path: self.temp.clone(),
@@ -144,7 +188,15 @@ impl Drop for AtomicOutput {
 
 impl Write for AtomicOutput {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.writer().write(buf)
+        let n = self.writer().write(buf)?;
+        self.unflushed += n as u64;
+        if self.unflushed >= FLUSH_EVERY {
+            self.unflushed = 0;
+            if let Some(f) = &self.flusher {
+                let _ = f.wake.send(()); // a stopped flusher reports its error at commit
+            }
+        }
+        Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

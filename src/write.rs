@@ -17,7 +17,8 @@ pub struct WriteOptions<'a> {
     pub inputs: Vec<PathBuf>,
     /// Allow replacing an existing output.
     pub overwrite: bool,
-    /// Most output bytes computed ahead of the writer (the memory bound of a run).
+    /// Output bytes computed together, in parallel, ahead of the writer (a run holds at most
+    /// two such windows: the memory bound).
     pub window_bytes: u64,
     /// Called after each tensor is written with (tensor index, bytes written so far).
     pub progress: Option<&'a (dyn Fn(usize, u64) + Sync)>,
@@ -89,7 +90,10 @@ pub fn write_uncommitted(
 }
 
 /// Writes a planned model to any writer (the body of [`write_model`]).
-pub fn write_stream<W: std::io::Write>(
+///
+/// Tensors are computed a window at a time (in parallel) while the previous window is being
+/// written, so computing and writing overlap; at most two windows are in memory.
+pub fn write_stream<W: std::io::Write + Send>(
     model: &Model,
     plan: &Layout,
     out: &mut W,
@@ -97,44 +101,62 @@ pub fn write_stream<W: std::io::Write>(
 ) -> Result<(), WriteError> {
     out.write_all(&plan.header)
         .map_err(|source| GgufError::Io { path: None, source })?;
-    let zeros = vec![0u8; plan.alignment as usize];
-    let mut written = plan.header.len() as u64;
-    let n = model.tensors.len();
-    let mut start = 0;
-    while start < n {
-        // The window: consecutive tensors up to the byte budget (always at least one).
-        let mut end = start + 1;
-        let mut budget = plan.sizes[start];
-        while end < n && budget + plan.sizes[end] <= opts.window_bytes.max(1) {
-            budget += plan.sizes[end];
-            end += 1;
-        }
-        let produced: Vec<Result<Cow<[u8]>, WriteError>> = model.tensors[start..end]
-            .par_iter()
-            .map(|t| {
-                t.data.bytes().map_err(|error| WriteError::Data {
-                    tensor: t.name.clone(),
-                    error,
-                })
-            })
-            .collect();
-        for (i, data) in (start..end).zip(produced) {
-            let data = data?;
-            crate::gguf::write_tensor_padded(out, plan, i, &data, &zeros).map_err(|e| match e {
-                GgufError::Invalid(msg) => WriteError::Data {
-                    tensor: model.tensors[i].name.clone(),
-                    error: DataError(msg),
-                },
-                e => WriteError::Gguf(e),
-            })?;
-            written += data.len() as u64;
-            drop(data);
-            model.tensors[i].data.release();
-            if let Some(p) = opts.progress {
-                p(i, written);
+    type Window<'m> = (usize, Vec<Result<Cow<'m, [u8]>, WriteError>>);
+    std::thread::scope(|scope| {
+        // A rendezvous channel: the next window is computed while this one is written.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(0);
+        let writer = scope.spawn(move || -> Result<(), WriteError> {
+            let zeros = vec![0u8; plan.alignment as usize];
+            let mut written = plan.header.len() as u64;
+            for (start, produced) in rx {
+                for (i, data) in (start..).zip(produced) {
+                    let data = data?;
+                    crate::gguf::write_tensor_padded(out, plan, i, &data, &zeros).map_err(|e| {
+                        match e {
+                            GgufError::Invalid(msg) => WriteError::Data {
+                                tensor: model.tensors[i].name.clone(),
+                                error: DataError(msg),
+                            },
+                            e => WriteError::Gguf(e),
+                        }
+                    })?;
+                    written += data.len() as u64;
+                    drop(data);
+                    model.tensors[i].data.release();
+                    if let Some(p) = opts.progress {
+                        p(i, written);
+                    }
+                }
             }
+            Ok(())
+        });
+        let n = model.tensors.len();
+        let mut start = 0;
+        while start < n {
+            // The window: consecutive tensors up to the byte budget (always at least one).
+            let mut end = start + 1;
+            let mut budget = plan.sizes[start];
+            while end < n && budget + plan.sizes[end] <= opts.window_bytes.max(1) {
+                budget += plan.sizes[end];
+                end += 1;
+            }
+            let produced: Vec<Result<Cow<[u8]>, WriteError>> = model.tensors[start..end]
+                .par_iter()
+                .map(|t| {
+                    t.data.bytes().map_err(|error| WriteError::Data {
+                        tensor: t.name.clone(),
+                        error,
+                    })
+                })
+                .collect();
+            if tx.send((start, produced)).is_err() {
+                break; // the writer stopped on an error, which join reports
+            }
+            start = end;
         }
-        start = end;
-    }
-    Ok(())
+        drop(tx);
+        writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
