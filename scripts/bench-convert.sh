@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Benchmark (not a test) for gguf-convert on a big HuggingFace checkpoint: a generated Llama
+# directory of SIZE_MB of bf16 safetensors converted to f16 and to Q4_K_M, against `cp` of the
+# same bytes and against the two-step route (f16 file, then gguf-quantize).
+#
+#   scripts/bench-convert.sh [WORKDIR] [SIZE_MB] [THREADS]   # defaults: /tmp/ggufkit-bench-convert 2100 all
+#
+# Prints a Markdown table: wall seconds, CPU seconds (user + sys), throughput (source bytes /
+# wall), peak RSS, and the ratios the issue targets:
+#   - f16 conversion within 1.5x of `cp` (cp followed by `sync FILE`, because our writer
+#     fsyncs its output before renaming it into place; plain cp is shown too);
+#   - peak RSS a small fraction of the model size;
+#   - one-pass Q4_K_M faster than f16 conversion followed by gguf-quantize.
+# The page cache is warmed before every run so all contenders read from memory. Needs ~3.5x
+# SIZE_MB of free disk in WORKDIR. On a shared machine compare CPU seconds as well as wall time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=${1:-/tmp/ggufkit-bench-convert}
+SIZE=${2:-2100}
+THREADS=${3:-}
+mkdir -p "$W"
+cargo build --release --quiet -p ggufkit-converters --bins
+cargo build --release --quiet -p ggufkit --bins
+cargo build --release --quiet --example gen_hf
+CONVERT=target/release/gguf-convert
+QUANTIZE=target/release/gguf-quantize
+TFLAG=()
+QTHREADS=()
+if [ -n "$THREADS" ]; then
+  TFLAG=(--threads "$THREADS")
+  QTHREADS=("$THREADS")
+fi
+
+HF="$W/synthetic-llama"
+[ -f "$HF/model.safetensors" ] || target/release/examples/gen_hf "$HF" "$SIZE"
+SRC_BYTES=$(stat -c %s "$HF/model.safetensors")
+SRC_MB=$((SRC_BYTES / 1048576))
+warm() { cat "$HF/model.safetensors" "$@" > /dev/null; }
+
+ROWS=()
+measure() { # LABEL CMD... ; sets WALL CPU RSS_MB and appends a table row
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %U %S %M" -o "$W/.time" "$@" > /dev/null 2> "$W/.err" || {
+    cat "$W/.err" >&2
+    return 1
+  }
+  local usr sys rss
+  read -r WALL usr sys rss < <(tail -n1 "$W/.time")
+  CPU=$(awk -v a="$usr" -v b="$sys" 'BEGIN{printf "%.2f", a+b}')
+  RSS_MB=$((rss / 1024))
+  local mbs
+  mbs=$(awk -v b="$SRC_BYTES" -v w="$WALL" 'BEGIN{printf "%.0f", b/1048576/w}')
+  ROWS+=("| $label | $WALL | $CPU | $mbs | $RSS_MB |")
+}
+
+rm -f "$W"/*.gguf "$W/copy.safetensors"
+warm
+measure "cp model.safetensors" cp "$HF/model.safetensors" "$W/copy.safetensors"
+CP=$WALL
+rm -f "$W/copy.safetensors"
+warm
+measure "cp + sync (same durability as ours)" sh -c 'cp "$1" "$2" && sync "$2"' sh \
+  "$HF/model.safetensors" "$W/copy.safetensors"
+CPSYNC=$WALL
+rm -f "$W/copy.safetensors"
+
+warm
+measure "gguf-convert --outtype f16" $CONVERT -q "${TFLAG[@]}" "$HF" "$W/f16.gguf" --outtype f16
+F16=$WALL
+F16_RSS=$RSS_MB
+warm "$W/f16.gguf"
+measure "gguf-quantize f16.gguf Q4_K_M" $QUANTIZE "$W/f16.gguf" "$W/two-step-q4_k_m.gguf" Q4_K_M \
+  "${QTHREADS[@]}"
+QUANT=$WALL
+warm
+measure "gguf-convert --outtype q4_k_m (one pass)" $CONVERT -q "${TFLAG[@]}" "$HF" \
+  "$W/one-pass-q4_k_m.gguf" --outtype q4_k_m
+ONEPASS=$WALL
+ONEPASS_RSS=$RSS_MB
+
+echo
+echo "### gguf-convert: $SRC_MB MiB bf16 safetensors, threads: ${THREADS:-all ($(nproc))}"
+echo
+echo "| run | wall s | CPU s | MiB/s of source | peak RSS MiB |"
+echo "|---|---:|---:|---:|---:|"
+printf '%s\n' "${ROWS[@]}"
+echo
+awk -v f="$F16" -v c="$CP" -v s="$CPSYNC" -v q="$QUANT" -v o="$ONEPASS" \
+  -v r1="$F16_RSS" -v r2="$ONEPASS_RSS" -v m="$SRC_MB" 'BEGIN{
+  printf "f16 / cp: %.2fx   f16 / (cp + sync): %.2fx   (target: within 1.5x)\n", f/c, f/s
+  printf "peak RSS / model size: f16 %.1f%%, one-pass Q4_K_M %.1f%%\n", 100*r1/m, 100*r2/m
+  printf "one-pass Q4_K_M %.2f s vs f16 + gguf-quantize %.2f s (%.2fx faster)\n", o, f+q, (f+q)/o
+}'
+ls -l "$W"/*.gguf | awk '{print $5, $NF}'
