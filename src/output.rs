@@ -9,9 +9,19 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 static LIVE_TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+static SYNC_BEFORE_RENAME: AtomicBool = AtomicBool::new(true);
+
+/// Whether outputs are synced to disk before they are renamed into place (the default), for
+/// the whole process (the CLIs' `--no-sync`). Either way a killed process leaves no partial
+/// output; only a power failure soon after an unsynced run can lose a file.
+pub fn set_sync_before_rename(sync: bool) {
+    SYNC_BEFORE_RENAME.store(sync, Ordering::Relaxed);
+}
 
 /// Suffix marker of temporary output files.
 pub const TEMP_MARKER: &str = ".ggufkit-tmp.";
@@ -131,7 +141,11 @@ impl AtomicOutput {
             .unwrap_or_else(|e| e.into_inner())
             .push(temp.clone());
         // Without a second handle the output is still correct, only synced at the end.
-        let flusher = file.try_clone().ok().map(Flusher::start);
+        let flusher = if SYNC_BEFORE_RENAME.load(Ordering::Relaxed) {
+            file.try_clone().ok().map(Flusher::start)
+        } else {
+            None
+        };
         Ok(AtomicOutput {
             target: target.to_path_buf(),
             temp,
@@ -169,7 +183,9 @@ impl AtomicOutput {
             path: self.temp.clone(),
             source: e.into_error(),
         })?;
-        file.sync_all().map_err(io(&self.temp))?;
+        if SYNC_BEFORE_RENAME.load(Ordering::Relaxed) {
+            file.sync_all().map_err(io(&self.temp))?;
+        }
         drop(file);
         std::fs::rename(&self.temp, &self.target).map_err(io(&self.target))?;
         forget_temp(&self.temp);

@@ -237,6 +237,34 @@ fn legacy_v2_q4_0_that_llama_cpp_refuses_is_converted() {
 }
 
 #[test]
+fn no_sync_writes_the_same_file() {
+    let work = scratch("cli-no-sync");
+    let model = testdata("hf/llama-spm");
+    let golden = testdata("gguf/llama-spm-convert-f32.manifest.json");
+    for (name, extra) in [("synced.gguf", None), ("unsynced.gguf", Some("--no-sync"))] {
+        let mut args = vec![
+            s(&model),
+            s(&work.join(name)),
+            "--outtype".into(),
+            "f32".into(),
+        ];
+        args.extend(extra.map(String::from));
+        let o = convert(&args, &work);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let synced = std::fs::read(work.join("synced.gguf")).unwrap();
+    assert_eq!(synced, std::fs::read(work.join("unsynced.gguf")).unwrap());
+    // general.name follows the directory name, which is the fixture's here.
+    let diffs = diff_file(&work.join("unsynced.gguf"), &golden);
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    let names: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "temporary files left: {names:?}");
+}
+
+#[test]
 fn dry_run_json_lists_sources_and_writes_nothing() {
     let work = scratch("cli-dry");
     let model = testdata("hf/llama-spm");

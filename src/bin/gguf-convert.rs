@@ -184,6 +184,11 @@ struct Cli {
     /// Replace existing output files; in batches, also rebuild outputs that are up to date.
     #[arg(long, short = 'f')]
     force: bool,
+    /// Rename outputs into place without first waiting for them to reach the disk. Faster
+    /// where the disk is slower than the conversion; a power failure soon after the run may
+    /// then lose or truncate a file (a crash or kill of this process never leaves one).
+    #[arg(long)]
+    no_sync: bool,
 }
 
 enum Failure {
@@ -548,6 +553,9 @@ fn write_vocab_only(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.no_sync {
+        ggufkit::output::set_sync_before_rename(false);
+    }
     match run(cli) {
         Ok(c) => c,
         Err(Failure::Usage(e)) => {

@@ -100,6 +100,11 @@ struct Cli {
     /// Replace an existing output file.
     #[arg(long, short = 'f')]
     force: bool,
+    /// Rename outputs into place without first waiting for them to reach the disk. Faster
+    /// where the disk is slower than the conversion; a power failure soon after the run may
+    /// then lose or truncate a file (a crash or kill of this process never leaves one).
+    #[arg(long)]
+    no_sync: bool,
 }
 
 struct Invocation {
@@ -421,6 +426,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.no_sync {
+        ggufkit::output::set_sync_before_rename(false);
+    }
     match run(cli) {
         Ok(c) => c,
         Err(Failure::Usage(e)) => {
