@@ -388,7 +388,7 @@ pub fn plan(
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
-    let n_blocks = hp.req_u64(super::params::BLOCK_COUNT_KEYS)?;
+    let n_blocks = hp.block_count()?;
     let mut m = Modifier {
         arch,
         hp,
