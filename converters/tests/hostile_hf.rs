@@ -1285,6 +1285,10 @@ fn json_cases(c: &mut Cases) {
     );
 }
 
+fn cfg_name() -> &'static str {
+    "config.json"
+}
+
 fn config_cases(c: &mut Cases) {
     let with = |k: &str, v: &str| {
         let mut cfg: serde_json::Value = serde_json::from_str(LLAMA_CONFIG).unwrap();
@@ -1330,6 +1334,30 @@ fn config_cases(c: &mut Cases) {
                 format_err(cfg, None, &[&want]),
             );
         }
+    }
+    // Llama-3 rope builds one factor per rotary dimension pair: head_dim must not size it.
+    let llama3 =
+        r#"{"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}"#;
+    for (name, k, v, dim) in [
+        ("head-dim-2p40", "head_dim", "1099511627776", 1u64 << 40),
+        ("hidden-2p40", "hidden_size", "1099511627776", 1 << 39),
+    ] {
+        let mut files = with(k, v);
+        let mut cfg: serde_json::Value = serde_json::from_slice(&files[0].1).unwrap();
+        cfg["rope_scaling"] = serde_json::from_str(llama3).unwrap();
+        files[0].1 = serde_json::to_vec(&cfg).unwrap();
+        c.add(
+            &format!("cfg-g14-rope-llama3-{name}"),
+            files,
+            Run::Convert,
+            format_err(
+                cfg_name(),
+                None,
+                &[&format!(
+                    "rope dimension {dim} (head_dim) is larger than 65536"
+                )],
+            ),
+        );
     }
     let raw = |text: Vec<u8>| vec![("config.json", text), (ST, shard(&[NORM]))];
     c.add(
