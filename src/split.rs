@@ -27,6 +27,10 @@ pub enum SplitError {
     },
 }
 
+/// A split key as an unsigned integer. llama.cpp writes `split.no` / `split.count` as u16 and
+/// `split.tensors.count` as i32, and its loader insists on those types; here any integer type
+/// is read by value (the number is unambiguous), while a negative number or a non-integer is
+/// an error naming the key and the type found.
 fn split_key(f: &GgufFile, key: &str, path: &Path) -> Result<Option<u64>, SplitError> {
     match f.metadata.get(key) {
         None => Ok(None),
@@ -82,6 +86,22 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
             ));
         }
         shards.push(f);
+    }
+    // As llama.cpp's loader: a tensor name in two shards is an error, whoever reads them.
+    let mut seen = std::collections::HashMap::new();
+    for (i, s) in shards.iter().enumerate() {
+        for t in &s.tensors {
+            if let Some(first) = seen.insert(t.name.as_str(), i) {
+                return Err(bad(
+                    &split_path(&prefix, i, count as usize),
+                    format!(
+                        "tensor '{}' is duplicated: shard {} holds it too",
+                        t.name,
+                        first + 1
+                    ),
+                ));
+            }
+        }
     }
     let n_tensors: usize = shards.iter().map(|s| s.tensors.len()).sum();
     if let Some(t) = total {

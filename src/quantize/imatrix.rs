@@ -69,7 +69,8 @@ impl Imatrix {
         }
         let datasets = match md.get_array("imatrix.datasets", ValueType::String) {
             Ok(ArrayValue::String(v)) => v.iter().map(|s| s.to_lossy().into_owned()).collect(),
-            _ => Vec::new(),
+            Ok(_) => Vec::new(),
+            Err(e) => return Err(e.to_string()),
         };
         let chunk_count = md
             .get_u32("imatrix.chunk_count")

@@ -13,6 +13,9 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::ConvertError;
 
+/// Most blocks (layers) a config may declare: 8 times llama.cpp's `LLAMA_MAX_LAYERS`.
+pub const MAX_BLOCK_COUNT: u64 = 4096;
+
 /// The merged hparams of a model directory.
 #[derive(Debug, Clone)]
 pub struct Hparams {
@@ -417,6 +420,22 @@ impl Hparams {
     /// Like [`Hparams::find_u64`] but required.
     pub fn req_u64(&self, keys: &[&str]) -> Result<u64, ConvertError> {
         self.find_u64(keys)?.ok_or_else(|| self.missing(keys))
+    }
+
+    /// The block count (`n_layers` / `num_hidden_layers` / `n_layer` / `num_layers`), at most
+    /// [`MAX_BLOCK_COUNT`]: the tensor name table is expanded per block, so the count must
+    /// not be able to size it by itself.
+    pub fn block_count(&self) -> Result<u64, ConvertError> {
+        let keys = super::params::BLOCK_COUNT_KEYS;
+        let n = self.req_u64(keys)?;
+        if n > MAX_BLOCK_COUNT {
+            return Err(ConvertError::format(
+                &self.path,
+                None,
+                format!("{keys:?}: block count {n} is larger than {MAX_BLOCK_COUNT}"),
+            ));
+        }
+        Ok(n)
     }
 
     /// Like [`Hparams::find_f64`] but required.

@@ -29,6 +29,7 @@ mod names;
 mod outtype;
 mod params;
 pub mod safetensors;
+mod st_header;
 mod tensors;
 pub mod tokenizer;
 

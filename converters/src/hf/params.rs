@@ -45,7 +45,11 @@ impl Params<'_> {
     pub fn u32(&mut self, suffix: &str, v: u64) -> Result<(), ConvertError> {
         let key = self.key(suffix);
         let v = u32::try_from(v).map_err(|_| {
-            ConvertError::Other(format!("{key}: value {v} does not fit in a UINT32"))
+            ConvertError::format(
+                &self.hp.path,
+                None,
+                format!("{key}: value {v} does not fit in a UINT32"),
+            )
         })?;
         self.md.set(key, Value::U32(v));
         Ok(())
@@ -151,7 +155,7 @@ impl Params<'_> {
 
     /// The block count (`n_layers` / `num_hidden_layers` / `n_layer` / `num_layers`).
     pub fn block_count(&self) -> Result<u64, ConvertError> {
-        self.hp.req_u64(BLOCK_COUNT_KEYS)
+        self.hp.block_count()
     }
 
     /// `TextModel.set_gguf_parameters`: the generic hparam block, ending with

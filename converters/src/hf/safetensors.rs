@@ -18,6 +18,7 @@ use std::sync::Arc;
 use ggufkit::mapped::FileBytes;
 use serde_json::Value as Json;
 
+use super::st_header;
 use crate::ConvertError;
 
 /// Largest JSON header we accept (the `safetensors` crate's limit).
@@ -177,49 +178,21 @@ pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, C
     }
     let data_start = 8 + n;
     let data_len = total - data_start;
-    let text = std::str::from_utf8(&file[8..data_start as usize])
-        .map_err(|e| bad(Some(8), format!("safetensors header is not UTF-8: {e}")))?;
-    let header: Json = serde_json::from_str(text).map_err(|e| {
+    let text = std::str::from_utf8(&file[8..data_start as usize]).map_err(|e| {
         bad(
-            Some(8),
-            format!("safetensors header is not valid JSON: {e}"),
+            Some(8 + e.valid_up_to() as u64),
+            format!("safetensors header is not UTF-8: {e}"),
         )
     })?;
-    let Json::Object(map) = header else {
-        return Err(bad(
-            Some(8),
-            "safetensors header is not a JSON object".into(),
-        ));
-    };
-    let mut out = Vec::with_capacity(map.len());
-    for (name, meta) in &map {
-        if name == "__metadata__" {
-            continue;
-        }
+    let entries = st_header::parse(text)
+        .map_err(|e| bad(Some(8), format!("invalid safetensors header: {e}")))?;
+    let mut out = Vec::with_capacity(entries.len());
+    for raw in entries {
+        let name = raw.name;
         let tbad = |msg: String| bad(None, format!("tensor '{name}': {msg}"));
-        let dtype_s = meta
-            .get("dtype")
-            .and_then(Json::as_str)
-            .ok_or_else(|| tbad("missing or non-string \"dtype\"".into()))?;
-        let dtype = StDtype::parse(dtype_s)
-            .ok_or_else(|| tbad(format!("unsupported dtype {dtype_s:?}")))?;
-        let shape: Vec<u64> = meta
-            .get("shape")
-            .and_then(Json::as_array)
-            .ok_or_else(|| tbad("missing or non-array \"shape\"".into()))?
-            .iter()
-            .map(|d| d.as_u64())
-            .collect::<Option<_>>()
-            .ok_or_else(|| tbad("\"shape\" holds a non-integer or negative dimension".into()))?;
-        let offs = meta
-            .get("data_offsets")
-            .and_then(Json::as_array)
-            .filter(|a| a.len() == 2)
-            .ok_or_else(|| tbad("\"data_offsets\" is not a two-element array".into()))?;
-        let (begin, end) = match (offs[0].as_u64(), offs[1].as_u64()) {
-            (Some(b), Some(e)) => (b, e),
-            _ => return Err(tbad("\"data_offsets\" holds a non-integer".into())),
-        };
+        let dtype = StDtype::parse(&raw.dtype)
+            .ok_or_else(|| tbad(format!("unsupported dtype {:?}", raw.dtype)))?;
+        let (begin, end, shape) = (raw.begin, raw.end, raw.shape);
         if begin > end {
             return Err(tbad(format!("data_offsets [{begin}, {end}] are reversed")));
         }
@@ -241,7 +214,7 @@ pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, C
             )));
         }
         out.push(StTensor {
-            name: name.clone(),
+            name,
             dtype,
             shape,
             file: file.clone(),
@@ -249,8 +222,55 @@ pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, C
             len: (end - begin) as usize,
         });
     }
+    check_coverage(path, &out, data_start, data_len)?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// The data ranges must tile the data area exactly, as the safetensors crate (which
+/// llama.cpp's converter reads through) requires: in offset order each tensor starts where
+/// the previous one ended, the first at 0, and the last ends at the end of the file.
+fn check_coverage(
+    path: &Path,
+    tensors: &[StTensor],
+    data_start: u64,
+    data_len: u64,
+) -> Result<(), ConvertError> {
+    let mut by_offset: Vec<&StTensor> = tensors.iter().collect();
+    by_offset.sort_by_key(|t| (t.offset, t.len));
+    let mut covered = 0u64;
+    for t in by_offset {
+        let begin = t.offset as u64 - data_start;
+        let end = begin + t.len as u64;
+        if begin != covered {
+            let how = if begin < covered {
+                "overlaps the data of the tensor before it"
+            } else {
+                "leaves a gap after the data of the tensor before it"
+            };
+            return Err(ConvertError::format(
+                path,
+                Some(data_start + begin),
+                format!(
+                    "tensor '{}': data_offsets [{begin}, {end}] {how} (which ends at {covered})",
+                    t.name
+                ),
+            ));
+        }
+        covered = end;
+    }
+    if covered != data_len {
+        return Err(ConvertError::format(
+            path,
+            Some(data_start + covered),
+            format!(
+                "{} bytes after the last tensor's data (the data area is {data_len} bytes, the \
+                 tensors cover {covered})",
+                data_len - covered
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The model's tensors in the converter's order: shard by shard, sorted names within each.
@@ -286,7 +306,7 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
                     format!("weight_map entry '{k}' is not a file name"),
                 )
             })?;
-            if file.contains('/') || file.contains('\\') || file == ".." {
+            if !is_plain_file_name(file) {
                 return Err(ConvertError::format(
                     &index_path,
                     None,
@@ -296,6 +316,13 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
                 ));
             }
             wm.insert(k.clone(), file.to_string());
+        }
+        if wm.is_empty() {
+            return Err(ConvertError::format(
+                &index_path,
+                None,
+                "the weight_map is empty: the index names no shard".to_string(),
+            ));
         }
         parts = wm
             .values()
@@ -326,6 +353,9 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
     }
     let mut tensors = Vec::new();
     let mut files = Vec::new();
+    // Tensor name → index of the shard that holds it: a name in two shards would give the
+    // output two tensors of that name.
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for part in &parts {
         let path = dir.join(part);
         if !path.is_file() {
@@ -341,6 +371,18 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
         }
         let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
         let mut t = parse_file(&path, &bytes)?;
+        for tensor in &t {
+            if let Some(&earlier) = seen.get(tensor.name.as_str()) {
+                return Err(ConvertError::format(
+                    &path,
+                    None,
+                    format!("tensor '{}' is also in {}", tensor.name, parts[earlier]),
+                ));
+            }
+        }
+        for tensor in &t {
+            seen.insert(tensor.name.clone(), files.len());
+        }
         tensors.append(&mut t);
         files.push(path);
     }
@@ -387,6 +429,16 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
         }
     }
     Ok(Shards { tensors, files })
+}
+
+/// Whether an index's shard name is one plain file name: not empty, `.`, `..`, absolute or
+/// with a directory part (either separator), so it cannot leave the model directory.
+fn is_plain_file_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(n)), None) if n == name
+    ) && !name.contains('\\')
 }
 
 /// `model*.safetensors` in `dir`, sorted (symlinks followed, as in HF cache snapshots).

@@ -330,7 +330,7 @@ impl Modifier<'_> {
         let n = self.hp.req_u64(ex.count_keys)?;
         let buf = self.experts.entry(bid).or_default();
         buf.push((name, expr));
-        if (buf.len() as u64) < n * ex.parts.len() as u64 {
+        if (buf.len() as u64) < n.saturating_mul(ex.parts.len() as u64) {
             return Ok(Vec::new());
         }
         let mut buf: HashMap<String, Expr> = self
@@ -388,7 +388,7 @@ pub fn plan(
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
-    let n_blocks = hp.req_u64(super::params::BLOCK_COUNT_KEYS)?;
+    let n_blocks = hp.block_count()?;
     let mut m = Modifier {
         arch,
         hp,

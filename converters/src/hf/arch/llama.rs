@@ -88,6 +88,9 @@ pub fn rope_dim(hp: &Hparams) -> Result<u64, ConvertError> {
     Ok(hidden / heads)
 }
 
+/// Largest rotary dimension a Llama-3 rope table is built for (real head sizes are ≤ 512).
+const MAX_ROPE_DIM: u64 = 1 << 16;
+
 /// Llama-3 rope: `rope_freqs.weight`, one factor per rotary dimension pair.
 fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
     let rp = hp.rope_full();
@@ -104,6 +107,14 @@ fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
     let num = |k: &str, d: f64| rp.get(k).and_then(Json::as_f64).unwrap_or(d);
     let base = num("rope_theta", 10000.0);
     let dim = rope_dim(hp)?;
+    if dim > MAX_ROPE_DIM {
+        // One factor is computed per dimension pair: the config must not size that alone.
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!("rope dimension {dim} (head_dim) is larger than {MAX_ROPE_DIM}"),
+        ));
+    }
     let factor = num("factor", 8.0);
     let low = num("low_freq_factor", 1.0);
     let high = num("high_freq_factor", 4.0);
