@@ -20,15 +20,15 @@
 //!
 //! Groups 15 (split files) and 16 (legacy formats) concern readers that do not exist yet.
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashSet;
-use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ggufkit::gguf::{
     layout, tensor_nbytes, write_gguf, ArrayValue, ByteOrder, FormatError, GgufError, GgufFile,
@@ -2447,61 +2447,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 /// after 60 s: an attempt to allocate by a hostile count aborts it, a loop on one times out.
 #[test]
 fn corpus_under_limits() {
-    let exe = std::env::current_exe().unwrap();
-    let script = format!(
-        "ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" --ignored --exact \"$1\" --nocapture --test-threads=1"
-    );
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(&exe)
-        .arg(INNER)
-        .env(INNER_ENV, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the corpus took longer than {TIME_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
-    assert!(status.success(), "child failed ({status}):\n{out}\n{err}");
-    // `--exact` with a wrong name would run nothing and succeed.
-    assert!(
-        out.contains("running 1 test") && out.contains("test result: ok. 1 passed"),
-        "the inner test did not run:\n{out}\n{err}"
-    );
+    support::limits::run_under_limits(INNER, INNER_ENV, MEMORY_LIMIT_KIB, TIME_LIMIT);
 }
 
 #[test]
 #[ignore = "run by corpus_under_limits in a child process under ulimit -v"]
 fn corpus_inner() {
-    if std::env::var_os(INNER_ENV).is_some() {
-        let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
-        let line = limits
-            .lines()
-            .find(|l| l.starts_with("Max address space"))
-            .unwrap_or("Max address space unknown");
-        assert!(!line.contains("unlimited"), "no memory limit: {line}");
-    }
+    support::limits::assert_memory_limited(INNER_ENV);
     let cases = run_cases();
     let cuts = run_truncations();
     run_resource_cases();

@@ -587,13 +587,13 @@ const INNER_ENV: &str = "GGUFKIT_HOSTILE_INNER";
 
 #[test]
 fn corpus_under_limits() {
-    support::run_under_limits(INNER, INNER_ENV, 256_000, Duration::from_secs(60));
+    support::limits::run_under_limits(INNER, INNER_ENV, 256_000, Duration::from_secs(60));
 }
 
 #[test]
 #[ignore = "run by corpus_under_limits in a child process under ulimit -v"]
 fn corpus_inner() {
-    support::assert_memory_limited(INNER_ENV);
+    support::limits::assert_memory_limited(INNER_ENV);
     let n = run_committed();
     let cuts = run_truncations();
     println!("{n} imatrix cases, {cuts} truncations");

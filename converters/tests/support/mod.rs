@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "../../../tests/support/limits.rs"]
+pub mod limits;
+
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
 use ggufkit::write::{write_model, WriteOptions};
