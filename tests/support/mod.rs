@@ -4,46 +4,9 @@
 use std::path::{Path, PathBuf};
 
 pub mod limits;
-
-/// The workspace root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `testdata/<rel>`.
-pub fn testdata(rel: &str) -> PathBuf {
-    root().join("testdata").join(rel)
-}
-
-/// `../shared/golden` (the full conformance data). Missing: under `CI=true` that is a test
-/// failure; otherwise the caller skips, and this says so loudly.
-pub fn golden_dir(suite: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("GGUFKIT_GOLDEN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/golden"));
-    if dir.join("README.md").exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{suite}: golden data not found at {} (required under CI=true)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED {suite}: golden data not found at {} ***\n",
-        dir.display()
-    );
-    None
-}
-
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ggufkit-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod paths;
+#[allow(unused_imports)]
+pub use paths::{golden_dir, root, scratch, testdata};
 
 /// Every `*.gguf` below `dir`, sorted.
 pub fn gguf_files_under(dir: &Path) -> Vec<PathBuf> {

@@ -5,21 +5,16 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "../../../tests/support/paths.rs"]
+mod paths;
+#[allow(unused_imports)]
+pub use paths::{root, scratch, testdata};
+
 use ggufkit::gguf::GgufFile;
 use ggufkit::ir::Model;
 use ggufkit::manifest::{manifest, sha256_hex};
 use ggufkit::write::{write_model, WriteOptions};
 use serde_json::Value as Json;
-
-/// The workspace root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `testdata/<rel>` of the workspace.
-pub fn testdata(rel: &str) -> PathBuf {
-    root().join("testdata").join(rel)
-}
 
 /// The shared data directory (`shared/` with `golden/` and `fixtures/`): `GGUFKIT_SHARED`,
 /// else the first ancestor of the workspace that has `shared/golden/README.md`.
@@ -46,14 +41,6 @@ pub fn shared(suite: &str, rel: &str) -> Option<PathBuf> {
     }
     eprintln!("\n*** SKIPPED {suite}: shared data '{rel}' not found (set GGUFKIT_SHARED) ***\n");
     None
-}
-
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ggufkit-conv-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Writes `model` to `path` and returns the manifest of the file written.

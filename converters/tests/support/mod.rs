@@ -5,52 +5,16 @@ use std::path::{Path, PathBuf};
 
 #[path = "../../../tests/support/limits.rs"]
 pub mod limits;
+#[path = "../../../tests/support/paths.rs"]
+mod paths;
+#[allow(unused_imports)]
+pub use paths::{golden_dir, root, scratch, testdata};
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
 use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use serde_json::Value as Json;
-
-/// The workspace root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `testdata/<rel>`.
-pub fn testdata(rel: &str) -> PathBuf {
-    root().join("testdata").join(rel)
-}
-
-/// `../shared/golden` (or `$GGUFKIT_GOLDEN`). Missing: under `CI=true` that is a test
-/// failure; otherwise the caller skips, and this says so loudly.
-pub fn golden_dir(suite: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("GGUFKIT_GOLDEN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/golden"));
-    if dir.join("README.md").exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{suite}: golden data not found at {} (required under CI=true)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED {suite}: golden data not found at {} ***\n",
-        dir.display()
-    );
-    None
-}
-
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ggufkit-conv-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Converts `dir` with `outtype`, writes the GGUF into `scratch`, and returns its manifest
 /// and, when the tokenizer could not be converted, why.
