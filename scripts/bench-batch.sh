@@ -9,6 +9,9 @@
 # f16,q8_0,q4_k_m,q2_k, and a synthetic f16 GGUF (examples/gen_model.rs) quantized to
 # q8_0,q4_0,q4_k_m,q6_k. Prints Markdown tables: wall seconds, CPU seconds (user + sys), peak
 # RSS. On a shared machine compare the CPU seconds; wall time follows them when cores are free.
+#
+# COLD=1 (root only) drops the page cache before every run, so each run reads its source from
+# disk: what happens when the model does not fit in the page cache, or on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-/tmp/ggufkit-bench-batch}
@@ -19,6 +22,7 @@ cargo build --release --quiet --example gen_model --example gen_hf
 BIN=target/release/gguf-convert
 
 measure() { # prints "wall user sys maxrss_kb"
+  [ "${COLD:-0}" = 1 ] && { sync; echo 3 > /proc/sys/vm/drop_caches; }
   /usr/bin/time -f "%e %U %S %M" -o "$W/.time" "$@" > /dev/null 2> "$W/.err" || { cat "$W/.err" >&2; return 1; }
   tail -n1 "$W/.time"
 }
