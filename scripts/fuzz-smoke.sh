@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a short, bounded time (default 30 s each), seeded with the
-# repository's fixtures and hostile corpora. Fails on the first crash; the crashing input is
-# left in fuzz/artifacts/<target>/ (add it to testdata/fuzz-regressions/ with a test).
+# repository's fixtures, hostile corpora and past crashes. Exits non-zero on the first crash,
+# leak, out-of-memory or timeout; the crashing input is left in fuzz/artifacts/<target>/ (add
+# it to testdata/fuzz-regressions/<target>/ with a test). See fuzz/README.md.
 #
 #   scripts/fuzz-smoke.sh [SECONDS]
 # Needs cargo-fuzz (`cargo install cargo-fuzz --version 0.13.2 --locked`); nightly features
@@ -11,23 +12,41 @@ cd "$(dirname "$0")/.."
 SECS=${1:-30}
 export RUSTC_BOOTSTRAP=1
 TD=testdata
-seeds() { # target -> seed files
+TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index"
+seeds() { # target -> seed files (missing ones are skipped)
   case "$1" in
-    gguf_parse) ls $TD/gguf/*.gguf $TD/hostile/*.gguf $TD/fuzz-regressions/gguf_parse/* ;;
+    gguf_parse) ls $TD/gguf/*.gguf $TD/hostile/*.gguf ;;
     imatrix) ls $TD/gguf/imatrix.gguf $TD/quantize/imatrix.dat ;;
     dequantize) ls $TD/quant-vectors/quant/*/normal.bin | head -40 ;;
     safetensors) find $TD/hf -name '*.safetensors' ;;
     config_json) find $TD/hf -name 'config.json' ;;
-    legacy) ls $TD/legacy/*.bin $TD/legacy/hostile/* 2>/dev/null | head -80 ;;
-  esac
+    legacy) ls $TD/legacy/*.bin $TD/legacy/hostile/* | head -80 ;;
+    tokenizer_model) find $TD/hf -name 'tokenizer.model' ;;
+    tokenizer_json) find $TD/hf -name 'tokenizer.json' ;;
+    safetensors_index) find $TD/hf -name 'model.safetensors.index.json' ;;
+  esac 2>/dev/null
+  ls $TD/fuzz-regressions/"$1"/* 2>/dev/null
+  true
 }
-cd fuzz
-cargo fuzz build -O 2>&1 | grep -v "^ *Compiling" | tail -n 20
-cd ..
-for t in gguf_parse imatrix dequantize safetensors config_json legacy; do
-  corpus=$(mktemp -d)
-  for f in $(seeds "$t"); do cp "$f" "$corpus/$(echo "$f" | tr / _)" 2>/dev/null || true; done
+(cd fuzz && cargo fuzz build -O 2>&1 | grep -v "^ *Compiling" | tail -n 20)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in $TARGETS; do
+  corpus=$work/$t
+  mkdir -p "$corpus" "$work/tmp-$t"
+  for f in $(seeds "$t"); do cp "$f" "$corpus/$(echo "$f" | tr / _)"; done
   echo "fuzz $t: $(ls "$corpus" | wc -l) seeds, ${SECS}s"
-  (cd fuzz && cargo fuzz run -O "$t" "$corpus" -- -max_total_time="$SECS" -rss_limit_mb=2048 -max_len=4194304 2>&1 | grep -E "^Done|#[0-9]+ *DONE|ERROR|panicked|SUMMARY" | tail -n 3)
-  rm -rf "$corpus"
+  # The targets' scratch files go to a directory removed afterwards.
+  status=0
+  (cd fuzz && TMPDIR="$work/tmp-$t" cargo fuzz run -O "$t" "$corpus" -- \
+    -max_total_time="$SECS" -rss_limit_mb=2048 -timeout=60 -max_len=4194304 \
+    > "$work/$t.log" 2>&1) || status=$?
+  if [ "$status" -ne 0 ]; then
+    tail -n 40 "$work/$t.log"
+    echo "fuzz $t: FAILED (exit $status); see fuzz/artifacts/$t/" >&2
+    exit 1
+  fi
+  grep -E "^Done" "$work/$t.log" || true
+  rm -rf "$corpus" "$work/tmp-$t"
 done
+echo "fuzz smoke: all targets clean"

@@ -1,0 +1,49 @@
+//! `tokenizer.json`: any bytes give tokenizer keys or a clean error on every vocabulary path
+//! that reads it (GPT-2 BPE, LlamaModel's byte-fallback "llama-hf", BERT WordPiece), including
+//! the pre-tokenizer detection (chkhsh, then the structure rules) and the special-token
+//! vocabulary. HuggingFace's `tokenizers` crate loads and runs the file as in a conversion.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ggufkit_converters::hf::tokenizer::{
+    detect_pre_tokenizer, vocab_metadata_report, VocabKind, VocabRequest,
+};
+use libfuzzer_sys::fuzz_target;
+
+/// A scratch model directory for this process (tokenizer.json is rewritten per input).
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("ggufkit-fuzz-tj-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("scratch directory");
+        d
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    // Not JSON: refused by the first read, before anything else looks at it.
+    if serde_json::from_slice::<serde_json::Value>(data).is_err() {
+        return;
+    }
+    let dir = scratch();
+    if std::fs::write(dir.join("tokenizer.json"), data).is_err() {
+        return;
+    }
+    let _ = detect_pre_tokenizer(dir);
+    let hparams = serde_json::json!({});
+    for (kind, arch) in [
+        (VocabKind::Gpt2, "qwen2moe"),
+        (VocabKind::Llama, "llama"),
+        (VocabKind::Bert, "bert"),
+    ] {
+        let req = VocabRequest {
+            dir,
+            kind,
+            arch,
+            hparams: &hparams,
+        };
+        let _ = vocab_metadata_report(&req);
+    }
+});

@@ -1,0 +1,51 @@
+//! SentencePiece `tokenizer.model`: any bytes give a model or a clean error, and an accepted
+//! model goes through every SentencePiece vocabulary path of the converter (LlamaModel,
+//! Gemma, Phi-3) to keys or a clean error.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ggufkit_converters::hf::tokenizer::proto::parse_model;
+use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use libfuzzer_sys::fuzz_target;
+
+/// A scratch model directory for this process (tokenizer.model is rewritten per input).
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("ggufkit-fuzz-spm-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("scratch directory");
+        d
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(model) = parse_model(data) else { return };
+    let dir = scratch();
+    if std::fs::write(dir.join("tokenizer.model"), data).is_err() {
+        return;
+    }
+    let n = model.pieces.len();
+    // No vocab_size, one past the pieces (padding), and fewer than the pieces (truncation).
+    let sizes = [
+        serde_json::json!({}),
+        serde_json::json!({ "vocab_size": n + 3 }),
+        serde_json::json!({ "vocab_size": n / 2 }),
+    ];
+    for hparams in &sizes {
+        for (kind, arch) in [
+            (VocabKind::Llama, "llama"),
+            (VocabKind::Gemma, "gemma"),
+            (VocabKind::Phi3, "phi3"),
+        ] {
+            let req = VocabRequest {
+                dir,
+                kind,
+                arch,
+                hparams,
+            };
+            let _ = vocab_metadata_report(&req);
+        }
+    }
+});
