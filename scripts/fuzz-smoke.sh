@@ -15,15 +15,15 @@ TD=testdata
 TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index"
 seeds() { # target -> seed files (missing ones are skipped)
   case "$1" in
-    gguf_parse) ls $TD/gguf/*.gguf $TD/hostile/*.gguf ;;
-    imatrix) ls $TD/gguf/imatrix.gguf $TD/quantize/imatrix.dat ;;
+    gguf_parse) ls $TD/gguf/*.gguf $TD/hostile/*.gguf; find $TD/hostile-split -name '*.gguf' ;;
+    imatrix) ls $TD/gguf/imatrix.gguf $TD/quantize/imatrix.dat $TD/hostile-imatrix/* ;;
     dequantize) ls $TD/quant-vectors/quant/*/normal.bin | head -40 ;;
-    safetensors) find $TD/hf -name '*.safetensors' ;;
-    config_json) find $TD/hf -name 'config.json' ;;
+    safetensors) find $TD/hf $TD/hostile-hf -name '*.safetensors' ;;
+    config_json) find $TD/hf $TD/hostile-hf -name 'config.json' ;;
     legacy) ls $TD/legacy/*.bin $TD/legacy/hostile/* | head -80 ;;
-    tokenizer_model) find $TD/hf -name 'tokenizer.model' ;;
-    tokenizer_json) find $TD/hf -name 'tokenizer.json' ;;
-    safetensors_index) find $TD/hf -name 'model.safetensors.index.json' ;;
+    tokenizer_model) find $TD/hf $TD/hostile-hf -name 'tokenizer.model' ;;
+    tokenizer_json) find $TD/hf $TD/hostile-hf -name 'tokenizer.json' ;;
+    safetensors_index) find $TD/hf $TD/hostile-hf -name 'model.safetensors.index.json' ;;
   esac 2>/dev/null
   ls $TD/fuzz-regressions/"$1"/* 2>/dev/null
   true
