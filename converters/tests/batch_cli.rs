@@ -759,24 +759,6 @@ fn usage_errors_exit_with_2() {
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 3);
 }
 
-/// Target types with no quantizer yet (IQ1–IQ3).
-const NOT_YET: &[&str] = &[
-    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
-];
-
-const FIXTURES: [&str; 10] = [
-    "llama-spm",
-    "llama-bpe",
-    "qwen2",
-    "qwen3",
-    "qwen3moe",
-    "gemma3",
-    "mixtral",
-    "phi3",
-    "gpt2",
-    "bert",
-];
-
 fn toml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }

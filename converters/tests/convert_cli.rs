@@ -36,24 +36,6 @@ fn fixture_dir(golden: &Path, fx: &str) -> PathBuf {
     golden.join("../fixtures/hf").join(fx)
 }
 
-const FIXTURES: [&str; 10] = [
-    "llama-spm",
-    "llama-bpe",
-    "qwen2",
-    "qwen3",
-    "qwen3moe",
-    "gemma3",
-    "mixtral",
-    "phi3",
-    "gpt2",
-    "bert",
-];
-
-/// Target types with no quantizer yet (IQ1–IQ3).
-const NOT_YET: &[&str] = &[
-    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
-];
-
 #[test]
 fn every_golden_conversion_and_one_pass_quantization_matches() {
     let Some(golden) = golden_dir("every_golden_conversion_and_one_pass_quantization_matches")

@@ -16,6 +16,25 @@ use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use serde_json::Value as Json;
 
+/// The HuggingFace fixtures of `../shared/fixtures/hf` that the golden data covers.
+pub const FIXTURES: [&str; 10] = [
+    "llama-spm",
+    "llama-bpe",
+    "qwen2",
+    "qwen3",
+    "qwen3moe",
+    "gemma3",
+    "mixtral",
+    "phi3",
+    "gpt2",
+    "bert",
+];
+
+/// llama-quantize target types with no quantizer yet (IQ1–IQ3).
+pub const NOT_YET: &[&str] = &[
+    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
+];
+
 /// Converts `dir` with `outtype`, writes the GGUF into `scratch`, and returns its manifest
 /// and, when the tokenizer could not be converted, why.
 pub fn convert_manifest(dir: &Path, outtype: OutType, scratch: &Path) -> (Json, Option<String>) {
