@@ -14,9 +14,7 @@
 use std::sync::Arc;
 
 use ggufkit::ir::{DataError, Derive};
-use ggufkit::quantizers::{
-    bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, quantize_rows, GgmlType,
-};
+use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
@@ -67,25 +65,23 @@ impl Values {
     }
 }
 
-/// Widens little-endian `work` elements to f32 (`out.len()` elements).
+/// Widens little-endian `work` elements to f32 (`out.len()` elements), with the quantizers'
+/// f16/bf16 rows.
 fn decode(work: Work, bytes: &[u8], out: &mut [f32]) {
-    match work {
+    let ty = match work {
         Work::F32 => {
             for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
                 *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
+            return;
         }
-        Work::F16 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
-            }
-        }
-        Work::Bf16 => {
-            for (o, c) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = bf16_to_f32(u16::from_le_bytes([c[0], c[1]]));
-            }
-        }
-    }
+        Work::F16 => GgmlType::F16,
+        Work::Bf16 => GgmlType::BF16,
+    };
+    let row = ggufkit::quantizers::traits(ty)
+        .dequantize
+        .expect("f16 and bf16 have a row conversion");
+    row(&bytes[..out.len() * 2], out);
 }
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -800,28 +796,19 @@ fn float_size(out: GgmlType) -> Option<usize> {
     }
 }
 
-/// f32 values → F32/F16/BF16 little-endian bytes (`dst` sized for them).
+/// f32 values → F32/F16/BF16 little-endian bytes (`dst` sized for them); f16 and bf16 with
+/// the quantizers' rows, which are gguf-py's (and ggml's) conversions.
 fn encode_float(f: &[f32], out: GgmlType, dst: &mut [u8]) {
-    match out {
-        GgmlType::F32 => {
-            for (d, x) in dst.chunks_exact_mut(4).zip(f) {
-                d.copy_from_slice(&x.to_le_bytes());
-            }
+    if out == GgmlType::F32 {
+        for (d, x) in dst.chunks_exact_mut(4).zip(f) {
+            d.copy_from_slice(&x.to_le_bytes());
         }
-        GgmlType::F16 => {
-            // The f16 row "quantizer" is gguf-py's (and ggml's) conversion, vectorised.
-            let row = ggufkit::quantizers::traits(GgmlType::F16)
-                .quantize
-                .expect("f16 has a row conversion");
-            row(f, dst, None);
-        }
-        GgmlType::BF16 => {
-            for (d, x) in dst.chunks_exact_mut(2).zip(f) {
-                d.copy_from_slice(&f32_to_bf16(*x).to_le_bytes());
-            }
-        }
-        ty => unreachable!("{ty} is not a float type"),
+        return;
     }
+    let row = ggufkit::quantizers::traits(out)
+        .quantize
+        .expect("f16 and bf16 have a row conversion");
+    row(f, dst, None);
 }
 
 /// Converts f32 values to the output type, as gguf-py's `quants.quantize` does (the tail of
