@@ -10,6 +10,7 @@
 //! Quantization kernels live in the `ggufkit-quantizers` crate, re-exported as
 //! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`.
 
+pub mod cli;
 pub mod gguf;
 pub mod inspect;
 pub mod ir;
@@ -19,6 +20,7 @@ pub mod output;
 pub mod progress;
 pub mod quantize;
 pub mod split;
+pub mod threads;
 pub mod write;
 
 pub use ggufkit_quantizers as quantizers;

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::gguf::{layout, GgufError, Layout};
 use crate::ir::{DataError, Model};
-use crate::output::{AtomicOutput, OutputError};
+use crate::output::{AtomicOutput, OutputError, OutputRules};
 
 /// Options of [`write_model`].
 pub struct WriteOptions<'a> {
@@ -17,6 +17,8 @@ pub struct WriteOptions<'a> {
     pub inputs: Vec<PathBuf>,
     /// Allow replacing an existing output.
     pub overwrite: bool,
+    /// Sync the output to disk before renaming it into place (`--no-sync` turns it off).
+    pub sync: bool,
     /// Output bytes computed together, in parallel, ahead of the writer (a run holds at most
     /// two such windows: the memory bound).
     pub window_bytes: u64,
@@ -29,8 +31,20 @@ impl Default for WriteOptions<'_> {
         WriteOptions {
             inputs: Vec::new(),
             overwrite: false,
+            sync: true,
             window_bytes: 64 << 20,
             progress: None,
+        }
+    }
+}
+
+impl WriteOptions<'_> {
+    /// The output rules these options give, for `inputs` (borrowed from `self.inputs`).
+    pub fn rules<'p>(&self, inputs: &'p [&'p Path]) -> OutputRules<'p> {
+        OutputRules {
+            inputs,
+            overwrite: self.overwrite,
+            sync: self.sync,
         }
     }
 }
@@ -74,7 +88,7 @@ pub fn write_uncommitted(
 ) -> Result<(AtomicOutput, Layout), WriteError> {
     let plan = layout(&model.metadata, &model.headers())?;
     let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
-    let mut out = AtomicOutput::create(target, &inputs, opts.overwrite)?;
+    let mut out = AtomicOutput::create(target, &opts.rules(&inputs))?;
     let io_err = |e: std::io::Error| {
         WriteError::Gguf(GgufError::Io {
             path: Some(target.to_path_buf()),

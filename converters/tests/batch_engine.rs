@@ -66,6 +66,7 @@ fn check(name: &str, case: &Case, budget: u64) -> (EngineStats, u64) {
         budget,
         inputs: case.source.files(),
         overwrite: false,
+        sync: false,
     };
     let (results, stats) = write_outputs(base, &plans, &opts, &());
     for ((r, single), t) in results.into_iter().zip(&singles).zip(&case.targets) {

@@ -252,12 +252,23 @@ fn output_path(cli: &Cli, src: &Path, default_name: &str) -> PathBuf {
 }
 
 fn set_threads(cli: &Cli) -> usize {
-    if let Some(n) = cli.threads.filter(|n| *n > 0) {
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global();
+    let (n, note) = ggufkit::threads::configure(cli.threads);
+    if let Some(note) = note {
+        notes_push(cli, &note);
     }
-    rayon::current_num_threads()
+    n
+}
+
+/// The option files of a run (metadata, imatrix, vocabulary directory), which no output may
+/// replace, besides the source's own files.
+fn option_inputs(cli: &Cli) -> Vec<PathBuf> {
+    cli.metadata
+        .iter()
+        .chain(&cli.imatrix)
+        .chain(&cli.batch)
+        .chain(&cli.report)
+        .cloned()
+        .collect()
 }
 
 /// Several outputs or a jobs file: the batch runner.
@@ -287,6 +298,8 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
         threads,
         force: cli.force,
         dry_run: cli.dry_run,
+        sync: !cli.no_sync,
+        inputs: option_inputs(cli),
     };
     let t0 = Instant::now();
     let sum = run_batch(&jobs, &opts, &report, &progress);
@@ -480,8 +493,13 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
             bar.set_prefix(format!("[{}/{}] {}", offset + i + 1, sizes.len(), t.name));
         };
         let wopts = WriteOptions {
-            inputs: source.files(),
+            inputs: source
+                .files()
+                .into_iter()
+                .chain(option_inputs(cli))
+                .collect(),
             overwrite: cli.force,
+            sync: !cli.no_sync,
             progress: Some(&tick),
             ..Default::default()
         };
@@ -493,11 +511,13 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
             (out, layout.file_size)
         };
         file_sizes.push(layout);
-        pending.push(out);
+        // One shard open at a time; all of them appear together at the end.
+        pending.push(out.finish().map_err(|e| Failure::Run(e.into()))?);
         done += part.tensors.len();
     }
     for out in pending {
-        out.commit().map_err(|e| Failure::Run(e.into()))?;
+        out.commit(!cli.no_sync)
+            .map_err(|e| Failure::Run(e.into()))?;
     }
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
@@ -542,7 +562,7 @@ fn write_vocab_only(
     use std::io::Write;
     let layout = ggufkit::gguf::layout(&model.metadata, &[])?;
     let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
-    let mut out = ggufkit::output::AtomicOutput::create(path, &inputs, opts.overwrite)?;
+    let mut out = ggufkit::output::AtomicOutput::create(path, &opts.rules(&inputs))?;
     let unpadded = &layout.header[..layout.header_len];
     out.write_all(unpadded)
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -552,22 +572,23 @@ fn write_vocab_only(
 }
 
 fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
     let cli = Cli::parse();
-    if cli.no_sync {
-        ggufkit::output::set_sync_before_rename(false);
-    }
     match run(cli) {
         Ok(c) => c,
         Err(Failure::Usage(e)) => {
-            eprintln!("gguf-convert: error: {e:#}\n(see gguf-convert --help)");
+            eprintln!(
+                "gguf-convert: error: {}\n(see gguf-convert --help)",
+                ggufkit::cli::describe(&e)
+            );
             ExitCode::from(2)
         }
         Err(Failure::Input(e)) => {
-            eprintln!("gguf-convert: error: {e:#}");
+            eprintln!("gguf-convert: error: {}", ggufkit::cli::describe(&e));
             ExitCode::from(3)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("gguf-convert: error: {e:#}");
+            eprintln!("gguf-convert: error: {}", ggufkit::cli::describe(&e));
             ExitCode::from(1)
         }
     }

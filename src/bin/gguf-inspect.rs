@@ -246,11 +246,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gguf-inspect: error: {e:#}");
+            eprintln!("gguf-inspect: error: {}", ggufkit::cli::describe(&e));
             ExitCode::from(3)
         }
     }

@@ -37,6 +37,11 @@ fn type_list() -> String {
 /// case-insensitive; llama.cpp's numeric ftype ids work too. Inspect the plan first with
 /// --dry-run.
 ///
+/// An existing OUT is replaced, as llama-quantize does (use --no-clobber to refuse), always
+/// through a temporary file renamed into place when complete: a failed run leaves the old file
+/// untouched. A symlinked OUT replaces the file it points to; /dev/null or a FIFO is written in
+/// place; OUT may not be an input (model, shard, imatrix, tensor-type file).
+///
 /// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
 /// 3 the input or imatrix could not be read.
 #[derive(Parser, Debug)]
@@ -97,9 +102,13 @@ struct Cli {
     /// No progress bar or summary.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Replace an existing output file.
-    #[arg(long, short = 'f')]
+    /// Accepted for compatibility: an existing output is replaced by default, as
+    /// llama-quantize does (through a temporary file, so a failed run never damages it).
+    #[arg(long, short = 'f', hide = true)]
     force: bool,
+    /// Refuse to replace an existing output file.
+    #[arg(long)]
+    no_clobber: bool,
     /// Rename outputs into place without first waiting for them to reach the disk. Faster
     /// where the disk is slower than the conversion; a power failure soon after the run may
     /// then lose or truncate a file (a crash or kill of this process never leaves one).
@@ -280,10 +289,9 @@ fn print_plan(p: &QuantizePlan) {
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let inv = resolve(&cli).map_err(Failure::Usage)?;
-    if let Some(n) = inv.threads {
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global();
+    let (_, note) = ggufkit::threads::configure(inv.threads);
+    if let (Some(note), false) = (note, cli.quiet || cli.json) {
+        eprintln!("note: {note}");
     }
     let opts = build_options(&cli, &inv)?;
     let shards = open_shards(&inv.input).map_err(|e| Failure::Input(e.into()))?;
@@ -345,6 +353,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let inputs: Vec<PathBuf> = shards
         .iter()
         .filter_map(|s| s.bytes().path().map(PathBuf::from))
+        .chain(cli.imatrix.iter().cloned())
+        .chain(cli.tensor_type_file.iter().cloned())
         .collect();
     let bar = ggufkit::progress::byte_bar(
         p.out_bytes(),
@@ -362,7 +372,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     };
     let wopts = WriteOptions {
         inputs,
-        overwrite: cli.force,
+        overwrite: !cli.no_clobber,
+        sync: !cli.no_sync,
         progress: Some(&progress),
         ..Default::default()
     };
@@ -381,11 +392,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let (out, layout) =
                 write_uncommitted(part, &path, &wopts).map_err(|e| Failure::Run(e.into()))?;
             total += layout.file_size;
-            pending.push((out, path));
+            // One shard open at a time; all of them appear together at the end.
+            pending.push((out.finish().map_err(|e| Failure::Run(e.into()))?, path));
         }
         let mut paths = Vec::new();
         for (out, path) in pending {
-            out.commit().map_err(|e| Failure::Run(e.into()))?;
+            out.commit(wopts.sync).map_err(|e| Failure::Run(e.into()))?;
             paths.push(path);
         }
         (paths, total)
@@ -425,22 +437,23 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 }
 
 fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
     let cli = Cli::parse();
-    if cli.no_sync {
-        ggufkit::output::set_sync_before_rename(false);
-    }
     match run(cli) {
         Ok(c) => c,
         Err(Failure::Usage(e)) => {
-            eprintln!("gguf-quantize: error: {e:#}\n(see gguf-quantize --help)");
+            eprintln!(
+                "gguf-quantize: error: {}\n(see gguf-quantize --help)",
+                ggufkit::cli::describe(&e)
+            );
             ExitCode::from(2)
         }
         Err(Failure::Input(e)) => {
-            eprintln!("gguf-quantize: error: {e:#}");
+            eprintln!("gguf-quantize: error: {}", ggufkit::cli::describe(&e));
             ExitCode::from(3)
         }
         Err(Failure::Run(e)) => {
-            eprintln!("gguf-quantize: error: {e:#}");
+            eprintln!("gguf-quantize: error: {}", ggufkit::cli::describe(&e));
             ExitCode::from(1)
         }
     }

@@ -1,6 +1,7 @@
 //! N outputs of one source written in one pass.
 //!
-//! Each output is a *writer*: its shard files (created up front, headers written), its
+//! Each output is a *writer*: its shard files (checked up front, created one after another as
+//! its tensors reach them, so one file per output is open at a time), its
 //! tensors' needs in output order — a *product* (an encoding of a base tensor, possibly
 //! shared with other outputs, see [`share::Products`]) or its own lazy data — and a cursor.
 //! The engine advances all writers together, one *window* at a time:
@@ -39,7 +40,7 @@ use sha2::{Digest, Sha256};
 
 use ggufkit::gguf::{layout, write_tensor_padded, GgufError, Layout};
 use ggufkit::ir::{DataError, Model, TensorData};
-use ggufkit::output::{AtomicOutput, OutputError};
+use ggufkit::output::{AtomicOutput, FinishedOutput, OutputError, OutputRules};
 
 use super::share::{self, Need, Products, Recipe, SharedValues};
 
@@ -71,6 +72,8 @@ pub struct EngineOptions {
     pub inputs: Vec<PathBuf>,
     /// Replace existing files.
     pub overwrite: bool,
+    /// Sync files to disk before renaming them into place.
+    pub sync: bool,
 }
 
 /// One written file.
@@ -187,7 +190,10 @@ impl<W: Write> Write for Hashing<'_, W> {
 }
 
 struct Shard {
+    /// Open while its tensors are being written (one shard of an output at a time).
     out: Option<AtomicOutput>,
+    /// Complete, waiting to be renamed with the output's other shards.
+    finished: Option<FinishedOutput>,
     layout: Layout,
     hasher: Sha256,
     size: u64,
@@ -197,6 +203,8 @@ struct Shard {
 
 struct Writer {
     shards: Vec<Shard>,
+    /// Shards before this one are finished; this one is open or not yet opened.
+    current: usize,
     /// Per tensor: (shard, index in shard).
     place: Vec<(usize, usize)>,
     sizes: Vec<u64>,
@@ -204,17 +212,22 @@ struct Writer {
     n_elements: u64,
     next: usize,
     written: u64,
+    vocab_only: bool,
+    inputs: Vec<PathBuf>,
+    overwrite: bool,
+    sync: bool,
     result: Option<Result<WrittenOutput, EngineError>>,
 }
 
 impl Writer {
+    /// Plans every shard and checks every target against the output rules up front; the
+    /// files themselves are created one at a time as the tensors reach them.
     fn open(plan: &OutputPlan, opts: &EngineOptions) -> Result<Writer, EngineError> {
-        let inputs: Vec<&std::path::Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
-        let mut shards = Vec::new();
-        let mut place = Vec::new();
-        let mut sizes = Vec::new();
-        let mut names = Vec::new();
-        let mut n_elements = 0;
+        let mut w = Writer::empty();
+        w.vocab_only = plan.vocab_only;
+        w.inputs = opts.inputs.clone();
+        w.overwrite = opts.overwrite;
+        w.sync = opts.sync;
         for (si, s) in plan.shards.iter().enumerate() {
             let headers = if plan.vocab_only {
                 Vec::new()
@@ -222,70 +235,104 @@ impl Writer {
                 s.model.headers()
             };
             let layout = layout(&s.model.metadata, &headers).map_err(|e| e.with_path(&s.path))?;
-            let mut out = AtomicOutput::create(&s.path, &inputs, opts.overwrite)?;
-            let mut hasher = Sha256::new();
-            let head = if plan.vocab_only {
-                &layout.header[..layout.header_len]
-            } else {
-                &layout.header[..]
-            };
-            Hashing {
-                inner: &mut out,
-                hasher: &mut hasher,
-            }
-            .write_all(head)
-            .map_err(|source| GgufError::Io {
-                path: Some(s.path.clone()),
-                source,
-            })?;
+            ggufkit::output::check(&s.path, &w.rules(&w.input_refs()))?;
             let size = if plan.vocab_only {
                 layout.header_len as u64
             } else {
                 layout.file_size
             };
             for (j, t) in headers.iter().enumerate() {
-                place.push((si, j));
-                sizes.push(layout.sizes[j]);
-                names.push(t.name.clone());
-                n_elements += t.dims.iter().product::<u64>();
+                w.place.push((si, j));
+                w.sizes.push(layout.sizes[j]);
+                w.names.push(t.name.clone());
+                w.n_elements += t.dims.iter().product::<u64>();
             }
-            shards.push(Shard {
-                out: Some(out),
+            w.shards.push(Shard {
+                out: None,
+                finished: None,
                 n_tensors: headers.len(),
                 layout,
-                hasher,
+                hasher: Sha256::new(),
                 size,
                 path: s.path.clone(),
             });
         }
-        if place.len() != plan.recipes.len() {
+        if w.place.len() != plan.recipes.len() {
             return Err(EngineError::Refused(format!(
                 "internal: {} recipes for {} tensors",
                 plan.recipes.len(),
-                place.len()
+                w.place.len()
             )));
         }
-        Ok(Writer {
-            shards,
-            place,
-            sizes,
-            names,
-            n_elements,
-            next: 0,
-            written: 0,
-            result: None,
-        })
+        Ok(w)
+    }
+
+    fn input_refs(&self) -> Vec<&std::path::Path> {
+        self.inputs.iter().map(PathBuf::as_path).collect()
+    }
+
+    fn rules<'a>(&self, inputs: &'a [&'a std::path::Path]) -> OutputRules<'a> {
+        OutputRules {
+            inputs,
+            overwrite: self.overwrite,
+            sync: self.sync,
+        }
+    }
+
+    /// Makes shard `s` the open one: finishes the shards before it (creating those not yet
+    /// created, such as a tensor-less first shard) and creates `s` with its header.
+    fn advance_to(&mut self, s: usize) -> Result<(), EngineError> {
+        while self.current < s || (self.current == s && self.shards[s].out.is_none()) {
+            let c = self.current;
+            if self.shards[c].out.is_none() && self.shards[c].finished.is_none() {
+                let inputs = self.inputs.clone();
+                let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+                let rules = self.rules(&inputs);
+                let vocab_only = self.vocab_only;
+                let shard = &mut self.shards[c];
+                let mut out = AtomicOutput::create(&shard.path, &rules)?;
+                let head = if vocab_only {
+                    &shard.layout.header[..shard.layout.header_len]
+                } else {
+                    &shard.layout.header[..]
+                };
+                Hashing {
+                    inner: &mut out,
+                    hasher: &mut shard.hasher,
+                }
+                .write_all(head)
+                .map_err(|source| GgufError::Io {
+                    path: Some(shard.path.clone()),
+                    source,
+                })?;
+                shard.out = Some(out);
+            }
+            if c == s {
+                break;
+            }
+            let shard = &mut self.shards[c];
+            if let Some(out) = shard.out.take() {
+                shard.finished = Some(out.finish()?);
+            }
+            self.current += 1;
+        }
+        Ok(())
     }
 
     fn empty() -> Writer {
         Writer {
             shards: Vec::new(),
+            current: 0,
             place: Vec::new(),
             sizes: Vec::new(),
             names: Vec::new(),
             n_elements: 0,
             next: 0,
             written: 0,
+            vocab_only: false,
+            inputs: Vec::new(),
+            overwrite: false,
+            sync: true,
             result: None,
         }
     }
@@ -296,6 +343,7 @@ impl Writer {
 
     fn write(&mut self, i: usize, data: &[u8]) -> Result<(), EngineError> {
         let (s, j) = self.place[i];
+        self.advance_to(s)?;
         let shard = &mut self.shards[s];
         let zeros = [0u8; 64];
         let mut zeros_v = Vec::new();
@@ -327,13 +375,15 @@ impl Writer {
         t0: Instant,
         hooks: &dyn Hooks,
     ) -> Result<WrittenOutput, EngineError> {
+        if let Some(last) = self.shards.len().checked_sub(1) {
+            self.advance_to(last)?;
+            let shard = &mut self.shards[last];
+            if let Some(out) = shard.out.take() {
+                shard.finished = Some(out.finish()?);
+            }
+        }
         let mut files = Vec::new();
         for s in &mut self.shards {
-            let out = s.out.as_mut().expect("open until committed");
-            out.flush().map_err(|source| GgufError::Io {
-                path: Some(s.path.clone()),
-                source,
-            })?;
             let hasher = std::mem::take(&mut s.hasher);
             files.push(WrittenFile {
                 path: s.path.clone(),
@@ -356,7 +406,7 @@ impl Writer {
             .before_commit(index, &done)
             .map_err(EngineError::Refused)?;
         for s in &mut self.shards {
-            s.out.take().expect("commit once").commit()?;
+            s.finished.take().expect("commit once").commit(self.sync)?;
         }
         done.seconds = t0.elapsed().as_secs_f64();
         Ok(done)
@@ -366,6 +416,7 @@ impl Writer {
     fn abandon(&mut self, e: EngineError) {
         for s in &mut self.shards {
             s.out = None;
+            s.finished = None;
         }
         self.result = Some(Err(e));
     }

@@ -54,6 +54,11 @@ pub struct BatchOptions {
     pub force: bool,
     /// Plan and report, write nothing.
     pub dry_run: bool,
+    /// Sync outputs to disk before renaming them into place.
+    pub sync: bool,
+    /// Files of the run besides the jobs' own (the jobs file, the report) that no output
+    /// may replace.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// The JSON Lines report: one object per line, flushed as it is written.
@@ -390,6 +395,21 @@ fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
             Some(n) => spec.outdir.join(n),
             None => spec.outdir.join(&planned.default_name),
         };
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(state::STATE_FILE))
+        {
+            fail(
+                o,
+                &path,
+                format!(
+                    "{}: that name is reserved for the batch state file",
+                    path.display()
+                ),
+                &mut out,
+            );
+            continue;
+        }
         let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
         let other = *claimed
             .lock()
@@ -529,10 +549,14 @@ fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
             progress,
             prepared: &prepared,
         };
+        let mut inputs = source.files();
+        inputs.extend(opts.inputs.iter().cloned());
+        inputs.extend(spec.outputs.iter().filter_map(|o| o.opts.imatrix.clone()));
         let eopts = EngineOptions {
             budget: reserve,
-            inputs: source.files(),
+            inputs,
             overwrite: true,
+            sync: opts.sync,
         };
         let (results, stats) = engine::write_outputs(base, &plans, &eopts, &hooks);
         pool.release(reserve);
@@ -583,6 +607,9 @@ fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
                     fail(o, &p.path, msg, &mut out);
                 }
             }
+        }
+        if let Err(e) = state::settle(&spec.outdir) {
+            errors.push(format!("cannot write the batch state: {e}"));
         }
         if !errors.is_empty() {
             out.error = Some(errors.join("; "));

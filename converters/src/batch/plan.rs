@@ -110,9 +110,10 @@ pub struct SplitOptions {
 }
 
 impl SplitOptions {
-    /// True when any limit is set.
+    /// True when any limit is set. A limit of 0 means "no limit", as in
+    /// convert_hf_to_gguf.py, whose defaults for both options are 0.
     pub fn splitting(&self) -> bool {
-        self.max_tensors.is_some() || self.max_size.is_some()
+        self.max_tensors.is_some_and(|m| m > 0) || self.max_size.is_some_and(|m| m > 0)
     }
 
     /// gguf-py's shard assignment: a new shard starts when the current one has a tensor and
@@ -126,15 +127,17 @@ impl SplitOptions {
         sizes
             .iter()
             .map(|&sz| {
-                let full = self.max_tensors.is_some_and(|m| count >= m)
-                    || self.max_size.is_some_and(|m| bytes + sz > m);
+                let full = self.max_tensors.is_some_and(|m| m > 0 && count >= m)
+                    || self
+                        .max_size
+                        .is_some_and(|m| m > 0 && bytes.saturating_add(sz) > m);
                 if count > 0 && full {
                     shard += 1;
                     count = 0;
                     bytes = 0;
                 }
                 count += 1;
-                bytes += sz;
+                bytes = bytes.saturating_add(sz);
                 shard
             })
             .collect()

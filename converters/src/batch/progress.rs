@@ -130,6 +130,14 @@ impl Progress {
         }
     }
 
+    /// A failure: shown in every mode, quiet included (quiet silences progress, not errors).
+    fn alert(&self, s: String) {
+        match self.mode {
+            Mode::Quiet => eprintln!("{s}"),
+            _ => self.line(s),
+        }
+    }
+
     fn eta(&self, i: &Inner) -> String {
         let el = self.t0.elapsed().as_secs_f64();
         if i.bytes_done == 0 || i.bytes_total <= i.bytes_done {
@@ -239,7 +247,12 @@ impl Progress {
         }
         self.refresh_top(&i);
         drop(i);
-        self.line(format!("[{}/{n}] {label}: {status} {detail}", job + 1));
+        let msg = format!("[{}/{n}] {label}: {status} {detail}", job + 1);
+        if status.eq_ignore_ascii_case("failed") {
+            self.alert(msg);
+        } else {
+            self.line(msg);
+        }
     }
 
     /// An output was up to date (counted, not shown as a bar).
@@ -266,7 +279,7 @@ impl Progress {
         self.refresh_top(&i);
         drop(i);
         match error {
-            Some(e) => self.line(format!("[{}/{n}] {label}: job FAILED: {e}", job + 1)),
+            Some(e) => self.alert(format!("[{}/{n}] {label}: job FAILED: {e}", job + 1)),
             None => self.line(format!("[{}/{n}] {label}: job done", job + 1)),
         }
     }

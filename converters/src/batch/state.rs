@@ -14,7 +14,7 @@
 //! the output path. Changing any of them rebuilds the output; touching a source rebuilds
 //! too (mtimes are compared, not contents — cheap, and conservative).
 //!
-//! Temporary files (`.<name>.ggufkit-tmp.<pid>`) left by a killed run are removed when
+//! Temporary files (`.<name>.ggufkit-tmp.<pid>.<random>`) left by a killed run are removed when
 //! their process no longer exists.
 
 use std::collections::BTreeMap;
@@ -32,8 +32,6 @@ pub const STATE_FILE: &str = ".ggufkit-batch.json";
 
 /// Bumped when the engine's output for the same request could change.
 const FINGERPRINT_VERSION: u32 = 1;
-
-static LOCK: Mutex<()> = Mutex::new(());
 
 /// (size, mtime in ns) of a file, when it exists.
 pub fn stat(p: &Path) -> Option<(u64, u128)> {
@@ -118,26 +116,105 @@ fn state_path(dir: &Path) -> PathBuf {
     dir.join(STATE_FILE)
 }
 
-fn read_state(dir: &Path) -> BTreeMap<String, Json> {
-    std::fs::read(state_path(dir))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
-        .and_then(|j| j.get("outputs").cloned())
-        .and_then(|o| serde_json::from_value(o).ok())
-        .unwrap_or_default()
+/// Name of the journal beside the state file: one JSON line per change since the state file
+/// was last written, so that recording an output costs one appended line, not a rewrite of
+/// every record (a batch of N outputs would otherwise write O(N²) bytes).
+pub const JOURNAL_FILE: &str = ".ggufkit-batch.json.journal";
+
+fn journal_path(dir: &Path) -> PathBuf {
+    dir.join(JOURNAL_FILE)
 }
 
+/// The records of one output directory as this process knows them, and how many journal
+/// lines stand beside the state file.
+struct DirState {
+    outputs: BTreeMap<String, Json>,
+    journal_lines: usize,
+    /// Whether the state file exists: a journal counts only beside its state file, so that
+    /// deleting the state file forgets everything, as it always has.
+    has_file: bool,
+}
+
+/// Every output directory this process has read, keyed by the directory.
+static DIRS: Mutex<BTreeMap<PathBuf, DirState>> = Mutex::new(BTreeMap::new());
+
+/// Reads the state file, then replays the journal over it. A line that does not parse (the
+/// tail of a write cut short by a crash) ends the replay.
+fn read_state(dir: &Path) -> DirState {
+    let Ok(bytes) = std::fs::read(state_path(dir)) else {
+        return DirState {
+            outputs: BTreeMap::new(),
+            journal_lines: 0,
+            has_file: false,
+        };
+    };
+    let mut outputs: BTreeMap<String, Json> = serde_json::from_slice::<Json>(&bytes)
+        .ok()
+        .and_then(|j| j.get("outputs").cloned())
+        .and_then(|o| serde_json::from_value(o).ok())
+        .unwrap_or_default();
+    let mut journal_lines = 0;
+    if let Ok(text) = std::fs::read_to_string(journal_path(dir)) {
+        for line in text.lines() {
+            let Ok(entry) = serde_json::from_str::<Json>(line) else {
+                break;
+            };
+            let Some(key) = entry.get("key").and_then(Json::as_str) else {
+                break;
+            };
+            match entry.get("record") {
+                Some(Json::Null) | None => outputs.remove(key),
+                Some(r) => outputs.insert(key.to_string(), r.clone()),
+            };
+            journal_lines += 1;
+        }
+    }
+    DirState {
+        outputs,
+        journal_lines,
+        has_file: true,
+    }
+}
+
+/// Writes all records to the state file (atomically) and empties the journal.
 fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<()> {
     let doc = json!({
         "about": "gguf-convert batch state: what each output was made from (delete to forget)",
         "version": 1,
         "outputs": outputs,
     });
-    let tmp = dir.join(format!(".ggufkit-batch.json.tmp.{}", std::process::id()));
     let mut bytes = serde_json::to_vec_pretty(&doc).expect("json");
     bytes.push(b'\n');
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, state_path(dir))
+    let rules = ggufkit::output::OutputRules {
+        inputs: &[],
+        overwrite: true,
+        sync: false,
+    };
+    ggufkit::output::write_file_atomically(&state_path(dir), &bytes, &rules)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    match std::fs::remove_file(journal_path(dir)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Appends one change to the journal, as a single write of one line.
+fn append_journal(dir: &Path, key: &str, record: Option<&Json>) -> std::io::Result<()> {
+    use std::io::Write;
+    let path = journal_path(dir);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut line = serde_json::to_vec(&json!({ "key": key, "record": record })).expect("json");
+    line.push(b'\n');
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    f.write_all(&line)
 }
 
 fn key_of(path: &Path) -> String {
@@ -179,31 +256,60 @@ fn record_to_json(r: &Record) -> Json {
     })
 }
 
-/// The record of the output whose (first) path is `output`, if any.
-pub fn lookup(output: &Path) -> Option<Record> {
-    let dir = parent(output);
-    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    read_state(dir)
-        .get(&key_of(output))
-        .and_then(record_from_json)
+/// Runs `f` on the records of `dir`, read once per process.
+fn with_dir<T>(dir: &Path, f: impl FnOnce(&Path, &mut DirState) -> T) -> T {
+    let mut dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    let key = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let state = dirs.entry(key).or_insert_with(|| read_state(dir));
+    f(dir, state)
 }
 
-/// Stores (or with `None`, removes) the record of `output`.
+/// The record of the output whose (first) path is `output`, if any.
+pub fn lookup(output: &Path) -> Option<Record> {
+    with_dir(parent(output), |_, st| {
+        st.outputs.get(&key_of(output)).and_then(record_from_json)
+    })
+}
+
+/// Stores (or with `None`, removes) the record of `output`: a line appended to the journal;
+/// once the journal is longer than the state file, both are folded into a new state file.
 pub fn store(output: &Path, record: Option<&Record>) -> std::io::Result<()> {
-    let dir = parent(output);
-    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut all = read_state(dir);
-    match record {
-        Some(r) => {
-            all.insert(key_of(output), record_to_json(r));
-        }
-        None => {
-            if all.remove(&key_of(output)).is_none() {
-                return Ok(());
+    with_dir(parent(output), |dir, st| {
+        let key = key_of(output);
+        let json = record.map(record_to_json);
+        match &json {
+            Some(r) => {
+                st.outputs.insert(key.clone(), r.clone());
+            }
+            None => {
+                if st.outputs.remove(&key).is_none() {
+                    return Ok(());
+                }
             }
         }
-    }
-    write_state(dir, &all)
+        if !st.has_file || st.journal_lines >= st.outputs.len().max(64) {
+            write_state(dir, &st.outputs)?;
+            st.journal_lines = 0;
+            st.has_file = true;
+            return Ok(());
+        }
+        append_journal(dir, &key, json.as_ref())?;
+        st.journal_lines += 1;
+        Ok(())
+    })
+}
+
+/// Folds the journal of `dir` into its state file, so that the state file alone lists every
+/// output (done when a job ends).
+pub fn settle(dir: &Path) -> std::io::Result<()> {
+    with_dir(dir, |dir, st| {
+        if st.journal_lines == 0 {
+            return Ok(());
+        }
+        write_state(dir, &st.outputs)?;
+        st.journal_lines = 0;
+        Ok(())
+    })
 }
 
 fn parent(p: &Path) -> &Path {
@@ -308,7 +414,8 @@ pub fn clean_temps(dir: &Path) -> Vec<PathBuf> {
         if !name.starts_with('.') {
             continue;
         }
-        let Ok(pid) = name[pos + marker.len()..].parse::<u32>() else {
+        let rest = &name[pos + marker.len()..];
+        let Ok(pid) = rest.split('.').next().unwrap_or(rest).parse::<u32>() else {
             continue;
         };
         if !pid_alive(pid) && std::fs::remove_file(e.path()).is_ok() {
