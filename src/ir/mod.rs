@@ -42,6 +42,36 @@ pub trait Derive: Send + Sync {
     /// Tells the inputs that this tensor's bytes will not be needed again, so that mapped
     /// pages can be dropped from memory (see [`TensorData::release`]). Default: nothing.
     fn release(&self) {}
+    /// When the output can be computed a range of whole rows at a time (each row depending
+    /// only on its own input row), its row layout; the writer then splits a large tensor
+    /// into pieces computed in parallel and written in order. Default: `None` (whole tensor).
+    fn rows(&self) -> Option<Rows> {
+        None
+    }
+    /// The output bytes of rows `range` (only called when [`Derive::rows`] is `Some`).
+    fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let _ = range;
+        Err(DataError(format!(
+            "{} cannot be computed by rows",
+            self.describe()
+        )))
+    }
+    /// Tells the inputs that rows `range` will not be needed again. Default: nothing.
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        let _ = range;
+    }
+}
+
+/// The row layout of a tensor whose output can be produced a range of whole rows at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    /// Number of rows.
+    pub count: usize,
+    /// Output bytes per row.
+    pub out_bytes: usize,
+    /// Input bytes read per row besides the output (0 when the output bytes are the input's
+    /// own mapped bytes): what a piece in flight holds in memory on top of its output.
+    pub in_bytes: usize,
 }
 
 /// Why a tensor's bytes could not be produced.
@@ -80,6 +110,62 @@ impl TensorData {
             }
             TensorData::Owned(v) => Ok(Cow::Borrowed(v.as_slice())),
             TensorData::Derived(d) => d.compute().map(Cow::Owned),
+        }
+    }
+
+    /// The row layout of this data as a tensor of type `ty` with rows of `ne0` elements, when
+    /// it can be produced a range of rows at a time (see [`Derive::rows`]).
+    pub fn rows(&self, ty: GgmlType, ne0: u64) -> Option<Rows> {
+        let whole = |len: usize| {
+            let row = ggufkit_quantizers::row_size(ty, usize::try_from(ne0).ok()?)?;
+            (row > 0 && len.is_multiple_of(row)).then_some(Rows {
+                count: len / row,
+                out_bytes: row,
+                in_bytes: 0,
+            })
+        };
+        match self {
+            TensorData::Mapped { len, .. } => whole(*len),
+            TensorData::Owned(v) => whole(v.len()),
+            TensorData::Derived(d) => d.rows(),
+        }
+    }
+
+    /// The bytes of rows `range`, for the layout `rows` that [`TensorData::rows`] gave.
+    pub fn bytes_rows(
+        &self,
+        rows: &Rows,
+        range: std::ops::Range<usize>,
+    ) -> Result<Cow<'_, [u8]>, DataError> {
+        let span = |len: usize| {
+            let start = range.start.checked_mul(rows.out_bytes)?;
+            let end = range.end.checked_mul(rows.out_bytes)?;
+            (start <= end && end <= len).then_some(start..end)
+        };
+        let outside = || DataError(format!("rows {range:?} lie outside {self:?}"));
+        match self {
+            TensorData::Mapped { .. } | TensorData::Owned(_) => {
+                let all = self.bytes()?;
+                let r = span(all.len()).ok_or_else(outside)?;
+                Ok(match all {
+                    Cow::Borrowed(b) => Cow::Borrowed(&b[r]),
+                    Cow::Owned(v) => Cow::Owned(v[r].to_vec()),
+                })
+            }
+            TensorData::Derived(d) => d.compute_rows(range).map(Cow::Owned),
+        }
+    }
+
+    /// Drops the mapped pages behind rows `range` (see [`TensorData::release`]).
+    pub fn release_rows(&self, rows: &Rows, range: std::ops::Range<usize>) {
+        match self {
+            TensorData::Mapped { file, offset, len } => {
+                let start = range.start.saturating_mul(rows.out_bytes).min(*len);
+                let end = range.end.saturating_mul(rows.out_bytes).min(*len);
+                file.release(offset + start, end - start);
+            }
+            TensorData::Owned(_) => {}
+            TensorData::Derived(d) => d.release_rows(range),
         }
     }
 

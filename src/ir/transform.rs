@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType};
 
-use super::{DataError, Derive, TensorData};
+use super::{DataError, Derive, Rows, TensorData};
 
 /// Why a conversion cannot be planned.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -90,35 +90,23 @@ impl Convert {
     }
 }
 
-impl Derive for Convert {
-    fn release(&self) {
-        self.input.release();
+impl Convert {
+    /// The input's row layout, when it is stored data (mapped or in memory) whose rows can be
+    /// read one range at a time.
+    fn input_rows(&self) -> Option<Rows> {
+        match &self.input {
+            TensorData::Derived(_) => None,
+            data => data.rows(self.from, self.n_per_row as u64),
+        }
     }
 
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        Some(self)
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "{} → {}{} of {:?}",
-            self.from,
-            self.to,
-            if self.imatrix.is_some() {
-                " (imatrix)"
-            } else {
-                ""
-            },
-            self.input
-        )
-    }
-
-    fn compute(&self) -> Result<Vec<u8>, DataError> {
-        let raw = self.input.bytes()?;
+    /// Converts the rows in `raw`, the first of which is row `first_row` of the tensor (it
+    /// decides which matrix's imatrix applies).
+    fn convert(&self, raw: &[u8], first_row: usize) -> Result<Vec<u8>, DataError> {
         let tr_from = traits(self.from);
         let n_per_row = self.n_per_row.max(1);
         let in_row = ggufkit_quantizers::row_size(self.from, n_per_row)
-            .filter(|r| *r > 0 && raw.len() % r == 0)
+            .filter(|r| *r > 0 && raw.len().is_multiple_of(*r))
             .ok_or_else(|| {
                 DataError(format!(
                     "{} bytes is not a whole number of {}-element {} rows",
@@ -133,11 +121,11 @@ impl Derive for Convert {
         // Work in slabs of whole rows (about 4 Mi floats) that never cross a matrix boundary,
         // so the f32 working set stays small whatever the tensor size.
         let slab_rows = ((4 << 20) / n_per_row).clamp(1, self.rows_per_matrix);
-        let mut floats = vec![0f32; slab_rows * n_per_row];
+        let mut floats = vec![0f32; slab_rows.min(rows.max(1)) * n_per_row];
         let mut r0 = 0;
         while r0 < rows {
-            let matrix = r0 / self.rows_per_matrix;
-            let matrix_end = (matrix + 1) * self.rows_per_matrix;
+            let matrix = (first_row + r0) / self.rows_per_matrix;
+            let matrix_end = (matrix + 1) * self.rows_per_matrix - first_row;
             let r1 = (r0 + slab_rows).min(rows).min(matrix_end);
             let src = &raw[r0 * in_row..r1 * in_row];
             let f = &mut floats[..(r1 - r0) * n_per_row];
@@ -168,5 +156,58 @@ impl Derive for Convert {
             r0 = r1;
         }
         Ok(out)
+    }
+}
+
+impl Derive for Convert {
+    fn release(&self) {
+        self.input.release();
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} → {}{} of {:?}",
+            self.from,
+            self.to,
+            if self.imatrix.is_some() {
+                " (imatrix)"
+            } else {
+                ""
+            },
+            self.input
+        )
+    }
+
+    fn compute(&self) -> Result<Vec<u8>, DataError> {
+        let raw = self.input.bytes()?;
+        self.convert(&raw, 0)
+    }
+
+    fn rows(&self) -> Option<Rows> {
+        let input = self.input_rows()?;
+        Some(Rows {
+            count: input.count,
+            out_bytes: ggufkit_quantizers::row_size(self.to, self.n_per_row)?,
+            in_bytes: input.out_bytes,
+        })
+    }
+
+    fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let input = self
+            .input_rows()
+            .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
+        let first = range.start;
+        let raw = self.input.bytes_rows(&input, range)?;
+        self.convert(&raw, first)
+    }
+
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        if let Some(input) = self.input_rows() {
+            self.input.release_rows(&input, range);
+        }
     }
 }
