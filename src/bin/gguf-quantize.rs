@@ -93,6 +93,10 @@ struct Cli {
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Memory for tensors in flight, in MiB (llama-quantize's option; here the bytes computed
+    /// ahead of the writer, default 32). Does not change the output.
+    #[arg(long, value_name = "MiB", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_buffer_size: Option<u64>,
     /// Print a machine-readable JSON report on stdout.
     #[arg(long)]
     json: bool,
@@ -375,6 +379,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         overwrite: !cli.no_clobber,
         sync: !cli.no_sync,
         progress: Some(&progress),
+        window_bytes: cli
+            .max_buffer_size
+            .map_or(WriteOptions::default().window_bytes, |mib| mib << 20),
         ..Default::default()
     };
     let (outputs, file_size) = if cli.keep_split {
