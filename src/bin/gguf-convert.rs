@@ -88,9 +88,14 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 )]
 struct Cli {
     /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
-    /// HF cache snapshot folder works too), a GGUF file or a legacy .bin.
+    /// HF cache snapshot folder works too), a GGUF file or a legacy .bin; or a model id in
+    /// the local HuggingFace cache (`Qwen/Qwen2.5-0.5B-Instruct`, `hf:org/name`), whose
+    /// outputs then go to the current directory unless OUT or --outdir says otherwise.
     #[arg(required_unless_present = "batch")]
     src: Option<PathBuf>,
+    /// With a model id: the branch, tag or commit in the cache (default: main).
+    #[arg(long, value_name = "REV")]
+    revision: Option<String>,
     /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
     out: Option<PathBuf>,
     /// Output type(s): f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type;
@@ -373,7 +378,25 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         let jobs = jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
         return run_many(&cli, jobs);
     }
-    let src = cli.src.clone().expect("clap requires SRC without --batch");
+    let mut cli = cli;
+    let mut src = cli.src.clone().expect("clap requires SRC without --batch");
+    let id = src
+        .to_str()
+        .and_then(ggufkit_converters::hub::model_id)
+        .map(str::to_string);
+    if let Some(id) = id {
+        src = ggufkit_converters::hub::resolve(&id, cli.revision.as_deref())
+            .map_err(|e| Failure::Input(e.into()))?;
+        notes_push(&cli, &format!("{id}: {}", src.display()));
+        if cli.out.is_none() && cli.outdir.is_none() {
+            // Never write into the cache.
+            cli.outdir = Some(PathBuf::from("."));
+        }
+    } else if cli.revision.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "--revision goes with a HuggingFace model id, not a path"
+        )));
+    }
     let types = jobs::split_types(&cli.outtype);
     if types.is_empty() {
         return Err(Failure::Usage(anyhow!("--outtype is empty")));
