@@ -22,6 +22,7 @@ use ggufkit_converters::batch::plan::{
     parse_memory, parse_size, OutputOptions, PlanError, Source, SourceOptions, SplitOptions, Target,
 };
 use ggufkit_converters::batch::progress::{Mode, Progress};
+use ggufkit_converters::batch::shard::Shard;
 use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 
 /// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
@@ -109,6 +110,14 @@ struct Cli {
     /// Run the jobs of this TOML or JSON file (see above).
     #[arg(long, value_name = "JOBS_FILE", conflicts_with_all = ["src", "out"])]
     batch: Option<PathBuf>,
+    /// With --batch: run only the K-th of N deterministic slices of the jobs (balanced by
+    /// source size), e.g. one per CI matrix entry, Kubernetes indexed Job or Slurm array task.
+    #[arg(long, value_name = "K/N", requires = "batch")]
+    shard: Option<String>,
+    /// With --batch: print how the jobs split into N slices (default: --shard's N, else 1)
+    /// and exit; with --json as JSON for a scheduler.
+    #[arg(long, value_name = "N", requires = "batch", num_args = 0..=1, default_missing_value = "0")]
+    plan: Option<usize>,
     /// Several outputs or --batch: append the JSON Lines report to FILE.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
@@ -375,7 +384,25 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if let Some(b) = &cli.batch {
-        let jobs = jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
+        let mut jobs =
+            jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
+        let shard = cli.shard.as_deref().map(Shard::parse).transpose()?;
+        if let Some(n) = cli.plan {
+            let count = match (n, shard) {
+                (0, Some(s)) => s.count,
+                (0, None) => 1,
+                (n, _) => n,
+            };
+            print_plan(&jobs, count, cli.json);
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(s) = shard {
+            jobs = ggufkit_converters::batch::shard::select(jobs, s);
+            notes_push(
+                &cli,
+                &format!("shard {}/{}: {} job(s)", s.index, s.count, jobs.len()),
+            );
+        }
         return run_many(&cli, jobs);
     }
     let mut cli = cli;
@@ -568,6 +595,31 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--plan`: the slices of the jobs list.
+fn print_plan(jobs: &[JobSpec], count: usize, json: bool) {
+    let plan = ggufkit_converters::batch::shard::plan_json(jobs, count.max(1));
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan).expect("json"));
+        return;
+    }
+    for s in plan["shards"].as_array().into_iter().flatten() {
+        println!(
+            "shard {}: {} job(s), {}",
+            s["shard"].as_str().unwrap_or("?"),
+            s["jobs"].as_array().map_or(0, Vec::len),
+            human_bytes(s["source_bytes"].as_u64().unwrap_or(0))
+        );
+        for j in s["jobs"].as_array().into_iter().flatten() {
+            println!(
+                "  #{} {} ({})",
+                j["index"],
+                j["label"].as_str().unwrap_or("?"),
+                human_bytes(j["source_bytes"].as_u64().unwrap_or(0))
+            );
+        }
+    }
 }
 
 fn notes_push(cli: &Cli, msg: &str) {

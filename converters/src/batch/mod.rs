@@ -21,6 +21,7 @@ pub mod engine;
 pub mod jobs;
 pub mod plan;
 pub mod progress;
+pub mod shard;
 pub mod share;
 pub mod state;
 
