@@ -1,4 +1,40 @@
-//! What the command-line tools share at their edge: how an error is shown.
+//! What the command-line tools share at their edge: how an error is shown, and the shell
+//! completions and man pages generated from their clap definitions.
+
+use clap::CommandFactory;
+
+/// Handles `TOOL --completions SHELL` (bash, zsh, fish, elvish, powershell) and `TOOL --man`
+/// before normal parsing (so that a tool's required arguments do not get in the way): prints
+/// the completion script or the roff man page of `C` and exits. Returns otherwise.
+pub fn handle_generators<C: CommandFactory>() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cmd = C::command();
+    let name = cmd.get_name().to_string();
+    match args.first().map(String::as_str) {
+        Some("--completions") => {
+            let shell = args
+                .get(1)
+                .and_then(|s| s.parse::<clap_complete::Shell>().ok());
+            let Some(shell) = shell else {
+                eprintln!(
+                    "{name}: --completions takes one of: bash, zsh, fish, elvish, powershell"
+                );
+                std::process::exit(2);
+            };
+            clap_complete::generate(shell, &mut cmd, name, &mut std::io::stdout());
+            std::process::exit(0);
+        }
+        Some("--man") => {
+            let mut out = Vec::new();
+            let status = match clap_mangen::Man::new(cmd).render(&mut out) {
+                Ok(()) => std::io::Write::write_all(&mut std::io::stdout(), &out).map_or(1, |_| 0),
+                Err(_) => 1,
+            };
+            std::process::exit(status);
+        }
+        _ => {}
+    }
+}
 
 /// An error and its causes on one line, `outer: cause: cause`, leaving out a cause whose text
 /// the message already contains (an I/O error that names its OS error in its own text and

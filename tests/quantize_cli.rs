@@ -35,3 +35,22 @@ fn llama_quantize_memory_option_is_accepted_and_changes_nothing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!dir.join("c.gguf").exists());
 }
+
+#[test]
+fn completions_and_man_page_come_from_the_flag_table() {
+    let out = |args: &[&str]| Command::new(BIN).args(args).output().unwrap();
+    let o = out(&["--completions", "bash"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("gguf-quantize") && text.contains("--imatrix"),
+        "{text}"
+    );
+    let o = out(&["--man"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".TH gguf-quantize 1"));
+    assert_eq!(out(&["--completions", "tcsh"]).status.code(), Some(2));
+    // The short help starts with what the tool does, not the crate's description.
+    let o = out(&["-h"]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("Quantize GGUF models"));
+}

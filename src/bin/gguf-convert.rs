@@ -83,7 +83,7 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 #[command(
     name = "gguf-convert",
     version,
-    about,
+    about = "Convert HuggingFace or legacy GGML models to GGUF, identical to llama.cpp's converters",
     long_about,
     verbatim_doc_comment
 )]
@@ -648,6 +648,7 @@ fn write_vocab_only(
 
 fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
+    ggufkit::cli::handle_generators::<Cli>();
     let cli = Cli::parse();
     match run(cli) {
         Ok(c) => c,

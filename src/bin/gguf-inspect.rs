@@ -21,7 +21,12 @@ use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
 /// Exit status: 0 success (files identical, file valid); 1 a difference or a problem was
 /// found; 2 usage error; 3 an input could not be read or is not a valid GGUF.
 #[derive(Parser)]
-#[command(name = "gguf-inspect", version, about, long_about)]
+#[command(
+    name = "gguf-inspect",
+    version,
+    about = "Look inside GGUF files: dump, manifest, diff, verify",
+    long_about
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -247,6 +252,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
+    ggufkit::cli::handle_generators::<Cli>();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

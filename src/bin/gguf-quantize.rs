@@ -45,7 +45,7 @@ fn type_list() -> String {
 /// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
 /// 3 the input or imatrix could not be read.
 #[derive(Parser, Debug)]
-#[command(name = "gguf-quantize", version, about, long_about, verbatim_doc_comment, after_long_help = format!("Types:\n{}", type_list()))]
+#[command(name = "gguf-quantize", version, about = "Quantize GGUF models, byte for byte as llama-quantize does", long_about, verbatim_doc_comment, after_long_help = format!("Types:\n{}", type_list()))]
 struct Cli {
     /// INPUT [OUTPUT] TYPE [NTHREADS], as llama-quantize takes them (TYPE may come from --type).
     #[arg(required = true, num_args = 1..=4, value_name = "ARGS")]
@@ -445,6 +445,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 
 fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
+    ggufkit::cli::handle_generators::<Cli>();
     let cli = Cli::parse();
     match run(cli) {
         Ok(c) => c,
