@@ -382,7 +382,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         window_bytes: cli
             .max_buffer_size
             .map_or(WriteOptions::default().window_bytes, |mib| mib << 20),
-        ..Default::default()
     };
     let (outputs, file_size) = if cli.keep_split {
         let shard_idx: Vec<usize> = p.model.tensors.iter().map(|t| shard_of[&t.name]).collect();
