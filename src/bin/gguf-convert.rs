@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use serde_json::json;
 
@@ -84,6 +84,7 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
     name = "gguf-convert",
     version,
     about = "Convert HuggingFace or legacy GGML models to GGUF, identical to llama.cpp's converters",
+    infer_long_args = true,
     long_about,
     verbatim_doc_comment
 )]
@@ -98,7 +99,12 @@ struct Cli {
     #[arg(long, value_name = "REV")]
     revision: Option<String>,
     /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
+    /// `{ftype}` / `{FTYPE}` (or `{outtype}`, `{OUTTYPE}`) in the file name become the type,
+    /// as in convert_hf_to_gguf.py.
     out: Option<PathBuf>,
+    /// The output file, as convert_hf_to_gguf.py spells it (same as OUT).
+    #[arg(long, value_name = "FILE", conflicts_with = "out")]
+    outfile: Option<PathBuf>,
     /// Output type(s): f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type;
     /// comma-separated for several outputs in one pass (e.g. f16,q8_0,q4_k_m).
     #[arg(long, default_value = "auto")]
@@ -198,6 +204,30 @@ struct Cli {
     /// Replace existing output files; in batches, also rebuild outputs that are up to date.
     #[arg(long, short = 'f')]
     force: bool,
+    /// More detail on stderr (convert_hf_to_gguf.py's flag; ggufkit reports notes anyway).
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit always streams through a
+    /// temporary file beside the output, with bounded memory.
+    #[arg(long)]
+    use_temp_file: bool,
+    /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit is always lazy (tensors are
+    /// computed a bounded window at a time) and computes the same bytes either way.
+    #[arg(long)]
+    no_lazy: bool,
+    /// convert_hf_to_gguf.py's big-endian output: not supported yet (refused, never ignored).
+    #[arg(long)]
+    bigendian: bool,
+    /// convert_hf_to_gguf.py's remote safetensors reading: refused (ggufkit reads local files
+    /// and the local HuggingFace cache only; see SRC).
+    #[arg(long)]
+    remote: bool,
+    /// The multimodal projector (mmproj): not supported yet (refused, never ignored).
+    #[arg(long)]
+    mmproj: bool,
+    /// Mistral's native format (params.json, consolidated.safetensors): not supported yet.
+    #[arg(long)]
+    mistral_format: bool,
     /// Rename outputs into place without first waiting for them to reach the disk. Faster
     /// where the disk is slower than the conversion; a power failure soon after the run may
     /// then lose or truncate a file (a crash or kill of this process never leaves one).
@@ -257,12 +287,61 @@ fn split_options(cli: &Cli) -> Result<SplitOptions, Failure> {
     })
 }
 
-fn output_path(cli: &Cli, src: &Path, default_name: &str) -> PathBuf {
-    match &cli.out {
+fn output_path(cli: &Cli, src: &Path, default_name: &str, ftype: &str) -> Result<PathBuf, Failure> {
+    Ok(match &cli.out {
         Some(o) if o.is_dir() => o.join(default_name),
-        Some(o) => o.clone(),
+        Some(o) => {
+            let name = o.file_name().map(|n| n.to_string_lossy().into_owned());
+            match name.filter(|n| n.contains(['{', '}'])) {
+                Some(n) => o.with_file_name(fill_template(&n, ftype).map_err(Failure::Usage)?),
+                None => o.clone(),
+            }
+        }
         None => cli.outdir.as_deref().unwrap_or(src).join(default_name),
+    })
+}
+
+/// convert_hf_to_gguf.py's output name templates (Python `str.format` with `ftype`/`outtype`
+/// lower case, `FTYPE`/`OUTTYPE` upper case, `{}` lower case, `{{`/`}}` for braces).
+fn fill_template(name: &str, ftype: &str) -> Result<String, anyhow::Error> {
+    let mut out = String::new();
+    let mut rest = name;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(t) = tail.strip_prefix("{{") {
+            out.push('{');
+            rest = t;
+        } else if let Some(t) = tail.strip_prefix("}}") {
+            out.push('}');
+            rest = t;
+        } else if let Some(end) = tail.strip_prefix('{').and_then(|t| t.find('}')) {
+            match &tail[1..1 + end] {
+                "" | "ftype" | "outtype" => out.push_str(&ftype.to_lowercase()),
+                "FTYPE" | "OUTTYPE" => out.push_str(&ftype.to_uppercase()),
+                other => bail!("unknown placeholder {{{other}}} in the output name '{name}' (use {{ftype}} or {{FTYPE}})"),
+            }
+            rest = &tail[end + 2..];
+        } else {
+            bail!("unbalanced brace in the output name '{name}' (write {{{{ or }}}} for a literal brace)");
+        }
     }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The llama file type name (`F16`, `Q8_0`, `Q4_K_M`…) a planned model records.
+fn ftype_label(model: &Model, fallback: &str) -> String {
+    model
+        .metadata
+        .get("general.file_type")
+        .and_then(|v| v.as_int())
+        .and_then(|id| {
+            ggufkit::quantize::FILE_TYPES
+                .iter()
+                .find(|f| i128::from(f.id) == id)
+        })
+        .map_or_else(|| fallback.to_uppercase(), |f| f.name.to_string())
 }
 
 fn set_threads(cli: &Cli) -> usize {
@@ -406,6 +485,28 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         return run_many(&cli, jobs);
     }
     let mut cli = cli;
+    for (on, what) in [
+        (cli.bigendian, "--bigendian (big-endian output) is not supported yet"),
+        (
+            cli.remote,
+            "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
+        ),
+        (cli.mmproj, "--mmproj (multimodal projectors) is not supported yet"),
+        (cli.mistral_format, "--mistral-format is not supported yet"),
+    ] {
+        if on {
+            return Err(Failure::Usage(anyhow!("{what}")));
+        }
+    }
+    if cli.outfile.is_some() {
+        cli.out = cli.outfile.take();
+    }
+    if cli.use_temp_file || cli.no_lazy {
+        notes_push(
+            &cli,
+            "--use-temp-file / --no-lazy change nothing here: outputs always stream through a temporary file with bounded memory",
+        );
+    }
     let mut src = cli.src.clone().expect("clap requires SRC without --batch");
     let id = src
         .to_str()
@@ -445,7 +546,12 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     let t0 = Instant::now();
     let source = Source::open(src, source_options(cli))?;
     let p = source.plan_output(target, &output_options(cli))?;
-    let output = output_path(cli, src, &p.default_name);
+    let output = output_path(
+        cli,
+        src,
+        &p.default_name,
+        &ftype_label(&p.model, &cli.outtype),
+    )?;
     let sizes: Vec<u64> = p
         .model
         .tensors
@@ -646,7 +752,7 @@ fn write_vocab_only(
     Ok((out, unpadded.len() as u64))
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
     ggufkit::cli::handle_generators::<Cli>();
     let cli = Cli::parse();
