@@ -1,6 +1,9 @@
 //! Reading a valid GGUF and writing it back unchanged reproduces it byte for byte, and our
 //! manifest of every golden file equals llama.cpp's.
 
+#[path = "../converters/tests/support/mod.rs"]
+#[allow(dead_code)]
+mod conv;
 mod support;
 
 use std::path::Path;
@@ -51,38 +54,46 @@ fn roundtrip_testdata_files() {
     }
 }
 
+/// Every whole GGUF file of the golden set (made with our tools and checked against
+/// llama.cpp's hash by `golden_gguf`) and the imatrix inputs, with their manifests.
+fn golden_files() -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    let golden = golden_dir("golden files");
+    let mut v: Vec<_> = conv::golden_files()
+        .into_iter()
+        .map(|(fx, variant)| {
+            (
+                conv::golden_gguf(fx, variant),
+                golden.join(fx).join(format!("{variant}.json")),
+            )
+        })
+        .collect();
+    for fx in conv::FIXTURES {
+        let im = golden.join(fx).join("files/imatrix.gguf");
+        if im.is_file() {
+            v.push((im, golden.join(fx).join("imatrix-gguf.json")));
+        }
+    }
+    v
+}
+
 #[test]
 fn roundtrip_every_golden_file() {
-    let Some(golden) = golden_dir("roundtrip_every_golden_file") else {
-        return;
-    };
     let dir = scratch("rt-golden");
-    let files = gguf_files_under(&golden);
+    let files = golden_files();
     assert!(
         files.len() >= 15,
         "expected the golden whole files, found {}",
         files.len()
     );
-    for f in files {
-        roundtrip(&f, &dir);
+    for (f, _) in &files {
+        roundtrip(f, &dir);
     }
-}
-
-fn golden_manifest_for(golden: &Path, file: &Path) -> std::path::PathBuf {
-    // <fixture>/files/<fixture>-<variant>.gguf ↔ <fixture>/<variant>.json;
-    // imatrix.gguf ↔ imatrix-gguf.json
-    let fixture_dir = file.parent().unwrap().parent().unwrap();
-    let fixture = fixture_dir.file_name().unwrap().to_str().unwrap();
-    let stem = file.file_stem().unwrap().to_str().unwrap();
-    let variant = if stem == "imatrix" {
-        "imatrix-gguf".to_string()
-    } else {
-        stem.strip_prefix(&format!("{fixture}-"))
-            .unwrap()
-            .to_string()
-    };
-    let _ = golden;
-    fixture_dir.join(format!("{variant}.json"))
+    record(
+        "roundtrip-golden",
+        files.len(),
+        "golden GGUF files read and written back byte for byte",
+        &[],
+    );
 }
 
 fn check_manifest(file: &Path, golden_manifest: &Path) {
@@ -113,13 +124,16 @@ fn manifests_of_testdata_files_equal_golden() {
 
 #[test]
 fn manifests_of_every_golden_file_equal_golden() {
-    let Some(golden) = golden_dir("manifests_of_every_golden_file_equal_golden") else {
-        return;
-    };
-    let files = gguf_files_under(&golden);
-    for f in &files {
-        check_manifest(f, &golden_manifest_for(&golden, f));
+    let files = golden_files();
+    for (f, m) in &files {
+        check_manifest(f, m);
     }
+    record(
+        "manifests-golden",
+        files.len(),
+        "manifests of golden GGUF files equal llama.cpp's",
+        &[],
+    );
 }
 
 #[test]
