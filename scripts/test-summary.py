@@ -92,7 +92,14 @@ def main() -> int:
     else:
         parts = []
         for why, cases in sorted(not_run.items(), key=lambda kv: -len(kv[1])):
-            names = ", ".join(cases[:4]) + (f", … ({len(cases)} in all)" if len(cases) > 4 else "")
+            if len(cases) <= 4:
+                names = ", ".join(cases)
+            else:
+                per_suite = defaultdict(int)
+                for c in cases:
+                    per_suite[c.split(":", 1)[0]] += 1
+                names = f"{len(cases)} cases (" + ", ".join(
+                    f"{s} {n}" for s, n in sorted(per_suite.items())) + ")"
             parts.append(f"{why}: {names}")
         print("NOT RUN: " + " | ".join(parts))
     blocking = [
