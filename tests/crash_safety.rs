@@ -1,6 +1,9 @@
 //! Crash-safe output: killing gguf-quantize at any point, or running out of disk, never leaves
 //! anything at the output path but a complete, valid file.
 
+#[path = "../converters/tests/support/mod.rs"]
+#[allow(dead_code)]
+mod conv;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -186,7 +189,7 @@ fn disk_full_gives_a_clear_error_and_no_output() {
     let out = mnt.join("out.gguf");
     let o = Command::new(BIN)
         .arg("--quiet")
-        .arg(testdata("gguf/llama-spm-convert-f32.gguf"))
+        .arg(conv::golden_gguf("llama-spm", "convert-f32"))
         .arg(&out)
         .arg("Q8_0")
         .output()

@@ -1,6 +1,9 @@
 //! The Python `gguf` package reads every file our writer produces exactly as we do: the same
 //! keys, types and values, the same tensors, shapes, offsets and bytes.
 
+#[path = "../converters/tests/support/mod.rs"]
+#[allow(dead_code)]
+mod conv;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -163,14 +166,14 @@ fn gguf_py_reads_our_files_as_we_do() {
     let sink = dir.join("kitchen-sink.gguf");
     write_model(&kitchen_sink(), &sink, &WriteOptions::default()).unwrap();
     files.push(sink);
-    for f in gguf_files_under(&testdata("gguf")) {
+    for (f, _) in conv::core_golden_files() {
         let parsed = GgufFile::open(&f).unwrap();
         let out = dir.join(f.file_name().unwrap());
         write_model(&Model::from_gguf(&parsed), &out, &WriteOptions::default()).unwrap();
         files.push(out);
     }
     // Quantized outputs of several types (what gguf-quantize writes).
-    let f32_src = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let f32_src = GgufFile::open(&conv::golden_gguf("llama-spm", "convert-f32")).unwrap();
     let src_model = Model::from_gguf(&f32_src);
     for t in ["Q4_K_M", "Q6_K", "Q5_0", "IQ4_XS", "TQ2_0", "BF16"] {
         let ftype = ggufkit::quantize::FileType::parse(t).unwrap();

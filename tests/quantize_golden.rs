@@ -47,9 +47,13 @@ fn workdir(name: &str, imatrix_dir: &Path) -> PathBuf {
 
 #[test]
 fn core_llama_spm_quantizations_match_golden() {
-    let input = testdata("gguf/llama-spm-convert-f32.gguf");
-    let dir = workdir("q-core", &testdata("quantize"));
-    std::fs::copy(testdata("gguf/imatrix.gguf"), dir.join("imatrix.gguf")).unwrap();
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let dir = workdir("q-core", &testdata("golden/llama-spm/files"));
+    std::fs::copy(
+        testdata("golden/llama-spm/files/imatrix.gguf"),
+        dir.join("imatrix.gguf"),
+    )
+    .unwrap();
     let cases: &[(&str, &[&str])] = &[
         ("quant-Q4_0", &["Q4_0"]),
         ("quant-Q4_K_M", &["Q4_K_M"]),
@@ -86,10 +90,7 @@ fn core_llama_spm_quantizations_match_golden() {
             ));
             continue;
         }
-        let d = compare(
-            &out,
-            &testdata(&format!("quantize/llama-spm-{variant}.json")),
-        );
+        let d = compare(&out, &testdata(&format!("golden/llama-spm/{variant}.json")));
         if !d.is_empty() {
             failures.push(format!("{variant}:\n  {}", d.join("\n  ")));
         }
@@ -99,7 +100,7 @@ fn core_llama_spm_quantizations_match_golden() {
 
 #[test]
 fn q2_k_s_without_imatrix_fails_like_llama_quantize_and_writes_nothing() {
-    let input = testdata("gguf/llama-spm-convert-f32.gguf");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
     let dir = scratch("q-q2ks");
     let out = dir.join("out.gguf");
     let o = quantize(
@@ -224,7 +225,7 @@ fn write_shards(dir: &Path) -> PathBuf {
     use ggufkit::ir::Model;
     use ggufkit::split::{distribute, split_path};
     use ggufkit::write::{write_model, WriteOptions};
-    let f = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let f = GgufFile::open(&conv::golden_gguf("llama-spm", "convert-f32")).unwrap();
     let model = Model::from_gguf(&f);
     let shard_of: Vec<usize> = (0..model.tensors.len()).map(|i| i / 10).collect();
     let prefix = dir.join("spm").to_str().unwrap().to_string();
@@ -248,7 +249,7 @@ fn split_input_quantizes_like_the_merged_file() {
         &dir,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let d = compare(&out, &testdata("quantize/llama-spm-quant-Q4_K_M.json"));
+    let d = compare(&out, &testdata("golden/llama-spm/quant-Q4_K_M.json"));
     assert!(d.is_empty(), "{}", d.join("\n"));
 }
 

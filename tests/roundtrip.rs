@@ -47,9 +47,9 @@ fn roundtrip(path: &Path, out_dir: &Path) {
 #[test]
 fn roundtrip_testdata_files() {
     let dir = scratch("rt-testdata");
-    let files = gguf_files_under(&testdata("gguf"));
-    assert!(files.len() >= 4, "testdata/gguf is missing files");
-    for f in files {
+    let files = conv::core_golden_files();
+    assert!(files.len() >= 4, "core golden files missing");
+    for (f, _) in files {
         roundtrip(&f, &dir);
     }
 }
@@ -112,11 +112,7 @@ fn check_manifest(file: &Path, golden_manifest: &Path) {
 
 #[test]
 fn manifests_of_testdata_files_equal_golden() {
-    for f in gguf_files_under(&testdata("gguf")) {
-        let m = f.with_file_name(format!(
-            "{}.manifest.json",
-            f.file_stem().unwrap().to_str().unwrap()
-        ));
+    for (f, m) in conv::core_golden_files() {
         assert!(m.exists(), "no manifest for {}", f.display());
         check_manifest(&f, &m);
     }
@@ -138,14 +134,14 @@ fn manifests_of_every_golden_file_equal_golden() {
 
 #[test]
 fn manifest_detects_a_changed_byte() {
-    let src = testdata("gguf/llama-spm-quant-Q4_0.gguf");
+    let src = conv::golden_gguf("llama-spm", "quant-Q4_0");
     let mut bytes = std::fs::read(&src).unwrap();
     let n = bytes.len();
     bytes[n - 100] ^= 1;
     let parsed = GgufFile::parse(ggufkit::mapped::FileBytes::from_vec(bytes)).unwrap();
     let ours = manifest(&parsed, &src, None);
     let golden: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(testdata("gguf/llama-spm-quant-Q4_0.manifest.json")).unwrap(),
+        &std::fs::read(testdata("golden/llama-spm/quant-Q4_0.json")).unwrap(),
     )
     .unwrap();
     let d = diff_manifests(&ours, &golden);

@@ -98,7 +98,7 @@ fn several_outtypes_equal_single_runs_for_any_thread_count() {
     let work = scratch("batch-multi");
     let cases: [(PathBuf, &str, &[&str]); 2] = [
         (
-            testdata("gguf/llama-spm-convert-f32.gguf"),
+            golden_gguf("llama-spm", "convert-f32"),
             "q8_0,q4_k_m,q2_k,q4_0,iq4_xs",
             &[],
         ),
@@ -197,7 +197,11 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
     let golden = Some(golden_dir(
         "batch_of_fixtures_matches_golden_manifests_and_single_runs",
     ));
-    std::fs::copy(testdata("gguf/imatrix.gguf"), work.join("imatrix.gguf")).unwrap();
+    std::fs::copy(
+        testdata("golden/llama-spm/files/imatrix.gguf"),
+        work.join("imatrix.gguf"),
+    )
+    .unwrap();
     let hf_error = hf_unavailable(&work);
     if let Some(e) = &hf_error {
         panic!("HF conversion does not work: {e}");
@@ -221,7 +225,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
     let mut jobs: Vec<Job> = vec![
         (
             "spm-f32",
-            testdata("gguf/llama-spm-convert-f32.gguf"),
+            golden_gguf("llama-spm", "convert-f32"),
             &[],
             "",
             vec![
@@ -278,7 +282,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
         ),
         (
             "qwen2-f32",
-            testdata("gguf/qwen2-convert-f32.gguf"),
+            golden_gguf("qwen2", "convert-f32"),
             &[],
             "",
             vec![
@@ -507,7 +511,7 @@ fn slow_jobs(work: &Path, n_jobs: usize) -> Vec<String> {
     for j in 0..n_jobs {
         toml += &format!(
             "[[job]]\nname = \"j{j}\"\nsource = \"{}\"\noutdir = \"out/j{j}\"\noutputs = [\"q4_k_m\", \"q6_k\", \"q3_k_m\", \"q5_k_m\", \"q2_k\", \"iq4_xs\"]\n",
-            s(&testdata("gguf/llama-spm-convert-f32.gguf"))
+            s(&golden_gguf("llama-spm", "convert-f32"))
         );
         for t in ["Q4_K_M", "Q6_K", "Q3_K_M", "Q5_K_M", "Q2_K", "IQ4_XS"] {
             names.push(format!("j{j}/llama-spm-convert-f32-{t}.gguf"));
@@ -637,7 +641,7 @@ fn a_killed_batch_resumes_with_only_what_is_missing() {
 fn reruns_skip_what_is_up_to_date_and_rebuild_what_changed() {
     let work = scratch("batch-rerun");
     let src = work.join("model.gguf");
-    std::fs::copy(testdata("gguf/llama-spm-convert-f32.gguf"), &src).unwrap();
+    std::fs::copy(golden_gguf("llama-spm", "convert-f32"), &src).unwrap();
     let write_jobs = |extra: &str| {
         std::fs::write(
             work.join("jobs.json"),
@@ -724,7 +728,7 @@ fn reruns_skip_what_is_up_to_date_and_rebuild_what_changed() {
 #[test]
 fn usage_errors_exit_with_2() {
     let work = scratch("batch-usage");
-    let src = testdata("gguf/llama-spm-convert-f32.gguf");
+    let src = golden_gguf("llama-spm", "convert-f32");
     for (file, text, want) in [
         ("a.toml", "[[job]\n", "a.toml"),
         (
@@ -912,7 +916,7 @@ fn every_golden_variant_as_one_batch() {
 #[test]
 fn split_outputs_equal_split_single_runs() {
     let work = scratch("batch-split");
-    let src = testdata("gguf/llama-spm-convert-f32.gguf");
+    let src = golden_gguf("llama-spm", "convert-f32");
     std::fs::write(
         work.join("jobs.toml"),
         format!(

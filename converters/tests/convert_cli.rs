@@ -226,7 +226,7 @@ fn legacy_v2_q4_0_that_llama_cpp_refuses_is_converted() {
 fn no_sync_writes_the_same_file() {
     let work = scratch("cli-no-sync");
     let model = testdata("hf/llama-spm");
-    let golden = testdata("gguf/llama-spm-convert-f32.manifest.json");
+    let golden = testdata("golden/llama-spm/convert-f32.json");
     for (name, extra) in [("synced.gguf", None), ("unsynced.gguf", Some("--no-sync"))] {
         let mut args = vec![
             s(&model),

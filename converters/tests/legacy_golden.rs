@@ -794,7 +794,7 @@ fn detect_recognises_the_containers_only() {
             version: 2
         })
     );
-    assert_eq!(detect(&testdata("gguf/llama-spm-convert-f32.gguf")), None);
+    assert_eq!(detect(&conv::golden_gguf("llama-spm", "convert-f32")), None);
     assert_eq!(detect(&testdata("legacy/does-not-exist.bin")), None);
     let fixtures = legacy_fixtures();
     for (name, format, version) in [

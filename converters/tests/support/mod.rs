@@ -61,6 +61,31 @@ pub fn golden_files() -> Vec<(&'static str, &'static str)> {
     v
 }
 
+/// The small set of whole files the quick tests use (`(file, llama.cpp's manifest)`):
+/// llama-spm's f32 conversion, Q4_0 and Q4_K_M, qwen2's f32 conversion and the imatrix.
+pub fn core_golden_files() -> Vec<(PathBuf, PathBuf)> {
+    let golden = golden_dir("golden files");
+    let mut v: Vec<(PathBuf, PathBuf)> = [
+        ("llama-spm", "convert-f32"),
+        ("llama-spm", "quant-Q4_0"),
+        ("llama-spm", "quant-Q4_K_M"),
+        ("qwen2", "convert-f32"),
+    ]
+    .iter()
+    .map(|(fx, v)| {
+        (
+            golden_gguf(fx, v),
+            golden.join(fx).join(format!("{v}.json")),
+        )
+    })
+    .collect();
+    v.push((
+        golden.join("llama-spm/files/imatrix.gguf"),
+        golden.join("llama-spm/imatrix-gguf.json"),
+    ));
+    v
+}
+
 /// sha256 of a file.
 pub fn sha256_file(path: &Path) -> String {
     use sha2::{Digest, Sha256};
