@@ -37,30 +37,22 @@ pub fn golden_dir(suite: &str) -> PathBuf {
 /// `name` (general.name comes from it) holding the fixture's files and the shared ones its
 /// `shared-files.txt` lists (`tokenizer.json = ../../tokenizers/<tok>/tokenizer.json`, paths
 /// relative to the fixture directory). A fixture without that file is used in place; one with
-/// it is materialized once per process into a scratch directory.
+/// it is materialized into `<target>/<profile>/fixtures/<name>/<name>` (rebuilt when it
+/// differs from testdata).
 pub fn fixture(name: &str) -> PathBuf {
     use std::sync::Mutex;
-    static DONE: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    static LOCK: Mutex<()> = Mutex::new(());
     let src = testdata("hf").join(name);
     assert!(src.is_dir(), "fixture {} is missing", src.display());
     let list = src.join("shared-files.txt");
     if !list.is_file() {
         return src;
     }
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, p)) = done.iter().find(|(n, _)| n == name) {
-        return p.clone();
-    }
-    let dst = std::env::temp_dir()
-        .join(format!(
-            "{}-fixtures-{}",
-            env!("CARGO_PKG_NAME"),
-            std::process::id()
-        ))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dst);
-    copy_tree(&src, &dst);
-    std::fs::remove_file(dst.join("shared-files.txt")).unwrap();
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // (file in the fixture, where its bytes come from)
+    let mut files = Vec::new();
+    list_files(&src, Path::new(""), &mut files);
+    files.retain(|(rel, _)| rel != Path::new("shared-files.txt"));
     let text = std::fs::read_to_string(&list).unwrap();
     for line in text
         .lines()
@@ -70,20 +62,53 @@ pub fn fixture(name: &str) -> PathBuf {
         let (file, from) = line
             .split_once('=')
             .unwrap_or_else(|| panic!("{}: bad line {line:?}", list.display()));
-        let (file, from) = (file.trim(), src.join(from.trim()));
-        let to = dst.join(file);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(&from, &to).unwrap_or_else(|e| {
-            panic!(
-                "{}: {} -> {}: {e}",
-                list.display(),
-                from.display(),
-                to.display()
-            )
-        });
+        let from = src.join(from.trim());
+        assert!(
+            from.is_file(),
+            "{}: {} is missing",
+            list.display(),
+            from.display()
+        );
+        files.push((PathBuf::from(file.trim()), from));
     }
-    done.push((name.to_string(), dst.clone()));
+    // <target>/<profile>/fixtures/<name>/<name>, rebuilt only when it differs.
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.parent().unwrap().parent().unwrap().join("fixtures");
+    let dst = base.join(name).join(name);
+    let same = |(rel, from): &(PathBuf, PathBuf)| {
+        std::fs::read(dst.join(rel)).ok() == std::fs::read(from).ok()
+    };
+    let mut present = Vec::new();
+    if dst.is_dir() {
+        list_files(&dst, Path::new(""), &mut present);
+    }
+    if present.len() == files.len() && files.iter().all(same) {
+        return dst;
+    }
+    let tmp = base.join(format!(".{name}.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    for (rel, from) in &files {
+        let to = tmp.join(name).join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, &to)
+            .unwrap_or_else(|e| panic!("{} -> {}: {e}", from.display(), to.display()));
+    }
+    let _ = std::fs::remove_dir_all(base.join(name));
+    std::fs::rename(&tmp, base.join(name)).unwrap();
     dst
+}
+
+/// Every file below `dir` as (path relative to `dir`, full path).
+fn list_files(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, PathBuf)>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let r = rel.join(e.file_name());
+        if p.is_dir() {
+            list_files(&p, &r, out);
+        } else {
+            out.push((r, p));
+        }
+    }
 }
 
 /// Copies the directory tree `from` to `to`.
