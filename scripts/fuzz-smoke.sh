@@ -15,8 +15,10 @@ TD=testdata
 TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index"
 seeds() { # target -> seed files (missing ones are skipped)
   case "$1" in
-    gguf_parse) ls $TD/gguf/*.gguf $TD/hostile/*.gguf; find $TD/hostile-split -name '*.gguf' ;;
-    imatrix) ls $TD/gguf/imatrix.gguf $TD/quantize/imatrix.dat $TD/hostile-imatrix/* ;;
+    # golden-cache: the golden GGUF files the tests made (scripts/test runs first in CI).
+    gguf_parse) ls ${CARGO_TARGET_DIR:-target}/release/golden-cache/*/*.gguf $TD/golden/*/files/*.gguf \
+      $TD/hostile/*.gguf; find $TD/hostile-split -name '*.gguf' ;;
+    imatrix) ls $TD/golden/*/files/imatrix.* $TD/hostile-imatrix/* ;;
     dequantize) ls $TD/quant-vectors/quant/*/normal.bin | head -40 ;;
     safetensors) find $TD/hf $TD/hostile-hf -name '*.safetensors' ;;
     config_json) find $TD/hf $TD/hostile-hf -name 'config.json' ;;

@@ -1,6 +1,11 @@
 //! Importance matrices: both formats load to the same values llama-quantize uses, and bad
 //! files or mismatched entries give clear errors.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter); it loads the same
+// path/record helpers as this crate's own support module.
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::process::Command;
@@ -10,8 +15,8 @@ use support::*;
 
 #[test]
 fn gguf_and_dat_imatrices_agree() {
-    let g = Imatrix::load(&testdata("gguf/imatrix.gguf")).unwrap();
-    let d = Imatrix::load(&testdata("quantize/imatrix.dat")).unwrap();
+    let g = Imatrix::load(&testdata("golden/llama-spm/files/imatrix.gguf")).unwrap();
+    let d = Imatrix::load(&testdata("golden/llama-spm/files/imatrix.dat")).unwrap();
     assert_eq!(g.entries.len(), 14);
     assert_eq!(g.datasets, ["calibration.txt"]);
     assert_eq!(g.chunk_count, 4);
@@ -34,7 +39,7 @@ fn gguf_and_dat_imatrices_agree() {
 
 #[test]
 fn bad_imatrix_files_give_clear_errors() {
-    let dat = std::fs::read(testdata("quantize/imatrix.dat")).unwrap();
+    let dat = std::fs::read(testdata("golden/llama-spm/files/imatrix.dat")).unwrap();
     for cut in [2, 4, 10, 100, dat.len() / 2] {
         let e = Imatrix::parse(dat[..cut].to_vec()).unwrap_err();
         assert!(
@@ -51,10 +56,10 @@ fn bad_imatrix_files_give_clear_errors() {
     assert!(e.contains("non-finite"), "{e}");
     let e = Imatrix::parse(vec![0, 0, 0, 0]).unwrap_err();
     assert!(e.contains("no entries"), "{e}");
-    let e = Imatrix::parse(std::fs::read(testdata("gguf/qwen2-convert-f32.gguf")).unwrap())
+    let e = Imatrix::parse(std::fs::read(conv::golden_gguf("qwen2", "convert-f32")).unwrap())
         .unwrap_err();
     assert!(e.contains("missing imatrix metadata"), "{e}");
-    let mut g = std::fs::read(testdata("gguf/imatrix.gguf")).unwrap();
+    let mut g = std::fs::read(testdata("golden/llama-spm/files/imatrix.gguf")).unwrap();
     g.truncate(g.len() - 64);
     assert!(Imatrix::parse(g).is_err());
 }
@@ -64,10 +69,14 @@ fn imatrix_for_another_model_is_refused_by_name_and_size() {
     // The llama-spm imatrix does not fit qwen2 (other widths): llama-quantize throws on the
     // first tensor with a size mismatch; we refuse before writing anything.
     let dir = scratch("imatrix-mismatch");
-    std::fs::copy(testdata("gguf/imatrix.gguf"), dir.join("imatrix.gguf")).unwrap();
+    std::fs::copy(
+        testdata("golden/llama-spm/files/imatrix.gguf"),
+        dir.join("imatrix.gguf"),
+    )
+    .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_gguf-quantize"))
         .args(["--imatrix", "imatrix.gguf"])
-        .arg(testdata("gguf/qwen2-convert-f32.gguf"))
+        .arg(conv::golden_gguf("qwen2", "convert-f32"))
         .arg(dir.join("out.gguf"))
         .arg("Q4_K_M")
         .current_dir(&dir)

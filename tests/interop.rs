@@ -1,6 +1,11 @@
 //! The Python `gguf` package reads every file our writer produces exactly as we do: the same
 //! keys, types and values, the same tensors, shapes, offsets and bytes.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter); it loads the same
+// path/record helpers as this crate's own support module.
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -123,52 +128,54 @@ fn kitchen_sink() -> Model {
     m
 }
 
-fn python_views(files: &[PathBuf]) -> Option<Vec<Json>> {
+/// The Python that has the `gguf` package: `$GGUFKIT_PYTHON` (scripts/test points it at the
+/// venv it makes), else `python3`.
+fn python() -> String {
+    std::env::var("GGUFKIT_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+fn python_views(files: &[PathBuf]) -> Vec<Json> {
     let script = root().join("tests/interop/gguf_py_view.py");
-    let out = Command::new("python3").arg(&script).args(files).output();
-    let missing = |why: String| {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("gguf-py interop: {why} (required under CI=true: pip install gguf)");
-        }
-        eprintln!("\n*** SKIPPED gguf-py interop: {why} ***\n");
-        None
-    };
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => return missing(format!("cannot run python3: {e}")),
-    };
-    if out.status.code() == Some(3) {
-        return missing(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
+    let py = python();
+    let out = Command::new(&py)
+        .arg(&script)
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("gguf-py interop: cannot run {py}: {e}"));
+    assert!(
+        out.status.code() != Some(3),
+        "gguf-py interop: {} (set GGUFKIT_PYTHON to a Python with `gguf` and `numpy`; \
+         scripts/test makes one)",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
     assert!(
         out.status.success(),
         "gguf_py_view.py failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect(),
-    )
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
+#[ignore = "needs Python with the gguf package (GGUFKIT_PYTHON); scripts/test provides a venv"]
 fn gguf_py_reads_our_files_as_we_do() {
     let dir = scratch("interop");
     let mut files = Vec::new();
     let sink = dir.join("kitchen-sink.gguf");
     write_model(&kitchen_sink(), &sink, &WriteOptions::default()).unwrap();
     files.push(sink);
-    for f in gguf_files_under(&testdata("gguf")) {
+    for (f, _) in conv::core_golden_files() {
         let parsed = GgufFile::open(&f).unwrap();
         let out = dir.join(f.file_name().unwrap());
         write_model(&Model::from_gguf(&parsed), &out, &WriteOptions::default()).unwrap();
         files.push(out);
     }
     // Quantized outputs of several types (what gguf-quantize writes).
-    let f32_src = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let f32_src = GgufFile::open(&conv::golden_gguf("llama-spm", "convert-f32")).unwrap();
     let src_model = Model::from_gguf(&f32_src);
     for t in ["Q4_K_M", "Q6_K", "Q5_0", "IQ4_XS", "TQ2_0", "BF16"] {
         let ftype = ggufkit::quantize::FileType::parse(t).unwrap();
@@ -179,9 +186,7 @@ fn gguf_py_reads_our_files_as_we_do() {
         write_model(&p.model, &out, &WriteOptions::default()).unwrap();
         files.push(out);
     }
-    let Some(views) = python_views(&files) else {
-        return;
-    };
+    let views = python_views(&files);
     assert_eq!(views.len(), files.len());
     for (f, theirs) in files.iter().zip(views) {
         let ours = our_view(f);
@@ -205,4 +210,10 @@ fn gguf_py_reads_our_files_as_we_do() {
             assert_eq!(x, y, "{}: tensor", f.display());
         }
     }
+    record(
+        "interop-gguf-py",
+        files.len(),
+        "files read by gguf-py exactly as by ggufkit",
+        &[],
+    );
 }

@@ -1,6 +1,11 @@
 //! gguf-quantize reproduces llama-quantize's output byte for byte: the core cases use the
 //! llama-spm files in testdata/, the full suite every quantize command in the golden set.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter); it loads the same
+// path/record helpers as this crate's own support module.
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -44,9 +49,13 @@ fn workdir(name: &str, imatrix_dir: &Path) -> PathBuf {
 
 #[test]
 fn core_llama_spm_quantizations_match_golden() {
-    let input = testdata("gguf/llama-spm-convert-f32.gguf");
-    let dir = workdir("q-core", &testdata("quantize"));
-    std::fs::copy(testdata("gguf/imatrix.gguf"), dir.join("imatrix.gguf")).unwrap();
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let dir = workdir("q-core", &testdata("golden/llama-spm/files"));
+    std::fs::copy(
+        testdata("golden/llama-spm/files/imatrix.gguf"),
+        dir.join("imatrix.gguf"),
+    )
+    .unwrap();
     let cases: &[(&str, &[&str])] = &[
         ("quant-Q4_0", &["Q4_0"]),
         ("quant-Q4_K_M", &["Q4_K_M"]),
@@ -83,10 +92,7 @@ fn core_llama_spm_quantizations_match_golden() {
             ));
             continue;
         }
-        let d = compare(
-            &out,
-            &testdata(&format!("quantize/llama-spm-{variant}.json")),
-        );
+        let d = compare(&out, &testdata(&format!("golden/llama-spm/{variant}.json")));
         if !d.is_empty() {
             failures.push(format!("{variant}:\n  {}", d.join("\n  ")));
         }
@@ -96,7 +102,7 @@ fn core_llama_spm_quantizations_match_golden() {
 
 #[test]
 fn q2_k_s_without_imatrix_fails_like_llama_quantize_and_writes_nothing() {
-    let input = testdata("gguf/llama-spm-convert-f32.gguf");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
     let dir = scratch("q-q2ks");
     let out = dir.join("out.gguf");
     let o = quantize(
@@ -121,30 +127,16 @@ fn q2_k_s_without_imatrix_fails_like_llama_quantize_and_writes_nothing() {
 }
 
 /// Target types whose quantizers (IQ1–IQ3) are not written yet: those golden variants must
-/// fail with a clear message instead of producing anything.
-const NOT_YET: &[&str] = &[
-    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
-];
+/// fail with a clear message instead of producing anything, and are reported as not run.
+use conv::{NOT_YET, NOT_YET_REASON};
 
 #[test]
 fn every_golden_quantize_command_matches() {
-    let Some(golden) = golden_dir("every_golden_quantize_command_matches") else {
-        return;
-    };
+    let golden = golden_dir("every_golden_quantize_command_matches");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for fx in [
-        "llama-spm",
-        "llama-bpe",
-        "qwen2",
-        "qwen3",
-        "qwen3moe",
-        "gemma3",
-        "mixtral",
-        "phi3",
-        "gpt2",
-        "bert",
-    ] {
+    let mut not_run = Vec::new();
+    for fx in conv::FIXTURES {
         let fdir = golden.join(fx);
         let variants: Json =
             serde_json::from_slice(&std::fs::read(fdir.join("variants.json")).unwrap()).unwrap();
@@ -155,7 +147,6 @@ fn every_golden_quantize_command_matches() {
             }
             let name = v["variant"].as_str().unwrap();
             let out = dir.join(format!("{name}.gguf"));
-            let mut missing_input = false;
             let argv: Vec<String> = v["args"]
                 .as_array()
                 .unwrap()
@@ -168,20 +159,20 @@ fn every_golden_quantize_command_matches() {
                         .strip_prefix("{variant:")
                         .and_then(|s| s.strip_suffix('}'))
                     {
-                        let p = fdir.join("files").join(format!("{fx}-{src}.gguf"));
-                        missing_input |= !p.exists();
+                        // llama.cpp's own file, remade by our converter and checked
+                        // against its manifest's sha256.
+                        let p = conv::golden_gguf(fx, src);
                         p.to_str().unwrap().to_string()
                     } else {
                         a.to_string()
                     }
                 })
                 .collect();
-            assert!(!missing_input, "{fx}/{name}: input file missing");
             let target = argv.last().unwrap().to_uppercase();
             let o = quantize(&argv, &dir);
-            checked += 1;
             let ok = v["ok"].as_bool().unwrap();
             if NOT_YET.contains(&target.as_str()) {
+                not_run.push((format!("{fx}/{name}"), NOT_YET_REASON.to_string()));
                 let err = String::from_utf8_lossy(&o.stderr);
                 if o.status.success()
                     || !(err.contains("not supported yet") || err.contains("importance matrix"))
@@ -192,6 +183,7 @@ fn every_golden_quantize_command_matches() {
                 }
                 continue;
             }
+            checked += 1;
             match (ok, o.status.success()) {
                 (true, true) => {
                     let d = compare(&out, &fdir.join(v["manifests"][0].as_str().unwrap()));
@@ -222,6 +214,12 @@ fn every_golden_quantize_command_matches() {
         failures.len(),
         failures.join("\n")
     );
+    record(
+        "quantize_golden",
+        checked,
+        "golden llama-quantize commands matched through gguf-quantize",
+        &not_run,
+    );
 }
 
 /// Writes llama-spm f32 as three shards (10 tensors each, like llama-gguf-split) into `dir`.
@@ -229,7 +227,7 @@ fn write_shards(dir: &Path) -> PathBuf {
     use ggufkit::ir::Model;
     use ggufkit::split::{distribute, split_path};
     use ggufkit::write::{write_model, WriteOptions};
-    let f = GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let f = GgufFile::open(&conv::golden_gguf("llama-spm", "convert-f32")).unwrap();
     let model = Model::from_gguf(&f);
     let shard_of: Vec<usize> = (0..model.tensors.len()).map(|i| i / 10).collect();
     let prefix = dir.join("spm").to_str().unwrap().to_string();
@@ -253,7 +251,7 @@ fn split_input_quantizes_like_the_merged_file() {
         &dir,
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let d = compare(&out, &testdata("quantize/llama-spm-quant-Q4_K_M.json"));
+    let d = compare(&out, &testdata("golden/llama-spm/quant-Q4_K_M.json"));
     assert!(d.is_empty(), "{}", d.join("\n"));
 }
 

@@ -1,6 +1,11 @@
 //! Reading a valid GGUF and writing it back unchanged reproduces it byte for byte, and our
 //! manifest of every golden file equals llama.cpp's.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter); it loads the same
+// path/record helpers as this crate's own support module.
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::path::Path;
@@ -44,45 +49,53 @@ fn roundtrip(path: &Path, out_dir: &Path) {
 #[test]
 fn roundtrip_testdata_files() {
     let dir = scratch("rt-testdata");
-    let files = gguf_files_under(&testdata("gguf"));
-    assert!(files.len() >= 4, "testdata/gguf is missing files");
-    for f in files {
+    let files = conv::core_golden_files();
+    assert!(files.len() >= 4, "core golden files missing");
+    for (f, _) in files {
         roundtrip(&f, &dir);
     }
 }
 
+/// Every whole GGUF file of the golden set (made with our tools and checked against
+/// llama.cpp's hash by `golden_gguf`) and the imatrix inputs, with their manifests.
+fn golden_files() -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    let golden = golden_dir("golden files");
+    let mut v: Vec<_> = conv::golden_files()
+        .into_iter()
+        .map(|(fx, variant)| {
+            (
+                conv::golden_gguf(fx, variant),
+                golden.join(fx).join(format!("{variant}.json")),
+            )
+        })
+        .collect();
+    for fx in conv::FIXTURES {
+        let im = golden.join(fx).join("files/imatrix.gguf");
+        if im.is_file() {
+            v.push((im, golden.join(fx).join("imatrix-gguf.json")));
+        }
+    }
+    v
+}
+
 #[test]
 fn roundtrip_every_golden_file() {
-    let Some(golden) = golden_dir("roundtrip_every_golden_file") else {
-        return;
-    };
     let dir = scratch("rt-golden");
-    let files = gguf_files_under(&golden);
+    let files = golden_files();
     assert!(
         files.len() >= 15,
         "expected the golden whole files, found {}",
         files.len()
     );
-    for f in files {
-        roundtrip(&f, &dir);
+    for (f, _) in &files {
+        roundtrip(f, &dir);
     }
-}
-
-fn golden_manifest_for(golden: &Path, file: &Path) -> std::path::PathBuf {
-    // <fixture>/files/<fixture>-<variant>.gguf ↔ <fixture>/<variant>.json;
-    // imatrix.gguf ↔ imatrix-gguf.json
-    let fixture_dir = file.parent().unwrap().parent().unwrap();
-    let fixture = fixture_dir.file_name().unwrap().to_str().unwrap();
-    let stem = file.file_stem().unwrap().to_str().unwrap();
-    let variant = if stem == "imatrix" {
-        "imatrix-gguf".to_string()
-    } else {
-        stem.strip_prefix(&format!("{fixture}-"))
-            .unwrap()
-            .to_string()
-    };
-    let _ = golden;
-    fixture_dir.join(format!("{variant}.json"))
+    record(
+        "roundtrip-golden",
+        files.len(),
+        "golden GGUF files read and written back byte for byte",
+        &[],
+    );
 }
 
 fn check_manifest(file: &Path, golden_manifest: &Path) {
@@ -101,11 +114,7 @@ fn check_manifest(file: &Path, golden_manifest: &Path) {
 
 #[test]
 fn manifests_of_testdata_files_equal_golden() {
-    for f in gguf_files_under(&testdata("gguf")) {
-        let m = f.with_file_name(format!(
-            "{}.manifest.json",
-            f.file_stem().unwrap().to_str().unwrap()
-        ));
+    for (f, m) in conv::core_golden_files() {
         assert!(m.exists(), "no manifest for {}", f.display());
         check_manifest(&f, &m);
     }
@@ -113,25 +122,28 @@ fn manifests_of_testdata_files_equal_golden() {
 
 #[test]
 fn manifests_of_every_golden_file_equal_golden() {
-    let Some(golden) = golden_dir("manifests_of_every_golden_file_equal_golden") else {
-        return;
-    };
-    let files = gguf_files_under(&golden);
-    for f in &files {
-        check_manifest(f, &golden_manifest_for(&golden, f));
+    let files = golden_files();
+    for (f, m) in &files {
+        check_manifest(f, m);
     }
+    record(
+        "manifests-golden",
+        files.len(),
+        "manifests of golden GGUF files equal llama.cpp's",
+        &[],
+    );
 }
 
 #[test]
 fn manifest_detects_a_changed_byte() {
-    let src = testdata("gguf/llama-spm-quant-Q4_0.gguf");
+    let src = conv::golden_gguf("llama-spm", "quant-Q4_0");
     let mut bytes = std::fs::read(&src).unwrap();
     let n = bytes.len();
     bytes[n - 100] ^= 1;
     let parsed = GgufFile::parse(ggufkit::mapped::FileBytes::from_vec(bytes)).unwrap();
     let ours = manifest(&parsed, &src, None);
     let golden: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(testdata("gguf/llama-spm-quant-Q4_0.manifest.json")).unwrap(),
+        &std::fs::read(testdata("golden/llama-spm/quant-Q4_0.json")).unwrap(),
     )
     .unwrap();
     let d = diff_manifests(&ours, &golden);

@@ -98,7 +98,7 @@ fn several_outtypes_equal_single_runs_for_any_thread_count() {
     let work = scratch("batch-multi");
     let cases: [(PathBuf, &str, &[&str]); 2] = [
         (
-            testdata("gguf/llama-spm-convert-f32.gguf"),
+            golden_gguf("llama-spm", "convert-f32"),
             "q8_0,q4_k_m,q2_k,q4_0,iq4_xs",
             &[],
         ),
@@ -194,16 +194,18 @@ fn hf_unavailable(work: &Path) -> Option<String> {
 #[test]
 fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
     let work = scratch("batch-e2e");
-    let golden = golden_dir("batch_of_fixtures_matches_golden_manifests_and_single_runs");
-    std::fs::copy(testdata("gguf/imatrix.gguf"), work.join("imatrix.gguf")).unwrap();
+    let golden = Some(golden_dir(
+        "batch_of_fixtures_matches_golden_manifests_and_single_runs",
+    ));
+    std::fs::copy(
+        testdata("golden/llama-spm/files/imatrix.gguf"),
+        work.join("imatrix.gguf"),
+    )
+    .unwrap();
     let hf_error = hf_unavailable(&work);
     if let Some(e) = &hf_error {
-        eprintln!("HF conversion not available here (HF jobs must fail cleanly): {e}");
+        panic!("HF conversion does not work: {e}");
     }
-    let hf_root = match &golden {
-        Some(g) => g.join("../fixtures/hf"),
-        None => testdata("hf"),
-    };
     // (job name, source, extra single-run args, outputs: (outtype, name, job-file extras,
     // single-run extras, golden manifest))
     type Out = (
@@ -223,7 +225,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
     let mut jobs: Vec<Job> = vec![
         (
             "spm-f32",
-            testdata("gguf/llama-spm-convert-f32.gguf"),
+            golden_gguf("llama-spm", "convert-f32"),
             &[],
             "",
             vec![
@@ -280,7 +282,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
         ),
         (
             "qwen2-f32",
-            testdata("gguf/qwen2-convert-f32.gguf"),
+            golden_gguf("qwen2", "convert-f32"),
             &[],
             "",
             vec![
@@ -308,7 +310,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
         ),
         (
             "hf-llama-spm",
-            hf_root.join("llama-spm"),
+            fixture("llama-spm"),
             &[],
             "",
             vec![
@@ -337,7 +339,7 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
         ),
         (
             "hf-qwen2",
-            hf_root.join("qwen2"),
+            fixture("qwen2"),
             &[],
             "",
             vec![
@@ -346,10 +348,10 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
             ],
         ),
     ];
-    if let Some(g) = &golden {
+    if golden.is_some() {
         jobs.push((
             "spm-f16",
-            g.join("llama-spm/files/llama-spm-convert-f16.gguf"),
+            golden_gguf("llama-spm", "convert-f16"),
             &[],
             "",
             vec![
@@ -489,6 +491,12 @@ fn batch_of_fixtures_matches_golden_manifests_and_single_runs() {
     if golden.is_some() {
         assert!(checked_golden >= 12, "only {checked_golden} golden checks");
     }
+    record(
+        "batch_cli-fixtures",
+        checked_golden,
+        "batch outputs matched llama.cpp's manifests (and single runs)",
+        &[],
+    );
     let summary = report.iter().find(|r| r["type"] == "summary").unwrap();
     assert_eq!(
         summary["failed_jobs"].as_u64().unwrap() as usize,
@@ -503,7 +511,7 @@ fn slow_jobs(work: &Path, n_jobs: usize) -> Vec<String> {
     for j in 0..n_jobs {
         toml += &format!(
             "[[job]]\nname = \"j{j}\"\nsource = \"{}\"\noutdir = \"out/j{j}\"\noutputs = [\"q4_k_m\", \"q6_k\", \"q3_k_m\", \"q5_k_m\", \"q2_k\", \"iq4_xs\"]\n",
-            s(&testdata("gguf/llama-spm-convert-f32.gguf"))
+            s(&golden_gguf("llama-spm", "convert-f32"))
         );
         for t in ["Q4_K_M", "Q6_K", "Q3_K_M", "Q5_K_M", "Q2_K", "IQ4_XS"] {
             names.push(format!("j{j}/llama-spm-convert-f32-{t}.gguf"));
@@ -633,7 +641,7 @@ fn a_killed_batch_resumes_with_only_what_is_missing() {
 fn reruns_skip_what_is_up_to_date_and_rebuild_what_changed() {
     let work = scratch("batch-rerun");
     let src = work.join("model.gguf");
-    std::fs::copy(testdata("gguf/llama-spm-convert-f32.gguf"), &src).unwrap();
+    std::fs::copy(golden_gguf("llama-spm", "convert-f32"), &src).unwrap();
     let write_jobs = |extra: &str| {
         std::fs::write(
             work.join("jobs.json"),
@@ -720,7 +728,7 @@ fn reruns_skip_what_is_up_to_date_and_rebuild_what_changed() {
 #[test]
 fn usage_errors_exit_with_2() {
     let work = scratch("batch-usage");
-    let src = testdata("gguf/llama-spm-convert-f32.gguf");
+    let src = golden_gguf("llama-spm", "convert-f32");
     for (file, text, want) in [
         ("a.toml", "[[job]\n", "a.toml"),
         (
@@ -767,9 +775,7 @@ fn toml_str(s: &str) -> String {
 /// job per fixture whose outputs are all of its variants (each written in the same pass).
 #[test]
 fn every_golden_variant_as_one_batch() {
-    let Some(golden) = golden_dir("every_golden_variant_as_one_batch") else {
-        return;
-    };
+    let golden = golden_dir("every_golden_variant_as_one_batch");
     let work = scratch("batch-golden-all");
     for f in ["imatrix.gguf", "imatrix.dat"] {
         std::fs::copy(golden.join("llama-spm/files").join(f), work.join(f)).unwrap();
@@ -777,6 +783,7 @@ fn every_golden_variant_as_one_batch() {
     // (fixture, variant) → (expected ok, golden manifest)
     let mut expect: BTreeMap<(String, String), (bool, Option<PathBuf>)> = BTreeMap::new();
     let mut toml = String::new();
+    let mut not_run = Vec::new();
     for fx in FIXTURES {
         let fdir = golden.join(fx);
         let variants = read_json(&fdir.join("variants.json"));
@@ -809,7 +816,11 @@ fn every_golden_variant_as_one_batch() {
                 "llama-quantize" if args.contains(&"{variant:convert-f32}") => {
                     let ftype = *args.last().unwrap();
                     // Q8_0/TQ1_0/TQ2_0 name the converter's own types in gguf-convert.
-                    if NOT_YET.contains(&ftype) || ["Q8_0", "TQ1_0", "TQ2_0"].contains(&ftype) {
+                    if NOT_YET.contains(&ftype) {
+                        not_run.push((format!("{fx}/{name}"), NOT_YET_REASON.to_string()));
+                        continue;
+                    }
+                    if ["Q8_0", "TQ1_0", "TQ2_0"].contains(&ftype) {
                         continue;
                     }
                     let mut opts = String::new();
@@ -852,7 +863,7 @@ fn every_golden_variant_as_one_batch() {
         }
         toml += &format!(
             "[[job]]\nname = \"{fx}\"\nsource = {}\noutdir = \"out\"\noutputs = [\n  {}\n]\n\n",
-            toml_str(s(&golden.join("../fixtures/hf").join(fx))),
+            toml_str(s(&fixture(fx))),
             outs.join(",\n  ")
         );
     }
@@ -891,6 +902,12 @@ fn every_golden_variant_as_one_batch() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(matched >= 200, "only {matched} golden matches");
+    record(
+        "batch_cli-every-variant",
+        matched,
+        "golden variants matched, written as one batch per fixture",
+        &not_run,
+    );
     // Expected failures (Q2_K_S without an imatrix) make their jobs fail, and only those.
     let want_failed = expect.iter().filter(|(_, (ok, _))| !ok).count() > 0;
     assert_eq!(o.status.code(), Some(if want_failed { 1 } else { 0 }));
@@ -899,7 +916,7 @@ fn every_golden_variant_as_one_batch() {
 #[test]
 fn split_outputs_equal_split_single_runs() {
     let work = scratch("batch-split");
-    let src = testdata("gguf/llama-spm-convert-f32.gguf");
+    let src = golden_gguf("llama-spm", "convert-f32");
     std::fs::write(
         work.join("jobs.toml"),
         format!(

@@ -118,7 +118,7 @@ fn legacy(file: &str) -> Source {
 fn f16_gguf(tag: &str) -> PathBuf {
     let dir = scratch(&format!("engine-f16-src-{tag}"));
     let p = dir.join("llama-spm-f16.gguf");
-    let f = ggufkit::gguf::GgufFile::open(&testdata("gguf/llama-spm-convert-f32.gguf")).unwrap();
+    let f = ggufkit::gguf::GgufFile::open(&golden_gguf("llama-spm", "convert-f32")).unwrap();
     let q = plan(
         &Model::from_gguf(&f),
         &QuantizeOptions::new(FileType::parse("F16").unwrap()),
@@ -155,7 +155,7 @@ fn cases(tag: &str) -> Vec<(&'static str, Case)> {
         (
             "gguf-f32",
             Case {
-                source: gguf(&testdata("gguf/llama-spm-convert-f32.gguf")),
+                source: gguf(&golden_gguf("llama-spm", "convert-f32")),
                 targets: vec!["q8_0", "q4_k_m", "q2_k", "iq4_nl"],
             },
         ),

@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use ggufkit::gguf::GgufFile;
@@ -31,19 +31,12 @@ fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
 
-/// The fixture directory under its own name (general.name comes from it).
-fn fixture_dir(golden: &Path, fx: &str) -> PathBuf {
-    golden.join("../fixtures/hf").join(fx)
-}
-
 #[test]
 fn every_golden_conversion_and_one_pass_quantization_matches() {
-    let Some(golden) = golden_dir("every_golden_conversion_and_one_pass_quantization_matches")
-    else {
-        return;
-    };
+    let golden = golden_dir("every_golden_conversion_and_one_pass_quantization_matches");
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut not_run = Vec::new();
     for fx in FIXTURES {
         let fdir = golden.join(fx);
         let variants = read_json(&fdir.join("variants.json"));
@@ -54,7 +47,8 @@ fn every_golden_conversion_and_one_pass_quantization_matches() {
                 std::fs::copy(&src, work.join(f)).unwrap();
             }
         }
-        let model = fixture_dir(&golden, fx);
+        // The fixture directory under its own name (general.name comes from it).
+        let model = fixture(fx);
         for v in variants["variants"].as_array().unwrap() {
             let name = v["variant"].as_str().unwrap();
             let args: Vec<String> = v["args"]
@@ -80,9 +74,11 @@ fn every_golden_conversion_and_one_pass_quantization_matches() {
                     let ftype = a.pop().unwrap();
                     // Q8_0/TQ1_0/TQ2_0 name the converter's own types in gguf-convert (as in
                     // convert_hf_to_gguf.py); llama-quantize's are tested through gguf-quantize.
-                    if NOT_YET.contains(&ftype.as_str())
-                        || ["Q8_0", "TQ1_0", "TQ2_0"].contains(&ftype.as_str())
-                    {
+                    if NOT_YET.contains(&ftype.as_str()) {
+                        not_run.push((format!("{fx}/{name}"), NOT_YET_REASON.to_string()));
+                        continue;
+                    }
+                    if ["Q8_0", "TQ1_0", "TQ2_0"].contains(&ftype.as_str()) {
                         continue;
                     }
                     let mut argv = vec![s(&model), s(&out), "--outtype".into(), ftype];
@@ -137,13 +133,17 @@ fn every_golden_conversion_and_one_pass_quantization_matches() {
         failures.len(),
         failures.join("\n")
     );
+    record(
+        "convert_cli-golden",
+        checked,
+        "golden commands matched through gguf-convert (conversions and one-pass quantizations)",
+        &not_run,
+    );
 }
 
 #[test]
 fn every_legacy_file_converts_like_llama_cpp() {
-    let Some(golden) = golden_dir("every_legacy_file_converts_like_llama_cpp") else {
-        return;
-    };
+    let golden = golden_dir("every_legacy_file_converts_like_llama_cpp");
     let work = scratch("cli-legacy");
     let mut n = 0;
     for e in std::fs::read_dir(golden.join("legacy")).unwrap().flatten() {
@@ -152,9 +152,7 @@ fn every_legacy_file_converts_like_llama_cpp() {
             continue;
         }
         let stem = p.file_stem().unwrap().to_str().unwrap();
-        let src = golden
-            .join("../fixtures/legacy")
-            .join(format!("{stem}.bin"));
+        let src = legacy_dir().join(format!("{stem}.bin"));
         let out = work.join(format!("{stem}.gguf"));
         let o = convert(
             &[
@@ -177,6 +175,12 @@ fn every_legacy_file_converts_like_llama_cpp() {
         n += 1;
     }
     assert_eq!(n, 11);
+    record(
+        "convert_cli-legacy",
+        n,
+        "legacy files converted by gguf-convert matched llama.cpp's manifests",
+        &[],
+    );
 }
 
 #[test]
@@ -222,7 +226,7 @@ fn legacy_v2_q4_0_that_llama_cpp_refuses_is_converted() {
 fn no_sync_writes_the_same_file() {
     let work = scratch("cli-no-sync");
     let model = testdata("hf/llama-spm");
-    let golden = testdata("gguf/llama-spm-convert-f32.manifest.json");
+    let golden = testdata("golden/llama-spm/convert-f32.json");
     for (name, extra) in [("synced.gguf", None), ("unsynced.gguf", Some("--no-sync"))] {
         let mut args = vec![
             s(&model),

@@ -1,5 +1,5 @@
 //! HF conversions of the small fixtures in `testdata/hf` against the expected manifests in
-//! `testdata/hf-expected` (copies of llama.cpp's golden manifests): runs without `shared/`.
+//! `testdata/golden` (llama.cpp's golden manifests).
 
 mod support;
 
@@ -8,7 +8,7 @@ use support::{check_fixture, testdata};
 fn run(fixture: &str) {
     let problems = check_fixture(
         &testdata("hf").join(fixture),
-        &testdata("hf-expected").join(fixture),
+        &testdata("golden").join(fixture),
         &format!("core-{fixture}"),
     );
     assert!(

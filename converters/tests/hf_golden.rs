@@ -1,6 +1,6 @@
-//! HF conversions against llama.cpp's golden manifests (`shared/golden/<fixture>/convert-*.json`).
+//! HF conversions against llama.cpp's golden manifests (`testdata/golden/<fixture>/convert-*.json`).
 //!
-//! Every fixture of `shared/fixtures/hf` is converted with every outtype llama.cpp was run
+//! Every fixture of `testdata/hf` is converted with every outtype llama.cpp was run
 //! with, written with the streaming writer, and its manifest compared. While the tokenizer
 //! reader returns an error the `tokenizer.*` keys (and with them the file size, hash, data
 //! offset and KV count) cannot match, so the comparison covers every other KV (order, type,
@@ -9,20 +9,23 @@
 
 mod support;
 
-use support::{check_fixture, golden_dir};
+use support::{check_fixture_counted, fixture, golden_dir, record, testdata};
 
-fn run(fixture: &str) {
-    let Some(golden) = golden_dir("hf_golden") else {
-        return;
-    };
-    let dir = golden.join("../fixtures/hf").join(fixture);
-    assert!(dir.is_dir(), "{} missing", dir.display());
-    let problems = check_fixture(&dir, &golden.join(fixture), fixture);
+fn run(name: &str) {
+    let golden = golden_dir("hf_golden");
+    let dir = fixture(name);
+    let (problems, checked, partial) = check_fixture_counted(&dir, &golden.join(name), name);
     assert!(
         problems.is_empty(),
         "{} differences:\n{}",
         problems.len(),
         problems.join("\n")
+    );
+    record(
+        &format!("hf_golden-{name}"),
+        checked,
+        "golden conversions matched (whole manifests)",
+        &partial,
     );
 }
 
@@ -32,9 +35,12 @@ macro_rules! fixtures {
 
         #[test]
         fn every_fixture_has_a_test() {
-            let Some(golden) = golden_dir("hf_golden") else { return };
+            let golden = golden_dir("hf_golden");
             let listed = [$($name),*];
-            for e in std::fs::read_dir(golden.join("../fixtures/hf")).unwrap().flatten() {
+            for e in std::fs::read_dir(testdata("hf")).unwrap().flatten() {
+                if !e.path().is_dir() || !golden.join(e.file_name()).is_dir() {
+                    continue;
+                }
                 let n = e.file_name().to_string_lossy().into_owned();
                 assert!(listed.contains(&n.as_str()), "fixture {n} has no test");
             }

@@ -20,7 +20,7 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn dump_shows_header_keys_and_tensors() {
-    let f = testdata("gguf/llama-spm-quant-Q4_K_M.gguf");
+    let f = golden_gguf("llama-spm", "quant-Q4_K_M");
     let o = inspect(&["dump", s(&f)]);
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
@@ -44,12 +44,12 @@ fn dump_shows_header_keys_and_tensors() {
 
 #[test]
 fn manifest_matches_golden() {
-    let f = testdata("gguf/llama-spm-quant-Q4_0.gguf");
+    let f = golden_gguf("llama-spm", "quant-Q4_0");
     let o = inspect(&["manifest", s(&f)]);
     assert!(o.status.success());
     let ours: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let golden: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(testdata("gguf/llama-spm-quant-Q4_0.manifest.json")).unwrap(),
+        &std::fs::read(testdata("golden/llama-spm/quant-Q4_0.json")).unwrap(),
     )
     .unwrap();
     assert!(ggufkit::manifest::diff_manifests(&ours, &golden).is_empty());
@@ -57,8 +57,8 @@ fn manifest_matches_golden() {
 
 #[test]
 fn diff_exit_status_and_report() {
-    let a = testdata("gguf/llama-spm-quant-Q4_0.gguf");
-    let b = testdata("gguf/llama-spm-quant-Q4_K_M.gguf");
+    let a = golden_gguf("llama-spm", "quant-Q4_0");
+    let b = golden_gguf("llama-spm", "quant-Q4_K_M");
     let same = inspect(&["diff", s(&a), s(&a)]);
     assert_eq!(same.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&same.stdout).trim(), "identical");
@@ -82,10 +82,10 @@ fn diff_exit_status_and_report() {
 
 #[test]
 fn verify_finds_nan_and_threshold_violations() {
-    let ok = testdata("gguf/llama-spm-quant-Q4_K_M.gguf");
+    let ok = golden_gguf("llama-spm", "quant-Q4_K_M");
     assert_eq!(inspect(&["verify", s(&ok)]).status.code(), Some(0));
     // Poison one value of output_norm.weight (F32) with a NaN.
-    let src = testdata("gguf/llama-spm-convert-f32.gguf");
+    let src = golden_gguf("llama-spm", "convert-f32");
     let file = ggufkit::gguf::GgufFile::open(&src).unwrap();
     let t = file.tensor("output_norm.weight").unwrap();
     let at = (file.data_offset + t.offset) as usize;
@@ -131,7 +131,7 @@ fn verify_finds_nan_and_threshold_violations() {
 
 #[test]
 fn verify_against_a_huggingface_directory() {
-    let q = testdata("gguf/llama-spm-quant-Q4_K_M.gguf");
+    let q = golden_gguf("llama-spm", "quant-Q4_K_M");
     // The directory it was converted from: every tensor is matched (q/k after the rotary
     // permutation), so the quantization error is small.
     let o = inspect(&[

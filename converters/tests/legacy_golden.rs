@@ -3,13 +3,24 @@
 //! * Core tests (always run) use `testdata/legacy/`: the GGJT v3 and v2 Q4_0 files and every
 //!   fixture's `expected/*.expected.json` (GGUF tensors and vocabulary hashes), plus files
 //!   derived from them here (multi-part splits, every old block layout).
-//! * The full suite reads `shared/fixtures/legacy` and `shared/golden/legacy` (manifests of
-//!   what `convert_llama_ggml_to_gguf.py --gqa 2 --eps 1e-5` writes once its shape bug is
-//!   fixed) and `shared/golden/llama-spm/convert-f32.json` (what llama.cpp needs to load a
-//!   llama model). Missing: a failure under `CI=true`, else a loud SKIPPED.
+//! * The full suite reads every fixture of `testdata/legacy` and `testdata/golden/legacy`
+//!   (manifests of what `convert_llama_ggml_to_gguf.py --gqa 2 --eps 1e-5` writes once its
+//!   shape bug is fixed) and `testdata/golden/llama-spm/convert-f32.json` (what llama.cpp needs
+//!   to load a llama model).
 
+#[path = "support/mod.rs"]
+// The converters' test support (golden files made with our converter); it loads the same
+// path/record helpers as this crate's own support module.
+#[allow(clippy::duplicate_mod)]
+mod conv;
 #[path = "legacy_support/mod.rs"]
 mod support;
+
+/// Every legacy fixture (`<name>.bin`, `expected/`): stored in testdata/legacy or made from
+/// llama.cpp's conversions and checked against its expected sha256 (`conv::legacy_dir`).
+fn legacy_fixtures() -> std::path::PathBuf {
+    conv::legacy_dir()
+}
 
 use std::path::Path;
 
@@ -23,11 +34,11 @@ use ggufkit_converters::legacy::{
 };
 use serde_json::Value as Json;
 use support::{
-    read_json, scratch, shared, split_into_parts, tensor_hashes, testdata, write_and_manifest,
-    write_parts, LegacyFile,
+    golden_dir, legacy_golden, read_json, record, scratch, split_into_parts, tensor_hashes,
+    testdata, write_and_manifest, write_parts, LegacyFile,
 };
 
-/// The options of `shared/golden/legacy/commands.txt`.
+/// The options of `testdata/golden/legacy/commands.txt`.
 fn golden_opts() -> LegacyOptions {
     LegacyOptions {
         gqa: Some(2),
@@ -589,7 +600,7 @@ fn every_old_layout_converts_exactly() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Full suite: shared fixtures and golden manifests.
+// Full suite: every legacy fixture and golden manifest.
 
 const FIXTURES: [&str; 12] = [
     "ggml-f32",
@@ -608,12 +619,7 @@ const FIXTURES: [&str; 12] = [
 
 #[test]
 fn fixtures_match_expected_tensors_and_golden_manifests() {
-    let (Some(fixtures), Some(golden)) = (
-        shared("legacy fixtures", "fixtures/legacy"),
-        shared("legacy golden", "golden/legacy"),
-    ) else {
-        return;
-    };
+    let (fixtures, golden) = (legacy_fixtures(), legacy_golden());
     let dir = scratch("golden");
     let mut failures = Vec::new();
     for name in FIXTURES {
@@ -657,16 +663,17 @@ fn fixtures_match_expected_tensors_and_golden_manifests() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    record(
+        "legacy_golden",
+        FIXTURES.len(),
+        "legacy files matched their expected tensors and llama.cpp's manifests",
+        &[],
+    );
 }
 
 #[test]
 fn multi_part_ggml_and_ggmf_match_the_golden_single_files() {
-    let (Some(fixtures), Some(golden)) = (
-        shared("legacy fixtures", "fixtures/legacy"),
-        shared("legacy golden", "golden/legacy"),
-    ) else {
-        return;
-    };
+    let (fixtures, golden) = (legacy_fixtures(), legacy_golden());
     for (name, n) in [("ggmf-v1-f16", 2), ("ggml-f32", 4), ("ggjt-v1-f16", 2)] {
         let file = format!("{name}.bin");
         let f = LegacyFile::parse(&std::fs::read(fixtures.join(&file)).unwrap());
@@ -685,12 +692,8 @@ fn multi_part_ggml_and_ggmf_match_the_golden_single_files() {
 /// loader reads, with the same value types and (for the hyperparameters) values.
 #[test]
 fn conversions_have_what_llama_cpp_loads() {
-    let (Some(fixtures), Some(hf)) = (
-        shared("legacy fixtures", "fixtures/legacy"),
-        shared("llama-spm golden", "golden/llama-spm/convert-f32.json"),
-    ) else {
-        return;
-    };
+    let fixtures = legacy_fixtures();
+    let hf = golden_dir("llama-spm golden").join("llama-spm/convert-f32.json");
     let hf = read_json(&hf);
     let hf_kv: Vec<&Vec<Json>> = hf["kv"]
         .as_array()
@@ -793,11 +796,9 @@ fn detect_recognises_the_containers_only() {
             version: 2
         })
     );
-    assert_eq!(detect(&testdata("gguf/llama-spm-convert-f32.gguf")), None);
+    assert_eq!(detect(&conv::golden_gguf("llama-spm", "convert-f32")), None);
     assert_eq!(detect(&testdata("legacy/does-not-exist.bin")), None);
-    let Some(fixtures) = shared("legacy fixtures", "fixtures/legacy") else {
-        return;
-    };
+    let fixtures = legacy_fixtures();
     for (name, format, version) in [
         ("ggml-f32", LegacyFormat::Ggml, 1),
         ("ggmf-v1-f16", LegacyFormat::Ggmf, 1),
@@ -826,13 +827,7 @@ fn vocab_dir_takes_hparams_and_tokenizer_from_the_hf_directory() {
         arch: "llama",
         hparams: &config,
     };
-    let vocab = match vocab_metadata(&req) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("\n*** SKIPPED vocab_dir test: the HF tokenizer converter is not available here ({e}) ***\n");
-            return;
-        }
-    };
+    let vocab = vocab_metadata(&req).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let opts = LegacyOptions {
         vocab_dir: Some(dir.clone()),
         gqa: Some(2),

@@ -1,12 +1,11 @@
 //! Tokenizer metadata against llama.cpp's converter (0c1e570).
 //!
-//! * `every_fixture_matches_golden`: the ten HF fixtures of `../shared/fixtures/hf`, every key
+//! * `every_fixture_matches_golden`: the ten HF fixtures of `testdata/hf`, every key
 //!   `vocab_metadata` returns compared (order, type, value; arrays > 16 items by sha256) with the
-//!   `tokenizer.*` entries of `../shared/golden/<fixture>/convert-f32.json`. Missing shared data
-//!   fails under `CI=true` and is skipped loudly otherwise.
+//!   `tokenizer.*` entries of `testdata/golden/<fixture>/convert-f32.json`.
 //! * The testdata copies (llama-spm, qwen2, phi3) against `tokenizer_expected.json` (the same
 //!   golden entries), error cases, hostile `tokenizer.model` inputs and the structural
-//!   pre-tokenizer fallback need no shared data.
+//!   pre-tokenizer fallback.
 
 use std::path::{Path, PathBuf};
 
@@ -33,32 +32,24 @@ const FIXTURES: [(&str, VocabKind, &str); 10] = [
     ("bert", VocabKind::Bert, "bert"),
 ];
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+#[path = "../../tests/support/paths.rs"]
+#[allow(dead_code)]
+mod paths;
+#[path = "../../tests/support/record.rs"]
+mod record_file;
+
+/// The HF fixtures (`testdata/hf`), each materialized under its own name.
+struct Fixtures;
+
+impl Fixtures {
+    fn join(&self, name: &str) -> PathBuf {
+        paths::fixture(name)
+    }
 }
 
-/// `(golden, fixtures/hf)`, or None (skipped loudly; a failure under CI=true). Looked for in
-/// `$GGUFKIT_GOLDEN`, else `shared/golden` beside the checkout (or beside its parent, for a
-/// git worktree under a common folder).
-fn shared(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let candidates: Vec<PathBuf> = match std::env::var_os("GGUFKIT_GOLDEN") {
-        Some(g) => vec![PathBuf::from(g)],
-        None => vec![
-            workspace().join("../shared/golden"),
-            workspace().join("../../shared/golden"),
-        ],
-    };
-    for golden in &candidates {
-        let fixtures = golden.join("../fixtures/hf");
-        if golden.join("README.md").is_file() && fixtures.is_dir() {
-            return Some((golden.clone(), fixtures));
-        }
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test}: golden data not found at {candidates:?} (required under CI=true)");
-    }
-    eprintln!("\n*** SKIPPED {test}: golden data not found at {candidates:?} ***\n");
-    None
+/// `(testdata/golden, the fixtures)`; both are part of the repository.
+fn shared(test: &str) -> (PathBuf, Fixtures) {
+    (paths::golden_dir(test), Fixtures)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -136,9 +127,7 @@ fn golden_tokenizer_entries(manifest: &Path) -> Vec<Json> {
 
 #[test]
 fn every_fixture_matches_golden() {
-    let Some((golden, fixtures)) = shared("every_fixture_matches_golden") else {
-        return;
-    };
+    let (golden, fixtures) = shared("every_fixture_matches_golden");
     let mut failures = Vec::new();
     for (name, kind, arch) in FIXTURES {
         let want = golden_tokenizer_entries(&golden.join(name).join("convert-f32.json"));
@@ -159,6 +148,12 @@ fn every_fixture_matches_golden() {
         }
     }
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
+    record_file::record(
+        "tokenizer_golden",
+        FIXTURES.len(),
+        "fixtures' tokenizer keys matched llama.cpp's",
+        &[],
+    );
 }
 
 #[test]
@@ -169,7 +164,7 @@ fn testdata_fixtures_match_expected() {
         ("qwen2", VocabKind::Qwen2, "qwen2"),
         ("phi3", VocabKind::Phi3, "phi3"),
     ] {
-        let dir = workspace().join("testdata/hf").join(name);
+        let dir = paths::testdata("hf").join(name);
         let ours = request_keys(&dir, kind, arch).unwrap();
         let want = expected[name].as_array().unwrap();
         let d = diff(&ours, want);
@@ -179,7 +174,7 @@ fn testdata_fixtures_match_expected() {
 
 #[test]
 fn path_and_detection_are_reported() {
-    let dir = workspace().join("testdata/hf/qwen2");
+    let dir = paths::testdata("hf/qwen2");
     let hparams = read_json(&dir.join("config.json"));
     let r = vocab_metadata_report(&VocabRequest {
         dir: &dir,
@@ -195,7 +190,7 @@ fn path_and_detection_are_reported() {
 /// A copy of testdata/hf/llama-spm without its weights, for the error cases.
 fn llama_spm_copy(name: &str) -> PathBuf {
     let d = scratch(name);
-    copy_dir(&workspace().join("testdata/hf/llama-spm"), &d, &[]);
+    copy_dir(&paths::testdata("hf/llama-spm"), &d, &[]);
     d
 }
 
@@ -220,7 +215,7 @@ fn malformed_tokenizer_model_is_a_clear_error() {
 
 #[test]
 fn truncated_and_corrupted_tokenizer_model_never_panics() {
-    let good = std::fs::read(workspace().join("testdata/hf/llama-spm/tokenizer.model")).unwrap();
+    let good = std::fs::read(paths::testdata("hf/llama-spm/tokenizer.model")).unwrap();
     let full = proto::parse_model(&good).unwrap();
     assert_eq!(full.pieces.len(), 1000);
     let mut errors = 0;
@@ -386,9 +381,7 @@ fn unreadable_tokenizer_json_is_a_format_error() {
 
 #[test]
 fn perturbed_llama_bpe_is_recognised_by_structure() {
-    let Some((_, fixtures)) = shared("perturbed_llama_bpe_is_recognised_by_structure") else {
-        return;
-    };
+    let (_, fixtures) = shared("perturbed_llama_bpe_is_recognised_by_structure");
     let src = fixtures.join("llama-bpe");
     let d = scratch("perturbed-bpe");
     copy_dir(&src, &d, &["tokenizer.json"]);
@@ -426,9 +419,7 @@ fn perturbed_llama_bpe_is_recognised_by_structure() {
 
 #[test]
 fn bert_from_vocab_txt_matches_tokenizer_json() {
-    let Some((golden, fixtures)) = shared("bert_from_vocab_txt_matches_tokenizer_json") else {
-        return;
-    };
+    let (golden, fixtures) = shared("bert_from_vocab_txt_matches_tokenizer_json");
     let d = scratch("bert-vocab-txt");
     copy_dir(&fixtures.join("bert"), &d, &["tokenizer.json"]);
     let m = detect_pre_tokenizer(&d).unwrap();
@@ -454,9 +445,7 @@ fn bert_from_vocab_txt_matches_tokenizer_json() {
 /// form must give the same `tokenizer.ggml.merges`.
 #[test]
 fn merges_in_string_form_give_the_same_keys() {
-    let Some((golden, fixtures)) = shared("merges_in_string_form_give_the_same_keys") else {
-        return;
-    };
+    let (golden, fixtures) = shared("merges_in_string_form_give_the_same_keys");
     let src = fixtures.join("gpt2");
     let d = scratch("string-merges");
     copy_dir(&src, &d, &["tokenizer.json"]);
@@ -526,7 +515,7 @@ fn llama_without_tokenizer_model_takes_the_llama_hf_path() {
     };
     // The base vocabulary only (no [PAD] rows), the SentencePiece pieces in the same order.
     let spm = proto::parse_model(
-        &std::fs::read(workspace().join("testdata/hf/llama-spm/tokenizer.model")).unwrap(),
+        &std::fs::read(paths::testdata("hf/llama-spm/tokenizer.model")).unwrap(),
     )
     .unwrap();
     assert_eq!(tokens.len(), 1000);

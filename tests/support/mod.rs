@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 pub mod limits;
 mod paths;
 #[allow(unused_imports)]
-pub use paths::{golden_dir, root, scratch, testdata};
+pub use paths::{copy_tree, fixture, golden_dir, root, scratch, testdata};
+mod record;
+#[allow(unused_imports)]
+pub use record::{profile_dir, record};
 
 /// Every `*.gguf` below `dir`, sorted.
 pub fn gguf_files_under(dir: &Path) -> Vec<PathBuf> {

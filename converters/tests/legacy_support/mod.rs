@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 #[path = "../../../tests/support/paths.rs"]
 mod paths;
 #[allow(unused_imports)]
-pub use paths::{root, scratch, testdata};
+pub use paths::{golden_dir, root, scratch, testdata};
+#[path = "../../../tests/support/record.rs"]
+mod record_file;
+#[allow(unused_imports)]
+pub use record_file::record;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::ir::Model;
@@ -16,31 +20,9 @@ use ggufkit::manifest::{manifest, sha256_hex};
 use ggufkit::write::{write_model, WriteOptions};
 use serde_json::Value as Json;
 
-/// The shared data directory (`shared/` with `golden/` and `fixtures/`): `GGUFKIT_SHARED`,
-/// else the first ancestor of the workspace that has `shared/golden/README.md`.
-fn shared_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("GGUFKIT_SHARED") {
-        return Some(PathBuf::from(d));
-    }
-    let root = root().canonicalize().ok()?;
-    root.ancestors()
-        .map(|a| a.join("shared"))
-        .find(|s| s.join("golden/README.md").exists())
-}
-
-/// `shared/<rel>` when the shared data exists. Missing: under `CI=true` that is a test
-/// failure; otherwise the caller skips, and this says so loudly.
-pub fn shared(suite: &str, rel: &str) -> Option<PathBuf> {
-    if let Some(d) = shared_dir().map(|s| s.join(rel)).filter(|d| d.exists()) {
-        return Some(d);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{suite}: shared data '{rel}' not found (required under CI=true; set GGUFKIT_SHARED)"
-        );
-    }
-    eprintln!("\n*** SKIPPED {suite}: shared data '{rel}' not found (set GGUFKIT_SHARED) ***\n");
-    None
+/// llama.cpp's manifests of the legacy conversions (`testdata/golden/legacy`).
+pub fn legacy_golden() -> PathBuf {
+    golden_dir("legacy golden").join("legacy")
 }
 
 /// Writes `model` to `path` and returns the manifest of the file written.
