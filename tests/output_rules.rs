@@ -1,6 +1,10 @@
 //! The output-path rules (README, Security), one test per rule, through gguf-quantize: what
 //! a careless user or an attacker can name as OUT never damages anything but OUT itself.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter).
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -11,7 +15,7 @@ use support::*;
 const BIN: &str = env!("CARGO_BIN_EXE_gguf-quantize");
 
 fn input() -> PathBuf {
-    testdata("gguf/llama-spm-convert-f32.gguf")
+    conv::golden_gguf("llama-spm", "convert-f32")
 }
 
 fn quantize(args: &[&str], out: &Path) -> Output {
@@ -176,7 +180,7 @@ fn an_output_that_is_any_input_is_refused() {
     let model = dir.join("model.gguf");
     std::fs::copy(input(), &model).unwrap();
     let imatrix = dir.join("imatrix.gguf");
-    std::fs::copy(testdata("gguf/imatrix.gguf"), &imatrix).unwrap();
+    std::fs::copy(testdata("golden/llama-spm/files/imatrix.gguf"), &imatrix).unwrap();
     let tt = dir.join("types.txt");
     std::fs::write(&tt, "ffn_down=q8_0\n").unwrap();
     let saved: Vec<(PathBuf, Vec<u8>)> = [&model, &imatrix, &tt]

@@ -1,5 +1,9 @@
 //! gguf-quantize takes llama-quantize's own command lines unchanged.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter).
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::process::Command;
@@ -11,7 +15,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_gguf-quantize");
 #[test]
 fn llama_quantize_memory_option_is_accepted_and_changes_nothing() {
     let dir = scratch("q-cli-buffer");
-    let input = testdata("gguf/llama-spm-convert-f32.gguf");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
     let (a, b) = (dir.join("a.gguf"), dir.join("b.gguf"));
     for (args, out) in [(vec![], &a), (vec!["--max-buffer-size", "1"], &b)] {
         let o = Command::new(BIN)

@@ -34,16 +34,16 @@ fn ggufs(dir: &Path) -> BTreeSet<String> {
 fn shards_partition_the_batch() {
     let dir = scratch("batch-shard");
     let sources = [
-        "gguf/llama-spm-convert-f32.gguf",
-        "gguf/qwen2-convert-f32.gguf",
-        "hf/phi3",
-        "hf/qwen2",
+        golden_gguf("llama-spm", "convert-f32"),
+        golden_gguf("qwen2", "convert-f32"),
+        testdata("hf/phi3"),
+        testdata("hf/qwen2"),
     ];
     let mut text = String::new();
     for (i, s) in sources.iter().enumerate() {
         text += &format!(
             "[[job]]\nsource = \"{}\"\noutdir = \"out\"\noutputs = [{{ type = \"q8_0\", name = \"job{i}.gguf\" }}]\n",
-            testdata(s).display(),
+            s.display(),
         );
     }
     let jobs = dir.join("jobs.toml");
