@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Experts, Extra, Rules, LLAMA_LIKE};
+use super::{keep, Arch, Experts, Extra, QkPermute, Rules, LLAMA_LIKE};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -28,22 +28,21 @@ pub const LLAMA: Arch = Arch {
     filter,
     rules: Rules {
         headless_arch: Some("LlamaModel"),
-        permute_qk: true,
-        norm_shift: false,
-        slice_embeddings: false,
-        transpose: &[],
-        fused_experts: false,
-        experts: Some(Experts {
-            marker: "block_sparse_moe.experts",
-            count_keys: &["num_local_experts"],
-            parts: &["w1", "w2", "w3"],
-            expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
-            merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
-        }),
-        rename: None,
+        permute_qk: QkPermute::WeightsAndBiases,
+        experts: &[MIXTRAL_EXPERTS],
+        ..Rules::NONE
     },
     params,
     extra: rope_freqs,
+};
+
+/// Mixtral's per-expert `w1`/`w2`/`w3`.
+pub const MIXTRAL_EXPERTS: Experts = Experts {
+    marker: "block_sparse_moe.experts",
+    count_keys: &["num_local_experts"],
+    parts: &["w1", "w2", "w3"],
+    expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
+    merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
 };
 
 const MIXTRAL: &[(&str, &str)] = &[
