@@ -64,11 +64,13 @@ const MIXTRAL: &[(&str, &str)] = &[
     ),
 ];
 
-fn filter(name: &str) -> Option<String> {
+/// `LlamaModel.filter_tensors`: drops SmolVLM's `text_model.` infix.
+pub fn filter(name: &str) -> Option<String> {
     keep(&name.replace("text_model.", ""))
 }
 
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+/// `LlamaModel.set_gguf_parameters`: the generic block, `vocab_size`, the rope dimensions.
+pub fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.req_u32("vocab_size", &["vocab_size"])?;
     p.u32("rope.dimension_count", rope_dim(p.hp)?)
@@ -91,7 +93,13 @@ pub fn rope_dim(hp: &Hparams) -> Result<u64, ConvertError> {
 const MAX_ROPE_DIM: u64 = 1 << 16;
 
 /// Llama-3 rope: `rope_freqs.weight`, one factor per rotary dimension pair.
-fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+pub fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+    llama3_rope_freqs(hp, 8.0)
+}
+
+/// Llama-3 rope factors with `default_factor` when the rope dict has no `factor` (8 for
+/// Llama, 16 for EXAONE 4).
+pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, ConvertError> {
     let rp = hp.rope_full();
     if rp.is_empty() {
         return Ok(Extra::default());
@@ -114,7 +122,7 @@ fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
             format!("rope dimension {dim} (head_dim) is larger than {MAX_ROPE_DIM}"),
         ));
     }
-    let factor = num("factor", 8.0);
+    let factor = num("factor", default_factor);
     let low = num("low_freq_factor", 1.0);
     let high = num("high_freq_factor", 4.0);
     let old_ctx = num("original_max_position_embeddings", 8192.0);

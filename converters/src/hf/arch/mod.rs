@@ -14,12 +14,24 @@ use super::params::Params;
 use super::tokenizer::VocabKind;
 use crate::ConvertError;
 
+mod arcee;
 mod bert;
+mod command_r;
+mod exaone4;
+mod falcon;
 mod gemma;
 mod gpt2;
+mod gptneox;
+mod granite;
 mod llama;
+mod olmo;
+mod phi2;
 mod phi3;
 mod qwen;
+mod seed_oss;
+mod smollm3;
+mod stablelm;
+mod starcoder;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -150,6 +162,23 @@ pub static ALL: &[&Arch] = &[
     &phi3::PHI3,
     &gpt2::GPT2,
     &bert::BERT,
+    &olmo::OLMO,
+    &olmo::OLMO2,
+    &olmo::OLMOE,
+    &seed_oss::SEED_OSS,
+    &smollm3::SMOLLM3,
+    &arcee::ARCEE,
+    &granite::GRANITE,
+    &granite::GRANITE_MOE,
+    &command_r::COMMAND_R,
+    &command_r::COHERE2,
+    &stablelm::STABLELM,
+    &starcoder::STARCODER2,
+    &starcoder::STARCODER,
+    &phi2::PHI2,
+    &gptneox::GPTNEOX,
+    &falcon::FALCON,
+    &exaone4::EXAONE4,
 ];
 
 /// The description for an HF architecture name.
