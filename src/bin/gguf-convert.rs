@@ -89,7 +89,7 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 struct Cli {
     /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
     /// HF cache snapshot folder works too), a GGUF file or a legacy .bin.
-    #[arg(required_unless_present = "batch")]
+    #[arg(required_unless_present_any = ["batch", "list_architectures"])]
     src: Option<PathBuf>,
     /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
     out: Option<PathBuf>,
@@ -171,6 +171,10 @@ struct Cli {
     /// With several outputs or --batch: report what would be written or skipped.
     #[arg(long)]
     dry_run: bool,
+    /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
+    /// the GGUF architecture it converts to, and exit (with --json: a JSON array).
+    #[arg(long)]
+    list_architectures: bool,
     /// Print a machine-readable report on stdout (JSON; JSON Lines with several outputs or
     /// --batch).
     #[arg(long)]
@@ -553,6 +557,21 @@ fn write_vocab_only(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.list_architectures {
+        let table = ggufkit_converters::hf::architecture_table();
+        if cli.json {
+            let rows: Vec<serde_json::Value> = table
+                .iter()
+                .map(|(hf, g)| serde_json::json!({"hf": hf, "gguf": g}))
+                .collect();
+            println!("{}", serde_json::Value::Array(rows));
+        } else {
+            for (hf, g) in table {
+                println!("{hf:<40} {g}");
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
     if cli.no_sync {
         ggufkit::output::set_sync_before_rename(false);
     }
