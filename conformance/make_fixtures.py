@@ -43,6 +43,10 @@ TOKENIZERS = {
     "smollm": ("llama-bpe", ["tokenizer.json"],
                ["tokenizer_config.json", "special_tokens_map.json"]),
 }
+# GLM-4's converter needs `<|user|>` among the added tokens (its eot): the SmolLM2 file
+# with that one token appended (id 49152); `<|endoftext|>` is already token 0.
+TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
+                            ["tokenizer_config.json", "special_tokens_map.json"])
 SPM_VOCAB = 1000
 BPE_VOCAB = 49152
 
@@ -84,6 +88,10 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                       residual_multiplier=0.22, logits_scaling=8.0,
                       rope_scaling={"rope_type": "linear", "factor": 4.0}),
                 "spm", True),
+    "glm4": ("Glm4ForCausalLM", "glm4",
+             bpe(vocab_size=BPE_VOCAB + 1, num_attention_heads=2, num_key_value_heads=1,
+                 head_dim=12, rms_norm_eps=1e-5, partial_rotary_factor=0.75),
+             "smollm-glm", True),
     "cohere": ("CohereForCausalLM", "cohere",
                bpe(use_qk_norm=True, logit_scale=0.125, model_max_length=16384),
                "smollm", True),
@@ -147,7 +155,7 @@ def build_model(name: str, out: Path, seed: int) -> None:
     cls_name, model_type, kw, tok, tie = FIXTURES[name]
     kw = dict(kw)
     kw.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
-    if tok == "smollm":
+    if tok.startswith("smollm"):
         kw.setdefault("bos_token_id", 1)
         kw.setdefault("eos_token_id", 2)
         kw.setdefault("pad_token_id", None)
@@ -181,6 +189,13 @@ def add_tokenizer(kind: str, out: Path) -> None:
     src, shared, own = TOKENIZERS[kind]
     for f in shared + own:
         shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)
+    if kind == "smollm-glm":
+        tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+        tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
+                                   "lstrip": False, "rstrip": False, "normalized": False,
+                                   "special": True})
+        (out / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False, indent=2),
+                                            encoding="utf-8")
 
 
 def sha256(path: Path) -> str:

@@ -342,6 +342,17 @@ fn class_defaults(model_type: &str) -> Option<ClassDefaults> {
             false,
             false,
         ),
+        "glm4" => (
+            defaults! {
+                "vocab_size" => 151552, "hidden_size" => 4096, "intermediate_size" => 13696,
+                "num_hidden_layers" => 40, "num_attention_heads" => 32, "num_key_value_heads" => 2,
+                "head_dim" => 128, "max_position_embeddings" => 131072,
+                "rms_norm_eps" => 1.5625e-07, "rope_theta" => 10000.0,
+                "partial_rotary_factor" => 0.5, "attention_bias" => true,
+            },
+            false,
+            false,
+        ),
         "exaone4" => (
             defaults! {
                 "vocab_size" => 102400, "hidden_size" => 4096, "intermediate_size" => 16384,
@@ -493,6 +504,7 @@ fn fallback_model_type(arch: &str) -> &'static str {
         "GPTNeoXForCausalLM" => "gpt_neox",
         "FalconForCausalLM" => "falcon",
         "Exaone4ForCausalLM" => "exaone4",
+        "Glm4ForCausalLM" => "glm4",
         _ => "llama",
     }
 }

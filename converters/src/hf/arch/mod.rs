@@ -20,6 +20,7 @@ mod command_r;
 mod exaone4;
 mod falcon;
 mod gemma;
+mod glm4;
 mod gpt2;
 mod gptneox;
 mod granite;
@@ -179,6 +180,7 @@ pub static ALL: &[&Arch] = &[
     &gptneox::GPTNEOX,
     &falcon::FALCON,
     &exaone4::EXAONE4,
+    &glm4::GLM4,
 ];
 
 /// The description for an HF architecture name.
