@@ -353,6 +353,16 @@ fn class_defaults(model_type: &str) -> Option<ClassDefaults> {
             false,
             false,
         ),
+        "ernie4_5" => (
+            defaults! {
+                "vocab_size" => 103424, "hidden_size" => 1024, "intermediate_size" => 3072,
+                "num_hidden_layers" => 18, "num_attention_heads" => 16, "num_key_value_heads" => 2,
+                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-5,
+                "rope_theta" => 500000.0, "use_bias" => false, "head_dim" => 128,
+            },
+            true,
+            true,
+        ),
         "exaone4" => (
             defaults! {
                 "vocab_size" => 102400, "hidden_size" => 4096, "intermediate_size" => 16384,
@@ -505,6 +515,7 @@ fn fallback_model_type(arch: &str) -> &'static str {
         "FalconForCausalLM" => "falcon",
         "Exaone4ForCausalLM" => "exaone4",
         "Glm4ForCausalLM" => "glm4",
+        "Ernie4_5ForCausalLM" | "Ernie4_5_ForCausalLM" => "ernie4_5",
         _ => "llama",
     }
 }

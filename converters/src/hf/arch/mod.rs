@@ -17,6 +17,7 @@ use crate::ConvertError;
 mod arcee;
 mod bert;
 mod command_r;
+mod ernie4_5;
 mod exaone4;
 mod falcon;
 mod gemma;
@@ -181,6 +182,7 @@ pub static ALL: &[&Arch] = &[
     &falcon::FALCON,
     &exaone4::EXAONE4,
     &glm4::GLM4,
+    &ernie4_5::ERNIE4_5,
 ];
 
 /// The description for an HF architecture name.

@@ -59,6 +59,9 @@ pub enum VocabKind {
     Phi3,
     /// BERT WordPiece.
     Bert,
+    /// ERNIE 4.5: SentencePiece, then `add_space_prefix` from tokenizer_config.json when it
+    /// has the key.
+    Ernie,
     /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
     /// special-token files do not set them (`Glm4Model.set_vocab`).
     Glm4,
@@ -126,6 +129,19 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
         },
         VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
         VocabKind::Glm4 => glm4(req, tc, &mut kv)?,
+        VocabKind::Ernie => {
+            let m = spm::load_model(dir)?.ok_or_else(|| {
+                ConvertError::io(
+                    dir.join("tokenizer.model"),
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "ERNIE 4.5 needs tokenizer.model"),
+                )
+            })?;
+            let path = sentencepiece(req, &m, &mut kv)?;
+            if let Some(v) = tc.and_then(|t| t.get("add_prefix_space")) {
+                kv.bool(key::ADD_SPACE_PREFIX, json::truthy(Some(v)));
+            }
+            (path, None)
+        }
         VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
         VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
         VocabKind::Bert => {
