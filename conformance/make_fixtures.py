@@ -211,15 +211,51 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def manifest(gguf_py: Path, f: Path, out: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(gguf_py))
-    subprocess.run([sys.executable, str(SHARED / "tools/gguf_manifest.py"), str(f), "-o", str(out)],
-                   check=True, env=env)
+_MODULES: dict = {}
+
+
+def _reference(llama: Path):
+    """The reference converter and the manifest writer, imported once (with llama.cpp's own
+    gguf-py first on sys.path): starting Python and torch for every variant is most of the
+    time otherwise. Each conversion builds fresh model objects, so runs do not interact."""
+    if not _MODULES:
+        sys.path.insert(0, str(SHARED / "tools"))
+        sys.path.insert(0, str(llama))
+        sys.path.insert(0, str(llama / "gguf-py"))
+        import convert_hf_to_gguf  # noqa: E402
+        import gguf_manifest  # noqa: E402
+        _MODULES["convert"] = convert_hf_to_gguf
+        _MODULES["manifest"] = gguf_manifest
+    return _MODULES["convert"], _MODULES["manifest"]
+
+
+def manifest(llama: Path, f: Path, out: Path) -> None:
+    _, gm = _reference(llama)
+    out.write_text(gm.dumps(gm.manifest(str(f), None)) + "\n", encoding="utf-8")
+
+
+def convert_in_process(llama: Path, args: list[str], cwd: Path) -> tuple[int, str]:
+    """`convert_hf_to_gguf.py ARGS` run in this process; (return code, error text)."""
+    import traceback
+    ch, _ = _reference(llama)
+    old_argv, old_cwd = sys.argv, os.getcwd()
+    sys.argv = ["convert_hf_to_gguf.py", *args]
+    os.chdir(cwd)
+    try:
+        ch.main()
+        return 0, ""
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return code, f"SystemExit({e.code})"
+    except Exception:  # the reference refusing the model
+        return 1, traceback.format_exc()
+    finally:
+        sys.argv = old_argv
+        os.chdir(old_cwd)
 
 
 def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
                  golden: Path, work: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(llama / "gguf-py"), OMP_NUM_THREADS="2")
     golden.mkdir(parents=True, exist_ok=True)
     status: dict = {}
     variants = []
@@ -235,19 +271,17 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
         out = work / f"{name}-{t}.gguf"
         args = [str(model_dir), "--outtype", t, "--outfile", str(out)]
         t0 = time.time()
-        p = subprocess.run([sys.executable, str(llama / "convert_hf_to_gguf.py"), *args],
-                           cwd=work, env=env, capture_output=True, text=True)
-        st = {"ok": p.returncode == 0, "returncode": p.returncode,
-              "seconds": round(time.time() - t0, 2)}
+        rc, err = convert_in_process(llama, args, work)
+        st = {"ok": rc == 0, "returncode": rc, "seconds": round(time.time() - t0, 2)}
         commands.append(f"[{v}] (cd <work> && python <llama.cpp>/convert_hf_to_gguf.py "
                         f"<testdata>/hf/{name} --outtype {t} --outfile <work>/{name}-{t}.gguf)")
         entry = {"variant": v, "tool": "convert_hf_to_gguf.py",
                  "args": ["{model_dir}", "--outtype", t, "--outfile", "{out}"],
-                 "ok": p.returncode == 0, "manifests": []}
-        if p.returncode != 0:
-            st["error_tail"] = p.stderr.strip().splitlines()[-6:]
-            commands.append("    -> FAILED rc=%d: %s" % (p.returncode, " | ".join(st["error_tail"])))
-            print(p.stderr[-3000:], file=sys.stderr)
+                 "ok": rc == 0, "manifests": []}
+        if rc != 0:
+            st["error_tail"] = err.strip().splitlines()[-6:]
+            commands.append("    -> FAILED rc=%d: %s" % (rc, " | ".join(st["error_tail"])))
+            print(err[-3000:], file=sys.stderr)
         else:
             st["sha256"] = sha256(out)
             outputs[v] = out
@@ -256,7 +290,7 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
                 st["identical_to"] = same
                 commands.append(f"    -> {v} output is byte-identical to {same[0]} (manifest not duplicated)")
             else:
-                manifest(llama / "gguf-py", out, golden / f"{v}.json")
+                manifest(llama, out, golden / f"{v}.json")
                 entry["manifests"] = [f"{v}.json"]
         status[v] = st
         variants.append(entry)
@@ -275,7 +309,7 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
                  "ok": p.returncode == 0, "manifests": []}
         if p.returncode == 0:
             st["sha256"] = sha256(out)
-            manifest(llama / "gguf-py", out, golden / f"{v}.json")
+            manifest(llama, out, golden / f"{v}.json")
             entry["manifests"] = [f"{v}.json"]
         else:
             st["error_tail"] = (p.stderr or p.stdout).strip().splitlines()[-6:]
