@@ -108,6 +108,11 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                  bpe(qk_layernorm=True, use_qkv_bias=True, use_parallel_residual=False,
                      partial_rotary_factor=0.5),
                  "smollm", False),
+    # qk_layernorm: the reference refuses it ("Unprocessed norms"), so must we.
+    "stablelm-2": ("StableLmForCausalLM", "stablelm",
+                   bpe(use_qkv_bias=True, use_parallel_residual=True,
+                       partial_rotary_factor=0.25, rope_theta=20000.0),
+                   "smollm", False),
     "starcoder2": ("Starcoder2ForCausalLM", "starcoder2",
                    bpe(use_bias=True, sliding_window=1000),
                    "smollm", True),

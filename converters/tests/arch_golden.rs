@@ -167,4 +167,8 @@ fixtures! {
     olmo2 => "olmo2",
     smollm3 => "smollm3",
     granite => "granite",
+    glm4 => "glm4",
+    stablelm => "stablelm",
+    cohere2 => "cohere2",
+    cohere => "cohere",
 }

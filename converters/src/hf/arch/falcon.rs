@@ -127,3 +127,16 @@ fn regroup_qkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
     let expr = expr.gather_rows(&name, qkv_rows(n_head, n_head_kv, head_dim))?;
     Ok(Modified::Pass(name, expr))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::qkv_rows;
+
+    #[test]
+    fn groups_become_query_then_key_then_value_heads() {
+        // 4 query heads in 2 KV groups, head size 1: rows are [q q k v | q q k v].
+        assert_eq!(qkv_rows(4, 2, 1), [0, 1, 4, 5, 2, 6, 3, 7]);
+        // Multi-query (one group), head size 2.
+        assert_eq!(qkv_rows(2, 1, 2), [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+}

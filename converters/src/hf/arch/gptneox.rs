@@ -147,3 +147,17 @@ fn regroup_qkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
     let expr = expr.gather_rows(&name, map)?;
     Ok(Modified::Pass(name, expr))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{is_qkv, qkv_rows};
+
+    #[test]
+    fn per_head_qkv_blocks_are_regrouped() {
+        // 2 heads of size 2, rows stored as [q0 k0 v0 q1 k1 v1].
+        assert_eq!(qkv_rows(2, 2), [0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]);
+        assert!(is_qkv("gpt_neox.layers.12.attention.query_key_value.weight", "weight"));
+        assert!(is_qkv("gpt_neox.layers.0.attention.query_key_value.bias", "bias"));
+        assert!(!is_qkv("gpt_neox.layers.x.attention.query_key_value.weight", "weight"));
+    }
+}

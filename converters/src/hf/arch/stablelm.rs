@@ -1,13 +1,16 @@
 //! `StableLmForCausalLM` (arch `stablelm`, `conversion/stablelm.py`).
 //!
 //! Its own hparam list: partial rotary dimensions from the rope `partial_rotary_factor`,
-//! `use_parallel_residual` (true when absent), LayerNorm epsilon. Optional q/k/v biases;
-//! StableLM 2 12B's per-head q/k layer norms (`q_layernorm.norms.{h}`) are stacked into one
-//! `[n_head, head_dim]` norm per layer.
+//! `use_parallel_residual` (true when absent), LayerNorm epsilon. Optional q/k/v biases.
+//! StableLM 2 12B's per-head q/k layer norms (`q_layernorm.norms.{h}`, `qk_layernorm`) are
+//! refused: at the pinned commit llama.cpp's converter collects them but never writes them
+//! (its stacking generator is returned, not run) and then fails with "Unprocessed norms".
 
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, Modified, Rules, LLAMA_LIKE};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -20,22 +23,7 @@ pub const STABLELM: Arch = Arch {
     tensors: &[LLAMA_LIKE, QK_NORM],
     filter: keep,
     rules: Rules {
-        experts: &[
-            Experts {
-                marker: "q_layernorm.norms",
-                count_keys: &["num_attention_heads"],
-                parts: &["q_layernorm"],
-                expert_name: "model.layers.{bid}.self_attn.{w}.norms.{xid}.weight",
-                merged_name: "model.layers.{bid}.self_attn.{w}.weight",
-            },
-            Experts {
-                marker: "k_layernorm.norms",
-                count_keys: &["num_key_value_heads"],
-                parts: &["k_layernorm"],
-                expert_name: "model.layers.{bid}.self_attn.{w}.norms.{xid}.weight",
-                merged_name: "model.layers.{bid}.self_attn.{w}.weight",
-            },
-        ],
+        hook: Some(refuse_per_head_norms),
         ..Rules::NONE
     },
     params,
@@ -52,6 +40,17 @@ const QK_NORM: &[(&str, &str)] = &[
         "blk.{bid}.attn_k_norm",
     ),
 ];
+
+fn refuse_per_head_norms(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    if name.contains("q_layernorm.norms") || name.contains("k_layernorm.norms") {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: per-head q/k layer norms (qk_layernorm, tensor {name}) cannot be converted: \
+             llama.cpp's converter fails on them too (\"Unprocessed norms\")",
+            hp.arch
+        )));
+    }
+    Ok(Modified::Pass(name, expr))
+}
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
