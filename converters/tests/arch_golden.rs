@@ -171,4 +171,7 @@ fixtures! {
     stablelm => "stablelm",
     cohere2 => "cohere2",
     cohere => "cohere",
+    starcoder2 => "starcoder2",
+    phi2 => "phi2",
+    gptneox => "gptneox",
 }
