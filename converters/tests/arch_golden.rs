@@ -118,7 +118,11 @@ fn run(fixture: &str) {
                 let d = diff_manifests(&m, &want);
                 eprintln!(
                     "{fixture} {variant}: {}",
-                    if d.is_empty() { "byte-identical" } else { "MISMATCH" }
+                    if d.is_empty() {
+                        "byte-identical"
+                    } else {
+                        "MISMATCH"
+                    }
                 );
                 problems.extend(d.into_iter().map(|x| format!("{variant}: {x}")));
             }

@@ -283,7 +283,10 @@ impl Expr {
         if !ok {
             return Err(terr(
                 name,
-                format!("row regrouping does not fit a tensor of shape {:?}", self.shape()),
+                format!(
+                    "row regrouping does not fit a tensor of shape {:?}",
+                    self.shape()
+                ),
             ));
         }
         let (shape, work) = (self.shape().to_vec(), self.work());

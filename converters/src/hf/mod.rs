@@ -117,7 +117,11 @@ pub fn nearest_architectures(name: &str) -> Vec<&'static str> {
         .map(|c| {
             let cl = c.to_lowercase();
             let d = edit_distance(&lower, &cl);
-            let bonus = if !stem.is_empty() && cl.starts_with(&stem) { 0 } else { 1 };
+            let bonus = if !stem.is_empty() && cl.starts_with(&stem) {
+                0
+            } else {
+                1
+            };
             (bonus * 1000 + d, *c)
         })
         .collect();

@@ -107,7 +107,10 @@ fn cohere2_params(p: &mut Params) -> Result<(), ConvertError> {
     if heads == 0 {
         return Err(hp.missing(&["num_attention_heads"]));
     }
-    p.u32("rope.dimension_count", (pct * (hidden / heads) as f64) as u64)?;
+    p.u32(
+        "rope.dimension_count",
+        (pct * (hidden / heads) as f64) as u64,
+    )?;
     p.rope_scaling_none();
     Ok(())
 }

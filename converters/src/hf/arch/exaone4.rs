@@ -61,7 +61,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let sw = match hp.get("sliding_window") {
         None | Some(Json::Null) => return Ok(()),
         Some(v) => json_u64(v).ok_or_else(|| {
-            ConvertError::format(&hp.path, None, format!("sliding_window: not an integer: {v}"))
+            ConvertError::format(
+                &hp.path,
+                None,
+                format!("sliding_window: not an integer: {v}"),
+            )
         })?,
     };
     p.u32("attention.sliding_window", sw)?;

@@ -42,10 +42,7 @@ const TENSORS: &[(&str, &str)] = &[
         "transformer.h.{bid}.self_attention.dense",
         "blk.{bid}.attn_output",
     ),
-    (
-        "transformer.h.{bid}.mlp.dense_h_to_4h",
-        "blk.{bid}.ffn_up",
-    ),
+    ("transformer.h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
     (
         "transformer.h.{bid}.mlp.dense_4h_to_h",
         "blk.{bid}.ffn_down",

@@ -71,7 +71,10 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     if heads == 0 {
         return Err(hp.missing(&["num_attention_heads"]));
     }
-    p.u32("rope.dimension_count", (pct * (hidden / heads) as f64) as u64)?;
+    p.u32(
+        "rope.dimension_count",
+        (pct * (hidden / heads) as f64) as u64,
+    )?;
     p.u32("attention.head_count", heads)?;
     let parallel = match hp.get("use_parallel_residual") {
         None => true,
@@ -156,8 +159,17 @@ mod tests {
     fn per_head_qkv_blocks_are_regrouped() {
         // 2 heads of size 2, rows stored as [q0 k0 v0 q1 k1 v1].
         assert_eq!(qkv_rows(2, 2), [0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]);
-        assert!(is_qkv("gpt_neox.layers.12.attention.query_key_value.weight", "weight"));
-        assert!(is_qkv("gpt_neox.layers.0.attention.query_key_value.bias", "bias"));
-        assert!(!is_qkv("gpt_neox.layers.x.attention.query_key_value.weight", "weight"));
+        assert!(is_qkv(
+            "gpt_neox.layers.12.attention.query_key_value.weight",
+            "weight"
+        ));
+        assert!(is_qkv(
+            "gpt_neox.layers.0.attention.query_key_value.bias",
+            "bias"
+        ));
+        assert!(!is_qkv(
+            "gpt_neox.layers.x.attention.query_key_value.weight",
+            "weight"
+        ));
     }
 }

@@ -105,7 +105,11 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     ] {
         if let Some(v) = hp.get(key).filter(|v| truthy(v)) {
             let f = v.as_f64().ok_or_else(|| {
-                ConvertError::format(&hp.path, None, format!("{key}: expected a number, found {v}"))
+                ConvertError::format(
+                    &hp.path,
+                    None,
+                    format!("{key}: expected a number, found {v}"),
+                )
             })?;
             q.f32(suffix, f);
         }

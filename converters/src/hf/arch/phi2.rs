@@ -64,7 +64,10 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     if n_head == 0 {
         return Err(hp.missing(&["num_attention_heads"]));
     }
-    p.req_u32("context_length", &["n_positions", "max_position_embeddings"])?;
+    p.req_u32(
+        "context_length",
+        &["n_positions", "max_position_embeddings"],
+    )?;
     p.u32("embedding_length", n_embd)?;
     p.u32("feed_forward_length", n_embd.saturating_mul(4))?;
     let n = p.block_count()?;

@@ -69,7 +69,10 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     if heads == 0 {
         return Err(hp.missing(&["num_attention_heads"]));
     }
-    p.u32("rope.dimension_count", (pct * (hidden / heads) as f64) as u64)?;
+    p.u32(
+        "rope.dimension_count",
+        (pct * (hidden / heads) as f64) as u64,
+    )?;
     p.u32("attention.head_count", heads)?;
     p.req_u32("attention.head_count_kv", &["num_key_value_heads"])?;
     let parallel = match hp.get("use_parallel_residual") {

@@ -133,7 +133,10 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             let m = spm::load_model(dir)?.ok_or_else(|| {
                 ConvertError::io(
                     dir.join("tokenizer.model"),
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "ERNIE 4.5 needs tokenizer.model"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "ERNIE 4.5 needs tokenizer.model",
+                    ),
                 )
             })?;
             let path = sentencepiece(req, &m, &mut kv)?;
