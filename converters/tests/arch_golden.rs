@@ -178,4 +178,8 @@ fixtures! {
     starcoder2 => "starcoder2",
     phi2 => "phi2",
     gptneox => "gptneox",
+    falcon => "falcon",
+    exaone4 => "exaone4",
+    ernie4_5 => "ernie4_5",
+    stablelm_2 => "stablelm-2",
 }
