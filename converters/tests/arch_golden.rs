@@ -182,4 +182,8 @@ fixtures! {
     exaone4 => "exaone4",
     ernie4_5 => "ernie4_5",
     stablelm_2 => "stablelm-2",
+    olmoe => "olmoe",
+    granitemoe => "granitemoe",
+    seedoss => "seedoss",
+    arcee => "arcee",
 }
