@@ -77,7 +77,7 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                   rope_theta=500000.0),
               "smollm", True),
     "smollm3": ("SmolLM3ForCausalLM", "smollm3",
-                dense(hidden_size=256, intermediate_size=352, num_hidden_layers=2,
+                dense(hidden_size=128, intermediate_size=352, num_hidden_layers=2,
                       vocab_size=SPM_VOCAB, rope_theta=2000000.0,
                       rope_scaling={"rope_type": "yarn", "factor": 2.0,
                                     "original_max_position_embeddings": 2048}),
@@ -107,12 +107,12 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
     "stablelm": ("StableLmForCausalLM", "stablelm",
                  bpe(qk_layernorm=True, use_qkv_bias=True, use_parallel_residual=False,
                      partial_rotary_factor=0.5),
-                 "smollm", False),
+                 "smollm", True),
     # qk_layernorm: the reference refuses it ("Unprocessed norms"), so must we.
     "stablelm-2": ("StableLmForCausalLM", "stablelm",
                    bpe(use_qkv_bias=True, use_parallel_residual=True,
                        partial_rotary_factor=0.25, rope_theta=20000.0),
-                   "smollm", False),
+                   "smollm", True),
     "starcoder2": ("Starcoder2ForCausalLM", "starcoder2",
                    bpe(use_bias=True, sliding_window=1000),
                    "smollm", True),
@@ -125,7 +125,7 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                      rotary_pct=0.5, use_parallel_residual=True),
                 "smollm", True),
     "falcon": ("FalconForCausalLM", "falcon",
-               dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+               dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
                     num_kv_heads=2, new_decoder_architecture=True, bias=False,
                     multi_query=False, parallel_attn=True),
                "smollm", True),
@@ -204,8 +204,8 @@ def add_tokenizer(kind: str, out: Path) -> None:
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
                                    "lstrip": False, "rstrip": False, "normalized": False,
                                    "special": True})
-        (out / "tokenizer.json").write_text(json.dumps(tj, ensure_ascii=False, indent=2),
-                                            encoding="utf-8")
+        (out / "tokenizer.json").write_text(
+            json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
 def sha256(path: Path) -> str:
