@@ -99,6 +99,37 @@ impl Params<'_> {
         self.md.set(key, Value::Array(ArrayValue::Bool(v)));
     }
 
+    /// `rope.dimension_count = int(pct * (hidden_size // num_attention_heads))`: partial
+    /// rotary dimensions of one head.
+    pub fn partial_rope_dims(&mut self, pct: f64) -> Result<(), ConvertError> {
+        let hidden = self.hp.req_u64(&["hidden_size"])?;
+        let heads = self.hp.req_u64(&["num_attention_heads"])?;
+        if heads == 0 {
+            return Err(self.hp.missing(&["num_attention_heads"]));
+        }
+        self.u32(
+            "rope.dimension_count",
+            (pct * (hidden / heads) as f64) as u64,
+        )
+    }
+
+    /// `use_parallel_residual` from the hparams, true when absent.
+    pub fn parallel_residual(&mut self) -> Result<(), ConvertError> {
+        let parallel = match self.hp.get("use_parallel_residual") {
+            None => true,
+            Some(Json::Bool(b)) => *b,
+            Some(v) => {
+                return Err(ConvertError::format(
+                    &self.hp.path,
+                    None,
+                    format!("use_parallel_residual: expected a boolean, found {v}"),
+                ))
+            }
+        };
+        self.bool("use_parallel_residual", parallel);
+        Ok(())
+    }
+
     /// `rope.scaling.type = "none"` (`add_rope_scaling_type(RopeScalingType.NONE)`).
     pub fn rope_scaling_none(&mut self) {
         self.string("rope.scaling.type", "none");

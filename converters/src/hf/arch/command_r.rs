@@ -102,15 +102,7 @@ fn cohere2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.req_u32("vocab_size", &["vocab_size"])?;
     let hp = p.hp;
     let pct = hp.req_f64(&["rotary_pct"])?;
-    let hidden = hp.req_u64(&["hidden_size"])?;
-    let heads = hp.req_u64(&["num_attention_heads"])?;
-    if heads == 0 {
-        return Err(hp.missing(&["num_attention_heads"]));
-    }
-    p.u32(
-        "rope.dimension_count",
-        (pct * (hidden / heads) as f64) as u64,
-    )?;
+    p.partial_rope_dims(pct)?;
     p.rope_scaling_none();
     Ok(())
 }

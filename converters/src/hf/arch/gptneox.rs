@@ -4,8 +4,6 @@
 //! they are regrouped into all q rows, then all k rows, then all v rows. Its own hparam
 //! list (no `general.file_type`): rotary dimensions from `rotary_pct`, parallel residual.
 
-use serde_json::Value as Json;
-
 use super::{keep, no_extra, Arch, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
@@ -67,27 +65,9 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.u32("block_count", n)?;
     p.req_u32("feed_forward_length", &["intermediate_size"])?;
     let pct = hp.req_f64(&["rotary_pct"])?;
-    let heads = hp.req_u64(&["num_attention_heads"])?;
-    if heads == 0 {
-        return Err(hp.missing(&["num_attention_heads"]));
-    }
-    p.u32(
-        "rope.dimension_count",
-        (pct * (hidden / heads) as f64) as u64,
-    )?;
-    p.u32("attention.head_count", heads)?;
-    let parallel = match hp.get("use_parallel_residual") {
-        None => true,
-        Some(Json::Bool(b)) => *b,
-        Some(v) => {
-            return Err(ConvertError::format(
-                &hp.path,
-                None,
-                format!("use_parallel_residual: expected a boolean, found {v}"),
-            ))
-        }
-    };
-    p.bool("use_parallel_residual", parallel);
+    p.partial_rope_dims(pct)?;
+    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.parallel_residual()?;
     let eps = hp.req_f64(&["layer_norm_eps"])?;
     p.f32("attention.layer_norm_epsilon", eps);
     Ok(())

@@ -65,28 +65,10 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         .get("partial_rotary_factor")
         .and_then(Json::as_f64)
         .ok_or_else(|| hp.missing(&["partial_rotary_factor"]))?;
-    let heads = hp.req_u64(&["num_attention_heads"])?;
-    if heads == 0 {
-        return Err(hp.missing(&["num_attention_heads"]));
-    }
-    p.u32(
-        "rope.dimension_count",
-        (pct * (hidden / heads) as f64) as u64,
-    )?;
-    p.u32("attention.head_count", heads)?;
+    p.partial_rope_dims(pct)?;
+    p.req_u32("attention.head_count", &["num_attention_heads"])?;
     p.req_u32("attention.head_count_kv", &["num_key_value_heads"])?;
-    let parallel = match hp.get("use_parallel_residual") {
-        None => true,
-        Some(Json::Bool(b)) => *b,
-        Some(v) => {
-            return Err(ConvertError::format(
-                &hp.path,
-                None,
-                format!("use_parallel_residual: expected a boolean, found {v}"),
-            ))
-        }
-    };
-    p.bool("use_parallel_residual", parallel);
+    p.parallel_residual()?;
     let eps = hp.req_f64(&["layer_norm_eps", "norm_eps"])?;
     p.f32("attention.layer_norm_epsilon", eps);
     p.file_type();
