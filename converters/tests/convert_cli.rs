@@ -300,3 +300,43 @@ fn bad_arguments_and_inputs_have_distinct_exit_codes() {
     );
     assert!(!work.join("o.gguf").exists());
 }
+
+#[test]
+fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
+    let work = scratch("cli-archs");
+    let o = convert(&["--list-architectures".into()], &work);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for (hf, gguf) in [
+        ("LlamaForCausalLM", "llama"),
+        ("Olmo2ForCausalLM", "olmo2"),
+        ("GPTNeoXForCausalLM", "gptneox"),
+        ("CohereForCausalLM", "command-r"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == [hf, gguf]),
+            "{hf} -> {gguf} missing:\n{text}"
+        );
+    }
+    let o = convert(&["--list-architectures".into(), "--json".into()], &work);
+    let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j.as_array().unwrap().len(), text.lines().count());
+
+    // A misspelt class: refused before anything is written, with the nearest names.
+    let model = work.join("m");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"architectures": ["Olmo2ForCausalLMX"], "num_hidden_layers": 1}"#,
+    )
+    .unwrap();
+    let o = convert(&[s(&model), s(&work.join("o.gguf"))], &work);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Olmo2ForCausalLMX") && err.contains("nearest supported: Olmo2ForCausalLM"),
+        "{err}"
+    );
+    assert!(!work.join("o.gguf").exists());
+}

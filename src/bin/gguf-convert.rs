@@ -93,7 +93,7 @@ struct Cli {
     /// HF cache snapshot folder works too), a GGUF file or a legacy .bin; or a model id in
     /// the local HuggingFace cache (`Qwen/Qwen2.5-0.5B-Instruct`, `hf:org/name`), whose
     /// outputs then go to the current directory unless OUT or --outdir says otherwise.
-    #[arg(required_unless_present = "batch")]
+    #[arg(required_unless_present_any = ["batch", "list_architectures"])]
     src: Option<PathBuf>,
     /// With a model id: the branch, tag or commit in the cache (default: main).
     #[arg(long, value_name = "REV")]
@@ -191,6 +191,11 @@ struct Cli {
     /// With several outputs or --batch: report what would be written or skipped.
     #[arg(long)]
     dry_run: bool,
+    /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
+    /// the GGUF architecture it converts to, and exit (with --json: a JSON array).
+    /// convert_hf_to_gguf.py's --print-supported-models is the same.
+    #[arg(long, alias = "print-supported-models")]
+    list_architectures: bool,
     /// Print a machine-readable report on stdout (JSON; JSON Lines with several outputs or
     /// --batch).
     #[arg(long)]
@@ -756,6 +761,21 @@ pub(crate) fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
     ggufkit::cli::handle_generators::<Cli>();
     let cli = Cli::parse();
+    if cli.list_architectures {
+        let table = ggufkit_converters::hf::architecture_table();
+        if cli.json {
+            let rows: Vec<serde_json::Value> = table
+                .iter()
+                .map(|(hf, g)| serde_json::json!({"hf": hf, "gguf": g}))
+                .collect();
+            println!("{}", serde_json::Value::Array(rows));
+        } else {
+            for (hf, g) in table {
+                println!("{hf:<40} {g}");
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
     match run(cli) {
         Ok(c) => c,
         Err(Failure::Usage(e)) => {

@@ -106,6 +106,9 @@ enum Op {
     },
     /// The llama q/k row permutation (`LlamaModel.permute`).
     PermuteHeads { input: Expr, n_head: u64 },
+    /// Output row `i` is input row `map[i]` (rows along the outermost dimension; the
+    /// elements of a 1-D tensor). The q/k/v regroupings of GPT-NeoX and Falcon.
+    GatherRows { input: Expr, map: Arc<Vec<u64>> },
     /// 2-D transpose.
     Transpose(Expr),
     /// `torch.stack(dim=0)`.
@@ -180,6 +183,7 @@ impl Expr {
                 scale.for_each_source(f);
             }
             Op::PermuteHeads { input, .. }
+            | Op::GatherRows { input, .. }
             | Op::Transpose(input)
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. } => input.for_each_source(f),
@@ -257,6 +261,39 @@ impl Expr {
             Op::PermuteHeads {
                 input: self,
                 n_head,
+            },
+            shape,
+            work,
+        ))
+    }
+
+    /// Reorders the outermost dimension: output row `i` is input row `map[i]`. `map` must
+    /// be a permutation of the rows.
+    pub fn gather_rows(self, name: &str, map: Vec<u64>) -> Result<Expr, ConvertError> {
+        let rows = self.shape().first().copied().unwrap_or(0);
+        let mut seen = vec![false; map.len()];
+        let ok = map.len() as u64 == rows
+            && map.iter().all(|&r| {
+                let fresh = r < rows && !seen[r as usize];
+                if fresh {
+                    seen[r as usize] = true;
+                }
+                fresh
+            });
+        if !ok {
+            return Err(terr(
+                name,
+                format!(
+                    "row regrouping does not fit a tensor of shape {:?}",
+                    self.shape()
+                ),
+            ));
+        }
+        let (shape, work) = (self.shape().to_vec(), self.work());
+        Ok(Expr::new(
+            Op::GatherRows {
+                input: self,
+                map: Arc::new(map),
             },
             shape,
             work,
@@ -356,6 +393,7 @@ impl Expr {
             Op::PermuteHeads { input, n_head } => {
                 format!("permute({}, heads={n_head})", input.describe())
             }
+            Op::GatherRows { input, .. } => format!("regroup_rows({})", input.describe()),
             Op::Transpose(i) => format!("transpose({})", i.describe()),
             Op::Stack(p) => format!(
                 "stack({}{})",
@@ -428,6 +466,9 @@ impl Expr {
                     n_head: h2,
                 },
             ) => h1 == h2 && i1.same_values(i2),
+            (Op::GatherRows { input: i1, map: m1 }, Op::GatherRows { input: i2, map: m2 }) => {
+                m1 == m2 && i1.same_values(i2)
+            }
             (Op::Transpose(a), Op::Transpose(b)) => a.same_values(b),
             (Op::Stack(a), Op::Stack(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_values(y))
@@ -470,11 +511,17 @@ impl Expr {
                 scale.sources(out);
             }
             Op::PermuteHeads { input, .. }
+            | Op::GatherRows { input, .. }
             | Op::Transpose(input)
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
+    }
+
+    /// Computes the values as f32.
+    pub fn eval_f32(&self) -> Result<Vec<f32>, DataError> {
+        Ok(self.eval()?.f32s())
     }
 
     /// Computes the values.
@@ -511,6 +558,19 @@ impl Expr {
                                 .copy_from_slice(&v.bytes[src * row..(src + 1) * row]);
                         }
                     }
+                }
+                Values {
+                    work: v.work,
+                    bytes: out,
+                }
+            }
+            Op::GatherRows { input, map } => {
+                let v = input.eval()?;
+                let row = v.bytes.len() / map.len().max(1);
+                let mut out = Vec::with_capacity(v.bytes.len());
+                for &r in map.iter() {
+                    let r = r as usize;
+                    out.extend_from_slice(&v.bytes[r * row..(r + 1) * row]);
                 }
                 Values {
                     work: v.work,

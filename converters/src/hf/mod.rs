@@ -96,14 +96,64 @@ pub fn supported_architectures() -> &'static [&'static str] {
     })
 }
 
+/// Every supported HF architecture name with the GGUF architecture it converts to, sorted
+/// by HF name (`gguf-convert --list-architectures`).
+pub fn architecture_table() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&'static str, &'static str)> = arch::ALL
+        .iter()
+        .flat_map(|a| a.hf_names.iter().map(move |n| (*n, a.gguf)))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Up to three supported names nearest to `name` (case-insensitive edit distance; names
+/// sharing a prefix with it first).
+pub fn nearest_architectures(name: &str) -> Vec<&'static str> {
+    let lower = name.to_lowercase();
+    let stem: String = lower.chars().take(4).collect();
+    let mut scored: Vec<(usize, &'static str)> = supported_architectures()
+        .iter()
+        .map(|c| {
+            let cl = c.to_lowercase();
+            let d = edit_distance(&lower, &cl);
+            let bonus = if !stem.is_empty() && cl.starts_with(&stem) {
+                0
+            } else {
+                1
+            };
+            (bonus * 1000 + d, *c)
+        })
+        .collect();
+    scored.sort_unstable();
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| {
         ConvertError::Unsupported(format!(
-            "model architecture {:?} is not supported; supported architectures: {}",
+            "model architecture {:?} is not supported (nearest supported: {}; \
+             `gguf-convert --list-architectures` lists all {})",
             hp.arch,
-            supported_architectures().join(", ")
+            nearest_architectures(&hp.arch).join(", "),
+            supported_architectures().len()
         ))
     })?;
     let shards = safetensors::index_dir(dir)?;

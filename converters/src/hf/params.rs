@@ -90,6 +90,69 @@ impl Params<'_> {
         );
     }
 
+    /// A BOOL array (skipped when empty, like `add_array`).
+    pub fn bools(&mut self, suffix: &str, v: Vec<bool>) {
+        if v.is_empty() {
+            return;
+        }
+        let key = self.key(suffix);
+        self.md.set(key, Value::Array(ArrayValue::Bool(v)));
+    }
+
+    /// `rope.dimension_count = int(pct * (hidden_size // num_attention_heads))`: partial
+    /// rotary dimensions of one head.
+    pub fn partial_rope_dims(&mut self, pct: f64) -> Result<(), ConvertError> {
+        let hidden = self.hp.req_u64(&["hidden_size"])?;
+        let heads = self.hp.req_u64(&["num_attention_heads"])?;
+        if heads == 0 {
+            return Err(self.hp.missing(&["num_attention_heads"]));
+        }
+        self.u32(
+            "rope.dimension_count",
+            (pct * (hidden / heads) as f64) as u64,
+        )
+    }
+
+    /// `use_parallel_residual` from the hparams, true when absent.
+    pub fn parallel_residual(&mut self) -> Result<(), ConvertError> {
+        let parallel = match self.hp.get("use_parallel_residual") {
+            None => true,
+            Some(Json::Bool(b)) => *b,
+            Some(v) => {
+                return Err(ConvertError::format(
+                    &self.hp.path,
+                    None,
+                    format!("use_parallel_residual: expected a boolean, found {v}"),
+                ))
+            }
+        };
+        self.bool("use_parallel_residual", parallel);
+        Ok(())
+    }
+
+    /// `rope.scaling.type = "none"` (`add_rope_scaling_type(RopeScalingType.NONE)`).
+    pub fn rope_scaling_none(&mut self) {
+        self.string("rope.scaling.type", "none");
+    }
+
+    /// The sliding-window pattern from `layer_types` (true = sliding attention), if the
+    /// hparams have that list.
+    pub fn layer_types_pattern(&self) -> Result<Option<Vec<bool>>, ConvertError> {
+        match self.hp.get("layer_types") {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Array(a)) => Ok(Some(
+                a.iter()
+                    .map(|t| t.as_str() == Some("sliding_attention"))
+                    .collect(),
+            )),
+            Some(v) => Err(ConvertError::format(
+                &self.hp.path,
+                None,
+                format!("layer_types: expected a list, found {v}"),
+            )),
+        }
+    }
+
     /// An integer or a list of integers (UINT32, or an INT32 array as gguf-py infers it).
     pub fn u32_or_list(&mut self, suffix: &str, v: &Json) -> Result<(), ConvertError> {
         match v {

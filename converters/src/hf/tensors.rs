@@ -8,7 +8,7 @@ use std::path::Path;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::arch::{Arch, Experts};
+use super::arch::{Arch, Experts, Modified, QkPermute};
 use super::config::{json_u64, Hparams};
 use super::expr::Expr;
 use super::names::{block_id, TensorMap};
@@ -187,7 +187,8 @@ struct Modifier<'a> {
     hp: &'a Hparams,
     dir: &'a Path,
     map: TensorMap,
-    experts: HashMap<u64, Vec<(String, Expr)>>,
+    /// Buffered stack members per (stack index, block).
+    experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
     vocab_rows: Option<u64>,
 }
 
@@ -249,25 +250,43 @@ impl Modifier<'_> {
     ) -> Result<Vec<(String, Expr)>, ConvertError> {
         let rules = &self.arch.rules;
         let hp = self.hp;
-        let mut name = match rules.rename {
+        let name = match rules.rename {
             Some(r) => r(hp, &name),
             None => name,
         };
-        let mut expr = expr;
-        if rules.permute_qk {
-            let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-            let n_kv = hp.req_u64(&["n_kv_heads", "num_key_value_heads"])?;
-            if rules.headless_arch == Some(hp.arch.as_str()) {
-                name = format!("model.{name}");
-            }
-            if name.ends_with("q_proj.weight") || name.ends_with("q_proj.bias") {
+        let (mut name, mut expr) = match rules.hook {
+            None => (name, expr),
+            Some(h) => match h(hp, name, expr)? {
+                Modified::Pass(n, e) => (n, e),
+                Modified::Drop => return Ok(Vec::new()),
+                Modified::Out(v) => {
+                    return v
+                        .into_iter()
+                        .map(|(n, e)| Ok((self.map_name(&n)?, e)))
+                        .collect()
+                }
+            },
+        };
+        if rules.headless_arch == Some(hp.arch.as_str()) {
+            name = format!("model.{name}");
+        }
+        if rules.permute_qk != QkPermute::No {
+            let biases = rules.permute_qk == QkPermute::WeightsAndBiases;
+            let is = |proj: &str| {
+                name.ends_with(&format!("{proj}.weight"))
+                    || (biases && name.ends_with(&format!("{proj}.bias")))
+            };
+            if is("q_proj") {
+                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
                 expr = expr.permute_heads(&name, n_head)?;
             }
-            if name.ends_with("k_proj.weight") || name.ends_with("k_proj.bias") {
+            if is("k_proj") {
+                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
+                let n_kv = hp
+                    .find_u64(&["n_kv_heads", "num_key_value_heads"])?
+                    .unwrap_or(n_head);
                 expr = expr.permute_heads(&name, n_kv)?;
             }
-        } else if rules.headless_arch == Some(hp.arch.as_str()) {
-            name = format!("model.{name}");
         }
         if rules.slice_embeddings && name.contains("embed_tokens.weight") {
             let rows = expr.shape().first().copied().unwrap_or(0);
@@ -311,31 +330,30 @@ impl Modifier<'_> {
                 ]);
             }
         }
-        if let Some(ex) = &rules.experts {
-            if name.contains(ex.marker) {
-                return self.buffer_expert(ex, name, expr, bid);
-            }
+        if let Some(i) = rules.experts.iter().position(|ex| name.contains(ex.marker)) {
+            return self.buffer_expert(i, name, expr, bid);
         }
         Ok(vec![(self.map_name(&name)?, expr)])
     }
 
     fn buffer_expert(
         &mut self,
-        ex: &Experts,
+        index: usize,
         name: String,
         expr: Expr,
         bid: Option<u64>,
     ) -> Result<Vec<(String, Expr)>, ConvertError> {
+        let ex: &Experts = &self.arch.rules.experts[index];
         let bid = bid.ok_or_else(|| terr(&name, "expert tensor without a block number"))?;
         let n = self.hp.req_u64(ex.count_keys)?;
-        let buf = self.experts.entry(bid).or_default();
+        let buf = self.experts.entry((index, bid)).or_default();
         buf.push((name, expr));
         if (buf.len() as u64) < n.saturating_mul(ex.parts.len() as u64) {
             return Ok(Vec::new());
         }
         let mut buf: HashMap<String, Expr> = self
             .experts
-            .remove(&bid)
+            .remove(&(index, bid))
             .unwrap_or_default()
             .into_iter()
             .collect();

@@ -25,14 +25,8 @@ pub const BERT: Arch = Arch {
     tensors: &[TENSORS],
     filter,
     rules: Rules {
-        headless_arch: None,
-        permute_qk: false,
-        norm_shift: false,
-        slice_embeddings: false,
-        transpose: &[],
-        fused_experts: false,
-        experts: None,
         rename: Some(rename),
+        ..Rules::NONE
     },
     params,
     extra: no_extra,

@@ -21,7 +21,7 @@ pub const GEMMA: Arch = Arch {
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
-        ..NO_RULES
+        ..Rules::NONE
     },
     params: gemma_params,
     extra: no_extra,
@@ -36,7 +36,7 @@ pub const GEMMA2: Arch = Arch {
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
-        ..NO_RULES
+        ..Rules::NONE
     },
     params: gemma2_params,
     extra: no_extra,
@@ -52,21 +52,10 @@ pub const GEMMA3: Arch = Arch {
     rules: Rules {
         norm_shift: true,
         slice_embeddings: true,
-        ..NO_RULES
+        ..Rules::NONE
     },
     params: gemma3_params,
     extra: no_extra,
-};
-
-const NO_RULES: Rules = Rules {
-    headless_arch: None,
-    permute_qk: false,
-    norm_shift: false,
-    slice_embeddings: false,
-    transpose: &[],
-    fused_experts: false,
-    experts: None,
-    rename: None,
 };
 
 const GEMMA2_NORMS: &[(&str, &str)] = &[

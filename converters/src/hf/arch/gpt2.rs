@@ -16,14 +16,8 @@ pub const GPT2: Arch = Arch {
     tensors: &[TENSORS],
     filter: keep,
     rules: Rules {
-        headless_arch: None,
-        permute_qk: false,
-        norm_shift: false,
-        slice_embeddings: false,
         transpose: &[".c_attn.weight", ".c_proj.weight", ".c_fc.weight"],
-        fused_experts: false,
-        experts: None,
-        rename: None,
+        ..Rules::NONE
     },
     params,
     extra: no_extra,

@@ -6,7 +6,7 @@
 
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Experts, Extra, Rules, LLAMA_LIKE};
+use super::{keep, Arch, Experts, Extra, QkPermute, Rules, LLAMA_LIKE};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -28,22 +28,21 @@ pub const LLAMA: Arch = Arch {
     filter,
     rules: Rules {
         headless_arch: Some("LlamaModel"),
-        permute_qk: true,
-        norm_shift: false,
-        slice_embeddings: false,
-        transpose: &[],
-        fused_experts: false,
-        experts: Some(Experts {
-            marker: "block_sparse_moe.experts",
-            count_keys: &["num_local_experts"],
-            parts: &["w1", "w2", "w3"],
-            expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
-            merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
-        }),
-        rename: None,
+        permute_qk: QkPermute::WeightsAndBiases,
+        experts: &[MIXTRAL_EXPERTS],
+        ..Rules::NONE
     },
     params,
     extra: rope_freqs,
+};
+
+/// Mixtral's per-expert `w1`/`w2`/`w3`.
+pub const MIXTRAL_EXPERTS: Experts = Experts {
+    marker: "block_sparse_moe.experts",
+    count_keys: &["num_local_experts"],
+    parts: &["w1", "w2", "w3"],
+    expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
+    merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
 };
 
 const MIXTRAL: &[(&str, &str)] = &[
@@ -65,11 +64,13 @@ const MIXTRAL: &[(&str, &str)] = &[
     ),
 ];
 
-fn filter(name: &str) -> Option<String> {
+/// `LlamaModel.filter_tensors`: drops SmolVLM's `text_model.` infix.
+pub fn filter(name: &str) -> Option<String> {
     keep(&name.replace("text_model.", ""))
 }
 
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+/// `LlamaModel.set_gguf_parameters`: the generic block, `vocab_size`, the rope dimensions.
+pub fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.req_u32("vocab_size", &["vocab_size"])?;
     p.u32("rope.dimension_count", rope_dim(p.hp)?)
@@ -92,7 +93,13 @@ pub fn rope_dim(hp: &Hparams) -> Result<u64, ConvertError> {
 const MAX_ROPE_DIM: u64 = 1 << 16;
 
 /// Llama-3 rope: `rope_freqs.weight`, one factor per rotary dimension pair.
-fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+pub fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+    llama3_rope_freqs(hp, 8.0)
+}
+
+/// Llama-3 rope factors with `default_factor` when the rope dict has no `factor` (8 for
+/// Llama, 16 for EXAONE 4).
+pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, ConvertError> {
     let rp = hp.rope_full();
     if rp.is_empty() {
         return Ok(Extra::default());
@@ -115,7 +122,7 @@ fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
             format!("rope dimension {dim} (head_dim) is larger than {MAX_ROPE_DIM}"),
         ));
     }
-    let factor = num("factor", 8.0);
+    let factor = num("factor", default_factor);
     let low = num("low_freq_factor", 1.0);
     let high = num("high_freq_factor", 4.0);
     let old_ctx = num("original_max_position_embeddings", 8192.0);

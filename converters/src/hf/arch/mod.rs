@@ -14,12 +14,26 @@ use super::params::Params;
 use super::tokenizer::VocabKind;
 use crate::ConvertError;
 
+mod arcee;
 mod bert;
+mod command_r;
+mod ernie4_5;
+mod exaone4;
+mod falcon;
 mod gemma;
+mod glm4;
 mod gpt2;
+mod gptneox;
+mod granite;
 mod llama;
+mod olmo;
+mod phi2;
 mod phi3;
 mod qwen;
+mod seed_oss;
+mod smollm3;
+mod stablelm;
+mod starcoder;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -44,14 +58,37 @@ pub struct Experts {
     pub merged_name: &'static str,
 }
 
-/// Per-tensor transforms (`modify_tensors`), applied in this order: name prefix, rotary
-/// permutation, norm shift, embedding slice, transposes, fused-expert split, expert stacking.
-#[derive(Default)]
+/// Which q/k tensors get Llama's rotary permutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QkPermute {
+    /// None.
+    No,
+    /// `q_proj`/`k_proj` weights and biases (Llama and its subclasses).
+    WeightsAndBiases,
+    /// `q_proj`/`k_proj` weights only (OLMo).
+    Weights,
+}
+
+/// What an architecture's own tensor hook decided (`modify_tensors` of the class).
+pub enum Modified {
+    /// Go on with the generic rules, with this name and value.
+    Pass(String, Expr),
+    /// Not written.
+    Drop,
+    /// These tensors (GGUF names, or HF names the table maps), written as they are.
+    Out(Vec<(String, Expr)>),
+}
+
+/// A class's own `modify_tensors` step, run first (after [`Rules::rename`]).
+pub type Hook = fn(&Hparams, String, Expr) -> Result<Modified, ConvertError>;
+
+/// Per-tensor transforms (`modify_tensors`), applied in this order: class hook, name prefix,
+/// rotary permutation, norm shift, embedding slice, transposes, fused-expert split, stacking.
 pub struct Rules {
     /// Headless checkpoints of this HF architecture get a `model.` name prefix.
     pub headless_arch: Option<&'static str>,
     /// Undo HF's rotate-half q/k layout (Llama).
-    pub permute_qk: bool,
+    pub permute_qk: QkPermute,
     /// Add 1 to tensors whose HF name ends with `norm.weight` (Gemma).
     pub norm_shift: bool,
     /// Cut `embed_tokens` to the real vocabulary size (Gemma 3).
@@ -60,10 +97,27 @@ pub struct Rules {
     pub transpose: &'static [&'static str],
     /// Split fused 3-D `mlp.experts.gate_up_proj` and pass `mlp.experts.down_proj` (Qwen MoE).
     pub fused_experts: bool,
-    /// Stack per-expert tensors.
-    pub experts: Option<Experts>,
+    /// Stack per-expert (or per-head) tensors; the first whose marker the name contains.
+    pub experts: &'static [Experts],
     /// Rename a (filtered) HF name before mapping.
     pub rename: Option<fn(&Hparams, &str) -> String>,
+    /// The class's own step.
+    pub hook: Option<Hook>,
+}
+
+impl Rules {
+    /// No transform at all.
+    pub const NONE: Rules = Rules {
+        headless_arch: None,
+        permute_qk: QkPermute::No,
+        norm_shift: false,
+        slice_embeddings: false,
+        transpose: &[],
+        fused_experts: false,
+        experts: &[],
+        rename: None,
+        hook: None,
+    };
 }
 
 /// One architecture.
@@ -110,6 +164,25 @@ pub static ALL: &[&Arch] = &[
     &phi3::PHI3,
     &gpt2::GPT2,
     &bert::BERT,
+    &olmo::OLMO,
+    &olmo::OLMO2,
+    &olmo::OLMOE,
+    &seed_oss::SEED_OSS,
+    &smollm3::SMOLLM3,
+    &arcee::ARCEE,
+    &granite::GRANITE,
+    &granite::GRANITE_MOE,
+    &command_r::COMMAND_R,
+    &command_r::COHERE2,
+    &stablelm::STABLELM,
+    &starcoder::STARCODER2,
+    &starcoder::STARCODER,
+    &phi2::PHI2,
+    &gptneox::GPTNEOX,
+    &falcon::FALCON,
+    &exaone4::EXAONE4,
+    &glm4::GLM4,
+    &ernie4_5::ERNIE4_5,
 ];
 
 /// The description for an HF architecture name.

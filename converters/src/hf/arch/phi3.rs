@@ -21,16 +21,7 @@ pub const PHI3: Arch = Arch {
     vocab: VocabKind::Phi3,
     tensors: &[TENSORS],
     filter: keep,
-    rules: Rules {
-        headless_arch: None,
-        permute_qk: false,
-        norm_shift: false,
-        slice_embeddings: false,
-        transpose: &[],
-        fused_experts: false,
-        experts: None,
-        rename: None,
-    },
+    rules: Rules::NONE,
     params,
     extra,
 };

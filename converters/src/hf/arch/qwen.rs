@@ -21,7 +21,7 @@ pub const QWEN2: Arch = Arch {
     filter: keep,
     rules: Rules {
         headless_arch: Some("Qwen2Model"),
-        ..NO_RULES
+        ..Rules::NONE
     },
     params: dense_params,
     extra: no_extra,
@@ -34,7 +34,7 @@ pub const QWEN3: Arch = Arch {
     vocab: VocabKind::Qwen2,
     tensors: &[LLAMA_LIKE, QK_NORM],
     filter: keep,
-    rules: NO_RULES,
+    rules: Rules::NONE,
     params: dense_params,
     extra: refuse_reranker,
 };
@@ -63,30 +63,23 @@ pub const QWEN3MOE: Arch = Arch {
     extra: no_extra,
 };
 
-const NO_RULES: Rules = Rules {
-    headless_arch: None,
-    permute_qk: false,
-    norm_shift: false,
-    slice_embeddings: false,
-    transpose: &[],
-    fused_experts: false,
-    experts: None,
-    rename: None,
-};
-
 const MOE_RULES: Rules = Rules {
     fused_experts: true,
-    experts: Some(Experts {
-        marker: "experts",
-        count_keys: &["num_local_experts", "num_experts"],
-        parts: &["down_proj", "gate_proj", "up_proj"],
-        expert_name: "model.layers.{bid}.mlp.experts.{xid}.{w}.weight",
-        merged_name: "model.layers.{bid}.mlp.experts.{w}.weight",
-    }),
-    ..NO_RULES
+    experts: &[QWEN_EXPERTS],
+    ..Rules::NONE
 };
 
-const QK_NORM: &[(&str, &str)] = &[
+/// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}` (Qwen-MoE, OLMoE).
+pub const QWEN_EXPERTS: Experts = Experts {
+    marker: "experts",
+    count_keys: &["num_local_experts", "num_experts"],
+    parts: &["down_proj", "gate_proj", "up_proj"],
+    expert_name: "model.layers.{bid}.mlp.experts.{xid}.{w}.weight",
+    merged_name: "model.layers.{bid}.mlp.experts.{w}.weight",
+};
+
+/// `self_attn.q_norm` / `k_norm`.
+pub const QK_NORM: &[(&str, &str)] = &[
     (
         "model.layers.{bid}.self_attn.q_norm",
         "blk.{bid}.attn_q_norm",
@@ -97,7 +90,8 @@ const QK_NORM: &[(&str, &str)] = &[
     ),
 ];
 
-const MOE: &[(&str, &str)] = &[
+/// The Qwen-MoE router, shared expert and stacked experts.
+pub const MOE: &[(&str, &str)] = &[
     ("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
     (
         "model.layers.{bid}.mlp.shared_expert_gate",

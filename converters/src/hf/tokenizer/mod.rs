@@ -59,6 +59,12 @@ pub enum VocabKind {
     Phi3,
     /// BERT WordPiece.
     Bert,
+    /// ERNIE 4.5: SentencePiece, then `add_space_prefix` from tokenizer_config.json when it
+    /// has the key.
+    Ernie,
+    /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
+    /// special-token files do not set them (`Glm4Model.set_vocab`).
+    Glm4,
 }
 
 /// What the tokenizer converter needs to know.
@@ -122,6 +128,23 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             None => gpt2(req, tc, &mut kv)?,
         },
         VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
+        VocabKind::Glm4 => glm4(req, tc, &mut kv)?,
+        VocabKind::Ernie => {
+            let m = spm::load_model(dir)?.ok_or_else(|| {
+                ConvertError::io(
+                    dir.join("tokenizer.model"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "ERNIE 4.5 needs tokenizer.model",
+                    ),
+                )
+            })?;
+            let path = sentencepiece(req, &m, &mut kv)?;
+            if let Some(v) = tc.and_then(|t| t.get("add_prefix_space")) {
+                kv.bool(key::ADD_SPACE_PREFIX, json::truthy(Some(v)));
+            }
+            (path, None)
+        }
         VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
         VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
         VocabKind::Bert => {
@@ -239,6 +262,57 @@ fn gpt2(
     kv.array(key::TOKENS, strings(base.tokens));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
     SpecialVocab::load(req.dir, true, None, None)?.add_to(kv)?;
+    Ok((VocabPath::Gpt2, Some(base.pre)))
+}
+
+/// `Glm4Model.set_vocab`: the GPT-2 path, with special tokens taken from the tokenizer's
+/// added vocabulary where the special-token files leave them unset.
+fn glm4(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+    // `tokenizer.get_added_vocab()`: tokenizer.json's added tokens and tokenizer_config's
+    // added_tokens_decoder.
+    let mut added: Vec<(String, i128)> = Vec::new();
+    for t in hf.json["added_tokens"].as_array().into_iter().flatten() {
+        if let (Some(c), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) {
+            added.push((c.to_string(), id as i128));
+        }
+    }
+    if let Some(Json::Object(dec)) = tc.and_then(|t| t.get("added_tokens_decoder")) {
+        for (id, t) in dec {
+            if let (Some(c), Ok(id)) = (t["content"].as_str(), id.parse::<i128>()) {
+                added.push((c.to_string(), id));
+            }
+        }
+    }
+    let find = |content: &str| -> Result<i128, ConvertError> {
+        added
+            .iter()
+            .find(|(c, _)| c == content)
+            .map(|(_, id)| *id)
+            .ok_or_else(|| {
+                ConvertError::format(
+                    &hf.path,
+                    None,
+                    format!("GLM-4 needs the added token {content:?} (its eos/eot/unk/bos)"),
+                )
+            })
+    };
+    let (eot_text, eos) = (find("<|user|>")?, find("<|endoftext|>")?);
+    let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
+    kv.string(key::MODEL, "gpt2");
+    kv.string(key::PRE, &base.pre.name);
+    kv.array(key::TOKENS, strings(base.tokens));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
+    let mut sv = SpecialVocab::load(req.dir, true, None, None)?;
+    sv.set_special_token("eos", eos)?;
+    sv.set_special_token("eot", eot_text)?;
+    sv.set_special_token("unk", eos)?;
+    sv.set_special_token("bos", eos)?;
+    sv.add_to(kv)?;
     Ok((VocabPath::Gpt2, Some(base.pre)))
 }
 

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Tiny HuggingFace models of the architectures of issue #13, converted by the reference.
+
+For every fixture below this script
+
+1. builds the model with transformers from a small config (fixed seed, a few layers, sizes
+   that are not all powers of two, several experts for MoE), overwrites every parameter with
+   numpy draws in sorted parameter-name order (matrices, embeddings and biases N(0, 0.02),
+   norm scales 1 + 0.05 N), casts to bf16 and saves it with `save_pretrained`;
+2. adds a real tokenizer: the 1000-piece SentencePiece model of ../shared/fixtures/hf/llama-spm
+   for families whose converter reads SentencePiece, the SmolLM2 BPE tokenizer.json of
+   ../shared/fixtures/hf/llama-bpe (pre-tokenizer hash "smollm") for the others;
+3. runs llama.cpp's convert_hf_to_gguf.py for --outtype f32, f16, bf16, q8_0 and auto, and
+   llama-quantize Q4_K_M on the f32 output when the binary exists;
+4. writes the fixture to testdata/hf/<fixture>/ (big tokenizer files once, in
+   testdata/tokenizers/<name>/, named by the fixture's shared-files.txt) and the golden data to
+   testdata/golden/<fixture>/ in the format of ../shared/golden (variants.json, status.json,
+   commands.txt, one manifest per variant).
+
+Usage (see README.md):
+    make_fixtures.py --llama-cpp DIR [--quantize BIN] [--only NAME ...] [--work DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTDATA = ROOT / "testdata"
+SHARED = ROOT.parent / "shared"
+
+# Tokenizers: (source fixture in ../shared/fixtures/hf, shared files, per-fixture files).
+TOKENIZERS = {
+    "spm": ("llama-spm", ["tokenizer.model", "tokenizer.json"],
+            ["tokenizer_config.json", "special_tokens_map.json"]),
+    "smollm": ("llama-bpe", ["tokenizer.json"],
+               ["tokenizer_config.json", "special_tokens_map.json"]),
+}
+# GLM-4's converter needs `<|user|>` among the added tokens (its eot): the SmolLM2 file
+# with that one token appended (id 49152); `<|endoftext|>` is already token 0.
+TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
+                            ["tokenizer_config.json", "special_tokens_map.json"])
+SPM_VOCAB = 1000
+BPE_VOCAB = 49152
+
+
+def dense(**kw):
+    """Common small decoder sizes; `kw` overrides."""
+    base = dict(hidden_size=96, intermediate_size=160, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2,
+                max_position_embeddings=4096)
+    base.update(kw)
+    return base
+
+
+def bpe(**kw):
+    """Narrow sizes for fixtures with the 49152-token BPE vocabulary; `kw` overrides."""
+    base = dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                num_attention_heads=2, num_key_value_heads=1,
+                max_position_embeddings=4096)
+    base.update(kw)
+    return base
+
+
+# name -> (HF class, model_type, config overrides, tokenizer, tie embeddings)
+FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
+    # BPE fixtures carry the 49152-row SmolLM2 embedding, so they are narrow (hidden 16).
+    "olmo2": ("Olmo2ForCausalLM", "olmo2",
+              bpe(num_attention_heads=2, num_key_value_heads=2, rms_norm_eps=1e-6,
+                  rope_theta=500000.0),
+              "smollm", True),
+    "smollm3": ("SmolLM3ForCausalLM", "smollm3",
+                dense(hidden_size=128, intermediate_size=352, num_hidden_layers=2,
+                      vocab_size=SPM_VOCAB, rope_theta=2000000.0,
+                      rope_scaling={"rope_type": "yarn", "factor": 2.0,
+                                    "original_max_position_embeddings": 2048}),
+                "spm", False),
+    "granite": ("GraniteForCausalLM", "granite",
+                dense(hidden_size=256, intermediate_size=288, vocab_size=SPM_VOCAB,
+                      attention_multiplier=0.0078125, embedding_multiplier=12.0,
+                      residual_multiplier=0.22, logits_scaling=8.0,
+                      rope_scaling={"rope_type": "linear", "factor": 4.0}),
+                "spm", True),
+    "glm4": ("Glm4ForCausalLM", "glm4",
+             bpe(vocab_size=BPE_VOCAB + 1, num_attention_heads=2, num_key_value_heads=1,
+                 head_dim=12, rms_norm_eps=1e-5, partial_rotary_factor=0.75),
+             "smollm-glm", True),
+    "ernie4_5": ("Ernie4_5ForCausalLM", "ernie4_5",
+                 dense(hidden_size=192, intermediate_size=224, vocab_size=SPM_VOCAB,
+                       num_attention_heads=3, num_key_value_heads=1, head_dim=64,
+                       use_bias=True),
+                 "spm", True),
+    "cohere": ("CohereForCausalLM", "cohere",
+               bpe(use_qk_norm=True, logit_scale=0.125, model_max_length=16384),
+               "smollm", True),
+    "cohere2": ("Cohere2ForCausalLM", "cohere2",
+                bpe(num_hidden_layers=4, sliding_window=512, logit_scale=0.25,
+                    rotary_pct=0.5),
+                "smollm", True),
+    "stablelm": ("StableLmForCausalLM", "stablelm",
+                 bpe(qk_layernorm=True, use_qkv_bias=True, use_parallel_residual=False,
+                     partial_rotary_factor=0.5),
+                 "smollm", True),
+    # qk_layernorm: the reference refuses it ("Unprocessed norms"), so must we.
+    "stablelm-2": ("StableLmForCausalLM", "stablelm",
+                   bpe(use_qkv_bias=True, use_parallel_residual=True,
+                       partial_rotary_factor=0.25, rope_theta=20000.0),
+                   "smollm", True),
+    "starcoder2": ("Starcoder2ForCausalLM", "starcoder2",
+                   bpe(use_bias=True, sliding_window=1000),
+                   "smollm", True),
+    "phi2": ("PhiForCausalLM", "phi",
+             bpe(num_key_value_heads=2, intermediate_size=64, partial_rotary_factor=0.5),
+             "smollm", False),
+    "gptneox": ("GPTNeoXForCausalLM", "gpt_neox",
+                dict(hidden_size=16, intermediate_size=48, num_hidden_layers=2,
+                     num_attention_heads=2, max_position_embeddings=4096,
+                     rotary_pct=0.5, use_parallel_residual=True),
+                "smollm", True),
+    "falcon": ("FalconForCausalLM", "falcon",
+               dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+                    num_kv_heads=2, new_decoder_architecture=True, bias=False,
+                    multi_query=False, parallel_attn=True),
+               "smollm", True),
+    "exaone4": ("Exaone4ForCausalLM", "exaone4",
+                bpe(num_hidden_layers=4, sliding_window=256, sliding_window_pattern=2,
+                    layer_types=["sliding_attention", "full_attention",
+                                 "sliding_attention", "full_attention"]),
+                "smollm", True),
+    "olmoe": ("OlmoeForCausalLM", "olmoe",
+              bpe(intermediate_size=24, num_key_value_heads=2, num_experts=5,
+                  num_experts_per_tok=2),
+              "smollm", True),
+    "granitemoe": ("GraniteMoeForCausalLM", "granitemoe",
+                   dense(hidden_size=256, intermediate_size=96, vocab_size=SPM_VOCAB,
+                         num_local_experts=5, num_experts_per_tok=2,
+                         attention_multiplier=0.015625, embedding_multiplier=12.0,
+                         residual_multiplier=0.22, logits_scaling=6.0),
+                   "spm", True),
+    "seedoss": ("SeedOssForCausalLM", "seed_oss",
+                bpe(head_dim=16, attention_bias=True),
+                "smollm", True),
+    "arcee": ("ArceeForCausalLM", "arcee",
+              dense(hidden_size=160, intermediate_size=320, vocab_size=SPM_VOCAB,
+                    num_attention_heads=5, num_key_value_heads=1,
+                    rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                  "original_max_position_embeddings": 1024,
+                                  "beta_fast": 32.0, "beta_slow": 1.0}),
+              "spm", False),
+}
+
+
+def build_model(name: str, out: Path, seed: int) -> None:
+    import numpy as np
+    import torch
+    import transformers
+
+    cls_name, model_type, kw, tok, tie = FIXTURES[name]
+    kw = dict(kw)
+    kw.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
+    if tok.startswith("smollm"):
+        kw.setdefault("bos_token_id", 1)
+        kw.setdefault("eos_token_id", 2)
+        kw.setdefault("pad_token_id", None)
+    else:
+        kw.setdefault("bos_token_id", 1)
+        kw.setdefault("eos_token_id", 2)
+        kw.setdefault("pad_token_id", None)
+    kw["tie_word_embeddings"] = tie
+    config = transformers.AutoConfig.for_model(model_type, **kw)
+    config.architectures = [cls_name]
+    torch.manual_seed(seed)
+    model = getattr(transformers, cls_name)(config)
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        params = dict(model.named_parameters())
+        for pname in sorted(params):
+            p = params[pname]
+            shape = tuple(p.shape)
+            is_norm = ("norm" in pname or "ln_" in pname or "layernorm" in pname.lower()) \
+                and p.ndim == 1 and pname.endswith("weight")
+            if is_norm:
+                v = 1.0 + 0.05 * rng.standard_normal(shape)
+            else:
+                v = 0.02 * rng.standard_normal(shape)
+            p.copy_(torch.from_numpy(v.astype(np.float32)))
+    model = model.to(torch.bfloat16)
+    model.save_pretrained(out)
+
+
+def add_tokenizer(kind: str, out: Path) -> None:
+    src, shared, own = TOKENIZERS[kind]
+    for f in shared + own:
+        shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)
+    if kind == "smollm-glm":
+        tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+        tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
+                                   "lstrip": False, "rstrip": False, "normalized": False,
+                                   "special": True})
+        (out / "tokenizer.json").write_text(
+            json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+_MODULES: dict = {}
+
+
+def _reference(llama: Path):
+    """The reference converter and the manifest writer, imported once (with llama.cpp's own
+    gguf-py first on sys.path): starting Python and torch for every variant is most of the
+    time otherwise. Each conversion builds fresh model objects, so runs do not interact."""
+    if not _MODULES:
+        sys.path.insert(0, str(SHARED / "tools"))
+        sys.path.insert(0, str(llama))
+        sys.path.insert(0, str(llama / "gguf-py"))
+        import convert_hf_to_gguf  # noqa: E402
+        import gguf_manifest  # noqa: E402
+        _MODULES["convert"] = convert_hf_to_gguf
+        _MODULES["manifest"] = gguf_manifest
+    return _MODULES["convert"], _MODULES["manifest"]
+
+
+def manifest(llama: Path, f: Path, out: Path) -> None:
+    _, gm = _reference(llama)
+    out.write_text(gm.dumps(gm.manifest(str(f), None)) + "\n", encoding="utf-8")
+
+
+def convert_in_process(llama: Path, args: list[str], cwd: Path) -> tuple[int, str]:
+    """`convert_hf_to_gguf.py ARGS` run in this process; (return code, error text)."""
+    import traceback
+    ch, _ = _reference(llama)
+    old_argv, old_cwd = sys.argv, os.getcwd()
+    sys.argv = ["convert_hf_to_gguf.py", *args]
+    os.chdir(cwd)
+    try:
+        ch.main()
+        return 0, ""
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return code, f"SystemExit({e.code})"
+    except Exception:  # the reference refusing the model
+        return 1, traceback.format_exc()
+    finally:
+        sys.argv = old_argv
+        os.chdir(old_cwd)
+
+
+def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
+                 golden: Path, work: Path) -> None:
+    golden.mkdir(parents=True, exist_ok=True)
+    status: dict = {}
+    variants = []
+    commands = [
+        "# llama.cpp commit 0c1e57098bba43ac29e6e3b677cdceebdd22334f (0c1e570)",
+        f"# environment: PYTHONPATH=<llama.cpp>/gguf-py OMP_NUM_THREADS=2, transformers "
+        f"{__import__('transformers').__version__}, torch {__import__('torch').__version__}",
+        "# generated by conformance/make_fixtures.py",
+    ]
+    outputs: dict[str, Path] = {}
+    for t in ["f32", "f16", "bf16", "q8_0", "auto"]:
+        v = f"convert-{t}"
+        out = work / f"{name}-{t}.gguf"
+        args = [str(model_dir), "--outtype", t, "--outfile", str(out)]
+        t0 = time.time()
+        rc, err = convert_in_process(llama, args, work)
+        st = {"ok": rc == 0, "returncode": rc, "seconds": round(time.time() - t0, 2)}
+        commands.append(f"[{v}] (cd <work> && python <llama.cpp>/convert_hf_to_gguf.py "
+                        f"<testdata>/hf/{name} --outtype {t} --outfile <work>/{name}-{t}.gguf)")
+        entry = {"variant": v, "tool": "convert_hf_to_gguf.py",
+                 "args": ["{model_dir}", "--outtype", t, "--outfile", "{out}"],
+                 "ok": rc == 0, "manifests": []}
+        if rc != 0:
+            st["error_tail"] = err.strip().splitlines()[-6:]
+            commands.append("    -> FAILED rc=%d: %s" % (rc, " | ".join(st["error_tail"])))
+            print(err[-3000:], file=sys.stderr)
+        else:
+            st["sha256"] = sha256(out)
+            outputs[v] = out
+            same = [k for k, o in outputs.items() if k != v and sha256(o) == st["sha256"]]
+            if t == "auto" and same:
+                st["identical_to"] = same
+                commands.append(f"    -> {v} output is byte-identical to {same[0]} (manifest not duplicated)")
+            else:
+                manifest(llama, out, golden / f"{v}.json")
+                entry["manifests"] = [f"{v}.json"]
+        status[v] = st
+        variants.append(entry)
+    if quantize is not None and "convert-f32" in outputs:
+        v = "quant-Q4_K_M"
+        out = work / f"{name}-{v}.gguf"
+        t0 = time.time()
+        p = subprocess.run([str(quantize), str(outputs["convert-f32"]), str(out), "Q4_K_M"],
+                           cwd=work, capture_output=True, text=True)
+        st = {"ok": p.returncode == 0, "returncode": p.returncode,
+              "seconds": round(time.time() - t0, 2)}
+        commands.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
+                        f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)")
+        entry = {"variant": v, "tool": "llama-quantize",
+                 "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+                 "ok": p.returncode == 0, "manifests": []}
+        if p.returncode == 0:
+            st["sha256"] = sha256(out)
+            manifest(llama, out, golden / f"{v}.json")
+            entry["manifests"] = [f"{v}.json"]
+        else:
+            st["error_tail"] = (p.stderr or p.stdout).strip().splitlines()[-6:]
+            commands.append("    -> FAILED rc=%d: %s" % (p.returncode, " | ".join(st["error_tail"])))
+        status[v] = st
+        variants.append(entry)
+    (golden / "status.json").write_text(json.dumps(status, indent=1) + "\n")
+    (golden / "variants.json").write_text(json.dumps({
+        "llama_cpp": "0c1e570",
+        "model_dir": f"<testdata>/hf/{name}",
+        "placeholders": {
+            "{model_dir}": "the HF model directory (its basename matters: general.name)",
+            "{variant:NAME}": "the GGUF file produced by variant NAME",
+            "{out}": "the output file",
+        },
+        "variants": variants,
+    }, indent=1) + "\n")
+    (golden / "commands.txt").write_text("\n".join(commands) + "\n")
+
+
+def store_fixture(name: str, model_dir: Path) -> None:
+    """Copies the fixture into testdata/hf/<name>, big tokenizer files by reference."""
+    kind = FIXTURES[name][3]
+    src, shared, _ = TOKENIZERS[kind]
+    dest = TESTDATA / "hf" / name
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    lines = []
+    for f in sorted(model_dir.iterdir()):
+        if f.name in shared:
+            tdir = TESTDATA / "tokenizers" / kind
+            tdir.mkdir(parents=True, exist_ok=True)
+            if not (tdir / f.name).exists():
+                shutil.copyfile(f, tdir / f.name)
+            assert sha256(tdir / f.name) == sha256(f), f"shared {f.name} differs"
+            lines.append(f"{f.name} = ../../tokenizers/{kind}/{f.name}")
+        else:
+            shutil.copyfile(f, dest / f.name)
+    (dest / "shared-files.txt").write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--llama-cpp", type=Path, required=True, help="the pinned llama.cpp source tree")
+    ap.add_argument("--quantize", type=Path, help="llama-quantize binary (Q4_K_M variant)")
+    ap.add_argument("--only", nargs="*", help="fixtures to (re)generate (default: all)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-arch-fixtures"))
+    ap.add_argument("--seed", type=int, default=13)
+    a = ap.parse_args()
+    names = a.only or list(FIXTURES)
+    quantize = a.quantize if a.quantize and a.quantize.is_file() else None
+    if quantize is None:
+        print("note: no llama-quantize, the quant-Q4_K_M variant is skipped", file=sys.stderr)
+    for name in names:
+        print(f"== {name}", file=sys.stderr)
+        work = a.work / name
+        if work.exists():
+            shutil.rmtree(work)
+        model_dir = work / name  # the directory name is general.name
+        model_dir.mkdir(parents=True)
+        build_model(name, model_dir, a.seed)
+        add_tokenizer(FIXTURES[name][3], model_dir)
+        run_variants(name, model_dir, a.llama_cpp, quantize, TESTDATA / "golden" / name, work)
+        store_fixture(name, model_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+//! Command-R and Command-R7B (`conversion/command_r.py`).
+//!
+//! `CohereForCausalLM` (arch `command-r`): context length from `model_max_length` when the
+//! config has it, `logit_scale`, rope scaling type forced to `none`; optional per-head q/k
+//! norms. `Cohere2ForCausalLM` (arch `cohere2`): adds the sliding window, `vocab_size`,
+//! partial rotary dimensions from `rotary_pct`, and drops bias tensors (which must be zero).
+//! Both have tied embeddings only (no `output` tensor).
+
+use super::{no_extra, Arch, Modified, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// `CohereForCausalLM` (arch `command-r`).
+pub const COMMAND_R: Arch = Arch {
+    hf_names: &["CohereForCausalLM"],
+    gguf: "command-r",
+    vocab: VocabKind::Gpt2,
+    tensors: &[TENSORS, QK_NORM],
+    filter: super::keep,
+    rules: Rules::NONE,
+    params: command_r_params,
+    extra: no_extra,
+};
+
+/// `Cohere2ForCausalLM` (arch `cohere2`).
+pub const COHERE2: Arch = Arch {
+    hf_names: &["Cohere2ForCausalLM"],
+    gguf: "cohere2",
+    vocab: VocabKind::Gpt2,
+    tensors: &[TENSORS],
+    filter: super::keep,
+    rules: Rules {
+        hook: Some(drop_zero_bias),
+        ..Rules::NONE
+    },
+    params: cohere2_params,
+    extra: no_extra,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    (
+        "model.layers.{bid}.self_attn.o_proj",
+        "blk.{bid}.attn_output",
+    ),
+    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
+    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+const QK_NORM: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.self_attn.q_norm",
+        "blk.{bid}.attn_q_norm",
+    ),
+    (
+        "model.layers.{bid}.self_attn.k_norm",
+        "blk.{bid}.attn_k_norm",
+    ),
+];
+
+fn logit_scale(p: &mut Params) -> Result<(), ConvertError> {
+    let v = p.hp.req_f64(&["logit_scale"])?;
+    p.f32("logit_scale", v);
+    Ok(())
+}
+
+fn command_r_params(p: &mut Params) -> Result<(), ConvertError> {
+    // `hparams["max_position_embeddings"] = find_hparam(["model_max_length",
+    // "max_position_embeddings"])`: the trained context of Command-R / Aya.
+    let mut hp: Hparams = p.hp.clone();
+    let ctx = hp
+        .find(&["model_max_length", "max_position_embeddings"])
+        .cloned()
+        .ok_or_else(|| hp.missing(&["model_max_length", "max_position_embeddings"]))?;
+    hp.map.insert("max_position_embeddings".into(), ctx);
+    let mut q = Params {
+        hp: &hp,
+        arch: p.arch,
+        dir: p.dir,
+        file_type: p.file_type,
+        md: &mut *p.md,
+    };
+    q.generic()?;
+    logit_scale(&mut q)?;
+    q.rope_scaling_none();
+    Ok(())
+}
+
+fn cohere2_params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    logit_scale(p)?;
+    p.req_u32("attention.sliding_window", &["sliding_window"])?;
+    p.req_u32("vocab_size", &["vocab_size"])?;
+    let hp = p.hp;
+    let pct = hp.req_f64(&["rotary_pct"])?;
+    p.partial_rope_dims(pct)?;
+    p.rope_scaling_none();
+    Ok(())
+}
+
+/// Cohere2's biases are all zero and llama.cpp's runtime has no place for them.
+fn drop_zero_bias(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    if !name.ends_with(".bias") {
+        return Ok(Modified::Pass(name, expr));
+    }
+    let values = expr.eval_f32().map_err(|e| ConvertError::Tensor {
+        name: name.clone(),
+        problem: e.to_string(),
+    })?;
+    if values.iter().any(|v| *v != 0.0) {
+        return Err(ConvertError::Tensor {
+            name,
+            problem: "Cohere2 bias tensors must be zero (llama.cpp has no bias here)".into(),
+        });
+    }
+    Ok(Modified::Drop)
+}

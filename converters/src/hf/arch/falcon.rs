@@ -1,0 +1,139 @@
+//! `FalconForCausalLM` (arch `falcon`, `conversion/falcon.py`).
+//!
+//! The fused `query_key_value` weight holds `n_head_kv` groups of (the group's query heads,
+//! one key head, one value head); it is regrouped into all query heads, then all key heads,
+//! then all value heads ("jploski" layout, written as `tensor_data_layout`). The context
+//! length is always 2048 and the FFN length `4 * hidden_size`.
+
+use super::{keep, no_extra, Arch, Modified, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The Falcon class.
+pub const FALCON: Arch = Arch {
+    hf_names: &["FalconForCausalLM", "RWForCausalLM"],
+    gguf: "falcon",
+    vocab: VocabKind::Gpt2,
+    tensors: &[TENSORS],
+    filter: keep,
+    rules: Rules {
+        hook: Some(regroup_qkv),
+        ..Rules::NONE
+    },
+    params,
+    extra: no_extra,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("transformer.word_embeddings", "token_embd"),
+    ("transformer.ln_f", "output_norm"),
+    ("lm_head", "output"),
+    ("transformer.h.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("transformer.h.{bid}.ln_mlp", "blk.{bid}.attn_norm"),
+    ("transformer.h.{bid}.ln_attn", "blk.{bid}.attn_norm_2"),
+    (
+        "transformer.h.{bid}.self_attention.query_key_value",
+        "blk.{bid}.attn_qkv",
+    ),
+    (
+        "transformer.h.{bid}.self_attention.dense",
+        "blk.{bid}.attn_output",
+    ),
+    ("transformer.h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
+    (
+        "transformer.h.{bid}.mlp.dense_4h_to_h",
+        "blk.{bid}.ffn_down",
+    ),
+];
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    let n_head = match hp.find_u64(&["num_attention_heads"])? {
+        Some(n) => n,
+        None => hp.req_u64(&["n_head"])?,
+    };
+    let n_head_kv = match hp.find_u64(&["num_kv_heads"])? {
+        Some(n) => n,
+        None => hp.find_u64(&["n_head_kv"])?.unwrap_or(1),
+    };
+    p.u32("context_length", 2048)?;
+    p.string("tensor_data_layout", "jploski");
+    let hidden = hp.req_u64(&["hidden_size"])?;
+    p.u32("embedding_length", hidden)?;
+    p.u32("feed_forward_length", hidden.saturating_mul(4))?;
+    let n = p.block_count()?;
+    p.u32("block_count", n)?;
+    p.u32("attention.head_count", n_head)?;
+    p.u32("attention.head_count_kv", n_head_kv)?;
+    let eps = hp.req_f64(&["layer_norm_epsilon"])?;
+    p.f32("attention.layer_norm_epsilon", eps);
+    p.file_type();
+    Ok(())
+}
+
+/// Row order of the regrouped fused q/k/v: query heads, then key heads, then value heads.
+pub fn qkv_rows(n_head: u64, n_head_kv: u64, head_dim: u64) -> Vec<u64> {
+    let per_group = n_head / n_head_kv + 2;
+    let row = |g: u64, slot: u64, d: u64| (g * per_group + slot) * head_dim + d;
+    let mut map = Vec::with_capacity(((n_head + 2 * n_head_kv) * head_dim) as usize);
+    for g in 0..n_head_kv {
+        for slot in 0..per_group - 2 {
+            map.extend((0..head_dim).map(|d| row(g, slot, d)));
+        }
+    }
+    for slot in [per_group - 2, per_group - 1] {
+        for g in 0..n_head_kv {
+            map.extend((0..head_dim).map(|d| row(g, slot, d)));
+        }
+    }
+    map
+}
+
+fn regroup_qkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    if !name.contains("query_key_value") {
+        return Ok(Modified::Pass(name, expr));
+    }
+    let n_head = hp.req_u64(&["num_attention_heads", "n_head"])?;
+    let n_head_kv = match hp.find_u64(&["num_kv_heads", "n_head_kv"])? {
+        Some(0) | None => 1,
+        Some(n) => n,
+    };
+    let hidden = hp.req_u64(&["hidden_size"])?;
+    let s = expr.shape().to_vec();
+    let bad = |problem: String| ConvertError::Tensor {
+        name: name.clone(),
+        problem,
+    };
+    if n_head == 0 || n_head % n_head_kv != 0 || hidden % n_head != 0 {
+        return Err(bad(format!(
+            "{n_head} heads in {n_head_kv} KV groups of a {hidden}-wide model cannot be regrouped"
+        )));
+    }
+    let head_dim = hidden / n_head;
+    // `view(n_head_kv, n_head / n_head_kv + 2, head_dim, head_dim * n_head)`.
+    let rows = n_head_kv * (n_head / n_head_kv + 2) * head_dim;
+    if s != [rows, head_dim * n_head] {
+        return Err(bad(format!(
+            "shape {s:?} is not the fused q/k/v [{rows}, {}] of {n_head} heads in {n_head_kv} KV groups",
+            head_dim * n_head
+        )));
+    }
+    let expr = expr.gather_rows(&name, qkv_rows(n_head, n_head_kv, head_dim))?;
+    Ok(Modified::Pass(name, expr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::qkv_rows;
+
+    #[test]
+    fn groups_become_query_then_key_then_value_heads() {
+        // 4 query heads in 2 KV groups, head size 1: rows are [q q k v | q q k v].
+        assert_eq!(qkv_rows(4, 2, 1), [0, 1, 4, 5, 2, 6, 3, 7]);
+        // Multi-query (one group), head size 2.
+        assert_eq!(qkv_rows(2, 1, 2), [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+}

@@ -1,0 +1,100 @@
+//! `Glm4ForCausalLM` (arch `glm4`, `Glm4Model` in `conversion/glm.py`).
+//!
+//! GLM-4-0414: fused `gate_up_proj` kept as `ffn_up`, four norms per block, q/k/v biases,
+//! the generic hparams plus rotary dimensions `head_dim * partial_rotary_factor` (default
+//! 0.5). The vocabulary is GPT-2 BPE with GLM's special tokens. M-RoPE checkpoints (whose
+//! q/k rows need a NeoX regrouping) and multi-token-prediction layers are refused.
+
+use serde_json::Value as Json;
+
+use super::{keep, Arch, Extra, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The GLM-4 class.
+pub const GLM4: Arch = Arch {
+    hf_names: &["Glm4ForCausalLM"],
+    gguf: "glm4",
+    vocab: VocabKind::Glm4,
+    tensors: &[TENSORS],
+    filter: keep,
+    rules: Rules::NONE,
+    params,
+    extra: refuse_unsupported,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("model.embed_tokens", "token_embd"),
+    ("model.norm", "output_norm"),
+    ("lm_head", "output"),
+    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
+    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
+    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
+    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
+    (
+        "model.layers.{bid}.self_attn.o_proj",
+        "blk.{bid}.attn_output",
+    ),
+    (
+        "model.layers.{bid}.post_attention_layernorm",
+        "blk.{bid}.ffn_norm",
+    ),
+    (
+        "model.layers.{bid}.post_self_attn_layernorm",
+        "blk.{bid}.post_attention_norm",
+    ),
+    (
+        "model.layers.{bid}.post_mlp_layernorm",
+        "blk.{bid}.post_ffw_norm",
+    ),
+    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
+    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
+];
+
+fn partial_rotary_factor(hp: &Hparams) -> f64 {
+    hp.rope
+        .get("partial_rotary_factor")
+        .and_then(Json::as_f64)
+        .unwrap_or(0.5)
+}
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    let hp = p.hp;
+    let head_dim = match hp.find_u64(&["head_dim"])? {
+        Some(d) => d,
+        None => {
+            let heads = hp.req_u64(&["num_attention_heads"])?;
+            if heads == 0 {
+                return Err(hp.missing(&["num_attention_heads"]));
+            }
+            hp.req_u64(&["hidden_size"])? / heads
+        }
+    };
+    p.u32(
+        "rope.dimension_count",
+        (head_dim as f64 * partial_rotary_factor(hp)) as u64,
+    )
+}
+
+fn refuse_unsupported(hp: &Hparams) -> Result<Extra, ConvertError> {
+    if hp.rope.contains_key("mrope_section") {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: M-RoPE (rope mrope_section) needs the q/k NeoX regrouping, which is not supported",
+            hp.arch
+        )));
+    }
+    if hp
+        .get("num_nextn_predict_layers")
+        .and_then(Json::as_u64)
+        .is_some_and(|n| n > 0)
+    {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: multi-token-prediction layers (num_nextn_predict_layers) are not supported",
+            hp.arch
+        )));
+    }
+    Ok(Extra::default())
+}

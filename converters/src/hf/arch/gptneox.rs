@@ -1,0 +1,155 @@
+//! `GPTNeoXForCausalLM` (arch `gptneox`, `conversion/gptneox.py`).
+//!
+//! The fused `query_key_value` weight and bias are stored per head as `[q, k, v]` blocks;
+//! they are regrouped into all q rows, then all k rows, then all v rows. Its own hparam
+//! list (no `general.file_type`): rotary dimensions from `rotary_pct`, parallel residual.
+
+use super::{keep, no_extra, Arch, Modified, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The GPT-NeoX class.
+pub const GPTNEOX: Arch = Arch {
+    hf_names: &["GPTNeoXForCausalLM"],
+    gguf: "gptneox",
+    vocab: VocabKind::Gpt2,
+    tensors: &[TENSORS],
+    filter: keep,
+    rules: Rules {
+        hook: Some(regroup_qkv),
+        ..Rules::NONE
+    },
+    params,
+    extra: no_extra,
+};
+
+const TENSORS: &[(&str, &str)] = &[
+    ("gpt_neox.embed_in", "token_embd"),
+    ("gpt_neox.final_layer_norm", "output_norm"),
+    ("embed_out", "output"),
+    (
+        "gpt_neox.layers.{bid}.input_layernorm",
+        "blk.{bid}.attn_norm",
+    ),
+    (
+        "gpt_neox.layers.{bid}.attention.query_key_value",
+        "blk.{bid}.attn_qkv",
+    ),
+    (
+        "gpt_neox.layers.{bid}.attention.dense",
+        "blk.{bid}.attn_output",
+    ),
+    (
+        "gpt_neox.layers.{bid}.post_attention_layernorm",
+        "blk.{bid}.ffn_norm",
+    ),
+    (
+        "gpt_neox.layers.{bid}.mlp.dense_h_to_4h",
+        "blk.{bid}.ffn_up",
+    ),
+    (
+        "gpt_neox.layers.{bid}.mlp.dense_4h_to_h",
+        "blk.{bid}.ffn_down",
+    ),
+];
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    p.req_u32("context_length", &["max_position_embeddings"])?;
+    let hidden = hp.req_u64(&["hidden_size"])?;
+    p.u32("embedding_length", hidden)?;
+    let n = p.block_count()?;
+    p.u32("block_count", n)?;
+    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    let pct = hp.req_f64(&["rotary_pct"])?;
+    p.partial_rope_dims(pct)?;
+    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.parallel_residual()?;
+    let eps = hp.req_f64(&["layer_norm_eps"])?;
+    p.f32("attention.layer_norm_epsilon", eps);
+    Ok(())
+}
+
+/// Is `name` `gpt_neox.layers.<digits>.attention.query_key_value.<suffix>`?
+fn is_qkv(name: &str, suffix: &str) -> bool {
+    name.strip_prefix("gpt_neox.layers.")
+        .and_then(|r| r.split_once('.'))
+        .is_some_and(|(n, rest)| {
+            !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_digit())
+                && rest.starts_with(&format!("attention.query_key_value.{suffix}"))
+        })
+}
+
+/// Row order of `reshape(n_head, 3, head_dim, …)` split into q, k, v and concatenated.
+pub fn qkv_rows(n_head: u64, head_dim: u64) -> Vec<u64> {
+    let mut map = Vec::with_capacity((3 * n_head * head_dim) as usize);
+    for part in 0..3 {
+        for h in 0..n_head {
+            for d in 0..head_dim {
+                map.push((h * 3 + part) * head_dim + d);
+            }
+        }
+    }
+    map
+}
+
+fn regroup_qkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    let weight = is_qkv(&name, "weight");
+    if !weight && !is_qkv(&name, "bias") {
+        return Ok(Modified::Pass(name, expr));
+    }
+    let n_head = hp
+        .find_u64(&["n_head"])?
+        .or(hp.find_u64(&["num_attention_heads"])?)
+        .ok_or_else(|| hp.missing(&["n_head", "num_attention_heads"]))?;
+    let n_embd = hp
+        .find_u64(&["hidden_size"])?
+        .or(hp.find_u64(&["n_embed"])?)
+        .ok_or_else(|| hp.missing(&["hidden_size", "n_embed"]))?;
+    let s = expr.shape();
+    let fits = n_head > 0
+        && n_embd % n_head == 0
+        && if weight {
+            s == [3 * n_embd, n_embd]
+        } else {
+            s == [3 * n_embd]
+        };
+    if !fits {
+        return Err(ConvertError::Tensor {
+            name,
+            problem: format!(
+                "shape {s:?} is not the fused q/k/v of {n_head} heads and {n_embd} features"
+            ),
+        });
+    }
+    let map = qkv_rows(n_head, n_embd / n_head);
+    let expr = expr.gather_rows(&name, map)?;
+    Ok(Modified::Pass(name, expr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_qkv, qkv_rows};
+
+    #[test]
+    fn per_head_qkv_blocks_are_regrouped() {
+        // 2 heads of size 2, rows stored as [q0 k0 v0 q1 k1 v1].
+        assert_eq!(qkv_rows(2, 2), [0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]);
+        assert!(is_qkv(
+            "gpt_neox.layers.12.attention.query_key_value.weight",
+            "weight"
+        ));
+        assert!(is_qkv(
+            "gpt_neox.layers.0.attention.query_key_value.bias",
+            "bias"
+        ));
+        assert!(!is_qkv(
+            "gpt_neox.layers.x.attention.query_key_value.weight",
+            "weight"
+        ));
+    }
+}

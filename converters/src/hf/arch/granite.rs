@@ -1,0 +1,190 @@
+//! Granite and Granite-MoE (`conversion/granite.py`, both `LlamaModel` subclasses).
+//!
+//! Granite ignores `head_dim` (the rope dimensions are `hidden_size / num_attention_heads`,
+//! no key/value lengths) and writes its four multipliers as scales when they are set and
+//! non-zero. Granite-MoE splits the fused `input_linear` experts (and the shared expert's)
+//! into gate and up halves and adds the shared FFN size.
+
+use serde_json::Value as Json;
+
+use super::{llama, Arch, Modified, QkPermute, Rules, LLAMA_LIKE};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// `GraniteForCausalLM` (arch `granite`).
+pub const GRANITE: Arch = Arch {
+    hf_names: &["GraniteForCausalLM"],
+    gguf: "granite",
+    vocab: VocabKind::Llama,
+    tensors: &[LLAMA_LIKE],
+    filter,
+    rules: Rules {
+        permute_qk: QkPermute::WeightsAndBiases,
+        ..Rules::NONE
+    },
+    params: granite_params,
+    extra: llama::rope_freqs,
+};
+
+/// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
+pub const GRANITE_MOE: Arch = Arch {
+    hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
+    gguf: "granitemoe",
+    vocab: VocabKind::Llama,
+    tensors: &[LLAMA_LIKE, MOE],
+    filter,
+    rules: Rules {
+        permute_qk: QkPermute::WeightsAndBiases,
+        hook: Some(moe_hook),
+        ..Rules::NONE
+    },
+    params: moe_params,
+    extra: llama::rope_freqs,
+};
+
+const MOE: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.block_sparse_moe.router.layer",
+        "blk.{bid}.ffn_gate_inp",
+    ),
+    (
+        "model.layers.{bid}.block_sparse_moe.output_linear",
+        "blk.{bid}.ffn_down_exps",
+    ),
+    ("blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_gate_exps"),
+    ("blk.{bid}.ffn_up_exps", "blk.{bid}.ffn_up_exps"),
+    ("blk.{bid}.ffn_gate_shexp", "blk.{bid}.ffn_gate_shexp"),
+    ("blk.{bid}.ffn_up_shexp", "blk.{bid}.ffn_up_shexp"),
+    (
+        "model.layers.{bid}.shared_mlp.output_linear",
+        "blk.{bid}.ffn_down_shexp",
+    ),
+];
+
+/// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then
+/// Llama's filter.
+fn filter(name: &str) -> Option<String> {
+    if name.starts_with("encoder.")
+        || name.contains("image_")
+        || name.contains("layerwise_projectors")
+        || name.contains("spatial_projectors")
+    {
+        return None;
+    }
+    llama::filter(name)
+}
+
+fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
+    if p.hp.get("spatial_target_layers").is_some_and(truthy)
+        || p.hp.get("deepstack_layer_map").is_some_and(truthy)
+    {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: Granite-Vision deepstack layers (spatial_target_layers / deepstack_layer_map) are not supported",
+            p.hp.arch
+        )));
+    }
+    // `hparams.pop("head_dim")`: neither the key/value lengths nor the rope dimensions use it.
+    let mut hp: Hparams = p.hp.clone();
+    hp.map.remove("head_dim");
+    let mut q = Params {
+        hp: &hp,
+        arch: p.arch,
+        dir: p.dir,
+        file_type: p.file_type,
+        md: &mut *p.md,
+    };
+    llama::params(&mut q)?;
+    for (key, suffix) in [
+        ("attention_multiplier", "attention.scale"),
+        ("embedding_multiplier", "embedding_scale"),
+        ("residual_multiplier", "residual_scale"),
+        ("logits_scaling", "logit_scale"),
+    ] {
+        if let Some(v) = hp.get(key).filter(|v| truthy(v)) {
+            let f = v.as_f64().ok_or_else(|| {
+                ConvertError::format(
+                    &hp.path,
+                    None,
+                    format!("{key}: expected a number, found {v}"),
+                )
+            })?;
+            q.f32(suffix, f);
+        }
+    }
+    Ok(())
+}
+
+fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
+    granite_params(p)?;
+    if let Some(v) = p.hp.get("shared_intermediate_size").filter(|v| truthy(v)) {
+        let v = v.clone();
+        p.u32_or_list("expert_shared_feed_forward_length", &v)?;
+    }
+    Ok(())
+}
+
+/// Python truthiness of a JSON value.
+fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64() != Some(0.0),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Splits `[.., 2 * n_ff, n_embd]` into its gate and up halves (`split(n_ff, dim=-2)`).
+fn split_gate_up(name: &str, expr: Expr, n_ff: u64) -> Result<(Expr, Expr), ConvertError> {
+    let s = expr.shape().to_vec();
+    if s.len() < 2 || s[s.len() - 2] != n_ff.saturating_mul(2) {
+        return Err(ConvertError::Tensor {
+            name: name.to_string(),
+            problem: format!("merged FFN tensor of shape {s:?} is not 2 * {n_ff} rows"),
+        });
+    }
+    let axis = s.len() - 2;
+    let gate = expr.clone().narrow(name, axis, 0, n_ff)?;
+    let up = expr.narrow(name, axis, n_ff, n_ff)?;
+    Ok((gate, up))
+}
+
+/// `GraniteMoeModel.modify_tensors`.
+fn moe_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    let bid = crate::hf::names::block_id(&name);
+    let blk = |base: &str| format!("blk.{}.{base}.weight", bid.unwrap_or(0));
+    if name.ends_with("block_sparse_moe.input_linear.weight") {
+        let n_ff = hp.req_u64(&["intermediate_size"])?;
+        let (gate, up) = split_gate_up(&name, expr, n_ff)?;
+        return Ok(Modified::Out(vec![
+            (blk("ffn_gate_exps"), gate),
+            (blk("ffn_up_exps"), up),
+        ]));
+    }
+    let has_experts = hp.get("num_local_experts").is_some_and(truthy);
+    if name.ends_with("shared_mlp.input_linear.weight") {
+        let n_ff = hp.req_u64(&["shared_intermediate_size"])?;
+        if !has_experts {
+            return Err(ConvertError::Unsupported(format!(
+                "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
+                hp.arch
+            )));
+        }
+        let (gate, up) = split_gate_up(&name, expr, n_ff)?;
+        return Ok(Modified::Out(vec![
+            (blk("ffn_gate_shexp"), gate),
+            (blk("ffn_up_shexp"), up),
+        ]));
+    }
+    if !has_experts && name.ends_with("shared_mlp.output_linear.weight") {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
+            hp.arch
+        )));
+    }
+    Ok(Modified::Pass(name, expr))
+}

@@ -1,0 +1,76 @@
+//! `StableLmForCausalLM` (arch `stablelm`, `conversion/stablelm.py`).
+//!
+//! Its own hparam list: partial rotary dimensions from the rope `partial_rotary_factor`,
+//! `use_parallel_residual` (true when absent), LayerNorm epsilon. Optional q/k/v biases.
+//! StableLM 2 12B's per-head q/k layer norms (`q_layernorm.norms.{h}`, `qk_layernorm`) are
+//! refused: at the pinned commit llama.cpp's converter collects them but never writes them
+//! (its stacking generator is returned, not run) and then fails with "Unprocessed norms".
+
+use serde_json::Value as Json;
+
+use super::{keep, no_extra, Arch, Modified, Rules, LLAMA_LIKE};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
+use crate::hf::params::Params;
+use crate::hf::tokenizer::VocabKind;
+use crate::ConvertError;
+
+/// The StableLM class.
+pub const STABLELM: Arch = Arch {
+    hf_names: &["StableLmForCausalLM", "StableLMEpochForCausalLM"],
+    gguf: "stablelm",
+    vocab: VocabKind::Gpt2,
+    tensors: &[LLAMA_LIKE, QK_NORM],
+    filter: keep,
+    rules: Rules {
+        hook: Some(refuse_per_head_norms),
+        ..Rules::NONE
+    },
+    params,
+    extra: no_extra,
+};
+
+const QK_NORM: &[(&str, &str)] = &[
+    (
+        "model.layers.{bid}.self_attn.q_layernorm",
+        "blk.{bid}.attn_q_norm",
+    ),
+    (
+        "model.layers.{bid}.self_attn.k_layernorm",
+        "blk.{bid}.attn_k_norm",
+    ),
+];
+
+fn refuse_per_head_norms(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    if name.contains("q_layernorm.norms") || name.contains("k_layernorm.norms") {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: per-head q/k layer norms (qk_layernorm, tensor {name}) cannot be converted: \
+             llama.cpp's converter fails on them too (\"Unprocessed norms\")",
+            hp.arch
+        )));
+    }
+    Ok(Modified::Pass(name, expr))
+}
+
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    p.req_u32("context_length", &["max_position_embeddings"])?;
+    let hidden = hp.req_u64(&["hidden_size"])?;
+    p.u32("embedding_length", hidden)?;
+    let n = p.block_count()?;
+    p.u32("block_count", n)?;
+    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    let pct = hp
+        .rope
+        .get("partial_rotary_factor")
+        .and_then(Json::as_f64)
+        .ok_or_else(|| hp.missing(&["partial_rotary_factor"]))?;
+    p.partial_rope_dims(pct)?;
+    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.req_u32("attention.head_count_kv", &["num_key_value_heads"])?;
+    p.parallel_residual()?;
+    let eps = hp.req_f64(&["layer_norm_eps", "norm_eps"])?;
+    p.f32("attention.layer_norm_epsilon", eps);
+    p.file_type();
+    Ok(())
+}

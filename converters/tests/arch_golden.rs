@@ -1,0 +1,189 @@
+//! The architectures of issue #13 against the reference's output, from `testdata/` alone.
+//!
+//! `conformance/make_fixtures.py` built each tiny model in `testdata/hf/<fixture>/` (big
+//! tokenizer files shared through `shared-files.txt`) and recorded what llama.cpp's
+//! `convert_hf_to_gguf.py` (f32, f16, bf16, q8_0, auto) and `llama-quantize` (Q4_K_M on the
+//! f32 file) wrote, in `testdata/golden/<fixture>/`. Each test materializes the fixture in a
+//! scratch directory of the same name (general.name comes from it), converts every variant
+//! and compares the whole manifest, i.e. the sha256 of the file; Q4_K_M is one pass from the
+//! HF directory. A variant the reference refused must be refused here too, before writing.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::{diff_manifests, manifest};
+use ggufkit::quantize::{plan, FileType, QuantizeOptions};
+use ggufkit::write::{write_model, WriteOptions};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use serde_json::Value as Json;
+use support::{read_json, scratch, testdata};
+
+/// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>`, resolving `shared-files.txt`.
+fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
+    let src = testdata(&format!("hf/{fixture}"));
+    assert!(src.is_dir(), "{} missing", src.display());
+    let dst = scratch.join(fixture);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let name = e.file_name();
+        if name == "shared-files.txt" {
+            continue;
+        }
+        std::fs::copy(e.path(), dst.join(&name)).unwrap();
+    }
+    let shared = src.join("shared-files.txt");
+    if shared.is_file() {
+        for line in std::fs::read_to_string(&shared).unwrap().lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, rel) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{}: bad line {line:?}", shared.display()));
+            let from = src.join(rel.trim());
+            std::fs::copy(&from, dst.join(name.trim()))
+                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        }
+    }
+    dst
+}
+
+/// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
+/// returns its manifest, or the error.
+fn convert(dir: &Path, outtype: OutType, quant: Option<&str>, out: &Path) -> Result<Json, String> {
+    let opts = HfOptions {
+        outtype,
+        ..HfOptions::default()
+    };
+    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    let model = match quant {
+        None => conv.model,
+        Some(q) => {
+            let ft = FileType::parse(q).unwrap();
+            let mut qo = QuantizeOptions::new(ft);
+            qo.allow_requantize = true;
+            plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
+        }
+    };
+    write_model(&model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
+    let m = manifest(&file, out, None);
+    let _ = std::fs::remove_file(out);
+    Ok(m)
+}
+
+fn run(fixture: &str) {
+    let golden = testdata(&format!("golden/{fixture}"));
+    let status = read_json(&golden.join("status.json"));
+    let work = scratch(&format!("arch-{fixture}"));
+    let dir = materialize(fixture, &work);
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    let variants = [
+        ("convert-f32", "f32", None),
+        ("convert-f16", "f16", None),
+        ("convert-bf16", "bf16", None),
+        ("convert-q8_0", "q8_0", None),
+        ("convert-auto", "auto", None),
+        ("quant-Q4_K_M", "f32", Some("q4_k_m")),
+    ];
+    for (variant, t, quant) in variants {
+        let st = &status[variant];
+        if st.is_null() {
+            continue;
+        }
+        let out = work.join(format!("{variant}.gguf"));
+        let ours = convert(&dir, OutType::parse(t).unwrap(), quant, &out);
+        checked += 1;
+        if st["ok"] != Json::Bool(true) {
+            // The reference refused this model: so must we, leaving no file.
+            match ours {
+                Ok(_) => problems.push(format!("{variant}: the reference failed, we converted")),
+                Err(e) => eprintln!("{fixture} {variant}: refused like the reference ({e})"),
+            }
+            assert!(!out.exists(), "{variant}: a refused conversion left a file");
+            continue;
+        }
+        let manifest_name = match st["identical_to"][0].as_str() {
+            Some(v) => format!("{v}.json"),
+            None => format!("{variant}.json"),
+        };
+        let want = read_json(&golden.join(manifest_name));
+        match ours {
+            Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
+            Ok(m) => {
+                let d = diff_manifests(&m, &want);
+                eprintln!(
+                    "{fixture} {variant}: {}",
+                    if d.is_empty() {
+                        "byte-identical"
+                    } else {
+                        "MISMATCH"
+                    }
+                );
+                problems.extend(d.into_iter().map(|x| format!("{variant}: {x}")));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(checked >= 5, "{fixture}: only {checked} golden variants");
+    assert!(
+        problems.is_empty(),
+        "{fixture}: {} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Fixtures made by conformance/make_fixtures.py (their commands.txt says so).
+fn generated_fixtures() -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(testdata("golden")).unwrap().flatten() {
+        let c = e.path().join("commands.txt");
+        if std::fs::read_to_string(&c)
+            .is_ok_and(|t| t.contains("generated by conformance/make_fixtures.py"))
+        {
+            v.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    v.sort();
+    v
+}
+
+macro_rules! fixtures {
+    ($($t:ident => $name:literal),* $(,)?) => {
+        $(#[test] fn $t() { run($name); })*
+
+        #[test]
+        fn every_generated_fixture_has_a_test() {
+            let listed = [$($name),*];
+            for n in generated_fixtures() {
+                assert!(listed.contains(&n.as_str()), "fixture {n} has no test");
+            }
+        }
+    };
+}
+
+fixtures! {
+    olmo2 => "olmo2",
+    smollm3 => "smollm3",
+    granite => "granite",
+    glm4 => "glm4",
+    stablelm => "stablelm",
+    cohere2 => "cohere2",
+    cohere => "cohere",
+    starcoder2 => "starcoder2",
+    phi2 => "phi2",
+    gptneox => "gptneox",
+    falcon => "falcon",
+    exaone4 => "exaone4",
+    ernie4_5 => "ernie4_5",
+    stablelm_2 => "stablelm-2",
+    olmoe => "olmoe",
+    granitemoe => "granitemoe",
+    seedoss => "seedoss",
+    arcee => "arcee",
+}
