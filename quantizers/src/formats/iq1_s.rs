@@ -7,7 +7,7 @@
 
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
 use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Elements per block.

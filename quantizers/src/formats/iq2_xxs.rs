@@ -6,8 +6,13 @@
 //! top 4 bits are the group scale `s`. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::kquants::GROUP_MAX_EPS;
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -23,9 +28,76 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: true,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq2_xxs_impl`.
+const SPEC: Spec = Spec {
+    n: 32,
+    kmaxq: 3,
+    steps: 6,
+    step: 0.1,
+    qp_start: true,
+    zero: ZeroTest::Below(GROUP_MAX_EPS),
+    parity_signs: true,
+    init_on_grid: true,
+    refine: Refine::Always,
+};
+
+/// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
+fn quantize_row(
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq2xxs();
+    let mut s = Scratch::new();
+    let mut weight = [0f32; 32];
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        let qw = imatrix.ok_or(err("iq2_xxs needs an importance matrix"))?;
+        let qw = &qw[QK * ibl..QK * (ibl + 1)];
+        let sigma2 = sum_squares(xbl) / QK as f32;
+        let mut q2 = [0u32; 16];
+        let mut scales = [0f32; 8];
+        let mut max_scale = 0f32;
+        for (ib, xb) in xbl.chunks_exact(32).enumerate() {
+            for ((w, &q), &x) in weight.iter_mut().zip(&qw[32 * ib..]).zip(xb) {
+                *w = q * (sigma2 + x * x).sqrt();
+            }
+            let Some(fit) = fit_group(&SPEC, lat, xb, &weight, &mut s)
+                .map_err(|e| err(e.reason()))?
+            else {
+                continue;
+            };
+            for k in 0..4 {
+                q2[2 * ib] |= (fit.grid[k] as u32) << (8 * k);
+                q2[2 * ib + 1] |= (fit.signs[k] as u32) << (7 * k);
+            }
+            scales[ib] = fit.scale;
+            max_scale = cmax(max_scale, fit.scale);
+        }
+        y.fill(0);
+        if max_scale == 0.0 {
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().enumerate() {
+            q2[2 * ib + 1] |= (scale_code(id, sc, 15) as u32) << 28;
+        }
+        for (out, w) in y[2..].chunks_exact_mut(4).zip(&q2) {
+            out.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq2_xxs blocks (`dequantize_row_iq2_xxs`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

@@ -6,8 +6,12 @@
 //! Element value: `d·(0.5+s)·0.5 · grid · sign`.
 
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -27,9 +31,93 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq3_xxs_impl`.
+const SPEC: Spec = Spec {
+    n: 32,
+    kmaxq: 8,
+    steps: 15,
+    step: 0.2,
+    qp_start: false,
+    zero: ZeroTest::Below(1e-8),
+    parity_signs: true,
+    init_on_grid: true,
+    refine: Refine::OffGrid,
+};
+
+/// The importance of each value of a 32-value group: `qw·√(σ² + x²)` with an imatrix, `x²`
+/// without (shared with iq3_s).
+pub(crate) fn iq3_weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &mut [f32]) {
+    match qw {
+        Some(qw) => {
+            for ((w, &q), &x) in weight.iter_mut().zip(qw).zip(xb) {
+                *w = q * (sigma2 + x * x).sqrt();
+            }
+        }
+        None => {
+            for (w, &x) in weight.iter_mut().zip(xb) {
+                *w = x * x;
+            }
+        }
+    }
+}
+
+/// Quantizes one row (`quantize_iq3_xxs`).
+fn quantize_row(
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq3xxs();
+    let mut s = Scratch::new();
+    let mut weight = [0f32; 32];
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        y.fill(0);
+        let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
+        let mut scales = [0f32; 8];
+        let mut sas = [0u32; 8];
+        let mut max_scale = 0f32;
+        for (ib, xb) in xbl.chunks_exact(32).enumerate() {
+            let qw = imatrix.map(|im| &im[QK * ibl + 32 * ib..]);
+            iq3_weights(qw, sigma2, xb, &mut weight);
+            let Some(fit) = fit_group(&SPEC, lat, xb, &weight, &mut s)
+                .map_err(|e| err(e.reason()))?
+            else {
+                continue;
+            };
+            for k in 0..8 {
+                y[QS + 8 * ib + k] = fit.grid[k] as u8;
+            }
+            sas[ib] = fit.signs[0] as u32
+                | (fit.signs[1] as u32) << 7
+                | (fit.signs[2] as u32) << 14
+                | (fit.signs[3] as u32) << 21;
+            scales[ib] = fit.scale;
+            max_scale = cmax(max_scale, fit.scale);
+        }
+        if max_scale == 0.0 {
+            y.fill(0);
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d * 1.0125));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().enumerate() {
+            sas[ib] |= (scale_code(id, sc, 15) as u32) << 28;
+            y[SCALES_AND_SIGNS + 4 * ib..SCALES_AND_SIGNS + 4 * ib + 4]
+                .copy_from_slice(&sas[ib].to_le_bytes());
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq3_xxs blocks (`dequantize_row_iq3_xxs`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

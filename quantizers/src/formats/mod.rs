@@ -15,6 +15,8 @@ pub mod iq4_common;
 pub mod iq4_nl;
 pub mod iq4_xs;
 pub(crate) mod iq_grids;
+pub(crate) mod iq_lattice;
+pub(crate) mod iq_search;
 pub mod mxfp4;
 pub mod nvfp4;
 pub mod q1_0;
