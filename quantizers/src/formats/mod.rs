@@ -14,6 +14,7 @@ pub mod iq3_xxs;
 pub mod iq4_common;
 pub mod iq4_nl;
 pub mod iq4_xs;
+pub(crate) mod iq1_search;
 pub(crate) mod iq_grids;
 pub(crate) mod iq_lattice;
 pub(crate) mod iq_search;

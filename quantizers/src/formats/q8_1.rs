@@ -69,7 +69,11 @@ mod tests {
         let mut q8_1 = vec![0u8; blocks.len() * BLOCK_BYTES];
         quantize_row(&src, &mut q8_1, None);
         let mut q8_0 = vec![0u8; blocks.len() * 34];
-        (super::super::q8_0::TRAITS.quantize.unwrap())(&src, &mut q8_0, None);
+        super::super::q8_0::TRAITS
+            .quantize
+            .unwrap()
+            .quantize_row(&src, &mut q8_0, None)
+            .unwrap();
         let rows = q8_1.chunks_exact(BLOCK_BYTES).zip(q8_0.chunks_exact(34));
         for ((a, b), x) in rows.zip(&blocks) {
             assert_eq!(&a[..2], &b[..2]);
