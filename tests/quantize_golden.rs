@@ -64,6 +64,14 @@ fn core_llama_spm_quantizations_match_golden() {
             "quant-imatrixdat-Q4_K_M",
             &["--imatrix", "imatrix.dat", "Q4_K_M"],
         ),
+        (
+            "quant-imatrix-IQ2_XXS",
+            &["--imatrix", "imatrix.gguf", "IQ2_XXS"],
+        ),
+        (
+            "quant-imatrix-IQ3_XXS",
+            &["--imatrix", "imatrix.gguf", "IQ3_XXS"],
+        ),
     ];
     let mut failures = Vec::new();
     for (variant, args) in cases {
@@ -120,12 +128,6 @@ fn q2_k_s_without_imatrix_fails_like_llama_quantize_and_writes_nothing() {
     );
 }
 
-/// Target types whose quantizers (IQ1–IQ3) are not written yet: those golden variants must
-/// fail with a clear message instead of producing anything.
-const NOT_YET: &[&str] = &[
-    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ1_M", "IQ2_S", "IQ2_M", "IQ3_S", "IQ3_M", "IQ3_XS",
-];
-
 #[test]
 fn every_golden_quantize_command_matches() {
     let Some(golden) = golden_dir("every_golden_quantize_command_matches") else {
@@ -177,21 +179,9 @@ fn every_golden_quantize_command_matches() {
                 })
                 .collect();
             assert!(!missing_input, "{fx}/{name}: input file missing");
-            let target = argv.last().unwrap().to_uppercase();
             let o = quantize(&argv, &dir);
             checked += 1;
             let ok = v["ok"].as_bool().unwrap();
-            if NOT_YET.contains(&target.as_str()) {
-                let err = String::from_utf8_lossy(&o.stderr);
-                if o.status.success()
-                    || !(err.contains("not supported yet") || err.contains("importance matrix"))
-                {
-                    failures.push(format!(
-                        "{fx}/{name}: expected a clear 'not supported yet' failure, got {err}"
-                    ));
-                }
-                continue;
-            }
             match (ok, o.status.success()) {
                 (true, true) => {
                     let d = compare(&out, &fdir.join(v["manifests"][0].as_str().unwrap()));
