@@ -9,10 +9,11 @@
 
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
-use super::iq_lattice;
+use super::iq_lattice::{self, MAX_NEIGHBOURS};
 use super::iq_search::{cmax, scale_code, sum_squares};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -82,6 +83,7 @@ fn weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &mut [f32; 16]) 
 
 /// The best split of a sorted 16-value group and sign pattern, searched with prefix sums
 /// kept per half of the group: `(i1, i2, pattern, scale)`.
+#[inline(always)]
 fn best_split(
     pairs: &[(f32, u8); 16],
     xb: &[f32],
@@ -143,13 +145,24 @@ fn best_split(
     best.map(|(i1, i2, k)| (i1, i2, k, scale))
 }
 
-/// Quantizes one row (`quantize_iq1_m`).
-fn quantize_row(
+multiversion! {
+    /// Quantizes one row (`quantize_iq1_m`).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
     src: &[f32],
     dst: &mut [u8],
     imatrix: Option<&[f32]>,
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq1s();
+    let mut d2 = [0f32; MAX_NEIGHBOURS];
     let mut weight = [0f32; 16];
     let mut pairs = [(0f32, 0u8); 16];
     let mut tmp = [(0f32, 0u8); 16];
@@ -207,7 +220,7 @@ fn quantize_row(
                     None => {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
-                        best_neighbour2(lat, u, xbl, 16 * ib + 8 * k, w, scale, xx, lk, 2048)
+                        best_neighbour2(lat, u, xbl, 16 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
                             .ok_or(err("no grid neighbour has a finite error"))?
                     }
                 };

@@ -7,10 +7,11 @@
 
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
-use super::iq_lattice;
+use super::iq_lattice::{self, MAX_NEIGHBOURS};
 use super::iq_search::{cmax, scale_code, sum_squares};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -45,23 +46,35 @@ const X_M: [f32; 3] = [-1.0 - IQ1S_DELTA, -IQ1S_DELTA, 1.0 - IQ1S_DELTA];
 /// The best split of a sorted 32-value group: the values before `i1` get code 0, those
 /// before `i2` code 1, the rest code 2; `shift` is the delta's sign. `None` if no split has
 /// a positive finite fit.
+#[inline(always)]
 fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, usize, i8, f32)> {
     let n = 32;
     let mut best_score = -f32::MAX;
     let mut scale = max;
     let mut best = None;
+    // Per delta sign, for every i2 of the current i1: Σqx, Σq², (Σqx)². Computed first for
+    // all i2 at once (independent, so vectorised), then scanned in the reference's order.
+    let (mut qx, mut q2, mut sq) = ([[0f32; 33]; 2], [[0f32; 33]; 2], [[0f32; 33]; 2]);
     for i1 in 0..=n {
-        for i2 in i1..=n {
-            for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
-                let sumqx = (sumx[i1] - sumx[0]) * xs[0]
-                    + (sumx[i2] - sumx[i1]) * xs[1]
-                    + (sumx[n] - sumx[i2]) * xs[2];
-                let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
+        for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
+            let a = (sumx[i1] - sumx[0]) * xs[0];
+            let aw = (sumw[i1] - sumw[0]) * xs[0] * xs[0];
+            for i2 in i1..=n {
+                let v = a + (sumx[i2] - sumx[i1]) * xs[1] + (sumx[n] - sumx[i2]) * xs[2];
+                let w = aw
                     + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
                     + (sumw[n] - sumw[i2]) * xs[2] * xs[2];
-                if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
-                    scale = sumqx / sumq2;
-                    best_score = scale * sumqx;
+                qx[h][i2] = v;
+                q2[h][i2] = w;
+                sq[h][i2] = v * v;
+            }
+        }
+        for i2 in i1..=n {
+            for (h, shift) in [(0, 1i8), (1, -1)] {
+                let sumq2 = q2[h][i2];
+                if sumq2 > 0.0 && sq[h][i2] > best_score * sumq2 {
+                    scale = qx[h][i2] / sumq2;
+                    best_score = scale * qx[h][i2];
                     best = Some((i1, i2, shift));
                 }
             }
@@ -70,13 +83,24 @@ fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, us
     best.map(|(i1, i2, shift)| (i1, i2, shift, scale))
 }
 
-/// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
-fn quantize_row(
+multiversion! {
+    /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
     src: &[f32],
     dst: &mut [u8],
     imatrix: Option<&[f32]>,
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq1s();
+    let mut d2 = [0f32; MAX_NEIGHBOURS];
     let mut weight = [0f32; 32];
     let mut pairs = [(0f32, 0u8); 32];
     let mut tmp = [(0f32, 0u8); 32];
@@ -142,7 +166,7 @@ fn quantize_row(
                     None => {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
-                        best_neighbour2(lat, u, xbl, 32 * ib + 8 * k, w, scale, xx, lk, 2048)
+                        best_neighbour2(lat, u, xbl, 32 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
                             .ok_or(err("no grid neighbour has a finite error"))?
                     }
                 };

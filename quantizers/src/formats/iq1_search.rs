@@ -5,7 +5,7 @@
 //! code 0, 1 and 2) find the best unconstrained fit; each 8 values are then moved to the
 //! IQ1 grid, through the neighbour lists when they are off it.
 
-use super::iq_lattice::Lattice;
+use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 
 /// Sorts `(value, index)` pairs by value the way glibc's `qsort` does for small arrays: a
 /// top-down merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element
@@ -49,6 +49,7 @@ pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
 /// row. `None` when it leaves the row or finds nothing (llama.cpp aborts or reads past its
 /// input there).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn best_neighbour2(
     lat: &Lattice,
     u: u16,
@@ -59,23 +60,11 @@ pub(crate) fn best_neighbour2(
     xx: &[f32; 3],
     l: &mut [i8],
     ngrid: usize,
+    d2: &mut [f32; MAX_NEIGHBOURS],
 ) -> Option<u16> {
     let xval = &row[at..at + 8];
     let mut best_score = f32::MAX;
-    let mut best = None;
-    for &g in lat.neighbours(u) {
-        let pg = lat.coords(g);
-        let mut d2 = 0.0f32;
-        for i in 0..8 {
-            let q = xx[((pg[i] - 1) / 2) as usize];
-            let diff = scale * q - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if d2 < best_score {
-            best_score = d2;
-            best = Some(g);
-        }
-    }
+    let mut best = lat.best_neighbour_iq1(u, xval, w, scale, xx, d2);
     if best.is_none() {
         for g in 0..ngrid {
             let x = *row.get(at + g)?;

@@ -13,6 +13,7 @@ use super::iq_search::{
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -45,8 +46,18 @@ const SPEC: Spec = Spec {
     refine: Refine::Always,
 };
 
-/// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
-fn quantize_row(
+multiversion! {
+    /// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
     src: &[f32],
     dst: &mut [u8],
     imatrix: Option<&[f32]>,

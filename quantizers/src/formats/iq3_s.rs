@@ -13,6 +13,7 @@ use super::iq_search::{
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -53,12 +54,22 @@ const SPEC: Spec = Spec {
     refine: Refine::AllIfAnyOff,
 };
 
-/// Quantizes one row (`quantize_iq3_s`).
-///
-/// As in llama.cpp, the grid indices and signs of a group are stored after those of the
-/// previous *non-zero* groups: an all-zero group takes no `qs` or `signs` space (its `qh`
-/// bits and scale keep their own positions).
-fn quantize_row(
+multiversion! {
+    /// Quantizes one row (`quantize_iq3_s`).
+    ///
+    /// As in llama.cpp, the grid indices and signs of a group are stored after those of the
+    /// previous *non-zero* groups: an all-zero group takes no `qs` or `signs` space (its `qh`
+    /// bits and scale keep their own positions).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
     src: &[f32],
     dst: &mut [u8],
     imatrix: Option<&[f32]>,

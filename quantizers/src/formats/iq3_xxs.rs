@@ -12,6 +12,7 @@ use super::iq_search::{
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -65,8 +66,18 @@ pub(crate) fn iq3_weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &
     }
 }
 
-/// Quantizes one row (`quantize_iq3_xxs`).
-fn quantize_row(
+multiversion! {
+    /// Quantizes one row (`quantize_iq3_xxs`).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
     src: &[f32],
     dst: &mut [u8],
     imatrix: Option<&[f32]>,

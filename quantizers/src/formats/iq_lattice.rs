@@ -25,11 +25,28 @@ pub(crate) struct Lattice {
     bits: u32,
     /// Coordinates (`2·code + 1`) of every grid entry, lanes past `lanes` zero.
     coords: Vec<[i8; 8]>,
-    /// Per packed point: the grid index (≥ 0), the start of its neighbour list in
-    /// `neighbours` as `-(start + 1)`, or [`INVALID`].
+    /// Per packed point: the grid index (≥ 0), its neighbour list's number `k` as
+    /// `-(k + 1)`, or [`INVALID`].
     map: Vec<i32>,
+    /// Where each neighbour list starts in `neighbours`.
+    list_starts: Vec<u32>,
     /// Neighbour lists: a count, then that many grid indices.
     neighbours: Vec<u16>,
+    /// Per neighbour list (in `neighbours` order), where its coordinates start in `soa`.
+    soa_start: Vec<u32>,
+    /// The candidates' coordinates lane by lane: for a list of `n` candidates, `lanes` rows
+    /// of `n` rounded up to a multiple of 8 (zero padded), so that scoring all candidates is
+    /// a loop over independent lanes the compiler vectorises.
+    soa: Vec<u8>,
+}
+
+/// The longest neighbour list of any lattice (IQ2_XS has one of 292), rounded up to 8.
+pub(crate) const MAX_NEIGHBOURS: usize = 296;
+
+/// `n` rounded up to a multiple of 8.
+#[inline(always)]
+fn padded(n: usize) -> usize {
+    (n + 7) & !7
 }
 
 impl Lattice {
@@ -53,6 +70,7 @@ impl Lattice {
             map[c as usize] = i as i32;
         }
         let mut neighbours = Vec::new();
+        let mut list_starts: Vec<u32> = Vec::new();
         let mut dist = vec![0u32; codes.len()];
         for (u, slot) in map.iter_mut().enumerate() {
             if *slot != INVALID {
@@ -85,8 +103,9 @@ impl Lattice {
                     }
                 }
             }
-            *slot = -(neighbours.len() as i32 + 1);
+            *slot = -(list_starts.len() as i32 + 1);
             let count_at = neighbours.len();
+            list_starts.push(count_at as u32);
             neighbours.push(0);
             for &level in &smallest {
                 for (g, &d) in dist.iter().enumerate() {
@@ -97,18 +116,35 @@ impl Lattice {
             }
             neighbours[count_at] = (neighbours.len() - count_at - 1) as u16;
         }
+        let mut soa_start = Vec::new();
+        let mut soa = Vec::new();
+        let mut at = 0;
+        while at < neighbours.len() {
+            let n = neighbours[at] as usize;
+            let list = &neighbours[at + 1..at + 1 + n];
+            assert!(padded(n) <= MAX_NEIGHBOURS, "neighbour list of {n}");
+            soa_start.push(soa.len() as u32);
+            for j in 0..lanes {
+                soa.extend(list.iter().map(|&g| coords[g as usize][j] as u8));
+                soa.resize(soa.len() + padded(n) - n, 0);
+            }
+            at += 1 + n;
+        }
         Lattice {
             lanes,
             bits,
             coords,
             map,
+            list_starts,
             neighbours,
+            soa_start,
+            soa,
         }
     }
 
     /// Packs the lane codes `l` (C's `u |= l[i] << bits·i` into a `uint16_t`, sign extension
     /// of the `int8_t` codes included).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pack(&self, l: &[i8]) -> u16 {
         let mut u = 0u16;
         for (i, &v) in l[..self.lanes].iter().enumerate() {
@@ -118,7 +154,7 @@ impl Lattice {
     }
 
     /// The grid index of the packed point `u`, if it is a grid entry.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_grid(&self, u: u16) -> Option<u16> {
         match self.map.get(u as usize) {
             Some(&m) if m >= 0 => Some(m as u16),
@@ -126,27 +162,36 @@ impl Lattice {
         }
     }
 
-    /// The candidate grid indices of the off-grid point `u` (empty when it has none).
-    #[inline]
-    pub(crate) fn neighbours(&self, u: u16) -> &[u16] {
+    /// The number of the neighbour list of the off-grid point `u`, if it has one.
+    #[inline(always)]
+    fn list(&self, u: u16) -> Option<usize> {
         match self.map.get(u as usize) {
-            Some(&m) if m < 0 && m != INVALID => {
-                let start = (-(m + 1)) as usize;
+            Some(&m) if m < 0 && m != INVALID => Some((-(m + 1)) as usize),
+            _ => None,
+        }
+    }
+
+    /// The candidate grid indices of the off-grid point `u` (empty when it has none).
+    #[inline(always)]
+    pub(crate) fn neighbours(&self, u: u16) -> &[u16] {
+        match self.list(u) {
+            Some(k) => {
+                let start = self.list_starts[k] as usize;
                 let n = self.neighbours[start] as usize;
                 &self.neighbours[start + 1..start + 1 + n]
             }
-            _ => &[],
+            None => &[],
         }
     }
 
     /// The coordinates (`2·code + 1`) of grid entry `g`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn coords(&self, g: u16) -> &[i8; 8] {
         &self.coords[g as usize]
     }
 
     /// The lane codes of grid entry `g`, written to `l`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn decode(&self, g: u16, l: &mut [i8]) {
         for (v, &c) in l[..self.lanes].iter_mut().zip(self.coords(g)) {
             *v = (c - 1) / 2;
@@ -157,7 +202,10 @@ impl Lattice {
     /// among the candidates of the off-grid point `u`, the first one minimising
     /// `Σ w·(scale·coord − x)²`, with its codes written to `l`. `None` when no candidate
     /// scores below `f32::MAX` (NaN or infinite errors), where llama.cpp aborts.
-    #[inline]
+    ///
+    /// Every candidate's sum is accumulated lane by lane in the reference's order; the
+    /// candidates are independent, so the loop over them is vectorised. `d2` is scratch.
+    #[inline(always)]
     pub(crate) fn best_neighbour(
         &self,
         u: u16,
@@ -165,24 +213,79 @@ impl Lattice {
         w: &[f32],
         scale: f32,
         l: &mut [i8],
+        d2: &mut [f32; MAX_NEIGHBOURS],
     ) -> Option<u16> {
+        let k = self.list(u)?;
+        let start = self.list_starts[k] as usize;
+        let n = self.neighbours[start] as usize;
+        let list = &self.neighbours[start + 1..start + 1 + n];
+        let np = padded(n);
+        let soa = &self.soa[self.soa_start[k] as usize..][..self.lanes * np];
+        let d2 = &mut d2[..np];
+        d2.fill(0.0);
+        for (i, col) in soa.chunks_exact(np).enumerate() {
+            let (wi, xi) = (w[i], xval[i]);
+            for (d, &c) in d2.iter_mut().zip(col) {
+                let diff = scale * c as f32 - xi;
+                *d += wi * diff * diff;
+            }
+        }
         let mut best_d2 = f32::MAX;
         let mut best = None;
-        for &g in self.neighbours(u) {
-            let pg = self.coords(g);
-            let mut d2 = 0.0f32;
-            for i in 0..self.lanes {
-                let diff = scale * pg[i] as f32 - xval[i];
-                d2 += w[i] * diff * diff;
-            }
-            if d2 < best_d2 {
-                best_d2 = d2;
+        for (&d, &g) in d2.iter().zip(list) {
+            if d < best_d2 {
+                best_d2 = d;
                 best = Some(g);
             }
         }
         let g = best?;
         self.decode(g, l);
         Some(g)
+    }
+}
+
+impl Lattice {
+    /// `iq1_find_best_neighbour2` over the candidate list of `u`: the first candidate
+    /// minimising `Σ w·(scale·xx[code] − x)²`, where the IQ1 levels `xx` are `code + xx[0]`
+    /// (exactly, for both delta signs). `None` when no candidate scores below `f32::MAX`.
+    #[inline(always)]
+    pub(crate) fn best_neighbour_iq1(
+        &self,
+        u: u16,
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+        xx: &[f32; 3],
+        d2: &mut [f32; MAX_NEIGHBOURS],
+    ) -> Option<u16> {
+        debug_assert!(xx[1] == xx[0] + 1.0 && xx[2] == xx[0] + 2.0);
+        let k = self.list(u)?;
+        let start = self.list_starts[k] as usize;
+        let n = self.neighbours[start] as usize;
+        let list = &self.neighbours[start + 1..start + 1 + n];
+        let np = padded(n);
+        let soa = &self.soa[self.soa_start[k] as usize..][..self.lanes * np];
+        let d2 = &mut d2[..np];
+        d2.fill(0.0);
+        let x0 = xx[0];
+        for (i, col) in soa.chunks_exact(np).enumerate() {
+            let (wi, xi) = (w[i], xval[i]);
+            for (d, &c) in d2.iter_mut().zip(col) {
+                // `c` is the coordinate `2·code + 1`.
+                let q = (c >> 1) as f32 + x0;
+                let diff = scale * q - xi;
+                *d += wi * diff * diff;
+            }
+        }
+        let mut best_d2 = f32::MAX;
+        let mut best = None;
+        for (&d, &g) in d2.iter().zip(list) {
+            if d < best_d2 {
+                best_d2 = d;
+                best = Some(g);
+            }
+        }
+        best
     }
 }
 

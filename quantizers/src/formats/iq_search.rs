@@ -11,7 +11,7 @@
 //! The five types differ in small details, each a field of [`Spec`]; the float operations
 //! and their order are those of llama.cpp's kernels.
 
-use super::iq_lattice::Lattice;
+use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 use crate::common::nearest_int;
 use crate::kquants::make_qp_quants;
 
@@ -100,6 +100,7 @@ pub(crate) struct Scratch {
     on: [bool; 8],
     on_aux: [bool; 8],
     qp: [u8; 32],
+    d2: [f32; MAX_NEIGHBOURS],
 }
 
 impl Scratch {
@@ -113,12 +114,13 @@ impl Scratch {
             on: [false; 8],
             on_aux: [false; 8],
             qp: [0; 32],
+            d2: [0.0; MAX_NEIGHBOURS],
         }
     }
 }
 
 /// C's `MAX(a, b)`: `a` only when it is strictly larger.
-#[inline]
+#[inline(always)]
 pub(crate) fn cmax(a: f32, b: f32) -> f32 {
     if a > b {
         a
@@ -128,7 +130,7 @@ pub(crate) fn cmax(a: f32, b: f32) -> f32 {
 }
 
 /// `Σ w·x·q` and `Σ w·q·q` with `q = 2·code + 1`.
-#[inline]
+#[inline(always)]
 fn sums(w: &[f32], x: &[f32], l: &[i8]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for ((&w, &x), &l) in w.iter().zip(x).zip(l) {
@@ -140,7 +142,7 @@ fn sums(w: &[f32], x: &[f32], l: &[i8]) -> (f32, f32) {
 }
 
 /// Rounds `xval` at inverse scale `id` to lane codes `0..kmaxq`.
-#[inline]
+#[inline(always)]
 fn round_codes(id: f32, xval: &[f32], kmaxq: i32, l: &mut [i8]) {
     for (l, &x) in l.iter_mut().zip(xval) {
         let q = nearest_int(0.5 * (id * x - 1.0));
@@ -149,6 +151,7 @@ fn round_codes(id: f32, xval: &[f32], kmaxq: i32, l: &mut [i8]) {
 }
 
 /// Fits one group `xb` with importance `weight`. `Ok(None)` for a group treated as zero.
+#[inline(always)]
 pub(crate) fn fit_group(
     spec: &Spec,
     lat: &Lattice,
@@ -235,7 +238,8 @@ pub(crate) fn fit_group(
             let u = lat.pack(&laux[r.clone()]);
             on_aux[k] = lat.on_grid(u).is_some();
             if !on_aux[k] {
-                lat.best_neighbour(u, &xval[r.clone()], &waux[r.clone()], this_scale, &mut laux[r])
+                let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
+                lat.best_neighbour(u, x, w, this_scale, &mut laux[r], &mut s.d2)
                     .ok_or(SearchError::NoNeighbour)?;
             }
         }
@@ -263,7 +267,8 @@ pub(crate) fn fit_group(
             round_codes(id, &xval[r.clone()], spec.kmaxq, &mut l[r.clone()]);
             let u = lat.pack(&l[r.clone()]);
             if lat.on_grid(u).is_none() {
-                lat.best_neighbour(u, &xval[r.clone()], &waux[r.clone()], scale, &mut l[r])
+                let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
+                lat.best_neighbour(u, x, w, scale, &mut l[r], &mut s.d2)
                     .ok_or(SearchError::NoNeighbour)?;
             }
         }
@@ -299,13 +304,13 @@ pub(crate) fn fit_group(
 
 /// `nearest_int(0.5·(id·scale − 1))` clamped to `0..=max`: a group scale as its 4-bit (or
 /// 3-bit) code.
-#[inline]
+#[inline(always)]
 pub(crate) fn scale_code(id: f32, scale: f32, max: i32) -> u8 {
     nearest_int(0.5 * (id * scale - 1.0)).clamp(0, max) as u8
 }
 
 /// `Σ x²` over a super-block, in order.
-#[inline]
+#[inline(always)]
 pub(crate) fn sum_squares(x: &[f32]) -> f32 {
     x.iter().fold(0.0f32, |s, &v| s + v * v)
 }
