@@ -172,7 +172,7 @@ impl Lattice {
     }
 
     /// The candidate grid indices of the off-grid point `u` (empty when it has none).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn neighbours(&self, u: u16) -> &[u16] {
         match self.list(u) {
             Some(k) => {
