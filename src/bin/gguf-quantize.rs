@@ -87,7 +87,7 @@ struct Cli {
     keep_split: bool,
     /// Comma-separated layer numbers to drop; the remaining blocks are renumbered and
     /// {arch}.block_count updated, as llama-quantize does.
-    #[arg(long, value_name = "L0,L1,...")]
+    #[arg(long, value_name = "L0,L1,...", allow_hyphen_values = true)]
     prune_layers: Option<String>,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
