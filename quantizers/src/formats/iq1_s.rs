@@ -160,13 +160,12 @@ fn quantize_row_impl<S: V8>(
             let mut index = [0u16; 4];
             for (k, idx) in index.iter_mut().enumerate() {
                 let lk = &mut l[8 * k..8 * k + 8];
-                let u = lat.pack(lk);
-                *idx = match lat.on_grid(u) {
-                    Some(g) => g,
-                    None => {
+                *idx = match lat.lookup(lk) {
+                    Ok(g) => g,
+                    Err(list) => {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
-                        best_neighbour2(lat, u, xbl, 32 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
+                        best_neighbour2(lat, list, xbl, 32 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
                             .ok_or(err("no grid neighbour has a finite error"))?
                     }
                 };

@@ -40,7 +40,7 @@ pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
     v[..o].copy_from_slice(&tmp[..o]);
 }
 
-/// `iq1_find_best_neighbour2`: among the candidates of the off-grid point `u`, the first
+/// `iq1_find_best_neighbour2`: among the candidates of neighbour list `list`, the first
 /// minimising `Σ w·(scale·xx[code] − x)²`, with its codes written to `l`.
 ///
 /// When no candidate scores below `f32::MAX`, llama.cpp scans the whole grid, reading the
@@ -52,7 +52,7 @@ pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
 #[inline(always)]
 pub(crate) fn best_neighbour2(
     lat: &Lattice,
-    u: u16,
+    list: usize,
     row: &[f32],
     at: usize,
     w: &[f32],
@@ -64,7 +64,7 @@ pub(crate) fn best_neighbour2(
 ) -> Option<u16> {
     let xval = &row[at..at + 8];
     let mut best_score = f32::MAX;
-    let mut best = lat.best_neighbour_iq1(u, xval, w, scale, xx, d2);
+    let mut best = lat.best_neighbour_iq1(list, xval, w, scale, xx, d2);
     if best.is_none() {
         for g in 0..ngrid {
             let x = *row.get(at + g)?;

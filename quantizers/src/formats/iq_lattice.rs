@@ -30,6 +30,11 @@ pub(crate) struct Lattice {
     map: Vec<i32>,
     /// Where each neighbour list starts in `neighbours`.
     list_starts: Vec<u32>,
+    /// Number of code values per lane (3 or 8).
+    levels: usize,
+    /// `map` again, indexed by the codes read as a base-`levels` number (every point in
+    /// range, so small enough to stay in the L1 cache): the grid index, or `-(k + 1)`.
+    compact: Vec<i16>,
     /// Neighbour lists: a count, then that many grid indices.
     neighbours: Vec<u16>,
     /// Per neighbour list (in `neighbours` order), where its coordinates start in `soa`.
@@ -130,12 +135,24 @@ impl Lattice {
             }
             at += 1 + n;
         }
+        let mut compact = vec![0i16; (levels as usize).pow(lanes as u32)];
+        for (idx, slot) in compact.iter_mut().enumerate() {
+            let mut u = 0usize;
+            let mut rest = idx;
+            for j in 0..lanes {
+                u |= (rest % levels as usize) << (bits as usize * j);
+                rest /= levels as usize;
+            }
+            *slot = i16::try_from(map[u]).expect("grid and list numbers fit in i16");
+        }
         Lattice {
             lanes,
             bits,
             coords,
             map,
             list_starts,
+            levels: levels as usize,
+            compact,
             neighbours,
             soa_start,
             soa,
@@ -163,7 +180,7 @@ impl Lattice {
     }
 
     /// The number of the neighbour list of the off-grid point `u`, if it has one.
-    #[inline(always)]
+    #[cfg(test)]
     fn list(&self, u: u16) -> Option<usize> {
         match self.map.get(u as usize) {
             Some(&m) if m < 0 && m != INVALID => Some((-(m + 1)) as usize),
@@ -198,85 +215,60 @@ impl Lattice {
         }
     }
 
-    /// The IQ2/IQ3 neighbour search (`iq2_find_best_neighbour`, `iq3_find_best_neighbour`):
-    /// among the candidates of the off-grid point `u`, the first one minimising
-    /// `Σ w·(scale·coord − x)²`, with its codes written to `l`. `None` when no candidate
-    /// scores below `f32::MAX` (NaN or infinite errors), where llama.cpp aborts.
-    ///
-    /// Every candidate's sum is accumulated lane by lane in the reference's order; the
-    /// candidates are independent, so the loop over them is vectorised. `d2` is scratch.
+    /// Looks the lane codes `l` (each below the lattice's level count) up: `Ok(grid index)`
+    /// on the grid, else `Err(list)` with the number of its neighbour list.
     #[inline(always)]
-    pub(crate) fn best_neighbour(
-        &self,
-        u: u16,
-        xval: &[f32],
-        w: &[f32],
-        scale: f32,
-        l: &mut [i8],
-        d2: &mut [f32; MAX_NEIGHBOURS],
-    ) -> Option<u16> {
-        let k = self.list(u)?;
-        let start = self.list_starts[k] as usize;
-        let n = self.neighbours[start] as usize;
-        let list = &self.neighbours[start + 1..start + 1 + n];
-        let np = padded(n);
-        let soa = &self.soa[self.soa_start[k] as usize..][..self.lanes * np];
-        let d2 = &mut d2[..np];
-        d2.fill(0.0);
-        for (i, col) in soa.chunks_exact(np).enumerate() {
-            let (wi, xi) = (w[i], xval[i]);
-            for (d, &c) in d2.iter_mut().zip(col) {
-                let diff = scale * c as f32 - xi;
-                *d += wi * diff * diff;
-            }
+    pub(crate) fn lookup(&self, l: &[i8]) -> Result<u16, usize> {
+        let mut idx = 0usize;
+        for &v in l[..self.lanes].iter().rev() {
+            idx = idx * self.levels + v as usize;
         }
-        let mut best_d2 = f32::MAX;
-        let mut best = None;
-        for (&d, &g) in d2.iter().zip(list) {
-            if d < best_d2 {
-                best_d2 = d;
-                best = Some(g);
-            }
+        let e = self.compact[idx];
+        if e >= 0 {
+            Ok(e as u16)
+        } else {
+            Err((-(e as i32 + 1)) as usize)
         }
-        let g = best?;
-        self.decode(g, l);
-        Some(g)
     }
-}
 
-impl Lattice {
-    /// `iq1_find_best_neighbour2` over the candidate list of `u`: the first candidate
-    /// minimising `Σ w·(scale·xx[code] − x)²`, where the IQ1 levels `xx` are `code + xx[0]`
-    /// (exactly, for both delta signs). `None` when no candidate scores below `f32::MAX`.
+    /// Scores every candidate of neighbour list `k`: `d2[c] = Σ w·(scale·q(c) − x)²` summed
+    /// lane by lane in the reference's order, with `q` the coordinate mapped by `level`.
+    /// Candidates are independent, so eight at a time are kept in one vector register.
+    /// Returns the candidate indices.
     #[inline(always)]
-    pub(crate) fn best_neighbour_iq1(
+    fn score(
         &self,
-        u: u16,
+        k: usize,
         xval: &[f32],
         w: &[f32],
         scale: f32,
-        xx: &[f32; 3],
+        level: impl Fn(u8) -> f32,
         d2: &mut [f32; MAX_NEIGHBOURS],
-    ) -> Option<u16> {
-        debug_assert!(xx[1] == xx[0] + 1.0 && xx[2] == xx[0] + 2.0);
-        let k = self.list(u)?;
+    ) -> (&[u16], usize) {
         let start = self.list_starts[k] as usize;
         let n = self.neighbours[start] as usize;
         let list = &self.neighbours[start + 1..start + 1 + n];
         let np = padded(n);
         let soa = &self.soa[self.soa_start[k] as usize..][..self.lanes * np];
-        let d2 = &mut d2[..np];
-        d2.fill(0.0);
-        let x0 = xx[0];
-        for (i, col) in soa.chunks_exact(np).enumerate() {
-            let (wi, xi) = (w[i], xval[i]);
-            for (d, &c) in d2.iter_mut().zip(col) {
-                // `c` is the coordinate `2·code + 1`.
-                let q = (c >> 1) as f32 + x0;
-                let diff = scale * q - xi;
-                *d += wi * diff * diff;
+        for (c8, out) in d2[..np].chunks_exact_mut(8).enumerate() {
+            let mut acc = [0f32; 8];
+            for i in 0..self.lanes {
+                let (wi, xi) = (w[i], xval[i]);
+                let col = &soa[i * np + 8 * c8..i * np + 8 * c8 + 8];
+                for (a, &c) in acc.iter_mut().zip(col) {
+                    let diff = scale * level(c) - xi;
+                    *a += wi * diff * diff;
+                }
             }
+            out.copy_from_slice(&acc);
         }
+        (list, n)
+    }
+
+    /// The first candidate with the smallest score below `f32::MAX` (NaN never wins): the
+    /// reference's `if (d2 < best) best = d2` scan.
+    #[inline(always)]
+    fn first_best(list: &[u16], d2: &[f32]) -> Option<u16> {
         let mut best_d2 = f32::MAX;
         let mut best = None;
         for (&d, &g) in d2.iter().zip(list) {
@@ -286,6 +278,46 @@ impl Lattice {
             }
         }
         best
+    }
+
+    /// The IQ2/IQ3 neighbour search (`iq2_find_best_neighbour`, `iq3_find_best_neighbour`)
+    /// over neighbour list `k`: the first candidate minimising `Σ w·(scale·coord − x)²`,
+    /// with its codes written to `l`. `None` when no candidate scores below `f32::MAX` (NaN
+    /// or infinite errors), where llama.cpp aborts. `d2` is scratch.
+    #[inline(always)]
+    pub(crate) fn best_neighbour(
+        &self,
+        k: usize,
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+        l: &mut [i8],
+        d2: &mut [f32; MAX_NEIGHBOURS],
+    ) -> Option<u16> {
+        let (list, n) = self.score(k, xval, w, scale, |c| c as f32, d2);
+        let g = Self::first_best(list, &d2[..n])?;
+        self.decode(g, l);
+        Some(g)
+    }
+
+    /// `iq1_find_best_neighbour2` over neighbour list `k`: the first candidate minimising
+    /// `Σ w·(scale·xx[code] − x)²`, where the IQ1 levels `xx` are `code + xx[0]` (exactly,
+    /// for both delta signs). `None` when no candidate scores below `f32::MAX`.
+    #[inline(always)]
+    pub(crate) fn best_neighbour_iq1(
+        &self,
+        k: usize,
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+        xx: &[f32; 3],
+        d2: &mut [f32; MAX_NEIGHBOURS],
+    ) -> Option<u16> {
+        debug_assert!(xx[1] == xx[0] + 1.0 && xx[2] == xx[0] + 2.0);
+        let x0 = xx[0];
+        // `c` is the coordinate `2·code + 1`.
+        let (list, n) = self.score(k, xval, w, scale, |c| (c >> 1) as f32 + x0, d2);
+        Self::first_best(list, &d2[..n])
     }
 }
 

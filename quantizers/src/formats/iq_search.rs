@@ -235,12 +235,14 @@ pub(crate) fn fit_group(
         for k in 0..ngroups {
             let r = lanes * k..lanes * (k + 1);
             round_codes(id, &xval[r.clone()], spec.kmaxq, &mut laux[r.clone()]);
-            let u = lat.pack(&laux[r.clone()]);
-            on_aux[k] = lat.on_grid(u).is_some();
-            if !on_aux[k] {
-                let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
-                lat.best_neighbour(u, x, w, this_scale, &mut laux[r], &mut s.d2)
-                    .ok_or(SearchError::NoNeighbour)?;
+            match lat.lookup(&laux[r.clone()]) {
+                Ok(_) => on_aux[k] = true,
+                Err(list) => {
+                    on_aux[k] = false;
+                    let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
+                    lat.best_neighbour(list, x, w, this_scale, &mut laux[r], &mut s.d2)
+                        .ok_or(SearchError::NoNeighbour)?;
+                }
             }
         }
         let (sumqx, sumq2) = sums(weight, xval, laux);
@@ -265,10 +267,9 @@ pub(crate) fn fit_group(
             }
             let r = lanes * k..lanes * (k + 1);
             round_codes(id, &xval[r.clone()], spec.kmaxq, &mut l[r.clone()]);
-            let u = lat.pack(&l[r.clone()]);
-            if lat.on_grid(u).is_none() {
+            if let Err(list) = lat.lookup(&l[r.clone()]) {
                 let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
-                lat.best_neighbour(u, x, w, scale, &mut l[r], &mut s.d2)
+                lat.best_neighbour(list, x, w, scale, &mut l[r], &mut s.d2)
                     .ok_or(SearchError::NoNeighbour)?;
             }
         }
