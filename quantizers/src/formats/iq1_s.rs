@@ -55,18 +55,28 @@ fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, us
     // Per delta sign, for every i2 of the current i1: Σqx, Σq², (Σqx)². Computed first for
     // all i2 at once (independent, so vectorised), then scanned in the reference's order.
     let (mut qx, mut q2, mut sq) = ([[0f32; 33]; 2], [[0f32; 33]; 2], [[0f32; 33]; 2]);
+    // The third terms depend on i2 only.
+    let (mut tx, mut tw) = ([[0f32; 33]; 2], [[0f32; 33]; 2]);
+    for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
+        for i2 in 0..=n {
+            tx[h][i2] = (sumx[n] - sumx[i2]) * xs[2];
+            tw[h][i2] = (sumw[n] - sumw[i2]) * xs[2] * xs[2];
+        }
+    }
     for i1 in 0..=n {
         for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
             let a = (sumx[i1] - sumx[0]) * xs[0];
             let aw = (sumw[i1] - sumw[0]) * xs[0] * xs[0];
-            for i2 in i1..=n {
-                let v = a + (sumx[i2] - sumx[i1]) * xs[1] + (sumx[n] - sumx[i2]) * xs[2];
-                let w = aw
-                    + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
-                    + (sumw[n] - sumw[i2]) * xs[2] * xs[2];
-                qx[h][i2] = v;
-                q2[h][i2] = w;
-                sq[h][i2] = v * v;
+            let (x1, w1) = (sumx[i1], sumw[i1]);
+            let (qx, q2, sq) = (&mut qx[h][i1..], &mut q2[h][i1..], &mut sq[h][i1..]);
+            let (sx, sw) = (&sumx[i1..], &sumw[i1..]);
+            let (tx, tw) = (&tx[h][i1..], &tw[h][i1..]);
+            for j in 0..=n - i1 {
+                let v = a + (sx[j] - x1) * xs[1] + tx[j];
+                let w = aw + (sw[j] - w1) * xs[1] * xs[1] + tw[j];
+                qx[j] = v;
+                q2[j] = w;
+                sq[j] = v * v;
             }
         }
         for i2 in i1..=n {

@@ -11,14 +11,31 @@ use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 /// top-down merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element
 /// when the comparison is not "greater". With a comparison that calls NaN equal to everything
 /// this fixes the order NaN inputs end up in, which the quantized bits depend on.
+///
+/// Without NaN the order is total up to ties, which a stable merge sort leaves in index
+/// order; any sort by (value, index) then gives the same result, so that case takes the
+/// standard library's sort.
 pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
+    if v.iter().all(|p| !p.0.is_nan()) {
+        v.sort_unstable_by(|a, b| {
+            a.0.partial_cmp(&b.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(&b.1))
+        });
+        return;
+    }
+    glibc_msort(v, tmp);
+}
+
+/// glibc's `msort_with_tmp` for the comparison "a < b ? -1 : a > b ? 1 : 0".
+fn glibc_msort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
     let n = v.len();
     if n <= 1 {
         return;
     }
     let n1 = n / 2;
-    merge_sort(&mut v[..n1], tmp);
-    merge_sort(&mut v[n1..], tmp);
+    glibc_msort(&mut v[..n1], tmp);
+    glibc_msort(&mut v[n1..], tmp);
     let (mut i, mut j, mut o) = (0, n1, 0);
     while i < n1 && j < n {
         // `cmp(a, b) <= 0` with cmp = a < b ? -1 : a > b ? 1 : 0.
@@ -98,8 +115,12 @@ mod tests {
             .map(|(i, &x)| (x, i as u8))
             .collect();
         let mut tmp = vec![(0.0, 0); v.len()];
+        let mut w = v.clone();
         merge_sort(&mut v, &mut tmp);
         let idx: Vec<u8> = v.iter().map(|p| p.1).collect();
         assert_eq!(idx, [1, 6, 3, 4, 5, 0, 2]);
+        // The glibc path (taken with NaN) agrees when there is none.
+        glibc_msort(&mut w, &mut tmp);
+        assert_eq!(v, w);
     }
 }
