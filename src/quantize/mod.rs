@@ -297,7 +297,8 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     let mut sorted: Vec<usize> = (0..input.tensors.len()).collect();
     sorted.sort_by(|&a, &b| rules::weights_order(&input.tensors[a].name, &input.tensors[b].name));
     // Names after --prune-layers (renumbered in weights order; `None`: pruned).
-    let mut names: Vec<Option<String>> = input.tensors.iter().map(|t| Some(t.name.clone())).collect();
+    let mut names: Vec<Option<String>> =
+        input.tensors.iter().map(|t| Some(t.name.clone())).collect();
     let mut layers = prune::LayerMap::new();
     if !opts.prune_layers.is_empty() {
         for &i in &sorted {

@@ -113,7 +113,8 @@ fn best_split(
     let mut best = None;
     for i1 in 0..=n {
         for i2 in i1..=n {
-            let (mut qx_p, mut qx_m, mut q2_p, mut q2_m) = ([0f32; 2], [0f32; 2], [0f32; 2], [0f32; 2]);
+            let (mut qx_p, mut qx_m, mut q2_p, mut q2_m) =
+                ([0f32; 2], [0f32; 2], [0f32; 2], [0f32; 2]);
             for h in 0..2 {
                 let sx = px[h][i1] + px[h][i2];
                 qx_p[h] = txs[h] * p2 - sx;
@@ -219,8 +220,19 @@ fn quantize_row_impl<S: V8>(
                     Err(list) => {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
-                        best_neighbour2(lat, list, xbl, 16 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
-                            .ok_or(err("no grid neighbour has a finite error"))?
+                        best_neighbour2(
+                            lat,
+                            list,
+                            xbl,
+                            16 * ib + 8 * k,
+                            w,
+                            scale,
+                            xx,
+                            lk,
+                            2048,
+                            &mut d2,
+                        )
+                        .ok_or(err("no grid neighbour has a finite error"))?
                     }
                 };
             }
@@ -243,7 +255,7 @@ fn quantize_row_impl<S: V8>(
             y[QS + 2 * ib] = index[0] as u8;
             y[QS + 2 * ib + 1] = index[1] as u8;
             y[QH + ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
-            if !(scale >= 0.0) {
+            if scale.is_nan() || scale < 0.0 {
                 return Err(err("the fitted scale is NaN"));
             }
             scales[ib] = scale;

@@ -175,8 +175,19 @@ fn quantize_row_impl<S: V8>(
                     Err(list) => {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
-                        best_neighbour2(lat, list, xbl, 32 * ib + 8 * k, w, scale, xx, lk, 2048, &mut d2)
-                            .ok_or(err("no grid neighbour has a finite error"))?
+                        best_neighbour2(
+                            lat,
+                            list,
+                            xbl,
+                            32 * ib + 8 * k,
+                            w,
+                            scale,
+                            xx,
+                            lk,
+                            2048,
+                            &mut d2,
+                        )
+                        .ok_or(err("no grid neighbour has a finite error"))?
                     }
                 };
             }
@@ -201,7 +212,7 @@ fn quantize_row_impl<S: V8>(
                 h |= (g >> 8) << (3 * k);
             }
             put_u16(y, QH + 2 * ib, h);
-            if !(scale >= 0.0) {
+            if scale.is_nan() || scale < 0.0 {
                 return Err(err("the fitted scale is NaN"));
             }
             scales[ib] = scale;

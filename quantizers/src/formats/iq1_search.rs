@@ -39,7 +39,7 @@ fn glibc_msort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
     let (mut i, mut j, mut o) = (0, n1, 0);
     while i < n1 && j < n {
         // `cmp(a, b) <= 0` with cmp = a < b ? -1 : a > b ? 1 : 0.
-        if !(v[i].0 > v[j].0) {
+        if v[i].0.partial_cmp(&v[j].0) != Some(std::cmp::Ordering::Greater) {
             tmp[o] = v[i];
             i += 1;
         } else {

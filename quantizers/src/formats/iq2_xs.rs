@@ -7,9 +7,7 @@
 
 use super::iq_grids::{sign_factor, IQ2XS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
-use super::iq_search::{
-    cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest,
-};
+use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
@@ -83,8 +81,8 @@ fn quantize_row_impl<S: V8>(
             for ((w, &q), &x) in weight.iter_mut().zip(&qw[16 * ib..]).zip(xb) {
                 *w = q * (sigma2 + x * x).sqrt();
             }
-            let Some(fit) = fit_group(&SPEC, lat, xb, &weight, &mut s)
-                .map_err(|e| err(e.reason()))?
+            let Some(fit) =
+                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
             else {
                 continue;
             };

@@ -7,9 +7,7 @@
 
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
-use super::iq_search::{
-    cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest,
-};
+use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::simd::{multiversion, V8};
@@ -99,8 +97,8 @@ fn quantize_row_impl<S: V8>(
         for (ib, xb) in xbl.chunks_exact(32).enumerate() {
             let qw = imatrix.map(|im| &im[QK * ibl + 32 * ib..]);
             iq3_weights(qw, sigma2, xb, &mut weight);
-            let Some(fit) = fit_group(&SPEC, lat, xb, &weight, &mut s)
-                .map_err(|e| err(e.reason()))?
+            let Some(fit) =
+                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
             else {
                 continue;
             };

@@ -12,7 +12,9 @@
 
 use std::sync::OnceLock;
 
-use super::iq_grids::{IQ1S_CODES, IQ2S_CODES, IQ2XS_CODES, IQ2XXS_CODES, IQ3S_CODES, IQ3XXS_CODES};
+use super::iq_grids::{
+    IQ1S_CODES, IQ2S_CODES, IQ2XS_CODES, IQ2XXS_CODES, IQ3S_CODES, IQ3XXS_CODES,
+};
 
 /// Map entry of a point with no table (a lane code outside the lattice's levels).
 const INVALID: i32 = i32::MIN;
@@ -57,6 +59,7 @@ fn padded(n: usize) -> usize {
 impl Lattice {
     /// Builds the tables of the grid `codes` with `lanes` lanes of `bits` bits, keeping the
     /// grid entries at the `nwant` smallest distances of every off-grid point.
+    #[allow(clippy::needless_range_loop)] // lanes index the coordinates of many entries
     fn build(codes: &[u16], lanes: usize, bits: u32, levels: u16, nwant: usize) -> Lattice {
         let mask = (1u16 << bits) - 1;
         let coords: Vec<[i8; 8]> = codes
@@ -129,8 +132,8 @@ impl Lattice {
             let list = &neighbours[at + 1..at + 1 + n];
             assert!(padded(n) <= MAX_NEIGHBOURS, "neighbour list of {n}");
             soa_start.push(soa.len() as u32);
-            for j in 0..lanes {
-                soa.extend(list.iter().map(|&g| coords[g as usize][j] as u8));
+            for lane in 0..lanes {
+                soa.extend(list.iter().map(|&g| coords[g as usize][lane] as u8));
                 soa.resize(soa.len() + padded(n) - n, 0);
             }
             at += 1 + n;

@@ -152,6 +152,7 @@ fn round_codes(id: f32, xval: &[f32], kmaxq: i32, l: &mut [i8]) {
 
 /// Fits one group `xb` with importance `weight`. `Ok(None)` for a group treated as zero.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // k indexes several per-sub-group arrays at once
 pub(crate) fn fit_group(
     spec: &Spec,
     lat: &Lattice,
@@ -293,14 +294,10 @@ pub(crate) fn fit_group(
         let u = lat.pack(&l[lanes * k..lanes * (k + 1)]);
         *g = lat.on_grid(u).ok_or(SearchError::OffGrid)?;
     }
-    if !(scale >= 0.0) {
+    if scale.is_nan() || scale < 0.0 {
         return Err(SearchError::BadScale);
     }
-    Ok(Some(Fit {
-        scale,
-        grid,
-        signs,
-    }))
+    Ok(Some(Fit { scale, grid, signs }))
 }
 
 /// `nearest_int(0.5·(id·scale − 1))` clamped to `0..=max`: a group scale as its 4-bit (or
