@@ -111,33 +111,57 @@ fn best_split(
     let mut best_score = -f32::MAX;
     let mut scale = max;
     let mut best = None;
+    // The i2-only products, then per i1 every i2 at once (independent, so vectorised),
+    // then the scan in the reference's order.
+    let (mut bp, mut bm) = ([[0f32; 17]; 2], [[0f32; 17]; 2]);
+    for h in 0..2 {
+        for i2 in 0..=n {
+            bp[h][i2] = pw[h][i2] * cp2;
+            bm[h][i2] = pw[h][i2] * cm2;
+        }
+    }
+    let (mut sumqx, mut sumq2, mut sq) = ([[0f32; 17]; 4], [[0f32; 17]; 4], [[0f32; 17]; 4]);
     for i1 in 0..=n {
+        let mut ap = [0f32; 2];
+        let mut am = [0f32; 2];
+        let mut tp = [0f32; 2];
+        let mut tm = [0f32; 2];
+        for h in 0..2 {
+            ap[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1;
+            am[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1;
+            tp[h] = txs[h] * p2;
+            tm[h] = txs[h] * m2;
+        }
+        let (x0, x1) = (px[0][i1], px[1][i1]);
         for i2 in i1..=n {
-            let (mut qx_p, mut qx_m, mut q2_p, mut q2_m) =
-                ([0f32; 2], [0f32; 2], [0f32; 2], [0f32; 2]);
-            for h in 0..2 {
-                let sx = px[h][i1] + px[h][i2];
-                qx_p[h] = txs[h] * p2 - sx;
-                qx_m[h] = txs[h] * m2 - sx;
-                q2_p[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1 + pw[h][i2] * cp2;
-                q2_m[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1 + pw[h][i2] * cm2;
-            }
-            let sumqx = [
+            let sx = [x0 + px[0][i2], x1 + px[1][i2]];
+            let qx_p = [tp[0] - sx[0], tp[1] - sx[1]];
+            let qx_m = [tm[0] - sx[0], tm[1] - sx[1]];
+            let q2_p = [ap[0] + bp[0][i2], ap[1] + bp[1][i2]];
+            let q2_m = [am[0] + bm[0][i2], am[1] + bm[1][i2]];
+            let x = [
                 qx_p[0] + qx_p[1],
                 qx_p[0] + qx_m[1],
                 qx_m[0] + qx_p[1],
                 qx_m[0] + qx_m[1],
             ];
-            let sumq2 = [
+            let q = [
                 q2_p[0] + q2_p[1],
                 q2_p[0] + q2_m[1],
                 q2_m[0] + q2_p[1],
                 q2_m[0] + q2_m[1],
             ];
             for k in 0..4 {
-                if sumq2[k] > 0.0 && sumqx[k] * sumqx[k] > best_score * sumq2[k] {
-                    scale = sumqx[k] / sumq2[k];
-                    best_score = scale * sumqx[k];
+                sumqx[k][i2] = x[k];
+                sumq2[k][i2] = q[k];
+                sq[k][i2] = x[k] * x[k];
+            }
+        }
+        for i2 in i1..=n {
+            for k in 0..4 {
+                if sumq2[k][i2] > 0.0 && sq[k][i2] > best_score * sumq2[k][i2] {
+                    scale = sumqx[k][i2] / sumq2[k][i2];
+                    best_score = scale * sumqx[k][i2];
                     best = Some((i1, i2, k));
                 }
             }
