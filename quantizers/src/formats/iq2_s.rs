@@ -8,7 +8,9 @@
 
 use super::iq_grids::{sign_factor, IQ2S_GRID};
 use super::iq_lattice;
-use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::simd::{multiversion, V8};
@@ -70,7 +72,6 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq2s();
     let mut s = Scratch::new();
-    let mut weight = [0f32; 16];
     for (ibl, (xbl, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
@@ -79,27 +80,9 @@ fn quantize_row_impl<S: V8>(
         let err = |reason| Unrepresentable { block: ibl, reason };
         y.fill(0);
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let mut scales = [0f32; 16];
-        let mut max_scale = 0f32;
-        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
-            match imatrix {
-                Some(qw) => {
-                    let qw = &qw[QK * ibl + 16 * ib..];
-                    for ((w, &q), &x) in weight.iter_mut().zip(qw).zip(xb) {
-                        *w = q * (sigma2 + x * x).sqrt();
-                    }
-                }
-                None => {
-                    for (w, &x) in weight.iter_mut().zip(xb) {
-                        *w = 0.25 * sigma2 + x * x;
-                    }
-                }
-            }
-            let Some(fit) =
-                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
-            else {
-                continue;
-            };
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
+        let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
+        let store = |ib: usize, fit: &Fit| {
             for k in 0..2 {
                 let i8 = 2 * ib + k;
                 let g = fit.grid[k];
@@ -107,16 +90,16 @@ fn quantize_row_impl<S: V8>(
                 y[QH + i8 / 4] |= ((g >> 8) << (2 * (i8 % 4))) as u8;
                 y[SIGNS + i8] = fit.signs[k];
             }
-            scales[ib] = fit.scale;
-            max_scale = cmax(max_scale, fit.scale);
-        }
+        };
+        let (scales, max_scale) = fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)
+            .map_err(|e| err(e.reason()))?;
         if max_scale == 0.0 {
             continue;
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 0.9875));
         let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().enumerate() {
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
             y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
         }
     }

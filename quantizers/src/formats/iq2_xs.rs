@@ -7,7 +7,9 @@
 
 use super::iq_grids::{sign_factor, IQ2XS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
-use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
@@ -64,7 +66,6 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq2xs();
     let mut s = Scratch::new();
-    let mut weight = [0f32; 16];
     for (ibl, (xbl, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
@@ -75,23 +76,14 @@ fn quantize_row_impl<S: V8>(
         let qw = &qw[QK * ibl..QK * (ibl + 1)];
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u16; 32];
-        let mut scales = [0f32; 16];
-        let mut max_scale = 0f32;
-        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
-            for ((w, &q), &x) in weight.iter_mut().zip(&qw[16 * ib..]).zip(xb) {
-                *w = q * (sigma2 + x * x).sqrt();
-            }
-            let Some(fit) =
-                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
-            else {
-                continue;
-            };
+        let store = |ib: usize, fit: &Fit| {
             for k in 0..2 {
                 q2[2 * ib + k] = fit.grid[k] | ((fit.signs[k] as u16) << 9);
             }
-            scales[ib] = fit.scale;
-            max_scale = cmax(max_scale, fit.scale);
-        }
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
         y.fill(0);
         if max_scale == 0.0 {
             continue;
@@ -99,7 +91,7 @@ fn quantize_row_impl<S: V8>(
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d));
         let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().enumerate() {
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
             y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
         }
         for (k, w) in q2.iter().enumerate() {

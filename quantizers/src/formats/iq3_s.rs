@@ -5,10 +5,12 @@
 //! [u8; 32]` (one explicit sign byte per 8 elements), `scales: [u8; 4]` (two 4-bit scales per
 //! 64 elements: low nibble for the first 32). Element value: `d·(1+2s) · grid · sign`.
 
-use super::iq3_xxs::iq3_weights;
+use super::iq3_xxs::squared;
 use super::iq_grids::{sign_factor, IQ3S_GRID};
 use super::iq_lattice;
-use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::simd::{multiversion, V8};
@@ -74,7 +76,6 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq3s();
     let mut s = Scratch::new();
-    let mut weight = [0f32; 32];
     for (ibl, (xbl, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
@@ -83,18 +84,9 @@ fn quantize_row_impl<S: V8>(
         let err = |reason| Unrepresentable { block: ibl, reason };
         y.fill(0);
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let mut scales = [0f32; 8];
-        let mut max_scale = 0f32;
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let mut stored = 0;
-        for (ib, xb) in xbl.chunks_exact(32).enumerate() {
-            let qw = imatrix.map(|im| &im[QK * ibl + 32 * ib..]);
-            iq3_weights(qw, sigma2, xb, &mut weight);
-            let Some(fit) =
-                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
-            else {
-                scales[ib] = 0.0;
-                continue;
-            };
+        let store = |ib: usize, fit: &Fit| {
             for k in 0..8 {
                 let g = fit.grid[k];
                 y[QS + 8 * stored + k] = g as u8;
@@ -102,16 +94,17 @@ fn quantize_row_impl<S: V8>(
             }
             y[SIGNS + 4 * stored..SIGNS + 4 * stored + 4].copy_from_slice(&fit.signs);
             stored += 1;
-            scales[ib] = fit.scale;
-            max_scale = cmax(max_scale, fit.scale);
-        }
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
         if max_scale == 0.0 {
             continue;
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 1.033));
         let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().enumerate() {
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
             y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
         }
     }

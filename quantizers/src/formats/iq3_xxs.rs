@@ -7,7 +7,9 @@
 
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
-use super::iq_search::{cmax, fit_group, scale_code, sum_squares, Refine, Scratch, Spec, ZeroTest};
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::simd::{multiversion, V8};
@@ -47,21 +49,9 @@ const SPEC: Spec = Spec {
     refine: Refine::OffGrid,
 };
 
-/// The importance of each value of a 32-value group: `qw·√(σ² + x²)` with an imatrix, `x²`
-/// without (shared with iq3_s).
-pub(crate) fn iq3_weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &mut [f32]) {
-    match qw {
-        Some(qw) => {
-            for ((w, &q), &x) in weight.iter_mut().zip(qw).zip(xb) {
-                *w = q * (sigma2 + x * x).sqrt();
-            }
-        }
-        None => {
-            for (w, &x) in weight.iter_mut().zip(xb) {
-                *w = x * x;
-            }
-        }
-    }
+/// The importance of a value without an imatrix: `x²` (shared with iq3_s).
+pub(crate) fn squared(_sigma2: f32, x: f32) -> f32 {
+    x * x
 }
 
 multiversion! {
@@ -82,7 +72,6 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq3xxs();
     let mut s = Scratch::new();
-    let mut weight = [0f32; 32];
     for (ibl, (xbl, y)) in src
         .chunks_exact(QK)
         .zip(dst.chunks_exact_mut(BLOCK_BYTES))
@@ -91,17 +80,9 @@ fn quantize_row_impl<S: V8>(
         let err = |reason| Unrepresentable { block: ibl, reason };
         y.fill(0);
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let mut scales = [0f32; 8];
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let mut sas = [0u32; 8];
-        let mut max_scale = 0f32;
-        for (ib, xb) in xbl.chunks_exact(32).enumerate() {
-            let qw = imatrix.map(|im| &im[QK * ibl + 32 * ib..]);
-            iq3_weights(qw, sigma2, xb, &mut weight);
-            let Some(fit) =
-                fit_group(&SPEC, lat, xb, &weight, &mut s).map_err(|e| err(e.reason()))?
-            else {
-                continue;
-            };
+        let store = |ib: usize, fit: &Fit| {
             for k in 0..8 {
                 y[QS + 8 * ib + k] = fit.grid[k] as u8;
             }
@@ -109,9 +90,10 @@ fn quantize_row_impl<S: V8>(
                 | (fit.signs[1] as u32) << 7
                 | (fit.signs[2] as u32) << 14
                 | (fit.signs[3] as u32) << 21;
-            scales[ib] = fit.scale;
-            max_scale = cmax(max_scale, fit.scale);
-        }
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
         if max_scale == 0.0 {
             y.fill(0);
             continue;
@@ -119,7 +101,7 @@ fn quantize_row_impl<S: V8>(
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 1.0125));
         let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().enumerate() {
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
             sas[ib] |= (scale_code(id, sc, 15) as u32) << 28;
             y[SCALES_AND_SIGNS + 4 * ib..SCALES_AND_SIGNS + 4 * ib + 4]
                 .copy_from_slice(&sas[ib].to_le_bytes());

@@ -300,6 +300,48 @@ pub(crate) fn fit_group(
     Ok(Some(Fit { scale, grid, signs }))
 }
 
+/// Fits every `spec.n`-value group of the 256-value super-block `xbl`. Each value's
+/// importance is `qw·√(σ² + x²)` with the imatrix slice `qw`, `plain(σ², x)` without;
+/// `store(ib, fit)` receives each group that is not treated as zero. Returns the group
+/// scales (zero for skipped groups) and their maximum (C's `MAX` fold from 0).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_superblock(
+    spec: &Spec,
+    lat: &Lattice,
+    xbl: &[f32],
+    qw: Option<&[f32]>,
+    sigma2: f32,
+    plain: fn(f32, f32) -> f32,
+    s: &mut Scratch,
+    mut store: impl FnMut(usize, &Fit),
+) -> Result<([f32; 16], f32), SearchError> {
+    let mut weight = [0f32; 32];
+    let weight = &mut weight[..spec.n];
+    let mut scales = [0f32; 16];
+    let mut max_scale = 0f32;
+    for (ib, xb) in xbl.chunks_exact(spec.n).enumerate() {
+        match qw {
+            Some(qw) => {
+                for ((w, &q), &x) in weight.iter_mut().zip(&qw[spec.n * ib..]).zip(xb) {
+                    *w = q * (sigma2 + x * x).sqrt();
+                }
+            }
+            None => {
+                for (w, &x) in weight.iter_mut().zip(xb) {
+                    *w = plain(sigma2, x);
+                }
+            }
+        }
+        if let Some(fit) = fit_group(spec, lat, xb, weight, s)? {
+            store(ib, &fit);
+            scales[ib] = fit.scale;
+            max_scale = cmax(max_scale, fit.scale);
+        }
+    }
+    Ok((scales, max_scale))
+}
+
 /// `nearest_int(0.5·(id·scale − 1))` clamped to `0..=max`: a group scale as its 4-bit (or
 /// 3-bit) code.
 #[inline(always)]
