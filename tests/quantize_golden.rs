@@ -73,6 +73,14 @@ fn core_llama_spm_quantizations_match_golden() {
             "quant-imatrixdat-Q4_K_M",
             &["--imatrix", "imatrix.dat", "Q4_K_M"],
         ),
+        (
+            "quant-imatrix-IQ2_XXS",
+            &["--imatrix", "imatrix.gguf", "IQ2_XXS"],
+        ),
+        (
+            "quant-imatrix-IQ3_XXS",
+            &["--imatrix", "imatrix.gguf", "IQ3_XXS"],
+        ),
     ];
     let mut failures = Vec::new();
     for (variant, args) in cases {

@@ -3,6 +3,10 @@
 //! Markdown table. `KERNEL_BENCH_MB` sets the input size (default 64), `KERNEL_BENCH_TYPES`
 //! (comma-separated names, e.g. `q4_0,q6_K`) limits the types, and
 //! `KERNEL_BENCH_PORTABLE=1` runs the portable kernels instead of the AVX2 ones.
+//! `KERNEL_BENCH_CPU=1` (Linux) divides by the process's CPU time instead of the wall time:
+//! the figure to compare on a loaded machine, and against the reference measured the same
+//! way (its `ggml_quantize_chunk` is single-threaded). The IQ1–IQ3 types need an imatrix or
+//! are slow: give them a small `KERNEL_BENCH_MB` (e.g. 4).
 
 use std::time::Instant;
 
@@ -24,12 +28,29 @@ fn data(n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// User + system CPU seconds of this process so far (`/proc/self/stat`, 100 ticks/s).
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0.0))
+        .collect();
+    // Fields 14 and 15 of the file; `after` starts at field 3.
+    (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) / 100.0
+}
+
 fn best_of(runs: usize, mut f: impl FnMut()) -> f64 {
+    let cpu = std::env::var("KERNEL_BENCH_CPU").is_ok_and(|v| v == "1");
     (0..runs)
         .map(|_| {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_secs());
             f();
-            t.elapsed().as_secs_f64()
+            if cpu {
+                cpu_secs() - c
+            } else {
+                t.elapsed().as_secs_f64()
+            }
         })
         .fold(f64::INFINITY, f64::min)
 }

@@ -29,7 +29,10 @@ mod simd;
 mod types;
 
 pub use common::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
-pub use registry::{all_types, traits, DequantizeRowFn, QuantizeRowFn, TypeTraits};
+pub use registry::{
+    all_types, traits, DequantizeRowFn, QuantizeRowFn, Quantizer, TryQuantizeRowFn, TypeTraits,
+    Unrepresentable,
+};
 pub use rows::{dequantize_rows, quantize_rows, row_size, QuantError};
 #[doc(hidden)]
 pub use simd::force_portable;

@@ -8,6 +8,53 @@ use crate::types::GgmlType;
 /// passes the same vector for every row). Types that ignore the imatrix accept and ignore it.
 pub type QuantizeRowFn = fn(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>);
 
+/// Quantizes one row like [`QuantizeRowFn`], but may refuse it: the IQ lattice searches
+/// meet inputs (infinities, NaN, values near `f32::MAX`) on which llama.cpp aborts.
+pub type TryQuantizeRowFn =
+    fn(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) -> Result<(), Unrepresentable>;
+
+/// A block a quantizer cannot represent (llama.cpp aborts on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unrepresentable {
+    /// The block's index within its row.
+    pub block: usize,
+    /// What went wrong.
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for Unrepresentable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "block {}: {}", self.block, self.reason)
+    }
+}
+
+/// A row quantizer: one that always succeeds, or one that may refuse a row.
+#[derive(Debug, Clone, Copy)]
+pub enum Quantizer {
+    /// Succeeds on every input.
+    Total(QuantizeRowFn),
+    /// May refuse a row it cannot represent.
+    Partial(TryQuantizeRowFn),
+}
+
+impl Quantizer {
+    /// Quantizes one row (see [`QuantizeRowFn`]).
+    pub fn quantize_row(
+        self,
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> {
+        match self {
+            Quantizer::Total(f) => {
+                f(src, dst, imatrix);
+                Ok(())
+            }
+            Quantizer::Partial(f) => f(src, dst, imatrix),
+        }
+    }
+}
+
 /// Dequantizes whole blocks: `src` holds `dst.len() / block_size` blocks.
 pub type DequantizeRowFn = fn(src: &[u8], dst: &mut [f32]);
 
@@ -27,7 +74,7 @@ pub struct TypeTraits {
     /// The quantizer reads the imatrix when one is given (false for types that ignore it).
     pub uses_imatrix: bool,
     /// The row quantizer, if we can produce this type.
-    pub quantize: Option<QuantizeRowFn>,
+    pub quantize: Option<Quantizer>,
     /// The dequantizer, if we can read this type.
     pub dequantize: Option<DequantizeRowFn>,
 }

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::registry::traits;
+use crate::registry::{traits, Unrepresentable};
 use crate::types::GgmlType;
 
 /// Why a quantize/dequantize request was refused.
@@ -27,6 +27,15 @@ pub enum QuantError {
         expected: usize,
         /// Length given.
         got: usize,
+    },
+    /// A row holds a block the type cannot represent (llama.cpp aborts on it).
+    Unrepresentable {
+        /// The type.
+        ty: GgmlType,
+        /// The row (0-based) within the call.
+        row: usize,
+        /// The block and the reason.
+        detail: Unrepresentable,
     },
     /// Source or destination buffers do not have the sizes the shape implies.
     BufferSize {
@@ -53,6 +62,11 @@ impl std::fmt::Display for QuantError {
             QuantError::ImatrixLength { expected, got } => write!(
                 f,
                 "importance matrix has {got} entries, the row has {expected}"
+            ),
+            QuantError::Unrepresentable { ty, row, detail } => write!(
+                f,
+                "row {row}, {detail}: the values cannot be quantized to {ty} \
+                 (llama.cpp aborts on this input)"
             ),
             QuantError::BufferSize { expected, got } => {
                 write!(f, "buffer has size {got}, expected {expected}")
@@ -113,11 +127,17 @@ pub fn quantize_rows(
         }
     }
     let imatrix = if t.uses_imatrix { imatrix } else { None };
-    src.par_chunks(n_per_row)
+    match src
+        .par_chunks(n_per_row)
         .zip(dst.par_chunks_mut(rs))
         .with_min_len(1)
-        .for_each(|(s, d)| quantize(s, d, imatrix));
-    Ok(())
+        .enumerate()
+        .map(|(row, (s, d))| quantize.quantize_row(s, d, imatrix).map_err(|e| (row, e)))
+        .find_map_first(Result::err)
+    {
+        None => Ok(()),
+        Some((row, detail)) => Err(QuantError::Unrepresentable { ty, row, detail }),
+    }
 }
 
 /// Dequantizes `src` (whole blocks of `ty`) into `dst`, in parallel over blocks.

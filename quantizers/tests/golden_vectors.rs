@@ -9,7 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use ggufkit_quantizers::{dequantize_rows, force_portable, quantize_rows, traits, GgmlType};
+use ggufkit_quantizers::{
+    dequantize_rows, force_portable, quantize_rows, traits, GgmlType, QuantError,
+};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -19,7 +21,8 @@ mod record_file;
 /// Types whose quantizer must exist and match (the issue's list).
 const MUST_QUANTIZE: &[&str] = &[
     "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q8_K", "Q2_K", "Q3_K", "Q4_K",
-    "Q5_K", "Q6_K", "TQ1_0", "TQ2_0", "IQ4_NL", "IQ4_XS",
+    "Q5_K", "Q6_K", "TQ1_0", "TQ2_0", "IQ4_NL", "IQ4_XS", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS",
+    "IQ2_S", "IQ3_XXS", "IQ3_S",
 ];
 
 /// Types whose dequantizer must exist and match.
@@ -149,7 +152,39 @@ fn golden_quantization_vectors() {
             }
         }
     }
-    eprintln!("checked {quant_checked} quantize and {dequant_checked} dequantize vectors");
+    // Inputs on which the reference aborts: we must refuse them with an error.
+    let mut refusals_checked = 0usize;
+    for e in index["errors"].as_array().expect("errors") {
+        let tname = e["type"].as_str().unwrap();
+        if only.as_ref().is_some_and(|o| !o.contains(tname)) {
+            continue;
+        }
+        let ty = ggml_type(tname);
+        let case = e["case"].as_str().unwrap();
+        let with_im = !e["imatrix"].is_null();
+        let label = format!("{tname}/{case}{}", if with_im { "+imatrix" } else { "" });
+        let input = read_f32(&dir.join(format!("inputs/{case}.f32.bin")));
+        let n_per_row = index["n_per_row"].as_u64().unwrap() as usize;
+        let rs = ggufkit_quantizers::row_size(ty, n_per_row).unwrap();
+        let mut ours = vec![0u8; input.len() / n_per_row * rs];
+        let im = with_im.then_some(imatrix.as_slice());
+        for portable in [false, true] {
+            force_portable(portable);
+            match quantize_rows(ty, &input, &mut ours, n_per_row, im) {
+                Err(QuantError::Unrepresentable { .. }) => {}
+                other => failures.push(format!(
+                    "refuse {label}: the reference aborts ({}), we returned {other:?}",
+                    e["message"].as_str().unwrap_or("")
+                )),
+            }
+        }
+        force_portable(false);
+        refusals_checked += 1;
+    }
+    eprintln!(
+        "checked {quant_checked} quantize and {dequant_checked} dequantize vectors, \
+         {refusals_checked} refusals"
+    );
     for f in &failures {
         eprintln!("MISMATCH {f}");
     }

@@ -90,6 +90,10 @@ struct Cli {
     /// Write one output shard per input shard (<OUT>-00001-of-0000N.gguf, …).
     #[arg(long)]
     keep_split: bool,
+    /// Comma-separated layer numbers to drop; the remaining blocks are renumbered and
+    /// {arch}.block_count updated, as llama-quantize does.
+    #[arg(long, value_name = "L0,L1,...", allow_hyphen_values = true)]
+    prune_layers: Option<String>,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -205,6 +209,10 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
     o.leave_output_tensor = cli.leave_output_tensor;
     o.pure = cli.pure;
     o.dry_run = cli.dry_run;
+    if let Some(p) = &cli.prune_layers {
+        o.prune_layers = ggufkit::quantize::prune::parse_prune_layers(p)
+            .map_err(|e| usage(anyhow!("--prune-layers: {e}")))?;
+    }
     o.output_tensor_type = cli
         .output_tensor_type
         .as_deref()

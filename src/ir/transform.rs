@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType};
+use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType, QuantError};
 
 use super::{DataError, Derive, Rows, TensorData};
 
@@ -150,8 +150,14 @@ impl Convert {
                     };
                     &im[start..start + n_per_row]
                 });
-                quantize_rows(self.to, f, dst, n_per_row, im)
-                    .map_err(|e| DataError(e.to_string()))?;
+                quantize_rows(self.to, f, dst, n_per_row, im).map_err(|e| match e {
+                    // Name the row within the tensor, not within this slab.
+                    QuantError::Unrepresentable { ty, row, detail } => {
+                        let row = row + r0;
+                        DataError(QuantError::Unrepresentable { ty, row, detail }.to_string())
+                    }
+                    e => DataError(e.to_string()),
+                })?;
             }
             r0 = r1;
         }

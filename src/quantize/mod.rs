@@ -10,6 +10,7 @@
 
 mod ftype;
 mod imatrix;
+pub mod prune;
 pub mod rules;
 
 use std::sync::Arc;
@@ -134,6 +135,8 @@ pub struct QuantizeOptions {
     /// Keep the input's tensor order (`--keep-split` orders by shard and offset) instead of
     /// llama.cpp's block-then-name order.
     pub keep_order: bool,
+    /// `--prune-layers`: blocks to drop, sorted and deduplicated (see [`prune`]).
+    pub prune_layers: Vec<u32>,
 }
 
 impl QuantizeOptions {
@@ -151,6 +154,7 @@ impl QuantizeOptions {
             kv_overrides: Vec::new(),
             dry_run: false,
             keep_order: false,
+            prune_layers: Vec::new(),
         }
     }
 }
@@ -290,10 +294,32 @@ fn copy_file_type(input: &Model) -> u32 {
 /// output) with `opts`.
 pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
     let facts = model_facts(&input.metadata)?;
-    let mut order: Vec<&Tensor> = input.tensors.iter().collect();
-    if !opts.keep_order {
-        order.sort_by(|a, b| rules::weights_order(&a.name, &b.name));
+    let mut sorted: Vec<usize> = (0..input.tensors.len()).collect();
+    sorted.sort_by(|&a, &b| rules::weights_order(&input.tensors[a].name, &input.tensors[b].name));
+    // Names after --prune-layers (renumbered in weights order; `None`: pruned).
+    let mut names: Vec<Option<String>> =
+        input.tensors.iter().map(|t| Some(t.name.clone())).collect();
+    let mut layers = prune::LayerMap::new();
+    if !opts.prune_layers.is_empty() {
+        for &i in &sorted {
+            names[i] = match layers
+                .rename(&input.tensors[i].name, &opts.prune_layers)
+                .map_err(QuantizeError::Input)?
+            {
+                prune::Renamed::Keep(n) => Some(n),
+                prune::Renamed::Pruned => None,
+            };
+        }
     }
+    let visit: Vec<usize> = if opts.keep_order {
+        (0..input.tensors.len()).collect()
+    } else {
+        sorted
+    };
+    let order: Vec<(&Tensor, &str)> = visit
+        .into_iter()
+        .filter_map(|i| names[i].as_deref().map(|n| (&input.tensors[i], n)))
+        .collect();
 
     let imatrix = opts
         .imatrix
@@ -306,13 +332,12 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
         output_tensor_type: opts.output_tensor_type,
         token_embedding_type: opts.token_embedding_type,
     };
-    let mut state = MixState::new(order.iter().map(|t| t.name.as_str()));
+    let mut state = MixState::new(order.iter().map(|(_, n)| *n));
     let mut warnings = Vec::new();
     let mut tensors = Vec::with_capacity(order.len());
     let mut plans = Vec::with_capacity(order.len());
 
-    for info in order {
-        let name = info.name.as_str();
+    for (info, name) in order {
         let cat = Category::of(name);
         let tensor_err = |problem: String| QuantizeError::Tensor {
             tensor: name.to_string(),
@@ -364,7 +389,8 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
             if let Some(im) = imatrix {
                 let ne0 = info.dims.first().copied().unwrap_or(1);
                 let ne2 = info.dims.get(2).copied().unwrap_or(1);
-                match im.entries.get(name) {
+                // Looked up under the tensor's name in the input (before --prune-layers).
+                match im.entries.get(info.name.as_str()) {
                     None => warnings.push(format!("no imatrix entry for {name}")),
                     Some(v) if v.len() as u64 == ne0 * ne2 => im_slice = Some(Arc::new(v.clone())),
                     Some(v) if rules::is_token_embd(name) => warnings.push(format!(
@@ -487,6 +513,12 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
         if im.chunk_count > 0 {
             md.set_last("quantize.imatrix.chunks_count", Value::U32(im.chunk_count));
         }
+    }
+    if !opts.prune_layers.is_empty() {
+        md.set_last(
+            format!("{}.block_count", facts.arch),
+            Value::U32(layers.block_count() as u32),
+        );
     }
     Ok(QuantizePlan {
         model: Model {

@@ -865,9 +865,10 @@ fn encode_float(f: &[f32], out: GgmlType, dst: &mut [u8]) {
         }
         return;
     }
-    let row = ggufkit::quantizers::traits(out)
-        .quantize
-        .expect("f16 and bf16 have a row conversion");
+    let row = match ggufkit::quantizers::traits(out).quantize {
+        Some(ggufkit::quantizers::Quantizer::Total(row)) => row,
+        _ => unreachable!("f16 and bf16 have a total row conversion"),
+    };
     row(f, dst, None);
 }
 

@@ -6,7 +6,7 @@
 //! (`bits << 16`).
 
 use crate::common::{bf16_to_f32, f32_to_bf16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -18,7 +18,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: 2,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

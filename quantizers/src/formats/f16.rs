@@ -11,7 +11,7 @@
 //! block formats of this crate use them for their f16 scales too.
 
 use crate::common::put_u16;
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Registry entry for f16.
@@ -22,7 +22,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: 2,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

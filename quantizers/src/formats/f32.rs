@@ -3,7 +3,7 @@
 //! `ggml_quantize_chunk` copies F32 rows with `memcpy`; both directions here are the same
 //! exact byte copy, so every bit pattern (NaN payloads, signed zeros, subnormals) survives.
 
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Registry entry for f32.
@@ -14,7 +14,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: 4,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -7,9 +7,13 @@
 //! nibble `k` of the block's f16 super-scale `d` (there is no separate `d` field). Element
 //! value: `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
-use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq1_search::{best_neighbour2, merge_sort};
+use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
+use super::iq_lattice::{self, MAX_NEIGHBOURS};
+use super::iq_search::{cmax, scale_code, sum_squares};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -31,9 +35,297 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// Groups with a largest magnitude below this are stored as zero.
+const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
+
+/// The three levels with a positive delta (`code − 1 + δ`).
+const X_P: [f32; 3] = [-1.0 + IQ1M_DELTA, IQ1M_DELTA, 1.0 + IQ1M_DELTA];
+/// The three levels with a negative delta (`code − 1 − δ`).
+const X_M: [f32; 3] = [-1.0 - IQ1M_DELTA, -IQ1M_DELTA, 1.0 - IQ1M_DELTA];
+
+/// `qh` bits marking a negative delta, by sign pattern (bit 1: first 8, bit 0: second 8).
+const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
+
+/// The levels of the `k`-th 8 values of a group with sign pattern `pattern` (0: +,+;
+/// 1: +,−; 2: −,+; 3: −,−).
+fn levels(pattern: usize, k: usize) -> &'static [f32; 3] {
+    let negative = if k == 0 {
+        pattern >= 2
+    } else {
+        pattern % 2 == 1
+    };
+    if negative {
+        &X_M
+    } else {
+        &X_P
+    }
+}
+
+/// The importance of each value of a 16-value group.
+fn weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &mut [f32; 16]) {
+    match qw {
+        Some(qw) => {
+            for ((w, &q), &x) in weight.iter_mut().zip(qw).zip(xb) {
+                *w = q * (sigma2 + x * x).sqrt();
+            }
+        }
+        None => {
+            for (w, &x) in weight.iter_mut().zip(xb) {
+                *w = x * x;
+            }
+        }
+    }
+}
+
+/// The best split of a sorted 16-value group and sign pattern, searched with prefix sums
+/// kept per half of the group: `(i1, i2, pattern, scale)`.
+#[inline(always)]
+fn best_split(
+    pairs: &[(f32, u8); 16],
+    xb: &[f32],
+    weight: &[f32; 16],
+    max: f32,
+) -> Option<(usize, usize, usize, f32)> {
+    let n = 16;
+    let mut px = [[0f32; 17]; 2];
+    let mut pw = [[0f32; 17]; 2];
+    for (j, &(_, i)) in pairs.iter().enumerate() {
+        let i = i as usize;
+        let h = usize::from(i >= n / 2);
+        px[h][j + 1] = px[h][j] + weight[i] * xb[i];
+        px[1 - h][j + 1] = px[1 - h][j];
+        pw[h][j + 1] = pw[h][j] + weight[i];
+        pw[1 - h][j + 1] = pw[1 - h][j];
+    }
+    let txs = [px[0][n], px[1][n]];
+    let tws = [pw[0][n], pw[1][n]];
+    let (p2, m2) = (X_P[2], X_M[2]);
+    let cp1 = X_P[0] * X_P[0] - X_P[1] * X_P[1];
+    let cp2 = X_P[1] * X_P[1] - X_P[2] * X_P[2];
+    let cm1 = X_M[0] * X_M[0] - X_M[1] * X_M[1];
+    let cm2 = X_M[1] * X_M[1] - X_M[2] * X_M[2];
+    let mut best_score = -f32::MAX;
+    let mut scale = max;
+    let mut best = None;
+    // The i2-only products, then per i1 every i2 at once (independent, so vectorised),
+    // then the scan in the reference's order.
+    let (mut bp, mut bm) = ([[0f32; 17]; 2], [[0f32; 17]; 2]);
+    for h in 0..2 {
+        for i2 in 0..=n {
+            bp[h][i2] = pw[h][i2] * cp2;
+            bm[h][i2] = pw[h][i2] * cm2;
+        }
+    }
+    let (mut sumqx, mut sumq2, mut sq) = ([[0f32; 17]; 4], [[0f32; 17]; 4], [[0f32; 17]; 4]);
+    for i1 in 0..=n {
+        let mut ap = [0f32; 2];
+        let mut am = [0f32; 2];
+        let mut tp = [0f32; 2];
+        let mut tm = [0f32; 2];
+        for h in 0..2 {
+            ap[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1;
+            am[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1;
+            tp[h] = txs[h] * p2;
+            tm[h] = txs[h] * m2;
+        }
+        let (x0, x1) = (px[0][i1], px[1][i1]);
+        for i2 in i1..=n {
+            let sx = [x0 + px[0][i2], x1 + px[1][i2]];
+            let qx_p = [tp[0] - sx[0], tp[1] - sx[1]];
+            let qx_m = [tm[0] - sx[0], tm[1] - sx[1]];
+            let q2_p = [ap[0] + bp[0][i2], ap[1] + bp[1][i2]];
+            let q2_m = [am[0] + bm[0][i2], am[1] + bm[1][i2]];
+            let x = [
+                qx_p[0] + qx_p[1],
+                qx_p[0] + qx_m[1],
+                qx_m[0] + qx_p[1],
+                qx_m[0] + qx_m[1],
+            ];
+            let q = [
+                q2_p[0] + q2_p[1],
+                q2_p[0] + q2_m[1],
+                q2_m[0] + q2_p[1],
+                q2_m[0] + q2_m[1],
+            ];
+            for k in 0..4 {
+                sumqx[k][i2] = x[k];
+                sumq2[k][i2] = q[k];
+                sq[k][i2] = x[k] * x[k];
+            }
+        }
+        for i2 in i1..=n {
+            for k in 0..4 {
+                if sumq2[k][i2] > 0.0 && sq[k][i2] > best_score * sumq2[k][i2] {
+                    scale = sumqx[k][i2] / sumq2[k][i2];
+                    best_score = scale * sumqx[k][i2];
+                    best = Some((i1, i2, k));
+                }
+            }
+        }
+    }
+    best.map(|(i1, i2, k)| (i1, i2, k, scale))
+}
+
+multiversion! {
+    /// Quantizes one row (`quantize_iq1_m`).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq1s();
+    let mut d2 = [0f32; MAX_NEIGHBOURS];
+    let mut weight = [0f32; 16];
+    let mut pairs = [(0f32, 0u8); 16];
+    let mut tmp = [(0f32, 0u8); 16];
+    let mut l = [0i8; 16];
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        y.fill(0);
+        let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
+        let mut scales = [0f32; 16];
+        let mut shifts = [0usize; 16];
+        let mut max_scale = 0f32;
+        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            let qw = imatrix.map(|im| &im[QK * ibl + 16 * ib..]);
+            weights(qw, sigma2, xb, &mut weight);
+            let max = xb[1..].iter().fold(xb[0].abs(), |m, &v| cmax(m, v.abs()));
+            if max < GROUP_MAX_EPS_IQ1_M {
+                continue;
+            }
+            for (j, (p, &x)) in pairs.iter_mut().zip(xb).enumerate() {
+                *p = (x, j as u8);
+            }
+            merge_sort(&mut pairs, &mut tmp);
+            let Some((i1, i2, mut pattern, mut scale)) = best_split(&pairs, xb, &weight, max)
+            else {
+                continue;
+            };
+            for (j, &(_, i)) in pairs.iter().enumerate() {
+                l[i as usize] = if j < i1 {
+                    0
+                } else if j < i2 {
+                    1
+                } else {
+                    2
+                };
+            }
+            if scale < 0.0 {
+                for v in l.iter_mut() {
+                    *v = 2 - *v;
+                }
+                scale = -scale;
+                pattern = 3 - pattern;
+            }
+            let mut all_on_grid = true;
+            let mut index = [0u16; 2];
+            for (k, idx) in index.iter_mut().enumerate() {
+                let xx = levels(pattern, k);
+                let lk = &mut l[8 * k..8 * k + 8];
+                *idx = match lat.lookup(lk) {
+                    Ok(g) => g,
+                    Err(list) => {
+                        all_on_grid = false;
+                        let w = &weight[8 * k..8 * k + 8];
+                        best_neighbour2(
+                            lat,
+                            list,
+                            xbl,
+                            16 * ib + 8 * k,
+                            w,
+                            scale,
+                            xx,
+                            lk,
+                            2048,
+                            &mut d2,
+                        )
+                        .ok_or(err("no grid neighbour has a finite error"))?
+                    }
+                };
+            }
+            if !all_on_grid {
+                let (mut sumqx, mut sumq2) = (0f32, 0f32);
+                for (k, &g) in index.iter().enumerate() {
+                    let xx = levels(pattern, k);
+                    let pg = lat.coords(g);
+                    for j in 0..8 {
+                        let w = weight[8 * k + j];
+                        let q = xx[((pg[j] - 1) / 2) as usize];
+                        sumqx += w * q * xb[8 * k + j];
+                        sumq2 += w * q * q;
+                    }
+                }
+                if sumqx > 0.0 && sumq2 > 0.0 {
+                    scale = sumqx / sumq2;
+                }
+            }
+            y[QS + 2 * ib] = index[0] as u8;
+            y[QS + 2 * ib + 1] = index[1] as u8;
+            y[QH + ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
+            if scale.is_nan() || scale < 0.0 {
+                return Err(err("the fitted scale is NaN"));
+            }
+            scales[ib] = scale;
+            shifts[ib] = pattern;
+            max_scale = cmax(max_scale, scale);
+        }
+        if max_scale == 0.0 {
+            continue;
+        }
+        let mut sc = [0u16; 4];
+        let mut d = max_scale / 15.0;
+        let id = 1.0 / d;
+        let (mut sumqx, mut sumq2) = (0f32, 0f32);
+        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            let code = scale_code(id, scales[ib], 7);
+            sc[ib / 4] |= (code as u16) << (3 * (ib % 4));
+            y[QH + ib] |= MASKS[shifts[ib]];
+            let qw = imatrix.map(|im| &im[QK * ibl + 16 * ib..]);
+            weights(qw, sigma2, xb, &mut weight);
+            let mult = (2 * code as i32 + 1) as f32;
+            for k in 0..2 {
+                let xx = levels(shifts[ib], k);
+                let g = y[QS + 2 * ib + k] as u16 | (((y[QH + ib] as u16) << (8 - 4 * k)) & 0x700);
+                let pg = lat.coords(g);
+                for j in 0..8 {
+                    let w = weight[8 * k + j];
+                    let q = xx[((pg[j] - 1) / 2) as usize] * mult;
+                    sumqx += w * q * xb[8 * k + j];
+                    sumq2 += w * q * q;
+                }
+            }
+        }
+        if sumq2 > 0.0 {
+            d = sumqx / sumq2;
+        }
+        let bits = f32_to_f16(d * 1.1125);
+        sc[0] |= (bits & 0x000f) << 12;
+        sc[1] |= (bits & 0x00f0) << 8;
+        sc[2] |= (bits & 0x0f00) << 4;
+        sc[3] |= bits & 0xf000;
+        for (k, &v) in sc.iter().enumerate() {
+            put_u16(y, SCALES + 2 * k, v);
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq1_m blocks (`dequantize_row_iq1_m`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

@@ -7,8 +7,13 @@
 //! [`IQ2S_GRID`]. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
 use super::iq_grids::{sign_factor, IQ2S_GRID};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -32,9 +37,74 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq2_s_impl`.
+const SPEC: Spec = Spec {
+    n: 16,
+    kmaxq: 3,
+    steps: 9,
+    step: 0.1,
+    qp_start: false,
+    zero: ZeroTest::Below(1e-8),
+    parity_signs: false,
+    init_on_grid: true,
+    refine: Refine::OffGrid,
+};
+
+multiversion! {
+    /// Quantizes one row (`quantize_iq2_s`).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq2s();
+    let mut s = Scratch::new();
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        y.fill(0);
+        let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
+        let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
+        let store = |ib: usize, fit: &Fit| {
+            for k in 0..2 {
+                let i8 = 2 * ib + k;
+                let g = fit.grid[k];
+                y[QS + i8] = g as u8;
+                y[QH + i8 / 4] |= ((g >> 8) << (2 * (i8 % 4))) as u8;
+                y[SIGNS + i8] = fit.signs[k];
+            }
+        };
+        let (scales, max_scale) = fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)
+            .map_err(|e| err(e.reason()))?;
+        if max_scale == 0.0 {
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d * 0.9875));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
+            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq2_s blocks (`dequantize_row_iq2_s`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

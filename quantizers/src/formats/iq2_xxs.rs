@@ -6,8 +6,14 @@
 //! top 4 bits are the group scale `s`. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::kquants::GROUP_MAX_EPS;
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -23,9 +29,76 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: true,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq2_xxs_impl`.
+const SPEC: Spec = Spec {
+    n: 32,
+    kmaxq: 3,
+    steps: 6,
+    step: 0.1,
+    qp_start: true,
+    zero: ZeroTest::Below(GROUP_MAX_EPS),
+    parity_signs: true,
+    init_on_grid: true,
+    refine: Refine::Always,
+};
+
+multiversion! {
+    /// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq2xxs();
+    let mut s = Scratch::new();
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        let qw = imatrix.ok_or(err("iq2_xxs needs an importance matrix"))?;
+        let qw = &qw[QK * ibl..QK * (ibl + 1)];
+        let sigma2 = sum_squares(xbl) / QK as f32;
+        let mut q2 = [0u32; 16];
+        let store = |ib: usize, fit: &Fit| {
+            for k in 0..4 {
+                q2[2 * ib] |= (fit.grid[k] as u32) << (8 * k);
+                q2[2 * ib + 1] |= (fit.signs[k] as u32) << (7 * k);
+            }
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
+        y.fill(0);
+        if max_scale == 0.0 {
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
+            q2[2 * ib + 1] |= (scale_code(id, sc, 15) as u32) << 28;
+        }
+        for (out, w) in y[2..].chunks_exact_mut(4).zip(&q2) {
+            out.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq2_xxs blocks (`dequantize_row_iq2_xxs`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

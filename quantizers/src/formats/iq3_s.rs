@@ -5,9 +5,15 @@
 //! [u8; 32]` (one explicit sign byte per 8 elements), `scales: [u8; 4]` (two 4-bit scales per
 //! 64 elements: low nibble for the first 32). Element value: `d·(1+2s) · grid · sign`.
 
+use super::iq3_xxs::squared;
 use super::iq_grids::{sign_factor, IQ3S_GRID};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -31,9 +37,79 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq3_s_impl`.
+const SPEC: Spec = Spec {
+    n: 32,
+    kmaxq: 8,
+    steps: 9,
+    step: 0.2,
+    qp_start: false,
+    zero: ZeroTest::IsZero,
+    parity_signs: false,
+    init_on_grid: false,
+    refine: Refine::AllIfAnyOff,
+};
+
+multiversion! {
+    /// Quantizes one row (`quantize_iq3_s`).
+    ///
+    /// As in llama.cpp, the grid indices and signs of a group are stored after those of the
+    /// previous *non-zero* groups: an all-zero group takes no `qs` or `signs` space (its `qh`
+    /// bits and scale keep their own positions).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq3s();
+    let mut s = Scratch::new();
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        y.fill(0);
+        let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
+        let mut stored = 0;
+        let store = |ib: usize, fit: &Fit| {
+            for k in 0..8 {
+                let g = fit.grid[k];
+                y[QS + 8 * stored + k] = g as u8;
+                y[QH + ib] |= ((g >> 8) << k) as u8;
+            }
+            y[SIGNS + 4 * stored..SIGNS + 4 * stored + 4].copy_from_slice(&fit.signs);
+            stored += 1;
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
+        if max_scale == 0.0 {
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d * 1.033));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
+            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq3_s blocks (`dequantize_row_iq3_s`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

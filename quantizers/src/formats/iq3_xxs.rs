@@ -6,8 +6,13 @@
 //! Element value: `d·(0.5+s)·0.5 · grid · sign`.
 
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
-use crate::common::{f16_to_f32, get_u16};
-use crate::registry::TypeTraits;
+use super::iq_lattice;
+use super::iq_search::{
+    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+};
+use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -27,9 +32,83 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: None,
+    quantize: Some(Quantizer::Partial(quantize_row)),
     dequantize: Some(dequantize_row),
 };
+
+/// The search of `quantize_row_iq3_xxs_impl`.
+const SPEC: Spec = Spec {
+    n: 32,
+    kmaxq: 8,
+    steps: 15,
+    step: 0.2,
+    qp_start: false,
+    zero: ZeroTest::Below(1e-8),
+    parity_signs: true,
+    init_on_grid: true,
+    refine: Refine::OffGrid,
+};
+
+/// The importance of a value without an imatrix: `x²` (shared with iq3_s).
+pub(crate) fn squared(_sigma2: f32, x: f32) -> f32 {
+    x * x
+}
+
+multiversion! {
+    /// Quantizes one row (`quantize_iq3_xxs`).
+    fn quantize_row(
+        src: &[f32],
+        dst: &mut [u8],
+        imatrix: Option<&[f32]>,
+    ) -> Result<(), Unrepresentable> = quantize_row_impl;
+}
+
+#[inline(always)]
+fn quantize_row_impl<S: V8>(
+    _s: S,
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+) -> Result<(), Unrepresentable> {
+    let lat = iq_lattice::iq3xxs();
+    let mut s = Scratch::new();
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(QK)
+        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
+        .enumerate()
+    {
+        let err = |reason| Unrepresentable { block: ibl, reason };
+        y.fill(0);
+        let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
+        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
+        let mut sas = [0u32; 8];
+        let store = |ib: usize, fit: &Fit| {
+            for k in 0..8 {
+                y[QS + 8 * ib + k] = fit.grid[k] as u8;
+            }
+            sas[ib] = fit.signs[0] as u32
+                | (fit.signs[1] as u32) << 7
+                | (fit.signs[2] as u32) << 14
+                | (fit.signs[3] as u32) << 21;
+        };
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
+                .map_err(|e| err(e.reason()))?;
+        if max_scale == 0.0 {
+            y.fill(0);
+            continue;
+        }
+        let d = max_scale / 31.0;
+        put_u16(y, 0, f32_to_f16(d * 1.0125));
+        let id = 1.0 / d;
+        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
+            sas[ib] |= (scale_code(id, sc, 15) as u32) << 28;
+            y[SCALES_AND_SIGNS + 4 * ib..SCALES_AND_SIGNS + 4 * ib + 4]
+                .copy_from_slice(&sas[ib].to_le_bytes());
+        }
+    }
+    Ok(())
+}
 
 /// Dequantizes whole iq3_xxs blocks (`dequantize_row_iq3_xxs`).
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {

@@ -5,7 +5,7 @@
 //! the stored exponent is used halved: value = `KVALUES_MXFP4[nibble] * 2^(e - 128)`.
 
 use crate::common::c_trunc_i32;
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -27,7 +27,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -6,7 +6,7 @@
 
 use crate::common::c_trunc_i32;
 use crate::formats::mxfp4::{best_index_fp4, KVALUES_MXFP4};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -26,7 +26,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

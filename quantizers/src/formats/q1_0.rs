@@ -4,7 +4,7 @@
 //! set when element `j` is ≥ 0. Value = `+d` for a set bit, `-d` otherwise.
 
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -20,7 +20,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -6,7 +6,7 @@
 use super::q4_0::in_fast_range;
 use super::q8_0::round_fast;
 use crate::common::{c_round_i32, f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -23,7 +23,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -8,7 +8,7 @@
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{make_qx_quants, pack_2bit};
 use crate::lanes::{make_q3_quants_lanes, make_qx_quants_lanes, transpose, Q3Fit, QxFit};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -26,7 +26,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -19,7 +19,7 @@
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{get_u16, put_u16};
 use crate::lanes::{make_qx_quants_lanes, transpose, LANES};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -36,7 +36,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

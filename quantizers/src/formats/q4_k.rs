@@ -13,7 +13,7 @@ use crate::kquants::{
     get_scale_min_k4, make_qp_quants, pack_scale_min_k4, QkxSearch, QKX3_IMATRIX_SEARCH,
 };
 use crate::lanes::{qkx_search_lanes, transpose};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -30,7 +30,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -17,7 +17,7 @@ use super::q4_0::{block_trunc, row_sigma2, signed_abs_max, weighted_lanes, CHUNK
 use crate::common::{get_u16, put_u16};
 use crate::lanes::make_qx_quants_lanes;
 use crate::lanes::LANES;
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -34,7 +34,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

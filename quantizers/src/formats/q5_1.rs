@@ -19,7 +19,7 @@ use crate::common::{get_u16, put_u16};
 use crate::kquants::QKX3_IMATRIX_SEARCH;
 use crate::lanes::qkx_search_lanes;
 use crate::lanes::LANES;
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -36,7 +36,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

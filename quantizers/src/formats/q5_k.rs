@@ -5,7 +5,7 @@
 //! `e/32` of `qh[e%32]`. Sub-block `j` dequantizes as `(d*sc_j)*q - dmin*m_j`.
 
 use crate::kquants::QkxSearch;
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -23,7 +23,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -12,7 +12,7 @@
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::lanes::{make_qx_quants_lanes, squares, transpose, QxFit};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
 use crate::types::GgmlType;
 
@@ -29,7 +29,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: true,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

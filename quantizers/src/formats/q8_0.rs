@@ -15,7 +15,7 @@
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use super::q4_0::in_fast_range;
 use crate::common::{c_round_i32, get_u16, put_u16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -31,7 +31,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 

@@ -10,7 +10,7 @@
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use super::q8_0::{abs_max, quants_q8};
 use crate::common::{get_u16, put_u16};
-use crate::registry::TypeTraits;
+use crate::registry::{Quantizer, TypeTraits};
 use crate::types::GgmlType;
 
 /// Elements per block.
@@ -26,7 +26,7 @@ pub(crate) const TRAITS: TypeTraits = TypeTraits {
     type_size: BLOCK_BYTES,
     requires_imatrix: false,
     uses_imatrix: false,
-    quantize: Some(quantize_row),
+    quantize: Some(Quantizer::Total(quantize_row)),
     dequantize: Some(dequantize_row),
 };
 
@@ -69,7 +69,11 @@ mod tests {
         let mut q8_1 = vec![0u8; blocks.len() * BLOCK_BYTES];
         quantize_row(&src, &mut q8_1, None);
         let mut q8_0 = vec![0u8; blocks.len() * 34];
-        (super::super::q8_0::TRAITS.quantize.unwrap())(&src, &mut q8_0, None);
+        super::super::q8_0::TRAITS
+            .quantize
+            .unwrap()
+            .quantize_row(&src, &mut q8_0, None)
+            .unwrap();
         let rows = q8_1.chunks_exact(BLOCK_BYTES).zip(q8_0.chunks_exact(34));
         for ((a, b), x) in rows.zip(&blocks) {
             assert_eq!(&a[..2], &b[..2]);
