@@ -247,6 +247,45 @@ fn fallback_model_type(arch: &str) -> &'static str {
     }
 }
 
+/// How a composite config class types its `text_config`.
+enum TextType {
+    /// Always this class (Gemma3Config's text_config is a Gemma3TextConfig).
+    Fixed(&'static str),
+    /// The class its own `model_type` names, else this one (Llava's defaults to llama).
+    Named(&'static str),
+}
+
+/// The composite (vision-language) config classes whose text part is one of the supported
+/// text models: AutoConfig builds their `text_config` as a typed sub-config.
+fn composite_text_type(model_type: &str) -> Option<TextType> {
+    Some(match model_type {
+        "gemma3" => TextType::Fixed("gemma3_text"),
+        "llava" | "llava_next" => TextType::Named("llama"),
+        "mistral3" => TextType::Named("mistral"),
+        _ => return None,
+    })
+}
+
+/// The first string of a JSON array (`architectures[0]`).
+fn first(v: Option<&Json>) -> Option<String> {
+    v.and_then(Json::as_array)
+        .and_then(|a| a.first())
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
+/// What kind of JSON value this is, for messages.
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
 /// Reads `dir/config.json` and builds the hparams.
 pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
     let path = dir.join("config.json");
@@ -272,28 +311,88 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
             "config.json is not a JSON object",
         ));
     };
-    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio).
-    for key in ["llm_config", "lm_config", "language_config", "lfm"] {
-        if let Some(v) = cfg.get(key).cloned() {
-            cfg.insert("text_config".into(), v);
+    // AutoConfig's `to_dict()`: a text-model class fills its own defaults at the root and
+    // keeps a `text_config` key as the plain value the file gives; a composite class (a
+    // vision-language wrapper) builds its `text_config` as a typed sub-config, defaults
+    // included, and has no text hparams of its own.
+    let top_type = cfg
+        .get("model_type")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+        .or_else(|| first(cfg.get("architectures")).map(|a| fallback_model_type(&a).to_string()));
+    match top_type.as_deref().and_then(composite_text_type) {
+        Some(text_type) => {
+            let mut tc = match cfg.remove("text_config") {
+                None | Some(Json::Null) => Map::new(),
+                Some(Json::Object(m)) => m,
+                Some(v) => {
+                    return Err(ConvertError::format(
+                        &path,
+                        None,
+                        format!("\"text_config\" is {}, not an object", json_kind(&v)),
+                    ))
+                }
+            };
+            let mt = match text_type {
+                TextType::Fixed(t) => t.to_string(),
+                TextType::Named(default) => tc
+                    .get("model_type")
+                    .and_then(Json::as_str)
+                    .unwrap_or(default)
+                    .to_string(),
+            };
+            apply_class_defaults(&mut tc, &mt);
+            cfg.insert("text_config".into(), Json::Object(tc));
+        }
+        None => {
+            if let Some(mt) = &top_type {
+                apply_class_defaults(&mut cfg, mt);
+            }
         }
     }
-    if let Some(v) = cfg
-        .get("thinker_config")
-        .and_then(|t| t.get("text_config"))
-        .cloned()
-    {
+    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio), in the
+    // reference's order: the last one present wins.
+    for key in [
+        "llm_config",
+        "lm_config",
+        "thinker_config",
+        "language_config",
+        "lfm",
+    ] {
+        let Some(v) = cfg.get(key) else { continue };
+        let v = if key == "thinker_config" {
+            v.get("text_config").cloned().ok_or_else(|| {
+                ConvertError::format(
+                    &path,
+                    None,
+                    "\"thinker_config\" has no \"text_config\" object",
+                )
+            })?
+        } else {
+            v.clone()
+        };
         cfg.insert("text_config".into(), v);
     }
-    let first = |v: Option<&Json>| -> Option<String> {
-        v.and_then(Json::as_array)
-            .and_then(|a| a.first())
-            .and_then(Json::as_str)
-            .map(str::to_string)
-    };
     let mut arch = first(cfg.get("architectures"));
-    if let Some(t) = first(cfg.get("text_config").and_then(|t| t.get("architectures"))) {
-        arch = Some(t);
+    match cfg.get("text_config") {
+        None => {}
+        Some(Json::Object(tc)) => {
+            if let Some(t) = first(tc.get("architectures")) {
+                arch = Some(t);
+            }
+        }
+        // TextModel merges it into the root with `{**hparams, **text_config}`, which only
+        // a dict survives.
+        Some(v) => {
+            return Err(ConvertError::format(
+                &path,
+                None,
+                format!(
+                    "\"text_config\" (or the sub-config renamed to it) is {}, not an object",
+                    json_kind(v)
+                ),
+            ))
+        }
     }
     let arch = arch.ok_or_else(|| {
         ConvertError::format(
@@ -302,23 +401,6 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
             "no \"architectures\" entry: cannot detect the model class",
         )
     })?;
-
-    // Class defaults apply to the dict that describes the text model.
-    if let Some(Json::Object(tc)) = cfg.get_mut("text_config") {
-        let mt = tc
-            .get("model_type")
-            .and_then(Json::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
-        apply_class_defaults(tc, &mt);
-    } else {
-        let mt = cfg
-            .get("model_type")
-            .and_then(Json::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
-        apply_class_defaults(&mut cfg, &mt);
-    }
     if let Some(Json::Object(tc)) = cfg.get("text_config").cloned() {
         for (k, v) in tc {
             cfg.insert(k, v);

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::json::read_json;
+use super::guard;
+use super::json::{json_error, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
@@ -33,18 +34,24 @@ impl HfTokenizer {
     pub fn load(dir: &Path, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
         let path = dir.join("tokenizer.json");
         if path.is_file() {
-            let json = read_json(&path)?;
-            let mut tok = tokenizers::Tokenizer::from_file(&path).map_err(|e| {
-                ConvertError::format(
-                    &path,
-                    None,
-                    format!("the tokenizers library refuses it: {e}"),
-                )
+            let text = read_text(&path)?;
+            let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+            guard::check(&json, &path)?;
+            let tok = guard::shield(&path, "loading it", || {
+                let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {
+                    ConvertError::format(
+                        &path,
+                        None,
+                        format!("the tokenizers library refuses it: {e}"),
+                    )
+                })?;
+                // transformers' encode() runs without the file's truncation and padding.
+                tok.with_truncation(None)
+                    .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
+                tok.with_padding(None);
+                Ok(tok)
             })?;
-            // transformers' encode() runs without the file's truncation and padding.
-            tok.with_truncation(None)
-                .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
-            tok.with_padding(None);
+            drop(text);
             return Ok(HfTokenizer { tok, json, path });
         }
         let vocab_txt = dir.join("vocab.txt");
@@ -176,11 +183,14 @@ pub(crate) fn get_vocab_base(
             })?;
             if !at.normalized {
                 // Unnormalized added tokens are stored as the tokenizer encodes and decodes them.
-                let enc = hf.tok.encode(text.as_str(), false).map_err(|e| {
-                    ConvertError::Other(format!("encoding added token {text:?}: {e}"))
-                })?;
-                let mut dec = hf.tok.decode(enc.get_ids(), false).map_err(|e| {
-                    ConvertError::Other(format!("decoding added token {text:?}: {e}"))
+                let what = format!("encoding and decoding added token {text:?}");
+                let mut dec = guard::shield(&hf.path, &what, || {
+                    let enc = hf.tok.encode(text.as_str(), false).map_err(|e| {
+                        ConvertError::Other(format!("encoding added token {text:?}: {e}"))
+                    })?;
+                    hf.tok.decode(enc.get_ids(), false).map_err(|e| {
+                        ConvertError::Other(format!("decoding added token {text:?}: {e}"))
+                    })
                 })?;
                 if clean_up {
                     dec = clean_up_tokenization(&dec);

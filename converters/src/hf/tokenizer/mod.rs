@@ -21,6 +21,7 @@
 //! Note that Qwen2-MoE / Qwen3-MoE are **`Gpt2`**: their class never tries SentencePiece.
 
 mod bpe;
+mod guard;
 mod json;
 mod kv;
 mod pre;
