@@ -254,6 +254,8 @@ fn hostile_tokenizers_under_limits() {
 fn hostile_tokenizers_inner() {
     assert_memory_limited("GGUFKIT_HARDENING_CHILD");
     check_hostile_tokenizers();
+    check_vocab_padding_refused();
+    check_big_config_refused();
 }
 
 #[test]
@@ -388,4 +390,50 @@ fn a_text_config_that_is_not_an_object_is_refused() {
         assert!(msg.contains("config.json"), "{msg}");
         assert!(msg.contains("text_config"), "{msg}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory stays proportional to what is written.
+
+fn check_vocab_padding_refused() {
+    // The fixture's token embedding has 1,024 rows: padding beyond them is refused before a
+    // single padding token is built (2^24 of them cost about a gigabyte).
+    for n in [1u64 << 24, 1025] {
+        let d = qwen2_with(&format!("vocab-pad-{n}"), |c| c["vocab_size"] = json!(n));
+        let msg = match convert(&d) {
+            Ok(_) => panic!("vocab_size {n}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains("config.json"), "{msg}");
+        assert!(
+            msg.contains(&format!("vocab_size {n} is larger than the 1024 rows")),
+            "{msg}"
+        );
+    }
+}
+
+fn check_big_config_refused() {
+    // 5 MiB of `0,` would be a ~100 MB JSON tree, held three times.
+    let mut cfg = String::from(r#"{"architectures": ["Qwen2ForCausalLM"], "x": ["#);
+    cfg.push_str(&"0,".repeat(5 << 19));
+    cfg.push_str("0]}");
+    let d = write_dir("big-config", &[("config.json", cfg.into_bytes())]);
+    let msg = match convert(&d) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(msg.contains("config.json: larger than 4 MiB"), "{msg}");
+}
+
+#[test]
+fn vocab_padding_beyond_the_embedding_is_refused() {
+    check_vocab_padding_refused();
+    // Padding up to the embedding's rows is what the reference does and stays accepted.
+    let d = qwen2_with("vocab-pad-ok", |c| c["vocab_size"] = json!(1024));
+    assert_eq!(shape_of(&d), (2, 64, 1024));
+}
+
+#[test]
+fn a_huge_config_json_is_refused() {
+    check_big_config_refused();
 }

@@ -11,6 +11,7 @@
 mod ftype;
 mod imatrix;
 pub mod rules;
+mod tensor_types;
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use regex::Regex;
 
 pub use ftype::{FileType, FILE_TYPES};
 pub use imatrix::{Imatrix, ImatrixError};
+pub use tensor_types::{TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS};
 
 use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, Value};
 use crate::ir::{Convert, Model, Tensor, TensorData};
@@ -41,12 +43,29 @@ impl TensorTypeOverride {
         let (pat, ty) = s
             .split_once('=')
             .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
+        if pat.is_empty() {
+            // llama-quantize: "missing tensor name".
+            return Err(format!("missing tensor name in '{s}'"));
+        }
         let pattern = pat.to_lowercase();
         let ty =
             GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
         let regex =
             Regex::new(&pattern).map_err(|e| format!("invalid pattern '{pattern}': {e}"))?;
         Ok(TensorTypeOverride { pattern, regex, ty })
+    }
+
+    /// Checks `PATTERN=TYPE` as [`TensorTypeOverride::parse`] does, without compiling the
+    /// pattern.
+    pub fn check_type(s: &str) -> Result<(), String> {
+        let (pat, ty) = s
+            .split_once('=')
+            .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
+        if pat.is_empty() {
+            return Err(format!("missing tensor name in '{s}'"));
+        }
+        GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
+        Ok(())
     }
 }
 

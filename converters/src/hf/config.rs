@@ -286,6 +286,34 @@ fn json_kind(v: &Json) -> &'static str {
     }
 }
 
+/// Largest config.json accepted. Real ones are a few kilobytes (a classifier's `id2label`
+/// can reach a megabyte); as a JSON tree a file costs up to about 20 times its size, held
+/// three times over (as written, merged, and as the tokenizer's view).
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// Reads config.json, refusing one larger than [`MAX_CONFIG_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, ConvertError> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| ConvertError::io(path, e))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConvertError::io(path, e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConvertError::format(
+            path,
+            None,
+            format!(
+                "larger than {} MiB: not a model configuration",
+                MAX_CONFIG_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
+    })
+}
+
 /// Reads `dir/config.json` and builds the hparams.
 pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
     let path = dir.join("config.json");
@@ -296,7 +324,7 @@ pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
             "missing config.json: not a HuggingFace model directory",
         ));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
+    let text = read_bounded(&path)?;
     let raw: Json = serde_json::from_str(&text)
         .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
     from_json(raw, path)

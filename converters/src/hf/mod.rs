@@ -166,6 +166,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         )
     } + ".gguf";
 
+    check_vocab_padding(&hp, &planned)?;
     let hparams = hp.to_json();
     let req = tokenizer::VocabRequest {
         dir,
@@ -204,6 +205,40 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
+}
+
+/// The vocabulary is padded with `[PAD<i>]` tokens up to config `vocab_size`; llama.cpp needs
+/// one token embedding row per token, so padding beyond the rows of `token_embd.weight` gives
+/// a file it cannot load, and a hostile `vocab_size` would build millions of tokens for a
+/// small model. Refused before the vocabulary is built (no check without tensors, as with
+/// `--vocab-only`).
+fn check_vocab_padding(
+    hp: &config::Hparams,
+    planned: &[tensors::Planned],
+) -> Result<(), ConvertError> {
+    let Some(rows) = planned
+        .iter()
+        .find(|p| p.name == "token_embd.weight")
+        .and_then(|p| p.expr.shape().first().copied())
+    else {
+        return Ok(());
+    };
+    let Some(n) = hp.find_u64(&["vocab_size"]).ok().flatten() else {
+        return Ok(());
+    };
+    if n > rows {
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!(
+                "vocab_size {n} is larger than the {rows} rows of the token embedding \
+                 (token_embd.weight): refusing to pad the vocabulary with {} tokens that have \
+                 no embedding",
+                n - rows
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A planned tensor as an IR tensor: a mapped byte range when the source already has the
