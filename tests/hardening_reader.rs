@@ -72,3 +72,108 @@ fn reader_inputs_inner() {
     assert_memory_limited(CHILD);
     check_tensor_type_files();
 }
+
+// ---------------------------------------------------------------------------------------
+// Files llama.cpp cannot load: `verify` reports them, `plan` (llama-quantize) refuses those
+// its loader stops at.
+
+use ggufkit::gguf::{ArrayValue, GgufFile, Value};
+use ggufkit::inspect::{verify_file, verify_split_siblings};
+use ggufkit::ir::Model;
+use ggufkit::quantize::{plan, FileType, QuantizeOptions};
+use ggufkit::write::{write_model, WriteOptions};
+
+fn qwen2() -> Model {
+    let f = GgufFile::open(&support::testdata("gguf/qwen2-convert-f32.gguf")).unwrap();
+    Model::from_gguf(&f)
+}
+
+/// Writes `m`, verifies it, and tries to plan a Q8_0 quantization of it.
+fn verify_and_plan(tag: &str, m: &Model) -> (Vec<String>, Result<(), String>) {
+    let out = scratch(tag).join("m.gguf");
+    write_model(m, &out, &WriteOptions::default()).unwrap();
+    let f = GgufFile::open(&out).unwrap();
+    let mut r = verify_file(&f);
+    verify_split_siblings(&out, &f, &mut r);
+    let q = plan(
+        &Model::from_gguf(&f),
+        &QuantizeOptions::new(FileType::parse("Q8_0").unwrap()),
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string());
+    (r.errors, q)
+}
+
+#[test]
+fn unloadable_files_fail_verify_and_quantize() {
+    let (errors, q) = verify_and_plan("ok", &qwen2());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(q.is_ok(), "{q:?}");
+
+    let edits: Vec<(&str, Box<dyn Fn(&mut Model)>, &str, bool)> = vec![
+        (
+            "unknown-arch",
+            Box::new(|m| m.metadata.set("general.architecture", "qwen9")),
+            "unknown model architecture: 'qwen9'",
+            true,
+        ),
+        (
+            "empty-arch",
+            Box::new(|m| m.metadata.set("general.architecture", "")),
+            "unknown model architecture: ''",
+            true,
+        ),
+        (
+            "no-block-count",
+            Box::new(|m| {
+                m.metadata.remove("qwen2.block_count");
+            }),
+            "qwen2.block_count is missing",
+            true,
+        ),
+        (
+            "no-context-length",
+            Box::new(|m| {
+                m.metadata.remove("qwen2.context_length");
+            }),
+            "qwen2.context_length is missing",
+            true,
+        ),
+        (
+            "tokens-as-integers",
+            Box::new(|m| {
+                m.metadata.set(
+                    "tokenizer.ggml.tokens",
+                    Value::Array(ArrayValue::U32(vec![1, 2, 3])),
+                )
+            }),
+            "tokenizer.ggml.tokens is an array of U32",
+            false,
+        ),
+        (
+            "split-count-3",
+            Box::new(|m| m.metadata.set("split.count", Value::U16(3))),
+            "split.count = 3",
+            false,
+        ),
+        (
+            "missing-layer-tensor",
+            Box::new(|m| m.tensors.retain(|t| t.name != "blk.1.attn_q.weight")),
+            "missing tensor 'blk.1.attn_q.weight'",
+            false,
+        ),
+    ];
+    for (tag, edit, needle, quantize_refuses) in edits {
+        let mut m = qwen2();
+        edit(&mut m);
+        let (errors, q) = verify_and_plan(tag, &m);
+        assert!(
+            errors.iter().any(|e| e.contains(needle)),
+            "{tag}: {needle:?} not in {errors:?}"
+        );
+        if quantize_refuses {
+            let e = q.expect_err(tag);
+            assert!(e.contains(needle), "{tag}: {e}");
+        }
+    }
+}

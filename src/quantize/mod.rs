@@ -308,6 +308,13 @@ fn copy_file_type(input: &Model) -> u32 {
 /// Plans quantizing `input` (a GGUF file through [`Model::from_gguf`], or a converter's
 /// output) with `opts`.
 pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
+    // llama-quantize loads the architecture and the hyperparameters first.
+    if let Some(p) = crate::inspect::loadable::arch_problems(&input.metadata)
+        .into_iter()
+        .next()
+    {
+        return Err(QuantizeError::Input(p));
+    }
     let facts = model_facts(&input.metadata)?;
     let mut order: Vec<&Tensor> = input.tensors.iter().collect();
     if !opts.keep_order {

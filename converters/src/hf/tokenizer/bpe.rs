@@ -106,6 +106,25 @@ impl HfTokenizer {
     }
 }
 
+/// The id tokenizer.json gives `text`, for messages: the `tokenizers` library renumbers an
+/// added token whose id is past the vocabulary to the next free id.
+fn written_id(tj: &Json, text: &str, id: u32) -> String {
+    let written = tj
+        .get("added_tokens")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .find(|t| t.get("content").and_then(Json::as_str) == Some(text))
+        .and_then(|t| t.get("id"))
+        .and_then(Json::as_u64);
+    match written {
+        Some(w) if w != u64::from(id) => {
+            format!(", an added token written with id {w} and renumbered by the tokenizers library")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The result of `get_vocab_base`.
 pub(crate) struct BaseVocab {
     pub tokens: Vec<String>,
@@ -144,12 +163,18 @@ pub(crate) fn get_vocab_base(
             "vocab_size {vocab_size} is larger than {MAX_VOCAB}"
         )));
     }
-    if let Some(max) = vocab.values().max() {
+    if let Some((text, max)) = vocab
+        .iter()
+        .max_by_key(|(t, id)| (**id, std::cmp::Reverse(*t)))
+    {
         if *max as usize >= vocab_size {
             return Err(ConvertError::format(
                 &hf.path,
                 None,
-                format!("token id {max} is not below vocab_size {vocab_size}"),
+                format!(
+                    "token id {max} is not below vocab_size {vocab_size} (token {text:?}{})",
+                    written_id(&hf.json, text, *max)
+                ),
             ));
         }
     }
