@@ -437,3 +437,135 @@ fn vocab_padding_beyond_the_embedding_is_refused() {
 fn a_huge_config_json_is_refused() {
     check_big_config_refused();
 }
+
+// ---------------------------------------------------------------------------------------
+// Refused where the reference refuses.
+
+#[test]
+fn float_hparams_beyond_f32_are_refused() {
+    // gguf-py's struct.pack("<f", 1e308) raises OverflowError; a cast would write inf.
+    for (k, v, key) in [
+        (
+            "rms_norm_eps",
+            json!(1e308),
+            "qwen2.attention.layer_norm_rms_epsilon",
+        ),
+        ("rope_theta", json!(1e39), "qwen2.rope.freq_base"),
+    ] {
+        let d = qwen2_with(&format!("f32-{k}"), |c| {
+            c[k] = v.clone();
+            if k == "rope_theta" {
+                c["rope_parameters"]["rope_theta"] = v.clone();
+            }
+        });
+        let msg = match convert(&d) {
+            Ok(_) => panic!("{k} = {v}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            msg.contains(key) && msg.contains("too large for a FLOAT32"),
+            "{msg}"
+        );
+    }
+    // Small values round to what the reference writes.
+    let d = qwen2_with("f32-small", |c| c["rms_norm_eps"] = json!(1e-50));
+    convert(&d).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn broken_bpe_models_are_refused_on_the_gpt2_path() {
+    let with_model = |tag: &str, model: Json| {
+        let mut tj = tokenizer_json(Json::Null, byte_level(), Json::Null);
+        tj["model"] = model;
+        write_dir(tag, &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())])
+    };
+    let bpe = |merges: Json| {
+        json!({"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+            "byte_fallback": false, "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": merges})
+    };
+    for (tag, model, needle) in [
+        ("merges-empty", bpe(json!([])), "model.merges is empty"),
+        (
+            "merges-dup",
+            bpe(json!(["a b", "a b"])),
+            "model.merges[1] repeats merge \"a b\" of model.merges[0]",
+        ),
+        (
+            "merges-dup-pairs",
+            bpe(json!([["a", "b"], ["a", "b"]])),
+            "model.merges[1] repeats",
+        ),
+        (
+            "wordpiece",
+            json!({"type": "WordPiece", "unk_token": "a", "continuing_subword_prefix": "##",
+                "max_input_chars_per_word": 100, "vocab": {"a": 0, "b": 1, "ab": 2}}),
+            "model type \"WordPiece\" on the GPT-2 (BPE) vocabulary path",
+        ),
+    ] {
+        let d = with_model(&format!("bpe-{tag}"), model);
+        let msg = match vocab(&d, VocabKind::Gpt2) {
+            Ok(_) => panic!("{tag}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains(needle), "{tag}: {msg}");
+    }
+}
+
+#[test]
+fn a_token_id_past_vocab_size_is_named() {
+    // The tokenizers library renumbers an added token written past the vocabulary to the
+    // next free id; the message names the token and the id the file gives it.
+    let mut tj = tokenizer_json(Json::Null, byte_level(), Json::Null);
+    tj["added_tokens"] = json!([{"id": 10, "content": "<x>", "single_word": false,
+        "lstrip": false, "rstrip": false, "normalized": false, "special": true}]);
+    let d = write_dir(
+        "added-past",
+        &[
+            ("tokenizer.json", serde_json::to_vec(&tj).unwrap()),
+            ("config.json", br#"{"vocab_size": 4}"#.to_vec()),
+        ],
+    );
+    let hparams = json!({"vocab_size": 4});
+    let req = VocabRequest {
+        dir: &d,
+        kind: VocabKind::Gpt2,
+        arch: "gpt2",
+        hparams: &hparams,
+    };
+    let msg = match vocab_metadata_report(&req) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        msg.contains("\"<x>\"") && msg.contains("written with id 10"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_directory_shard_is_not_called_missing() {
+    let d = qwen2_with("shard-dir", |_| {});
+    std::fs::write(
+        d.join("model.safetensors.index.json"),
+        r#"{"weight_map": {"model.norm.weight": "model-00001-of-00001.safetensors"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("model-00001-of-00001.safetensors")).unwrap();
+    let msg = match convert(&d) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(msg.contains("is a directory, not a regular file"), "{msg}");
+    assert!(!msg.contains("missing"), "{msg}");
+}
+
+#[test]
+fn empty_outtype_items_are_refused() {
+    use ggufkit_converters::batch::jobs::split_types;
+    assert_eq!(split_types("f16, q8_0").unwrap(), ["f16", "q8_0"]);
+    for bad in ["q4_k_m,,", "q4_k_m,", ",f16", "", "f16,,q8_0"] {
+        let e = split_types(bad).unwrap_err();
+        assert!(e.contains("is empty"), "{bad:?}: {e}");
+    }
+}

@@ -361,7 +361,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         return run_many(&cli, jobs);
     }
     let src = cli.src.clone().expect("clap requires SRC without --batch");
-    let types = jobs::split_types(&cli.outtype);
+    let types =
+        jobs::split_types(&cli.outtype).map_err(|e| Failure::Usage(anyhow!("--outtype: {e}")))?;
     if types.is_empty() {
         return Err(Failure::Usage(anyhow!("--outtype is empty")));
     }

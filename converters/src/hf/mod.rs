@@ -154,6 +154,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         md: &mut md,
     })?;
     md.set("general.quantization_version", Value::U32(2));
+    check_f32_overflow(&hp, &md)?;
 
     let default_file_name = if opts.vocab_only {
         metadata::file_name(&meta, None, None, Some("vocab"))
@@ -205,6 +206,28 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
+}
+
+/// gguf-py packs FLOAT32 values with `struct.pack("<f", x)`, which raises OverflowError for a
+/// finite value beyond f32's range (`rms_norm_eps: 1e308`): the reference refuses what a
+/// plain cast would write as `inf`. JSON holds no infinities, so an infinite FLOAT32 here
+/// always comes from such an overflow.
+fn check_f32_overflow(hp: &config::Hparams, md: &Metadata) -> Result<(), ConvertError> {
+    for (k, v) in md.iter() {
+        if let Value::F32(x) = v {
+            if x.is_infinite() {
+                return Err(ConvertError::format(
+                    &hp.path,
+                    None,
+                    format!(
+                        "{k}: the value is too large for a FLOAT32 (the reference refuses it: \
+                         float too large to pack)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The vocabulary is padded with `[PAD<i>]` tokens up to config `vocab_size`; llama.cpp needs

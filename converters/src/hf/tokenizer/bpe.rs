@@ -106,6 +106,55 @@ impl HfTokenizer {
     }
 }
 
+/// The GPT-2 path needs a BPE model with merges: llama.cpp cannot load a "gpt2" vocabulary
+/// without `tokenizer.ggml.merges`, a WordPiece (or other) model has none, and a repeated
+/// merge is a corrupt merge table (ranks must be unique).
+pub(crate) fn check_bpe_model(hf: &HfTokenizer) -> Result<(), ConvertError> {
+    let err = |p: String| ConvertError::format(&hf.path, None, p);
+    let model = hf.json.get("model");
+    let ty = model
+        .and_then(|m| m.get("type"))
+        .and_then(Json::as_str)
+        .unwrap_or("(untyped)");
+    if ty != "BPE" {
+        return Err(err(format!(
+            "model type {ty:?} on the GPT-2 (BPE) vocabulary path: a BPE model is needed"
+        )));
+    }
+    let merges = model.and_then(|m| m.get("merges")).and_then(Json::as_array);
+    let Some(merges) = merges.filter(|m| !m.is_empty()) else {
+        if hf.path.with_file_name("merges.txt").is_file() {
+            return Ok(());
+        }
+        return Err(err(
+            "model.merges is empty (and there is no merges.txt): llama.cpp cannot load a BPE \
+             vocabulary without merges"
+                .into(),
+        ));
+    };
+    let mut seen: HashMap<(String, String), usize> = HashMap::with_capacity(merges.len());
+    for (i, m) in merges.iter().enumerate() {
+        let pair = match m {
+            Json::String(s) => s
+                .split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string())),
+            Json::Array(a) if a.len() == 2 => match (&a[0], &a[1]) {
+                (Json::String(x), Json::String(y)) => Some((x.clone(), y.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(pair) = pair else { continue };
+        if let Some(first) = seen.insert(pair.clone(), i) {
+            return Err(err(format!(
+                "model.merges[{i}] repeats merge {:?} of model.merges[{first}]",
+                format!("{} {}", pair.0, pair.1)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The id tokenizer.json gives `text`, for messages: the `tokenizers` library renumbers an
 /// added token whose id is past the vocabulary to the next free id.
 fn written_id(tj: &Json, text: &str, id: u32) -> String {
