@@ -104,13 +104,16 @@ fn verify_and_plan(tag: &str, m: &Model) -> (Vec<String>, Result<(), String>) {
     (r.errors, q)
 }
 
+/// A change to the model, by test case.
+type Edit = Box<dyn Fn(&mut Model)>;
+
 #[test]
 fn unloadable_files_fail_verify_and_quantize() {
     let (errors, q) = verify_and_plan("ok", &qwen2());
     assert!(errors.is_empty(), "{errors:?}");
     assert!(q.is_ok(), "{q:?}");
 
-    let edits: Vec<(&str, Box<dyn Fn(&mut Model)>, &str, bool)> = vec![
+    let edits: Vec<(&str, Edit, &str, bool)> = vec![
         (
             "unknown-arch",
             Box::new(|m| m.metadata.set("general.architecture", "qwen9")),

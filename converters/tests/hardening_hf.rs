@@ -73,19 +73,25 @@ fn tokens(keys: &[(String, Value)]) -> Vec<String> {
     }
 }
 
+/// Padded standard base64, six bits at a time.
 fn b64(b: &[u8]) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for c in b.chunks(3) {
-        let v = c.iter().fold(0u32, |a, &x| a << 8 | x as u32) << (8 * (3 - c.len()));
-        for i in 0..=c.len() {
-            s.push(A[(v >> (18 - 6 * i) & 63) as usize] as char);
-        }
-        for _ in c.len()..3 {
-            s.push('=');
+    let (mut out, mut acc, mut bits) = (String::new(), 0u32, 0u32);
+    for &x in b {
+        acc = (acc << 8 | u32::from(x)) & 0xffff;
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(A[(acc >> bits & 63) as usize] as char);
         }
     }
-    s
+    if bits > 0 {
+        out.push(A[(acc << (6 - bits) & 63) as usize] as char);
+    }
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    out
 }
 
 /// A SentencePiece charsmap from trie units and a normalized blob.

@@ -12,19 +12,9 @@ use ggufkit_converters::hf::config::from_json;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value as Json};
 
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn u8(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-}
+#[path = "common/bytes.rs"]
+mod bytes;
+use bytes::Bytes;
 
 const KEYS: &[&str] = &[
     "num_hidden_layers",

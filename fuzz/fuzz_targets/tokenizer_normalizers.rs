@@ -14,6 +14,10 @@ use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabR
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value as Json};
 
+#[path = "common/bytes.rs"]
+mod bytes;
+use bytes::{b64, Bytes};
+
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -21,49 +25,6 @@ fn scratch() -> &'static Path {
         std::fs::create_dir_all(&d).expect("scratch directory");
         d
     })
-}
-
-/// Reads the input front to back; zeros once it runs out.
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn u8(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
-    }
-    fn take(&mut self, n: usize) -> Vec<u8> {
-        let n = n.min(self.0.len());
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        a.to_vec()
-    }
-    fn text(&mut self) -> String {
-        let n = (self.u8() % 8) as usize;
-        String::from_utf8_lossy(&self.take(n)).into_owned()
-    }
-}
-
-fn b64(b: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for c in b.chunks(3) {
-        let v = c.iter().fold(0u32, |a, &x| a << 8 | x as u32) << (8 * (3 - c.len()));
-        for i in 0..=c.len() {
-            s.push(A[(v >> (18 - 6 * i) & 63) as usize] as char);
-        }
-        for _ in c.len()..3 {
-            s.push('=');
-        }
-    }
-    s
 }
 
 /// A darts-clone trie with a few rules `byte -> replacement`, then the input's edits.
