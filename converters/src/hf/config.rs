@@ -350,17 +350,16 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         .or_else(|| first(cfg.get("architectures")).map(|a| fallback_model_type(&a).to_string()));
     match top_type.as_deref().and_then(composite_text_type) {
         Some(text_type) => {
-            let mut tc = match cfg.remove("text_config") {
+            let mut tc = match cfg.get("text_config") {
                 None | Some(Json::Null) => Map::new(),
-                Some(Json::Object(m)) => m,
-                Some(v) => {
-                    return Err(ConvertError::format(
-                        &path,
-                        None,
-                        format!("\"text_config\" is {}, not an object", json_kind(&v)),
-                    ))
-                }
+                Some(Json::Object(m)) => m.clone(),
+                // AutoConfig fails on it and the reference falls back to config.json as
+                // written (no defaults); a later rename may still replace it.
+                Some(_) => Map::new(),
             };
+            if matches!(cfg.get("text_config"), Some(v) if !v.is_object() && !v.is_null()) {
+                tc.clear();
+            }
             let mt = match text_type {
                 TextType::Fixed(t) => t.to_string(),
                 TextType::Named(default) => tc
@@ -369,8 +368,13 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
                     .unwrap_or(default)
                     .to_string(),
             };
-            apply_class_defaults(&mut tc, &mt);
-            cfg.insert("text_config".into(), Json::Object(tc));
+            if cfg
+                .get("text_config")
+                .is_none_or(|v| v.is_object() || v.is_null())
+            {
+                apply_class_defaults(&mut tc, &mt);
+                cfg.insert("text_config".into(), Json::Object(tc));
+            }
         }
         None => {
             if let Some(mt) = &top_type {
