@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-30}
 export RUSTC_BOOTSTRAP=1
 TD=testdata
-TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index"
+TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index tokenizer_normalizers config_merge"
 seeds() { # target -> seed files (missing ones are skipped)
   case "$1" in
     # golden-cache: the golden GGUF files the tests made (scripts/test runs first in CI).
@@ -26,6 +26,9 @@ seeds() { # target -> seed files (missing ones are skipped)
     tokenizer_model) find $TD/hf $TD/hostile-hf -name 'tokenizer.model' ;;
     tokenizer_json) find $TD/hf $TD/hostile-hf -name 'tokenizer.json' ;;
     safetensors_index) find $TD/hf $TD/hostile-hf -name 'model.safetensors.index.json' ;;
+    # Structure-aware: the input's bytes choose components and parameters; any bytes seed.
+    tokenizer_normalizers) find $TD/hostile-hf -name 'tokenizer.json' | head -20 ;;
+    config_merge) find $TD/hf $TD/hostile-hf -name 'config.json' | head -20 ;;
   esac 2>/dev/null
   ls $TD/fuzz-regressions/"$1"/* 2>/dev/null
   true

@@ -530,7 +530,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             "--revision goes with a HuggingFace model id, not a path"
         )));
     }
-    let types = jobs::split_types(&cli.outtype);
+    let types =
+        jobs::split_types(&cli.outtype).map_err(|e| Failure::Usage(anyhow!("--outtype: {e}")))?;
     if types.is_empty() {
         return Err(Failure::Usage(anyhow!("--outtype is empty")));
     }

@@ -176,7 +176,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let parsed = GgufFile::open(&file);
             let report = match &parsed {
-                Ok(f) => verify_file(f),
+                Ok(f) => {
+                    let mut r = verify_file(f);
+                    ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
+                    r
+                }
                 Err(e) => ggufkit::inspect::VerifyReport {
                     errors: vec![e.to_string()],
                     ..Default::default()

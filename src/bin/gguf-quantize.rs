@@ -11,7 +11,7 @@ use serde_json::json;
 use ggufkit::inspect::human_bytes;
 use ggufkit::quantize::{
     default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
-    TensorTypeOverride, FILE_TYPES,
+    TensorTypeList, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
 use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
@@ -225,17 +225,17 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
         .map(parse_ggml_type)
         .transpose()
         .map_err(usage)?;
-    let mut tt: Vec<String> = cli.tensor_type.clone();
+    let mut tt = TensorTypeList::new();
+    for t in &cli.tensor_type {
+        tt.push(t, "").map_err(|e| usage(anyhow!(e)))?;
+    }
     if let Some(f) = &cli.tensor_type_file {
-        let text = std::fs::read_to_string(f)
+        std::fs::File::open(f)
             .with_context(|| format!("cannot read {}", f.display()))
             .map_err(Failure::Input)?;
-        tt.extend(text.split_whitespace().map(str::to_string));
+        tt.read_file(f).map_err(|e| usage(anyhow!(e)))?;
     }
-    for t in tt {
-        o.tensor_types
-            .push(TensorTypeOverride::parse(&t).map_err(|e| usage(anyhow!(e)))?);
-    }
+    o.tensor_types = tt.into_vec();
     for kv in &cli.override_kv {
         o.kv_overrides
             .push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);

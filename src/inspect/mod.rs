@@ -3,12 +3,13 @@
 mod compare;
 mod diff;
 mod dump;
+pub mod loadable;
 mod verify;
 
 pub use compare::{compare_with_source, CompareReport, TensorError, Thresholds};
 pub use diff::{diff_files, FileDiff, TensorDiff};
 pub use dump::{dump_json, dump_text, format_value_short};
-pub use verify::{verify_file, VerifyReport};
+pub use verify::{verify_file, verify_split_siblings, VerifyReport};
 
 /// Human size: `1.23 MiB`.
 pub fn human_bytes(n: u64) -> String {

@@ -12,6 +12,7 @@ mod ftype;
 mod imatrix;
 pub mod prune;
 pub mod rules;
+mod tensor_types;
 
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use regex::Regex;
 
 pub use ftype::{FileType, FILE_TYPES};
 pub use imatrix::{Imatrix, ImatrixError};
+pub use tensor_types::{TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS};
 
 use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, Value};
 use crate::ir::{Convert, Model, Tensor, TensorData};
@@ -42,12 +44,29 @@ impl TensorTypeOverride {
         let (pat, ty) = s
             .split_once('=')
             .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
+        if pat.is_empty() {
+            // llama-quantize: "missing tensor name".
+            return Err(format!("missing tensor name in '{s}'"));
+        }
         let pattern = pat.to_lowercase();
         let ty =
             GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
         let regex =
             Regex::new(&pattern).map_err(|e| format!("invalid pattern '{pattern}': {e}"))?;
         Ok(TensorTypeOverride { pattern, regex, ty })
+    }
+
+    /// Checks `PATTERN=TYPE` as [`TensorTypeOverride::parse`] does, without compiling the
+    /// pattern.
+    pub fn check_type(s: &str) -> Result<(), String> {
+        let (pat, ty) = s
+            .split_once('=')
+            .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
+        if pat.is_empty() {
+            return Err(format!("missing tensor name in '{s}'"));
+        }
+        GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
+        Ok(())
     }
 }
 
@@ -293,6 +312,13 @@ fn copy_file_type(input: &Model) -> u32 {
 /// Plans quantizing `input` (a GGUF file through [`Model::from_gguf`], or a converter's
 /// output) with `opts`.
 pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
+    // llama-quantize loads the architecture and the hyperparameters first.
+    if let Some(p) = crate::inspect::loadable::arch_problems(&input.metadata)
+        .into_iter()
+        .next()
+    {
+        return Err(QuantizeError::Input(p));
+    }
     let facts = model_facts(&input.metadata)?;
     let mut sorted: Vec<usize> = (0..input.tensors.len()).collect();
     sorted.sort_by(|&a, &b| rules::weights_order(&input.tensors[a].name, &input.tensors[b].name));

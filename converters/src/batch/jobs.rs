@@ -329,12 +329,21 @@ fn output_spec(
     })
 }
 
-/// Splits `"f16,q8_0"` into types.
-pub fn split_types(s: &str) -> Vec<String> {
+/// Splits `"f16,q8_0"` into types; an empty item (`"q4_k_m,,"`, `",f16"`, `""`) is an error.
+pub fn split_types(s: &str) -> Result<Vec<String>, String> {
     s.split(',')
         .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
+        .enumerate()
+        .map(|(i, t)| {
+            if t.is_empty() {
+                Err(format!(
+                    "type list {s:?}: item {} is empty (a stray comma?)",
+                    i + 1
+                ))
+            } else {
+                Ok(t.to_string())
+            }
+        })
         .collect()
 }
 
@@ -382,7 +391,11 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
         };
         let source = resolve(&dir, &j.source);
         let entries: Vec<OutputEntry> = match j.outputs {
-            Outputs::Text(t) => split_types(&t).into_iter().map(OutputEntry::Type).collect(),
+            Outputs::Text(t) => split_types(&t)
+                .map_err(invalid)?
+                .into_iter()
+                .map(OutputEntry::Type)
+                .collect(),
             Outputs::List(l) => l,
         };
         if entries.is_empty() {

@@ -520,6 +520,73 @@ fn fallback_model_type(arch: &str) -> &'static str {
     }
 }
 
+/// How a composite config class types its `text_config`.
+enum TextType {
+    /// Always this class (Gemma3Config's text_config is a Gemma3TextConfig).
+    Fixed(&'static str),
+    /// The class its own `model_type` names, else this one (Llava's defaults to llama).
+    Named(&'static str),
+}
+
+/// The composite (vision-language) config classes whose text part is one of the supported
+/// text models: AutoConfig builds their `text_config` as a typed sub-config.
+fn composite_text_type(model_type: &str) -> Option<TextType> {
+    Some(match model_type {
+        "gemma3" => TextType::Fixed("gemma3_text"),
+        "llava" | "llava_next" => TextType::Named("llama"),
+        "mistral3" => TextType::Named("mistral"),
+        _ => return None,
+    })
+}
+
+/// The first string of a JSON array (`architectures[0]`).
+fn first(v: Option<&Json>) -> Option<String> {
+    v.and_then(Json::as_array)
+        .and_then(|a| a.first())
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
+/// What kind of JSON value this is, for messages.
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// Largest config.json accepted. Real ones are a few kilobytes (a classifier's `id2label`
+/// can reach a megabyte); as a JSON tree a file costs up to about 20 times its size, held
+/// three times over (as written, merged, and as the tokenizer's view).
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// Reads config.json, refusing one larger than [`MAX_CONFIG_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, ConvertError> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| ConvertError::io(path, e))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConvertError::io(path, e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConvertError::format(
+            path,
+            None,
+            format!(
+                "larger than {} MiB: not a model configuration",
+                MAX_CONFIG_BYTES >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
+    })
+}
+
 /// Reads `dir/config.json` and builds the hparams.
 pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
     let path = dir.join("config.json");
@@ -530,7 +597,7 @@ pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
             "missing config.json: not a HuggingFace model directory",
         ));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
+    let text = read_bounded(&path)?;
     let raw: Json = serde_json::from_str(&text)
         .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
     from_json(raw, path)
@@ -545,28 +612,92 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
             "config.json is not a JSON object",
         ));
     };
-    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio).
-    for key in ["llm_config", "lm_config", "language_config", "lfm"] {
-        if let Some(v) = cfg.get(key).cloned() {
-            cfg.insert("text_config".into(), v);
+    // AutoConfig's `to_dict()`: a text-model class fills its own defaults at the root and
+    // keeps a `text_config` key as the plain value the file gives; a composite class (a
+    // vision-language wrapper) builds its `text_config` as a typed sub-config, defaults
+    // included, and has no text hparams of its own.
+    let top_type = cfg
+        .get("model_type")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+        .or_else(|| first(cfg.get("architectures")).map(|a| fallback_model_type(&a).to_string()));
+    match top_type.as_deref().and_then(composite_text_type) {
+        Some(text_type) => {
+            let mut tc = match cfg.get("text_config") {
+                None | Some(Json::Null) => Map::new(),
+                Some(Json::Object(m)) => m.clone(),
+                // AutoConfig fails on it and the reference falls back to config.json as
+                // written (no defaults); a later rename may still replace it.
+                Some(_) => Map::new(),
+            };
+            if matches!(cfg.get("text_config"), Some(v) if !v.is_object() && !v.is_null()) {
+                tc.clear();
+            }
+            let mt = match text_type {
+                TextType::Fixed(t) => t.to_string(),
+                TextType::Named(default) => tc
+                    .get("model_type")
+                    .and_then(Json::as_str)
+                    .unwrap_or(default)
+                    .to_string(),
+            };
+            if cfg
+                .get("text_config")
+                .is_none_or(|v| v.is_object() || v.is_null())
+            {
+                apply_class_defaults(&mut tc, &mt);
+                cfg.insert("text_config".into(), Json::Object(tc));
+            }
+        }
+        None => {
+            if let Some(mt) = &top_type {
+                apply_class_defaults(&mut cfg, mt);
+            }
         }
     }
-    if let Some(v) = cfg
-        .get("thinker_config")
-        .and_then(|t| t.get("text_config"))
-        .cloned()
-    {
+    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio), in the
+    // reference's order: the last one present wins.
+    for key in [
+        "llm_config",
+        "lm_config",
+        "thinker_config",
+        "language_config",
+        "lfm",
+    ] {
+        let Some(v) = cfg.get(key) else { continue };
+        let v = if key == "thinker_config" {
+            v.get("text_config").cloned().ok_or_else(|| {
+                ConvertError::format(
+                    &path,
+                    None,
+                    "\"thinker_config\" has no \"text_config\" object",
+                )
+            })?
+        } else {
+            v.clone()
+        };
         cfg.insert("text_config".into(), v);
     }
-    let first = |v: Option<&Json>| -> Option<String> {
-        v.and_then(Json::as_array)
-            .and_then(|a| a.first())
-            .and_then(Json::as_str)
-            .map(str::to_string)
-    };
     let mut arch = first(cfg.get("architectures"));
-    if let Some(t) = first(cfg.get("text_config").and_then(|t| t.get("architectures"))) {
-        arch = Some(t);
+    match cfg.get("text_config") {
+        None => {}
+        Some(Json::Object(tc)) => {
+            if let Some(t) = first(tc.get("architectures")) {
+                arch = Some(t);
+            }
+        }
+        // TextModel merges it into the root with `{**hparams, **text_config}`, which only
+        // a dict survives.
+        Some(v) => {
+            return Err(ConvertError::format(
+                &path,
+                None,
+                format!(
+                    "\"text_config\" (or the sub-config renamed to it) is {}, not an object",
+                    json_kind(v)
+                ),
+            ))
+        }
     }
     let arch = arch.ok_or_else(|| {
         ConvertError::format(
@@ -575,23 +706,6 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
             "no \"architectures\" entry: cannot detect the model class",
         )
     })?;
-
-    // Class defaults apply to the dict that describes the text model.
-    if let Some(Json::Object(tc)) = cfg.get_mut("text_config") {
-        let mt = tc
-            .get("model_type")
-            .and_then(Json::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
-        apply_class_defaults(tc, &mt);
-    } else {
-        let mt = cfg
-            .get("model_type")
-            .and_then(Json::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| fallback_model_type(&arch).to_string());
-        apply_class_defaults(&mut cfg, &mt);
-    }
     if let Some(Json::Object(tc)) = cfg.get("text_config").cloned() {
         for (k, v) in tc {
             cfg.insert(k, v);

@@ -204,6 +204,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         md: &mut md,
     })?;
     md.set("general.quantization_version", Value::U32(2));
+    check_f32_overflow(&hp, &md)?;
 
     let default_file_name = if opts.vocab_only {
         metadata::file_name(&meta, None, None, Some("vocab"))
@@ -216,6 +217,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         )
     } + ".gguf";
 
+    check_vocab_padding(&hp, &planned)?;
     let hparams = hp.to_json();
     let req = tokenizer::VocabRequest {
         dir,
@@ -254,6 +256,62 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
+}
+
+/// gguf-py packs FLOAT32 values with `struct.pack("<f", x)`, which raises OverflowError for a
+/// finite value beyond f32's range (`rms_norm_eps: 1e308`): the reference refuses what a
+/// plain cast would write as `inf`. JSON holds no infinities, so an infinite FLOAT32 here
+/// always comes from such an overflow.
+fn check_f32_overflow(hp: &config::Hparams, md: &Metadata) -> Result<(), ConvertError> {
+    for (k, v) in md.iter() {
+        if let Value::F32(x) = v {
+            if x.is_infinite() {
+                return Err(ConvertError::format(
+                    &hp.path,
+                    None,
+                    format!(
+                        "{k}: the value is too large for a FLOAT32 (the reference refuses it: \
+                         float too large to pack)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The vocabulary is padded with `[PAD<i>]` tokens up to config `vocab_size`; llama.cpp needs
+/// one token embedding row per token, so padding beyond the rows of `token_embd.weight` gives
+/// a file it cannot load, and a hostile `vocab_size` would build millions of tokens for a
+/// small model. Refused before the vocabulary is built (no check without tensors, as with
+/// `--vocab-only`).
+fn check_vocab_padding(
+    hp: &config::Hparams,
+    planned: &[tensors::Planned],
+) -> Result<(), ConvertError> {
+    let Some(rows) = planned
+        .iter()
+        .find(|p| p.name == "token_embd.weight")
+        .and_then(|p| p.expr.shape().first().copied())
+    else {
+        return Ok(());
+    };
+    let Some(n) = hp.find_u64(&["vocab_size"]).ok().flatten() else {
+        return Ok(());
+    };
+    if n > rows {
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!(
+                "vocab_size {n} is larger than the {rows} rows of the token embedding \
+                 (token_embd.weight): refusing to pad the vocabulary with {} tokens that have \
+                 no embedding",
+                n - rows
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A planned tensor as an IR tensor: a mapped byte range when the source already has the

@@ -359,13 +359,18 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
     for part in &parts {
         let path = dir.join(part);
         if !path.is_file() {
+            // Say what is there instead: a directory or a FIFO is not "missing".
+            let state = match std::fs::metadata(&path) {
+                Err(_) => "is missing".to_string(),
+                Ok(m) => format!("is {}, not a regular file", file_kind(&m)),
+            };
             let what = if weight_map.is_some() {
                 format!(
-                    "shard named by {} is missing",
+                    "shard named by {} {state}",
                     index_path.file_name().unwrap_or_default().to_string_lossy()
                 )
             } else {
-                "shard is missing".to_string()
+                format!("shard {state}")
             };
             return Err(ConvertError::format(&path, None, what));
         }
@@ -468,4 +473,29 @@ fn abbreviate(names: &[&str]) -> String {
         s.push_str(&format!(" and {} more", names.len() - SHOW));
     }
     s
+}
+
+/// What kind of file system object `m` describes, for messages.
+pub(crate) fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if m.is_dir() {
+        "a directory"
+    } else if m.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
 }

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::json::read_json;
+use super::guard;
+use super::json::{json_error, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
@@ -33,18 +34,24 @@ impl HfTokenizer {
     pub fn load(dir: &Path, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
         let path = dir.join("tokenizer.json");
         if path.is_file() {
-            let json = read_json(&path)?;
-            let mut tok = tokenizers::Tokenizer::from_file(&path).map_err(|e| {
-                ConvertError::format(
-                    &path,
-                    None,
-                    format!("the tokenizers library refuses it: {e}"),
-                )
+            let text = read_text(&path)?;
+            let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+            guard::check(&json, &path)?;
+            let tok = guard::shield(&path, "loading it", || {
+                let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {
+                    ConvertError::format(
+                        &path,
+                        None,
+                        format!("the tokenizers library refuses it: {e}"),
+                    )
+                })?;
+                // transformers' encode() runs without the file's truncation and padding.
+                tok.with_truncation(None)
+                    .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
+                tok.with_padding(None);
+                Ok(tok)
             })?;
-            // transformers' encode() runs without the file's truncation and padding.
-            tok.with_truncation(None)
-                .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
-            tok.with_padding(None);
+            drop(text);
             return Ok(HfTokenizer { tok, json, path });
         }
         let vocab_txt = dir.join("vocab.txt");
@@ -99,6 +106,74 @@ impl HfTokenizer {
     }
 }
 
+/// The GPT-2 path needs a BPE model with merges: llama.cpp cannot load a "gpt2" vocabulary
+/// without `tokenizer.ggml.merges`, a WordPiece (or other) model has none, and a repeated
+/// merge is a corrupt merge table (ranks must be unique).
+pub(crate) fn check_bpe_model(hf: &HfTokenizer) -> Result<(), ConvertError> {
+    let err = |p: String| ConvertError::format(&hf.path, None, p);
+    let model = hf.json.get("model");
+    let ty = model
+        .and_then(|m| m.get("type"))
+        .and_then(Json::as_str)
+        .unwrap_or("(untyped)");
+    if ty != "BPE" {
+        return Err(err(format!(
+            "model type {ty:?} on the GPT-2 (BPE) vocabulary path: a BPE model is needed"
+        )));
+    }
+    let merges = model.and_then(|m| m.get("merges")).and_then(Json::as_array);
+    let Some(merges) = merges.filter(|m| !m.is_empty()) else {
+        if hf.path.with_file_name("merges.txt").is_file() {
+            return Ok(());
+        }
+        return Err(err(
+            "model.merges is empty (and there is no merges.txt): llama.cpp cannot load a BPE \
+             vocabulary without merges"
+                .into(),
+        ));
+    };
+    let mut seen: HashMap<(String, String), usize> = HashMap::with_capacity(merges.len());
+    for (i, m) in merges.iter().enumerate() {
+        let pair = match m {
+            Json::String(s) => s
+                .split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string())),
+            Json::Array(a) if a.len() == 2 => match (&a[0], &a[1]) {
+                (Json::String(x), Json::String(y)) => Some((x.clone(), y.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(pair) = pair else { continue };
+        if let Some(first) = seen.insert(pair.clone(), i) {
+            return Err(err(format!(
+                "model.merges[{i}] repeats merge {:?} of model.merges[{first}]",
+                format!("{} {}", pair.0, pair.1)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The id tokenizer.json gives `text`, for messages: the `tokenizers` library renumbers an
+/// added token whose id is past the vocabulary to the next free id.
+fn written_id(tj: &Json, text: &str, id: u32) -> String {
+    let written = tj
+        .get("added_tokens")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .find(|t| t.get("content").and_then(Json::as_str) == Some(text))
+        .and_then(|t| t.get("id"))
+        .and_then(Json::as_u64);
+    match written {
+        Some(w) if w != u64::from(id) => {
+            format!(", an added token written with id {w} and renumbered by the tokenizers library")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The result of `get_vocab_base`.
 pub(crate) struct BaseVocab {
     pub tokens: Vec<String>,
@@ -137,12 +212,18 @@ pub(crate) fn get_vocab_base(
             "vocab_size {vocab_size} is larger than {MAX_VOCAB}"
         )));
     }
-    if let Some(max) = vocab.values().max() {
+    if let Some((text, max)) = vocab
+        .iter()
+        .max_by_key(|(t, id)| (**id, std::cmp::Reverse(*t)))
+    {
         if *max as usize >= vocab_size {
             return Err(ConvertError::format(
                 &hf.path,
                 None,
-                format!("token id {max} is not below vocab_size {vocab_size}"),
+                format!(
+                    "token id {max} is not below vocab_size {vocab_size} (token {text:?}{})",
+                    written_id(&hf.json, text, *max)
+                ),
             ));
         }
     }
@@ -176,11 +257,14 @@ pub(crate) fn get_vocab_base(
             })?;
             if !at.normalized {
                 // Unnormalized added tokens are stored as the tokenizer encodes and decodes them.
-                let enc = hf.tok.encode(text.as_str(), false).map_err(|e| {
-                    ConvertError::Other(format!("encoding added token {text:?}: {e}"))
-                })?;
-                let mut dec = hf.tok.decode(enc.get_ids(), false).map_err(|e| {
-                    ConvertError::Other(format!("decoding added token {text:?}: {e}"))
+                let what = format!("encoding and decoding added token {text:?}");
+                let mut dec = guard::shield(&hf.path, &what, || {
+                    let enc = hf.tok.encode(text.as_str(), false).map_err(|e| {
+                        ConvertError::Other(format!("encoding added token {text:?}: {e}"))
+                    })?;
+                    hf.tok.decode(enc.get_ids(), false).map_err(|e| {
+                        ConvertError::Other(format!("decoding added token {text:?}: {e}"))
+                    })
                 })?;
                 if clean_up {
                     dec = clean_up_tokenization(&dec);

@@ -30,7 +30,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ConvertError> {
     })
 }
 
-fn json_error(path: &Path, e: &serde_json::Error) -> ConvertError {
+pub(crate) fn json_error(path: &Path, e: &serde_json::Error) -> ConvertError {
     ConvertError::format(
         path,
         None,

@@ -21,6 +21,7 @@
 //! Note that Qwen2-MoE / Qwen3-MoE are **`Gpt2`**: their class never tries SentencePiece.
 
 mod bpe;
+mod guard;
 mod json;
 mod kv;
 mod pre;
@@ -256,6 +257,7 @@ fn gpt2(
     kv: &mut Kv,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+    bpe::check_bpe_model(&hf)?;
     let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
     kv.string(key::MODEL, "gpt2");
     kv.string(key::PRE, &base.pre.name);

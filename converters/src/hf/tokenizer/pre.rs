@@ -489,11 +489,16 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The chkhsh a tokenizer gives (CHKTXT encoded with special tokens).
-pub(crate) fn chkhsh(tok: &tokenizers::Tokenizer) -> Result<String, ConvertError> {
-    let enc = tok.encode(CHKTXT, true).map_err(|e| {
-        ConvertError::Other(format!("tokenizer could not encode the probe text: {e}"))
-    })?;
-    Ok(chkhsh_of_ids(enc.get_ids()))
+pub(crate) fn chkhsh(
+    tok: &tokenizers::Tokenizer,
+    source: &std::path::Path,
+) -> Result<String, ConvertError> {
+    super::guard::shield(source, "encoding the probe text", || {
+        let enc = tok.encode(CHKTXT, true).map_err(|e| {
+            ConvertError::Other(format!("tokenizer could not encode the probe text: {e}"))
+        })?;
+        Ok(chkhsh_of_ids(enc.get_ids()))
+    })
 }
 
 /// One step of a tokenizer.json pre-tokenizer, reduced to what decides the splitting.
@@ -890,7 +895,7 @@ pub(crate) fn detect(
     tc: Option<&Json>,
     source: &std::path::Path,
 ) -> Result<PreTokenizerMatch, ConvertError> {
-    let h = chkhsh(tok)?;
+    let h = chkhsh(tok, source)?;
     if let Some(name) = name_for_chkhsh(&h) {
         return Ok(PreTokenizerMatch {
             name: name.to_string(),

@@ -153,12 +153,14 @@ pub(crate) fn bert_from_vocab_txt(
         "model": {"type": "WordPiece", "unk_token": unk, "continuing_subword_prefix": "##",
                   "max_input_chars_per_word": 100, "vocab": vocab},
     });
-    let tok = tokenizers::Tokenizer::from_bytes(tj.to_string().as_bytes()).map_err(|e| {
-        ConvertError::format(
-            path,
-            None,
-            format!("cannot build a WordPiece tokenizer from it: {e}"),
-        )
+    let tok = super::guard::shield(path, "building a WordPiece tokenizer", || {
+        tokenizers::Tokenizer::from_bytes(tj.to_string().as_bytes()).map_err(|e| {
+            ConvertError::format(
+                path,
+                None,
+                format!("cannot build a WordPiece tokenizer from it: {e}"),
+            )
+        })
     })?;
     Ok(HfTokenizer {
         tok,

@@ -1,0 +1,350 @@
+//! What HuggingFace's `tokenizers` crate is given, checked first.
+//!
+//! The crate trusts its input in places: a `Precompiled` normalizer's charsmap starts with a
+//! trie size that it reserves memory for before looking at how many bytes follow (a 6-byte
+//! charsmap asks for 8.5 GB), and indexes the trie and the normalized-string blob without
+//! bounds checks (a malformed trie panics on the first encode). A `FixedLength`
+//! pre-tokenizer of length 0 panics too, and a `Strip` decoder that strips from the end
+//! indexes before the start of a short token.
+//!
+//! [`check`] walks a tokenizer.json's normalizer, pre-tokenizer and decoder trees (Sequences
+//! included) and refuses, with the file and the component named, what would make the crate
+//! allocate by an untrusted count or panic. [`shield`] runs every call into the crate behind
+//! `catch_unwind` as a last line of defence, so a panic that no rule foresaw is an error too.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use crate::ConvertError;
+
+/// Components nested deeper than this (Sequences of Sequences) are refused. serde_json's
+/// own recursion limit (128) stops deeper JSON; this keeps the walk's stack small.
+const MAX_DEPTH: usize = 64;
+
+/// Refuses what would make the `tokenizers` crate allocate by an untrusted count or panic.
+pub(crate) fn check(tj: &Json, path: &Path) -> Result<(), ConvertError> {
+    let err =
+        |at: &str, problem: String| ConvertError::format(path, None, format!("{at}: {problem}"));
+    if let Some(n) = tj.get("normalizer") {
+        walk(n, "normalizer", 0, &|at, c| normalizer(at, c)).map_err(|(at, p)| err(&at, p))?;
+    }
+    if let Some(p) = tj.get("pre_tokenizer") {
+        walk(p, "pre_tokenizer", 0, &|at, c| pre_tokenizer(at, c))
+            .map_err(|(at, p)| err(&at, p))?;
+    }
+    if let Some(d) = tj.get("decoder") {
+        walk(d, "decoder", 0, &|at, c| decoder(at, c)).map_err(|(at, p)| err(&at, p))?;
+    }
+    Ok(())
+}
+
+type Found = (String, String);
+
+/// Calls `one` on `c` and, for a `Sequence`, on each of its members (under `normalizers`,
+/// `pretokenizers` or `decoders`), recursively.
+fn walk(
+    c: &Json,
+    at: &str,
+    depth: usize,
+    one: &dyn Fn(&str, &Json) -> Result<(), Found>,
+) -> Result<(), Found> {
+    if depth > MAX_DEPTH {
+        return Err((at.to_string(), format!("nested deeper than {MAX_DEPTH}")));
+    }
+    one(at, c)?;
+    if c.get("type").and_then(Json::as_str) == Some("Sequence") {
+        for k in ["normalizers", "pretokenizers", "decoders"] {
+            if let Some(Json::Array(items)) = c.get(k) {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{at}.{k}[{i}]"), depth + 1, one)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn kind(c: &Json) -> Option<&str> {
+    c.get("type").and_then(Json::as_str)
+}
+
+fn normalizer(at: &str, c: &Json) -> Result<(), Found> {
+    if kind(c) == Some("Precompiled") {
+        if let Some(v) = c.get("precompiled_charsmap") {
+            let Json::String(s) = v else {
+                // Not a string: the crate refuses it without looking further (and a null one
+                // is Python's "no charsmap").
+                return Ok(());
+            };
+            let bytes = base64_decode(s).ok_or_else(|| {
+                (
+                    format!("{at} (Precompiled)"),
+                    "precompiled_charsmap is not base64".to_string(),
+                )
+            })?;
+            check_charsmap(&bytes).map_err(|p| {
+                (
+                    format!("{at} (Precompiled)"),
+                    format!("precompiled_charsmap ({} bytes) {p}", bytes.len()),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn pre_tokenizer(at: &str, c: &Json) -> Result<(), Found> {
+    if kind(c) == Some("FixedLength") && c.get("length").and_then(Json::as_u64) == Some(0) {
+        return Err((
+            format!("{at} (FixedLength)"),
+            "length 0 (chunks of no characters)".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn decoder(at: &str, c: &Json) -> Result<(), Found> {
+    if kind(c) == Some("Strip") {
+        // The crate walks `stop` characters back from each token's end without checking the
+        // token's length, and slices start..end even when they cross: any token made only of
+        // the stripped character and shorter than `stop` (or `start + stop`) panics. Real
+        // tokenizers strip only from the start (llama's `Strip(" ", 1, 0)`).
+        if let Some(stop) = c.get("stop").and_then(Json::as_u64) {
+            if stop > 0 {
+                return Err((
+                    format!("{at} (Strip)"),
+                    format!(
+                        "stop = {stop}: stripping from the end of a token is not supported \
+                         (the tokenizers library indexes past the start of short tokens)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Standard base64, padded or not (the crate's decoder accepts both); `None` when it is not.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.as_bytes();
+    let body = match s.iter().rposition(|&b| b != b'=') {
+        Some(last) => &s[..=last],
+        None => &s[..0],
+    };
+    let pad = s.len() - body.len();
+    if pad > 2 || (pad > 0 && !s.len().is_multiple_of(4)) || body.len() % 4 == 1 {
+        return None;
+    }
+    let val = |b: u8| -> Option<u32> {
+        Some(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(body.len() / 4 * 3 + 2);
+    for chunk in body.chunks(4) {
+        let mut acc = 0u32;
+        for &b in chunk {
+            acc = acc << 6 | val(b)?;
+        }
+        match chunk.len() {
+            4 => out.extend_from_slice(&[(acc >> 16) as u8, (acc >> 8) as u8, acc as u8]),
+            3 => out.extend_from_slice(&[(acc >> 10) as u8, (acc >> 2) as u8]),
+            2 => out.push((acc >> 4) as u8),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A SentencePiece `precompiled_charsmap`: a little-endian u32 trie size in bytes, the trie
+/// (darts-clone double-array units of 4 bytes), then the normalized strings (UTF-8, each
+/// ended by NUL). Checks the sizes against the bytes present, and that every trie node an
+/// input can reach lies inside the array and every replacement it can point to starts inside
+/// the normalized blob on a character boundary: the crate indexes all of these unchecked.
+pub(crate) fn check_charsmap(b: &[u8]) -> Result<(), String> {
+    let Some(head) = b.get(..4) else {
+        return Err("is shorter than its 4-byte trie size".into());
+    };
+    let trie_size = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
+    let rest = (b.len() - 4) as u64;
+    if trie_size > rest {
+        return Err(format!(
+            "declares a {trie_size}-byte trie, but only {rest} bytes follow its size"
+        ));
+    }
+    if !trie_size.is_multiple_of(4) {
+        return Err(format!(
+            "declares a {trie_size}-byte trie, not a whole number of 4-byte units"
+        ));
+    }
+    let trie_end = 4 + trie_size as usize;
+    let units: Vec<u32> = b[4..trie_end]
+        .chunks_exact(4)
+        .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+        .collect();
+    let normalized = std::str::from_utf8(&b[trie_end..]).map_err(|e| {
+        format!(
+            "has a normalized-string blob that is not UTF-8 (at byte {})",
+            trie_end + e.valid_up_to()
+        )
+    })?;
+    check_trie(&units, normalized)
+}
+
+// darts-clone unit fields, as the crate reads them.
+fn has_leaf(u: u32) -> bool {
+    (u >> 8) & 1 == 1
+}
+fn value(u: u32) -> usize {
+    (u & 0x7fff_ffff) as usize
+}
+fn label(u: u32) -> usize {
+    (u & 0x8000_00ff) as usize
+}
+fn offset(u: u32) -> usize {
+    ((u >> 10) as usize) << ((u & (1 << 9)) >> 6)
+}
+
+/// Every node reachable from the root: its 256 child slots (`base ^ byte`) lie inside the
+/// array (a lookup with any byte reads one), and a node flagged with a leaf has its value
+/// unit inside the array and a value that starts a replacement inside `normalized`.
+fn check_trie(units: &[u32], normalized: &str) -> Result<(), String> {
+    let n = units.len();
+    let Some(&root) = units.first() else {
+        return Err("has an empty trie".into());
+    };
+    let in_block = |base: usize| base | 0xff < n;
+    let start = offset(root);
+    if !in_block(start) {
+        return Err(format!(
+            "has a trie root pointing at unit {start}, outside its {n} units"
+        ));
+    }
+    let mut seen = vec![false; n];
+    let mut stack = vec![start];
+    seen[start] = true;
+    while let Some(base) = stack.pop() {
+        for c in 1..=255usize {
+            let pos = base ^ c;
+            let u = units[pos];
+            if label(u) != c {
+                continue;
+            }
+            let next = pos ^ offset(u);
+            if !in_block(next) {
+                return Err(format!(
+                    "has a trie node (unit {pos}) pointing at unit {next}, outside its {n} units"
+                ));
+            }
+            if has_leaf(u) {
+                let v = value(units[next]);
+                if v > normalized.len() || !normalized.is_char_boundary(v) {
+                    return Err(format!(
+                        "has a trie value {v} (unit {next}) that does not start a string in \
+                         its {}-byte normalized blob",
+                        normalized.len()
+                    ));
+                }
+            }
+            if !seen[next] {
+                seen[next] = true;
+                stack.push(next);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` (a call into the `tokenizers` crate), turning a panic into an error about `path`.
+pub(crate) fn shield<T>(
+    path: &Path,
+    what: &str,
+    f: impl FnOnce() -> Result<T, ConvertError>,
+) -> Result<T, ConvertError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let msg: String = msg.chars().take(200).collect();
+            Err(ConvertError::format(
+                path,
+                None,
+                format!("the tokenizers library failed while {what}: {msg}"),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_decodes_padded_and_unpadded() {
+        for (text, bytes) in [
+            ("", &b""[..]),
+            ("YQ==", b"a"),
+            ("YWI=", b"ab"),
+            ("YWJj", b"abc"),
+            ("YWJjZA==", b"abcd"),
+            ("/+8=", b"\xff\xef"),
+        ] {
+            assert_eq!(base64_decode(text).as_deref(), Some(bytes), "{text}");
+            let bare = text.trim_end_matches('=');
+            assert_eq!(base64_decode(bare).as_deref(), Some(bytes), "{bare}");
+        }
+        assert_eq!(base64_decode("AAAA////").unwrap(), [0, 0, 0, 255, 255, 255]);
+        assert!(base64_decode("A").is_none());
+        assert!(base64_decode("AA=A").is_none());
+        assert!(base64_decode("A*AA").is_none());
+    }
+
+    /// A trie mapping the single byte `a` to the replacement at offset `v`.
+    fn one_entry(v: u32) -> Vec<u32> {
+        // root unit 0: offset 256 (base 256); child for 'a' at 256 ^ 0x61 = 0x161, label 'a',
+        // leaf flag, offset 0x61 -> next = 0x161 ^ 0x61 = 256, whose unit holds the value.
+        let mut t = vec![0u32; 512];
+        t[0] = 256 << 10;
+        t[0x161] = 0x61 | 1 << 8 | 0x61 << 10;
+        t[256] = v;
+        t
+    }
+
+    #[test]
+    fn trie_bounds() {
+        assert!(check_trie(&one_entry(0), "x\0").is_ok());
+        assert!(check_trie(&one_entry(2), "x\0").is_ok());
+        assert!(check_trie(&one_entry(3), "x\0").is_err());
+        assert!(check_trie(&one_entry(1), "é").is_err());
+        assert!(check_trie(&one_entry(0)[..300], "x\0").is_err());
+        assert!(check_trie(&[], "").is_err());
+    }
+
+    #[test]
+    fn charsmap_sizes() {
+        assert!(check_charsmap(&[0, 0, 0, 255, 255, 255])
+            .unwrap_err()
+            .contains("declares a 4278190080-byte trie, but only 2 bytes follow"));
+        assert!(check_charsmap(&[1, 0]).is_err());
+        assert!(check_charsmap(&[2, 0, 0, 0, 0, 0]).is_err());
+        let mut b = 2048u32.to_le_bytes().to_vec();
+        for u in one_entry(0) {
+            b.extend_from_slice(&u.to_le_bytes());
+        }
+        b.extend_from_slice(b"x\0");
+        assert!(check_charsmap(&b).is_ok());
+        b.push(0xff);
+        assert!(check_charsmap(&b).unwrap_err().contains("not UTF-8"));
+    }
+}

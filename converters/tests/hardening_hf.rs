@@ -1,0 +1,577 @@
+//! Hardening II (issue 22), the converters' side: tokenizer.json components that the
+//! `tokenizers` crate trusts (Precompiled charsmaps, FixedLength, Strip), the config.json
+//! sub-config merge (`text_config`, `llm_config`, `language_config`, …), padding the
+//! vocabulary beyond what the token embedding holds, and the values the reference refuses.
+//!
+//! `hostile_tokenizers_under_limits` runs the tokenizer cases again in a child process under
+//! `ulimit -v` so an allocation sized by a charsmap's declared trie size fails the test.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ggufkit::gguf::{ArrayValue, Value};
+use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions};
+use ggufkit_converters::ConvertError;
+use serde_json::{json, Value as Json};
+use support::limits::{assert_memory_limited, run_under_limits};
+use support::{scratch, testdata};
+
+// ---------------------------------------------------------------------------------------
+// Helpers.
+
+/// A small byte-level BPE tokenizer.json with the given normalizer, pre-tokenizer and decoder.
+fn tokenizer_json(normalizer: Json, pre: Json, decoder: Json) -> Json {
+    json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": normalizer,
+        "pre_tokenizer": pre,
+        "post_processor": null,
+        "decoder": decoder,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+            "byte_fallback": false, "vocab": {"a": 0, "b": 1, "ab": 2, "x": 3}, "merges": ["a b"]}
+    })
+}
+
+fn byte_level() -> Json {
+    json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})
+}
+
+fn write_dir(tag: &str, files: &[(&str, Vec<u8>)]) -> PathBuf {
+    let d = scratch(tag);
+    for (name, bytes) in files {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+    d
+}
+
+fn vocab(dir: &Path, kind: VocabKind) -> Result<Vec<(String, Value)>, ConvertError> {
+    let hparams = json!({});
+    let req = VocabRequest {
+        dir,
+        kind,
+        arch: "llama",
+        hparams: &hparams,
+    };
+    vocab_metadata_report(&req).map(|r| r.keys)
+}
+
+fn tokens(keys: &[(String, Value)]) -> Vec<String> {
+    let v = keys
+        .iter()
+        .find(|(k, _)| k == "tokenizer.ggml.tokens")
+        .map(|(_, v)| v)
+        .expect("tokens");
+    match v {
+        Value::Array(ArrayValue::String(t)) => {
+            t.iter().map(|s| s.to_lossy().into_owned()).collect()
+        }
+        v => panic!("{v:?}"),
+    }
+}
+
+/// Padded standard base64, six bits at a time.
+fn b64(b: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let (mut out, mut acc, mut bits) = (String::new(), 0u32, 0u32);
+    for &x in b {
+        acc = (acc << 8 | u32::from(x)) & 0xffff;
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(A[(acc >> bits & 63) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(A[(acc << (6 - bits) & 63) as usize] as char);
+    }
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    out
+}
+
+/// A SentencePiece charsmap from trie units and a normalized blob.
+fn charsmap(units: &[u32], normalized: &[u8]) -> Vec<u8> {
+    let mut b = ((units.len() * 4) as u32).to_le_bytes().to_vec();
+    for u in units {
+        b.extend_from_slice(&u.to_le_bytes());
+    }
+    b.extend_from_slice(normalized);
+    b
+}
+
+/// A double-array trie (darts-clone layout) mapping the byte `from` to the replacement at
+/// offset `value` of the normalized blob.
+fn one_rule(from: u8, value: u32) -> Vec<u32> {
+    let mut t = vec![0u32; 512];
+    t[0] = 256 << 10; // root: children at 256 ^ byte
+    let child = 256 ^ from as usize;
+    t[child] = from as u32 | 1 << 8 | (from as u32) << 10; // label, leaf, offset -> 256
+    t[256] = value;
+    t
+}
+
+fn precompiled(map: &[u8]) -> Json {
+    json!({"type": "Precompiled", "precompiled_charsmap": b64(map)})
+}
+
+/// Hostile tokenizer.json components and the words the refusal must contain.
+fn hostile_tokenizers() -> Vec<(&'static str, Json, &'static [&'static str])> {
+    let bl = byte_level;
+    let tj = |n: Json| tokenizer_json(n, bl(), Json::Null);
+    let mut huge_trie = one_rule(b'a', 0);
+    huge_trie[0] = 1 << 30; // root base far outside the 512 units
+    let mut bad_child = one_rule(b'a', 0);
+    bad_child[256 ^ 0x61] = 0x61 | 1 << 8 | 0x1f_ffff << 10; // next unit outside
+    vec![
+        (
+            "issue-6-bytes",
+            json!({"version": "1.0", "normalizer":
+                {"type": "Precompiled", "precompiled_charsmap": "AAAA////"},
+                "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}),
+            &[
+                "normalizer (Precompiled)",
+                "4278190080-byte trie",
+                "only 2 bytes follow",
+            ],
+        ),
+        (
+            "trie-size-past-end",
+            tj(precompiled(&[16, 0, 0, 0, 1, 2, 3, 4])),
+            &["16-byte trie", "only 4 bytes follow"],
+        ),
+        (
+            "trie-size-not-units",
+            tj(precompiled(&[2, 0, 0, 0, 1, 2, 3, 4])),
+            &["2-byte trie", "4-byte units"],
+        ),
+        ("too-short", tj(precompiled(&[1, 0])), &["shorter than"]),
+        (
+            "empty-trie",
+            tj(precompiled(&charsmap(&[], b"x\0"))),
+            &["empty trie"],
+        ),
+        (
+            "root-outside",
+            tj(precompiled(&charsmap(&huge_trie, b"x\0"))),
+            &["trie root pointing at unit 1048576"],
+        ),
+        (
+            "child-outside",
+            tj(precompiled(&charsmap(&bad_child, b"x\0"))),
+            &["trie node (unit 353)", "outside its 512 units"],
+        ),
+        (
+            "value-past-blob",
+            tj(precompiled(&charsmap(&one_rule(b'a', 9), b"x\0"))),
+            &["trie value 9", "2-byte normalized blob"],
+        ),
+        (
+            "value-inside-char",
+            tj(precompiled(&charsmap(&one_rule(b'a', 1), "é\0".as_bytes()))),
+            &["trie value 1"],
+        ),
+        (
+            "blob-not-utf8",
+            tj(precompiled(&charsmap(&one_rule(b'a', 0), b"\xff\0"))),
+            &["not UTF-8"],
+        ),
+        (
+            "not-base64",
+            tj(json!({"type": "Precompiled", "precompiled_charsmap": "AA*A"})),
+            &["not base64"],
+        ),
+        (
+            "precompiled-in-sequence",
+            tj(json!({"type": "Sequence", "normalizers": [
+                {"type": "NFKC"},
+                {"type": "Sequence", "normalizers": [
+                    {"type": "Precompiled", "precompiled_charsmap": "AAAA////"}]}]})),
+            &["normalizer.normalizers[1].normalizers[0] (Precompiled)"],
+        ),
+        (
+            "fixed-length-0",
+            tokenizer_json(
+                Json::Null,
+                json!({"type": "Sequence", "pretokenizers": [
+                    {"type": "FixedLength", "length": 0}]}),
+                Json::Null,
+            ),
+            &["pre_tokenizer.pretokenizers[0] (FixedLength)", "length 0"],
+        ),
+        (
+            "strip-from-end",
+            tokenizer_json(
+                Json::Null,
+                bl(),
+                json!({"type": "Strip", "content": "a", "start": 0, "stop": 3}),
+            ),
+            &["decoder (Strip)", "stop = 3"],
+        ),
+    ]
+}
+
+fn check_hostile_tokenizers() {
+    for (name, tj, needles) in hostile_tokenizers() {
+        let d = write_dir(
+            &format!("tok-{name}"),
+            &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())],
+        );
+        for kind in [VocabKind::Gpt2, VocabKind::Llama] {
+            let e = match vocab(&d, kind) {
+                Ok(_) => panic!("{name}: accepted"),
+                Err(e) => e,
+            };
+            let msg = e.to_string();
+            assert!(matches!(e, ConvertError::Format { .. }), "{name}: {msg}");
+            let file = d.join("tokenizer.json").display().to_string();
+            assert!(msg.starts_with(&file), "{name}: {msg}");
+            for n in needles {
+                assert!(msg.contains(n), "{name}: {n:?} not in {msg}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokenizer components the `tokenizers` crate trusts.
+
+#[test]
+fn hostile_tokenizer_components_are_refused() {
+    check_hostile_tokenizers();
+}
+
+#[test]
+fn hostile_tokenizers_under_limits() {
+    run_under_limits(
+        "hostile_tokenizers_inner",
+        "GGUFKIT_HARDENING_CHILD",
+        512 * 1024,
+        Duration::from_secs(120),
+    );
+}
+
+#[test]
+#[ignore = "run by hostile_tokenizers_under_limits in a memory-limited child"]
+fn hostile_tokenizers_inner() {
+    assert_memory_limited("GGUFKIT_HARDENING_CHILD");
+    check_hostile_tokenizers();
+    check_vocab_padding_refused();
+    check_big_config_refused();
+}
+
+#[test]
+fn a_valid_precompiled_charsmap_is_used() {
+    // 'b' -> "x": the normalizer runs in the chkhsh probe and in the added-token round trip.
+    let map = charsmap(&one_rule(b'b', 0), b"x\0");
+    let mut tj = tokenizer_json(precompiled(&map), byte_level(), Json::Null);
+    tj["added_tokens"] = json!([{"id": 4, "content": "<b>", "single_word": false,
+        "lstrip": false, "rstrip": false, "normalized": false, "special": false}]);
+    let d = write_dir(
+        "tok-precompiled-ok",
+        &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())],
+    );
+    let keys = vocab(&d, VocabKind::Gpt2).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(tokens(&keys), ["a", "b", "ab", "x", "<b>"]);
+}
+
+#[test]
+fn strip_from_the_start_is_accepted() {
+    // llama's decoder: Strip(" ", 1, 0).
+    let tj = tokenizer_json(
+        Json::Null,
+        byte_level(),
+        json!({"type": "Sequence", "decoders": [
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}),
+    );
+    let d = write_dir(
+        "tok-strip-start",
+        &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())],
+    );
+    let keys = vocab(&d, VocabKind::Gpt2).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(tokens(&keys), ["a", "b", "ab", "x"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// config.json: sub-configs merge as AutoConfig + TextModel merge them.
+
+/// The qwen2 fixture with its config.json edited by `edit`.
+fn qwen2_with(tag: &str, edit: impl FnOnce(&mut Json)) -> PathBuf {
+    let src = testdata("hf/qwen2");
+    let d = scratch(tag);
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), d.join(e.file_name())).unwrap();
+    }
+    let mut cfg: Json =
+        serde_json::from_slice(&std::fs::read(src.join("config.json")).unwrap()).unwrap();
+    edit(&mut cfg);
+    std::fs::write(d.join("config.json"), serde_json::to_vec(&cfg).unwrap()).unwrap();
+    d
+}
+
+fn convert(dir: &Path) -> Result<ggufkit_converters::hf::HfConversion, ConvertError> {
+    read_hf_dir(dir, &HfOptions::default())
+}
+
+/// (block_count, embedding_length, token count) of a conversion.
+fn shape_of(dir: &Path) -> (u32, u32, usize) {
+    let c = convert(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let md = &c.model.metadata;
+    let n_tokens = match md.get("tokenizer.ggml.tokens") {
+        Some(Value::Array(a)) => a.len(),
+        v => panic!("{v:?}"),
+    };
+    (
+        md.get_u32("qwen2.block_count").unwrap(),
+        md.get_u32("qwen2.embedding_length").unwrap(),
+        n_tokens,
+    )
+}
+
+#[test]
+fn empty_text_config_keeps_the_root_values() {
+    let real = (2, 64, 1024);
+    for key in [
+        "text_config",
+        "llm_config",
+        "language_config",
+        "lm_config",
+        "lfm",
+    ] {
+        let d = qwen2_with(&format!("tc-empty-{key}"), |c| c[key] = json!({}));
+        assert_eq!(shape_of(&d), real, "{key}: {{}}");
+    }
+    let d = qwen2_with("tc-empty-thinker", |c| {
+        c["thinker_config"] = json!({"text_config": {}})
+    });
+    assert_eq!(shape_of(&d), real, "thinker_config.text_config: {{}}");
+}
+
+#[test]
+fn nested_config_values_win_over_the_root() {
+    // A text class keeps text_config as written (no class defaults in it); its keys then
+    // replace the root's. The fixture has 2 layers; a nested count of 1 must be used (the
+    // tensors of layer 1 are then left over, which the converter reports).
+    for key in ["text_config", "llm_config", "language_config"] {
+        let d = qwen2_with(&format!("tc-layers-{key}"), |c| {
+            c[key] = json!({"num_hidden_layers": 1})
+        });
+        let msg = match convert(&d) {
+            Ok(c) => panic!(
+                "{key}: converted with block_count {:?}",
+                c.model.metadata.get_u32("qwen2.block_count")
+            ),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains("model.layers.1."), "{key}: {msg}");
+    }
+    // The last rename present wins, in the reference's order.
+    let d = qwen2_with("tc-order", |c| {
+        c["llm_config"] = json!({"num_hidden_layers": 1});
+        c["language_config"] = json!({"num_hidden_layers": 2});
+    });
+    assert_eq!(shape_of(&d), (2, 64, 1024));
+}
+
+#[test]
+fn a_text_config_that_is_not_an_object_is_refused() {
+    for (key, v) in [
+        ("text_config", json!(null)),
+        ("text_config", json!("x")),
+        ("llm_config", json!([1])),
+        ("thinker_config", json!({})),
+    ] {
+        let d = qwen2_with(&format!("tc-bad-{key}-{}", v.to_string().len()), |c| {
+            c[key] = v.clone()
+        });
+        let msg = match convert(&d) {
+            Ok(_) => panic!("{key} = {v}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains("config.json"), "{msg}");
+        assert!(msg.contains("text_config"), "{msg}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory stays proportional to what is written.
+
+fn check_vocab_padding_refused() {
+    // The fixture's token embedding has 1,024 rows: padding beyond them is refused before a
+    // single padding token is built (2^24 of them cost about a gigabyte).
+    for n in [1u64 << 24, 1025] {
+        let d = qwen2_with(&format!("vocab-pad-{n}"), |c| c["vocab_size"] = json!(n));
+        let msg = match convert(&d) {
+            Ok(_) => panic!("vocab_size {n}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains("config.json"), "{msg}");
+        assert!(
+            msg.contains(&format!("vocab_size {n} is larger than the 1024 rows")),
+            "{msg}"
+        );
+    }
+}
+
+fn check_big_config_refused() {
+    // 5 MiB of `0,` would be a ~100 MB JSON tree, held three times.
+    let mut cfg = String::from(r#"{"architectures": ["Qwen2ForCausalLM"], "x": ["#);
+    cfg.push_str(&"0,".repeat(5 << 19));
+    cfg.push_str("0]}");
+    let d = write_dir("big-config", &[("config.json", cfg.into_bytes())]);
+    let msg = match convert(&d) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(msg.contains("config.json: larger than 4 MiB"), "{msg}");
+}
+
+#[test]
+fn vocab_padding_beyond_the_embedding_is_refused() {
+    check_vocab_padding_refused();
+    // Padding up to the embedding's rows is what the reference does and stays accepted.
+    let d = qwen2_with("vocab-pad-ok", |c| c["vocab_size"] = json!(1024));
+    assert_eq!(shape_of(&d), (2, 64, 1024));
+}
+
+#[test]
+fn a_huge_config_json_is_refused() {
+    check_big_config_refused();
+}
+
+// ---------------------------------------------------------------------------------------
+// Refused where the reference refuses.
+
+#[test]
+fn float_hparams_beyond_f32_are_refused() {
+    // gguf-py's struct.pack("<f", 1e308) raises OverflowError; a cast would write inf.
+    for (k, v, key) in [
+        (
+            "rms_norm_eps",
+            json!(1e308),
+            "qwen2.attention.layer_norm_rms_epsilon",
+        ),
+        ("rope_theta", json!(1e39), "qwen2.rope.freq_base"),
+    ] {
+        let d = qwen2_with(&format!("f32-{k}"), |c| {
+            c[k] = v.clone();
+            if k == "rope_theta" {
+                c["rope_parameters"]["rope_theta"] = v.clone();
+            }
+        });
+        let msg = match convert(&d) {
+            Ok(_) => panic!("{k} = {v}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            msg.contains(key) && msg.contains("too large for a FLOAT32"),
+            "{msg}"
+        );
+    }
+    // Small values round to what the reference writes.
+    let d = qwen2_with("f32-small", |c| c["rms_norm_eps"] = json!(1e-50));
+    convert(&d).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn broken_bpe_models_are_refused_on_the_gpt2_path() {
+    let with_model = |tag: &str, model: Json| {
+        let mut tj = tokenizer_json(Json::Null, byte_level(), Json::Null);
+        tj["model"] = model;
+        write_dir(tag, &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())])
+    };
+    let bpe = |merges: Json| {
+        json!({"type": "BPE", "dropout": null, "unk_token": null,
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+            "byte_fallback": false, "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": merges})
+    };
+    for (tag, model, needle) in [
+        ("merges-empty", bpe(json!([])), "model.merges is empty"),
+        (
+            "merges-dup",
+            bpe(json!(["a b", "a b"])),
+            "model.merges[1] repeats merge \"a b\" of model.merges[0]",
+        ),
+        (
+            "merges-dup-pairs",
+            bpe(json!([["a", "b"], ["a", "b"]])),
+            "model.merges[1] repeats",
+        ),
+        (
+            "wordpiece",
+            json!({"type": "WordPiece", "unk_token": "a", "continuing_subword_prefix": "##",
+                "max_input_chars_per_word": 100, "vocab": {"a": 0, "b": 1, "ab": 2}}),
+            "model type \"WordPiece\" on the GPT-2 (BPE) vocabulary path",
+        ),
+    ] {
+        let d = with_model(&format!("bpe-{tag}"), model);
+        let msg = match vocab(&d, VocabKind::Gpt2) {
+            Ok(_) => panic!("{tag}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains(needle), "{tag}: {msg}");
+    }
+}
+
+#[test]
+fn a_token_id_past_vocab_size_is_named() {
+    // The tokenizers library renumbers an added token written past the vocabulary to the
+    // next free id; the message names the token and the id the file gives it.
+    let mut tj = tokenizer_json(Json::Null, byte_level(), Json::Null);
+    tj["added_tokens"] = json!([{"id": 10, "content": "<x>", "single_word": false,
+        "lstrip": false, "rstrip": false, "normalized": false, "special": true}]);
+    let d = write_dir(
+        "added-past",
+        &[
+            ("tokenizer.json", serde_json::to_vec(&tj).unwrap()),
+            ("config.json", br#"{"vocab_size": 4}"#.to_vec()),
+        ],
+    );
+    let hparams = json!({"vocab_size": 4});
+    let req = VocabRequest {
+        dir: &d,
+        kind: VocabKind::Gpt2,
+        arch: "gpt2",
+        hparams: &hparams,
+    };
+    let msg = match vocab_metadata_report(&req) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        msg.contains("\"<x>\"") && msg.contains("written with id 10"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_directory_shard_is_not_called_missing() {
+    let d = qwen2_with("shard-dir", |_| {});
+    std::fs::write(
+        d.join("model.safetensors.index.json"),
+        r#"{"weight_map": {"model.norm.weight": "model-00001-of-00001.safetensors"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("model-00001-of-00001.safetensors")).unwrap();
+    let msg = match convert(&d) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(msg.contains("is a directory, not a regular file"), "{msg}");
+    assert!(!msg.contains("missing"), "{msg}");
+}
+
+#[test]
+fn empty_outtype_items_are_refused() {
+    use ggufkit_converters::batch::jobs::split_types;
+    assert_eq!(split_types("f16, q8_0").unwrap(), ["f16", "q8_0"]);
+    for bad in ["q4_k_m,,", "q4_k_m,", ",f16", "", "f16,,q8_0"] {
+        let e = split_types(bad).unwrap_err();
+        assert!(e.contains("is empty"), "{bad:?}: {e}");
+    }
+}

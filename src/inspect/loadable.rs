@@ -1,0 +1,309 @@
+//! What llama.cpp's model loader refuses before it reads a tensor: an architecture it does
+//! not know, and the hyperparameters every architecture requires. llama-quantize loads the
+//! architecture and the hyperparameters the same way, so [`crate::quantize::plan`] refuses
+//! these files too, and `gguf-inspect verify` reports them.
+
+use crate::gguf::{ArrayValue, Metadata, Value};
+
+/// `general.architecture` values llama.cpp knows (its architecture name table at the
+/// reference commit; `clip` is only used by llama-quantize for projector files).
+pub const KNOWN_ARCHITECTURES: &[&str] = &[
+    "clip",
+    "llama",
+    "llama4",
+    "deci",
+    "falcon",
+    "grok",
+    "gpt2",
+    "gptj",
+    "gptneox",
+    "mpt",
+    "baichuan",
+    "starcoder",
+    "refact",
+    "bert",
+    "modern-bert",
+    "nomic-bert",
+    "nomic-bert-moe",
+    "neo-bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "eurobert",
+    "bloom",
+    "stablelm",
+    "qwen",
+    "qwen2",
+    "qwen2moe",
+    "qwen2vl",
+    "qwen3",
+    "qwen3moe",
+    "qwen3next",
+    "qwen3vl",
+    "qwen3vlmoe",
+    "qwen35",
+    "qwen35moe",
+    "qwen4exp",
+    "phi2",
+    "phi3",
+    "phimoe",
+    "plamo",
+    "plamo2",
+    "plamo3",
+    "codeshell",
+    "orion",
+    "internlm2",
+    "minicpm",
+    "minicpm3",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3n",
+    "gemma4",
+    "gemma4-assistant",
+    "gemma-embedding",
+    "starcoder2",
+    "mamba",
+    "mamba2",
+    "maple",
+    "jamba",
+    "falcon-h1",
+    "xverse",
+    "command-r",
+    "cohere2",
+    "cohere2moe",
+    "dbrx",
+    "olmo",
+    "olmo2",
+    "olmoe",
+    "muse-glimmer",
+    "openelm",
+    "arctic",
+    "deepseek",
+    "deepseek2",
+    "deepseek2-ocr",
+    "deepseek32",
+    "deepseek4",
+    "chatglm",
+    "glm4",
+    "glm4moe",
+    "glm-dsa",
+    "bitnet",
+    "t5",
+    "t5encoder",
+    "jais",
+    "jais2",
+    "nemotron",
+    "nemotron_h",
+    "nemotron_h_moe",
+    "exaone",
+    "exaone4",
+    "exaone-moe",
+    "rwkv6",
+    "rwkv6qwen2",
+    "rwkv7",
+    "arwkv7",
+    "granite",
+    "granitemoe",
+    "granitehybrid",
+    "graniteswitch",
+    "granite_swa",
+    "chameleon",
+    "wavtokenizer-dec",
+    "plm",
+    "bailingmoe",
+    "bailingmoe2",
+    "bailingmoe3",
+    "dots1",
+    "dots3note",
+    "arcee",
+    "afmoe",
+    "laguna",
+    "ernie4_5",
+    "ernie4_5-moe",
+    "hunyuan-moe",
+    "hunyuan-dense",
+    "hunyuan_vl",
+    "hy_v3",
+    "hy_v4",
+    "smollm3",
+    "gpt-oss",
+    "lfm2",
+    "lfm2moe",
+    "dream",
+    "smallthinker",
+    "llada",
+    "llada-moe",
+    "seed_oss",
+    "grovemoe",
+    "apertus",
+    "minimax-01",
+    "hrm_text",
+    "minimax-m2",
+    "minimax-m3",
+    "cogvlm",
+    "rnd1",
+    "pangu-embedded",
+    "mistral3",
+    "eagle3",
+    "dflash",
+    "mistral4",
+    "paddleocr",
+    "mimo2",
+    "step35",
+    "spark2_5",
+    "llama-embed",
+    "maincoder",
+    "kimi-linear",
+    "kimi-k3",
+    "glm5-next",
+    "talkie",
+    "mellum",
+    "nanbeige",
+    "qwen3tts",
+    "pockettts",
+];
+
+/// Most blocks llama.cpp's hyperparameters hold (`LLAMA_MAX_LAYERS`).
+pub const MAX_LAYERS: u64 = 512;
+
+/// The problems llama.cpp's loader stops at when it loads the architecture and the
+/// hyperparameters (as llama-quantize does): empty when it gets past them.
+pub fn arch_problems(md: &Metadata) -> Vec<String> {
+    let mut out = Vec::new();
+    let arch = match md.get("general.architecture") {
+        None => {
+            out.push("general.architecture is missing (llama.cpp requires it)".to_string());
+            return out;
+        }
+        Some(Value::String(s)) => s.to_lossy().into_owned(),
+        Some(v) => {
+            out.push(format!(
+                "general.architecture is a {:?}, not a string",
+                v.value_type()
+            ));
+            return out;
+        }
+    };
+    if !KNOWN_ARCHITECTURES.contains(&arch.as_str()) {
+        out.push(format!(
+            "unknown model architecture: '{arch}' (llama.cpp cannot load it)"
+        ));
+        return out;
+    }
+    if arch == "clip" {
+        return out;
+    }
+    for k in ["context_length", "embedding_length", "block_count"] {
+        let key = format!("{arch}.{k}");
+        match md.get(&key).map(scalar_u64) {
+            None => out.push(format!("{key} is missing (llama.cpp requires it)")),
+            Some(None) => out.push(format!("{key} is not an unsigned integer")),
+            Some(Some(n)) if k == "block_count" && !(1..=MAX_LAYERS).contains(&n) => {
+                out.push(format!("{key} = {n}: llama.cpp needs 1 to {MAX_LAYERS}"))
+            }
+            Some(Some(_)) => {}
+        }
+    }
+    out
+}
+
+/// The problems llama.cpp's vocabulary loader stops at: the token list must be strings.
+pub fn vocab_problems(md: &Metadata) -> Vec<String> {
+    let mut out = Vec::new();
+    match md.get("tokenizer.ggml.tokens") {
+        None | Some(Value::Array(ArrayValue::String(_))) => {}
+        Some(Value::Array(a)) => out.push(format!(
+            "tokenizer.ggml.tokens is an array of {:?}, not of strings (llama.cpp cannot load \
+             the vocabulary)",
+            a.elem_type()
+        )),
+        Some(v) => out.push(format!(
+            "tokenizer.ggml.tokens is a {:?}, not an array of strings",
+            v.value_type()
+        )),
+    }
+    out
+}
+
+/// Per-block tensors every layer of these architectures has (llama.cpp creates them as
+/// required): (architectures, alternatives for each required tensor).
+const REQUIRED_BLOCK_TENSORS: &[(&[&str], &[&[&str]])] = &[(
+    &[
+        "llama",
+        "qwen2",
+        "qwen3",
+        "qwen2moe",
+        "qwen3moe",
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "phi3",
+        "gpt2",
+        "starcoder2",
+        "mistral3",
+    ],
+    &[
+        &["attn_norm.weight"],
+        &["attn_q.weight", "attn_qkv.weight"],
+        &["attn_output.weight"],
+        &["ffn_norm.weight", "post_attention_norm.weight"],
+        &["ffn_down.weight", "ffn_down_exps.weight"],
+        &["ffn_up.weight", "ffn_up_exps.weight"],
+    ],
+)];
+
+/// Layer tensors llama.cpp requires that are missing (for the architectures whose layer
+/// layout is listed here), given the tensor names and the block count.
+pub fn missing_layer_tensors<'a>(
+    md: &Metadata,
+    names: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let Ok(arch) = md.get_str("general.architecture") else {
+        return Vec::new();
+    };
+    let Some((_, required)) = REQUIRED_BLOCK_TENSORS
+        .iter()
+        .find(|(archs, _)| archs.contains(&arch))
+    else {
+        return Vec::new();
+    };
+    let Some(Some(n)) = md.get(&format!("{arch}.block_count")).map(scalar_u64) else {
+        return Vec::new();
+    };
+    if n > MAX_LAYERS {
+        return Vec::new();
+    }
+    let names: std::collections::HashSet<&str> = names.collect();
+    let mut out = Vec::new();
+    for b in 0..n {
+        for alts in required.iter() {
+            if !alts
+                .iter()
+                .any(|t| names.contains(format!("blk.{b}.{t}").as_str()))
+            {
+                out.push(format!(
+                    "missing tensor 'blk.{b}.{}' (llama.cpp requires it for {arch})",
+                    alts[0]
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn scalar_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::U8(x) => Some(u64::from(*x)),
+        Value::U16(x) => Some(u64::from(*x)),
+        Value::U32(x) => Some(u64::from(*x)),
+        Value::U64(x) => Some(*x),
+        Value::I8(x) => u64::try_from(*x).ok(),
+        Value::I16(x) => u64::try_from(*x).ok(),
+        Value::I32(x) => u64::try_from(*x).ok(),
+        Value::I64(x) => u64::try_from(*x).ok(),
+        // Per-layer arrays (the first value is what a scalar reader sees).
+        Value::Array(ArrayValue::U32(a)) => a.first().map(|x| u64::from(*x)),
+        Value::Array(ArrayValue::I32(a)) => a.first().and_then(|x| u64::try_from(*x).ok()),
+        _ => None,
+    }
+}

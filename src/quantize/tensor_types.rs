@@ -1,0 +1,159 @@
+//! `--tensor-type PATTERN=TYPE` overrides and `--tensor-type-file`, collected with bounded
+//! memory.
+//!
+//! llama-quantize compiles every pattern once and the first pattern that matches a tensor
+//! name wins, so a later repeat of a pattern can never apply: repeats are dropped before they
+//! are compiled. The file is read token by token (whitespace-separated, as llama-quantize's
+//! `>>` extraction does), never held whole, and at most [`MAX_TENSOR_TYPE_PATTERNS`]
+//! distinct patterns are compiled: each compiled regex costs kilobytes, so a 20 MB file of
+//! tiny patterns would otherwise cost a gigabyte.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::TensorTypeOverride;
+
+/// Most distinct override patterns accepted (a per-tensor list for a 1,000-layer model with
+/// a dozen tensors per layer fits).
+pub const MAX_TENSOR_TYPE_PATTERNS: usize = 16_384;
+
+/// Longest single `PATTERN=TYPE` item accepted, in bytes.
+pub const MAX_TENSOR_TYPE_ITEM: usize = 4096;
+
+/// Collects overrides in order, dropping repeated patterns (the first one wins anyway).
+#[derive(Debug, Default)]
+pub struct TensorTypeList {
+    items: Vec<TensorTypeOverride>,
+    seen: HashSet<String>,
+}
+
+impl TensorTypeList {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one `PATTERN=TYPE` item (`where_` names its origin in errors).
+    pub fn push(&mut self, item: &str, where_: &str) -> Result<(), String> {
+        let at = |e: String| {
+            if where_.is_empty() {
+                e
+            } else {
+                format!("{where_}: {e}")
+            }
+        };
+        if item.len() > MAX_TENSOR_TYPE_ITEM {
+            return Err(at(format!(
+                "tensor type item of {} bytes (more than {MAX_TENSOR_TYPE_ITEM})",
+                item.len()
+            )));
+        }
+        let pattern = item.split_once('=').map(|(p, _)| p.to_lowercase());
+        if let Some(p) = &pattern {
+            if self.seen.contains(p) {
+                // Still a valid item: check the type as llama-quantize does.
+                TensorTypeOverride::check_type(item).map_err(at)?;
+                return Ok(());
+            }
+        }
+        if self.items.len() >= MAX_TENSOR_TYPE_PATTERNS {
+            return Err(at(format!(
+                "more than {MAX_TENSOR_TYPE_PATTERNS} distinct tensor type patterns"
+            )));
+        }
+        let o = TensorTypeOverride::parse(item).map_err(at)?;
+        self.seen.insert(o.pattern.clone());
+        self.items.push(o);
+        Ok(())
+    }
+
+    /// Adds every whitespace-separated item of `r` (a `--tensor-type-file`).
+    pub fn read(&mut self, r: impl Read, name: &str) -> Result<(), String> {
+        let mut r = BufReader::new(r);
+        let mut item: Vec<u8> = Vec::new();
+        let mut n = 0u64;
+        loop {
+            let buf = r
+                .fill_buf()
+                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            if buf.is_empty() {
+                break;
+            }
+            let len = buf.len();
+            for &b in buf {
+                if b.is_ascii_whitespace() {
+                    if !item.is_empty() {
+                        n += 1;
+                        self.push_bytes(&item, name, n)?;
+                        item.clear();
+                    }
+                } else {
+                    if item.len() >= MAX_TENSOR_TYPE_ITEM {
+                        return Err(format!(
+                            "{name}: item {} is longer than {MAX_TENSOR_TYPE_ITEM} bytes",
+                            n + 1
+                        ));
+                    }
+                    item.push(b);
+                }
+            }
+            r.consume(len);
+        }
+        if !item.is_empty() {
+            self.push_bytes(&item, name, n + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Adds every item of the file at `path`.
+    pub fn read_file(&mut self, path: &Path) -> Result<(), String> {
+        let f = std::fs::File::open(path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        self.read(f, &path.display().to_string())
+    }
+
+    fn push_bytes(&mut self, item: &[u8], name: &str, n: u64) -> Result<(), String> {
+        let s = std::str::from_utf8(item).map_err(|_| format!("{name}: item {n} is not UTF-8"))?;
+        self.push(s, &format!("{name}: item {n}"))
+    }
+
+    /// The overrides, in order.
+    pub fn into_vec(self) -> Vec<TensorTypeOverride> {
+        self.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_dropped_and_order_kept() {
+        let mut l = TensorTypeList::new();
+        l.read(
+            "attn_v=q8_0\n ffn=q4_0 ATTN_V=q5_0\tffn=bad".as_bytes(),
+            "f",
+        )
+        .unwrap_err();
+        let mut l = TensorTypeList::new();
+        l.read("attn_v=q8_0\n ffn=q4_0 ATTN_V=q5_0\t".as_bytes(), "f")
+            .unwrap();
+        let v = l.into_vec();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].pattern, "attn_v");
+        assert_eq!(v[1].pattern, "ffn");
+    }
+
+    #[test]
+    fn too_many_patterns() {
+        let mut text = String::new();
+        for i in 0..=MAX_TENSOR_TYPE_PATTERNS {
+            text.push_str(&format!("p{i}=q8_0\n"));
+        }
+        let e = TensorTypeList::new()
+            .read(text.as_bytes(), "f")
+            .unwrap_err();
+        assert!(e.contains("more than 16384 distinct"), "{e}");
+    }
+}
