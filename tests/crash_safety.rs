@@ -46,6 +46,8 @@ fn big_model(dir: &Path) -> PathBuf {
     let mut m = Model::default();
     m.metadata.set("general.architecture", "llama");
     m.metadata.set("llama.block_count", Value::U32(4));
+    m.metadata.set("llama.context_length", Value::U32(2048));
+    m.metadata.set("llama.embedding_length", Value::U32(1024));
     m.metadata.set("llama.attention.head_count", Value::U32(8));
     for l in 0..4u64 {
         for t in [
