@@ -19,7 +19,6 @@ use support::*;
 const BIN: &str = env!("CARGO_BIN_EXE_gguf-quantize");
 
 #[test]
-#[ignore = "needs testdata/quantize/iq: run scripts/make-iq-golden.sh with the reference llama-quantize"]
 fn iq_ftypes_and_pruning_match_llama_quantize() {
     let dir = testdata("quantize/iq");
     let cases: Json = serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap())
