@@ -335,6 +335,66 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
     (golden / "commands.txt").write_text("\n".join(commands) + "\n")
 
 
+def materialize(name: str, work: Path) -> Path:
+    """testdata/hf/<name> with its shared tokenizer files, in <work>/<name> (the name matters)."""
+    src = TESTDATA / "hf" / name
+    dest = work / name
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for f in sorted(src.iterdir()):
+        if f.name == "shared-files.txt":
+            for line in f.read_text().splitlines():
+                if "=" in line:
+                    fname, rel = (x.strip() for x in line.split("=", 1))
+                    shutil.copyfile((src / rel).resolve(), dest / fname)
+        else:
+            shutil.copyfile(f, dest / f.name)
+    return dest
+
+
+def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
+    """Adds the quant-Q4_K_M variant to a committed fixture: the reference converter's f32
+    output (checked against the committed sha256) quantized by llama-quantize."""
+    golden = TESTDATA / "golden" / name
+    status = json.loads((golden / "status.json").read_text())
+    variants = json.loads((golden / "variants.json").read_text())
+    if not status.get("convert-f32", {}).get("ok"):
+        print(f"{name}: the reference refused f32; no quant variant", file=sys.stderr)
+        return
+    model_dir = materialize(name, work)
+    f32 = work / f"{name}-f32.gguf"
+    rc, err = convert_in_process(llama, [str(model_dir), "--outtype", "f32", "--outfile", str(f32)], work)
+    assert rc == 0, err
+    assert sha256(f32) == status["convert-f32"]["sha256"], f"{name}: f32 differs from the committed one"
+    v = "quant-Q4_K_M"
+    out = work / f"{name}-{v}.gguf"
+    t0 = time.time()
+    p = subprocess.run([str(quantize), str(f32), str(out), "Q4_K_M"], cwd=work,
+                       capture_output=True, text=True)
+    st = {"ok": p.returncode == 0, "returncode": p.returncode, "seconds": round(time.time() - t0, 2)}
+    entry = {"variant": v, "tool": "llama-quantize",
+             "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+             "ok": p.returncode == 0, "manifests": []}
+    if p.returncode == 0:
+        st["sha256"] = sha256(out)
+        manifest(llama, out, golden / f"{v}.json")
+        entry["manifests"] = [f"{v}.json"]
+    else:
+        st["error_tail"] = (p.stderr or p.stdout).strip().splitlines()[-6:]
+    status[v] = st
+    variants["variants"] = [x for x in variants["variants"] if x["variant"] != v] + [entry]
+    (golden / "status.json").write_text(json.dumps(status, indent=1) + "\n")
+    (golden / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
+    lines = [l for l in (golden / "commands.txt").read_text().splitlines()
+             if not l.startswith(f"[{v}]") and not l.startswith("    -> quant")]
+    lines.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
+                 f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)"
+                 + ("" if p.returncode == 0 else f"  -> FAILED rc={p.returncode}"))
+    (golden / "commands.txt").write_text("\n".join(lines) + "\n")
+    print(f"{name}: {v} {'ok' if p.returncode == 0 else 'FAILED'}", file=sys.stderr)
+
+
 def store_fixture(name: str, model_dir: Path) -> None:
     """Copies the fixture into testdata/hf/<name>, big tokenizer files by reference."""
     kind = FIXTURES[name][3]
@@ -364,11 +424,22 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="fixtures to (re)generate (default: all)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-arch-fixtures"))
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--quantize-only", action="store_true",
+                    help="only add the quant-Q4_K_M variant to the committed fixtures (needs --quantize)")
     a = ap.parse_args()
     names = a.only or list(FIXTURES)
     quantize = a.quantize if a.quantize and a.quantize.is_file() else None
     if quantize is None:
         print("note: no llama-quantize, the quant-Q4_K_M variant is skipped", file=sys.stderr)
+    if a.quantize_only:
+        assert quantize is not None, "--quantize-only needs --quantize"
+        for name in names:
+            work = a.work / name
+            if work.exists():
+                shutil.rmtree(work)
+            work.mkdir(parents=True)
+            add_quantized(name, a.llama_cpp, quantize, work)
+        return 0
     for name in names:
         print(f"== {name}", file=sys.stderr)
         work = a.work / name

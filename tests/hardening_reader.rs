@@ -2,6 +2,10 @@
 //! outgrow the file (a `--tensor-type-file` of millions of tiny patterns), run again in a
 //! child process under `ulimit -v` so an amplification fails the test.
 
+#[path = "../converters/tests/support/mod.rs"]
+// The converters' test support (golden files made with our converter).
+#[allow(clippy::duplicate_mod)]
+mod conv;
 mod support;
 
 use std::time::Duration;
@@ -84,7 +88,7 @@ use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit::write::{write_model, WriteOptions};
 
 fn qwen2() -> Model {
-    let f = GgufFile::open(&support::testdata("gguf/qwen2-convert-f32.gguf")).unwrap();
+    let f = GgufFile::open(&conv::golden_gguf("qwen2", "convert-f32")).unwrap();
     Model::from_gguf(&f)
 }
 

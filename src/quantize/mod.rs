@@ -488,9 +488,15 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
         } else {
             mapped
         };
+        // llama-quantize writes every tensor with ggml_n_dims: trailing dimensions of 1 are
+        // dropped (a converter's [8, 1] norm becomes [8]).
+        let mut dims = info.dims.clone();
+        while dims.len() > 1 && dims.last() == Some(&1) {
+            dims.pop();
+        }
         plans.push(TensorPlan {
             name: name.to_string(),
-            dims: info.dims.clone(),
+            dims: dims.clone(),
             from: info.ty,
             to,
             in_bytes,
@@ -500,7 +506,7 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
         });
         tensors.push(Tensor {
             name: name.to_string(),
-            dims: info.dims.clone(),
+            dims,
             ty: to,
             data,
         });
