@@ -342,4 +342,36 @@ mod tests {
             assert!(got == expected, "window {window}: bytes differ");
         }
     }
+
+    /// A tensor with a zero-length row (ne0 = 0) has no row layout; writing it must not
+    /// divide by zero (found by the gguf_parse fuzz target;
+    /// testdata/fuzz-regressions/gguf_parse/write-zero-row-size.gguf).
+    #[test]
+    fn zero_length_rows_are_written_whole() {
+        let model = Model {
+            metadata: Metadata::default(),
+            tensors: vec![Tensor {
+                name: "empty".into(),
+                dims: vec![0, 7],
+                ty: GgmlType::F32,
+                data: TensorData::Owned(Arc::new(Vec::new())),
+            }],
+        };
+        let plan = layout(&model.metadata, &model.headers()).unwrap();
+        let mut out = Vec::new();
+        write_stream(&model, &plan, &mut out, &WriteOptions::default()).unwrap();
+        assert_eq!(out, plan.header);
+        let file = crate::gguf::GgufFile::parse(crate::mapped::FileBytes::from_vec(
+            std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/testdata/fuzz-regressions/gguf_parse/write-zero-row-size.gguf"
+            ))
+            .unwrap(),
+        ))
+        .unwrap();
+        let m = Model::from_gguf(&file);
+        let plan = layout(&m.metadata, &m.headers()).unwrap();
+        let mut out = Vec::new();
+        write_stream(&m, &plan, &mut out, &WriteOptions::default()).unwrap();
+    }
 }

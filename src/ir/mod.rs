@@ -118,7 +118,8 @@ impl TensorData {
     pub fn rows(&self, ty: GgmlType, ne0: u64) -> Option<Rows> {
         let whole = |len: usize| {
             let row = ggufkit_quantizers::row_size(ty, usize::try_from(ne0).ok()?)?;
-            (row > 0 && len.is_multiple_of(row)).then_some(Rows {
+            // `then`, not `then_some`: the division must not run for a zero row size.
+            (row > 0 && len.is_multiple_of(row)).then(|| Rows {
                 count: len / row,
                 out_bytes: row,
                 in_bytes: 0,
