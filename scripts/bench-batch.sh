@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 W=${1:-/tmp/ggufkit-bench-batch}
 SIZE=${2:-600}
 mkdir -p "$W"
-cargo build --release --quiet -p ggufkit-converters --bins
+cargo build --release --quiet -p ggufkit-cli --bins
 cargo build --release --quiet --example gen_model --example gen_hf
 BIN=target/release/gguf-convert
 

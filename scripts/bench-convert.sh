@@ -19,8 +19,7 @@ W=${1:-/tmp/ggufkit-bench-convert}
 SIZE=${2:-2100}
 THREADS=${3:-}
 mkdir -p "$W"
-cargo build --release --quiet -p ggufkit-converters --bins
-cargo build --release --quiet -p ggufkit --bins
+cargo build --release --quiet -p ggufkit-cli --bins
 cargo build --release --quiet --example gen_hf
 CONVERT=target/release/gguf-convert
 QUANTIZE=target/release/gguf-quantize

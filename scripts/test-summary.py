@@ -4,7 +4,7 @@ everything that did not run, with why.
 
     scripts/test-summary.py RECORD_DIR
 
-RECORD_DIR holds the suites' records (<suite>.txt, written by tests/support/record.rs),
+RECORD_DIR holds the suites' records (<suite>.txt, written by testsupport/src/record.rs),
 cargo-test.log (the output of every cargo test run), ignored-run.list (the #[ignore]d tests
 scripts/test ran because their prerequisites were there) and prerequisites-missing.list
 (name<TAB>why for those it could not run).

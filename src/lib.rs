@@ -5,12 +5,12 @@
 //!   consumes.
 //! * [`write`]: streaming a model into a crash-safe output file.
 //! * [`manifest`]: the per-file JSON manifest used to compare against llama.cpp.
-//! * [`inspect`]: `gguf-inspect` (dump, manifest, diff, verify).
+//! * [`inspect`]: what `gguf-inspect` shows and checks (dump, manifest, diff, verify).
 //!
 //! Quantization kernels live in the `ggufkit-quantizers` crate, re-exported as
-//! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`.
+//! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`; the
+//! command-line tools in `ggufkit-cli`.
 
-pub mod cli;
 pub mod gguf;
 pub mod inspect;
 pub mod ir;

@@ -2,11 +2,8 @@
 //! outgrow the file (a `--tensor-type-file` of millions of tiny patterns), run again in a
 //! child process under `ulimit -v` so an amplification fails the test.
 
-#[path = "../converters/tests/support/mod.rs"]
-// The converters' test support (golden files made with our converter).
-#[allow(clippy::duplicate_mod)]
-mod conv;
-mod support;
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
 
 use std::time::Duration;
 

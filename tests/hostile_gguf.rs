@@ -20,7 +20,7 @@
 //!
 //! Groups 15 (split files) and 16 (legacy formats) concern readers that do not exist yet.
 
-mod support;
+use ggufkit_testsupport as support;
 
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::borrow::Cow;

@@ -18,7 +18,7 @@
 //! nonsensical trailer (chunk count / dataset name are optional), counts ≤ 0 in a GGUF
 //! imatrix (the importance is 1 there).
 
-mod support;
+use ggufkit_testsupport as support;
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;

@@ -17,7 +17,7 @@
 //! integer type by value (tolerated: the number is unambiguous) and rejects negative
 //! numbers and non-integers, naming the key and the type found.
 
-mod support;
+use ggufkit_testsupport as support;
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;

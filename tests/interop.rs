@@ -1,12 +1,8 @@
 //! The Python `gguf` package reads every file our writer produces exactly as we do: the same
 //! keys, types and values, the same tensors, shapes, offsets and bytes.
 
-#[path = "../converters/tests/support/mod.rs"]
-// The converters' test support (golden files made with our converter); it loads the same
-// path/record helpers as this crate's own support module.
-#[allow(clippy::duplicate_mod)]
-mod conv;
-mod support;
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

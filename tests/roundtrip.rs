@@ -1,12 +1,8 @@
 //! Reading a valid GGUF and writing it back unchanged reproduces it byte for byte, and our
 //! manifest of every golden file equals llama.cpp's.
 
-#[path = "../converters/tests/support/mod.rs"]
-// The converters' test support (golden files made with our converter); it loads the same
-// path/record helpers as this crate's own support module.
-#[allow(clippy::duplicate_mod)]
-mod conv;
-mod support;
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
 
 use std::path::Path;
 

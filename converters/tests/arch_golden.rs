@@ -8,7 +8,7 @@
 //! and compares the whole manifest, i.e. the sha256 of the file; Q4_K_M is one pass from the
 //! HF directory. A variant the reference refused must be refused here too, before writing.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use std::path::{Path, PathBuf};
 

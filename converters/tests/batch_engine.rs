@@ -3,7 +3,7 @@
 //! and legacy sources, plain and quantized types, with an ample and with a starved memory
 //! budget; and with an ample budget each shared source tensor is decoded exactly once.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! `hostile_tokenizers_under_limits` runs the tokenizer cases again in a child process under
 //! `ulimit -v` so an allocation sized by a charsmap's declared trie size fails the test.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! HF conversions of the small fixtures in `testdata/hf` against the expected manifests in
 //! `testdata/golden` (llama.cpp's golden manifests).
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use support::{check_fixture, testdata};
 

@@ -1,7 +1,7 @@
 //! Bad inputs give clear errors that name the file or tensor at fault, never panics; HF
 //! cache snapshot directories (symlinked files) convert like plain directories.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 //! value) and the full tensor list; once `vocab_metadata` succeeds it compares the whole
 //! manifest, i.e. byte identity.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use support::{check_fixture_counted, fixture, golden_dir, record, testdata};
 

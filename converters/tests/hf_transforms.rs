@@ -1,7 +1,7 @@
 //! Transforms no golden fixture exercises: F16 arithmetic on F16 checkpoints, the Q8_0→F16
 //! fallback, FP8 dequantization, fused MoE experts, Llama-3 rope factors.
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use ggufkit::quantizers::{f32_to_f16, GgmlType};
 use ggufkit_converters::hf::{read_hf_dir, HfConversion, HfOptions, OutType};

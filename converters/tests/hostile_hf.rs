@@ -20,7 +20,7 @@
 //! lengths, `g04` strings, `g06` nesting and types, `g08` duplicates, `g10` dims, `g11`
 //! size overflow, `g12` element types, `g13` offsets, `g14` typed values, `g15` shards).
 
-mod support;
+use ggufkit_testsupport::golden as support;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};

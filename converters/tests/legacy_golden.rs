@@ -8,13 +8,8 @@
 //!   shape bug is fixed) and `testdata/golden/llama-spm/convert-f32.json` (what llama.cpp needs
 //!   to load a llama model).
 
-#[path = "support/mod.rs"]
-// The converters' test support (golden files made with our converter); it loads the same
-// path/record helpers as this crate's own support module.
-#[allow(clippy::duplicate_mod)]
-mod conv;
-#[path = "legacy_support/mod.rs"]
-mod support;
+use ggufkit_testsupport::golden as conv;
+use ggufkit_testsupport::legacy as support;
 
 /// Every legacy fixture (`<name>.bin`, `expected/`): stored in testdata/legacy or made from
 /// llama.cpp's conversions and checked against its expected sha256 (`conv::legacy_dir`).

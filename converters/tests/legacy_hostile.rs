@@ -15,8 +15,7 @@
 //! * `corpus_under_memory_limit` runs the corpus again in a child process under
 //!   `ulimit -v` (512 MiB) and a 120 s timeout.
 
-#[path = "legacy_support/mod.rs"]
-mod support;
+use ggufkit_testsupport::legacy as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

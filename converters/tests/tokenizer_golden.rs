@@ -32,11 +32,7 @@ const FIXTURES: [(&str, VocabKind, &str); 10] = [
     ("bert", VocabKind::Bert, "bert"),
 ];
 
-#[path = "../../tests/support/paths.rs"]
-#[allow(dead_code)]
-mod paths;
-#[path = "../../tests/support/record.rs"]
-mod record_file;
+use ggufkit_testsupport::{paths, record as record_file};
 
 /// The HF fixtures (`testdata/hf`), each materialized under its own name.
 struct Fixtures;

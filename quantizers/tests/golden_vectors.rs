@@ -15,8 +15,7 @@ use ggufkit_quantizers::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-#[path = "../../tests/support/record.rs"]
-mod record_file;
+use ggufkit_testsupport::record as record_file;
 
 /// Types whose quantizer must exist and match (the list).
 const MUST_QUANTIZE: &[&str] = &[

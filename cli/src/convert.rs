@@ -1,0 +1,775 @@
+//! gguf-convert: a HuggingFace model directory (or a GGUF, or a legacy GGML file) → GGUF, in
+//! one pass, byte for byte as llama.cpp's `convert_hf_to_gguf.py` (and, for quantized types,
+//! `llama-quantize`) write it; several outputs of one source in one pass; batches of jobs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+
+use crate::edge::{exit_with, Failure};
+use serde_json::json;
+
+use ggufkit::inspect::human_bytes;
+use ggufkit::ir::Model;
+use ggufkit::split::{distribute, split_path};
+use ggufkit::write::{write_uncommitted, WriteOptions};
+use ggufkit_converters::batch::jobs::{self, JobSpec, OutputSpec};
+use ggufkit_converters::batch::plan::{
+    parse_memory, parse_size, OutputOptions, PlanError, Source, SourceOptions, SplitOptions, Target,
+};
+use ggufkit_converters::batch::progress::{Mode, Progress};
+use ggufkit_converters::batch::shard::Shard;
+use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
+
+/// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
+/// llama.cpp's converters; several types at once; whole batches for CI.
+///
+///   gguf-convert ./Llama-3.2-1B-Instruct                      # auto type, llama.cpp's file name
+///   gguf-convert ./my-model out.gguf --outtype f16
+///   gguf-convert ./my-model --outtype q4_k_m --outdir models/  # quantized in the same pass
+///   gguf-convert ./my-model out.gguf --split-max-size 2G
+///   gguf-convert ./my-model --dry-run                          # the plan, nothing written
+///   gguf-convert old-llama-7b.bin out.gguf --gqa 1 --eps 1e-6  # a pre-GGUF model
+///
+/// Several outputs from one read of the source (each tensor is read and converted to f32 once,
+/// then quantized for every output; all files are written in the same pass):
+///
+///   gguf-convert ./my-model --outtype f16,q8_0,q4_k_m,q2_k --outdir models/
+///
+/// A batch of jobs (TOML or JSON; see below), with a JSON Lines report:
+///
+///   gguf-convert --batch jobs.toml --report report.jsonl --max-memory 8G -j 8
+///
+///   # jobs.toml (relative paths are relative to this file)
+///   outdir = "out"
+///   [[job]]
+///   source = "models/Llama-3.2-1B"
+///   outputs = ["f16", "q8_0", "q4_k_m"]
+///   [[job]]
+///   source = "models/other.gguf"
+///   imatrix = "imatrix.gguf"             # any option below, for every output of the job
+///   outputs = ["q4_k_m", { type = "q6_k", name = "other-q6.gguf", pure = true }]
+///
+/// Job options: outdir, name, vocab_only, metadata, model_name, gqa, eps, context_length,
+/// vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
+/// token_embedding_type, leave_output_tensor, override_kv, split_max_size, split_max_tensors,
+/// no_tensor_first_split.
+///
+/// The report (--report FILE, or stdout with --json) has one JSON object per line: per output
+/// {"type":"output", "output", "outtype", "status": done|skipped|failed|planned, "size",
+/// "sha256", "files", "bits_per_weight", "seconds", "error"}; per job {"type":"job", "status":
+/// ok|failed, "error", …}; a closing {"type":"summary", …}.
+///
+/// Batches (and several --outtype values) are resumable: an output whose inputs (source files'
+/// sizes and mtimes, option files, options, tool version) have not changed since it was written
+/// is skipped, so rerunning an interrupted batch finishes only what is missing. The record lives
+/// in OUTDIR/.ggufkit-batch.json. Outputs appear only when complete; temporary files of killed
+/// runs are removed. Jobs run concurrently within --threads and --max-memory; the bytes do not
+/// depend on either.
+///
+/// --outtype takes the converter's types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto) or any
+/// gguf-quantize type (q4_k_m, q6_k, …); a quantized type gives the same file as converting
+/// to f32 and then running llama-quantize, without the intermediate file. SRC may also be a
+/// GGUF file (then only quantized types make sense).
+///
+/// Exit status, one output: 0 success; 1 the conversion failed (nothing is written); 2 usage
+/// error; 3 the input could not be read. Several outputs or --batch: 0 every job done (or up to
+/// date); 1 some job failed (the others still finish); 2 usage error.
+#[derive(Parser, Debug)]
+#[command(
+    name = "gguf-convert",
+    version,
+    about = "Convert HuggingFace or legacy GGML models to GGUF, identical to llama.cpp's converters",
+    infer_long_args = true,
+    long_about,
+    verbatim_doc_comment
+)]
+struct Cli {
+    /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
+    /// HF cache snapshot folder works too), a GGUF file or a legacy .bin; or a model id in
+    /// the local HuggingFace cache (`Qwen/Qwen2.5-0.5B-Instruct`, `hf:org/name`), whose
+    /// outputs then go to the current directory unless OUT or --outdir says otherwise.
+    #[arg(required_unless_present_any = ["batch", "list_architectures"])]
+    src: Option<PathBuf>,
+    /// With a model id: the branch, tag or commit in the cache (default: main).
+    #[arg(long, value_name = "REV")]
+    revision: Option<String>,
+    /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
+    /// `{ftype}` / `{FTYPE}` (or `{outtype}`, `{OUTTYPE}`) in the file name become the type,
+    /// as in convert_hf_to_gguf.py.
+    out: Option<PathBuf>,
+    /// The output file, as convert_hf_to_gguf.py spells it (same as OUT).
+    #[arg(long, value_name = "FILE", conflicts_with = "out")]
+    outfile: Option<PathBuf>,
+    /// Output type(s): f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type;
+    /// comma-separated for several outputs in one pass (e.g. f16,q8_0,q4_k_m).
+    #[arg(long, default_value = "auto")]
+    outtype: String,
+    /// Directory for the outputs when OUT is not given (with --batch: for jobs whose file
+    /// sets no outdir).
+    #[arg(long, value_name = "DIR")]
+    outdir: Option<PathBuf>,
+    /// Run the jobs of this TOML or JSON file (see above).
+    #[arg(long, value_name = "JOBS_FILE", conflicts_with_all = ["src", "out"])]
+    batch: Option<PathBuf>,
+    /// With --batch: run only the K-th of N deterministic slices of the jobs (balanced by
+    /// source size), e.g. one per CI matrix entry, Kubernetes indexed Job or Slurm array task.
+    #[arg(long, value_name = "K/N", requires = "batch")]
+    shard: Option<String>,
+    /// With --batch: print how the jobs split into N slices (default: --shard's N, else 1)
+    /// and exit; with --json as JSON for a scheduler.
+    #[arg(long, value_name = "N", requires = "batch", num_args = 0..=1, default_missing_value = "0")]
+    plan: Option<usize>,
+    /// Several outputs or --batch: append the JSON Lines report to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Several outputs or --batch: memory budget for tensors in flight and tensors waiting
+    /// for another output (binary suffixes: 512M, 4G); mapped inputs are extra. Default: 1G.
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
+    /// Write only the metadata and vocabulary.
+    #[arg(long)]
+    vocab_only: bool,
+    /// JSON file of general.* overrides (llama.cpp's --metadata).
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
+    /// general.name (and the base of the default file name).
+    #[arg(long)]
+    model_name: Option<String>,
+    /// Start a new shard after this many tensors.
+    #[arg(long, value_name = "N")]
+    split_max_tensors: Option<usize>,
+    /// Start a new shard before exceeding this size (decimal K/M/G suffixes, e.g. 2G).
+    #[arg(long, value_name = "SIZE")]
+    split_max_size: Option<String>,
+    /// With splitting: the first shard holds only metadata.
+    #[arg(long)]
+    no_tensor_first_split: bool,
+    /// Legacy .bin input: the grouped-query factor n_head / n_head_kv (old files do not
+    /// record it; default: inferred from the K projection's shape).
+    #[arg(long, value_name = "N")]
+    gqa: Option<u32>,
+    /// Legacy .bin input: RMS norm epsilon (default 5e-6; LLaMA-2 uses 1e-5).
+    #[arg(long, value_name = "EPS")]
+    eps: Option<f32>,
+    /// Legacy .bin input: context length (default 2048).
+    #[arg(long, value_name = "N")]
+    context_length: Option<u32>,
+    /// Legacy .bin input: take hyperparameters and the tokenizer from this HuggingFace
+    /// directory (llama.cpp's --model-metadata-dir / --vocab-dir).
+    #[arg(long, value_name = "HF_DIR", alias = "model-metadata-dir")]
+    vocab_dir: Option<PathBuf>,
+    /// Legacy .bin input: general.description.
+    #[arg(long, value_name = "TEXT")]
+    desc: Option<String>,
+    /// Quantized outtypes: importance matrix (GGUF or .dat).
+    #[arg(long, value_name = "FILE")]
+    imatrix: Option<PathBuf>,
+    /// Quantized outtypes: PATTERN=TYPE overrides (repeatable).
+    #[arg(long, value_name = "PATTERN=TYPE")]
+    tensor_type: Vec<String>,
+    /// Quantized outtypes: no mixture rules.
+    #[arg(long)]
+    pure: bool,
+    /// Quantized outtypes: type of output.weight.
+    #[arg(long, value_name = "TYPE")]
+    output_tensor_type: Option<String>,
+    /// Quantized outtypes: type of token_embd.weight.
+    #[arg(long, value_name = "TYPE")]
+    token_embedding_type: Option<String>,
+    /// Quantized outtypes: leave output.weight unquantized.
+    #[arg(long)]
+    leave_output_tensor: bool,
+    /// Set a metadata key: KEY=TYPE:VALUE with TYPE int, float, bool or str (repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    override_kv: Vec<String>,
+    /// Print the plan (every tensor with its source, type and size; the shards) and exit.
+    /// With several outputs or --batch: report what would be written or skipped.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
+    /// the GGUF architecture it converts to, and exit (with --json: a JSON array).
+    /// convert_hf_to_gguf.py's --print-supported-models is the same.
+    #[arg(long, alias = "print-supported-models")]
+    list_architectures: bool,
+    /// Print a machine-readable report on stdout (JSON; JSON Lines with several outputs or
+    /// --batch).
+    #[arg(long)]
+    json: bool,
+    /// Worker threads (default: all cores). Does not change the output.
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// No progress display or summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Replace existing output files; in batches, also rebuild outputs that are up to date.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// More detail on stderr (convert_hf_to_gguf.py's flag; ggufkit reports notes anyway).
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit always streams through a
+    /// temporary file beside the output, with bounded memory.
+    #[arg(long)]
+    use_temp_file: bool,
+    /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit is always lazy (tensors are
+    /// computed a bounded window at a time) and computes the same bytes either way.
+    #[arg(long)]
+    no_lazy: bool,
+    /// convert_hf_to_gguf.py's big-endian output: not supported yet (refused, never ignored).
+    #[arg(long)]
+    bigendian: bool,
+    /// convert_hf_to_gguf.py's remote safetensors reading: refused (ggufkit reads local files
+    /// and the local HuggingFace cache only; see SRC).
+    #[arg(long)]
+    remote: bool,
+    /// The multimodal projector (mmproj): not supported yet (refused, never ignored).
+    #[arg(long)]
+    mmproj: bool,
+    /// Mistral's native format (params.json, consolidated.safetensors): not supported yet.
+    #[arg(long)]
+    mistral_format: bool,
+    /// Rename outputs into place without first waiting for them to reach the disk. Faster
+    /// where the disk is slower than the conversion; a power failure soon after the run may
+    /// then lose or truncate a file (a crash or kill of this process never leaves one).
+    #[arg(long)]
+    no_sync: bool,
+}
+
+impl From<PlanError> for Failure {
+    fn from(e: PlanError) -> Failure {
+        match e {
+            PlanError::Usage(m) => Failure::Usage(anyhow!(m)),
+            PlanError::Input(m) => Failure::Input(anyhow!(m)),
+            PlanError::Convert(m) => Failure::Run(anyhow!(m)),
+        }
+    }
+}
+
+fn source_options(cli: &Cli) -> SourceOptions {
+    SourceOptions {
+        vocab_only: cli.vocab_only,
+        metadata: cli.metadata.clone(),
+        model_name: cli.model_name.clone(),
+        gqa: cli.gqa,
+        eps: cli.eps,
+        context_length: cli.context_length,
+        vocab_dir: cli.vocab_dir.clone(),
+        desc: cli.desc.clone(),
+        dry_run: cli.dry_run,
+    }
+}
+
+fn output_options(cli: &Cli) -> OutputOptions {
+    OutputOptions {
+        imatrix: cli.imatrix.clone(),
+        imatrix_name: None,
+        tensor_types: cli.tensor_type.clone(),
+        pure: cli.pure,
+        output_tensor_type: cli.output_tensor_type.clone(),
+        token_embedding_type: cli.token_embedding_type.clone(),
+        leave_output_tensor: cli.leave_output_tensor,
+        override_kv: cli.override_kv.clone(),
+        dry_run: cli.dry_run,
+    }
+}
+
+fn split_options(cli: &Cli) -> Result<SplitOptions, Failure> {
+    Ok(SplitOptions {
+        max_tensors: cli.split_max_tensors,
+        max_size: cli.split_max_size.as_deref().map(parse_size).transpose()?,
+        no_tensor_first_split: cli.no_tensor_first_split,
+    })
+}
+
+fn output_path(cli: &Cli, src: &Path, default_name: &str, ftype: &str) -> Result<PathBuf, Failure> {
+    Ok(match &cli.out {
+        Some(o) if o.is_dir() => o.join(default_name),
+        Some(o) => {
+            let name = o.file_name().map(|n| n.to_string_lossy().into_owned());
+            match name.filter(|n| n.contains(['{', '}'])) {
+                Some(n) => o.with_file_name(fill_template(&n, ftype).map_err(Failure::Usage)?),
+                None => o.clone(),
+            }
+        }
+        None => cli.outdir.as_deref().unwrap_or(src).join(default_name),
+    })
+}
+
+/// convert_hf_to_gguf.py's output name templates (Python `str.format` with `ftype`/`outtype`
+/// lower case, `FTYPE`/`OUTTYPE` upper case, `{}` lower case, `{{`/`}}` for braces).
+fn fill_template(name: &str, ftype: &str) -> Result<String, anyhow::Error> {
+    let mut out = String::new();
+    let mut rest = name;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(t) = tail.strip_prefix("{{") {
+            out.push('{');
+            rest = t;
+        } else if let Some(t) = tail.strip_prefix("}}") {
+            out.push('}');
+            rest = t;
+        } else if let Some(end) = tail.strip_prefix('{').and_then(|t| t.find('}')) {
+            match &tail[1..1 + end] {
+                "" | "ftype" | "outtype" => out.push_str(&ftype.to_lowercase()),
+                "FTYPE" | "OUTTYPE" => out.push_str(&ftype.to_uppercase()),
+                other => bail!("unknown placeholder {{{other}}} in the output name '{name}' (use {{ftype}} or {{FTYPE}})"),
+            }
+            rest = &tail[end + 2..];
+        } else {
+            bail!("unbalanced brace in the output name '{name}' (write {{{{ or }}}} for a literal brace)");
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The llama file type name (`F16`, `Q8_0`, `Q4_K_M`…) a planned model records.
+fn ftype_label(model: &Model, fallback: &str) -> String {
+    model
+        .metadata
+        .get("general.file_type")
+        .and_then(|v| v.as_int())
+        .and_then(|id| {
+            ggufkit::quantize::FILE_TYPES
+                .iter()
+                .find(|f| i128::from(f.id) == id)
+        })
+        .map_or_else(|| fallback.to_uppercase(), |f| f.name.to_string())
+}
+
+fn set_threads(cli: &Cli) -> usize {
+    let (n, note) = ggufkit::threads::configure(cli.threads);
+    if let Some(note) = note {
+        notes_push(cli, &note);
+    }
+    n
+}
+
+/// The option files of a run (metadata, imatrix, vocabulary directory), which no output may
+/// replace, besides the source's own files.
+fn option_inputs(cli: &Cli) -> Vec<PathBuf> {
+    cli.metadata
+        .iter()
+        .chain(&cli.imatrix)
+        .chain(&cli.batch)
+        .chain(&cli.report)
+        .cloned()
+        .collect()
+}
+
+/// Several outputs or a jobs file: the batch runner.
+fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
+    let threads = set_threads(cli);
+    let max_memory = match &cli.max_memory {
+        Some(m) => parse_memory(m)?,
+        None => 1 << 30,
+    };
+    let mut sinks: Vec<Box<dyn std::io::Write + Send>> = Vec::new();
+    if let Some(r) = &cli.report {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(r)
+            .with_context(|| format!("cannot open the report {}", r.display()))
+            .map_err(Failure::Usage)?;
+        sinks.push(Box::new(f));
+    }
+    if cli.json {
+        sinks.push(Box::new(std::io::stdout()));
+    }
+    let report = Report::new(sinks);
+    let progress = Progress::new(Mode::auto(cli.quiet), jobs.len());
+    let opts = BatchOptions {
+        max_memory,
+        threads,
+        force: cli.force,
+        dry_run: cli.dry_run,
+        sync: !cli.no_sync,
+        inputs: option_inputs(cli),
+    };
+    let t0 = Instant::now();
+    let sum = run_batch(&jobs, &opts, &report, &progress);
+    if !cli.quiet {
+        eprintln!(
+            "gguf-convert: {} job(s): {} output(s) written, {} up to date, {} failed{} in {:.2}s",
+            sum.jobs,
+            sum.written,
+            sum.skipped,
+            sum.failed,
+            if sum.failed_jobs > 0 {
+                format!(" ({} job(s) failed)", sum.failed_jobs)
+            } else {
+                String::new()
+            },
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(if sum.failed_jobs > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `SRC --outtype a,b,c`: one job.
+fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failure> {
+    let outdir = match (&cli.out, &cli.outdir) {
+        (Some(o), _) if o.is_dir() => o.clone(),
+        (Some(o), _) => {
+            return Err(Failure::Usage(anyhow!(
+                "{}: with several --outtype values OUT must be a directory (or use --outdir)",
+                o.display()
+            )))
+        }
+        (None, Some(d)) => d.clone(),
+        (None, None) if src.is_dir() => src.to_path_buf(),
+        (None, None) => src
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+    };
+    let split = split_options(cli)?;
+    let outputs = types
+        .iter()
+        .map(|t| {
+            Ok(OutputSpec {
+                target: Target::parse(t)?,
+                outtype: t.clone(),
+                name: None,
+                opts: output_options(cli),
+                split: split.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    Ok(JobSpec {
+        label: src
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| src.display().to_string()),
+        source: src.to_path_buf(),
+        source_opts: source_options(cli),
+        outdir,
+        outputs,
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    if let Some(b) = &cli.batch {
+        let mut jobs =
+            jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
+        let shard = cli.shard.as_deref().map(Shard::parse).transpose()?;
+        if let Some(n) = cli.plan {
+            let count = match (n, shard) {
+                (0, Some(s)) => s.count,
+                (0, None) => 1,
+                (n, _) => n,
+            };
+            print_plan(&jobs, count, cli.json);
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(s) = shard {
+            jobs = ggufkit_converters::batch::shard::select(jobs, s);
+            notes_push(
+                &cli,
+                &format!("shard {}/{}: {} job(s)", s.index, s.count, jobs.len()),
+            );
+        }
+        return run_many(&cli, jobs);
+    }
+    let mut cli = cli;
+    for (on, what) in [
+        (cli.bigendian, "--bigendian (big-endian output) is not supported yet"),
+        (
+            cli.remote,
+            "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
+        ),
+        (cli.mmproj, "--mmproj (multimodal projectors) is not supported yet"),
+        (cli.mistral_format, "--mistral-format is not supported yet"),
+    ] {
+        if on {
+            return Err(Failure::Usage(anyhow!("{what}")));
+        }
+    }
+    if cli.outfile.is_some() {
+        cli.out = cli.outfile.take();
+    }
+    if cli.use_temp_file || cli.no_lazy {
+        notes_push(
+            &cli,
+            "--use-temp-file / --no-lazy change nothing here: outputs always stream through a temporary file with bounded memory",
+        );
+    }
+    let mut src = cli.src.clone().expect("clap requires SRC without --batch");
+    let id = src
+        .to_str()
+        .and_then(ggufkit_converters::hub::model_id)
+        .map(str::to_string);
+    if let Some(id) = id {
+        src = ggufkit_converters::hub::resolve(&id, cli.revision.as_deref())
+            .map_err(|e| Failure::Input(e.into()))?;
+        notes_push(&cli, &format!("{id}: {}", src.display()));
+        if cli.out.is_none() && cli.outdir.is_none() {
+            // Never write into the cache.
+            cli.outdir = Some(PathBuf::from("."));
+        }
+    } else if cli.revision.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "--revision goes with a HuggingFace model id, not a path"
+        )));
+    }
+    let types =
+        jobs::split_types(&cli.outtype).map_err(|e| Failure::Usage(anyhow!("--outtype: {e}")))?;
+    if types.is_empty() {
+        return Err(Failure::Usage(anyhow!("--outtype is empty")));
+    }
+    if types.len() > 1 {
+        let job = inline_job(&cli, &src, &types)?;
+        return run_many(&cli, vec![job]);
+    }
+    run_one(&cli, &src, Target::parse(&types[0])?)
+}
+
+/// One output, written directly (the reference path).
+fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
+    set_threads(cli);
+    let split = split_options(cli)?;
+    if cli.vocab_only && split.splitting() {
+        return Err(Failure::Usage(anyhow!("--vocab-only cannot be split")));
+    }
+    let t0 = Instant::now();
+    let source = Source::open(src, source_options(cli))?;
+    let p = source.plan_output(target, &output_options(cli))?;
+    let output = output_path(
+        cli,
+        src,
+        &p.default_name,
+        &ftype_label(&p.model, &cli.outtype),
+    )?;
+    let sizes: Vec<u64> = p
+        .model
+        .tensors
+        .iter()
+        .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
+        .collect();
+    let shard_of = split.assign(&sizes);
+    let mut parts = distribute(&p.model, &shard_of);
+    if split.splitting() && parts.len() == 1 && !p.model.tensors.is_empty() {
+        notes_push(cli, "model fits in one shard: not splitting");
+    }
+    if parts.is_empty() {
+        parts.push(p.model.clone());
+    }
+    let n_parts = parts.len();
+    let paths: Vec<PathBuf> = if n_parts == 1 {
+        vec![output.clone()]
+    } else {
+        let s = output.to_string_lossy();
+        let prefix = s.strip_suffix(".gguf").unwrap_or(&s).to_string();
+        (0..n_parts)
+            .map(|i| split_path(&prefix, i, n_parts))
+            .collect()
+    };
+    let total_bytes: u64 = sizes.iter().sum();
+    let n_elements: u64 = p.model.tensors.iter().map(|t| t.n_elements()).sum();
+
+    if cli.dry_run {
+        if cli.json {
+            let report = json!({
+                "source": src, "outputs": paths, "dry_run": true, "notes": p.notes,
+                "tensors": p.model.tensors.iter().zip(&p.sources).zip(&shard_of).map(|((t, s), sh)| json!({
+                    "name": t.name, "source": s, "type": t.ty.name(), "shape": t.dims,
+                    "bytes": ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0), "shard": sh,
+                    "transform": t.data.describe(),
+                })).collect::<Vec<_>>(),
+                "tensor_bytes": total_bytes,
+            });
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        } else {
+            for n in &p.notes {
+                println!("note: {n}");
+            }
+            let w = p
+                .model
+                .tensors
+                .iter()
+                .map(|t| t.name.len())
+                .max()
+                .unwrap_or(4);
+            for (i, (t, s)) in p.model.tensors.iter().zip(&p.sources).enumerate() {
+                println!(
+                    "[{:>4}/{:>4}] {:w$} {:<8} {:<22} {:>11}  <- {s}",
+                    i + 1,
+                    p.model.tensors.len(),
+                    t.name,
+                    t.ty.name(),
+                    format!("{:?}", t.dims),
+                    human_bytes(sizes[i]),
+                );
+            }
+            for (i, path) in paths.iter().enumerate() {
+                let n = shard_of.iter().filter(|s| **s == i).count();
+                println!(
+                    "{}: {n} tensors, {}",
+                    path.display(),
+                    human_bytes(
+                        sizes
+                            .iter()
+                            .zip(&shard_of)
+                            .filter(|(_, s)| **s == i)
+                            .map(|(b, _)| b)
+                            .sum()
+                    )
+                );
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    if !cli.quiet && !cli.json {
+        for n in &p.notes {
+            eprintln!("note: {n}");
+        }
+    }
+    let bar = ggufkit::progress::byte_bar(total_bytes, cli.quiet || cli.json, "converting");
+    let mut done = 0usize;
+    let mut pending = Vec::new();
+    let mut file_sizes = Vec::new();
+    for (part, path) in parts.iter().zip(&paths) {
+        let offset = done;
+        let tick = |i: usize, _w: u64| {
+            let t = &part.tensors[i];
+            bar.inc(ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0));
+            bar.set_prefix(format!("[{}/{}] {}", offset + i + 1, sizes.len(), t.name));
+        };
+        let wopts = WriteOptions {
+            inputs: source
+                .files()
+                .into_iter()
+                .chain(option_inputs(cli))
+                .collect(),
+            overwrite: cli.force,
+            sync: !cli.no_sync,
+            progress: Some(&tick),
+            ..Default::default()
+        };
+        let (out, layout) = if cli.vocab_only {
+            write_vocab_only(part, path, &wopts).map_err(Failure::Run)?
+        } else {
+            let (out, layout) =
+                write_uncommitted(part, path, &wopts).map_err(|e| Failure::Run(e.into()))?;
+            (out, layout.file_size)
+        };
+        file_sizes.push(layout);
+        // One shard open at a time; all of them appear together at the end.
+        pending.push(out.finish().map_err(|e| Failure::Run(e.into()))?);
+        done += part.tensors.len();
+    }
+    for out in pending {
+        out.commit(!cli.no_sync)
+            .map_err(|e| Failure::Run(e.into()))?;
+    }
+    bar.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    let file_size: u64 = file_sizes.iter().sum();
+    if cli.json {
+        let report = json!({
+            "source": src, "outputs": paths, "file_size": file_size, "tensor_bytes": total_bytes,
+            "bits_per_weight": if n_elements > 0 { total_bytes as f64 * 8.0 / n_elements as f64 } else { 0.0 },
+            "tensors": p.model.tensors.len(), "seconds": secs, "notes": p.notes,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else if !cli.quiet {
+        eprintln!(
+            "{} -> {} ({} in {} file{}) in {:.2}s",
+            src.display(),
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            human_bytes(file_size),
+            n_parts,
+            if n_parts == 1 { "" } else { "s" },
+            secs
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--plan`: the slices of the jobs list.
+fn print_plan(jobs: &[JobSpec], count: usize, json: bool) {
+    let plan = ggufkit_converters::batch::shard::plan_json(jobs, count.max(1));
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan).expect("json"));
+        return;
+    }
+    for s in plan["shards"].as_array().into_iter().flatten() {
+        println!(
+            "shard {}: {} job(s), {}",
+            s["shard"].as_str().unwrap_or("?"),
+            s["jobs"].as_array().map_or(0, Vec::len),
+            human_bytes(s["source_bytes"].as_u64().unwrap_or(0))
+        );
+        for j in s["jobs"].as_array().into_iter().flatten() {
+            println!(
+                "  #{} {} ({})",
+                j["index"],
+                j["label"].as_str().unwrap_or("?"),
+                human_bytes(j["source_bytes"].as_u64().unwrap_or(0))
+            );
+        }
+    }
+}
+
+fn notes_push(cli: &Cli, msg: &str) {
+    if !cli.quiet && !cli.json {
+        eprintln!("note: {msg}");
+    }
+}
+
+/// `--vocab-only`: gguf-py writes the header and KVs and stops (no tensor infos, no padding).
+fn write_vocab_only(
+    model: &Model,
+    path: &Path,
+    opts: &WriteOptions,
+) -> Result<(ggufkit::output::AtomicOutput, u64)> {
+    use std::io::Write;
+    let layout = ggufkit::gguf::layout(&model.metadata, &[])?;
+    let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
+    let mut out = ggufkit::output::AtomicOutput::create(path, &opts.rules(&inputs))?;
+    let unpadded = &layout.header[..layout.header_len];
+    out.write_all(unpadded)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    out.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok((out, unpadded.len() as u64))
+}
+
+/// The tool's entry point.
+pub fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
+    crate::edge::handle_generators::<Cli>();
+    let cli = Cli::parse();
+    if cli.list_architectures {
+        let table = ggufkit_converters::hf::architecture_table();
+        if cli.json {
+            let rows: Vec<serde_json::Value> = table
+                .iter()
+                .map(|(hf, g)| serde_json::json!({"hf": hf, "gguf": g}))
+                .collect();
+            println!("{}", serde_json::Value::Array(rows));
+        } else {
+            for (hf, g) in table {
+                println!("{hf:<40} {g}");
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    exit_with("gguf-convert", run(cli))
+}

@@ -1,0 +1,269 @@
+//! gguf-inspect: look inside GGUF files.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::inspect::{
+    compare_with_source, diff_files, dump_json, dump_text, verify_file, Thresholds,
+};
+use ggufkit::ir::Model;
+use ggufkit::manifest::{manifest, to_pretty};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_converters::legacy::{read_legacy, LegacyOptions};
+
+/// Look inside GGUF files: dump their contents, compare two files, check one, or print the
+/// manifest used to compare against llama.cpp.
+///
+/// Exit status: 0 success (files identical, file valid); 1 a difference or a problem was
+/// found; 2 usage error; 3 an input could not be read or is not a valid GGUF.
+#[derive(Parser)]
+#[command(
+    name = "gguf-inspect",
+    version,
+    about = "Look inside GGUF files: dump, manifest, diff, verify",
+    long_about
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print the header, every metadata key (long arrays abbreviated) and a table of tensors
+    /// with types, shapes, offsets and sizes, plus totals and bits per weight.
+    ///
+    /// Example: gguf-inspect dump model.gguf
+    Dump {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the manifest JSON (per-tensor sha256, every metadata key) in the format of
+    /// shared/golden/README.md, for comparing a file with llama.cpp's output.
+    ///
+    /// Example: gguf-inspect manifest out.gguf -o out.json
+    Manifest {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Value of the "file" field (default: the file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Compare two files: metadata keys added, removed or changed, tensors added or removed,
+    /// and per tensor whether type, shape or bytes differ. Exit 0 only when identical.
+    ///
+    /// Example: gguf-inspect diff ours.gguf theirs.gguf
+    Diff {
+        /// First file.
+        a: PathBuf,
+        /// Second file.
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a file: everything the reader validates (offsets, sizes, alignment, names,
+    /// types), zero padding, the keys llama.cpp requires, and a NaN/Inf scan of every tensor
+    /// we can decode. Exit 0 only when no problem was found.
+    ///
+    /// Example: gguf-inspect verify model.gguf
+    Verify {
+        /// The GGUF file.
+        file: PathBuf,
+        /// Also compare every tensor with its source (a HuggingFace directory, a legacy .bin or
+        /// another GGUF): RMSE, max abs error and cosine similarity of the dequantized
+        /// values, worst tensors listed.
+        #[arg(long, value_name = "SRC")]
+        against: Option<PathBuf>,
+        /// With --against: fail when a tensor's RMSE exceeds this.
+        #[arg(long, requires = "against")]
+        max_rmse: Option<f64>,
+        /// With --against: fail when any element's absolute error exceeds this.
+        #[arg(long, requires = "against")]
+        max_abs: Option<f64>,
+        /// With --against: fail when a tensor's cosine similarity is below this.
+        #[arg(long, requires = "against")]
+        min_cosine: Option<f64>,
+        /// With --against: how many of the worst tensors to list.
+        #[arg(long, default_value_t = 5)]
+        worst: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn open(p: &std::path::Path) -> Result<GgufFile> {
+    GgufFile::open(p).with_context(|| format!("cannot read {}", p.display()))
+}
+
+/// The reference model of `verify --against`: tensors under their GGUF names, in f32 for a
+/// HuggingFace directory, as stored otherwise.
+fn load_source(src: &std::path::Path) -> Result<Model> {
+    if src.is_dir() {
+        let opts = HfOptions {
+            outtype: OutType::F32,
+            allow_missing_vocab: true,
+            ..Default::default()
+        };
+        return Ok(read_hf_dir(src, &opts)
+            .with_context(|| format!("cannot read {}", src.display()))?
+            .model);
+    }
+    if ggufkit_converters::legacy::detect(src).is_some() {
+        let c = read_legacy(src, &LegacyOptions::default())
+            .with_context(|| format!("cannot read {}", src.display()))?;
+        return Ok(c.model);
+    }
+    let f = GgufFile::open(src).with_context(|| format!("cannot read {}", src.display()))?;
+    Ok(Model::from_gguf(&f))
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.cmd {
+        Cmd::Dump { file, json } => {
+            let f = open(&file)?;
+            let shown = file.display().to_string();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&dump_json(&f, &shown))?);
+            } else {
+                print!("{}", dump_text(&f, &shown));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Manifest { file, name, output } => {
+            let f = open(&file)?;
+            let text = to_pretty(&manifest(&f, &file, name.as_deref()));
+            match output {
+                Some(o) => std::fs::write(&o, text + "\n")
+                    .with_context(|| format!("cannot write {}", o.display()))?,
+                None => println!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Diff { a, b, json } => {
+            let (fa, fb) = (open(&a)?, open(&b)?);
+            let d = diff_files(&fa, &fb);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d.to_json())?);
+            } else {
+                print!("{}", d.to_text());
+            }
+            Ok(if d.is_identical() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Cmd::Verify {
+            file,
+            against,
+            max_rmse,
+            max_abs,
+            min_cosine,
+            worst,
+            json,
+        } => {
+            let parsed = GgufFile::open(&file);
+            let report = match &parsed {
+                Ok(f) => {
+                    let mut r = verify_file(f);
+                    ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
+                    r
+                }
+                Err(e) => ggufkit::inspect::VerifyReport {
+                    errors: vec![e.to_string()],
+                    ..Default::default()
+                },
+            };
+            let thresholds = Thresholds {
+                max_rmse,
+                max_abs,
+                min_cosine,
+            };
+            let comparison = match (&parsed, &against) {
+                (Ok(f), Some(src)) => Some(compare_with_source(f, &load_source(src)?)),
+                _ => None,
+            };
+            let compare_ok = comparison
+                .as_ref()
+                .is_none_or(|c| c.problems.is_empty() && c.violations(&thresholds).is_empty());
+            if json {
+                let mut j = report.to_json();
+                if let Some(c) = &comparison {
+                    j["against"] = c.to_json(&thresholds);
+                    j["ok"] = serde_json::json!(report.ok() && compare_ok);
+                }
+                println!("{}", serde_json::to_string_pretty(&j)?);
+            } else {
+                if let Some(c) = &comparison {
+                    for p in &c.problems {
+                        println!("error: {p}");
+                    }
+                    for v in c.violations(&thresholds) {
+                        println!("error: {v}");
+                    }
+                    println!("worst tensors against the source:");
+                    for e in c.worst(worst) {
+                        println!(
+                            "  {:<40} {:<8} rmse {:.4e}  max abs {:.4e}  cosine {:.6}",
+                            e.name,
+                            e.ty.name(),
+                            e.rmse,
+                            e.max_abs,
+                            e.cosine
+                        );
+                    }
+                }
+                for e in &report.errors {
+                    println!("error: {e}");
+                }
+                for w in &report.warnings {
+                    println!("warning: {w}");
+                }
+                for (n, nan, inf) in &report.non_finite {
+                    println!("error: tensor '{n}' has {nan} NaN and {inf} Inf values");
+                }
+                println!(
+                    "{}: {} ({} tensors scanned)",
+                    file.display(),
+                    if report.ok() && compare_ok {
+                        "OK"
+                    } else {
+                        "FAILED"
+                    },
+                    report.scanned
+                );
+            }
+            Ok(if report.ok() && compare_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+/// The tool's entry point.
+pub fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
+    crate::edge::handle_generators::<Cli>();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gguf-inspect: error: {}", crate::edge::describe(&e));
+            ExitCode::from(3)
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The ggufkit command-line tools: each tool is a module whose `main` parses its command line,
+//! plans the work with the libraries below (the `ggufkit` core and its output engine, the
+//! `ggufkit-converters` readers), executes it and renders the outcome. The binaries in
+//! `src/bin/` only call these.
+//!
+//! * [`convert`]: `gguf-convert` (HF / GGUF / legacy GGML → GGUF; also `convert_hf_to_gguf`).
+//! * [`quantize`]: `gguf-quantize` (a drop-in `llama-quantize`).
+//! * [`inspect`]: `gguf-inspect` (dump, manifest, diff, verify, loadability checks).
+//! * [`edge`]: what the tools share at their edge: exit codes, error lines, completions.
+//!
+//! ```no_run
+//! // A binary is one line: the tool's module does the rest.
+//! fn main() -> std::process::ExitCode {
+//!     ggufkit_cli::quantize::main()
+//! }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod convert;
+pub mod edge;
+pub mod inspect;
+pub mod quantize;

@@ -1,0 +1,455 @@
+//! gguf-quantize: a drop-in, byte-identical llama-quantize.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+
+use crate::edge::{exit_with, Failure};
+use serde_json::json;
+
+use ggufkit::inspect::human_bytes;
+use ggufkit::quantize::{
+    default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
+    TensorTypeList, FILE_TYPES,
+};
+use ggufkit::quantizers::GgmlType;
+use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
+use ggufkit::write::{write_model, write_uncommitted, WriteOptions};
+
+fn type_list() -> String {
+    FILE_TYPES
+        .iter()
+        .map(|f| format!("  {:<10} {:>2}  {}", f.name, f.id, f.about))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Quantize a GGUF model, byte for byte as llama-quantize (llama.cpp 0c1e570) does.
+///
+/// Both llama-quantize's form and a flag form work:
+///
+///   gguf-quantize model-f16.gguf model-Q4_K_M.gguf Q4_K_M
+///   gguf-quantize --imatrix imatrix.gguf model-f16.gguf Q4_K_M 8
+///   gguf-quantize --type q4_k_m model-f16.gguf model-Q4_K_M.gguf
+///
+/// When OUT is omitted the output is <input dir>/ggml-model-<TYPE>.gguf. Type names are
+/// case-insensitive; llama.cpp's numeric ftype ids work too. Inspect the plan first with
+/// --dry-run.
+///
+/// An existing OUT is replaced, as llama-quantize does (use --no-clobber to refuse), always
+/// through a temporary file renamed into place when complete: a failed run leaves the old file
+/// untouched. A symlinked OUT replaces the file it points to; /dev/null or a FIFO is written in
+/// place; OUT may not be an input (model, shard, imatrix, tensor-type file).
+///
+/// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
+/// 3 the input or imatrix could not be read.
+#[derive(Parser, Debug)]
+#[command(name = "gguf-quantize", version, about = "Quantize GGUF models, byte for byte as llama-quantize does", long_about, verbatim_doc_comment, after_long_help = format!("Types:\n{}", type_list()))]
+struct Cli {
+    /// INPUT [OUTPUT] TYPE [NTHREADS], as llama-quantize takes them (TYPE may come from --type).
+    #[arg(required = true, num_args = 1..=4, value_name = "ARGS")]
+    args: Vec<String>,
+    /// The target type (Q4_K_M, q8_0, 15, …) instead of the positional TYPE.
+    #[arg(long = "type", short = 't')]
+    ftype: Option<String>,
+    /// Allow inputs that are already quantized (they are dequantized first).
+    #[arg(long)]
+    allow_requantize: bool,
+    /// Leave output.weight unquantized.
+    #[arg(long)]
+    leave_output_tensor: bool,
+    /// No mixture rules: every quantizable tensor gets the type's default (plus fallback).
+    #[arg(long)]
+    pure: bool,
+    /// Importance matrix: a GGUF imatrix or a legacy .dat.
+    #[arg(long, value_name = "FILE")]
+    imatrix: Option<PathBuf>,
+    /// Use only imatrix entries whose name contains NAME (repeatable).
+    #[arg(long, value_name = "NAME", conflicts_with = "exclude_weights")]
+    include_weights: Vec<String>,
+    /// Drop imatrix entries whose name contains NAME (repeatable).
+    #[arg(long, value_name = "NAME")]
+    exclude_weights: Vec<String>,
+    /// Type of output.weight (a ggml type name such as q8_0).
+    #[arg(long, value_name = "TYPE")]
+    output_tensor_type: Option<String>,
+    /// Type of token_embd.weight.
+    #[arg(long, value_name = "TYPE")]
+    token_embedding_type: Option<String>,
+    /// PATTERN=TYPE: tensors whose name matches PATTERN (a regex, searched) get TYPE;
+    /// the first matching pattern wins (repeatable).
+    #[arg(long, value_name = "PATTERN=TYPE")]
+    tensor_type: Vec<String>,
+    /// A file of whitespace-separated PATTERN=TYPE entries.
+    #[arg(long, value_name = "FILE")]
+    tensor_type_file: Option<PathBuf>,
+    /// KEY=TYPE:VALUE metadata to set in the output (TYPE: int, float, bool, str; repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    override_kv: Vec<String>,
+    /// Write one output shard per input shard (<OUT>-00001-of-0000N.gguf, …).
+    #[arg(long)]
+    keep_split: bool,
+    /// Comma-separated layer numbers to drop; the remaining blocks are renumbered and
+    /// {arch}.block_count updated, as llama-quantize does.
+    #[arg(long, value_name = "L0,L1,...", allow_hyphen_values = true)]
+    prune_layers: Option<String>,
+    /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Memory for tensors in flight, in MiB (llama-quantize's option; here the bytes computed
+    /// ahead of the writer, default 32). Does not change the output.
+    #[arg(long, value_name = "MiB", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_buffer_size: Option<u64>,
+    /// Print a machine-readable JSON report on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Worker threads (default: all cores). Does not change the output.
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// No progress bar or summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Accepted for compatibility: an existing output is replaced by default, as
+    /// llama-quantize does (through a temporary file, so a failed run never damages it).
+    #[arg(long, short = 'f', hide = true)]
+    force: bool,
+    /// Refuse to replace an existing output file.
+    #[arg(long)]
+    no_clobber: bool,
+    /// Rename outputs into place without first waiting for them to reach the disk. Faster
+    /// where the disk is slower than the conversion; a power failure soon after the run may
+    /// then lose or truncate a file (a crash or kill of this process never leaves one).
+    #[arg(long)]
+    no_sync: bool,
+}
+
+struct Invocation {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    ftype: FileType,
+    threads: Option<usize>,
+}
+
+fn parse_ftype(s: &str) -> Result<FileType> {
+    FileType::parse(s).ok_or_else(|| {
+        anyhow!(
+            "unknown quantization type '{s}'; valid types: {}",
+            FILE_TYPES
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+fn parse_threads(s: &str) -> Result<usize> {
+    s.parse().map_err(|_| anyhow!("invalid thread count '{s}'"))
+}
+
+/// Resolves llama-quantize's positional grammar.
+fn resolve(cli: &Cli) -> Result<Invocation> {
+    let a = &cli.args;
+    let input = PathBuf::from(&a[0]);
+    let mut threads = cli.threads;
+    let (output, ftype) = if let Some(t) = &cli.ftype {
+        if a.len() > 3 {
+            bail!("too many arguments: with --type give INPUT [OUTPUT] [NTHREADS]");
+        }
+        let out = a.get(1).map(PathBuf::from);
+        if let Some(n) = a.get(2) {
+            threads = Some(parse_threads(n)?);
+        }
+        (out, parse_ftype(t)?)
+    } else {
+        let second = a
+            .get(1)
+            .ok_or_else(|| anyhow!("missing the quantization type"))?;
+        if let Some(ft) = FileType::parse(second) {
+            if a.len() > 3 {
+                bail!("too many arguments after the type");
+            }
+            if let Some(n) = a.get(2) {
+                threads = Some(parse_threads(n)?);
+            }
+            (None, ft)
+        } else {
+            let t = a
+                .get(2)
+                .ok_or_else(|| anyhow!("missing the quantization type after OUTPUT '{second}'"))?;
+            if let Some(n) = a.get(3) {
+                threads = Some(parse_threads(n)?);
+            }
+            (Some(PathBuf::from(second)), parse_ftype(t)?)
+        }
+    };
+    Ok(Invocation {
+        input,
+        output,
+        ftype,
+        threads: threads.filter(|n| *n > 0),
+    })
+}
+
+fn parse_ggml_type(s: &str) -> Result<GgmlType> {
+    GgmlType::from_name(s).ok_or_else(|| anyhow!("invalid ggml type '{s}'"))
+}
+
+fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure> {
+    let usage = Failure::Usage;
+    let mut o = QuantizeOptions::new(inv.ftype);
+    o.allow_requantize = cli.allow_requantize;
+    o.leave_output_tensor = cli.leave_output_tensor;
+    o.pure = cli.pure;
+    o.dry_run = cli.dry_run;
+    if let Some(p) = &cli.prune_layers {
+        o.prune_layers = ggufkit::quantize::prune::parse_prune_layers(p)
+            .map_err(|e| usage(anyhow!("--prune-layers: {e}")))?;
+    }
+    o.output_tensor_type = cli
+        .output_tensor_type
+        .as_deref()
+        .map(parse_ggml_type)
+        .transpose()
+        .map_err(usage)?;
+    o.token_embedding_type = cli
+        .token_embedding_type
+        .as_deref()
+        .map(parse_ggml_type)
+        .transpose()
+        .map_err(usage)?;
+    let mut tt = TensorTypeList::new();
+    for t in &cli.tensor_type {
+        tt.push(t, "").map_err(|e| usage(anyhow!(e)))?;
+    }
+    if let Some(f) = &cli.tensor_type_file {
+        std::fs::File::open(f)
+            .with_context(|| format!("cannot read {}", f.display()))
+            .map_err(Failure::Input)?;
+        tt.read_file(f).map_err(|e| usage(anyhow!(e)))?;
+    }
+    o.tensor_types = tt.into_vec();
+    for kv in &cli.override_kv {
+        o.kv_overrides
+            .push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);
+    }
+    if let Some(p) = &cli.imatrix {
+        let mut im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;
+        im.filter(&cli.include_weights, &cli.exclude_weights);
+        o.imatrix = Some((p.to_string_lossy().into_owned(), im));
+    }
+    Ok(o)
+}
+
+fn plan_json(p: &QuantizePlan) -> serde_json::Value {
+    json!(p
+        .tensors
+        .iter()
+        .map(|t| json!({
+            "name": t.name,
+            "shape": t.dims,
+            "from": t.from.name(),
+            "to": t.to.name(),
+            "in_bytes": t.in_bytes,
+            "out_bytes": t.out_bytes,
+            "imatrix": t.uses_imatrix,
+            "fallback": t.fallback,
+        }))
+        .collect::<Vec<_>>())
+}
+
+fn bpw(bytes: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / n as f64
+    }
+}
+
+fn print_plan(p: &QuantizePlan) {
+    let w = p.tensors.iter().map(|t| t.name.len()).max().unwrap_or(10);
+    for (i, t) in p.tensors.iter().enumerate() {
+        let change = if t.from == t.to {
+            format!("{} (copy)", t.from.name())
+        } else {
+            format!("{} -> {}", t.from.name(), t.to.name())
+        };
+        let notes = [(t.uses_imatrix, " imatrix"), (t.fallback, " fallback")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, s)| *s)
+            .collect::<String>();
+        println!(
+            "[{:>4}/{:>4}] {:w$} {:<22} {:<20} {:>11} -> {:>11}{notes}",
+            i + 1,
+            p.tensors.len(),
+            t.name,
+            format!("{:?}", t.dims),
+            change,
+            human_bytes(t.in_bytes),
+            human_bytes(t.out_bytes)
+        );
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let inv = resolve(&cli).map_err(Failure::Usage)?;
+    let (_, note) = ggufkit::threads::configure(inv.threads);
+    if let (Some(note), false) = (note, cli.quiet || cli.json) {
+        eprintln!("note: {note}");
+    }
+    let opts = build_options(&cli, &inv)?;
+    let shards = open_shards(&inv.input).map_err(|e| Failure::Input(e.into()))?;
+    let (mut model, place) = merge_shards(&shards).map_err(|e| Failure::Input(e.into()))?;
+    let mut opts = opts;
+    if cli.keep_split {
+        // llama-quantize orders by (input shard, data offset) and keeps that order.
+        let mut idx: Vec<usize> = (0..model.tensors.len()).collect();
+        idx.sort_by_key(|&i| place[i]);
+        let mut tensors: Vec<Option<ggufkit::ir::Tensor>> =
+            model.tensors.into_iter().map(Some).collect();
+        model.tensors = idx
+            .iter()
+            .map(|&i| tensors[i].take().expect("each index once"))
+            .collect();
+        opts.keep_order = true;
+    }
+    let shard_of: std::collections::HashMap<String, usize> = {
+        let mut names = shards
+            .iter()
+            .enumerate()
+            .flat_map(|(s, f)| f.tensors.iter().map(move |t| (t.name.clone(), s)));
+        names.by_ref().collect()
+    };
+    let t0 = Instant::now();
+    let p =
+        plan(&model, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let n = p.n_elements();
+    if !cli.quiet && !cli.json {
+        for w in &p.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    if cli.dry_run {
+        if cli.json {
+            let report = json!({
+                "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
+                "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+                "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
+            });
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        } else {
+            print_plan(&p);
+            println!(
+                "model size: {} ({:.2} bpw) -> {} ({:.2} bpw) as {}",
+                human_bytes(p.in_bytes()),
+                bpw(p.in_bytes(), n),
+                human_bytes(p.out_bytes()),
+                bpw(p.out_bytes(), n),
+                inv.ftype.name
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output = inv
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+    let inputs: Vec<PathBuf> = shards
+        .iter()
+        .filter_map(|s| s.bytes().path().map(PathBuf::from))
+        .chain(cli.imatrix.iter().cloned())
+        .chain(cli.tensor_type_file.iter().cloned())
+        .collect();
+    let bar = ggufkit::progress::byte_bar(
+        p.out_bytes(),
+        cli.quiet || cli.json,
+        &format!("quantizing to {}", inv.ftype.name),
+    );
+    let progress = |i: usize, _written: u64| {
+        bar.inc(p.tensors[i].out_bytes);
+        bar.set_prefix(format!(
+            "[{}/{}] {}",
+            i + 1,
+            p.tensors.len(),
+            p.tensors[i].name
+        ));
+    };
+    let wopts = WriteOptions {
+        inputs,
+        overwrite: !cli.no_clobber,
+        sync: !cli.no_sync,
+        progress: Some(&progress),
+        window_bytes: cli
+            .max_buffer_size
+            .map_or(WriteOptions::default().window_bytes, |mib| mib << 20),
+    };
+    let (outputs, file_size) = if cli.keep_split {
+        let shard_idx: Vec<usize> = p.model.tensors.iter().map(|t| shard_of[&t.name]).collect();
+        let parts = distribute(&p.model, &shard_idx);
+        let out_str = output.to_string_lossy();
+        let prefix = out_str
+            .strip_suffix(".gguf")
+            .unwrap_or(&out_str)
+            .to_string();
+        let mut pending = Vec::new();
+        let mut total = 0;
+        for (i, part) in parts.iter().enumerate() {
+            let path = split_path(&prefix, i, parts.len());
+            let (out, layout) =
+                write_uncommitted(part, &path, &wopts).map_err(|e| Failure::Run(e.into()))?;
+            total += layout.file_size;
+            // One shard open at a time; all of them appear together at the end.
+            pending.push((out.finish().map_err(|e| Failure::Run(e.into()))?, path));
+        }
+        let mut paths = Vec::new();
+        for (out, path) in pending {
+            out.commit(wopts.sync).map_err(|e| Failure::Run(e.into()))?;
+            paths.push(path);
+        }
+        (paths, total)
+    } else {
+        let layout = write_model(&p.model, &output, &wopts).map_err(|e| Failure::Run(e.into()))?;
+        (vec![output.clone()], layout.file_size)
+    };
+    bar.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    if cli.json {
+        let report = json!({
+            "input": inv.input, "outputs": outputs, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
+            "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "file_size": file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
+            "seconds": secs, "warnings": p.warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else if !cli.quiet {
+        eprintln!(
+            "{} -> {}: {} ({:.2} bpw) -> {} ({:.2} bpw) as {} in {:.2}s ({}/s)",
+            inv.input.display(),
+            outputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            human_bytes(p.in_bytes()),
+            bpw(p.in_bytes(), n),
+            human_bytes(p.out_bytes()),
+            bpw(p.out_bytes(), n),
+            inv.ftype.name,
+            secs,
+            human_bytes((p.in_bytes() as f64 / secs.max(1e-9)) as u64),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tool's entry point.
+pub fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
+    crate::edge::handle_generators::<Cli>();
+    let cli = Cli::parse();
+    exit_with("gguf-quantize", run(cli))
+}

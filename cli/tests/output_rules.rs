@@ -1,0 +1,340 @@
+//! The output-path rules (README, Security), one test per rule, through gguf-quantize: what
+//! a careless user or an attacker can name as OUT never damages anything but OUT itself.
+
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gguf-quantize");
+
+fn input() -> PathBuf {
+    conv::golden_gguf("llama-spm", "convert-f32")
+}
+
+fn quantize(args: &[&str], out: &Path) -> Output {
+    Command::new(BIN)
+        .arg("-q")
+        .args(args)
+        .arg(input())
+        .arg(out)
+        .arg("Q8_0")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Temporary output files left in `dir`.
+fn temps(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".ggufkit-tmp."))
+        .collect()
+}
+
+fn is_gguf(p: &Path) -> bool {
+    std::fs::read(p).is_ok_and(|b| b.starts_with(b"GGUF"))
+}
+
+#[cfg(unix)]
+#[test]
+fn a_character_device_is_written_in_place_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    // /dev/null takes the bytes and stays a device.
+    let o = quantize(&[], Path::new("/dev/null"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = std::fs::metadata("/dev/null").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/null was replaced");
+    // /dev/full reports the full disk (exit 1) and stays a device.
+    let o = quantize(&[], Path::new("/dev/full"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/dev/full"), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("os error 28").count(),
+        1,
+        "the OS error is said once: {}",
+        stderr(&o)
+    );
+    let m = std::fs::metadata("/dev/full").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/full was replaced");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_written_in_place() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("rules-fifo");
+    let fifo = dir.join("pipe.gguf");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            std::fs::File::open(&fifo)
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
+            bytes
+        })
+    };
+    let o = quantize(&[], &fifo);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = reader.join().unwrap();
+    assert!(bytes.starts_with(b"GGUF") && bytes.len() > 1 << 20);
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(temps(&dir).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_output_is_written_through_and_stays_a_link() {
+    let dir = scratch("rules-symlink");
+    let real = dir.join("real.gguf");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.join("link.gguf");
+    std::os::unix::fs::symlink("real.gguf", &link).unwrap();
+    let o = quantize(&[], &link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(is_gguf(&real), "the link's target was not written");
+    // A dangling link is refused, and nothing is created.
+    let dangling = dir.join("dangling.gguf");
+    std::os::unix::fs::symlink("nowhere.gguf", &dangling).unwrap();
+    let o = quantize(&[], &dangling);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("symlink"), "{}", stderr(&o));
+    assert!(!dir.join("nowhere.gguf").exists());
+    assert!(temps(&dir).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_planted_temporary_name_cannot_redirect_the_output() {
+    use ggufkit::output::{AtomicOutput, OutputRules};
+    // The old, predictable temporary name of this very process, planted as a symlink to a
+    // victim file: writing must neither touch the victim nor leave OUT a link.
+    let dir = scratch("rules-hijack");
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, b"precious").unwrap();
+    let out = dir.join("out.gguf");
+    let planted = dir.join(format!(".out.gguf.ggufkit-tmp.{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let rules = OutputRules {
+        inputs: &[],
+        overwrite: true,
+        sync: false,
+    };
+    let mut o = AtomicOutput::create(&out, &rules).unwrap();
+    std::io::Write::write_all(&mut o, b"GGUF new").unwrap();
+    o.commit().unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(std::fs::read(&out).unwrap(), b"GGUF new");
+    assert!(!std::fs::symlink_metadata(&out)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_link(&planted).unwrap(), victim);
+    // Temporary names are unpredictable and created exclusively: two outputs of the same
+    // target at once get different names, neither a link.
+    let a = AtomicOutput::create(&out, &rules).unwrap();
+    let b = AtomicOutput::create(&out, &rules).unwrap();
+    let names = temps(&dir);
+    assert_eq!(names.len(), 3, "{names:?}"); // the planted link and two real files
+    for n in names.iter().filter(|n| dir.join(n) != planted) {
+        let m = std::fs::symlink_metadata(dir.join(n)).unwrap();
+        assert!(m.file_type().is_file(), "{n}");
+        assert!(n.len() >= ".out.gguf.ggufkit-tmp.1.".len() + 10, "{n}");
+    }
+    drop((a, b));
+    assert_eq!(temps(&dir).len(), 1);
+    // The batch runner's state file is written the same way.
+    let state = dir.join(".ggufkit-batch.json");
+    let planted = dir.join(format!(".ggufkit-batch.json.tmp.{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    ggufkit::output::write_file_atomically(&state, b"{}", &rules).unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
+#[test]
+fn an_output_that_is_any_input_is_refused() {
+    let dir = scratch("rules-inputs");
+    let model = dir.join("model.gguf");
+    std::fs::copy(input(), &model).unwrap();
+    let imatrix = dir.join("imatrix.gguf");
+    std::fs::copy(testdata("golden/llama-spm/files/imatrix.gguf"), &imatrix).unwrap();
+    let tt = dir.join("types.txt");
+    std::fs::write(&tt, "ffn_down=q8_0\n").unwrap();
+    let saved: Vec<(PathBuf, Vec<u8>)> = [&model, &imatrix, &tt]
+        .iter()
+        .map(|p| (p.to_path_buf(), std::fs::read(p).unwrap()))
+        .collect();
+    let run = |args: &[&str], out: &Path| {
+        Command::new(BIN)
+            .arg("-q")
+            .args(args)
+            .arg(&model)
+            .arg(out)
+            .arg("Q4_K_M")
+            .output()
+            .unwrap()
+    };
+    let im = imatrix.to_str().unwrap();
+    let ttf = tt.to_str().unwrap();
+    // The model itself, the imatrix, the tensor-type file…
+    for (args, out) in [
+        (vec![], model.clone()),
+        (vec!["--imatrix", im], imatrix.clone()),
+        (vec!["--tensor-type-file", ttf], tt.clone()),
+    ] {
+        let o = run(&args, &out);
+        assert_eq!(o.status.code(), Some(1), "{out:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+    }
+    // …also under another name: a hard link and a symlink (compared by device and inode).
+    let hard = dir.join("hard.gguf");
+    std::fs::hard_link(&imatrix, &hard).unwrap();
+    let o = run(&["--imatrix", im], &hard);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    #[cfg(unix)]
+    {
+        let soft = dir.join("soft.gguf");
+        std::os::unix::fs::symlink(&model, &soft).unwrap();
+        let o = run(&[], &soft);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    }
+    for (p, bytes) in saved {
+        assert_eq!(std::fs::read(&p).unwrap(), bytes, "{p:?} was touched");
+    }
+    assert!(temps(&dir).is_empty());
+}
+
+#[test]
+fn a_directory_or_a_path_that_cannot_name_a_file_is_refused_and_leaves_nothing() {
+    let dir = scratch("rules-dir");
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for out in [
+        sub.clone(),
+        PathBuf::from(format!("{}/", sub.display())),
+        PathBuf::from(format!("{}/new/", dir.display())),
+        PathBuf::new(),
+        dir.join("missing-dir/out.gguf"),
+    ] {
+        let o = quantize(&["--force"], &out);
+        assert_eq!(o.status.code(), Some(1), "{out:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("ggufkit-tmp"), "{}", stderr(&o));
+    }
+    assert!(sub.is_dir());
+    assert!(temps(&dir).is_empty() && temps(&sub).is_empty());
+}
+
+#[test]
+fn a_failed_rename_removes_the_temporary_file() {
+    let dir = scratch("rules-rename");
+    let target = dir.join("x.gguf");
+    let rules = ggufkit::output::OutputRules {
+        inputs: &[],
+        overwrite: true,
+        sync: false,
+    };
+    let mut out = ggufkit::output::AtomicOutput::create(&target, &rules).unwrap();
+    std::io::Write::write_all(&mut out, b"data").unwrap();
+    // The target turns into a non-empty directory while the output is being written.
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), b"k").unwrap();
+    let err = out.commit().unwrap_err().to_string();
+    assert!(
+        err.contains("x.gguf") && !err.contains("ggufkit-tmp"),
+        "{err}"
+    );
+    assert!(temps(&dir).is_empty(), "{:?}", temps(&dir));
+    assert_eq!(std::fs::read(target.join("keep")).unwrap(), b"k");
+}
+
+#[test]
+fn an_existing_output_is_replaced_like_llama_quantize_unless_no_clobber() {
+    let dir = scratch("rules-clobber");
+    let out = dir.join("out.gguf");
+    std::fs::write(&out, b"old").unwrap();
+    let o = quantize(&["--no-clobber"], &out);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    let o = quantize(&[], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_gguf(&out));
+    // -f / --force are still accepted.
+    let o = quantize(&["-f"], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_huge_thread_count_is_capped() {
+    let dir = scratch("rules-threads");
+    let out = dir.join("out.gguf");
+    // Both the flag and llama-quantize's positional NTHREADS.
+    let o = quantize(&["-j", "1000000"], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(BIN)
+        .arg(input())
+        .arg(&out)
+        .args(["Q8_0", "1000000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1000000 threads requested"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_tool_quietly() {
+    use std::io::Read;
+    // `gguf-quantize --dry-run … | head -c 10`: the reader goes away early.
+    // `gguf-quantize --dry-run … | head` where head has already gone: the first write
+    // meets a closed pipe.
+    let mut child = Command::new(BIN)
+        .arg("--dry-run")
+        .arg(input())
+        .arg("Q8_0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc_sigpipe()), "{status:?} {err}");
+}
+
+/// SIGPIPE's number on the platforms the tools run on.
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}

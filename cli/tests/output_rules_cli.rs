@@ -1,0 +1,185 @@
+//! gguf-convert's outputs under the output-path rules (README, Security): option files are
+//! inputs too, split outputs are written one shard at a time, and the batch runner's own
+//! files (jobs file, report, state) can never be replaced by an output.
+
+use ggufkit_testsupport::golden as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_gguf-convert");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temps(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".ggufkit-tmp."))
+        .collect()
+}
+
+/// The llama-spm fixture, copied into `dir` (outputs may be written beside it).
+fn model(dir: &Path) -> PathBuf {
+    let src = testdata("hf/llama-spm");
+    let dst = dir.join("llama-spm");
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+    dst
+}
+
+#[test]
+fn option_files_are_inputs_and_are_never_replaced() {
+    let dir = scratch("conv-rules-inputs");
+    let m = model(&dir);
+    let meta = dir.join("meta.json");
+    std::fs::write(&meta, br#"{"general.author": "x"}"#).unwrap();
+    let o = run(&[
+        s(&m),
+        s(&meta),
+        "--metadata",
+        s(&meta),
+        "--outtype",
+        "f16",
+        "-f",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&meta).unwrap(), br#"{"general.author": "x"}"#);
+    // A model file under another name (a hard link) is refused too.
+    let hard = dir.join("hard.gguf");
+    std::fs::hard_link(m.join("config.json"), &hard).unwrap();
+    let o = run(&[s(&m), s(&hard), "--outtype", "f16", "-f"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(temps(&dir).is_empty());
+}
+
+#[test]
+fn split_zero_means_no_split_as_in_the_reference() {
+    let dir = scratch("conv-rules-split0");
+    let m = model(&dir);
+    let plain = dir.join("plain.gguf");
+    let zero = dir.join("zero.gguf");
+    let o = run(&[s(&m), s(&plain), "--outtype", "f16", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        s(&m),
+        s(&zero),
+        "--outtype",
+        "f16",
+        "-q",
+        "--split-max-tensors",
+        "0",
+        "--split-max-size",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&zero).unwrap()
+    );
+}
+
+/// Many shards, one file at a time: under an address-space limit that a writer holding a
+/// buffer and a flushing thread per shard exceeds, every shard appears and no temporary file
+/// is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn many_shards_are_written_one_at_a_time() {
+    let dir = scratch("conv-rules-shards");
+    let m = model(&dir);
+    let out = dir.join("sp.gguf");
+    let script = format!(
+        "ulimit -v {} && exec \"$0\" \"$1\" \"$2\" --outtype f16 -q --split-max-tensors 1",
+        300 * 1024
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(BIN)
+        .arg(&m)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shards: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("sp-"))
+        .collect();
+    assert_eq!(shards.len(), 21);
+    assert!(temps(&dir).is_empty());
+}
+
+#[test]
+fn batch_files_are_inputs_and_the_state_name_is_reserved() {
+    let dir = scratch("conv-rules-batch");
+    let m = model(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // An output named like the jobs file, and one named like the state file.
+    let jobs = out.join("jobs.toml");
+    let text = format!(
+        "outdir = \"{}\"\n[[job]]\nsource = \"{}\"\noutputs = [{{ type = \"f16\", name = \"jobs.toml\" }}, {{ type = \"q8_0\", name = \".ggufkit-batch.json\" }}, \"bf16\"]\n",
+        s(&out),
+        s(&m)
+    );
+    std::fs::write(&jobs, &text).unwrap();
+    let o = run(&["--batch", s(&jobs), "-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Quiet, but the failures are still said.
+    assert!(err.contains("input of this run"), "{err}");
+    assert!(err.contains("reserved for the batch state"), "{err}");
+    assert_eq!(std::fs::read_to_string(&jobs).unwrap(), text);
+    // The third output was written and recorded in a state file that is valid JSON.
+    assert!(std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with("BF16.gguf")));
+    let state = std::fs::read(out.join(".ggufkit-batch.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_slice(&state).unwrap();
+    assert_eq!(state["outputs"].as_object().unwrap().len(), 1, "{state}");
+    assert!(temps(&out).is_empty());
+}
+
+#[test]
+fn a_state_path_that_is_a_directory_fails_cleanly() {
+    let dir = scratch("conv-rules-statedir");
+    let m = model(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join(".ggufkit-batch.json")).unwrap();
+    let o = run(&[
+        s(&m),
+        "--outtype",
+        "f16,q8_0",
+        "--outdir",
+        s(&out),
+        "-q",
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("directory"), "{}", stderr(&o));
+    assert!(temps(&out).is_empty(), "{:?}", temps(&out));
+}

@@ -1,0 +1,68 @@
+//! Runs a test binary's hostile-input corpus in a child process under a memory and a time
+//! limit.
+
+/// Runs the ignored test `inner` of the current test binary again in a child process whose
+/// address space is limited to `memory_kib` (`ulimit -v`), with `env` set, and kills it
+/// after `time_limit`: an allocation sized by a hostile value aborts the child, a loop on
+/// one times out, and either fails the calling test.
+pub fn run_under_limits(inner: &str, env: &str, memory_kib: u64, time_limit: std::time::Duration) {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "ulimit -v {memory_kib} && exec \"$0\" --ignored --exact \"$1\" --nocapture --test-threads=1"
+    );
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(&exe)
+        .arg(inner)
+        .env(env, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > time_limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{inner} took longer than {time_limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert!(status.success(), "child failed ({status}):\n{out}\n{err}");
+    // `--exact` with a wrong name would run nothing and succeed.
+    assert!(
+        out.contains("running 1 test") && out.contains("test result: ok. 1 passed"),
+        "the inner test did not run:\n{out}\n{err}"
+    );
+}
+
+/// In the child of [`run_under_limits`] (when `env` is set): fails unless an address-space
+/// limit is in force.
+pub fn assert_memory_limited(env: &str) {
+    if std::env::var_os(env).is_some() {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+        let line = limits
+            .lines()
+            .find(|l| l.starts_with("Max address space"))
+            .unwrap_or("Max address space unknown");
+        assert!(!line.contains("unlimited"), "no memory limit: {line}");
+    }
+}
