@@ -1,5 +1,6 @@
 //! ggufkit: a GGUF toolchain whose output is byte-identical to llama.cpp's.
 //!
+//! * [`cursor`]: the checked byte cursor every binary reader uses.
 //! * [`gguf`]: the container (strict reader, streaming writer, metadata).
 //! * [`ir`]: the model IR with lazy tensor sources that readers produce and the writer
 //!   consumes.
@@ -11,6 +12,7 @@
 //! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`; the
 //! command-line tools in `ggufkit-cli`.
 
+pub mod cursor;
 pub mod gguf;
 pub mod inspect;
 pub mod ir;

@@ -1,5 +1,5 @@
 //! The GGUF manifest: one JSON object describing a file exactly enough to compare it with
-//! llama.cpp's output (format: `shared/golden/README.md`, reference `gguf_manifest.py`).
+//! llama.cpp's output (format: `testdata/golden/README.md`).
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The hostile-input corpus of the GGUF reader: formats.md §5.6, groups 1–14.
+//! The hostile-input corpus of the GGUF reader, groups 1–14.
 //!
 //! Every case is a GGUF byte string written field by field with [`G`], so that what is
 //! wrong with it is visible in the code, together with what the reader must answer: the
@@ -2090,7 +2090,7 @@ enum Want {
 
 /// The first recorded check that fails with `cut` bytes. Counts are bounded by the bytes
 /// after them: each KV needs at least a length, a type and one byte, each tensor info a
-/// length, n_dims, type and offset (formats.md §3.7 item 2).
+/// length, n_dims, type and offset.
 fn want_at(g: &G, cut: u64) -> Want {
     let w = g.w();
     for check in &g.checks {

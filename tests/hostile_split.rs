@@ -1,5 +1,5 @@
-//! The hostile-input corpus of the split-model reader (`ggufkit::split`): formats.md §5.6
-//! group 15, as llama.cpp's loader checks split models (§4).
+//! The hostile-input corpus of the split-model reader (`ggufkit::split`):
+//! sets of shards checked as llama.cpp's loader checks split models.
 //!
 //! Every case is a directory of shards written by the code below (each shard a valid GGUF,
 //! so what is wrong is the set), with what [`open_shards`] + [`merge_shards`] must answer:

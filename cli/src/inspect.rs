@@ -46,7 +46,7 @@ enum Cmd {
         json: bool,
     },
     /// Print the manifest JSON (per-tensor sha256, every metadata key) in the format of
-    /// shared/golden/README.md, for comparing a file with llama.cpp's output.
+    /// testdata/golden/README.md, for comparing a file with llama.cpp's output.
     ///
     /// Example: gguf-inspect manifest out.gguf -o out.json
     Manifest {

@@ -5,7 +5,7 @@ use ggufkit_testsupport as support;
 use ggufkit_testsupport::golden as conv;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use support::*;
 
@@ -307,30 +307,24 @@ fn a_huge_thread_count_is_capped() {
 #[cfg(unix)]
 #[test]
 fn a_closed_pipe_ends_the_tool_quietly() {
-    use std::io::Read;
-    // `gguf-quantize --dry-run … | head -c 10`: the reader goes away early.
-    // `gguf-quantize --dry-run … | head` where head has already gone: the first write
-    // meets a closed pipe.
-    let mut child = Command::new(BIN)
-        .arg("--dry-run")
+    // `gguf-quantize --dry-run … | head` where head has already gone: the first write meets
+    // a closed pipe. The pipe is made by bash, not by this multi-threaded test process: a
+    // child another test forks at the same moment would inherit our end of a pipe made here
+    // and keep it open, so the write would succeed.
+    let script =
+        r#"(sleep 1; exec "$0" --dry-run "$1" Q8_0) | true; echo "status ${PIPESTATUS[0]}""#;
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(BIN)
         .arg(input())
-        .arg("Q8_0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    drop(child.stdout.take());
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
+    let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(status.signal(), Some(libc_sigpipe()), "{status:?} {err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let killed_by_sigpipe = format!("status {}", 128 + libc_sigpipe());
+    assert_eq!(out.trim(), killed_by_sigpipe, "{err}");
 }
 
 /// SIGPIPE's number on the platforms the tools run on.

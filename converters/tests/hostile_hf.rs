@@ -1,4 +1,4 @@
-//! The hostile-input corpus of the HuggingFace readers: formats.md §5.6 carried over to
+//! The hostile-input corpus of the HuggingFace readers: the GGUF corpus's rules carried over to
 //! safetensors files, `model.safetensors.index.json`, `tokenizer.model` (SentencePiece
 //! protobuf), `tokenizer.json` / `tokenizer_config.json` and `config.json`.
 //!

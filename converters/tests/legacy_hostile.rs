@@ -1,4 +1,4 @@
-//! Hostile legacy files (formats.md §5.6 group 16 and the brief's list): every case must
+//! Hostile legacy files (group 16 of the hostile corpora): every case must
 //! fail with one specific error naming the file, the byte offset and the tensor, or (for
 //! the documented tolerant cases) convert with a specific warning. Never a panic, never an
 //! allocation sized by a count the file has not backed with bytes.

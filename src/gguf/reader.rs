@@ -13,6 +13,7 @@ use super::error::{FormatError, GgufError};
 use super::metadata::Metadata;
 use super::value::{ArrayValue, GgufString, Value, ValueType};
 use super::{align_up, ByteOrder, TensorInfo, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::cursor::{Cursor, Short};
 use crate::mapped::FileBytes;
 
 /// Longest string accepted (gguf.cpp's `GGUF_MAX_STRING_LENGTH`).
@@ -116,10 +117,20 @@ struct Parsed {
 
 type PResult<T> = Result<T, (u64, FormatError)>;
 
+/// A read past the end, as a format error at its offset.
+fn truncated(short: Short, what: &dyn Fn() -> String) -> (u64, FormatError) {
+    (
+        short.offset,
+        FormatError::Truncated {
+            what: what(),
+            needed: short.needed,
+            available: short.available,
+        },
+    )
+}
+
 struct Parser<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    order: ByteOrder,
+    c: Cursor<'a>,
     /// Version 1 stores counts, lengths and dims as u32.
     narrow: bool,
 }
@@ -127,15 +138,13 @@ struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn new(buf: &'a [u8]) -> Self {
         Parser {
-            buf,
-            pos: 0,
-            order: ByteOrder::Little,
+            c: Cursor::new(buf),
             narrow: false,
         }
     }
 
     fn remaining(&self) -> u64 {
-        (self.buf.len() - self.pos) as u64
+        self.c.remaining() as u64
     }
 
     fn fail<T>(&self, at: usize, e: FormatError) -> PResult<T> {
@@ -143,29 +152,11 @@ impl<'a> Parser<'a> {
     }
 
     fn take(&mut self, n: u64, what: &dyn Fn() -> String) -> PResult<&'a [u8]> {
-        if n > self.remaining() {
-            return self.fail(
-                self.pos,
-                FormatError::Truncated {
-                    what: what(),
-                    needed: n,
-                    available: self.remaining(),
-                },
-            );
-        }
-        let s = &self.buf[self.pos..self.pos + n as usize];
-        self.pos += n as usize;
-        Ok(s)
+        self.c.take(n).map_err(|short| truncated(short, what))
     }
 
     fn fixed<const N: usize>(&mut self, what: &dyn Fn() -> String) -> PResult<[u8; N]> {
-        let s = self.take(N as u64, what)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        if self.order == ByteOrder::Big {
-            a.reverse();
-        }
-        Ok(a)
+        self.c.le_array().map_err(|short| truncated(short, what))
     }
 
     fn u32(&mut self, what: &dyn Fn() -> String) -> PResult<u32> {
@@ -186,7 +177,7 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self, what: &dyn Fn() -> String) -> PResult<&'a [u8]> {
-        let at = self.pos;
+        let at = self.c.pos();
         let len = self.len(what)?;
         let max = MAX_STRING_LEN.min(self.remaining());
         if len > max {
@@ -214,7 +205,7 @@ impl<'a> Parser<'a> {
         let raw_version = self.u32(&|| "version".into())?;
         let version = if raw_version & 0xFFFF == 0 && raw_version != 0 {
             // A big-endian file read as little-endian: the version's bytes are swapped.
-            self.order = ByteOrder::Big;
+            self.c.set_big_endian(true);
             raw_version.swap_bytes()
         } else {
             raw_version
@@ -224,7 +215,7 @@ impl<'a> Parser<'a> {
         }
         self.narrow = version == 1;
 
-        let at = self.pos;
+        let at = self.c.pos();
         let n_tensors = self.len(&|| "tensor count".into())?;
         let n_kv = self.len(&|| "metadata count".into())?;
         // Each KV needs at least a key length, a type id and one value byte; each tensor info
@@ -258,7 +249,7 @@ impl<'a> Parser<'a> {
         let mut metadata = Metadata::new();
         let mut alignment_at = 0;
         for i in 0..n_kv {
-            let at = self.pos;
+            let at = self.c.pos();
             let key_bytes = self.string(&|| format!("key of metadata entry {i}"))?;
             let key = match std::str::from_utf8(key_bytes) {
                 Ok(k) if !k.is_empty() && !k.contains('\0') => k.to_string(),
@@ -278,7 +269,7 @@ impl<'a> Parser<'a> {
             if key == "general.alignment" {
                 alignment_at = at;
             }
-            let vt_at = self.pos;
+            let vt_at = self.c.pos();
             let vt = self.u32(&|| format!("type of key '{key}'"))?;
             let vt = ValueType::from_id(vt).map_or_else(
                 || {
@@ -331,7 +322,7 @@ impl<'a> Parser<'a> {
             tensors.push(t);
         }
 
-        let end_of_infos = self.pos as u64;
+        let end_of_infos = self.c.pos() as u64;
         let data_offset = align_up(end_of_infos, alignment as u64).ok_or((
             end_of_infos,
             FormatError::BadAlignment("padding overflows".into()),
@@ -339,7 +330,11 @@ impl<'a> Parser<'a> {
         self.check_layout(&tensors, data_offset, alignment)?;
         Ok(Parsed {
             version,
-            byte_order: self.order,
+            byte_order: if self.c.is_big_endian() {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            },
             alignment,
             data_offset,
             metadata,
@@ -359,7 +354,7 @@ impl<'a> Parser<'a> {
             ValueType::F32 => Value::F32(f32::from_le_bytes(self.fixed(&what)?)),
             ValueType::U64 | ValueType::I64 | ValueType::F64 if self.narrow => {
                 return self.fail(
-                    self.pos - 4,
+                    self.c.pos() - 4,
                     FormatError::InvalidValueType {
                         key: key.into(),
                         id: vt as u32,
@@ -370,7 +365,7 @@ impl<'a> Parser<'a> {
             ValueType::I64 => Value::I64(i64::from_le_bytes(self.fixed(&what)?)),
             ValueType::F64 => Value::F64(f64::from_le_bytes(self.fixed(&what)?)),
             ValueType::Bool => {
-                let at = self.pos;
+                let at = self.c.pos();
                 match self.take(1, &what)?[0] {
                     0 => Value::Bool(false),
                     1 => Value::Bool(true),
@@ -392,7 +387,7 @@ impl<'a> Parser<'a> {
 
     /// An array at nesting level `depth` (0 for a key's own array).
     fn array(&mut self, key: &str, depth: usize) -> PResult<ArrayValue> {
-        let at = self.pos;
+        let at = self.c.pos();
         let what = || format!("array of key '{key}'");
         let et = self.u32(&what)?;
         let et = ValueType::from_id(et).map_or_else(
@@ -427,7 +422,7 @@ impl<'a> Parser<'a> {
                 },
             );
         }
-        let count_at = self.pos;
+        let count_at = self.c.pos();
         let count = self.len(&what)?;
         let min_item = match et {
             ValueType::String => {
@@ -462,7 +457,7 @@ impl<'a> Parser<'a> {
             ($variant:ident, $t:ty) => {{
                 const W: usize = std::mem::size_of::<$t>();
                 let raw = self.take((n * W) as u64, &what)?;
-                let big = self.order == ByteOrder::Big;
+                let big = self.c.is_big_endian();
                 ArrayValue::$variant(
                     raw.chunks_exact(W)
                         .map(|c| {
@@ -494,7 +489,7 @@ impl<'a> Parser<'a> {
                 let raw = self.take(count, &what)?;
                 if let Some(i) = raw.iter().position(|&b| b > 1) {
                     return self.fail(
-                        self.pos - raw.len() + i,
+                        self.c.pos() - raw.len() + i,
                         FormatError::InvalidBool {
                             key: key.into(),
                             byte: raw[i],
@@ -521,7 +516,7 @@ impl<'a> Parser<'a> {
     }
 
     fn tensor_info(&mut self, i: u64) -> PResult<TensorInfo> {
-        let at = self.pos;
+        let at = self.c.pos();
         let raw = self.string(&|| format!("name of tensor {i}"))?;
         let name = match std::str::from_utf8(raw) {
             Ok("") => {
@@ -557,7 +552,7 @@ impl<'a> Parser<'a> {
             name: name.clone(),
             problem,
         };
-        let nd_at = self.pos;
+        let nd_at = self.c.pos();
         let n_dims = self.u32(&what)?;
         if n_dims as usize > MAX_DIMS {
             return self.fail(
@@ -567,7 +562,7 @@ impl<'a> Parser<'a> {
         }
         let mut dims = Vec::with_capacity(n_dims as usize);
         for d in 0..n_dims {
-            let dat = self.pos;
+            let dat = self.c.pos();
             let ne = self.len(&what)?;
             if ne > i64::MAX as u64 {
                 return self.fail(
@@ -577,7 +572,7 @@ impl<'a> Parser<'a> {
             }
             dims.push(ne);
         }
-        let ty_at = self.pos;
+        let ty_at = self.c.pos();
         let ty_id = self.u32(&what)?;
         let ty = GgmlType::from_id(ty_id).map_or_else(
             || self.fail(ty_at, bad(format!("unknown or removed type id {ty_id}"))),
@@ -601,7 +596,7 @@ impl<'a> Parser<'a> {
         data_offset: u64,
         alignment: u32,
     ) -> PResult<()> {
-        let file_size = self.buf.len() as u64;
+        let file_size = self.c.len() as u64;
         let mut expected = 0u64;
         for t in tensors {
             let bad = |problem: String| {

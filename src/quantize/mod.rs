@@ -19,7 +19,7 @@ use std::sync::Arc;
 use regex::Regex;
 
 pub use ftype::{FileType, FILE_TYPES};
-pub use imatrix::{Imatrix, ImatrixError};
+pub use imatrix::{Imatrix, ImatrixError, ImatrixProblem};
 pub use tensor_types::{TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS};
 
 use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, Value};

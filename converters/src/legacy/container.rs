@@ -1,5 +1,5 @@
 //! The container: magic, version, hyperparameters, vocabulary and tensor records of one
-//! GGML / GGMF / GGJT llama file (formats.md §1.2–1.4).
+//! GGML / GGMF / GGJT llama file.
 //!
 //! ```text
 //! magic u32 ("lmgg" | "fmgg" | "tjgg" on disk), version u32 (GGMF, GGJT only)

@@ -1,15 +1,16 @@
-//! A checked cursor over a file's bytes: every read names what it reads and fails with the
-//! absolute offset when the file is too short, so no count read from the file is trusted
-//! before the bytes behind it are known to exist.
+//! The core's checked [`Cursor`](ggufkit::cursor::Cursor) with the legacy reader's errors:
+//! every read names what it reads and fails with the file and absolute offset when the file is
+//! too short.
 
 use std::path::Path;
+
+use ggufkit::cursor::Short;
 
 use super::error::{LegacyError, LegacyErrorKind};
 
 /// Reads little-endian fields from `bytes`, starting at an absolute offset.
 pub(crate) struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    inner: ggufkit::cursor::Cursor<'a>,
     path: &'a Path,
 }
 
@@ -17,25 +18,24 @@ impl<'a> Cursor<'a> {
     /// A cursor at offset 0 of `bytes`, which came from `path`.
     pub(crate) fn new(bytes: &'a [u8], path: &'a Path) -> Self {
         Cursor {
-            bytes,
-            pos: 0,
+            inner: ggufkit::cursor::Cursor::new(bytes),
             path,
         }
     }
 
     /// Absolute offset of the next read.
     pub(crate) fn pos(&self) -> usize {
-        self.pos
+        self.inner.pos()
     }
 
     /// Bytes after the current position.
     pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
+        self.inner.remaining()
     }
 
     /// True at end of file.
     pub(crate) fn at_end(&self) -> bool {
-        self.pos >= self.bytes.len()
+        self.inner.at_end()
     }
 
     /// An error at `offset` of this file.
@@ -48,36 +48,40 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A short read as the legacy reader's error.
+    fn truncated(&self, short: Short, what: String) -> LegacyError {
+        self.error_at(
+            short.offset as usize,
+            LegacyErrorKind::Truncated {
+                what,
+                need: short.needed,
+                available: short.available,
+            },
+        )
+    }
+
     /// The next `n` bytes.
     pub(crate) fn take(
         &mut self,
         n: usize,
         what: impl FnOnce() -> String,
     ) -> Result<&'a [u8], LegacyError> {
-        if n > self.remaining() {
-            return Err(self.error_at(
-                self.pos,
-                LegacyErrorKind::Truncated {
-                    what: what(),
-                    need: n as u64,
-                    available: self.remaining() as u64,
-                },
-            ));
-        }
-        let s = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+        self.inner
+            .take(n as u64)
+            .map_err(|short| self.truncated(short, what()))
     }
 
     /// A little-endian u32.
     pub(crate) fn u32(&mut self, what: &str) -> Result<u32, LegacyError> {
-        let b = self.take(4, || what.to_string())?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.inner
+            .u32()
+            .map_err(|short| self.truncated(short, what.to_string()))
     }
 
     /// A little-endian f32, bits preserved.
     pub(crate) fn f32(&mut self, what: impl FnOnce() -> String) -> Result<f32, LegacyError> {
-        let b = self.take(4, what)?;
-        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.inner
+            .f32()
+            .map_err(|short| self.truncated(short, what()))
     }
 }

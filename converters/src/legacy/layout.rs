@@ -1,5 +1,5 @@
 //! Per-tensor type ids and whole-file types (`ftype`) of the legacy formats, and the block
-//! layout each type id had in each file version (formats.md §1.5–1.6).
+//! layout each type id had in each file version.
 //!
 //! The block layouts changed twice while the container stayed the same:
 //!

@@ -1,6 +1,5 @@
 //! The GGUF metadata of a converted legacy model: `llama.*` hyperparameters and the
-//! vocabulary, from the file and the options, or from a model metadata directory
-//! (formats.md §2.2–2.5).
+//! vocabulary, from the file and the options, or from a model metadata directory.
 
 use std::path::Path;
 

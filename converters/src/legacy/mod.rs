@@ -1,5 +1,5 @@
 //! Legacy GGML / GGMF / GGJT llama `.bin` files → model IR, as llama.cpp's
-//! `convert_llama_ggml_to_gguf.py` maps them (formats.md §1–2).
+//! `convert_llama_ggml_to_gguf.py` maps them.
 //!
 //! # What is read
 //!
@@ -49,7 +49,7 @@
 //!   `convert_legacy_llama.py`'s vocabulary classes; they agree for SentencePiece models.
 //!
 //! The converter's output itself cannot be compared directly: with its own gguf-py it
-//! writes `ne0` divided by the type size (shared/golden/README.md "Legacy"); the golden
+//! writes `ne0` divided by the type size (testdata/golden/README.md "Legacy"); the golden
 //! manifests come from the converter with that shape bug fixed.
 
 #![deny(missing_docs)]

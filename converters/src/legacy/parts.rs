@@ -1,5 +1,5 @@
 //! Multi-part models (`model.bin`, `model.bin.1`, …) and the assembly of every tensor from
-//! its pieces (formats.md §1.4, "Multi-part files").
+//! its pieces ("multi-part files").
 //!
 //! Before GGJT, big llama models were written as several files, each with the full header
 //! and vocabulary and a slice of every 2-D tensor. As old llama.cpp did, the number of parts

@@ -6,8 +6,7 @@
 //! what was decided on the way (the vocabulary path and the pre-tokenizer detection), and
 //! [`detect_pre_tokenizer`] runs the pre-tokenizer detection alone.
 //!
-//! Which path each [`VocabKind`] takes mirrors the converter class's `set_vocab`
-//! (`reference/convert_hf.md` §3.1):
+//! Which path each [`VocabKind`] takes mirrors the converter class's `set_vocab`:
 //!
 //! | kind | architectures (converter class) | path |
 //! |---|---|---|

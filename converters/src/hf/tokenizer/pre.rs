@@ -1,6 +1,6 @@
 //! `tokenizer.ggml.pre`: which llama.cpp pre-tokenizer a BPE (or WordPiece) vocabulary needs.
 //!
-//! First llama.cpp's own mechanism (`get_vocab_base_pre`, `convert_hf.md` §3.4): encode a fixed
+//! First llama.cpp's own mechanism (`get_vocab_base_pre`): encode a fixed
 //! text with the HuggingFace tokenizer (special tokens included), hash the decimal list of ids
 //! and look the sha256 up in llama.cpp's table, the last matching row winning. The encoding is
 //! done by HuggingFace's own `tokenizers` crate on tokenizer.json (truncation and padding off,

@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use ggufkit::cursor::Cursor;
+
 /// The kind of a piece (`SentencePiece.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PieceType {
@@ -105,11 +107,10 @@ const FIXED64: u8 = 1;
 const LEN: u8 = 2;
 const FIXED32: u8 = 5;
 
-/// A cursor over one message's bytes; `base` is the absolute offset of `buf[0]`.
+/// The checked cursor over one message's bytes (its offsets are absolute), with protobuf's
+/// varints and fields on top.
 struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    base: usize,
+    c: Cursor<'a>,
 }
 
 /// A decoded field value.
@@ -122,28 +123,35 @@ enum Field<'a> {
 
 impl<'a> Reader<'a> {
     fn new(buf: &'a [u8], base: usize) -> Self {
-        Reader { buf, pos: 0, base }
+        Reader {
+            c: Cursor::at(buf, base as u64),
+        }
     }
 
+    /// An error at absolute offset `at`.
     fn err(&self, at: usize, problem: impl Into<String>) -> ProtoError {
         ProtoError {
-            offset: (self.base + at) as u64,
+            offset: at as u64,
             problem: problem.into(),
         }
     }
 
+    /// Absolute offset of the next read (`base` plus a position in memory: fits a usize).
+    fn offset(&self) -> usize {
+        self.c.offset() as usize
+    }
+
     fn at_end(&self) -> bool {
-        self.pos >= self.buf.len()
+        self.c.at_end()
     }
 
     fn varint(&mut self) -> Result<u64, ProtoError> {
-        let start = self.pos;
+        let start = self.offset();
         let mut v: u64 = 0;
         for i in 0..10 {
-            let Some(&b) = self.buf.get(self.pos) else {
+            let Ok(b) = self.c.u8() else {
                 return Err(self.err(start, "truncated varint"));
             };
-            self.pos += 1;
             if i == 9 && b > 1 {
                 return Err(self.err(start, "varint longer than 64 bits"));
             }
@@ -155,22 +163,18 @@ impl<'a> Reader<'a> {
         Err(self.err(start, "varint longer than 10 bytes"))
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ProtoError> {
-        let remaining = self.buf.len() - self.pos;
-        if n > remaining {
-            return Err(self.err(
-                self.pos,
-                format!("{what} needs {n} bytes but only {remaining} remain"),
-            ));
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+    fn take(&mut self, n: u64, what: &str) -> Result<&'a [u8], ProtoError> {
+        self.c.take(n).map_err(|short| {
+            self.err(
+                short.offset as usize,
+                format!("{what} needs {n} bytes but only {} remain", short.available),
+            )
+        })
     }
 
     /// The next field: (field number, value, offset of its key).
     fn field(&mut self) -> Result<(u64, Field<'a>, usize), ProtoError> {
-        let key_at = self.pos;
+        let key_at = self.offset();
         let key = self.varint()?;
         let number = key >> 3;
         let wire = (key & 7) as u8;
@@ -188,13 +192,10 @@ impl<'a> Reader<'a> {
                 Field::Fixed32(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             }
             LEN => {
-                let len_at = self.pos;
                 let len = self.varint()?;
-                let len = usize::try_from(len)
-                    .map_err(|_| self.err(len_at, format!("length {len} does not fit")))?;
-                let start = self.pos;
+                let start = self.offset();
                 let b = self.take(len, &format!("field {number}"))?;
-                Field::Bytes(b, self.base + start)
+                Field::Bytes(b, start)
             }
             3 | 4 => {
                 return Err(self.err(

@@ -1,6 +1,6 @@
 //! gguf-py's `SpecialVocab`: merges, special token ids, the add-token flags, chat templates and
 //! normalizer flags, read from tokenizer.json, tokenizer_config.json (+ chat_template.jinja /
-//! chat_template.json) and config.json in that order (`convert_hf.md` §3.7).
+//! chat_template.json) and config.json in that order.
 //!
 //! The rules are the reference's, including its quirks: the first id set for a type wins, the
 //! post-processor's add flags win over tokenizer_config's, a TemplateProcessing whose last

@@ -1,5 +1,5 @@
 //! SentencePiece vocabularies (`tokenizer.model`): the generic builder
-//! (`_create_vocab_sentencepiece`, `convert_hf.md` §3.2) and Phi-3's variant (§2.8).
+//! (`_create_vocab_sentencepiece`) and Phi-3's variant.
 
 use std::path::Path;
 
