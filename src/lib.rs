@@ -11,6 +11,35 @@
 //! Quantization kernels live in the `ggufkit-quantizers` crate, re-exported as
 //! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`; the
 //! command-line tools in `ggufkit-cli`.
+//!
+//! A model is built (or read) as IR, written, and read back:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ggufkit::gguf::GgufFile;
+//! use ggufkit::ir::{Model, Tensor, TensorData};
+//! use ggufkit::quantizers::GgmlType;
+//! use ggufkit::write::{write_model, WriteOptions};
+//!
+//! let mut model = Model::default();
+//! model.metadata.set("general.architecture", "llama");
+//! model.tensors.push(Tensor {
+//!     name: "token_embd.weight".into(),
+//!     dims: vec![4, 2],
+//!     ty: GgmlType::F32,
+//!     data: TensorData::Owned(Arc::new(vec![0u8; 32])),
+//! });
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("tiny.gguf");
+//! write_model(&model, &path, &WriteOptions::default())?;
+//!
+//! let file = GgufFile::open(&path)?;
+//! assert_eq!(file.architecture(), Some("llama"));
+//! assert_eq!(file.tensors[0].name, "token_embd.weight");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
 
 pub mod cursor;
 pub mod gguf;
