@@ -2398,36 +2398,14 @@ fn untrusted_counts_do_not_size_allocations() {
 
 #[test]
 fn committed_corpus_matches_generator() {
-    let dir = corpus_dir();
     let cases = cases();
-    if std::env::var_os("GGUFKIT_REGEN_HOSTILE").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(&dir).unwrap();
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) == Some("gguf") {
-                std::fs::remove_file(path).unwrap();
-            }
-        }
-        for case in &cases {
-            std::fs::write(dir.join(format!("{}.gguf", case.name)), &case.bytes).unwrap();
-        }
-    }
-    let mut total = 0;
-    for case in &cases {
-        let path = dir.join(format!("{}.gguf", case.name));
-        let on_disk = std::fs::read(&path).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (GGUFKIT_REGEN_HOSTILE=1 regenerates the corpus)",
-                path.display()
-            )
-        });
-        assert!(
-            on_disk == case.bytes,
-            "{} differs from its generator (GGUFKIT_REGEN_HOSTILE=1 regenerates the corpus)",
-            path.display()
-        );
-        total += on_disk.len();
-    }
+    let files: Vec<(PathBuf, Vec<u8>)> = cases
+        .iter()
+        .map(|c| (format!("{}.gguf", c.name).into(), c.bytes.clone()))
+        .collect();
+    let total = support::corpus::check_committed(&corpus_dir(), &files, |p| {
+        p.extension().is_some_and(|e| e == "gguf")
+    });
     eprintln!("{} committed cases, {total} bytes", cases.len());
 }
 

@@ -544,36 +544,13 @@ fn case_names_are_unique_and_grouped() {
 
 #[test]
 fn committed_corpus_matches_generator() {
-    let dir = corpus_dir();
-    let cases = cases();
-    let is_case = |p: &Path| matches!(p.extension().and_then(|e| e.to_str()), Some("dat" | "gguf"));
-    if std::env::var_os("GGUFKIT_REGEN_HOSTILE").is_some_and(|v| v == "1") {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if is_case(&p) {
-                std::fs::remove_file(p).unwrap();
-            }
-        }
-        for case in &cases {
-            let p = dir.join(format!("{}.{}", case.name, ext(&case.name)));
-            std::fs::write(p, &case.bytes).unwrap();
-        }
-    }
-    let files = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter(|e| is_case(&e.as_ref().unwrap().path()))
-        .count();
-    assert_eq!(files, cases.len(), "case files in {}", dir.display());
-    for case in &cases {
-        let p = dir.join(format!("{}.{}", case.name, ext(&case.name)));
-        let on_disk = std::fs::read(&p)
-            .unwrap_or_else(|e| panic!("{}: {e} (GGUFKIT_REGEN_HOSTILE=1)", p.display()));
-        assert!(
-            on_disk == case.bytes,
-            "{} differs from its generator (GGUFKIT_REGEN_HOSTILE=1 regenerates)",
-            p.display()
-        );
-    }
+    let files: Vec<(PathBuf, Vec<u8>)> = cases()
+        .into_iter()
+        .map(|c| (format!("{}.{}", c.name, ext(&c.name)).into(), c.bytes))
+        .collect();
+    support::corpus::check_committed(&corpus_dir(), &files, |p| {
+        matches!(p.extension().and_then(|e| e.to_str()), Some("dat" | "gguf"))
+    });
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! * The corpus is generated field by field from a tiny llama model ([`tiny`]) and
 //!   committed as `testdata/legacy/hostile/<case>.bin` (plus `<case>.bin.1` for multi-part
 //!   cases). `committed_corpus_matches_generator` keeps files and generator in step;
-//!   `GGUFKIT_REGEN_LEGACY_HOSTILE=1 cargo test -p ggufkit-converters --test legacy_hostile
+//!   `GGUFKIT_REGEN_HOSTILE=1 cargo test -p ggufkit-converters --test legacy_hostile
 //!   committed_corpus` rewrites them.
 //! * `every_case_fails_with_its_error` runs the committed files.
 //! * `truncation_at_every_field` cuts the valid tiny models (GGML, GGMF, GGJT) at every byte
@@ -1075,45 +1075,16 @@ fn the_tiny_models_are_valid() {
 
 #[test]
 fn committed_corpus_matches_generator() {
-    let dir = corpus_dir();
-    let regen = std::env::var_os("GGUFKIT_REGEN_LEGACY_HOSTILE").is_some();
-    let mut want = std::collections::BTreeMap::new();
-    for c in cases() {
-        for (suffix, bytes) in &c.files {
-            assert!(
-                want.insert(format!("{}.bin{suffix}", c.name), bytes.clone())
-                    .is_none(),
-                "{} twice",
-                c.name
-            );
-        }
-    }
-    if regen {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (name, bytes) in &want {
-            std::fs::write(dir.join(name), bytes).unwrap();
-        }
-    }
-    let mut have = std::collections::BTreeMap::new();
-    for e in std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e} (regenerate the corpus)", dir.display()))
-    {
-        let e = e.unwrap();
-        have.insert(
-            e.file_name().to_string_lossy().into_owned(),
-            std::fs::read(e.path()).unwrap(),
-        );
-    }
-    let differ: Vec<&String> = want
-        .keys()
-        .chain(have.keys())
-        .filter(|k| want.get(*k) != have.get(*k))
+    let files: Vec<(PathBuf, Vec<u8>)> = cases()
+        .into_iter()
+        .flat_map(|c| {
+            let name = c.name;
+            c.files
+                .into_iter()
+                .map(move |(suffix, b)| (format!("{name}.bin{suffix}").into(), b))
+        })
         .collect();
-    assert!(
-        differ.is_empty(),
-        "committed corpus differs from the generator: {differ:?} (GGUFKIT_REGEN_LEGACY_HOSTILE=1 rewrites it)"
-    );
+    ggufkit_testsupport::corpus::check_committed(&corpus_dir(), &files, |_| true);
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! ([`paths`]), what a conformance suite records for `scripts/test` ([`record`]), the child
 //! process that runs a hostile corpus under memory and time limits ([`limits`]), the golden
 //! GGUF files rebuilt with our own tools and compared with llama.cpp's ([`golden`]), and a
-//! writer of legacy GGML files that records where every field lies ([`legacy`]).
+//! writer of legacy GGML files that records where every field lies ([`legacy`]), and the
+//! check that a committed hostile corpus equals its generator ([`corpus`]).
 //!
 //! ```
 //! // Every suite finds the repository's test data the same way.
@@ -14,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod corpus;
 pub mod golden;
 pub mod legacy;
 pub mod limits;
