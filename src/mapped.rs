@@ -7,6 +7,64 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
+/// Opens an input file for reading, refusing anything but a regular file: opening a FIFO
+/// would block until some writer appears (a hang), and a directory, socket or device has no
+/// model bytes to read or map. Symbolic links are followed.
+pub fn open_input(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        // Non-blocking, so that opening a FIFO returns at once and is refused below; reads
+        // of a regular file do not block either way.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if is_fifo(&kind) {
+        "a FIFO"
+    } else {
+        "a device or socket"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("is {what}, not a regular file"),
+    ))
+}
+
+#[cfg(unix)]
+fn is_fifo(kind: &std::fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(kind)
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::FileType) -> bool {
+    false
+}
+
+/// Reads a whole input file ([`open_input`]'s rules).
+pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_input(path)?, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Reads a whole UTF-8 input file ([`open_input`]'s rules).
+pub fn read_input_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_input(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 /// The bytes of an input file: memory-mapped, or owned (tests, tiny files, stdin).
 pub struct FileBytes {
     backing: Backing,
@@ -21,7 +79,7 @@ enum Backing {
 impl FileBytes {
     /// Maps `path` read-only.
     pub fn map(path: &Path) -> std::io::Result<Arc<FileBytes>> {
-        let file = File::open(path)?;
+        let file = open_input(path)?;
         let len = file.metadata()?.len();
         let backing = if len == 0 {
             // Mapping an empty file fails on some platforms; there is nothing to map anyway.

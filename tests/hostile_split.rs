@@ -444,6 +444,35 @@ fn every_committed_case() {
     run_committed();
 }
 
+/// A shard that is a directory or a FIFO (which cannot be committed to git) is named as such,
+/// never "missing", and a FIFO never blocks the reader waiting for a writer.
+#[cfg(unix)]
+#[test]
+fn a_directory_or_fifo_shard_is_named_and_never_blocks() {
+    let dir = support::scratch("split-special-shards");
+    let first = dir.join(name(0, 2));
+    std::fs::write(&first, std_shard(0, 2, 2, &["a"])).unwrap();
+    let second = dir.join(name(1, 2));
+    std::fs::create_dir(&second).unwrap();
+    let e = load(&first).expect_err("a directory shard").to_string();
+    assert!(e.contains("is a directory, not a regular file"), "{e}");
+    assert!(e.contains(&name(1, 2)), "{e}");
+    std::fs::remove_dir(&second).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&second)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let start = Instant::now();
+    let e = load(&first).expect_err("a FIFO shard").to_string();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "blocked on the FIFO"
+    );
+    assert!(e.contains("is a FIFO, not a regular file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const INNER: &str = "corpus_inner";
 const INNER_ENV: &str = "GGUFKIT_HOSTILE_INNER";
 

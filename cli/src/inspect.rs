@@ -104,7 +104,7 @@ enum Cmd {
 }
 
 fn open(p: &std::path::Path) -> Result<GgufFile> {
-    GgufFile::open(p).with_context(|| format!("cannot read {}", p.display()))
+    GgufFile::open(p).map_err(anyhow::Error::from)
 }
 
 /// The reference model of `verify --against`: tensors under their GGUF names, in f32 for a

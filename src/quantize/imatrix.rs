@@ -105,7 +105,7 @@ impl Imatrix {
             path: path.display().to_string(),
             problem,
         };
-        let bytes = std::fs::read(path).map_err(|e| err(e.into()))?;
+        let bytes = crate::mapped::read_input(path).map_err(|e| err(e.into()))?;
         Self::parse(bytes).map_err(err)
     }
 

@@ -459,7 +459,8 @@ pub const BLOCK_COUNT_KEYS: &[&str] = &["n_layers", "num_hidden_layers", "n_laye
 
 /// Reads a JSON file.
 pub fn read_json(path: &Path) -> Result<Json, ConvertError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConvertError::io(path, e))?;
+    let text =
+        ggufkit::mapped::read_input_to_string(path).map_err(|e| ConvertError::io(path, e))?;
     serde_json::from_str(&text)
         .map_err(|e| ConvertError::format(path, None, format!("not valid JSON: {e}")))
 }

@@ -287,8 +287,8 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
     let mut parts = list_parts(dir)?;
     let mut weight_map: Option<HashMap<String, String>> = None;
     if index_path.is_file() {
-        let text =
-            std::fs::read_to_string(&index_path).map_err(|e| ConvertError::io(&index_path, e))?;
+        let text = ggufkit::mapped::read_input_to_string(&index_path)
+            .map_err(|e| ConvertError::io(&index_path, e))?;
         let json: Json = serde_json::from_str(&text)
             .map_err(|e| ConvertError::format(&index_path, None, format!("not valid JSON: {e}")))?;
         let map = json

@@ -164,7 +164,8 @@ pub fn from_dir(
         if !p.exists() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&p).map_err(|e| ConvertError::io(&p, e))?;
+        let text =
+            ggufkit::mapped::read_input_to_string(&p).map_err(|e| ConvertError::io(&p, e))?;
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| meta_err(&p, format!("invalid JSON: {e}")))

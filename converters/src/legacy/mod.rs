@@ -87,7 +87,7 @@ use parts::SourceTensor;
 /// that existed), `None` for anything else, including GGUF and unreadable files.
 pub fn detect(path: &Path) -> Option<LegacyKind> {
     let mut head = Vec::with_capacity(8);
-    std::fs::File::open(path)
+    ggufkit::mapped::open_input(path)
         .ok()?
         .take(8)
         .read_to_end(&mut head)

@@ -24,7 +24,7 @@ pub(crate) fn read_ordered(path: &Path) -> Result<Ordered, ConvertError> {
 
 /// Reads a UTF-8 text file.
 pub(crate) fn read_text(path: &Path) -> Result<String, ConvertError> {
-    let bytes = std::fs::read(path).map_err(|e| ConvertError::io(path, e))?;
+    let bytes = ggufkit::mapped::read_input(path).map_err(|e| ConvertError::io(path, e))?;
     String::from_utf8(bytes).map_err(|e| {
         ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
     })

@@ -26,7 +26,7 @@ pub(crate) fn load_model(dir: &Path) -> Result<Option<SpmModel>, ConvertError> {
     if !path.is_file() {
         return Ok(None);
     }
-    let bytes = std::fs::read(&path).map_err(|e| ConvertError::io(&path, e))?;
+    let bytes = ggufkit::mapped::read_input(&path).map_err(|e| ConvertError::io(&path, e))?;
     parse_model(&bytes).map(Some).map_err(|e| {
         ConvertError::format(
             &path,
