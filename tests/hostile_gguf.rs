@@ -609,7 +609,7 @@ fn small_via_writer() -> Vec<u8> {
     m.set("test.f32s", Value::Array(ArrayValue::F32(vec![1.5, -2.0])));
     m.set(
         "test.strs",
-        Value::Array(ArrayValue::String(vec!["a".into(), "bc".into(), "".into()])),
+        Value::Array(ArrayValue::String(["a", "bc", ""].into_iter().collect())),
     );
     m.set(
         "test.nested",
@@ -656,11 +656,7 @@ fn check_small(f: &GgufFile, version: u32, order: ByteOrder) {
     );
     assert_eq!(
         m.get_array("test.strs", ValueType::String),
-        Ok(&ArrayValue::String(vec![
-            "a".into(),
-            "bc".into(),
-            "".into()
-        ]))
+        Ok(&ArrayValue::String(["a", "bc", ""].into_iter().collect()))
     );
     assert_eq!(
         m.get_array("test.nested", ValueType::Array),
@@ -2320,6 +2316,29 @@ fn run_resource_cases() {
             "{name}: an {SIZE}-byte file made the reader hold {peak} bytes of heap"
         );
     }
+
+    // A valid file that is one array of as many empty strings as it has room for: the parsed
+    // array may cost about what the file spends on it (8 bytes an item), not a heap string
+    // header (24 bytes) an item.
+    let n = (SIZE as u64 - 100) / 8;
+    let mut g = G::v3(0, 1);
+    g.kv("a", ARRAY).arr(STRING, n);
+    for _ in 0..n {
+        g.u64(0);
+    }
+    let empties = g.done();
+    let file_len = empties.len();
+    let (result, peak) = parse(empties);
+    let f = result.expect("an array of empty strings is valid");
+    let items = f
+        .metadata
+        .get_array("a", ggufkit::gguf::ValueType::String)
+        .map(|a| a.len());
+    assert_eq!(items, Ok(n as usize));
+    assert!(
+        peak <= 2 * file_len,
+        "{n} empty strings in a {file_len}-byte file made the reader hold {peak} bytes of heap"
+    );
 }
 
 fn run_committed_files() -> usize {

@@ -116,7 +116,9 @@ fn std_meta() -> Metadata {
     m.set("general.type", "imatrix");
     m.set(
         "imatrix.datasets",
-        Value::Array(ArrayValue::String(vec!["calibration.txt".into()])),
+        Value::Array(ArrayValue::String(
+            ["calibration.txt"].into_iter().collect(),
+        )),
     );
     m.set("imatrix.chunk_count", 5u32);
     m.set("imatrix.chunk_size", 512u32);

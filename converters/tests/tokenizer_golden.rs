@@ -516,7 +516,11 @@ fn llama_without_tokenizer_model_takes_the_llama_hf_path() {
     .unwrap();
     assert_eq!(tokens.len(), 1000);
     for (i, p) in spm.pieces.iter().enumerate() {
-        assert_eq!(tokens[i].as_str(), Some(p.piece.as_str()), "token {i}");
+        assert_eq!(
+            tokens.get(i).and_then(|t| t.as_str()),
+            Some(p.piece.as_str()),
+            "token {i}"
+        );
         let want = if p.piece.starts_with("<0x") {
             6
         } else if i < 3 {

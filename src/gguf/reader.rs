@@ -11,7 +11,7 @@ use ggufkit_quantizers::{traits, GgmlType};
 
 use super::error::{FormatError, GgufError};
 use super::metadata::Metadata;
-use super::value::{ArrayValue, GgufString, Value, ValueType};
+use super::value::{ArrayValue, GgufString, StringArray, Value, ValueType};
 use super::{align_up, ByteOrder, TensorInfo, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::cursor::{Cursor, Short};
 use crate::mapped::FileBytes;
@@ -499,9 +499,9 @@ impl<'a> Parser<'a> {
                 ArrayValue::Bool(raw.iter().map(|&b| b == 1).collect())
             }
             ValueType::String => {
-                let mut v = Vec::with_capacity(n.min(MAX_PREALLOC));
+                let mut v = StringArray::with_capacity(n.min(MAX_PREALLOC), 0);
                 for _ in 0..n {
-                    v.push(GgufString(self.string(&what)?.to_vec()));
+                    v.push(self.string(&what)?);
                 }
                 ArrayValue::String(v)
             }

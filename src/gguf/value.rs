@@ -157,6 +157,129 @@ impl From<String> for GgufString {
     }
 }
 
+/// A borrowed GGUF string (an item of a [`StringArray`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GgufStr<'a>(pub &'a [u8]);
+
+impl<'a> GgufStr<'a> {
+    /// The string, if it is valid UTF-8.
+    pub fn as_str(&self) -> Option<&'a str> {
+        std::str::from_utf8(self.0).ok()
+    }
+
+    /// The string with invalid UTF-8 replaced (for display).
+    pub fn to_lossy(&self) -> std::borrow::Cow<'a, str> {
+        String::from_utf8_lossy(self.0)
+    }
+
+    /// The raw bytes.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> GgufString {
+        GgufString(self.0.to_vec())
+    }
+}
+
+impl fmt::Debug for GgufStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_lossy(), f)
+    }
+}
+
+/// The items of a GGUF string array, stored compactly: all bytes in one buffer plus where
+/// each item ends. A vocabulary of 150k tokens is two allocations, and a hostile array of
+/// millions of empty strings costs 8 bytes an item (what the file spends on it), not a
+/// separate heap string each.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct StringArray {
+    bytes: Vec<u8>,
+    ends: Vec<u64>,
+}
+
+impl StringArray {
+    /// An empty array.
+    pub fn new() -> StringArray {
+        StringArray::default()
+    }
+
+    /// An empty array with room for `items` items of `bytes` bytes in all.
+    pub fn with_capacity(items: usize, bytes: usize) -> StringArray {
+        StringArray {
+            bytes: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(items),
+        }
+    }
+
+    /// Appends an item.
+    pub fn push(&mut self, item: &[u8]) {
+        self.bytes.extend_from_slice(item);
+        self.ends.push(self.bytes.len() as u64);
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Item `i`.
+    pub fn get(&self, i: usize) -> Option<GgufStr<'_>> {
+        let end = *self.ends.get(i)? as usize;
+        let start = match i {
+            0 => 0,
+            _ => self.ends[i - 1] as usize,
+        };
+        Some(GgufStr(&self.bytes[start..end]))
+    }
+
+    /// The items in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = GgufStr<'_>> + '_ {
+        (0..self.len()).map(|i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+            GgufStr(&self.bytes[start..self.ends[i] as usize])
+        })
+    }
+}
+
+impl fmt::Debug for StringArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<GgufString> for StringArray {
+    fn from_iter<I: IntoIterator<Item = GgufString>>(items: I) -> Self {
+        let mut out = StringArray::new();
+        for s in items {
+            out.push(&s.0);
+        }
+        out
+    }
+}
+
+impl<'a> FromIterator<&'a str> for StringArray {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(items: I) -> Self {
+        let mut out = StringArray::new();
+        for s in items {
+            out.push(s.as_bytes());
+        }
+        out
+    }
+}
+
+impl From<Vec<GgufString>> for StringArray {
+    fn from(items: Vec<GgufString>) -> Self {
+        items.into_iter().collect()
+    }
+}
+
 /// The items of a GGUF array, stored typed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayValue {
@@ -177,7 +300,7 @@ pub enum ArrayValue {
     /// BOOL items
     Bool(Vec<bool>),
     /// STRING items
-    String(Vec<GgufString>),
+    String(StringArray),
     /// nested arrays (allowed by the spec, rejected by llama.cpp)
     Array(Vec<ArrayValue>),
     /// UINT64 items
@@ -246,7 +369,7 @@ impl ArrayValue {
             ArrayValue::Bool(v) => out.extend(v.iter().map(|b| *b as u8)),
             ArrayValue::String(v) => v.iter().for_each(|s| {
                 out.extend((s.0.len() as u64).to_le_bytes());
-                out.extend_from_slice(&s.0);
+                out.extend_from_slice(s.0);
             }),
             ArrayValue::Array(v) => v.iter().for_each(|a| {
                 out.extend((a.elem_type() as u32).to_le_bytes());

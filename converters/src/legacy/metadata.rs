@@ -122,7 +122,7 @@ pub fn file_vocab(items: &[VocabItem]) -> Vec<(String, Value)> {
         ("tokenizer.ggml.pre".into(), Value::from("default")),
         (
             "tokenizer.ggml.tokens".into(),
-            Value::Array(ArrayValue::String(tokens)),
+            Value::Array(ArrayValue::String(tokens.into())),
         ),
         (
             "tokenizer.ggml.scores".into(),
