@@ -34,6 +34,7 @@ EXPECTED = [
     "legacy_golden",
     "quant_vectors",
     "interop-gguf-py",
+    "edit_golden",
 ]
 # Suites that are #[ignore]d tests with an optional prerequisite: (record, test name).
 OPTIONAL = {"interop-gguf-py": "gguf_py_reads_our_files_as_we_do"}
