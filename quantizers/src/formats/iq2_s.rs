@@ -9,17 +9,17 @@
 use super::iq_grids::{sign_factor, IQ2S_GRID};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
+    ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::kernel::Unrepresentable;
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 82;
+pub(crate) const BLOCK_BYTES: usize = 82;
 /// Byte offset of `qs` in a block.
 const QS: usize = 2;
 /// Byte offset of `signs` in a block.
@@ -28,18 +28,6 @@ const SIGNS: usize = QS + 32;
 const QH: usize = SIGNS + 32;
 /// Byte offset of `scales` in a block.
 const SCALES: usize = QH + 8;
-
-/// Registry entry for iq2_s.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ2_S,
-    name: "iq2_s",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 /// The search of `quantize_row_iq2_s_impl`.
 const SPEC: Spec = Spec {
@@ -56,7 +44,7 @@ const SPEC: Spec = Spec {
 
 multiversion! {
     /// Quantizes one row (`quantize_iq2_s`).
-    fn quantize_row(
+    pub(crate) fn quantize_row(
         src: &[f32],
         dst: &mut [u8],
         imatrix: Option<&[f32]>,
@@ -72,15 +60,8 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq2s();
     let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
         let store = |ib: usize, fit: &Fit| {
             for k in 0..2 {
@@ -91,10 +72,10 @@ fn quantize_row_impl<S: V8>(
                 y[SIGNS + i8] = fit.signs[k];
             }
         };
-        let (scales, max_scale) = fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)
-            .map_err(|e| err(e.reason()))?;
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 0.9875));
@@ -102,8 +83,8 @@ fn quantize_row_impl<S: V8>(
         for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
             y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Dequantizes whole iq2_s blocks (`dequantize_row_iq2_s`).

@@ -8,30 +8,18 @@
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
+    ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::kernel::Unrepresentable;
 use crate::kquants::GROUP_MAX_EPS;
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 66;
-
-/// Registry entry for iq2_xxs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ2_XXS,
-    name: "iq2_xxs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: true,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = 66;
 
 /// The search of `quantize_row_iq2_xxs_impl`.
 const SPEC: Spec = Spec {
@@ -48,7 +36,7 @@ const SPEC: Spec = Spec {
 
 multiversion! {
     /// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
-    fn quantize_row(
+    pub(crate) fn quantize_row(
         src: &[f32],
         dst: &mut [u8],
         imatrix: Option<&[f32]>,
@@ -64,14 +52,8 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq2xxs();
     let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        let qw = imatrix.ok_or(err("iq2_xxs needs an importance matrix"))?;
-        let qw = &qw[QK * ibl..QK * (ibl + 1)];
+    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+        let qw = qw.ok_or("iq2_xxs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u32; 16];
         let store = |ib: usize, fit: &Fit| {
@@ -81,11 +63,9 @@ fn quantize_row_impl<S: V8>(
             }
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
-        y.fill(0);
+            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d));
@@ -96,8 +76,8 @@ fn quantize_row_impl<S: V8>(
         for (out, w) in y[2..].chunks_exact_mut(4).zip(&q2) {
             out.copy_from_slice(&w.to_le_bytes());
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Dequantizes whole iq2_xxs blocks (`dequantize_row_iq2_xxs`).

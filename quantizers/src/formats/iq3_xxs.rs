@@ -8,33 +8,21 @@
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
+    ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
+use crate::kernel::Unrepresentable;
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 98;
+pub(crate) const BLOCK_BYTES: usize = 98;
 /// Byte offset of `qs` in a block.
 const QS: usize = 2;
 /// Byte offset of `scales_and_signs` in a block.
 const SCALES_AND_SIGNS: usize = QS + 64;
-
-/// Registry entry for iq3_xxs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ3_XXS,
-    name: "iq3_xxs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 /// The search of `quantize_row_iq3_xxs_impl`.
 const SPEC: Spec = Spec {
@@ -56,7 +44,7 @@ pub(crate) fn squared(_sigma2: f32, x: f32) -> f32 {
 
 multiversion! {
     /// Quantizes one row (`quantize_iq3_xxs`).
-    fn quantize_row(
+    pub(crate) fn quantize_row(
         src: &[f32],
         dst: &mut [u8],
         imatrix: Option<&[f32]>,
@@ -72,15 +60,8 @@ fn quantize_row_impl<S: V8>(
 ) -> Result<(), Unrepresentable> {
     let lat = iq_lattice::iq3xxs();
     let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let mut sas = [0u32; 8];
         let store = |ib: usize, fit: &Fit| {
             for k in 0..8 {
@@ -92,11 +73,10 @@ fn quantize_row_impl<S: V8>(
                 | (fit.signs[3] as u32) << 21;
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
         if max_scale == 0.0 {
             y.fill(0);
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 1.0125));
@@ -106,8 +86,8 @@ fn quantize_row_impl<S: V8>(
             y[SCALES_AND_SIGNS + 4 * ib..SCALES_AND_SIGNS + 4 * ib + 4]
                 .copy_from_slice(&sas[ib].to_le_bytes());
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Dequantizes whole iq3_xxs blocks (`dequantize_row_iq3_xxs`).

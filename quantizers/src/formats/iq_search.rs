@@ -1,4 +1,5 @@
-//! The scale-and-lattice search shared by the IQ2 and IQ3 quantizers.
+//! The scale-and-lattice search shared by the IQ2 and IQ3 quantizers, and the row loop of
+//! every IQ1–IQ3 quantizer.
 //!
 //! A group of 16 or 32 values is fitted as `scale · (2·code + 1) · sign`, where the codes of
 //! each 8 (IQ2) or 4 (IQ3) lanes must form a grid entry. The signs are taken from the values
@@ -13,6 +14,7 @@
 
 use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 use crate::common::nearest_int;
+use crate::kernel::Unrepresentable;
 use crate::kquants::make_qp_quants;
 
 /// Why a block cannot be quantized (llama.cpp aborts on these inputs).
@@ -35,6 +37,31 @@ impl SearchError {
             SearchError::BadScale => "the fitted scale is NaN",
         }
     }
+}
+
+impl From<SearchError> for &'static str {
+    fn from(e: SearchError) -> &'static str {
+        e.reason()
+    }
+}
+
+/// The row loop of the IQ1–IQ3 quantizers: `quantize(x, qw, y)` for each super-block of
+/// `QK` values `x`, with `qw` its slice of the imatrix and `y` its `BYTES` output bytes,
+/// zeroed first. A refusal (the reason) stops the row and names the super-block.
+#[inline(always)]
+pub(crate) fn quantize_superblocks<const QK: usize, const BYTES: usize>(
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+    mut quantize: impl FnMut(&[f32], Option<&[f32]>, &mut [u8]) -> Result<(), &'static str>,
+) -> Result<(), Unrepresentable> {
+    let blocks = src.chunks_exact(QK).zip(dst.chunks_exact_mut(BYTES));
+    for (block, (x, y)) in blocks.enumerate() {
+        let qw = imatrix.map(|im| &im[QK * block..QK * (block + 1)]);
+        y.fill(0);
+        quantize(x, qw, y).map_err(|reason| Unrepresentable { block, reason })?;
+    }
+    Ok(())
 }
 
 /// How a group too small to quantize is recognised.

@@ -1,9 +1,9 @@
 //! One module per GGML type: its block layout, quantizer and dequantizer.
 
 pub mod bf16;
+pub(crate) mod block32;
 pub mod f16;
 pub mod f32;
-pub mod ints;
 pub mod iq1_m;
 pub mod iq1_s;
 pub(crate) mod iq1_search;
