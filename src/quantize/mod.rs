@@ -8,7 +8,7 @@
 //! file. Every error llama-quantize would hit half-way through the run is raised here,
 //! before an output file exists.
 
-mod ftype;
+pub mod ftype;
 mod imatrix;
 pub mod prune;
 pub mod rules;

@@ -6,36 +6,7 @@ use ggufkit_quantizers::GgmlType;
 
 use GgmlType as T;
 
-/// `llama_ftype` ids used by the rules.
-#[allow(missing_docs)]
-pub mod ft {
-    pub const Q4_0: u32 = 2;
-    pub const Q5_0: u32 = 8;
-    pub const Q2_K: u32 = 10;
-    pub const Q3_K_S: u32 = 11;
-    pub const Q3_K_M: u32 = 12;
-    pub const Q3_K_L: u32 = 13;
-    pub const Q4_K_S: u32 = 14;
-    pub const Q4_K_M: u32 = 15;
-    pub const Q5_K_M: u32 = 17;
-    pub const IQ2_XXS: u32 = 19;
-    pub const IQ2_XS: u32 = 20;
-    pub const Q2_K_S: u32 = 21;
-    pub const IQ3_XS: u32 = 22;
-    pub const IQ3_XXS: u32 = 23;
-    pub const IQ1_S: u32 = 24;
-    pub const IQ4_NL: u32 = 25;
-    pub const IQ3_S: u32 = 26;
-    pub const IQ3_M: u32 = 27;
-    pub const IQ2_S: u32 = 28;
-    pub const IQ2_M: u32 = 29;
-    pub const IQ4_XS: u32 = 30;
-    pub const IQ1_M: u32 = 31;
-    pub const TQ1_0: u32 = 36;
-    pub const TQ2_0: u32 = 37;
-    pub const MXFP4_MOE: u32 = 38;
-    pub const Q2_0: u32 = 41;
-}
+pub use super::ftype::ft;
 
 /// The broad role of a tensor (`tensor_get_category`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
