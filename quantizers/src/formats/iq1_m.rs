@@ -10,10 +10,8 @@
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
-use super::iq_search::{cmax, quantize_superblocks, scale_code, sum_squares};
+use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -157,29 +155,17 @@ fn best_split(
     best.map(|(i1, i2, k)| (i1, i2, k, scale))
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_m`).
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq1s();
-    let mut d2 = [0f32; MAX_NEIGHBOURS];
-    let mut weight = [0f32; 16];
-    let mut pairs = [(0f32, 0u8); 16];
-    let mut tmp = [(0f32, 0u8); 16];
-    let mut l = [0i8; 16];
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq1s();
+        let mut d2 = [0f32; MAX_NEIGHBOURS];
+        let mut weight = [0f32; 16];
+        let mut pairs = [(0f32, 0u8); 16];
+        let mut tmp = [(0f32, 0u8); 16];
+        let mut l = [0i8; 16];
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 16];
         let mut shifts = [0usize; 16];
@@ -305,7 +291,7 @@ fn quantize_row_impl<S: V8>(
             put_u16(y, SCALES + 2 * k, v);
         }
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq1_m blocks (`dequantize_row_iq1_m`).

@@ -8,10 +8,8 @@
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
-use super::iq_search::{cmax, quantize_superblocks, scale_code, sum_squares};
+use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -80,29 +78,17 @@ fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, us
     best.map(|(i1, i2, shift)| (i1, i2, shift, scale))
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq1s();
-    let mut d2 = [0f32; MAX_NEIGHBOURS];
-    let mut weight = [0f32; 32];
-    let mut pairs = [(0f32, 0u8); 32];
-    let mut tmp = [(0f32, 0u8); 32];
-    let mut l = [0i8; 32];
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq1s();
+        let mut d2 = [0f32; MAX_NEIGHBOURS];
+        let mut weight = [0f32; 32];
+        let mut pairs = [(0f32, 0u8); 32];
+        let mut tmp = [(0f32, 0u8); 32];
+        let mut l = [0i8; 32];
+    }
+    |xbl, qw, y| {
         let qw = qw.ok_or("iq1_s needs an importance matrix")?;
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 8];
@@ -214,7 +200,7 @@ fn quantize_row_impl<S: V8>(
             put_u16(y, QH + 2 * ib, h);
         }
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq1_s blocks (`dequantize_row_iq1_s`).

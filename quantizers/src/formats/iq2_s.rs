@@ -9,12 +9,10 @@
 use super::iq_grids::{sign_factor, IQ2S_GRID};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
-    ZeroTest,
+    fit_superblock, pack_scale_nibbles, sum_squares, superblock_quantizer, Fit, Refine, Scratch,
+    Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -42,25 +40,13 @@ const SPEC: Spec = Spec {
     refine: Refine::OffGrid,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_s`).
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2s();
-    let mut s = Scratch::new();
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq2s();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
         let store = |ib: usize, fit: &Fit| {
@@ -79,12 +65,9 @@ fn quantize_row_impl<S: V8>(
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 0.9875));
-        let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
-            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
-        }
+        pack_scale_nibbles(&mut y[SCALES..], d, &scales[..QK / SPEC.n]);
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq2_s blocks (`dequantize_row_iq2_s`).

@@ -8,13 +8,11 @@
 use super::iq_grids::{sign_factor, IQ2XS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
-    ZeroTest,
+    fit_superblock, pack_scale_nibbles, sum_squares, superblock_quantizer, Fit, Refine, Scratch,
+    Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
 use crate::kquants::GROUP_MAX_EPS;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -36,25 +34,13 @@ const SPEC: Spec = Spec {
     refine: Refine::OffGrid,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_xs`); the imatrix is required.
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2xs();
-    let mut s = Scratch::new();
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq2xs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let qw = qw.ok_or("iq2_xs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u16; 32];
@@ -70,15 +56,12 @@ fn quantize_row_impl<S: V8>(
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d));
-        let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
-            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
-        }
+        pack_scale_nibbles(&mut y[SCALES..], d, &scales[..QK / SPEC.n]);
         for (k, w) in q2.iter().enumerate() {
             put_u16(y, 2 + 2 * k, *w);
         }
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq2_xs blocks (`dequantize_row_iq2_xs`).

@@ -8,13 +8,11 @@
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
+    fit_superblock, scale_code, sum_squares, superblock_quantizer, Fit, Refine, Scratch, Spec,
     ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
 use crate::kquants::GROUP_MAX_EPS;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -34,25 +32,13 @@ const SPEC: Spec = Spec {
     refine: Refine::Always,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2xxs();
-    let mut s = Scratch::new();
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq2xxs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let qw = qw.ok_or("iq2_xxs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u32; 16];
@@ -77,7 +63,7 @@ fn quantize_row_impl<S: V8>(
             out.copy_from_slice(&w.to_le_bytes());
         }
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq2_xxs blocks (`dequantize_row_iq2_xxs`).

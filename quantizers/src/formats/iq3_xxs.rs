@@ -8,12 +8,10 @@
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, quantize_superblocks, scale_code, sum_squares, Fit, Refine, Scratch, Spec,
+    fit_superblock, scale_code, sum_squares, superblock_quantizer, Fit, Refine, Scratch, Spec,
     ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::kernel::Unrepresentable;
-use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
@@ -42,25 +40,13 @@ pub(crate) fn squared(_sigma2: f32, x: f32) -> f32 {
     x * x
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq3_xxs`).
-    pub(crate) fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq3xxs();
-    let mut s = Scratch::new();
-    quantize_superblocks::<QK, BLOCK_BYTES>(src, dst, imatrix, |xbl, qw, y| {
+    setup {
+        let lat = iq_lattice::iq3xxs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut sas = [0u32; 8];
         let store = |ib: usize, fit: &Fit| {
@@ -87,7 +73,7 @@ fn quantize_row_impl<S: V8>(
                 .copy_from_slice(&sas[ib].to_le_bytes());
         }
         Ok(())
-    })
+    }
 }
 
 /// Dequantizes whole iq3_xxs blocks (`dequantize_row_iq3_xxs`).

@@ -64,6 +64,43 @@ pub(crate) fn quantize_superblocks<const QK: usize, const BYTES: usize>(
     Ok(())
 }
 
+/// Defines an IQ format's `quantize_row` (see `multiversion!`): `setup` runs once per row,
+/// then the closure once per super-block through [`quantize_superblocks`]. Expects the
+/// format's `QK` and `BLOCK_BYTES` in scope.
+macro_rules! superblock_quantizer {
+    (
+        $(#[$attr:meta])*
+        setup { $($setup:stmt;)* }
+        |$x:ident, $qw:ident, $y:ident| $body:block
+    ) => {
+        $crate::simd::multiversion! {
+            $(#[$attr])*
+            pub(crate) fn quantize_row(
+                src: &[f32],
+                dst: &mut [u8],
+                imatrix: Option<&[f32]>,
+            ) -> Result<(), $crate::kernel::Unrepresentable> = quantize_row_impl;
+        }
+
+        #[inline(always)]
+        fn quantize_row_impl<S: $crate::simd::V8>(
+            _: S,
+            src: &[f32],
+            dst: &mut [u8],
+            imatrix: Option<&[f32]>,
+        ) -> Result<(), $crate::kernel::Unrepresentable> {
+            $($setup)*
+            $crate::formats::iq_search::quantize_superblocks::<QK, BLOCK_BYTES>(
+                src,
+                dst,
+                imatrix,
+                |$x, $qw, $y| $body,
+            )
+        }
+    };
+}
+pub(crate) use superblock_quantizer;
+
 /// How a group too small to quantize is recognised.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ZeroTest {
@@ -374,6 +411,16 @@ pub(crate) fn fit_superblock(
 #[inline(always)]
 pub(crate) fn scale_code(id: f32, scale: f32, max: i32) -> u8 {
     nearest_int(0.5 * (id * scale - 1.0)).clamp(0, max) as u8
+}
+
+/// Stores the group scales of a super-block whose scale is `d` as 4-bit codes, two per
+/// byte (even groups in the low nibble), into the zeroed `out`.
+#[inline(always)]
+pub(crate) fn pack_scale_nibbles(out: &mut [u8], d: f32, scales: &[f32]) {
+    let id = 1.0 / d;
+    for (ib, &sc) in scales.iter().enumerate() {
+        out[ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
+    }
 }
 
 /// `Σ x²` over a super-block, in order.
