@@ -7,22 +7,24 @@
 //! nibble `k` of the block's f16 super-scale `d` (there is no separate `d` field). Element
 //! value: `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
+use super::blocks::BlockIq1M;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 56;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq1M>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 0;
+const QS: usize = offset_of!(BlockIq1M, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 32;
+const QH: usize = offset_of!(BlockIq1M, qh);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = QH + 16;
+const SCALES: usize = offset_of!(BlockIq1M, scales);
 
 /// Groups with a largest magnitude below this are stored as zero.
 const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;

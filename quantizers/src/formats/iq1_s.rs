@@ -5,20 +5,22 @@
 //! index, bits 12–14 the group scale `s`, bit 15 the sign of the delta. Element value:
 //! `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
+use super::blocks::BlockIq1S;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 50;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq1S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq1S, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 32;
+const QH: usize = offset_of!(BlockIq1S, qh);
 
 /// Groups with a largest magnitude below this are stored as zero.
 const GROUP_MAX_EPS_IQ1_S: f32 = 1e-12;

@@ -6,6 +6,7 @@
 //! 4-bit scales per 32, as in iq2_xs). The index selects one of 1024 entries of
 //! [`IQ2S_GRID`]. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2S;
 use super::iq_grids::{sign_factor, IQ2S_GRID};
 use super::iq_lattice;
 use super::iq_search::{
@@ -13,19 +14,20 @@ use super::iq_search::{
     Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 82;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq2S, qs);
 /// Byte offset of `signs` in a block.
-const SIGNS: usize = QS + 32;
+const SIGNS: usize = offset_of!(BlockIq2S, signs);
 /// Byte offset of `qh` in a block.
-const QH: usize = SIGNS + 32;
+const QH: usize = offset_of!(BlockIq2S, qh);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = QH + 8;
+const SCALES: usize = offset_of!(BlockIq2S, scales);
 
 /// The search of `quantize_row_iq2_s_impl`.
 const SPEC: Spec = Spec {

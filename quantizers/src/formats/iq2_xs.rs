@@ -5,6 +5,7 @@
 //! `scales[g]` holds two 4-bit scales for the 32 elements of group `g`: the low nibble for
 //! the first 16, the high nibble for the last 16. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2Xs;
 use super::iq_grids::{sign_factor, IQ2XS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
@@ -13,13 +14,14 @@ use super::iq_search::{
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 74;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2Xs>();
 /// Byte offset of `scales`.
-const SCALES: usize = 2 + 64;
+const SCALES: usize = offset_of!(BlockIq2Xs, scales);
 
 /// The search of `quantize_row_iq2_xs_impl`.
 const SPEC: Spec = Spec {

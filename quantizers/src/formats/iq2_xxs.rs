@@ -5,6 +5,7 @@
 //! whose bits `7l..7l+7` are the sign index of the `l`-th 8 (into [`KSIGNS_IQ2XS`]) and whose
 //! top 4 bits are the group scale `s`. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2Xxs;
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
@@ -13,11 +14,12 @@ use super::iq_search::{
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 66;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2Xxs>();
 
 /// The search of `quantize_row_iq2_xxs_impl`.
 const SPEC: Spec = Spec {

@@ -5,6 +5,7 @@
 //! [u8; 32]` (one explicit sign byte per 8 elements), `scales: [u8; 4]` (two 4-bit scales per
 //! 64 elements: low nibble for the first 32). Element value: `d·(1+2s) · grid · sign`.
 
+use super::blocks::BlockIq3S;
 use super::iq3_xxs::squared;
 use super::iq_grids::{sign_factor, IQ3S_GRID};
 use super::iq_lattice;
@@ -13,19 +14,20 @@ use super::iq_search::{
     Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 110;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq3S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq3S, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 64;
+const QH: usize = offset_of!(BlockIq3S, qh);
 /// Byte offset of `signs` in a block.
-const SIGNS: usize = QH + 8;
+const SIGNS: usize = offset_of!(BlockIq3S, signs);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = SIGNS + 32;
+const SCALES: usize = offset_of!(BlockIq3S, scales);
 
 /// The search of `quantize_row_iq3_s_impl`.
 const SPEC: Spec = Spec {

@@ -5,6 +5,7 @@
 //! [`KSIGNS_IQ2XS`]) of the `l`-th 8 elements, the top 4 bits the group scale `s`.
 //! Element value: `d·(0.5+s)·0.5 · grid · sign`.
 
+use super::blocks::BlockIq3Xxs;
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
@@ -12,15 +13,16 @@ use super::iq_search::{
     ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 98;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq3Xxs>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq3Xxs, qs);
 /// Byte offset of `scales_and_signs` in a block.
-const SCALES_AND_SIGNS: usize = QS + 64;
+const SCALES_AND_SIGNS: usize = offset_of!(BlockIq3Xxs, scales_and_signs);
 
 /// The search of `quantize_row_iq3_xxs_impl`.
 const SPEC: Spec = Spec {

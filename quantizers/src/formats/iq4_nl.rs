@@ -3,14 +3,16 @@
 //! Layout: `d: f16`, then `qs[16]` (element `j` in the low nibble of byte `j`, element
 //! `16 + j` in its high nibble). Value = `d * KVALUES_IQ4NL[nibble]`.
 
+use super::blocks::BlockIq4Nl;
 use crate::common::{f16_to_f32, get_u16, put_u16};
 use crate::formats::iq4_common::{quantize_superblock, KVALUES_IQ4NL};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 18;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq4Nl>();
 
 multiversion! {
     /// `quantize_iq4_nl` for one row: each 32-value block is its own super-block.

@@ -4,14 +4,16 @@
 //! group), `qs[128]` (per 32-value group, 16 bytes of IQ4_NL nibbles). Group `ib` has the 6-bit
 //! scale `ls`, and its values are `d * (ls - 32) * KVALUES_IQ4NL[nibble]`.
 
+use super::blocks::BlockIq4Xs;
 use crate::common::{f16_to_f32, get_u16, put_u16};
 use crate::formats::iq4_common::{quantize_superblock, KVALUES_IQ4NL};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 136;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq4Xs>();
 
 multiversion! {
     /// `quantize_iq4_xs` for one row.

@@ -2,6 +2,7 @@
 
 pub mod bf16;
 pub(crate) mod block32;
+pub(crate) mod blocks;
 pub mod f16;
 pub mod f32;
 pub mod iq1_m;

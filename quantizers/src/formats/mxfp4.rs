@@ -4,13 +4,15 @@
 //! low, element `16 + j` high). The table [`KVALUES_MXFP4`] holds the E2M1 values doubled, so
 //! the stored exponent is used halved: value = `KVALUES_MXFP4[nibble] * 2^(e - 128)`.
 
+use super::blocks::BlockMxfp4;
 use crate::common::c_trunc_i32;
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 17;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockMxfp4>();
 
 /// `kvalues_mxfp4` (`kvalues_fp4`): E2M1 values times two, shared with NVFP4 (a format
 /// constant; index 8 is negative zero and so never chosen by [`best_index_fp4`]).

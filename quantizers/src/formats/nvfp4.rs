@@ -4,15 +4,17 @@
 //! `8s..8s+8` hold element `16s + j` in the low nibble and `16s + 8 + j` in the high nibble.
 //! Value = `KVALUES_MXFP4[nibble] * ue4m3(d[s]) / 2` (the table holds the E2M1 values doubled).
 
+use super::blocks::BlockNvfp4;
 use crate::common::c_trunc_i32;
 use crate::formats::mxfp4::{best_index_fp4, KVALUES_MXFP4};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 64;
 /// Elements per sub-block (one scale each).
 const QK_SUB: usize = 16;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 36;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockNvfp4>();
 /// Sub-blocks per block.
 const N_SUB: usize = QK / QK_SUB;
 

@@ -3,12 +3,14 @@
 //! Layout: `d: f16` (the mean |x| of the block), then `qs[16]`: bit `j % 8` of byte `j / 8` is
 //! set when element `j` is ≥ 0. Value = `+d` for a set bit, `-d` otherwise.
 
+use super::blocks::BlockQ1_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 128;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 18;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ1_0>();
 
 /// `quantize_row_q1_0_ref` (the imatrix is ignored).
 pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {

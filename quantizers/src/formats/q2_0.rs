@@ -5,13 +5,15 @@
 
 use super::block32::in_fast_range;
 use super::block32::round_fast;
+use super::blocks::BlockQ2_0;
 use crate::common::{c_round_i32, f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 64;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 18;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ2_0>();
 
 multiversion! {
     /// `quantize_row_q2_0_ref` (the imatrix is ignored).

@@ -5,16 +5,18 @@
 //! `d: f16` (80–81), `dmin: f16` (82–83). Element `e` of group `j = e/16` dequantizes as
 //! `(d*sc_j)*q - dmin*m_j`.
 
+use super::blocks::BlockQ2K;
 use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{make_qp_quants, pack_2bit, QkxSearch, QKX3_IMATRIX_SEARCH};
 use crate::lanes::{qkx_search_lanes, transpose, QkxFit};
 use crate::simd::{multiversion, V8};
+use std::mem::{offset_of, size_of};
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 84;
-const QS_AT: usize = 16;
-const D_AT: usize = 80;
-const DMIN_AT: usize = 82;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ2K>();
+const QS_AT: usize = offset_of!(BlockQ2K, qs);
+const D_AT: usize = offset_of!(BlockQ2K, d);
+const DMIN_AT: usize = offset_of!(BlockQ2K, dmin);
 
 /// The `make_qkx2_quants` search of the reference path.
 const REF_SEARCH: QkxSearch = QkxSearch {

@@ -5,16 +5,18 @@
 //! (96–107, sixteen 6-bit scales stored as `sc + 32`), `d: f16` (108–109). Element `e` of
 //! group `j = e/16` dequantizes as `(d*sc_j) * (q - 4)` with `q` the 3-bit quant.
 
+use super::blocks::BlockQ3K;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{make_qx_quants, pack_2bit};
 use crate::lanes::{make_q3_quants_lanes, make_qx_quants_lanes, transpose, Q3Fit, QxFit};
 use crate::simd::{multiversion, V8};
+use std::mem::{offset_of, size_of};
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 110;
-const QS_AT: usize = 32;
-const SCALES_AT: usize = 96;
-const D_AT: usize = 108;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ3K>();
+const QS_AT: usize = offset_of!(BlockQ3K, qs);
+const SCALES_AT: usize = offset_of!(BlockQ3K, scales);
+const D_AT: usize = offset_of!(BlockQ3K, d);
 
 /// Packs the sixteen biased 6-bit scales `l` (0..64) into the 12 `scales` bytes: the low
 /// nibbles of scales 0–7 / 8–15 go to the low / high nibbles of bytes 0–7, and the top two

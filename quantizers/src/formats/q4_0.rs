@@ -19,15 +19,17 @@
 use super::block32::{
     block_trunc, pack_nibbles, row_sigma2, signed_abs_max, weighted_lanes, CHUNK_BLOCKS,
 };
+use super::blocks::BlockQ4_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{get_u16, put_u16};
 use crate::lanes::{make_qx_quants_lanes, LANES};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 18;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ4_0>();
 
 multiversion! {
     /// Quantizes one row; with an imatrix, through the weighted scale search.

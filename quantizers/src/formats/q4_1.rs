@@ -13,17 +13,19 @@
 //! x86-64 `i32::MIN` truncated to a byte (0), as the reference build stores them.
 
 use super::block32::{block_trunc, pack_nibbles, row_sigma2, weighted_lanes, CHUNK_BLOCKS};
+use super::blocks::BlockQ4_1;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{get_u16, put_u16};
 use crate::kquants::QKX3_IMATRIX_SEARCH;
 use crate::lanes::qkx_search_lanes;
 use crate::lanes::LANES;
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 20;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ4_1>();
 
 /// The reference's sequential scan `if v < min { min = v }; if v > max { max = v }` from
 /// `(FLT_MAX, −FLT_MAX)`, as `(min, max)`.

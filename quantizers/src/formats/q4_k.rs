@@ -8,15 +8,17 @@
 //! The scale search (this file's [`quantize_super_block`]) is shared with Q5_K, which only
 //! differs in the level count, the search range and the quant packing.
 
+use super::blocks::BlockQ4K;
 use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{
     get_scale_min_k4, make_qp_quants, pack_scale_min_k4, QkxSearch, QKX3_IMATRIX_SEARCH,
 };
 use crate::lanes::{qkx_search_lanes, transpose};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 144;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ4K>();
 /// Bytes of the `d`, `dmin`, `scales[12]` head shared by Q4_K and Q5_K.
 pub(crate) const HEAD_BYTES: usize = 16;
 

@@ -13,16 +13,18 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::block32::{block_trunc, row_sigma2, signed_abs_max, weighted_lanes, CHUNK_BLOCKS};
+use super::blocks::BlockQ5_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{get_u16, put_u16};
 use crate::lanes::make_qx_quants_lanes;
 use crate::lanes::LANES;
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 22;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ5_0>();
 
 /// Packs 32 five-bit quants (only their low 5 bits count) into `qh` (`out[0..4]`) and `qs`
 /// (`out[4..20]`); shared with q5_1.

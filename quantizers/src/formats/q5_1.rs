@@ -12,6 +12,7 @@
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
 use super::block32::{block_trunc, row_sigma2, weighted_lanes, CHUNK_BLOCKS};
+use super::blocks::BlockQ5_1;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use super::q4_1::min_max;
 use super::q5_0::{pack_q5, unpack_q5};
@@ -20,11 +21,12 @@ use crate::kquants::QKX3_IMATRIX_SEARCH;
 use crate::lanes::qkx_search_lanes;
 use crate::lanes::LANES;
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 24;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ5_1>();
 
 multiversion! {
     /// Quantizes one row; with an imatrix, through the weighted scale/offset search.

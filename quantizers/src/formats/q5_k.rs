@@ -4,13 +4,15 @@
 //! `qs[128]` (48–175). The low nibbles are placed as in Q4_K; bit 4 of element `e` is bit
 //! `e/32` of `qh[e%32]`. Sub-block `j` dequantizes as `(d*sc_j)*q - dmin*m_j`.
 
+use super::blocks::BlockQ5K;
 use crate::kquants::QkxSearch;
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 use super::q4_k::{quantize_super_block, sub_block_factors, SubBlockParams, HEAD_BYTES};
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 176;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ5K>();
 const QS_AT: usize = HEAD_BYTES + 32;
 
 const Q5_K_PARAMS: SubBlockParams = SubBlockParams {

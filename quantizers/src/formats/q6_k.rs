@@ -9,15 +9,17 @@
 //! `128h + l + 32` and `128h + l + 96`, and `qh[32h + l]` their top two bits in the order
 //! `+0, +32, +64, +96`.
 
+use super::blocks::BlockQ6K;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::lanes::{make_qx_quants_lanes, squares, transpose, QxFit};
 use crate::simd::{multiversion, V8};
+use std::mem::{offset_of, size_of};
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 210;
-const SCALES_AT: usize = 192;
-const D_AT: usize = 208;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ6K>();
+const SCALES_AT: usize = offset_of!(BlockQ6K, scales);
+const D_AT: usize = offset_of!(BlockQ6K, d);
 
 multiversion! {
     /// `quantize_q6_K` for one row: the reference quantizer without an imatrix, the `_impl`

@@ -13,13 +13,15 @@
 //! that is reproduced exactly.
 
 use super::block32::{in_fast_range, round_fast};
+use super::blocks::BlockQ8_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{c_round_i32, get_u16, put_u16};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 34;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8_0>();
 
 /// The reference's sequential `amax = amax > |v| ? amax : |v|` from 0.
 fn abs_max_scalar(x: &[f32; QK]) -> f32 {

@@ -7,14 +7,16 @@
 //! Quantization (`quantize_row_q8_1_ref`; the imatrix is ignored) is q8_0's, plus
 //! `s = fp16(f32(Σ stored i8 quants) · d)`. **NaN handling:** as q8_0.
 
+use super::blocks::BlockQ8_1;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use super::q8_0::{abs_max, quants_q8};
 use crate::common::{get_u16, put_u16};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 32;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 36;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8_1>();
 
 /// Quantizes one row (`quantize_row_q8_1_ref`). The imatrix is ignored.
 pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {

@@ -4,10 +4,12 @@
 //! Layout: `d: f32` (bytes 0–3), `qs[256]: i8` (4–259), `bsums[16]: i16` (260–291, the sum
 //! of each group of 16 quants).
 
+use super::blocks::BlockQ8K;
 use crate::common::nearest_int;
+use std::mem::size_of;
 
 pub(crate) const QK: usize = 256;
-pub(crate) const BLOCK_BYTES: usize = 292;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8K>();
 
 pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {

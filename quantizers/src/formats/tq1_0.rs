@@ -10,13 +10,15 @@
 
 use super::block32::in_fast_range;
 use super::block32::round_fast;
+use super::blocks::BlockTq1_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 54;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockTq1_0>();
 
 /// C's `(int)lroundf(x)` on x86-64 glibc: round half away from zero to a `long`, where NaN
 /// and values beyond the `long` range give `LONG_MIN`, then keep the low 32 bits.

@@ -3,14 +3,16 @@
 //! Layout: `qs[64]`, then `d: f16` (the scale comes last). Byte `32c + m` holds, at bits
 //! `2n`, the code `t + 1` (t ∈ {-1, 0, 1}) of element `128c + 32n + m`. Value = `(code - 1) * d`.
 
+use super::blocks::BlockTq2_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::formats::tq1_0::{ternary_codes, ternary_scale};
 use crate::simd::{multiversion, V8};
+use std::mem::size_of;
 
 /// Elements per block.
 pub(crate) const QK: usize = 256;
 /// Bytes per block.
-pub(crate) const BLOCK_BYTES: usize = 66;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockTq2_0>();
 
 multiversion! {
     /// `quantize_row_tq2_0_ref` (the imatrix is ignored).
