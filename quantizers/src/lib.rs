@@ -3,7 +3,8 @@
 //! A pure crate: slices in, slices out, no I/O. Every tensor element type GGUF knows is a
 //! [`GgmlType`]; its [`TypeTraits`] (from [`traits`]) give the block geometry and the row
 //! kernels. The CLIs and the GGUF writer go through this registry only, so adding a type is
-//! one file in `formats/` plus one row in the `registry` table.
+//! its file in `formats/` (and its block in `formats/blocks.rs`) plus one row in the table
+//! in `registry.rs`.
 //!
 //! Fidelity: the kernels reproduce llama.cpp's x86-64 `ggml-base` output byte for byte. That
 //! build evaluates every float expression unfused and in source order, so the kernels here

@@ -708,3 +708,101 @@ pub fn default_output_path(input: &std::path::Path, ftype: &FileType) -> std::pa
         _ => std::path::PathBuf::from(name),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv_err(s: &str) -> String {
+        KvOverride::parse(s).unwrap_err().to_string()
+    }
+
+    fn tt_err(s: &str) -> String {
+        TensorTypeOverride::parse(s).unwrap_err().to_string()
+    }
+
+    /// The messages are the CLI's (scripts and tests match them).
+    #[test]
+    fn option_errors_say_what_the_cli_always_said() {
+        assert_eq!(
+            kv_err("a"),
+            "malformed override 'a': expected KEY=TYPE:VALUE"
+        );
+        assert_eq!(
+            kv_err("a=int"),
+            "malformed override 'a=int': expected KEY=TYPE:VALUE"
+        );
+        assert_eq!(kv_err("=int:1"), "override key '' must be 1 to 127 bytes");
+        assert_eq!(kv_err("a=int:x"), "invalid int 'x' in 'a=int:x'");
+        assert_eq!(kv_err("a=float:x"), "invalid float 'x' in 'a=float:x'");
+        assert_eq!(
+            kv_err("a=bool:1"),
+            "invalid bool '1' in 'a=bool:1' (true or false)"
+        );
+        assert_eq!(
+            kv_err(&format!("a=str:{}", "x".repeat(128))),
+            "string override for 'a' is longer than 127 bytes"
+        );
+        assert_eq!(
+            kv_err("a=u8:1"),
+            "invalid override type 'u8' in 'a=u8:1' (int, float, bool, str)"
+        );
+        assert_eq!(KvOverride::parse("a=int:-7").unwrap().value, Value::U32(7));
+        assert_eq!(
+            tt_err("attn"),
+            "malformed tensor type 'attn': expected PATTERN=TYPE"
+        );
+        assert_eq!(tt_err("=q4_0"), "missing tensor name in '=q4_0'");
+        assert_eq!(tt_err("a=q9"), "invalid ggml type 'q9' in 'a=q9'");
+        assert!(tt_err("a(=q4_0").starts_with("invalid pattern 'a(': "));
+        assert!(TensorTypeOverride::check_type("a(=q4_0").is_ok());
+        assert_eq!(
+            TensorTypeOverride::parse("ATTN=Q4_K").unwrap().ty,
+            GgmlType::Q4_K
+        );
+    }
+
+    #[test]
+    fn tensor_problems_say_what_the_cli_always_said() {
+        let e = QuantizeError::Tensor {
+            tensor: "blk.0.ffn_up.weight".into(),
+            problem: TensorProblem::ImatrixRequired {
+                to: GgmlType::IQ2_XS,
+                imatrix_given: true,
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "tensor 'blk.0.ffn_up.weight': quantizing to iq2_xs requires an importance matrix \
+             (--imatrix), and the imatrix has no usable entry for it"
+        );
+        let no_imatrix = TensorProblem::ImatrixRequired {
+            to: GgmlType::IQ1_S,
+            imatrix_given: false,
+        };
+        assert_eq!(
+            no_imatrix.to_string(),
+            "quantizing to iq1_s requires an importance matrix (--imatrix)"
+        );
+        assert_eq!(
+            TensorProblem::Requantize(GgmlType::Q4_0).to_string(),
+            "requantizing from type q4_0 is disabled (use --allow-requantize)"
+        );
+        assert_eq!(
+            TensorProblem::Unconvertible {
+                from: GgmlType::I32,
+                to: GgmlType::Q8_0
+            }
+            .to_string(),
+            "cannot convert i32 data to q8_0"
+        );
+        assert_eq!(
+            TensorProblem::ImatrixSize {
+                imatrix: 3,
+                tensor: 4
+            }
+            .to_string(),
+            "imatrix size 3 is different from tensor size 4"
+        );
+    }
+}

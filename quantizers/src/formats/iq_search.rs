@@ -94,6 +94,9 @@ macro_rules! superblock_quantizer {
                 src,
                 dst,
                 imatrix,
+                // Inlined so that the body is compiled with the caller's target features
+                // (the AVX2 build of `multiversion!`), as it was before it became a closure.
+                #[inline(always)]
                 |$x, $qw, $y| $body,
             )
         }
