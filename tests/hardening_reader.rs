@@ -25,7 +25,10 @@ fn check_tensor_type_files() {
     }
     std::fs::write(&distinct, &text).unwrap();
     drop(text);
-    let e = TensorTypeList::new().read_file(&distinct).unwrap_err();
+    let e = TensorTypeList::new()
+        .read_file(&distinct)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(&format!(
             "more than {MAX_TENSOR_TYPE_PATTERNS} distinct tensor type patterns"
@@ -45,7 +48,10 @@ fn check_tensor_type_files() {
     // An item without a pattern is refused as llama-quantize refuses it.
     let bad = d.join("bad.txt");
     std::fs::write(&bad, "a=q8_0 =q4_0").unwrap();
-    let e = TensorTypeList::new().read_file(&bad).unwrap_err();
+    let e = TensorTypeList::new()
+        .read_file(&bad)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("item 2") && e.contains("missing tensor name"),
         "{e}"

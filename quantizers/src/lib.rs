@@ -3,7 +3,8 @@
 //! A pure crate: slices in, slices out, no I/O. Every tensor element type GGUF knows is a
 //! [`GgmlType`]; its [`TypeTraits`] (from [`traits`]) give the block geometry and the row
 //! kernels. The CLIs and the GGUF writer go through this registry only, so adding a type is
-//! one file in `formats/` plus one line in [`registry`].
+//! its file in `formats/` (and its block in `formats/blocks.rs`) plus one row in the table
+//! in `registry.rs`.
 //!
 //! Fidelity: the kernels reproduce llama.cpp's x86-64 `ggml-base` output byte for byte. That
 //! build evaluates every float expression unfused and in source order, so the kernels here
@@ -19,21 +20,21 @@
 //! operation, x86 returns the first operand, but Rust does not fix which operand is first,
 //! so inputs that already contain such NaNs may give NaN scales with other NaN bits.
 
+#[macro_use]
+mod type_table;
+
 mod common;
 mod formats;
+mod kernel;
 mod kquants;
 mod lanes;
 mod registry;
 mod rows;
 mod simd;
-mod types;
 
 pub use common::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
-pub use registry::{
-    all_types, traits, DequantizeRowFn, QuantizeRowFn, Quantizer, TryQuantizeRowFn, TypeTraits,
-    Unrepresentable,
-};
+pub use kernel::{DequantizeRowFn, QuantizeRowFn, Quantizer, TryQuantizeRowFn, Unrepresentable};
+pub use registry::{all_types, traits, GgmlType, TypeTraits};
 pub use rows::{dequantize_rows, quantize_rows, row_size, QuantError};
 #[doc(hidden)]
 pub use simd::force_portable;
-pub use types::GgmlType;

@@ -1,64 +1,55 @@
-//! The one table that describes every GGML type.
+//! The one table that describes every GGML type: one row each (see [`crate::type_table`]
+//! for the columns). Adding a type is its kernel file in `formats/` plus one row here.
+
+use std::fmt;
 
 use crate::formats;
-use crate::types::GgmlType;
+use crate::kernel::{DequantizeRowFn, Quantizer};
 
-/// Quantizes one row: `src` holds `n_per_row` floats (a whole number of blocks), `dst` exactly
-/// the row's bytes. `imatrix`, when given, has `n_per_row` importance weights (llama.cpp
-/// passes the same vector for every row). Types that ignore the imatrix accept and ignore it.
-pub type QuantizeRowFn = fn(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>);
-
-/// Quantizes one row like [`QuantizeRowFn`], but may refuse it: the IQ lattice searches
-/// meet inputs (infinities, NaN, values near `f32::MAX`) on which llama.cpp aborts.
-pub type TryQuantizeRowFn =
-    fn(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) -> Result<(), Unrepresentable>;
-
-/// A block a quantizer cannot represent (llama.cpp aborts on it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unrepresentable {
-    /// The block's index within its row.
-    pub block: usize,
-    /// What went wrong.
-    pub reason: &'static str,
-}
-
-impl std::fmt::Display for Unrepresentable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "block {}: {}", self.block, self.reason)
+ggml_types! {
+    removed {
+        Q4_2 = 4, Q4_3 = 5,
+        Q4_0_4_4 = 31, Q4_0_4_8 = 32, Q4_0_8_8 = 33,
+        IQ4_NL_4_4 = 36, IQ4_NL_4_8 = 37, IQ4_NL_8_8 = 38,
     }
+    F32     = 0,  "f32",     float, block 1,   bytes 4,   imatrix ignored,  kernels Total(f32);
+    F16     = 1,  "f16",     float, block 1,   bytes 2,   imatrix ignored,  kernels Total(f16);
+    Q4_0    = 2,  "q4_0",    quant, block 32,  bytes 18,  imatrix uses,     kernels Total(q4_0);
+    Q4_1    = 3,  "q4_1",    quant, block 32,  bytes 20,  imatrix uses,     kernels Total(q4_1);
+    Q5_0    = 6,  "q5_0",    quant, block 32,  bytes 22,  imatrix uses,     kernels Total(q5_0);
+    Q5_1    = 7,  "q5_1",    quant, block 32,  bytes 24,  imatrix uses,     kernels Total(q5_1);
+    Q8_0    = 8,  "q8_0",    quant, block 32,  bytes 34,  imatrix ignored,  kernels Total(q8_0);
+    Q8_1    = 9,  "q8_1",    quant, block 32,  bytes 36,  imatrix ignored,  kernels Total(q8_1);
+    Q2_K    = 10, "q2_K",    quant, block 256, bytes 84,  imatrix uses,     kernels Total(q2_k);
+    Q3_K    = 11, "q3_K",    quant, block 256, bytes 110, imatrix uses,     kernels Total(q3_k);
+    Q4_K    = 12, "q4_K",    quant, block 256, bytes 144, imatrix uses,     kernels Total(q4_k);
+    Q5_K    = 13, "q5_K",    quant, block 256, bytes 176, imatrix uses,     kernels Total(q5_k);
+    Q6_K    = 14, "q6_K",    quant, block 256, bytes 210, imatrix uses,     kernels Total(q6_k);
+    Q8_K    = 15, "q8_K",    quant, block 256, bytes 292, imatrix ignored,  kernels Total(q8_k);
+    IQ2_XXS = 16, "iq2_xxs", quant, block 256, bytes 66,  imatrix requires, kernels Partial(iq2_xxs);
+    IQ2_XS  = 17, "iq2_xs",  quant, block 256, bytes 74,  imatrix requires, kernels Partial(iq2_xs);
+    IQ3_XXS = 18, "iq3_xxs", quant, block 256, bytes 98,  imatrix uses,     kernels Partial(iq3_xxs);
+    IQ1_S   = 19, "iq1_s",   quant, block 256, bytes 50,  imatrix requires, kernels Partial(iq1_s);
+    IQ4_NL  = 20, "iq4_nl",  quant, block 32,  bytes 18,  imatrix uses,     kernels Total(iq4_nl);
+    IQ3_S   = 21, "iq3_s",   quant, block 256, bytes 110, imatrix uses,     kernels Partial(iq3_s);
+    IQ2_S   = 22, "iq2_s",   quant, block 256, bytes 82,  imatrix uses,     kernels Partial(iq2_s);
+    IQ4_XS  = 23, "iq4_xs",  quant, block 256, bytes 136, imatrix uses,     kernels Total(iq4_xs);
+    I8      = 24, "i8",      int,   block 1,   bytes 1,   imatrix ignored,  kernels none;
+    I16     = 25, "i16",     int,   block 1,   bytes 2,   imatrix ignored,  kernels none;
+    I32     = 26, "i32",     int,   block 1,   bytes 4,   imatrix ignored,  kernels none;
+    I64     = 27, "i64",     int,   block 1,   bytes 8,   imatrix ignored,  kernels none;
+    F64     = 28, "f64",     float, block 1,   bytes 8,   imatrix ignored,  kernels none;
+    IQ1_M   = 29, "iq1_m",   quant, block 256, bytes 56,  imatrix uses,     kernels Partial(iq1_m);
+    BF16    = 30, "bf16",    float, block 1,   bytes 2,   imatrix ignored,  kernels Total(bf16);
+    TQ1_0   = 34, "tq1_0",   quant, block 256, bytes 54,  imatrix ignored,  kernels Total(tq1_0);
+    TQ2_0   = 35, "tq2_0",   quant, block 256, bytes 66,  imatrix ignored,  kernels Total(tq2_0);
+    MXFP4   = 39, "mxfp4",   quant, block 32,  bytes 17,  imatrix ignored,  kernels Total(mxfp4);
+    NVFP4   = 40, "nvfp4",   quant, block 64,  bytes 36,  imatrix ignored,  kernels Total(nvfp4);
+    Q1_0    = 41, "q1_0",    quant, block 128, bytes 18,  imatrix ignored,  kernels Total(q1_0);
+    Q2_0    = 42, "q2_0",    quant, block 64,  bytes 18,  imatrix ignored,  kernels Total(q2_0);
 }
 
-/// A row quantizer: one that always succeeds, or one that may refuse a row.
-#[derive(Debug, Clone, Copy)]
-pub enum Quantizer {
-    /// Succeeds on every input.
-    Total(QuantizeRowFn),
-    /// May refuse a row it cannot represent.
-    Partial(TryQuantizeRowFn),
-}
-
-impl Quantizer {
-    /// Quantizes one row (see [`QuantizeRowFn`]).
-    pub fn quantize_row(
-        self,
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> {
-        match self {
-            Quantizer::Total(f) => {
-                f(src, dst, imatrix);
-                Ok(())
-            }
-            Quantizer::Partial(f) => f(src, dst, imatrix),
-        }
-    }
-}
-
-/// Dequantizes whole blocks: `src` holds `dst.len() / block_size` blocks.
-pub type DequantizeRowFn = fn(src: &[u8], dst: &mut [f32]);
-
-/// What ggml knows about one element type.
+/// What ggml knows about one element type (its row of the table).
 #[derive(Debug, Clone, Copy)]
 pub struct TypeTraits {
     /// The type.
@@ -79,77 +70,30 @@ pub struct TypeTraits {
     pub dequantize: Option<DequantizeRowFn>,
 }
 
-impl TypeTraits {
-    /// A type with no kernels (yet): geometry only.
-    pub const fn geometry(
-        ty: GgmlType,
-        name: &'static str,
-        block_size: usize,
-        type_size: usize,
-    ) -> TypeTraits {
-        TypeTraits {
-            ty,
-            name,
-            block_size,
-            type_size,
-            requires_imatrix: false,
-            uses_imatrix: false,
-            quantize: None,
-            dequantize: None,
-        }
-    }
-}
-
-static TABLE: [&TypeTraits; 35] = [
-    &formats::f32::TRAITS,
-    &formats::f16::TRAITS,
-    &formats::q4_0::TRAITS,
-    &formats::q4_1::TRAITS,
-    &formats::q5_0::TRAITS,
-    &formats::q5_1::TRAITS,
-    &formats::q8_0::TRAITS,
-    &formats::q8_1::TRAITS,
-    &formats::q2_k::TRAITS,
-    &formats::q3_k::TRAITS,
-    &formats::q4_k::TRAITS,
-    &formats::q5_k::TRAITS,
-    &formats::q6_k::TRAITS,
-    &formats::q8_k::TRAITS,
-    &formats::iq2_xxs::TRAITS,
-    &formats::iq2_xs::TRAITS,
-    &formats::iq3_xxs::TRAITS,
-    &formats::iq1_s::TRAITS,
-    &formats::iq4_nl::TRAITS,
-    &formats::iq3_s::TRAITS,
-    &formats::iq2_s::TRAITS,
-    &formats::iq4_xs::TRAITS,
-    &formats::ints::I8,
-    &formats::ints::I16,
-    &formats::ints::I32,
-    &formats::ints::I64,
-    &formats::ints::F64,
-    &formats::iq1_m::TRAITS,
-    &formats::bf16::TRAITS,
-    &formats::tq1_0::TRAITS,
-    &formats::tq2_0::TRAITS,
-    &formats::mxfp4::TRAITS,
-    &formats::nvfp4::TRAITS,
-    &formats::q1_0::TRAITS,
-    &formats::q2_0::TRAITS,
-];
-
 /// The traits of `ty`.
 pub fn traits(ty: GgmlType) -> &'static TypeTraits {
-    let idx = GgmlType::ALL
-        .iter()
-        .position(|t| *t == ty)
-        .expect("every GgmlType is in GgmlType::ALL");
-    TABLE[idx]
+    &TABLE[ty.row()]
 }
 
 /// Every type's traits, in id order.
 pub fn all_types() -> impl Iterator<Item = &'static TypeTraits> {
-    TABLE.iter().copied()
+    TABLE.iter()
+}
+
+impl GgmlType {
+    /// Parses a type name case-insensitively (`Q4_K`, `q4_k`, `bf16`).
+    pub fn from_name(name: &str) -> Option<GgmlType> {
+        GgmlType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for GgmlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 #[cfg(test)]
@@ -157,9 +101,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_matches_enum_order_and_ids() {
-        for (t, tr) in GgmlType::ALL.iter().zip(TABLE.iter()) {
-            assert_eq!(*t, tr.ty, "registry row for {:?} is out of order", t);
+    fn table_rows_follow_the_ids() {
+        for (row, (t, tr)) in GgmlType::ALL.iter().zip(TABLE.iter()).enumerate() {
+            assert_eq!(*t, tr.ty, "row {row} holds {:?}", tr.ty);
+            assert_eq!(t.row(), row, "{t:?}");
+            assert_eq!(traits(*t).ty, *t);
+        }
+        assert!(GgmlType::ALL.windows(2).all(|w| w[0].id() < w[1].id()));
+    }
+
+    /// Every id up to the highest is a type or a removed one, never both: a type ggml adds
+    /// in the middle of the range cannot be forgotten.
+    #[test]
+    fn every_id_is_a_type_or_removed() {
+        let max = GgmlType::ALL.iter().map(|t| t.id()).max().unwrap();
+        for id in 0..=max + 8 {
+            let removed = GgmlType::REMOVED.iter().find(|r| r.0 == id);
+            match (GgmlType::from_id(id), removed) {
+                (Some(t), None) => assert_eq!(t.id(), id),
+                (None, Some(_)) => {}
+                (None, None) => assert!(id > max, "id {id} is neither a type nor removed"),
+                (Some(t), Some(r)) => panic!("id {id} is both {t} and removed {}", r.1),
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        for &t in &GgmlType::ALL {
+            assert_eq!(GgmlType::from_name(t.name()), Some(t));
+            assert_eq!(GgmlType::from_name(&t.name().to_uppercase()), Some(t));
+            assert_eq!(t.to_string(), t.name());
+            assert_eq!(traits(t).name, t.name());
+            assert_eq!(format!("{t:?}").to_lowercase(), t.name().to_lowercase());
+        }
+        for &(_, removed) in GgmlType::REMOVED {
+            assert_eq!(GgmlType::from_name(removed), None, "{removed}");
+        }
+    }
+
+    /// Every block-quantized type and every float type but f64 has both kernels; the
+    /// integer types and f64 have none. The imatrix flags agree with each other.
+    #[test]
+    fn kernels_cover_the_convertible_types() {
+        for tr in all_types() {
+            let t = tr.ty;
+            let convertible = t.is_quantized() || (t.is_float() && t != GgmlType::F64);
+            assert_eq!(tr.quantize.is_some(), convertible, "{t}");
+            assert_eq!(tr.dequantize.is_some(), convertible, "{t}");
+            assert!(!tr.requires_imatrix || tr.uses_imatrix, "{t}");
+            assert!(!tr.uses_imatrix || t.is_quantized(), "{t}");
+            if !t.is_quantized() {
+                assert_eq!(tr.block_size, 1, "{t}");
+            }
         }
     }
 
@@ -210,6 +204,7 @@ mod tests {
                 (name, bs, ts),
                 "{t:?}"
             );
+            assert_eq!((t.block_size(), t.type_size()), (bs, ts), "{t:?}");
             assert_eq!(GgmlType::from_name(&name.to_uppercase()), Some(t));
             assert_eq!(GgmlType::from_id(t.id()), Some(t));
         }

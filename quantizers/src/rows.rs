@@ -2,8 +2,8 @@
 
 use rayon::prelude::*;
 
-use crate::registry::{traits, Unrepresentable};
-use crate::types::GgmlType;
+use crate::kernel::Unrepresentable;
+use crate::registry::{traits, GgmlType};
 
 /// Why a quantize/dequantize request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

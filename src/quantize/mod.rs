@@ -8,7 +8,7 @@
 //! file. Every error llama-quantize would hit half-way through the run is raised here,
 //! before an output file exists.
 
-mod ftype;
+pub mod ftype;
 mod imatrix;
 pub mod prune;
 pub mod rules;
@@ -20,10 +20,13 @@ use regex::Regex;
 
 pub use ftype::{FileType, FILE_TYPES};
 pub use imatrix::{Imatrix, ImatrixError, ImatrixProblem};
-pub use tensor_types::{TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS};
+pub use rules::RuleError;
+pub use tensor_types::{
+    ItemProblem, TensorTypeError, TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS,
+};
 
-use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, Value};
-use crate::ir::{Convert, Model, Tensor, TensorData};
+use crate::gguf::{tensor_nbytes, ArrayValue, Metadata, MetadataError, Value};
+use crate::ir::{Convert, ConvertError, Model, Tensor, TensorData};
 use crate::quantizers::{traits, GgmlType};
 use rules::{Category, MixState, ModelFacts, RuleOptions};
 
@@ -38,35 +41,71 @@ pub struct TensorTypeOverride {
     pub ty: GgmlType,
 }
 
+/// A `--tensor-type PATTERN=TYPE` item that cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum OverrideError {
+    /// No `=`.
+    #[error("malformed tensor type '{item}': expected PATTERN=TYPE")]
+    Malformed {
+        /// The item.
+        item: String,
+    },
+    /// Nothing before the `=` (llama-quantize: "missing tensor name").
+    #[error("missing tensor name in '{item}'")]
+    MissingName {
+        /// The item.
+        item: String,
+    },
+    /// An unknown type name after the `=`.
+    #[error("invalid ggml type '{ty}' in '{item}'")]
+    InvalidType {
+        /// The type name.
+        ty: String,
+        /// The item.
+        item: String,
+    },
+    /// A pattern the regex engine rejects.
+    #[error("invalid pattern '{pattern}': {source}")]
+    InvalidPattern {
+        /// The pattern (lowercased).
+        pattern: String,
+        /// The regex engine's reason.
+        source: regex::Error,
+    },
+}
+
 impl TensorTypeOverride {
     /// Parses `PATTERN=TYPE`.
-    pub fn parse(s: &str) -> Result<TensorTypeOverride, String> {
-        let (pat, ty) = s
-            .split_once('=')
-            .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
-        if pat.is_empty() {
-            // llama-quantize: "missing tensor name".
-            return Err(format!("missing tensor name in '{s}'"));
-        }
+    pub fn parse(s: &str) -> Result<TensorTypeOverride, OverrideError> {
+        let (pat, ty) = Self::split(s)?;
         let pattern = pat.to_lowercase();
-        let ty =
-            GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
-        let regex =
-            Regex::new(&pattern).map_err(|e| format!("invalid pattern '{pattern}': {e}"))?;
+        let regex = Regex::new(&pattern).map_err(|source| OverrideError::InvalidPattern {
+            pattern: pattern.clone(),
+            source,
+        })?;
         Ok(TensorTypeOverride { pattern, regex, ty })
     }
 
     /// Checks `PATTERN=TYPE` as [`TensorTypeOverride::parse`] does, without compiling the
     /// pattern.
-    pub fn check_type(s: &str) -> Result<(), String> {
+    pub fn check_type(s: &str) -> Result<(), OverrideError> {
+        Self::split(s).map(|_| ())
+    }
+
+    /// The pattern and the type of `PATTERN=TYPE`.
+    fn split(s: &str) -> Result<(&str, GgmlType), OverrideError> {
+        let item = || s.to_string();
         let (pat, ty) = s
             .split_once('=')
-            .ok_or_else(|| format!("malformed tensor type '{s}': expected PATTERN=TYPE"))?;
+            .ok_or_else(|| OverrideError::Malformed { item: item() })?;
         if pat.is_empty() {
-            return Err(format!("missing tensor name in '{s}'"));
+            return Err(OverrideError::MissingName { item: item() });
         }
-        GgmlType::from_name(ty).ok_or_else(|| format!("invalid ggml type '{ty}' in '{s}'"))?;
-        Ok(())
+        let ty = GgmlType::from_name(ty).ok_or_else(|| OverrideError::InvalidType {
+            ty: ty.to_string(),
+            item: item(),
+        })?;
+        Ok((pat, ty))
     }
 }
 
@@ -79,46 +118,92 @@ pub struct KvOverride {
     pub value: Value,
 }
 
+/// A `--override-kv KEY=TYPE:VALUE` item that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KvOverrideError {
+    /// No `=` or no `:`.
+    #[error("malformed override '{item}': expected KEY=TYPE:VALUE")]
+    Malformed {
+        /// The item.
+        item: String,
+    },
+    /// An empty key or one longer than 127 bytes.
+    #[error("override key '{key}' must be 1 to 127 bytes")]
+    KeyLength {
+        /// The key.
+        key: String,
+    },
+    /// A value that does not parse as its type.
+    #[error("invalid {ty} '{value}' in '{item}'{hint}")]
+    InvalidValue {
+        /// `int`, `float` or `bool`.
+        ty: &'static str,
+        /// The value.
+        value: String,
+        /// The item.
+        item: String,
+        /// What the type accepts, where worth saying (` (true or false)`).
+        hint: &'static str,
+    },
+    /// A string value longer than 127 bytes.
+    #[error("string override for '{key}' is longer than 127 bytes")]
+    StringTooLong {
+        /// The key.
+        key: String,
+    },
+    /// A type other than `int`, `float`, `bool`, `str`.
+    #[error("invalid override type '{ty}' in '{item}' (int, float, bool, str)")]
+    InvalidType {
+        /// The type.
+        ty: String,
+        /// The item.
+        item: String,
+    },
+}
+
 impl KvOverride {
     /// Parses `KEY=TYPE:VALUE` with TYPE one of `int`, `float`, `bool`, `str`.
-    pub fn parse(s: &str) -> Result<KvOverride, String> {
-        let (key, rest) = s
-            .split_once('=')
-            .ok_or_else(|| format!("malformed override '{s}': expected KEY=TYPE:VALUE"))?;
+    pub fn parse(s: &str) -> Result<KvOverride, KvOverrideError> {
+        let malformed = || KvOverrideError::Malformed {
+            item: s.to_string(),
+        };
+        let (key, rest) = s.split_once('=').ok_or_else(malformed)?;
         if key.is_empty() || key.len() > 127 {
-            return Err(format!("override key '{key}' must be 1 to 127 bytes"));
+            return Err(KvOverrideError::KeyLength {
+                key: key.to_string(),
+            });
         }
-        let (ty, val) = rest
-            .split_once(':')
-            .ok_or_else(|| format!("malformed override '{s}': expected KEY=TYPE:VALUE"))?;
+        let (ty, val) = rest.split_once(':').ok_or_else(malformed)?;
+        let invalid = |ty: &'static str, hint: &'static str| KvOverrideError::InvalidValue {
+            ty,
+            value: val.to_string(),
+            item: s.to_string(),
+            hint,
+        };
         let value = match ty {
             "int" => {
-                let v: i64 = val
-                    .parse()
-                    .map_err(|_| format!("invalid int '{val}' in '{s}'"))?;
+                let v: i64 = val.parse().map_err(|_| invalid("int", ""))?;
                 Value::U32(v.unsigned_abs() as u32)
             }
-            "float" => Value::F32(
-                val.parse::<f64>()
-                    .map_err(|_| format!("invalid float '{val}' in '{s}'"))? as f32,
-            ),
+            "float" => Value::F32(val.parse::<f64>().map_err(|_| invalid("float", ""))? as f32),
             "bool" => match val {
                 "true" => Value::Bool(true),
                 "false" => Value::Bool(false),
-                _ => return Err(format!("invalid bool '{val}' in '{s}' (true or false)")),
+                _ => return Err(invalid("bool", " (true or false)")),
             },
             "str" => {
                 if val.len() > 127 {
-                    return Err(format!(
-                        "string override for '{key}' is longer than 127 bytes"
-                    ));
+                    return Err(KvOverrideError::StringTooLong {
+                        key: key.to_string(),
+                    });
                 }
                 Value::from(val)
             }
             _ => {
-                return Err(format!(
-                    "invalid override type '{ty}' in '{s}' (int, float, bool, str)"
-                ))
+                return Err(KvOverrideError::InvalidType {
+                    ty: ty.to_string(),
+                    item: s.to_string(),
+                })
             }
         };
         Ok(KvOverride {
@@ -236,14 +321,73 @@ pub enum QuantizeError {
     /// The input lacks something the rules need, or holds something they reject.
     #[error("{0}")]
     Input(String),
+    /// A metadata value the rules need is missing or of the wrong type.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    /// A hyperparameter that is not an integer.
+    #[error("metadata key '{key}' is not an integer")]
+    NotAnInteger {
+        /// The key.
+        key: String,
+    },
+    /// `--prune-layers` cannot renumber a tensor.
+    #[error(transparent)]
+    Prune(#[from] prune::PruneError),
     /// A tensor cannot be converted as planned.
     #[error("tensor '{tensor}': {problem}")]
     Tensor {
         /// The tensor.
         tensor: String,
         /// What is wrong.
-        problem: String,
+        problem: TensorProblem,
     },
+}
+
+/// Why one tensor cannot be converted as planned.
+#[derive(Debug, thiserror::Error)]
+pub enum TensorProblem {
+    /// The type rules fail on it.
+    #[error(transparent)]
+    Rule(#[from] rules::RuleError),
+    /// Its imatrix entry has the wrong length.
+    #[error("imatrix size {imatrix} is different from tensor size {tensor}")]
+    ImatrixSize {
+        /// Entries in the imatrix.
+        imatrix: usize,
+        /// Elements per row times matrices.
+        tensor: u64,
+    },
+    /// Its target type needs an imatrix that is missing or has no entry for it.
+    #[error(
+        "quantizing to {to} requires an importance matrix (--imatrix){}",
+        if *.imatrix_given { ", and the imatrix has no usable entry for it" } else { "" }
+    )]
+    ImatrixRequired {
+        /// The target type.
+        to: GgmlType,
+        /// An imatrix was given (without a usable entry).
+        imatrix_given: bool,
+    },
+    /// It is quantized already and `--allow-requantize` is not set.
+    #[error("requantizing from type {0} is disabled (use --allow-requantize)")]
+    Requantize(GgmlType),
+    /// Its shape gives no valid byte size.
+    #[error("{0}")]
+    Size(String),
+    /// Its data type cannot be converted (integer types).
+    #[error("cannot convert {from} data to {to}")]
+    Unconvertible {
+        /// The source type.
+        from: GgmlType,
+        /// The target type.
+        to: GgmlType,
+    },
+    /// We have no quantizer for the target type.
+    #[error("quantizing to {0} is not supported yet")]
+    Unsupported(GgmlType),
+    /// The conversion cannot be set up.
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
 }
 
 fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, QuantizeError> {
@@ -254,15 +398,14 @@ fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, Quantize
         Some(v) => v
             .as_int()
             .map(|i| Some(i as i64))
-            .ok_or_else(|| QuantizeError::Input(format!("metadata key '{key}' is not an integer"))),
+            .ok_or_else(|| QuantizeError::NotAnInteger {
+                key: key.to_string(),
+            }),
     }
 }
 
 fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
-    let arch = md
-        .get_str("general.architecture")
-        .map_err(|e| QuantizeError::Input(e.to_string()))?
-        .to_string();
+    let arch = md.get_str("general.architecture")?.to_string();
     let key = |k: &str| format!("{arch}.{k}");
     let n_layer = first_or_scalar_u32(md, &key("block_count"))?.unwrap_or(0);
     let n_head = first_or_scalar_u32(md, &key("attention.head_count"))?.unwrap_or(0);
@@ -328,10 +471,7 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     let mut layers = prune::LayerMap::new();
     if !opts.prune_layers.is_empty() {
         for &i in &sorted {
-            names[i] = match layers
-                .rename(&input.tensors[i].name, &opts.prune_layers)
-                .map_err(QuantizeError::Input)?
-            {
+            names[i] = match layers.rename(&input.tensors[i].name, &opts.prune_layers)? {
                 prune::Renamed::Keep(n) => Some(n),
                 prune::Renamed::Pruned => None,
             };
@@ -365,7 +505,7 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
 
     for (info, name) in order {
         let cat = Category::of(name);
-        let tensor_err = |problem: String| QuantizeError::Tensor {
+        let tensor_err = |problem: TensorProblem| QuantizeError::Tensor {
             tensor: name.to_string(),
             problem,
         };
@@ -393,10 +533,10 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
                             None => rules::mixture(
                                 &mut state, &facts, &rule_opts, name, &info.dims, cat, default,
                             )
-                            .map_err(tensor_err)?,
+                            .map_err(|e| tensor_err(e.into()))?,
                         };
                         let ne0 = info.dims.first().copied().unwrap_or(1);
-                        let (t, fb) = rules::fallback(ne0, t).map_err(tensor_err)?;
+                        let (t, fb) = rules::fallback(ne0, t).map_err(|e| tensor_err(e.into()))?;
                         if fb {
                             state.n_fallback += 1;
                             fell_back = true;
@@ -425,53 +565,42 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
                         ne0 * ne2
                     )),
                     Some(v) => {
-                        return Err(tensor_err(format!(
-                            "imatrix size {} is different from tensor size {}",
-                            v.len(),
-                            ne0 * ne2
-                        )))
+                        return Err(tensor_err(TensorProblem::ImatrixSize {
+                            imatrix: v.len(),
+                            tensor: ne0 * ne2,
+                        }))
                     }
                 }
             }
             if requires_imatrix && im_slice.is_none() {
-                let msg = format!(
-                    "quantizing to {} requires an importance matrix (--imatrix){}",
-                    to.name(),
-                    if imatrix.is_some() {
-                        ", and the imatrix has no usable entry for it"
-                    } else {
-                        ""
-                    }
-                );
+                let problem = TensorProblem::ImatrixRequired {
+                    to,
+                    imatrix_given: imatrix.is_some(),
+                };
                 if opts.dry_run {
-                    warnings.push(format!("{name}: {msg}"));
+                    warnings.push(format!("{name}: {problem}"));
                 } else {
-                    return Err(tensor_err(msg));
+                    return Err(tensor_err(problem));
                 }
             }
             if info.ty.is_quantized() && !opts.allow_requantize {
-                return Err(tensor_err(format!(
-                    "requantizing from type {} is disabled (use --allow-requantize)",
-                    info.ty.name()
-                )));
+                return Err(tensor_err(TensorProblem::Requantize(info.ty)));
             }
         }
-        let out_bytes = tensor_nbytes(to, &info.dims).map_err(tensor_err)?;
-        let in_bytes = tensor_nbytes(info.ty, &info.dims).map_err(tensor_err)?;
+        let size =
+            |ty| tensor_nbytes(ty, &info.dims).map_err(|e| tensor_err(TensorProblem::Size(e)));
+        let out_bytes = size(to)?;
+        let in_bytes = size(info.ty)?;
         let mapped = info.data.clone();
         let data = if quantize {
             if !info.ty.is_float() && !info.ty.is_quantized() {
-                return Err(tensor_err(format!(
-                    "cannot convert {} data to {}",
-                    info.ty.name(),
-                    to.name()
-                )));
+                return Err(tensor_err(TensorProblem::Unconvertible {
+                    from: info.ty,
+                    to,
+                }));
             }
             if traits(to).quantize.is_none() {
-                return Err(tensor_err(format!(
-                    "quantizing to {} is not supported yet",
-                    to.name()
-                )));
+                return Err(tensor_err(TensorProblem::Unsupported(to)));
             }
             let n_per_row = info.dims.first().copied().unwrap_or(1) as usize;
             let rows_per_matrix = info.dims.get(1).copied().unwrap_or(1) as usize;
@@ -483,7 +612,7 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
                 rows_per_matrix,
                 im_slice.clone(),
             )
-            .map_err(|e| tensor_err(e.to_string()))?;
+            .map_err(|e| tensor_err(e.into()))?;
             TensorData::Derived(Arc::new(conv))
         } else {
             mapped
@@ -577,5 +706,103 @@ pub fn default_output_path(input: &std::path::Path, ftype: &FileType) -> std::pa
     match input.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.join(name),
         _ => std::path::PathBuf::from(name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv_err(s: &str) -> String {
+        KvOverride::parse(s).unwrap_err().to_string()
+    }
+
+    fn tt_err(s: &str) -> String {
+        TensorTypeOverride::parse(s).unwrap_err().to_string()
+    }
+
+    /// The messages are the CLI's (scripts and tests match them).
+    #[test]
+    fn option_errors_say_what_the_cli_always_said() {
+        assert_eq!(
+            kv_err("a"),
+            "malformed override 'a': expected KEY=TYPE:VALUE"
+        );
+        assert_eq!(
+            kv_err("a=int"),
+            "malformed override 'a=int': expected KEY=TYPE:VALUE"
+        );
+        assert_eq!(kv_err("=int:1"), "override key '' must be 1 to 127 bytes");
+        assert_eq!(kv_err("a=int:x"), "invalid int 'x' in 'a=int:x'");
+        assert_eq!(kv_err("a=float:x"), "invalid float 'x' in 'a=float:x'");
+        assert_eq!(
+            kv_err("a=bool:1"),
+            "invalid bool '1' in 'a=bool:1' (true or false)"
+        );
+        assert_eq!(
+            kv_err(&format!("a=str:{}", "x".repeat(128))),
+            "string override for 'a' is longer than 127 bytes"
+        );
+        assert_eq!(
+            kv_err("a=u8:1"),
+            "invalid override type 'u8' in 'a=u8:1' (int, float, bool, str)"
+        );
+        assert_eq!(KvOverride::parse("a=int:-7").unwrap().value, Value::U32(7));
+        assert_eq!(
+            tt_err("attn"),
+            "malformed tensor type 'attn': expected PATTERN=TYPE"
+        );
+        assert_eq!(tt_err("=q4_0"), "missing tensor name in '=q4_0'");
+        assert_eq!(tt_err("a=q9"), "invalid ggml type 'q9' in 'a=q9'");
+        assert!(tt_err("a(=q4_0").starts_with("invalid pattern 'a(': "));
+        assert!(TensorTypeOverride::check_type("a(=q4_0").is_ok());
+        assert_eq!(
+            TensorTypeOverride::parse("ATTN=Q4_K").unwrap().ty,
+            GgmlType::Q4_K
+        );
+    }
+
+    #[test]
+    fn tensor_problems_say_what_the_cli_always_said() {
+        let e = QuantizeError::Tensor {
+            tensor: "blk.0.ffn_up.weight".into(),
+            problem: TensorProblem::ImatrixRequired {
+                to: GgmlType::IQ2_XS,
+                imatrix_given: true,
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "tensor 'blk.0.ffn_up.weight': quantizing to iq2_xs requires an importance matrix \
+             (--imatrix), and the imatrix has no usable entry for it"
+        );
+        let no_imatrix = TensorProblem::ImatrixRequired {
+            to: GgmlType::IQ1_S,
+            imatrix_given: false,
+        };
+        assert_eq!(
+            no_imatrix.to_string(),
+            "quantizing to iq1_s requires an importance matrix (--imatrix)"
+        );
+        assert_eq!(
+            TensorProblem::Requantize(GgmlType::Q4_0).to_string(),
+            "requantizing from type q4_0 is disabled (use --allow-requantize)"
+        );
+        assert_eq!(
+            TensorProblem::Unconvertible {
+                from: GgmlType::I32,
+                to: GgmlType::Q8_0
+            }
+            .to_string(),
+            "cannot convert i32 data to q8_0"
+        );
+        assert_eq!(
+            TensorProblem::ImatrixSize {
+                imatrix: 3,
+                tensor: 4
+            }
+            .to_string(),
+            "imatrix size 3 is different from tensor size 4"
+        );
     }
 }

@@ -10,15 +10,29 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+/// A `--prune-layers` value or a tensor name that pruning cannot handle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PruneError {
+    /// A list item that is not a non-negative `int`.
+    #[error("invalid layer id '{0}'")]
+    InvalidLayerId(String),
+    /// A tensor whose block number C's `stoi` rejects.
+    #[error("tensor '{tensor}': block number out of range")]
+    BlockOutOfRange {
+        /// The tensor.
+        tensor: String,
+    },
+}
+
 /// Parses llama-quantize's `--prune-layers` value: comma-separated layer numbers, each read
 /// like C's `stoi` (leading blanks, an optional sign, digits; anything after them ignored),
 /// none negative; returned sorted without duplicates.
-pub fn parse_prune_layers(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_prune_layers(s: &str) -> Result<Vec<u32>, PruneError> {
     let mut out = Vec::new();
     for item in s.split(',') {
         let id = stoi(item)
             .filter(|&v| v >= 0)
-            .ok_or_else(|| format!("invalid layer id '{item}'"))?;
+            .ok_or_else(|| PruneError::InvalidLayerId(item.to_string()))?;
         out.push(id as u32);
     }
     out.sort_unstable();
@@ -99,13 +113,13 @@ impl LayerMap {
 
     /// Renames the tensor `name` under the sorted, non-empty prune list `prune`. Tensors
     /// must come in weights order. Errors on a block number C's `stoi` rejects.
-    pub fn rename(&mut self, name: &str, prune: &[u32]) -> Result<Renamed, String> {
+    pub fn rename(&mut self, name: &str, prune: &[u32]) -> Result<Renamed, PruneError> {
         let Some(r) = block_digits(name) else {
             return Ok(Renamed::Keep(name.to_string()));
         };
-        let blk = stoi(&name[r.clone()])
-            .ok_or_else(|| format!("tensor '{name}': block number out of range"))?
-            as u64;
+        let blk = stoi(&name[r.clone()]).ok_or_else(|| PruneError::BlockOutOfRange {
+            tensor: name.to_string(),
+        })? as u64;
         let front = prune.first().map_or(u64::MAX, |&p| p as u64);
         let new = match self.mapped.get(&blk) {
             Some(&m) => m,
@@ -152,6 +166,10 @@ mod tests {
         assert!(parse_prune_layers("-1").is_err());
         assert!(parse_prune_layers("x").is_err());
         assert!(parse_prune_layers("99999999999").is_err());
+        assert_eq!(
+            parse_prune_layers("1,x").unwrap_err().to_string(),
+            "invalid layer id 'x'"
+        );
     }
 
     #[test]

@@ -6,35 +6,30 @@ use ggufkit_quantizers::GgmlType;
 
 use GgmlType as T;
 
-/// `llama_ftype` ids used by the rules.
-#[allow(missing_docs)]
-pub mod ft {
-    pub const Q4_0: u32 = 2;
-    pub const Q5_0: u32 = 8;
-    pub const Q2_K: u32 = 10;
-    pub const Q3_K_S: u32 = 11;
-    pub const Q3_K_M: u32 = 12;
-    pub const Q3_K_L: u32 = 13;
-    pub const Q4_K_S: u32 = 14;
-    pub const Q4_K_M: u32 = 15;
-    pub const Q5_K_M: u32 = 17;
-    pub const IQ2_XXS: u32 = 19;
-    pub const IQ2_XS: u32 = 20;
-    pub const Q2_K_S: u32 = 21;
-    pub const IQ3_XS: u32 = 22;
-    pub const IQ3_XXS: u32 = 23;
-    pub const IQ1_S: u32 = 24;
-    pub const IQ4_NL: u32 = 25;
-    pub const IQ3_S: u32 = 26;
-    pub const IQ3_M: u32 = 27;
-    pub const IQ2_S: u32 = 28;
-    pub const IQ2_M: u32 = 29;
-    pub const IQ4_XS: u32 = 30;
-    pub const IQ1_M: u32 = 31;
-    pub const TQ1_0: u32 = 36;
-    pub const TQ2_0: u32 = 37;
-    pub const MXFP4_MOE: u32 = 38;
-    pub const Q2_0: u32 = 41;
+pub use super::ftype::ft;
+
+/// Why the rules cannot pick a type for a tensor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// An MoE tensor whose name has no `blk.N.`.
+    #[error("failed to determine the layer of tensor {tensor}")]
+    NoLayer {
+        /// The tensor.
+        tensor: String,
+    },
+    /// An MoE tensor whose block number is not below the block count.
+    #[error("bad layer {layer} for tensor {tensor}: must be in [0, {n_layer})")]
+    BadLayer {
+        /// The tensor.
+        tensor: String,
+        /// Its block number.
+        layer: i64,
+        /// The model's block count.
+        n_layer: i64,
+    },
+    /// A row length that is not a whole number of blocks of a type without a fallback.
+    #[error("no tensor type fallback is defined for type {0}")]
+    NoFallback(GgmlType),
 }
 
 /// The broad role of a tensor (`tensor_get_category`).
@@ -253,16 +248,24 @@ fn use_more_bits(i: i64, n: i64) -> bool {
 }
 
 /// The layer a tensor belongs to: parsed from `blk.N.` for MoE models, else the counter.
-fn layer_info(counter: i64, n: i64, name: &str, facts: &ModelFacts) -> Result<(i64, i64), String> {
+fn layer_info(
+    counter: i64,
+    n: i64,
+    name: &str,
+    facts: &ModelFacts,
+) -> Result<(i64, i64), RuleError> {
     if facts.n_expert.max(1) <= 1 {
         return Ok((counter, n));
     }
-    let layer = parse_block_index(name)
-        .ok_or_else(|| format!("failed to determine the layer of tensor {name}"))?;
+    let layer = parse_block_index(name).ok_or_else(|| RuleError::NoLayer {
+        tensor: name.to_string(),
+    })?;
     if layer < 0 || layer >= n {
-        return Err(format!(
-            "bad layer {layer} for tensor {name}: must be in [0, {n})"
-        ));
+        return Err(RuleError::BadLayer {
+            tensor: name.to_string(),
+            layer,
+            n_layer: n,
+        });
     }
     Ok((layer, n))
 }
@@ -297,7 +300,7 @@ pub fn mixture(
     dims: &[u64],
     cat: Category,
     mut t: GgmlType,
-) -> Result<GgmlType, String> {
+) -> Result<GgmlType, RuleError> {
     let f = opts.ftype;
     let falcon = facts.arch == "falcon";
     if facts.arch == "glm5-next"
@@ -527,7 +530,7 @@ pub fn mixture(
 
 /// `tensor_type_fallback`: a type whose block divides the row length `ne0`. Returns the
 /// type and whether a fallback happened.
-pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), String> {
+pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), RuleError> {
     let bs = t.block_size() as u64;
     if ne0.is_multiple_of(bs) {
         return Ok((t, false));
@@ -546,12 +549,7 @@ pub fn fallback(ne0: u64, t: GgmlType) -> Result<(GgmlType, bool), String> {
         T::Q5_K => T::Q5_1,
         T::Q6_K => T::Q8_0,
         _ if bs <= 32 => t,
-        _ => {
-            return Err(format!(
-                "no tensor type fallback is defined for type {}",
-                t.name()
-            ))
-        }
+        _ => return Err(RuleError::NoFallback(t)),
     };
     if !ne0.is_multiple_of(r.block_size() as u64) {
         r = T::F16;
@@ -655,6 +653,10 @@ mod tests {
         assert_eq!(fallback(48, T::Q4_0), Ok((T::F16, true)));
         assert_eq!(fallback(48, T::Q6_K), Ok((T::F16, true)));
         assert!(fallback(128, T::NVFP4).is_ok());
+        assert_eq!(
+            fallback(100, T::Q1_0).unwrap_err().to_string(),
+            "no tensor type fallback is defined for type q1_0"
+        );
     }
 
     #[test]

@@ -9,10 +9,10 @@
 //! tiny patterns would otherwise cost a gigabyte.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 
-use super::TensorTypeOverride;
+use super::{OverrideError, TensorTypeOverride};
 
 /// Most distinct override patterns accepted (a per-tensor list for a 1,000-layer model with
 /// a dozen tensors per layer fits).
@@ -20,6 +20,66 @@ pub const MAX_TENSOR_TYPE_PATTERNS: usize = 16_384;
 
 /// Longest single `PATTERN=TYPE` item accepted, in bytes.
 pub const MAX_TENSOR_TYPE_ITEM: usize = 4096;
+
+/// Why a `--tensor-type` item or a `--tensor-type-file` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum TensorTypeError {
+    /// An item is refused; `at` says where it came from (`FILE: item N`), if not the
+    /// command line.
+    #[error("{}{problem}", .at.as_ref().map(|a| format!("{a}: ")).unwrap_or_default())]
+    Item {
+        /// Where the item came from.
+        at: Option<String>,
+        /// Why it is refused.
+        problem: ItemProblem,
+    },
+    /// An item of a file is longer than [`MAX_TENSOR_TYPE_ITEM`].
+    #[error("{file}: item {item} is longer than {MAX_TENSOR_TYPE_ITEM} bytes")]
+    FileItemTooLong {
+        /// The file.
+        file: String,
+        /// The item's number (from 1).
+        item: u64,
+    },
+    /// An item of a file is not UTF-8.
+    #[error("{file}: item {item} is not UTF-8")]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// The item's number (from 1).
+        item: u64,
+    },
+    /// The file cannot be opened.
+    #[error("cannot open {}: {source}", .path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// The file cannot be read.
+    #[error("cannot read {file}: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The system's reason.
+        source: io::Error,
+    },
+}
+
+/// Why one `PATTERN=TYPE` item is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemProblem {
+    /// Longer than [`MAX_TENSOR_TYPE_ITEM`] bytes.
+    #[error("tensor type item of {0} bytes (more than {MAX_TENSOR_TYPE_ITEM})")]
+    TooLong(usize),
+    /// One distinct pattern more than [`MAX_TENSOR_TYPE_PATTERNS`].
+    #[error("more than {MAX_TENSOR_TYPE_PATTERNS} distinct tensor type patterns")]
+    TooManyPatterns,
+    /// The item itself is malformed.
+    #[error(transparent)]
+    Override(#[from] OverrideError),
+}
 
 /// Collects overrides in order, dropping repeated patterns (the first one wins anyway).
 #[derive(Debug, Default)]
@@ -34,49 +94,47 @@ impl TensorTypeList {
         Self::default()
     }
 
-    /// Adds one `PATTERN=TYPE` item (`where_` names its origin in errors).
-    pub fn push(&mut self, item: &str, where_: &str) -> Result<(), String> {
-        let at = |e: String| {
-            if where_.is_empty() {
-                e
-            } else {
-                format!("{where_}: {e}")
-            }
-        };
+    /// Adds one `PATTERN=TYPE` item (`where_` names its origin in errors, empty for the
+    /// command line).
+    pub fn push(&mut self, item: &str, where_: &str) -> Result<(), TensorTypeError> {
+        self.push_item(item)
+            .map_err(|problem| TensorTypeError::Item {
+                at: (!where_.is_empty()).then(|| where_.to_string()),
+                problem,
+            })
+    }
+
+    fn push_item(&mut self, item: &str) -> Result<(), ItemProblem> {
         if item.len() > MAX_TENSOR_TYPE_ITEM {
-            return Err(at(format!(
-                "tensor type item of {} bytes (more than {MAX_TENSOR_TYPE_ITEM})",
-                item.len()
-            )));
+            return Err(ItemProblem::TooLong(item.len()));
         }
         let pattern = item.split_once('=').map(|(p, _)| p.to_lowercase());
         if let Some(p) = &pattern {
             if self.seen.contains(p) {
                 // Still a valid item: check the type as llama-quantize does.
-                TensorTypeOverride::check_type(item).map_err(at)?;
+                TensorTypeOverride::check_type(item)?;
                 return Ok(());
             }
         }
         if self.items.len() >= MAX_TENSOR_TYPE_PATTERNS {
-            return Err(at(format!(
-                "more than {MAX_TENSOR_TYPE_PATTERNS} distinct tensor type patterns"
-            )));
+            return Err(ItemProblem::TooManyPatterns);
         }
-        let o = TensorTypeOverride::parse(item).map_err(at)?;
+        let o = TensorTypeOverride::parse(item)?;
         self.seen.insert(o.pattern.clone());
         self.items.push(o);
         Ok(())
     }
 
-    /// Adds every whitespace-separated item of `r` (a `--tensor-type-file`).
-    pub fn read(&mut self, r: impl Read, name: &str) -> Result<(), String> {
+    /// Adds every whitespace-separated item of `r` (a `--tensor-type-file` called `name`).
+    pub fn read(&mut self, r: impl Read, name: &str) -> Result<(), TensorTypeError> {
         let mut r = BufReader::new(r);
         let mut item: Vec<u8> = Vec::new();
         let mut n = 0u64;
         loop {
-            let buf = r
-                .fill_buf()
-                .map_err(|e| format!("cannot read {name}: {e}"))?;
+            let buf = r.fill_buf().map_err(|source| TensorTypeError::Read {
+                file: name.to_string(),
+                source,
+            })?;
             if buf.is_empty() {
                 break;
             }
@@ -90,10 +148,10 @@ impl TensorTypeList {
                     }
                 } else {
                     if item.len() >= MAX_TENSOR_TYPE_ITEM {
-                        return Err(format!(
-                            "{name}: item {} is longer than {MAX_TENSOR_TYPE_ITEM} bytes",
-                            n + 1
-                        ));
+                        return Err(TensorTypeError::FileItemTooLong {
+                            file: name.to_string(),
+                            item: n + 1,
+                        });
                     }
                     item.push(b);
                 }
@@ -107,14 +165,19 @@ impl TensorTypeList {
     }
 
     /// Adds every item of the file at `path`.
-    pub fn read_file(&mut self, path: &Path) -> Result<(), String> {
-        let f = std::fs::File::open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    pub fn read_file(&mut self, path: &Path) -> Result<(), TensorTypeError> {
+        let f = crate::mapped::open_input(path).map_err(|source| TensorTypeError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         self.read(f, &path.display().to_string())
     }
 
-    fn push_bytes(&mut self, item: &[u8], name: &str, n: u64) -> Result<(), String> {
-        let s = std::str::from_utf8(item).map_err(|_| format!("{name}: item {n} is not UTF-8"))?;
+    fn push_bytes(&mut self, item: &[u8], name: &str, n: u64) -> Result<(), TensorTypeError> {
+        let s = std::str::from_utf8(item).map_err(|_| TensorTypeError::NotUtf8 {
+            file: name.to_string(),
+            item: n,
+        })?;
         self.push(s, &format!("{name}: item {n}"))
     }
 
@@ -154,6 +217,12 @@ mod tests {
         let e = TensorTypeList::new()
             .read(text.as_bytes(), "f")
             .unwrap_err();
-        assert!(e.contains("more than 16384 distinct"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "f: item {}: more than 16384 distinct tensor type patterns",
+                MAX_TENSOR_TYPE_PATTERNS + 1
+            )
+        );
     }
 }

@@ -206,7 +206,7 @@ impl OutputOptions {
     pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
         self.override_kv
             .iter()
-            .map(|s| KvOverride::parse(s).map_err(PlanError::Usage))
+            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::Usage(e.to_string())))
             .collect()
     }
 
@@ -228,7 +228,7 @@ impl OutputOptions {
         o.token_embedding_type = ty(&self.token_embedding_type)?;
         for t in &self.tensor_types {
             o.tensor_types
-                .push(TensorTypeOverride::parse(t).map_err(PlanError::Usage)?);
+                .push(TensorTypeOverride::parse(t).map_err(|e| PlanError::Usage(e.to_string()))?);
         }
         o.kv_overrides = self.kv_overrides()?;
         if let Some(p) = &self.imatrix {

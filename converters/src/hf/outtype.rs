@@ -1,5 +1,6 @@
 //! `--outtype` → `general.file_type` and the GGML type of each output tensor (`prepare_tensors`).
 
+use ggufkit::quantize::ftype::{ft, LlamaFtype};
 use ggufkit::quantizers::GgmlType;
 
 use super::safetensors::StDtype;
@@ -24,54 +25,53 @@ pub enum OutType {
 }
 
 impl OutType {
+    /// The outtypes that name a file type (all but `Auto`).
+    const NAMED: [OutType; 6] = [
+        OutType::F32,
+        OutType::F16,
+        OutType::Bf16,
+        OutType::Q8_0,
+        OutType::Tq1_0,
+        OutType::Tq2_0,
+    ];
+
     /// Parses a `--outtype` value.
     pub fn parse(s: &str) -> Option<OutType> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "f32" => OutType::F32,
-            "f16" => OutType::F16,
-            "bf16" => OutType::Bf16,
-            "q8_0" => OutType::Q8_0,
-            "tq1_0" => OutType::Tq1_0,
-            "tq2_0" => OutType::Tq2_0,
-            "auto" => OutType::Auto,
-            _ => return None,
-        })
+        if s.eq_ignore_ascii_case("auto") {
+            return Some(OutType::Auto);
+        }
+        let row = LlamaFtype::by_outtype(s)?;
+        OutType::NAMED.into_iter().find(|o| o.ftype() == row)
+    }
+
+    /// The file type's row in the core table; `Auto` stands for f16 until resolved.
+    fn ftype(self) -> &'static LlamaFtype {
+        let ft = match self {
+            OutType::F32 => ft::F32,
+            OutType::F16 | OutType::Auto => ft::F16,
+            OutType::Bf16 => ft::BF16,
+            OutType::Q8_0 => ft::Q8_0,
+            OutType::Tq1_0 => ft::TQ1_0,
+            OutType::Tq2_0 => ft::TQ2_0,
+        };
+        LlamaFtype::by_id(ft).expect("every outtype has a file type row")
     }
 
     /// `general.file_type` (`LlamaFileType`); `Auto` must be resolved first.
     pub fn file_type(self) -> u32 {
-        match self {
-            OutType::F32 => 0,
-            OutType::F16 | OutType::Auto => 1,
-            OutType::Bf16 => 32,
-            OutType::Q8_0 => 7,
-            OutType::Tq1_0 => 36,
-            OutType::Tq2_0 => 37,
-        }
+        self.ftype().id
     }
 
     /// The encoding part of the default file name (`F16`, `BF16`, `Q8_0`, …).
     pub fn label(self) -> &'static str {
-        match self {
-            OutType::F32 => "F32",
-            OutType::F16 | OutType::Auto => "F16",
-            OutType::Bf16 => "BF16",
-            OutType::Q8_0 => "Q8_0",
-            OutType::Tq1_0 => "TQ1_0",
-            OutType::Tq2_0 => "TQ2_0",
-        }
+        self.ftype().name
     }
 
     /// The type of a tensor that follows the outtype.
     fn ggml(self) -> GgmlType {
-        match self {
-            OutType::F32 => GgmlType::F32,
-            OutType::F16 | OutType::Auto => GgmlType::F16,
-            OutType::Bf16 => GgmlType::BF16,
-            OutType::Q8_0 => GgmlType::Q8_0,
-            OutType::Tq1_0 => GgmlType::TQ1_0,
-            OutType::Tq2_0 => GgmlType::TQ2_0,
-        }
+        self.ftype()
+            .default_type
+            .expect("an outtype's file type is not removed")
     }
 }
 
@@ -141,6 +141,33 @@ pub fn choose(outtype: OutType, name: &str, n_dims: usize, row: u64, bid: Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outtypes_follow_the_file_type_table() {
+        for o in OutType::NAMED {
+            let row = o.ftype();
+            assert_eq!(OutType::parse(row.outtype.unwrap()), Some(o));
+            assert_eq!(
+                OutType::parse(&row.outtype.unwrap().to_uppercase()),
+                Some(o)
+            );
+            assert_eq!(o.ggml().name(), row.outtype.unwrap());
+        }
+        assert_eq!(OutType::parse("AUTO"), Some(OutType::Auto));
+        assert_eq!(OutType::parse("q4_0"), None);
+        assert_eq!(
+            (OutType::Auto.file_type(), OutType::Auto.label()),
+            (1, "F16")
+        );
+        assert_eq!(
+            (OutType::Bf16.file_type(), OutType::Bf16.label()),
+            (32, "BF16")
+        );
+        assert_eq!(
+            (OutType::Tq2_0.file_type(), OutType::Tq2_0.label()),
+            (37, "TQ2_0")
+        );
+    }
 
     #[test]
     fn type_rules() {

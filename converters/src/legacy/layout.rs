@@ -15,6 +15,7 @@
 
 use std::fmt;
 
+use ggufkit::quantize::ftype::{ft, LegacyFiles, LlamaFtype};
 use ggufkit::quantizers::GgmlType;
 
 use super::container::LegacyKind;
@@ -178,64 +179,49 @@ pub fn layout_for(kind: LegacyKind, id: u32) -> Result<Layout, LegacyErrorKind> 
 /// llama.cpp's name of a whole-file type (`llama_ftype` / the converter's `GGMLFType`), if
 /// files of `kind` could carry it.
 pub fn ftype_name(kind: LegacyKind, ftype: u32) -> Option<&'static str> {
-    let g = generation(kind);
-    Some(match ftype {
-        0 => "ALL_F32",
-        1 => "MOSTLY_F16",
-        2 => "MOSTLY_Q4_0",
-        3 => "MOSTLY_Q4_1",
-        4 => "MOSTLY_Q4_1_SOME_F16",
-        5 if g == 0 => "MOSTLY_Q4_2",
-        6 if g == 0 => "MOSTLY_Q4_3",
-        7 => "MOSTLY_Q8_0",
-        8 => "MOSTLY_Q5_0",
-        9 => "MOSTLY_Q5_1",
-        10 if g == 2 => "MOSTLY_Q2_K",
-        11 if g == 2 => "MOSTLY_Q3_K_S",
-        12 if g == 2 => "MOSTLY_Q3_K_M",
-        13 if g == 2 => "MOSTLY_Q3_K_L",
-        14 if g == 2 => "MOSTLY_Q4_K_S",
-        15 if g == 2 => "MOSTLY_Q4_K_M",
-        16 if g == 2 => "MOSTLY_Q5_K_S",
-        17 if g == 2 => "MOSTLY_Q5_K_M",
-        18 if g == 2 => "MOSTLY_Q6_K",
-        _ => return None,
-    })
+    let legacy = LlamaFtype::by_id(ftype)?.legacy?;
+    let carried = match legacy.files {
+        LegacyFiles::All => true,
+        LegacyFiles::BeforeGgjtV2 => generation(kind) == 0,
+        LegacyFiles::GgjtV3 => generation(kind) == 2,
+    };
+    carried.then_some(legacy.name)
 }
 
 /// The `general.file_type` (`llama_ftype`) of a model whose quantized tensors are all `ty`,
 /// for the types that have a "pure" file type.
 pub fn ftype_of(ty: GgmlType) -> Option<u32> {
     Some(match ty {
-        GgmlType::F32 => 0,
-        GgmlType::F16 => 1,
-        GgmlType::Q4_0 => 2,
-        GgmlType::Q4_1 => 3,
-        GgmlType::Q8_0 => 7,
-        GgmlType::Q5_0 => 8,
-        GgmlType::Q5_1 => 9,
-        GgmlType::Q2_K => 10,
-        GgmlType::Q3_K => 11,
-        GgmlType::Q4_K => 14,
-        GgmlType::Q5_K => 16,
-        GgmlType::Q6_K => 18,
-        GgmlType::BF16 => 32,
+        GgmlType::F32 => ft::F32,
+        GgmlType::F16 => ft::F16,
+        GgmlType::Q4_0 => ft::Q4_0,
+        GgmlType::Q4_1 => ft::Q4_1,
+        GgmlType::Q8_0 => ft::Q8_0,
+        GgmlType::Q5_0 => ft::Q5_0,
+        GgmlType::Q5_1 => ft::Q5_1,
+        GgmlType::Q2_K => ft::Q2_K,
+        GgmlType::Q3_K => ft::Q3_K_S,
+        GgmlType::Q4_K => ft::Q4_K_S,
+        GgmlType::Q5_K => ft::Q5_K_S,
+        GgmlType::Q6_K => ft::Q6_K,
+        GgmlType::BF16 => ft::BF16,
         _ => return None,
     })
 }
 
-/// The legacy type id an `ftype` promises for 2-D tensors (None for k-quant mixtures).
+/// The legacy tensor type id (the old numbering, see [`layout_for`]) an `ftype` promises for
+/// 2-D tensors (None for k-quant mixtures).
 pub fn ftype_main_type(ftype: u32) -> Option<u32> {
     Some(match ftype {
-        0 => 0,
-        1 => 1,
-        2 => 2,
-        3 | 4 => 3,
-        5 => 4,
-        6 => 5,
-        7 => 8,
-        8 => 6,
-        9 => 7,
+        ft::F32 => 0,
+        ft::F16 => 1,
+        ft::Q4_0 => 2,
+        ft::Q4_1 | ft::Q4_1_SOME_F16 => 3,
+        ft::Q4_2 => 4,
+        ft::Q4_3 => 5,
+        ft::Q8_0 => 8,
+        ft::Q5_0 => 6,
+        ft::Q5_1 => 7,
         _ => return None,
     })
 }
@@ -244,13 +230,13 @@ pub fn ftype_main_type(ftype: u32) -> Option<u32> {
 /// Q4_2/Q4_3 file types and the k-quant mixtures).
 pub fn ftype_current_type(ftype: u32) -> Option<GgmlType> {
     Some(match ftype {
-        0 => GgmlType::F32,
-        1 => GgmlType::F16,
-        2 => GgmlType::Q4_0,
-        3 | 4 => GgmlType::Q4_1,
-        7 => GgmlType::Q8_0,
-        8 => GgmlType::Q5_0,
-        9 => GgmlType::Q5_1,
+        ft::F32 => GgmlType::F32,
+        ft::F16 => GgmlType::F16,
+        ft::Q4_0 => GgmlType::Q4_0,
+        ft::Q4_1 | ft::Q4_1_SOME_F16 => GgmlType::Q4_1,
+        ft::Q8_0 => GgmlType::Q8_0,
+        ft::Q5_0 => GgmlType::Q5_0,
+        ft::Q5_1 => GgmlType::Q5_1,
         _ => return None,
     })
 }
@@ -334,5 +320,15 @@ mod tests {
         assert_eq!(ftype_name(v1, 15), None);
         assert_eq!(ftype_name(v3, 15), Some("MOSTLY_Q4_K_M"));
         assert_eq!(ftype_name(v3, 19), None);
+        let v2 = kind(LegacyFormat::Ggjt, 2);
+        let ggml = kind(LegacyFormat::Ggml, 1);
+        assert_eq!(ftype_name(ggml, 0), Some("ALL_F32"));
+        assert_eq!(ftype_name(v2, 4), Some("MOSTLY_Q4_1_SOME_F16"));
+        assert_eq!(ftype_name(v2, 6), None);
+        assert_eq!(ftype_name(ggml, 6), Some("MOSTLY_Q4_3"));
+        assert_eq!(ftype_name(v2, 18), None);
+        assert_eq!(ftype_name(v3, 18), Some("MOSTLY_Q6_K"));
+        assert_eq!(ftype_name(v3, 9), Some("MOSTLY_Q5_1"));
+        assert_eq!(ftype_name(v3, u32::MAX), None);
     }
 }

@@ -6,25 +6,16 @@
 //! (`bits << 16`).
 
 use crate::common::{bf16_to_f32, f32_to_bf16};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
 
-/// Registry entry for bf16.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::BF16,
-    name: "bf16",
-    block_size: 1,
-    type_size: 2,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+/// Elements per block.
+pub(crate) const QK: usize = 1;
+/// Bytes per block.
+pub(crate) const BLOCK_BYTES: usize = 2;
 
 multiversion! {
     /// Converts a row to bf16. The imatrix is ignored.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -36,7 +27,7 @@ fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<
 }
 
 /// Widens bf16 values to f32.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len(), dst.len() * 2);
     for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
         *d = bf16_to_f32(u16::from_le_bytes([s[0], s[1]]));

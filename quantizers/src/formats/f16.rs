@@ -11,20 +11,11 @@
 //! block formats of this crate use them for their f16 scales too.
 
 use crate::common::put_u16;
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
 
-/// Registry entry for f16.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::F16,
-    name: "f16",
-    block_size: 1,
-    type_size: 2,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+/// Elements per block.
+pub(crate) const QK: usize = 1;
+/// Bytes per block.
+pub(crate) const BLOCK_BYTES: usize = 2;
 
 /// f32 → binary16 bits, bit-identical to ggml's `GGML_FP32_TO_FP16` for every input
 /// (the same results as [`crate::f32_to_f16`]), written without branches.
@@ -77,7 +68,7 @@ pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
 }
 
 /// Converts a row to f16 (`ggml_fp32_to_fp16_row`). The imatrix is ignored.
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() * 2);
     for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
         put_u16(d, 0, f32_to_f16_bits(v));
@@ -85,7 +76,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// Widens f16 values to f32 (`ggml_fp16_to_fp32_row`).
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len(), dst.len() * 2);
     for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
         *d = f16_bits_to_f32(u16::from_le_bytes([s[0], s[1]]));

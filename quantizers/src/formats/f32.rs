@@ -3,23 +3,13 @@
 //! `ggml_quantize_chunk` copies F32 rows with `memcpy`; both directions here are the same
 //! exact byte copy, so every bit pattern (NaN payloads, signed zeros, subnormals) survives.
 
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
-
-/// Registry entry for f32.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::F32,
-    name: "f32",
-    block_size: 1,
-    type_size: 4,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+/// Elements per block.
+pub(crate) const QK: usize = 1;
+/// Bytes per block.
+pub(crate) const BLOCK_BYTES: usize = 4;
 
 /// Writes `src` as little-endian f32 bytes. The imatrix is ignored.
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() * 4);
     for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
         d.copy_from_slice(&v.to_le_bytes());
@@ -27,7 +17,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// Reads little-endian f32 bytes back, bit for bit.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len(), dst.len() * 4);
     for (b, d) in src.chunks_exact(4).zip(dst.iter_mut()) {
         *d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);

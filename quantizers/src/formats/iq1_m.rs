@@ -7,37 +7,24 @@
 //! nibble `k` of the block's f16 super-scale `d` (there is no separate `d` field). Element
 //! value: `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
+use super::blocks::BlockIq1M;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
-use super::iq_search::{cmax, scale_code, sum_squares};
+use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 56;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq1M>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 0;
+const QS: usize = offset_of!(BlockIq1M, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 32;
+const QH: usize = offset_of!(BlockIq1M, qh);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = QH + 16;
-
-/// Registry entry for iq1_m.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ1_M,
-    name: "iq1_m",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const SCALES: usize = offset_of!(BlockIq1M, scales);
 
 /// Groups with a largest magnitude below this are stored as zero.
 const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
@@ -170,41 +157,23 @@ fn best_split(
     best.map(|(i1, i2, k)| (i1, i2, k, scale))
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_m`).
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq1s();
-    let mut d2 = [0f32; MAX_NEIGHBOURS];
-    let mut weight = [0f32; 16];
-    let mut pairs = [(0f32, 0u8); 16];
-    let mut tmp = [(0f32, 0u8); 16];
-    let mut l = [0i8; 16];
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    setup {
+        let lat = iq_lattice::iq1s();
+        let mut d2 = [0f32; MAX_NEIGHBOURS];
+        let mut weight = [0f32; 16];
+        let mut pairs = [(0f32, 0u8); 16];
+        let mut tmp = [(0f32, 0u8); 16];
+        let mut l = [0i8; 16];
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 16];
         let mut shifts = [0usize; 16];
         let mut max_scale = 0f32;
         for (ib, xb) in xbl.chunks_exact(16).enumerate() {
-            let qw = imatrix.map(|im| &im[QK * ibl + 16 * ib..]);
+            let qw = qw.map(|qw| &qw[16 * ib..]);
             weights(qw, sigma2, xb, &mut weight);
             let max = xb[1..].iter().fold(xb[0].abs(), |m, &v| cmax(m, v.abs()));
             if max < GROUP_MAX_EPS_IQ1_M {
@@ -256,7 +225,7 @@ fn quantize_row_impl<S: V8>(
                             2048,
                             &mut d2,
                         )
-                        .ok_or(err("no grid neighbour has a finite error"))?
+                        .ok_or("no grid neighbour has a finite error")?
                     }
                 };
             }
@@ -280,14 +249,14 @@ fn quantize_row_impl<S: V8>(
             y[QS + 2 * ib + 1] = index[1] as u8;
             y[QH + ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
             if scale.is_nan() || scale < 0.0 {
-                return Err(err("the fitted scale is NaN"));
+                return Err("the fitted scale is NaN");
             }
             scales[ib] = scale;
             shifts[ib] = pattern;
             max_scale = cmax(max_scale, scale);
         }
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let mut sc = [0u16; 4];
         let mut d = max_scale / 15.0;
@@ -297,7 +266,7 @@ fn quantize_row_impl<S: V8>(
             let code = scale_code(id, scales[ib], 7);
             sc[ib / 4] |= (code as u16) << (3 * (ib % 4));
             y[QH + ib] |= MASKS[shifts[ib]];
-            let qw = imatrix.map(|im| &im[QK * ibl + 16 * ib..]);
+            let qw = qw.map(|qw| &qw[16 * ib..]);
             weights(qw, sigma2, xb, &mut weight);
             let mult = (2 * code as i32 + 1) as f32;
             for k in 0..2 {
@@ -323,8 +292,8 @@ fn quantize_row_impl<S: V8>(
         for (k, &v) in sc.iter().enumerate() {
             put_u16(y, SCALES + 2 * k, v);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq1_m blocks (`dequantize_row_iq1_m`).

@@ -5,35 +5,22 @@
 //! index, bits 12–14 the group scale `s`, bit 15 the sign of the delta. Element value:
 //! `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
+use super::blocks::BlockIq1S;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice::{self, MAX_NEIGHBOURS};
-use super::iq_search::{cmax, scale_code, sum_squares};
+use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 50;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq1S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq1S, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 32;
-
-/// Registry entry for iq1_s.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ1_S,
-    name: "iq1_s",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: true,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const QH: usize = offset_of!(BlockIq1S, qh);
 
 /// Groups with a largest magnitude below this are stored as zero.
 const GROUP_MAX_EPS_IQ1_S: f32 = 1e-12;
@@ -93,37 +80,18 @@ fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, us
     best.map(|(i1, i2, shift)| (i1, i2, shift, scale))
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq1s();
-    let mut d2 = [0f32; MAX_NEIGHBOURS];
-    let mut weight = [0f32; 32];
-    let mut pairs = [(0f32, 0u8); 32];
-    let mut tmp = [(0f32, 0u8); 32];
-    let mut l = [0i8; 32];
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        let qw = imatrix.ok_or(err("iq1_s needs an importance matrix"))?;
-        let qw = &qw[QK * ibl..QK * (ibl + 1)];
-        y.fill(0);
+    setup {
+        let lat = iq_lattice::iq1s();
+        let mut d2 = [0f32; MAX_NEIGHBOURS];
+        let mut weight = [0f32; 32];
+        let mut pairs = [(0f32, 0u8); 32];
+        let mut tmp = [(0f32, 0u8); 32];
+        let mut l = [0i8; 32];
+    }
+    |xbl, qw, y| {
+        let qw = qw.ok_or("iq1_s needs an importance matrix")?;
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 8];
         let mut shifts = [1i8; 8];
@@ -187,7 +155,7 @@ fn quantize_row_impl<S: V8>(
                             2048,
                             &mut d2,
                         )
-                        .ok_or(err("no grid neighbour has a finite error"))?
+                        .ok_or("no grid neighbour has a finite error")?
                     }
                 };
             }
@@ -213,14 +181,14 @@ fn quantize_row_impl<S: V8>(
             }
             put_u16(y, QH + 2 * ib, h);
             if scale.is_nan() || scale < 0.0 {
-                return Err(err("the fitted scale is NaN"));
+                return Err("the fitted scale is NaN");
             }
             scales[ib] = scale;
             shifts[ib] = shift;
             max_scale = cmax(max_scale, scale);
         }
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 15.0;
         put_u16(y, 0, f32_to_f16(d * 1.125));
@@ -233,8 +201,8 @@ fn quantize_row_impl<S: V8>(
             let h = get_u16(y, QH + 2 * ib) | (code << 12);
             put_u16(y, QH + 2 * ib, h);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq1_s blocks (`dequantize_row_iq1_s`).

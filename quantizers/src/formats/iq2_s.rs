@@ -6,40 +6,28 @@
 //! 4-bit scales per 32, as in iq2_xs). The index selects one of 1024 entries of
 //! [`IQ2S_GRID`]. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2S;
 use super::iq_grids::{sign_factor, IQ2S_GRID};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, pack_scale_nibbles, sum_squares, superblock_quantizer, Fit, Refine, Scratch,
+    Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 82;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq2S, qs);
 /// Byte offset of `signs` in a block.
-const SIGNS: usize = QS + 32;
+const SIGNS: usize = offset_of!(BlockIq2S, signs);
 /// Byte offset of `qh` in a block.
-const QH: usize = SIGNS + 32;
+const QH: usize = offset_of!(BlockIq2S, qh);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = QH + 8;
-
-/// Registry entry for iq2_s.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ2_S,
-    name: "iq2_s",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const SCALES: usize = offset_of!(BlockIq2S, scales);
 
 /// The search of `quantize_row_iq2_s_impl`.
 const SPEC: Spec = Spec {
@@ -54,33 +42,14 @@ const SPEC: Spec = Spec {
     refine: Refine::OffGrid,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_s`).
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2s();
-    let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    setup {
+        let lat = iq_lattice::iq2s();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
         let store = |ib: usize, fit: &Fit| {
             for k in 0..2 {
@@ -91,19 +60,16 @@ fn quantize_row_impl<S: V8>(
                 y[SIGNS + i8] = fit.signs[k];
             }
         };
-        let (scales, max_scale) = fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)
-            .map_err(|e| err(e.reason()))?;
+        let (scales, max_scale) =
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 0.9875));
-        let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
-            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
-        }
+        pack_scale_nibbles(&mut y[SCALES..], d, &scales[..QK / SPEC.n]);
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq2_s blocks (`dequantize_row_iq2_s`).

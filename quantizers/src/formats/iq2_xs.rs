@@ -5,35 +5,23 @@
 //! `scales[g]` holds two 4-bit scales for the 32 elements of group `g`: the low nibble for
 //! the first 16, the high nibble for the last 16. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2Xs;
 use super::iq_grids::{sign_factor, IQ2XS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, pack_scale_nibbles, sum_squares, superblock_quantizer, Fit, Refine, Scratch,
+    Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 74;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2Xs>();
 /// Byte offset of `scales`.
-const SCALES: usize = 2 + 64;
-
-/// Registry entry for iq2_xs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ2_XS,
-    name: "iq2_xs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: true,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const SCALES: usize = offset_of!(BlockIq2Xs, scales);
 
 /// The search of `quantize_row_iq2_xs_impl`.
 const SPEC: Spec = Spec {
@@ -48,32 +36,14 @@ const SPEC: Spec = Spec {
     refine: Refine::OffGrid,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_xs`); the imatrix is required.
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2xs();
-    let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        let qw = imatrix.ok_or(err("iq2_xs needs an importance matrix"))?;
-        let qw = &qw[QK * ibl..QK * (ibl + 1)];
+    setup {
+        let lat = iq_lattice::iq2xs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
+        let qw = qw.ok_or("iq2_xs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u16; 32];
         let store = |ib: usize, fit: &Fit| {
@@ -82,23 +52,18 @@ fn quantize_row_impl<S: V8>(
             }
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
-        y.fill(0);
+            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d));
-        let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
-            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
-        }
+        pack_scale_nibbles(&mut y[SCALES..], d, &scales[..QK / SPEC.n]);
         for (k, w) in q2.iter().enumerate() {
             put_u16(y, 2 + 2 * k, *w);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq2_xs blocks (`dequantize_row_iq2_xs`).

@@ -5,33 +5,21 @@
 //! whose bits `7l..7l+7` are the sign index of the `l`-th 8 (into [`KSIGNS_IQ2XS`]) and whose
 //! top 4 bits are the group scale `s`. Element value: `d·(0.5+s)·0.25 · grid · sign`.
 
+use super::blocks::BlockIq2Xxs;
 use super::iq_grids::{sign_factor, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, scale_code, sum_squares, superblock_quantizer, Fit, Refine, Scratch, Spec,
+    ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 66;
-
-/// Registry entry for iq2_xxs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ2_XXS,
-    name: "iq2_xxs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: true,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq2Xxs>();
 
 /// The search of `quantize_row_iq2_xxs_impl`.
 const SPEC: Spec = Spec {
@@ -46,32 +34,14 @@ const SPEC: Spec = Spec {
     refine: Refine::Always,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq2_xxs`); the imatrix is required.
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq2xxs();
-    let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        let qw = imatrix.ok_or(err("iq2_xxs needs an importance matrix"))?;
-        let qw = &qw[QK * ibl..QK * (ibl + 1)];
+    setup {
+        let lat = iq_lattice::iq2xxs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
+        let qw = qw.ok_or("iq2_xxs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u32; 16];
         let store = |ib: usize, fit: &Fit| {
@@ -81,11 +51,9 @@ fn quantize_row_impl<S: V8>(
             }
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
-        y.fill(0);
+            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d));
@@ -96,8 +64,8 @@ fn quantize_row_impl<S: V8>(
         for (out, w) in y[2..].chunks_exact_mut(4).zip(&q2) {
             out.copy_from_slice(&w.to_le_bytes());
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq2_xxs blocks (`dequantize_row_iq2_xxs`).

@@ -5,41 +5,29 @@
 //! [u8; 32]` (one explicit sign byte per 8 elements), `scales: [u8; 4]` (two 4-bit scales per
 //! 64 elements: low nibble for the first 32). Element value: `d·(1+2s) · grid · sign`.
 
+use super::blocks::BlockIq3S;
 use super::iq3_xxs::squared;
 use super::iq_grids::{sign_factor, IQ3S_GRID};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, pack_scale_nibbles, sum_squares, superblock_quantizer, Fit, Refine, Scratch,
+    Spec, ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 110;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq3S>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq3S, qs);
 /// Byte offset of `qh` in a block.
-const QH: usize = QS + 64;
+const QH: usize = offset_of!(BlockIq3S, qh);
 /// Byte offset of `signs` in a block.
-const SIGNS: usize = QH + 8;
+const SIGNS: usize = offset_of!(BlockIq3S, signs);
 /// Byte offset of `scales` in a block.
-const SCALES: usize = SIGNS + 32;
-
-/// Registry entry for iq3_s.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ3_S,
-    name: "iq3_s",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const SCALES: usize = offset_of!(BlockIq3S, scales);
 
 /// The search of `quantize_row_iq3_s_impl`.
 const SPEC: Spec = Spec {
@@ -54,37 +42,18 @@ const SPEC: Spec = Spec {
     refine: Refine::AllIfAnyOff,
 };
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq3_s`).
     ///
     /// As in llama.cpp, the grid indices and signs of a group are stored after those of the
     /// previous *non-zero* groups: an all-zero group takes no `qs` or `signs` space (its `qh`
     /// bits and scale keep their own positions).
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq3s();
-    let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    setup {
+        let lat = iq_lattice::iq3s();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let mut stored = 0;
         let store = |ib: usize, fit: &Fit| {
             for k in 0..8 {
@@ -96,19 +65,15 @@ fn quantize_row_impl<S: V8>(
             stored += 1;
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
         if max_scale == 0.0 {
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 1.033));
-        let id = 1.0 / d;
-        for (ib, &sc) in scales.iter().take(QK / SPEC.n).enumerate() {
-            y[SCALES + ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
-        }
+        pack_scale_nibbles(&mut y[SCALES..], d, &scales[..QK / SPEC.n]);
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq3_s blocks (`dequantize_row_iq3_s`).

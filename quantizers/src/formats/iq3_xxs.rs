@@ -5,36 +5,24 @@
 //! [`KSIGNS_IQ2XS`]) of the `l`-th 8 elements, the top 4 bits the group scale `s`.
 //! Element value: `d·(0.5+s)·0.5 · grid · sign`.
 
+use super::blocks::BlockIq3Xxs;
 use super::iq_grids::{sign_factor, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_lattice;
 use super::iq_search::{
-    fit_superblock, scale_code, sum_squares, Fit, Refine, Scratch, Spec, ZeroTest,
+    fit_superblock, scale_code, sum_squares, superblock_quantizer, Fit, Refine, Scratch, Spec,
+    ZeroTest,
 };
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits, Unrepresentable};
-use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 98;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq3Xxs>();
 /// Byte offset of `qs` in a block.
-const QS: usize = 2;
+const QS: usize = offset_of!(BlockIq3Xxs, qs);
 /// Byte offset of `scales_and_signs` in a block.
-const SCALES_AND_SIGNS: usize = QS + 64;
-
-/// Registry entry for iq3_xxs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ3_XXS,
-    name: "iq3_xxs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Partial(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+const SCALES_AND_SIGNS: usize = offset_of!(BlockIq3Xxs, scales_and_signs);
 
 /// The search of `quantize_row_iq3_xxs_impl`.
 const SPEC: Spec = Spec {
@@ -54,33 +42,14 @@ pub(crate) fn squared(_sigma2: f32, x: f32) -> f32 {
     x * x
 }
 
-multiversion! {
+superblock_quantizer! {
     /// Quantizes one row (`quantize_iq3_xxs`).
-    fn quantize_row(
-        src: &[f32],
-        dst: &mut [u8],
-        imatrix: Option<&[f32]>,
-    ) -> Result<(), Unrepresentable> = quantize_row_impl;
-}
-
-#[inline(always)]
-fn quantize_row_impl<S: V8>(
-    _s: S,
-    src: &[f32],
-    dst: &mut [u8],
-    imatrix: Option<&[f32]>,
-) -> Result<(), Unrepresentable> {
-    let lat = iq_lattice::iq3xxs();
-    let mut s = Scratch::new();
-    for (ibl, (xbl, y)) in src
-        .chunks_exact(QK)
-        .zip(dst.chunks_exact_mut(BLOCK_BYTES))
-        .enumerate()
-    {
-        let err = |reason| Unrepresentable { block: ibl, reason };
-        y.fill(0);
+    setup {
+        let lat = iq_lattice::iq3xxs();
+        let mut s = Scratch::new();
+    }
+    |xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
-        let qw = imatrix.map(|im| &im[QK * ibl..QK * (ibl + 1)]);
         let mut sas = [0u32; 8];
         let store = |ib: usize, fit: &Fit| {
             for k in 0..8 {
@@ -92,11 +61,10 @@ fn quantize_row_impl<S: V8>(
                 | (fit.signs[3] as u32) << 21;
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)
-                .map_err(|e| err(e.reason()))?;
+            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
         if max_scale == 0.0 {
             y.fill(0);
-            continue;
+            return Ok(());
         }
         let d = max_scale / 31.0;
         put_u16(y, 0, f32_to_f16(d * 1.0125));
@@ -106,8 +74,8 @@ fn quantize_row_impl<S: V8>(
             y[SCALES_AND_SIGNS + 4 * ib..SCALES_AND_SIGNS + 4 * ib + 4]
                 .copy_from_slice(&sas[ib].to_le_bytes());
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Dequantizes whole iq3_xxs blocks (`dequantize_row_iq3_xxs`).

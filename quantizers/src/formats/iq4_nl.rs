@@ -3,32 +3,20 @@
 //! Layout: `d: f16`, then `qs[16]` (element `j` in the low nibble of byte `j`, element
 //! `16 + j` in its high nibble). Value = `d * KVALUES_IQ4NL[nibble]`.
 
+use super::blocks::BlockIq4Nl;
 use crate::common::{f16_to_f32, get_u16, put_u16};
 use crate::formats::iq4_common::{quantize_superblock, KVALUES_IQ4NL};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 32;
+pub(crate) const QK: usize = 32;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 18;
-
-/// Registry entry for iq4_nl.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ4_NL,
-    name: "iq4_nl",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq4Nl>();
 
 multiversion! {
     /// `quantize_iq4_nl` for one row: each 32-value block is its own super-block.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -45,7 +33,7 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
 }
 
 /// `dequantize_row_iq4_nl`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 0));
         for (j, &q) in b[2..].iter().enumerate() {

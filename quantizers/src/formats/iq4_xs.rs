@@ -4,32 +4,20 @@
 //! group), `qs[128]` (per 32-value group, 16 bytes of IQ4_NL nibbles). Group `ib` has the 6-bit
 //! scale `ls`, and its values are `d * (ls - 32) * KVALUES_IQ4NL[nibble]`.
 
+use super::blocks::BlockIq4Xs;
 use crate::common::{f16_to_f32, get_u16, put_u16};
 use crate::formats::iq4_common::{quantize_superblock, KVALUES_IQ4NL};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 136;
-
-/// Registry entry for iq4_xs.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::IQ4_XS,
-    name: "iq4_xs",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockIq4Xs>();
 
 multiversion! {
     /// `quantize_iq4_xs` for one row.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -48,7 +36,7 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
 }
 
 /// `dequantize_row_iq4_xs`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 0));
         let scales_h = get_u16(b, 2);

@@ -1,4 +1,5 @@
-//! The scale-and-lattice search shared by the IQ2 and IQ3 quantizers.
+//! The scale-and-lattice search shared by the IQ2 and IQ3 quantizers, and the row loop of
+//! every IQ1–IQ3 quantizer.
 //!
 //! A group of 16 or 32 values is fitted as `scale · (2·code + 1) · sign`, where the codes of
 //! each 8 (IQ2) or 4 (IQ3) lanes must form a grid entry. The signs are taken from the values
@@ -13,6 +14,7 @@
 
 use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 use crate::common::nearest_int;
+use crate::kernel::Unrepresentable;
 use crate::kquants::make_qp_quants;
 
 /// Why a block cannot be quantized (llama.cpp aborts on these inputs).
@@ -36,6 +38,71 @@ impl SearchError {
         }
     }
 }
+
+impl From<SearchError> for &'static str {
+    fn from(e: SearchError) -> &'static str {
+        e.reason()
+    }
+}
+
+/// The row loop of the IQ1–IQ3 quantizers: `quantize(x, qw, y)` for each super-block of
+/// `QK` values `x`, with `qw` its slice of the imatrix and `y` its `BYTES` output bytes,
+/// zeroed first. A refusal (the reason) stops the row and names the super-block.
+#[inline(always)]
+pub(crate) fn quantize_superblocks<const QK: usize, const BYTES: usize>(
+    src: &[f32],
+    dst: &mut [u8],
+    imatrix: Option<&[f32]>,
+    mut quantize: impl FnMut(&[f32], Option<&[f32]>, &mut [u8]) -> Result<(), &'static str>,
+) -> Result<(), Unrepresentable> {
+    let blocks = src.chunks_exact(QK).zip(dst.chunks_exact_mut(BYTES));
+    for (block, (x, y)) in blocks.enumerate() {
+        let qw = imatrix.map(|im| &im[QK * block..QK * (block + 1)]);
+        y.fill(0);
+        quantize(x, qw, y).map_err(|reason| Unrepresentable { block, reason })?;
+    }
+    Ok(())
+}
+
+/// Defines an IQ format's `quantize_row` (see `multiversion!`): `setup` runs once per row,
+/// then the closure once per super-block through [`quantize_superblocks`]. Expects the
+/// format's `QK` and `BLOCK_BYTES` in scope.
+macro_rules! superblock_quantizer {
+    (
+        $(#[$attr:meta])*
+        setup { $($setup:stmt;)* }
+        |$x:ident, $qw:ident, $y:ident| $body:block
+    ) => {
+        $crate::simd::multiversion! {
+            $(#[$attr])*
+            pub(crate) fn quantize_row(
+                src: &[f32],
+                dst: &mut [u8],
+                imatrix: Option<&[f32]>,
+            ) -> Result<(), $crate::kernel::Unrepresentable> = quantize_row_impl;
+        }
+
+        #[inline(always)]
+        fn quantize_row_impl<S: $crate::simd::V8>(
+            _: S,
+            src: &[f32],
+            dst: &mut [u8],
+            imatrix: Option<&[f32]>,
+        ) -> Result<(), $crate::kernel::Unrepresentable> {
+            $($setup)*
+            $crate::formats::iq_search::quantize_superblocks::<QK, BLOCK_BYTES>(
+                src,
+                dst,
+                imatrix,
+                // Inlined so that the body is compiled with the caller's target features
+                // (the AVX2 build of `multiversion!`), as it was before it became a closure.
+                #[inline(always)]
+                |$x, $qw, $y| $body,
+            )
+        }
+    };
+}
+pub(crate) use superblock_quantizer;
 
 /// How a group too small to quantize is recognised.
 #[derive(Debug, Clone, Copy)]
@@ -347,6 +414,16 @@ pub(crate) fn fit_superblock(
 #[inline(always)]
 pub(crate) fn scale_code(id: f32, scale: f32, max: i32) -> u8 {
     nearest_int(0.5 * (id * scale - 1.0)).clamp(0, max) as u8
+}
+
+/// Stores the group scales of a super-block whose scale is `d` as 4-bit codes, two per
+/// byte (even groups in the low nibble), into the zeroed `out`.
+#[inline(always)]
+pub(crate) fn pack_scale_nibbles(out: &mut [u8], d: f32, scales: &[f32]) {
+    let id = 1.0 / d;
+    for (ib, &sc) in scales.iter().enumerate() {
+        out[ib / 2] |= scale_code(id, sc, 15) << (4 * (ib % 2));
+    }
 }
 
 /// `Σ x²` over a super-block, in order.

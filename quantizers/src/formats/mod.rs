@@ -1,9 +1,14 @@
-//! One module per GGML type: its block layout, quantizer and dequantizer.
+//! One module per GGML type: its quantizer and dequantizer (`quantize_row`,
+//! `dequantize_row`) and its geometry (`QK`, `BLOCK_BYTES`), which the type table in
+//! `registry.rs` collects. Shared pieces live in neutral modules that import no format:
+//! `blocks` (every block layout), `block32` (the 32-element formats' helpers), `iq_*` (the
+//! IQ searches and grids). No format imports the registry.
 
 pub mod bf16;
+pub(crate) mod block32;
+pub(crate) mod blocks;
 pub mod f16;
 pub mod f32;
-pub mod ints;
 pub mod iq1_m;
 pub mod iq1_s;
 pub(crate) mod iq1_search;

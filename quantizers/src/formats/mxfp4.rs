@@ -4,32 +4,20 @@
 //! low, element `16 + j` high). The table [`KVALUES_MXFP4`] holds the E2M1 values doubled, so
 //! the stored exponent is used halved: value = `KVALUES_MXFP4[nibble] * 2^(e - 128)`.
 
+use super::blocks::BlockMxfp4;
 use crate::common::c_trunc_i32;
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 32;
+pub(crate) const QK: usize = 32;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 17;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockMxfp4>();
 
 /// `kvalues_mxfp4` (`kvalues_fp4`): E2M1 values times two, shared with NVFP4 (a format
 /// constant; index 8 is negative zero and so never chosen by [`best_index_fp4`]).
 pub(crate) const KVALUES_MXFP4: [i8; 16] =
     [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
-
-/// Registry entry for mxfp4.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::MXFP4,
-    name: "mxfp4",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 /// Index of the FP4 code nearest to `x` at scale `e` (`best_index_mxfp4`): a linear scan of
 /// `|KVALUES_MXFP4[i]*e - x|` where only a strictly smaller error replaces the best, so the
@@ -60,7 +48,7 @@ fn e8m0_to_f32_half(x: u8) -> f32 {
 
 multiversion! {
     /// `quantize_row_mxfp4_ref` (the imatrix is ignored).
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -93,7 +81,7 @@ fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<
 }
 
 /// `dequantize_row_mxfp4`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = e8m0_to_f32_half(b[0]);
         for (j, &q) in b[1..].iter().enumerate() {

@@ -4,31 +4,19 @@
 //! `8s..8s+8` hold element `16s + j` in the low nibble and `16s + 8 + j` in the high nibble.
 //! Value = `KVALUES_MXFP4[nibble] * ue4m3(d[s]) / 2` (the table holds the E2M1 values doubled).
 
+use super::blocks::BlockNvfp4;
 use crate::common::c_trunc_i32;
 use crate::formats::mxfp4::{best_index_fp4, KVALUES_MXFP4};
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 64;
+pub(crate) const QK: usize = 64;
 /// Elements per sub-block (one scale each).
 const QK_SUB: usize = 16;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 36;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockNvfp4>();
 /// Sub-blocks per block.
 const N_SUB: usize = QK / QK_SUB;
-
-/// Registry entry for nvfp4.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::NVFP4,
-    name: "nvfp4",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 /// `ggml_ue4m3_to_fp32`: the unsigned E4M3 value (bias 7, no infinities) times 0.5, with
 /// `0x7F` (NaN) read as zero. Every step is exact.
@@ -78,7 +66,7 @@ fn f32_to_ue4m3(x: f32) -> u8 {
 }
 
 /// `quantize_row_nvfp4_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let (scales, qs) = y.split_at_mut(N_SUB);
         for ((xb, sc), qb) in x
@@ -103,7 +91,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// `dequantize_row_nvfp4`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let (scales, qs) = b.split_at(N_SUB);
         for ((&sc, qb), yb) in scales

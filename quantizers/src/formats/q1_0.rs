@@ -3,29 +3,17 @@
 //! Layout: `d: f16` (the mean |x| of the block), then `qs[16]`: bit `j % 8` of byte `j / 8` is
 //! set when element `j` is ≥ 0. Value = `+d` for a set bit, `-d` otherwise.
 
+use super::blocks::BlockQ1_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 128;
+pub(crate) const QK: usize = 128;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 18;
-
-/// Registry entry for q1_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q1_0,
-    name: "q1_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ1_0>();
 
 /// `quantize_row_q1_0_ref` (the imatrix is ignored).
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         let mut sum_abs = 0f32;
         for &v in x {
@@ -45,7 +33,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// `dequantize_row_q1_0`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 0));
         let neg_d = -d;

@@ -3,33 +3,21 @@
 //! Layout: `d: f16` (the block's max |x|), then `qs[16]`: element `j` is the 2-bit code at bit
 //! `2 * (j % 4)` of byte `j / 4`. Value = `(code - 1) * d`, i.e. one of `-d, 0, d, 2d`.
 
-use super::q4_0::in_fast_range;
-use super::q8_0::round_fast;
+use super::block32::in_fast_range;
+use super::block32::round_fast;
+use super::blocks::BlockQ2_0;
 use crate::common::{c_round_i32, f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 64;
+pub(crate) const QK: usize = 64;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 18;
-
-/// Registry entry for q2_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q2_0,
-    name: "q2_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ2_0>();
 
 multiversion! {
     /// `quantize_row_q2_0_ref` (the imatrix is ignored).
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 /// The block's `amax` (`if a > amax { amax = a }` from 0) is an integer maximum over the
@@ -69,7 +57,7 @@ fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<
 }
 
 /// `dequantize_row_q2_0`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 0));
         for (&byte, ys) in b[2..].iter().zip(y.chunks_exact_mut(4)) {

@@ -5,18 +5,18 @@
 //! `d: f16` (80–81), `dmin: f16` (82–83). Element `e` of group `j = e/16` dequantizes as
 //! `(d*sc_j)*q - dmin*m_j`.
 
+use super::blocks::BlockQ2K;
 use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{make_qp_quants, pack_2bit, QkxSearch, QKX3_IMATRIX_SEARCH};
 use crate::lanes::{qkx_search_lanes, transpose, QkxFit};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 84;
-const QS_AT: usize = 16;
-const D_AT: usize = 80;
-const DMIN_AT: usize = 82;
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ2K>();
+const QS_AT: usize = offset_of!(BlockQ2K, qs);
+const D_AT: usize = offset_of!(BlockQ2K, d);
+const DMIN_AT: usize = offset_of!(BlockQ2K, dmin);
 
 /// The `make_qkx2_quants` search of the reference path.
 const REF_SEARCH: QkxSearch = QkxSearch {
@@ -26,22 +26,10 @@ const REF_SEARCH: QkxSearch = QkxSearch {
     use_mad: true,
 };
 
-/// Registry entry for q2_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q2_K,
-    name: "q2_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
-
 multiversion! {
     /// `quantize_q2_K` for one row: `quantize_row_q2_K_ref` without an imatrix,
     /// `quantize_row_q2_K_impl` with one.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -179,7 +167,7 @@ fn requantize(x: &[f32], y: &[u8], fits: &[QkxFit; 2], levels: &mut [u8; QK]) {
     }
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(x, D_AT));
         let dmin = f16_to_f32(get_u16(x, DMIN_AT));

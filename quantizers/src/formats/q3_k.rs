@@ -5,30 +5,18 @@
 //! (96–107, sixteen 6-bit scales stored as `sc + 32`), `d: f16` (108–109). Element `e` of
 //! group `j = e/16` dequantizes as `(d*sc_j) * (q - 4)` with `q` the 3-bit quant.
 
+use super::blocks::BlockQ3K;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{make_qx_quants, pack_2bit};
 use crate::lanes::{make_q3_quants_lanes, make_qx_quants_lanes, transpose, Q3Fit, QxFit};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 110;
-const QS_AT: usize = 32;
-const SCALES_AT: usize = 96;
-const D_AT: usize = 108;
-
-/// Registry entry for q3_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q3_K,
-    name: "q3_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ3K>();
+const QS_AT: usize = offset_of!(BlockQ3K, qs);
+const SCALES_AT: usize = offset_of!(BlockQ3K, scales);
+const D_AT: usize = offset_of!(BlockQ3K, d);
 
 /// Packs the sixteen biased 6-bit scales `l` (0..64) into the 12 `scales` bytes: the low
 /// nibbles of scales 0–7 / 8–15 go to the low / high nibbles of bytes 0–7, and the top two
@@ -57,7 +45,7 @@ fn scale(s: &[u8], j: usize) -> i32 {
 multiversion! {
     /// `quantize_q3_K` for one row: `quantize_row_q3_K_ref` without an imatrix,
     /// `quantize_row_q3_K_impl` with one.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 /// The per-group fits of one super-block, from which the levels of groups whose stored
@@ -187,7 +175,7 @@ fn fit_weighted<S: V8>(s: S, x: &[f32], qw: &[f32], sigma2: f32, sw: &mut [f32])
     make_qx_quants_lanes(s, 4, &xt, &wt)
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(x, D_AT));
         let hmask = &x[..QS_AT];

@@ -8,31 +8,19 @@
 //! The scale search (this file's [`quantize_super_block`]) is shared with Q5_K, which only
 //! differs in the level count, the search range and the quant packing.
 
+use super::blocks::BlockQ4K;
 use crate::common::{add_div_left_nan, f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::{
     get_scale_min_k4, make_qp_quants, pack_scale_min_k4, QkxSearch, QKX3_IMATRIX_SEARCH,
 };
 use crate::lanes::{qkx_search_lanes, transpose};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 144;
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ4K>();
 /// Bytes of the `d`, `dmin`, `scales[12]` head shared by Q4_K and Q5_K.
 pub(crate) const HEAD_BYTES: usize = 16;
-
-/// Registry entry for q4_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q4_K,
-    name: "q4_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 /// What differs between the Q4_K and Q5_K scale searches.
 pub(crate) struct SubBlockParams {
@@ -167,7 +155,7 @@ pub(crate) fn quantize_super_block<S: V8>(
 multiversion! {
     /// `quantize_q4_K` for one row: `quantize_row_q4_K_ref` without an imatrix,
     /// `quantize_row_q4_K_impl` with one.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -200,7 +188,7 @@ pub(crate) fn sub_block_factors(head: &[u8]) -> [(f32, f32); 8] {
     })
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let f = sub_block_factors(x);
         let qs = &x[HEAD_BYTES..];

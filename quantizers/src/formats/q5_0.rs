@@ -12,31 +12,19 @@
 //! **NaN handling:** as q4_0: NaNs are skipped by the magnitude search, and a NaN or
 //! out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0).
 
+use super::block32::{block_trunc, row_sigma2, signed_abs_max, weighted_lanes, CHUNK_BLOCKS};
+use super::blocks::BlockQ5_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::{block_trunc, row_sigma2, signed_abs_max, weighted_lanes, CHUNK_BLOCKS};
 use crate::common::{get_u16, put_u16};
 use crate::lanes::make_qx_quants_lanes;
 use crate::lanes::LANES;
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 32;
+pub(crate) const QK: usize = 32;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 22;
-
-/// Registry entry for q5_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q5_0,
-    name: "q5_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ5_0>();
 
 /// Packs 32 five-bit quants (only their low 5 bits count) into `qh` (`out[0..4]`) and `qs`
 /// (`out[4..20]`); shared with q5_1.
@@ -69,7 +57,7 @@ pub(super) fn unpack_q5(packed: &[u8]) -> [u8; QK] {
 
 multiversion! {
     /// Quantizes one row; with an imatrix, through the weighted scale search.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -139,7 +127,7 @@ fn quantize_row_weighted<S: V8>(s: S, src: &[f32], dst: &mut [u8], qw: &[f32]) {
 }
 
 /// `dequantize_row_q5_0`: `(q - 16) · d`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
     for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_bits_to_f32(get_u16(y, 0));
@@ -152,7 +140,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::super::block32::tests::{adversarial_blocks, Rng};
     use super::*;
     use crate::common::c_trunc_i32;
     use crate::common::f32_to_f16;

@@ -4,28 +4,16 @@
 //! `qs[128]` (48–175). The low nibbles are placed as in Q4_K; bit 4 of element `e` is bit
 //! `e/32` of `qh[e%32]`. Sub-block `j` dequantizes as `(d*sc_j)*q - dmin*m_j`.
 
+use super::blocks::BlockQ5K;
 use crate::kquants::QkxSearch;
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 use super::q4_k::{quantize_super_block, sub_block_factors, SubBlockParams, HEAD_BYTES};
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 176;
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ5K>();
 const QS_AT: usize = HEAD_BYTES + 32;
-
-/// Registry entry for q5_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q5_K,
-    name: "q5_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
 
 const Q5_K_PARAMS: SubBlockParams = SubBlockParams {
     nmax: 31,
@@ -41,7 +29,7 @@ const Q5_K_PARAMS: SubBlockParams = SubBlockParams {
 multiversion! {
     /// `quantize_q5_K` for one row: `quantize_row_q5_K_ref` without an imatrix,
     /// `quantize_row_q5_K_impl` with one.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -74,7 +62,7 @@ fn quantize_row_impl<S: V8>(s: S, src: &[f32], dst: &mut [u8], imatrix: Option<&
     }
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let f = sub_block_factors(x);
         let qh = &x[HEAD_BYTES..QS_AT];

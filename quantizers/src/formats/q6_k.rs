@@ -9,34 +9,22 @@
 //! `128h + l + 32` and `128h + l + 96`, and `qh[32h + l]` their top two bits in the order
 //! `+0, +32, +64, +96`.
 
+use super::blocks::BlockQ6K;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, nearest_int, put_u16};
 use crate::kquants::GROUP_MAX_EPS;
 use crate::lanes::{make_qx_quants_lanes, squares, transpose, QxFit};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::{offset_of, size_of};
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 210;
-const SCALES_AT: usize = 192;
-const D_AT: usize = 208;
-
-/// Registry entry for q6_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q6_K,
-    name: "q6_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: true,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ6K>();
+const SCALES_AT: usize = offset_of!(BlockQ6K, scales);
+const D_AT: usize = offset_of!(BlockQ6K, d);
 
 multiversion! {
     /// `quantize_q6_K` for one row: the reference quantizer without an imatrix, the `_impl`
     /// path (the raw imatrix values as weights of the group fits) with one.
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -129,7 +117,7 @@ fn quantize_block<S: V8>(s: S, x: &[f32], y: &mut [u8], qw: Option<&[f32]>) {
     }
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(x, D_AT));
         let sc = &x[SCALES_AT..D_AT];

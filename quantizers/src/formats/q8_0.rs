@@ -12,28 +12,16 @@
 //! NaN. A NaN or out-of-range quant is C's x86-64 `i32::MIN` truncated to a byte (0). All of
 //! that is reproduced exactly.
 
+use super::block32::{in_fast_range, round_fast};
+use super::blocks::BlockQ8_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
-use super::q4_0::in_fast_range;
 use crate::common::{c_round_i32, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 32;
+pub(crate) const QK: usize = 32;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 34;
-
-/// Registry entry for q8_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q8_0,
-    name: "q8_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8_0>();
 
 /// The reference's sequential `amax = amax > |v| ? amax : |v|` from 0.
 fn abs_max_scalar(x: &[f32; QK]) -> f32 {
@@ -68,18 +56,6 @@ pub(super) fn abs_max(x: &[f32; QK]) -> f32 {
     }
 }
 
-/// `roundf` (half away from zero) for `|v| < 2^21` only, without a float→int instruction so
-/// that loops over it vectorise: adding 1.5·2^23 rounds to nearest-even and leaves the
-/// integer in the low mantissa bits; an exact tie that went toward zero is moved away.
-#[inline(always)]
-pub(super) fn round_fast(v: f32) -> i32 {
-    const MAGIC: f32 = 12_582_912.0;
-    let t = v + MAGIC;
-    let nearest = (t.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000;
-    let rest = v - (t - MAGIC); // exact
-    nearest + (rest == 0.5 && v > 0.0) as i32 - (rest == -0.5 && v < 0.0) as i32
-}
-
 /// The q8_0/q8_1 quants `(int8_t)roundf(x·id)`: C's x86-64 conversion rounds half away
 /// from zero, converts to 32 bits (`i32::MIN` for NaN and out of range) and keeps the low
 /// byte. A fast vectorised pass handles the usual `|x·id| < 2^21`; otherwise the block is
@@ -100,7 +76,7 @@ pub(super) fn quants_q8(x: &[f32; QK], id: f32, qs: &mut [u8]) {
 }
 
 /// Quantizes one row (`quantize_row_q8_0_ref`). The imatrix is ignored.
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
@@ -113,7 +89,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// `dequantize_row_q8_0`: `q · d`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
     for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_bits_to_f32(get_u16(y, 0));
@@ -125,7 +101,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::super::block32::tests::{adversarial_blocks, Rng};
     use super::*;
     use crate::common::f32_to_f16;
 
@@ -139,32 +115,6 @@ mod tests {
             *q = c_round_i32(v * id) as u8;
         }
         y
-    }
-
-    #[test]
-    fn round_fast_is_roundf_in_range() {
-        let limit = 2_097_152f32.to_bits();
-        let samples = (0..limit)
-            .step_by(61)
-            .chain((0..256).map(|k| (k as f32 * 0.5).to_bits()))
-            .chain((0..64).map(|k| (2_097_152.0f32 - k as f32 * 0.5).to_bits()));
-        for u in samples {
-            for v in [f32::from_bits(u), -f32::from_bits(u)] {
-                if in_fast_range(v) {
-                    assert_eq!(round_fast(v), c_round_i32(v), "{v:e}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    #[ignore = "exhaustive sweep of the fast range, run by hand"]
-    fn round_fast_is_roundf_in_range_exhaustive() {
-        for u in 0..2_097_152f32.to_bits() {
-            for v in [f32::from_bits(u), -f32::from_bits(u)] {
-                assert_eq!(round_fast(v), c_round_i32(v), "{v:e}");
-            }
-        }
     }
 
     #[test]

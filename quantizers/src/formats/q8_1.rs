@@ -7,31 +7,19 @@
 //! Quantization (`quantize_row_q8_1_ref`; the imatrix is ignored) is q8_0's, plus
 //! `s = fp16(f32(Σ stored i8 quants) · d)`. **NaN handling:** as q8_0.
 
+use super::blocks::BlockQ8_1;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use super::q8_0::{abs_max, quants_q8};
 use crate::common::{get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 32;
+pub(crate) const QK: usize = 32;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 36;
-
-/// Registry entry for q8_1.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q8_1,
-    name: "q8_1",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8_1>();
 
 /// Quantizes one row (`quantize_row_q8_1_ref`). The imatrix is ignored.
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
@@ -47,7 +35,7 @@ fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
 }
 
 /// Dequantizes from the layout: `q · d` (`s` is not needed).
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len() / BLOCK_BYTES * QK, dst.len());
     for (y, out) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_bits_to_f32(get_u16(y, 0));
@@ -59,7 +47,7 @@ fn dequantize_row(src: &[u8], dst: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::q4_0::tests::{adversarial_blocks, Rng};
+    use super::super::block32::tests::{adversarial_blocks, Rng};
     use super::*;
 
     #[test]
@@ -69,11 +57,7 @@ mod tests {
         let mut q8_1 = vec![0u8; blocks.len() * BLOCK_BYTES];
         quantize_row(&src, &mut q8_1, None);
         let mut q8_0 = vec![0u8; blocks.len() * 34];
-        super::super::q8_0::TRAITS
-            .quantize
-            .unwrap()
-            .quantize_row(&src, &mut q8_0, None)
-            .unwrap();
+        super::super::q8_0::quantize_row(&src, &mut q8_0, None);
         let rows = q8_1.chunks_exact(BLOCK_BYTES).zip(q8_0.chunks_exact(34));
         for ((a, b), x) in rows.zip(&blocks) {
             assert_eq!(&a[..2], &b[..2]);

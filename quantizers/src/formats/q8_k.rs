@@ -4,26 +4,14 @@
 //! Layout: `d: f32` (bytes 0–3), `qs[256]: i8` (4–259), `bsums[16]: i16` (260–291, the sum
 //! of each group of 16 quants).
 
+use super::blocks::BlockQ8K;
 use crate::common::nearest_int;
-use crate::registry::{Quantizer, TypeTraits};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
-const QK: usize = 256;
-const BLOCK_BYTES: usize = 292;
+pub(crate) const QK: usize = 256;
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockQ8K>();
 
-/// Registry entry for q8_K.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::Q8_K,
-    name: "q8_K",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
-
-fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     for (x, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
         quantize_block(x, y);
     }
@@ -55,7 +43,7 @@ fn quantize_block(x: &[f32], y: &mut [u8]) {
     d.copy_from_slice(&(1.0f32 / iscale).to_le_bytes());
 }
 
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (x, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f32::from_le_bytes([x[0], x[1], x[2], x[3]]);
         for (o, &q) in y.iter_mut().zip(&x[4..4 + QK]) {

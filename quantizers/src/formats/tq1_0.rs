@@ -8,29 +8,17 @@
 //! Element order: `qs[m]` (m < 32) holds elements `m + 32n` for n = 0..5, `qs[32 + m]`
 //! (m < 16) holds `160 + m + 16n`, and `qh[j]` holds `240 + j + 4n` for n = 0..4.
 
-use super::q4_0::in_fast_range;
-use super::q8_0::round_fast;
+use super::block32::in_fast_range;
+use super::block32::round_fast;
+use super::blocks::BlockTq1_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 54;
-
-/// Registry entry for tq1_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::TQ1_0,
-    name: "tq1_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockTq1_0>();
 
 /// C's `(int)lroundf(x)` on x86-64 glibc: round half away from zero to a `long`, where NaN
 /// and values beyond the `long` range give `LONG_MIN`, then keep the low 32 bits.
@@ -112,7 +100,7 @@ fn base3(q: &[u8; QK], at: usize, step: usize, count: usize) -> u8 {
 
 multiversion! {
     /// `quantize_row_tq1_0_ref` (the imatrix is ignored).
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -144,7 +132,7 @@ fn unpack_trit(byte: u8, pow3: u8, d: f32) -> f32 {
 }
 
 /// `dequantize_row_tq1_0`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     const POW3: [u8; 5] = [1, 3, 9, 27, 81];
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 52));

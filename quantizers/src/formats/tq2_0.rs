@@ -3,32 +3,20 @@
 //! Layout: `qs[64]`, then `d: f16` (the scale comes last). Byte `32c + m` holds, at bits
 //! `2n`, the code `t + 1` (t ∈ {-1, 0, 1}) of element `128c + 32n + m`. Value = `(code - 1) * d`.
 
+use super::blocks::BlockTq2_0;
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use crate::formats::tq1_0::{ternary_codes, ternary_scale};
-use crate::registry::{Quantizer, TypeTraits};
 use crate::simd::{multiversion, V8};
-use crate::types::GgmlType;
+use std::mem::size_of;
 
 /// Elements per block.
-const QK: usize = 256;
+pub(crate) const QK: usize = 256;
 /// Bytes per block.
-const BLOCK_BYTES: usize = 66;
-
-/// Registry entry for tq2_0.
-pub(crate) const TRAITS: TypeTraits = TypeTraits {
-    ty: GgmlType::TQ2_0,
-    name: "tq2_0",
-    block_size: QK,
-    type_size: BLOCK_BYTES,
-    requires_imatrix: false,
-    uses_imatrix: false,
-    quantize: Some(Quantizer::Total(quantize_row)),
-    dequantize: Some(dequantize_row),
-};
+pub(crate) const BLOCK_BYTES: usize = size_of::<BlockTq2_0>();
 
 multiversion! {
     /// `quantize_row_tq2_0_ref` (the imatrix is ignored).
-    fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
 }
 
 #[inline(always)]
@@ -51,7 +39,7 @@ fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<
 }
 
 /// `dequantize_row_tq2_0`.
-fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(BLOCK_BYTES).zip(dst.chunks_exact_mut(QK)) {
         let d = f16_to_f32(get_u16(b, 64));
         for (qc, yc) in b[..64].chunks_exact(32).zip(y.chunks_exact_mut(128)) {
