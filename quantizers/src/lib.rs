@@ -19,6 +19,20 @@
 //! One thing is beyond reach: when two NaNs with different payloads or signs meet in one
 //! operation, x86 returns the first operand, but Rust does not fix which operand is first,
 //! so inputs that already contain such NaNs may give NaN scales with other NaN bits.
+//!
+//! ```
+//! use ggufkit_quantizers::{dequantize_rows, quantize_rows, GgmlType};
+//!
+//! // One Q8_0 block (32 values): 34 bytes, and back to within the type's precision.
+//! let x: Vec<f32> = (0..32).map(|i| i as f32 / 8.0).collect();
+//! let mut q = vec![0u8; GgmlType::Q8_0.type_size()];
+//! quantize_rows(GgmlType::Q8_0, &x, &mut q, 32, None).unwrap();
+//! let mut y = vec![0f32; 32];
+//! dequantize_rows(GgmlType::Q8_0, &q, &mut y).unwrap();
+//! assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() < 0.02));
+//! ```
+
+#![deny(missing_docs)]
 
 #[macro_use]
 mod type_table;
