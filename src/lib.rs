@@ -1,6 +1,7 @@
 //! ggufkit: a GGUF toolchain whose output is byte-identical to llama.cpp's.
 //!
 //! * [`cursor`]: the checked byte cursor every binary reader uses.
+//! * [`edit`]: metadata edits as gguf-py's `gguf_new_metadata.py` / `gguf_set_metadata.py` make them.
 //! * [`gguf`]: the container (strict reader, streaming writer, metadata).
 //! * [`ir`]: the model IR with lazy tensor sources that readers produce and the writer
 //!   consumes.
@@ -42,6 +43,7 @@
 #![deny(missing_docs)]
 
 pub mod cursor;
+pub mod edit;
 pub mod gguf;
 pub mod inspect;
 pub mod ir;

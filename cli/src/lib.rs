@@ -5,6 +5,7 @@
 //!
 //! * [`convert`]: `gguf-convert` (HF / GGUF / legacy GGML → GGUF; also `convert_hf_to_gguf`).
 //! * [`quantize`]: `gguf-quantize` (a drop-in `llama-quantize`).
+//! * [`edit`]: `gguf-edit` (metadata edits as gguf-py's `gguf_new_metadata.py` makes them).
 //! * [`inspect`]: `gguf-inspect` (dump, manifest, diff, verify, loadability checks).
 //! * [`edge`]: what the tools share at their edge: exit codes, error lines, completions.
 //!
@@ -19,5 +20,6 @@
 
 pub mod convert;
 pub mod edge;
+pub mod edit;
 pub mod inspect;
 pub mod quantize;

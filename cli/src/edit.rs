@@ -1,0 +1,393 @@
+//! gguf-edit: change a GGUF file's metadata without re-converting it. The tensor data is
+//! copied as it is (never decoded), and the result equals what gguf-py's
+//! `gguf_new_metadata.py` and `gguf_set_metadata.py` write for the same edits.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use clap::Parser;
+use regex::Regex;
+
+use ggufkit::edit::{apply, set_scalar, ChatTemplate, MetadataEdits};
+use ggufkit::gguf::{GgufFile, Metadata, Value};
+use ggufkit::inspect::human_bytes;
+use ggufkit::ir::Model;
+use ggufkit::quantize::KvOverride;
+use ggufkit::write::{write_model, WriteOptions};
+
+use crate::edge::{exit_with, Failure};
+
+/// The special tokens gguf_new_metadata.py knows, by the name its `--special-token` takes.
+const SPECIAL_TOKENS: &[(&str, &str)] = &[
+    ("bos", "tokenizer.ggml.bos_token_id"),
+    ("eos", "tokenizer.ggml.eos_token_id"),
+    ("eot", "tokenizer.ggml.eot_token_id"),
+    ("eom", "tokenizer.ggml.eom_token_id"),
+    ("unknown", "tokenizer.ggml.unknown_token_id"),
+    ("seperator", "tokenizer.ggml.seperator_token_id"),
+    ("padding", "tokenizer.ggml.padding_token_id"),
+    ("mask", "tokenizer.ggml.mask_token_id"),
+    ("fim_pre", "tokenizer.ggml.fim_pre_token_id"),
+    ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
+    ("fim_mid", "tokenizer.ggml.fim_mid_token_id"),
+    ("fim_pad", "tokenizer.ggml.fim_pad_token_id"),
+    ("fim_rep", "tokenizer.ggml.fim_rep_token_id"),
+    ("fim_sep", "tokenizer.ggml.fim_sep_token_id"),
+    ("prefix", "tokenizer.ggml.prefix_token_id"),
+    ("suffix", "tokenizer.ggml.suffix_token_id"),
+    ("middle", "tokenizer.ggml.middle_token_id"),
+];
+
+/// Change a GGUF file's metadata (name, description, chat template, special tokens, any key)
+/// without re-converting it.
+///
+/// Three forms:
+///
+///   gguf-edit IN OUT [EDITS]           a copy with new metadata (gguf_new_metadata.py's command line)
+///   gguf-edit --in-place FILE [EDITS]  the same, replacing FILE (atomically: a temporary file renamed)
+///   gguf-edit set FILE KEY VALUE       change one number or boolean (gguf_set_metadata.py's command line)
+///
+/// The tensor data is copied byte for byte. The output equals what gguf-py's scripts write
+/// for the same edits. With several named chat templates, gguf-py's order of
+/// tokenizer.chat_templates varies from run to run; here it is the order given.
+///
+/// Exit status: 0 success; 1 the edit failed (nothing is written); 2 usage error; 3 the input
+/// could not be read.
+#[derive(Parser, Debug)]
+#[command(name = "gguf-edit", version, verbatim_doc_comment)]
+struct Cli {
+    /// The input GGUF file (with --in-place: the file to edit).
+    input: PathBuf,
+    /// The output file (not with --in-place).
+    output: Option<PathBuf>,
+    /// Edit INPUT itself: write the new file beside it and rename it over INPUT.
+    #[arg(long)]
+    in_place: bool,
+    /// general.name.
+    #[arg(long, value_name = "NAME")]
+    general_name: Option<String>,
+    /// general.description.
+    #[arg(long, value_name = "TEXT")]
+    general_description: Option<String>,
+    /// A chat template (or a JSON list of {"name", "template"} objects); replaces every
+    /// tokenizer.chat_template* key.
+    #[arg(long, value_name = "TEMPLATE")]
+    chat_template: Option<String>,
+    /// The chat_template of a tokenizer_config.json (a string or named templates).
+    #[arg(long, value_name = "FILE")]
+    chat_template_config: Option<PathBuf>,
+    /// A Jinja file holding the chat template.
+    #[arg(long, value_name = "FILE")]
+    chat_template_file: Option<PathBuf>,
+    /// tokenizer.ggml.pre.
+    #[arg(long, value_name = "NAME")]
+    pre_tokenizer: Option<String>,
+    /// Leave KEY out (repeatable).
+    #[arg(long, value_name = "KEY")]
+    remove_metadata: Vec<String>,
+    /// Leave out every key that matches the regular expression (searched; repeatable).
+    #[arg(long, value_name = "REGEX")]
+    remove_matching: Vec<String>,
+    /// Set a special token by its text: NAME is bos, eos, eot, eom, unknown, seperator,
+    /// padding, mask, fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep, prefix, suffix or
+    /// middle (repeatable).
+    #[arg(long, num_args = 2, value_names = ["NAME", "TOKEN"], action = clap::ArgAction::Append)]
+    special_token: Vec<String>,
+    /// Set a special token by id (repeatable).
+    #[arg(long, num_args = 2, value_names = ["NAME", "ID"], action = clap::ArgAction::Append)]
+    special_token_by_id: Vec<String>,
+    /// Set KEY to VALUE of TYPE (int, float, bool, str), as --override-kv does (repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    set: Vec<String>,
+    /// Replace an existing OUT (gguf_new_metadata.py asks instead).
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// Show the keys that would change, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print what changed, key by key.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// No summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Rename the output into place without waiting for it to reach the disk.
+    #[arg(long)]
+    no_sync: bool,
+}
+
+/// `gguf-edit set`: gguf_set_metadata.py's command line.
+#[derive(Parser, Debug)]
+#[command(name = "gguf-edit set", version, allow_negative_numbers = true)]
+struct SetCli {
+    /// The GGUF file to change.
+    model: PathBuf,
+    /// The key (it must exist and hold a number or a boolean).
+    key: String,
+    /// The new value.
+    value: String,
+    /// Show the change, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Accepted for compatibility (nothing is asked here).
+    #[arg(long)]
+    force: bool,
+    /// Accepted for compatibility.
+    #[arg(long)]
+    verbose: bool,
+    /// Say nothing unless something fails.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn usage(e: impl Into<anyhow::Error>) -> Failure {
+    Failure::Usage(e.into())
+}
+
+fn open(path: &Path) -> Result<GgufFile, Failure> {
+    GgufFile::open(path).map_err(|e| Failure::Input(e.into()))
+}
+
+/// The edits the command line asks for, checked against the input's vocabulary.
+fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
+    let mut e = MetadataEdits::default();
+    if let Some(n) = cli.general_name.as_deref().filter(|s| !s.is_empty()) {
+        e.set("general.name", Value::from(n));
+    }
+    if let Some(d) = cli.general_description.as_deref().filter(|s| !s.is_empty()) {
+        e.set("general.description", Value::from(d));
+    }
+    if let Some(t) = cli.chat_template.as_deref().filter(|s| !s.is_empty()) {
+        e.chat_template = Some(ChatTemplate::from_text(t).map_err(usage)?);
+    }
+    if let Some(p) = &cli.chat_template_config {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read {}", p.display()))
+            .map_err(Failure::Input)?;
+        let config: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not JSON", p.display()))
+            .map_err(Failure::Input)?;
+        match config.get("chat_template") {
+            Some(t) if !t.is_null() && t.as_str() != Some("") => {
+                e.chat_template = Some(ChatTemplate::from_json(t).map_err(usage)?)
+            }
+            _ => {}
+        }
+    }
+    if let Some(p) = &cli.chat_template_file {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read {}", p.display()))
+            .map_err(Failure::Input)?;
+        e.chat_template = Some(ChatTemplate::One(text));
+    }
+    if let Some(p) = cli.pre_tokenizer.as_deref().filter(|s| !s.is_empty()) {
+        e.set("tokenizer.ggml.pre", Value::from(p));
+    }
+    e.remove = cli.remove_metadata.clone();
+    for pattern in &cli.remove_matching {
+        let re = Regex::new(pattern)
+            .map_err(|err| usage(anyhow!("--remove-matching '{pattern}': {err}")))?;
+        e.remove.extend(
+            md.iter()
+                .filter(|(k, _)| re.is_match(k))
+                .map(|(k, _)| k.to_string()),
+        );
+    }
+    let tokens = token_texts(md);
+    for pair in cli.special_token.chunks(2) {
+        let (name, token) = (&pair[0], &pair[1]);
+        let Some(key) = special_key(name) else {
+            eprintln!("gguf-edit: warning: unknown special token \"{name}\", ignored");
+            continue;
+        };
+        let id = tokens
+            .iter()
+            .position(|t| t == token)
+            .ok_or_else(|| Failure::Run(anyhow!("unable to find \"{token}\" in the token list")))?;
+        e.set(key, Value::U32(id as u32));
+    }
+    for pair in cli.special_token_by_id.chunks(2) {
+        let (name, id) = (&pair[0], &pair[1]);
+        let Some(key) = special_key(name) else {
+            eprintln!("gguf-edit: warning: unknown special token \"{name}\", ignored");
+            continue;
+        };
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+            return Err(usage(anyhow!("token id \"{id}\" is not a valid id")));
+        }
+        let n: usize = id
+            .parse()
+            .ok()
+            .filter(|&n| n < tokens.len())
+            .ok_or_else(|| Failure::Run(anyhow!("token id {id} is not within the token list")))?;
+        e.set(key, Value::U32(n as u32));
+    }
+    for item in &cli.set {
+        let kv = KvOverride::parse(item).map_err(usage)?;
+        e.set(&kv.key, kv.value);
+    }
+    Ok(e)
+}
+
+fn special_key(name: &str) -> Option<&'static str> {
+    SPECIAL_TOKENS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| *k)
+}
+
+/// The token texts of `tokenizer.ggml.tokens` (empty when there is no vocabulary).
+fn token_texts(md: &Metadata) -> Vec<String> {
+    match md.get("tokenizer.ggml.tokens") {
+        Some(Value::Array(ggufkit::gguf::ArrayValue::String(list))) => {
+            list.iter().map(|s| s.to_lossy().into_owned()).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// One line per key that differs between `old` and `new`.
+fn key_diff(old: &Metadata, new: &Metadata) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (k, v) in old.iter() {
+        match new.get(k) {
+            None => lines.push(format!("- {k}")),
+            Some(n) if n != v => lines.push(format!("~ {k}: {} → {}", show(v), show(n))),
+            _ => {}
+        }
+    }
+    for (k, v) in new.iter() {
+        if old.get(k).is_none() {
+            lines.push(format!("+ {k} = {}", show(v)));
+        }
+    }
+    lines
+}
+
+fn show(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => format!("{:?}", s.to_lossy()),
+        Value::Array(a) => format!("[{} items]", a.len()),
+        other => format!("{other:?}"),
+    };
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// Writes `file` with `metadata` to `target`; `replacing` allows replacing the input itself.
+fn write(
+    file: &GgufFile,
+    metadata: Metadata,
+    input: &Path,
+    target: &Path,
+    replacing: bool,
+    overwrite: bool,
+    sync: bool,
+) -> Result<u64, Failure> {
+    let mut model = Model::from_gguf(file);
+    model.metadata = metadata;
+    let opts = WriteOptions {
+        inputs: if replacing {
+            Vec::new()
+        } else {
+            vec![input.to_path_buf()]
+        },
+        overwrite: overwrite || replacing,
+        sync,
+        ..WriteOptions::default()
+    };
+    let layout = write_model(&model, target, &opts)
+        .with_context(|| format!("cannot write {}", target.display()))
+        .map_err(Failure::Run)?;
+    Ok(layout.sizes.iter().sum::<u64>() + layout.header.len() as u64)
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let target = match (&cli.output, cli.in_place) {
+        (Some(_), true) => return Err(usage(anyhow!("--in-place takes one file, not IN and OUT"))),
+        (None, false) => return Err(usage(anyhow!("give IN and OUT, or --in-place FILE"))),
+        (Some(out), false) => out.clone(),
+        (None, true) => cli.input.clone(),
+    };
+    let file = open(&cli.input)?;
+    let edits = edits(&cli, &file.metadata)?;
+    let new = apply(&file.metadata, &edits).map_err(|e| Failure::Input(e.into()))?;
+    let diff = key_diff(&file.metadata, &new);
+    if cli.dry_run || cli.verbose {
+        for line in &diff {
+            println!("{line}");
+        }
+    }
+    if cli.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !cli.in_place && !cli.force && target.exists() && target.is_file() {
+        return Err(usage(anyhow!(
+            "{} exists (--force replaces it)",
+            target.display()
+        )));
+    }
+    let size = write(
+        &file,
+        new,
+        &cli.input,
+        &target,
+        cli.in_place,
+        cli.force,
+        !cli.no_sync,
+    )?;
+    if !cli.quiet {
+        eprintln!(
+            "gguf-edit: {} ({}, {} key{} changed)",
+            target.display(),
+            human_bytes(size),
+            diff.len(),
+            if diff.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
+    let file = open(&cli.model)?;
+    let Some(value) = set_scalar(&file.metadata, &cli.key, &cli.value).map_err(|e| match e {
+        ggufkit::edit::EditError::NoSuchKey(_) => Failure::Run(e.into()),
+        _ => Failure::Usage(e.into()),
+    })?
+    else {
+        if !cli.quiet {
+            eprintln!("gguf-edit: {} already holds {}", cli.key, cli.value);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    if !cli.quiet {
+        let old = file.metadata.get(&cli.key).map(show).unwrap_or_default();
+        eprintln!("gguf-edit: {}: {old} → {}", cli.key, show(&value));
+    }
+    if cli.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut md = file.metadata.clone();
+    md.set(cli.key.as_str(), value);
+    write(&file, md, &cli.model, &cli.model, true, true, true)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tool's entry point.
+pub fn main() -> ExitCode {
+    ggufkit::output::default_sigpipe();
+    crate::edge::handle_generators::<Cli>();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "set") {
+        let set = SetCli::parse_from(
+            std::iter::once(std::ffi::OsString::from("gguf-edit set"))
+                .chain(args[2..].iter().cloned()),
+        );
+        return exit_with("gguf-edit", run_set(set));
+    }
+    let cli = Cli::parse();
+    exit_with("gguf-edit", run(cli))
+}

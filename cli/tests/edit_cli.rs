@@ -1,0 +1,122 @@
+//! gguf-edit's forms, refusals and guarantees: in place equals a copy, --dry-run writes
+//! nothing, an existing OUT needs --force, bad edits fail with their exit code and leave every
+//! file as it was.
+
+use ggufkit_testsupport as support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::golden::sha256_file;
+use support::*;
+
+const EDIT: &str = env!("CARGO_BIN_EXE_gguf-edit");
+
+fn edit(args: &[&str]) -> Output {
+    Command::new(EDIT).args(args).output().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn in_place_dry_run_force_and_refusals() {
+    let dir = scratch("edit-cli");
+    let input = dir.join("in.gguf");
+    std::fs::copy(conv_input(), &input).unwrap();
+    let before = sha256_file(&input);
+
+    // A copy, then the same edit in place: the same bytes.
+    let copy = dir.join("copy.gguf");
+    let o = edit(&[s(&input), s(&copy), "--general-name", "Renamed", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sha256_file(&input), before, "the input was touched");
+    let inplace = dir.join("inplace.gguf");
+    std::fs::copy(&input, &inplace).unwrap();
+    let o = edit(&["--in-place", s(&inplace), "--general-name", "Renamed", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sha256_file(&inplace), sha256_file(&copy));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".ggufkit-tmp."))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+
+    // --dry-run shows the change and writes nothing.
+    let dry = dir.join("dry.gguf");
+    let o = edit(&[s(&input), s(&dry), "--general-name", "X", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("~ general.name"));
+    assert!(!dry.exists());
+
+    // An existing OUT needs --force; with it, it is replaced.
+    let o = edit(&[s(&input), s(&copy), "--general-name", "Again"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    let o = edit(&[
+        s(&input),
+        s(&copy),
+        "--general-name",
+        "Again",
+        "--force",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Refusals, each leaving the files as they were.
+    let copy_sha = sha256_file(&copy);
+    for (args, code, words) in [
+        (vec!["--in-place", s(&input), s(&copy)], 2, "--in-place"),
+        (vec![s(&input)], 2, "IN and OUT"),
+        (
+            vec![
+                s(&input),
+                s(&dry),
+                "--special-token",
+                "eos",
+                "no such token",
+            ],
+            1,
+            "unable to find",
+        ),
+        (
+            vec![s(&input), s(&dry), "--special-token-by-id", "eos", "99999"],
+            1,
+            "not within the token list",
+        ),
+        (
+            vec![s(&input), s(&dry), "--set", "general.name"],
+            2,
+            "KEY=TYPE:VALUE",
+        ),
+        (
+            vec!["set", s(&input), "general.name", "x"],
+            2,
+            "only numbers and booleans",
+        ),
+        (vec!["set", s(&input), "no.such.key", "1"], 1, "not found"),
+        (
+            vec!["set", s(&input), "tokenizer.ggml.eos_token_id", "-1"],
+            2,
+            "not a valid",
+        ),
+    ] {
+        let o = edit(&args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(words), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(sha256_file(&input), before);
+    assert_eq!(sha256_file(&copy), copy_sha);
+    assert!(!dry.exists());
+}
+
+/// llama-spm's f16 conversion (made with our converter, equal to llama.cpp's).
+fn conv_input() -> std::path::PathBuf {
+    support::golden::golden_gguf("llama-spm", "convert-f16")
+}
