@@ -411,7 +411,7 @@ pub fn plan(
         arch,
         hp,
         dir,
-        map: TensorMap::new(arch.tensors, n_blocks),
+        map: TensorMap::new(arch.tensors, arch.tensor_overrides, n_blocks),
         experts: HashMap::new(),
         vocab_rows: None,
     };

@@ -6,7 +6,8 @@
 
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, Rules};
+use super::{no_extra, Arch, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
@@ -20,9 +21,28 @@ pub const BERT: Arch = Arch {
         "CamembertModel",
         "BertForSequenceClassification",
     ],
+    model_types: &[ModelType {
+        name: "bert",
+        hf_classes: &["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+        defaults: defaults! {
+            "vocab_size" => 30522,
+            "hidden_size" => 768,
+            "num_hidden_layers" => 12,
+            "num_attention_heads" => 12,
+            "intermediate_size" => 3072,
+            "max_position_embeddings" => 512,
+            "type_vocab_size" => 2,
+            "layer_norm_eps" => 1e-12,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "bert",
     vocab: VocabKind::Bert,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::TokenTypes, Tensor::TokenEmbdNorm, Tensor::PosEmbd, Tensor::Cls, Tensor::ClsOut, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnOutNorm, Tensor::FfnUp, Tensor::FfnDown, Tensor::LayerOutNorm],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         rename: Some(rename),
@@ -32,38 +52,6 @@ pub const BERT: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("embeddings.word_embeddings", "token_embd"),
-    ("embeddings.position_embeddings", "position_embd"),
-    ("embeddings.token_type_embeddings", "token_types"),
-    ("embeddings.LayerNorm", "token_embd_norm"),
-    (
-        "encoder.layer.{bid}.attention.self.query",
-        "blk.{bid}.attn_q",
-    ),
-    ("encoder.layer.{bid}.attention.self.key", "blk.{bid}.attn_k"),
-    (
-        "encoder.layer.{bid}.attention.self.value",
-        "blk.{bid}.attn_v",
-    ),
-    (
-        "encoder.layer.{bid}.attention.output.dense",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "encoder.layer.{bid}.attention.output.LayerNorm",
-        "blk.{bid}.attn_output_norm",
-    ),
-    ("encoder.layer.{bid}.intermediate.dense", "blk.{bid}.ffn_up"),
-    ("encoder.layer.{bid}.output.dense", "blk.{bid}.ffn_down"),
-    (
-        "encoder.layer.{bid}.output.LayerNorm",
-        "blk.{bid}.layer_output_norm",
-    ),
-    ("classifier", "cls"),
-    ("classifier.dense", "cls"),
-    ("classifier.out_proj", "cls.output"),
-];
 
 fn filter(name: &str) -> Option<String> {
     let mut n = name.strip_prefix("bert.").unwrap_or(name).to_string();

@@ -6,7 +6,8 @@
 //! partial rotary dimensions from `rotary_pct`, and drops bias tensors (which must be zero).
 //! Both have tied embeddings only (no `output` tensor).
 
-use super::{no_extra, Arch, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -16,9 +17,30 @@ use crate::ConvertError;
 /// `CohereForCausalLM` (arch `command-r`).
 pub const COMMAND_R: Arch = Arch {
     hf_names: &["CohereForCausalLM"],
+    model_types: &[ModelType {
+        name: "cohere",
+        hf_classes: &["CohereForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 8192,
+            "intermediate_size" => 22528,
+            "logit_scale" => 0.0625,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 64,
+            "max_position_embeddings" => 8192,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 500000.0,
+            "use_qk_norm" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "command-r",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS, QK_NORM],
+    tensors: &[Tensor::TokenEmbd, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules::NONE,
     params: command_r_params,
@@ -28,9 +50,30 @@ pub const COMMAND_R: Arch = Arch {
 /// `Cohere2ForCausalLM` (arch `cohere2`).
 pub const COHERE2: Arch = Arch {
     hf_names: &["Cohere2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "cohere2",
+        hf_classes: &["Cohere2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 8192,
+            "intermediate_size" => 22528,
+            "logit_scale" => 0.0625,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 64,
+            "max_position_embeddings" => 8192,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "sliding_window" => 4096,
+        },
+        head_dim: HeadDim::Derive,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "cohere2",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {
         hook: Some(drop_zero_bias),
@@ -40,32 +83,7 @@ pub const COHERE2: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
-const QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_norm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_norm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
 
 fn logit_scale(p: &mut Params) -> Result<(), ConvertError> {
     let v = p.hp.req_f64(&["logit_scale"])?;

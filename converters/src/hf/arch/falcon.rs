@@ -5,7 +5,8 @@
 //! then all value heads ("jploski" layout, written as `tensor_data_layout`). The context
 //! length is always 2048 and the FFN length `4 * hidden_size`.
 
-use super::{keep, no_extra, Arch, Modified, Rules};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -15,9 +16,31 @@ use crate::ConvertError;
 /// The Falcon class.
 pub const FALCON: Arch = Arch {
     hf_names: &["FalconForCausalLM", "RWForCausalLM"],
+    model_types: &[ModelType {
+        name: "falcon",
+        hf_classes: &["FalconForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 65024,
+            "hidden_size" => 4544,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 71,
+            "layer_norm_epsilon" => 1e-5,
+            "max_position_embeddings" => 2048,
+            "rope_theta" => 10000.0,
+            "new_decoder_architecture" => false,
+            "multi_query" => true,
+            "parallel_attn" => true,
+            "bias" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_kv_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "falcon",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnNorm2, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         hook: Some(regroup_qkv),
@@ -27,27 +50,6 @@ pub const FALCON: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("transformer.word_embeddings", "token_embd"),
-    ("transformer.ln_f", "output_norm"),
-    ("lm_head", "output"),
-    ("transformer.h.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.ln_mlp", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.ln_attn", "blk.{bid}.attn_norm_2"),
-    (
-        "transformer.h.{bid}.self_attention.query_key_value",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "transformer.h.{bid}.self_attention.dense",
-        "blk.{bid}.attn_output",
-    ),
-    ("transformer.h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
-    (
-        "transformer.h.{bid}.mlp.dense_4h_to_h",
-        "blk.{bid}.ffn_down",
-    ),
-];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;

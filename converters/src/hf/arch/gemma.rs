@@ -7,7 +7,8 @@
 
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, Rules, LLAMA_LIKE};
+use super::{no_extra, Arch, HeadDim, ModelType, Rules, TextType};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -15,9 +16,30 @@ use crate::ConvertError;
 /// `GemmaForCausalLM` (arch `gemma`).
 pub const GEMMA: Arch = Arch {
     hf_names: &["GemmaForCausalLM"],
+    model_types: &[ModelType {
+        name: "gemma",
+        hf_classes: &["GemmaForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 3072,
+            "intermediate_size" => 24576,
+            "num_hidden_layers" => 28,
+            "num_attention_heads" => 16,
+            "num_key_value_heads" => 16,
+            "head_dim" => 256,
+            "max_position_embeddings" => 8192,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "gemma",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
@@ -30,9 +52,33 @@ pub const GEMMA: Arch = Arch {
 /// `Gemma2ForCausalLM` (arch `gemma2`).
 pub const GEMMA2: Arch = Arch {
     hf_names: &["Gemma2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "gemma2",
+        hf_classes: &["Gemma2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 2304,
+            "intermediate_size" => 9216,
+            "num_hidden_layers" => 26,
+            "num_attention_heads" => 8,
+            "num_key_value_heads" => 4,
+            "head_dim" => 256,
+            "max_position_embeddings" => 8192,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "sliding_window" => 4096,
+            "final_logit_softcapping" => 30.0,
+            "attn_logit_softcapping" => 50.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "gemma2",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE, GEMMA2_NORMS],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
@@ -45,9 +91,32 @@ pub const GEMMA2: Arch = Arch {
 /// `Gemma3ForCausalLM` and the text part of `Gemma3ForConditionalGeneration` (arch `gemma3`).
 pub const GEMMA3: Arch = Arch {
     hf_names: &["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"],
+    model_types: &[ModelType {
+        name: "gemma3_text",
+        hf_classes: &["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"],
+        defaults: defaults! {
+            "vocab_size" => 262208,
+            "hidden_size" => 2304,
+            "intermediate_size" => 9216,
+            "num_hidden_layers" => 26,
+            "num_attention_heads" => 8,
+            "num_key_value_heads" => 4,
+            "head_dim" => 256,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 1e6,
+            "rope_local_base_freq" => 10000.0,
+            "sliding_window" => 4096,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[("gemma3", TextType::Fixed("gemma3_text"))],
     gguf: "gemma3",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE, GEMMA2_NORMS, GEMMA3_QK_NORM],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {
         norm_shift: true,
@@ -58,31 +127,7 @@ pub const GEMMA3: Arch = Arch {
     extra: no_extra,
 };
 
-const GEMMA2_NORMS: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.pre_feedforward_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "model.layers.{bid}.post_feedforward_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-];
 
-const GEMMA3_QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_norm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_norm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
 
 fn drop_lm_head(name: &str) -> Option<String> {
     (name != "lm_head.weight").then(|| name.to_string())

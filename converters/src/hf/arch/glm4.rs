@@ -7,7 +7,8 @@
 
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, Rules};
+use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
@@ -16,42 +17,41 @@ use crate::ConvertError;
 /// The GLM-4 class.
 pub const GLM4: Arch = Arch {
     hf_names: &["Glm4ForCausalLM"],
+    model_types: &[ModelType {
+        name: "glm4",
+        hf_classes: &["Glm4ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 151552,
+            "hidden_size" => 4096,
+            "intermediate_size" => 13696,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 2,
+            "head_dim" => 128,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1.5625e-07,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.5,
+            "attention_bias" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "glm4",
     vocab: VocabKind::Glm4,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[(
+        Tensor::FfnNorm,
+        &["model.layers.{bid}.post_attention_layernorm"],
+    )],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra: refuse_unsupported,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "model.layers.{bid}.post_self_attn_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.post_mlp_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 fn partial_rotary_factor(hp: &Hparams) -> f64 {
     hp.rope

@@ -4,7 +4,10 @@
 //! they are regrouped into all q rows, then all k rows, then all v rows. Its own hparam
 //! list (no `general.file_type`): rotary dimensions from `rotary_pct`, parallel residual.
 
-use super::{keep, no_extra, Arch, Modified, Rules};
+use serde_json::{Map, Value as Json};
+
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -14,9 +17,30 @@ use crate::ConvertError;
 /// The GPT-NeoX class.
 pub const GPTNEOX: Arch = Arch {
     hf_names: &["GPTNeoXForCausalLM"],
+    model_types: &[ModelType {
+        name: "gpt_neox",
+        hf_classes: &["GPTNeoXForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50432,
+            "hidden_size" => 6144,
+            "num_hidden_layers" => 44,
+            "num_attention_heads" => 64,
+            "intermediate_size" => 24576,
+            "max_position_embeddings" => 2048,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.25,
+            "use_parallel_residual" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: Some(pop_rotary_keys),
+    }],
+    composites: &[],
     gguf: "gptneox",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         hook: Some(regroup_qkv),
@@ -26,35 +50,6 @@ pub const GPTNEOX: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("gpt_neox.embed_in", "token_embd"),
-    ("gpt_neox.final_layer_norm", "output_norm"),
-    ("embed_out", "output"),
-    (
-        "gpt_neox.layers.{bid}.input_layernorm",
-        "blk.{bid}.attn_norm",
-    ),
-    (
-        "gpt_neox.layers.{bid}.attention.query_key_value",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "gpt_neox.layers.{bid}.attention.dense",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "gpt_neox.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "gpt_neox.layers.{bid}.mlp.dense_h_to_4h",
-        "blk.{bid}.ffn_up",
-    ),
-    (
-        "gpt_neox.layers.{bid}.mlp.dense_4h_to_h",
-        "blk.{bid}.ffn_down",
-    ),
-];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -71,6 +66,17 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let eps = hp.req_f64(&["layer_norm_eps"])?;
     p.f32("attention.layer_norm_epsilon", eps);
     Ok(())
+}
+
+/// GPTNeoXConfig pops the v4 rotary keys into its rope parameters.
+fn pop_rotary_keys(cfg: &mut Map<String, Json>) -> bool {
+    if let Some(p) = cfg.remove("rotary_pct") {
+        cfg.entry("partial_rotary_factor").or_insert(p);
+    }
+    if let Some(t) = cfg.remove("rotary_emb_base") {
+        cfg.entry("rope_theta").or_insert(t);
+    }
+    true
 }
 
 /// Is `name` `gpt_neox.layers.<digits>.attention.query_key_value.<suffix>`?

@@ -7,7 +7,8 @@
 
 use serde_json::Value as Json;
 
-use super::{llama, Arch, Modified, QkPermute, Rules, LLAMA_LIKE};
+use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -17,9 +18,32 @@ use crate::ConvertError;
 /// `GraniteForCausalLM` (arch `granite`).
 pub const GRANITE: Arch = Arch {
     hf_names: &["GraniteForCausalLM"],
+    model_types: &[ModelType {
+        name: "granite",
+        hf_classes: &["GraniteForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32000,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "embedding_multiplier" => 1.0,
+            "logits_scaling" => 1.0,
+            "residual_multiplier" => 1.0,
+            "attention_multiplier" => 1.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "granite",
     vocab: VocabKind::Llama,
-    tensors: &[LLAMA_LIKE],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
@@ -32,9 +56,57 @@ pub const GRANITE: Arch = Arch {
 /// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
 pub const GRANITE_MOE: Arch = Arch {
     hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
+    model_types: &[ModelType {
+        name: "granitemoe",
+        hf_classes: &["GraniteMoeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32000,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "embedding_multiplier" => 1.0,
+            "logits_scaling" => 1.0,
+            "residual_multiplier" => 1.0,
+            "attention_multiplier" => 1.0,
+            "num_local_experts" => 8,
+            "num_experts_per_tok" => 2,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }, ModelType {
+        name: "granitemoeshared",
+        hf_classes: &["GraniteMoeSharedForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32000,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "embedding_multiplier" => 1.0,
+            "logits_scaling" => 1.0,
+            "residual_multiplier" => 1.0,
+            "attention_multiplier" => 1.0,
+            "num_local_experts" => 8,
+            "num_experts_per_tok" => 2,
+            "shared_intermediate_size" => 0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "granitemoe",
     vocab: VocabKind::Llama,
-    tensors: &[LLAMA_LIKE, MOE],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGateInp, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown, Tensor::FfnGateExp, Tensor::FfnUpExp, Tensor::FfnDownExp, Tensor::FfnGateShexp, Tensor::FfnUpShexp, Tensor::FfnDownShexp],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
@@ -45,24 +117,6 @@ pub const GRANITE_MOE: Arch = Arch {
     extra: llama::rope_freqs,
 };
 
-const MOE: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.block_sparse_moe.router.layer",
-        "blk.{bid}.ffn_gate_inp",
-    ),
-    (
-        "model.layers.{bid}.block_sparse_moe.output_linear",
-        "blk.{bid}.ffn_down_exps",
-    ),
-    ("blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_gate_exps"),
-    ("blk.{bid}.ffn_up_exps", "blk.{bid}.ffn_up_exps"),
-    ("blk.{bid}.ffn_gate_shexp", "blk.{bid}.ffn_gate_shexp"),
-    ("blk.{bid}.ffn_up_shexp", "blk.{bid}.ffn_up_shexp"),
-    (
-        "model.layers.{bid}.shared_mlp.output_linear",
-        "blk.{bid}.ffn_down_shexp",
-    ),
-];
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then
 /// Llama's filter.

@@ -7,7 +7,8 @@
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, Rules};
+use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -17,35 +18,35 @@ use crate::ConvertError;
 /// The Phi-3 class.
 pub const PHI3: Arch = Arch {
     hf_names: &["Phi3ForCausalLM"],
+    model_types: &[ModelType {
+        name: "phi3",
+        hf_classes: &["Phi3ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32064,
+            "hidden_size" => 3072,
+            "intermediate_size" => 8192,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 4096,
+            "original_max_position_embeddings" => 4096,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "phi3",
     vocab: VocabKind::Phi3,
-    tensors: &[TENSORS],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    (
-        "model.layers.{bid}.self_attn.qkv_proj",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 struct Shape {
     n_embd: u64,

@@ -8,7 +8,8 @@
 
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Modified, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::params::Params;
@@ -18,9 +19,33 @@ use crate::ConvertError;
 /// The StableLM class.
 pub const STABLELM: Arch = Arch {
     hf_names: &["StableLmForCausalLM", "StableLMEpochForCausalLM"],
+    model_types: &[ModelType {
+        name: "stablelm",
+        hf_classes: &["StableLmForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50304,
+            "intermediate_size" => 6912,
+            "hidden_size" => 2560,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 32,
+            "max_position_embeddings" => 4096,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.25,
+            "use_qkv_bias" => false,
+            "qk_layernorm" => false,
+            "use_parallel_residual" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "stablelm",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, QK_NORM],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         hook: Some(refuse_per_head_norms),
@@ -30,16 +55,6 @@ pub const STABLELM: Arch = Arch {
     extra: no_extra,
 };
 
-const QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_layernorm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_layernorm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
 
 fn refuse_per_head_norms(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     if name.contains("q_layernorm.norms") || name.contains("k_layernorm.norms") {

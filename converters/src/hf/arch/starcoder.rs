@@ -5,7 +5,8 @@
 //! non-gated MLP (`c_fc`, `c_proj`). `GPTBigCodeForCausalLM` (arch `starcoder`) is GPT-2
 //! shaped with multi-query attention (one KV head) and learned positions.
 
-use super::{keep, no_extra, Arch, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -13,9 +14,31 @@ use crate::ConvertError;
 /// `Starcoder2ForCausalLM` (arch `starcoder2`).
 pub const STARCODER2: Arch = Arch {
     hf_names: &["Starcoder2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "starcoder2",
+        hf_classes: &["Starcoder2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 49152,
+            "hidden_size" => 3072,
+            "intermediate_size" => 12288,
+            "num_hidden_layers" => 30,
+            "num_attention_heads" => 24,
+            "num_key_value_heads" => 2,
+            "max_position_embeddings" => 4096,
+            "norm_epsilon" => 1e-5,
+            "rope_theta" => 10000.0,
+            "sliding_window" => serde_json::Value::Null,
+            "use_bias" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "starcoder2",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, STARCODER2_MLP],
+    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: starcoder2_params,
@@ -25,32 +48,19 @@ pub const STARCODER2: Arch = Arch {
 /// `GPTBigCodeForCausalLM` (arch `starcoder`).
 pub const STARCODER: Arch = Arch {
     hf_names: &["GPTBigCodeForCausalLM"],
+    model_types: &[],
+    composites: &[],
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,
-    tensors: &[BIGCODE],
+    tensors: &[Tensor::TokenEmbd, Tensor::PosEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: starcoder_params,
     extra: no_extra,
 };
 
-const STARCODER2_MLP: &[(&str, &str)] = &[
-    ("model.layers.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"),
-];
 
-const BIGCODE: &[(&str, &str)] = &[
-    ("transformer.wte", "token_embd"),
-    ("transformer.wpe", "position_embd"),
-    ("transformer.ln_f", "output_norm"),
-    ("lm_head", "output"),
-    ("transformer.h.{bid}.ln_1", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.attn.c_attn", "blk.{bid}.attn_qkv"),
-    ("transformer.h.{bid}.attn.c_proj", "blk.{bid}.attn_output"),
-    ("transformer.h.{bid}.ln_2", "blk.{bid}.ffn_norm"),
-    ("transformer.h.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"),
-    ("transformer.h.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"),
-];
 
 fn starcoder2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()
