@@ -162,7 +162,9 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         .get("model_type")
         .and_then(Json::as_str)
         .map(str::to_string)
-        .or_else(|| first(cfg.get("architectures")).map(|a| arch::fallback_model_type(&a).to_string()));
+        .or_else(|| {
+            first(cfg.get("architectures")).map(|a| arch::fallback_model_type(&a).to_string())
+        });
     match top_type.as_deref().and_then(arch::composite_text_type) {
         Some(text_type) => {
             let mut tc = match cfg.get("text_config") {

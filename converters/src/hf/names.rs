@@ -143,34 +143,13 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.embd.wte",
         ],
     ),
-    (
-        T::TokenTypes,
-        &[
-            "embeddings.token_type_embeddings",
-        ],
-    ),
-    (
-        T::TokenEmbdNorm,
-        &[
-            "embeddings.LayerNorm",
-        ],
-    ),
+    (T::TokenTypes, &["embeddings.token_type_embeddings"]),
+    (T::TokenEmbdNorm, &["embeddings.LayerNorm"]),
     (
         T::PosEmbd,
-        &[
-            "embeddings.position_embeddings",
-            "transformer.wpe",
-            "wpe",
-        ],
+        &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
     ),
-    (
-        T::Output,
-        &[
-            "lm_head",
-            "embed_out",
-            "lm_head.linear",
-        ],
-    ),
+    (T::Output, &["lm_head", "embed_out", "lm_head.linear"]),
     (
         T::OutputNorm,
         &[
@@ -183,19 +162,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "lm_head.ln",
         ],
     ),
-    (
-        T::Cls,
-        &[
-            "classifier",
-            "classifier.dense",
-        ],
-    ),
-    (
-        T::ClsOut,
-        &[
-            "classifier.out_proj",
-        ],
-    ),
+    (T::Cls, &["classifier", "classifier.dense"]),
+    (T::ClsOut, &["classifier.out_proj"]),
     (
         T::AttnNorm,
         &[
@@ -209,12 +177,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.ln",
         ],
     ),
-    (
-        T::AttnNorm2,
-        &[
-            "transformer.h.{bid}.ln_attn",
-        ],
-    ),
+    (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
     (
         T::AttnQkv,
         &[
@@ -266,9 +229,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (
         T::AttnOutNorm,
-        &[
-            "encoder.layer.{bid}.attention.output.LayerNorm",
-        ],
+        &["encoder.layer.{bid}.attention.output.LayerNorm"],
     ),
     (
         T::AttnQNorm,
@@ -319,9 +280,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (
         T::FfnGateInpShexp,
-        &[
-            "model.layers.{bid}.mlp.shared_expert_gate",
-        ],
+        &["model.layers.{bid}.mlp.shared_expert_gate"],
     ),
     (
         T::FfnGate,
@@ -385,15 +344,11 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (
         T::FfnGateShexp,
-        &[
-            "model.layers.{bid}.mlp.shared_expert.gate_proj",
-        ],
+        &["model.layers.{bid}.mlp.shared_expert.gate_proj"],
     ),
     (
         T::FfnUpShexp,
-        &[
-            "model.layers.{bid}.mlp.shared_expert.up_proj",
-        ],
+        &["model.layers.{bid}.mlp.shared_expert.up_proj"],
     ),
     (
         T::FfnDownShexp,
@@ -402,12 +357,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.down_proj",
         ],
     ),
-    (
-        T::LayerOutNorm,
-        &[
-            "encoder.layer.{bid}.output.LayerNorm",
-        ],
-    ),
+    (T::LayerOutNorm, &["encoder.layer.{bid}.output.LayerNorm"]),
 ];
 
 /// The expanded name table of one architecture and block count.
@@ -510,4 +460,3 @@ mod tests {
         }
     }
 }
-

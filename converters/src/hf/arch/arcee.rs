@@ -32,7 +32,19 @@ pub const ARCEE: Arch = Arch {
     composites: &[],
     gguf: "arcee",
     vocab: VocabKind::Llama,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: llama::filter,
     rules: Rules {
@@ -42,7 +54,6 @@ pub const ARCEE: Arch = Arch {
     params,
     extra: llama::rope_freqs,
 };
-
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     llama::params(p)?;

@@ -4,11 +4,12 @@
 //! dropped; the hparams are the generic block plus `causal = false`, the pooling type from
 //! `modules.json` and classifier labels for real (non-dummy) `id2label` maps.
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
 use super::{no_extra, Arch, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -23,7 +24,11 @@ pub const BERT: Arch = Arch {
     ],
     model_types: &[ModelType {
         name: "bert",
-        hf_classes: &["BertModel", "BertForMaskedLM", "BertForSequenceClassification"],
+        hf_classes: &[
+            "BertModel",
+            "BertForMaskedLM",
+            "BertForSequenceClassification",
+        ],
         defaults: defaults! {
             "vocab_size" => 30522,
             "hidden_size" => 768,
@@ -41,7 +46,22 @@ pub const BERT: Arch = Arch {
     composites: &[],
     gguf: "bert",
     vocab: VocabKind::Bert,
-    tensors: &[Tensor::TokenEmbd, Tensor::TokenTypes, Tensor::TokenEmbdNorm, Tensor::PosEmbd, Tensor::Cls, Tensor::ClsOut, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnOutNorm, Tensor::FfnUp, Tensor::FfnDown, Tensor::LayerOutNorm],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::TokenTypes,
+        Tensor::TokenEmbdNorm,
+        Tensor::PosEmbd,
+        Tensor::Cls,
+        Tensor::ClsOut,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnOutNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::LayerOutNorm,
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {
@@ -51,7 +71,6 @@ pub const BERT: Arch = Arch {
     params,
     extra: no_extra,
 };
-
 
 fn filter(name: &str) -> Option<String> {
     let mut n = name.strip_prefix("bert.").unwrap_or(name).to_string();
@@ -104,10 +123,10 @@ fn rename(hp: &Hparams, name: &str) -> String {
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.bool("attention.causal", false);
+    p.bool(attention::CAUSAL, false);
     p.pooling()?;
     if let Some(l) = labels(p.hp) {
-        p.strings("classifier.output_labels", l);
+        p.strings(llm::CLASSIFIER_OUTPUT_LABELS, l);
     }
     Ok(())
 }

@@ -7,12 +7,13 @@
 //! Both have tied embeddings only (no `output` tensor).
 
 use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// `CohereForCausalLM` (arch `command-r`).
 pub const COMMAND_R: Arch = Arch {
@@ -39,7 +40,20 @@ pub const COMMAND_R: Arch = Arch {
     composites: &[],
     gguf: "command-r",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: super::keep,
     rules: Rules::NONE,
@@ -72,7 +86,18 @@ pub const COHERE2: Arch = Arch {
     composites: &[],
     gguf: "cohere2",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {
@@ -83,11 +108,9 @@ pub const COHERE2: Arch = Arch {
     extra: no_extra,
 };
 
-
-
 fn logit_scale(p: &mut Params) -> Result<(), ConvertError> {
     let v = p.hp.req_f64(&["logit_scale"])?;
-    p.f32("logit_scale", v);
+    p.f32(llm::LOGIT_SCALE, v);
     Ok(())
 }
 
@@ -116,8 +139,8 @@ fn command_r_params(p: &mut Params) -> Result<(), ConvertError> {
 fn cohere2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     logit_scale(p)?;
-    p.req_u32("attention.sliding_window", &["sliding_window"])?;
-    p.req_u32("vocab_size", &["vocab_size"])?;
+    p.req_u32(attention::SLIDING_WINDOW, &["sliding_window"])?;
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     let hp = p.hp;
     let pct = hp.req_f64(&["rotary_pct"])?;
     p.partial_rope_dims(pct)?;

@@ -5,11 +5,12 @@
 //! from `sliding_window_pattern` as an "LLLG" string or a period), and Llama-3 rope factors
 //! (default factor 16).
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{Map, Value as Json};
 
 use super::{keep, llama, Arch, Extra, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::{json_u64, Hparams};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -39,7 +40,22 @@ pub const EXAONE4: Arch = Arch {
     composites: &[],
     gguf: "exaone4",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -47,14 +63,13 @@ pub const EXAONE4: Arch = Arch {
     extra,
 };
 
-
 fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     llama::llama3_rope_freqs(hp, 16.0)
 }
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.req_u32("vocab_size", &["vocab_size"])?;
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     let hp = p.hp;
     let sw = match hp.get("sliding_window") {
         None | Some(Json::Null) => return Ok(()),
@@ -66,9 +81,9 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
             )
         })?,
     };
-    p.u32("attention.sliding_window", sw)?;
+    p.u32(attention::SLIDING_WINDOW, sw)?;
     if let Some(pattern) = p.layer_types_pattern()? {
-        p.bools("attention.sliding_window_pattern", pattern);
+        p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
         return Ok(());
     }
     let n_layers = hp.req_u64(&["num_hidden_layers"])?;
@@ -94,7 +109,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         _ => Vec::new(),
     };
     if pattern.len() as u64 == n_layers {
-        p.bools("attention.sliding_window_pattern", pattern);
+        p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
     }
     Ok(())
 }

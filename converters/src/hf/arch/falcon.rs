@@ -6,12 +6,13 @@
 //! length is always 2048 and the FFN length `4 * hidden_size`.
 
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// The Falcon class.
 pub const FALCON: Arch = Arch {
@@ -39,7 +40,17 @@ pub const FALCON: Arch = Arch {
     composites: &[],
     gguf: "falcon",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnNorm2, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnNorm2,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -49,7 +60,6 @@ pub const FALCON: Arch = Arch {
     params,
     extra: no_extra,
 };
-
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -61,17 +71,17 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         Some(n) => n,
         None => hp.find_u64(&["n_head_kv"])?.unwrap_or(1),
     };
-    p.u32("context_length", 2048)?;
-    p.string("tensor_data_layout", "jploski");
+    p.u32(llm::CONTEXT_LENGTH, 2048)?;
+    p.string(llm::TENSOR_DATA_LAYOUT, "jploski");
     let hidden = hp.req_u64(&["hidden_size"])?;
-    p.u32("embedding_length", hidden)?;
-    p.u32("feed_forward_length", hidden.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, hidden)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, hidden.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.u32("attention.head_count", n_head)?;
-    p.u32("attention.head_count_kv", n_head_kv)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.u32(attention::HEAD_COUNT, n_head)?;
+    p.u32(attention::HEAD_COUNT_KV, n_head_kv)?;
     let eps = hp.req_f64(&["layer_norm_epsilon"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.file_type();
     Ok(())
 }

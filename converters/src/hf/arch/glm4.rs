@@ -5,11 +5,12 @@
 //! 0.5). The vocabulary is GPT-2 BPE with GLM's special tokens. M-RoPE checkpoints (whose
 //! q/k rows need a NeoX regrouping) and multi-token-prediction layers are refused.
 
+use ggufkit::gguf::keys::rope;
 use serde_json::Value as Json;
 
 use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -41,7 +42,21 @@ pub const GLM4: Arch = Arch {
     composites: &[],
     gguf: "glm4",
     vocab: VocabKind::Glm4,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[(
         Tensor::FfnNorm,
         &["model.layers.{bid}.post_attention_layernorm"],
@@ -51,7 +66,6 @@ pub const GLM4: Arch = Arch {
     params,
     extra: refuse_unsupported,
 };
-
 
 fn partial_rotary_factor(hp: &Hparams) -> f64 {
     hp.rope
@@ -74,7 +88,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         }
     };
     p.u32(
-        "rope.dimension_count",
+        rope::DIMENSION_COUNT,
         (head_dim as f64 * partial_rotary_factor(hp)) as u64,
     )
 }

@@ -8,6 +8,7 @@ use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// The GPT-2 class.
 pub const GPT2: Arch = Arch {
@@ -30,7 +31,18 @@ pub const GPT2: Arch = Arch {
     composites: &[],
     gguf: "gpt2",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::PosEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::PosEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -41,17 +53,16 @@ pub const GPT2: Arch = Arch {
     extra: no_extra,
 };
 
-
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("context_length", &["n_ctx"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["n_ctx"])?;
     let n_embd = p.hp.req_u64(&["n_embd"])?;
-    p.u32("embedding_length", n_embd)?;
-    p.u32("feed_forward_length", 4 * n_embd)?;
-    p.req_u32("attention.head_count", &["n_head"])?;
+    p.u32(llm::EMBEDDING_LENGTH, n_embd)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, 4 * n_embd)?;
+    p.req_u32(attention::HEAD_COUNT, &["n_head"])?;
     let eps = p.hp.req_f64(&["layer_norm_epsilon"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.file_type();
     Ok(())
 }

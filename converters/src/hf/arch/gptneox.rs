@@ -4,12 +4,13 @@
 //! they are regrouped into all q rows, then all k rows, then all v rows. Its own hparam
 //! list (no `general.file_type`): rotary dimensions from `rotary_pct`, parallel residual.
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{Map, Value as Json};
 
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -39,7 +40,17 @@ pub const GPTNEOX: Arch = Arch {
     composites: &[],
     gguf: "gptneox",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -50,21 +61,20 @@ pub const GPTNEOX: Arch = Arch {
     extra: no_extra,
 };
 
-
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
-    p.req_u32("context_length", &["max_position_embeddings"])?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["max_position_embeddings"])?;
     let hidden = hp.req_u64(&["hidden_size"])?;
-    p.u32("embedding_length", hidden)?;
+    p.u32(llm::EMBEDDING_LENGTH, hidden)?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(llm::FEED_FORWARD_LENGTH, &["intermediate_size"])?;
     let pct = hp.req_f64(&["rotary_pct"])?;
     p.partial_rope_dims(pct)?;
-    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.req_u32(attention::HEAD_COUNT, &["num_attention_heads"])?;
     p.parallel_residual()?;
     let eps = hp.req_f64(&["layer_norm_eps"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     Ok(())
 }
 

@@ -5,12 +5,13 @@
 //! non-zero. Granite-MoE splits the fused `input_linear` experts (and the shared expert's)
 //! into gate and up halves and adds the shared FFN size.
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
 use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -42,7 +43,20 @@ pub const GRANITE: Arch = Arch {
     composites: &[],
     gguf: "granite",
     vocab: VocabKind::Llama,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {
@@ -56,56 +70,79 @@ pub const GRANITE: Arch = Arch {
 /// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
 pub const GRANITE_MOE: Arch = Arch {
     hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
-    model_types: &[ModelType {
-        name: "granitemoe",
-        hf_classes: &["GraniteMoeForCausalLM"],
-        defaults: defaults! {
-            "vocab_size" => 32000,
-            "hidden_size" => 4096,
-            "intermediate_size" => 11008,
-            "num_hidden_layers" => 32,
-            "num_attention_heads" => 32,
-            "max_position_embeddings" => 2048,
-            "rms_norm_eps" => 1e-6,
-            "rope_theta" => 10000.0,
-            "embedding_multiplier" => 1.0,
-            "logits_scaling" => 1.0,
-            "residual_multiplier" => 1.0,
-            "attention_multiplier" => 1.0,
-            "num_local_experts" => 8,
-            "num_experts_per_tok" => 2,
+    model_types: &[
+        ModelType {
+            name: "granitemoe",
+            hf_classes: &["GraniteMoeForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "embedding_multiplier" => 1.0,
+                "logits_scaling" => 1.0,
+                "residual_multiplier" => 1.0,
+                "attention_multiplier" => 1.0,
+                "num_local_experts" => 8,
+                "num_experts_per_tok" => 2,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
         },
-        head_dim: HeadDim::Keep,
-        kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
-    }, ModelType {
-        name: "granitemoeshared",
-        hf_classes: &["GraniteMoeSharedForCausalLM"],
-        defaults: defaults! {
-            "vocab_size" => 32000,
-            "hidden_size" => 4096,
-            "intermediate_size" => 11008,
-            "num_hidden_layers" => 32,
-            "num_attention_heads" => 32,
-            "max_position_embeddings" => 2048,
-            "rms_norm_eps" => 1e-6,
-            "rope_theta" => 10000.0,
-            "embedding_multiplier" => 1.0,
-            "logits_scaling" => 1.0,
-            "residual_multiplier" => 1.0,
-            "attention_multiplier" => 1.0,
-            "num_local_experts" => 8,
-            "num_experts_per_tok" => 2,
-            "shared_intermediate_size" => 0,
+        ModelType {
+            name: "granitemoeshared",
+            hf_classes: &["GraniteMoeSharedForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "embedding_multiplier" => 1.0,
+                "logits_scaling" => 1.0,
+                "residual_multiplier" => 1.0,
+                "attention_multiplier" => 1.0,
+                "num_local_experts" => 8,
+                "num_experts_per_tok" => 2,
+                "shared_intermediate_size" => 0,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
         },
-        head_dim: HeadDim::Keep,
-        kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
-    }],
+    ],
     composites: &[],
     gguf: "granitemoe",
     vocab: VocabKind::Llama,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGateInp, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown, Tensor::FfnGateExp, Tensor::FfnUpExp, Tensor::FfnDownExp, Tensor::FfnGateShexp, Tensor::FfnUpShexp, Tensor::FfnDownShexp],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {
@@ -116,7 +153,6 @@ pub const GRANITE_MOE: Arch = Arch {
     params: moe_params,
     extra: llama::rope_freqs,
 };
-
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then
 /// Llama's filter.
@@ -152,10 +188,10 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     };
     llama::params(&mut q)?;
     for (key, suffix) in [
-        ("attention_multiplier", "attention.scale"),
-        ("embedding_multiplier", "embedding_scale"),
-        ("residual_multiplier", "residual_scale"),
-        ("logits_scaling", "logit_scale"),
+        ("attention_multiplier", attention::SCALE),
+        ("embedding_multiplier", llm::EMBEDDING_SCALE),
+        ("residual_multiplier", llm::RESIDUAL_SCALE),
+        ("logits_scaling", llm::LOGIT_SCALE),
     ] {
         if let Some(v) = hp.get(key).filter(|v| truthy(v)) {
             let f = v.as_f64().ok_or_else(|| {
@@ -175,7 +211,7 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     granite_params(p)?;
     if let Some(v) = p.hp.get("shared_intermediate_size").filter(|v| truthy(v)) {
         let v = v.clone();
-        p.u32_or_list("expert_shared_feed_forward_length", &v)?;
+        p.u32_or_list(llm::EXPERT_SHARED_FEED_FORWARD_LENGTH, &v)?;
     }
     Ok(())
 }

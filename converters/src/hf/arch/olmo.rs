@@ -12,6 +12,7 @@ use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
+use ggufkit::gguf::keys::attention;
 
 /// `OlmoForCausalLM` (arch `olmo`).
 pub const OLMO: Arch = Arch {
@@ -36,7 +37,17 @@ pub const OLMO: Arch = Arch {
     composites: &[],
     gguf: "olmo",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -70,7 +81,22 @@ pub const OLMO2: Arch = Arch {
     composites: &[],
     gguf: "olmo2",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::AttnPostNorm, Tensor::FfnPostNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -104,7 +130,26 @@ pub const OLMOE: Arch = Arch {
     composites: &[],
     gguf: "olmoe",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnNorm, Tensor::FfnGateInp, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown, Tensor::FfnGateExp, Tensor::FfnUpExp, Tensor::FfnDownExp],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -115,13 +160,10 @@ pub const OLMOE: Arch = Arch {
     extra: no_extra,
 };
 
-
-
-
 fn olmo_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.f32("attention.layer_norm_epsilon", 1e-5);
-    p.opt_f32("attention.clamp_kqv", &["clip_qkv"])
+    p.f32(attention::LAYERNORM_EPS, 1e-5);
+    p.opt_f32(attention::CLAMP_KQV, &["clip_qkv"])
 }
 
 fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
@@ -136,7 +178,7 @@ fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
             format!("sliding_window: expected an integer, found {sw}"),
         )
     })?;
-    p.u32("attention.sliding_window", sw)?;
+    p.u32(attention::SLIDING_WINDOW, sw)?;
     let pattern = match p.layer_types_pattern()? {
         Some(v) => v,
         // OLMo 3: every fourth layer is global.
@@ -144,12 +186,12 @@ fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
             .map(|i| (i + 1) % 4 != 0)
             .collect(),
     };
-    p.bools("attention.sliding_window_pattern", pattern);
+    p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
     Ok(())
 }
 
 fn olmoe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.f32("attention.layer_norm_rms_epsilon", 1e-5);
+    p.f32(attention::LAYERNORM_RMS_EPS, 1e-5);
     Ok(())
 }

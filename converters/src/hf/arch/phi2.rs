@@ -5,6 +5,7 @@
 //! `4 * n_embd`, KV heads = heads, partial rotary dimensions, and `add_bos_token = false`
 //! (a tokenizer key written with the hparams, so it keeps that position).
 
+use ggufkit::gguf::keys::{attention, llm, rope, tokenizer};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
@@ -39,14 +40,25 @@ pub const PHI2: Arch = Arch {
     composites: &[],
     gguf: "phi2",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra: no_extra,
 };
-
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -61,22 +73,22 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         return Err(hp.missing(&["num_attention_heads"]));
     }
     p.req_u32(
-        "context_length",
+        llm::CONTEXT_LENGTH,
         &["n_positions", "max_position_embeddings"],
     )?;
-    p.u32("embedding_length", n_embd)?;
-    p.u32("feed_forward_length", n_embd.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, n_embd)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, n_embd.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.u32("attention.head_count", n_head)?;
-    p.u32("attention.head_count_kv", n_head)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.u32(attention::HEAD_COUNT, n_head)?;
+    p.u32(attention::HEAD_COUNT_KV, n_head)?;
     let eps = hp.req_f64(&["layer_norm_epsilon", "layer_norm_eps"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.u32(
-        "rope.dimension_count",
+        rope::DIMENSION_COUNT,
         (pct * n_embd as f64).trunc() as u64 / n_head,
     )?;
     p.file_type();
-    p.md.set("tokenizer.ggml.add_bos_token", Value::Bool(false));
+    p.md.set(tokenizer::ADD_BOS, Value::Bool(false));
     Ok(())
 }

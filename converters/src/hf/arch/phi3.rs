@@ -4,13 +4,14 @@
 //! 128k models get generated `rope_factors_long/short` tensors and an attention factor KV
 //! that is written while tensors are processed (so before `general.type`).
 
+use ggufkit::gguf::keys::{self, attention, llm, rope};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
 use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -39,14 +40,23 @@ pub const PHI3: Arch = Arch {
     composites: &[],
     gguf: "phi3",
     vocab: VocabKind::Phi3,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra,
 };
-
 
 struct Shape {
     n_embd: u64,
@@ -84,29 +94,29 @@ fn shape(hp: &Hparams) -> Result<Shape, ConvertError> {
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let s = shape(p.hp)?;
     let hp = p.hp;
-    p.u32("context_length", s.max_pos)?;
-    p.u32("rope.scaling.original_context_length", s.orig_max_pos)?;
-    p.u32("embedding_length", s.n_embd)?;
-    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    p.u32(llm::CONTEXT_LENGTH, s.max_pos)?;
+    p.u32(rope::SCALING_ORIG_CTX_LEN, s.orig_max_pos)?;
+    p.u32(llm::EMBEDDING_LENGTH, s.n_embd)?;
+    p.req_u32(llm::FEED_FORWARD_LENGTH, &["intermediate_size"])?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("attention.head_count", &["num_attention_heads", "n_head"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(attention::HEAD_COUNT, &["num_attention_heads", "n_head"])?;
     p.req_u32(
-        "attention.head_count_kv",
+        attention::HEAD_COUNT_KV,
         &["num_key_value_heads", "n_head_kv"],
     )?;
     let eps = hp.req_f64(&["rms_norm_eps"])?;
-    p.f32("attention.layer_norm_rms_epsilon", eps);
-    p.u32("rope.dimension_count", s.rope_dims)?;
+    p.f32(attention::LAYERNORM_RMS_EPS, eps);
+    p.u32(rope::DIMENSION_COUNT, s.rope_dims)?;
     let theta = hp
         .rope_full()
         .get("rope_theta")
         .and_then(Json::as_f64)
         .ok_or_else(|| hp.missing(&["rope_theta"]))?;
-    p.f32("rope.freq_base", theta);
+    p.f32(rope::FREQ_BASE, theta);
     p.file_type();
     let sw = hp.find_u64(&["sliding_window"])?.unwrap_or(0);
-    p.u32("attention.sliding_window", sw)
+    p.u32(attention::SLIDING_WINDOW, sw)
 }
 
 fn factors(v: Option<&Json>) -> Option<Vec<f32>> {
@@ -171,7 +181,7 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
             ),
         ],
         early_kvs: vec![(
-            "phi3.rope.scaling.attn_factor".into(),
+            keys::arch_key(PHI3.gguf, rope::SCALING_ATTN_FACTOR),
             Value::F32(attn as f32),
         )],
     })

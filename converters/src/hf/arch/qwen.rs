@@ -4,11 +4,12 @@
 //! the MoE classes stack per-expert `down/gate/up_proj` (in that order) into
 //! `ffn_*_exps`, accept already fused 3-D expert tensors, and add the expert FFN sizes.
 
+use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
 use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
@@ -37,7 +38,20 @@ pub const QWEN2: Arch = Arch {
     composites: &[],
     gguf: "qwen2",
     vocab: VocabKind::Qwen2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -73,7 +87,22 @@ pub const QWEN3: Arch = Arch {
     composites: &[],
     gguf: "qwen3",
     vocab: VocabKind::Qwen2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -109,7 +138,28 @@ pub const QWEN2MOE: Arch = Arch {
     composites: &[],
     gguf: "qwen2moe",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGateInp, Tensor::FfnGateInpShexp, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown, Tensor::FfnGateExp, Tensor::FfnUpExp, Tensor::FfnDownExp, Tensor::FfnGateShexp, Tensor::FfnUpShexp, Tensor::FfnDownShexp],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGateInpShexp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
@@ -144,7 +194,30 @@ pub const QWEN3MOE: Arch = Arch {
     composites: &[],
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::AttnQNorm, Tensor::AttnKNorm, Tensor::FfnNorm, Tensor::FfnGateInp, Tensor::FfnGateInpShexp, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown, Tensor::FfnGateExp, Tensor::FfnUpExp, Tensor::FfnDownExp, Tensor::FfnGateShexp, Tensor::FfnUpShexp, Tensor::FfnDownShexp],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGateInpShexp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
@@ -167,8 +240,6 @@ pub const QWEN_EXPERTS: Experts = Experts {
     merged_name: "model.layers.{bid}.mlp.experts.{w}.weight",
 };
 
-
-
 fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.pooling()
@@ -176,9 +247,9 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
 
 fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.opt_u32("expert_feed_forward_length", &["moe_intermediate_size"])?;
+    p.opt_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["moe_intermediate_size"])?;
     p.opt_u32(
-        "expert_shared_feed_forward_length",
+        llm::EXPERT_SHARED_FEED_FORWARD_LENGTH,
         &["shared_expert_intermediate_size"],
     )
 }

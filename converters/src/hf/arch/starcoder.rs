@@ -10,6 +10,7 @@ use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// `Starcoder2ForCausalLM` (arch `starcoder2`).
 pub const STARCODER2: Arch = Arch {
@@ -37,7 +38,20 @@ pub const STARCODER2: Arch = Arch {
     composites: &[],
     gguf: "starcoder2",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQ, Tensor::AttnK, Tensor::AttnV, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnGate, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -52,7 +66,18 @@ pub const STARCODER: Arch = Arch {
     composites: &[],
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,
-    tensors: &[Tensor::TokenEmbd, Tensor::PosEmbd, Tensor::Output, Tensor::OutputNorm, Tensor::AttnNorm, Tensor::AttnQkv, Tensor::AttnOut, Tensor::FfnNorm, Tensor::FfnUp, Tensor::FfnDown],
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::PosEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -60,23 +85,21 @@ pub const STARCODER: Arch = Arch {
     extra: no_extra,
 };
 
-
-
 fn starcoder2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()
 }
 
 fn starcoder_params(p: &mut Params) -> Result<(), ConvertError> {
-    p.req_u32("context_length", &["n_positions"])?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["n_positions"])?;
     let n_embd = p.hp.req_u64(&["n_embd"])?;
-    p.u32("embedding_length", n_embd)?;
-    p.u32("feed_forward_length", n_embd.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, n_embd)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, n_embd.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("attention.head_count", &["n_head"])?;
-    p.u32("attention.head_count_kv", 1)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(attention::HEAD_COUNT, &["n_head"])?;
+    p.u32(attention::HEAD_COUNT_KV, 1)?;
     let eps = p.hp.req_f64(&["layer_norm_epsilon"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.file_type();
     Ok(())
 }
