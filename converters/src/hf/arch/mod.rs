@@ -272,3 +272,122 @@ pub fn composite_text_type(model_type: &str) -> Option<TextType> {
         .find(|(m, _)| *m == model_type)
         .map(|(_, t)| *t)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    use super::*;
+    use crate::hf::names::TABLE;
+
+    fn src_dir() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hf/arch")
+    }
+
+    /// Every `pub const X: Arch` of every file in this directory is declared and in [`ALL`].
+    #[test]
+    fn every_arch_file_is_listed() {
+        let list = std::fs::read_to_string(src_dir().join("mod.rs")).unwrap();
+        let all = &list[list.find("pub static ALL").unwrap()..];
+        let all: Vec<&str> = all[..all.find("];").unwrap()]
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with("//"))
+            .collect();
+        let mut found = 0;
+        for e in std::fs::read_dir(src_dir()).unwrap().flatten() {
+            let file = e.file_name().into_string().unwrap();
+            let Some(module) = file.strip_suffix(".rs").filter(|m| *m != "mod") else {
+                continue;
+            };
+            assert!(
+                list.contains(&format!("\nmod {module};")),
+                "arch/{file} is not declared in arch/mod.rs"
+            );
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let consts: Vec<&str> = text
+                .match_indices("pub const ")
+                .filter_map(|(i, _)| text[i + 10..].split_once(": Arch ="))
+                .map(|(name, _)| name)
+                .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .collect();
+            assert!(!consts.is_empty(), "arch/{file} defines no Arch");
+            for c in consts {
+                let entry = format!("&{module}::{c},");
+                assert!(
+                    all.contains(&entry.as_str()),
+                    "{module}::{c} is not in arch::ALL"
+                );
+                found += 1;
+            }
+        }
+        assert_eq!(found, ALL.len(), "ALL lists something no arch file defines");
+    }
+
+    /// Names are unique, every HF name resolves to its own entry, every model type and
+    /// composite resolves, and every tensor an architecture has is in the shared table.
+    #[test]
+    fn the_list_is_consistent() {
+        let (mut gguf, mut hf, mut types) = (HashSet::new(), HashSet::new(), HashSet::new());
+        let tabled: HashSet<Tensor> = TABLE.iter().map(|(t, _)| *t).collect();
+        for a in ALL {
+            assert!(gguf.insert(a.gguf), "{} twice", a.gguf);
+            for n in a.hf_names {
+                assert!(hf.insert(*n), "{n} twice");
+                assert!(std::ptr::eq(lookup(n).unwrap(), *a), "{n}");
+            }
+            for m in a.model_types {
+                assert!(types.insert(m.name), "model_type {} twice", m.name);
+                assert!(std::ptr::eq(model_type(m.name).unwrap(), m));
+                for c in m.hf_classes {
+                    assert!(a.hf_names.contains(c), "{c} ({}) not in {}", m.name, a.gguf);
+                    assert_eq!(fallback_model_type(c), m.name);
+                }
+                for (_, v) in m.defaults {
+                    assert!(!v().is_object(), "{}", m.name);
+                }
+            }
+            for (c, _) in a.composites {
+                assert!(composite_text_type(c).is_some());
+                assert!(model_type(c).is_none(), "{c} is both composite and plain");
+            }
+            for t in a
+                .tensors
+                .iter()
+                .chain(a.tensor_overrides.iter().map(|(t, _)| t))
+            {
+                assert!(
+                    tabled.contains(t),
+                    "{}: {t:?} is not in names::TABLE",
+                    a.gguf
+                );
+            }
+        }
+        assert_eq!(fallback_model_type("SomethingElse"), "llama");
+    }
+
+    /// Every fixture model in testdata/hf names an architecture in the list.
+    #[test]
+    fn every_fixture_architecture_resolves() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/hf");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path().join("config.json")) else {
+                continue;
+            };
+            let cfg: Json = serde_json::from_str(&text).unwrap();
+            let Some(name) = cfg["architectures"][0].as_str() else {
+                continue;
+            };
+            let tc = cfg["text_config"]["architectures"][0].as_str();
+            assert!(
+                lookup(tc.unwrap_or(name)).is_some(),
+                "{}: {name} is not in arch::ALL",
+                e.path().display()
+            );
+            n += 1;
+        }
+        assert!(n >= 16, "only {n} fixtures in {}", dir.display());
+    }
+}
