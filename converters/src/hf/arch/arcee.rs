@@ -6,7 +6,7 @@
 use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Arcee class.
@@ -32,6 +32,7 @@ pub const ARCEE: Arch = Arch {
     composites: &[],
     gguf: "arcee",
     vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

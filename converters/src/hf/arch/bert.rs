@@ -11,7 +11,7 @@ use super::{no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The BERT class.
@@ -46,6 +46,7 @@ pub const BERT: Arch = Arch {
     composites: &[],
     gguf: "bert",
     vocab: VocabKind::Bert,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::TokenTypes,

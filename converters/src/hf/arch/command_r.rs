@@ -11,7 +11,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::{attention, llm};
 
@@ -40,6 +40,7 @@ pub const COMMAND_R: Arch = Arch {
     composites: &[],
     gguf: "command-r",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::OutputNorm,
@@ -86,6 +87,7 @@ pub const COHERE2: Arch = Arch {
     composites: &[],
     gguf: "cohere2",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::OutputNorm,

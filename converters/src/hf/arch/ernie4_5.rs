@@ -10,7 +10,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The ERNIE 4.5 (dense) class.
@@ -39,6 +39,7 @@ pub const ERNIE4_5: Arch = Arch {
     composites: &[],
     gguf: "ernie4_5",
     vocab: VocabKind::Ernie,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

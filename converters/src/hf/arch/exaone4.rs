@@ -12,7 +12,7 @@ use super::{keep, llama, Arch, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The EXAONE 4 class.
@@ -40,6 +40,7 @@ pub const EXAONE4: Arch = Arch {
     composites: &[],
     gguf: "exaone4",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -10,7 +10,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::{attention, llm};
 
@@ -40,6 +40,7 @@ pub const FALCON: Arch = Arch {
     composites: &[],
     gguf: "falcon",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::{no_extra, Arch, HeadDim, ModelType, Rules, TextType};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `GemmaForCausalLM` (arch `gemma`).
@@ -39,6 +39,16 @@ pub const GEMMA: Arch = Arch {
     composites: &[],
     gguf: "gemma",
     vocab: VocabKind::Gemma,
+    vocab_quirks: VocabQuirks {
+        requires_spm: true,
+        fixed_special_tokens: &[
+            ("prefix", 67),
+            ("suffix", 69),
+            ("middle", 68),
+            ("fsep", 70),
+            ("eot", 107),
+        ],
+    },
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -91,6 +101,10 @@ pub const GEMMA2: Arch = Arch {
     composites: &[],
     gguf: "gemma2",
     vocab: VocabKind::Gemma,
+    vocab_quirks: VocabQuirks {
+        requires_spm: true,
+        fixed_special_tokens: &[],
+    },
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -144,6 +158,7 @@ pub const GEMMA3: Arch = Arch {
     composites: &[("gemma3", TextType::Fixed("gemma3_text"))],
     gguf: "gemma3",
     vocab: VocabKind::Gemma,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

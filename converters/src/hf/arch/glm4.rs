@@ -12,7 +12,7 @@ use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The GLM-4 class.
@@ -42,6 +42,7 @@ pub const GLM4: Arch = Arch {
     composites: &[],
     gguf: "glm4",
     vocab: VocabKind::Glm4,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -6,7 +6,7 @@
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::{attention, llm};
 
@@ -31,6 +31,7 @@ pub const GPT2: Arch = Arch {
     composites: &[],
     gguf: "gpt2",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::PosEmbd,

@@ -13,7 +13,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `GraniteForCausalLM` (arch `granite`).
@@ -43,6 +43,7 @@ pub const GRANITE: Arch = Arch {
     composites: &[],
     gguf: "granite",
     vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -122,6 +123,7 @@ pub const GRANITE_MOE: Arch = Arch {
     composites: &[],
     gguf: "granitemoe",
     vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -2,11 +2,12 @@
 //!
 //! An [`Arch`] says everything `convert_hf_to_gguf.py`'s model class does for one family:
 //! the HF architecture names it is registered for, the transformers config classes behind
-//! them ([`ModelType`]: `model_type`, defaults), the GGUF architecture, the GGUF tensors it
-//! has (named in the shared table, [`super::names::TABLE`]), the tensor filters and
-//! transforms ([`Rules`]), the hparam KVs ([`Arch::params`]), generated tensors and the
-//! vocabulary path. Adding an architecture is adding one file with one `pub const` and
-//! listing it in [`ALL`].
+//! them ([`ModelType`]: `model_type`, the defaults AutoConfig fills in), the GGUF
+//! architecture, the GGUF tensors it has (their HF spellings are in the shared table,
+//! [`super::names::TABLE`]), the tensor filters and transforms ([`Rules`]), the hparam KVs
+//! ([`Arch::params`]), generated tensors, and the vocabulary path with its quirks. Adding an
+//! architecture is adding one file with its `pub const` (declared with `mod` below) and
+//! listing it in [`ALL`]; the tests at the end fail when a file is not listed.
 
 use ggufkit::gguf::Value;
 use serde_json::{Map, Value as Json};
@@ -15,7 +16,7 @@ use super::config::Hparams;
 use super::expr::Expr;
 use super::names::Tensor;
 use super::params::Params;
-use super::tokenizer::VocabKind;
+use super::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `key => value` pairs as [`ConfigDefault`]s.
@@ -185,6 +186,8 @@ pub struct Arch {
     pub gguf: &'static str,
     /// The vocabulary path.
     pub vocab: VocabKind,
+    /// What its `set_vocab` adds to that path.
+    pub vocab_quirks: VocabQuirks,
     /// The GGUF tensors it has (gguf-py's `MODEL_TENSORS`); their HF spellings come from
     /// [`super::names::TABLE`].
     pub tensors: &'static [Tensor],
@@ -248,6 +251,11 @@ pub static ALL: &[&Arch] = &[
 /// The description for an HF architecture name.
 pub fn lookup(hf_arch: &str) -> Option<&'static Arch> {
     ALL.iter().copied().find(|a| a.hf_names.contains(&hf_arch))
+}
+
+/// The description whose `general.architecture` is `gguf`.
+pub fn by_gguf(gguf: &str) -> Option<&'static Arch> {
+    ALL.iter().copied().find(|a| a.gguf == gguf)
 }
 
 /// The config class of a `model_type` (not a composite one).

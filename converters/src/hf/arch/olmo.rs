@@ -10,7 +10,7 @@ use super::qwen::QWEN_EXPERTS;
 use super::{keep, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::attention;
 
@@ -37,6 +37,7 @@ pub const OLMO: Arch = Arch {
     composites: &[],
     gguf: "olmo",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -81,6 +82,7 @@ pub const OLMO2: Arch = Arch {
     composites: &[],
     gguf: "olmo2",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -130,6 +132,7 @@ pub const OLMOE: Arch = Arch {
     composites: &[],
     gguf: "olmoe",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Phi-2 class.
@@ -40,6 +40,7 @@ pub const PHI2: Arch = Arch {
     composites: &[],
     gguf: "phi2",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

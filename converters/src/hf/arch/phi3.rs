@@ -13,7 +13,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Phi-3 class.
@@ -40,6 +40,7 @@ pub const PHI3: Arch = Arch {
     composites: &[],
     gguf: "phi3",
     vocab: VocabKind::Phi3,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

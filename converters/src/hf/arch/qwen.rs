@@ -11,7 +11,7 @@ use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `Qwen2ForCausalLM` (arch `qwen2`).
@@ -38,6 +38,7 @@ pub const QWEN2: Arch = Arch {
     composites: &[],
     gguf: "qwen2",
     vocab: VocabKind::Qwen2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -87,6 +88,7 @@ pub const QWEN3: Arch = Arch {
     composites: &[],
     gguf: "qwen3",
     vocab: VocabKind::Qwen2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -138,6 +140,7 @@ pub const QWEN2MOE: Arch = Arch {
     composites: &[],
     gguf: "qwen2moe",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -194,6 +197,7 @@ pub const QWEN3MOE: Arch = Arch {
     composites: &[],
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -6,7 +6,7 @@
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Seed-OSS class.
@@ -34,6 +34,7 @@ pub const SEED_OSS: Arch = Arch {
     composites: &[],
     gguf: "seed_oss",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -5,7 +5,7 @@
 
 use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
 use crate::hf::names::Tensor;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 
 /// The SmolLM3 class.
 pub const SMOLLM3: Arch = Arch {
@@ -32,6 +32,7 @@ pub const SMOLLM3: Arch = Arch {
     composites: &[],
     gguf: "smollm3",
     vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

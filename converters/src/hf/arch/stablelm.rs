@@ -14,7 +14,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The StableLM class.
@@ -45,6 +45,7 @@ pub const STABLELM: Arch = Arch {
     composites: &[],
     gguf: "stablelm",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,

@@ -8,7 +8,7 @@
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::{attention, llm};
 
@@ -38,6 +38,7 @@ pub const STARCODER2: Arch = Arch {
     composites: &[],
     gguf: "starcoder2",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::Output,
@@ -66,6 +67,7 @@ pub const STARCODER: Arch = Arch {
     composites: &[],
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         Tensor::TokenEmbd,
         Tensor::PosEmbd,
