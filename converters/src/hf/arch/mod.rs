@@ -135,6 +135,9 @@ impl Rules {
 /// A transformers config default: key and value, inserted when the key is absent.
 pub type ConfigDefault = (&'static str, fn() -> Json);
 
+/// A config class's own adjustment of the dict (see [`ModelType::prepare`]).
+pub type Prepare = fn(&mut Map<String, Json>) -> bool;
+
 /// How a config class fills `head_dim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeadDim {
@@ -162,7 +165,7 @@ pub struct ModelType {
     pub kv_heads_key: Option<&'static str>,
     /// Runs first: adjusts the dict as the class's `__init__` does; `false` means AutoConfig
     /// raises for this config, so the converter reads config.json as written (no defaults).
-    pub prepare: Option<fn(&mut Map<String, Json>) -> bool>,
+    pub prepare: Option<Prepare>,
 }
 
 /// How a composite (vision-language) config class types its `text_config`.
