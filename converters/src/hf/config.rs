@@ -4,8 +4,9 @@
 //! merged with the defaults of the config class. We reproduce the part of that which the
 //! converter's output depends on: per-`model_type` defaults (the `ModelType`s each
 //! architecture lists), the sub-config renames, flattening `text_config` into the root, and
-//! the rope parameters normalised to one dict (transformers v5's `rope_parameters`, built from the v4 keys
-//! `rope_theta` / `rope_scaling` / `rope_local_base_freq` … when the file predates v5).
+//! the rope parameters normalised to one dict (transformers v5's `rope_parameters`, built
+//! from the v4 keys `rope_theta` / `rope_scaling` / `rope_local_base_freq` … when the file
+//! predates v5).
 
 use std::path::{Path, PathBuf};
 
