@@ -1,7 +1,6 @@
 //! Importance matrices: the GGUF imatrix (`llama-imatrix -o x.gguf`) and the legacy `.dat`,
 //! loaded as llama-quantize loads them (per-column mean squared activations).
 
-use crate::gguf::keys;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -62,19 +61,19 @@ impl Imatrix {
             return Err("no data (no tensors)".into());
         }
         let md = &f.metadata;
-        if !(md.contains(keys::imatrix::DATASETS)
-            && md.contains(keys::imatrix::CHUNK_COUNT)
-            && md.contains(keys::imatrix::CHUNK_SIZE))
+        if !(md.contains("imatrix.datasets")
+            && md.contains("imatrix.chunk_count")
+            && md.contains("imatrix.chunk_size"))
         {
             return Err("missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)".into());
         }
-        let datasets = match md.get_array(keys::imatrix::DATASETS, ValueType::String) {
+        let datasets = match md.get_array("imatrix.datasets", ValueType::String) {
             Ok(ArrayValue::String(v)) => v.iter().map(|s| s.to_lossy().into_owned()).collect(),
             Ok(_) => Vec::new(),
             Err(e) => return Err(e.to_string()),
         };
         let chunk_count = md
-            .get_u32(keys::imatrix::CHUNK_COUNT)
+            .get_u32("imatrix.chunk_count")
             .map_err(|e| e.to_string())?;
         let mut pairs: BTreeMap<
             String,

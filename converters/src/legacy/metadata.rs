@@ -2,7 +2,6 @@
 //! vocabulary, from the file and the options, or from a model metadata directory
 //! (formats.md §2.2–2.5).
 
-use ggufkit::gguf::keys::{self, attention, llm, rope};
 use std::path::Path;
 
 use ggufkit::gguf::{ArrayValue, GgufString, Value};
@@ -41,19 +40,24 @@ pub struct ModelParams {
 impl ModelParams {
     /// The `llama.*` keys in the converter's order.
     pub fn keys(&self) -> Vec<(String, Value)> {
-        let k = |suffix| keys::arch_key("llama", suffix);
         vec![
-            (k(llm::CONTEXT_LENGTH), Value::U32(self.n_ctx)),
-            (k(llm::EMBEDDING_LENGTH), Value::U32(self.n_embd)),
-            (k(llm::BLOCK_COUNT), Value::U32(self.n_layer)),
-            (k(llm::FEED_FORWARD_LENGTH), Value::U32(self.n_ff)),
+            ("llama.context_length".into(), Value::U32(self.n_ctx)),
+            ("llama.embedding_length".into(), Value::U32(self.n_embd)),
+            ("llama.block_count".into(), Value::U32(self.n_layer)),
+            ("llama.feed_forward_length".into(), Value::U32(self.n_ff)),
             (
-                k(rope::DIMENSION_COUNT),
+                "llama.rope.dimension_count".into(),
                 Value::U32(self.n_embd / self.n_head),
             ),
-            (k(attention::HEAD_COUNT), Value::U32(self.n_head)),
-            (k(attention::HEAD_COUNT_KV), Value::U32(self.n_head_kv)),
-            (k(attention::LAYERNORM_RMS_EPS), Value::F32(self.eps)),
+            ("llama.attention.head_count".into(), Value::U32(self.n_head)),
+            (
+                "llama.attention.head_count_kv".into(),
+                Value::U32(self.n_head_kv),
+            ),
+            (
+                "llama.attention.layer_norm_rms_epsilon".into(),
+                Value::F32(self.eps),
+            ),
         ]
     }
 }
@@ -115,23 +119,23 @@ pub fn file_vocab(items: &[VocabItem]) -> Vec<(String, Value)> {
         types.push(ty);
     }
     vec![
-        (keys::tokenizer::MODEL.into(), Value::from("llama")),
-        (keys::tokenizer::PRE.into(), Value::from("default")),
+        ("tokenizer.ggml.model".into(), Value::from("llama")),
+        ("tokenizer.ggml.pre".into(), Value::from("default")),
         (
-            keys::tokenizer::TOKENS.into(),
+            "tokenizer.ggml.tokens".into(),
             Value::Array(ArrayValue::String(tokens)),
         ),
         (
-            keys::tokenizer::SCORES.into(),
+            "tokenizer.ggml.scores".into(),
             Value::Array(ArrayValue::F32(scores)),
         ),
         (
-            keys::tokenizer::TOKEN_TYPE.into(),
+            "tokenizer.ggml.token_type".into(),
             Value::Array(ArrayValue::I32(types)),
         ),
-        (keys::tokenizer::UNK_ID.into(), Value::U32(0)),
-        (keys::tokenizer::BOS_ID.into(), Value::U32(1)),
-        (keys::tokenizer::EOS_ID.into(), Value::U32(2)),
+        ("tokenizer.ggml.unknown_token_id".into(), Value::U32(0)),
+        ("tokenizer.ggml.bos_token_id".into(), Value::U32(1)),
+        ("tokenizer.ggml.eos_token_id".into(), Value::U32(2)),
     ]
 }
 
@@ -197,7 +201,7 @@ pub fn from_dir(
     let vocab = vocab_metadata(&req)?;
     let n_tokens = vocab
         .iter()
-        .find(|(k, _)| k == keys::tokenizer::TOKENS)
+        .find(|(k, _)| k == "tokenizer.ggml.tokens")
         .and_then(|(_, v)| match v {
             Value::Array(a) => Some(a.len()),
             _ => None,
