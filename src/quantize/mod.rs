@@ -14,7 +14,6 @@ pub mod prune;
 pub mod rules;
 mod tensor_types;
 
-use crate::gguf::keys;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -261,15 +260,14 @@ fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, Quantize
 
 fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
     let arch = md
-        .get_str(keys::general::ARCHITECTURE)
+        .get_str("general.architecture")
         .map_err(|e| QuantizeError::Input(e.to_string()))?
         .to_string();
-    let key = |k: &str| keys::arch_key(&arch, k);
-    let n_layer = first_or_scalar_u32(md, &key(keys::llm::BLOCK_COUNT))?.unwrap_or(0);
-    let n_head = first_or_scalar_u32(md, &key(keys::attention::HEAD_COUNT))?.unwrap_or(0);
-    let n_head_kv =
-        first_or_scalar_u32(md, &key(keys::attention::HEAD_COUNT_KV))?.unwrap_or(n_head);
-    let n_expert = first_or_scalar_u32(md, &key(keys::llm::EXPERT_COUNT))?.unwrap_or(0);
+    let key = |k: &str| format!("{arch}.{k}");
+    let n_layer = first_or_scalar_u32(md, &key("block_count"))?.unwrap_or(0);
+    let n_head = first_or_scalar_u32(md, &key("attention.head_count"))?.unwrap_or(0);
+    let n_head_kv = first_or_scalar_u32(md, &key("attention.head_count_kv"))?.unwrap_or(n_head);
+    let n_expert = first_or_scalar_u32(md, &key("expert_count"))?.unwrap_or(0);
     Ok(ModelFacts {
         is_70b: arch == "llama" && n_layer == 80 && n_head != n_head_kv,
         n_gqa: if n_head_kv == 0 {
@@ -285,7 +283,7 @@ fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
 
 /// The `general.file_type` COPY writes: the input's own, or the guessed type | 1024.
 fn copy_file_type(input: &Model) -> u32 {
-    if let Ok(ft) = input.metadata.get_u32(keys::general::FILE_TYPE) {
+    if let Ok(ft) = input.metadata.get_u32("general.file_type") {
         return ft;
     }
     let mut counts: Vec<(GgmlType, usize)> = Vec::new();
@@ -522,43 +520,30 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     }
 
     let mut md = input.metadata.clone();
-    md.set_last(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    md.set_last("general.quantization_version", Value::U32(2));
     let file_type = if opts.ftype.is_copy() {
         copy_file_type(input)
     } else {
         opts.ftype.id
     };
-    md.set_last(keys::general::FILE_TYPE, Value::U32(file_type));
-    for k in [
-        keys::split::NO,
-        keys::split::COUNT,
-        keys::split::TENSORS_COUNT,
-    ] {
+    md.set_last("general.file_type", Value::U32(file_type));
+    for k in ["split.no", "split.count", "split.tensors.count"] {
         md.remove(k);
     }
     for o in &opts.kv_overrides {
         md.set_last(o.key.clone(), o.value.clone());
     }
     if let (Some((path, _)), Some(im)) = (&opts.imatrix, imatrix) {
-        md.set_last(
-            keys::quantize::IMATRIX_FILE,
-            Value::from(truncate_127(path)),
-        );
+        md.set_last("quantize.imatrix.file", Value::from(truncate_127(path)));
         if let Some(d) = im.datasets.first() {
-            md.set_last(
-                keys::quantize::IMATRIX_DATASET,
-                Value::from(truncate_127(d)),
-            );
+            md.set_last("quantize.imatrix.dataset", Value::from(truncate_127(d)));
         }
         md.set_last(
-            keys::quantize::IMATRIX_ENTRIES_COUNT,
+            "quantize.imatrix.entries_count",
             Value::U32(im.entries.len() as u32),
         );
         if im.chunk_count > 0 {
-            md.set_last(
-                keys::quantize::IMATRIX_CHUNKS_COUNT,
-                Value::U32(im.chunk_count),
-            );
+            md.set_last("quantize.imatrix.chunks_count", Value::U32(im.chunk_count));
         }
     }
     if !opts.prune_layers.is_empty() {
