@@ -148,14 +148,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     let hp = config::load(dir)?;
-    let arch = arch::lookup(&hp.arch).ok_or_else(|| {
-        ConvertError::Unsupported(format!(
-            "model architecture {:?} is not supported (nearest supported: {}; \
-             `gguf-convert --list-architectures` lists all {})",
-            hp.arch,
-            nearest_architectures(&hp.arch).join(", "),
-            supported_architectures().len()
-        ))
+    let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
+        arch: hp.arch.clone(),
+        nearest: nearest_architectures(&hp.arch),
+        supported: supported_architectures().len(),
     })?;
     let shards = safetensors::index_dir(dir)?;
     let entries = tensors::collect(arch, shards.tensors);

@@ -96,20 +96,23 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 
 fn refuse_unsupported(hp: &Hparams) -> Result<Extra, ConvertError> {
     if hp.rope.contains_key("mrope_section") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: M-RoPE (rope mrope_section) needs the q/k NeoX regrouping, which is not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature:
+                "M-RoPE (rope mrope_section) needs the q/k NeoX regrouping, which is not supported"
+                    .into(),
+        });
     }
     if hp
         .get("num_nextn_predict_layers")
         .and_then(Json::as_u64)
         .is_some_and(|n| n > 0)
     {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: multi-token-prediction layers (num_nextn_predict_layers) are not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature: "multi-token-prediction layers (num_nextn_predict_layers) are not supported"
+                .into(),
+        });
     }
     Ok(Extra::default())
 }

@@ -173,10 +173,10 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     if p.hp.get("spatial_target_layers").is_some_and(truthy)
         || p.hp.get("deepstack_layer_map").is_some_and(truthy)
     {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: Granite-Vision deepstack layers (spatial_target_layers / deepstack_layer_map) are not supported",
-            p.hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: p.hp.arch.clone(),
+            feature: "Granite-Vision deepstack layers (spatial_target_layers / deepstack_layer_map) are not supported".into(),
+        });
     }
     // `hparams.pop("head_dim")`: neither the key/value lengths nor the rope dimensions use it.
     let mut hp: Hparams = p.hp.clone();
@@ -261,10 +261,11 @@ fn moe_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertE
     if name.ends_with("shared_mlp.input_linear.weight") {
         let n_ff = hp.req_u64(&["shared_intermediate_size"])?;
         if !has_experts {
-            return Err(ConvertError::Unsupported(format!(
-                "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
-                hp.arch
-            )));
+            return Err(ConvertError::UnsupportedFeature {
+                arch: hp.arch.clone(),
+                feature: "a shared MLP without experts (dense Granite-MoE layers) is not supported"
+                    .into(),
+            });
         }
         let (gate, up) = split_gate_up(&name, expr, n_ff)?;
         return Ok(Modified::Out(vec![
@@ -273,10 +274,11 @@ fn moe_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertE
         ]));
     }
     if !has_experts && name.ends_with("shared_mlp.output_linear.weight") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature: "a shared MLP without experts (dense Granite-MoE layers) is not supported"
+                .into(),
+        });
     }
     Ok(Modified::Pass(name, expr))
 }

@@ -74,11 +74,13 @@ pub const STABLELM: Arch = Arch {
 
 fn refuse_per_head_norms(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     if name.contains("q_layernorm.norms") || name.contains("k_layernorm.norms") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: per-head q/k layer norms (qk_layernorm, tensor {name}) cannot be converted: \
-             llama.cpp's converter fails on them too (\"Unprocessed norms\")",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature: format!(
+                "per-head q/k layer norms (qk_layernorm, tensor {name}) cannot be converted: \
+             llama.cpp's converter fails on them too (\"Unprocessed norms\")"
+            ),
+        });
     }
     Ok(Modified::Pass(name, expr))
 }

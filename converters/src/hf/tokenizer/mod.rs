@@ -224,7 +224,10 @@ fn count(v: &Json, what: &str) -> Result<Option<usize>, ConvertError> {
     v.as_u64()
         .and_then(|n| usize::try_from(n).ok())
         .map(Some)
-        .ok_or_else(|| ConvertError::Other(format!("hparam {what} = {v} is not a count")))
+        .ok_or_else(|| ConvertError::NotACount {
+            key: what.to_string(),
+            value: v.to_string(),
+        })
 }
 
 /// A count hparam; absent or null gives `None`.
