@@ -1,6 +1,7 @@
 //! Split models (gguf-split / `--split-max-*` / `--keep-split`): shard naming, loading every
 //! shard of a model, and laying a model out over shards.
 
+use crate::gguf::keys;
 use std::path::{Path, PathBuf};
 
 use crate::gguf::{GgufError, GgufFile, Value};
@@ -49,7 +50,7 @@ fn split_key(f: &GgufFile, key: &str, path: &Path) -> Result<Option<u64>, SplitE
 /// (named as llama.cpp names them). Returns the shards in order.
 pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     let first = GgufFile::open(path)?;
-    let count = split_key(&first, "split.count", path)?.unwrap_or(1);
+    let count = split_key(&first, keys::split::COUNT, path)?.unwrap_or(1);
     if count <= 1 {
         return Ok(vec![first]);
     }
@@ -57,7 +58,7 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
         path: p.to_path_buf(),
         problem,
     };
-    let no = split_key(&first, "split.no", path)?.unwrap_or(0);
+    let no = split_key(&first, keys::split::NO, path)?.unwrap_or(0);
     if no != 0 {
         return Err(bad(
             path,
@@ -70,14 +71,14 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
         .strip_suffix(&suffix)
         .ok_or_else(|| bad(path, format!("split file names must end in {suffix}")))?
         .to_string();
-    let total = split_key(&first, "split.tensors.count", path)?;
+    let total = split_key(&first, keys::split::TENSORS_COUNT, path)?;
     let mut shards = vec![first];
     for i in 1..count as usize {
         let p = split_path(&prefix, i, count as usize);
         let f = GgufFile::open(&p)?;
         let (n, c) = (
-            split_key(&f, "split.no", &p)?,
-            split_key(&f, "split.count", &p)?,
+            split_key(&f, keys::split::NO, &p)?,
+            split_key(&f, keys::split::COUNT, &p)?,
         );
         if n != Some(i as u64) || c != Some(count) {
             return Err(bad(
@@ -150,10 +151,11 @@ pub fn distribute(model: &Model, shard_of: &[usize]) -> Vec<Model> {
     }
     if n > 1 {
         for (i, m) in out.iter_mut().enumerate() {
-            m.metadata.set_last("split.no", Value::U16(i as u16));
-            m.metadata.set_last("split.count", Value::U16(n as u16));
+            m.metadata.set_last(keys::split::NO, Value::U16(i as u16));
+            m.metadata
+                .set_last(keys::split::COUNT, Value::U16(n as u16));
             m.metadata.set_last(
-                "split.tensors.count",
+                keys::split::TENSORS_COUNT,
                 Value::I32(model.tensors.len() as i32),
             );
         }

@@ -36,6 +36,67 @@ pub enum ConvertError {
     /// Something valid that we do not support (an architecture, a dtype, a tokenizer).
     #[error("{0}")]
     Unsupported(String),
+    /// The HF architecture (`architectures[0]`) is not one of the supported ones.
+    #[error(
+        "model architecture {arch:?} is not supported (nearest supported: {}; \
+         `gguf-convert --list-architectures` lists all {supported})",
+        .nearest.join(", ")
+    )]
+    UnsupportedArchitecture {
+        /// The HF architecture.
+        arch: String,
+        /// Up to three supported names nearest to it.
+        nearest: Vec<&'static str>,
+        /// How many HF architectures are supported.
+        supported: usize,
+    },
+    /// A supported architecture uses a feature the converter does not support.
+    #[error("{arch}: {feature}")]
+    UnsupportedFeature {
+        /// The HF architecture.
+        arch: String,
+        /// The feature, and why it is refused.
+        feature: String,
+    },
+    /// A model directory without safetensors weights.
+    #[error(
+        "{}: {}",
+        .dir.display(),
+        if *.pickles_only {
+            "only PyTorch pickle weights (pytorch_model*.bin) found; convert them to \
+             safetensors first (pickles are not read, for safety)"
+        } else {
+            "no model*.safetensors files found"
+        }
+    )]
+    NoWeights {
+        /// The model directory.
+        dir: PathBuf,
+        /// Whether it holds PyTorch pickles (`pytorch_model*.bin`).
+        pickles_only: bool,
+    },
+    /// A vocabulary larger than the reader accepts.
+    #[error("vocab_size {size} is larger than {max}")]
+    VocabTooLarge {
+        /// The vocabulary size asked for.
+        size: u64,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// An hparam that must be a count is not.
+    #[error("hparam {key} = {value} is not a count")]
+    NotACount {
+        /// The hparam.
+        key: String,
+        /// Its value, as JSON.
+        value: String,
+    },
+    /// Per-expert tensors of a block whose set was never completed, so never stacked.
+    #[error("unprocessed experts: {tensors:?}")]
+    UnprocessedExperts {
+        /// The source tensor names, sorted.
+        tensors: Vec<String>,
+    },
     /// Anything else, with context.
     #[error("{0}")]
     Other(String),

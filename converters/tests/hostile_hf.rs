@@ -99,8 +99,14 @@ fn variant(e: &ConvertError) -> &'static str {
         ConvertError::Io { .. } => "Io",
         ConvertError::Format { .. } => "Format",
         ConvertError::Tensor { .. } => "Tensor",
-        ConvertError::Unsupported(_) => "Unsupported",
-        ConvertError::Other(_) => "Other",
+        ConvertError::Unsupported(_)
+        | ConvertError::UnsupportedArchitecture { .. }
+        | ConvertError::UnsupportedFeature { .. }
+        | ConvertError::NoWeights { .. }
+        | ConvertError::VocabTooLarge { .. } => "Unsupported",
+        ConvertError::Other(_)
+        | ConvertError::NotACount { .. }
+        | ConvertError::UnprocessedExperts { .. } => "Other",
         ConvertError::Legacy(_) => "Legacy",
     }
 }

@@ -5,6 +5,7 @@
 //! the alignment, then the tensor data, each tensor padded to the alignment.
 
 mod error;
+pub mod keys;
 mod metadata;
 mod reader;
 mod value;

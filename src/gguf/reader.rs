@@ -4,6 +4,7 @@
 //! before anything is allocated; all size arithmetic is checked. Tensor layout is validated
 //! as gguf.cpp does: aligned offsets, contiguous in declaration order, in bounds.
 
+use super::keys;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -102,7 +103,7 @@ impl GgufFile {
 
     /// `general.architecture`, if present.
     pub fn architecture(&self) -> Option<&str> {
-        self.metadata.get_str("general.architecture").ok()
+        self.metadata.get_str(keys::general::ARCHITECTURE).ok()
     }
 }
 
@@ -266,7 +267,7 @@ impl<'a> Parser<'a> {
                     )
                 }
             };
-            if key == "general.alignment" {
+            if key == keys::general::ALIGNMENT {
                 alignment_at = at;
             }
             let vt_at = self.c.pos();
@@ -289,7 +290,7 @@ impl<'a> Parser<'a> {
             }
         }
 
-        let alignment = match metadata.get("general.alignment") {
+        let alignment = match metadata.get(keys::general::ALIGNMENT) {
             None => DEFAULT_ALIGNMENT,
             Some(Value::U32(a)) if a.is_power_of_two() && *a <= MAX_ALIGNMENT => *a,
             Some(Value::U32(a)) => {

@@ -1,5 +1,6 @@
 //! The GGUF serialiser: header and infos computed up front, tensor data streamed after.
 
+use super::keys;
 use std::borrow::Cow;
 use std::io::Write;
 
@@ -61,7 +62,7 @@ fn array_depth(a: &super::ArrayValue) -> usize {
 
 /// Plans a GGUF v3 file as llama.cpp's writers lay it out.
 pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, GgufError> {
-    let alignment = match metadata.get("general.alignment") {
+    let alignment = match metadata.get(keys::general::ALIGNMENT) {
         None => DEFAULT_ALIGNMENT,
         Some(Value::U32(a)) if a.is_power_of_two() => *a,
         Some(v) => {

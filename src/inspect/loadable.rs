@@ -3,6 +3,7 @@
 //! architecture and the hyperparameters the same way, so [`crate::quantize::plan`] refuses
 //! these files too, and `gguf-inspect verify` reports them.
 
+use crate::gguf::keys;
 use crate::gguf::{ArrayValue, Metadata, Value};
 
 /// `general.architecture` values llama.cpp knows (its architecture name table at the
@@ -170,7 +171,7 @@ pub const MAX_LAYERS: u64 = 512;
 /// hyperparameters (as llama-quantize does): empty when it gets past them.
 pub fn arch_problems(md: &Metadata) -> Vec<String> {
     let mut out = Vec::new();
-    let arch = match md.get("general.architecture") {
+    let arch = match md.get(keys::general::ARCHITECTURE) {
         None => {
             out.push("general.architecture is missing (llama.cpp requires it)".to_string());
             return out;
@@ -193,8 +194,12 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
     if arch == "clip" {
         return out;
     }
-    for k in ["context_length", "embedding_length", "block_count"] {
-        let key = format!("{arch}.{k}");
+    for k in [
+        keys::llm::CONTEXT_LENGTH,
+        keys::llm::EMBEDDING_LENGTH,
+        keys::llm::BLOCK_COUNT,
+    ] {
+        let key = keys::arch_key(&arch, k);
         match md.get(&key).map(scalar_u64) {
             None => out.push(format!("{key} is missing (llama.cpp requires it)")),
             Some(None) => out.push(format!("{key} is not an unsigned integer")),
@@ -210,7 +215,7 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
 /// The problems llama.cpp's vocabulary loader stops at: the token list must be strings.
 pub fn vocab_problems(md: &Metadata) -> Vec<String> {
     let mut out = Vec::new();
-    match md.get("tokenizer.ggml.tokens") {
+    match md.get(keys::tokenizer::TOKENS) {
         None | Some(Value::Array(ArrayValue::String(_))) => {}
         Some(Value::Array(a)) => out.push(format!(
             "tokenizer.ggml.tokens is an array of {:?}, not of strings (llama.cpp cannot load \
@@ -258,7 +263,7 @@ pub fn missing_layer_tensors<'a>(
     md: &Metadata,
     names: impl Iterator<Item = &'a str>,
 ) -> Vec<String> {
-    let Ok(arch) = md.get_str("general.architecture") else {
+    let Ok(arch) = md.get_str(keys::general::ARCHITECTURE) else {
         return Vec::new();
     };
     let Some((_, required)) = REQUIRED_BLOCK_TENSORS
@@ -267,7 +272,10 @@ pub fn missing_layer_tensors<'a>(
     else {
         return Vec::new();
     };
-    let Some(Some(n)) = md.get(&format!("{arch}.block_count")).map(scalar_u64) else {
+    let Some(Some(n)) = md
+        .get(&keys::arch_key(arch, keys::llm::BLOCK_COUNT))
+        .map(scalar_u64)
+    else {
         return Vec::new();
     };
     if n > MAX_LAYERS {

@@ -1,5 +1,6 @@
 //! `gguf-inspect verify`: structural checks beyond parsing, and a NaN/Inf scan.
 
+use crate::gguf::keys;
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
@@ -107,7 +108,7 @@ fn count_non_finite_big_endian(ty: GgmlType, data: &[u8]) -> Option<(u64, u64)> 
 /// error.
 pub fn verify_split_siblings(path: &std::path::Path, file: &GgufFile, r: &mut VerifyReport) {
     let md = &file.metadata;
-    let Some(count) = md.get("split.count").and_then(|v| v.as_int()) else {
+    let Some(count) = md.get(keys::split::COUNT).and_then(|v| v.as_int()) else {
         return;
     };
     if count <= 1 {
@@ -163,15 +164,15 @@ pub fn verify_file(file: &GgufFile) -> VerifyReport {
         md,
         file.tensors.iter().map(|t| t.name.as_str()),
     ));
-    if let Some(n) = md.get("split.count").and_then(|v| v.as_int()) {
-        if n > 1 && !md.contains("split.no") {
+    if let Some(n) = md.get(keys::split::COUNT).and_then(|v| v.as_int()) {
+        if n > 1 && !md.contains(keys::split::NO) {
             r.errors.push(format!(
                 "split.count = {n} but no split.no: not a shard llama.cpp can load"
             ));
         }
     }
     let quantized = file.tensors.iter().any(|t| t.ty.is_quantized());
-    if quantized && !file.metadata.contains("general.quantization_version") {
+    if quantized && !file.metadata.contains(keys::general::QUANTIZATION_VERSION) {
         r.warnings
             .push("quantized tensors but no general.quantization_version".into());
     }

@@ -2,15 +2,17 @@
 //!
 //! llama.cpp loads the config with transformers' `AutoConfig`, so its hparams are the file
 //! merged with the defaults of the config class. We reproduce the part of that which the
-//! converter's output depends on: per-`model_type` defaults ([`class_defaults`]), the
-//! sub-config renames, flattening `text_config` into the root, and the rope parameters
-//! normalised to one dict (transformers v5's `rope_parameters`, built from the v4 keys
-//! `rope_theta` / `rope_scaling` / `rope_local_base_freq` … when the file predates v5).
+//! converter's output depends on: per-`model_type` defaults (the `ModelType`s each
+//! architecture lists), the sub-config renames, flattening `text_config` into the root, and
+//! the rope parameters normalised to one dict (transformers v5's `rope_parameters`, built
+//! from the v4 keys `rope_theta` / `rope_scaling` / `rope_local_base_freq` … when the file
+//! predates v5).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
 
+use super::arch::{self, HeadDim, TextType};
 use crate::ConvertError;
 
 /// Most blocks (layers) a config may declare: 8 times llama.cpp's `LLAMA_MAX_LAYERS`.
@@ -31,379 +33,20 @@ pub struct Hparams {
     pub path: PathBuf,
 }
 
-/// A transformers config default: key and value, inserted when the key is absent.
-type Default = (&'static str, fn() -> Json);
-
-macro_rules! defaults {
-    ($($k:literal => $v:expr),* $(,)?) => {
-        &[$(($k, || json!($v))),*]
-    };
-}
-
-/// What a transformers config class fills in: its plain defaults, and whether
-/// `head_dim` / `num_key_value_heads` are derived when absent or null.
-struct ClassDefaults {
-    plain: &'static [Default],
-    fill_head_dim: bool,
-    fill_kv_heads: bool,
-}
-
-/// The transformers 5 defaults of the config classes of the supported architectures.
-/// Only keys the converter reads are listed.
-fn class_defaults(model_type: &str) -> Option<ClassDefaults> {
-    let (plain, fill_head_dim, fill_kv_heads): (&'static [Default], bool, bool) = match model_type {
-        "llama" => (
-            defaults! {
-                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 11008,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
-            },
-            true,
-            true,
-        ),
-        "mistral" => (
-            defaults! {
-                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 14336,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 8,
-                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 10000.0, "sliding_window" => 4096,
-            },
-            true,
-            true,
-        ),
-        "mixtral" => (
-            defaults! {
-                "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 14336,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 8,
-                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-5,
-                "rope_theta" => 1e6, "num_experts_per_tok" => 2, "num_local_experts" => 8,
-            },
-            false,
-            true,
-        ),
-        "qwen2" => (
-            defaults! {
-                "vocab_size" => 151936, "hidden_size" => 4096, "intermediate_size" => 22016,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 32,
-                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
-            },
-            false,
-            true,
-        ),
-        "qwen3" => (
-            defaults! {
-                "vocab_size" => 151936, "hidden_size" => 4096, "intermediate_size" => 22016,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 32,
-                "head_dim" => 128, "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 10000.0,
-            },
-            false,
-            true,
-        ),
-        "qwen2_moe" => (
-            defaults! {
-                "vocab_size" => 151936, "hidden_size" => 2048, "intermediate_size" => 5632,
-                "num_hidden_layers" => 24, "num_attention_heads" => 16, "num_key_value_heads" => 16,
-                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
-                "num_experts_per_tok" => 4, "num_experts" => 60, "moe_intermediate_size" => 1408,
-                "shared_expert_intermediate_size" => 5632,
-            },
-            false,
-            true,
-        ),
-        "qwen3_moe" => (
-            defaults! {
-                "vocab_size" => 151936, "hidden_size" => 2048, "intermediate_size" => 6144,
-                "num_hidden_layers" => 24, "num_attention_heads" => 32, "num_key_value_heads" => 4,
-                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6, "rope_theta" => 10000.0,
-                "num_experts_per_tok" => 8, "num_local_experts" => 128,
-                "moe_intermediate_size" => 768,
-            },
-            false,
-            true,
-        ),
-        "gemma" => (
-            defaults! {
-                "vocab_size" => 256000, "hidden_size" => 3072, "intermediate_size" => 24576,
-                "num_hidden_layers" => 28, "num_attention_heads" => 16, "num_key_value_heads" => 16,
-                "head_dim" => 256, "max_position_embeddings" => 8192, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 10000.0,
-            },
-            false,
-            true,
-        ),
-        "gemma2" => (
-            defaults! {
-                "vocab_size" => 256000, "hidden_size" => 2304, "intermediate_size" => 9216,
-                "num_hidden_layers" => 26, "num_attention_heads" => 8, "num_key_value_heads" => 4,
-                "head_dim" => 256, "max_position_embeddings" => 8192, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 10000.0, "sliding_window" => 4096,
-                "final_logit_softcapping" => 30.0, "attn_logit_softcapping" => 50.0,
-            },
-            false,
-            true,
-        ),
-        "gemma3_text" => (
-            defaults! {
-                "vocab_size" => 262208, "hidden_size" => 2304, "intermediate_size" => 9216,
-                "num_hidden_layers" => 26, "num_attention_heads" => 8, "num_key_value_heads" => 4,
-                "head_dim" => 256, "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 1e6, "rope_local_base_freq" => 10000.0, "sliding_window" => 4096,
-            },
-            false,
-            true,
-        ),
-        "phi3" => (
-            defaults! {
-                "vocab_size" => 32064, "hidden_size" => 3072, "intermediate_size" => 8192,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 4096, "original_max_position_embeddings" => 4096,
-                "rms_norm_eps" => 1e-5, "rope_theta" => 10000.0,
-            },
-            false,
-            true,
-        ),
-        "gpt2" => (
-            defaults! {
-                "vocab_size" => 50257, "n_positions" => 1024, "n_embd" => 768, "n_layer" => 12,
-                "n_head" => 12, "layer_norm_epsilon" => 1e-5,
-            },
-            false,
-            false,
-        ),
-        "bert" => (
-            defaults! {
-                "vocab_size" => 30522, "hidden_size" => 768, "num_hidden_layers" => 12,
-                "num_attention_heads" => 12, "intermediate_size" => 3072,
-                "max_position_embeddings" => 512, "type_vocab_size" => 2, "layer_norm_eps" => 1e-12,
-            },
-            false,
-            false,
-        ),
-        "olmo" => (
-            defaults! {
-                "vocab_size" => 50304, "hidden_size" => 4096, "intermediate_size" => 11008,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 2048, "rope_theta" => 10000.0, "clip_qkv" => Json::Null,
-            },
-            false,
-            true,
-        ),
-        "olmo2" => (
-            defaults! {
-                "vocab_size" => 50304, "hidden_size" => 4096, "intermediate_size" => 11008,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 2048, "rope_theta" => 10000.0, "rms_norm_eps" => 1e-5,
-            },
-            false,
-            true,
-        ),
-        "olmoe" => (
-            defaults! {
-                "vocab_size" => 50304, "hidden_size" => 2048, "intermediate_size" => 2048,
-                "num_hidden_layers" => 16, "num_attention_heads" => 16,
-                "max_position_embeddings" => 4096, "rms_norm_eps" => 1e-5, "rope_theta" => 10000.0,
-                "clip_qkv" => Json::Null, "num_experts_per_tok" => 8, "num_experts" => 64,
-            },
-            false,
-            true,
-        ),
-        "seed_oss" => (
-            defaults! {
-                "vocab_size" => 155136, "hidden_size" => 4096, "intermediate_size" => 27648,
-                "num_hidden_layers" => 64, "num_attention_heads" => 80, "num_key_value_heads" => 8,
-                "max_position_embeddings" => 524288, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 10000.0, "head_dim" => 128,
-            },
-            true,
-            true,
-        ),
-        "smollm3" => (
-            defaults! {
-                "vocab_size" => 128256, "hidden_size" => 2048, "intermediate_size" => 11008,
-                "num_hidden_layers" => 36, "num_attention_heads" => 16, "num_key_value_heads" => 4,
-                "max_position_embeddings" => 32768, "rms_norm_eps" => 1e-6,
-                "rope_theta" => 2000000.0, "sliding_window" => Json::Null,
-            },
-            false,
-            true,
-        ),
-        "arcee" => (
-            defaults! {
-                "vocab_size" => 32000, "hidden_size" => 2560, "intermediate_size" => 18432,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 4096, "rms_norm_eps" => 1e-5, "rope_theta" => 10000.0,
-            },
-            true,
-            true,
-        ),
-        "granite" | "granitemoe" | "granitemoeshared" => (
-            match model_type {
-                "granite" => defaults! {
-                    "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 11008,
-                    "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                    "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-6,
-                    "rope_theta" => 10000.0, "embedding_multiplier" => 1.0,
-                    "logits_scaling" => 1.0, "residual_multiplier" => 1.0,
-                    "attention_multiplier" => 1.0,
-                },
-                "granitemoe" => defaults! {
-                    "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 11008,
-                    "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                    "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-6,
-                    "rope_theta" => 10000.0, "embedding_multiplier" => 1.0,
-                    "logits_scaling" => 1.0, "residual_multiplier" => 1.0,
-                    "attention_multiplier" => 1.0, "num_local_experts" => 8,
-                    "num_experts_per_tok" => 2,
-                },
-                _ => defaults! {
-                    "vocab_size" => 32000, "hidden_size" => 4096, "intermediate_size" => 11008,
-                    "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                    "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-6,
-                    "rope_theta" => 10000.0, "embedding_multiplier" => 1.0,
-                    "logits_scaling" => 1.0, "residual_multiplier" => 1.0,
-                    "attention_multiplier" => 1.0, "num_local_experts" => 8,
-                    "num_experts_per_tok" => 2, "shared_intermediate_size" => 0,
-                },
-            },
-            false,
-            true,
-        ),
-        "cohere" => (
-            defaults! {
-                "vocab_size" => 256000, "hidden_size" => 8192, "intermediate_size" => 22528,
-                "logit_scale" => 0.0625, "num_hidden_layers" => 40, "num_attention_heads" => 64,
-                "max_position_embeddings" => 8192, "layer_norm_eps" => 1e-5,
-                "rope_theta" => 500000.0, "use_qk_norm" => false,
-            },
-            false,
-            true,
-        ),
-        "cohere2" => (
-            defaults! {
-                "vocab_size" => 256000, "hidden_size" => 8192, "intermediate_size" => 22528,
-                "logit_scale" => 0.0625, "num_hidden_layers" => 40, "num_attention_heads" => 64,
-                "max_position_embeddings" => 8192, "layer_norm_eps" => 1e-5,
-                "rope_theta" => 10000.0, "sliding_window" => 4096,
-            },
-            false,
-            true,
-        ),
-        "stablelm" => (
-            defaults! {
-                "vocab_size" => 50304, "intermediate_size" => 6912, "hidden_size" => 2560,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32, "num_key_value_heads" => 32,
-                "max_position_embeddings" => 4096, "layer_norm_eps" => 1e-5,
-                "rope_theta" => 10000.0, "partial_rotary_factor" => 0.25,
-                "use_qkv_bias" => false, "qk_layernorm" => false, "use_parallel_residual" => false,
-            },
-            false,
-            false,
-        ),
-        "starcoder2" => (
-            defaults! {
-                "vocab_size" => 49152, "hidden_size" => 3072, "intermediate_size" => 12288,
-                "num_hidden_layers" => 30, "num_attention_heads" => 24, "num_key_value_heads" => 2,
-                "max_position_embeddings" => 4096, "norm_epsilon" => 1e-5,
-                "rope_theta" => 10000.0, "sliding_window" => Json::Null, "use_bias" => true,
-            },
-            false,
-            false,
-        ),
-        "phi" => (
-            defaults! {
-                "vocab_size" => 51200, "hidden_size" => 2048, "intermediate_size" => 8192,
-                "num_hidden_layers" => 24, "num_attention_heads" => 32,
-                "max_position_embeddings" => 2048, "layer_norm_eps" => 1e-5,
-                "rope_theta" => 10000.0, "partial_rotary_factor" => 0.5, "qk_layernorm" => false,
-            },
-            false,
-            true,
-        ),
-        "gpt_neox" => (
-            defaults! {
-                "vocab_size" => 50432, "hidden_size" => 6144, "num_hidden_layers" => 44,
-                "num_attention_heads" => 64, "intermediate_size" => 24576,
-                "max_position_embeddings" => 2048, "layer_norm_eps" => 1e-5,
-                "rope_theta" => 10000.0, "partial_rotary_factor" => 0.25,
-                "use_parallel_residual" => true,
-            },
-            false,
-            false,
-        ),
-        "falcon" => (
-            defaults! {
-                "vocab_size" => 65024, "hidden_size" => 4544, "num_hidden_layers" => 32,
-                "num_attention_heads" => 71, "layer_norm_epsilon" => 1e-5,
-                "max_position_embeddings" => 2048, "rope_theta" => 10000.0,
-                "new_decoder_architecture" => false, "multi_query" => true,
-                "parallel_attn" => true, "bias" => false,
-            },
-            false,
-            false,
-        ),
-        "glm4" => (
-            defaults! {
-                "vocab_size" => 151552, "hidden_size" => 4096, "intermediate_size" => 13696,
-                "num_hidden_layers" => 40, "num_attention_heads" => 32, "num_key_value_heads" => 2,
-                "head_dim" => 128, "max_position_embeddings" => 131072,
-                "rms_norm_eps" => 1.5625e-07, "rope_theta" => 10000.0,
-                "partial_rotary_factor" => 0.5, "attention_bias" => true,
-            },
-            false,
-            false,
-        ),
-        "ernie4_5" => (
-            defaults! {
-                "vocab_size" => 103424, "hidden_size" => 1024, "intermediate_size" => 3072,
-                "num_hidden_layers" => 18, "num_attention_heads" => 16, "num_key_value_heads" => 2,
-                "max_position_embeddings" => 131072, "rms_norm_eps" => 1e-5,
-                "rope_theta" => 500000.0, "use_bias" => false, "head_dim" => 128,
-            },
-            true,
-            true,
-        ),
-        "exaone4" => (
-            defaults! {
-                "vocab_size" => 102400, "hidden_size" => 4096, "intermediate_size" => 16384,
-                "num_hidden_layers" => 32, "num_attention_heads" => 32,
-                "max_position_embeddings" => 2048, "rms_norm_eps" => 1e-5,
-                "rope_theta" => 10000.0, "sliding_window" => 4096, "sliding_window_pattern" => 4,
-            },
-            false,
-            true,
-        ),
-        _ => return None,
-    };
-    Some(ClassDefaults {
-        plain,
-        fill_head_dim,
-        fill_kv_heads,
-    })
-}
-
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
 fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
-    let Some(d) = class_defaults(model_type) else {
+    let Some(d) = arch::model_type(model_type) else {
         return;
     };
-    if model_type == "exaone4" && !exaone4_layer_types(cfg) {
-        // AutoConfig raises for this config; the converter then reads config.json as is.
-        return;
-    }
-    if model_type == "gpt_neox" {
-        // GPTNeoXConfig pops the v4 rotary keys into its rope parameters.
-        if let Some(p) = cfg.remove("rotary_pct") {
-            cfg.entry("partial_rotary_factor").or_insert(p);
-        }
-        if let Some(t) = cfg.remove("rotary_emb_base") {
-            cfg.entry("rope_theta").or_insert(t);
+    if let Some(prepare) = d.prepare {
+        if !prepare(cfg) {
+            return;
         }
     }
     // v5 configs carry rope settings in `rope_parameters`; the v4 default keys only
     // apply to files that predate it.
     let v5_rope = cfg.get("rope_parameters").is_some_and(Json::is_object);
-    for (k, v) in d.plain {
+    for (k, v) in d.defaults {
         if v5_rope && (*k == "rope_theta" || *k == "rope_local_base_freq") {
             // transformers 5 puts the default theta inside a single-layer-type dict.
             if *k == "rope_theta" {
@@ -418,21 +61,17 @@ fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
         cfg.entry(*k).or_insert_with(v);
     }
     let is_null = |cfg: &Map<String, Json>, k: &str| cfg.get(k).is_none_or(Json::is_null);
-    if d.fill_kv_heads && is_null(cfg, "num_key_value_heads") {
-        if let Some(h) = cfg.get("num_attention_heads").cloned() {
-            cfg.insert("num_key_value_heads".into(), h);
+    if let Some(key) = d.kv_heads_key {
+        if is_null(cfg, key) {
+            if let Some(h) = cfg.get("num_attention_heads").cloned() {
+                cfg.insert(key.into(), h);
+            }
         }
     }
-    if model_type == "falcon" && is_null(cfg, "num_kv_heads") {
-        if let Some(h) = cfg.get("num_attention_heads").cloned() {
-            cfg.insert("num_kv_heads".into(), h);
-        }
-    }
-    if model_type == "cohere2" {
-        // Cohere2Config always derives head_dim.
+    if d.head_dim == HeadDim::Derive {
         cfg.remove("head_dim");
     }
-    if (d.fill_head_dim || model_type == "cohere2") && is_null(cfg, "head_dim") {
+    if d.head_dim != HeadDim::Keep && is_null(cfg, "head_dim") {
         let hidden = cfg.get("hidden_size").and_then(Json::as_u64);
         let heads = cfg.get("num_attention_heads").and_then(Json::as_u64);
         if let (Some(h), Some(n)) = (hidden, heads) {
@@ -441,102 +80,6 @@ fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
             }
         }
     }
-}
-
-/// `Exaone4Config`'s derived `layer_types` (sliding except every `sliding_window_pattern`-th
-/// layer). False when the config class would raise (no sliding window, or a pattern that is
-/// not a positive integer), which makes the converter fall back to the raw config.json.
-fn exaone4_layer_types(cfg: &mut Map<String, Json>) -> bool {
-    if cfg.get("layer_types").is_some_and(|v| !v.is_null()) {
-        return true;
-    }
-    let sw_null = match cfg.get("sliding_window") {
-        Some(v) => v.is_null(),
-        None => false, // default 4096
-    };
-    let pattern = match cfg.get("sliding_window_pattern") {
-        None => Some(4),
-        Some(v) => v.as_u64(),
-    };
-    let (Some(k), false) = (pattern, sw_null) else {
-        return false;
-    };
-    if k == 0 {
-        return false;
-    }
-    let n = cfg
-        .get("num_hidden_layers")
-        .and_then(Json::as_u64)
-        .unwrap_or(32)
-        .min(MAX_BLOCK_COUNT);
-    let types: Vec<Json> = (0..n)
-        .map(|i| {
-            json!(if (i + 1) % k != 0 {
-                "sliding_attention"
-            } else {
-                "full_attention"
-            })
-        })
-        .collect();
-    cfg.insert("layer_types".into(), Json::Array(types));
-    true
-}
-
-/// The model_type AutoConfig would pick for an architecture whose config lacks one.
-fn fallback_model_type(arch: &str) -> &'static str {
-    match arch {
-        "MistralForCausalLM" => "mistral",
-        "MixtralForCausalLM" => "mixtral",
-        "Qwen2ForCausalLM" | "Qwen2Model" => "qwen2",
-        "Qwen3ForCausalLM" | "Qwen3Model" => "qwen3",
-        "Qwen2MoeForCausalLM" => "qwen2_moe",
-        "Qwen3MoeForCausalLM" => "qwen3_moe",
-        "GemmaForCausalLM" => "gemma",
-        "Gemma2ForCausalLM" => "gemma2",
-        "Gemma3ForCausalLM" | "Gemma3ForConditionalGeneration" => "gemma3_text",
-        "Phi3ForCausalLM" => "phi3",
-        "GPT2LMHeadModel" => "gpt2",
-        "BertModel" | "BertForMaskedLM" | "BertForSequenceClassification" => "bert",
-        "OlmoForCausalLM" | "OLMoForCausalLM" => "olmo",
-        "Olmo2ForCausalLM" => "olmo2",
-        "OlmoeForCausalLM" => "olmoe",
-        "SeedOssForCausalLM" => "seed_oss",
-        "SmolLM3ForCausalLM" => "smollm3",
-        "ArceeForCausalLM" => "arcee",
-        "GraniteForCausalLM" => "granite",
-        "GraniteMoeForCausalLM" => "granitemoe",
-        "GraniteMoeSharedForCausalLM" => "granitemoeshared",
-        "CohereForCausalLM" => "cohere",
-        "Cohere2ForCausalLM" => "cohere2",
-        "StableLmForCausalLM" => "stablelm",
-        "Starcoder2ForCausalLM" => "starcoder2",
-        "PhiForCausalLM" => "phi",
-        "GPTNeoXForCausalLM" => "gpt_neox",
-        "FalconForCausalLM" => "falcon",
-        "Exaone4ForCausalLM" => "exaone4",
-        "Glm4ForCausalLM" => "glm4",
-        "Ernie4_5ForCausalLM" | "Ernie4_5_ForCausalLM" => "ernie4_5",
-        _ => "llama",
-    }
-}
-
-/// How a composite config class types its `text_config`.
-enum TextType {
-    /// Always this class (Gemma3Config's text_config is a Gemma3TextConfig).
-    Fixed(&'static str),
-    /// The class its own `model_type` names, else this one (Llava's defaults to llama).
-    Named(&'static str),
-}
-
-/// The composite (vision-language) config classes whose text part is one of the supported
-/// text models: AutoConfig builds their `text_config` as a typed sub-config.
-fn composite_text_type(model_type: &str) -> Option<TextType> {
-    Some(match model_type {
-        "gemma3" => TextType::Fixed("gemma3_text"),
-        "llava" | "llava_next" => TextType::Named("llama"),
-        "mistral3" => TextType::Named("mistral"),
-        _ => return None,
-    })
 }
 
 /// The first string of a JSON array (`architectures[0]`).
@@ -620,8 +163,10 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         .get("model_type")
         .and_then(Json::as_str)
         .map(str::to_string)
-        .or_else(|| first(cfg.get("architectures")).map(|a| fallback_model_type(&a).to_string()));
-    match top_type.as_deref().and_then(composite_text_type) {
+        .or_else(|| {
+            first(cfg.get("architectures")).map(|a| arch::fallback_model_type(&a).to_string())
+        });
+    match top_type.as_deref().and_then(arch::composite_text_type) {
         Some(text_type) => {
             let mut tc = match cfg.get("text_config") {
                 None | Some(Json::Null) => Map::new(),

@@ -9,6 +9,7 @@
 //! name and a size label computed from the tensors. README front matter comes first of the
 //! heuristics ([`super::model_card`]).
 
+use ggufkit::gguf::keys;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -77,16 +78,16 @@ const SAMPLING: &[(&[&str], &str, bool)] = &[
 
 /// String keys written after `general.license`, in write order.
 const EXTRA_STRINGS: &[&str] = &[
-    "general.license.name",
-    "general.license.link",
-    "general.url",
-    "general.doi",
-    "general.uuid",
-    "general.repo_url",
-    "general.source.url",
-    "general.source.doi",
-    "general.source.uuid",
-    "general.source.repo_url",
+    keys::general::LICENSE_NAME,
+    keys::general::LICENSE_LINK,
+    keys::general::URL,
+    keys::general::DOI,
+    keys::general::UUID,
+    keys::general::REPO_URL,
+    keys::general::SOURCE_URL,
+    keys::general::SOURCE_DOI,
+    keys::general::SOURCE_UUID,
+    keys::general::SOURCE_REPO_URL,
 ];
 
 fn sampling_value(v: &Json, suffix: &str, int: bool) -> Option<Value> {
@@ -387,11 +388,11 @@ impl ModelMeta {
             ("finetune", ["finetune", "model_finetune", ""]),
             ("basename", ["basename", "model_basename", "model_type"]),
             ("size_label", ["size_label", "model_size_label", ""]),
-            ("general.source.url", ["url", "model_url", ""]),
-            ("general.source.doi", ["doi", "model_doi", ""]),
-            ("general.source.uuid", ["uuid", "model_uuid", ""]),
+            (keys::general::SOURCE_URL, ["url", "model_url", ""]),
+            (keys::general::SOURCE_DOI, ["doi", "model_doi", ""]),
+            (keys::general::SOURCE_UUID, ["uuid", "model_uuid", ""]),
             (
-                "general.source.repo_url",
+                keys::general::SOURCE_REPO_URL,
                 ["repo_url", "model_repo_url", ""],
             ),
         ] {
@@ -438,8 +439,8 @@ impl ModelMeta {
             };
         }
         for (field, key) in [
-            ("general.license.name", "license_name"),
-            ("general.license.link", "license_link"),
+            (keys::general::LICENSE_NAME, "license_name"),
+            (keys::general::LICENSE_LINK, "license_link"),
         ] {
             if let Some((_, slot)) = self.extra.iter_mut().find(|(k, _)| *k == field) {
                 fill(slot, get(key));
@@ -569,7 +570,7 @@ pub fn load(
             .iter()
             .find_map(|k| gen.get(*k))
             .and_then(|v| sampling_value(v, suffix, *int));
-        let okey = format!("general.sampling.{suffix}");
+        let okey = format!("{}.{suffix}", keys::general::SAMPLING);
         if let Some(v) = ovr.get(&okey) {
             val = Some(
                 sampling_value(v, suffix, *int)
@@ -588,15 +589,15 @@ pub fn load(
         }
     };
     for (key, slot) in [
-        ("general.name", &mut m.name),
-        ("general.author", &mut m.author),
-        ("general.version", &mut m.version),
-        ("general.organization", &mut m.organization),
-        ("general.finetune", &mut m.finetune),
-        ("general.basename", &mut m.basename),
-        ("general.description", &mut m.description),
-        ("general.quantized_by", &mut m.quantized_by),
-        ("general.size_label", &mut m.size_label),
+        (keys::general::NAME, &mut m.name),
+        (keys::general::AUTHOR, &mut m.author),
+        (keys::general::VERSION, &mut m.version),
+        (keys::general::ORGANIZATION, &mut m.organization),
+        (keys::general::FINETUNE, &mut m.finetune),
+        (keys::general::BASENAME, &mut m.basename),
+        (keys::general::DESCRIPTION, &mut m.description),
+        (keys::general::QUANTIZED_BY, &mut m.quantized_by),
+        (keys::general::SIZE_LABEL, &mut m.size_label),
     ] {
         if let Some(v) = ostr(key)? {
             *slot = Some(v);
@@ -619,10 +620,10 @@ pub fn load(
             Some(_) => Err(bad(key, "a list of objects")),
         }
     };
-    if let Some(v) = olist("general.base_models")? {
+    if let Some(v) = olist(keys::general::BASE_MODELS)? {
         m.base_models = Some(v);
     }
-    if let Some(v) = olist("general.datasets")? {
+    if let Some(v) = olist(keys::general::DATASETS)? {
         m.datasets = Some(v);
     }
     let ostrs = |key: &str| -> Result<Option<Vec<String>>, ConvertError> {
@@ -637,10 +638,10 @@ pub fn load(
             Some(_) => Err(bad(key, "a list of strings")),
         }
     };
-    if let Some(v) = ostrs("general.tags")? {
+    if let Some(v) = ostrs(keys::general::TAGS)? {
         m.tags = Some(v);
     }
-    if let Some(v) = ostrs("general.languages")? {
+    if let Some(v) = ostrs(keys::general::LANGUAGES)? {
         m.languages = Some(v);
     }
     if let Some(n) = model_name {
@@ -678,26 +679,30 @@ pub fn write(m: &ModelMeta, kv: &mut Kv) {
     for (suffix, v) in &m.sampling {
         match v {
             Value::String(s) if s.0.is_empty() => {}
-            v => kv.set(format!("general.sampling.{suffix}"), v.clone()),
+            v => kv.set(format!("{}.{suffix}", keys::general::SAMPLING), v.clone()),
         }
     }
-    set_str(kv, "general.name", m.name.as_deref().unwrap_or_default());
+    set_str(
+        kv,
+        keys::general::NAME,
+        m.name.as_deref().unwrap_or_default(),
+    );
     for (key, v) in [
-        ("general.author", &m.author),
-        ("general.version", &m.version),
-        ("general.organization", &m.organization),
-        ("general.finetune", &m.finetune),
-        ("general.basename", &m.basename),
-        ("general.description", &m.description),
-        ("general.quantized_by", &m.quantized_by),
-        ("general.size_label", &m.size_label),
+        (keys::general::AUTHOR, &m.author),
+        (keys::general::VERSION, &m.version),
+        (keys::general::ORGANIZATION, &m.organization),
+        (keys::general::FINETUNE, &m.finetune),
+        (keys::general::BASENAME, &m.basename),
+        (keys::general::DESCRIPTION, &m.description),
+        (keys::general::QUANTIZED_BY, &m.quantized_by),
+        (keys::general::SIZE_LABEL, &m.size_label),
     ] {
         if let Some(v) = v {
             set_str(kv, key, v);
         }
     }
     if let Some(l) = &m.license {
-        set_str(kv, "general.license", l);
+        set_str(kv, keys::general::LICENSE, l);
     }
     for (key, v) in &m.extra {
         if let Some(v) = v {
@@ -705,8 +710,8 @@ pub fn write(m: &ModelMeta, kv: &mut Kv) {
         }
     }
     for (list, prefix) in [
-        (&m.base_models, "general.base_model"),
-        (&m.datasets, "general.dataset"),
+        (&m.base_models, keys::general::BASE_MODEL),
+        (&m.datasets, keys::general::DATASET),
     ] {
         let Some(list) = list else { continue };
         kv.set(format!("{prefix}.count"), Value::U32(list.len() as u32));
@@ -733,8 +738,8 @@ pub fn write(m: &ModelMeta, kv: &mut Kv) {
         }
     }
     for (key, list) in [
-        ("general.tags", &m.tags),
-        ("general.languages", &m.languages),
+        (keys::general::TAGS, &m.tags),
+        (keys::general::LANGUAGES, &m.languages),
     ] {
         if let Some(l) = list.as_ref().filter(|l| !l.is_empty()) {
             kv.set(

@@ -11,6 +11,7 @@
 //! types), `expr` (the lazy transforms), `params` (hparam KVs), [`metadata`] (`general.*`
 //! and the file name), `outtype`, `names`, and [`tokenizer`] (vocabulary KVs).
 
+use ggufkit::gguf::keys;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -147,14 +148,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     let hp = config::load(dir)?;
-    let arch = arch::lookup(&hp.arch).ok_or_else(|| {
-        ConvertError::Unsupported(format!(
-            "model architecture {:?} is not supported (nearest supported: {}; \
-             `gguf-convert --list-architectures` lists all {})",
-            hp.arch,
-            nearest_architectures(&hp.arch).join(", "),
-            supported_architectures().len()
-        ))
+    let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
+        arch: hp.arch.clone(),
+        nearest: nearest_architectures(&hp.arch),
+        supported: supported_architectures().len(),
     })?;
     let shards = safetensors::index_dir(dir)?;
     let entries = tensors::collect(arch, shards.tensors);
@@ -176,11 +173,11 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     };
 
     let mut md = Metadata::new();
-    md.set("general.architecture", arch.gguf);
+    md.set(keys::general::ARCHITECTURE, arch.gguf);
     for (k, v) in early_kvs {
         md.set(k, v);
     }
-    md.set("general.type", "model");
+    md.set(keys::general::TYPE, "model");
     let count = metadata::count_params(planned.iter().map(|p| (p.name.as_str(), p.expr.shape())));
     let mut meta = metadata::load(
         dir,
@@ -203,7 +200,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         file_type,
         md: &mut md,
     })?;
-    md.set("general.quantization_version", Value::U32(2));
+    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
     check_f32_overflow(&hp, &md)?;
 
     let default_file_name = if opts.vocab_only {

@@ -1,12 +1,364 @@
-//! HF tensor name → GGUF tensor name (`TensorNameMap`).
+//! HF tensor name → GGUF tensor name (gguf-py's `tensor_mapping.py`).
 //!
-//! Each architecture declares a table of `(HF spelling, GGUF base name)` pairs, with
-//! `{bid}` standing for the block number; the map expands it for every block. A lookup tries
-//! the full name, then the name without a trailing `.weight` / `.bias`, re-appending that
-//! suffix to the GGUF name. GGUF names map to themselves, so a name that is already mapped
-//! (stacked experts, GPT-2's double mapping) passes through.
+//! [`TABLE`] lists, for each GGUF tensor ([`Tensor`]), every HF spelling of it, with `{bid}`
+//! standing for the block number; each architecture lists which GGUF tensors it has
+//! (`Arch::tensors`, gguf-py's `MODEL_TENSORS`), and its [`TensorMap`] holds the spellings
+//! of those tensors only. Where one HF spelling names different tensors in different
+//! architectures, the later row of [`TABLE`] wins among the tensors an architecture has, and
+//! an architecture may override a spelling (`Arch::tensor_overrides`). A lookup tries the
+//! full name, then the name without a trailing `.weight` / `.bias`, re-appending that suffix
+//! to the GGUF name. GGUF names map to themselves, so a name that is already mapped (stacked
+//! experts, GPT-2's double mapping) passes through.
 
 use std::collections::HashMap;
+
+/// A GGUF tensor (gguf-py's `MODEL_TENSOR`); [`Tensor::gguf`] is its base name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tensor {
+    /// `token_embd`.
+    TokenEmbd,
+    /// `token_types`.
+    TokenTypes,
+    /// `token_embd_norm`.
+    TokenEmbdNorm,
+    /// `position_embd`.
+    PosEmbd,
+    /// `output`.
+    Output,
+    /// `output_norm`.
+    OutputNorm,
+    /// `cls`.
+    Cls,
+    /// `cls.output`.
+    ClsOut,
+    /// `blk.{bid}.attn_norm`.
+    AttnNorm,
+    /// `blk.{bid}.attn_norm_2`.
+    AttnNorm2,
+    /// `blk.{bid}.attn_qkv`.
+    AttnQkv,
+    /// `blk.{bid}.attn_q`.
+    AttnQ,
+    /// `blk.{bid}.attn_k`.
+    AttnK,
+    /// `blk.{bid}.attn_v`.
+    AttnV,
+    /// `blk.{bid}.attn_output`.
+    AttnOut,
+    /// `blk.{bid}.attn_output_norm`.
+    AttnOutNorm,
+    /// `blk.{bid}.attn_q_norm`.
+    AttnQNorm,
+    /// `blk.{bid}.attn_k_norm`.
+    AttnKNorm,
+    /// `blk.{bid}.ffn_norm`.
+    FfnNorm,
+    /// `blk.{bid}.post_attention_norm`.
+    AttnPostNorm,
+    /// `blk.{bid}.post_ffw_norm`.
+    FfnPostNorm,
+    /// `blk.{bid}.ffn_gate_inp`.
+    FfnGateInp,
+    /// `blk.{bid}.ffn_gate_inp_shexp`.
+    FfnGateInpShexp,
+    /// `blk.{bid}.ffn_gate`.
+    FfnGate,
+    /// `blk.{bid}.ffn_up`.
+    FfnUp,
+    /// `blk.{bid}.ffn_down`.
+    FfnDown,
+    /// `blk.{bid}.ffn_gate_exps`.
+    FfnGateExp,
+    /// `blk.{bid}.ffn_up_exps`.
+    FfnUpExp,
+    /// `blk.{bid}.ffn_down_exps`.
+    FfnDownExp,
+    /// `blk.{bid}.ffn_gate_shexp`.
+    FfnGateShexp,
+    /// `blk.{bid}.ffn_up_shexp`.
+    FfnUpShexp,
+    /// `blk.{bid}.ffn_down_shexp`.
+    FfnDownShexp,
+    /// `blk.{bid}.layer_output_norm`.
+    LayerOutNorm,
+}
+
+impl Tensor {
+    /// The GGUF base name (no `.weight` / `.bias`), `{bid}` for the block.
+    pub const fn gguf(self) -> &'static str {
+        match self {
+            T::TokenEmbd => "token_embd",
+            T::TokenTypes => "token_types",
+            T::TokenEmbdNorm => "token_embd_norm",
+            T::PosEmbd => "position_embd",
+            T::Output => "output",
+            T::OutputNorm => "output_norm",
+            T::Cls => "cls",
+            T::ClsOut => "cls.output",
+            T::AttnNorm => "blk.{bid}.attn_norm",
+            T::AttnNorm2 => "blk.{bid}.attn_norm_2",
+            T::AttnQkv => "blk.{bid}.attn_qkv",
+            T::AttnQ => "blk.{bid}.attn_q",
+            T::AttnK => "blk.{bid}.attn_k",
+            T::AttnV => "blk.{bid}.attn_v",
+            T::AttnOut => "blk.{bid}.attn_output",
+            T::AttnOutNorm => "blk.{bid}.attn_output_norm",
+            T::AttnQNorm => "blk.{bid}.attn_q_norm",
+            T::AttnKNorm => "blk.{bid}.attn_k_norm",
+            T::FfnNorm => "blk.{bid}.ffn_norm",
+            T::AttnPostNorm => "blk.{bid}.post_attention_norm",
+            T::FfnPostNorm => "blk.{bid}.post_ffw_norm",
+            T::FfnGateInp => "blk.{bid}.ffn_gate_inp",
+            T::FfnGateInpShexp => "blk.{bid}.ffn_gate_inp_shexp",
+            T::FfnGate => "blk.{bid}.ffn_gate",
+            T::FfnUp => "blk.{bid}.ffn_up",
+            T::FfnDown => "blk.{bid}.ffn_down",
+            T::FfnGateExp => "blk.{bid}.ffn_gate_exps",
+            T::FfnUpExp => "blk.{bid}.ffn_up_exps",
+            T::FfnDownExp => "blk.{bid}.ffn_down_exps",
+            T::FfnGateShexp => "blk.{bid}.ffn_gate_shexp",
+            T::FfnUpShexp => "blk.{bid}.ffn_up_shexp",
+            T::FfnDownShexp => "blk.{bid}.ffn_down_shexp",
+            T::LayerOutNorm => "blk.{bid}.layer_output_norm",
+        }
+    }
+}
+
+use Tensor as T;
+
+/// Every GGUF tensor with its HF spellings (without `.weight` / `.bias`). Order matters only
+/// where a spelling appears twice: `post_attention_layernorm` is `ffn_norm` in Llama-style
+/// blocks, but `post_attention_norm` in an architecture that has both (Gemma 2/3, Seed-OSS).
+pub static TABLE: &[(Tensor, &[&str])] = &[
+    (
+        T::TokenEmbd,
+        &[
+            "model.embed_tokens",
+            "embeddings.word_embeddings",
+            "tok_embeddings",
+            "transformer.word_embeddings",
+            "transformer.wte",
+            "wte",
+            "gpt_neox.embed_in",
+            "transformer.embd.wte",
+        ],
+    ),
+    (T::TokenTypes, &["embeddings.token_type_embeddings"]),
+    (T::TokenEmbdNorm, &["embeddings.LayerNorm"]),
+    (
+        T::PosEmbd,
+        &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
+    ),
+    (T::Output, &["lm_head", "embed_out", "lm_head.linear"]),
+    (
+        T::OutputNorm,
+        &[
+            "model.norm",
+            "norm",
+            "transformer.ln_f",
+            "ln_f",
+            "gpt_neox.final_layer_norm",
+            "model.final_layernorm",
+            "lm_head.ln",
+        ],
+    ),
+    (T::Cls, &["classifier", "classifier.dense"]),
+    (T::ClsOut, &["classifier.out_proj"]),
+    (
+        T::AttnNorm,
+        &[
+            "model.layers.{bid}.input_layernorm",
+            "layers.{bid}.attention_norm",
+            "transformer.h.{bid}.input_layernorm",
+            "transformer.h.{bid}.ln_mlp",
+            "transformer.h.{bid}.ln_1",
+            "h.{bid}.ln_1",
+            "gpt_neox.layers.{bid}.input_layernorm",
+            "transformer.h.{bid}.ln",
+        ],
+    ),
+    (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
+    (
+        T::AttnQkv,
+        &[
+            "transformer.h.{bid}.self_attention.query_key_value",
+            "transformer.h.{bid}.attn.c_attn",
+            "h.{bid}.attn.c_attn",
+            "gpt_neox.layers.{bid}.attention.query_key_value",
+            "transformer.h.{bid}.mixer.Wqkv",
+            "model.layers.{bid}.self_attn.qkv_proj",
+        ],
+    ),
+    (
+        T::AttnQ,
+        &[
+            "model.layers.{bid}.self_attn.q_proj",
+            "encoder.layer.{bid}.attention.self.query",
+            "layers.{bid}.attention.wq",
+        ],
+    ),
+    (
+        T::AttnK,
+        &[
+            "model.layers.{bid}.self_attn.k_proj",
+            "encoder.layer.{bid}.attention.self.key",
+            "layers.{bid}.attention.wk",
+        ],
+    ),
+    (
+        T::AttnV,
+        &[
+            "model.layers.{bid}.self_attn.v_proj",
+            "encoder.layer.{bid}.attention.self.value",
+            "layers.{bid}.attention.wv",
+        ],
+    ),
+    (
+        T::AttnOut,
+        &[
+            "model.layers.{bid}.self_attn.o_proj",
+            "encoder.layer.{bid}.attention.output.dense",
+            "layers.{bid}.attention.wo",
+            "transformer.h.{bid}.self_attention.dense",
+            "transformer.h.{bid}.attn.c_proj",
+            "h.{bid}.attn.c_proj",
+            "gpt_neox.layers.{bid}.attention.dense",
+            "model.layers.{bid}.self_attn.dense",
+            "transformer.h.{bid}.mixer.out_proj",
+        ],
+    ),
+    (
+        T::AttnOutNorm,
+        &["encoder.layer.{bid}.attention.output.LayerNorm"],
+    ),
+    (
+        T::AttnQNorm,
+        &[
+            "model.layers.{bid}.self_attn.q_norm",
+            "model.layers.{bid}.self_attn.q_layernorm",
+        ],
+    ),
+    (
+        T::AttnKNorm,
+        &[
+            "model.layers.{bid}.self_attn.k_norm",
+            "model.layers.{bid}.self_attn.k_layernorm",
+        ],
+    ),
+    (
+        T::FfnNorm,
+        &[
+            "model.layers.{bid}.post_attention_layernorm",
+            "layers.{bid}.ffn_norm",
+            "model.layers.{bid}.pre_feedforward_layernorm",
+            "transformer.h.{bid}.ln_2",
+            "h.{bid}.ln_2",
+            "gpt_neox.layers.{bid}.post_attention_layernorm",
+        ],
+    ),
+    (
+        T::AttnPostNorm,
+        &[
+            "model.layers.{bid}.post_attention_layernorm",
+            "model.layers.{bid}.post_self_attn_layernorm",
+        ],
+    ),
+    (
+        T::FfnPostNorm,
+        &[
+            "model.layers.{bid}.post_feedforward_layernorm",
+            "model.layers.{bid}.post_mlp_layernorm",
+        ],
+    ),
+    (
+        T::FfnGateInp,
+        &[
+            "model.layers.{bid}.block_sparse_moe.router.layer",
+            "model.layers.{bid}.block_sparse_moe.gate",
+            "model.layers.{bid}.mlp.gate",
+        ],
+    ),
+    (
+        T::FfnGateInpShexp,
+        &["model.layers.{bid}.mlp.shared_expert_gate"],
+    ),
+    (
+        T::FfnGate,
+        &[
+            "model.layers.{bid}.mlp.gate_proj",
+            "layers.{bid}.feed_forward.w1",
+        ],
+    ),
+    (
+        T::FfnUp,
+        &[
+            "model.layers.{bid}.mlp.up_proj",
+            "encoder.layer.{bid}.intermediate.dense",
+            "layers.{bid}.feed_forward.w3",
+            "transformer.h.{bid}.mlp.dense_h_to_4h",
+            "model.layers.{bid}.mlp.gate_up_proj",
+            "transformer.h.{bid}.mlp.c_fc",
+            "h.{bid}.mlp.c_fc",
+            "gpt_neox.layers.{bid}.mlp.dense_h_to_4h",
+            "model.layers.{bid}.mlp.fc1",
+            "transformer.h.{bid}.mlp.fc1",
+            "model.layers.{bid}.mlp.c_fc",
+        ],
+    ),
+    (
+        T::FfnDown,
+        &[
+            "model.layers.{bid}.mlp.down_proj",
+            "encoder.layer.{bid}.output.dense",
+            "layers.{bid}.feed_forward.w2",
+            "transformer.h.{bid}.mlp.dense_4h_to_h",
+            "transformer.h.{bid}.mlp.c_proj",
+            "h.{bid}.mlp.c_proj",
+            "gpt_neox.layers.{bid}.mlp.dense_4h_to_h",
+            "model.layers.{bid}.mlp.fc2",
+            "transformer.h.{bid}.mlp.fc2",
+            "model.layers.{bid}.mlp.c_proj",
+        ],
+    ),
+    (
+        T::FfnGateExp,
+        &[
+            "layers.{bid}.feed_forward.experts.w1",
+            "model.layers.{bid}.mlp.experts.gate_proj",
+        ],
+    ),
+    (
+        T::FfnUpExp,
+        &[
+            "layers.{bid}.feed_forward.experts.w3",
+            "model.layers.{bid}.mlp.experts.up_proj",
+        ],
+    ),
+    (
+        T::FfnDownExp,
+        &[
+            "model.layers.{bid}.block_sparse_moe.output_linear",
+            "layers.{bid}.feed_forward.experts.w2",
+            "model.layers.{bid}.mlp.experts.down_proj",
+        ],
+    ),
+    (
+        T::FfnGateShexp,
+        &["model.layers.{bid}.mlp.shared_expert.gate_proj"],
+    ),
+    (
+        T::FfnUpShexp,
+        &["model.layers.{bid}.mlp.shared_expert.up_proj"],
+    ),
+    (
+        T::FfnDownShexp,
+        &[
+            "model.layers.{bid}.shared_mlp.output_linear",
+            "model.layers.{bid}.mlp.shared_expert.down_proj",
+        ],
+    ),
+    (T::LayerOutNorm, &["encoder.layer.{bid}.output.LayerNorm"]),
+];
 
 /// The expanded name table of one architecture and block count.
 pub struct TensorMap {
@@ -14,20 +366,27 @@ pub struct TensorMap {
 }
 
 impl TensorMap {
-    /// Expands `table` for blocks `0..n_blocks`. Later entries win, as in gguf-py.
-    pub fn new(tables: &[&[(&str, &str)]], n_blocks: u64) -> TensorMap {
+    /// The spellings of `tensors` (GGUF names included) in [`TABLE`] order, then
+    /// `overrides` (later entries win), expanded for blocks `0..n_blocks`.
+    pub fn new(tensors: &[Tensor], overrides: &[(Tensor, &[&str])], n_blocks: u64) -> TensorMap {
         let mut map = HashMap::new();
-        for (hf, gguf) in tables.iter().flat_map(|t| t.iter()) {
-            if hf.contains("{bid}") || gguf.contains("{bid}") {
+        let mut add = |gguf: &str, hf: &str| {
+            if gguf.contains("{bid}") || hf.contains("{bid}") {
                 for bid in 0..n_blocks {
                     let b = bid.to_string();
-                    let g = gguf.replace("{bid}", &b);
-                    map.insert(g.clone(), g.clone());
-                    map.insert(hf.replace("{bid}", &b), g);
+                    map.insert(hf.replace("{bid}", &b), gguf.replace("{bid}", &b));
                 }
             } else {
-                map.insert(gguf.to_string(), gguf.to_string());
                 map.insert(hf.to_string(), gguf.to_string());
+            }
+        };
+        for t in tensors {
+            add(t.gguf(), t.gguf());
+        }
+        let rows = TABLE.iter().filter(|(t, _)| tensors.contains(t));
+        for (t, spellings) in rows.chain(overrides) {
+            for hf in spellings.iter() {
+                add(t.gguf(), hf);
             }
         }
         TensorMap { map }
@@ -62,13 +421,7 @@ mod tests {
 
     #[test]
     fn lookup_with_and_without_suffix() {
-        let m = TensorMap::new(
-            &[&[
-                ("model.embed_tokens", "token_embd"),
-                ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-            ]],
-            2,
-        );
+        let m = TensorMap::new(&[T::TokenEmbd, T::AttnQ], &[], 2);
         assert_eq!(
             m.get("model.embed_tokens.weight").unwrap(),
             "token_embd.weight"
@@ -79,7 +432,31 @@ mod tests {
         );
         assert_eq!(m.get("blk.1.attn_q.weight").unwrap(), "blk.1.attn_q.weight");
         assert!(m.get("model.layers.2.self_attn.q_proj.weight").is_none());
+        assert!(m.get("model.layers.0.self_attn.k_proj.weight").is_none());
         assert_eq!(block_id("model.layers.12.mlp"), Some(12));
         assert_eq!(block_id("lm_head.weight"), None);
+    }
+
+    #[test]
+    fn later_rows_and_overrides_win() {
+        let hf = "model.layers.0.post_attention_layernorm.weight";
+        let llama = TensorMap::new(&[T::FfnNorm], &[], 1);
+        assert_eq!(llama.get(hf).unwrap(), "blk.0.ffn_norm.weight");
+        let gemma2 = TensorMap::new(&[T::FfnNorm, T::AttnPostNorm], &[], 1);
+        assert_eq!(gemma2.get(hf).unwrap(), "blk.0.post_attention_norm.weight");
+        let glm4 = TensorMap::new(
+            &[T::FfnNorm, T::AttnPostNorm],
+            &[(T::FfnNorm, &["model.layers.{bid}.post_attention_layernorm"])],
+            1,
+        );
+        assert_eq!(glm4.get(hf).unwrap(), "blk.0.ffn_norm.weight");
+    }
+
+    #[test]
+    fn each_tensor_has_one_row() {
+        let mut seen = std::collections::HashSet::new();
+        for (t, _) in TABLE {
+            assert!(seen.insert(*t), "{t:?} has two rows");
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! semantics; [`Params::generic`] is `TextModel.set_gguf_parameters`, the block most
 //! architectures start from.
 
+use ggufkit::gguf::keys::{self, attention, llm, rope};
 use std::path::Path;
 
 use ggufkit::gguf::{ArrayValue, GgufString, Metadata, Value};
@@ -38,7 +39,7 @@ fn pooling_id(mode: &str) -> Option<u32> {
 
 impl Params<'_> {
     fn key(&self, suffix: &str) -> String {
-        format!("{}.{suffix}", self.arch)
+        keys::arch_key(self.arch, suffix)
     }
 
     /// `{arch}.suffix` as UINT32.
@@ -108,7 +109,7 @@ impl Params<'_> {
             return Err(self.hp.missing(&["num_attention_heads"]));
         }
         self.u32(
-            "rope.dimension_count",
+            rope::DIMENSION_COUNT,
             (pct * (hidden / heads) as f64) as u64,
         )
     }
@@ -126,13 +127,13 @@ impl Params<'_> {
                 ))
             }
         };
-        self.bool("use_parallel_residual", parallel);
+        self.bool(llm::USE_PARALLEL_RESIDUAL, parallel);
         Ok(())
     }
 
     /// `rope.scaling.type = "none"` (`add_rope_scaling_type(RopeScalingType.NONE)`).
     pub fn rope_scaling_none(&mut self) {
-        self.string("rope.scaling.type", "none");
+        self.string(rope::SCALING_TYPE, "none");
     }
 
     /// The sliding-window pattern from `layer_types` (true = sliding attention), if the
@@ -188,7 +189,8 @@ impl Params<'_> {
 
     /// `general.file_type`.
     pub fn file_type(&mut self) {
-        self.md.set("general.file_type", Value::U32(self.file_type));
+        self.md
+            .set(keys::general::FILE_TYPE, Value::U32(self.file_type));
     }
 
     /// An optional hparam (first of `keys`, skipped when absent or null) as UINT32 / list.
@@ -225,9 +227,9 @@ impl Params<'_> {
     /// `general.file_type`.
     pub fn generic(&mut self) -> Result<(), ConvertError> {
         let n = self.block_count()?;
-        self.u32("block_count", n)?;
+        self.u32(llm::BLOCK_COUNT, n)?;
         self.opt_u32(
-            "context_length",
+            llm::CONTEXT_LENGTH,
             &[
                 "max_position_embeddings",
                 "n_ctx",
@@ -237,9 +239,9 @@ impl Params<'_> {
                 "model_max_length",
             ],
         )?;
-        self.opt_u32("embedding_length", &["hidden_size", "n_embd", "dim"])?;
+        self.opt_u32(llm::EMBEDDING_LENGTH, &["hidden_size", "n_embd", "dim"])?;
         self.opt_u32(
-            "feed_forward_length",
+            llm::FEED_FORWARD_LENGTH,
             &[
                 "prefix_dense_intermediate_size",
                 "dense_intermediate_size",
@@ -249,15 +251,15 @@ impl Params<'_> {
             ],
         )?;
         self.opt_u32(
-            "attention.head_count",
+            attention::HEAD_COUNT,
             &["num_attention_heads", "n_head", "n_heads"],
         )?;
         self.opt_u32(
-            "attention.head_count_kv",
+            attention::HEAD_COUNT_KV,
             &["num_key_value_heads", "n_kv_heads"],
         )?;
         if self.hp.get("is_causal") == Some(&Json::Bool(false)) {
-            self.bool("attention.causal", false);
+            self.bool(attention::CAUSAL, false);
         }
         self.rope_scaling()?;
         if let Some(Json::Array(sec)) = self.hp.rope.get("mrope_section") {
@@ -267,11 +269,11 @@ impl Params<'_> {
                 .collect();
             s.resize(s.len().max(4), 0);
             s.truncate(4);
-            let key = self.key("rope.dimension_sections");
+            let key = self.key(rope::DIMENSION_SECTIONS);
             self.md.set(key, Value::Array(ArrayValue::I32(s)));
         }
         if let Some(t) = self.hp.rope_full().get("rope_theta").and_then(Json::as_f64) {
-            self.f32("rope.freq_base", t);
+            self.f32(rope::FREQ_BASE, t);
         }
         let swa = self
             .hp
@@ -280,30 +282,27 @@ impl Params<'_> {
             .and_then(|s| s.get("rope_theta"))
             .and_then(Json::as_f64);
         if let Some(t) = swa {
-            self.f32("rope.freq_base_swa", t);
+            self.f32(rope::FREQ_BASE_SWA, t);
         }
+        self.opt_f32(attention::LAYERNORM_RMS_EPS, &["rms_norm_eps", "norm_eps"])?;
         self.opt_f32(
-            "attention.layer_norm_rms_epsilon",
-            &["rms_norm_eps", "norm_eps"],
-        )?;
-        self.opt_f32(
-            "attention.layer_norm_epsilon",
+            attention::LAYERNORM_EPS,
             &["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"],
         )?;
         self.opt_u32(
-            "expert_count",
+            llm::EXPERT_COUNT,
             &["num_local_experts", "num_experts", "n_routed_experts"],
         )?;
         self.opt_u32(
-            "expert_used_count",
+            llm::EXPERT_USED_COUNT,
             &[
                 "num_experts_per_tok",
                 "num_experts_per_token",
                 "top_k_experts",
             ],
         )?;
-        self.opt_u32("expert_group_count", &["n_group"])?;
-        self.opt_u32("expert_group_used_count", &["topk_group"])?;
+        self.opt_u32(llm::EXPERT_GROUP_COUNT, &["n_group"])?;
+        self.opt_u32(llm::EXPERT_GROUP_USED_COUNT, &["topk_group"])?;
         let score = self.hp.find(&[
             "score_function",
             "scoring_func",
@@ -325,15 +324,15 @@ impl Params<'_> {
                         )))
                     }
                 };
-                self.u32("expert_gating_func", id)?;
+                self.u32(llm::EXPERT_GATING_FUNC, id)?;
             }
         }
         match self.hp.get("head_dim") {
             None | Some(Json::Null) => {}
             Some(v) => {
                 let v = v.clone();
-                self.u32_or_list("attention.key_length", &v)?;
-                self.u32_or_list("attention.value_length", &v)?;
+                self.u32_or_list(attention::KEY_LENGTH, &v)?;
+                self.u32_or_list(attention::VALUE_LENGTH, &v)?;
             }
         }
         self.file_type();
@@ -350,12 +349,12 @@ impl Params<'_> {
         let factor = rp.get("factor").and_then(Json::as_f64);
         match (rt.as_str(), factor) {
             ("linear", Some(f)) => {
-                self.string("rope.scaling.type", "linear");
-                self.f32("rope.scaling.factor", f);
+                self.string(rope::SCALING_TYPE, "linear");
+                self.f32(rope::SCALING_FACTOR, f);
             }
             ("yarn", Some(f)) => {
-                self.string("rope.scaling.type", "yarn");
-                self.f32("rope.scaling.factor", f);
+                self.string(rope::SCALING_TYPE, "yarn");
+                self.f32(rope::SCALING_FACTOR, f);
                 let orig = rp
                     .get("original_max_position_embeddings")
                     .and_then(json_u64)
@@ -366,26 +365,26 @@ impl Params<'_> {
                             "yarn rope scaling needs original_max_position_embeddings",
                         )
                     })?;
-                self.u32("rope.scaling.original_context_length", orig)?;
+                self.u32(rope::SCALING_ORIG_CTX_LEN, orig)?;
                 let get = |k: &str| rp.get(k).and_then(Json::as_f64);
                 if let Some(v) = get("extrapolation_factor") {
-                    self.f32("rope.scaling.yarn_ext_factor", v);
+                    self.f32(rope::SCALING_YARN_EXT_FACTOR, v);
                 }
                 let attn = match rp.get("attention_factor") {
                     Some(v) => v.as_f64(),
                     None => get("attn_factor"),
                 };
                 if let Some(v) = attn {
-                    self.f32("rope.scaling.yarn_attn_factor", v);
+                    self.f32(rope::SCALING_YARN_ATTN_FACTOR, v);
                 }
                 if let Some(v) = get("beta_fast") {
-                    self.f32("rope.scaling.yarn_beta_fast", v);
+                    self.f32(rope::SCALING_YARN_BETA_FAST, v);
                 }
                 if let Some(v) = get("beta_slow") {
-                    self.f32("rope.scaling.yarn_beta_slow", v);
+                    self.f32(rope::SCALING_YARN_BETA_SLOW, v);
                 }
             }
-            ("su" | "longrope", _) => self.string("rope.scaling.type", "longrope"),
+            ("su" | "longrope", _) => self.string(rope::SCALING_TYPE, "longrope"),
             // linear/yarn without a factor, dynamic, llama3 (rope_freqs tensor) and
             // unknown types write nothing.
             _ => {}
@@ -434,14 +433,14 @@ impl Params<'_> {
                     cfg_path.display()
                 )));
             };
-            self.u32("pooling_type", id as u64)?;
+            self.u32(llm::POOLING_TYPE, id as u64)?;
         }
         match self.hp.get("classifier_pooling") {
             None | Some(Json::Null) => {}
             Some(v) => match v.as_str() {
                 Some(m @ ("cls" | "mean")) => {
                     let id = pooling_id(m).expect("known mode") as u64;
-                    self.u32("classifier.pooling_type", id)?;
+                    self.u32(llm::CLASSIFIER_POOLING_TYPE, id)?;
                 }
                 _ => {
                     return Err(ConvertError::Unsupported(format!(

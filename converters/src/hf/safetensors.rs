@@ -341,15 +341,10 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
                 })
             })
             .unwrap_or(false);
-        return Err(ConvertError::Unsupported(if has_bin {
-            format!(
-                "{}: only PyTorch pickle weights (pytorch_model*.bin) found; convert them to \
-                 safetensors first (pickles are not read, for safety)",
-                dir.display()
-            )
-        } else {
-            format!("{}: no model*.safetensors files found", dir.display())
-        }));
+        return Err(ConvertError::NoWeights {
+            dir: dir.to_path_buf(),
+            pickles_only: has_bin,
+        });
     }
     let mut tensors = Vec::new();
     let mut files = Vec::new();

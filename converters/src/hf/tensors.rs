@@ -411,7 +411,7 @@ pub fn plan(
         arch,
         hp,
         dir,
-        map: TensorMap::new(arch.tensors, n_blocks),
+        map: TensorMap::new(arch.tensors, arch.tensor_overrides, n_blocks),
         experts: HashMap::new(),
         vocab_rows: None,
     };
@@ -442,9 +442,7 @@ pub fn plan(
     let mut left: Vec<String> = m.experts.into_values().flatten().map(|(n, _)| n).collect();
     if !left.is_empty() {
         left.sort();
-        return Err(ConvertError::Other(format!(
-            "unprocessed experts: {left:?}"
-        )));
+        return Err(ConvertError::UnprocessedExperts { tensors: left });
     }
     Ok(out)
 }

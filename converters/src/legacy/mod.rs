@@ -64,6 +64,7 @@ mod old_quants;
 mod parts;
 mod tensors;
 
+use ggufkit::gguf::keys;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -249,30 +250,30 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
     let file_type = output_ftype(hp.ftype, &reports, &sources, &mut warnings);
 
     let mut md = Metadata::new();
-    md.set("general.architecture", "llama");
+    md.set(keys::general::ARCHITECTURE, "llama");
     let name = opts.name.clone().or_else(|| {
         path.file_name()
             .and_then(|n| n.to_str())
             .map(str::to_string)
     });
     if let Some(name) = name {
-        md.set("general.name", name);
+        md.set(keys::general::NAME, name);
     }
     md.set(
-        "general.description",
+        keys::general::DESCRIPTION,
         opts.description
             .clone()
             .unwrap_or_else(|| format!("converted from legacy {kind} {ftype_label} format")),
     );
-    md.set("general.file_type", Value::U32(file_type));
+    md.set(keys::general::FILE_TYPE, Value::U32(file_type));
     for (k, v) in params.keys() {
         md.set(k, v);
     }
     if opts.vocab_dir.is_some() {
         // The converter writes these two before an override vocabulary; the tokenizer
         // converter's values (if it gives them) replace them in place.
-        md.set("tokenizer.ggml.model", "llama");
-        md.set("tokenizer.ggml.pre", "default");
+        md.set(keys::tokenizer::MODEL, "llama");
+        md.set(keys::tokenizer::PRE, "default");
     }
     for (k, v) in vocab_kv {
         md.set(k, v);

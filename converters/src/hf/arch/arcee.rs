@@ -3,17 +3,50 @@
 //! Llama's conversion (ReLU² MLP: `up_proj` and `down_proj` only) plus the
 //! sentence-transformers pooling type when the directory has one.
 
-use super::{llama, Arch, QkPermute, Rules};
+use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Arcee class.
 pub const ARCEE: Arch = Arch {
     hf_names: &["ArceeForCausalLM"],
+    model_types: &[ModelType {
+        name: "arcee",
+        hf_classes: &["ArceeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32000,
+            "hidden_size" => 2560,
+            "intermediate_size" => 18432,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 4096,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::FillWhenNull,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "arcee",
     vocab: VocabKind::Llama,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: llama::filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
@@ -22,27 +55,6 @@ pub const ARCEE: Arch = Arch {
     params,
     extra: llama::rope_freqs,
 };
-
-/// Llama's names without `ffn_gate` (the architecture has none).
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     llama::params(p)?;

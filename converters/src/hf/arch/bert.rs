@@ -4,12 +4,14 @@
 //! dropped; the hparams are the generic block plus `causal = false`, the pooling type from
 //! `modules.json` and classifier labels for real (non-dummy) `id2label` maps.
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, Rules};
+use super::{no_extra, Arch, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The BERT class.
@@ -20,9 +22,48 @@ pub const BERT: Arch = Arch {
         "CamembertModel",
         "BertForSequenceClassification",
     ],
+    model_types: &[ModelType {
+        name: "bert",
+        hf_classes: &[
+            "BertModel",
+            "BertForMaskedLM",
+            "BertForSequenceClassification",
+        ],
+        defaults: defaults! {
+            "vocab_size" => 30522,
+            "hidden_size" => 768,
+            "num_hidden_layers" => 12,
+            "num_attention_heads" => 12,
+            "intermediate_size" => 3072,
+            "max_position_embeddings" => 512,
+            "type_vocab_size" => 2,
+            "layer_norm_eps" => 1e-12,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "bert",
     vocab: VocabKind::Bert,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::TokenTypes,
+        Tensor::TokenEmbdNorm,
+        Tensor::PosEmbd,
+        Tensor::Cls,
+        Tensor::ClsOut,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnOutNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::LayerOutNorm,
+    ],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         rename: Some(rename),
@@ -31,39 +72,6 @@ pub const BERT: Arch = Arch {
     params,
     extra: no_extra,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("embeddings.word_embeddings", "token_embd"),
-    ("embeddings.position_embeddings", "position_embd"),
-    ("embeddings.token_type_embeddings", "token_types"),
-    ("embeddings.LayerNorm", "token_embd_norm"),
-    (
-        "encoder.layer.{bid}.attention.self.query",
-        "blk.{bid}.attn_q",
-    ),
-    ("encoder.layer.{bid}.attention.self.key", "blk.{bid}.attn_k"),
-    (
-        "encoder.layer.{bid}.attention.self.value",
-        "blk.{bid}.attn_v",
-    ),
-    (
-        "encoder.layer.{bid}.attention.output.dense",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "encoder.layer.{bid}.attention.output.LayerNorm",
-        "blk.{bid}.attn_output_norm",
-    ),
-    ("encoder.layer.{bid}.intermediate.dense", "blk.{bid}.ffn_up"),
-    ("encoder.layer.{bid}.output.dense", "blk.{bid}.ffn_down"),
-    (
-        "encoder.layer.{bid}.output.LayerNorm",
-        "blk.{bid}.layer_output_norm",
-    ),
-    ("classifier", "cls"),
-    ("classifier.dense", "cls"),
-    ("classifier.out_proj", "cls.output"),
-];
 
 fn filter(name: &str) -> Option<String> {
     let mut n = name.strip_prefix("bert.").unwrap_or(name).to_string();
@@ -116,10 +124,10 @@ fn rename(hp: &Hparams, name: &str) -> String {
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.bool("attention.causal", false);
+    p.bool(attention::CAUSAL, false);
     p.pooling()?;
     if let Some(l) = labels(p.hp) {
-        p.strings("classifier.output_labels", l);
+        p.strings(llm::CLASSIFIER_OUTPUT_LABELS, l);
     }
     Ok(())
 }

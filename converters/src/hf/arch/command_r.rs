@@ -6,19 +6,56 @@
 //! partial rotary dimensions from `rotary_pct`, and drops bias tensors (which must be zero).
 //! Both have tied embeddings only (no `output` tensor).
 
-use super::{no_extra, Arch, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// `CohereForCausalLM` (arch `command-r`).
 pub const COMMAND_R: Arch = Arch {
     hf_names: &["CohereForCausalLM"],
+    model_types: &[ModelType {
+        name: "cohere",
+        hf_classes: &["CohereForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 8192,
+            "intermediate_size" => 22528,
+            "logit_scale" => 0.0625,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 64,
+            "max_position_embeddings" => 8192,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 500000.0,
+            "use_qk_norm" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "command-r",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS, QK_NORM],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules::NONE,
     params: command_r_params,
@@ -28,9 +65,42 @@ pub const COMMAND_R: Arch = Arch {
 /// `Cohere2ForCausalLM` (arch `cohere2`).
 pub const COHERE2: Arch = Arch {
     hf_names: &["Cohere2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "cohere2",
+        hf_classes: &["Cohere2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 8192,
+            "intermediate_size" => 22528,
+            "logit_scale" => 0.0625,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 64,
+            "max_position_embeddings" => 8192,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "sliding_window" => 4096,
+        },
+        head_dim: HeadDim::Derive,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "cohere2",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {
         hook: Some(drop_zero_bias),
@@ -40,36 +110,9 @@ pub const COHERE2: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
-
-const QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_norm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_norm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
-
 fn logit_scale(p: &mut Params) -> Result<(), ConvertError> {
     let v = p.hp.req_f64(&["logit_scale"])?;
-    p.f32("logit_scale", v);
+    p.f32(llm::LOGIT_SCALE, v);
     Ok(())
 }
 
@@ -98,8 +141,8 @@ fn command_r_params(p: &mut Params) -> Result<(), ConvertError> {
 fn cohere2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     logit_scale(p)?;
-    p.req_u32("attention.sliding_window", &["sliding_window"])?;
-    p.req_u32("vocab_size", &["vocab_size"])?;
+    p.req_u32(attention::SLIDING_WINDOW, &["sliding_window"])?;
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     let hp = p.hp;
     let pct = hp.req_f64(&["rotary_pct"])?;
     p.partial_rope_dims(pct)?;

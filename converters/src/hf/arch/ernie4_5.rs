@@ -5,19 +5,56 @@
 //! `model.`, their fused `qkv_proj` is split into q/k/v and `up_gate_proj` into gate (first
 //! half) and up.
 
-use super::{no_extra, Arch, Modified, Rules, LLAMA_LIKE};
+use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The ERNIE 4.5 (dense) class.
 pub const ERNIE4_5: Arch = Arch {
     hf_names: &["Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"],
+    model_types: &[ModelType {
+        name: "ernie4_5",
+        hf_classes: &["Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 103424,
+            "hidden_size" => 1024,
+            "intermediate_size" => 3072,
+            "num_hidden_layers" => 18,
+            "num_attention_heads" => 16,
+            "num_key_value_heads" => 2,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 500000.0,
+            "use_bias" => false,
+            "head_dim" => 128,
+        },
+        head_dim: HeadDim::FillWhenNull,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "ernie4_5",
     vocab: VocabKind::Ernie,
-    tensors: &[LLAMA_LIKE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         hook: Some(split_fused),

@@ -5,50 +5,64 @@
 //! from `sliding_window_pattern` as an "LLLG" string or a period), and Llama-3 rope factors
 //! (default factor 16).
 
-use serde_json::Value as Json;
+use ggufkit::gguf::keys::{attention, llm};
+use serde_json::{Map, Value as Json};
 
-use super::qwen::QK_NORM;
-use super::{keep, llama, Arch, Extra, Rules};
+use super::{keep, llama, Arch, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::{json_u64, Hparams};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The EXAONE 4 class.
 pub const EXAONE4: Arch = Arch {
     hf_names: &["Exaone4ForCausalLM"],
+    model_types: &[ModelType {
+        name: "exaone4",
+        hf_classes: &["Exaone4ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 102400,
+            "hidden_size" => 4096,
+            "intermediate_size" => 16384,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "sliding_window" => 4096,
+            "sliding_window_pattern" => 4,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: Some(derive_layer_types),
+    }],
+    composites: &[],
     gguf: "exaone4",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS, QK_NORM],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.post_feedforward_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     llama::llama3_rope_freqs(hp, 16.0)
@@ -56,7 +70,7 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.req_u32("vocab_size", &["vocab_size"])?;
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     let hp = p.hp;
     let sw = match hp.get("sliding_window") {
         None | Some(Json::Null) => return Ok(()),
@@ -68,9 +82,9 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
             )
         })?,
     };
-    p.u32("attention.sliding_window", sw)?;
+    p.u32(attention::SLIDING_WINDOW, sw)?;
     if let Some(pattern) = p.layer_types_pattern()? {
-        p.bools("attention.sliding_window_pattern", pattern);
+        p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
         return Ok(());
     }
     let n_layers = hp.req_u64(&["num_hidden_layers"])?;
@@ -96,7 +110,46 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         _ => Vec::new(),
     };
     if pattern.len() as u64 == n_layers {
-        p.bools("attention.sliding_window_pattern", pattern);
+        p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
     }
     Ok(())
+}
+
+/// `Exaone4Config`'s derived `layer_types` (sliding except every `sliding_window_pattern`-th
+/// layer). False when the config class would raise (no sliding window, or a pattern that is
+/// not a positive integer), which makes the converter fall back to the raw config.json.
+fn derive_layer_types(cfg: &mut Map<String, Json>) -> bool {
+    if cfg.get("layer_types").is_some_and(|v| !v.is_null()) {
+        return true;
+    }
+    let sw_null = match cfg.get("sliding_window") {
+        Some(v) => v.is_null(),
+        None => false, // default 4096
+    };
+    let pattern = match cfg.get("sliding_window_pattern") {
+        None => Some(4),
+        Some(v) => v.as_u64(),
+    };
+    let (Some(k), false) = (pattern, sw_null) else {
+        return false;
+    };
+    if k == 0 {
+        return false;
+    }
+    let n = cfg
+        .get("num_hidden_layers")
+        .and_then(Json::as_u64)
+        .unwrap_or(32)
+        .min(crate::hf::config::MAX_BLOCK_COUNT);
+    let types: Vec<Json> = (0..n)
+        .map(|i| {
+            serde_json::json!(if (i + 1) % k != 0 {
+                "sliding_attention"
+            } else {
+                "full_attention"
+            })
+        })
+        .collect();
+    cfg.insert("layer_types".into(), Json::Array(types));
+    true
 }

@@ -5,19 +5,54 @@
 //! then all value heads ("jploski" layout, written as `tensor_data_layout`). The context
 //! length is always 2048 and the FFN length `4 * hidden_size`.
 
-use super::{keep, no_extra, Arch, Modified, Rules};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// The Falcon class.
 pub const FALCON: Arch = Arch {
     hf_names: &["FalconForCausalLM", "RWForCausalLM"],
+    model_types: &[ModelType {
+        name: "falcon",
+        hf_classes: &["FalconForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 65024,
+            "hidden_size" => 4544,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 71,
+            "layer_norm_epsilon" => 1e-5,
+            "max_position_embeddings" => 2048,
+            "rope_theta" => 10000.0,
+            "new_decoder_architecture" => false,
+            "multi_query" => true,
+            "parallel_attn" => true,
+            "bias" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_kv_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "falcon",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnNorm2,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         hook: Some(regroup_qkv),
@@ -26,28 +61,6 @@ pub const FALCON: Arch = Arch {
     params,
     extra: no_extra,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("transformer.word_embeddings", "token_embd"),
-    ("transformer.ln_f", "output_norm"),
-    ("lm_head", "output"),
-    ("transformer.h.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.ln_mlp", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.ln_attn", "blk.{bid}.attn_norm_2"),
-    (
-        "transformer.h.{bid}.self_attention.query_key_value",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "transformer.h.{bid}.self_attention.dense",
-        "blk.{bid}.attn_output",
-    ),
-    ("transformer.h.{bid}.mlp.dense_h_to_4h", "blk.{bid}.ffn_up"),
-    (
-        "transformer.h.{bid}.mlp.dense_4h_to_h",
-        "blk.{bid}.ffn_down",
-    ),
-];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -59,17 +72,17 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         Some(n) => n,
         None => hp.find_u64(&["n_head_kv"])?.unwrap_or(1),
     };
-    p.u32("context_length", 2048)?;
-    p.string("tensor_data_layout", "jploski");
+    p.u32(llm::CONTEXT_LENGTH, 2048)?;
+    p.string(llm::TENSOR_DATA_LAYOUT, "jploski");
     let hidden = hp.req_u64(&["hidden_size"])?;
-    p.u32("embedding_length", hidden)?;
-    p.u32("feed_forward_length", hidden.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, hidden)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, hidden.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.u32("attention.head_count", n_head)?;
-    p.u32("attention.head_count_kv", n_head_kv)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.u32(attention::HEAD_COUNT, n_head)?;
+    p.u32(attention::HEAD_COUNT_KV, n_head_kv)?;
     let eps = hp.req_f64(&["layer_norm_epsilon"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.file_type();
     Ok(())
 }

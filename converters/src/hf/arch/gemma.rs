@@ -5,19 +5,65 @@
 //! writes the generic block and then overwrites (in place) or appends its own values, and
 //! cuts `embed_tokens` to the real vocabulary.
 
+use ggufkit::gguf::keys::{attention, llm, rope};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, Rules, LLAMA_LIKE};
+use super::{no_extra, Arch, HeadDim, ModelType, Rules, TextType};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `GemmaForCausalLM` (arch `gemma`).
 pub const GEMMA: Arch = Arch {
     hf_names: &["GemmaForCausalLM"],
+    model_types: &[ModelType {
+        name: "gemma",
+        hf_classes: &["GemmaForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 3072,
+            "intermediate_size" => 24576,
+            "num_hidden_layers" => 28,
+            "num_attention_heads" => 16,
+            "num_key_value_heads" => 16,
+            "head_dim" => 256,
+            "max_position_embeddings" => 8192,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "gemma",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE],
+    vocab_quirks: VocabQuirks {
+        requires_spm: true,
+        fixed_special_tokens: &[
+            ("prefix", 67),
+            ("suffix", 69),
+            ("middle", 68),
+            ("fsep", 70),
+            ("eot", 107),
+        ],
+    },
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
@@ -30,9 +76,52 @@ pub const GEMMA: Arch = Arch {
 /// `Gemma2ForCausalLM` (arch `gemma2`).
 pub const GEMMA2: Arch = Arch {
     hf_names: &["Gemma2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "gemma2",
+        hf_classes: &["Gemma2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 256000,
+            "hidden_size" => 2304,
+            "intermediate_size" => 9216,
+            "num_hidden_layers" => 26,
+            "num_attention_heads" => 8,
+            "num_key_value_heads" => 4,
+            "head_dim" => 256,
+            "max_position_embeddings" => 8192,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "sliding_window" => 4096,
+            "final_logit_softcapping" => 30.0,
+            "attn_logit_softcapping" => 50.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "gemma2",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE, GEMMA2_NORMS],
+    vocab_quirks: VocabQuirks {
+        requires_spm: true,
+        fixed_special_tokens: &[],
+    },
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
         norm_shift: true,
@@ -45,9 +134,50 @@ pub const GEMMA2: Arch = Arch {
 /// `Gemma3ForCausalLM` and the text part of `Gemma3ForConditionalGeneration` (arch `gemma3`).
 pub const GEMMA3: Arch = Arch {
     hf_names: &["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"],
+    model_types: &[ModelType {
+        name: "gemma3_text",
+        hf_classes: &["Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"],
+        defaults: defaults! {
+            "vocab_size" => 262208,
+            "hidden_size" => 2304,
+            "intermediate_size" => 9216,
+            "num_hidden_layers" => 26,
+            "num_attention_heads" => 8,
+            "num_key_value_heads" => 4,
+            "head_dim" => 256,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 1e6,
+            "rope_local_base_freq" => 10000.0,
+            "sliding_window" => 4096,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[("gemma3", TextType::Fixed("gemma3_text"))],
     gguf: "gemma3",
     vocab: VocabKind::Gemma,
-    tensors: &[LLAMA_LIKE, GEMMA2_NORMS, GEMMA3_QK_NORM],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {
         norm_shift: true,
@@ -58,52 +188,26 @@ pub const GEMMA3: Arch = Arch {
     extra: no_extra,
 };
 
-const GEMMA2_NORMS: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.pre_feedforward_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "model.layers.{bid}.post_feedforward_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-];
-
-const GEMMA3_QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_norm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_norm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
-
 fn drop_lm_head(name: &str) -> Option<String> {
     (name != "lm_head.weight").then(|| name.to_string())
 }
 
 /// The explicit list Gemma 1 and 2 write instead of the generic block.
 fn gemma_common(p: &mut Params) -> Result<(), ConvertError> {
-    p.req_u32("context_length", &["max_position_embeddings"])?;
-    p.req_u32("embedding_length", &["hidden_size"])?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["max_position_embeddings"])?;
+    p.req_u32(llm::EMBEDDING_LENGTH, &["hidden_size"])?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("feed_forward_length", &["intermediate_size"])?;
-    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(llm::FEED_FORWARD_LENGTH, &["intermediate_size"])?;
+    p.req_u32(attention::HEAD_COUNT, &["num_attention_heads"])?;
     p.req_u32(
-        "attention.head_count_kv",
+        attention::HEAD_COUNT_KV,
         &["num_key_value_heads", "num_attention_heads"],
     )?;
     let eps = p.hp.req_f64(&["rms_norm_eps"])?;
-    p.f32("attention.layer_norm_rms_epsilon", eps);
-    p.req_u32("attention.key_length", &["head_dim"])?;
-    p.req_u32("attention.value_length", &["head_dim"])?;
+    p.f32(attention::LAYERNORM_RMS_EPS, eps);
+    p.req_u32(attention::KEY_LENGTH, &["head_dim"])?;
+    p.req_u32(attention::VALUE_LENGTH, &["head_dim"])?;
     p.file_type();
     Ok(())
 }
@@ -115,29 +219,29 @@ fn gemma_params(p: &mut Params) -> Result<(), ConvertError> {
 fn gemma2_params(p: &mut Params) -> Result<(), ConvertError> {
     gemma_common(p)?;
     let a = p.hp.req_f64(&["attn_logit_softcapping"])?;
-    p.f32("attn_logit_softcapping", a);
+    p.f32(llm::ATTN_LOGIT_SOFTCAPPING, a);
     let f = p.hp.req_f64(&["final_logit_softcapping"])?;
-    p.f32("final_logit_softcapping", f);
-    p.req_u32("attention.sliding_window", &["sliding_window"])
+    p.f32(llm::FINAL_LOGIT_SOFTCAPPING, f);
+    p.req_u32(attention::SLIDING_WINDOW, &["sliding_window"])
 }
 
 fn gemma3_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     let hp = p.hp;
     let u = |k: &str, d: u64| -> Result<u64, ConvertError> { Ok(hp.find_u64(&[k])?.unwrap_or(d)) };
-    p.u32("context_length", u("max_position_embeddings", 131072)?)?;
-    p.u32("attention.head_count", u("num_attention_heads", 8)?)?;
+    p.u32(llm::CONTEXT_LENGTH, u("max_position_embeddings", 131072)?)?;
+    p.u32(attention::HEAD_COUNT, u("num_attention_heads", 8)?)?;
     let eps = hp.find_f64(&["rms_norm_eps"])?.unwrap_or(1e-6);
-    p.f32("attention.layer_norm_rms_epsilon", eps);
+    p.f32(attention::LAYERNORM_RMS_EPS, eps);
     let hd = u("head_dim", 256)?;
-    p.u32("attention.key_length", hd)?;
-    p.u32("attention.value_length", hd)?;
+    p.u32(attention::KEY_LENGTH, hd)?;
+    p.u32(attention::VALUE_LENGTH, hd)?;
     let theta = hp
         .rope_full()
         .get("rope_theta")
         .and_then(Json::as_f64)
         .unwrap_or(1_000_000.0);
-    p.f32("rope.freq_base", theta);
+    p.f32(rope::FREQ_BASE, theta);
     if hp
         .get("attn_logit_softcapping")
         .is_some_and(|v| !v.is_null())
@@ -148,11 +252,11 @@ fn gemma3_params(p: &mut Params) -> Result<(), ConvertError> {
     }
     if let Some(f) = hp.find_f64(&["final_logit_softcapping"])? {
         if f != 0.0 {
-            p.f32("final_logit_softcapping", f);
+            p.f32(llm::FINAL_LOGIT_SOFTCAPPING, f);
         }
     }
     if hp.get("sliding_window_pattern") != Some(&Json::from(1)) {
-        p.req_u32("attention.sliding_window", &["sliding_window"])?;
+        p.req_u32(attention::SLIDING_WINDOW, &["sliding_window"])?;
     }
-    p.u32("attention.head_count_kv", u("num_key_value_heads", 4)?)
+    p.u32(attention::HEAD_COUNT_KV, u("num_key_value_heads", 4)?)
 }

@@ -5,53 +5,68 @@
 //! 0.5). The vocabulary is GPT-2 BPE with GLM's special tokens. M-RoPE checkpoints (whose
 //! q/k rows need a NeoX regrouping) and multi-token-prediction layers are refused.
 
+use ggufkit::gguf::keys::rope;
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, Rules};
+use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The GLM-4 class.
 pub const GLM4: Arch = Arch {
     hf_names: &["Glm4ForCausalLM"],
+    model_types: &[ModelType {
+        name: "glm4",
+        hf_classes: &["Glm4ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 151552,
+            "hidden_size" => 4096,
+            "intermediate_size" => 13696,
+            "num_hidden_layers" => 40,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 2,
+            "head_dim" => 128,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1.5625e-07,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.5,
+            "attention_bias" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "glm4",
     vocab: VocabKind::Glm4,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[(
+        Tensor::FfnNorm,
+        &["model.layers.{bid}.post_attention_layernorm"],
+    )],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra: refuse_unsupported,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "model.layers.{bid}.post_self_attn_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.post_mlp_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 fn partial_rotary_factor(hp: &Hparams) -> f64 {
     hp.rope
@@ -74,27 +89,30 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         }
     };
     p.u32(
-        "rope.dimension_count",
+        rope::DIMENSION_COUNT,
         (head_dim as f64 * partial_rotary_factor(hp)) as u64,
     )
 }
 
 fn refuse_unsupported(hp: &Hparams) -> Result<Extra, ConvertError> {
     if hp.rope.contains_key("mrope_section") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: M-RoPE (rope mrope_section) needs the q/k NeoX regrouping, which is not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature:
+                "M-RoPE (rope mrope_section) needs the q/k NeoX regrouping, which is not supported"
+                    .into(),
+        });
     }
     if hp
         .get("num_nextn_predict_layers")
         .and_then(Json::as_u64)
         .is_some_and(|n| n > 0)
     {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: multi-token-prediction layers (num_nextn_predict_layers) are not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature: "multi-token-prediction layers (num_nextn_predict_layers) are not supported"
+                .into(),
+        });
     }
     Ok(Extra::default())
 }

@@ -4,19 +4,55 @@
 //! they are regrouped into all q rows, then all k rows, then all v rows. Its own hparam
 //! list (no `general.file_type`): rotary dimensions from `rotary_pct`, parallel residual.
 
-use super::{keep, no_extra, Arch, Modified, Rules};
+use ggufkit::gguf::keys::{attention, llm};
+use serde_json::{Map, Value as Json};
+
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The GPT-NeoX class.
 pub const GPTNEOX: Arch = Arch {
     hf_names: &["GPTNeoXForCausalLM"],
+    model_types: &[ModelType {
+        name: "gpt_neox",
+        hf_classes: &["GPTNeoXForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50432,
+            "hidden_size" => 6144,
+            "num_hidden_layers" => 44,
+            "num_attention_heads" => 64,
+            "intermediate_size" => 24576,
+            "max_position_embeddings" => 2048,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.25,
+            "use_parallel_residual" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: Some(pop_rotary_keys),
+    }],
+    composites: &[],
     gguf: "gptneox",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         hook: Some(regroup_qkv),
@@ -26,51 +62,32 @@ pub const GPTNEOX: Arch = Arch {
     extra: no_extra,
 };
 
-const TENSORS: &[(&str, &str)] = &[
-    ("gpt_neox.embed_in", "token_embd"),
-    ("gpt_neox.final_layer_norm", "output_norm"),
-    ("embed_out", "output"),
-    (
-        "gpt_neox.layers.{bid}.input_layernorm",
-        "blk.{bid}.attn_norm",
-    ),
-    (
-        "gpt_neox.layers.{bid}.attention.query_key_value",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "gpt_neox.layers.{bid}.attention.dense",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "gpt_neox.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    (
-        "gpt_neox.layers.{bid}.mlp.dense_h_to_4h",
-        "blk.{bid}.ffn_up",
-    ),
-    (
-        "gpt_neox.layers.{bid}.mlp.dense_4h_to_h",
-        "blk.{bid}.ffn_down",
-    ),
-];
-
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
-    p.req_u32("context_length", &["max_position_embeddings"])?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["max_position_embeddings"])?;
     let hidden = hp.req_u64(&["hidden_size"])?;
-    p.u32("embedding_length", hidden)?;
+    p.u32(llm::EMBEDDING_LENGTH, hidden)?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(llm::FEED_FORWARD_LENGTH, &["intermediate_size"])?;
     let pct = hp.req_f64(&["rotary_pct"])?;
     p.partial_rope_dims(pct)?;
-    p.req_u32("attention.head_count", &["num_attention_heads"])?;
+    p.req_u32(attention::HEAD_COUNT, &["num_attention_heads"])?;
     p.parallel_residual()?;
     let eps = hp.req_f64(&["layer_norm_eps"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     Ok(())
+}
+
+/// GPTNeoXConfig pops the v4 rotary keys into its rope parameters.
+fn pop_rotary_keys(cfg: &mut Map<String, Json>) -> bool {
+    if let Some(p) = cfg.remove("rotary_pct") {
+        cfg.entry("partial_rotary_factor").or_insert(p);
+    }
+    if let Some(t) = cfg.remove("rotary_emb_base") {
+        cfg.entry("rope_theta").or_insert(t);
+    }
+    true
 }
 
 /// Is `name` `gpt_neox.layers.<digits>.attention.query_key_value.<suffix>`?

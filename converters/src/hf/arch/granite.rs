@@ -5,21 +5,60 @@
 //! non-zero. Granite-MoE splits the fused `input_linear` experts (and the shared expert's)
 //! into gate and up halves and adds the shared FFN size.
 
+use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{llama, Arch, Modified, QkPermute, Rules, LLAMA_LIKE};
+use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `GraniteForCausalLM` (arch `granite`).
 pub const GRANITE: Arch = Arch {
     hf_names: &["GraniteForCausalLM"],
+    model_types: &[ModelType {
+        name: "granite",
+        hf_classes: &["GraniteForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32000,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "embedding_multiplier" => 1.0,
+            "logits_scaling" => 1.0,
+            "residual_multiplier" => 1.0,
+            "attention_multiplier" => 1.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "granite",
     vocab: VocabKind::Llama,
-    tensors: &[LLAMA_LIKE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
@@ -32,9 +71,81 @@ pub const GRANITE: Arch = Arch {
 /// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
 pub const GRANITE_MOE: Arch = Arch {
     hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
+    model_types: &[
+        ModelType {
+            name: "granitemoe",
+            hf_classes: &["GraniteMoeForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "embedding_multiplier" => 1.0,
+                "logits_scaling" => 1.0,
+                "residual_multiplier" => 1.0,
+                "attention_multiplier" => 1.0,
+                "num_local_experts" => 8,
+                "num_experts_per_tok" => 2,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+        ModelType {
+            name: "granitemoeshared",
+            hf_classes: &["GraniteMoeSharedForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "embedding_multiplier" => 1.0,
+                "logits_scaling" => 1.0,
+                "residual_multiplier" => 1.0,
+                "attention_multiplier" => 1.0,
+                "num_local_experts" => 8,
+                "num_experts_per_tok" => 2,
+                "shared_intermediate_size" => 0,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+    ],
+    composites: &[],
     gguf: "granitemoe",
     vocab: VocabKind::Llama,
-    tensors: &[LLAMA_LIKE, MOE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
@@ -44,25 +155,6 @@ pub const GRANITE_MOE: Arch = Arch {
     params: moe_params,
     extra: llama::rope_freqs,
 };
-
-const MOE: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.block_sparse_moe.router.layer",
-        "blk.{bid}.ffn_gate_inp",
-    ),
-    (
-        "model.layers.{bid}.block_sparse_moe.output_linear",
-        "blk.{bid}.ffn_down_exps",
-    ),
-    ("blk.{bid}.ffn_gate_exps", "blk.{bid}.ffn_gate_exps"),
-    ("blk.{bid}.ffn_up_exps", "blk.{bid}.ffn_up_exps"),
-    ("blk.{bid}.ffn_gate_shexp", "blk.{bid}.ffn_gate_shexp"),
-    ("blk.{bid}.ffn_up_shexp", "blk.{bid}.ffn_up_shexp"),
-    (
-        "model.layers.{bid}.shared_mlp.output_linear",
-        "blk.{bid}.ffn_down_shexp",
-    ),
-];
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then
 /// Llama's filter.
@@ -81,10 +173,10 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     if p.hp.get("spatial_target_layers").is_some_and(truthy)
         || p.hp.get("deepstack_layer_map").is_some_and(truthy)
     {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: Granite-Vision deepstack layers (spatial_target_layers / deepstack_layer_map) are not supported",
-            p.hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: p.hp.arch.clone(),
+            feature: "Granite-Vision deepstack layers (spatial_target_layers / deepstack_layer_map) are not supported".into(),
+        });
     }
     // `hparams.pop("head_dim")`: neither the key/value lengths nor the rope dimensions use it.
     let mut hp: Hparams = p.hp.clone();
@@ -98,10 +190,10 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     };
     llama::params(&mut q)?;
     for (key, suffix) in [
-        ("attention_multiplier", "attention.scale"),
-        ("embedding_multiplier", "embedding_scale"),
-        ("residual_multiplier", "residual_scale"),
-        ("logits_scaling", "logit_scale"),
+        ("attention_multiplier", attention::SCALE),
+        ("embedding_multiplier", llm::EMBEDDING_SCALE),
+        ("residual_multiplier", llm::RESIDUAL_SCALE),
+        ("logits_scaling", llm::LOGIT_SCALE),
     ] {
         if let Some(v) = hp.get(key).filter(|v| truthy(v)) {
             let f = v.as_f64().ok_or_else(|| {
@@ -121,7 +213,7 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     granite_params(p)?;
     if let Some(v) = p.hp.get("shared_intermediate_size").filter(|v| truthy(v)) {
         let v = v.clone();
-        p.u32_or_list("expert_shared_feed_forward_length", &v)?;
+        p.u32_or_list(llm::EXPERT_SHARED_FEED_FORWARD_LENGTH, &v)?;
     }
     Ok(())
 }
@@ -169,10 +261,11 @@ fn moe_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertE
     if name.ends_with("shared_mlp.input_linear.weight") {
         let n_ff = hp.req_u64(&["shared_intermediate_size"])?;
         if !has_experts {
-            return Err(ConvertError::Unsupported(format!(
-                "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
-                hp.arch
-            )));
+            return Err(ConvertError::UnsupportedFeature {
+                arch: hp.arch.clone(),
+                feature: "a shared MLP without experts (dense Granite-MoE layers) is not supported"
+                    .into(),
+            });
         }
         let (gate, up) = split_gate_up(&name, expr, n_ff)?;
         return Ok(Modified::Out(vec![
@@ -181,10 +274,11 @@ fn moe_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertE
         ]));
     }
     if !has_experts && name.ends_with("shared_mlp.output_linear.weight") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: a shared MLP without experts (dense Granite-MoE layers) is not supported",
-            hp.arch
-        )));
+        return Err(ConvertError::UnsupportedFeature {
+            arch: hp.arch.clone(),
+            feature: "a shared MLP without experts (dense Granite-MoE layers) is not supported"
+                .into(),
+        });
     }
     Ok(Modified::Pass(name, expr))
 }

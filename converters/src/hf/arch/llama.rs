@@ -4,13 +4,15 @@
 //! HF's rotate-half layout; Mixtral's per-expert `w1`/`w2`/`w3` stacked into
 //! `ffn_{gate,down,up}_exps`; a generated `rope_freqs` tensor for Llama-3 rope.
 
+use ggufkit::gguf::keys::{llm, rope};
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Experts, Extra, QkPermute, Rules, LLAMA_LIKE};
+use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, QkPermute, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The llama class.
@@ -22,9 +24,91 @@ pub const LLAMA: Arch = Arch {
         "MixtralForCausalLM",
         "LlamaModel",
     ],
+    model_types: &[
+        ModelType {
+            name: "llama",
+            hf_classes: &["LlamaForCausalLM", "LLaMAForCausalLM", "LlamaModel"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+            },
+            head_dim: HeadDim::FillWhenNull,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+        ModelType {
+            name: "mistral",
+            hf_classes: &["MistralForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 14336,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "num_key_value_heads" => 8,
+                "max_position_embeddings" => 131072,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "sliding_window" => 4096,
+            },
+            head_dim: HeadDim::FillWhenNull,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+        ModelType {
+            name: "mixtral",
+            hf_classes: &["MixtralForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 32000,
+                "hidden_size" => 4096,
+                "intermediate_size" => 14336,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "num_key_value_heads" => 8,
+                "max_position_embeddings" => 131072,
+                "rms_norm_eps" => 1e-5,
+                "rope_theta" => 1e6,
+                "num_experts_per_tok" => 2,
+                "num_local_experts" => 8,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+    ],
+    composites: &[
+        ("llava", TextType::Named("llama")),
+        ("llava_next", TextType::Named("llama")),
+        ("mistral3", TextType::Named("mistral")),
+    ],
     gguf: "llama",
     vocab: VocabKind::Llama,
-    tensors: &[LLAMA_LIKE, MIXTRAL],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+    ],
+    tensor_overrides: &[],
     filter,
     rules: Rules {
         headless_arch: Some("LlamaModel"),
@@ -45,25 +129,6 @@ pub const MIXTRAL_EXPERTS: Experts = Experts {
     merged_name: "layers.{bid}.feed_forward.experts.{w}.weight",
 };
 
-const MIXTRAL: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.block_sparse_moe.gate",
-        "blk.{bid}.ffn_gate_inp",
-    ),
-    (
-        "layers.{bid}.feed_forward.experts.w1",
-        "blk.{bid}.ffn_gate_exps",
-    ),
-    (
-        "layers.{bid}.feed_forward.experts.w2",
-        "blk.{bid}.ffn_down_exps",
-    ),
-    (
-        "layers.{bid}.feed_forward.experts.w3",
-        "blk.{bid}.ffn_up_exps",
-    ),
-];
-
 /// `LlamaModel.filter_tensors`: drops SmolVLM's `text_model.` infix.
 pub fn filter(name: &str) -> Option<String> {
     keep(&name.replace("text_model.", ""))
@@ -72,8 +137,8 @@ pub fn filter(name: &str) -> Option<String> {
 /// `LlamaModel.set_gguf_parameters`: the generic block, `vocab_size`, the rope dimensions.
 pub fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.req_u32("vocab_size", &["vocab_size"])?;
-    p.u32("rope.dimension_count", rope_dim(p.hp)?)
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
+    p.u32(rope::DIMENSION_COUNT, rope_dim(p.hp)?)
 }
 
 /// `head_dim`, else `hidden_size / num_attention_heads`.

@@ -1,18 +1,30 @@
 //! One declarative description per supported architecture.
 //!
 //! An [`Arch`] says everything `convert_hf_to_gguf.py`'s model class does for one family:
-//! the HF architecture names it is registered for, the GGUF architecture, the tensor name
-//! table, the tensor filters and transforms ([`Rules`]), the hparam KVs ([`Arch::params`]),
-//! generated tensors and the vocabulary path. Adding an architecture is adding one file
-//! with one `pub const` and listing it in [`ALL`].
+//! the HF architecture names it is registered for, the transformers config classes behind
+//! them ([`ModelType`]: `model_type`, the defaults AutoConfig fills in), the GGUF
+//! architecture, the GGUF tensors it has (their HF spellings are in the shared table,
+//! [`super::names::TABLE`]), the tensor filters and transforms ([`Rules`]), the hparam KVs
+//! ([`Arch::params`]), generated tensors, and the vocabulary path with its quirks. Adding an
+//! architecture is adding one file with its `pub const` (declared with `mod` below) and
+//! listing it in [`ALL`]; the tests at the end fail when a file is not listed.
 
 use ggufkit::gguf::Value;
+use serde_json::{Map, Value as Json};
 
 use super::config::Hparams;
 use super::expr::Expr;
+use super::names::Tensor;
 use super::params::Params;
-use super::tokenizer::VocabKind;
+use super::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
+
+/// `key => value` pairs as [`ConfigDefault`]s.
+macro_rules! defaults {
+    ($($k:literal => $v:expr),* $(,)?) => {
+        &[$(($k, || serde_json::json!($v))),*]
+    };
+}
 
 mod arcee;
 mod bert;
@@ -120,17 +132,71 @@ impl Rules {
     };
 }
 
+/// A transformers config default: key and value, inserted when the key is absent.
+pub type ConfigDefault = (&'static str, fn() -> Json);
+
+/// A config class's own adjustment of the dict (see [`ModelType::prepare`]).
+pub type Prepare = fn(&mut Map<String, Json>) -> bool;
+
+/// How a config class fills `head_dim`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadDim {
+    /// Left as the file (and the plain defaults) give it.
+    Keep,
+    /// `hidden_size / num_attention_heads` when absent or null.
+    FillWhenNull,
+    /// Always `hidden_size / num_attention_heads`, whatever the file says (Cohere2Config).
+    Derive,
+}
+
+/// A transformers config class (`model_type`) and what AutoConfig fills in for it. Only the
+/// keys the converter reads are listed.
+pub struct ModelType {
+    /// transformers' `model_type`.
+    pub name: &'static str,
+    /// HF architecture names whose config, when it lacks `model_type`, AutoConfig types as
+    /// this one (names not listed anywhere fall back to `llama`).
+    pub hf_classes: &'static [&'static str],
+    /// The class's plain defaults (transformers 5).
+    pub defaults: &'static [ConfigDefault],
+    /// Whether and how `head_dim` is derived.
+    pub head_dim: HeadDim,
+    /// The KV-head key filled from `num_attention_heads` when absent or null, if any.
+    pub kv_heads_key: Option<&'static str>,
+    /// Runs first: adjusts the dict as the class's `__init__` does; `false` means AutoConfig
+    /// raises for this config, so the converter reads config.json as written (no defaults).
+    pub prepare: Option<Prepare>,
+}
+
+/// How a composite (vision-language) config class types its `text_config`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextType {
+    /// Always this class (Gemma3Config's text_config is a Gemma3TextConfig).
+    Fixed(&'static str),
+    /// The class its own `model_type` names, else this one (Llava's defaults to llama).
+    Named(&'static str),
+}
+
 /// One architecture.
 pub struct Arch {
     /// HF `architectures[0]` values handled.
     pub hf_names: &'static [&'static str],
+    /// The transformers config classes of these architectures.
+    pub model_types: &'static [ModelType],
+    /// Composite config classes (`model_type`) whose text part is this architecture.
+    pub composites: &'static [(&'static str, TextType)],
     /// `general.architecture`.
     pub gguf: &'static str,
     /// The vocabulary path.
     pub vocab: VocabKind,
-    /// Name tables, `(HF name, GGUF name)` without `.weight`/`.bias`, `{bid}` for the
-    /// block; later entries win.
-    pub tensors: &'static [&'static [(&'static str, &'static str)]],
+    /// What its `set_vocab` adds to that path.
+    pub vocab_quirks: VocabQuirks,
+    /// The GGUF tensors it has (gguf-py's `MODEL_TENSORS`); their HF spellings come from
+    /// [`super::names::TABLE`].
+    pub tensors: &'static [Tensor],
+    /// HF spellings that name a different tensor here than the shared table says (applied
+    /// last).
+    pub tensor_overrides: &'static [(Tensor, &'static [&'static str])],
     /// Class-level tensor filter: `None` drops, `Some` renames (after the generic filters).
     pub filter: fn(&str) -> Option<String>,
     /// Tensor transforms.
@@ -190,36 +256,149 @@ pub fn lookup(hf_arch: &str) -> Option<&'static Arch> {
     ALL.iter().copied().find(|a| a.hf_names.contains(&hf_arch))
 }
 
-/// The generic llama-style tensor table shared by most decoder families.
-pub const LLAMA_LIKE: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("tok_embeddings", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("norm", "output_norm"),
-    ("lm_head", "output"),
-    ("output", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("layers.{bid}.attention_norm", "blk.{bid}.attn_norm"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("layers.{bid}.attention.wq", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("layers.{bid}.attention.wk", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    ("layers.{bid}.attention.wv", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    ("layers.{bid}.attention.wo", "blk.{bid}.attn_output"),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    ("layers.{bid}.ffn_norm", "blk.{bid}.ffn_norm"),
-    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-    ("layers.{bid}.feed_forward.w1", "blk.{bid}.ffn_gate"),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("layers.{bid}.feed_forward.w3", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-    ("layers.{bid}.feed_forward.w2", "blk.{bid}.ffn_down"),
-];
+/// The description whose `general.architecture` is `gguf`.
+pub fn by_gguf(gguf: &str) -> Option<&'static Arch> {
+    ALL.iter().copied().find(|a| a.gguf == gguf)
+}
+
+/// The config class of a `model_type` (not a composite one).
+pub fn model_type(name: &str) -> Option<&'static ModelType> {
+    ALL.iter()
+        .flat_map(|a| a.model_types.iter())
+        .find(|m| m.name == name)
+}
+
+/// The `model_type` AutoConfig would pick for an HF architecture whose config lacks one.
+pub fn fallback_model_type(hf_arch: &str) -> &'static str {
+    ALL.iter()
+        .flat_map(|a| a.model_types.iter())
+        .find(|m| m.hf_classes.contains(&hf_arch))
+        .map_or("llama", |m| m.name)
+}
+
+/// How a composite config class (`model_type`) types its text part, if it is one.
+pub fn composite_text_type(model_type: &str) -> Option<TextType> {
+    ALL.iter()
+        .flat_map(|a| a.composites.iter())
+        .find(|(m, _)| *m == model_type)
+        .map(|(_, t)| *t)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    use super::*;
+    use crate::hf::names::TABLE;
+
+    fn src_dir() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hf/arch")
+    }
+
+    /// Every `pub const X: Arch` of every file in this directory is declared and in [`ALL`].
+    #[test]
+    fn every_arch_file_is_listed() {
+        let list = std::fs::read_to_string(src_dir().join("mod.rs")).unwrap();
+        let all = &list[list.find("pub static ALL").unwrap()..];
+        let all: Vec<&str> = all[..all.find("];").unwrap()]
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with("//"))
+            .collect();
+        let mut found = 0;
+        for e in std::fs::read_dir(src_dir()).unwrap().flatten() {
+            let file = e.file_name().into_string().unwrap();
+            let Some(module) = file.strip_suffix(".rs").filter(|m| *m != "mod") else {
+                continue;
+            };
+            assert!(
+                list.contains(&format!("\nmod {module};")),
+                "arch/{file} is not declared in arch/mod.rs"
+            );
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let consts: Vec<&str> = text
+                .match_indices("pub const ")
+                .filter_map(|(i, _)| text[i + 10..].split_once(": Arch ="))
+                .map(|(name, _)| name)
+                .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .collect();
+            assert!(!consts.is_empty(), "arch/{file} defines no Arch");
+            for c in consts {
+                let entry = format!("&{module}::{c},");
+                assert!(
+                    all.contains(&entry.as_str()),
+                    "{module}::{c} is not in arch::ALL"
+                );
+                found += 1;
+            }
+        }
+        assert_eq!(found, ALL.len(), "ALL lists something no arch file defines");
+    }
+
+    /// Names are unique, every HF name resolves to its own entry, every model type and
+    /// composite resolves, and every tensor an architecture has is in the shared table.
+    #[test]
+    fn the_list_is_consistent() {
+        let (mut gguf, mut hf, mut types) = (HashSet::new(), HashSet::new(), HashSet::new());
+        let tabled: HashSet<Tensor> = TABLE.iter().map(|(t, _)| *t).collect();
+        for a in ALL {
+            assert!(gguf.insert(a.gguf), "{} twice", a.gguf);
+            for n in a.hf_names {
+                assert!(hf.insert(*n), "{n} twice");
+                assert!(std::ptr::eq(lookup(n).unwrap(), *a), "{n}");
+            }
+            for m in a.model_types {
+                assert!(types.insert(m.name), "model_type {} twice", m.name);
+                assert!(std::ptr::eq(model_type(m.name).unwrap(), m));
+                for c in m.hf_classes {
+                    assert!(a.hf_names.contains(c), "{c} ({}) not in {}", m.name, a.gguf);
+                    assert_eq!(fallback_model_type(c), m.name);
+                }
+                for (_, v) in m.defaults {
+                    assert!(!v().is_object(), "{}", m.name);
+                }
+            }
+            for (c, _) in a.composites {
+                assert!(composite_text_type(c).is_some());
+                assert!(model_type(c).is_none(), "{c} is both composite and plain");
+            }
+            for t in a
+                .tensors
+                .iter()
+                .chain(a.tensor_overrides.iter().map(|(t, _)| t))
+            {
+                assert!(
+                    tabled.contains(t),
+                    "{}: {t:?} is not in names::TABLE",
+                    a.gguf
+                );
+            }
+        }
+        assert_eq!(fallback_model_type("SomethingElse"), "llama");
+    }
+
+    /// Every fixture model in testdata/hf names an architecture in the list.
+    #[test]
+    fn every_fixture_architecture_resolves() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/hf");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path().join("config.json")) else {
+                continue;
+            };
+            let cfg: Json = serde_json::from_str(&text).unwrap();
+            let Some(name) = cfg["architectures"][0].as_str() else {
+                continue;
+            };
+            let tc = cfg["text_config"]["architectures"][0].as_str();
+            assert!(
+                lookup(tc.unwrap_or(name)).is_some(),
+                "{}: {name} is not in arch::ALL",
+                e.path().display()
+            );
+            n += 1;
+        }
+        assert!(n >= 16, "only {n} fixtures in {}", dir.display());
+    }
+}

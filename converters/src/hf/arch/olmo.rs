@@ -6,18 +6,50 @@
 //! adds q/k norms and, for OLMo 3, a sliding-window layout. OLMoE (`olmoe`) stacks
 //! per-expert `down/gate/up_proj` like Qwen-MoE and fixes the RMS epsilon at 1e-5.
 
-use super::qwen::{QK_NORM, QWEN_EXPERTS};
-use super::{keep, no_extra, Arch, QkPermute, Rules, LLAMA_LIKE};
+use super::qwen::QWEN_EXPERTS;
+use super::{keep, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
+use ggufkit::gguf::keys::attention;
 
 /// `OlmoForCausalLM` (arch `olmo`).
 pub const OLMO: Arch = Arch {
     hf_names: &["OlmoForCausalLM", "OLMoForCausalLM"],
+    model_types: &[ModelType {
+        name: "olmo",
+        hf_classes: &["OlmoForCausalLM", "OLMoForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50304,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rope_theta" => 10000.0,
+            "clip_qkv" => serde_json::Value::Null,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "olmo",
     vocab: VocabKind::Gpt2,
-    tensors: &[OLMO_TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         permute_qk: QkPermute::Weights,
@@ -30,9 +62,44 @@ pub const OLMO: Arch = Arch {
 /// `Olmo2ForCausalLM` (arch `olmo2`; OLMo 3 and its sliding layout are handled the same way by the reference, but its per-layer-type rope dict is not supported here).
 pub const OLMO2: Arch = Arch {
     hf_names: &["Olmo2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "olmo2",
+        hf_classes: &["Olmo2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50304,
+            "hidden_size" => 4096,
+            "intermediate_size" => 11008,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "rope_theta" => 10000.0,
+            "rms_norm_eps" => 1e-5,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "olmo2",
     vocab: VocabKind::Gpt2,
-    tensors: &[OLMO_TENSORS, OLMO2_NORMS, QK_NORM],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: olmo2_params,
@@ -42,9 +109,51 @@ pub const OLMO2: Arch = Arch {
 /// `OlmoeForCausalLM` (arch `olmoe`).
 pub const OLMOE: Arch = Arch {
     hf_names: &["OlmoeForCausalLM"],
+    model_types: &[ModelType {
+        name: "olmoe",
+        hf_classes: &["OlmoeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50304,
+            "hidden_size" => 2048,
+            "intermediate_size" => 2048,
+            "num_hidden_layers" => 16,
+            "num_attention_heads" => 16,
+            "max_position_embeddings" => 4096,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "clip_qkv" => serde_json::Value::Null,
+            "num_experts_per_tok" => 8,
+            "num_experts" => 64,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "olmoe",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, QK_NORM, OLMOE_MOE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         experts: &[QWEN_EXPERTS],
@@ -54,55 +163,10 @@ pub const OLMOE: Arch = Arch {
     extra: no_extra,
 };
 
-/// The OLMo tensors: Llama's without any norm.
-const OLMO_TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    ("model.layers.{bid}.mlp.gate_proj", "blk.{bid}.ffn_gate"),
-    ("model.layers.{bid}.mlp.up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
-
-/// OLMo 2's output norm and post-attention / post-FFN norms.
-const OLMO2_NORMS: &[(&str, &str)] = &[
-    ("model.norm", "output_norm"),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.post_attention_norm",
-    ),
-    (
-        "model.layers.{bid}.post_feedforward_layernorm",
-        "blk.{bid}.post_ffw_norm",
-    ),
-];
-
-const OLMOE_MOE: &[(&str, &str)] = &[
-    ("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
-    (
-        "model.layers.{bid}.mlp.experts.gate_proj",
-        "blk.{bid}.ffn_gate_exps",
-    ),
-    (
-        "model.layers.{bid}.mlp.experts.up_proj",
-        "blk.{bid}.ffn_up_exps",
-    ),
-    (
-        "model.layers.{bid}.mlp.experts.down_proj",
-        "blk.{bid}.ffn_down_exps",
-    ),
-];
-
 fn olmo_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.f32("attention.layer_norm_epsilon", 1e-5);
-    p.opt_f32("attention.clamp_kqv", &["clip_qkv"])
+    p.f32(attention::LAYERNORM_EPS, 1e-5);
+    p.opt_f32(attention::CLAMP_KQV, &["clip_qkv"])
 }
 
 fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
@@ -117,7 +181,7 @@ fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
             format!("sliding_window: expected an integer, found {sw}"),
         )
     })?;
-    p.u32("attention.sliding_window", sw)?;
+    p.u32(attention::SLIDING_WINDOW, sw)?;
     let pattern = match p.layer_types_pattern()? {
         Some(v) => v,
         // OLMo 3: every fourth layer is global.
@@ -125,12 +189,12 @@ fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
             .map(|i| (i + 1) % 4 != 0)
             .collect(),
     };
-    p.bools("attention.sliding_window_pattern", pattern);
+    p.bools(attention::SLIDING_WINDOW_PATTERN, pattern);
     Ok(())
 }
 
 fn olmoe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.f32("attention.layer_norm_rms_epsilon", 1e-5);
+    p.f32(attention::LAYERNORM_RMS_EPS, 1e-5);
     Ok(())
 }

@@ -5,52 +5,61 @@
 //! `4 * n_embd`, KV heads = heads, partial rotary dimensions, and `add_bos_token = false`
 //! (a tokenizer key written with the hparams, so it keeps that position).
 
+use ggufkit::gguf::keys::{attention, llm, rope, tokenizer};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Rules};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Phi-2 class.
 pub const PHI2: Arch = Arch {
     hf_names: &["PhiForCausalLM"],
+    model_types: &[ModelType {
+        name: "phi",
+        hf_classes: &["PhiForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 51200,
+            "hidden_size" => 2048,
+            "intermediate_size" => 8192,
+            "num_hidden_layers" => 24,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 2048,
+            "layer_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+            "partial_rotary_factor" => 0.5,
+            "qk_layernorm" => false,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "phi2",
     vocab: VocabKind::Gpt2,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra: no_extra,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("transformer.embd.wte", "token_embd"),
-    ("model.final_layernorm", "output_norm"),
-    ("lm_head.ln", "output_norm"),
-    ("lm_head", "output"),
-    ("lm_head.linear", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.ln", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.mixer.Wqkv", "blk.{bid}.attn_qkv"),
-    ("model.layers.{bid}.self_attn.q_proj", "blk.{bid}.attn_q"),
-    ("model.layers.{bid}.self_attn.k_proj", "blk.{bid}.attn_k"),
-    ("model.layers.{bid}.self_attn.v_proj", "blk.{bid}.attn_v"),
-    (
-        "model.layers.{bid}.self_attn.dense",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "transformer.h.{bid}.mixer.out_proj",
-        "blk.{bid}.attn_output",
-    ),
-    ("model.layers.{bid}.mlp.fc1", "blk.{bid}.ffn_up"),
-    ("transformer.h.{bid}.mlp.fc1", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.fc2", "blk.{bid}.ffn_down"),
-    ("transformer.h.{bid}.mlp.fc2", "blk.{bid}.ffn_down"),
-];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -65,22 +74,22 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         return Err(hp.missing(&["num_attention_heads"]));
     }
     p.req_u32(
-        "context_length",
+        llm::CONTEXT_LENGTH,
         &["n_positions", "max_position_embeddings"],
     )?;
-    p.u32("embedding_length", n_embd)?;
-    p.u32("feed_forward_length", n_embd.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, n_embd)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, n_embd.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.u32("attention.head_count", n_head)?;
-    p.u32("attention.head_count_kv", n_head)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.u32(attention::HEAD_COUNT, n_head)?;
+    p.u32(attention::HEAD_COUNT_KV, n_head)?;
     let eps = hp.req_f64(&["layer_norm_epsilon", "layer_norm_eps"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.u32(
-        "rope.dimension_count",
+        rope::DIMENSION_COUNT,
         (pct * n_embd as f64).trunc() as u64 / n_head,
     )?;
     p.file_type();
-    p.md.set("tokenizer.ggml.add_bos_token", Value::Bool(false));
+    p.md.set(tokenizer::ADD_BOS, Value::Bool(false));
     Ok(())
 }

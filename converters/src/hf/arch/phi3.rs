@@ -4,48 +4,60 @@
 //! 128k models get generated `rope_factors_long/short` tensors and an attention factor KV
 //! that is written while tensors are processed (so before `general.type`).
 
+use ggufkit::gguf::keys::{self, attention, llm, rope};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, Rules};
+use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Phi-3 class.
 pub const PHI3: Arch = Arch {
     hf_names: &["Phi3ForCausalLM"],
+    model_types: &[ModelType {
+        name: "phi3",
+        hf_classes: &["Phi3ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32064,
+            "hidden_size" => 3072,
+            "intermediate_size" => 8192,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "max_position_embeddings" => 4096,
+            "original_max_position_embeddings" => 4096,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "phi3",
     vocab: VocabKind::Phi3,
-    tensors: &[TENSORS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra,
 };
-
-const TENSORS: &[(&str, &str)] = &[
-    ("model.embed_tokens", "token_embd"),
-    ("model.norm", "output_norm"),
-    ("lm_head", "output"),
-    ("model.layers.{bid}.input_layernorm", "blk.{bid}.attn_norm"),
-    (
-        "model.layers.{bid}.self_attn.qkv_proj",
-        "blk.{bid}.attn_qkv",
-    ),
-    (
-        "model.layers.{bid}.self_attn.o_proj",
-        "blk.{bid}.attn_output",
-    ),
-    (
-        "model.layers.{bid}.post_attention_layernorm",
-        "blk.{bid}.ffn_norm",
-    ),
-    ("model.layers.{bid}.mlp.gate_up_proj", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.down_proj", "blk.{bid}.ffn_down"),
-];
 
 struct Shape {
     n_embd: u64,
@@ -83,29 +95,29 @@ fn shape(hp: &Hparams) -> Result<Shape, ConvertError> {
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let s = shape(p.hp)?;
     let hp = p.hp;
-    p.u32("context_length", s.max_pos)?;
-    p.u32("rope.scaling.original_context_length", s.orig_max_pos)?;
-    p.u32("embedding_length", s.n_embd)?;
-    p.req_u32("feed_forward_length", &["intermediate_size"])?;
+    p.u32(llm::CONTEXT_LENGTH, s.max_pos)?;
+    p.u32(rope::SCALING_ORIG_CTX_LEN, s.orig_max_pos)?;
+    p.u32(llm::EMBEDDING_LENGTH, s.n_embd)?;
+    p.req_u32(llm::FEED_FORWARD_LENGTH, &["intermediate_size"])?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("attention.head_count", &["num_attention_heads", "n_head"])?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(attention::HEAD_COUNT, &["num_attention_heads", "n_head"])?;
     p.req_u32(
-        "attention.head_count_kv",
+        attention::HEAD_COUNT_KV,
         &["num_key_value_heads", "n_head_kv"],
     )?;
     let eps = hp.req_f64(&["rms_norm_eps"])?;
-    p.f32("attention.layer_norm_rms_epsilon", eps);
-    p.u32("rope.dimension_count", s.rope_dims)?;
+    p.f32(attention::LAYERNORM_RMS_EPS, eps);
+    p.u32(rope::DIMENSION_COUNT, s.rope_dims)?;
     let theta = hp
         .rope_full()
         .get("rope_theta")
         .and_then(Json::as_f64)
         .ok_or_else(|| hp.missing(&["rope_theta"]))?;
-    p.f32("rope.freq_base", theta);
+    p.f32(rope::FREQ_BASE, theta);
     p.file_type();
     let sw = hp.find_u64(&["sliding_window"])?.unwrap_or(0);
-    p.u32("attention.sliding_window", sw)
+    p.u32(attention::SLIDING_WINDOW, sw)
 }
 
 fn factors(v: Option<&Json>) -> Option<Vec<f32>> {
@@ -170,7 +182,7 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
             ),
         ],
         early_kvs: vec![(
-            "phi3.rope.scaling.attn_factor".into(),
+            keys::arch_key(PHI3.gguf, rope::SCALING_ATTN_FACTOR),
             Value::F32(attn as f32),
         )],
     })

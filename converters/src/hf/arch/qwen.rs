@@ -4,20 +4,56 @@
 //! the MoE classes stack per-expert `down/gate/up_proj` (in that order) into
 //! `ffn_*_exps`, accept already fused 3-D expert tensors, and add the expert FFN sizes.
 
+use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, Extra, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// `Qwen2ForCausalLM` (arch `qwen2`).
 pub const QWEN2: Arch = Arch {
     hf_names: &["Qwen2ForCausalLM", "Qwen2Model"],
+    model_types: &[ModelType {
+        name: "qwen2",
+        hf_classes: &["Qwen2ForCausalLM", "Qwen2Model"],
+        defaults: defaults! {
+            "vocab_size" => 151936,
+            "hidden_size" => 4096,
+            "intermediate_size" => 22016,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 32,
+            "max_position_embeddings" => 32768,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "qwen2",
     vocab: VocabKind::Qwen2,
-    tensors: &[LLAMA_LIKE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules {
         headless_arch: Some("Qwen2Model"),
@@ -30,9 +66,46 @@ pub const QWEN2: Arch = Arch {
 /// `Qwen3ForCausalLM` (arch `qwen3`).
 pub const QWEN3: Arch = Arch {
     hf_names: &["Qwen3ForCausalLM", "Qwen3Model"],
+    model_types: &[ModelType {
+        name: "qwen3",
+        hf_classes: &["Qwen3ForCausalLM", "Qwen3Model"],
+        defaults: defaults! {
+            "vocab_size" => 151936,
+            "hidden_size" => 4096,
+            "intermediate_size" => 22016,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 32,
+            "head_dim" => 128,
+            "max_position_embeddings" => 32768,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "qwen3",
     vocab: VocabKind::Qwen2,
-    tensors: &[LLAMA_LIKE, QK_NORM],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: dense_params,
@@ -42,9 +115,55 @@ pub const QWEN3: Arch = Arch {
 /// `Qwen2MoeForCausalLM` (arch `qwen2moe`).
 pub const QWEN2MOE: Arch = Arch {
     hf_names: &["Qwen2MoeForCausalLM"],
+    model_types: &[ModelType {
+        name: "qwen2_moe",
+        hf_classes: &["Qwen2MoeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 151936,
+            "hidden_size" => 2048,
+            "intermediate_size" => 5632,
+            "num_hidden_layers" => 24,
+            "num_attention_heads" => 16,
+            "num_key_value_heads" => 16,
+            "max_position_embeddings" => 32768,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "num_experts_per_tok" => 4,
+            "num_experts" => 60,
+            "moe_intermediate_size" => 1408,
+            "shared_expert_intermediate_size" => 5632,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "qwen2moe",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, MOE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGateInpShexp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
     params: moe_params,
@@ -54,9 +173,56 @@ pub const QWEN2MOE: Arch = Arch {
 /// `Qwen3MoeForCausalLM` (arch `qwen3moe`).
 pub const QWEN3MOE: Arch = Arch {
     hf_names: &["Qwen3MoeForCausalLM"],
+    model_types: &[ModelType {
+        name: "qwen3_moe",
+        hf_classes: &["Qwen3MoeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 151936,
+            "hidden_size" => 2048,
+            "intermediate_size" => 6144,
+            "num_hidden_layers" => 24,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 4,
+            "max_position_embeddings" => 32768,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "num_experts_per_tok" => 8,
+            "num_local_experts" => 128,
+            "moe_intermediate_size" => 768,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, QK_NORM, MOE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGateInpShexp,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+        Tensor::FfnGateExp,
+        Tensor::FfnUpExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnGateShexp,
+        Tensor::FfnUpShexp,
+        Tensor::FfnDownShexp,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
     params: moe_params,
@@ -78,51 +244,6 @@ pub const QWEN_EXPERTS: Experts = Experts {
     merged_name: "model.layers.{bid}.mlp.experts.{w}.weight",
 };
 
-/// `self_attn.q_norm` / `k_norm`.
-pub const QK_NORM: &[(&str, &str)] = &[
-    (
-        "model.layers.{bid}.self_attn.q_norm",
-        "blk.{bid}.attn_q_norm",
-    ),
-    (
-        "model.layers.{bid}.self_attn.k_norm",
-        "blk.{bid}.attn_k_norm",
-    ),
-];
-
-/// The Qwen-MoE router, shared expert and stacked experts.
-pub const MOE: &[(&str, &str)] = &[
-    ("model.layers.{bid}.mlp.gate", "blk.{bid}.ffn_gate_inp"),
-    (
-        "model.layers.{bid}.mlp.shared_expert_gate",
-        "blk.{bid}.ffn_gate_inp_shexp",
-    ),
-    (
-        "model.layers.{bid}.mlp.shared_expert.gate_proj",
-        "blk.{bid}.ffn_gate_shexp",
-    ),
-    (
-        "model.layers.{bid}.mlp.shared_expert.up_proj",
-        "blk.{bid}.ffn_up_shexp",
-    ),
-    (
-        "model.layers.{bid}.mlp.shared_expert.down_proj",
-        "blk.{bid}.ffn_down_shexp",
-    ),
-    (
-        "model.layers.{bid}.mlp.experts.gate_proj",
-        "blk.{bid}.ffn_gate_exps",
-    ),
-    (
-        "model.layers.{bid}.mlp.experts.up_proj",
-        "blk.{bid}.ffn_up_exps",
-    ),
-    (
-        "model.layers.{bid}.mlp.experts.down_proj",
-        "blk.{bid}.ffn_down_exps",
-    ),
-];
-
 fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.pooling()
@@ -130,9 +251,9 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
 
 fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
-    p.opt_u32("expert_feed_forward_length", &["moe_intermediate_size"])?;
+    p.opt_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["moe_intermediate_size"])?;
     p.opt_u32(
-        "expert_shared_feed_forward_length",
+        llm::EXPERT_SHARED_FEED_FORWARD_LENGTH,
         &["shared_expert_intermediate_size"],
     )
 }

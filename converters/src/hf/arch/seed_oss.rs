@@ -3,27 +3,59 @@
 //! The generic hparams and Llama's tensor names, except that the norm after attention is
 //! `post_attention_norm` (there is no `ffn_norm`); q/k/v biases are optional.
 
-use super::{keep, no_extra, Arch, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
 /// The Seed-OSS class.
 pub const SEED_OSS: Arch = Arch {
     hf_names: &["SeedOssForCausalLM"],
+    model_types: &[ModelType {
+        name: "seed_oss",
+        hf_classes: &["SeedOssForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 155136,
+            "hidden_size" => 4096,
+            "intermediate_size" => 27648,
+            "num_hidden_layers" => 64,
+            "num_attention_heads" => 80,
+            "num_key_value_heads" => 8,
+            "max_position_embeddings" => 524288,
+            "rms_norm_eps" => 1e-6,
+            "rope_theta" => 10000.0,
+            "head_dim" => 128,
+        },
+        head_dim: HeadDim::FillWhenNull,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "seed_oss",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, NORMS],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params,
     extra: no_extra,
 };
-
-const NORMS: &[(&str, &str)] = &[(
-    "model.layers.{bid}.post_attention_layernorm",
-    "blk.{bid}.post_attention_norm",
-)];
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()

@@ -5,17 +5,55 @@
 //! non-gated MLP (`c_fc`, `c_proj`). `GPTBigCodeForCausalLM` (arch `starcoder`) is GPT-2
 //! shaped with multi-query attention (one KV head) and learned positions.
 
-use super::{keep, no_extra, Arch, Rules, LLAMA_LIKE};
+use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::VocabKind;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
+use ggufkit::gguf::keys::{attention, llm};
 
 /// `Starcoder2ForCausalLM` (arch `starcoder2`).
 pub const STARCODER2: Arch = Arch {
     hf_names: &["Starcoder2ForCausalLM"],
+    model_types: &[ModelType {
+        name: "starcoder2",
+        hf_classes: &["Starcoder2ForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 49152,
+            "hidden_size" => 3072,
+            "intermediate_size" => 12288,
+            "num_hidden_layers" => 30,
+            "num_attention_heads" => 24,
+            "num_key_value_heads" => 2,
+            "max_position_embeddings" => 4096,
+            "norm_epsilon" => 1e-5,
+            "rope_theta" => 10000.0,
+            "sliding_window" => serde_json::Value::Null,
+            "use_bias" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
     gguf: "starcoder2",
     vocab: VocabKind::Gpt2,
-    tensors: &[LLAMA_LIKE, STARCODER2_MLP],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: starcoder2_params,
@@ -25,48 +63,45 @@ pub const STARCODER2: Arch = Arch {
 /// `GPTBigCodeForCausalLM` (arch `starcoder`).
 pub const STARCODER: Arch = Arch {
     hf_names: &["GPTBigCodeForCausalLM"],
+    model_types: &[],
+    composites: &[],
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,
-    tensors: &[BIGCODE],
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        Tensor::TokenEmbd,
+        Tensor::PosEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnUp,
+        Tensor::FfnDown,
+    ],
+    tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
     params: starcoder_params,
     extra: no_extra,
 };
 
-const STARCODER2_MLP: &[(&str, &str)] = &[
-    ("model.layers.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"),
-    ("model.layers.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"),
-];
-
-const BIGCODE: &[(&str, &str)] = &[
-    ("transformer.wte", "token_embd"),
-    ("transformer.wpe", "position_embd"),
-    ("transformer.ln_f", "output_norm"),
-    ("lm_head", "output"),
-    ("transformer.h.{bid}.ln_1", "blk.{bid}.attn_norm"),
-    ("transformer.h.{bid}.attn.c_attn", "blk.{bid}.attn_qkv"),
-    ("transformer.h.{bid}.attn.c_proj", "blk.{bid}.attn_output"),
-    ("transformer.h.{bid}.ln_2", "blk.{bid}.ffn_norm"),
-    ("transformer.h.{bid}.mlp.c_fc", "blk.{bid}.ffn_up"),
-    ("transformer.h.{bid}.mlp.c_proj", "blk.{bid}.ffn_down"),
-];
-
 fn starcoder2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()
 }
 
 fn starcoder_params(p: &mut Params) -> Result<(), ConvertError> {
-    p.req_u32("context_length", &["n_positions"])?;
+    p.req_u32(llm::CONTEXT_LENGTH, &["n_positions"])?;
     let n_embd = p.hp.req_u64(&["n_embd"])?;
-    p.u32("embedding_length", n_embd)?;
-    p.u32("feed_forward_length", n_embd.saturating_mul(4))?;
+    p.u32(llm::EMBEDDING_LENGTH, n_embd)?;
+    p.u32(llm::FEED_FORWARD_LENGTH, n_embd.saturating_mul(4))?;
     let n = p.block_count()?;
-    p.u32("block_count", n)?;
-    p.req_u32("attention.head_count", &["n_head"])?;
-    p.u32("attention.head_count_kv", 1)?;
+    p.u32(llm::BLOCK_COUNT, n)?;
+    p.req_u32(attention::HEAD_COUNT, &["n_head"])?;
+    p.u32(attention::HEAD_COUNT_KV, 1)?;
     let eps = p.hp.req_f64(&["layer_norm_epsilon"])?;
-    p.f32("attention.layer_norm_epsilon", eps);
+    p.f32(attention::LAYERNORM_EPS, eps);
     p.file_type();
     Ok(())
 }

@@ -208,9 +208,10 @@ pub(crate) fn get_vocab_base(
         None => vocab.len(),
     };
     if vocab_size > MAX_VOCAB {
-        return Err(ConvertError::Unsupported(format!(
-            "vocab_size {vocab_size} is larger than {MAX_VOCAB}"
-        )));
+        return Err(ConvertError::VocabTooLarge {
+            size: vocab_size as u64,
+            max: MAX_VOCAB,
+        });
     }
     if let Some((text, max)) = vocab
         .iter()

@@ -15,21 +15,7 @@ pub(crate) mod token_type {
 }
 
 /// Key names (gguf-py `Keys.Tokenizer`).
-pub(crate) mod key {
-    pub const MODEL: &str = "tokenizer.ggml.model";
-    pub const PRE: &str = "tokenizer.ggml.pre";
-    pub const TOKENS: &str = "tokenizer.ggml.tokens";
-    pub const TOKEN_TYPE: &str = "tokenizer.ggml.token_type";
-    pub const TOKEN_TYPE_COUNT: &str = "tokenizer.ggml.token_type_count";
-    pub const SCORES: &str = "tokenizer.ggml.scores";
-    pub const MERGES: &str = "tokenizer.ggml.merges";
-    pub const ADD_SPACE_PREFIX: &str = "tokenizer.ggml.add_space_prefix";
-    pub const ADD_BOS: &str = "tokenizer.ggml.add_bos_token";
-    pub const CHAT_TEMPLATE: &str = "tokenizer.chat_template";
-    pub const CHAT_TEMPLATES: &str = "tokenizer.chat_templates";
-    pub const LOWERCASE: &str = "tokenizer.ggml.normalizer.lowercase";
-    pub const STRIP_ACCENTS: &str = "tokenizer.ggml.normalizer.strip_accents";
-}
+pub(crate) use ggufkit::gguf::keys::tokenizer as key;
 
 /// An insertion-ordered key list with gguf-py's overwrite-in-place rule.
 #[derive(Debug, Default, Clone)]

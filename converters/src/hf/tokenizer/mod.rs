@@ -67,6 +67,30 @@ pub enum VocabKind {
     Glm4,
 }
 
+/// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
+/// Gemma path).
+#[derive(Debug, Clone, Copy)]
+pub struct VocabQuirks {
+    /// `tokenizer.model` is required: no fallback to tokenizer.json (Gemma 1 and 2).
+    pub requires_spm: bool,
+    /// Special tokens set by id through a second SpecialVocab of just these types, whose
+    /// chat template is not written (Gemma's fill-in-the-middle tokens and `eot`).
+    pub fixed_special_tokens: &'static [(&'static str, i128)],
+}
+
+impl VocabQuirks {
+    /// Nothing beyond the path.
+    pub const NONE: VocabQuirks = VocabQuirks {
+        requires_spm: false,
+        fixed_special_tokens: &[],
+    };
+
+    /// The quirks of the architecture whose `general.architecture` is `arch`.
+    fn of(arch: &str) -> VocabQuirks {
+        crate::hf::arch::by_gguf(arch).map_or(VocabQuirks::NONE, |a| a.vocab_quirks)
+    }
+}
+
 /// What the tokenizer converter needs to know.
 #[derive(Debug, Clone)]
 pub struct VocabRequest<'a> {
@@ -199,7 +223,10 @@ fn count(v: &Json, what: &str) -> Result<Option<usize>, ConvertError> {
     v.as_u64()
         .and_then(|n| usize::try_from(n).ok())
         .map(Some)
-        .ok_or_else(|| ConvertError::Other(format!("hparam {what} = {v} is not a count")))
+        .ok_or_else(|| ConvertError::NotACount {
+            key: what.to_string(),
+            value: v.to_string(),
+        })
 }
 
 /// A count hparam; absent or null gives `None`.
@@ -392,8 +419,9 @@ fn set_vocab_gemma(
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
     let model = spm::load_model(dir)?;
+    let quirks = VocabQuirks::of(req.arch);
     let Some(model) = model else {
-        if req.arch == "gemma" || req.arch == "gemma2" {
+        if quirks.requires_spm {
             return Err(ConvertError::io(
                 dir.join("tokenizer.model"),
                 std::io::Error::new(std::io::ErrorKind::NotFound, "Gemma needs tokenizer.model"),
@@ -402,21 +430,15 @@ fn set_vocab_gemma(
         return gpt2(req, tc, kv);
     };
     let path = sentencepiece(req, &model, kv)?;
-    if req.arch == "gemma" {
-        let mut sv = SpecialVocab::load(
-            dir,
-            false,
-            Some(&["prefix", "suffix", "middle", "fsep", "eot"]),
-            None,
-        )?;
-        for (typ, id) in [
-            ("prefix", 67),
-            ("suffix", 69),
-            ("middle", 68),
-            ("fsep", 70),
-            ("eot", 107),
-        ] {
-            sv.set_special_token(typ, id)?;
+    if !quirks.fixed_special_tokens.is_empty() {
+        let types: Vec<&str> = quirks
+            .fixed_special_tokens
+            .iter()
+            .map(|(t, _)| *t)
+            .collect();
+        let mut sv = SpecialVocab::load(dir, false, Some(types.as_slice()), None)?;
+        for (typ, id) in quirks.fixed_special_tokens {
+            sv.set_special_token(typ, *id)?;
         }
         sv.chat_template = None;
         sv.add_to(kv)?;

@@ -7,6 +7,7 @@
 //! token is not the EOS moves the old EOS to `eot` (or `eom`), and `cls`, `prefix`, `suffix`,
 //! `middle`, `fsep` ids are never written (gguf-py has no writer method for them).
 
+use ggufkit::gguf::keys;
 use std::path::Path;
 
 use serde_json::{Map, Value as Json};
@@ -498,23 +499,23 @@ impl SpecialVocab {
         }
         for (typ, id) in &self.special_token_ids {
             let k = match typ.as_str() {
-                "bos" => "tokenizer.ggml.bos_token_id",
-                "eos" => "tokenizer.ggml.eos_token_id",
-                "unk" => "tokenizer.ggml.unknown_token_id",
-                "sep" => "tokenizer.ggml.seperator_token_id",
-                "pad" => "tokenizer.ggml.padding_token_id",
-                "mask" => "tokenizer.ggml.mask_token_id",
-                "eot" => "tokenizer.ggml.eot_token_id",
-                "eom" => "tokenizer.ggml.eom_token_id",
+                "bos" => keys::tokenizer::BOS_ID,
+                "eos" => keys::tokenizer::EOS_ID,
+                "unk" => keys::tokenizer::UNK_ID,
+                "sep" => keys::tokenizer::SEP_ID,
+                "pad" => keys::tokenizer::PAD_ID,
+                "mask" => keys::tokenizer::MASK_ID,
+                "eot" => keys::tokenizer::EOT_ID,
+                "eom" => keys::tokenizer::EOM_ID,
                 _ => continue, // no writer method: skipped with a warning upstream
             };
             kv.u32(k, *id);
         }
         for (typ, v) in &self.add_special_token {
             let k = match typ.as_str() {
-                "bos" => "tokenizer.ggml.add_bos_token",
-                "eos" => "tokenizer.ggml.add_eos_token",
-                "sep" => "tokenizer.ggml.add_sep_token",
+                "bos" => keys::tokenizer::ADD_BOS,
+                "eos" => keys::tokenizer::ADD_EOS,
+                "sep" => keys::tokenizer::ADD_SEP,
                 _ => continue,
             };
             kv.bool(k, *v);

@@ -49,9 +49,10 @@ fn piece_type(k: PieceType) -> i32 {
 
 fn check_size(n: usize) -> Result<usize, ConvertError> {
     if n > MAX_VOCAB {
-        return Err(ConvertError::Unsupported(format!(
-            "vocab_size {n} is larger than {MAX_VOCAB}"
-        )));
+        return Err(ConvertError::VocabTooLarge {
+            size: n as u64,
+            max: MAX_VOCAB,
+        });
     }
     Ok(n)
 }

@@ -1,0 +1,265 @@
+//! GGUF metadata keys (gguf-py's `constants.py` `Keys`), each written once.
+//!
+//! Global keys are full names. Per-architecture keys (`{arch}.context_length`, …) are given
+//! as the part after `{arch}.`; [`arch_key`] makes the full name. Keys that are built from a
+//! prefix and an index or a suffix (`general.base_model.{i}.name`, `general.sampling.top_k`)
+//! are given as their prefix.
+
+/// `{arch}.{suffix}`: a per-architecture key.
+pub fn arch_key(arch: &str, suffix: &str) -> String {
+    format!("{arch}.{suffix}")
+}
+
+/// `general.*`.
+pub mod general {
+    /// The architecture (`llama`, `qwen2`, …).
+    pub const ARCHITECTURE: &str = "general.architecture";
+    /// The version of the quantization format.
+    pub const QUANTIZATION_VERSION: &str = "general.quantization_version";
+    /// Tensor data alignment.
+    pub const ALIGNMENT: &str = "general.alignment";
+    /// The file type (`LLAMA_FTYPE_*`).
+    pub const FILE_TYPE: &str = "general.file_type";
+    /// `model` or `adapter`.
+    pub const TYPE: &str = "general.type";
+    /// The model's name.
+    pub const NAME: &str = "general.name";
+    /// The author.
+    pub const AUTHOR: &str = "general.author";
+    /// The version.
+    pub const VERSION: &str = "general.version";
+    /// The organization.
+    pub const ORGANIZATION: &str = "general.organization";
+    /// The finetune.
+    pub const FINETUNE: &str = "general.finetune";
+    /// The base name.
+    pub const BASENAME: &str = "general.basename";
+    /// The description.
+    pub const DESCRIPTION: &str = "general.description";
+    /// Who quantized the model.
+    pub const QUANTIZED_BY: &str = "general.quantized_by";
+    /// The size label (`7B`, `8x7B`).
+    pub const SIZE_LABEL: &str = "general.size_label";
+    /// The license.
+    pub const LICENSE: &str = "general.license";
+    /// The license's name.
+    pub const LICENSE_NAME: &str = "general.license.name";
+    /// The license's link.
+    pub const LICENSE_LINK: &str = "general.license.link";
+    /// The model's URL.
+    pub const URL: &str = "general.url";
+    /// The model's DOI.
+    pub const DOI: &str = "general.doi";
+    /// The model's UUID.
+    pub const UUID: &str = "general.uuid";
+    /// The model's repository URL.
+    pub const REPO_URL: &str = "general.repo_url";
+    /// The source model's URL.
+    pub const SOURCE_URL: &str = "general.source.url";
+    /// The source model's DOI.
+    pub const SOURCE_DOI: &str = "general.source.doi";
+    /// The source model's UUID.
+    pub const SOURCE_UUID: &str = "general.source.uuid";
+    /// The source model's repository URL.
+    pub const SOURCE_REPO_URL: &str = "general.source.repo_url";
+    /// Prefix of the base-model keys (`.count`, `.{i}.name`, …).
+    pub const BASE_MODEL: &str = "general.base_model";
+    /// Prefix of the dataset keys (`.count`, `.{i}.name`, …).
+    pub const DATASET: &str = "general.dataset";
+    /// Prefix of the recommended-sampling keys (`.top_k`, `.temp`, …).
+    pub const SAMPLING: &str = "general.sampling";
+    /// The tags.
+    pub const TAGS: &str = "general.tags";
+    /// The languages.
+    pub const LANGUAGES: &str = "general.languages";
+    /// The base models, as a metadata override gives them (a list of dicts).
+    pub const BASE_MODELS: &str = "general.base_models";
+    /// The datasets, as a metadata override gives them (a list of dicts).
+    pub const DATASETS: &str = "general.datasets";
+}
+
+/// Per-architecture keys (the part after `{arch}.`; see [`arch_key`]).
+pub mod llm {
+    /// The vocabulary size.
+    pub const VOCAB_SIZE: &str = "vocab_size";
+    /// The training context length.
+    pub const CONTEXT_LENGTH: &str = "context_length";
+    /// The embedding width.
+    pub const EMBEDDING_LENGTH: &str = "embedding_length";
+    /// The number of blocks.
+    pub const BLOCK_COUNT: &str = "block_count";
+    /// The FFN width.
+    pub const FEED_FORWARD_LENGTH: &str = "feed_forward_length";
+    /// One expert's FFN width.
+    pub const EXPERT_FEED_FORWARD_LENGTH: &str = "expert_feed_forward_length";
+    /// The shared expert's FFN width.
+    pub const EXPERT_SHARED_FEED_FORWARD_LENGTH: &str = "expert_shared_feed_forward_length";
+    /// Whether attention and FFN run in parallel.
+    pub const USE_PARALLEL_RESIDUAL: &str = "use_parallel_residual";
+    /// The layout of fused tensors (Falcon's `jploski`).
+    pub const TENSOR_DATA_LAYOUT: &str = "tensor_data_layout";
+    /// The number of experts.
+    pub const EXPERT_COUNT: &str = "expert_count";
+    /// Experts used per token.
+    pub const EXPERT_USED_COUNT: &str = "expert_used_count";
+    /// Expert groups.
+    pub const EXPERT_GROUP_COUNT: &str = "expert_group_count";
+    /// Expert groups used per token.
+    pub const EXPERT_GROUP_USED_COUNT: &str = "expert_group_used_count";
+    /// The expert gating function (`ExpertGatingFuncType`).
+    pub const EXPERT_GATING_FUNC: &str = "expert_gating_func";
+    /// The pooling type of an embedding model.
+    pub const POOLING_TYPE: &str = "pooling_type";
+    /// The logit scale.
+    pub const LOGIT_SCALE: &str = "logit_scale";
+    /// The embedding scale.
+    pub const EMBEDDING_SCALE: &str = "embedding_scale";
+    /// The residual scale.
+    pub const RESIDUAL_SCALE: &str = "residual_scale";
+    /// Final logit soft-capping.
+    pub const FINAL_LOGIT_SOFTCAPPING: &str = "final_logit_softcapping";
+    /// Attention logit soft-capping.
+    pub const ATTN_LOGIT_SOFTCAPPING: &str = "attn_logit_softcapping";
+    /// A classifier's output labels.
+    pub const CLASSIFIER_OUTPUT_LABELS: &str = "classifier.output_labels";
+    /// A classifier's pooling type.
+    pub const CLASSIFIER_POOLING_TYPE: &str = "classifier.pooling_type";
+}
+
+/// Per-architecture `attention.*` keys (the part after `{arch}.`).
+pub mod attention {
+    /// Query heads.
+    pub const HEAD_COUNT: &str = "attention.head_count";
+    /// Key/value heads.
+    pub const HEAD_COUNT_KV: &str = "attention.head_count_kv";
+    /// Key head size.
+    pub const KEY_LENGTH: &str = "attention.key_length";
+    /// Value head size.
+    pub const VALUE_LENGTH: &str = "attention.value_length";
+    /// LayerNorm epsilon.
+    pub const LAYERNORM_EPS: &str = "attention.layer_norm_epsilon";
+    /// RMSNorm epsilon.
+    pub const LAYERNORM_RMS_EPS: &str = "attention.layer_norm_rms_epsilon";
+    /// Whether attention is causal.
+    pub const CAUSAL: &str = "attention.causal";
+    /// The q/k/v clamp.
+    pub const CLAMP_KQV: &str = "attention.clamp_kqv";
+    /// The sliding window.
+    pub const SLIDING_WINDOW: &str = "attention.sliding_window";
+    /// Which layers use the sliding window.
+    pub const SLIDING_WINDOW_PATTERN: &str = "attention.sliding_window_pattern";
+    /// The attention scale.
+    pub const SCALE: &str = "attention.scale";
+}
+
+/// Per-architecture `rope.*` keys (the part after `{arch}.`).
+pub mod rope {
+    /// Rotary dimensions.
+    pub const DIMENSION_COUNT: &str = "rope.dimension_count";
+    /// M-RoPE sections.
+    pub const DIMENSION_SECTIONS: &str = "rope.dimension_sections";
+    /// The rope base frequency.
+    pub const FREQ_BASE: &str = "rope.freq_base";
+    /// The sliding-window layers' base frequency.
+    pub const FREQ_BASE_SWA: &str = "rope.freq_base_swa";
+    /// The scaling type.
+    pub const SCALING_TYPE: &str = "rope.scaling.type";
+    /// The scaling factor.
+    pub const SCALING_FACTOR: &str = "rope.scaling.factor";
+    /// The attention factor.
+    pub const SCALING_ATTN_FACTOR: &str = "rope.scaling.attn_factor";
+    /// The context length before scaling.
+    pub const SCALING_ORIG_CTX_LEN: &str = "rope.scaling.original_context_length";
+    /// YaRN's extrapolation factor.
+    pub const SCALING_YARN_EXT_FACTOR: &str = "rope.scaling.yarn_ext_factor";
+    /// YaRN's attention factor.
+    pub const SCALING_YARN_ATTN_FACTOR: &str = "rope.scaling.yarn_attn_factor";
+    /// YaRN's beta fast.
+    pub const SCALING_YARN_BETA_FAST: &str = "rope.scaling.yarn_beta_fast";
+    /// YaRN's beta slow.
+    pub const SCALING_YARN_BETA_SLOW: &str = "rope.scaling.yarn_beta_slow";
+}
+
+/// `tokenizer.*`.
+pub mod tokenizer {
+    /// The tokenizer model (`llama`, `gpt2`, `bert`).
+    pub const MODEL: &str = "tokenizer.ggml.model";
+    /// The pre-tokenizer.
+    pub const PRE: &str = "tokenizer.ggml.pre";
+    /// The tokens.
+    pub const TOKENS: &str = "tokenizer.ggml.tokens";
+    /// The token types.
+    pub const TOKEN_TYPE: &str = "tokenizer.ggml.token_type";
+    /// The number of token types (BERT).
+    pub const TOKEN_TYPE_COUNT: &str = "tokenizer.ggml.token_type_count";
+    /// The token scores.
+    pub const SCORES: &str = "tokenizer.ggml.scores";
+    /// The BPE merges.
+    pub const MERGES: &str = "tokenizer.ggml.merges";
+    /// The BOS token id.
+    pub const BOS_ID: &str = "tokenizer.ggml.bos_token_id";
+    /// The EOS token id.
+    pub const EOS_ID: &str = "tokenizer.ggml.eos_token_id";
+    /// The unknown token id.
+    pub const UNK_ID: &str = "tokenizer.ggml.unknown_token_id";
+    /// The separator token id (gguf-py's spelling).
+    pub const SEP_ID: &str = "tokenizer.ggml.seperator_token_id";
+    /// The padding token id.
+    pub const PAD_ID: &str = "tokenizer.ggml.padding_token_id";
+    /// The mask token id.
+    pub const MASK_ID: &str = "tokenizer.ggml.mask_token_id";
+    /// The end-of-turn token id.
+    pub const EOT_ID: &str = "tokenizer.ggml.eot_token_id";
+    /// The end-of-message token id.
+    pub const EOM_ID: &str = "tokenizer.ggml.eom_token_id";
+    /// Whether to add BOS.
+    pub const ADD_BOS: &str = "tokenizer.ggml.add_bos_token";
+    /// Whether to add EOS.
+    pub const ADD_EOS: &str = "tokenizer.ggml.add_eos_token";
+    /// Whether to add SEP.
+    pub const ADD_SEP: &str = "tokenizer.ggml.add_sep_token";
+    /// Whether to add a space prefix.
+    pub const ADD_SPACE_PREFIX: &str = "tokenizer.ggml.add_space_prefix";
+    /// WordPiece lowercasing.
+    pub const LOWERCASE: &str = "tokenizer.ggml.normalizer.lowercase";
+    /// WordPiece accent stripping.
+    pub const STRIP_ACCENTS: &str = "tokenizer.ggml.normalizer.strip_accents";
+    /// The default chat template.
+    pub const CHAT_TEMPLATE: &str = "tokenizer.chat_template";
+    /// The names of the named chat templates.
+    pub const CHAT_TEMPLATES: &str = "tokenizer.chat_templates";
+    /// The tool-use chat template.
+    pub const CHAT_TEMPLATE_TOOL_USE: &str = "tokenizer.chat_template.tool_use";
+}
+
+/// `split.*` (shards of one model).
+pub mod split {
+    /// This shard's index.
+    pub const NO: &str = "split.no";
+    /// The number of shards.
+    pub const COUNT: &str = "split.count";
+    /// The number of tensors in all shards.
+    pub const TENSORS_COUNT: &str = "split.tensors.count";
+}
+
+/// `quantize.*` (what llama-quantize records).
+pub mod quantize {
+    /// The importance-matrix file.
+    pub const IMATRIX_FILE: &str = "quantize.imatrix.file";
+    /// The importance matrix's dataset.
+    pub const IMATRIX_DATASET: &str = "quantize.imatrix.dataset";
+    /// The number of importance-matrix entries.
+    pub const IMATRIX_ENTRIES_COUNT: &str = "quantize.imatrix.entries_count";
+    /// The number of chunks the importance matrix was computed on.
+    pub const IMATRIX_CHUNKS_COUNT: &str = "quantize.imatrix.chunks_count";
+}
+
+/// `imatrix.*` (a GGUF importance-matrix file).
+pub mod imatrix {
+    /// The datasets.
+    pub const DATASETS: &str = "imatrix.datasets";
+    /// The number of chunks.
+    pub const CHUNK_COUNT: &str = "imatrix.chunk_count";
+    /// The chunk size.
+    pub const CHUNK_SIZE: &str = "imatrix.chunk_size";
+}
