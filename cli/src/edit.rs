@@ -2,6 +2,7 @@
 //! copied as it is (never decoded), and the result equals what gguf-py's
 //! `gguf_new_metadata.py` and `gguf_set_metadata.py` write for the same edits.
 
+use ggufkit::gguf::keys;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,14 +21,14 @@ use crate::edge::{exit_with, Failure};
 
 /// The special tokens gguf_new_metadata.py knows, by the name its `--special-token` takes.
 const SPECIAL_TOKENS: &[(&str, &str)] = &[
-    ("bos", "tokenizer.ggml.bos_token_id"),
-    ("eos", "tokenizer.ggml.eos_token_id"),
-    ("eot", "tokenizer.ggml.eot_token_id"),
-    ("eom", "tokenizer.ggml.eom_token_id"),
-    ("unknown", "tokenizer.ggml.unknown_token_id"),
-    ("seperator", "tokenizer.ggml.seperator_token_id"),
-    ("padding", "tokenizer.ggml.padding_token_id"),
-    ("mask", "tokenizer.ggml.mask_token_id"),
+    ("bos", keys::tokenizer::BOS_ID),
+    ("eos", keys::tokenizer::EOS_ID),
+    ("eot", keys::tokenizer::EOT_ID),
+    ("eom", keys::tokenizer::EOM_ID),
+    ("unknown", keys::tokenizer::UNK_ID),
+    ("seperator", keys::tokenizer::SEP_ID),
+    ("padding", keys::tokenizer::PAD_ID),
+    ("mask", keys::tokenizer::MASK_ID),
     ("fim_pre", "tokenizer.ggml.fim_pre_token_id"),
     ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
     ("fim_mid", "tokenizer.ggml.fim_mid_token_id"),
@@ -153,10 +154,10 @@ fn open(path: &Path) -> Result<GgufFile, Failure> {
 fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
     let mut e = MetadataEdits::default();
     if let Some(n) = cli.general_name.as_deref().filter(|s| !s.is_empty()) {
-        e.set("general.name", Value::from(n));
+        e.set(keys::general::NAME, Value::from(n));
     }
     if let Some(d) = cli.general_description.as_deref().filter(|s| !s.is_empty()) {
-        e.set("general.description", Value::from(d));
+        e.set(keys::general::DESCRIPTION, Value::from(d));
     }
     if let Some(t) = cli.chat_template.as_deref().filter(|s| !s.is_empty()) {
         e.chat_template = Some(ChatTemplate::from_text(t).map_err(usage)?);
@@ -182,7 +183,7 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.chat_template = Some(ChatTemplate::One(text));
     }
     if let Some(p) = cli.pre_tokenizer.as_deref().filter(|s| !s.is_empty()) {
-        e.set("tokenizer.ggml.pre", Value::from(p));
+        e.set(keys::tokenizer::PRE, Value::from(p));
     }
     e.remove = cli.remove_metadata.clone();
     for pattern in &cli.remove_matching {
@@ -239,7 +240,7 @@ fn special_key(name: &str) -> Option<&'static str> {
 
 /// The token texts of `tokenizer.ggml.tokens` (empty when there is no vocabulary).
 fn token_texts(md: &Metadata) -> Vec<String> {
-    match md.get("tokenizer.ggml.tokens") {
+    match md.get(keys::tokenizer::TOKENS) {
         Some(Value::Array(ggufkit::gguf::ArrayValue::String(list))) => {
             list.iter().map(|s| s.to_lossy().into_owned()).collect()
         }

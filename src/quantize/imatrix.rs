@@ -1,6 +1,7 @@
 //! Importance matrices: the GGUF imatrix (`llama-imatrix -o x.gguf`) and the legacy `.dat`,
 //! loaded as llama-quantize loads them (per-column mean squared activations).
 
+use crate::gguf::keys;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -134,18 +135,18 @@ impl Imatrix {
             return Err(ImatrixProblem::NoTensors);
         }
         let md = &f.metadata;
-        if !(md.contains("imatrix.datasets")
-            && md.contains("imatrix.chunk_count")
-            && md.contains("imatrix.chunk_size"))
+        if !(md.contains(keys::imatrix::DATASETS)
+            && md.contains(keys::imatrix::CHUNK_COUNT)
+            && md.contains(keys::imatrix::CHUNK_SIZE))
         {
             return Err(ImatrixProblem::MissingMetadata);
         }
-        let datasets = match md.get_array("imatrix.datasets", ValueType::String) {
+        let datasets = match md.get_array(keys::imatrix::DATASETS, ValueType::String) {
             Ok(ArrayValue::String(v)) => v.iter().map(|s| s.to_lossy().into_owned()).collect(),
             Ok(_) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        let chunk_count = md.get_u32("imatrix.chunk_count")?;
+        let chunk_count = md.get_u32(keys::imatrix::CHUNK_COUNT)?;
         let mut pairs: BTreeMap<
             String,
             (

@@ -14,6 +14,7 @@ pub mod prune;
 pub mod rules;
 mod tensor_types;
 
+use crate::gguf::keys;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -405,7 +406,7 @@ fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, Quantize
 }
 
 fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
-    let arch = md.get_str("general.architecture")?.to_string();
+    let arch = md.get_str(keys::general::ARCHITECTURE)?.to_string();
     let key = |k: &str| format!("{arch}.{k}");
     let n_layer = first_or_scalar_u32(md, &key("block_count"))?.unwrap_or(0);
     let n_head = first_or_scalar_u32(md, &key("attention.head_count"))?.unwrap_or(0);
@@ -426,7 +427,7 @@ fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
 
 /// The `general.file_type` COPY writes: the input's own, or the guessed type | 1024.
 fn copy_file_type(input: &Model) -> u32 {
-    if let Ok(ft) = input.metadata.get_u32("general.file_type") {
+    if let Ok(ft) = input.metadata.get_u32(keys::general::FILE_TYPE) {
         return ft;
     }
     let mut counts: Vec<(GgmlType, usize)> = Vec::new();
@@ -649,30 +650,43 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     }
 
     let mut md = input.metadata.clone();
-    md.set_last("general.quantization_version", Value::U32(2));
+    md.set_last(keys::general::QUANTIZATION_VERSION, Value::U32(2));
     let file_type = if opts.ftype.is_copy() {
         copy_file_type(input)
     } else {
         opts.ftype.id
     };
-    md.set_last("general.file_type", Value::U32(file_type));
-    for k in ["split.no", "split.count", "split.tensors.count"] {
+    md.set_last(keys::general::FILE_TYPE, Value::U32(file_type));
+    for k in [
+        keys::split::NO,
+        keys::split::COUNT,
+        keys::split::TENSORS_COUNT,
+    ] {
         md.remove(k);
     }
     for o in &opts.kv_overrides {
         md.set_last(o.key.clone(), o.value.clone());
     }
     if let (Some((path, _)), Some(im)) = (&opts.imatrix, imatrix) {
-        md.set_last("quantize.imatrix.file", Value::from(truncate_127(path)));
+        md.set_last(
+            keys::quantize::IMATRIX_FILE,
+            Value::from(truncate_127(path)),
+        );
         if let Some(d) = im.datasets.first() {
-            md.set_last("quantize.imatrix.dataset", Value::from(truncate_127(d)));
+            md.set_last(
+                keys::quantize::IMATRIX_DATASET,
+                Value::from(truncate_127(d)),
+            );
         }
         md.set_last(
-            "quantize.imatrix.entries_count",
+            keys::quantize::IMATRIX_ENTRIES_COUNT,
             Value::U32(im.entries.len() as u32),
         );
         if im.chunk_count > 0 {
-            md.set_last("quantize.imatrix.chunks_count", Value::U32(im.chunk_count));
+            md.set_last(
+                keys::quantize::IMATRIX_CHUNKS_COUNT,
+                Value::U32(im.chunk_count),
+            );
         }
     }
     if !opts.prune_layers.is_empty() {

@@ -1,6 +1,7 @@
 //! The GGUF metadata of a converted legacy model: `llama.*` hyperparameters and the
 //! vocabulary, from the file and the options, or from a model metadata directory.
 
+use ggufkit::gguf::keys;
 use std::path::Path;
 
 use ggufkit::gguf::{ArrayValue, GgufString, Value};
@@ -118,23 +119,23 @@ pub fn file_vocab(items: &[VocabItem]) -> Vec<(String, Value)> {
         types.push(ty);
     }
     vec![
-        ("tokenizer.ggml.model".into(), Value::from("llama")),
-        ("tokenizer.ggml.pre".into(), Value::from("default")),
+        (keys::tokenizer::MODEL.into(), Value::from("llama")),
+        (keys::tokenizer::PRE.into(), Value::from("default")),
         (
-            "tokenizer.ggml.tokens".into(),
+            keys::tokenizer::TOKENS.into(),
             Value::Array(ArrayValue::String(tokens.into())),
         ),
         (
-            "tokenizer.ggml.scores".into(),
+            keys::tokenizer::SCORES.into(),
             Value::Array(ArrayValue::F32(scores)),
         ),
         (
-            "tokenizer.ggml.token_type".into(),
+            keys::tokenizer::TOKEN_TYPE.into(),
             Value::Array(ArrayValue::I32(types)),
         ),
-        ("tokenizer.ggml.unknown_token_id".into(), Value::U32(0)),
-        ("tokenizer.ggml.bos_token_id".into(), Value::U32(1)),
-        ("tokenizer.ggml.eos_token_id".into(), Value::U32(2)),
+        (keys::tokenizer::UNK_ID.into(), Value::U32(0)),
+        (keys::tokenizer::BOS_ID.into(), Value::U32(1)),
+        (keys::tokenizer::EOS_ID.into(), Value::U32(2)),
     ]
 }
 
@@ -201,7 +202,7 @@ pub fn from_dir(
     let vocab = vocab_metadata(&req)?;
     let n_tokens = vocab
         .iter()
-        .find(|(k, _)| k == "tokenizer.ggml.tokens")
+        .find(|(k, _)| k == keys::tokenizer::TOKENS)
         .and_then(|(_, v)| match v {
             Value::Array(a) => Some(a.len()),
             _ => None,
