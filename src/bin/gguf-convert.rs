@@ -20,8 +20,8 @@ use ggufkit::progress::TensorBar;
 use ggufkit::split::{distribute, split_path};
 use ggufkit_converters::batch::jobs::{self, JobSpec, OutputSpec};
 use ggufkit_converters::batch::plan::{
-    parse_memory, parse_size, OutputOptions, PlanError, PlannedOutput, Source, SourceOptions,
-    SplitOptions, Target,
+    parse_memory, parse_size, OutputOptions, PlanError, PlanErrorKind, PlannedOutput, Source,
+    SourceOptions, SplitOptions, Target,
 };
 use ggufkit_converters::batch::progress::{Mode, Progress};
 use ggufkit_converters::batch::shard::Shard;
@@ -250,10 +250,12 @@ enum Failure {
 
 impl From<PlanError> for Failure {
     fn from(e: PlanError) -> Failure {
-        match e {
-            PlanError::Usage(m) => Failure::Usage(anyhow!(m)),
-            PlanError::Input(m) => Failure::Input(anyhow!(m)),
-            PlanError::Convert(m) => Failure::Run(anyhow!(m)),
+        let kind = e.kind();
+        let e = anyhow!(e.to_string());
+        match kind {
+            PlanErrorKind::Usage => Failure::Usage(e),
+            PlanErrorKind::Input => Failure::Input(e),
+            PlanErrorKind::Convert => Failure::Run(e),
         }
     }
 }

@@ -385,10 +385,10 @@ mod tests {
     }
 
     fn convert_tensor(input: &TensorData, to: GgmlType, im: Option<Vec<f32>>) -> Tensor {
-        let c = Convert::new(input.clone(), GgmlType::F32, to, 32, 4, im.map(Arc::new)).unwrap();
+        let c = Convert::new(input.clone(), GgmlType::F32, to, 256, 4, im.map(Arc::new)).unwrap();
         Tensor {
             name: "x".into(),
-            dims: vec![32, 4],
+            dims: vec![256, 4],
             ty: to,
             data: TensorData::Derived(Arc::new(c)),
         }
@@ -396,8 +396,8 @@ mod tests {
 
     #[test]
     fn equal_encodings_of_equal_values_are_one_product() {
-        let a_in = TensorData::Owned(Arc::new(vec![0u8; 32 * 4 * 4]));
-        let b_in = TensorData::Owned(Arc::new(vec![0u8; 32 * 4 * 4]));
+        let a_in = TensorData::Owned(Arc::new(vec![0u8; 256 * 4 * 4]));
+        let b_in = TensorData::Owned(Arc::new(vec![0u8; 256 * 4 * 4]));
         let mut p = Products::default();
         let a = p.intern(&convert_tensor(&a_in, GgmlType::Q6_K, None));
         let a = a.unwrap();
@@ -413,7 +413,7 @@ mod tests {
             p.intern(&convert_tensor(&a_in, GgmlType::Q4_K, None)),
             Some(a)
         );
-        let im = Some(vec![1.0; 32]);
+        let im = Some(vec![1.0; 256]);
         let b = p
             .intern(&convert_tensor(&a_in, GgmlType::Q6_K, im.clone()))
             .unwrap();

@@ -687,5 +687,5 @@ fn files_json<'a>(files: impl Iterator<Item = (&'a PathBuf, u64, &'a String)>) -
 
 /// A usage problem of a batch request (for the CLI's exit status 2).
 pub fn is_usage(e: &PlanError) -> bool {
-    matches!(e, PlanError::Usage(_))
+    e.kind() == plan::PlanErrorKind::Usage
 }
