@@ -326,8 +326,10 @@ impl<'p> Joint<'p> {
             Group(usize),
             Own(usize),
         }
+        /// Per product its bytes; or the products that failed, and why.
+        type Made = Result<Vec<(usize, Vec<u8>)>, (Vec<usize>, DataError)>;
         enum Done<'a> {
-            Group(Result<Vec<(usize, Vec<u8>)>, (Vec<usize>, DataError)>),
+            Group(Made),
             Own(usize, Result<Cow<'a, [u8]>, DataError>),
         }
         let slots = &self.slots;
