@@ -254,3 +254,115 @@ pub fn shared_tensors(model: &Model) -> usize {
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use ggufkit_quantizers::GgmlType;
+
+    use super::*;
+    use crate::gguf::Metadata;
+    use crate::ir::{Convert, Tensor, TensorData};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("ggufkit-pipeline-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A model of two f32 tensors quantized to `to` (one input shared by every output).
+    fn model(input: &TensorData, to: GgmlType) -> Model {
+        let t = |name: &str| {
+            let c = Convert::new(input.clone(), GgmlType::F32, to, 256, 8, None).unwrap();
+            Tensor {
+                name: name.into(),
+                dims: vec![256, 8],
+                ty: to,
+                data: TensorData::Derived(Arc::new(c)),
+            }
+        };
+        Model {
+            metadata: Metadata::default(),
+            tensors: vec![t("a"), t("b")],
+        }
+    }
+
+    fn plan(path: PathBuf, model: Model) -> OutputPlan {
+        OutputPlan {
+            shards: vec![ShardPlan { path, model }],
+            options: WriteOptions {
+                sync: false,
+                digest: true,
+                ..WriteOptions::default()
+            },
+        }
+    }
+
+    /// Refuses to commit output 1; records what it is told.
+    #[derive(Default)]
+    struct Refuse1(Mutex<Vec<String>>);
+
+    impl Observer for Refuse1 {
+        fn output_started(&self, output: usize) {
+            self.0.lock().unwrap().push(format!("start {output}"));
+        }
+        fn before_commit(&self, output: usize, _: &WrittenOutput) -> Result<(), String> {
+            if output == 1 {
+                Err("no".into())
+            } else {
+                Ok(())
+            }
+        }
+        fn output_committed(&self, output: usize, _: &WrittenOutput) {
+            self.0.lock().unwrap().push(format!("commit {output}"));
+        }
+    }
+
+    /// Outputs written together equal the same outputs written alone; a refused commit leaves
+    /// no file and does not stop the others; the shared stage is read once.
+    #[test]
+    fn joint_outputs_equal_lone_outputs_and_a_refused_one_leaves_nothing() {
+        let dir = scratch("joint");
+        let values: Vec<u8> = (0..256 * 8)
+            .flat_map(|i| ((i as f32 * 0.37).sin()).to_le_bytes())
+            .collect();
+        let input = TensorData::Owned(Arc::new(values));
+        let types = [GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q8_0];
+        let mut alone = Vec::new();
+        for (i, ty) in types.iter().enumerate() {
+            let p = plan(dir.join(format!("alone-{i}.gguf")), model(&input, *ty));
+            let (mut r, _) = execute(&[p], &ExecuteOptions::default(), &());
+            alone.push(r.remove(0).unwrap());
+        }
+        let plans: Vec<OutputPlan> = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| plan(dir.join(format!("joint-{i}.gguf")), model(&input, *ty)))
+            .collect();
+        let observer = Refuse1::default();
+        let (results, stats) = execute(&plans, &ExecuteOptions::default(), &observer);
+        assert_eq!(stats.shared_keys, 1, "one input, one stage");
+        assert_eq!(stats.decoded, 1);
+        assert_eq!(stats.products, 2, "Q8_0 twice is one product");
+        assert!(matches!(&results[1], Err(PipelineError::Refused(m)) if m == "no"));
+        assert!(!dir.join("joint-1.gguf").exists());
+        for i in [0, 2] {
+            let w = results[i].as_ref().unwrap();
+            assert_eq!(w.files[0].sha256, alone[i].files[0].sha256, "output {i}");
+            let bytes = std::fs::read(dir.join(format!("joint-{i}.gguf"))).unwrap();
+            assert_eq!(
+                bytes,
+                std::fs::read(dir.join(format!("alone-{i}.gguf"))).unwrap()
+            );
+        }
+        let seen = observer.0.lock().unwrap().clone();
+        for e in ["start 0", "start 1", "start 2", "commit 0", "commit 2"] {
+            assert!(seen.iter().any(|s| s == e), "{e}: {seen:?}");
+        }
+        assert!(!seen.iter().any(|s| s == "commit 1"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
