@@ -303,7 +303,7 @@ impl OutputOptions {
     pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
         self.override_kv
             .iter()
-            .map(|s| KvOverride::parse(s).map_err(PlanError::KvOverride))
+            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::KvOverride(e.to_string())))
             .collect()
     }
 
@@ -321,8 +321,9 @@ impl OutputOptions {
         o.output_tensor_type = ty(&self.output_tensor_type)?;
         o.token_embedding_type = ty(&self.token_embedding_type)?;
         for t in &self.tensor_types {
-            o.tensor_types
-                .push(TensorTypeOverride::parse(t).map_err(PlanError::TensorType)?);
+            o.tensor_types.push(
+                TensorTypeOverride::parse(t).map_err(|e| PlanError::TensorType(e.to_string()))?,
+            );
         }
         o.kv_overrides = self.kv_overrides()?;
         if let Some(p) = &self.imatrix {
