@@ -6,6 +6,8 @@
 //! * [`ir`]: the model IR with lazy tensor sources that readers produce and the writer
 //!   consumes.
 //! * [`write`]: streaming a model into a crash-safe output file.
+//! * [`pipeline`]: the output engine: planned outputs (one or several, sharing their f32
+//!   work) written and committed, observed by progress and reports.
 //! * [`manifest`]: the per-file JSON manifest used to compare against llama.cpp.
 //! * [`inspect`]: what `gguf-inspect` shows and checks (dump, manifest, diff, verify).
 //!
@@ -50,6 +52,7 @@ pub mod ir;
 pub mod manifest;
 pub mod mapped;
 pub mod output;
+pub mod pipeline;
 pub mod progress;
 pub mod quantize;
 pub mod split;

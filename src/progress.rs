@@ -27,3 +27,28 @@ pub fn byte_bar(total: u64, quiet: bool, message: &str) -> ProgressBar {
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
+
+/// An output engine [`Observer`](crate::pipeline::Observer) that advances a byte bar by each
+/// written tensor's size and shows `[i/n] name` of the tensor just written.
+pub struct TensorBar<'a> {
+    bar: &'a ProgressBar,
+    /// (name, bytes) per tensor, in output order.
+    tensors: Vec<(String, u64)>,
+}
+
+impl<'a> TensorBar<'a> {
+    /// A bar observer for an output whose tensors are `tensors` (name, bytes), in order.
+    pub fn new(bar: &'a ProgressBar, tensors: Vec<(String, u64)>) -> TensorBar<'a> {
+        TensorBar { bar, tensors }
+    }
+}
+
+impl crate::pipeline::Observer for TensorBar<'_> {
+    fn tensor_written(&self, _output: usize, tensor: usize, _bytes: u64) {
+        if let Some((name, size)) = self.tensors.get(tensor) {
+            self.bar.inc(*size);
+            self.bar
+                .set_prefix(format!("[{}/{}] {name}", tensor + 1, self.tensors.len()));
+        }
+    }
+}

@@ -14,11 +14,13 @@ use serde_json::json;
 
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
+use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WrittenOutput};
+use ggufkit::progress::TensorBar;
 use ggufkit::split::{distribute, split_path};
-use ggufkit::write::{write_uncommitted, WriteOptions};
 use ggufkit_converters::batch::jobs::{self, JobSpec, OutputSpec};
 use ggufkit_converters::batch::plan::{
-    parse_memory, parse_size, OutputOptions, PlanError, Source, SourceOptions, SplitOptions, Target,
+    parse_memory, parse_size, OutputOptions, PlanError, PlanErrorKind, PlannedOutput, Source,
+    SourceOptions, SplitOptions, Target,
 };
 use ggufkit_converters::batch::progress::{Mode, Progress};
 use ggufkit_converters::batch::shard::Shard;
@@ -241,10 +243,12 @@ struct Cli {
 
 impl From<PlanError> for Failure {
     fn from(e: PlanError) -> Failure {
-        match e {
-            PlanError::Usage(m) => Failure::Usage(anyhow!(m)),
-            PlanError::Input(m) => Failure::Input(anyhow!(m)),
-            PlanError::Convert(m) => Failure::Run(anyhow!(m)),
+        let kind = e.kind();
+        let e = anyhow!(e.to_string());
+        match kind {
+            PlanErrorKind::Usage => Failure::Usage(e),
+            PlanErrorKind::Input => Failure::Input(e),
+            PlanErrorKind::Convert => Failure::Run(e),
         }
     }
 }
@@ -535,7 +539,55 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     run_one(&cli, &src, Target::parse(&types[0])?)
 }
 
-/// One output, written directly (the reference path).
+/// One output laid out over its shard files.
+struct Layout {
+    /// Per tensor: its data size.
+    sizes: Vec<u64>,
+    /// Per tensor: its shard.
+    shard_of: Vec<usize>,
+    /// The shards' models.
+    parts: Vec<Model>,
+    /// The shards' paths.
+    paths: Vec<PathBuf>,
+}
+
+impl Layout {
+    fn new(cli: &Cli, model: &Model, output: &Path, split: &SplitOptions) -> Layout {
+        let sizes: Vec<u64> = model
+            .tensors
+            .iter()
+            .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
+            .collect();
+        let shard_of = split.assign(&sizes);
+        let mut parts = distribute(model, &shard_of);
+        if split.splitting() && parts.len() == 1 && !model.tensors.is_empty() {
+            notes_push(cli, "model fits in one shard: not splitting");
+        }
+        if parts.is_empty() {
+            parts.push(model.clone());
+        }
+        let n = parts.len();
+        let paths: Vec<PathBuf> = if n == 1 {
+            vec![output.to_path_buf()]
+        } else {
+            let s = output.to_string_lossy();
+            let prefix = s.strip_suffix(".gguf").unwrap_or(&s).to_string();
+            (0..n).map(|i| split_path(&prefix, i, n)).collect()
+        };
+        Layout {
+            sizes,
+            shard_of,
+            parts,
+            paths,
+        }
+    }
+
+    fn total_bytes(&self) -> u64 {
+        self.sizes.iter().sum()
+    }
+}
+
+/// One output, written directly (the reference path): plan, execute, render.
 fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     set_threads(cli);
     let split = split_options(cli)?;
@@ -545,109 +597,29 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     let t0 = Instant::now();
     let source = Source::open(src, source_options(cli))?;
     let p = source.plan_output(target, &output_options(cli))?;
-    let output = output_path(
-        cli,
-        src,
-        &p.default_name,
-        &ftype_label(&p.model, &cli.outtype),
-    )?;
-    let sizes: Vec<u64> = p
-        .model
-        .tensors
-        .iter()
-        .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
-        .collect();
-    let shard_of = split.assign(&sizes);
-    let mut parts = distribute(&p.model, &shard_of);
-    if split.splitting() && parts.len() == 1 && !p.model.tensors.is_empty() {
-        notes_push(cli, "model fits in one shard: not splitting");
-    }
-    if parts.is_empty() {
-        parts.push(p.model.clone());
-    }
-    let n_parts = parts.len();
-    let paths: Vec<PathBuf> = if n_parts == 1 {
-        vec![output.clone()]
-    } else {
-        let s = output.to_string_lossy();
-        let prefix = s.strip_suffix(".gguf").unwrap_or(&s).to_string();
-        (0..n_parts)
-            .map(|i| split_path(&prefix, i, n_parts))
-            .collect()
-    };
-    let total_bytes: u64 = sizes.iter().sum();
-    let n_elements: u64 = p.model.tensors.iter().map(|t| t.n_elements()).sum();
-
+    let ftype = ftype_label(&p.model, &cli.outtype);
+    let output = output_path(cli, src, &p.default_name, &ftype)?;
+    let layout = Layout::new(cli, &p.model, &output, &split);
     if cli.dry_run {
-        if cli.json {
-            let report = json!({
-                "source": src, "outputs": paths, "dry_run": true, "notes": p.notes,
-                "tensors": p.model.tensors.iter().zip(&p.sources).zip(&shard_of).map(|((t, s), sh)| json!({
-                    "name": t.name, "source": s, "type": t.ty.name(), "shape": t.dims,
-                    "bytes": ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0), "shard": sh,
-                    "transform": t.data.describe(),
-                })).collect::<Vec<_>>(),
-                "tensor_bytes": total_bytes,
-            });
-            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
-        } else {
-            for n in &p.notes {
-                println!("note: {n}");
-            }
-            let w = p
-                .model
-                .tensors
-                .iter()
-                .map(|t| t.name.len())
-                .max()
-                .unwrap_or(4);
-            for (i, (t, s)) in p.model.tensors.iter().zip(&p.sources).enumerate() {
-                println!(
-                    "[{:>4}/{:>4}] {:w$} {:<8} {:<22} {:>11}  <- {s}",
-                    i + 1,
-                    p.model.tensors.len(),
-                    t.name,
-                    t.ty.name(),
-                    format!("{:?}", t.dims),
-                    human_bytes(sizes[i]),
-                );
-            }
-            for (i, path) in paths.iter().enumerate() {
-                let n = shard_of.iter().filter(|s| **s == i).count();
-                println!(
-                    "{}: {n} tensors, {}",
-                    path.display(),
-                    human_bytes(
-                        sizes
-                            .iter()
-                            .zip(&shard_of)
-                            .filter(|(_, s)| **s == i)
-                            .map(|(b, _)| b)
-                            .sum()
-                    )
-                );
-            }
-        }
+        print_dry_run(cli, src, &p, &layout);
         return Ok(ExitCode::SUCCESS);
     }
-
     if !cli.quiet && !cli.json {
         for n in &p.notes {
             eprintln!("note: {n}");
         }
     }
-    let bar = ggufkit::progress::byte_bar(total_bytes, cli.quiet || cli.json, "converting");
-    let mut done = 0usize;
-    let mut pending = Vec::new();
-    let mut file_sizes = Vec::new();
-    for (part, path) in parts.iter().zip(&paths) {
-        let offset = done;
-        let tick = |i: usize, _w: u64| {
-            let t = &part.tensors[i];
-            bar.inc(ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0));
-            bar.set_prefix(format!("[{}/{}] {}", offset + i + 1, sizes.len(), t.name));
-        };
-        let wopts = WriteOptions {
+    let plan = OutputPlan {
+        shards: layout
+            .parts
+            .iter()
+            .zip(&layout.paths)
+            .map(|(model, path)| ShardPlan {
+                path: path.clone(),
+                model: model.clone(),
+            })
+            .collect(),
+        options: pipeline::WriteOptions {
             inputs: source
                 .files()
                 .into_iter()
@@ -655,29 +627,88 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
                 .collect(),
             overwrite: cli.force,
             sync: !cli.no_sync,
-            progress: Some(&tick),
+            vocab_only: cli.vocab_only,
             ..Default::default()
-        };
-        let (out, layout) = if cli.vocab_only {
-            write_vocab_only(part, path, &wopts).map_err(Failure::Run)?
-        } else {
-            let (out, layout) =
-                write_uncommitted(part, path, &wopts).map_err(|e| Failure::Run(e.into()))?;
-            (out, layout.file_size)
-        };
-        file_sizes.push(layout);
-        // One shard open at a time; all of them appear together at the end.
-        pending.push(out.finish().map_err(|e| Failure::Run(e.into()))?);
-        done += part.tensors.len();
-    }
-    for out in pending {
-        out.commit(!cli.no_sync)
-            .map_err(|e| Failure::Run(e.into()))?;
-    }
+        },
+    };
+    let bar =
+        ggufkit::progress::byte_bar(layout.total_bytes(), cli.quiet || cli.json, "converting");
+    let names = p.model.tensors.iter().map(|t| t.name.clone());
+    let observer = TensorBar::new(&bar, names.zip(layout.sizes.iter().copied()).collect());
+    let (results, _) = pipeline::execute(&[plan], &ExecuteOptions::default(), &observer);
+    let written = results
+        .into_iter()
+        .next()
+        .expect("one result per output")
+        .map_err(|e| Failure::Run(e.into()))?;
     bar.finish_and_clear();
-    let secs = t0.elapsed().as_secs_f64();
-    let file_size: u64 = file_sizes.iter().sum();
+    print_done(cli, src, &p, &layout, &written, t0.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--dry-run` of one output: every tensor with its source, type and size; the shards.
+fn print_dry_run(cli: &Cli, src: &Path, p: &PlannedOutput, layout: &Layout) {
+    let (sizes, shard_of) = (&layout.sizes, &layout.shard_of);
     if cli.json {
+        let report = json!({
+            "source": src, "outputs": layout.paths, "dry_run": true, "notes": p.notes,
+            "tensors": p.model.tensors.iter().zip(&p.sources).zip(shard_of).map(|((t, s), sh)| json!({
+                "name": t.name, "source": s, "type": t.ty.name(), "shape": t.dims,
+                "bytes": ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0), "shard": sh,
+                "transform": t.data.describe(),
+            })).collect::<Vec<_>>(),
+            "tensor_bytes": layout.total_bytes(),
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        return;
+    }
+    for n in &p.notes {
+        println!("note: {n}");
+    }
+    let w = p
+        .model
+        .tensors
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4);
+    for (i, (t, s)) in p.model.tensors.iter().zip(&p.sources).enumerate() {
+        println!(
+            "[{:>4}/{:>4}] {:w$} {:<8} {:<22} {:>11}  <- {s}",
+            i + 1,
+            p.model.tensors.len(),
+            t.name,
+            t.ty.name(),
+            format!("{:?}", t.dims),
+            human_bytes(sizes[i]),
+        );
+    }
+    for (i, path) in layout.paths.iter().enumerate() {
+        let n = shard_of.iter().filter(|s| **s == i).count();
+        let bytes = sizes
+            .iter()
+            .zip(shard_of)
+            .filter(|(_, s)| **s == i)
+            .map(|(b, _)| b)
+            .sum();
+        println!("{}: {n} tensors, {}", path.display(), human_bytes(bytes));
+    }
+}
+
+/// The report of one written output: JSON, or a line on stderr.
+fn print_done(
+    cli: &Cli,
+    src: &Path,
+    p: &PlannedOutput,
+    layout: &Layout,
+    written: &WrittenOutput,
+    secs: f64,
+) {
+    let paths = &layout.paths;
+    let file_size = written.size();
+    if cli.json {
+        let total_bytes = layout.total_bytes();
+        let n_elements: u64 = p.model.tensors.iter().map(|t| t.n_elements()).sum();
         let report = json!({
             "source": src, "outputs": paths, "file_size": file_size, "tensor_bytes": total_bytes,
             "bits_per_weight": if n_elements > 0 { total_bytes as f64 * 8.0 / n_elements as f64 } else { 0.0 },
@@ -685,6 +716,7 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
         });
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else if !cli.quiet {
+        let n_parts = paths.len();
         eprintln!(
             "{} -> {} ({} in {} file{}) in {:.2}s",
             src.display(),
@@ -699,7 +731,6 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
             secs
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `--plan`: the slices of the jobs list.
@@ -731,24 +762,6 @@ fn notes_push(cli: &Cli, msg: &str) {
     if !cli.quiet && !cli.json {
         eprintln!("note: {msg}");
     }
-}
-
-/// `--vocab-only`: gguf-py writes the header and KVs and stops (no tensor infos, no padding).
-fn write_vocab_only(
-    model: &Model,
-    path: &Path,
-    opts: &WriteOptions,
-) -> Result<(ggufkit::output::AtomicOutput, u64)> {
-    use std::io::Write;
-    let layout = ggufkit::gguf::layout(&model.metadata, &[])?;
-    let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
-    let mut out = ggufkit::output::AtomicOutput::create(path, &opts.rules(&inputs))?;
-    let unpadded = &layout.header[..layout.header_len];
-    out.write_all(unpadded)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    out.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok((out, unpadded.len() as u64))
 }
 
 /// The tool's entry point.

@@ -1,5 +1,6 @@
 //! gguf-quantize: a drop-in, byte-identical llama-quantize.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -11,13 +12,14 @@ use crate::edge::{exit_with, Failure};
 use serde_json::json;
 
 use ggufkit::inspect::human_bytes;
+use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
+use ggufkit::progress::TensorBar;
 use ggufkit::quantize::{
     default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
     TensorTypeList, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
 use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
-use ggufkit::write::{write_model, write_uncommitted, WriteOptions};
 
 fn type_list() -> String {
     FILE_TYPES
@@ -295,16 +297,17 @@ fn print_plan(p: &QuantizePlan) {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let inv = resolve(&cli).map_err(Failure::Usage)?;
-    let (_, note) = ggufkit::threads::configure(inv.threads);
-    if let (Some(note), false) = (note, cli.quiet || cli.json) {
-        eprintln!("note: {note}");
-    }
-    let opts = build_options(&cli, &inv)?;
+/// The input model, its shards merged; with `--keep-split` in llama-quantize's order.
+struct Input {
+    shards: Vec<ggufkit::gguf::GgufFile>,
+    model: ggufkit::ir::Model,
+    /// Per tensor name, its input shard.
+    shard_of: HashMap<String, usize>,
+}
+
+fn read_input(cli: &Cli, inv: &Invocation, opts: &mut QuantizeOptions) -> Result<Input, Failure> {
     let shards = open_shards(&inv.input).map_err(|e| Failure::Input(e.into()))?;
     let (mut model, place) = merge_shards(&shards).map_err(|e| Failure::Input(e.into()))?;
-    let mut opts = opts;
     if cli.keep_split {
         // llama-quantize orders by (input shard, data offset) and keeps that order.
         let mut idx: Vec<usize> = (0..model.tensors.len()).collect();
@@ -317,110 +320,154 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             .collect();
         opts.keep_order = true;
     }
-    let shard_of: std::collections::HashMap<String, usize> = {
-        let mut names = shards
+    let shard_of = shards
+        .iter()
+        .enumerate()
+        .flat_map(|(s, f)| f.tensors.iter().map(move |t| (t.name.clone(), s)))
+        .collect();
+    Ok(Input {
+        shards,
+        model,
+        shard_of,
+    })
+}
+
+/// The output plan: one file, or with `--keep-split` one shard per input shard.
+fn output_plan(cli: &Cli, inv: &Invocation, input: &Input, p: &QuantizePlan) -> OutputPlan {
+    let output = inv
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+    let shards = if cli.keep_split {
+        let shard_idx: Vec<usize> = p
+            .model
+            .tensors
             .iter()
+            .map(|t| input.shard_of[&t.name])
+            .collect();
+        let parts = distribute(&p.model, &shard_idx);
+        let out_str = output.to_string_lossy();
+        let prefix = out_str.strip_suffix(".gguf").unwrap_or(&out_str);
+        let n = parts.len();
+        parts
+            .into_iter()
             .enumerate()
-            .flat_map(|(s, f)| f.tensors.iter().map(move |t| (t.name.clone(), s)));
-        names.by_ref().collect()
+            .map(|(i, model)| ShardPlan {
+                path: split_path(prefix, i, n),
+                model,
+            })
+            .collect()
+    } else {
+        vec![ShardPlan {
+            path: output,
+            model: p.model.clone(),
+        }]
     };
+    let inputs: Vec<PathBuf> = input
+        .shards
+        .iter()
+        .filter_map(|s| s.bytes().path().map(PathBuf::from))
+        .chain(cli.imatrix.iter().cloned())
+        .chain(cli.tensor_type_file.iter().cloned())
+        .collect();
+    let defaults = WriteOptions::default();
+    OutputPlan {
+        shards,
+        options: WriteOptions {
+            inputs,
+            overwrite: !cli.no_clobber,
+            sync: !cli.no_sync,
+            window_bytes: cli
+                .max_buffer_size
+                .map_or(defaults.window_bytes, |mib| mib << 20),
+            ..defaults
+        },
+    }
+}
+
+/// Parse, plan, execute, render.
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let inv = resolve(&cli).map_err(Failure::Usage)?;
+    let (_, note) = ggufkit::threads::configure(inv.threads);
+    if let (Some(note), false) = (note, cli.quiet || cli.json) {
+        eprintln!("note: {note}");
+    }
+    let mut opts = build_options(&cli, &inv)?;
+    let input = read_input(&cli, &inv, &mut opts)?;
     let t0 = Instant::now();
-    let p =
-        plan(&model, &opts).map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
-    let n = p.n_elements();
+    let p = plan(&input.model, &opts)
+        .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
             eprintln!("warning: {w}");
         }
     }
     if cli.dry_run {
-        if cli.json {
-            let report = json!({
-                "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
-                "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
-                "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
-            });
-            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
-        } else {
-            print_plan(&p);
-            println!(
-                "model size: {} ({:.2} bpw) -> {} ({:.2} bpw) as {}",
-                human_bytes(p.in_bytes()),
-                bpw(p.in_bytes(), n),
-                human_bytes(p.out_bytes()),
-                bpw(p.out_bytes(), n),
-                inv.ftype.name
-            );
-        }
+        print_dry_run(&cli, &inv, &p);
         return Ok(ExitCode::SUCCESS);
     }
-    let output = inv
-        .output
-        .clone()
-        .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
-    let inputs: Vec<PathBuf> = shards
-        .iter()
-        .filter_map(|s| s.bytes().path().map(PathBuf::from))
-        .chain(cli.imatrix.iter().cloned())
-        .chain(cli.tensor_type_file.iter().cloned())
-        .collect();
+    let out = output_plan(&cli, &inv, &input, &p);
     let bar = ggufkit::progress::byte_bar(
         p.out_bytes(),
         cli.quiet || cli.json,
         &format!("quantizing to {}", inv.ftype.name),
     );
-    let progress = |i: usize, _written: u64| {
-        bar.inc(p.tensors[i].out_bytes);
-        bar.set_prefix(format!(
-            "[{}/{}] {}",
-            i + 1,
-            p.tensors.len(),
-            p.tensors[i].name
-        ));
-    };
-    let wopts = WriteOptions {
-        inputs,
-        overwrite: !cli.no_clobber,
-        sync: !cli.no_sync,
-        progress: Some(&progress),
-        window_bytes: cli
-            .max_buffer_size
-            .map_or(WriteOptions::default().window_bytes, |mib| mib << 20),
-    };
-    let (outputs, file_size) = if cli.keep_split {
-        let shard_idx: Vec<usize> = p.model.tensors.iter().map(|t| shard_of[&t.name]).collect();
-        let parts = distribute(&p.model, &shard_idx);
-        let out_str = output.to_string_lossy();
-        let prefix = out_str
-            .strip_suffix(".gguf")
-            .unwrap_or(&out_str)
-            .to_string();
-        let mut pending = Vec::new();
-        let mut total = 0;
-        for (i, part) in parts.iter().enumerate() {
-            let path = split_path(&prefix, i, parts.len());
-            let (out, layout) =
-                write_uncommitted(part, &path, &wopts).map_err(|e| Failure::Run(e.into()))?;
-            total += layout.file_size;
-            // One shard open at a time; all of them appear together at the end.
-            pending.push((out.finish().map_err(|e| Failure::Run(e.into()))?, path));
-        }
-        let mut paths = Vec::new();
-        for (out, path) in pending {
-            out.commit(wopts.sync).map_err(|e| Failure::Run(e.into()))?;
-            paths.push(path);
-        }
-        (paths, total)
-    } else {
-        let layout = write_model(&p.model, &output, &wopts).map_err(|e| Failure::Run(e.into()))?;
-        (vec![output.clone()], layout.file_size)
-    };
+    let tensors = p.tensors.iter().map(|t| (t.name.clone(), t.out_bytes));
+    let observer = TensorBar::new(&bar, tensors.collect());
+    let paths: Vec<PathBuf> = out.shards.iter().map(|s| s.path.clone()).collect();
+    let (results, _) = pipeline::execute(&[out], &ExecuteOptions::default(), &observer);
+    let written = results
+        .into_iter()
+        .next()
+        .expect("one result per output")
+        .map_err(|e| Failure::Run(e.into()))?;
     bar.finish_and_clear();
-    let secs = t0.elapsed().as_secs_f64();
+    print_done(
+        &cli,
+        &inv,
+        &p,
+        &paths,
+        written.size(),
+        t0.elapsed().as_secs_f64(),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_dry_run(cli: &Cli, inv: &Invocation, p: &QuantizePlan) {
+    let n = p.n_elements();
+    if cli.json {
+        let report = json!({
+            "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
+            "tensors": plan_json(p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        print_plan(p);
+        println!(
+            "model size: {} ({:.2} bpw) -> {} ({:.2} bpw) as {}",
+            human_bytes(p.in_bytes()),
+            bpw(p.in_bytes(), n),
+            human_bytes(p.out_bytes()),
+            bpw(p.out_bytes(), n),
+            inv.ftype.name
+        );
+    }
+}
+
+fn print_done(
+    cli: &Cli,
+    inv: &Invocation,
+    p: &QuantizePlan,
+    outputs: &[PathBuf],
+    file_size: u64,
+    secs: f64,
+) {
+    let n = p.n_elements();
     if cli.json {
         let report = json!({
             "input": inv.input, "outputs": outputs, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
-            "tensors": plan_json(&p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "tensors": plan_json(p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
             "file_size": file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
             "seconds": secs, "warnings": p.warnings,
         });
@@ -443,7 +490,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             human_bytes((p.in_bytes() as f64 / secs.max(1e-9)) as u64),
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The tool's entry point.

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use ggufkit_converters::batch::engine::WrittenFile;
+use ggufkit::pipeline::WrittenFile;
 use ggufkit_converters::batch::state::{record_for, settle, store};
 
 fn main() {

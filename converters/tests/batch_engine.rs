@@ -8,13 +8,10 @@ use ggufkit_testsupport::golden as support;
 use std::path::{Path, PathBuf};
 
 use ggufkit::ir::Model;
+use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, Stats as EngineStats};
 use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit::write::{write_model, WriteOptions};
-use ggufkit_converters::batch::engine::{
-    write_outputs, EngineOptions, EngineStats, OutputPlan, ShardPlan,
-};
 use ggufkit_converters::batch::plan::{OutputOptions, Source, SourceOptions, Target};
-use ggufkit_converters::batch::share::{rebase, Recipe};
 use support::*;
 
 struct Case {
@@ -37,11 +34,7 @@ fn check(name: &str, case: &Case, budget: u64) -> (EngineStats, u64) {
         let single = work.join(format!("single-{i}.gguf"));
         write_model(&p.model, &single, &WriteOptions::default()).unwrap();
         singles.push(single);
-        let recipes = rebase(base, &p.model);
-        let shared = recipes
-            .iter()
-            .filter(|r| matches!(r, Recipe::Shared { .. }))
-            .count();
+        let shared = pipeline::shared_tensors(&p.model);
         let quantizable = p.model.tensors.iter().any(|t| t.dims.len() >= 2);
         // Mapped copies (an f16 source written as f16) need no shared stage.
         let all_mapped = p
@@ -58,17 +51,16 @@ fn check(name: &str, case: &Case, budget: u64) -> (EngineStats, u64) {
                 path: work.join(format!("batch-{i}.gguf")),
                 model: p.model,
             }],
-            recipes,
-            vocab_only: false,
+            options: pipeline::WriteOptions {
+                inputs: case.source.files(),
+                overwrite: false,
+                sync: false,
+                digest: true,
+                ..Default::default()
+            },
         });
     }
-    let opts = EngineOptions {
-        budget,
-        inputs: case.source.files(),
-        overwrite: false,
-        sync: false,
-    };
-    let (results, stats) = write_outputs(base, &plans, &opts, &());
+    let (results, stats) = pipeline::execute(&plans, &ExecuteOptions { budget }, &());
     for ((r, single), t) in results.into_iter().zip(&singles).zip(&case.targets) {
         let w = r.unwrap_or_else(|e| panic!("{name} {t}: {e}"));
         let a = std::fs::read(single).unwrap();

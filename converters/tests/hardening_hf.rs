@@ -571,7 +571,7 @@ fn empty_outtype_items_are_refused() {
     use ggufkit_converters::batch::jobs::split_types;
     assert_eq!(split_types("f16, q8_0").unwrap(), ["f16", "q8_0"]);
     for bad in ["q4_k_m,,", "q4_k_m,", ",f16", "", "f16,,q8_0"] {
-        let e = split_types(bad).unwrap_err();
+        let e = split_types(bad).unwrap_err().to_string();
         assert!(e.contains("is empty"), "{bad:?}: {e}");
     }
 }

@@ -24,7 +24,9 @@ use ggufkit_quantizers::GgmlType;
 use crate::gguf::{GgufFile, Metadata, TensorHeader};
 use crate::mapped::FileBytes;
 
+mod stage;
 mod transform;
+pub use stage::{ComputeValues, Elements, Encode, EncodeFn, F32Values, FileKey, Stage, StageKey};
 pub use transform::{Convert, ConvertError};
 
 /// A transform that computes a tensor's bytes from other sources.
@@ -33,10 +35,12 @@ pub trait Derive: Send + Sync {
     fn describe(&self) -> String;
     /// Computes the bytes.
     fn compute(&self) -> Result<Vec<u8>, DataError>;
-    /// The concrete transform, for callers that recognise some transforms and reorganise
-    /// the work (the batch converter shares the f32 stage of a [`Convert`] between several
-    /// outputs). `None` unless a transform opts in.
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
+    /// When the output is an encoding of f32 values (dequantize then quantize, evaluate
+    /// then encode): which values, and how they are encoded. The output engine computes
+    /// values that several outputs read once and encodes them for each (see [`Stage`]); the
+    /// encoding must give exactly the bytes of [`Derive::compute`]. Default: `None` (the
+    /// transform is always computed on its own).
+    fn f32_stage(&self) -> Option<Stage> {
         None
     }
     /// Tells the inputs that this tensor's bytes will not be needed again, so that mapped
@@ -220,6 +224,31 @@ impl Tensor {
     /// Number of elements.
     pub fn n_elements(&self) -> u64 {
         self.dims.iter().product()
+    }
+
+    /// The f32 stage this tensor's bytes are made from ([`Derive::f32_stage`]), when its
+    /// transform encodes to this tensor's type; for a transform without one whose output is
+    /// f32, that output itself (so outputs holding the same transform share it).
+    pub fn f32_stage(&self) -> Option<Stage> {
+        let TensorData::Derived(d) = &self.data else {
+            return None;
+        };
+        let n_per_row = self.dims.first().copied().unwrap_or(1).max(1) as usize;
+        let rows_per_matrix = self.dims.get(1).copied().unwrap_or(1).max(1) as usize;
+        match d.f32_stage() {
+            Some(s) if s.encode.out_type() == self.ty => Some(s),
+            Some(_) => None,
+            None if self.ty == GgmlType::F32 => Some(Stage {
+                values: F32Values::Data {
+                    data: self.data.clone(),
+                    ty: GgmlType::F32,
+                },
+                n_per_row,
+                rows_per_matrix,
+                encode: Encode::AsF32,
+            }),
+            None => None,
+        }
     }
 
     /// The writer's view.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ggufkit_quantizers::{dequantize_rows, quantize_rows, traits, GgmlType, QuantError};
 
-use super::{DataError, Derive, Rows, TensorData};
+use super::{DataError, Derive, Encode, F32Values, Rows, Stage, TensorData};
 
 /// Why a conversion cannot be planned.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -170,8 +170,37 @@ impl Derive for Convert {
         self.input.release();
     }
 
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        Some(self)
+    /// The input's values (for an f32 input that is itself an f32 stage, that stage's
+    /// values), quantized as [`Convert::compute`] does.
+    fn f32_stage(&self) -> Option<Stage> {
+        let own = F32Values::Data {
+            data: self.input.clone(),
+            ty: self.from,
+        };
+        let values = match &self.input {
+            TensorData::Derived(d) if self.from == GgmlType::F32 => match d.f32_stage() {
+                Some(s)
+                    if matches!(s.encode, Encode::AsF32)
+                        && s.n_per_row == self.n_per_row
+                        && s.rows_per_matrix == self.rows_per_matrix =>
+                {
+                    s.values
+                }
+                _ => own,
+            },
+            _ => own,
+        };
+        Some(Stage {
+            values,
+            n_per_row: self.n_per_row,
+            rows_per_matrix: self.rows_per_matrix,
+            encode: Encode::Quantize {
+                to: self.to,
+                n_per_row: self.n_per_row,
+                rows_per_matrix: self.rows_per_matrix,
+                imatrix: self.imatrix.clone(),
+            },
+        })
     }
 
     fn describe(&self) -> String {

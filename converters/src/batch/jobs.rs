@@ -216,32 +216,65 @@ const OPTION_FIELDS: &[&str] = &[
     "no_tensor_first_split",
 ];
 
-fn check_fields(v: &serde_json::Value) -> Result<(), String> {
-    let obj = v
-        .as_object()
-        .ok_or("the top level must be a table/object")?;
-    for k in obj.keys() {
-        if !["outdir", "job", "jobs"].contains(&k.as_str()) {
-            return Err(format!(
-                "unknown top-level field '{k}' (expected outdir and [[job]] entries)"
-            ));
-        }
+/// A field of a jobs file that is not one of the known ones (or a missing required one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    /// The top level is not a table.
+    #[error("the top level must be a table/object")]
+    NotATable,
+    /// An unknown top-level field.
+    #[error("unknown top-level field '{0}' (expected outdir and [[job]] entries)")]
+    UnknownTopLevel(String),
+    /// No `job`/`jobs` list.
+    #[error("no jobs: add [[job]] entries (\"jobs\": [...] in JSON)")]
+    NoJobs,
+    /// An unknown field of a job.
+    #[error("job {job}: unknown field '{field}'")]
+    UnknownJobField {
+        /// 1-based job number.
+        job: usize,
+        /// The field.
+        field: String,
+    },
+    /// An unknown field of an output of a job.
+    #[error("job {job}: output: unknown field '{field}'")]
+    UnknownOutputField {
+        /// 1-based job number.
+        job: usize,
+        /// The field.
+        field: String,
+    },
+}
+
+fn check_fields(v: &serde_json::Value) -> Result<(), FieldError> {
+    let obj = v.as_object().ok_or(FieldError::NotATable)?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["outdir", "job", "jobs"].contains(&k.as_str()))
+    {
+        return Err(FieldError::UnknownTopLevel(k.clone()));
     }
     let jobs = obj
         .get("job")
         .or_else(|| obj.get("jobs"))
-        .ok_or("no jobs: add [[job]] entries (\"jobs\": [...] in JSON)")?;
+        .ok_or(FieldError::NoJobs)?;
     for (i, j) in jobs.as_array().into_iter().flatten().enumerate() {
         for k in j.as_object().into_iter().flat_map(|o| o.keys()) {
             if !JOB_FIELDS.contains(&k.as_str()) && !OPTION_FIELDS.contains(&k.as_str()) {
-                return Err(format!("job {}: unknown field '{k}'", i + 1));
+                return Err(FieldError::UnknownJobField {
+                    job: i + 1,
+                    field: k.clone(),
+                });
             }
         }
         let outs = j.get("outputs").or_else(|| j.get("outtype"));
         for o in outs.and_then(|o| o.as_array()).into_iter().flatten() {
             for k in o.as_object().into_iter().flat_map(|o| o.keys()) {
                 if !OUTPUT_FIELDS.contains(&k.as_str()) && !OPTION_FIELDS.contains(&k.as_str()) {
-                    return Err(format!("job {}: output: unknown field '{k}'", i + 1));
+                    return Err(FieldError::UnknownOutputField {
+                        job: i + 1,
+                        field: k.clone(),
+                    });
                 }
             }
         }
@@ -329,17 +362,27 @@ fn output_spec(
     })
 }
 
+/// An empty item in a list of types.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("type list {list:?}: item {item} is empty (a stray comma?)")]
+pub struct EmptyTypeItem {
+    /// The list as given.
+    pub list: String,
+    /// 1-based position of the empty item.
+    pub item: usize,
+}
+
 /// Splits `"f16,q8_0"` into types; an empty item (`"q4_k_m,,"`, `",f16"`, `""`) is an error.
-pub fn split_types(s: &str) -> Result<Vec<String>, String> {
+pub fn split_types(s: &str) -> Result<Vec<String>, EmptyTypeItem> {
     s.split(',')
         .map(str::trim)
         .enumerate()
         .map(|(i, t)| {
             if t.is_empty() {
-                Err(format!(
-                    "type list {s:?}: item {} is empty (a stray comma?)",
-                    i + 1
-                ))
+                Err(EmptyTypeItem {
+                    list: s.to_string(),
+                    item: i + 1,
+                })
             } else {
                 Ok(t.to_string())
             }
@@ -366,7 +409,7 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
     } else {
         toml::from_str(&text).map_err(|e| syntax(e.to_string().trim_end().to_string()))?
     };
-    check_fields(&value).map_err(syntax)?;
+    check_fields(&value).map_err(|e| syntax(e.to_string()))?;
     let file: JobsFile = serde_json::from_value(value).map_err(|e| syntax(e.to_string()))?;
     let dir = path
         .parent()
@@ -392,7 +435,7 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
         let source = resolve(&dir, &j.source);
         let entries: Vec<OutputEntry> = match j.outputs {
             Outputs::Text(t) => split_types(&t)
-                .map_err(invalid)?
+                .map_err(|e| invalid(e.to_string()))?
                 .into_iter()
                 .map(OutputEntry::Type)
                 .collect(),

@@ -3,10 +3,6 @@
 //!
 //! * [`plan`]: source → output [`Model`](ggufkit::ir::Model), the planning half of
 //!   `gguf-convert`, shared by single conversions and batches.
-//! * [`share`]: which output tensors are encodings of a base tensor (read and converted to
-//!   f32 once for all outputs of a job), identical encodings computed once, and the use
-//!   counts that drop each computed tensor after its last writer.
-//! * [`engine`]: N writers advancing together, a bounded window of tensors at a time.
 //! * [`jobs`]: jobs files (TOML or JSON).
 //! * [`state`]: fingerprints and the per-directory state that makes reruns skip what is
 //!   up to date.
@@ -14,15 +10,15 @@
 //!
 //! [`run_batch`] ties them together: jobs run concurrently (at most one per thread of the
 //! budget, each admitted when its memory reservation fits in `max_memory`), each job
-//! plans its outputs, skips those that are up to date, writes the others in one pass, and
-//! reports every output and job as a JSON line. A failing job does not stop the others.
+//! plans its outputs, skips those that are up to date, writes the others in one pass of the
+//! output engine ([`ggufkit::pipeline`], which computes the f32 stage the outputs share
+//! once), and reports every output and job as a JSON line. A failing job does not stop the
+//! others.
 
-pub mod engine;
 pub mod jobs;
 pub mod plan;
 pub mod progress;
 pub mod shard;
-pub mod share;
 pub mod state;
 
 use std::collections::HashMap;
@@ -37,7 +33,10 @@ use serde_json::{json, Value as Json};
 use ggufkit::ir::Model;
 use ggufkit::split::{distribute, split_path};
 
-use engine::{EngineOptions, Hooks, OutputPlan, ShardPlan, WrittenOutput};
+use ggufkit::pipeline::{
+    self, ExecuteOptions, Observer, OutputPlan, PipelineError, ShardPlan, WriteOptions,
+    WrittenOutput,
+};
 pub use jobs::{JobSpec, OutputSpec};
 use plan::{PlanError, Source};
 use progress::Progress;
@@ -230,12 +229,12 @@ fn merge(mut a: Json, b: Json) -> Json {
     a
 }
 
+fn nbytes(t: &ggufkit::ir::Tensor) -> u64 {
+    ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0)
+}
+
 fn tensor_stats(model: &Model) -> (u64, u64) {
-    let bytes = model
-        .tensors
-        .iter()
-        .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
-        .sum();
+    let bytes = model.tensors.iter().map(nbytes).sum();
     let n = model.tensors.iter().map(|t| t.n_elements()).sum();
     (bytes, n)
 }
@@ -286,20 +285,21 @@ fn shard_paths(path: &Path, n: usize) -> Vec<PathBuf> {
     (0..n).map(|i| split_path(&prefix, i, n)).collect()
 }
 
-struct JobHooks<'a> {
+/// The engine's observer for one job: progress display and the state journal.
+struct JobObserver<'a> {
     job: usize,
     progress: &'a Progress,
     prepared: &'a [Prepared],
 }
 
-impl Hooks for JobHooks<'_> {
-    fn progress(&self, index: usize, bytes: u64) {
-        self.progress.output_progress(self.job, index, bytes);
+impl Observer for JobObserver<'_> {
+    fn tensor_written(&self, output: usize, _tensor: usize, bytes: u64) {
+        self.progress.output_progress(self.job, output, bytes);
     }
 
-    fn before_commit(&self, index: usize, out: &WrittenOutput) -> Result<(), String> {
-        let p = &self.prepared[index];
-        let rec = state::record_for(&p.fingerprint, &out.files, false);
+    fn before_commit(&self, output: usize, written: &WrittenOutput) -> Result<(), String> {
+        let p = &self.prepared[output];
+        let rec = state::record_for(&p.fingerprint, &written.files, false);
         state::store(&p.path, Some(&rec))
             .map_err(|e| format!("cannot record the output in the batch state: {e}"))
     }
@@ -317,68 +317,127 @@ struct JobContext<'a> {
     claimed: &'a Mutex<HashMap<PathBuf, usize>>,
 }
 
+/// One job as it runs: its counts, its errors, and what it reports.
+struct JobRun<'a> {
+    job: usize,
+    spec: &'a JobSpec,
+    ctx: &'a JobContext<'a>,
+    t0: Instant,
+    out: JobOutcome,
+    errors: Vec<String>,
+    /// The paths of the outputs planned for writing so far.
+    to_write: Vec<PathBuf>,
+}
+
+/// What planning one output of a job gave.
+enum Planned {
+    /// To write.
+    Write(Box<Prepared>),
+    /// Reported already (skipped, failed or, in a dry run, planned).
+    Reported,
+}
+
 fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
-    let JobContext {
-        opts,
-        share,
-        pool,
-        report,
-        progress,
-        claimed,
-    } = *ctx;
-    let t0 = Instant::now();
-    let mut out = JobOutcome::default();
-    let job_record = |out: &JobOutcome, extra: Json| {
+    let mut run = JobRun {
+        job,
+        spec,
+        ctx,
+        t0: Instant::now(),
+        out: JobOutcome::default(),
+        errors: Vec::new(),
+        to_write: Vec::new(),
+    };
+    let source = match run.open() {
+        Ok(s) => s,
+        Err(e) => return run.abort(e),
+    };
+    let prepared: Vec<Prepared> = (0..spec.outputs.len())
+        .filter_map(|k| match run.plan_output(&source, k) {
+            Planned::Write(p) => Some(*p),
+            Planned::Reported => None,
+        })
+        .collect();
+    if prepared.is_empty() {
+        return run.finish(json!({}));
+    }
+    let extra = run.write(&source, &prepared);
+    if let Err(e) = state::settle(&spec.outdir) {
+        run.errors
+            .push(format!("cannot write the batch state: {e}"));
+    }
+    run.finish(extra)
+}
+
+impl JobRun<'_> {
+    /// Opens the source and the output directory (clearing dead runs' temporary files).
+    fn open(&self) -> Result<Source, String> {
+        let mut sopts = self.spec.source_opts.clone();
+        sopts.dry_run = self.ctx.opts.dry_run;
+        let source = Source::open(&self.spec.source, sopts).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&self.spec.outdir)
+            .map_err(|e| format!("{}: {e}", self.spec.outdir.display()))?;
+        state::clean_temps(&self.spec.outdir);
+        Ok(source)
+    }
+
+    /// The job failed before planning: every output fails with it.
+    fn abort(mut self, error: String) -> JobOutcome {
+        self.out.error = Some(error);
+        self.out.failed = self.spec.outputs.len();
+        self.ctx
+            .progress
+            .job_done(self.job, &self.spec.label, self.out.error.as_deref());
+        self.ctx.report.emit(&self.job_record(json!({})));
+        self.out
+    }
+
+    /// Reports the job (with `extra` fields) and returns its counts.
+    fn finish(mut self, extra: Json) -> JobOutcome {
+        if !self.errors.is_empty() {
+            self.out.error = Some(self.errors.join("; "));
+        }
+        self.ctx
+            .progress
+            .job_done(self.job, &self.spec.label, self.out.error.as_deref());
+        self.ctx.report.emit(&self.job_record(extra));
+        self.out
+    }
+
+    fn job_record(&self, extra: Json) -> Json {
+        let out = &self.out;
         merge(
             json!({
                 "type": "job",
-                "job": job + 1,
-                "name": spec.label,
-                "source": spec.source,
+                "job": self.job + 1,
+                "name": self.spec.label,
+                "source": self.spec.source,
                 "status": if out.error.is_some() || out.failed > 0 { "failed" } else { "ok" },
-                "outputs": spec.outputs.len(),
+                "outputs": self.spec.outputs.len(),
                 "written": out.written,
                 "skipped": out.skipped,
                 "failed": out.failed,
                 "error": out.error,
-                "seconds": t0.elapsed().as_secs_f64(),
+                "seconds": self.t0.elapsed().as_secs_f64(),
             }),
             extra,
         )
-    };
-    let mut sopts = spec.source_opts.clone();
-    sopts.dry_run = opts.dry_run;
-    let source = match Source::open(&spec.source, sopts) {
-        Ok(s) => s,
-        Err(e) => {
-            out.error = Some(e.to_string());
-            out.failed = spec.outputs.len();
-            progress.job_done(job, &spec.label, out.error.as_deref());
-            report.emit(&job_record(&out, json!({})));
-            return out;
-        }
-    };
-    if let Err(e) = std::fs::create_dir_all(&spec.outdir) {
-        out.error = Some(format!("{}: {e}", spec.outdir.display()));
-        out.failed = spec.outputs.len();
-        progress.job_done(job, &spec.label, out.error.as_deref());
-        report.emit(&job_record(&out, json!({})));
-        return out;
     }
-    state::clean_temps(&spec.outdir);
 
-    // Plan every output; skip those that are up to date.
-    let mut prepared: Vec<Prepared> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut fail = |o: &OutputSpec, path: &Path, e: String, out: &mut JobOutcome| {
-        out.failed += 1;
-        errors.push(e.clone());
-        report.emit(&merge(
-            output_record(job, spec, o, path),
+    /// Output `o` failed: counted, reported.
+    fn fail(&mut self, o: &OutputSpec, path: &Path, e: String) {
+        self.out.failed += 1;
+        self.errors.push(e.clone());
+        self.ctx.report.emit(&merge(
+            output_record(self.job, self.spec, o, path),
             json!({"status": "failed", "error": e}),
         ));
-    };
-    for (k, o) in spec.outputs.iter().enumerate() {
+    }
+
+    /// Plans output `k`: its model, its path (claimed for this job), its shards; reports it
+    /// when it fails, is up to date or (in a dry run) is planned.
+    fn plan_output(&mut self, source: &Source, k: usize) -> Planned {
+        let (spec, opts) = (self.spec, self.ctx.opts);
+        let o = &spec.outputs[k];
         let mut oo = o.opts.clone();
         oo.dry_run = opts.dry_run;
         let planned = match source.plan_output(o.target, &oo) {
@@ -388,254 +447,245 @@ fn run_job(job: usize, spec: &JobSpec, ctx: &JobContext) -> JobOutcome {
                     .name
                     .as_ref()
                     .map_or_else(|| spec.outdir.clone(), |n| spec.outdir.join(n));
-                fail(o, &path, e.to_string(), &mut out);
-                continue;
+                self.fail(o, &path, e.to_string());
+                return Planned::Reported;
             }
         };
         let path = match &o.name {
             Some(n) => spec.outdir.join(n),
             None => spec.outdir.join(&planned.default_name),
         };
+        if let Err(e) = self.claim(&path) {
+            self.fail(o, &path, e);
+            return Planned::Reported;
+        }
+        if source.opts.vocab_only && o.split.splitting() {
+            self.fail(o, &path, "--vocab-only cannot be split".into());
+            return Planned::Reported;
+        }
+        let sizes: Vec<u64> = planned.model.tensors.iter().map(nbytes).collect();
+        let shard_of = o.split.assign(&sizes);
+        let n_shards = shard_of.iter().copied().max().map_or(1, |m| m + 1);
+        let p = Prepared {
+            spec_index: k,
+            shard_paths: shard_paths(&path, n_shards),
+            fingerprint: fingerprint(spec, source, o, &path),
+            path,
+            model: planned.model,
+            shard_of,
+            notes: planned.notes,
+        };
+        if !opts.force && self.up_to_date_or_foreign(o, &p) {
+            return Planned::Reported;
+        }
+        if opts.dry_run {
+            let (tbytes, n_el) = tensor_stats(&p.model);
+            self.ctx.report.emit(&merge(
+                output_record(self.job, spec, o, &p.path),
+                json!({
+                    "status": "planned",
+                    "files": p.shard_paths,
+                    "tensors": p.model.tensors.len(),
+                    "tensor_bytes": tbytes,
+                    "bits_per_weight": bpw(tbytes, n_el),
+                    "notes": p.notes,
+                }),
+            ));
+            return Planned::Reported;
+        }
+        self.to_write.push(p.path.clone());
+        Planned::Write(Box::new(p))
+    }
+
+    /// Claims `path` for this job: refused when another job, or another output this job
+    /// writes, has it, or when it names the state file.
+    fn claim(&self, path: &Path) -> Result<(), String> {
         if path
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with(state::STATE_FILE))
         {
-            fail(
-                o,
-                &path,
-                format!(
-                    "{}: that name is reserved for the batch state file",
-                    path.display()
-                ),
-                &mut out,
-            );
-            continue;
+            return Err(format!(
+                "{}: that name is reserved for the batch state file",
+                path.display()
+            ));
         }
-        let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-        let other = *claimed
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let other = *self
+            .ctx
+            .claimed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(abs)
-            .or_insert(job);
-        if other != job || prepared.iter().any(|p| p.path == path) {
-            fail(
-                o,
-                &path,
-                format!("job {} writes another output to the same path", other + 1),
-                &mut out,
-            );
-            continue;
-        }
-        let sizes: Vec<u64> = planned
-            .model
-            .tensors
-            .iter()
-            .map(|t| ggufkit::gguf::tensor_nbytes(t.ty, &t.dims).unwrap_or(0))
-            .collect();
-        if source.opts.vocab_only && o.split.splitting() {
-            fail(o, &path, "--vocab-only cannot be split".into(), &mut out);
-            continue;
-        }
-        let shard_of = o.split.assign(&sizes);
-        let n_shards = shard_of.iter().copied().max().map_or(1, |m| m + 1);
-        let shard_paths = shard_paths(&path, n_shards);
-        let fp = fingerprint(spec, &source, o, &path);
-        let (tbytes, n_el) = tensor_stats(&planned.model);
-        let base = output_record(job, spec, o, &path);
-        if !opts.force {
-            if let Some(rec) = state::lookup(&path) {
-                if rec.fingerprint == fp && state::verify(&path, &rec) {
-                    out.skipped += 1;
-                    report.emit(&merge(
-                        base,
-                        json!({
-                            "status": "skipped",
-                            "reason": "up to date",
-                            "size": rec.files.iter().map(|f| f.size).sum::<u64>(),
-                            "sha256": (rec.files.len() == 1).then(|| rec.files[0].sha256.clone()),
-                            "files": rec.files.iter().map(|f| json!({"path": f.path, "size": f.size, "sha256": f.sha256})).collect::<Vec<_>>(),
-                            "tensor_bytes": tbytes,
-                            "bits_per_weight": bpw(tbytes, n_el),
-                        }),
-                    ));
-                    progress.output_skipped(job, &spec.label, &path.display().to_string());
-                    continue;
-                }
-            } else if let Some(p) = shard_paths.iter().find(|p| p.exists()) {
-                fail(
-                    o,
-                    &path,
-                    format!(
-                        "{} exists and was not made by this batch (use --force to replace it)",
-                        p.display()
-                    ),
-                    &mut out,
-                );
-                continue;
-            }
-        }
-        if opts.dry_run {
-            report.emit(&merge(
-                base,
-                json!({
-                    "status": "planned",
-                    "files": shard_paths,
-                    "tensors": planned.model.tensors.len(),
-                    "tensor_bytes": tbytes,
-                    "bits_per_weight": bpw(tbytes, n_el),
-                    "notes": planned.notes,
-                }),
+            .or_insert(self.job);
+        if other != self.job || self.to_write.iter().any(|p| p == path) {
+            return Err(format!(
+                "job {} writes another output to the same path",
+                other + 1
             ));
-            continue;
         }
-        prepared.push(Prepared {
-            spec_index: k,
-            path,
-            shard_paths,
-            model: planned.model,
-            shard_of,
-            fingerprint: fp,
-            notes: planned.notes,
-        });
+        Ok(())
     }
 
-    if !prepared.is_empty() {
-        // Share the f32 stage when there is more than one output to write.
-        let base: Option<&Model> = if prepared.len() > 1 {
-            source.base().ok().map(|b| &b.model)
-        } else {
-            None
+    /// True when output `p` was reported: up to date (skipped) or in the way of a file this
+    /// batch did not make (failed).
+    fn up_to_date_or_foreign(&mut self, o: &OutputSpec, p: &Prepared) -> bool {
+        let Some(rec) = state::lookup(&p.path) else {
+            if let Some(f) = p.shard_paths.iter().find(|f| f.exists()) {
+                let e = format!(
+                    "{} exists and was not made by this batch (use --force to replace it)",
+                    f.display()
+                );
+                self.fail(o, &p.path, e);
+                return true;
+            }
+            return false;
         };
-        let empty = Model::default();
-        let base = base.unwrap_or(&empty);
-        let plans: Vec<OutputPlan> = prepared
-            .iter()
-            .map(|p| {
-                let mut parts = distribute(&p.model, &p.shard_of);
-                if parts.is_empty() {
-                    parts.push(p.model.clone());
-                }
-                OutputPlan {
-                    shards: parts
-                        .into_iter()
-                        .zip(&p.shard_paths)
-                        .map(|(model, path)| ShardPlan {
-                            path: path.clone(),
-                            model,
-                        })
-                        .collect(),
-                    recipes: share::rebase(base, &p.model),
-                    vocab_only: source.opts.vocab_only,
-                }
-            })
-            .collect();
-        let need = engine::minimum_budget(base, &plans);
-        let reserve = share.max(need).min(opts.max_memory.max(need));
+        if rec.fingerprint != p.fingerprint || !state::verify(&p.path, &rec) {
+            return false;
+        }
+        let (tbytes, n_el) = tensor_stats(&p.model);
+        self.out.skipped += 1;
+        self.ctx.report.emit(&merge(
+            output_record(self.job, self.spec, o, &p.path),
+            json!({
+                "status": "skipped",
+                "reason": "up to date",
+                "size": rec.files.iter().map(|f| f.size).sum::<u64>(),
+                "sha256": (rec.files.len() == 1).then(|| rec.files[0].sha256.clone()),
+                "files": files_json(rec.files.iter().map(|f| (&f.path, f.size, &f.sha256))),
+                "tensor_bytes": tbytes,
+                "bits_per_weight": bpw(tbytes, n_el),
+            }),
+        ));
+        self.ctx
+            .progress
+            .output_skipped(self.job, &self.spec.label, &p.path.display().to_string());
+        true
+    }
+
+    /// Writes the prepared outputs in one pass within the job's memory reservation, reports
+    /// each; returns the job record's counters of the pass.
+    fn write(&mut self, source: &Source, prepared: &[Prepared]) -> Json {
+        let ctx = self.ctx;
+        let mut inputs = source.files();
+        inputs.extend(ctx.opts.inputs.iter().cloned());
+        inputs.extend(
+            self.spec
+                .outputs
+                .iter()
+                .filter_map(|o| o.opts.imatrix.clone()),
+        );
+        let options = WriteOptions {
+            inputs,
+            overwrite: true,
+            sync: ctx.opts.sync,
+            digest: true,
+            vocab_only: source.opts.vocab_only,
+            ..WriteOptions::default()
+        };
+        let plans: Vec<OutputPlan> = prepared.iter().map(|p| p.plan(&options)).collect();
+        let need = pipeline::minimum_budget(&plans);
+        let reserve = ctx.share.max(need).min(ctx.opts.max_memory.max(need));
         let listing: Vec<(String, u64)> = prepared
             .iter()
             .map(|p| {
-                (
-                    p.path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    tensor_stats(&p.model).0,
-                )
+                let name = p.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                (name.unwrap_or_default(), tensor_stats(&p.model).0)
             })
             .collect();
-        pool.acquire(reserve);
-        progress.job_started(job, &spec.label, &listing, 0);
-        let hooks = JobHooks {
-            job,
-            progress,
-            prepared: &prepared,
+        ctx.pool.acquire(reserve);
+        ctx.progress
+            .job_started(self.job, &self.spec.label, &listing, 0);
+        let observer = JobObserver {
+            job: self.job,
+            progress: ctx.progress,
+            prepared,
         };
-        let mut inputs = source.files();
-        inputs.extend(opts.inputs.iter().cloned());
-        inputs.extend(spec.outputs.iter().filter_map(|o| o.opts.imatrix.clone()));
-        let eopts = EngineOptions {
-            budget: reserve,
-            inputs,
-            overwrite: true,
-            sync: opts.sync,
-        };
-        let (results, stats) = engine::write_outputs(base, &plans, &eopts, &hooks);
-        pool.release(reserve);
+        let (results, stats) =
+            pipeline::execute(&plans, &ExecuteOptions { budget: reserve }, &observer);
+        ctx.pool.release(reserve);
         for (k, (p, r)) in prepared.iter().zip(results).enumerate() {
-            let o = &spec.outputs[p.spec_index];
-            match r {
-                Ok(w) => {
-                    let rec = state::record_for(&p.fingerprint, &w.files, true);
-                    let _ = state::store(&p.path, Some(&rec));
-                    out.written += 1;
-                    report.emit(&merge(
-                        output_record(job, spec, o, &p.path),
-                        json!({
-                            "status": "done",
-                            "size": w.size(),
-                            "sha256": (w.files.len() == 1).then(|| w.files[0].sha256.clone()),
-                            "files": w.files.iter().map(|f| json!({"path": f.path, "size": f.size, "sha256": f.sha256})).collect::<Vec<_>>(),
-                            "tensors": p.model.tensors.len(),
-                            "tensor_bytes": w.tensor_bytes,
-                            "bits_per_weight": w.bits_per_weight(),
-                            "seconds": w.seconds,
-                            "notes": p.notes,
-                        }),
-                    ));
-                    progress.output_done(
-                        job,
-                        &spec.label,
-                        Some(k),
-                        "done",
-                        &format!(
-                            "{} ({}, {:.2} bpw) in {:.1}s",
-                            p.path.display(),
-                            ggufkit::inspect::human_bytes(w.size()),
-                            w.bits_per_weight(),
-                            w.seconds
-                        ),
-                    );
-                }
-                Err(e) => {
-                    let msg = e.to_string();
-                    progress.output_done(
-                        job,
-                        &spec.label,
-                        Some(k),
-                        "FAILED",
-                        &format!("{}: {msg}", p.path.display()),
-                    );
-                    fail(o, &p.path, msg, &mut out);
-                }
+            self.report_written(k, p, r);
+        }
+        json!({
+            "shared_f32_tensors": stats.shared_keys,
+            "f32_decoded": stats.decoded,
+            "peak_cache_bytes": stats.peak_cache_bytes,
+            "memory_budget": reserve,
+        })
+    }
+
+    /// Reports output `k` of the pass (records it in the state journal when written).
+    fn report_written(&mut self, k: usize, p: &Prepared, r: Result<WrittenOutput, PipelineError>) {
+        let (job, spec, progress) = (self.job, self.spec, self.ctx.progress);
+        let o = &spec.outputs[p.spec_index];
+        let w = match r {
+            Ok(w) => w,
+            Err(e) => {
+                let msg = e.to_string();
+                let line = format!("{}: {msg}", p.path.display());
+                progress.output_done(job, &spec.label, Some(k), "FAILED", &line);
+                self.fail(o, &p.path, msg);
+                return;
             }
-        }
-        if let Err(e) = state::settle(&spec.outdir) {
-            errors.push(format!("cannot write the batch state: {e}"));
-        }
-        if !errors.is_empty() {
-            out.error = Some(errors.join("; "));
-        }
-        progress.job_done(job, &spec.label, out.error.as_deref());
-        report.emit(&job_record(
-            &out,
+        };
+        let rec = state::record_for(&p.fingerprint, &w.files, true);
+        let _ = state::store(&p.path, Some(&rec));
+        self.out.written += 1;
+        self.ctx.report.emit(&merge(
+            output_record(job, spec, o, &p.path),
             json!({
-                "shared_f32_tensors": stats.shared_keys,
-                "f32_decoded": stats.decoded,
-                "peak_cache_bytes": stats.peak_cache_bytes,
-                "memory_budget": reserve,
+                "status": "done",
+                "size": w.size(),
+                "sha256": (w.files.len() == 1).then(|| w.files[0].sha256.clone()),
+                "files": files_json(w.files.iter().map(|f| (&f.path, f.size, &f.sha256))),
+                "tensors": p.model.tensors.len(),
+                "tensor_bytes": w.tensor_bytes,
+                "bits_per_weight": w.bits_per_weight(),
+                "seconds": w.seconds,
+                "notes": p.notes,
             }),
         ));
-        return out;
+        let line = format!(
+            "{} ({}, {:.2} bpw) in {:.1}s",
+            p.path.display(),
+            ggufkit::inspect::human_bytes(w.size()),
+            w.bits_per_weight(),
+            w.seconds
+        );
+        progress.output_done(job, &spec.label, Some(k), "done", &line);
     }
-    if !errors.is_empty() {
-        out.error = Some(errors.join("; "));
+}
+
+impl Prepared {
+    /// The engine's plan of this output: its model laid out over its shards.
+    fn plan(&self, options: &WriteOptions) -> OutputPlan {
+        let mut parts = distribute(&self.model, &self.shard_of);
+        if parts.is_empty() {
+            parts.push(self.model.clone());
+        }
+        OutputPlan {
+            shards: parts
+                .into_iter()
+                .zip(&self.shard_paths)
+                .map(|(model, path)| ShardPlan {
+                    path: path.clone(),
+                    model,
+                })
+                .collect(),
+            options: options.clone(),
+        }
     }
-    progress.job_done(job, &spec.label, out.error.as_deref());
-    report.emit(&job_record(&out, json!({})));
-    out
+}
+
+/// The `files` array of an output record.
+fn files_json<'a>(files: impl Iterator<Item = (&'a PathBuf, u64, &'a String)>) -> Json {
+    files
+        .map(|(path, size, sha256)| json!({"path": path, "size": size, "sha256": sha256}))
+        .collect()
 }
 
 /// A usage problem of a batch request (for the CLI's exit status 2).
 pub fn is_usage(e: &PlanError) -> bool {
-    matches!(e, PlanError::Usage(_))
+    e.kind() == plan::PlanErrorKind::Usage
 }

@@ -19,18 +19,117 @@ use ggufkit::quantizers::GgmlType;
 use crate::hf::{read_hf_dir, HfOptions, OutType};
 use crate::legacy::{read_legacy, LegacyOptions};
 
-/// Why an output cannot be planned.
+/// Why an output cannot be planned. Every variant names the value, option or file at
+/// fault; [`PlanError::kind`] says whose fault it is (for the CLI's exit status).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PlanError {
+    /// An `--outtype` that is no known type.
+    #[error("unknown --outtype '{0}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m")]
+    UnknownOutType(String),
+    /// A split size that is not a size.
+    #[error("invalid size '{0}' (e.g. 500M, 2G)")]
+    InvalidSize(String),
+    /// A split size that does not fit 64 bits.
+    #[error("size '{0}' is too large")]
+    SizeTooLarge(String),
+    /// A memory budget that is not a size.
+    #[error("invalid memory size '{0}' (e.g. 512M, 4G)")]
+    InvalidMemory(String),
+    /// `--shard` that is not K/N.
+    #[error("--shard takes K/N with 1 <= K <= N, not '{0}'")]
+    InvalidShard(String),
+    /// A malformed `--override-kv` entry (the quantizer's message names it).
+    #[error("{0}")]
+    KvOverride(String),
+    /// A malformed `--tensor-type` entry (the quantizer's message names it).
+    #[error("{0}")]
+    TensorType(String),
+    /// An `--output-tensor-type` / `--token-embedding-type` that is no ggml type.
+    #[error("invalid ggml type '{0}'")]
+    GgmlType(String),
+    /// Quantizer options with a plain outtype.
+    #[error(
+        "quantizer options (imatrix, tensor types, pure, …) need a quantized outtype, not {0}"
+    )]
+    QuantizerOptionsNeedQuantizedType(String),
+    /// A plain outtype for a GGUF source.
+    #[error("a GGUF input needs a quantized --outtype (e.g. q4_k_m); use gguf-quantize for F16/F32/BF16/COPY")]
+    GgufNeedsQuantizedType,
+    /// The importance matrix cannot be read.
+    #[error("{error}")]
+    Imatrix {
+        /// The imatrix file.
+        path: PathBuf,
+        /// What is wrong (its message names the file).
+        error: String,
+    },
+    /// The source is none of the formats we read.
+    #[error("{}: not a HuggingFace model directory, a GGUF file or a legacy GGML/GGMF/GGJT file", .0.display())]
+    UnknownSource(PathBuf),
+    /// The GGUF source cannot be read.
+    #[error("{error}")]
+    Gguf {
+        /// The source.
+        path: PathBuf,
+        /// What is wrong (its message names the file).
+        error: String,
+    },
+    /// The HuggingFace directory cannot be converted.
+    #[error("{}: {error}", path.display())]
+    Hf {
+        /// The source directory.
+        path: PathBuf,
+        /// What is wrong.
+        error: String,
+    },
+    /// The legacy file cannot be converted.
+    #[error("{error}")]
+    Legacy {
+        /// The source.
+        path: PathBuf,
+        /// What is wrong (its message names the file).
+        error: String,
+    },
+    /// The quantizer cannot plan this output from the source.
+    #[error("{}: {error}", path.display())]
+    Quantize {
+        /// The source.
+        path: PathBuf,
+        /// What is wrong.
+        error: String,
+    },
+}
+
+/// Whose fault a [`PlanError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanErrorKind {
     /// The request itself is wrong (an unknown type, a malformed override).
-    #[error("{0}")]
-    Usage(String),
+    Usage,
     /// The source (or a file an option names) cannot be read.
-    #[error("{0}")]
-    Input(String),
+    Input,
     /// The source was read but this output cannot be made from it.
-    #[error("{0}")]
-    Convert(String),
+    Convert,
+}
+
+impl PlanError {
+    /// Whose fault it is.
+    pub fn kind(&self) -> PlanErrorKind {
+        use PlanError::*;
+        match self {
+            UnknownOutType(_)
+            | InvalidSize(_)
+            | SizeTooLarge(_)
+            | InvalidMemory(_)
+            | InvalidShard(_)
+            | KvOverride(_)
+            | TensorType(_)
+            | GgmlType(_)
+            | QuantizerOptionsNeedQuantizedType(_)
+            | GgufNeedsQuantizedType => PlanErrorKind::Usage,
+            Imatrix { .. } | UnknownSource(_) | Gguf { .. } => PlanErrorKind::Input,
+            Hf { .. } | Legacy { .. } | Quantize { .. } => PlanErrorKind::Convert,
+        }
+    }
 }
 
 /// What `--outtype` asks for.
@@ -50,9 +149,7 @@ impl Target {
         }
         match FileType::parse(s) {
             Some(f) if !f.is_copy() => Ok(Target::Quantized(f)),
-            _ => Err(PlanError::Usage(format!(
-                "unknown --outtype '{s}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m"
-            ))),
+            _ => Err(PlanError::UnknownOutType(s.to_string())),
         }
     }
 
@@ -68,7 +165,7 @@ impl Target {
 
 /// Decimal sizes as llama.cpp's converter reads them: `500M`, `2G`, `1000`.
 pub fn parse_size(s: &str) -> Result<u64, PlanError> {
-    let bad = || PlanError::Usage(format!("invalid size '{s}' (e.g. 500M, 2G)"));
+    let bad = || PlanError::InvalidSize(s.to_string());
     let (num, mult) = match s.chars().last() {
         Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
         Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
@@ -77,12 +174,12 @@ pub fn parse_size(s: &str) -> Result<u64, PlanError> {
     };
     let n: u64 = num.parse().map_err(|_| bad())?;
     n.checked_mul(mult)
-        .ok_or_else(|| PlanError::Usage(format!("size '{s}' is too large")))
+        .ok_or_else(|| PlanError::SizeTooLarge(s.to_string()))
 }
 
 /// Binary sizes for memory budgets: `512M`, `4G`, `1.5G` (powers of 1024), or bytes.
 pub fn parse_memory(s: &str) -> Result<u64, PlanError> {
-    let bad = || PlanError::Usage(format!("invalid memory size '{s}' (e.g. 512M, 4G)"));
+    let bad = || PlanError::InvalidMemory(s.to_string());
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
         Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
@@ -206,7 +303,7 @@ impl OutputOptions {
     pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
         self.override_kv
             .iter()
-            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::Usage(e.to_string())))
+            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::KvOverride(e.to_string())))
             .collect()
     }
 
@@ -214,10 +311,7 @@ impl OutputOptions {
     pub fn quantize_options(&self, ftype: FileType) -> Result<QuantizeOptions, PlanError> {
         let ty = |s: &Option<String>| {
             s.as_deref()
-                .map(|t| {
-                    GgmlType::from_name(t)
-                        .ok_or_else(|| PlanError::Usage(format!("invalid ggml type '{t}'")))
-                })
+                .map(|t| GgmlType::from_name(t).ok_or_else(|| PlanError::GgmlType(t.to_string())))
                 .transpose()
         };
         let mut o = QuantizeOptions::new(ftype);
@@ -227,12 +321,16 @@ impl OutputOptions {
         o.output_tensor_type = ty(&self.output_tensor_type)?;
         o.token_embedding_type = ty(&self.token_embedding_type)?;
         for t in &self.tensor_types {
-            o.tensor_types
-                .push(TensorTypeOverride::parse(t).map_err(|e| PlanError::Usage(e.to_string()))?);
+            o.tensor_types.push(
+                TensorTypeOverride::parse(t).map_err(|e| PlanError::TensorType(e.to_string()))?,
+            );
         }
         o.kv_overrides = self.kv_overrides()?;
         if let Some(p) = &self.imatrix {
-            let im = Imatrix::load(p).map_err(|e| PlanError::Input(e.to_string()))?;
+            let im = Imatrix::load(p).map_err(|e| PlanError::Imatrix {
+                path: p.clone(),
+                error: e.to_string(),
+            })?;
             let name = self
                 .imatrix_name
                 .clone()
@@ -315,10 +413,7 @@ impl Source {
         } else if path.is_dir() {
             SourceKind::Hf
         } else {
-            return Err(PlanError::Input(format!(
-                "{}: not a HuggingFace model directory, a GGUF file or a legacy GGML/GGMF/GGJT file",
-                path.display()
-            )));
+            return Err(PlanError::UnknownSource(path.to_path_buf()));
         };
         Ok(Source {
             path: path.to_path_buf(),
@@ -374,8 +469,10 @@ impl Source {
     }
 
     fn read_hf(&self, outtype: OutType) -> Result<Base, PlanError> {
-        let c = read_hf_dir(&self.path, &self.hf_options(outtype))
-            .map_err(|e| PlanError::Convert(format!("{}: {e}", self.path.display())))?;
+        let c = read_hf_dir(&self.path, &self.hf_options(outtype)).map_err(|e| PlanError::Hf {
+            path: self.path.clone(),
+            error: e.to_string(),
+        })?;
         let mut notes = vec![format!(
             "architecture {} → {}",
             c.hf_arch,
@@ -402,7 +499,10 @@ impl Source {
     fn make_base(&self) -> Result<Base, PlanError> {
         match self.kind {
             SourceKind::Gguf => {
-                let f = GgufFile::open(&self.path).map_err(|e| PlanError::Input(e.to_string()))?;
+                let f = GgufFile::open(&self.path).map_err(|e| PlanError::Gguf {
+                    path: self.path.clone(),
+                    error: e.to_string(),
+                })?;
                 Ok(Base {
                     sources: f.tensors.iter().map(|t| t.name.clone()).collect(),
                     model: Model::from_gguf(&f),
@@ -420,8 +520,10 @@ impl Source {
                     name: self.opts.model_name.clone(),
                     description: self.opts.desc.clone(),
                 };
-                let c = read_legacy(&self.path, &opts)
-                    .map_err(|e| PlanError::Convert(e.to_string()))?;
+                let c = read_legacy(&self.path, &opts).map_err(|e| PlanError::Legacy {
+                    path: self.path.clone(),
+                    error: e.to_string(),
+                })?;
                 let kind = crate::legacy::detect(&self.path);
                 let mut notes = Vec::new();
                 if let Some(kind) = kind {
@@ -463,7 +565,6 @@ impl Source {
         target: Target,
         opts: &OutputOptions,
     ) -> Result<PlannedOutput, PlanError> {
-        let src = self.path.display();
         // For a GGUF input the converter's quantized outtypes are llama-quantize types.
         let target = match (self.kind, target) {
             (
@@ -475,9 +576,7 @@ impl Source {
         match (self.kind, target) {
             (SourceKind::Gguf, Target::Plain(_)) => {
                 self.base()?;
-                Err(PlanError::Usage(
-                    "a GGUF input needs a quantized --outtype (e.g. q4_k_m); use gguf-quantize for F16/F32/BF16/COPY".into(),
-                ))
+                Err(PlanError::GgufNeedsQuantizedType)
             }
             (SourceKind::Legacy, _) => {
                 let base = self.base()?;
@@ -503,8 +602,10 @@ impl Source {
                     Some(ft) => {
                         let mut qo = opts.quantize_options(ft)?;
                         qo.allow_requantize = true;
-                        let p = plan(&base.model, &qo)
-                            .map_err(|e| PlanError::Convert(format!("{src}: {e}")))?;
+                        let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
+                            path: self.path.clone(),
+                            error: e.to_string(),
+                        })?;
                         notes.extend(p.warnings.iter().cloned());
                         Ok(PlannedOutput {
                             sources: reorder_sources(&base.model, &base.sources, &p.model),
@@ -517,10 +618,7 @@ impl Source {
             }
             (SourceKind::Hf, Target::Plain(t)) => {
                 if opts.has_quantizer_options() {
-                    return Err(PlanError::Usage(format!(
-                        "quantizer options (imatrix, tensor types, pure, …) need a quantized outtype, not {}",
-                        target.label()
-                    )));
+                    return Err(PlanError::QuantizerOptionsNeedQuantizedType(target.label()));
                 }
                 let b = if t == OutType::F32 {
                     let b = self.base()?;
@@ -545,8 +643,10 @@ impl Source {
             (SourceKind::Hf | SourceKind::Gguf, Target::Quantized(ft)) => {
                 let base = self.base()?;
                 let qo = opts.quantize_options(ft)?;
-                let p = plan(&base.model, &qo)
-                    .map_err(|e| PlanError::Convert(format!("{src}: {e}")))?;
+                let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
+                    path: self.path.clone(),
+                    error: e.to_string(),
+                })?;
                 let mut notes = base.notes.clone();
                 notes.extend(p.warnings.iter().cloned());
                 let default_name = match base.default_name.rsplit_once("-F32.gguf") {
@@ -620,8 +720,14 @@ mod tests {
         assert!(parse_memory("0").is_err() && parse_memory("x").is_err());
         assert_eq!(Target::parse("q4_k_m").unwrap().label(), "Q4_K_M");
         assert_eq!(Target::parse("F16").unwrap().label(), "F16");
-        assert!(matches!(Target::parse("q9"), Err(PlanError::Usage(_))));
-        assert!(matches!(Target::parse("copy"), Err(PlanError::Usage(_))));
+        assert!(matches!(
+            Target::parse("q9"),
+            Err(PlanError::UnknownOutType(_))
+        ));
+        assert!(matches!(
+            Target::parse("copy"),
+            Err(PlanError::UnknownOutType(_))
+        ));
     }
 
     #[test]

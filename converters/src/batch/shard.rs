@@ -25,7 +25,7 @@ pub struct Shard {
 impl Shard {
     /// Parses `K/N`.
     pub fn parse(s: &str) -> Result<Shard, PlanError> {
-        let bad = || PlanError::Usage(format!("--shard takes K/N with 1 <= K <= N, not '{s}'"));
+        let bad = || PlanError::InvalidShard(s.to_string());
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             k.trim().parse().map_err(|_| bad())?,

@@ -25,7 +25,7 @@ use std::time::UNIX_EPOCH;
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
-use super::engine::{hex, WrittenFile};
+use ggufkit::pipeline::{hex, WrittenFile};
 
 /// Name of the state file in an output directory.
 pub const STATE_FILE: &str = ".ggufkit-batch.json";

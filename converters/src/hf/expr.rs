@@ -13,7 +13,9 @@
 
 use std::sync::Arc;
 
-use ggufkit::ir::{DataError, Derive};
+use ggufkit::ir::{
+    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Stage, TensorData,
+};
 use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
 use super::safetensors::{StDtype, StTensor};
@@ -418,86 +420,68 @@ impl Expr {
         }
     }
 
-    /// True when `self` and `other` compute the same values: the same operations on the
-    /// same source bytes (two conversions of one directory map its files separately, so
-    /// reads compare by file path and byte range). Used by the batch converter to share
-    /// one evaluation between outputs.
-    pub fn same_values(&self, other: &Expr) -> bool {
-        if Arc::ptr_eq(&self.0, &other.0) {
-            return true;
-        }
-        if self.0.shape != other.0.shape || self.0.work != other.0.work {
-            return false;
-        }
-        let same_file = |a: &StTensor, b: &StTensor| {
-            (Arc::ptr_eq(&a.file, &b.file)
-                || (a.file.path().is_some() && a.file.path() == b.file.path()))
-                && a.offset == b.offset
-                && a.len == b.len
-                && a.dtype == b.dtype
+    /// A canonical description of the values: equal for two expressions exactly when they
+    /// compute the same values, the same operations with the same shapes and working types
+    /// on the same source bytes (two conversions of one directory map its files separately,
+    /// so reads compare by file path and byte range). The output engine compares these keys
+    /// to compute the values once for several outputs.
+    pub fn key(&self) -> String {
+        let mut out = String::new();
+        self.write_key(&mut out);
+        out
+    }
+
+    fn write_key(&self, out: &mut String) {
+        use std::fmt::Write;
+        let node = &*self.0;
+        let _ = write!(out, "{:?}{:?}", node.shape, node.work);
+        let sub = |out: &mut String, tag: &str, inputs: &[&Expr]| {
+            out.push_str(tag);
+            out.push('(');
+            for (i, e) in inputs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                e.write_key(out);
+            }
+            out.push(')');
         };
-        match (&self.0.op, &other.0.op) {
-            (Op::Read(a), Op::Read(b)) => same_file(a, b),
-            (Op::Const(a), Op::Const(b)) => {
-                a.len() == b.len()
-                    && a.iter()
-                        .zip(b.iter())
-                        .all(|(x, y)| x.to_bits() == y.to_bits())
+        match &node.op {
+            Op::Read(t) => {
+                let _ = write!(
+                    out,
+                    "read({:?},{},{},{:?})",
+                    FileKey::of(&t.file),
+                    t.offset,
+                    t.len,
+                    t.dtype
+                );
             }
-            (
-                Op::Dequant {
-                    weight: w1,
-                    scale: s1,
-                    block: b1,
-                },
-                Op::Dequant {
-                    weight: w2,
-                    scale: s2,
-                    block: b2,
-                },
-            ) => b1 == b2 && w1.same_values(w2) && s1.same_values(s2),
-            (
-                Op::PermuteHeads {
-                    input: i1,
-                    n_head: h1,
-                },
-                Op::PermuteHeads {
-                    input: i2,
-                    n_head: h2,
-                },
-            ) => h1 == h2 && i1.same_values(i2),
-            (Op::GatherRows { input: i1, map: m1 }, Op::GatherRows { input: i2, map: m2 }) => {
-                m1 == m2 && i1.same_values(i2)
+            Op::Const(v) => {
+                out.push_str("const(");
+                for x in v.iter() {
+                    let _ = write!(out, "{:x},", x.to_bits());
+                }
+                out.push(')');
             }
-            (Op::Transpose(a), Op::Transpose(b)) => a.same_values(b),
-            (Op::Stack(a), Op::Stack(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_values(y))
+            Op::Dequant {
+                weight,
+                scale,
+                block,
+            } => sub(out, &format!("dequant{block:?}"), &[weight, scale]),
+            Op::PermuteHeads { input, n_head } => sub(out, &format!("permute{n_head}"), &[input]),
+            Op::GatherRows { input, map } => sub(out, &format!("gather{map:?}"), &[input]),
+            Op::Transpose(input) => sub(out, "transpose", &[input]),
+            Op::Stack(parts) => sub(out, "stack", &parts.iter().collect::<Vec<_>>()),
+            Op::Narrow {
+                input,
+                axis,
+                start,
+                len,
+            } => sub(out, &format!("narrow{axis},{start},{len}"), &[input]),
+            Op::AddScalar { input, value } => {
+                sub(out, &format!("add{:x}", value.to_bits()), &[input])
             }
-            (
-                Op::Narrow {
-                    input: i1,
-                    axis: a1,
-                    start: s1,
-                    len: l1,
-                },
-                Op::Narrow {
-                    input: i2,
-                    axis: a2,
-                    start: s2,
-                    len: l2,
-                },
-            ) => a1 == a2 && s1 == s2 && l1 == l2 && i1.same_values(i2),
-            (
-                Op::AddScalar {
-                    input: i1,
-                    value: v1,
-                },
-                Op::AddScalar {
-                    input: i2,
-                    value: v2,
-                },
-            ) => v1.to_bits() == v2.to_bits() && i1.same_values(i2),
-            _ => false,
         }
     }
 
@@ -781,9 +765,73 @@ pub struct Materialize {
     pub out: GgmlType,
 }
 
+/// An expression's values, for the output engine ([`F32Values::Computed`]).
+struct ExprValues(Expr);
+
+impl ComputeValues for ExprValues {
+    fn compute(&self) -> Result<(Elements, Vec<u8>), DataError> {
+        let v = self.0.eval()?;
+        let elements = match v.work {
+            Work::F32 => Elements::F32,
+            Work::F16 => Elements::F16,
+            Work::Bf16 => Elements::Bf16,
+        };
+        Ok((elements, v.bytes))
+    }
+
+    fn release(&self) {
+        self.0
+            .for_each_source(&mut |t| t.file.release(t.offset, t.len));
+    }
+}
+
+/// The name of gguf-py's encoder in [`Encode::Reader`].
+const GGUF_PY: &str = "gguf-py quants.quantize";
+
 impl Derive for Materialize {
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        Some(self)
+    /// The expression's values encoded by [`encode_f32`], unless the converter keeps them in
+    /// their own 16-bit type (an F16 expression written as F16, BF16 as BF16: a copy, not
+    /// an encoding of f32 values). A plain read of an F32 tensor is those bytes.
+    fn f32_stage(&self) -> Option<Stage> {
+        if is_same(self.expr.work(), self.out) && self.out != GgmlType::F32 {
+            return None;
+        }
+        let shape = self.expr.shape();
+        let n_per_row = shape.last().copied().unwrap_or(1).max(1) as usize;
+        let rows_per_matrix = match shape.len() {
+            0 | 1 => 1,
+            n => shape[n - 2].max(1) as usize,
+        };
+        let values = match self.expr.as_read() {
+            Some(t) if t.dtype == StDtype::F32 => F32Values::Data {
+                data: TensorData::Mapped {
+                    file: t.file.clone(),
+                    offset: t.offset,
+                    len: t.len,
+                },
+                ty: GgmlType::F32,
+            },
+            _ => F32Values::Computed {
+                key: self.expr.key(),
+                source: Arc::new(ExprValues(self.expr.clone())),
+            },
+        };
+        let encode = if self.out == GgmlType::F32 {
+            Encode::AsF32
+        } else {
+            Encode::Reader {
+                name: GGUF_PY,
+                to: self.out,
+                n_per_row: shape.last().copied().unwrap_or(1) as usize,
+                encode: encode_f32,
+            }
+        };
+        Some(Stage {
+            values,
+            n_per_row,
+            rows_per_matrix,
+            encode,
+        })
     }
 
     fn describe(&self) -> String {
@@ -934,6 +982,23 @@ mod tests {
         let n = s.narrow("t", 1, 1, 1).unwrap();
         assert_eq!(vals(&n), [4., 5., 6., 4., 5., 6.]);
         assert_eq!(vals(&a.add_scalar(1.0))[0], 2.0);
+    }
+
+    #[test]
+    fn keys_tell_values_apart() {
+        let a = konst(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        let b = konst(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+        assert_eq!(a.key(), b.key());
+        let t = |e: &Expr| e.clone().transpose("t").unwrap();
+        assert_eq!(t(&a).key(), t(&b).key());
+        assert_ne!(t(&a).key(), a.key());
+        assert_ne!(
+            a.clone().add_scalar(1.0).key(),
+            a.clone().add_scalar(2.0).key()
+        );
+        let c = konst(&[1., 2., 3., 4., 5., 7.], &[2, 3]);
+        assert_ne!(a.key(), c.key());
+        assert_ne!(a.key(), konst(&[1., 2., 3., 4., 5., 6.], &[3, 2]).key());
     }
 
     #[test]
