@@ -20,15 +20,9 @@
 //! assert_eq!(keys, ["general.architecture", "general.name", "tokenizer.chat_template"]);
 //! ```
 
-use crate::gguf::keys;
+use crate::gguf::keys::general::ARCHITECTURE;
+use crate::gguf::keys::tokenizer::{CHAT_TEMPLATE, CHAT_TEMPLATES};
 use crate::gguf::{ArrayValue, Metadata, StringArray, Value};
-
-/// `general.architecture`: written first, whatever its place in the input.
-const ARCHITECTURE: &str = keys::general::ARCHITECTURE;
-/// The chat template key; every key that starts with it is a chat template.
-const CHAT_TEMPLATE: &str = keys::tokenizer::CHAT_TEMPLATE;
-/// The list of named chat templates.
-const CHAT_TEMPLATES: &str = keys::tokenizer::CHAT_TEMPLATES;
 
 /// A new chat template: one template, or named ones (`[{"name": …, "template": …}]`, as in a
 /// `tokenizer_config.json`), where the one named `default` is the main template.

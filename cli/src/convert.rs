@@ -2,6 +2,7 @@
 //! one pass, byte for byte as llama.cpp's `convert_hf_to_gguf.py` (and, for quantized types,
 //! `llama-quantize`) write it; several outputs of one source in one pass; batches of jobs.
 
+use ggufkit::gguf::keys;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -336,7 +337,7 @@ fn fill_template(name: &str, ftype: &str) -> Result<String, anyhow::Error> {
 fn ftype_label(model: &Model, fallback: &str) -> String {
     model
         .metadata
-        .get("general.file_type")
+        .get(keys::general::FILE_TYPE)
         .and_then(|v| v.as_int())
         .and_then(|id| {
             ggufkit::quantize::FILE_TYPES

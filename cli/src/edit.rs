@@ -15,7 +15,7 @@ use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
 use ggufkit::quantize::KvOverride;
-use ggufkit::write::{write_model, WriteOptions};
+use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 
 use crate::edge::{exit_with, Failure};
 
@@ -278,7 +278,8 @@ fn show(v: &Value) -> String {
     }
 }
 
-/// Writes `file` with `metadata` to `target`; `replacing` allows replacing the input itself.
+/// Writes `file` with `metadata` to `target` through the output engine (tensor data copied
+/// from the mapped input); `replacing` allows replacing the input itself. Returns the size.
 fn write(
     file: &GgufFile,
     metadata: Metadata,
@@ -290,20 +291,29 @@ fn write(
 ) -> Result<u64, Failure> {
     let mut model = Model::from_gguf(file);
     model.metadata = metadata;
-    let opts = WriteOptions {
-        inputs: if replacing {
-            Vec::new()
-        } else {
-            vec![input.to_path_buf()]
+    let plan = OutputPlan {
+        shards: vec![ShardPlan {
+            path: target.to_path_buf(),
+            model,
+        }],
+        options: WriteOptions {
+            inputs: if replacing {
+                Vec::new()
+            } else {
+                vec![input.to_path_buf()]
+            },
+            overwrite: overwrite || replacing,
+            sync,
+            ..WriteOptions::default()
         },
-        overwrite: overwrite || replacing,
-        sync,
-        ..WriteOptions::default()
     };
-    let layout = write_model(&model, target, &opts)
-        .with_context(|| format!("cannot write {}", target.display()))
-        .map_err(Failure::Run)?;
-    Ok(layout.sizes.iter().sum::<u64>() + layout.header.len() as u64)
+    let (results, _) = pipeline::execute(&[plan], &ExecuteOptions::default(), &());
+    let written = results
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::Run(anyhow!("the engine returned no result")))?
+        .map_err(|e| Failure::Run(e.into()))?;
+    Ok(written.size())
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {

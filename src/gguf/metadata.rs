@@ -81,6 +81,11 @@ impl Metadata {
         self.entries.is_empty()
     }
 
+    /// The entries in order, by value.
+    pub fn into_entries(self) -> Vec<(String, Value)> {
+        self.entries
+    }
+
     /// Entries in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))

@@ -15,6 +15,7 @@
 //! safetensors, legacy GGML, GGUF itself) and transforms (the quantizer, the converter's
 //! outtype) all build and rewrite the same IR, and one writer serialises it.
 
+use crate::gguf::keys;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -273,7 +274,7 @@ pub struct Model {
 impl Model {
     /// `general.architecture`, if set.
     pub fn architecture(&self) -> Option<&str> {
-        self.metadata.get_str("general.architecture").ok()
+        self.metadata.get_str(keys::general::ARCHITECTURE).ok()
     }
 
     /// A model whose tensors point into a parsed GGUF file (no data is copied).

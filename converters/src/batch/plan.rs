@@ -7,6 +7,7 @@
 //! output of the job, which is what lets the batch engine compute each base tensor's f32
 //! values once ([`super::share`]).
 
+use ggufkit::gguf::keys;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -483,7 +484,7 @@ impl Source {
         }
         // Say how a BPE pre-tokenizer was recognised (by llama.cpp's hash, or by structure
         // when the hash is unknown).
-        if c.model.metadata.get_str("tokenizer.ggml.model") == Ok("gpt2") {
+        if c.model.metadata.get_str(keys::tokenizer::MODEL) == Ok("gpt2") {
             if let Ok(m) = crate::hf::tokenizer::detect_pre_tokenizer(&self.path) {
                 notes.push(format!("pre-tokenizer: {m}"));
             }

@@ -1,8 +1,8 @@
-//! The tokenizer keys as gguf-py's `GGUFWriter` records them: insertion-ordered, a second
-//! write of a key replaces the value in the first write's position, empty strings and empty
-//! arrays are not written at all.
+//! The tokenizer keys as gguf-py's `GGUFWriter` records them: in a [`Metadata`] (insertion
+//! order, a second write of a key replaces the value in the first write's position), with
+//! the writer's rule that empty strings and empty arrays are not written at all.
 
-use ggufkit::gguf::{ArrayValue, GgufString, Value};
+use ggufkit::gguf::{ArrayValue, GgufString, Metadata, Value};
 
 /// GGUF token types (`gguf.TokenType`).
 pub(crate) mod token_type {
@@ -17,10 +17,10 @@ pub(crate) mod token_type {
 /// Key names (gguf-py `Keys.Tokenizer`).
 pub(crate) use ggufkit::gguf::keys::tokenizer as key;
 
-/// An insertion-ordered key list with gguf-py's overwrite-in-place rule.
+/// Tokenizer keys being written, with gguf-py's `add_*` rules.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Kv {
-    entries: Vec<(String, Value)>,
+    entries: Metadata,
 }
 
 impl Kv {
@@ -30,10 +30,7 @@ impl Kv {
 
     /// Sets `key`; an existing key keeps its position.
     pub fn set(&mut self, key: &str, value: Value) {
-        match self.entries.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value,
-            None => self.entries.push((key.to_string(), value)),
-        }
+        self.entries.set(key, value);
     }
 
     /// `add_string`: an empty string is not written.
@@ -60,13 +57,13 @@ impl Kv {
 
     /// Appends another list with the same rule.
     pub fn extend(&mut self, other: Kv) {
-        for (k, v) in other.entries {
+        for (k, v) in other.entries.into_entries() {
             self.set(&k, v);
         }
     }
 
     pub fn into_vec(self) -> Vec<(String, Value)> {
-        self.entries
+        self.entries.into_entries()
     }
 }
 
