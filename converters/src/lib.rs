@@ -11,6 +11,21 @@
 //! * [`hub`]: HuggingFace model ids resolved in the local HuggingFace cache.
 //! * [`batch`]: several outputs from one read of a source, several sources at once
 //!   (`gguf-convert --outtype a,b,c`, `gguf-convert --batch jobs.toml`).
+//!
+//! ```
+//! use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+//!
+//! // The tiny Llama of testdata/ as llama.cpp's converter writes it at f16: metadata and lazy
+//! // tensors; nothing is read until the output engine asks for a tensor's bytes.
+//! let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/hf/llama-spm");
+//! let opts = HfOptions { outtype: OutType::F16, ..HfOptions::default() };
+//! let conv = read_hf_dir(&dir, &opts)?;
+//! assert_eq!(conv.model.architecture(), Some("llama"));
+//! assert_eq!(conv.default_file_name, "Llama-Spm-1.7M-F16.gguf");
+//! # Ok::<(), ggufkit_converters::ConvertError>(())
+//! ```
+
+#![deny(missing_docs)]
 
 pub mod batch;
 pub mod error;
