@@ -14,8 +14,8 @@ use ggufkit::edit::{apply, set_scalar, ChatTemplate, MetadataEdits};
 use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
-use ggufkit::quantize::KvOverride;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
+use ggufkit::quantize::KvOverride;
 
 use crate::edge::{exit_with, Failure};
 

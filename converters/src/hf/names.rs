@@ -126,6 +126,24 @@ impl Tensor {
 
 use Tensor as T;
 
+/// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and
+/// the gated feed-forward with their norms), which most architectures have; an
+/// architecture lists this group plus its own tensors.
+pub const DECODER: &[Tensor] = &[
+    Tensor::TokenEmbd,
+    Tensor::Output,
+    Tensor::OutputNorm,
+    Tensor::AttnNorm,
+    Tensor::AttnQ,
+    Tensor::AttnK,
+    Tensor::AttnV,
+    Tensor::AttnOut,
+    Tensor::FfnNorm,
+    Tensor::FfnGate,
+    Tensor::FfnUp,
+    Tensor::FfnDown,
+];
+
 /// Every GGUF tensor with its HF spellings (without `.weight` / `.bias`). Order matters only
 /// where a spelling appears twice: `post_attention_layernorm` is `ffn_norm` in Llama-style
 /// blocks, but `post_attention_norm` in an architecture that has both (Gemma 2/3, Seed-OSS).
@@ -368,7 +386,7 @@ pub struct TensorMap {
 impl TensorMap {
     /// The spellings of `tensors` (GGUF names included) in [`TABLE`] order, then
     /// `overrides` (later entries win), expanded for blocks `0..n_blocks`.
-    pub fn new(tensors: &[Tensor], overrides: &[(Tensor, &[&str])], n_blocks: u64) -> TensorMap {
+    pub fn new(groups: &[&[Tensor]], overrides: &[(Tensor, &[&str])], n_blocks: u64) -> TensorMap {
         let mut map = HashMap::new();
         let mut add = |gguf: &str, hf: &str| {
             if gguf.contains("{bid}") || hf.contains("{bid}") {
@@ -380,10 +398,11 @@ impl TensorMap {
                 map.insert(hf.to_string(), gguf.to_string());
             }
         };
-        for t in tensors {
+        let has = |t: &Tensor| groups.iter().any(|g| g.contains(t));
+        for t in groups.iter().flat_map(|g| g.iter()) {
             add(t.gguf(), t.gguf());
         }
-        let rows = TABLE.iter().filter(|(t, _)| tensors.contains(t));
+        let rows = TABLE.iter().filter(|(t, _)| has(t));
         for (t, spellings) in rows.chain(overrides) {
             for hf in spellings.iter() {
                 add(t.gguf(), hf);
@@ -421,7 +440,7 @@ mod tests {
 
     #[test]
     fn lookup_with_and_without_suffix() {
-        let m = TensorMap::new(&[T::TokenEmbd, T::AttnQ], &[], 2);
+        let m = TensorMap::new(&[&[T::TokenEmbd, T::AttnQ]], &[], 2);
         assert_eq!(
             m.get("model.embed_tokens.weight").unwrap(),
             "token_embd.weight"
@@ -440,12 +459,12 @@ mod tests {
     #[test]
     fn later_rows_and_overrides_win() {
         let hf = "model.layers.0.post_attention_layernorm.weight";
-        let llama = TensorMap::new(&[T::FfnNorm], &[], 1);
+        let llama = TensorMap::new(&[&[T::FfnNorm]], &[], 1);
         assert_eq!(llama.get(hf).unwrap(), "blk.0.ffn_norm.weight");
-        let gemma2 = TensorMap::new(&[T::FfnNorm, T::AttnPostNorm], &[], 1);
+        let gemma2 = TensorMap::new(&[&[T::FfnNorm, T::AttnPostNorm]], &[], 1);
         assert_eq!(gemma2.get(hf).unwrap(), "blk.0.post_attention_norm.weight");
         let glm4 = TensorMap::new(
-            &[T::FfnNorm, T::AttnPostNorm],
+            &[&[T::FfnNorm, T::AttnPostNorm]],
             &[(T::FfnNorm, &["model.layers.{bid}.post_attention_layernorm"])],
             1,
         );

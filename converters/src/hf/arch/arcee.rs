@@ -33,7 +33,7 @@ pub const ARCEE: Arch = Arch {
     gguf: "arcee",
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -45,7 +45,7 @@ pub const ARCEE: Arch = Arch {
         Tensor::FfnNorm,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: llama::filter,
     rules: Rules {

@@ -47,7 +47,7 @@ pub const BERT: Arch = Arch {
     gguf: "bert",
     vocab: VocabKind::Bert,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::TokenTypes,
         Tensor::TokenEmbdNorm,
@@ -62,7 +62,7 @@ pub const BERT: Arch = Arch {
         Tensor::FfnUp,
         Tensor::FfnDown,
         Tensor::LayerOutNorm,
-    ],
+    ]],
     tensor_overrides: &[],
     filter,
     rules: Rules {

@@ -41,7 +41,7 @@ pub const COMMAND_R: Arch = Arch {
     gguf: "command-r",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::OutputNorm,
         Tensor::AttnNorm,
@@ -54,7 +54,7 @@ pub const COMMAND_R: Arch = Arch {
         Tensor::FfnGate,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: super::keep,
     rules: Rules::NONE,
@@ -88,7 +88,7 @@ pub const COHERE2: Arch = Arch {
     gguf: "cohere2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::OutputNorm,
         Tensor::AttnNorm,
@@ -99,7 +99,7 @@ pub const COHERE2: Arch = Arch {
         Tensor::FfnGate,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: super::keep,
     rules: Rules {

@@ -8,7 +8,7 @@
 use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::Tensor;
+use crate::hf::names::DECODER;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -40,20 +40,7 @@ pub const ERNIE4_5: Arch = Arch {
     gguf: "ernie4_5",
     vocab: VocabKind::Ernie,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER],
     tensor_overrides: &[],
     filter,
     rules: Rules {

@@ -41,7 +41,7 @@ pub const EXAONE4: Arch = Arch {
     gguf: "exaone4",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -56,7 +56,7 @@ pub const EXAONE4: Arch = Arch {
         Tensor::FfnGate,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,

@@ -41,7 +41,7 @@ pub const FALCON: Arch = Arch {
     gguf: "falcon",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -51,7 +51,7 @@ pub const FALCON: Arch = Arch {
         Tensor::AttnOut,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

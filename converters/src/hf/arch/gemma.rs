@@ -9,7 +9,7 @@ use ggufkit::gguf::keys::{attention, llm, rope};
 use serde_json::Value as Json;
 
 use super::{no_extra, Arch, HeadDim, ModelType, Rules, TextType};
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -49,20 +49,7 @@ pub const GEMMA: Arch = Arch {
             ("eot", 107),
         ],
     },
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER],
     tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
@@ -105,22 +92,7 @@ pub const GEMMA2: Arch = Arch {
         requires_spm: true,
         fixed_special_tokens: &[],
     },
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::AttnPostNorm,
-        Tensor::FfnPostNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER, &[Tensor::AttnPostNorm, Tensor::FfnPostNorm]],
     tensor_overrides: &[],
     filter: drop_lm_head,
     rules: Rules {
@@ -160,22 +132,13 @@ pub const GEMMA3: Arch = Arch {
     vocab: VocabKind::Gemma,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::AttnQNorm,
-        Tensor::AttnKNorm,
-        Tensor::FfnNorm,
-        Tensor::AttnPostNorm,
-        Tensor::FfnPostNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
+        DECODER,
+        &[
+            Tensor::AttnQNorm,
+            Tensor::AttnKNorm,
+            Tensor::AttnPostNorm,
+            Tensor::FfnPostNorm,
+        ],
     ],
     tensor_overrides: &[],
     filter: super::keep,

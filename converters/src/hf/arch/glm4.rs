@@ -43,7 +43,7 @@ pub const GLM4: Arch = Arch {
     gguf: "glm4",
     vocab: VocabKind::Glm4,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -57,7 +57,7 @@ pub const GLM4: Arch = Arch {
         Tensor::FfnPostNorm,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[(
         Tensor::FfnNorm,
         &["model.layers.{bid}.post_attention_layernorm"],

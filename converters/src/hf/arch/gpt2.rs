@@ -32,7 +32,7 @@ pub const GPT2: Arch = Arch {
     gguf: "gpt2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::PosEmbd,
         Tensor::Output,
@@ -43,7 +43,7 @@ pub const GPT2: Arch = Arch {
         Tensor::FfnNorm,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -44,20 +44,7 @@ pub const GRANITE: Arch = Arch {
     gguf: "granite",
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER],
     tensor_overrides: &[],
     filter,
     rules: Rules {
@@ -125,25 +112,16 @@ pub const GRANITE_MOE: Arch = Arch {
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGateInp,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-        Tensor::FfnGateExp,
-        Tensor::FfnUpExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnGateShexp,
-        Tensor::FfnUpShexp,
-        Tensor::FfnDownShexp,
+        DECODER,
+        &[
+            Tensor::FfnGateInp,
+            Tensor::FfnGateExp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+            Tensor::FfnGateShexp,
+            Tensor::FfnUpShexp,
+            Tensor::FfnDownShexp,
+        ],
     ],
     tensor_overrides: &[],
     filter,

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, QkPermute, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -91,22 +91,13 @@ pub const LLAMA: Arch = Arch {
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGateInp,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-        Tensor::FfnGateExp,
-        Tensor::FfnUpExp,
-        Tensor::FfnDownExp,
+        DECODER,
+        &[
+            Tensor::FfnGateInp,
+            Tensor::FfnGateExp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+        ],
     ],
     tensor_overrides: &[],
     filter,

@@ -191,9 +191,9 @@ pub struct Arch {
     pub vocab: VocabKind,
     /// What its `set_vocab` adds to that path.
     pub vocab_quirks: VocabQuirks,
-    /// The GGUF tensors it has (gguf-py's `MODEL_TENSORS`); their HF spellings come from
-    /// [`super::names::TABLE`].
-    pub tensors: &'static [Tensor],
+    /// The GGUF tensors it has (gguf-py's `MODEL_TENSORS`), in groups (most start with
+    /// [`super::names::DECODER`]); their HF spellings come from [`super::names::TABLE`].
+    pub tensors: &'static [&'static [Tensor]],
     /// HF spellings that name a different tensor here than the shared table says (applied
     /// last).
     pub tensor_overrides: &'static [(Tensor, &'static [&'static str])],
@@ -366,6 +366,7 @@ mod tests {
             for t in a
                 .tensors
                 .iter()
+                .flat_map(|g| g.iter())
                 .chain(a.tensor_overrides.iter().map(|(t, _)| t))
             {
                 assert!(

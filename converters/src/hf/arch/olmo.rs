@@ -8,7 +8,7 @@
 
 use super::qwen::QWEN_EXPERTS;
 use super::{keep, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -38,7 +38,7 @@ pub const OLMO: Arch = Arch {
     gguf: "olmo",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::AttnQ,
@@ -48,7 +48,7 @@ pub const OLMO: Arch = Arch {
         Tensor::FfnGate,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -83,7 +83,7 @@ pub const OLMO2: Arch = Arch {
     gguf: "olmo2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -98,7 +98,7 @@ pub const OLMO2: Arch = Arch {
         Tensor::FfnGate,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -134,24 +134,15 @@ pub const OLMOE: Arch = Arch {
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::AttnQNorm,
-        Tensor::AttnKNorm,
-        Tensor::FfnNorm,
-        Tensor::FfnGateInp,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-        Tensor::FfnGateExp,
-        Tensor::FfnUpExp,
-        Tensor::FfnDownExp,
+        DECODER,
+        &[
+            Tensor::AttnQNorm,
+            Tensor::AttnKNorm,
+            Tensor::FfnGateInp,
+            Tensor::FfnGateExp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+        ],
     ],
     tensor_overrides: &[],
     filter: keep,

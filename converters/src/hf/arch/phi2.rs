@@ -41,7 +41,7 @@ pub const PHI2: Arch = Arch {
     gguf: "phi2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -53,7 +53,7 @@ pub const PHI2: Arch = Arch {
         Tensor::AttnOut,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,

@@ -41,7 +41,7 @@ pub const PHI3: Arch = Arch {
     gguf: "phi3",
     vocab: VocabKind::Phi3,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::Output,
         Tensor::OutputNorm,
@@ -51,7 +51,7 @@ pub const PHI3: Arch = Arch {
         Tensor::FfnNorm,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,

@@ -4,7 +4,7 @@
 //! `post_attention_norm` (there is no `ffn_norm`); q/k/v biases are optional.
 
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -35,21 +35,7 @@ pub const SEED_OSS: Arch = Arch {
     gguf: "seed_oss",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::AttnPostNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER, &[Tensor::AttnPostNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,

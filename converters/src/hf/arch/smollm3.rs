@@ -4,7 +4,7 @@
 //! dimensions) and the Llama-3 `rope_freqs` tensor; the NoPE layer list is not written.
 
 use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
-use crate::hf::names::Tensor;
+use crate::hf::names::DECODER;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 
 /// The SmolLM3 class.
@@ -33,20 +33,7 @@ pub const SMOLLM3: Arch = Arch {
     gguf: "smollm3",
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER],
     tensor_overrides: &[],
     filter: llama::filter,
     rules: Rules {

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -46,22 +46,7 @@ pub const STABLELM: Arch = Arch {
     gguf: "stablelm",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::AttnQNorm,
-        Tensor::AttnKNorm,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

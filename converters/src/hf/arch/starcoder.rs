@@ -6,7 +6,7 @@
 //! shaped with multi-query attention (one KV head) and learned positions.
 
 use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -39,20 +39,7 @@ pub const STARCODER2: Arch = Arch {
     gguf: "starcoder2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGate,
-        Tensor::FfnUp,
-        Tensor::FfnDown,
-    ],
+    tensors: &[DECODER],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
@@ -68,7 +55,7 @@ pub const STARCODER: Arch = Arch {
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
+    tensors: &[&[
         Tensor::TokenEmbd,
         Tensor::PosEmbd,
         Tensor::Output,
@@ -79,7 +66,7 @@ pub const STARCODER: Arch = Arch {
         Tensor::FfnNorm,
         Tensor::FfnUp,
         Tensor::FfnDown,
-    ],
+    ]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules::NONE,
