@@ -2,12 +2,10 @@
 
 /// f32 → IEEE binary16 bits, round-to-nearest-even, overflow to ±inf, NaN → `sign | 0x7E00`
 /// (ggml's `GGML_FP32_TO_FP16`).
+/// The one f16 encoder: the branchless one the f16 row kernel vectorises.
 #[inline]
 pub fn f32_to_f16(x: f32) -> u16 {
-    if x.is_nan() {
-        return ((x.to_bits() >> 16) as u16 & 0x8000) | 0x7E00;
-    }
-    half::f16::from_f32(x).to_bits()
+    crate::formats::f16::f32_to_f16_bits(x)
 }
 
 /// IEEE binary16 bits → f32 (exact).
