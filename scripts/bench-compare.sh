@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): two builds of the tools side by side, to show that a change made
-# nothing slower. Each workload runs ROUNDS times per build, the builds alternating, with a
-# warm page cache; the table gives the median wall seconds and peak RSS of each, and checks
-# that both builds wrote the same bytes.
+# nothing slower. Each workload runs ROUNDS times per build, the builds alternating (and
+# taking turns to go first), with a warm page cache and no dirty pages left from the last
+# run; the table gives the median wall seconds and peak RSS of each, and checks that both
+# builds wrote the same bytes. Wall times of the I/O-bound f16 workload vary by 2x on a VM:
+# use 5+ rounds before reading anything into them.
 #
 #   scripts/bench-compare.sh OLD_DIR NEW_DIR [WORKDIR] [SIZE_MB] [ROUNDS]
 #
@@ -41,6 +43,7 @@ run() { # BIN_DIR TAG WORKLOAD → prints "wall rss_mb"
     quantize) cmd=("$bin/gguf-quantize" --quiet "$F16" "$out/m.gguf" Q4_K_M) ;;
   esac
   warm "$F16"
+  sync   # no earlier run's dirty pages left to slow this one's fsync
   /usr/bin/time -f "%e %M" -o "$W/.time" "${cmd[@]}" > /dev/null
   read -r wall rss < "$W/.time"
   echo "$wall $((rss / 1024))"
@@ -53,9 +56,14 @@ echo "|---|---:|---:|---:|---:|---:|---|"
 for workload in f16 q4km multi quantize; do
   : > "$W/old.txt"
   : > "$W/new.txt"
-  for _ in $(seq "$ROUNDS"); do
-    run "$OLD" old "$workload" >> "$W/old.txt"
-    run "$NEW" new "$workload" >> "$W/new.txt"
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then
+      run "$OLD" old "$workload" >> "$W/old.txt"
+      run "$NEW" new "$workload" >> "$W/new.txt"
+    else
+      run "$NEW" new "$workload" >> "$W/new.txt"
+      run "$OLD" old "$workload" >> "$W/old.txt"
+    fi
   done
   ow=$(cut -d' ' -f1 "$W/old.txt" | median)
   nw=$(cut -d' ' -f1 "$W/new.txt" | median)
