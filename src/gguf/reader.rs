@@ -580,7 +580,7 @@ impl<'a> Parser<'a> {
             Ok,
         )?;
         let offset = self.u64(&what)?;
-        let nbytes = tensor_nbytes(ty, &dims).map_err(|p| (ty_at as u64, bad(p)))?;
+        let nbytes = tensor_nbytes(ty, &dims).map_err(|p| (ty_at as u64, bad(p.to_string())))?;
         Ok(TensorInfo {
             name,
             dims,
@@ -660,27 +660,51 @@ fn quoted(raw: &[u8]) -> String {
 ///
 /// The product of the non-zero dims must fit in i64 even when another dim is zero: the tensor
 /// is then empty, but row counts and strides computed from its shape would still overflow.
-pub fn tensor_nbytes(ty: GgmlType, dims: &[u64]) -> Result<u64, String> {
+pub fn tensor_nbytes(ty: GgmlType, dims: &[u64]) -> Result<u64, SizeError> {
     let tr = traits(ty);
     let mut count: u64 = 1;
     for &d in dims.iter().filter(|&&d| d != 0) {
         count = count
             .checked_mul(d)
             .filter(|c| *c <= i64::MAX as u64)
-            .ok_or_else(|| format!("element count of shape {dims:?} overflows"))?;
+            .ok_or_else(|| SizeError::ElementCount(dims.to_vec()))?;
     }
     if dims.contains(&0) {
         count = 0;
     }
     let ne0 = dims.first().copied().unwrap_or(1);
     if ne0 % tr.block_size as u64 != 0 {
-        return Err(format!(
-            "row length {ne0} is not a multiple of the {} block size {}",
-            tr.name, tr.block_size
-        ));
+        return Err(SizeError::RowNotBlockAligned { ne0, ty });
     }
     (count / tr.block_size as u64)
         .checked_mul(tr.type_size as u64)
         .filter(|n| *n <= i64::MAX as u64)
-        .ok_or_else(|| format!("byte size of shape {dims:?} as {} overflows", tr.name))
+        .ok_or_else(|| SizeError::ByteSize {
+            dims: dims.to_vec(),
+            ty,
+        })
+}
+
+/// Why a tensor shape has no valid byte size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// The product of the dims does not fit in i64.
+    #[error("element count of shape {0:?} overflows")]
+    ElementCount(Vec<u64>),
+    /// The row length is not a whole number of blocks.
+    #[error("row length {ne0} is not a multiple of the {} block size {}", .ty.name(), .ty.block_size())]
+    RowNotBlockAligned {
+        /// The row length.
+        ne0: u64,
+        /// The type.
+        ty: GgmlType,
+    },
+    /// The byte size does not fit in i64.
+    #[error("byte size of shape {dims:?} as {} overflows", .ty.name())]
+    ByteSize {
+        /// The dims.
+        dims: Vec<u64>,
+        /// The type.
+        ty: GgmlType,
+    },
 }

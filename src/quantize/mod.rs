@@ -374,7 +374,7 @@ pub enum TensorProblem {
     Requantize(GgmlType),
     /// Its shape gives no valid byte size.
     #[error("{0}")]
-    Size(String),
+    Size(crate::gguf::SizeError),
     /// Its data type cannot be converted (integer types).
     #[error("cannot convert {from} data to {to}")]
     Unconvertible {
