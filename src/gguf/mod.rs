@@ -14,7 +14,8 @@ mod writer;
 pub use error::{FormatError, GgufError};
 pub use metadata::{describe_type, Metadata, MetadataError};
 pub use reader::{
-    tensor_nbytes, GgufFile, SizeError, MAX_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_ARRAY_LEN, MAX_STRING_LEN,
+    tensor_nbytes, GgufFile, SizeError, MAX_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_ARRAY_LEN,
+    MAX_STRING_LEN,
 };
 pub use value::{ArrayValue, GgufStr, GgufString, StringArray, Value, ValueType};
 pub use writer::{layout, write_gguf, write_tensor_padded, Layout, TensorHeader};
