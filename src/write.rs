@@ -74,18 +74,6 @@ pub fn write_model(
     target: &Path,
     opts: &WriteOptions,
 ) -> Result<Layout, WriteError> {
-    let (out, plan) = write_uncommitted(model, target, opts)?;
-    out.commit()?;
-    Ok(plan)
-}
-
-/// Writes `model` completely to a temporary file for `target`; the caller commits it (so
-/// that several outputs can appear together, or not at all).
-pub fn write_uncommitted(
-    model: &Model,
-    target: &Path,
-    opts: &WriteOptions,
-) -> Result<(AtomicOutput, Layout), WriteError> {
     let plan = layout(&model.metadata, &model.headers())?;
     let inputs: Vec<&Path> = opts.inputs.iter().map(PathBuf::as_path).collect();
     let mut out = AtomicOutput::create(target, &opts.rules(&inputs))?;
@@ -100,7 +88,8 @@ pub fn write_uncommitted(
         e => e,
     })?;
     std::io::Write::flush(&mut out).map_err(io_err)?;
-    Ok((out, plan))
+    out.commit()?;
+    Ok(plan)
 }
 
 /// One unit of work of the writer: a whole tensor, or a range of its rows.

@@ -163,7 +163,7 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.chat_template = Some(ChatTemplate::from_text(t).map_err(usage)?);
     }
     if let Some(p) = &cli.chat_template_config {
-        let text = std::fs::read_to_string(p)
+        let text = ggufkit::mapped::read_input_to_string(p)
             .with_context(|| format!("cannot read {}", p.display()))
             .map_err(Failure::Input)?;
         let config: serde_json::Value = serde_json::from_str(&text)
@@ -177,7 +177,7 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         }
     }
     if let Some(p) = &cli.chat_template_file {
-        let text = std::fs::read_to_string(p)
+        let text = ggufkit::mapped::read_input_to_string(p)
             .with_context(|| format!("cannot read {}", p.display()))
             .map_err(Failure::Input)?;
         e.chat_template = Some(ChatTemplate::One(text));
