@@ -194,6 +194,16 @@ fn hostile_tokenizers() -> Vec<(&'static str, Json, &'static [&'static str])> {
             &["normalizer.normalizers[1].normalizers[0] (Precompiled)"],
         ),
         (
+            // Fuzz finding (tokenizer_normalizers): the charsmap's transform indexed past the
+            // alignments an empty Prepend left behind.
+            "prepend-empty-then-precompiled",
+            tj(json!({"type": "Sequence", "normalizers": [
+                {"type": "NFKC"},
+                {"type": "Prepend", "prepend": ""},
+                precompiled(&charsmap(&one_rule(b'e', 0), b" \0"))]})),
+            &["normalizer.normalizers[1] (Prepend)", "prepend is empty"],
+        ),
+        (
             "fixed-length-0",
             tokenizer_json(
                 Json::Null,
@@ -563,6 +573,29 @@ fn a_directory_shard_is_not_called_missing() {
         Err(e) => e.to_string(),
     };
     assert!(msg.contains("is a directory, not a regular file"), "{msg}");
+    assert!(!msg.contains("missing"), "{msg}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_config_json_is_not_called_missing() {
+    let d = qwen2_with("config-fifo", |_| {});
+    let config = d.join("config.json");
+    std::fs::remove_file(&config).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&config)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Nothing writes to the FIFO: a reader that opened it would block here.
+    let msg = match convert(&d) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        msg.contains("config.json is a FIFO, not a regular file"),
+        "{msg}"
+    );
     assert!(!msg.contains("missing"), "{msg}");
 }
 

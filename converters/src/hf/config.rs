@@ -134,11 +134,14 @@ fn read_bounded(path: &Path) -> Result<String, ConvertError> {
 pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
     let path = dir.join("config.json");
     if !path.is_file() {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            "missing config.json: not a HuggingFace model directory",
-        ));
+        let problem = match std::fs::metadata(&path) {
+            Err(_) => "missing config.json: not a HuggingFace model directory".to_string(),
+            Ok(m) => format!(
+                "config.json is {}, not a regular file",
+                super::safetensors::file_kind(&m)
+            ),
+        };
+        return Err(ConvertError::format(&path, None, problem));
     }
     let text = read_bounded(&path)?;
     let raw: Json = serde_json::from_str(&text)

@@ -4,7 +4,8 @@
 //! trie size that it reserves memory for before looking at how many bytes follow (a 6-byte
 //! charsmap asks for 8.5 GB), and indexes the trie and the normalized-string blob without
 //! bounds checks (a malformed trie panics on the first encode). A `FixedLength`
-//! pre-tokenizer of length 0 panics too, and a `Strip` decoder that strips from the end
+//! pre-tokenizer of length 0 panics too, so does a `Prepend` normalizer of an empty string
+//! followed by one that maps offsets, and a `Strip` decoder that strips from the end
 //! indexes before the start of a short token.
 //!
 //! [`check`] walks a tokenizer.json's normalizer, pre-tokenizer and decoder trees (Sequences
@@ -71,6 +72,15 @@ fn kind(c: &Json) -> Option<&str> {
 }
 
 fn normalizer(at: &str, c: &Json) -> Result<(), Found> {
+    // Prepending "" replaces the first character by an insertion of itself: the normalized
+    // string keeps one alignment too few, and the next normalizer or pre-tokenizer that maps
+    // alignments (a Precompiled charsmap, a split) indexes past their end.
+    if kind(c) == Some("Prepend") && c.get("prepend").and_then(Json::as_str) == Some("") {
+        return Err((
+            format!("{at} (Prepend)"),
+            "prepend is empty (the tokenizers library corrupts its offsets on it)".to_string(),
+        ));
+    }
     if kind(c) == Some("Precompiled") {
         if let Some(v) = c.get("precompiled_charsmap") {
             let Json::String(s) = v else {
