@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::gguf::{layout, GgufError, Layout};
+use crate::gguf::{in_byte_order, layout, ByteOrder, GgufError, Layout};
 use crate::ir::{DataError, Model, Rows};
 use crate::output::{AtomicOutput, OutputError, OutputRules};
 
@@ -24,6 +24,9 @@ pub struct WriteOptions<'a> {
     pub window_bytes: u64,
     /// Called after each tensor is written with (tensor index, bytes written so far).
     pub progress: Option<&'a (dyn Fn(usize, u64) + Sync)>,
+    /// Byte order of the tensor data ([`crate::gguf::in_byte_order`]); the layout's header
+    /// must have been made in the same order.
+    pub byte_order: ByteOrder,
 }
 
 impl Default for WriteOptions<'_> {
@@ -34,6 +37,7 @@ impl Default for WriteOptions<'_> {
             sync: true,
             window_bytes: 32 << 20,
             progress: None,
+            byte_order: ByteOrder::Little,
         }
     }
 }
@@ -191,9 +195,11 @@ pub fn write_stream<W: std::io::Write + Send>(
                     if in_tensor > plan.sizes[i] || (piece.last && in_tensor != plan.sizes[i]) {
                         return Err(bad(in_tensor));
                     }
-                    out.write_all(&data)
+                    let bytes = in_byte_order(model.tensors[i].ty, opts.byte_order, &data);
+                    out.write_all(&bytes)
                         .map_err(|source| GgufError::Io { path: None, source })?;
                     written += data.len() as u64;
+                    drop(bytes);
                     drop(data);
                     if let Some((rows, range)) = &piece.rows {
                         model.tensors[i].data.release_rows(rows, range.clone());

@@ -2,7 +2,7 @@
 //! one pass, byte for byte as llama.cpp's `convert_hf_to_gguf.py` (and, for quantized types,
 //! `llama-quantize`) write it; several outputs of one source in one pass; batches of jobs.
 
-use ggufkit::gguf::keys;
+use ggufkit::gguf::{keys, ByteOrder};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -222,7 +222,9 @@ struct Cli {
     /// computed a bounded window at a time) and computes the same bytes either way.
     #[arg(long)]
     no_lazy: bool,
-    /// convert_hf_to_gguf.py's big-endian output: not supported yet (refused, never ignored).
+    /// Big-endian output, as convert_hf_to_gguf.py --bigendian writes it: header and
+    /// F32/F16 data byte-swapped; BF16 and quantized blocks keep their little-endian bytes
+    /// (as the reference writes them). llama.cpp loads such files only on big-endian hosts.
     #[arg(long)]
     bigendian: bool,
     /// convert_hf_to_gguf.py's remote safetensors reading: refused (ggufkit reads local files
@@ -265,6 +267,7 @@ fn source_options(cli: &Cli) -> SourceOptions {
         vocab_dir: cli.vocab_dir.clone(),
         desc: cli.desc.clone(),
         dry_run: cli.dry_run,
+        big_endian: cli.bigendian,
     }
 }
 
@@ -489,7 +492,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     }
     let mut cli = cli;
     for (on, what) in [
-        (cli.bigendian, "--bigendian (big-endian output) is not supported yet"),
         (
             cli.remote,
             "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
@@ -629,6 +631,11 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
             overwrite: cli.force,
             sync: !cli.no_sync,
             vocab_only: cli.vocab_only,
+            byte_order: if cli.bigendian {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            },
             ..Default::default()
         },
     };

@@ -1,6 +1,7 @@
 //! convert_hf_to_gguf.py's own command lines work unchanged: `--outfile` with `{ftype}`
 //! templates, argparse's unique-prefix abbreviations, the flags that change nothing here, and
-//! the alias binary; flags for what is not supported yet are refused, never ignored.
+//! the alias binary; flags for what is not supported yet are refused, never ignored;
+//! `--bigendian` writes what the reference writes.
 
 use ggufkit_testsupport::golden as support;
 
@@ -58,7 +59,7 @@ fn the_reference_command_lines_work_unchanged() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(dir.join("auto-bf16.gguf").is_file());
     // Not supported yet: refused with a usage error, nothing written.
-    for flag in ["--mmproj", "--bigendian", "--remote", "--mistral-format"] {
+    for flag in ["--mmproj", "--remote", "--mistral-format"] {
         let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
@@ -72,4 +73,72 @@ fn the_reference_command_lines_work_unchanged() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
     assert!(!dir.join("no.gguf").exists());
+}
+
+/// `--bigendian` equals convert_hf_to_gguf.py --bigendian for every outtype
+/// (testdata/golden/bigendian, made by conformance/make_bigendian_golden.py), written alone
+/// and several outtypes in one pass.
+#[test]
+fn bigendian_outputs_equal_the_reference() {
+    let cases = read_json(&testdata("golden/bigendian/cases.json"));
+    let cases = cases.as_object().expect("cases.json is an object");
+    assert!(cases.len() >= 10, "{} cases", cases.len());
+    let dir = scratch("reference-bigendian");
+    let mut failures = Vec::new();
+    for (name, case) in cases {
+        let model = testdata(&format!("hf/{}", case["fixture"].as_str().unwrap()));
+        let out = dir.join(format!("{name}.gguf"));
+        let mut args = vec![
+            model.to_str().unwrap().to_string(),
+            "--outfile".into(),
+            out.to_str().unwrap().into(),
+        ];
+        args.extend(
+            case["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string()),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(BIN, &args, &dir);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if sha256_file(&out) != case["sha256"].as_str().unwrap() {
+            failures.push(name.clone());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "differ from the reference: {failures:?}"
+    );
+    // Several outtypes in one pass go through the joint writer: the same bytes.
+    let model = testdata("hf/qwen2");
+    let o = run(
+        BIN,
+        &[
+            model.to_str().unwrap(),
+            "--outdir",
+            "joint",
+            "--outtype",
+            "f16,q8_0",
+            "--bigendian",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let joint = dir.join("joint");
+    for (file, case) in [
+        ("Qwen2-140K-F16.gguf", "qwen2-f16"),
+        ("Qwen2-140K-Q8_0.gguf", "qwen2-q8_0"),
+    ] {
+        assert_eq!(
+            sha256_file(&joint.join(file)),
+            cases[case]["sha256"].as_str().unwrap(),
+            "{file}"
+        );
+    }
 }

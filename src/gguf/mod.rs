@@ -18,7 +18,10 @@ pub use reader::{
     MAX_STRING_LEN,
 };
 pub use value::{ArrayValue, GgufStr, GgufString, StringArray, Value, ValueType};
-pub use writer::{layout, write_gguf, write_tensor_padded, Layout, TensorHeader};
+pub use writer::{
+    in_byte_order, layout, layout_in, swapped_width, write_gguf, write_tensor_padded, Layout,
+    TensorHeader,
+};
 
 use ggufkit_quantizers::GgmlType;
 
@@ -36,6 +39,16 @@ pub enum ByteOrder {
     Little,
     /// Big-endian (detected from a byte-swapped version field).
     Big,
+}
+
+impl ByteOrder {
+    /// Appends a number given as its little-endian bytes in this order.
+    pub fn put<const N: usize>(self, out: &mut Vec<u8>, le: [u8; N]) {
+        match self {
+            ByteOrder::Little => out.extend_from_slice(&le),
+            ByteOrder::Big => out.extend(le.iter().rev()),
+        }
+    }
 }
 
 /// One tensor info as stored in a file.

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::ByteOrder;
+
 /// A GGUF value type id (the u32 stored before every value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -358,27 +360,32 @@ impl ArrayValue {
     /// The canonical little-endian encoding of the items (what GGUF stores after the array's
     /// type and count; strings with their u64 length prefix, nested arrays with their header).
     pub fn encode_items(&self, out: &mut Vec<u8>) {
+        self.encode_items_in(out, ByteOrder::Little)
+    }
+
+    /// [`Self::encode_items`] in byte order `o` (gguf-py's `--bigendian` writer).
+    pub fn encode_items_in(&self, out: &mut Vec<u8>, o: ByteOrder) {
         match self {
             ArrayValue::U8(v) => out.extend_from_slice(v),
             ArrayValue::I8(v) => out.extend(v.iter().map(|x| *x as u8)),
-            ArrayValue::U16(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::I16(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::U32(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::I32(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::F32(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+            ArrayValue::U16(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::I16(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::U32(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::I32(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::F32(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
             ArrayValue::Bool(v) => out.extend(v.iter().map(|b| *b as u8)),
             ArrayValue::String(v) => v.iter().for_each(|s| {
-                out.extend((s.0.len() as u64).to_le_bytes());
+                o.put(out, (s.0.len() as u64).to_le_bytes());
                 out.extend_from_slice(s.0);
             }),
             ArrayValue::Array(v) => v.iter().for_each(|a| {
-                out.extend((a.elem_type() as u32).to_le_bytes());
-                out.extend((a.len() as u64).to_le_bytes());
-                a.encode_items(out);
+                o.put(out, (a.elem_type() as u32).to_le_bytes());
+                o.put(out, (a.len() as u64).to_le_bytes());
+                a.encode_items_in(out, o);
             }),
-            ArrayValue::U64(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::I64(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
-            ArrayValue::F64(v) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+            ArrayValue::U64(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::I64(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
+            ArrayValue::F64(v) => v.iter().for_each(|x| o.put(out, x.to_le_bytes())),
         }
     }
 }
@@ -469,27 +476,32 @@ impl Value {
 
     /// Encodes the value (without its type id) in GGUF v3 little-endian form.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_in(out, ByteOrder::Little)
+    }
+
+    /// [`Self::encode`] in byte order `o` (gguf-py's `--bigendian` writer).
+    pub fn encode_in(&self, out: &mut Vec<u8>, o: ByteOrder) {
         match self {
             Value::U8(v) => out.push(*v),
             Value::I8(v) => out.push(*v as u8),
-            Value::U16(v) => out.extend(v.to_le_bytes()),
-            Value::I16(v) => out.extend(v.to_le_bytes()),
-            Value::U32(v) => out.extend(v.to_le_bytes()),
-            Value::I32(v) => out.extend(v.to_le_bytes()),
-            Value::F32(v) => out.extend(v.to_le_bytes()),
+            Value::U16(v) => o.put(out, v.to_le_bytes()),
+            Value::I16(v) => o.put(out, v.to_le_bytes()),
+            Value::U32(v) => o.put(out, v.to_le_bytes()),
+            Value::I32(v) => o.put(out, v.to_le_bytes()),
+            Value::F32(v) => o.put(out, v.to_le_bytes()),
             Value::Bool(v) => out.push(*v as u8),
             Value::String(s) => {
-                out.extend((s.0.len() as u64).to_le_bytes());
+                o.put(out, (s.0.len() as u64).to_le_bytes());
                 out.extend_from_slice(&s.0);
             }
             Value::Array(a) => {
-                out.extend((a.elem_type() as u32).to_le_bytes());
-                out.extend((a.len() as u64).to_le_bytes());
-                a.encode_items(out);
+                o.put(out, (a.elem_type() as u32).to_le_bytes());
+                o.put(out, (a.len() as u64).to_le_bytes());
+                a.encode_items_in(out, o);
             }
-            Value::U64(v) => out.extend(v.to_le_bytes()),
-            Value::I64(v) => out.extend(v.to_le_bytes()),
-            Value::F64(v) => out.extend(v.to_le_bytes()),
+            Value::U64(v) => o.put(out, v.to_le_bytes()),
+            Value::I64(v) => o.put(out, v.to_le_bytes()),
+            Value::F64(v) => o.put(out, v.to_le_bytes()),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::error::GgufError;
 use super::metadata::Metadata;
 use super::reader::tensor_nbytes;
 use super::value::Value;
-use super::{align_up, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
+use super::{align_up, ByteOrder, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
 
 /// What the writer needs to know about a tensor before its data exists.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,8 +47,8 @@ impl Layout {
     }
 }
 
-fn push_str(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend((s.len() as u64).to_le_bytes());
+fn push_str(out: &mut Vec<u8>, s: &[u8], o: ByteOrder) {
+    o.put(out, (s.len() as u64).to_le_bytes());
     out.extend_from_slice(s);
 }
 
@@ -62,6 +62,16 @@ fn array_depth(a: &super::ArrayValue) -> usize {
 
 /// Plans a GGUF v3 file as llama.cpp's writers lay it out.
 pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, GgufError> {
+    layout_in(metadata, tensors, ByteOrder::Little)
+}
+
+/// [`layout`] with every number of the header in byte order `o`; the magic stays `GGUF`
+/// (gguf-py packs it little-endian whatever the order).
+pub fn layout_in(
+    metadata: &Metadata,
+    tensors: &[TensorHeader],
+    o: ByteOrder,
+) -> Result<Layout, GgufError> {
     let alignment = match metadata.get(keys::general::ALIGNMENT) {
         None => DEFAULT_ALIGNMENT,
         Some(Value::U32(a)) if a.is_power_of_two() => *a,
@@ -73,9 +83,9 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
     } as u64;
     let mut h = Vec::with_capacity(4096);
     h.extend_from_slice(b"GGUF");
-    h.extend(3u32.to_le_bytes());
-    h.extend((tensors.len() as u64).to_le_bytes());
-    h.extend((metadata.len() as u64).to_le_bytes());
+    o.put(&mut h, 3u32.to_le_bytes());
+    o.put(&mut h, (tensors.len() as u64).to_le_bytes());
+    o.put(&mut h, (metadata.len() as u64).to_le_bytes());
     for (k, v) in metadata.iter() {
         if k.is_empty() {
             return Err(GgufError::Invalid("empty metadata key".into()));
@@ -88,9 +98,9 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
                 )));
             }
         }
-        push_str(&mut h, k.as_bytes());
-        h.extend((v.value_type() as u32).to_le_bytes());
-        v.encode(&mut h);
+        push_str(&mut h, k.as_bytes(), o);
+        o.put(&mut h, (v.value_type() as u32).to_le_bytes());
+        v.encode_in(&mut h, o);
     }
     let mut offsets = Vec::with_capacity(tensors.len());
     let mut sizes = Vec::with_capacity(tensors.len());
@@ -115,13 +125,13 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
         }
         let nbytes = tensor_nbytes(t.ty, &t.dims)
             .map_err(|p| GgufError::Invalid(format!("tensor '{}': {p}", t.name)))?;
-        push_str(&mut h, t.name.as_bytes());
-        h.extend((t.dims.len() as u32).to_le_bytes());
+        push_str(&mut h, t.name.as_bytes(), o);
+        o.put(&mut h, (t.dims.len() as u32).to_le_bytes());
         for d in &t.dims {
-            h.extend(d.to_le_bytes());
+            o.put(&mut h, d.to_le_bytes());
         }
-        h.extend(t.ty.id().to_le_bytes());
-        h.extend(next.to_le_bytes());
+        o.put(&mut h, t.ty.id().to_le_bytes());
+        o.put(&mut h, next.to_le_bytes());
         offsets.push(next);
         sizes.push(nbytes);
         let overflow = || GgufError::Invalid(format!("tensor '{}': file size overflows", t.name));
@@ -140,6 +150,30 @@ pub fn layout(metadata: &Metadata, tensors: &[TensorHeader]) -> Result<Layout, G
         sizes,
         file_size: data_offset + next,
     })
+}
+
+/// Width of the elements gguf-py byte-swaps in a tensor of type `ty` when it writes a
+/// big-endian file: the plain numeric types. BF16 and every block type reach its writer as
+/// byte arrays (its quantizers return `uint8` views), which a byte swap leaves as they are,
+/// so their bytes stay little-endian inside a big-endian file.
+pub fn swapped_width(ty: GgmlType) -> usize {
+    match ty {
+        GgmlType::F16 | GgmlType::I16 => 2,
+        GgmlType::F32 | GgmlType::I32 => 4,
+        GgmlType::F64 | GgmlType::I64 => 8,
+        _ => 1,
+    }
+}
+
+/// `data` (a tensor of type `ty`, little-endian) as it goes into a file of byte order `o`.
+pub fn in_byte_order(ty: GgmlType, o: ByteOrder, data: &[u8]) -> Cow<'_, [u8]> {
+    let w = swapped_width(ty);
+    if o == ByteOrder::Little || w == 1 {
+        return Cow::Borrowed(data);
+    }
+    let mut v = data.to_vec();
+    v.chunks_exact_mut(w).for_each(<[u8]>::reverse);
+    Cow::Owned(v)
 }
 
 /// Writes a planned file: the header, then each tensor's bytes from `tensor_data(i)` in

@@ -53,6 +53,7 @@ fn stream_shard(
     let opts = StreamOptions {
         window_bytes: files.options().window_bytes,
         progress: Some(tell),
+        byte_order: files.options().byte_order,
         ..StreamOptions::default()
     };
     let owned = files.options().inputs.clone();

@@ -52,6 +52,8 @@ pub struct WriteOptions {
     pub digest: bool,
     /// gguf-py's `--vocab-only` file: the header without tensor infos or padding.
     pub vocab_only: bool,
+    /// Byte order of the files (big for `convert_hf_to_gguf.py --bigendian`).
+    pub byte_order: crate::gguf::ByteOrder,
 }
 
 impl Default for WriteOptions {
@@ -63,6 +65,7 @@ impl Default for WriteOptions {
             window_bytes: 32 << 20,
             digest: false,
             vocab_only: false,
+            byte_order: crate::gguf::ByteOrder::Little,
         }
     }
 }

@@ -9,9 +9,10 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use super::{hex, Observer, OutputPlan, PipelineError, WriteOptions, WrittenFile, WrittenOutput};
-use crate::gguf::{layout, write_tensor_padded, GgufError, Layout};
+use crate::gguf::{in_byte_order, layout_in, write_tensor_padded, GgufError, Layout};
 use crate::ir::DataError;
 use crate::output::{AtomicOutput, FinishedOutput, OutputRules};
+use ggufkit_quantizers::GgmlType;
 
 /// A writer that hashes what goes through it (when it has a hasher).
 pub struct Hashing<'a, W: Write> {
@@ -62,6 +63,8 @@ pub struct Files {
     pub sizes: Vec<u64>,
     /// Per tensor: its name.
     pub names: Vec<String>,
+    /// Per tensor: its type.
+    types: Vec<GgmlType>,
     /// Tensor elements in all.
     pub n_elements: u64,
     opts: WriteOptions,
@@ -78,6 +81,7 @@ impl Files {
             place: Vec::new(),
             sizes: Vec::new(),
             names: Vec::new(),
+            types: Vec::new(),
             n_elements: 0,
             opts,
         };
@@ -87,7 +91,8 @@ impl Files {
             } else {
                 s.model.headers()
             };
-            let layout = layout(&s.model.metadata, &headers).map_err(|e| e.with_path(&s.path))?;
+            let layout = layout_in(&s.model.metadata, &headers, f.opts.byte_order)
+                .map_err(|e| e.with_path(&s.path))?;
             crate::output::check(&s.path, &f.rules(&f.input_refs()))?;
             let size = if f.opts.vocab_only {
                 layout.header_len as u64
@@ -98,6 +103,7 @@ impl Files {
                 f.place.push((si, j));
                 f.sizes.push(layout.sizes[j]);
                 f.names.push(t.name.clone());
+                f.types.push(t.ty);
                 f.n_elements += t.dims.iter().product::<u64>();
             }
             f.shards.push(Shard {
@@ -190,11 +196,12 @@ impl Files {
         let shard = &mut self.shards[s];
         let zeros = vec![0u8; shard.layout.alignment as usize];
         let out = shard.out.as_mut().expect("open until committed");
+        let data = in_byte_order(self.types[i], self.opts.byte_order, data);
         let mut w = Hashing {
             inner: out,
             hasher: shard.hasher.as_mut(),
         };
-        write_tensor_padded(&mut w, &shard.layout, j, data, &zeros).map_err(|e| match e {
+        write_tensor_padded(&mut w, &shard.layout, j, &data, &zeros).map_err(|e| match e {
             GgufError::Invalid(msg) => PipelineError::Data {
                 tensor: self.names[i].clone(),
                 error: DataError(msg),

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value as Json};
 
+use ggufkit::gguf::ByteOrder;
 use ggufkit::ir::Model;
 use ggufkit::split::{distribute, split_path};
 
@@ -581,6 +582,11 @@ impl JobRun<'_> {
             sync: ctx.opts.sync,
             digest: true,
             vocab_only: source.opts.vocab_only,
+            byte_order: if source.opts.big_endian {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            },
             ..WriteOptions::default()
         };
         let plans: Vec<OutputPlan> = prepared.iter().map(|p| p.plan(&options)).collect();

@@ -263,6 +263,8 @@ pub struct SourceOptions {
     pub desc: Option<String>,
     /// Planning only: tolerate a tokenizer that cannot be converted.
     pub dry_run: bool,
+    /// convert_hf_to_gguf.py's `--bigendian`: every output in big-endian byte order.
+    pub big_endian: bool,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
