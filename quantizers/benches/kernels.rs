@@ -6,9 +6,15 @@
 //! `KERNEL_BENCH_CPU=1` (Linux) divides by the process's CPU time instead of the wall time:
 //! the figure to compare on a loaded machine, and against the reference measured the same
 //! way (its `ggml_quantize_chunk` is single-threaded). The IQ1–IQ3 types need an imatrix or
-//! are slow: give them a small `KERNEL_BENCH_MB` (e.g. 4).
+//! are slow: give them a small `KERNEL_BENCH_MB` (e.g. 4). `KERNEL_BENCH_DUMP=DIR` also
+//! writes the input (`src.f32`, `imatrix.f32`) and `ours.json` (per type: the figures and the
+//! sha256 of the quantized bytes) for `scripts/bench-kernels-ref.py`, which times llama.cpp's
+//! `ggml_quantize_chunk` on the same input (`scripts/bench-kernels.sh` runs both).
 
 use std::time::Instant;
+
+use serde_json::{json, Map, Value as Json};
+use sha2::{Digest, Sha256};
 
 use ggufkit_quantizers::{all_types, quantize_rows, row_size};
 
@@ -62,6 +68,7 @@ fn main() {
         .unwrap_or(64);
     let only: Option<Vec<String>> = std::env::var("KERNEL_BENCH_TYPES")
         .ok()
+        .filter(|v| !v.is_empty())
         .map(|v| v.split(',').map(|t| t.trim().to_lowercase()).collect());
     if std::env::var("KERNEL_BENCH_PORTABLE").is_ok_and(|v| v == "1") {
         ggufkit_quantizers::force_portable(true);
@@ -70,6 +77,14 @@ fn main() {
     let src = data(rows * N_PER_ROW);
     let imatrix: Vec<f32> = data(N_PER_ROW).iter().map(|x| x * x + 1e-3).collect();
     let bytes = (src.len() * 4) as f64 / 1e6;
+    let dump = std::env::var_os("KERNEL_BENCH_DUMP").map(std::path::PathBuf::from);
+    if let Some(d) = &dump {
+        std::fs::create_dir_all(d).unwrap();
+        let le = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        std::fs::write(d.join("src.f32"), le(&src)).unwrap();
+        std::fs::write(d.join("imatrix.f32"), le(&imatrix)).unwrap();
+    }
+    let mut report = Map::new();
     let single = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -95,10 +110,13 @@ fn main() {
             continue;
         };
         let mut dst = vec![0u8; rs * rows];
+        let mut digests = Map::new();
         let mut run = |pool: &rayon::ThreadPool, im: Option<&[f32]>| {
             let secs = best_of(3, || {
                 pool.install(|| quantize_rows(t.ty, &src, &mut dst, N_PER_ROW, im).unwrap())
             });
+            let key = if im.is_some() { "imatrix" } else { "plain" };
+            digests.insert(key.into(), json!(format!("{:x}", Sha256::digest(&dst))));
             format!("{:.0}", bytes / secs)
         };
         let plain1 = if t.requires_imatrix {
@@ -117,5 +135,26 @@ fn main() {
             ("-".into(), "-".into())
         };
         println!("| {} | {plain1} | {plain_n} | {im1} | {im_n} |", t.name);
+        let mut entry = Map::new();
+        for (k, v) in [
+            ("plain_1", &plain1),
+            ("plain_n", &plain_n),
+            ("imatrix_1", &im1),
+            ("imatrix_n", &im_n),
+        ] {
+            entry.insert(k.into(), v.parse::<f64>().map_or(Json::Null, |x| json!(x)));
+        }
+        entry.insert("sha256".into(), Json::Object(digests));
+        entry.insert("id".into(), json!(t.ty.id()));
+        report.insert(t.name.to_string(), Json::Object(entry));
+    }
+    if let Some(d) = &dump {
+        let all =
+            json!({"rows": rows, "n_per_row": N_PER_ROW, "threads": threads, "types": report});
+        std::fs::write(
+            d.join("ours.json"),
+            serde_json::to_string_pretty(&all).unwrap(),
+        )
+        .unwrap();
     }
 }
