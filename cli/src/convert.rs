@@ -426,11 +426,22 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
 
 /// `SRC --outtype a,b,c`: one job.
 fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failure> {
+    // OUT with `{ftype}`: one file per type, named by the template (in OUT's directory).
+    let template = cli.out.as_ref().filter(|o| !o.is_dir()).and_then(|o| {
+        let name = o.file_name()?.to_string_lossy().into_owned();
+        name.contains(['{', '}']).then_some(name)
+    });
     let outdir = match (&cli.out, &cli.outdir) {
         (Some(o), _) if o.is_dir() => o.clone(),
+        (Some(o), _) if template.is_some() => o
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
         (Some(o), _) => {
             return Err(Failure::Usage(anyhow!(
-                "{}: with several --outtype values OUT must be a directory (or use --outdir)",
+                "{}: with several --outtype values OUT must be a directory or a name with \
+                 {{ftype}} (or use --outdir)",
                 o.display()
             )))
         }
@@ -446,15 +457,25 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
     let outputs = types
         .iter()
         .map(|t| {
+            let name = match &template {
+                Some(n) if t.eq_ignore_ascii_case("auto") => {
+                    return Err(Failure::Usage(anyhow!(
+                        "{n}: `auto` among several --outtype values has no name of its own \
+                         before the model is read; name the type instead"
+                    )))
+                }
+                Some(n) => Some(PathBuf::from(fill_template(n, t).map_err(Failure::Usage)?)),
+                None => None,
+            };
             Ok(OutputSpec {
                 target: Target::parse(t)?,
                 outtype: t.clone(),
-                name: None,
+                name,
                 opts: output_options(cli),
                 split: split.clone(),
             })
         })
-        .collect::<Result<Vec<_>, PlanError>>()?;
+        .collect::<Result<Vec<_>, Failure>>()?;
     Ok(JobSpec {
         label: src
             .file_name()
