@@ -111,6 +111,14 @@ struct Cli {
     /// comma-separated for several outputs in one pass (e.g. f16,q8_0,q4_k_m).
     #[arg(long, default_value = "auto")]
     outtype: String,
+    /// LoRA adapters (SRC holds adapter_config.json): the base model's directory, as
+    /// convert_lora_to_gguf.py's --base (default: the adapter's base_model_name_or_path, a
+    /// directory or a model id in the local HuggingFace cache).
+    #[arg(long, value_name = "DIR")]
+    base: Option<PathBuf>,
+    /// LoRA adapters: the base model as a model id in the local HuggingFace cache.
+    #[arg(long, value_name = "ID", conflicts_with = "base")]
+    base_model_id: Option<String>,
     /// Directory for the outputs when OUT is not given (with --batch: for jobs whose file
     /// sets no outdir).
     #[arg(long, value_name = "DIR")]
@@ -268,6 +276,7 @@ fn source_options(cli: &Cli) -> SourceOptions {
         desc: cli.desc.clone(),
         dry_run: cli.dry_run,
         big_endian: cli.bigendian,
+        lora_base: cli.base.clone(),
     }
 }
 
@@ -533,6 +542,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             "--use-temp-file / --no-lazy change nothing here: outputs always stream through a temporary file with bounded memory",
         );
     }
+    if let Some(id) = cli.base_model_id.clone() {
+        let dir = ggufkit_converters::hub::resolve(&id, None)
+            .map_err(|e| Failure::Input(anyhow!("--base-model-id {id}: {e}")))?;
+        cli.base = Some(dir);
+    }
     let mut src = cli.src.clone().expect("clap requires SRC without --batch");
     let id = src
         .to_str()
@@ -791,6 +805,20 @@ fn notes_push(cli: &Cli, msg: &str) {
     if !cli.quiet && !cli.json {
         eprintln!("note: {msg}");
     }
+}
+
+/// `convert_lora_to_gguf`: gguf-convert with that script's default `--outtype f32`.
+pub fn main_lora() -> ExitCode {
+    ggufkit::output::default_sigpipe();
+    crate::edge::handle_generators::<Cli>();
+    let cmd = <Cli as clap::CommandFactory>::command()
+        .name("convert_lora_to_gguf")
+        .mut_arg("outtype", |a| a.default_value("f32"));
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&cmd.get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    exit_with("convert_lora_to_gguf", run(cli))
 }
 
 /// The tool's entry point.

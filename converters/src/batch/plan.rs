@@ -265,6 +265,8 @@ pub struct SourceOptions {
     pub dry_run: bool,
     /// convert_hf_to_gguf.py's `--bigendian`: every output in big-endian byte order.
     pub big_endian: bool,
+    /// HF: the base model of a LoRA adapter (convert_lora_to_gguf.py's `--base`).
+    pub lora_base: Option<PathBuf>,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -468,6 +470,7 @@ impl Source {
             metadata_override: self.opts.metadata.clone(),
             model_name: self.opts.model_name.clone(),
             allow_missing_vocab: self.opts.dry_run,
+            lora_base: self.opts.lora_base.clone(),
         }
     }
 
@@ -580,6 +583,16 @@ impl Source {
             (SourceKind::Gguf, Target::Plain(_)) => {
                 self.base()?;
                 Err(PlanError::GgufNeedsQuantizedType)
+            }
+            (SourceKind::Hf, Target::Quantized(f)) if crate::hf::lora::is_adapter(&self.path) => {
+                Err(PlanError::Hf {
+                    path: self.path.clone(),
+                    error: format!(
+                        "a LoRA adapter converts to f32, f16, bf16 or q8_0 (as \
+                         convert_lora_to_gguf.py); {} is not available",
+                        f.name
+                    ),
+                })
             }
             (SourceKind::Legacy, _) => {
                 let base = self.base()?;

@@ -269,6 +269,19 @@ impl Expr {
         ))
     }
 
+    /// True when the expression only selects or reorders rows (the outermost dimension) of
+    /// one source tensor: what a LoRA adapter can apply to `B` alone, since for `W = B·A`
+    /// such an operation on `W` is the same operation on `B`.
+    pub fn rows_only(&self) -> bool {
+        match &self.0.op {
+            Op::Read(_) => true,
+            Op::PermuteHeads { input, .. } => input.rows_only(),
+            Op::GatherRows { input, .. } => self.shape().len() >= 2 && input.rows_only(),
+            Op::Narrow { input, axis, .. } => *axis == 0 && input.rows_only(),
+            _ => false,
+        }
+    }
+
     /// Reorders the outermost dimension: output row `i` is input row `map[i]`. `map` must
     /// be a permutation of the rows.
     pub fn gather_rows(self, name: &str, map: Vec<u64>) -> Result<Expr, ConvertError> {

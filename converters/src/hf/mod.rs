@@ -24,6 +24,7 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+pub mod lora;
 pub mod metadata;
 mod model_card;
 mod names;
@@ -50,6 +51,9 @@ pub struct HfOptions {
     /// Convert even when the tokenizer cannot be converted: the `tokenizer.*` keys are then
     /// missing and [`HfConversion::vocab_error`] says why (diagnostics, `--dry-run`, tests).
     pub allow_missing_vocab: bool,
+    /// The base model of a LoRA adapter (`--base`); default: the adapter's
+    /// `base_model_name_or_path`, as a directory or a model id in the local HuggingFace cache.
+    pub lora_base: Option<PathBuf>,
 }
 
 impl Default for HfOptions {
@@ -60,6 +64,7 @@ impl Default for HfOptions {
             metadata_override: None,
             model_name: None,
             allow_missing_vocab: false,
+            lora_base: None,
         }
     }
 }
@@ -147,6 +152,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
+    if lora::is_adapter(dir) {
+        let base = match &opts.lora_base {
+            Some(b) => b.clone(),
+            None => lora::base_from_config(dir)?,
+        };
+        return lora::read_lora_dir(dir, &base, opts);
+    }
     let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
         arch: hp.arch.clone(),

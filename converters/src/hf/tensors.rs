@@ -27,7 +27,7 @@ pub struct Entry {
 }
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
-fn filter_name(arch: &Arch, name: &str) -> Option<String> {
+pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
     let name = (arch.filter)(name)?;
     const PREFIXES: &[&str] = &[
         "mlp",
@@ -443,6 +443,101 @@ pub fn plan(
     if !left.is_empty() {
         left.sort();
         return Err(ConvertError::UnprocessedExperts { tensors: left });
+    }
+    Ok(out)
+}
+
+/// A LoRA adapter's tensors: for `W = B·A`, the pair under the base model's name of `W`.
+pub struct LoraPair {
+    /// The base model's (HF) tensor name.
+    pub name: String,
+    /// `lora_A`: `[r, in]`.
+    pub a: Expr,
+    /// `lora_B`: `[out, r]`.
+    pub b: Expr,
+}
+
+/// convert_lora_to_gguf.py's `prepare_tensors`: the adapter's plain tensors (layer norms
+/// that mergekit adds) first, as the base model would write them, then every pair mapped by
+/// the base model's rules applied to `B` (row operations only: a rule that touches the
+/// columns of `W` has no LoRA form here and is refused), written as `<name>.lora_a` and
+/// `<name>.lora_b`.
+pub fn plan_lora(
+    arch: &Arch,
+    hp: &Hparams,
+    dir: &Path,
+    outtype: OutType,
+    plain: Vec<Entry>,
+    pairs: Vec<LoraPair>,
+) -> Result<Vec<Planned>, ConvertError> {
+    let n_blocks = hp.block_count()?;
+    let mut m = Modifier {
+        arch,
+        hp,
+        dir,
+        map: TensorMap::new(arch.tensors, arch.tensor_overrides, n_blocks),
+        experts: HashMap::new(),
+        vocab_rows: None,
+    };
+    let mut out: Vec<Planned> = Vec::new();
+    let mut push = |name: String, expr: Expr, bid: Option<u64>| {
+        let shape = expr.shape();
+        let row = shape.last().copied().unwrap_or(1);
+        let ty = outtype::choose(outtype, &name, shape.len(), row, bid);
+        out.push(Planned { name, expr, ty });
+    };
+    for e in plain {
+        let bid = block_id(&e.name);
+        for (name, expr) in m.modify(e.name.clone(), e.expr, bid)? {
+            if !name.contains("_norm") || expr.shape().len() != 1 {
+                return Err(terr(
+                    &e.name,
+                    "a LoRA adapter holds only lora_A/lora_B pairs and layer norms",
+                ));
+            }
+            push(name, expr, bid);
+        }
+    }
+    for p in pairs {
+        let bid = block_id(&p.name);
+        let rank = p.a.shape().first().copied();
+        if p.a.shape().len() != 2 || p.b.shape().len() != 2 || p.b.shape().get(1).copied() != rank {
+            return Err(terr(
+                &p.name,
+                format!(
+                    "lora_A {:?} and lora_B {:?} are not [r, in] and [out, r]",
+                    p.a.shape(),
+                    p.b.shape()
+                ),
+            ));
+        }
+        for (name, b) in m.modify(p.name.clone(), p.b, bid)? {
+            if !b.rows_only() || b.shape().get(1).copied() != rank {
+                return Err(terr(
+                    &p.name,
+                    format!(
+                        "the {} converter transforms this tensor's columns ({}): no LoRA \
+                         adapter form is supported for it",
+                        arch.gguf,
+                        b.describe()
+                    ),
+                ));
+            }
+            // llm_build_inp_embd uses the token embedding's A transposed.
+            let a = if name.contains("token_embd.weight") {
+                p.a.clone().transpose(&name)?
+            } else {
+                p.a.clone()
+            };
+            push(format!("{name}.lora_a"), a, bid);
+            push(format!("{name}.lora_b"), b, bid);
+        }
+    }
+    if !m.experts.is_empty() {
+        return Err(terr(
+            "experts",
+            "expert tensors are stacked across files: no LoRA adapter form is supported",
+        ));
     }
     Ok(out)
 }
