@@ -114,13 +114,9 @@ pub const QWEN2MOE: Arch = Arch {
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        DECODER,
+        MOE_BLOCK,
         &[
-            Tensor::FfnGateInp,
             Tensor::FfnGateInpShexp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
             Tensor::FfnGateShexp,
             Tensor::FfnUpShexp,
             Tensor::FfnDownShexp,
@@ -161,27 +157,33 @@ pub const QWEN3MOE: Arch = Arch {
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        DECODER,
-        &[
-            Tensor::AttnQNorm,
-            Tensor::AttnKNorm,
-            Tensor::FfnGateInp,
-            Tensor::FfnGateInpShexp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
-            Tensor::FfnGateShexp,
-            Tensor::FfnUpShexp,
-            Tensor::FfnDownShexp,
-        ],
-    ],
+    tensors: &[MOE_BLOCK, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
     params: moe_params,
     extra: no_extra,
 };
+
+/// The tensors of a block whose FFN is always the routed experts (gguf-py's lists for
+/// `qwen2moe` and `qwen3moe` have no dense FFN: a dense layer's `mlp.gate_proj` cannot be
+/// mapped, and the reference refuses such a checkpoint).
+const MOE_BLOCK: &[Tensor] = &[
+    Tensor::TokenEmbd,
+    Tensor::Output,
+    Tensor::OutputNorm,
+    Tensor::AttnNorm,
+    Tensor::AttnQkv,
+    Tensor::AttnQ,
+    Tensor::AttnK,
+    Tensor::AttnV,
+    Tensor::AttnOut,
+    Tensor::FfnNorm,
+    Tensor::FfnGateInp,
+    Tensor::FfnGateExp,
+    Tensor::FfnUpExp,
+    Tensor::FfnDownExp,
+];
 
 const MOE_RULES: Rules = Rules {
     fused_experts: true,
