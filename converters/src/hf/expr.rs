@@ -1014,10 +1014,7 @@ mod tests {
         let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
         let t = konst(&x, &[2, 2, 3]).transpose_last2("t").unwrap();
         assert_eq!(t.shape(), &[2, 3, 2]);
-        assert_eq!(
-            vals(&t),
-            [0., 3., 1., 4., 2., 5., 6., 9., 7., 10., 8., 11.]
-        );
+        assert_eq!(vals(&t), [0., 3., 1., 4., 2., 5., 6., 9., 7., 10., 8., 11.]);
         assert!(konst(&[1.0], &[1]).transpose_last2("t").is_err());
         let empty = konst(&[], &[2, 0, 3]).transpose_last2("t").unwrap();
         assert!(vals(&empty).is_empty());

@@ -163,7 +163,10 @@ fn moe_filter(name: &str) -> Option<String> {
 /// `Ernie4_5_MoeConfig.attribute_map`: `num_experts` and `num_experts_per_tok` in a config
 /// file set `moe_num_experts` and `moe_k` (the dict then has only the latter).
 fn moe_aliases(cfg: &mut Map<String, Json>) -> bool {
-    for (alias, key) in [("num_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_k")] {
+    for (alias, key) in [
+        ("num_experts", "moe_num_experts"),
+        ("num_experts_per_tok", "moe_k"),
+    ] {
         if let Some(v) = cfg.remove(alias) {
             cfg.insert(key.into(), v);
         }
@@ -175,11 +178,10 @@ fn moe_aliases(cfg: &mut Map<String, Json>) -> bool {
 fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.req_u32(llm::EXPERT_COUNT, &["moe_num_experts"])?;
-    let used = p
-        .hp
-        .get("moe_k")
-        .cloned()
-        .ok_or_else(|| p.hp.missing(&["moe_k"]))?;
+    let used =
+        p.hp.get("moe_k")
+            .cloned()
+            .ok_or_else(|| p.hp.missing(&["moe_k"]))?;
     p.u32_or_list(llm::EXPERT_USED_COUNT, &used)?;
     p.req_u32(llm::INTERLEAVE_MOE_LAYER_STEP, &["moe_layer_interval"])?;
     p.req_u32(llm::LEADING_DENSE_BLOCK_COUNT, &["moe_layer_start_index"])?;

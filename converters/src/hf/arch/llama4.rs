@@ -166,15 +166,18 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         md: &mut *p.md,
     };
     llama::params(&mut q)?;
-    q.req_u32(llm::INTERLEAVE_MOE_LAYER_STEP, &["interleave_moe_layer_step"])?;
+    q.req_u32(
+        llm::INTERLEAVE_MOE_LAYER_STEP,
+        &["interleave_moe_layer_step"],
+    )?;
     q.u32_or_list(llm::EXPERT_FEED_FORWARD_LENGTH, &moe)?;
     match hp.get("layer_types") {
         None => {}
-        Some(Json::Array(types)) => {
-            if types.iter().all(|t| t.as_str() == Some("full_attention")) {
-                q.u32(attention::SLIDING_WINDOW, 0)?;
-            }
+        // Every layer full attention (MobileLLM-style): no sliding window.
+        Some(Json::Array(types)) if types.iter().all(|t| t.as_str() == Some("full_attention")) => {
+            q.u32(attention::SLIDING_WINDOW, 0)?;
         }
+        Some(Json::Array(_)) => {}
         Some(v) => {
             return Err(ConvertError::format(
                 &hp.path,
@@ -200,7 +203,10 @@ fn split_experts(_: &Hparams, name: String, expr: Expr) -> Result<Modified, Conv
     if name.contains("gate_up_proj") {
         let s = expr.shape().to_vec();
         let Some(&cols) = s.last().filter(|_| s.len() >= 2) else {
-            return Err(terr(&name, format!("gate_up_proj of shape {s:?} cannot be split")));
+            return Err(terr(
+                &name,
+                format!("gate_up_proj of shape {s:?} cannot be split"),
+            ));
         };
         if cols % 2 != 0 {
             return Err(terr(

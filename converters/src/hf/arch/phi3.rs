@@ -189,11 +189,12 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 /// Phi-3's hparams, then the expert counts (used count first, as `PhiMoeModel` adds them).
 fn phimoe_params(p: &mut Params) -> Result<(), ConvertError> {
     params(p)?;
-    let used = p
-        .hp
-        .find(&["num_experts_per_tok", "num_experts_per_token"])
-        .cloned()
-        .ok_or_else(|| p.hp.missing(&["num_experts_per_tok", "num_experts_per_token"]))?;
+    let used =
+        p.hp.find(&["num_experts_per_tok", "num_experts_per_token"])
+            .cloned()
+            .ok_or_else(|| {
+                p.hp.missing(&["num_experts_per_tok", "num_experts_per_token"])
+            })?;
     p.u32_or_list(llm::EXPERT_USED_COUNT, &used)?;
     p.req_u32(llm::EXPERT_COUNT, &["num_local_experts", "num_experts"])
 }
