@@ -147,6 +147,27 @@ pub const DECODER: &[Tensor] = &[
     Tensor::FfnDown,
 ];
 
+/// The tensors of a decoder whose FFN is always the routed experts: no dense FFN (gguf-py's
+/// lists for `qwen2moe`, `qwen3moe`, `olmoe`, `granitemoe`, so a dense layer's
+/// `mlp.gate_proj` cannot be mapped there and the reference refuses the checkpoint), and a
+/// fused `attn_qkv` spelling.
+pub const MOE_DECODER: &[Tensor] = &[
+    Tensor::TokenEmbd,
+    Tensor::Output,
+    Tensor::OutputNorm,
+    Tensor::AttnNorm,
+    Tensor::AttnQkv,
+    Tensor::AttnQ,
+    Tensor::AttnK,
+    Tensor::AttnV,
+    Tensor::AttnOut,
+    Tensor::FfnNorm,
+    Tensor::FfnGateInp,
+    Tensor::FfnGateExp,
+    Tensor::FfnUpExp,
+    Tensor::FfnDownExp,
+];
+
 /// Every GGUF tensor with its HF spellings (without `.weight` / `.bias`). Order matters only
 /// where a spelling appears twice: `post_attention_layernorm` is `ffn_norm` in Llama-style
 /// blocks, but `post_attention_norm` in an architecture that has both (Gemma 2/3, Seed-OSS).

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
-use crate::hf::names::{Tensor, DECODER};
+use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -114,7 +114,7 @@ pub const QWEN2MOE: Arch = Arch {
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        MOE_BLOCK,
+        MOE_DECODER,
         &[
             Tensor::FfnGateInpShexp,
             Tensor::FfnGateShexp,
@@ -157,33 +157,13 @@ pub const QWEN3MOE: Arch = Arch {
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[MOE_BLOCK, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
+    tensors: &[MOE_DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
     params: moe_params,
     extra: no_extra,
 };
-
-/// The tensors of a block whose FFN is always the routed experts (gguf-py's lists for
-/// `qwen2moe` and `qwen3moe` have no dense FFN: a dense layer's `mlp.gate_proj` cannot be
-/// mapped, and the reference refuses such a checkpoint).
-const MOE_BLOCK: &[Tensor] = &[
-    Tensor::TokenEmbd,
-    Tensor::Output,
-    Tensor::OutputNorm,
-    Tensor::AttnNorm,
-    Tensor::AttnQkv,
-    Tensor::AttnQ,
-    Tensor::AttnK,
-    Tensor::AttnV,
-    Tensor::AttnOut,
-    Tensor::FfnNorm,
-    Tensor::FfnGateInp,
-    Tensor::FfnGateExp,
-    Tensor::FfnUpExp,
-    Tensor::FfnDownExp,
-];
 
 const MOE_RULES: Rules = Rules {
     fused_experts: true,
