@@ -214,11 +214,13 @@ fn split_experts(_: &Hparams, name: String, expr: Expr) -> Result<Modified, Conv
                 format!("gate_up_proj of shape {s:?}: {cols} columns do not halve"),
             ));
         }
+        // Columns first, then the transpose: the same values as the reference's
+        // transpose-then-split, without materializing the whole transposed stack per half.
         let half = cols / 2;
-        let t = expr.transpose_last2(&name)?;
-        let axis = s.len() - 2;
-        let gate = t.clone().narrow(&name, axis, 0, half)?;
-        let up = t.narrow(&name, axis, half, half)?;
+        let axis = s.len() - 1;
+        let gate = expr.clone().narrow(&name, axis, 0, half)?;
+        let up = expr.narrow(&name, axis, half, half)?;
+        let (gate, up) = (gate.transpose_last2(&name)?, up.transpose_last2(&name)?);
         return Ok(Modified::Out(vec![
             (name.replace("gate_up_proj", "gate_proj.weight"), gate),
             (name.replace("gate_up_proj", "up_proj.weight"), up),
