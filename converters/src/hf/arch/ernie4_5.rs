@@ -262,3 +262,40 @@ fn split_fused(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
     }
     Ok(Modified::Pass(name, expr))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mtp_tensors_are_dropped_before_the_rename() {
+        assert_eq!(moe_filter("model.mtp_block.0.mlp.gate.weight"), None);
+        assert_eq!(moe_filter("model.mtp_emb_norm.0.weight"), None);
+        assert_eq!(moe_filter("model.mtp_hidden_norm.12.weight"), None);
+        assert_eq!(moe_filter("model.mtp_linear_proj.0.weight"), None);
+        // `.` in the reference's pattern matches any character.
+        assert_eq!(moe_filter("modelXmtp_blockY3.weight"), None);
+        // No index: kept; the Paddle prefix is renamed after the check.
+        assert!(moe_filter("model.mtp_block.weight").is_some());
+        assert_eq!(
+            moe_filter("ernie.mtp_block.0.weight").as_deref(),
+            Some("model.mtp_block.0.weight")
+        );
+        assert_eq!(
+            moe_filter("ernie.layers.0.mlp.gate.weight").as_deref(),
+            Some("model.layers.0.mlp.gate.weight")
+        );
+    }
+
+    #[test]
+    fn attribute_map_aliases_set_the_moe_keys() {
+        let mut cfg = Map::new();
+        cfg.insert("num_experts".into(), serde_json::json!(8));
+        cfg.insert("moe_k".into(), serde_json::json!(2));
+        cfg.insert("num_experts_per_tok".into(), serde_json::json!(3));
+        assert!(moe_aliases(&mut cfg));
+        assert_eq!(cfg["moe_num_experts"], 8);
+        assert_eq!(cfg["moe_k"], 3);
+        assert!(!cfg.contains_key("num_experts"));
+    }
+}

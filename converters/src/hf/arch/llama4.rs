@@ -232,3 +232,86 @@ fn split_experts(_: &Hparams, name: String, expr: Expr) -> Result<Modified, Conv
     }
     Ok(Modified::Pass(name, expr))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hp() -> Hparams {
+        crate::hf::config::from_json(
+            json!({"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text"}),
+            "config.json".into(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn fused_experts_split_like_transpose_then_halve() {
+        // 1 expert, n_in 2, 2 * n_ff = 4: rows are inputs, columns gate (0, 1) then up (2, 3).
+        let x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let e = Expr::constant(x, vec![1, 2, 4]);
+        let name = "model.layers.1.feed_forward.experts.gate_up_proj".to_string();
+        let Modified::Out(out) = split_experts(&hp(), name, e).unwrap() else {
+            panic!("not split")
+        };
+        assert_eq!(
+            out[0].0,
+            "model.layers.1.feed_forward.experts.gate_proj.weight"
+        );
+        assert_eq!(
+            out[1].0,
+            "model.layers.1.feed_forward.experts.up_proj.weight"
+        );
+        assert_eq!(out[0].1.shape(), &[1, 2, 2]);
+        assert_eq!(out[0].1.eval_f32().unwrap(), [0., 4., 1., 5.]);
+        assert_eq!(out[1].1.eval_f32().unwrap(), [2., 6., 3., 7.]);
+
+        let down = Expr::constant(vec![0., 1., 2., 3., 4., 5.], vec![1, 3, 2]);
+        let name = "model.layers.1.feed_forward.experts.down_proj".to_string();
+        let Modified::Pass(n, d) = split_experts(&hp(), name, down).unwrap() else {
+            panic!("not passed")
+        };
+        assert_eq!(n, "model.layers.1.feed_forward.experts.down_proj.weight");
+        assert_eq!(d.eval_f32().unwrap(), [0., 2., 4., 1., 3., 5.]);
+    }
+
+    #[test]
+    fn odd_or_flat_gate_up_is_refused() {
+        let name = "model.layers.0.feed_forward.experts.gate_up_proj".to_string();
+        let odd = Expr::constant(vec![0.0; 6], vec![1, 2, 3]);
+        assert!(split_experts(&hp(), name.clone(), odd).is_err());
+        let flat = Expr::constant(vec![0.0; 4], vec![4]);
+        assert!(split_experts(&hp(), name, flat).is_err());
+    }
+
+    #[test]
+    fn layer_types_follow_the_no_rope_layout() {
+        let mut cfg = Map::new();
+        cfg.insert("num_hidden_layers".into(), json!(5));
+        assert!(derive_layer_types(&mut cfg));
+        let chunked = |cfg: &Map<String, Json>| -> Vec<bool> {
+            cfg["layer_types"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t == "chunked_attention")
+                .collect()
+        };
+        assert_eq!(chunked(&cfg), [true, true, true, false, true]);
+        let mut cfg = Map::new();
+        cfg.insert("num_hidden_layers".into(), json!(2));
+        cfg.insert("attention_chunk_size".into(), Json::Null);
+        derive_layer_types(&mut cfg);
+        assert_eq!(chunked(&cfg), [false, false]);
+        let mut cfg = Map::new();
+        cfg.insert("no_rope_layers".into(), json!([0, 1]));
+        derive_layer_types(&mut cfg);
+        assert_eq!(chunked(&cfg), [false, true]);
+        // An explicit list is kept.
+        let mut cfg = Map::new();
+        cfg.insert("layer_types".into(), json!(["full_attention"]));
+        cfg.insert("num_hidden_layers".into(), json!(3));
+        derive_layer_types(&mut cfg);
+        assert_eq!(chunked(&cfg), [false]);
+    }
+}

@@ -275,3 +275,15 @@ fn longrope_extra(hp: &Hparams, arch: &str) -> Result<Extra, ConvertError> {
         )],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// transformers' own class name is not registered (as in the reference), but the error
+    /// points to the registered spelling.
+    #[test]
+    fn transformers_class_name_of_phimoe_points_to_the_registered_one() {
+        assert!(crate::hf::arch::lookup("PhimoeForCausalLM").is_none());
+        let near = crate::hf::nearest_architectures("PhimoeForCausalLM");
+        assert_eq!(near.first(), Some(&"PhiMoEForCausalLM"));
+    }
+}
