@@ -154,7 +154,67 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                   "original_max_position_embeddings": 1024,
                                   "beta_fast": 32.0, "beta_slow": 1.0}),
               "spm", False),
+    # MoE families of issue #13 (helper archb).
+    "qwen2moe": ("Qwen2MoeForCausalLM", "qwen2_moe",
+                 bpe(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=24,
+                     shared_expert_intermediate_size=56, norm_topk_prob=True),
+                 "smollm", False),
+    # Phi-3.5-MoE's config names the remote-code class PhiMoEForCausalLM (the one the
+    # reference registers); transformers builds it as PhimoeForCausalLM.
+    "phimoe": ("PhiMoEForCausalLM", "phimoe",
+               dense(hidden_size=256, intermediate_size=96, num_attention_heads=4,
+                     num_key_value_heads=1, vocab_size=SPM_VOCAB, num_local_experts=5,
+                     num_experts_per_tok=2, attention_bias=True, lm_head_bias=True,
+                     max_position_embeddings=8192, sliding_window=2047,
+                     rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                      "long_factor": [1.0 + 0.25 * i for i in range(32)],
+                                      "short_factor": [1.0 + 0.0625 * i for i in range(32)],
+                                      "original_max_position_embeddings": 4096,
+                                      "long_mscale": 1.243, "short_mscale": 1.19}),
+               "spm", False),
+    "ernie4_5moe": ("Ernie4_5_MoeForCausalLM", "ernie4_5_moe",
+                    dense(hidden_size=256, intermediate_size=224, num_hidden_layers=4,
+                          vocab_size=SPM_VOCAB, num_attention_heads=4, num_key_value_heads=1,
+                          head_dim=64, use_bias=True, moe_num_experts=5, moe_k=2,
+                          moe_intermediate_size=96, moe_layer_start_index=1,
+                          moe_layer_end_index=3, moe_layer_interval=2,
+                          moe_num_shared_experts=1),
+                    "spm", True),
+    "llama4": ("Llama4ForCausalLM", "llama4_text",
+               bpe(num_hidden_layers=4, head_dim=8, intermediate_size=24,
+                   intermediate_size_mlp=40, num_local_experts=5, num_experts_per_tok=1,
+                   interleave_moe_layer_step=2, attention_chunk_size=1024,
+                   rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0,
+                                    "factor": 16.0, "low_freq_factor": 1.0,
+                                    "high_freq_factor": 4.0,
+                                    "original_max_position_embeddings": 1024}),
+               "smollm", False),
+    # The text part of the vision-language class (vision tower and projector filtered out),
+    # every layer full attention (sliding_window 0), every layer MoE.
+    "llama4-vl": ("Llama4ForConditionalGeneration", "llama4",
+                  dict(text_config=bpe(num_hidden_layers=2, head_dim=8, intermediate_size=24,
+                                       intermediate_size_mlp=40, num_local_experts=5,
+                                       num_experts_per_tok=2, interleave_moe_layer_step=1,
+                                       layer_types=["full_attention", "full_attention"]),
+                       vision_config=dict(hidden_size=16, intermediate_size=24,
+                                          num_hidden_layers=1, num_attention_heads=2,
+                                          image_size=28, patch_size=14,
+                                          vision_output_dim=16, projector_input_dim=16,
+                                          projector_output_dim=16)),
+                  "smollm", True),
+    "granitemoeshared": ("GraniteMoeSharedForCausalLM", "granitemoeshared",
+                         dense(hidden_size=192, intermediate_size=80, vocab_size=SPM_VOCAB,
+                               num_attention_heads=3, num_key_value_heads=1,
+                               num_local_experts=5, num_experts_per_tok=2,
+                               shared_intermediate_size=144, attention_multiplier=0.03125,
+                               embedding_multiplier=6.0, residual_multiplier=0.5,
+                               logits_scaling=4.0),
+                         "spm", False),
 }
+
+# HF classes a config names (what the reference registers) that transformers builds under
+# another name.
+BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
 
 
 def build_model(name: str, out: Path, seed: int) -> None:
@@ -164,7 +224,9 @@ def build_model(name: str, out: Path, seed: int) -> None:
 
     cls_name, model_type, kw, tok, tie = FIXTURES[name]
     kw = dict(kw)
-    kw.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
+    # A composite (vision-language) config: the text hparams live in text_config.
+    text = kw.setdefault("text_config", {}) if "text_config" in kw else kw
+    text.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
     if tok.startswith("smollm"):
         kw.setdefault("bos_token_id", 1)
         kw.setdefault("eos_token_id", 2)
@@ -177,7 +239,7 @@ def build_model(name: str, out: Path, seed: int) -> None:
     config = transformers.AutoConfig.for_model(model_type, **kw)
     config.architectures = [cls_name]
     torch.manual_seed(seed)
-    model = getattr(transformers, cls_name)(config)
+    model = getattr(transformers, BUILD_CLASS.get(cls_name, cls_name))(config)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
@@ -193,6 +255,12 @@ def build_model(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
+    if cls_name in BUILD_CLASS:
+        # save_pretrained names the class it built; the config names the registered one.
+        cfg_path = out / "config.json"
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        cfg["architectures"] = [cls_name]
+        cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def add_tokenizer(kind: str, out: Path) -> None:

@@ -186,4 +186,10 @@ fixtures! {
     granitemoe => "granitemoe",
     seedoss => "seedoss",
     arcee => "arcee",
+    qwen2moe => "qwen2moe",
+    phimoe => "phimoe",
+    ernie4_5moe => "ernie4_5moe",
+    llama4 => "llama4",
+    llama4_vl => "llama4-vl",
+    granitemoeshared => "granitemoeshared",
 }

@@ -94,6 +94,12 @@ pub mod llm {
     pub const EXPERT_FEED_FORWARD_LENGTH: &str = "expert_feed_forward_length";
     /// The shared expert's FFN width.
     pub const EXPERT_SHARED_FEED_FORWARD_LENGTH: &str = "expert_shared_feed_forward_length";
+    /// The number of shared experts.
+    pub const EXPERT_SHARED_COUNT: &str = "expert_shared_count";
+    /// Every how many layers one is a MoE layer (Llama 4, ERNIE 4.5 MoE).
+    pub const INTERLEAVE_MOE_LAYER_STEP: &str = "interleave_moe_layer_step";
+    /// The number of dense blocks before the first MoE block.
+    pub const LEADING_DENSE_BLOCK_COUNT: &str = "leading_dense_block_count";
     /// Whether attention and FFN run in parallel.
     pub const USE_PARALLEL_RESIDUAL: &str = "use_parallel_residual";
     /// The layout of fused tensors (Falcon's `jploski`).

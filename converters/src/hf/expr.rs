@@ -111,7 +111,8 @@ enum Op {
     /// Output row `i` is input row `map[i]` (rows along the outermost dimension; the
     /// elements of a 1-D tensor). The q/k/v regroupings of GPT-NeoX and Falcon.
     GatherRows { input: Expr, map: Arc<Vec<u64>> },
-    /// 2-D transpose.
+    /// Swap of the two innermost dimensions (a 2-D transpose, or one per leading index:
+    /// `transpose(-1, -2)`).
     Transpose(Expr),
     /// `torch.stack(dim=0)`.
     Stack(Vec<Expr>),
@@ -325,6 +326,23 @@ impl Expr {
             ));
         }
         let (shape, work) = (vec![s[1], s[0]], self.work());
+        Ok(Expr::new(Op::Transpose(self), shape, work))
+    }
+
+    /// `transpose(-1, -2)`: swaps the two innermost dimensions of a tensor of 2 or more
+    /// dimensions (Llama 4's `[n_expert, n_in, n_out]` expert stacks).
+    pub fn transpose_last2(self, name: &str) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        if s.len() < 2 {
+            return Err(terr(
+                name,
+                format!("cannot swap the last two dimensions of shape {s:?}"),
+            ));
+        }
+        let mut shape = s.to_vec();
+        let n = shape.len();
+        shape.swap(n - 1, n - 2);
+        let work = self.work();
         Ok(Expr::new(Op::Transpose(self), shape, work))
     }
 
@@ -576,13 +594,19 @@ impl Expr {
             }
             Op::Transpose(input) => {
                 let v = input.eval()?;
-                let (a, b) = (node.shape[1] as usize, node.shape[0] as usize);
+                // Input matrices are `a` rows of `b`; output ones `b` rows of `a`.
+                let n = node.shape.len();
+                let (a, b) = (node.shape[n - 1] as usize, node.shape[n - 2] as usize);
+                let mat = a * b * esize;
                 let mut out = vec![0u8; v.bytes.len()];
-                for r in 0..a {
-                    for c in 0..b {
-                        let src = (r * b + c) * esize;
-                        let dst = (c * a + r) * esize;
-                        out[dst..dst + esize].copy_from_slice(&v.bytes[src..src + esize]);
+                let mats = v.bytes.chunks_exact(mat.max(1));
+                for (src_m, dst_m) in mats.zip(out.chunks_exact_mut(mat.max(1))) {
+                    for r in 0..a {
+                        for c in 0..b {
+                            let src = (r * b + c) * esize;
+                            let dst = (c * a + r) * esize;
+                            dst_m[dst..dst + esize].copy_from_slice(&src_m[src..src + esize]);
+                        }
                     }
                 }
                 Values {
@@ -995,6 +1019,18 @@ mod tests {
         let n = s.narrow("t", 1, 1, 1).unwrap();
         assert_eq!(vals(&n), [4., 5., 6., 4., 5., 6.]);
         assert_eq!(vals(&a.add_scalar(1.0))[0], 2.0);
+    }
+
+    #[test]
+    fn batched_transpose_swaps_the_innermost_dimensions() {
+        // Two 2x3 matrices.
+        let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let t = konst(&x, &[2, 2, 3]).transpose_last2("t").unwrap();
+        assert_eq!(t.shape(), &[2, 3, 2]);
+        assert_eq!(vals(&t), [0., 3., 1., 4., 2., 5., 6., 9., 7., 10., 8., 11.]);
+        assert!(konst(&[1.0], &[1]).transpose_last2("t").is_err());
+        let empty = konst(&[], &[2, 0, 3]).transpose_last2("t").unwrap();
+        assert!(vals(&empty).is_empty());
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub enum Tensor {
     FfnUpShexp,
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp,
+    /// `blk.{bid}.exp_probs_b` (the expert selection bias).
+    FfnExpProbsB,
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm,
 }
@@ -119,6 +121,7 @@ impl Tensor {
             T::FfnGateShexp => "blk.{bid}.ffn_gate_shexp",
             T::FfnUpShexp => "blk.{bid}.ffn_up_shexp",
             T::FfnDownShexp => "blk.{bid}.ffn_down_shexp",
+            T::FfnExpProbsB => "blk.{bid}.exp_probs_b",
             T::LayerOutNorm => "blk.{bid}.layer_output_norm",
         }
     }
@@ -142,6 +145,27 @@ pub const DECODER: &[Tensor] = &[
     Tensor::FfnGate,
     Tensor::FfnUp,
     Tensor::FfnDown,
+];
+
+/// The tensors of a decoder whose FFN is always the routed experts: no dense FFN (gguf-py's
+/// lists for `qwen2moe`, `qwen3moe`, `olmoe`, `granitemoe`, so a dense layer's
+/// `mlp.gate_proj` cannot be mapped there and the reference refuses the checkpoint), and a
+/// fused `attn_qkv` spelling.
+pub const MOE_DECODER: &[Tensor] = &[
+    Tensor::TokenEmbd,
+    Tensor::Output,
+    Tensor::OutputNorm,
+    Tensor::AttnNorm,
+    Tensor::AttnQkv,
+    Tensor::AttnQ,
+    Tensor::AttnK,
+    Tensor::AttnV,
+    Tensor::AttnOut,
+    Tensor::FfnNorm,
+    Tensor::FfnGateInp,
+    Tensor::FfnGateExp,
+    Tensor::FfnUpExp,
+    Tensor::FfnDownExp,
 ];
 
 /// Every GGUF tensor with its HF spellings (without `.weight` / `.bias`). Order matters only
@@ -294,6 +318,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.block_sparse_moe.router.layer",
             "model.layers.{bid}.block_sparse_moe.gate",
             "model.layers.{bid}.mlp.gate",
+            "model.layers.{bid}.feed_forward.router",
         ],
     ),
     (
@@ -305,6 +330,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.mlp.gate_proj",
             "layers.{bid}.feed_forward.w1",
+            "model.layers.{bid}.feed_forward.gate_proj",
         ],
     ),
     (
@@ -321,6 +347,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.fc1",
             "transformer.h.{bid}.mlp.fc1",
             "model.layers.{bid}.mlp.c_fc",
+            "model.layers.{bid}.feed_forward.up_proj",
         ],
     ),
     (
@@ -336,6 +363,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.fc2",
             "transformer.h.{bid}.mlp.fc2",
             "model.layers.{bid}.mlp.c_proj",
+            "model.layers.{bid}.feed_forward.down_proj",
         ],
     ),
     (
@@ -343,6 +371,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "layers.{bid}.feed_forward.experts.w1",
             "model.layers.{bid}.mlp.experts.gate_proj",
+            "model.layers.{bid}.block_sparse_moe.experts.w1",
+            "model.layers.{bid}.feed_forward.experts.gate_proj",
         ],
     ),
     (
@@ -350,6 +380,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "layers.{bid}.feed_forward.experts.w3",
             "model.layers.{bid}.mlp.experts.up_proj",
+            "model.layers.{bid}.block_sparse_moe.experts.w3",
+            "model.layers.{bid}.feed_forward.experts.up_proj",
         ],
     ),
     (
@@ -358,22 +390,38 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.block_sparse_moe.output_linear",
             "layers.{bid}.feed_forward.experts.w2",
             "model.layers.{bid}.mlp.experts.down_proj",
+            "model.layers.{bid}.block_sparse_moe.experts.w2",
+            "model.layers.{bid}.feed_forward.experts.down_proj",
         ],
     ),
     (
         T::FfnGateShexp,
-        &["model.layers.{bid}.mlp.shared_expert.gate_proj"],
+        &[
+            "model.layers.{bid}.mlp.shared_expert.gate_proj",
+            "model.layers.{bid}.mlp.shared_experts.gate_proj",
+            "model.layers.{bid}.feed_forward.shared_expert.gate_proj",
+        ],
     ),
     (
         T::FfnUpShexp,
-        &["model.layers.{bid}.mlp.shared_expert.up_proj"],
+        &[
+            "model.layers.{bid}.mlp.shared_expert.up_proj",
+            "model.layers.{bid}.mlp.shared_experts.up_proj",
+            "model.layers.{bid}.feed_forward.shared_expert.up_proj",
+        ],
     ),
     (
         T::FfnDownShexp,
         &[
             "model.layers.{bid}.shared_mlp.output_linear",
             "model.layers.{bid}.mlp.shared_expert.down_proj",
+            "model.layers.{bid}.mlp.shared_experts.down_proj",
+            "model.layers.{bid}.feed_forward.shared_expert.down_proj",
         ],
+    ),
+    (
+        T::FfnExpProbsB,
+        &["model.layers.{bid}.mlp.moe_statics.e_score_correction"],
     ),
     (T::LayerOutNorm, &["encoder.layer.{bid}.output.LayerNorm"]),
 ];

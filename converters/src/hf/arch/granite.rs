@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::{Tensor, DECODER};
+use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -112,12 +112,8 @@ pub const GRANITE_MOE: Arch = Arch {
     vocab: VocabKind::Llama,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        DECODER,
+        MOE_DECODER,
         &[
-            Tensor::FfnGateInp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
             Tensor::FfnGateShexp,
             Tensor::FfnUpShexp,
             Tensor::FfnDownShexp,

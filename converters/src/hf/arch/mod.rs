@@ -38,6 +38,7 @@ mod gpt2;
 mod gptneox;
 mod granite;
 mod llama;
+mod llama4;
 mod olmo;
 mod phi2;
 mod phi3;
@@ -220,6 +221,7 @@ pub fn no_extra(_: &Hparams) -> Result<Extra, ConvertError> {
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
     &llama::LLAMA,
+    &llama4::LLAMA4,
     &qwen::QWEN2,
     &qwen::QWEN3,
     &qwen::QWEN2MOE,
@@ -228,11 +230,13 @@ pub static ALL: &[&Arch] = &[
     &gemma::GEMMA2,
     &gemma::GEMMA3,
     &phi3::PHI3,
+    &phi3::PHIMOE,
     &gpt2::GPT2,
     &bert::BERT,
     &olmo::OLMO,
     &olmo::OLMO2,
     &olmo::OLMOE,
+    &ernie4_5::ERNIE4_5_MOE,
     &seed_oss::SEED_OSS,
     &smollm3::SMOLLM3,
     &arcee::ARCEE,

@@ -8,7 +8,7 @@
 
 use super::qwen::QWEN_EXPERTS;
 use super::{keep, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
-use crate::hf::names::{Tensor, DECODER};
+use crate::hf::names::{Tensor, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -133,17 +133,7 @@ pub const OLMOE: Arch = Arch {
     gguf: "olmoe",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        DECODER,
-        &[
-            Tensor::AttnQNorm,
-            Tensor::AttnKNorm,
-            Tensor::FfnGateInp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
-        ],
-    ],
+    tensors: &[MOE_DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

@@ -1,14 +1,16 @@
-//! `Phi3ForCausalLM` (arch `phi3`, `Phi3MiniModel` in `conversion/phi.py`).
+//! `Phi3ForCausalLM` (arch `phi3`, `Phi3MiniModel` in `conversion/phi.py`) and
+//! `PhiMoEForCausalLM` (arch `phimoe`, its `PhiMoeModel` subclass).
 //!
 //! Fused `qkv_proj` and `gate_up_proj` are kept fused; the hparams are Phi-3's own list;
 //! 128k models get generated `rope_factors_long/short` tensors and an attention factor KV
-//! that is written while tensors are processed (so before `general.type`).
+//! that is written while tensors are processed (so before `general.type`). Phi-3.5-MoE adds
+//! the expert counts and stacks its per-expert `w1`/`w2`/`w3` like Mixtral.
 
 use ggufkit::gguf::keys::{self, attention, llm, rope};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
+use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -57,6 +59,70 @@ pub const PHI3: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra,
+};
+
+/// `PhiMoEForCausalLM` (arch `phimoe`). The reference registers the remote-code class name
+/// Phi-3.5-MoE's config gives; transformers' own `PhimoeForCausalLM` is not registered.
+pub const PHIMOE: Arch = Arch {
+    hf_names: &["PhiMoEForCausalLM"],
+    model_types: &[ModelType {
+        name: "phimoe",
+        hf_classes: &["PhiMoEForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 32064,
+            "hidden_size" => 4096,
+            "intermediate_size" => 6400,
+            "num_hidden_layers" => 32,
+            "num_attention_heads" => 32,
+            "num_key_value_heads" => 8,
+            "max_position_embeddings" => 131072,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 1e6,
+            "sliding_window" => serde_json::Value::Null,
+            "num_experts_per_tok" => 2,
+            "num_local_experts" => 16,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: Some("num_key_value_heads"),
+        prepare: None,
+    }],
+    composites: &[],
+    gguf: "phimoe",
+    vocab: VocabKind::Phi3,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[&[
+        Tensor::TokenEmbd,
+        Tensor::Output,
+        Tensor::OutputNorm,
+        Tensor::AttnNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::FfnNorm,
+        Tensor::FfnGateInp,
+        Tensor::FfnGateExp,
+        Tensor::FfnDownExp,
+        Tensor::FfnUpExp,
+    ]],
+    tensor_overrides: &[],
+    filter: keep,
+    rules: Rules {
+        experts: &[PHIMOE_EXPERTS],
+        ..Rules::NONE
+    },
+    params: phimoe_params,
+    extra: phimoe_extra,
+};
+
+/// Phi-3.5-MoE's per-expert `w1`/`w2`/`w3` (gate, down, up), stacked in that order.
+const PHIMOE_EXPERTS: Experts = Experts {
+    marker: "block_sparse_moe.experts",
+    count_keys: &["num_local_experts", "num_experts"],
+    parts: &["w1", "w2", "w3"],
+    expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
+    merged_name: "model.layers.{bid}.block_sparse_moe.experts.{w}.weight",
 };
 
 struct Shape {
@@ -120,6 +186,19 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.u32(attention::SLIDING_WINDOW, sw)
 }
 
+/// Phi-3's hparams, then the expert counts (used count first, as `PhiMoeModel` adds them).
+fn phimoe_params(p: &mut Params) -> Result<(), ConvertError> {
+    params(p)?;
+    let used =
+        p.hp.find(&["num_experts_per_tok", "num_experts_per_token"])
+            .cloned()
+            .ok_or_else(|| {
+                p.hp.missing(&["num_experts_per_tok", "num_experts_per_token"])
+            })?;
+    p.u32_or_list(llm::EXPERT_USED_COUNT, &used)?;
+    p.req_u32(llm::EXPERT_COUNT, &["num_local_experts", "num_experts"])
+}
+
 fn factors(v: Option<&Json>) -> Option<Vec<f32>> {
     v?.as_array()?
         .iter()
@@ -129,6 +208,15 @@ fn factors(v: Option<&Json>) -> Option<Vec<f32>> {
 
 /// LongRoPE factors and the attention factor of 128k models.
 fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
+    longrope_extra(hp, PHI3.gguf)
+}
+
+fn phimoe_extra(hp: &Hparams) -> Result<Extra, ConvertError> {
+    longrope_extra(hp, PHIMOE.gguf)
+}
+
+/// The LongRoPE tensors and the attention factor KV of `arch`.
+fn longrope_extra(hp: &Hparams, arch: &str) -> Result<Extra, ConvertError> {
     let long = factors(hp.rope.get("long_factor"));
     if long.as_ref().is_none_or(Vec::is_empty) {
         return Ok(Extra::default());
@@ -150,7 +238,7 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
         "su" | "longrope" | "yarn" => 1.0,
         t => {
             return Err(ConvertError::Unsupported(format!(
-                "phi3: rope scaling type {t:?} is not supported"
+                "{arch}: rope scaling type {t:?} is not supported"
             )))
         }
     };
@@ -182,8 +270,20 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
             ),
         ],
         early_kvs: vec![(
-            keys::arch_key(PHI3.gguf, rope::SCALING_ATTN_FACTOR),
+            keys::arch_key(arch, rope::SCALING_ATTN_FACTOR),
             Value::F32(attn as f32),
         )],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// transformers' own class name is not registered (as in the reference), but the error
+    /// points to the registered spelling.
+    #[test]
+    fn transformers_class_name_of_phimoe_points_to_the_registered_one() {
+        assert!(crate::hf::arch::lookup("PhimoeForCausalLM").is_none());
+        let near = crate::hf::nearest_architectures("PhimoeForCausalLM");
+        assert_eq!(near.first(), Some(&"PhiMoEForCausalLM"));
+    }
 }

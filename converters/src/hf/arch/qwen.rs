@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
-use crate::hf::names::{Tensor, DECODER};
+use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -114,13 +114,9 @@ pub const QWEN2MOE: Arch = Arch {
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
-        DECODER,
+        MOE_DECODER,
         &[
-            Tensor::FfnGateInp,
             Tensor::FfnGateInpShexp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
             Tensor::FfnGateShexp,
             Tensor::FfnUpShexp,
             Tensor::FfnDownShexp,
@@ -161,21 +157,7 @@ pub const QWEN3MOE: Arch = Arch {
     gguf: "qwen3moe",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        DECODER,
-        &[
-            Tensor::AttnQNorm,
-            Tensor::AttnKNorm,
-            Tensor::FfnGateInp,
-            Tensor::FfnGateInpShexp,
-            Tensor::FfnGateExp,
-            Tensor::FfnUpExp,
-            Tensor::FfnDownExp,
-            Tensor::FfnGateShexp,
-            Tensor::FfnUpShexp,
-            Tensor::FfnDownShexp,
-        ],
-    ],
+    tensors: &[MOE_DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
     tensor_overrides: &[],
     filter: keep,
     rules: MOE_RULES,
