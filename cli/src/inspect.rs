@@ -62,7 +62,11 @@ enum Cmd {
     /// Compare two files: metadata keys added, removed or changed, tensors added or removed,
     /// and per tensor whether type, shape or bytes differ. Exit 0 only when identical.
     ///
-    /// Example: gguf-inspect diff ours.gguf theirs.gguf
+    /// A changed value is shown as `old -> new`; an array by its lengths and the items that
+    /// differ; a long string by where it differs, or, when it has several lines (a chat
+    /// template), as a unified diff.
+    ///
+    /// Example: gguf-inspect diff model.gguf edited.gguf
     Diff {
         /// First file.
         a: PathBuf,
