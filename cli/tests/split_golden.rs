@@ -320,3 +320,94 @@ fn no_tensor_first_split_dry_run_and_refusals() {
     assert!(!dir.join("z.gguf").exists());
     assert!(!dir.join("z-00001-of-00001.gguf").exists());
 }
+
+const QUANTIZE: &str = env!("CARGO_BIN_EXE_gguf-quantize");
+
+/// Every case of testdata/golden/split (conformance/make_split_golden.py: llama-gguf-split's
+/// size limit, --no-tensor-first-split, one shard, --dry-run's plan, merges, and
+/// llama-quantize of split inputs with and without --keep-split), run in order in one
+/// working directory: the same files, byte for byte, and nothing else.
+#[test]
+fn split_and_keep_split_golden_cases() {
+    let golden = testdata("golden/split");
+    let cases = read_json(&golden.join("cases.json"));
+    let cases = cases["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10, "{} cases", cases.len());
+    let f32 = golden_gguf("llama-spm", "convert-f32");
+    let q4km = golden_gguf("llama-spm", "quant-Q4_K_M");
+    let dir = scratch("split-golden-cases");
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let listing = |dir: &Path| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(dir.join("out"))
+            .unwrap()
+            .flatten()
+            .map(|e| format!("out/{}", e.file_name().to_string_lossy()))
+            .collect()
+    };
+    let mut failures = Vec::new();
+    let mut files = 0;
+    for c in cases {
+        let case = c["case"].as_str().unwrap();
+        let args: Vec<String> = c["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| match a.as_str().unwrap() {
+                "{f32}" => f32.to_str().unwrap().to_string(),
+                "{q4km}" => q4km.to_str().unwrap().to_string(),
+                other => other.to_string(),
+            })
+            .collect();
+        let before = listing(&dir);
+        // llama-gguf-split's bare `IN OUT` (a split by default) is gguf-edit's metadata
+        // copy: without any of its flags the command line needs the `split` subcommand.
+        let flagless = !args.iter().any(|a| a.starts_with("--"));
+        let sub: &[&str] = if flagless { &["split"] } else { &[] };
+        let o = match c["tool"].as_str().unwrap() {
+            "llama-gguf-split" => Command::new(EDIT)
+                .args(sub)
+                .args(&args)
+                .current_dir(&dir)
+                .output(),
+            "llama-quantize" => Command::new(QUANTIZE)
+                .arg("--quiet")
+                .args(&args)
+                .current_dir(&dir)
+                .output(),
+            t => panic!("{case}: unknown tool {t}"),
+        }
+        .unwrap();
+        ok(&o);
+        if let Some(want) = c["stdout"].as_str() {
+            assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{case}: stdout");
+        }
+        let outputs = c["outputs"].as_array().unwrap();
+        let want: std::collections::BTreeSet<String> = outputs
+            .iter()
+            .map(|f| f["file"].as_str().unwrap().to_string())
+            .collect();
+        let new: std::collections::BTreeSet<String> =
+            listing(&dir).difference(&before).cloned().collect();
+        assert_eq!(new, want, "{case}: files written");
+        for (n, f) in outputs.iter().enumerate() {
+            let p = dir.join(f["file"].as_str().unwrap());
+            if sha256_file(&p) != f["sha256"].as_str().unwrap() {
+                let m = read_json(&golden.join(format!("{case}.{n}.json")));
+                failures.push(format!(
+                    "{case} {}:\n  {}",
+                    f["file"],
+                    compare(&p, &m).join("\n  ")
+                ));
+            }
+            files += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    record(
+        "split_golden_cases",
+        files,
+        "llama-gguf-split / llama-quantize --keep-split outputs reproduced",
+        &[],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
