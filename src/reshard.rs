@@ -136,7 +136,7 @@ pub fn assign(
         let next = bytes.saturating_add(padded);
         let new_shard = match rules.limit {
             Limit::Bytes(max) => next > max,
-            Limit::Tensors(n) => i > 0 && (i as u64) % n == 0,
+            Limit::Tensors(n) => i > 0 && (i as u64).is_multiple_of(n),
         };
         if new_shard {
             if in_shard == 0 {

@@ -386,9 +386,9 @@ fn finish_interrupted(path: &Path, quiet: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Refuses to read a file whose in-place edit was interrupted (its header may be torn).
+/// A file whose in-place edit was interrupted may have a torn header: not an input.
 fn refuse_pending(path: &Path) -> Result<(), Failure> {
-    let j = inplace::journal_path(path);
+    let j = ggufkit::edit::inplace::journal_path(path);
     if j.exists() {
         return Err(Failure::Input(anyhow!(
             "{}: an in-place edit of this file was interrupted ({} exists); run `gguf-edit recover {}` first",

@@ -109,7 +109,7 @@ pub fn fits(old: &GgufFile, new: &Layout) -> Result<(), NotInPlace> {
             return Err(NotInPlace::Layout(format!("tensor '{}' moves", t.name)));
         }
         let gap = (old.data_offset + end) as usize..(old.data_offset + t.offset) as usize;
-        if bytes.get(gap).map_or(true, |g| g.iter().any(|&b| b != 0)) {
+        if bytes.get(gap).is_none_or(|g| g.iter().any(|&b| b != 0)) {
             return Err(NotInPlace::Layout(format!(
                 "non-zero padding before tensor '{}'",
                 t.name
@@ -118,7 +118,7 @@ pub fn fits(old: &GgufFile, new: &Layout) -> Result<(), NotInPlace> {
         end = t.offset + t.nbytes;
     }
     let tail = (old.data_offset + end) as usize..bytes.len();
-    if bytes.get(tail).map_or(true, |g| g.iter().any(|&b| b != 0)) {
+    if bytes.get(tail).is_none_or(|g| g.iter().any(|&b| b != 0)) {
         return Err(NotInPlace::Layout(
             "non-zero padding after the last tensor".into(),
         ));

@@ -15,6 +15,7 @@ use ggufkit::ir::Model;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 use ggufkit::reshard::{self, Limit, SplitRules};
 
+use super::refuse_pending;
 use crate::edge::Failure;
 
 /// The flags that make a `gguf-edit` command line llama-gguf-split's.
@@ -175,6 +176,7 @@ fn rules(cli: &ReshardCli) -> Result<SplitRules, Failure> {
 }
 
 fn open(path: &Path) -> Result<GgufFile, Failure> {
+    refuse_pending(path)?;
     GgufFile::open(path).map_err(|e| Failure::Input(e.into()))
 }
 
@@ -261,6 +263,7 @@ fn run_merge(cli: &ReshardCli) -> Result<ExitCode, Failure> {
             "--split-max-tensors, --split-max-size and --no-tensor-first-split are for splitting"
         )));
     }
+    refuse_pending(&cli.input)?;
     let shards = reshard::open_for_merge(&cli.input).map_err(|e| Failure::Input(e.into()))?;
     let model = reshard::merge_model(&shards).map_err(|e| Failure::Run(e.into()))?;
     let paths: Vec<PathBuf> = shards
