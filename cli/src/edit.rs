@@ -51,7 +51,8 @@ const SPECIAL_TOKENS: &[(&str, &str)] = &[
 ///   gguf-edit IN OUT [EDITS]           a copy with new metadata (gguf_new_metadata.py's command line)
 ///   gguf-edit --in-place FILE [EDITS]  the same, replacing FILE
 ///   gguf-edit set FILE KEY VALUE       change one number or boolean (gguf_set_metadata.py's command line)
-///   gguf-edit split [OPTIONS] IN PREFIX, gguf-edit merge [OPTIONS] FIRST_SHARD OUT
+///   gguf-edit split [OPTIONS] IN PREFIX, gguf-edit merge [OPTIONS] FIRST_SHARD OUT,
+///   gguf-edit --split|--merge [OPTIONS] IN OUT
 ///                                      llama-gguf-split (see gguf-edit split --help)
 ///   gguf-edit recover FILE             finish an in-place edit that was interrupted
 ///

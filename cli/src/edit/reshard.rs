@@ -35,6 +35,10 @@ pub const SPLIT_FLAGS: &[&str] = &[
 ///   gguf-edit merge [OPTIONS] FIRST_SHARD OUT   one file from FIRST_SHARD and its siblings
 ///   gguf-edit [--split|--merge] [OPTIONS] IN OUT   llama-gguf-split's own command line
 ///
+/// llama-gguf-split's command line works as it is when it has at least one of its flags;
+/// its bare `IN OUT` (a split with the defaults) is `gguf-edit split IN OUT`, since
+/// `gguf-edit IN OUT` is gguf_new_metadata.py's metadata copy.
+///
 /// Splitting: at most --split-max-tensors tensors per shard (default 128), or at most
 /// --split-max-size bytes of tensor data (N followed by M or G: 10^6 / 10^9 bytes); the first
 /// shard holds the metadata. Merging: FIRST_SHARD must be named <prefix>-00001-of-0000N.gguf;
