@@ -179,7 +179,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let parsed = GgufFile::open(&file);
-            let report = match &parsed {
+            let mut report = match &parsed {
                 Ok(f) => {
                     let mut r = verify_file(f);
                     ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
@@ -190,6 +190,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ..Default::default()
                 },
             };
+            let journal = ggufkit::edit::inplace::journal_path(&file);
+            if journal.exists() {
+                report.errors.insert(
+                    0,
+                    format!(
+                        "an in-place edit of this file was interrupted ({} exists): its header \
+                         may be torn; run `gguf-edit recover {}`",
+                        journal.display(),
+                        file.display()
+                    ),
+                );
+            }
             let thresholds = Thresholds {
                 max_rmse,
                 max_abs,

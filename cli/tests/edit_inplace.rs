@@ -137,6 +137,19 @@ fn interrupted_in_place_edits_are_finished_or_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("gguf-edit recover"));
     assert!(!dir.join("o.gguf").exists());
 
+    // gguf-inspect verify says so too.
+    let o = Command::new(env!("CARGO_BIN_EXE_gguf-inspect"))
+        .args(["verify", s(&a)])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("gguf-edit recover"), "{text}");
+
     let out = ok(&edit(&["recover", s(&a)]));
     assert!(out.contains("is finished"), "{out}");
     assert_eq!(std::fs::read(&a).unwrap(), new);
