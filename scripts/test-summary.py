@@ -35,6 +35,8 @@ EXPECTED = [
     "quant_vectors",
     "interop-gguf-py",
     "edit_golden",
+    "split_golden",
+    "split_golden_cases",
 ]
 # Suites that are #[ignore]d tests with an optional prerequisite: (record, test name).
 OPTIONAL = {"interop-gguf-py": "gguf_py_reads_our_files_as_we_do"}

@@ -20,6 +20,8 @@
 //! assert_eq!(keys, ["general.architecture", "general.name", "tokenizer.chat_template"]);
 //! ```
 
+pub mod inplace;
+
 use crate::gguf::keys::general::ARCHITECTURE;
 use crate::gguf::keys::tokenizer::{CHAT_TEMPLATE, CHAT_TEMPLATES};
 use crate::gguf::{ArrayValue, Metadata, StringArray, Value};

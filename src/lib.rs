@@ -8,6 +8,7 @@
 //! * [`write`]: streaming a model into a crash-safe output file.
 //! * [`pipeline`]: the output engine: planned outputs (one or several, sharing their f32
 //!   work) written and committed, observed by progress and reports.
+//! * [`reshard`]: llama-gguf-split's split and merge of existing files.
 //! * [`manifest`]: the per-file JSON manifest used to compare against llama.cpp.
 //! * [`inspect`]: what `gguf-inspect` shows and checks (dump, manifest, diff, verify).
 //!
@@ -55,6 +56,7 @@ pub mod output;
 pub mod pipeline;
 pub mod progress;
 pub mod quantize;
+pub mod reshard;
 pub mod split;
 pub mod threads;
 pub mod write;

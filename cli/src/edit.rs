@@ -10,6 +10,7 @@ use anyhow::{anyhow, Context};
 use clap::Parser;
 use regex::Regex;
 
+use ggufkit::edit::inplace::{self, Faults, Recovery};
 use ggufkit::edit::{apply, set_scalar, ChatTemplate, MetadataEdits};
 use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
@@ -18,6 +19,8 @@ use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOption
 use ggufkit::quantize::KvOverride;
 
 use crate::edge::{exit_with, Failure};
+
+mod reshard;
 
 /// The special tokens gguf_new_metadata.py knows, by the name its `--special-token` takes.
 const SPECIAL_TOKENS: &[(&str, &str)] = &[
@@ -43,11 +46,21 @@ const SPECIAL_TOKENS: &[(&str, &str)] = &[
 /// Change a GGUF file's metadata (name, description, chat template, special tokens, any key)
 /// without re-converting it.
 ///
-/// Three forms:
+/// Forms:
 ///
 ///   gguf-edit IN OUT [EDITS]           a copy with new metadata (gguf_new_metadata.py's command line)
-///   gguf-edit --in-place FILE [EDITS]  the same, replacing FILE (atomically: a temporary file renamed)
+///   gguf-edit --in-place FILE [EDITS]  the same, replacing FILE
 ///   gguf-edit set FILE KEY VALUE       change one number or boolean (gguf_set_metadata.py's command line)
+///   gguf-edit split [OPTIONS] IN PREFIX, gguf-edit merge [OPTIONS] FIRST_SHARD OUT,
+///   gguf-edit --split|--merge [OPTIONS] IN OUT
+///                                      llama-gguf-split (see gguf-edit split --help)
+///   gguf-edit recover FILE             finish an in-place edit that was interrupted
+///
+/// In place: when the new header (metadata and tensor infos, padded) has exactly the old
+/// one's size, only the header bytes are rewritten (milliseconds, whatever the file size),
+/// through a journal FILE.gguf-edit-journal that makes a crash recoverable: the next
+/// gguf-edit on FILE (or gguf-edit recover FILE) finishes the edit. Otherwise FILE is
+/// rewritten through a temporary file renamed over it. --dry-run says which.
 ///
 /// The tensor data is copied byte for byte. The output equals what gguf-py's scripts write
 /// for the same edits. With several named chat templates, gguf-py's order of
@@ -62,7 +75,8 @@ struct Cli {
     input: PathBuf,
     /// The output file (not with --in-place).
     output: Option<PathBuf>,
-    /// Edit INPUT itself: write the new file beside it and rename it over INPUT.
+    /// Edit INPUT itself: rewrite its header in place when the new one has the same size,
+    /// else write the new file beside it and rename it over INPUT.
     #[arg(long)]
     in_place: bool,
     /// general.name.
@@ -104,7 +118,8 @@ struct Cli {
     /// Replace an existing OUT (gguf_new_metadata.py asks instead).
     #[arg(long, short = 'f')]
     force: bool,
-    /// Show the keys that would change, write nothing.
+    /// Show the keys that would change (and, with --in-place, whether the header is
+    /// rewritten in place), write nothing.
     #[arg(long)]
     dry_run: bool,
     /// Print what changed, key by key.
@@ -316,6 +331,98 @@ fn write(
     Ok(written.size())
 }
 
+/// How an in-place edit is written.
+enum InPlace {
+    /// Only the header changes: (old header, new header), the same size.
+    Header(Vec<u8>, Vec<u8>),
+    /// The file is rewritten through a temporary copy, for this reason.
+    Copy(inplace::NotInPlace),
+}
+
+/// Whether `file` with `metadata` can be written by rewriting its header alone.
+fn in_place_plan(file: &GgufFile, metadata: &Metadata) -> Result<InPlace, Failure> {
+    let model = Model::from_gguf(file);
+    let layout =
+        ggufkit::gguf::layout(metadata, &model.headers()).map_err(|e| Failure::Run(e.into()))?;
+    Ok(match inplace::fits(file, &layout) {
+        Ok(()) => {
+            let old = file.bytes()[..file.data_offset as usize].to_vec();
+            InPlace::Header(old, layout.header)
+        }
+        Err(why) => InPlace::Copy(why),
+    })
+}
+
+fn describe_in_place(path: &Path, how: &InPlace) -> String {
+    match how {
+        InPlace::Header(_, new) => format!(
+            "in place: the {}-byte header of {} is rewritten, the tensor data stays where it is",
+            new.len(),
+            path.display()
+        ),
+        InPlace::Copy(why) => format!(
+            "not in place: {why}; {} is rewritten through a temporary file",
+            path.display()
+        ),
+    }
+}
+
+/// Finishes an interrupted in-place edit of `path`, if there is one.
+fn finish_interrupted(path: &Path, quiet: bool) -> Result<(), Failure> {
+    let r =
+        inplace::recover(path, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
+    if !quiet {
+        match r {
+            Recovery::Clean => {}
+            Recovery::Discarded => eprintln!(
+                "gguf-edit: {}: an in-place edit was interrupted before it touched the file; its journal is removed",
+                path.display()
+            ),
+            Recovery::RolledForward => eprintln!(
+                "gguf-edit: {}: an interrupted in-place edit is finished (the journal's new header written)",
+                path.display()
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// A file whose in-place edit was interrupted may have a torn header: not an input.
+fn refuse_pending(path: &Path) -> Result<(), Failure> {
+    let j = ggufkit::edit::inplace::journal_path(path);
+    if j.exists() {
+        return Err(Failure::Input(anyhow!(
+            "{}: an in-place edit of this file was interrupted ({} exists); run `gguf-edit recover {}` first",
+            path.display(),
+            j.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `metadata` into `path` in place: the header alone when `how` allows, else a
+/// streamed copy renamed over it. Returns the bytes written.
+fn write_in_place(
+    file: GgufFile,
+    metadata: Metadata,
+    path: &Path,
+    how: InPlace,
+    sync: bool,
+) -> Result<u64, Failure> {
+    match how {
+        InPlace::Header(old, new) => {
+            drop(file);
+            if old != new {
+                inplace::rewrite_header(path, &old, &new, sync, &mut Faults::none())
+                    .map_err(|e| Failure::Run(e.into()))?;
+            }
+            Ok(new.len() as u64)
+        }
+        InPlace::Copy(_) => write(&file, metadata, path, path, true, true, sync),
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let target = match (&cli.output, cli.in_place) {
         (Some(_), true) => return Err(usage(anyhow!("--in-place takes one file, not IN and OUT"))),
@@ -323,13 +430,26 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         (Some(out), false) => out.clone(),
         (None, true) => cli.input.clone(),
     };
+    if cli.in_place && !cli.dry_run {
+        finish_interrupted(&cli.input, cli.quiet)?;
+    } else {
+        refuse_pending(&cli.input)?;
+    }
     let file = open(&cli.input)?;
     let edits = edits(&cli, &file.metadata)?;
     let new = apply(&file.metadata, &edits).map_err(|e| Failure::Input(e.into()))?;
     let diff = key_diff(&file.metadata, &new);
+    let how = if cli.in_place {
+        Some(in_place_plan(&file, &new)?)
+    } else {
+        None
+    };
     if cli.dry_run || cli.verbose {
         for line in &diff {
             println!("{line}");
+        }
+        if let Some(how) = &how {
+            println!("{}", describe_in_place(&target, how));
         }
     }
     if cli.dry_run {
@@ -341,20 +461,33 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             target.display()
         )));
     }
-    let size = write(
-        &file,
-        new,
-        &cli.input,
-        &target,
-        cli.in_place,
-        cli.force,
-        !cli.no_sync,
-    )?;
+    let (size, mode) = match how {
+        Some(how) => {
+            let mode = match how {
+                InPlace::Header(..) => "header rewritten in place",
+                InPlace::Copy(_) => "rewritten",
+            };
+            (write_in_place(file, new, &target, how, !cli.no_sync)?, mode)
+        }
+        None => (
+            write(
+                &file,
+                new,
+                &cli.input,
+                &target,
+                false,
+                cli.force,
+                !cli.no_sync,
+            )?,
+            "written",
+        ),
+    };
     if !cli.quiet {
         eprintln!(
-            "gguf-edit: {} ({}, {} key{} changed)",
+            "gguf-edit: {} ({} {}, {} key{} changed)",
             target.display(),
             human_bytes(size),
+            mode,
             diff.len(),
             if diff.len() == 1 { "" } else { "s" }
         );
@@ -363,6 +496,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 }
 
 fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
+    if cli.dry_run {
+        refuse_pending(&cli.model)?;
+    } else {
+        finish_interrupted(&cli.model, cli.quiet)?;
+    }
     let file = open(&cli.model)?;
     let Some(value) = set_scalar(&file.metadata, &cli.key, &cli.value).map_err(|e| match e {
         ggufkit::edit::EditError::NoSuchKey(_) => Failure::Run(e.into()),
@@ -378,12 +516,33 @@ fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
         let old = file.metadata.get(&cli.key).map(show).unwrap_or_default();
         eprintln!("gguf-edit: {}: {old} → {}", cli.key, show(&value));
     }
-    if cli.dry_run {
-        return Ok(ExitCode::SUCCESS);
-    }
     let mut md = file.metadata.clone();
     md.set(cli.key.as_str(), value);
-    write(&file, md, &cli.model, &cli.model, true, true, true)?;
+    let how = in_place_plan(&file, &md)?;
+    if cli.dry_run {
+        println!("{}", describe_in_place(&cli.model, &how));
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_in_place(file, md, &cli.model, how, true)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `gguf-edit recover FILE`: finishes an interrupted in-place edit.
+fn run_recover(args: &[std::ffi::OsString]) -> Result<ExitCode, Failure> {
+    let [file] = args else {
+        return Err(usage(anyhow!("usage: gguf-edit recover FILE")));
+    };
+    let path = Path::new(file);
+    let r =
+        inplace::recover(path, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
+    let what = match r {
+        Recovery::Clean => "no interrupted edit",
+        Recovery::Discarded => {
+            "the interrupted edit had not touched the file; its journal is removed"
+        }
+        Recovery::RolledForward => "the interrupted edit is finished",
+    };
+    eprintln!("gguf-edit: {}: {what}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -392,6 +551,19 @@ pub fn main() -> ExitCode {
     ggufkit::output::default_sigpipe();
     crate::edge::handle_generators::<Cli>();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("split") => {
+            return exit_with("gguf-edit", reshard::main(reshard::Op::Split, &args[2..]))
+        }
+        Some("merge") => {
+            return exit_with("gguf-edit", reshard::main(reshard::Op::Merge, &args[2..]))
+        }
+        Some("recover") => return exit_with("gguf-edit", run_recover(&args[2..])),
+        _ => {}
+    }
+    if reshard::is_split_command_line(&args[1..]) {
+        return exit_with("gguf-edit", reshard::main(reshard::Op::Flags, &args[1..]));
+    }
     if args.get(1).is_some_and(|a| a == "set") {
         let set = SetCli::parse_from(
             std::iter::once(std::ffi::OsString::from("gguf-edit set"))

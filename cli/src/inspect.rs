@@ -62,7 +62,11 @@ enum Cmd {
     /// Compare two files: metadata keys added, removed or changed, tensors added or removed,
     /// and per tensor whether type, shape or bytes differ. Exit 0 only when identical.
     ///
-    /// Example: gguf-inspect diff ours.gguf theirs.gguf
+    /// A changed value is shown as `old -> new`; an array by its lengths and the items that
+    /// differ; a long string by where it differs, or, when it has several lines (a chat
+    /// template), as a unified diff.
+    ///
+    /// Example: gguf-inspect diff model.gguf edited.gguf
     Diff {
         /// First file.
         a: PathBuf,
@@ -175,7 +179,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let parsed = GgufFile::open(&file);
-            let report = match &parsed {
+            let mut report = match &parsed {
                 Ok(f) => {
                     let mut r = verify_file(f);
                     ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
@@ -186,6 +190,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ..Default::default()
                 },
             };
+            let journal = ggufkit::edit::inplace::journal_path(&file);
+            if journal.exists() {
+                report.errors.insert(
+                    0,
+                    format!(
+                        "an in-place edit of this file was interrupted ({} exists): its header \
+                         may be torn; run `gguf-edit recover {}`",
+                        journal.display(),
+                        file.display()
+                    ),
+                );
+            }
             let thresholds = Thresholds {
                 max_rmse,
                 max_abs,

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value as Json};
 
+use super::change::{describe, ValueChange};
 use super::dump::format_value_short;
 use crate::gguf::GgufFile;
 
@@ -29,6 +30,8 @@ pub struct FileDiff {
     pub keys_added: Vec<String>,
     /// Keys whose type or value differ: (key, a, b).
     pub keys_changed: Vec<(String, String, String)>,
+    /// The same keys' changes, told readably (in the order of `keys_changed`).
+    pub changes: Vec<ValueChange>,
     /// The keys present in both are in another order.
     pub key_order_differs: bool,
     /// Tensors only in A.
@@ -52,7 +55,7 @@ impl FileDiff {
         use std::fmt::Write as _;
         let mut o = String::new();
         for (f, a, b) in &self.header {
-            let _ = writeln!(o, "header {f}: {a} → {b}");
+            let _ = writeln!(o, "header {f}: {a} -> {b}");
         }
         for k in &self.keys_removed {
             let _ = writeln!(o, "- key {k}");
@@ -60,8 +63,11 @@ impl FileDiff {
         for k in &self.keys_added {
             let _ = writeln!(o, "+ key {k}");
         }
-        for (k, a, b) in &self.keys_changed {
-            let _ = writeln!(o, "~ key {k}: {a} → {b}");
+        for ((k, _, _), c) in self.keys_changed.iter().zip(&self.changes) {
+            let _ = writeln!(o, "~ key {k}: {}", c.summary);
+            for line in &c.unified {
+                let _ = writeln!(o, "    {line}");
+            }
         }
         if self.key_order_differs {
             let _ = writeln!(o, "~ metadata key order differs");
@@ -75,10 +81,10 @@ impl FileDiff {
         for t in &self.tensors_changed {
             let mut parts = Vec::new();
             if let Some((a, b)) = &t.ty {
-                parts.push(format!("type {a} → {b}"));
+                parts.push(format!("type {a} -> {b}"));
             }
             if let Some((a, b)) = &t.shape {
-                parts.push(format!("shape {a:?} → {b:?}"));
+                parts.push(format!("shape {a:?} -> {b:?}"));
             }
             if t.data {
                 parts.push("data differs".to_string());
@@ -101,7 +107,7 @@ impl FileDiff {
             "header": self.header.iter().map(|(f, a, b)| json!({"field": f, "a": a, "b": b})).collect::<Vec<_>>(),
             "keys_removed": self.keys_removed,
             "keys_added": self.keys_added,
-            "keys_changed": self.keys_changed.iter().map(|(k, a, b)| json!({"key": k, "a": a, "b": b})).collect::<Vec<_>>(),
+            "keys_changed": self.keys_changed.iter().zip(&self.changes).map(|((k, a, b), c)| json!({"key": k, "a": a, "b": b, "summary": c.summary, "unified": c.unified})).collect::<Vec<_>>(),
             "key_order_differs": self.key_order_differs,
             "tensors_removed": self.tensors_removed,
             "tensors_added": self.tensors_added,
@@ -140,6 +146,7 @@ pub fn diff_files(a: &GgufFile, b: &GgufFile) -> FileDiff {
         match b.metadata.get(k) {
             None => d.keys_removed.push(k.to_string()),
             Some(vb) if encoded(vb) != encoded(va) || vb.value_type() != va.value_type() => {
+                d.changes.push(describe(k, va, vb));
                 d.keys_changed.push((
                     k.to_string(),
                     format!(

@@ -1,9 +1,11 @@
 //! `gguf-inspect`: dump, manifest, diff and verify GGUF files.
 
+pub mod change;
 mod compare;
 mod diff;
 mod dump;
 pub mod loadable;
+pub mod textdiff;
 mod verify;
 
 pub use compare::{compare_with_source, CompareReport, TensorError, Thresholds};
