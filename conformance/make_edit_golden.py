@@ -34,6 +34,8 @@ OUT_DIR = TESTDATA / "golden" / "edit"
 INPUTS = {
     "llama-spm-f16": ("llama-spm", "f16"),
     "qwen2-q8_0": ("qwen2", "q8_0"),
+    # "+bigendian": converted with --bigendian (gguf-py keeps such a file big-endian).
+    "qwen2-f16-be": ("qwen2", "f16+bigendian"),
 }
 
 TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
@@ -116,6 +118,9 @@ CASES = {
     ),
     "set-eos-id": ("llama-spm-f16", "set", ["tokenizer.ggml.eos_token_id", "1"]),
     "set-context-length": ("qwen2-q8_0", "set", ["qwen2.context_length", "4096"]),
+    "bigendian-general-name": ("qwen2-f16-be", "new", ["--general-name", "Big"]),
+    "bigendian-chat-template": ("qwen2-f16-be", "new", ["--chat-template", TEMPLATE]),
+    "bigendian-set": ("qwen2-f16-be", "set", ["qwen2.context_length", "4096"]),
     "set-float": ("llama-spm-f16", "set", ["llama.attention.layer_norm_rms_epsilon", "0.001"]),
 }
 
@@ -154,7 +159,8 @@ def main() -> int:
             path = tmp / f"{name}.gguf"
             subprocess.run(
                 [str(a.bin / "gguf-convert"), str(TESTDATA / "hf" / fixture), str(path),
-                 "--outtype", outtype, "--quiet"],
+                 "--outtype", outtype.split("+")[0], "--quiet"]
+                + (["--bigendian"] if outtype.endswith("+bigendian") else []),
                 check=True,
             )
             inputs[name] = {"fixture": fixture, "outtype": outtype,

@@ -26,6 +26,10 @@ pub enum SplitError {
         /// What is wrong.
         problem: String,
     },
+    /// A big-endian file: llama.cpp reads those only on big-endian hosts, and its tools
+    /// stop on them here; its data cannot be read as the little-endian data it claims to be.
+    #[error("{0}: a big-endian GGUF file (llama.cpp reads it only on a big-endian host): not supported as an input")]
+    BigEndian(PathBuf),
 }
 
 /// A split key as an unsigned integer. llama.cpp writes `split.no` / `split.count` as u16 and
@@ -50,6 +54,9 @@ fn split_key(f: &GgufFile, key: &str, path: &Path) -> Result<Option<u64>, SplitE
 /// (named as llama.cpp names them). Returns the shards in order.
 pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     let first = GgufFile::open(path)?;
+    if first.byte_order == crate::gguf::ByteOrder::Big {
+        return Err(SplitError::BigEndian(path.to_path_buf()));
+    }
     let count = split_key(&first, keys::split::COUNT, path)?.unwrap_or(1);
     if count <= 1 {
         return Ok(vec![first]);
@@ -76,6 +83,9 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     for i in 1..count as usize {
         let p = split_path(&prefix, i, count as usize);
         let f = GgufFile::open(&p)?;
+        if f.byte_order == crate::gguf::ByteOrder::Big {
+            return Err(SplitError::BigEndian(p));
+        }
         let (n, c) = (
             split_key(&f, keys::split::NO, &p)?,
             split_key(&f, keys::split::COUNT, &p)?,

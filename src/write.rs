@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::gguf::{in_byte_order, layout, ByteOrder, GgufError, Layout};
+use crate::gguf::{layout, reorder, ByteOrder, GgufError, Layout};
 use crate::ir::{DataError, Model, Rows};
 use crate::output::{AtomicOutput, OutputError, OutputRules};
 
@@ -24,9 +24,11 @@ pub struct WriteOptions<'a> {
     pub window_bytes: u64,
     /// Called after each tensor is written with (tensor index, bytes written so far).
     pub progress: Option<&'a (dyn Fn(usize, u64) + Sync)>,
-    /// Byte order of the tensor data ([`crate::gguf::in_byte_order`]); the layout's header
-    /// must have been made in the same order.
+    /// Byte order of the file ([`crate::gguf::reorder`]); the layout's header must have been
+    /// made in the same order.
     pub byte_order: ByteOrder,
+    /// Byte order of the data the model's tensors produce.
+    pub data_order: ByteOrder,
 }
 
 impl Default for WriteOptions<'_> {
@@ -38,6 +40,7 @@ impl Default for WriteOptions<'_> {
             window_bytes: 32 << 20,
             progress: None,
             byte_order: ByteOrder::Little,
+            data_order: ByteOrder::Little,
         }
     }
 }
@@ -195,7 +198,8 @@ pub fn write_stream<W: std::io::Write + Send>(
                     if in_tensor > plan.sizes[i] || (piece.last && in_tensor != plan.sizes[i]) {
                         return Err(bad(in_tensor));
                     }
-                    let bytes = in_byte_order(model.tensors[i].ty, opts.byte_order, &data);
+                    let ty = model.tensors[i].ty;
+                    let bytes = reorder(ty, opts.data_order, opts.byte_order, &data);
                     out.write_all(&bytes)
                         .map_err(|source| GgufError::Io { path: None, source })?;
                     written += data.len() as u64;

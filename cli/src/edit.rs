@@ -319,6 +319,9 @@ fn write(
             },
             overwrite: overwrite || replacing,
             sync,
+            // gguf_new_metadata.py keeps a big-endian file big-endian, bytes copied as they are.
+            byte_order: file.byte_order,
+            data_order: file.byte_order,
             ..WriteOptions::default()
         },
     };

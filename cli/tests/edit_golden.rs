@@ -24,10 +24,17 @@ fn gguf_edit_reproduces_gguf_py_byte_for_byte() {
     for (name, input) in inputs {
         let out = scratch.join(format!("{name}.gguf"));
         let fixture = input["fixture"].as_str().unwrap();
+        // "f16+bigendian": converted with --bigendian.
+        let outtype = input["outtype"].as_str().unwrap();
+        let (outtype, big) = match outtype.strip_suffix("+bigendian") {
+            Some(t) => (t, true),
+            None => (outtype, false),
+        };
         let o = Command::new(BIN)
             .arg(testdata("hf").join(fixture))
             .arg(&out)
-            .args(["--outtype", input["outtype"].as_str().unwrap(), "--quiet"])
+            .args(["--outtype", outtype, "--quiet"])
+            .args(big.then_some("--bigendian"))
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

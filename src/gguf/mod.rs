@@ -19,7 +19,7 @@ pub use reader::{
 };
 pub use value::{ArrayValue, GgufStr, GgufString, StringArray, Value, ValueType};
 pub use writer::{
-    in_byte_order, layout, layout_in, swapped_width, write_gguf, write_tensor_padded, Layout,
+    layout, layout_in, reorder, swapped_width, write_gguf, write_tensor_padded, Layout,
     TensorHeader,
 };
 

@@ -165,10 +165,11 @@ pub fn swapped_width(ty: GgmlType) -> usize {
     }
 }
 
-/// `data` (a tensor of type `ty`, little-endian) as it goes into a file of byte order `o`.
-pub fn in_byte_order(ty: GgmlType, o: ByteOrder, data: &[u8]) -> Cow<'_, [u8]> {
+/// `data` (a tensor of type `ty` in byte order `from`) as it goes into a file of byte order
+/// `to`: the elements of [`swapped_width`] swapped when the orders differ.
+pub fn reorder(ty: GgmlType, from: ByteOrder, to: ByteOrder, data: &[u8]) -> Cow<'_, [u8]> {
     let w = swapped_width(ty);
-    if o == ByteOrder::Little || w == 1 {
+    if from == to || w == 1 {
         return Cow::Borrowed(data);
     }
     let mut v = data.to_vec();

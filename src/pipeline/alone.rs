@@ -54,6 +54,7 @@ fn stream_shard(
         window_bytes: files.options().window_bytes,
         progress: Some(tell),
         byte_order: files.options().byte_order,
+        data_order: files.options().data_order,
         ..StreamOptions::default()
     };
     let owned = files.options().inputs.clone();

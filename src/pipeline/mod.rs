@@ -54,6 +54,10 @@ pub struct WriteOptions {
     pub vocab_only: bool,
     /// Byte order of the files (big for `convert_hf_to_gguf.py --bigendian`).
     pub byte_order: crate::gguf::ByteOrder,
+    /// Byte order of the tensor data the plan's tensors produce: little for everything
+    /// computed, the source file's for data copied from a GGUF file (an edit or a split of a
+    /// big-endian file keeps its bytes).
+    pub data_order: crate::gguf::ByteOrder,
 }
 
 impl Default for WriteOptions {
@@ -66,6 +70,7 @@ impl Default for WriteOptions {
             digest: false,
             vocab_only: false,
             byte_order: crate::gguf::ByteOrder::Little,
+            data_order: crate::gguf::ByteOrder::Little,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use super::{hex, Observer, OutputPlan, PipelineError, WriteOptions, WrittenFile, WrittenOutput};
-use crate::gguf::{in_byte_order, layout_in, write_tensor_padded, GgufError, Layout};
+use crate::gguf::{layout_in, reorder, write_tensor_padded, GgufError, Layout};
 use crate::ir::DataError;
 use crate::output::{AtomicOutput, FinishedOutput, OutputRules};
 use ggufkit_quantizers::GgmlType;
@@ -196,7 +196,12 @@ impl Files {
         let shard = &mut self.shards[s];
         let zeros = vec![0u8; shard.layout.alignment as usize];
         let out = shard.out.as_mut().expect("open until committed");
-        let data = in_byte_order(self.types[i], self.opts.byte_order, data);
+        let data = reorder(
+            self.types[i],
+            self.opts.data_order,
+            self.opts.byte_order,
+            data,
+        );
         let mut w = Hashing {
             inner: out,
             hasher: shard.hasher.as_mut(),
