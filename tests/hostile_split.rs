@@ -148,6 +148,7 @@ impl Case {
                 let got = match &e {
                     SplitError::Gguf(_) => "Gguf",
                     SplitError::Inconsistent { .. } => "Inconsistent",
+                    SplitError::BigEndian(_) => "BigEndian",
                 };
                 assert_eq!(got, *variant, "{name}: {msg}");
                 let want = dir.join(file).display().to_string();
