@@ -154,6 +154,21 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                   "original_max_position_embeddings": 1024,
                                   "beta_fast": 32.0, "beta_slow": 1.0}),
               "spm", False),
+    # xIELU MLP (no gate), q/k norms; the default ApertusConfig rope (Llama-3 scaling).
+    "apertus": ("ApertusForCausalLM", "apertus",
+                dense(hidden_size=96, intermediate_size=200, num_hidden_layers=3,
+                      vocab_size=SPM_VOCAB),
+                "spm", False),
+    # Sliding layout from the default layer types (every fourth layer global), a
+    # per-layer-type rope dict with yarn on the global layers.
+    "olmo3": ("Olmo3ForCausalLM", "olmo3",
+              bpe(num_hidden_layers=5, num_attention_heads=2, num_key_value_heads=1,
+                  sliding_window=64,
+                  rope_parameters={
+                      "full_attention": {"rope_type": "yarn", "factor": 2.0, "rope_theta": 300000.0,
+                                         "original_max_position_embeddings": 1024},
+                      "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+              "smollm", True),
 }
 
 

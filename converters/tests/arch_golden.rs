@@ -186,4 +186,6 @@ fixtures! {
     granitemoe => "granitemoe",
     seedoss => "seedoss",
     arcee => "arcee",
+    apertus => "apertus",
+    olmo3 => "olmo3",
 }

@@ -193,6 +193,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "h.{bid}.ln_1",
             "gpt_neox.layers.{bid}.input_layernorm",
             "transformer.h.{bid}.ln",
+            "model.layers.{bid}.attention_layernorm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -272,6 +273,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.ln_2",
             "h.{bid}.ln_2",
             "gpt_neox.layers.{bid}.post_attention_layernorm",
+            "model.layers.{bid}.feedforward_layernorm",
         ],
     ),
     (

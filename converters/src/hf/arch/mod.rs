@@ -26,6 +26,7 @@ macro_rules! defaults {
     };
 }
 
+mod apertus;
 mod arcee;
 mod bert;
 mod command_r;
@@ -249,6 +250,7 @@ pub static ALL: &[&Arch] = &[
     &exaone4::EXAONE4,
     &glm4::GLM4,
     &ernie4_5::ERNIE4_5,
+    &apertus::APERTUS,
 ];
 
 /// The description for an HF architecture name.
