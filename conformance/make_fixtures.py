@@ -169,6 +169,31 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                          "original_max_position_embeddings": 1024},
                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
               "smollm", True),
+    # Ministral3Config's default rope (yarn with mscale_all_dim and llama_4_scaling_beta),
+    # head_dim not hidden/heads.
+    "ministral3": ("Ministral3ForCausalLM", "ministral3",
+                   dense(hidden_size=96, intermediate_size=176, num_attention_heads=4,
+                         num_key_value_heads=2, head_dim=32, vocab_size=SPM_VOCAB),
+                   "spm", False),
+    # The text model of the vision-language class (a tiny Pixtral tower, dropped), with a
+    # Ministral 3 text config and its rope given explicitly.
+    "mistral3": ("Mistral3ForConditionalGeneration", "mistral3",
+                 dict(text_config=dict(model_type="ministral3", hidden_size=80,
+                                       intermediate_size=144, num_hidden_layers=2,
+                                       num_attention_heads=5, num_key_value_heads=1,
+                                       head_dim=16, vocab_size=SPM_VOCAB,
+                                       max_position_embeddings=8192,
+                                       rope_parameters={
+                                           "rope_type": "yarn", "rope_theta": 500000.0,
+                                           "factor": 4.0, "original_max_position_embeddings": 2048,
+                                           "beta_fast": 32.0, "beta_slow": 1.0,
+                                           "mscale_all_dim": 0.5, "mscale": 1.0,
+                                           "llama_4_scaling_beta": 0.2}),
+                      vision_config=dict(hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2,
+                                         head_dim=8, image_size=56, patch_size=14),
+                      vocab_size=SPM_VOCAB),
+                 "spm", False),
 }
 
 

@@ -188,4 +188,6 @@ fixtures! {
     arcee => "arcee",
     apertus => "apertus",
     olmo3 => "olmo3",
+    ministral3 => "ministral3",
+    mistral3 => "mistral3",
 }

@@ -32,6 +32,7 @@ pub const APERTUS: Arch = Arch {
             "num_attention_heads" => 32,
             "max_position_embeddings" => 65536,
             "rms_norm_eps" => 1e-5,
+            "rope_theta" => 12000000.0,
         },
         head_dim: HeadDim::Keep,
         kv_heads_key: Some("num_key_value_heads"),
@@ -52,16 +53,17 @@ pub const APERTUS: Arch = Arch {
     extra,
 };
 
-/// ApertusConfig's default rope: Llama-3 scaling with theta 12e6, when the file has none.
+/// ApertusConfig's default rope: Llama-3 scaling with theta 12e6, when the file has neither
+/// `rope_parameters` nor a v4 `rope_scaling` (which would take its place).
 fn default_rope(cfg: &mut Map<String, Json>) -> bool {
     let absent = |k: &str| cfg.get(k).is_none_or(Json::is_null);
     if absent("rope_parameters") && absent("rope_scaling") {
-        let theta = cfg.get("rope_theta").cloned().unwrap_or(json!(12000000.0));
+        // A file's own `rope_theta` does not replace the default dict's.
         cfg.insert(
             "rope_parameters".into(),
             json!({
                 "rope_type": "llama3",
-                "rope_theta": theta,
+                "rope_theta": 12000000.0,
                 "factor": 8.0,
                 "original_max_position_embeddings": 8192,
                 "low_freq_factor": 1.0,

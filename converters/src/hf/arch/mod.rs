@@ -39,6 +39,7 @@ mod gpt2;
 mod gptneox;
 mod granite;
 mod llama;
+mod mistral3;
 mod olmo;
 mod phi2;
 mod phi3;
@@ -251,6 +252,7 @@ pub static ALL: &[&Arch] = &[
     &glm4::GLM4,
     &ernie4_5::ERNIE4_5,
     &apertus::APERTUS,
+    &mistral3::MISTRAL3,
 ];
 
 /// The description for an HF architecture name.
