@@ -194,6 +194,48 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                          head_dim=8, image_size=56, patch_size=14),
                       vocab_size=SPM_VOCAB),
                  "spm", False),
+    # EmbeddingGemma: headless Gemma 3 text model, bidirectional attention (transformers
+    # changes sliding_window, the reference writes the file's), sentence-transformers
+    # mean pooling and a Dense module (not converted without the reference's flag).
+    "embeddinggemma": ("Gemma3TextModel", "gemma3_text",
+                       dense(hidden_size=64, intermediate_size=112, num_hidden_layers=3,
+                             num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+                             vocab_size=SPM_VOCAB, sliding_window=128,
+                             use_bidirectional_attention=True, sliding_window_pattern=3,
+                             rope_parameters={
+                                 "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                                 "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+                       "spm", True),
+}
+
+# Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
+def _st_modules(out: Path, dense_dims: tuple[int, int] | None) -> None:
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    mods = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (out / "1_Pooling").mkdir()
+    (out / "1_Pooling/config.json").write_text(json.dumps({
+        "word_embedding_dimension": 64, "pooling_mode_cls_token": False,
+        "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+        "pooling_mode_lasttoken": False, "include_prompt": True}, indent=2) + "\n")
+    if dense_dims is not None:
+        mods.append({"idx": 2, "name": "2", "path": "2_Dense",
+                     "type": "sentence_transformers.models.Dense"})
+        (out / "2_Dense").mkdir()
+        (out / "2_Dense/config.json").write_text(json.dumps({
+            "in_features": dense_dims[0], "out_features": dense_dims[1], "bias": False,
+            "activation_function": "torch.nn.modules.linear.Identity"}, indent=2) + "\n")
+        w = 0.02 * np.random.default_rng(7).standard_normal((dense_dims[1], dense_dims[0]))
+        save_file({"linear.weight": torch.from_numpy(w.astype(np.float32)).to(torch.bfloat16)},
+                  str(out / "2_Dense/model.safetensors"))
+    (out / "modules.json").write_text(json.dumps(mods, indent=2) + "\n")
+
+
+EXTRA_FILES = {
+    "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
 }
 
 
@@ -388,6 +430,8 @@ def materialize(name: str, work: Path) -> Path:
                 if "=" in line:
                     fname, rel = (x.strip() for x in line.split("=", 1))
                     shutil.copyfile((src / rel).resolve(), dest / fname)
+        elif f.is_dir():
+            shutil.copytree(f, dest / f.name)
         else:
             shutil.copyfile(f, dest / f.name)
     return dest
@@ -452,6 +496,8 @@ def store_fixture(name: str, model_dir: Path) -> None:
                 shutil.copyfile(f, tdir / f.name)
             assert sha256(tdir / f.name) == sha256(f), f"shared {f.name} differs"
             lines.append(f"{f.name} = ../../tokenizers/{kind}/{f.name}")
+        elif f.is_dir():
+            shutil.copytree(f, dest / f.name)
         else:
             shutil.copyfile(f, dest / f.name)
     (dest / "shared-files.txt").write_text("\n".join(lines) + "\n")
@@ -489,6 +535,8 @@ def main() -> int:
         model_dir.mkdir(parents=True)
         build_model(name, model_dir, a.seed)
         add_tokenizer(FIXTURES[name][3], model_dir)
+        if name in EXTRA_FILES:
+            EXTRA_FILES[name](model_dir)
         run_variants(name, model_dir, a.llama_cpp, quantize, TESTDATA / "golden" / name, work)
         store_fixture(name, model_dir)
     return 0

@@ -31,7 +31,7 @@ fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
         if name == "shared-files.txt" {
             continue;
         }
-        std::fs::copy(e.path(), dst.join(&name)).unwrap();
+        copy_tree(&e.path(), &dst.join(&name));
     }
     let shared = src.join("shared-files.txt");
     if shared.is_file() {
@@ -49,6 +49,18 @@ fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
         }
     }
     dst
+}
+
+/// Copies a file, or a directory (sentence-transformers modules) with its contents.
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        }
+    } else {
+        std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    }
 }
 
 /// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
@@ -190,4 +202,5 @@ fixtures! {
     olmo3 => "olmo3",
     ministral3 => "ministral3",
     mistral3 => "mistral3",
+    embeddinggemma => "embeddinggemma",
 }

@@ -159,6 +159,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "wte",
             "gpt_neox.embed_in",
             "transformer.embd.wte",
+            "embed_tokens",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
@@ -194,6 +195,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.layers.{bid}.input_layernorm",
             "transformer.h.{bid}.ln",
             "model.layers.{bid}.attention_layernorm",
+            "layers.{bid}.input_layernorm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -214,6 +216,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.q_proj",
             "encoder.layer.{bid}.attention.self.query",
             "layers.{bid}.attention.wq",
+            "layers.{bid}.self_attn.q_proj",
         ],
     ),
     (
@@ -222,6 +225,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.k_proj",
             "encoder.layer.{bid}.attention.self.key",
             "layers.{bid}.attention.wk",
+            "layers.{bid}.self_attn.k_proj",
         ],
     ),
     (
@@ -230,6 +234,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.v_proj",
             "encoder.layer.{bid}.attention.self.value",
             "layers.{bid}.attention.wv",
+            "layers.{bid}.self_attn.v_proj",
         ],
     ),
     (
@@ -244,6 +249,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.layers.{bid}.attention.dense",
             "model.layers.{bid}.self_attn.dense",
             "transformer.h.{bid}.mixer.out_proj",
+            "layers.{bid}.self_attn.o_proj",
         ],
     ),
     (
@@ -255,6 +261,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.self_attn.q_norm",
             "model.layers.{bid}.self_attn.q_layernorm",
+            "layers.{bid}.self_attn.q_norm",
         ],
     ),
     (
@@ -262,6 +269,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.self_attn.k_norm",
             "model.layers.{bid}.self_attn.k_layernorm",
+            "layers.{bid}.self_attn.k_norm",
         ],
     ),
     (
@@ -274,6 +282,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "h.{bid}.ln_2",
             "gpt_neox.layers.{bid}.post_attention_layernorm",
             "model.layers.{bid}.feedforward_layernorm",
+            "layers.{bid}.pre_feedforward_layernorm",
         ],
     ),
     (
@@ -281,6 +290,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.post_attention_layernorm",
             "model.layers.{bid}.post_self_attn_layernorm",
+            "layers.{bid}.post_attention_layernorm",
         ],
     ),
     (
@@ -288,6 +298,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.post_feedforward_layernorm",
             "model.layers.{bid}.post_mlp_layernorm",
+            "layers.{bid}.post_feedforward_layernorm",
         ],
     ),
     (
@@ -307,6 +318,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.mlp.gate_proj",
             "layers.{bid}.feed_forward.w1",
+            "layers.{bid}.mlp.gate_proj",
         ],
     ),
     (
@@ -323,6 +335,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.fc1",
             "transformer.h.{bid}.mlp.fc1",
             "model.layers.{bid}.mlp.c_fc",
+            "layers.{bid}.mlp.up_proj",
         ],
     ),
     (
@@ -338,6 +351,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.fc2",
             "transformer.h.{bid}.mlp.fc2",
             "model.layers.{bid}.mlp.c_proj",
+            "layers.{bid}.mlp.down_proj",
         ],
     ),
     (

@@ -253,6 +253,7 @@ pub static ALL: &[&Arch] = &[
     &ernie4_5::ERNIE4_5,
     &apertus::APERTUS,
     &mistral3::MISTRAL3,
+    &gemma::EMBEDDING_GEMMA,
 ];
 
 /// The description for an HF architecture name.
