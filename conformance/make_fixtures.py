@@ -47,7 +47,12 @@ TOKENIZERS = {
 # with that one token appended (id 49152); `<|endoftext|>` is already token 0.
 TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
                             ["tokenizer_config.json", "special_tokens_map.json"])
+# XLM-RoBERTa: a 300-piece unigram SentencePiece model trained here (deterministically) on
+# generated text, with the HF tokenizer files transformers makes from it.
+TOKENIZERS["xlmr"] = (None, ["sentencepiece.bpe.model", "tokenizer.json"],
+                      ["tokenizer_config.json"])
 SPM_VOCAB = 1000
+XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
 
 
@@ -206,10 +211,24 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                  "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
                                  "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
                        "spm", True),
+    # Encoders with the unigram vocabulary: position embeddings cut by pad_token_id + 1.
+    "xlmroberta": ("XLMRobertaModel", "xlm-roberta",
+                   dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=3, max_position_embeddings=130, type_vocab_size=1,
+                        vocab_size=XLMR_VOCAB, pad_token_id=1, bos_token_id=0, eos_token_id=2),
+                   "xlmr", True),
+    "xlmroberta-cls": ("XLMRobertaForSequenceClassification", "xlm-roberta",
+                       dict(hidden_size=32, intermediate_size=80, num_hidden_layers=2,
+                            num_attention_heads=2, max_position_embeddings=66, vocab_size=XLMR_VOCAB,
+                            pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                            id2label={0: "negative", 1: "neutral", 2: "positive"},
+                            label2id={"negative": 0, "neutral": 1, "positive": 2}),
+                       "xlmr", True),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
-def _st_modules(out: Path, dense_dims: tuple[int, int] | None) -> None:
+def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
+                mode: str = "mean") -> None:
     import numpy as np
     import torch
     from safetensors.torch import save_file
@@ -217,8 +236,8 @@ def _st_modules(out: Path, dense_dims: tuple[int, int] | None) -> None:
             {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
     (out / "1_Pooling").mkdir()
     (out / "1_Pooling/config.json").write_text(json.dumps({
-        "word_embedding_dimension": 64, "pooling_mode_cls_token": False,
-        "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
+        "word_embedding_dimension": dim, "pooling_mode_cls_token": mode == "cls",
+        "pooling_mode_mean_tokens": mode == "mean", "pooling_mode_max_tokens": False,
         "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
         "pooling_mode_lasttoken": False, "include_prompt": True}, indent=2) + "\n")
     if dense_dims is not None:
@@ -236,7 +255,35 @@ def _st_modules(out: Path, dense_dims: tuple[int, int] | None) -> None:
 
 EXTRA_FILES = {
     "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
+    "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
 }
+
+
+def _xlmr_tokenizer(out: Path) -> None:
+    """A unigram SentencePiece model trained on generated sentences (one thread, fixed
+    seeds: the same bytes every run) and the HF files transformers converts it to."""
+    import io
+    import random
+    import tempfile
+    import sentencepiece as spm
+    import transformers
+    rng = random.Random(13)
+    syll = ["ka", "lo", "mi", "re", "su", "ta", "ne", "po", "vi", "da",
+            "ge", "hu", "ja", "zo", "be", "fa", "ri", "ko", "wu", "xe"]
+    words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(400)]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
+             + rng.choice([".", "!", "?", ",", ""]) for _ in range(3000)]
+    lines += ["Ünïcödé façade naïve café 123 4567 ＡＢＣ ｶﾀｶﾅ"] * 3
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buf, model_type="unigram", vocab_size=300,
+        num_threads=1, character_coverage=1.0, shuffle_input_sentence=False,
+        normalization_rule_name="nmt_nfkc", minloglevel=2)
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
+        tok = transformers.XLMRobertaTokenizer.from_pretrained(d)
+        tok.save_pretrained(str(out))
+    (out / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
 
 
 def build_model(name: str, out: Path, seed: int) -> None:
@@ -278,6 +325,8 @@ def build_model(name: str, out: Path, seed: int) -> None:
 
 
 def add_tokenizer(kind: str, out: Path) -> None:
+    if kind == "xlmr":
+        return _xlmr_tokenizer(out)
     src, shared, own = TOKENIZERS[kind]
     for f in shared + own:
         shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)

@@ -203,4 +203,6 @@ fixtures! {
     ministral3 => "ministral3",
     mistral3 => "mistral3",
     embeddinggemma => "embeddinggemma",
+    xlmroberta => "xlmroberta",
+    xlmroberta_cls => "xlmroberta-cls",
 }

@@ -254,6 +254,7 @@ pub static ALL: &[&Arch] = &[
     &apertus::APERTUS,
     &mistral3::MISTRAL3,
     &gemma::EMBEDDING_GEMMA,
+    &bert::XLM_ROBERTA,
 ];
 
 /// The description for an HF architecture name.
@@ -348,7 +349,17 @@ mod tests {
         let (mut gguf, mut hf, mut types) = (HashSet::new(), HashSet::new(), HashSet::new());
         let tabled: HashSet<Tensor> = TABLE.iter().map(|(t, _)| *t).collect();
         for a in ALL {
-            assert!(gguf.insert(a.gguf), "{} twice", a.gguf);
+            // Several classes may write one GGUF architecture (XLM-R is a BERT); the
+            // vocabulary quirks, looked up by GGUF name, must then agree.
+            if !gguf.insert(a.gguf) {
+                let first = by_gguf(a.gguf).unwrap();
+                assert_eq!(
+                    format!("{:?}", first.vocab_quirks),
+                    format!("{:?}", a.vocab_quirks),
+                    "{} twice with different vocabulary quirks",
+                    a.gguf
+                );
+            }
             for n in a.hf_names {
                 assert!(hf.insert(*n), "{n} twice");
                 assert!(std::ptr::eq(lookup(n).unwrap(), *a), "{n}");

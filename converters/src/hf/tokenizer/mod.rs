@@ -28,6 +28,7 @@ pub mod proto;
 mod special;
 mod spm;
 mod wpm;
+mod xlmr;
 
 use std::path::Path;
 
@@ -62,6 +63,9 @@ pub enum VocabKind {
     /// ERNIE 4.5: SentencePiece, then `add_space_prefix` from tokenizer_config.json when it
     /// has the key.
     Ernie,
+    /// XLM-RoBERTa: the unigram SentencePiece model `sentencepiece.bpe.model` as a `t5`
+    /// vocabulary in fairseq's id layout.
+    XlmRoberta,
     /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
     /// special-token files do not set them (`Glm4Model.set_vocab`).
     Glm4,
@@ -171,6 +175,7 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
         }
         VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
         VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
+        VocabKind::XlmRoberta => (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None),
         VocabKind::Bert => {
             let (k, pre) = wpm::set_vocab_bert(dir, req.hparams, tc)?;
             kv.extend(k);
