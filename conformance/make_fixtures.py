@@ -224,6 +224,18 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                             id2label={0: "negative", 1: "neutral", 2: "positive"},
                             label2id={"negative": 0, "neutral": 1, "positive": 2}),
                        "xlmr", True),
+    # ModernBERT: fused Wqkv, GLU Wi, per-layer-type rope, a global layer every 2nd.
+    "modernbert": ("ModernBertModel", "modernbert",
+                   bpe(num_hidden_layers=4, intermediate_size=24, global_attn_every_n_layers=2,
+                       local_attention=64, cls_token_id=1, sep_token_id=2, pad_token_id=0),
+                   "smollm", True),
+    "modernbert-cls": ("ModernBertForSequenceClassification", "modernbert",
+                       bpe(num_hidden_layers=3, intermediate_size=20, local_attention=32,
+                           hidden_activation="silu", classifier_pooling="mean",
+                           global_rope_theta=80000.0, cls_token_id=1, sep_token_id=2,
+                           pad_token_id=0, id2label={0: "no", 1: "yes"},
+                           label2id={"no": 0, "yes": 1}),
+                       "smollm", True),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
@@ -256,6 +268,7 @@ def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
 EXTRA_FILES = {
     "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
     "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
+    "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
 }
 
 

@@ -205,4 +205,6 @@ fixtures! {
     embeddinggemma => "embeddinggemma",
     xlmroberta => "xlmroberta",
     xlmroberta_cls => "xlmroberta-cls",
+    modernbert => "modernbert",
+    modernbert_cls => "modernbert-cls",
 }

@@ -31,6 +31,8 @@ pub enum Tensor {
     Cls,
     /// `cls.output`.
     ClsOut,
+    /// `cls.norm`.
+    ClsNorm,
     /// `blk.{bid}.attn_norm`.
     AttnNorm,
     /// `blk.{bid}.attn_norm_2`.
@@ -95,6 +97,7 @@ impl Tensor {
             T::OutputNorm => "output_norm",
             T::Cls => "cls",
             T::ClsOut => "cls.output",
+            T::ClsNorm => "cls.norm",
             T::AttnNorm => "blk.{bid}.attn_norm",
             T::AttnNorm2 => "blk.{bid}.attn_norm_2",
             T::AttnQkv => "blk.{bid}.attn_qkv",
@@ -160,10 +163,11 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.embed_in",
             "transformer.embd.wte",
             "embed_tokens",
+            "embeddings.tok_embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
-    (T::TokenEmbdNorm, &["embeddings.LayerNorm"]),
+    (T::TokenEmbdNorm, &["embeddings.LayerNorm", "embeddings.norm"]),
     (
         T::PosEmbd,
         &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
@@ -179,10 +183,12 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.final_layer_norm",
             "model.final_layernorm",
             "lm_head.ln",
+            "final_norm",
         ],
     ),
-    (T::Cls, &["classifier", "classifier.dense"]),
+    (T::Cls, &["classifier", "classifier.dense", "head.dense"]),
     (T::ClsOut, &["classifier.out_proj"]),
+    (T::ClsNorm, &["head.norm"]),
     (
         T::AttnNorm,
         &[
@@ -196,6 +202,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.ln",
             "model.layers.{bid}.attention_layernorm",
             "layers.{bid}.input_layernorm",
+            "layers.{bid}.attn_norm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -208,6 +215,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.layers.{bid}.attention.query_key_value",
             "transformer.h.{bid}.mixer.Wqkv",
             "model.layers.{bid}.self_attn.qkv_proj",
+            "layers.{bid}.attn.Wqkv",
         ],
     ),
     (
@@ -250,6 +258,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.dense",
             "transformer.h.{bid}.mixer.out_proj",
             "layers.{bid}.self_attn.o_proj",
+            "layers.{bid}.attn.Wo",
         ],
     ),
     (
@@ -282,6 +291,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "h.{bid}.ln_2",
             "gpt_neox.layers.{bid}.post_attention_layernorm",
             "model.layers.{bid}.feedforward_layernorm",
+            "layers.{bid}.mlp_norm",
             "layers.{bid}.pre_feedforward_layernorm",
         ],
     ),
@@ -336,6 +346,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mlp.fc1",
             "model.layers.{bid}.mlp.c_fc",
             "layers.{bid}.mlp.up_proj",
+            "layers.{bid}.mlp.Wi",
         ],
     ),
     (
@@ -352,6 +363,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mlp.fc2",
             "model.layers.{bid}.mlp.c_proj",
             "layers.{bid}.mlp.down_proj",
+            "layers.{bid}.mlp.Wo",
         ],
     ),
     (

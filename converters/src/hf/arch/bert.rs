@@ -74,7 +74,8 @@ pub const BERT: Arch = Arch {
     extra: no_extra,
 };
 
-fn filter(name: &str) -> Option<String> {
+/// `BertModel.filter_tensors`.
+pub(super) fn filter(name: &str) -> Option<String> {
     let mut n = name.strip_prefix("bert.").unwrap_or(name).to_string();
     if let Some(b) = n.strip_suffix(".gamma") {
         n = format!("{b}.weight");
@@ -112,7 +113,8 @@ fn labels(hp: &Hparams) -> Option<Vec<String>> {
     Some(items.into_iter().map(|(_, v)| v).collect())
 }
 
-fn rename(hp: &Hparams, name: &str) -> String {
+/// `BertModel.modify_tensors`: a classifier with real labels is `classifier.out_proj`.
+pub(super) fn rename(hp: &Hparams, name: &str) -> String {
     if labels(hp).is_some() {
         match name {
             "classifier.weight" => return "classifier.out_proj.weight".into(),
@@ -123,7 +125,8 @@ fn rename(hp: &Hparams, name: &str) -> String {
     name.to_string()
 }
 
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+/// `BertModel.set_gguf_parameters`.
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.bool(attention::CAUSAL, false);
     p.pooling()?;

@@ -40,6 +40,7 @@ mod gptneox;
 mod granite;
 mod llama;
 mod mistral3;
+mod modernbert;
 mod olmo;
 mod phi2;
 mod phi3;
@@ -255,6 +256,7 @@ pub static ALL: &[&Arch] = &[
     &mistral3::MISTRAL3,
     &gemma::EMBEDDING_GEMMA,
     &bert::XLM_ROBERTA,
+    &modernbert::MODERN_BERT,
 ];
 
 /// The description for an HF architecture name.

@@ -66,6 +66,8 @@ pub enum VocabKind {
     /// XLM-RoBERTa: the unigram SentencePiece model `sentencepiece.bpe.model` as a `t5`
     /// vocabulary in fairseq's id layout.
     XlmRoberta,
+    /// ModernBERT: `add_bos`, `add_eos`, `add_sep` set first, then the GPT-2 BPE path.
+    ModernBert,
     /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
     /// special-token files do not set them (`Glm4Model.set_vocab`).
     Glm4,
@@ -156,6 +158,12 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             None => gpt2(req, tc, &mut kv)?,
         },
         VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
+        VocabKind::ModernBert => {
+            kv.bool(key::ADD_BOS, true);
+            kv.bool(key::ADD_EOS, true);
+            kv.bool(key::ADD_SEP, true);
+            gpt2(req, tc, &mut kv)?
+        }
         VocabKind::Glm4 => glm4(req, tc, &mut kv)?,
         VocabKind::Ernie => {
             let m = spm::load_model(dir)?.ok_or_else(|| {
