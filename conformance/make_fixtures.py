@@ -51,6 +51,15 @@ TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
 # generated text, with the HF tokenizer files transformers makes from it.
 TOKENIZERS["xlmr"] = (None, ["sentencepiece.bpe.model", "tokenizer.json"],
                       ["tokenizer_config.json"])
+# BERT's WordPiece (bge-small's vocab.txt / tokenizer.json, 30522 tokens).
+TOKENIZERS["bert"] = ("bert", ["tokenizer.json", "vocab.txt"],
+                      ["tokenizer_config.json", "special_tokens_map.json"])
+# InternLM3's converter moves eos to a special "<|im_end|>" in tokenizer_config.json's
+# added_tokens_decoder: the SentencePiece fixture's files with piece 999 declared so.
+TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"],
+                               ["tokenizer_config.json", "special_tokens_map.json"])
+# Tokenizer kinds whose shared files are another kind's (stored once).
+SHARED_AS = {"spm-internlm3": "spm"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -236,6 +245,51 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                            pad_token_id=0, id2label={0: "no", 1: "yes"},
                            label2id={"no": 0, "yes": 1}),
                        "smollm", True),
+    # NomicBertModel: nomic's checkpoints need remote code, but transformers 5 has a
+    # NomicBertConfig whose defaults (hidden_size 768, 12 layers, rope theta 1000, ...)
+    # sit next to nomic's own keys (n_embd, n_layer, rotary_emb_base) and win in the
+    # reference's generic block. The checkpoint is written directly (see RAW_MODELS).
+    "nomicbert": ("NomicBertModel", "nomic_bert",
+                  dict(n_embd=32, n_head=2, n_layer=2, n_inner=48, n_positions=8192,
+                       max_trained_positions=2048, layer_norm_epsilon=1e-12, vocab_size=30522,
+                       type_vocab_size=2, rotary_emb_base=10000, activation_function="swiglu",
+                       causal=False, qkv_proj_bias=False, mlp_fc1_bias=False,
+                       mlp_fc2_bias=False, prenorm=False, rotary_emb_fraction=1.0,
+                       rotary_emb_interleaved=False, rotary_emb_scale_base=None,
+                       pad_token_id=0, bos_token_id=None, eos_token_id=None),
+                  "bert", True),
+    # InternLM3 (a Llama layout, its own class): biases on q/k/v/o and the MLP, no
+    # rope_freqs; the SentencePiece vocabulary with an <|im_end|> special added token.
+    "internlm3": ("InternLM3ForCausalLM", "internlm3",
+                  dense(hidden_size=96, intermediate_size=160, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=24, vocab_size=SPM_VOCAB,
+                        attention_bias=True, mlp_bias=True,
+                        rope_parameters={"rope_type": "dynamic", "factor": 2.0,
+                                         "rope_theta": 50000000.0}),
+                  "spm-internlm3", False),
+}
+
+
+def _nomic_tensors(kw: dict) -> dict:
+    """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
+    e, i, v, t = kw["n_embd"], kw["n_inner"], kw["vocab_size"], kw["type_vocab_size"]
+    out = {"embeddings.word_embeddings.weight": (v, e),
+           "embeddings.token_type_embeddings.weight": (t, e),
+           "emb_ln.weight": (e,), "emb_ln.bias": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"encoder.layers.{b}."
+        out.update({p + "attn.Wqkv.weight": (3 * e, e), p + "attn.out_proj.weight": (e, e),
+                    p + "norm1.weight": (e,), p + "norm1.bias": (e,),
+                    p + "mlp.fc11.weight": (i, e), p + "mlp.fc12.weight": (i, e),
+                    p + "mlp.fc2.weight": (e, i),
+                    p + "norm2.weight": (e,), p + "norm2.bias": (e,)})
+    return out
+
+
+# Fixtures without a transformers class: name -> (tensor shapes from the config, extra
+# config keys). Written with the same draws as build_model (sorted names).
+RAW_MODELS = {
+    "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
@@ -306,6 +360,8 @@ def build_model(name: str, out: Path, seed: int) -> None:
 
     cls_name, model_type, kw, tok, tie = FIXTURES[name]
     kw = dict(kw)
+    if name in RAW_MODELS:
+        return build_raw(name, out, seed)
     kw.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
     if tok.startswith("smollm"):
         kw.setdefault("bos_token_id", 1)
@@ -319,7 +375,10 @@ def build_model(name: str, out: Path, seed: int) -> None:
     config = transformers.AutoConfig.for_model(model_type, **kw)
     config.architectures = [cls_name]
     torch.manual_seed(seed)
-    model = getattr(transformers, cls_name)(config)
+    if hasattr(transformers, cls_name):
+        model = getattr(transformers, cls_name)(config)
+    else:  # a class transformers maps to another one (internlm3 -> LlamaForCausalLM)
+        model = transformers.AutoModelForCausalLM.from_config(config)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
@@ -335,6 +394,33 @@ def build_model(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
+    cfg_path = out / "config.json"
+    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    if cfg.get("architectures") != [cls_name]:
+        # save_pretrained names the class that was built (internlm3 -> LlamaForCausalLM).
+        cfg["architectures"] = [cls_name]
+        cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def build_raw(name: str, out: Path, seed: int) -> None:
+    """A checkpoint written directly: config.json as given, bf16 tensors drawn like
+    build_model's in sorted name order."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    cls_name, _, kw, _, tie = FIXTURES[name]
+    shapes_of, extra = RAW_MODELS[name]
+    cfg = {"architectures": [cls_name], **extra, **kw, "tie_word_embeddings": tie}
+    (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for pname, shape in sorted(shapes_of(kw).items()):
+        is_norm = ("norm" in pname or "ln" in pname) and len(shape) == 1 \
+            and pname.endswith("weight")
+        v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+            else 0.02 * rng.standard_normal(shape)
+        tensors[pname] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 
 def add_tokenizer(kind: str, out: Path) -> None:
@@ -343,6 +429,14 @@ def add_tokenizer(kind: str, out: Path) -> None:
     src, shared, own = TOKENIZERS[kind]
     for f in shared + own:
         shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)
+    if kind == "spm-internlm3":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc.setdefault("added_tokens_decoder", {})["999"] = {
+            "content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": False,
+            "single_word": False, "special": True}
+        tc["add_prefix_space"] = False
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
     if kind == "smollm-glm":
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
@@ -552,12 +646,12 @@ def store_fixture(name: str, model_dir: Path) -> None:
     lines = []
     for f in sorted(model_dir.iterdir()):
         if f.name in shared:
-            tdir = TESTDATA / "tokenizers" / kind
+            tdir = TESTDATA / "tokenizers" / SHARED_AS.get(kind, kind)
             tdir.mkdir(parents=True, exist_ok=True)
             if not (tdir / f.name).exists():
                 shutil.copyfile(f, tdir / f.name)
             assert sha256(tdir / f.name) == sha256(f), f"shared {f.name} differs"
-            lines.append(f"{f.name} = ../../tokenizers/{kind}/{f.name}")
+            lines.append(f"{f.name} = ../../tokenizers/{SHARED_AS.get(kind, kind)}/{f.name}")
         elif f.is_dir():
             shutil.copytree(f, dest / f.name)
         else:

@@ -207,4 +207,6 @@ fixtures! {
     xlmroberta_cls => "xlmroberta-cls",
     modernbert => "modernbert",
     modernbert_cls => "modernbert-cls",
+    nomicbert => "nomicbert",
+    internlm3 => "internlm3",
 }

@@ -167,7 +167,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
-    (T::TokenEmbdNorm, &["embeddings.LayerNorm", "embeddings.norm"]),
+    (
+        T::TokenEmbdNorm,
+        &["embeddings.LayerNorm", "embeddings.norm", "emb_ln"],
+    ),
     (
         T::PosEmbd,
         &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
@@ -216,6 +219,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mixer.Wqkv",
             "model.layers.{bid}.self_attn.qkv_proj",
             "layers.{bid}.attn.Wqkv",
+            "encoder.layers.{bid}.attn.Wqkv",
         ],
     ),
     (
@@ -259,11 +263,15 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mixer.out_proj",
             "layers.{bid}.self_attn.o_proj",
             "layers.{bid}.attn.Wo",
+            "encoder.layers.{bid}.attn.out_proj",
         ],
     ),
     (
         T::AttnOutNorm,
-        &["encoder.layer.{bid}.attention.output.LayerNorm"],
+        &[
+            "encoder.layer.{bid}.attention.output.LayerNorm",
+            "encoder.layers.{bid}.norm1",
+        ],
     ),
     (
         T::AttnQNorm,
@@ -329,6 +337,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.gate_proj",
             "layers.{bid}.feed_forward.w1",
             "layers.{bid}.mlp.gate_proj",
+            "encoder.layers.{bid}.mlp.fc12",
         ],
     ),
     (
@@ -347,6 +356,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.c_fc",
             "layers.{bid}.mlp.up_proj",
             "layers.{bid}.mlp.Wi",
+            "encoder.layers.{bid}.mlp.fc11",
         ],
     ),
     (
@@ -364,6 +374,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.c_proj",
             "layers.{bid}.mlp.down_proj",
             "layers.{bid}.mlp.Wo",
+            "encoder.layers.{bid}.mlp.fc2",
         ],
     ),
     (
@@ -403,7 +414,13 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.down_proj",
         ],
     ),
-    (T::LayerOutNorm, &["encoder.layer.{bid}.output.LayerNorm"]),
+    (
+        T::LayerOutNorm,
+        &[
+            "encoder.layer.{bid}.output.LayerNorm",
+            "encoder.layers.{bid}.norm2",
+        ],
+    ),
 ];
 
 /// The expanded name table of one architecture and block count.

@@ -245,3 +245,159 @@ fn xlmr_params(p: &mut Params) -> Result<(), ConvertError> {
     }
     Ok(())
 }
+
+/// `NomicBertModel` (`NomicBertModel(BertModel)`, arch `nomic-bert`). Nomic's checkpoints
+/// ship remote code, but transformers 5 has a `nomic_bert` config class: its defaults
+/// (`hidden_size` 768, `num_hidden_layers` 12, `max_position_embeddings` 2048, rope theta
+/// 1000, ...) are added next to nomic's own keys (`n_embd`, `n_layer`, `rotary_emb_base`),
+/// and the reference's generic block finds them first. The reference checks the config
+/// (SwiGLU, no biases, post-norm, plain full rotary, known position counts) before anything
+/// is written; so do we. The vocabulary is BERT's WordPiece, or XLM-R's unigram model when
+/// tokenizer.json is a Unigram one. The MoE variant (`moe_every_n_layers`, arch
+/// `nomic-bert-moe`) is refused.
+pub const NOMIC_BERT: Arch = Arch {
+    hf_names: &["NomicBertModel"],
+    model_types: &[ModelType {
+        name: "nomic_bert",
+        hf_classes: &["NomicBertModel"],
+        defaults: defaults! {
+            "vocab_size" => 30528,
+            "hidden_size" => 768,
+            "num_hidden_layers" => 12,
+            "num_attention_heads" => 12,
+            "intermediate_size" => 3072,
+            "hidden_act" => "silu",
+            "max_position_embeddings" => 2048,
+            "type_vocab_size" => 2,
+            "layer_norm_eps" => 1e-12,
+            "pad_token_id" => 0,
+            "rope_theta" => 1000.0,
+        },
+        head_dim: HeadDim::FillWhenNull,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
+    gguf: "nomic-bert",
+    vocab: VocabKind::NomicBert,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[&[
+        Tensor::TokenEmbd,
+        Tensor::TokenEmbdNorm,
+        Tensor::TokenTypes,
+        Tensor::PosEmbd,
+        Tensor::OutputNorm,
+        Tensor::AttnOutNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnOut,
+        Tensor::FfnGate,
+        Tensor::FfnDown,
+        Tensor::FfnUp,
+        Tensor::LayerOutNorm,
+    ]],
+    tensor_overrides: &[],
+    filter: nomic_filter,
+    rules: Rules {
+        rename: Some(rename),
+        ..Rules::NONE
+    },
+    params: nomic_params,
+    extra: no_extra,
+};
+
+fn nomic_filter(name: &str) -> Option<String> {
+    if name.contains("mlp.experts.bias") {
+        return None;
+    }
+    filter(name)
+}
+
+fn nomic_unsupported(hp: &Hparams, feature: impl Into<String>) -> ConvertError {
+    ConvertError::UnsupportedFeature {
+        arch: hp.arch.clone(),
+        feature: feature.into(),
+    }
+}
+
+/// `NomicBertModel.__init__`'s checks (the reference asserts them before converting).
+fn nomic_check(hp: &Hparams) -> Result<(), ConvertError> {
+    let moe = hp
+        .get("moe_every_n_layers")
+        .is_some_and(|v| !matches!(v, Json::Null | Json::Bool(false)) && v.as_f64() != Some(0.0));
+    if moe {
+        return Err(nomic_unsupported(
+            hp,
+            "moe_every_n_layers: the MoE variant (nomic-bert-moe, nomic-embed-text-v2-moe) is \
+             not supported",
+        ));
+    }
+    let npos = hp.req_u64(&["n_positions"])?;
+    let mtp = hp.find_u64(&["max_trained_positions"])?.unwrap_or(2048);
+    if !matches!((npos, mtp), (8192, 2048) | (2048, 2048)) {
+        return Err(nomic_unsupported(
+            hp,
+            format!("unrecognized parameters: n_positions={npos}, max_trained_positions={mtp}"),
+        ));
+    }
+    let want = |key: &str, ok: &dyn Fn(&Json) -> bool, what: &str| match hp.get(key) {
+        Some(v) if ok(v) => Ok(()),
+        v => Err(nomic_unsupported(
+            hp,
+            format!(
+                "{key} must be {what}, found {}",
+                v.map_or("nothing".to_string(), Json::to_string)
+            ),
+        )),
+    };
+    let is_false = |v: &Json| *v == Json::Bool(false);
+    want(
+        "activation_function",
+        &|v| v.as_str() == Some("swiglu"),
+        "\"swiglu\"",
+    )?;
+    want("causal", &is_false, "false")?;
+    for k in ["qkv_proj_bias", "mlp_fc1_bias", "mlp_fc2_bias", "prenorm"] {
+        want(k, &is_false, "false")?;
+    }
+    want("rotary_emb_fraction", &|v| v.as_f64() == Some(1.0), "1.0")?;
+    want("rotary_emb_interleaved", &is_false, "false")?;
+    want("rotary_emb_scale_base", &Json::is_null, "null")
+}
+
+/// Whether tokenizer.json is a Unigram one (XLM-R's vocabulary) rather than WordPiece.
+pub(crate) fn nomic_tokenizer_is_unigram(dir: &std::path::Path) -> Result<bool, ConvertError> {
+    let path = dir.join("tokenizer.json");
+    let tj = crate::hf::params::read_json(&path)?;
+    match tj["model"]["type"].as_str() {
+        Some("Unigram") => Ok(true),
+        Some("WordPiece") => Ok(false),
+        other => Err(ConvertError::format(
+            &path,
+            None,
+            format!("unknown tokenizer: {}", other.unwrap_or("(no model.type)")),
+        )),
+    }
+}
+
+fn nomic_params(p: &mut Params) -> Result<(), ConvertError> {
+    nomic_check(p.hp)?;
+    let unigram = nomic_tokenizer_is_unigram(p.dir)?;
+    params(p)?;
+    // With XLM-R's tokenizer, `_xlmroberta_tokenizer_init` lowers max_position_embeddings
+    // by pad_token_id + 1 before the generic block reads it.
+    if unigram {
+        if let (Some(off), Some(Json::Number(_))) =
+            (position_offset(p.hp)?, p.hp.get("max_position_embeddings"))
+        {
+            let max = p.hp.req_u64(&["max_position_embeddings"])?;
+            let ctx = max.checked_sub(off).ok_or_else(|| {
+                nomic_unsupported(
+                    p.hp,
+                    format!("max_position_embeddings {max} is smaller than pad_token_id + 1"),
+                )
+            })?;
+            p.u32(llm::CONTEXT_LENGTH, ctx)?;
+        }
+    }
+    Ok(())
+}

@@ -29,6 +29,7 @@ macro_rules! defaults {
 mod apertus;
 mod arcee;
 mod bert;
+pub(crate) use bert::nomic_tokenizer_is_unigram;
 mod command_r;
 mod ernie4_5;
 mod exaone4;
@@ -38,6 +39,7 @@ mod glm4;
 mod gpt2;
 mod gptneox;
 mod granite;
+mod internlm3;
 mod llama;
 mod mistral3;
 mod modernbert;
@@ -257,6 +259,8 @@ pub static ALL: &[&Arch] = &[
     &gemma::EMBEDDING_GEMMA,
     &bert::XLM_ROBERTA,
     &modernbert::MODERN_BERT,
+    &bert::NOMIC_BERT,
+    &internlm3::INTERNLM3,
 ];
 
 /// The description for an HF architecture name.
