@@ -221,10 +221,7 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
                     None => out.push(format!(
                         "key not found in model: {key} (llama.cpp requires it for {arch})"
                     )),
-                    Some(v) => out.push(format!(
-                        "{key} is a {:?}, not a FLOAT32",
-                        v.value_type()
-                    )),
+                    Some(v) => out.push(format!("{key} is a {:?}, not a FLOAT32", v.value_type())),
                 }
             }
         }

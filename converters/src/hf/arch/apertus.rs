@@ -10,7 +10,7 @@ use ggufkit::gguf::keys::xielu;
 use ggufkit::gguf::{ArrayValue, Value};
 use serde_json::{json, Map, Value as Json};
 
-use super::{llama, Arch, Extra, HeadDim, Modified, ModelType, Rules};
+use super::{llama, Arch, Extra, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor, DECODER};
@@ -118,12 +118,10 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
             });
         }
         let name = t.name.clone();
-        let v = Expr::read(t)
-            .eval_f32()
-            .map_err(|e| ConvertError::Tensor {
-                name,
-                problem: e.to_string(),
-            })?;
+        let v = Expr::read(t).eval_f32().map_err(|e| ConvertError::Tensor {
+            name,
+            problem: e.to_string(),
+        })?;
         per[i].insert(bid, v[0]);
         if per[i].len() as u64 == n_layers {
             let kv = (

@@ -7,7 +7,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, HeadDim, Modified, ModelType, Rules};
+use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -226,10 +226,9 @@ fn xlmr_params(p: &mut Params) -> Result<(), ConvertError> {
     params(p)?;
     // `_xlmroberta_tokenizer_init` lowered `max_position_embeddings` before the generic
     // block read it.
-    if let (Some(off), Some(Json::Number(_))) = (
-        position_offset(p.hp)?,
-        p.hp.get("max_position_embeddings"),
-    ) {
+    if let (Some(off), Some(Json::Number(_))) =
+        (position_offset(p.hp)?, p.hp.get("max_position_embeddings"))
+    {
         let max = p.hp.req_u64(&["max_position_embeddings"])?;
         let ctx = max.checked_sub(off).ok_or_else(|| {
             ConvertError::format(

@@ -103,7 +103,13 @@ fn prepare(cfg: &mut Map<String, Json>) -> bool {
             return false;
         };
         let types: Vec<Json> = (0..n.min(crate::hf::config::MAX_BLOCK_COUNT))
-            .map(|i| json!(if i % every != 0 { "sliding_attention" } else { "full_attention" }))
+            .map(|i| {
+                json!(if i % every != 0 {
+                    "sliding_attention"
+                } else {
+                    "full_attention"
+                })
+            })
             .collect();
         cfg.insert("layer_types".into(), Json::Array(types));
     }

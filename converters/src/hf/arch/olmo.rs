@@ -191,7 +191,13 @@ fn olmo3_prepare(cfg: &mut Map<String, Json>) -> bool {
             return false;
         };
         let types: Vec<Json> = (0..n.min(crate::hf::config::MAX_BLOCK_COUNT))
-            .map(|i| json!(if (i + 1) % 4 != 0 { "sliding_attention" } else { "full_attention" }))
+            .map(|i| {
+                json!(if (i + 1) % 4 != 0 {
+                    "sliding_attention"
+                } else {
+                    "full_attention"
+                })
+            })
             .collect();
         cfg.insert("layer_types".into(), Json::Array(types));
     }
@@ -216,7 +222,10 @@ fn olmo3_prepare(cfg: &mut Map<String, Json>) -> bool {
         Some(_) => return false,
     }
     let theta = file_theta.unwrap_or(json!(DEFAULT_THETA));
-    for (key, theta) in [("full_attention", theta), ("sliding_attention", json!(DEFAULT_THETA))] {
+    for (key, theta) in [
+        ("full_attention", theta),
+        ("sliding_attention", json!(DEFAULT_THETA)),
+    ] {
         let d = rp.entry(key).or_insert(Json::Null);
         if d.is_null() {
             *d = json!({"rope_type": "default"});

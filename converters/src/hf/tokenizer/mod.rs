@@ -300,7 +300,11 @@ fn write_spm(dir: &Path, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertErr
 }
 
 /// `InternLM3Model.set_vocab`.
-fn internlm3(req: &VocabRequest, tc: Option<&Json>, kv: &mut Kv) -> Result<VocabPath, ConvertError> {
+fn internlm3(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<VocabPath, ConvertError> {
     let dir = req.dir;
     let model = spm::load_model(dir)?.ok_or_else(|| {
         ConvertError::io(
@@ -343,9 +347,8 @@ fn internlm3(req: &VocabRequest, tc: Option<&Json>, kv: &mut Kv) -> Result<Vocab
                 sv.set_special_token(content, id)?;
                 if content == "<|im_end|>" {
                     if let Some(e) = sv.special_token_ids.iter_mut().find(|(k, _)| k == "eos") {
-                        e.1 = u32::try_from(id).map_err(|_| {
-                            ConvertError::Other(format!("eos id {id} exceeds u32"))
-                        })?;
+                        e.1 = u32::try_from(id)
+                            .map_err(|_| ConvertError::Other(format!("eos id {id} exceeds u32")))?;
                     }
                 }
             }

@@ -37,7 +37,11 @@ fn fairseq_layout<T: Clone>(v: Vec<T>, head: [T; 4]) -> Vec<T> {
 /// The XLM-R vocabulary keys. Only the `sentencepiece.bpe.model` path is supported: without
 /// it the reference builds the table through transformers' `AutoTokenizer` from
 /// tokenizer.json, which is refused here.
-pub(crate) fn set_vocab(dir: &Path, hparams: &Json, kv: &mut Kv) -> Result<VocabPath, ConvertError> {
+pub(crate) fn set_vocab(
+    dir: &Path,
+    hparams: &Json,
+    kv: &mut Kv,
+) -> Result<VocabPath, ConvertError> {
     let path = dir.join(MODEL_FILE);
     let Some(model) = load_model_at(&path)? else {
         return Err(ConvertError::Unsupported(format!(
@@ -57,12 +61,13 @@ pub(crate) fn set_vocab(dir: &Path, hparams: &Json, kv: &mut Kv) -> Result<Vocab
     let n_pieces = model.pieces.len();
     let hp_size = match hparam(hparams, "vocab_size") {
         None => 0,
-        Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
-            ConvertError::NotACount {
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| ConvertError::NotACount {
                 key: "vocab_size".into(),
                 value: v.to_string(),
-            }
-        })?,
+            })?,
     };
     let n = check_size(hp_size.max(n_pieces))?;
     let mut tokens: Vec<String> = (0..n).map(|i| format!("[PAD{i}]")).collect();
@@ -94,7 +99,10 @@ pub(crate) fn set_vocab(dir: &Path, hparams: &Json, kv: &mut Kv) -> Result<Vocab
     kv.array(key::TOKENS, strings(tokens));
     kv.array(key::SCORES, ArrayValue::F32(scores));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(types));
-    kv.bool(key::ADD_SPACE_PREFIX, model.add_dummy_prefix.unwrap_or(true));
+    kv.bool(
+        key::ADD_SPACE_PREFIX,
+        model.add_dummy_prefix.unwrap_or(true),
+    );
     let type_count = match hparam(hparams, "type_vocab_size") {
         None => 1,
         Some(v) => v
@@ -106,7 +114,10 @@ pub(crate) fn set_vocab(dir: &Path, hparams: &Json, kv: &mut Kv) -> Result<Vocab
             })?,
     };
     kv.u32(key::TOKEN_TYPE_COUNT, type_count);
-    kv.bool(REMOVE_EXTRA_WS, model.remove_extra_whitespaces.unwrap_or(true));
+    kv.bool(
+        REMOVE_EXTRA_WS,
+        model.remove_extra_whitespaces.unwrap_or(true),
+    );
     if !model.precompiled_charsmap.is_empty() {
         kv.array(
             PRECOMPILED_CHARSMAP,
