@@ -139,3 +139,24 @@ fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::hf::config::from_json;
+
+    /// Without rope settings ApertusConfig's Llama-3 dict applies, with its own theta.
+    #[test]
+    fn apertus_default_rope() {
+        let hp = from_json(
+            json!({"architectures": ["ApertusForCausalLM"], "model_type": "apertus",
+                "rope_theta": 99.0}),
+            "config.json".into(),
+        )
+        .unwrap();
+        assert_eq!(hp.rope["rope_type"], json!("llama3"));
+        assert_eq!(hp.rope["rope_theta"], json!(12000000.0));
+        assert_eq!(hp.map["num_key_value_heads"], json!(32));
+    }
+}

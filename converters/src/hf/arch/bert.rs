@@ -400,3 +400,46 @@ fn nomic_params(p: &mut Params) -> Result<(), ConvertError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value as Json};
+
+    use super::nomic_check;
+    use crate::hf::config::from_json;
+
+    fn nomic(extra: Json) -> crate::hf::config::Hparams {
+        let mut cfg = json!({"architectures": ["NomicBertModel"], "model_type": "nomic_bert",
+            "n_positions": 8192, "max_trained_positions": 2048,
+            "activation_function": "swiglu", "causal": false, "qkv_proj_bias": false,
+            "mlp_fc1_bias": false, "mlp_fc2_bias": false, "prenorm": false,
+            "rotary_emb_fraction": 1.0, "rotary_emb_interleaved": false,
+            "rotary_emb_scale_base": null});
+        for (k, v) in extra.as_object().unwrap() {
+            cfg[k] = v.clone();
+        }
+        from_json(cfg, "config.json".into()).unwrap()
+    }
+
+    /// The reference's NomicBERT assertions, and its MoE variant, refuse before writing.
+    #[test]
+    fn nomic_config_checks() {
+        nomic_check(&nomic(json!({}))).unwrap();
+        for (bad, what) in [
+            (json!({"moe_every_n_layers": 2}), "moe_every_n_layers"),
+            (json!({"n_positions": 4096}), "n_positions"),
+            (
+                json!({"activation_function": "gelu"}),
+                "activation_function",
+            ),
+            (json!({"prenorm": true}), "prenorm"),
+            (json!({"rotary_emb_fraction": 0.5}), "rotary_emb_fraction"),
+        ] {
+            let e = nomic_check(&nomic(bad)).unwrap_err().to_string();
+            assert!(e.contains("NomicBertModel") && e.contains(what), "{e}");
+        }
+        let hp = nomic(json!({}));
+        assert_eq!(hp.map["num_hidden_layers"], json!(12));
+        assert_eq!(hp.rope["rope_theta"], json!(1000.0));
+    }
+}

@@ -183,3 +183,34 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 
 /// `{arch}.hidden_activation`.
 const HIDDEN_ACT: &str = "hidden_activation";
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::hf::config::from_json;
+
+    /// ModernBertConfig: layer types from `global_attn_every_n_layers`, per-type thetas.
+    #[test]
+    fn modernbert_config_defaults() {
+        let hp = from_json(
+            json!({"architectures": ["ModernBertModel"], "model_type": "modernbert",
+                "num_hidden_layers": 4, "global_attn_every_n_layers": 2,
+                "local_rope_theta": 5000.0}),
+            "config.json".into(),
+        )
+        .unwrap();
+        assert_eq!(
+            hp.map["layer_types"],
+            json!([
+                "full_attention",
+                "sliding_attention",
+                "full_attention",
+                "sliding_attention"
+            ])
+        );
+        assert_eq!(hp.rope["full_attention"]["rope_theta"], json!(160000.0));
+        assert_eq!(hp.rope["sliding_attention"]["rope_theta"], json!(5000.0));
+        assert_eq!(hp.map["classifier_pooling"], json!("cls"));
+    }
+}

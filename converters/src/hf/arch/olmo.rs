@@ -289,3 +289,32 @@ fn olmoe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.f32(attention::LAYERNORM_RMS_EPS, 1e-5);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::hf::config::from_json;
+
+    /// Olmo3Config: default layer types, a v4 `rope_theta` for the global layers only.
+    #[test]
+    fn olmo3_config_defaults() {
+        let hp = from_json(
+            json!({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3",
+                "num_hidden_layers": 5, "rope_theta": 1234.0}),
+            "config.json".into(),
+        )
+        .unwrap();
+        let types: Vec<&str> = hp.map["layer_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(types[3], "full_attention");
+        assert_eq!(types.iter().filter(|t| **t == "full_attention").count(), 1);
+        assert_eq!(hp.rope["full_attention"]["rope_theta"], json!(1234.0));
+        assert_eq!(hp.rope["sliding_attention"]["rope_theta"], json!(500000.0));
+        assert_eq!(hp.map["sliding_window"], json!(4096));
+    }
+}
