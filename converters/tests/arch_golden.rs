@@ -31,7 +31,12 @@ fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
         if name == "shared-files.txt" {
             continue;
         }
-        copy_tree(&e.path(), &dst.join(&name));
+        if e.path().is_dir() {
+            // sentence-transformers modules (1_Pooling/, 2_Dense/)
+            support::copy_tree(&e.path(), &dst.join(&name));
+        } else {
+            std::fs::copy(e.path(), dst.join(&name)).unwrap();
+        }
     }
     let shared = src.join("shared-files.txt");
     if shared.is_file() {
@@ -49,18 +54,6 @@ fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
         }
     }
     dst
-}
-
-/// Copies a file, or a directory (sentence-transformers modules) with its contents.
-fn copy_tree(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap().flatten() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
-        }
-    } else {
-        std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-    }
 }
 
 /// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
@@ -209,4 +202,46 @@ fixtures! {
     modernbert_cls => "modernbert-cls",
     nomicbert => "nomicbert",
     internlm3 => "internlm3",
+}
+
+/// Variants the reference converts through paths we do not offer are refused, naming the
+/// class and the feature, before anything is written.
+#[test]
+fn unsupported_variants_are_refused() {
+    let work = scratch("arch-refusals");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    // XLM-R with tokenizer.json only (the reference builds it through AutoTokenizer).
+    let dir = materialize("xlmroberta", &work);
+    std::fs::remove_file(dir.join("sentencepiece.bpe.model")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("XLMRobertaModel") && e.contains("sentencepiece.bpe.model"),
+        "{e}"
+    );
+    // A Mistral 4 text model behind the Mistral 3 class.
+    let dir = materialize("ministral3", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["model_type"] = Json::from("mistral4");
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("Ministral3ForCausalLM") && e.contains("mistral4"),
+        "{e}"
+    );
+    // jina-embeddings-v3's LoRA adapters.
+    let dir = materialize("xlmroberta-cls", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["lora_adaptations"] = serde_json::json!(["retrieval.query"]);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("XLMRobertaForSequenceClassification") && e.contains("lora"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
 }
