@@ -47,7 +47,21 @@ TOKENIZERS = {
 # with that one token appended (id 49152); `<|endoftext|>` is already token 0.
 TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
                             ["tokenizer_config.json", "special_tokens_map.json"])
+# XLM-RoBERTa: a 300-piece unigram SentencePiece model trained here (deterministically) on
+# generated text, with the HF tokenizer files transformers makes from it.
+TOKENIZERS["xlmr"] = (None, ["sentencepiece.bpe.model", "tokenizer.json"],
+                      ["tokenizer_config.json"])
+# BERT's WordPiece (bge-small's vocab.txt / tokenizer.json, 30522 tokens).
+TOKENIZERS["bert"] = ("bert", ["tokenizer.json", "vocab.txt"],
+                      ["tokenizer_config.json", "special_tokens_map.json"])
+# InternLM3's converter moves eos to a special "<|im_end|>" in tokenizer_config.json's
+# added_tokens_decoder: the SentencePiece fixture's files with piece 999 declared so.
+TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"],
+                               ["tokenizer_config.json", "special_tokens_map.json"])
+# Tokenizer kinds whose shared files are another kind's (stored once).
+SHARED_AS = {"spm-internlm3": "spm"}
 SPM_VOCAB = 1000
+XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
 
 
@@ -210,11 +224,193 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                embedding_multiplier=6.0, residual_multiplier=0.5,
                                logits_scaling=4.0),
                          "spm", False),
+    # xIELU MLP (no gate), q/k norms; the default ApertusConfig rope (Llama-3 scaling).
+    "apertus": ("ApertusForCausalLM", "apertus",
+                dense(hidden_size=96, intermediate_size=200, num_hidden_layers=3,
+                      vocab_size=SPM_VOCAB),
+                "spm", False),
+    # Sliding layout from the default layer types (every fourth layer global), a
+    # per-layer-type rope dict with yarn on the global layers.
+    "olmo3": ("Olmo3ForCausalLM", "olmo3",
+              bpe(num_hidden_layers=5, num_attention_heads=2, num_key_value_heads=1,
+                  sliding_window=64,
+                  rope_parameters={
+                      "full_attention": {"rope_type": "yarn", "factor": 2.0, "rope_theta": 300000.0,
+                                         "original_max_position_embeddings": 1024},
+                      "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+              "smollm", True),
+    # Ministral3Config's default rope (yarn with mscale_all_dim and llama_4_scaling_beta),
+    # head_dim not hidden/heads.
+    "ministral3": ("Ministral3ForCausalLM", "ministral3",
+                   dense(hidden_size=96, intermediate_size=176, num_attention_heads=4,
+                         num_key_value_heads=2, head_dim=32, vocab_size=SPM_VOCAB),
+                   "spm", False),
+    # The text model of the vision-language class (a tiny Pixtral tower, dropped), with a
+    # Ministral 3 text config and its rope given explicitly.
+    "mistral3": ("Mistral3ForConditionalGeneration", "mistral3",
+                 dict(text_config=dict(model_type="ministral3", hidden_size=80,
+                                       intermediate_size=144, num_hidden_layers=2,
+                                       num_attention_heads=5, num_key_value_heads=1,
+                                       head_dim=16, vocab_size=SPM_VOCAB,
+                                       max_position_embeddings=8192,
+                                       rope_parameters={
+                                           "rope_type": "yarn", "rope_theta": 500000.0,
+                                           "factor": 4.0, "original_max_position_embeddings": 2048,
+                                           "beta_fast": 32.0, "beta_slow": 1.0,
+                                           "mscale_all_dim": 0.5, "mscale": 1.0,
+                                           "llama_4_scaling_beta": 0.2}),
+                      vision_config=dict(hidden_size=16, intermediate_size=32,
+                                         num_hidden_layers=1, num_attention_heads=2,
+                                         head_dim=8, image_size=56, patch_size=14),
+                      vocab_size=SPM_VOCAB),
+                 "spm", False),
+    # EmbeddingGemma: headless Gemma 3 text model, bidirectional attention (transformers
+    # changes sliding_window, the reference writes the file's), sentence-transformers
+    # mean pooling and a Dense module (not converted without the reference's flag).
+    "embeddinggemma": ("Gemma3TextModel", "gemma3_text",
+                       dense(hidden_size=64, intermediate_size=112, num_hidden_layers=3,
+                             num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+                             vocab_size=SPM_VOCAB, sliding_window=128,
+                             use_bidirectional_attention=True, sliding_window_pattern=3,
+                             rope_parameters={
+                                 "full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                                 "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+                       "spm", True),
+    # Encoders with the unigram vocabulary: position embeddings cut by pad_token_id + 1.
+    "xlmroberta": ("XLMRobertaModel", "xlm-roberta",
+                   dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=3, max_position_embeddings=130, type_vocab_size=1,
+                        vocab_size=XLMR_VOCAB, pad_token_id=1, bos_token_id=0, eos_token_id=2),
+                   "xlmr", True),
+    "xlmroberta-cls": ("XLMRobertaForSequenceClassification", "xlm-roberta",
+                       dict(hidden_size=32, intermediate_size=80, num_hidden_layers=2,
+                            num_attention_heads=2, max_position_embeddings=66, vocab_size=XLMR_VOCAB,
+                            pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                            id2label={0: "negative", 1: "neutral", 2: "positive"},
+                            label2id={"negative": 0, "neutral": 1, "positive": 2}),
+                       "xlmr", True),
+    # ModernBERT: fused Wqkv, GLU Wi, per-layer-type rope, a global layer every 2nd.
+    "modernbert": ("ModernBertModel", "modernbert",
+                   bpe(num_hidden_layers=4, intermediate_size=24, global_attn_every_n_layers=2,
+                       local_attention=64, cls_token_id=1, sep_token_id=2, pad_token_id=0),
+                   "smollm", True),
+    "modernbert-cls": ("ModernBertForSequenceClassification", "modernbert",
+                       bpe(num_hidden_layers=3, intermediate_size=20, local_attention=32,
+                           hidden_activation="silu", classifier_pooling="mean",
+                           global_rope_theta=80000.0, cls_token_id=1, sep_token_id=2,
+                           pad_token_id=0, id2label={0: "no", 1: "yes"},
+                           label2id={"no": 0, "yes": 1}),
+                       "smollm", True),
+    # NomicBertModel: nomic's checkpoints need remote code, but transformers 5 has a
+    # NomicBertConfig whose defaults (hidden_size 768, 12 layers, rope theta 1000, ...)
+    # sit next to nomic's own keys (n_embd, n_layer, rotary_emb_base) and win in the
+    # reference's generic block. The checkpoint is written directly (see RAW_MODELS).
+    "nomicbert": ("NomicBertModel", "nomic_bert",
+                  dict(n_embd=32, n_head=2, n_layer=2, n_inner=48, n_positions=8192,
+                       max_trained_positions=2048, layer_norm_epsilon=1e-12, vocab_size=30522,
+                       type_vocab_size=2, rotary_emb_base=10000, activation_function="swiglu",
+                       causal=False, qkv_proj_bias=False, mlp_fc1_bias=False,
+                       mlp_fc2_bias=False, prenorm=False, rotary_emb_fraction=1.0,
+                       rotary_emb_interleaved=False, rotary_emb_scale_base=None,
+                       pad_token_id=0, bos_token_id=None, eos_token_id=None),
+                  "bert", True),
+    # InternLM3 (a Llama layout, its own class): biases on q/k/v/o and the MLP, no
+    # rope_freqs; the SentencePiece vocabulary with an <|im_end|> special added token.
+    "internlm3": ("InternLM3ForCausalLM", "internlm3",
+                  dense(hidden_size=96, intermediate_size=160, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=24, vocab_size=SPM_VOCAB,
+                        attention_bias=True, mlp_bias=True,
+                        rope_parameters={"rope_type": "dynamic", "factor": 2.0,
+                                         "rope_theta": 50000000.0}),
+                  "spm-internlm3", False),
 }
 
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
+
+
+def _nomic_tensors(kw: dict) -> dict:
+    """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
+    e, i, v, t = kw["n_embd"], kw["n_inner"], kw["vocab_size"], kw["type_vocab_size"]
+    out = {"embeddings.word_embeddings.weight": (v, e),
+           "embeddings.token_type_embeddings.weight": (t, e),
+           "emb_ln.weight": (e,), "emb_ln.bias": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"encoder.layers.{b}."
+        out.update({p + "attn.Wqkv.weight": (3 * e, e), p + "attn.out_proj.weight": (e, e),
+                    p + "norm1.weight": (e,), p + "norm1.bias": (e,),
+                    p + "mlp.fc11.weight": (i, e), p + "mlp.fc12.weight": (i, e),
+                    p + "mlp.fc2.weight": (e, i),
+                    p + "norm2.weight": (e,), p + "norm2.bias": (e,)})
+    return out
+
+
+# Fixtures without a transformers class: name -> (tensor shapes from the config, extra
+# config keys). Written with the same draws as build_model (sorted names).
+RAW_MODELS = {
+    "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
+}
+
+# Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
+def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
+                mode: str = "mean") -> None:
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    mods = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (out / "1_Pooling").mkdir()
+    (out / "1_Pooling/config.json").write_text(json.dumps({
+        "word_embedding_dimension": dim, "pooling_mode_cls_token": mode == "cls",
+        "pooling_mode_mean_tokens": mode == "mean", "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+        "pooling_mode_lasttoken": False, "include_prompt": True}, indent=2) + "\n")
+    if dense_dims is not None:
+        mods.append({"idx": 2, "name": "2", "path": "2_Dense",
+                     "type": "sentence_transformers.models.Dense"})
+        (out / "2_Dense").mkdir()
+        (out / "2_Dense/config.json").write_text(json.dumps({
+            "in_features": dense_dims[0], "out_features": dense_dims[1], "bias": False,
+            "activation_function": "torch.nn.modules.linear.Identity"}, indent=2) + "\n")
+        w = 0.02 * np.random.default_rng(7).standard_normal((dense_dims[1], dense_dims[0]))
+        save_file({"linear.weight": torch.from_numpy(w.astype(np.float32)).to(torch.bfloat16)},
+                  str(out / "2_Dense/model.safetensors"))
+    (out / "modules.json").write_text(json.dumps(mods, indent=2) + "\n")
+
+
+EXTRA_FILES = {
+    "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
+    "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
+    "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
+}
+
+
+def _xlmr_tokenizer(out: Path) -> None:
+    """A unigram SentencePiece model trained on generated sentences (one thread, fixed
+    seeds: the same bytes every run) and the HF files transformers converts it to."""
+    import io
+    import random
+    import tempfile
+    import sentencepiece as spm
+    import transformers
+    rng = random.Random(13)
+    syll = ["ka", "lo", "mi", "re", "su", "ta", "ne", "po", "vi", "da",
+            "ge", "hu", "ja", "zo", "be", "fa", "ri", "ko", "wu", "xe"]
+    words = ["".join(rng.choice(syll) for _ in range(rng.randint(1, 4))) for _ in range(400)]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
+             + rng.choice([".", "!", "?", ",", ""]) for _ in range(3000)]
+    lines += ["Ünïcödé façade naïve café 123 4567 ＡＢＣ ｶﾀｶﾅ"] * 3
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buf, model_type="unigram", vocab_size=300,
+        num_threads=1, character_coverage=1.0, shuffle_input_sentence=False,
+        normalization_rule_name="nmt_nfkc", minloglevel=2)
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
+        tok = transformers.XLMRobertaTokenizer.from_pretrained(d)
+        tok.save_pretrained(str(out))
+    (out / "sentencepiece.bpe.model").write_bytes(buf.getvalue())
 
 
 def build_model(name: str, out: Path, seed: int) -> None:
@@ -224,6 +420,8 @@ def build_model(name: str, out: Path, seed: int) -> None:
 
     cls_name, model_type, kw, tok, tie = FIXTURES[name]
     kw = dict(kw)
+    if name in RAW_MODELS:
+        return build_raw(name, out, seed)
     # A composite (vision-language) config: the text hparams live in text_config.
     text = kw.setdefault("text_config", {}) if "text_config" in kw else kw
     text.setdefault("vocab_size", SPM_VOCAB if tok == "spm" else BPE_VOCAB)
@@ -239,7 +437,11 @@ def build_model(name: str, out: Path, seed: int) -> None:
     config = transformers.AutoConfig.for_model(model_type, **kw)
     config.architectures = [cls_name]
     torch.manual_seed(seed)
-    model = getattr(transformers, BUILD_CLASS.get(cls_name, cls_name))(config)
+    build = BUILD_CLASS.get(cls_name, cls_name)
+    if hasattr(transformers, build):
+        model = getattr(transformers, build)(config)
+    else:  # a class transformers maps to another one (internlm3 -> LlamaForCausalLM)
+        model = transformers.AutoModelForCausalLM.from_config(config)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
@@ -255,18 +457,49 @@ def build_model(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
-    if cls_name in BUILD_CLASS:
-        # save_pretrained names the class it built; the config names the registered one.
-        cfg_path = out / "config.json"
-        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    cfg_path = out / "config.json"
+    cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    if cfg.get("architectures") != [cls_name]:
+        # save_pretrained names the class that was built (internlm3 -> LlamaForCausalLM).
         cfg["architectures"] = [cls_name]
         cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def build_raw(name: str, out: Path, seed: int) -> None:
+    """A checkpoint written directly: config.json as given, bf16 tensors drawn like
+    build_model's in sorted name order."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    cls_name, _, kw, _, tie = FIXTURES[name]
+    shapes_of, extra = RAW_MODELS[name]
+    cfg = {"architectures": [cls_name], **extra, **kw, "tie_word_embeddings": tie}
+    (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for pname, shape in sorted(shapes_of(kw).items()):
+        is_norm = ("norm" in pname or "ln" in pname) and len(shape) == 1 \
+            and pname.endswith("weight")
+        v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+            else 0.02 * rng.standard_normal(shape)
+        tensors[pname] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+
+
 def add_tokenizer(kind: str, out: Path) -> None:
+    if kind == "xlmr":
+        return _xlmr_tokenizer(out)
     src, shared, own = TOKENIZERS[kind]
     for f in shared + own:
         shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)
+    if kind == "spm-internlm3":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc.setdefault("added_tokens_decoder", {})["999"] = {
+            "content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": False,
+            "single_word": False, "special": True}
+        tc["add_prefix_space"] = False
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
     if kind == "smollm-glm":
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
@@ -416,6 +649,8 @@ def materialize(name: str, work: Path) -> Path:
                 if "=" in line:
                     fname, rel = (x.strip() for x in line.split("=", 1))
                     shutil.copyfile((src / rel).resolve(), dest / fname)
+        elif f.is_dir():
+            shutil.copytree(f, dest / f.name)
         else:
             shutil.copyfile(f, dest / f.name)
     return dest
@@ -474,12 +709,14 @@ def store_fixture(name: str, model_dir: Path) -> None:
     lines = []
     for f in sorted(model_dir.iterdir()):
         if f.name in shared:
-            tdir = TESTDATA / "tokenizers" / kind
+            tdir = TESTDATA / "tokenizers" / SHARED_AS.get(kind, kind)
             tdir.mkdir(parents=True, exist_ok=True)
             if not (tdir / f.name).exists():
                 shutil.copyfile(f, tdir / f.name)
             assert sha256(tdir / f.name) == sha256(f), f"shared {f.name} differs"
-            lines.append(f"{f.name} = ../../tokenizers/{kind}/{f.name}")
+            lines.append(f"{f.name} = ../../tokenizers/{SHARED_AS.get(kind, kind)}/{f.name}")
+        elif f.is_dir():
+            shutil.copytree(f, dest / f.name)
         else:
             shutil.copyfile(f, dest / f.name)
     (dest / "shared-files.txt").write_text("\n".join(lines) + "\n")
@@ -517,6 +754,8 @@ def main() -> int:
         model_dir.mkdir(parents=True)
         build_model(name, model_dir, a.seed)
         add_tokenizer(FIXTURES[name][3], model_dir)
+        if name in EXTRA_FILES:
+            EXTRA_FILES[name](model_dir)
         run_variants(name, model_dir, a.llama_cpp, quantize, TESTDATA / "golden" / name, work)
         store_fixture(name, model_dir)
     return 0

@@ -31,7 +31,12 @@ fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
         if name == "shared-files.txt" {
             continue;
         }
-        std::fs::copy(e.path(), dst.join(&name)).unwrap();
+        if e.path().is_dir() {
+            // sentence-transformers modules (1_Pooling/, 2_Dense/)
+            support::copy_tree(&e.path(), &dst.join(&name));
+        } else {
+            std::fs::copy(e.path(), dst.join(&name)).unwrap();
+        }
     }
     let shared = src.join("shared-files.txt");
     if shared.is_file() {
@@ -192,4 +197,57 @@ fixtures! {
     llama4 => "llama4",
     llama4_vl => "llama4-vl",
     granitemoeshared => "granitemoeshared",
+    apertus => "apertus",
+    olmo3 => "olmo3",
+    ministral3 => "ministral3",
+    mistral3 => "mistral3",
+    embeddinggemma => "embeddinggemma",
+    xlmroberta => "xlmroberta",
+    xlmroberta_cls => "xlmroberta-cls",
+    modernbert => "modernbert",
+    modernbert_cls => "modernbert-cls",
+    nomicbert => "nomicbert",
+    internlm3 => "internlm3",
+}
+
+/// Variants the reference converts through paths we do not offer are refused, naming the
+/// class and the feature, before anything is written.
+#[test]
+fn unsupported_variants_are_refused() {
+    let work = scratch("arch-refusals");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    // XLM-R with tokenizer.json only (the reference builds it through AutoTokenizer).
+    let dir = materialize("xlmroberta", &work);
+    std::fs::remove_file(dir.join("sentencepiece.bpe.model")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("XLMRobertaModel") && e.contains("sentencepiece.bpe.model"),
+        "{e}"
+    );
+    // A Mistral 4 text model behind the Mistral 3 class.
+    let dir = materialize("ministral3", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["model_type"] = Json::from("mistral4");
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("Ministral3ForCausalLM") && e.contains("mistral4"),
+        "{e}"
+    );
+    // jina-embeddings-v3's LoRA adapters.
+    let dir = materialize("xlmroberta-cls", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["lora_adaptations"] = serde_json::json!(["retrieval.query"]);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("XLMRobertaForSequenceClassification") && e.contains("lora"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
 }

@@ -269,3 +269,28 @@ pub mod imatrix {
     /// The chunk size.
     pub const CHUNK_SIZE: &str = "imatrix.chunk_size";
 }
+
+/// `xielu.*`: per-layer parameters of the xIELU activation (Apertus), global keys.
+pub mod xielu {
+    /// `alpha_p` per layer.
+    pub const ALPHA_P: &str = "xielu.alpha_p";
+    /// `alpha_n` per layer.
+    pub const ALPHA_N: &str = "xielu.alpha_n";
+    /// `beta` per layer.
+    pub const BETA: &str = "xielu.beta";
+    /// `eps` per layer.
+    pub const EPS: &str = "xielu.eps";
+}
+
+/// Per-architecture keys of the families added with Apertus, Ministral 3, EmbeddingGemma
+/// and the encoders (`{arch}.` + these).
+pub mod extra {
+    /// `attention.temperature_scale` (Ministral 3's Llama-4 scaling beta).
+    pub const ATTN_TEMPERATURE_SCALE: &str = "attention.temperature_scale";
+    /// `rope.scaling.yarn_log_multiplier`.
+    pub const ROPE_SCALING_YARN_LOG_MUL: &str = "rope.scaling.yarn_log_multiplier";
+    /// `{dense}_feat_in` (EmbeddingGemma's sentence-transformers Dense layers).
+    pub const DENSE_FEAT_IN: &str = "{dense}_feat_in";
+    /// `{dense}_feat_out`.
+    pub const DENSE_FEAT_OUT: &str = "{dense}_feat_out";
+}

@@ -209,8 +209,38 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
             Some(Some(_)) => {}
         }
     }
+    if out.is_empty() {
+        for (archs, required) in ARCH_REQUIRED_FLOATS {
+            if !archs.contains(&arch.as_str()) {
+                continue;
+            }
+            for k in required.iter() {
+                let key = keys::arch_key(&arch, k);
+                match md.get(&key) {
+                    Some(Value::F32(_)) => {}
+                    None => out.push(format!(
+                        "key not found in model: {key} (llama.cpp requires it for {arch})"
+                    )),
+                    Some(v) => out.push(format!("{key} is a {:?}, not a FLOAT32", v.value_type())),
+                }
+            }
+        }
+    }
     out
 }
+
+/// FLOAT32 hyperparameters an architecture's loader requires (`ml.get_key` without
+/// `required = false` in its `load_arch_hparams`), for the architectures listed here.
+const ARCH_REQUIRED_FLOATS: &[(&[&str], &[&str])] = &[
+    (
+        &["bert", "modern-bert", "nomic-bert"],
+        &[keys::attention::LAYERNORM_EPS],
+    ),
+    (
+        &["apertus", "mistral3", "gemma-embedding", "olmo2"],
+        &[keys::attention::LAYERNORM_RMS_EPS],
+    ),
+];
 
 /// The problems llama.cpp's vocabulary loader stops at: the token list must be strings.
 pub fn vocab_problems(md: &Metadata) -> Vec<String> {

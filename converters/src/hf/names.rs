@@ -31,6 +31,8 @@ pub enum Tensor {
     Cls,
     /// `cls.output`.
     ClsOut,
+    /// `cls.norm`.
+    ClsNorm,
     /// `blk.{bid}.attn_norm`.
     AttnNorm,
     /// `blk.{bid}.attn_norm_2`.
@@ -97,6 +99,7 @@ impl Tensor {
             T::OutputNorm => "output_norm",
             T::Cls => "cls",
             T::ClsOut => "cls.output",
+            T::ClsNorm => "cls.norm",
             T::AttnNorm => "blk.{bid}.attn_norm",
             T::AttnNorm2 => "blk.{bid}.attn_norm_2",
             T::AttnQkv => "blk.{bid}.attn_qkv",
@@ -183,10 +186,15 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "wte",
             "gpt_neox.embed_in",
             "transformer.embd.wte",
+            "embed_tokens",
+            "embeddings.tok_embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
-    (T::TokenEmbdNorm, &["embeddings.LayerNorm"]),
+    (
+        T::TokenEmbdNorm,
+        &["embeddings.LayerNorm", "embeddings.norm", "emb_ln"],
+    ),
     (
         T::PosEmbd,
         &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
@@ -202,10 +210,12 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.final_layer_norm",
             "model.final_layernorm",
             "lm_head.ln",
+            "final_norm",
         ],
     ),
-    (T::Cls, &["classifier", "classifier.dense"]),
+    (T::Cls, &["classifier", "classifier.dense", "head.dense"]),
     (T::ClsOut, &["classifier.out_proj"]),
+    (T::ClsNorm, &["head.norm"]),
     (
         T::AttnNorm,
         &[
@@ -217,6 +227,9 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "h.{bid}.ln_1",
             "gpt_neox.layers.{bid}.input_layernorm",
             "transformer.h.{bid}.ln",
+            "model.layers.{bid}.attention_layernorm",
+            "layers.{bid}.input_layernorm",
+            "layers.{bid}.attn_norm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -229,6 +242,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.layers.{bid}.attention.query_key_value",
             "transformer.h.{bid}.mixer.Wqkv",
             "model.layers.{bid}.self_attn.qkv_proj",
+            "layers.{bid}.attn.Wqkv",
+            "encoder.layers.{bid}.attn.Wqkv",
         ],
     ),
     (
@@ -237,6 +252,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.q_proj",
             "encoder.layer.{bid}.attention.self.query",
             "layers.{bid}.attention.wq",
+            "layers.{bid}.self_attn.q_proj",
         ],
     ),
     (
@@ -245,6 +261,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.k_proj",
             "encoder.layer.{bid}.attention.self.key",
             "layers.{bid}.attention.wk",
+            "layers.{bid}.self_attn.k_proj",
         ],
     ),
     (
@@ -253,6 +270,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.v_proj",
             "encoder.layer.{bid}.attention.self.value",
             "layers.{bid}.attention.wv",
+            "layers.{bid}.self_attn.v_proj",
         ],
     ),
     (
@@ -267,17 +285,24 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "gpt_neox.layers.{bid}.attention.dense",
             "model.layers.{bid}.self_attn.dense",
             "transformer.h.{bid}.mixer.out_proj",
+            "layers.{bid}.self_attn.o_proj",
+            "layers.{bid}.attn.Wo",
+            "encoder.layers.{bid}.attn.out_proj",
         ],
     ),
     (
         T::AttnOutNorm,
-        &["encoder.layer.{bid}.attention.output.LayerNorm"],
+        &[
+            "encoder.layer.{bid}.attention.output.LayerNorm",
+            "encoder.layers.{bid}.norm1",
+        ],
     ),
     (
         T::AttnQNorm,
         &[
             "model.layers.{bid}.self_attn.q_norm",
             "model.layers.{bid}.self_attn.q_layernorm",
+            "layers.{bid}.self_attn.q_norm",
         ],
     ),
     (
@@ -285,6 +310,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.self_attn.k_norm",
             "model.layers.{bid}.self_attn.k_layernorm",
+            "layers.{bid}.self_attn.k_norm",
         ],
     ),
     (
@@ -296,6 +322,9 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.ln_2",
             "h.{bid}.ln_2",
             "gpt_neox.layers.{bid}.post_attention_layernorm",
+            "model.layers.{bid}.feedforward_layernorm",
+            "layers.{bid}.mlp_norm",
+            "layers.{bid}.pre_feedforward_layernorm",
         ],
     ),
     (
@@ -303,6 +332,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.post_attention_layernorm",
             "model.layers.{bid}.post_self_attn_layernorm",
+            "layers.{bid}.post_attention_layernorm",
         ],
     ),
     (
@@ -310,6 +340,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.post_feedforward_layernorm",
             "model.layers.{bid}.post_mlp_layernorm",
+            "layers.{bid}.post_feedforward_layernorm",
         ],
     ),
     (
@@ -331,6 +362,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.gate_proj",
             "layers.{bid}.feed_forward.w1",
             "model.layers.{bid}.feed_forward.gate_proj",
+            "layers.{bid}.mlp.gate_proj",
+            "encoder.layers.{bid}.mlp.fc12",
         ],
     ),
     (
@@ -348,6 +381,9 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mlp.fc1",
             "model.layers.{bid}.mlp.c_fc",
             "model.layers.{bid}.feed_forward.up_proj",
+            "layers.{bid}.mlp.up_proj",
+            "layers.{bid}.mlp.Wi",
+            "encoder.layers.{bid}.mlp.fc11",
         ],
     ),
     (
@@ -364,6 +400,9 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.h.{bid}.mlp.fc2",
             "model.layers.{bid}.mlp.c_proj",
             "model.layers.{bid}.feed_forward.down_proj",
+            "layers.{bid}.mlp.down_proj",
+            "layers.{bid}.mlp.Wo",
+            "encoder.layers.{bid}.mlp.fc2",
         ],
     ),
     (
@@ -423,7 +462,13 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         T::FfnExpProbsB,
         &["model.layers.{bid}.mlp.moe_statics.e_score_correction"],
     ),
-    (T::LayerOutNorm, &["encoder.layer.{bid}.output.LayerNorm"]),
+    (
+        T::LayerOutNorm,
+        &[
+            "encoder.layer.{bid}.output.LayerNorm",
+            "encoder.layers.{bid}.norm2",
+        ],
+    ),
 ];
 
 /// The expanded name table of one architecture and block count.

@@ -151,6 +151,55 @@ pub const GEMMA3: Arch = Arch {
     extra: no_extra,
 };
 
+/// `Gemma3TextModel`, EmbeddingGemma (arch `gemma-embedding`, `EmbeddingGemma(Gemma3Model)`):
+/// Gemma 3's rules on a headless checkpoint (tensor names without `model.`), the sliding
+/// window as config.json writes it (Gemma3TextConfig changes it for bidirectional
+/// attention) and the sentence-transformers pooling type. Its Dense modules are read only
+/// under the reference's `--sentence-transformers-dense-modules`, which is not offered
+/// here: as in the reference's default, they are not converted.
+pub const EMBEDDING_GEMMA: Arch = Arch {
+    hf_names: &["Gemma3TextModel"],
+    model_types: &[],
+    composites: &[],
+    gguf: "gemma-embedding",
+    vocab: VocabKind::Gemma,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: GEMMA3.tensors,
+    tensor_overrides: &[],
+    filter: super::keep,
+    rules: Rules {
+        norm_shift: true,
+        slice_embeddings: true,
+        ..Rules::NONE
+    },
+    params: embedding_gemma_params,
+    extra: no_extra,
+};
+
+fn embedding_gemma_params(p: &mut Params) -> Result<(), ConvertError> {
+    gemma3_params(p)?;
+    let raw = p.hp.raw.get("sliding_window").cloned();
+    let sw = match raw {
+        None | Some(Json::Null) => {
+            return Err(ConvertError::format(
+                &p.hp.path,
+                None,
+                "sliding_window not found in model config - this is required for the model \
+                 (Gemma3TextModel)",
+            ))
+        }
+        Some(v) => crate::hf::config::json_u64(&v).ok_or_else(|| {
+            ConvertError::format(
+                &p.hp.path,
+                None,
+                format!("sliding_window: expected an integer, found {v}"),
+            )
+        })?,
+    };
+    p.u32(attention::SLIDING_WINDOW, sw)?;
+    p.pooling()
+}
+
 fn drop_lm_head(name: &str) -> Option<String> {
     (name != "lm_head.weight").then(|| name.to_string())
 }

@@ -26,8 +26,10 @@ macro_rules! defaults {
     };
 }
 
+mod apertus;
 mod arcee;
 mod bert;
+pub(crate) use bert::nomic_tokenizer_is_unigram;
 mod command_r;
 mod ernie4_5;
 mod exaone4;
@@ -37,8 +39,11 @@ mod glm4;
 mod gpt2;
 mod gptneox;
 mod granite;
+mod internlm3;
 mod llama;
 mod llama4;
+mod mistral3;
+mod modernbert;
 mod olmo;
 mod phi2;
 mod phi3;
@@ -253,6 +258,13 @@ pub static ALL: &[&Arch] = &[
     &exaone4::EXAONE4,
     &glm4::GLM4,
     &ernie4_5::ERNIE4_5,
+    &apertus::APERTUS,
+    &mistral3::MISTRAL3,
+    &gemma::EMBEDDING_GEMMA,
+    &bert::XLM_ROBERTA,
+    &modernbert::MODERN_BERT,
+    &bert::NOMIC_BERT,
+    &internlm3::INTERNLM3,
 ];
 
 /// The description for an HF architecture name.
@@ -347,7 +359,17 @@ mod tests {
         let (mut gguf, mut hf, mut types) = (HashSet::new(), HashSet::new(), HashSet::new());
         let tabled: HashSet<Tensor> = TABLE.iter().map(|(t, _)| *t).collect();
         for a in ALL {
-            assert!(gguf.insert(a.gguf), "{} twice", a.gguf);
+            // Several classes may write one GGUF architecture (XLM-R is a BERT); the
+            // vocabulary quirks, looked up by GGUF name, must then agree.
+            if !gguf.insert(a.gguf) {
+                let first = by_gguf(a.gguf).unwrap();
+                assert_eq!(
+                    format!("{:?}", first.vocab_quirks),
+                    format!("{:?}", a.vocab_quirks),
+                    "{} twice with different vocabulary quirks",
+                    a.gguf
+                );
+            }
             for n in a.hf_names {
                 assert!(hf.insert(*n), "{n} twice");
                 assert!(std::ptr::eq(lookup(n).unwrap(), *a), "{n}");

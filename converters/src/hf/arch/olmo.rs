@@ -13,6 +13,7 @@ use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::attention;
+use serde_json::{json, Map, Value as Json};
 
 /// `OlmoForCausalLM` (arch `olmo`).
 pub const OLMO: Arch = Arch {
@@ -59,26 +60,47 @@ pub const OLMO: Arch = Arch {
     extra: no_extra,
 };
 
-/// `Olmo2ForCausalLM` (arch `olmo2`; OLMo 3 and its sliding layout are handled the same way by the reference, but its per-layer-type rope dict is not supported here).
+/// `Olmo2ForCausalLM` and `Olmo3ForCausalLM` (arch `olmo2`): OLMo 3 adds a sliding-window
+/// layout and a per-layer-type rope dict (its full-attention theta is `rope.freq_base`, its
+/// sliding one `rope.freq_base_swa`).
 pub const OLMO2: Arch = Arch {
-    hf_names: &["Olmo2ForCausalLM"],
-    model_types: &[ModelType {
-        name: "olmo2",
-        hf_classes: &["Olmo2ForCausalLM"],
-        defaults: defaults! {
-            "vocab_size" => 50304,
-            "hidden_size" => 4096,
-            "intermediate_size" => 11008,
-            "num_hidden_layers" => 32,
-            "num_attention_heads" => 32,
-            "max_position_embeddings" => 2048,
-            "rope_theta" => 10000.0,
-            "rms_norm_eps" => 1e-5,
+    hf_names: &["Olmo2ForCausalLM", "Olmo3ForCausalLM"],
+    model_types: &[
+        ModelType {
+            name: "olmo2",
+            hf_classes: &["Olmo2ForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 50304,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rope_theta" => 10000.0,
+                "rms_norm_eps" => 1e-5,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
         },
-        head_dim: HeadDim::Keep,
-        kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
-    }],
+        ModelType {
+            name: "olmo3",
+            hf_classes: &["Olmo3ForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 50304,
+                "hidden_size" => 4096,
+                "intermediate_size" => 11008,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 32,
+                "max_position_embeddings" => 2048,
+                "rms_norm_eps" => 1e-5,
+                "sliding_window" => 4096,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: Some(olmo3_prepare),
+        },
+    ],
     composites: &[],
     gguf: "olmo2",
     vocab: VocabKind::Gpt2,
@@ -144,6 +166,84 @@ pub const OLMOE: Arch = Arch {
     extra: no_extra,
 };
 
+/// Olmo3Config's `__post_init__`: the default layer types (every fourth layer global) and
+/// the per-layer-type rope dict. A v4 `rope_theta` goes to the full-attention dict only (the
+/// sliding one gets the class default 500000), `rope_scaling` is merged into the
+/// full-attention dict, and each dict is standardized (type, partial rotary factor, the
+/// original context of scaled types). `false` when transformers would raise.
+fn olmo3_prepare(cfg: &mut Map<String, Json>) -> bool {
+    const DEFAULT_THETA: f64 = 500000.0;
+    if cfg.get("layer_types").is_none_or(Json::is_null) {
+        let Some(n) = cfg
+            .get("num_hidden_layers")
+            .map_or(Some(32), crate::hf::config::json_u64)
+        else {
+            return false;
+        };
+        let types: Vec<Json> = (0..n.min(crate::hf::config::MAX_BLOCK_COUNT))
+            .map(|i| {
+                json!(if (i + 1) % 4 != 0 {
+                    "sliding_attention"
+                } else {
+                    "full_attention"
+                })
+            })
+            .collect();
+        cfg.insert("layer_types".into(), Json::Array(types));
+    }
+    let rope_scaling = cfg.remove("rope_scaling");
+    let file_theta = cfg.remove("rope_theta");
+    let mut rp = match cfg.get("rope_parameters") {
+        Some(Json::Object(m)) => m.clone(),
+        None | Some(Json::Null) => {
+            let mut m = Map::new();
+            m.insert("sliding_attention".into(), json!({"rope_type": "default"}));
+            m.insert("full_attention".into(), json!({"rope_type": "default"}));
+            m
+        }
+        Some(_) => return false,
+    };
+    match rope_scaling {
+        None | Some(Json::Null) => {}
+        Some(Json::Object(rs)) => match rp.get_mut("full_attention") {
+            Some(Json::Object(full)) => full.extend(rs),
+            _ => return false,
+        },
+        Some(_) => return false,
+    }
+    let theta = file_theta.unwrap_or(json!(DEFAULT_THETA));
+    for (key, theta) in [
+        ("full_attention", theta),
+        ("sliding_attention", json!(DEFAULT_THETA)),
+    ] {
+        let d = rp.entry(key).or_insert(Json::Null);
+        if d.is_null() {
+            *d = json!({"rope_type": "default"});
+        }
+        let Json::Object(d) = d else { return false };
+        d.entry("rope_theta").or_insert(theta);
+    }
+    let partial = cfg.get("partial_rotary_factor").cloned();
+    let max_pos = cfg
+        .get("max_position_embeddings")
+        .cloned()
+        .unwrap_or(json!(2048));
+    for d in rp.values_mut() {
+        let Json::Object(d) = d else { continue };
+        let ty = d.get("type").cloned().unwrap_or(json!("default"));
+        let ty = d.entry("rope_type").or_insert(ty).clone();
+        if let Some(p) = partial.clone().filter(|p| !p.is_null()) {
+            d.entry("partial_rotary_factor").or_insert(p);
+        }
+        if matches!(ty.as_str(), Some("llama3" | "yarn" | "longrope")) {
+            d.entry("original_max_position_embeddings")
+                .or_insert(max_pos.clone());
+        }
+    }
+    cfg.insert("rope_parameters".into(), Json::Object(rp));
+    true
+}
+
 fn olmo_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.f32(attention::LAYERNORM_EPS, 1e-5);
@@ -178,4 +278,33 @@ fn olmoe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.f32(attention::LAYERNORM_RMS_EPS, 1e-5);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::hf::config::from_json;
+
+    /// Olmo3Config: default layer types, a v4 `rope_theta` for the global layers only.
+    #[test]
+    fn olmo3_config_defaults() {
+        let hp = from_json(
+            json!({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3",
+                "num_hidden_layers": 5, "rope_theta": 1234.0}),
+            "config.json".into(),
+        )
+        .unwrap();
+        let types: Vec<&str> = hp.map["layer_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(types[3], "full_attention");
+        assert_eq!(types.iter().filter(|t| **t == "full_attention").count(), 1);
+        assert_eq!(hp.rope["full_attention"]["rope_theta"], json!(1234.0));
+        assert_eq!(hp.rope["sliding_attention"]["rope_theta"], json!(500000.0));
+        assert_eq!(hp.map["sliding_window"], json!(4096));
+    }
 }

@@ -28,6 +28,7 @@ pub mod proto;
 mod special;
 mod spm;
 mod wpm;
+mod xlmr;
 
 use std::path::Path;
 
@@ -62,6 +63,17 @@ pub enum VocabKind {
     /// ERNIE 4.5: SentencePiece, then `add_space_prefix` from tokenizer_config.json when it
     /// has the key.
     Ernie,
+    /// XLM-RoBERTa: the unigram SentencePiece model `sentencepiece.bpe.model` as a `t5`
+    /// vocabulary in fairseq's id layout.
+    XlmRoberta,
+    /// InternLM3: SentencePiece (required), `add_space_prefix` from tokenizer_config.json,
+    /// then the special tokens with eos moved to a special `<|im_end|>` added token.
+    InternLm3,
+    /// NomicBERT: XLM-R's unigram vocabulary when tokenizer.json is a Unigram one, else
+    /// BERT's WordPiece.
+    NomicBert,
+    /// ModernBERT: `add_bos`, `add_eos`, `add_sep` set first, then the GPT-2 BPE path.
+    ModernBert,
     /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
     /// special-token files do not set them (`Glm4Model.set_vocab`).
     Glm4,
@@ -152,6 +164,12 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             None => gpt2(req, tc, &mut kv)?,
         },
         VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
+        VocabKind::ModernBert => {
+            kv.bool(key::ADD_BOS, true);
+            kv.bool(key::ADD_EOS, true);
+            kv.bool(key::ADD_SEP, true);
+            gpt2(req, tc, &mut kv)?
+        }
         VocabKind::Glm4 => glm4(req, tc, &mut kv)?,
         VocabKind::Ernie => {
             let m = spm::load_model(dir)?.ok_or_else(|| {
@@ -171,7 +189,12 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
         }
         VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
         VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
-        VocabKind::Bert => {
+        VocabKind::XlmRoberta => (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None),
+        VocabKind::InternLm3 => (internlm3(req, tc, &mut kv)?, None),
+        VocabKind::NomicBert if crate::hf::arch::nomic_tokenizer_is_unigram(dir)? => {
+            (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None)
+        }
+        VocabKind::Bert | VocabKind::NomicBert => {
             let (k, pre) = wpm::set_vocab_bert(dir, req.hparams, tc)?;
             kv.extend(k);
             (VocabPath::WordPiece, Some(pre))
@@ -274,6 +297,65 @@ fn write_spm(dir: &Path, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertErr
     kv.array(key::SCORES, ArrayValue::F32(v.scores));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
     SpecialVocab::load(dir, false, None, Some(n))?.add_to(kv)
+}
+
+/// `InternLM3Model.set_vocab`.
+fn internlm3(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<VocabPath, ConvertError> {
+    let dir = req.dir;
+    let model = spm::load_model(dir)?.ok_or_else(|| {
+        ConvertError::io(
+            dir.join("tokenizer.model"),
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "InternLM3ForCausalLM needs tokenizer.model",
+            ),
+        )
+    })?;
+    let n = match find_hparam(req.hparams, &["vocab_size_per_layer_input", "vocab_size"]) {
+        Some(v) => count(v, "vocab_size")?,
+        None => None,
+    };
+    let v = spm::create_vocab(dir, &model, n)?;
+    let len = v.tokens.len();
+    kv.string(key::MODEL, "llama");
+    kv.string(key::PRE, "default");
+    kv.array(key::TOKENS, strings(v.tokens));
+    kv.array(key::SCORES, ArrayValue::F32(v.scores));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
+    let mut sv = SpecialVocab::load(dir, false, None, Some(len))?;
+    if let Some(tc) = tc {
+        if let Some(v) = tc.get("add_prefix_space") {
+            kv.bool(key::ADD_SPACE_PREFIX, json::truthy(Some(v)));
+        }
+        if let Some(Json::Object(dec)) = tc.get("added_tokens_decoder") {
+            for (id, t) in dec {
+                if !json::truthy(t.get("special")) {
+                    continue;
+                }
+                let (Ok(id), Some(content)) = (id.trim().parse::<i128>(), t["content"].as_str())
+                else {
+                    return Err(ConvertError::Other(format!(
+                        "tokenizer_config.json: added token {id:?} has no integer id or content"
+                    )));
+                };
+                // Keyed by its text, which no writer method handles: only the eos update
+                // below has an effect.
+                sv.set_special_token(content, id)?;
+                if content == "<|im_end|>" {
+                    if let Some(e) = sv.special_token_ids.iter_mut().find(|(k, _)| k == "eos") {
+                        e.1 = u32::try_from(id)
+                            .map_err(|_| ConvertError::Other(format!("eos id {id} exceeds u32")))?;
+                    }
+                }
+            }
+        }
+    }
+    sv.add_to(kv)?;
+    Ok(VocabPath::SentencePiece)
 }
 
 /// `_set_vocab_gpt2`.

@@ -8,7 +8,8 @@
 //! SentencePiece   1 piece (string)   2 score (float)   3 type (enum, NORMAL when absent)
 //! TrainerSpec     3 model_type   4 vocab_size   35 byte_fallback
 //!                 40 unk_id   41 bos_id   42 eos_id   43 pad_id
-//! NormalizerSpec  1 name   3 add_dummy_prefix   4 remove_extra_whitespaces
+//! NormalizerSpec  1 name   2 precompiled_charsmap   3 add_dummy_prefix
+//!                 4 remove_extra_whitespaces
 //! ```
 //!
 //! Everything else is skipped by wire type. The decoder never trusts a length or count: every
@@ -82,6 +83,8 @@ pub struct SpmModel {
     pub add_dummy_prefix: Option<bool>,
     /// `normalizer_spec.remove_extra_whitespaces`, if present (the proto default is true).
     pub remove_extra_whitespaces: Option<bool>,
+    /// `normalizer_spec.precompiled_charsmap` (empty when absent).
+    pub precompiled_charsmap: Vec<u8>,
 }
 
 /// Why a `tokenizer.model` could not be decoded.
@@ -292,6 +295,10 @@ fn parse_normalizer_spec(buf: &[u8], base: usize, m: &mut SpmModel) -> Result<()
         let (n, f, at) = r.field()?;
         match n {
             1 => m.normalizer_name = Some(as_string(&f, &r, at, "NormalizerSpec.name")?),
+            2 => {
+                let (b, _) = as_bytes(&f, &r, at, "NormalizerSpec.precompiled_charsmap")?;
+                m.precompiled_charsmap = b.to_vec();
+            }
             3 => {
                 m.add_dummy_prefix =
                     Some(as_varint(&f, &r, at, "NormalizerSpec.add_dummy_prefix")? != 0)

@@ -22,7 +22,12 @@ pub(crate) struct SpmVocab {
 /// Reads and decodes `dir/tokenizer.model`; `Ok(None)` when there is none (the reference's
 /// `FileNotFoundError`, which sends several classes to another path).
 pub(crate) fn load_model(dir: &Path) -> Result<Option<SpmModel>, ConvertError> {
-    let path = dir.join("tokenizer.model");
+    load_model_at(&dir.join("tokenizer.model"))
+}
+
+/// Reads and decodes the SentencePiece model at `path`; `Ok(None)` when there is none.
+pub(crate) fn load_model_at(path: &Path) -> Result<Option<SpmModel>, ConvertError> {
+    let path = path.to_path_buf();
     if !path.is_file() {
         return Ok(None);
     }
@@ -36,7 +41,7 @@ pub(crate) fn load_model(dir: &Path) -> Result<Option<SpmModel>, ConvertError> {
     })
 }
 
-fn piece_type(k: PieceType) -> i32 {
+pub(crate) fn piece_type(k: PieceType) -> i32 {
     match k {
         PieceType::Unknown => token_type::UNKNOWN,
         PieceType::Control => token_type::CONTROL,
@@ -47,7 +52,7 @@ fn piece_type(k: PieceType) -> i32 {
     }
 }
 
-fn check_size(n: usize) -> Result<usize, ConvertError> {
+pub(crate) fn check_size(n: usize) -> Result<usize, ConvertError> {
     if n > MAX_VOCAB {
         return Err(ConvertError::VocabTooLarge {
             size: n as u64,
