@@ -48,28 +48,67 @@ enum Expect {
 const CASES: &[(&str, Expect)] = &[
     ("os-system", Expect::Forbidden("posix", "system")),
     ("builtins-eval", Expect::Forbidden("__builtin__", "eval")),
-    ("builtins-exec-proto4", Expect::Forbidden("builtins", "exec")),
+    (
+        "builtins-exec-proto4",
+        Expect::Forbidden("builtins", "exec"),
+    ),
     ("subprocess-popen", Expect::Forbidden("subprocess", "Popen")),
     ("reduce-top-level", Expect::Forbidden("posix", "system")),
-    ("rebuild-swapped-for-system", Expect::Forbidden("posix", "system")),
-    ("storage-class-reduce", Expect::Pickle("REDUCE calls a storage class")),
+    (
+        "rebuild-swapped-for-system",
+        Expect::Forbidden("posix", "system"),
+    ),
+    (
+        "storage-class-reduce",
+        Expect::Pickle("REDUCE calls a storage class"),
+    ),
     ("newobj", Expect::Opcode("NEWOBJ")),
     ("inst", Expect::Opcode("INST")),
-    ("value-not-a-tensor", Expect::Pickle("'w' is a float, not a tensor")),
-    ("deep-tuples", Expect::Pickle("holds a tuple, not a state dict")),
+    (
+        "value-not-a-tensor",
+        Expect::Pickle("'w' is a float, not a tensor"),
+    ),
+    (
+        "deep-tuples",
+        Expect::Pickle("holds a tuple, not a state dict"),
+    ),
     ("deep-marks", Expect::Limit("open marks")),
-    ("huge-memo-index", Expect::Pickle("memo index 4294967294 was never stored")),
+    (
+        "huge-memo-index",
+        Expect::Pickle("memo index 4294967294 was never stored"),
+    ),
     ("huge-string-length", Expect::Pickle("truncated pickle")),
-    ("memo-laughs", Expect::Pickle("holds a tuple, not a state dict")),
+    (
+        "memo-laughs",
+        Expect::Pickle("holds a tuple, not a state dict"),
+    ),
     ("no-stop", Expect::Pickle("no STOP")),
-    ("tensor-past-storage", Expect::Tensor("run past its storage")),
-    ("offset-past-storage", Expect::Tensor("run past its storage")),
+    (
+        "tensor-past-storage",
+        Expect::Tensor("run past its storage"),
+    ),
+    (
+        "offset-past-storage",
+        Expect::Tensor("run past its storage"),
+    ),
     ("storage-size-lies", Expect::Tensor("the pickle declares")),
-    ("storage-missing", Expect::Tensor("has no member 'archive/data/9'")),
+    (
+        "storage-missing",
+        Expect::Tensor("has no member 'archive/data/9'"),
+    ),
     ("truncated-half", Expect::Zip("no end of central directory")),
-    ("truncated-no-eocd", Expect::Zip("no end of central directory")),
-    ("member-size-past-end", Expect::Zip("run past the central directory")),
-    ("member-offset-past-end", Expect::Zip("past the end of the file")),
+    (
+        "truncated-no-eocd",
+        Expect::Zip("no end of central directory"),
+    ),
+    (
+        "member-size-past-end",
+        Expect::Zip("run past the central directory"),
+    ),
+    (
+        "member-offset-past-end",
+        Expect::Zip("past the end of the file"),
+    ),
     ("overlapping-members", Expect::Zip("overlap")),
     ("duplicate-member", Expect::Zip("appears twice")),
     ("compressed-member", Expect::Archive("is compressed")),
@@ -113,9 +152,10 @@ fn check(name: &str, expect: &Expect, e: ConvertError, path: &Path) {
             Expect::Forbidden(m, n),
             TorchErrorKind::Pickle(PickleError::ForbiddenGlobal { module, name, .. }),
         ) => module == m && name == n,
-        (Expect::Opcode(op), TorchErrorKind::Pickle(PickleError::UnsupportedOpcode { name, .. })) => {
-            name == op
-        }
+        (
+            Expect::Opcode(op),
+            TorchErrorKind::Pickle(PickleError::UnsupportedOpcode { name, .. }),
+        ) => name == op,
         (Expect::Limit(what), TorchErrorKind::Pickle(PickleError::Limit { what: w, .. })) => {
             w == what
         }

@@ -33,7 +33,7 @@ fn is_legacy(bytes: &[u8]) -> bool {
 /// Reads the checkpoint `file` (mapped from `path`): its state dict's tensors in the dict's
 /// order, each a checked range of the file.
 pub fn read_checkpoint(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError> {
-    let err = |kind: TorchErrorKind| TorchError::new(path, kind);
+    let err = |kind: TorchErrorKind| TorchError::convert_error(path, kind);
     let bytes: &[u8] = file;
     if !zip::looks_like_zip(bytes) {
         return Err(err(if is_legacy(bytes) {

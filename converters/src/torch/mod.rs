@@ -67,7 +67,7 @@ pub enum TorchErrorKind {
 
 impl TorchError {
     /// The error as a [`ConvertError`].
-    pub fn new(path: &Path, kind: impl Into<TorchErrorKind>) -> ConvertError {
+    pub fn convert_error(path: &Path, kind: impl Into<TorchErrorKind>) -> ConvertError {
         ConvertError::Torch(Box::new(TorchError {
             path: path.to_path_buf(),
             kind: kind.into(),

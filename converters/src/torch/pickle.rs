@@ -412,14 +412,11 @@ impl Machine<'_> {
             other => {
                 return Err(bad(
                     at,
-                    format!(
-                        "SETITEM on {}, not a dict",
-                        kind(other, &self.arena)
-                    ),
+                    format!("SETITEM on {}, not a dict", kind(other, &self.arena)),
                 ))
             }
         };
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(bad(at, "SETITEMS with an odd number of values"));
         }
         let mut pairs = Vec::with_capacity(items.len() / 2);
@@ -497,10 +494,7 @@ impl Machine<'_> {
         let n = args.len();
         let (lo, hi) = if v3 { (7, 8) } else { (6, 7) };
         if n < lo || n > hi {
-            return Err(bad(
-                self.at,
-                format!("{name} called with {n} arguments"),
-            ));
+            return Err(bad(self.at, format!("{name} called with {n} arguments")));
         }
         let [storage, offset, size, stride, requires_grad, hooks, rest @ ..] = args else {
             return Err(bad(self.at, format!("{name} called with {n} arguments")));
@@ -522,15 +516,17 @@ impl Machine<'_> {
             match rest {
                 [Value::Global(Global::Dtype(t)), meta @ ..] => (*t, meta.first()),
                 [Value::Global(Global::Storage(Some(t))), meta @ ..] => (*t, meta.first()),
-                _ => return Err(bad(self.at, format!("{name}: the dtype is not a torch dtype"))),
+                _ => {
+                    return Err(bad(
+                        self.at,
+                        format!("{name}: the dtype is not a torch dtype"),
+                    ))
+                }
             }
         } else {
-            let t = storage.dtype.ok_or_else(|| {
-                bad(
-                    self.at,
-                    format!("{name} of an untyped storage (no dtype)"),
-                )
-            })?;
+            let t = storage
+                .dtype
+                .ok_or_else(|| bad(self.at, format!("{name} of an untyped storage (no dtype)")))?;
             (t, rest.first())
         };
         if let Some(m) = metadata {
@@ -578,7 +574,10 @@ impl Machine<'_> {
         let Value::Global(g) = callable else {
             return Err(bad(
                 self.at,
-                format!("REDUCE calls {}, not an allowed function", kind(&callable, &self.arena)),
+                format!(
+                    "REDUCE calls {}, not an allowed function",
+                    kind(&callable, &self.arena)
+                ),
             ));
         };
         // No call takes more than 8 arguments: a longer tuple is refused before it is copied.
@@ -590,7 +589,10 @@ impl Machine<'_> {
             _ => {
                 return Err(bad(
                     self.at,
-                    format!("REDUCE arguments are {}, not a tuple", kind(&args, &self.arena)),
+                    format!(
+                        "REDUCE arguments are {}, not a tuple",
+                        kind(&args, &self.arena)
+                    ),
                 ))
             }
         };
@@ -635,23 +637,23 @@ impl Machine<'_> {
         let pid = self.pop()?;
         let at = self.at;
         let storage = match self.obj(&pid) {
-            Some(Obj::Tuple(t)) => match t.as_slice() {
-                [Value::Str(tag), Value::Global(Global::Storage(dtype)), Value::Str(key), Value::Str(_location), Value::Int(numel)]
-                    if &**tag == "storage" && *numel >= 0 =>
-                {
-                    Storage {
-                        key: key.clone(),
-                        dtype: *dtype,
-                        numel: *numel as u64,
+            Some(Obj::Tuple(t)) => {
+                match t.as_slice() {
+                    [Value::Str(tag), Value::Global(Global::Storage(dtype)), Value::Str(key), Value::Str(_location), Value::Int(numel)]
+                        if &**tag == "storage" && *numel >= 0 =>
+                    {
+                        Storage {
+                            key: key.clone(),
+                            dtype: *dtype,
+                            numel: *numel as u64,
+                        }
                     }
-                }
-                _ => {
-                    return Err(bad(
+                    _ => return Err(bad(
                         at,
                         "persistent id is not ('storage', <storage class>, key, location, numel)",
-                    ))
+                    )),
                 }
-            },
+            }
             _ => return Err(bad(at, "persistent id is not a tuple")),
         };
         let v = self.alloc(Obj::Storage(storage))?;
@@ -664,7 +666,8 @@ impl Machine<'_> {
         // An OrderedDict's state is its attributes (`_metadata` of a module's state dict):
         // irrelevant to the tensors.
         let ok_target = matches!(self.obj(&target), Some(Obj::Dict(d)) if d.ordered);
-        let ok_state = matches!(state, Value::None) || matches!(self.obj(&state), Some(Obj::Dict(_)));
+        let ok_state =
+            matches!(state, Value::None) || matches!(self.obj(&state), Some(Obj::Dict(_)));
         if ok_target && ok_state {
             return Ok(());
         }
@@ -682,7 +685,10 @@ impl Machine<'_> {
     fn run(&mut self) -> Result<Value, PickleError> {
         loop {
             self.at = self.c.offset();
-            let op = self.c.u8().map_err(|_| bad(self.at, "truncated pickle: no STOP"))?;
+            let op = self
+                .c
+                .u8()
+                .map_err(|_| bad(self.at, "truncated pickle: no STOP"))?;
             match op {
                 0x80 => {
                     let v = self.c.u8().map_err(truncated)?;
@@ -946,7 +952,10 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
         let storage_bytes = t.storage.numel.checked_mul(elem).ok_or_else(|| {
             bad(
                 end,
-                format!("tensor '{name}': storage size {} overflows", t.storage.numel),
+                format!(
+                    "tensor '{name}': storage size {} overflows",
+                    t.storage.numel
+                ),
             )
         })?;
         out.push(TensorSpec {
@@ -996,6 +1005,9 @@ mod tests {
         ));
         let mut p = b"\x80\x02".to_vec();
         p.extend(std::iter::repeat_n(b'(', MAX_MARKS + 1));
-        assert!(matches!(load_state_dict(&p), Err(PickleError::Limit { .. })));
+        assert!(matches!(
+            load_state_dict(&p),
+            Err(PickleError::Limit { .. })
+        ));
     }
 }

@@ -124,8 +124,7 @@ fn read_directory(file: &[u8]) -> Result<Directory, ZipError> {
     let entries = u16le(&mut c).map_err(&what)?;
     let size = c.u32().map_err(&what)?;
     let offset = c.u32().map_err(&what)?;
-    if disk != 0 && disk != 0xffff || cd_disk != 0 && cd_disk != 0xffff || entries_here != entries
-    {
+    if disk != 0 && disk != 0xffff || cd_disk != 0 && cd_disk != 0xffff || entries_here != entries {
         return Err(zerr(at as u64, "multi-disk zip archives are not supported"));
     }
     let zip64 = entries == 0xffff || size == 0xffff_ffff || offset == 0xffff_ffff;
@@ -137,9 +136,12 @@ fn read_directory(file: &[u8]) -> Result<Directory, ZipError> {
         });
     }
     // ZIP64: a 20-byte locator just before the EOCD points at the ZIP64 EOCD record.
-    let loc_at = at
-        .checked_sub(20)
-        .ok_or_else(|| zerr(at as u64, "ZIP64 archive without its end of directory locator"))?;
+    let loc_at = at.checked_sub(20).ok_or_else(|| {
+        zerr(
+            at as u64,
+            "ZIP64 archive without its end of directory locator",
+        )
+    })?;
     let mut c = Cursor::at(file.get(loc_at..at).unwrap_or_default(), loc_at as u64);
     let what = short("ZIP64 end of central directory locator");
     if c.u32().map_err(&what)? != EOCD64_LOCATOR_SIG {
@@ -186,11 +188,7 @@ fn u16le(c: &mut Cursor<'_>) -> Result<u16, Short> {
 
 /// Reads the ZIP64 extended information extra field: the 64-bit values of the fields whose
 /// 32-bit value is all ones, in the order uncompressed size, compressed size, header offset.
-fn zip64_extra(
-    extra: &[u8],
-    base: u64,
-    fields: [&mut u64; 3],
-) -> Result<(), ZipError> {
+fn zip64_extra(extra: &[u8], base: u64, fields: [&mut u64; 3]) -> Result<(), ZipError> {
     let mut c = Cursor::at(extra, base);
     let what = short("extra field");
     while !c.at_end() {
@@ -372,10 +370,7 @@ fn check_overlap(members: &[Member]) -> Result<(), ZipError> {
     for w in spans.windows(2) {
         if let [(_, end, a), (start, _, b)] = w {
             if start < end {
-                return Err(zerr(
-                    *start,
-                    format!("members '{a}' and '{b}' overlap"),
-                ));
+                return Err(zerr(*start, format!("members '{a}' and '{b}' overlap")));
             }
         }
     }
@@ -419,6 +414,73 @@ mod tests {
     fn crc32_of_known_strings() {
         assert_eq!(crc32(b""), 0);
         assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
+
+    /// A one-member archive whose central directory uses ZIP64 for the sizes and the
+    /// header offset, with a ZIP64 end of directory record and locator.
+    fn zip64_archive(data: &[u8]) -> Vec<u8> {
+        let name = b"archive/data/0";
+        let mut out = Vec::new();
+        // Local header (its own sizes are not read) + name + data.
+        out.extend_from_slice(&LOCAL_SIG.to_le_bytes());
+        out.extend_from_slice(&[0u8; 22]);
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(name);
+        out.extend_from_slice(data);
+        let cd_at = out.len() as u64;
+        let mut cd = Vec::new();
+        cd.extend_from_slice(&CENTRAL_SIG.to_le_bytes());
+        cd.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // versions .. date
+        cd.extend_from_slice(&crc32(data).to_le_bytes());
+        cd.extend_from_slice(&[0xff; 8]); // sizes: in the ZIP64 field
+        cd.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        cd.extend_from_slice(&28u16.to_le_bytes()); // extra length
+        cd.extend_from_slice(&[0u8; 2 + 2 + 2 + 4]); // comment, disk, attributes
+        cd.extend_from_slice(&[0xff; 4]); // header offset: in the ZIP64 field
+        cd.extend_from_slice(name);
+        cd.extend_from_slice(&1u16.to_le_bytes());
+        cd.extend_from_slice(&24u16.to_le_bytes());
+        cd.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        cd.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        cd.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&cd);
+        let rec_at = out.len() as u64;
+        out.extend_from_slice(&EOCD64_SIG.to_le_bytes());
+        out.extend_from_slice(&44u64.to_le_bytes());
+        out.extend_from_slice(&[45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&(cd.len() as u64).to_le_bytes());
+        out.extend_from_slice(&cd_at.to_le_bytes());
+        out.extend_from_slice(&EOCD64_LOCATOR_SIG.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&rec_at.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&EOCD_SIG.to_le_bytes());
+        out.extend_from_slice(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        out.extend_from_slice(&[0xff; 8]);
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn zip64_records_are_read() {
+        let data = b"0123456789abcdef";
+        let zip = zip64_archive(data);
+        let members = read_members(&zip).unwrap();
+        assert_eq!(members.len(), 1);
+        let m = &members[0];
+        assert_eq!(
+            (m.name.as_str(), m.method, m.size),
+            ("archive/data/0", 0, 16)
+        );
+        assert_eq!(m.data(&zip), data);
+        assert_eq!(m.crc32, crc32(data));
+        // Every truncation is an error, never a panic.
+        for cut in 0..zip.len() {
+            assert!(read_members(&zip[..cut]).is_err(), "cut at {cut}");
+        }
     }
 
     #[test]
