@@ -197,6 +197,111 @@ fn run_corpus() -> usize {
     CASES.len()
 }
 
+/// A torch-style archive of stored members (`archive/<name>`), built here.
+fn stored_zip(members: &[(&str, &[u8])]) -> Vec<u8> {
+    use ggufkit_converters::torch::zip::crc32;
+    let (mut out, mut central) = (Vec::new(), Vec::new());
+    for (name, data) in members {
+        let name = format!("archive/{name}");
+        let header = |sig: u32, central_entry: bool, at: usize| {
+            let mut h = sig.to_le_bytes().to_vec();
+            if central_entry {
+                h.extend_from_slice(&20u16.to_le_bytes());
+            }
+            h.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            h.extend_from_slice(&crc32(data).to_le_bytes());
+            h.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            h.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            h.extend_from_slice(&0u16.to_le_bytes());
+            if central_entry {
+                h.extend_from_slice(&[0; 10]); // comment, disk, attributes
+                h.extend_from_slice(&(at as u32).to_le_bytes());
+            }
+            h.extend_from_slice(name.as_bytes());
+            h
+        };
+        central.extend(header(0x0201_4b50, true, out.len()));
+        out.extend(header(0x0403_4b50, false, 0));
+        out.extend_from_slice(data);
+    }
+    let (cd_at, n) = (out.len() as u32, members.len() as u16);
+    let cd_len = central.len() as u32;
+    out.extend(central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&cd_len.to_le_bytes());
+    out.extend_from_slice(&cd_at.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+/// Pickles that hit each cap of the unpickler (too big to commit, so made here): refused
+/// with the limit named, within the memory limit of `corpus_under_limits`.
+fn run_resource_cases() -> usize {
+    use ggufkit_converters::torch::pickle::{MAX_MEMO, MAX_OBJECTS, MAX_STACK};
+    let proto = b"\x80\x02".to_vec();
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "objects",
+            [proto.clone(), b"}0".repeat(MAX_OBJECTS), b"}.".to_vec()].concat(),
+            "objects",
+        ),
+        (
+            "stack",
+            [proto.clone(), b"N".repeat(MAX_STACK + 1)].concat(),
+            "values on the stack",
+        ),
+        (
+            "memo",
+            [proto.clone(), b"N".to_vec(), vec![0x94; MAX_MEMO + 1]].concat(),
+            "memo entries",
+        ),
+        (
+            "marks",
+            [proto.clone(), b"(".repeat(1 << 20)].concat(),
+            "open marks",
+        ),
+    ];
+    let dir = scratch("torch-resources");
+    for (name, pkl, what) in &cases {
+        let path = dir.join(format!("{name}.bin"));
+        let zip = stored_zip(&[("data.pkl", pkl), ("byteorder", b"little")]);
+        std::fs::write(&path, zip).unwrap();
+        let file = FileBytes::map(&path).unwrap();
+        let e = read_checkpoint(&path, &file)
+            .err()
+            .unwrap_or_else(|| panic!("{name}: accepted"));
+        check(name, &Expect::Limit(*what), e, &path);
+    }
+    // The same archive with a valid one-tensor pickle is read: the builder is sound.
+    let pkl = b"\x80\x02}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00\
+storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x01K\x02K\x01\x86K\x01K\x01\x86\
+\x89ccollections\nOrderedDict\n)RtRs.";
+    let data: Vec<u8> = [1f32, 2., 3., 4.]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let path = dir.join("valid.bin");
+    std::fs::write(&path, stored_zip(&[("data.pkl", pkl), ("data/0", &data)])).unwrap();
+    let t = read_checkpoint(&path, &FileBytes::map(&path).unwrap()).unwrap();
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (t[0].name.as_str(), t[0].shape.as_slice()),
+        ("w", &[2u64, 1][..])
+    );
+    assert_eq!(t[0].bytes(), &data[4..12], "storage offset 1, two elements");
+    let _ = std::fs::remove_dir_all(&dir);
+    cases.len()
+}
+
+#[test]
+fn every_cap_of_the_unpickler_holds() {
+    run_resource_cases();
+}
+
 #[test]
 fn every_hostile_checkpoint_is_refused_without_side_effects() {
     let n = run_corpus();
@@ -229,4 +334,5 @@ fn corpus_under_limits() {
 fn corpus_inner() {
     limits::assert_memory_limited(INNER_ENV);
     run_corpus();
+    run_resource_cases();
 }

@@ -10,9 +10,10 @@
 //! dict does not use (object construction, lists, extension codes, ...) are refused.
 //!
 //! Memory is bounded by the input, then capped: objects live in one flat arena (no recursive
-//! structure to overflow the stack when dropped, cycles are harmless), the memo is a map keyed
-//! by the index the file gives (never a vector sized by it), and the stack, the marks, the
-//! memo and the arena each have a fixed limit.
+//! structure to overflow the stack when dropped, cycles are harmless), the memo is a vector
+//! grown one entry at a time for the dense indices pickle writes (0, 1, 2, ...) and a map for
+//! any other index (never a vector sized by an index from the file), and the stack, the
+//! marks, the memo and the arena each have a fixed limit.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -25,10 +26,11 @@ use crate::hf::safetensors::StDtype;
 pub const MAX_STACK: usize = 1 << 20;
 /// Most open marks at once (a state dict nests three).
 pub const MAX_MARKS: usize = 256;
-/// Most memo entries.
-pub const MAX_MEMO: usize = 1 << 22;
-/// Most objects (tuples, dicts, storages, tensors) built; about 8 per tensor.
-pub const MAX_OBJECTS: usize = 1 << 22;
+/// Most memo entries (torch memoizes about 12 values per tensor).
+pub const MAX_MEMO: usize = 1 << 21;
+/// Most objects (tuples, dicts, storages, tensors) built: about 8 per tensor, so a file of
+/// up to ~130,000 tensors; a pickle that builds more (1 byte each) is refused at ~100 MB.
+pub const MAX_OBJECTS: usize = 1 << 20;
 /// Longest `GLOBAL` module or name line.
 const MAX_GLOBAL_LINE: usize = 1024;
 /// Most dimensions of a tensor.
@@ -206,29 +208,34 @@ enum Value {
 #[derive(Debug)]
 enum Obj {
     Tuple(Vec<Value>),
-    Dict(Dict),
+    Dict(Box<Dict>),
     Storage(Storage),
-    Tensor(Tensor),
+    Tensor(Box<Tensor>),
 }
+
+// An arena slot stays small: the big variants are boxed.
+const _: () = assert!(std::mem::size_of::<Obj>() <= 40);
 
 #[derive(Debug, Default)]
 struct Dict {
     ordered: bool,
     entries: Vec<(Rc<str>, Value)>,
-    index: HashMap<Rc<str>, usize>,
+    /// Key → position, made with the first entry (an empty dict allocates nothing).
+    index: Option<Box<HashMap<Rc<str>, usize>>>,
 }
 
 impl Dict {
     /// A Python dict's assignment: a new key goes last, an old one keeps its place.
     fn set(&mut self, key: Rc<str>, value: Value) {
-        match self.index.get(&key) {
+        let index = self.index.get_or_insert_with(Default::default);
+        match index.get(&key) {
             Some(&i) => {
                 if let Some(e) = self.entries.get_mut(i) {
                     e.1 = value;
                 }
             }
             None => {
-                self.index.insert(key.clone(), self.entries.len());
+                index.insert(key.clone(), self.entries.len());
                 self.entries.push((key, value));
             }
         }
@@ -274,7 +281,10 @@ struct Machine<'a> {
     c: Cursor<'a>,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    memo: HashMap<u32, Value>,
+    /// Memo entries 0, 1, 2, ... as pickle writes them.
+    memo: Vec<Value>,
+    /// Memo entries at any other index.
+    sparse_memo: HashMap<u32, Value>,
     arena: Vec<Obj>,
     /// Offset of the opcode being run (for errors).
     at: u64,
@@ -344,21 +354,35 @@ impl Machine<'_> {
 
     fn put(&mut self, index: u32) -> Result<(), PickleError> {
         let v = self.top()?.clone();
-        if self.memo.len() >= MAX_MEMO && !self.memo.contains_key(&index) {
+        let i = index as usize;
+        if let Some(slot) = self.memo.get_mut(i) {
+            *slot = v;
+            return Ok(());
+        }
+        if let Some(slot) = self.sparse_memo.get_mut(&index) {
+            *slot = v;
+            return Ok(());
+        }
+        if self.memo.len() + self.sparse_memo.len() >= MAX_MEMO {
             return Err(PickleError::Limit {
                 offset: self.at,
                 what: "memo entries",
                 limit: MAX_MEMO,
             });
         }
-        self.memo.insert(index, v);
+        if i == self.memo.len() {
+            self.memo.push(v);
+        } else {
+            self.sparse_memo.insert(index, v);
+        }
         Ok(())
     }
 
     fn get(&mut self, index: u32) -> Result<(), PickleError> {
         let v = self
             .memo
-            .get(&index)
+            .get(index as usize)
+            .or_else(|| self.sparse_memo.get(&index))
             .cloned()
             .ok_or_else(|| bad(self.at, format!("memo index {index} was never stored")))?;
         self.push(v)
@@ -597,15 +621,15 @@ impl Machine<'_> {
             }
         };
         let out = match g {
-            Global::OrderedDict if args.is_empty() => Obj::Dict(Dict {
+            Global::OrderedDict if args.is_empty() => Obj::Dict(Box::new(Dict {
                 ordered: true,
                 ..Dict::default()
-            }),
+            })),
             Global::OrderedDict => {
                 return Err(bad(self.at, "OrderedDict called with arguments"));
             }
-            Global::RebuildTensorV2 => Obj::Tensor(self.rebuild_tensor(&args, false)?),
-            Global::RebuildTensorV3 => Obj::Tensor(self.rebuild_tensor(&args, true)?),
+            Global::RebuildTensorV2 => Obj::Tensor(Box::new(self.rebuild_tensor(&args, false)?)),
+            Global::RebuildTensorV3 => Obj::Tensor(Box::new(self.rebuild_tensor(&args, true)?)),
             Global::RebuildParameter => match args.as_slice() {
                 [t, Value::Bool, hooks] => {
                     self.empty_hooks(hooks)?;
@@ -720,7 +744,7 @@ impl Machine<'_> {
                     self.marks.push(self.stack.len());
                 }
                 b'}' => {
-                    let v = self.alloc(Obj::Dict(Dict::default()))?;
+                    let v = self.alloc(Obj::Dict(Box::default()))?;
                     self.push(v)?;
                 }
                 b')' => self.tuple(Vec::new())?,
@@ -813,7 +837,7 @@ impl Machine<'_> {
                     self.put(i)?;
                 }
                 0x94 => {
-                    let i = u32::try_from(self.memo.len())
+                    let i = u32::try_from(self.memo.len() + self.sparse_memo.len())
                         .map_err(|_| bad(self.at, "memo overflow"))?;
                     self.put(i)?;
                 }
@@ -922,7 +946,8 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
         c: Cursor::new(bytes),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: HashMap::new(),
+        memo: Vec::new(),
+        sparse_memo: HashMap::new(),
         arena: Vec::new(),
         at: 0,
     };
