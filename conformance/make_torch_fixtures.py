@@ -43,8 +43,8 @@ TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "golden" / "torch" / "cases.json"
 HOSTILE = TESTDATA / "hostile-torch"
 
-# source fixture -> number of .bin shards
-FIXTURES = {"llama-spm": 1, "qwen2": 2}
+# source fixture -> (number of .bin shards, whether q/k/v are views of one storage per layer)
+FIXTURES = {"llama-spm": (1, True), "qwen2": (2, False)}
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 # The marker every hostile payload would create (the test checks it never appears).
@@ -86,7 +86,22 @@ def state_dict(src: Path) -> dict:
     return sd
 
 
-def make_fixture(name: str, shards: int) -> Path:
+def fuse_qkv(sd: dict) -> None:
+    """Makes each layer's q/k/v projections views of one storage (k and v at a non-zero
+    storage offset), as checkpoints saved from fused modules have them; torch.save then
+    writes that storage once. The values, names and order do not change."""
+    import torch
+    for qname in [k for k in sd if k.endswith("self_attn.q_proj.weight")]:
+        base = qname[: -len("q_proj.weight")]
+        parts = [sd[base + f"{p}_proj.weight"] for p in "qkv"]
+        fused = torch.cat([t.flatten() for t in parts])
+        at = 0
+        for p, t in zip("qkv", parts):
+            sd[base + f"{p}_proj.weight"] = fused[at: at + t.numel()].view(t.shape)
+            at += t.numel()
+
+
+def make_fixture(name: str, shards: int, fused: bool) -> Path:
     import torch
     src = TESTDATA / "hf" / name
     dst = TESTDATA / "hf" / f"{name}-bin"
@@ -94,6 +109,8 @@ def make_fixture(name: str, shards: int) -> Path:
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     sd = state_dict(src)
+    if fused:
+        fuse_qkv(sd)
     if shards == 1:
         torch.save(sd, dst / "pytorch_model.bin")
     else:
@@ -361,15 +378,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, type=Path)
     ap.add_argument("--hostile-only", action="store_true")
+    ap.add_argument("--only", nargs="*", help="source fixtures to remake (others' cases kept)")
     a = ap.parse_args()
     write_hostile()
     if a.hostile_only:
         return
-    cases = {}
+    cases = json.loads(OUT.read_text()) if a.only and OUT.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for source, shards in FIXTURES.items():
-            fixture = make_fixture(source, shards)
+        for source, (shards, fused) in FIXTURES.items():
+            if a.only and source not in a.only:
+                continue
+            fixture = make_fixture(source, shards, fused)
             as_bin = materialize(fixture, scratch / "a", fixture.name)
             renamed = materialize(fixture, scratch / "b", source)
             st = materialize(TESTDATA / "hf" / source, scratch / "c", source)
@@ -387,7 +407,7 @@ def main() -> None:
                 same = case["renamed_sha256"] == case["safetensors_sha256"]
                 print(fixture.name, outtype, case["sha256"][:16], "same as safetensors:", same)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(cases, indent=2) + "\n")
+    OUT.write_text(json.dumps(dict(sorted(cases.items())), indent=2) + "\n")
 
 
 if __name__ == "__main__":

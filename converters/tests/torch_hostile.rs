@@ -274,7 +274,7 @@ fn run_resource_cases() -> usize {
         let e = read_checkpoint(&path, &file)
             .err()
             .unwrap_or_else(|| panic!("{name}: accepted"));
-        check(name, &Expect::Limit(*what), e, &path);
+        check(name, &Expect::Limit(what), e, &path);
     }
     // The same archive with a valid one-tensor pickle is read: the builder is sound.
     let pkl = b"\x80\x02}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00\

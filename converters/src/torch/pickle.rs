@@ -220,22 +220,21 @@ const _: () = assert!(std::mem::size_of::<Obj>() <= 40);
 struct Dict {
     ordered: bool,
     entries: Vec<(Rc<str>, Value)>,
-    /// Key → position, made with the first entry (an empty dict allocates nothing).
-    index: Option<Box<HashMap<Rc<str>, usize>>>,
+    /// Key → position (an empty map allocates nothing).
+    index: HashMap<Rc<str>, usize>,
 }
 
 impl Dict {
     /// A Python dict's assignment: a new key goes last, an old one keeps its place.
     fn set(&mut self, key: Rc<str>, value: Value) {
-        let index = self.index.get_or_insert_with(Default::default);
-        match index.get(&key) {
+        match self.index.get(&key) {
             Some(&i) => {
                 if let Some(e) = self.entries.get_mut(i) {
                     e.1 = value;
                 }
             }
             None => {
-                index.insert(key.clone(), self.entries.len());
+                self.index.insert(key.clone(), self.entries.len());
                 self.entries.push((key, value));
             }
         }
