@@ -15,7 +15,7 @@ Then runs the pinned llama.cpp's `convert_hf_to_gguf.py` for every `--outtype` o
 and writes `testdata/golden/torch/cases.json`. Where `renamed_sha256` equals
 `safetensors_sha256` the reference gives the same bytes from both routes.
 
-Also writes the hostile corpus `testdata/hostile-torch/` (see `hostile()`): checkpoints whose
+Also writes `testdata/golden/torch/dtypes.{bin,json}` (see `write_dtypes()`) and the hostile corpus `testdata/hostile-torch/` (see `hostile()`): checkpoints whose
 pickle tries to run code (each payload would create a marker file) or whose archive is
 malformed. None of these is ever loaded here.
 
@@ -175,14 +175,14 @@ def touch_marker_cmd(tag: str) -> str:
     return f"touch {MARKER}-{tag}"
 
 
-def zip_checkpoint(pkl: bytes, members=None, prefix="archive") -> bytes:
+def zip_checkpoint(pkl: bytes, members=None, prefix="archive", byteorder="little") -> bytes:
     """A torch-style archive (stored members) around `pkl`."""
     b = io.BytesIO()
     with zipfile.ZipFile(b, "w", zipfile.ZIP_STORED) as z:
         def put(name, data):
             z.writestr(zipfile.ZipInfo(f"{prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0)), data)
         put("data.pkl", pkl)
-        put("byteorder", "little")
+        put("byteorder", byteorder)
         for name, data in (members or {}).items():
             put(name, data)
         put("version", "3\n")
@@ -271,7 +271,53 @@ def hostile() -> dict:
     cases["overlapping-members"] = overlapping()
     cases["duplicate-member"] = zip_checkpoint(pk({}), {"data.pkl": pk({})})
     cases["compressed-member"] = compressed(good)
+    # Valid checkpoints we do not read: a transposed (non-contiguous) tensor, big-endian data.
+    b = io.BytesIO()
+    torch.save({"w": torch.zeros(2, 3).t()}, b)
+    cases["non-contiguous"] = b.getvalue()
+    cases["big-endian"] = zip_checkpoint(pk({}), byteorder="big")
     return cases
+
+
+DTYPES_BIN = TESTDATA / "golden" / "torch" / "dtypes.bin"
+
+
+def write_dtypes() -> None:
+    """A checkpoint with every dtype and rebuild function we read, and what each tensor must
+    be: `dtypes.bin` and `dtypes.json` (name, dtype, shape, sha256 of the bytes)."""
+    import torch
+    g = torch.Generator().manual_seed(15)
+    base = torch.randn(4, 6, generator=g)
+    sd = {
+        "f32": base,
+        "f16": base.half(),
+        "bf16": base.bfloat16(),
+        "f64": base.double()[1],
+        "i64": torch.arange(5),
+        "i32": torch.arange(5, dtype=torch.int32),
+        "i16": torch.arange(5, dtype=torch.int16),
+        "i8": torch.arange(-2, 3, dtype=torch.int8),
+        "u8": torch.arange(5, dtype=torch.uint8),
+        "bool": torch.tensor([True, False, True]),
+        "f8_e4m3": base.to(torch.float8_e4m3fn),
+        "f8_e5m2": base.to(torch.float8_e5m2),
+        "scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 3),
+        "param": torch.nn.Parameter(base[2:].clone()),
+        "row_view": base[3],
+    }
+    names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+             torch.float64: "F64", torch.int64: "I64", torch.int32: "I32", torch.int16: "I16",
+             torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL",
+             torch.float8_e4m3fn: "F8_E4M3", torch.float8_e5m2: "F8_E5M2"}
+    DTYPES_BIN.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(sd, DTYPES_BIN)
+    expect = []
+    for k, t in sd.items():
+        raw = t.detach().reshape(-1).view(torch.uint8).numpy().tobytes()
+        expect.append({"name": k, "dtype": names[t.dtype], "shape": list(t.shape),
+                       "sha256": hashlib.sha256(raw).hexdigest()})
+    DTYPES_BIN.with_suffix(".json").write_text(json.dumps(expect, indent=1) + "\n")
 
 
 def legacy_checkpoint() -> bytes:
@@ -381,6 +427,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="source fixtures to remake (others' cases kept)")
     a = ap.parse_args()
     write_hostile()
+    write_dtypes()
     if a.hostile_only:
         return
     cases = json.loads(OUT.read_text()) if a.only and OUT.exists() else {}

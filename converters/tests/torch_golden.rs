@@ -171,3 +171,39 @@ fn bin_tensors_are_the_safetensors_tensors() {
         }
     }
 }
+
+#[test]
+fn every_dtype_reads_as_torch_wrote_it() {
+    // testdata/golden/torch/dtypes.bin: every dtype we read (_rebuild_tensor_v2, v3 for FP8,
+    // _rebuild_parameter), a 0-dim and an empty tensor, views at storage offsets; dtypes.json
+    // holds each tensor's dtype, shape and the sha256 of its bytes as torch has them.
+    use ggufkit::mapped::FileBytes;
+    use ggufkit_converters::torch::checkpoint::read_checkpoint;
+    use sha2::{Digest, Sha256};
+    let path = testdata("golden/torch/dtypes.bin");
+    let tensors = read_checkpoint(&path, &FileBytes::map(&path).unwrap()).unwrap();
+    let expect = read_json(&testdata("golden/torch/dtypes.json"));
+    let expect = expect.as_array().unwrap();
+    assert_eq!(tensors.len(), expect.len());
+    for (t, e) in tensors.iter().zip(expect) {
+        let shape: Vec<u64> = e["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        assert_eq!(t.name, e["name"].as_str().unwrap(), "order");
+        assert_eq!(t.dtype.name(), e["dtype"].as_str().unwrap(), "{}", t.name);
+        assert_eq!(t.shape, shape, "{}", t.name);
+        let sha: String = Sha256::digest(t.bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            sha,
+            e["sha256"].as_str().unwrap(),
+            "{}: bytes differ",
+            t.name
+        );
+    }
+}

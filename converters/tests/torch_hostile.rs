@@ -112,6 +112,8 @@ const CASES: &[(&str, Expect)] = &[
     ("overlapping-members", Expect::Zip("overlap")),
     ("duplicate-member", Expect::Zip("appears twice")),
     ("compressed-member", Expect::Archive("is compressed")),
+    ("non-contiguous", Expect::Tensor("not contiguous")),
+    ("big-endian", Expect::Archive("only little-endian")),
     ("legacy-format", Expect::Legacy),
     ("not-a-checkpoint", Expect::NotACheckpoint),
 ];
