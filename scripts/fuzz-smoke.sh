@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-30}
 export RUSTC_BOOTSTRAP=1
 TD=testdata
-TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index tokenizer_normalizers config_merge"
+TARGETS="gguf_parse imatrix dequantize safetensors config_json legacy tokenizer_model tokenizer_json safetensors_index tokenizer_normalizers config_merge torch_checkpoint"
 seeds() { # target -> seed files (missing ones are skipped)
   case "$1" in
     # golden-cache: the golden GGUF files the tests made (scripts/test runs first in CI).
@@ -29,6 +29,7 @@ seeds() { # target -> seed files (missing ones are skipped)
     # Structure-aware: the input's bytes choose components and parameters; any bytes seed.
     tokenizer_normalizers) find $TD/hostile-hf -name 'tokenizer.json' | head -20 ;;
     config_merge) find $TD/hf $TD/hostile-hf -name 'config.json' | head -20 ;;
+    torch_checkpoint) ls $TD/hostile-torch/*.bin; find $TD/hf -name 'pytorch_model*.bin' ;;
   esac 2>/dev/null
   ls $TD/fuzz-regressions/"$1"/* 2>/dev/null
   true

@@ -91,8 +91,9 @@ use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
     verbatim_doc_comment
 )]
 struct Cli {
-    /// The model: a HuggingFace directory (config.json, *.safetensors, tokenizer files; an
-    /// HF cache snapshot folder works too), a GGUF file or a legacy .bin; or a model id in
+    /// The model: a HuggingFace directory (config.json, *.safetensors or pytorch_model*.bin,
+    /// tokenizer files; an HF cache snapshot folder works too), a GGUF file or a legacy .bin;
+    /// or a model id in
     /// the local HuggingFace cache (`Qwen/Qwen2.5-0.5B-Instruct`, `hf:org/name`), whose
     /// outputs then go to the current directory unless OUT or --outdir says otherwise.
     #[arg(required_unless_present_any = ["batch", "list_architectures"])]

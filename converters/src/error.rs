@@ -58,22 +58,14 @@ pub enum ConvertError {
         /// The feature, and why it is refused.
         feature: String,
     },
-    /// A model directory without safetensors weights.
+    /// A model directory without weights.
     #[error(
-        "{}: {}",
-        .dir.display(),
-        if *.pickles_only {
-            "only PyTorch pickle weights (pytorch_model*.bin) found; convert them to \
-             safetensors first (pickles are not read, for safety)"
-        } else {
-            "no model*.safetensors files found"
-        }
+        "{}: no model*.safetensors or pytorch_model*.bin files found",
+        .dir.display()
     )]
     NoWeights {
         /// The model directory.
         dir: PathBuf,
-        /// Whether it holds PyTorch pickles (`pytorch_model*.bin`).
-        pickles_only: bool,
     },
     /// A vocabulary larger than the reader accepts.
     #[error("vocab_size {size} is larger than {max}")]
@@ -104,6 +96,10 @@ pub enum ConvertError {
     /// tensor and problem).
     #[error(transparent)]
     Legacy(#[from] Box<crate::legacy::LegacyError>),
+    /// A PyTorch checkpoint that cannot be read (typed: the file and the problem, e.g. a
+    /// global outside the unpickler's allow-list).
+    #[error(transparent)]
+    Torch(#[from] Box<crate::torch::TorchError>),
 }
 
 impl ConvertError {

@@ -8,6 +8,9 @@
 //!   llama.cpp's `convert_hf_to_gguf.py` converts it.
 //! * [`legacy`]: pre-GGUF GGML / GGMF / GGJT llama files, as `convert_llama_ggml_to_gguf.py`
 //!   converts them.
+//! * [`torch`]: PyTorch checkpoints (`pytorch_model*.bin`) of a HuggingFace directory,
+//!   read without running their pickle; the [`hf`] reader uses them when the directory has
+//!   no safetensors weights.
 //! * [`hub`]: HuggingFace model ids resolved in the local HuggingFace cache.
 //! * [`batch`]: several outputs from one read of a source, several sources at once
 //!   (`gguf-convert --outtype a,b,c`, `gguf-convert --batch jobs.toml`).
@@ -32,5 +35,6 @@ pub mod error;
 pub mod hf;
 pub mod hub;
 pub mod legacy;
+pub mod torch;
 
 pub use error::ConvertError;

@@ -108,6 +108,7 @@ fn variant(e: &ConvertError) -> &'static str {
         | ConvertError::NotACount { .. }
         | ConvertError::UnprocessedExperts { .. } => "Other",
         ConvertError::Legacy(_) => "Legacy",
+        ConvertError::Torch(_) => "Torch",
     }
 }
 

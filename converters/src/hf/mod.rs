@@ -3,7 +3,8 @@
 //! [`read_hf_dir`] returns the IR with every tensor already in its output type for the
 //! plain outtypes (f32, f16, bf16, q8_0, tq1_0, tq2_0); quantized outtypes are applied by
 //! the caller with `ggufkit::quantize::plan` on the f32 IR. Nothing is read whole: tensors
-//! that need no conversion point at byte ranges of the mapped safetensors files, the others
+//! that need no conversion point at byte ranges of the mapped safetensors files (or PyTorch
+//! checkpoints, [`crate::torch`], when the directory has no safetensors), the others
 //! are lazy transforms computed when the writer asks for them.
 //!
 //! Modules: [`config`] (config.json and transformers defaults), [`safetensors`] (shards and
@@ -165,7 +166,12 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         nearest: nearest_architectures(&hp.arch),
         supported: supported_architectures().len(),
     })?;
-    let shards = safetensors::index_dir(dir)?;
+    // The reference reads `.bin` parts only when there are no safetensors weights.
+    let shards = if safetensors::is_safetensors(dir)? {
+        safetensors::index_dir(dir)?
+    } else {
+        crate::torch::index_dir(dir)?
+    };
     let entries = tensors::collect(arch, shards.tensors);
     let outtype = match opts.outtype {
         OutType::Auto => {

@@ -281,10 +281,44 @@ pub struct Shards {
     pub files: Vec<PathBuf>,
 }
 
+/// One kind of weight file a model directory holds: how its parts are named and read.
+pub struct PartFormat {
+    /// The index naming the shards (`model.safetensors.index.json`).
+    pub index_name: &'static str,
+    /// Part file names start with this (`model`)...
+    pub prefix: &'static str,
+    /// ... and end with this (`.safetensors`).
+    pub suffix: &'static str,
+    /// Reads one mapped part into its tensors, in the converter's order within the file.
+    pub parse: fn(&Path, &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError>,
+}
+
+/// Safetensors parts: `model*.safetensors`, `model.safetensors.index.json`.
+pub const SAFETENSORS: PartFormat = PartFormat {
+    index_name: "model.safetensors.index.json",
+    prefix: "model",
+    suffix: ".safetensors",
+    parse: parse_file,
+};
+
+/// Whether `dir` holds safetensors weights as the reference decides it (`index_tensors`):
+/// a `model*.safetensors` file or `model.safetensors.index.json`. Then they are read, and
+/// any PyTorch `.bin` files beside them are ignored.
+pub fn is_safetensors(dir: &Path) -> Result<bool, ConvertError> {
+    Ok(dir.join(SAFETENSORS.index_name).is_file() || !list_parts(dir, &SAFETENSORS)?.is_empty())
+}
+
 /// Finds, maps and parses the shards of `dir`, checking them against the index if any.
 pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
-    let index_path = dir.join("model.safetensors.index.json");
-    let mut parts = list_parts(dir)?;
+    index_parts(dir, &SAFETENSORS)
+}
+
+/// Finds, maps and parses the parts of `dir` in `format`, checking them against its index
+/// if any: the parts the index names (sorted, unique), else the files named like parts,
+/// sorted.
+pub fn index_parts(dir: &Path, format: &PartFormat) -> Result<Shards, ConvertError> {
+    let index_path = dir.join(format.index_name);
+    let mut parts = list_parts(dir, format)?;
     let mut weight_map: Option<HashMap<String, String>> = None;
     if index_path.is_file() {
         let text = ggufkit::mapped::read_input_to_string(&index_path)
@@ -333,17 +367,8 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
         weight_map = Some(wm);
     }
     if parts.is_empty() {
-        let has_bin = std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.flatten().any(|e| {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    n.starts_with("pytorch_model") && n.ends_with(".bin")
-                })
-            })
-            .unwrap_or(false);
         return Err(ConvertError::NoWeights {
             dir: dir.to_path_buf(),
-            pickles_only: has_bin,
         });
     }
     let mut tensors = Vec::new();
@@ -370,7 +395,7 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
             return Err(ConvertError::format(&path, None, what));
         }
         let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
-        let mut t = parse_file(&path, &bytes)?;
+        let mut t = (format.parse)(&path, &bytes)?;
         for tensor in &t {
             if let Some(&earlier) = seen.get(tensor.name.as_str()) {
                 return Err(ConvertError::format(
@@ -441,14 +466,15 @@ fn is_plain_file_name(name: &str) -> bool {
     ) && !name.contains('\\')
 }
 
-/// `model*.safetensors` in `dir`, sorted (symlinks followed, as in HF cache snapshots).
-fn list_parts(dir: &Path) -> Result<Vec<String>, ConvertError> {
+/// The part files of `format` in `dir` (`model*.safetensors`), sorted (symlinks followed,
+/// as in HF cache snapshots).
+fn list_parts(dir: &Path, format: &PartFormat) -> Result<Vec<String>, ConvertError> {
     let rd = std::fs::read_dir(dir).map_err(|e| ConvertError::io(dir, e))?;
     let mut parts = Vec::new();
     for e in rd {
         let e = e.map_err(|e| ConvertError::io(dir, e))?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("model") && name.ends_with(".safetensors") {
+        if name.starts_with(format.prefix) && name.ends_with(format.suffix) {
             parts.push(name);
         }
     }

@@ -1,0 +1,196 @@
+//! A `torch.save` checkpoint → its tensors as checked byte ranges of the mapped file.
+//!
+//! The archive's members are `<archive>/data.pkl` (the state dict), `<archive>/data/<key>`
+//! (one storage each) and a few small records (`byteorder`, `version`); `<archive>` is the
+//! part of the first member's name before its `/` (torch names it after the file it first
+//! saved to). A tensor is a view of a storage: element offset, shape and strides. We read
+//! views that are contiguous (row-major strides; size-1 dimensions may have any stride), the
+//! only kind a saved state dict normally holds, and refuse others by name.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use ggufkit::mapped::FileBytes;
+
+use super::zip::{self, Member};
+use super::{pickle, TorchError, TorchErrorKind};
+use crate::hf::safetensors::StTensor;
+use crate::ConvertError;
+
+/// The first bytes of a legacy checkpoint: pickle protocol 2, then `LONG1` of the magic
+/// number 0x1950a86a20f9469cfc6c.
+const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19";
+
+/// Whether `bytes` look like a checkpoint of torch before 1.6: a bare pickle (the magic
+/// number first, or any pickle protocol opcode) or a tar archive (`ustar` at 257).
+fn is_legacy(bytes: &[u8]) -> bool {
+    bytes.starts_with(LEGACY_MAGIC)
+        || bytes.first() == Some(&0x80)
+        || bytes.get(257..262) == Some(&b"ustar"[..])
+}
+
+/// Reads the checkpoint `file` (mapped from `path`): its state dict's tensors in the dict's
+/// order, each a checked range of the file.
+pub fn read_checkpoint(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError> {
+    let err = |kind: TorchErrorKind| TorchError::convert_error(path, kind);
+    let bytes: &[u8] = file;
+    if !zip::looks_like_zip(bytes) {
+        return Err(err(if is_legacy(bytes) {
+            TorchErrorKind::Legacy
+        } else {
+            TorchErrorKind::NotACheckpoint
+        }));
+    }
+    let members = zip::read_members(bytes).map_err(|e| err(e.into()))?;
+    let archive = |problem: String| err(TorchErrorKind::Archive(problem));
+    let first = members
+        .first()
+        .ok_or_else(|| archive("the zip archive is empty".into()))?;
+    let prefix = first
+        .name
+        .split_once('/')
+        .map(|(p, _)| p.to_string())
+        .ok_or_else(|| {
+            archive(format!(
+                "the first member '{}' is not in a directory (torch archives hold \
+                 <archive>/data.pkl)",
+                first.name
+            ))
+        })?;
+    let by_name: HashMap<&str, &Member> = members.iter().map(|m| (m.name.as_str(), m)).collect();
+    let stored = |name: &str| -> Result<Option<&Member>, ConvertError> {
+        match by_name.get(name) {
+            None => Ok(None),
+            Some(m) if m.method != 0 => Err(archive(format!(
+                "member '{name}' is compressed (method {}); torch stores checkpoint members \
+                 uncompressed",
+                m.method
+            ))),
+            Some(m) => Ok(Some(m)),
+        }
+    };
+
+    if let Some(m) = stored(&format!("{prefix}/byteorder"))? {
+        let order = m.data(bytes);
+        if order != b"little" {
+            return Err(archive(format!(
+                "byte order {:?}: only little-endian checkpoints are supported",
+                String::from_utf8_lossy(order)
+            )));
+        }
+    }
+    let pkl_name = format!("{prefix}/data.pkl");
+    let pkl = stored(&pkl_name)?
+        .ok_or_else(|| archive(format!("no '{pkl_name}' member: not a torch.save archive")))?;
+    let pkl_bytes = pkl.data(bytes);
+    if zip::crc32(pkl_bytes) != pkl.crc32 {
+        return Err(archive(format!(
+            "member '{pkl_name}' fails its CRC-32 check (corrupt file)"
+        )));
+    }
+    let specs = pickle::load_state_dict(pkl_bytes).map_err(|e| err(e.into()))?;
+
+    let mut out = Vec::with_capacity(specs.len());
+    for s in specs {
+        let terr = |problem: String| {
+            err(TorchErrorKind::Tensor {
+                name: s.name.clone(),
+                problem,
+            })
+        };
+        let member_name = format!("{prefix}/data/{}", s.storage);
+        let member = stored(&member_name)?.ok_or_else(|| {
+            terr(format!(
+                "its storage '{}' has no member '{member_name}' in the archive",
+                s.storage
+            ))
+        })?;
+        if member.size != s.storage_bytes {
+            return Err(terr(format!(
+                "storage '{}' is {} bytes in the archive but the pickle declares {}",
+                s.storage, member.size, s.storage_bytes
+            )));
+        }
+        let elem = s.dtype.size();
+        let numel = s
+            .shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| terr(format!("shape {:?} overflows", s.shape)))?;
+        check_contiguous(&s.shape, &s.stride, numel).map_err(&terr)?;
+        let len = numel
+            .checked_mul(elem)
+            .ok_or_else(|| terr(format!("shape {:?} overflows", s.shape)))?;
+        let start = s
+            .offset
+            .checked_mul(elem)
+            .filter(|&o| o.checked_add(len).is_some_and(|end| end <= member.size))
+            .ok_or_else(|| {
+                terr(format!(
+                    "elements [{}, +{numel}) of {} run past its storage '{}' of {} bytes",
+                    s.offset,
+                    s.dtype.name(),
+                    s.storage,
+                    member.size
+                ))
+            })?;
+        // In the file by construction: data_offset + size <= file length (zip.rs).
+        let offset = usize::try_from(member.data_offset + start)
+            .map_err(|_| terr("offset does not fit in memory".into()))?;
+        out.push(StTensor {
+            name: s.name,
+            dtype: s.dtype,
+            shape: s.shape,
+            file: file.clone(),
+            offset,
+            len: len as usize,
+        });
+    }
+    Ok(out)
+}
+
+/// Row-major strides for `shape`, except where a dimension of size 1 makes the stride
+/// irrelevant; an empty tensor is contiguous whatever its strides.
+fn check_contiguous(shape: &[u64], stride: &[u64], numel: u64) -> Result<(), String> {
+    if numel == 0 {
+        return Ok(());
+    }
+    let mut expect = 1u64;
+    for (i, (&d, &s)) in shape.iter().zip(stride).enumerate().rev() {
+        if d != 1 && s != expect {
+            return Err(format!(
+                "not contiguous (shape {shape:?}, strides {stride:?}: dimension {i} has stride \
+                 {s}, {expect} expected); only contiguous tensors are read"
+            ));
+        }
+        expect = expect.saturating_mul(d);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguity() {
+        assert!(check_contiguous(&[2, 3], &[3, 1], 6).is_ok());
+        assert!(check_contiguous(&[3, 2], &[1, 3], 6).is_err());
+        assert!(check_contiguous(&[1, 4], &[99, 1], 4).is_ok());
+        assert!(check_contiguous(&[0, 4], &[0, 0], 0).is_ok());
+        assert!(check_contiguous(&[], &[], 1).is_ok());
+    }
+
+    #[test]
+    fn legacy_and_garbage_are_told_apart() {
+        let path = Path::new("pytorch_model.bin");
+        let kind = |b: &[u8]| match read_checkpoint(path, &FileBytes::from_vec(b.to_vec())) {
+            Err(ConvertError::Torch(e)) => e.kind,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(kind(LEGACY_MAGIC), TorchErrorKind::Legacy));
+        assert!(matches!(kind(b"hello"), TorchErrorKind::NotACheckpoint));
+        assert!(matches!(kind(b"PK\x03\x04"), TorchErrorKind::Zip(_)));
+    }
+}
