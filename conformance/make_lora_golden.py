@@ -45,6 +45,10 @@ ADAPTERS = {
     # An aLoRA: its invocation tokens become adapter.alora.invocation_tokens.
     "llama-alora": ("llama-spm", 4, 8, ["q_proj", "v_proj"], torch.float32,
                     {"alora": [1, 15, 29]}),
+    # PEFT's older format: adapter_model.bin (torch.save of the state dict, in PEFT's order:
+    # per layer, per module, A then B; not sorted as safetensors is).
+    "llama-lora-bin": ("llama-spm", 8, 16, ["v_proj", "q_proj", "down_proj"], torch.float32,
+                       {"bin": True}),
 }
 OUTTYPES = ["f32", "f16", "bf16", "q8_0", "auto"]
 
@@ -86,7 +90,10 @@ def make_adapter(case: str) -> None:
     if d.exists():
         shutil.rmtree(d)
     d.mkdir(parents=True)
-    save_file(t, d / "adapter_model.safetensors", metadata={"format": "pt"})
+    if extras.get("bin"):
+        torch.save(t, d / "adapter_model.bin")
+    else:
+        save_file(t, d / "adapter_model.safetensors", metadata={"format": "pt"})
     conf = {"base_model_name_or_path": base, "peft_type": "LORA", "task_type": "CAUSAL_LM",
             "r": r, "lora_alpha": alpha, "lora_dropout": 0.0, "bias": "none",
             "target_modules": targets}

@@ -100,18 +100,27 @@ pub fn read_lora_dir(
         .ok_or_else(|| ConvertError::format(&cfg_path, None, "no numeric \"lora_alpha\""))?;
     let invocation = alora_tokens(&lparams, &cfg_path)?;
 
-    let path = dir.join("adapter_model.safetensors");
+    // safetensors first, else a PyTorch checkpoint (read without running its pickle).
+    let st = dir.join("adapter_model.safetensors");
+    let (path, is_torch) = if st.is_file() || !dir.join("adapter_model.bin").is_file() {
+        (st, false)
+    } else {
+        (dir.join("adapter_model.bin"), true)
+    };
     if !path.is_file() {
-        let problem = if dir.join("adapter_model.bin").is_file() {
-            "adapter_model.bin (PyTorch) adapters are not supported yet: save the adapter as \
-             safetensors (PEFT's save_pretrained(safe_serialization=True))"
-        } else {
-            "missing adapter_model.safetensors"
-        };
-        return Err(ConvertError::format(&path, None, problem));
+        return Err(ConvertError::format(
+            &path,
+            None,
+            "missing adapter_model.safetensors (or adapter_model.bin)",
+        ));
     }
     let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
-    let (plain, pairs) = pair_up(arch, &path, parse_file(&path, &bytes)?)?;
+    let read = if is_torch {
+        crate::torch::checkpoint::read_checkpoint(&path, &bytes)?
+    } else {
+        parse_file(&path, &bytes)?
+    };
+    let (plain, pairs) = pair_up(arch, &path, read)?;
 
     // convert_lora_to_gguf.py's choices; its `auto` fails (a LoRA tensor has no `dim()`).
     let outtype = match opts.outtype {
