@@ -20,6 +20,7 @@
 //! assert_eq!(keys, ["general.architecture", "general.name", "tokenizer.chat_template"]);
 //! ```
 
+pub mod copy;
 pub mod inplace;
 
 use crate::gguf::keys::general::ARCHITECTURE;

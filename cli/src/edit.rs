@@ -10,11 +10,13 @@ use anyhow::{anyhow, Context};
 use clap::Parser;
 use regex::Regex;
 
+use ggufkit::edit::copy;
 use ggufkit::edit::inplace::{self, Faults, Recovery};
 use ggufkit::edit::{apply, set_scalar, ChatTemplate, MetadataEdits};
 use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
+use ggufkit::output::OutputRules;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 use ggufkit::quantize::KvOverride;
 
@@ -304,6 +306,17 @@ fn write(
     overwrite: bool,
     sync: bool,
 ) -> Result<u64, Failure> {
+    // The data section as it is, copied by the kernel, when that gives the same bytes.
+    if let Some(layout) = copy::plan(file, &metadata) {
+        let inputs: Vec<&Path> = if replacing { Vec::new() } else { vec![input] };
+        let rules = OutputRules {
+            inputs: &inputs,
+            overwrite: overwrite || replacing,
+            sync,
+        };
+        return copy::write(file, &layout, input, target, &rules)
+            .map_err(|e| Failure::Run(e.into()));
+    }
     let mut model = Model::from_gguf(file);
     model.metadata = metadata;
     let plan = OutputPlan {

@@ -120,3 +120,54 @@ fn in_place_dry_run_force_and_refusals() {
 fn conv_input() -> std::path::PathBuf {
     support::golden::golden_gguf("llama-spm", "convert-f16")
 }
+
+/// An edit copies the data section by the kernel only when that gives the engine's bytes: an
+/// input whose padding is not zero is copied tensor by tensor, so the output's padding is
+/// zero (as gguf_new_metadata.py writes it) and the tensors are unchanged.
+#[test]
+fn nonzero_padding_is_not_copied_raw() {
+    use ggufkit::ir::{Model, Tensor, TensorData};
+    let dir = scratch("edit-padding");
+    let source = dir.join("source.gguf");
+    // Two F32 tensors of 3 elements: 20 bytes of padding after each.
+    let mut model = Model::default();
+    model.metadata.set("general.architecture", "llama");
+    for name in ["a.weight", "b.weight"] {
+        model.tensors.push(Tensor {
+            name: name.into(),
+            dims: vec![3],
+            ty: ggufkit::quantizers::GgmlType::F32,
+            data: TensorData::Owned(std::sync::Arc::new(vec![7u8; 12])),
+        });
+    }
+    ggufkit::write::write_model(&model, &source, &Default::default()).unwrap();
+    let input = dir.join("padded.gguf");
+    let mut bytes = std::fs::read(&source).unwrap();
+    let file = ggufkit::gguf::GgufFile::open(&source).unwrap();
+    // The first tensor whose size is not a multiple of the alignment has padding after it.
+    let t = file
+        .tensors
+        .iter()
+        .find(|t| t.nbytes % file.alignment as u64 != 0)
+        .expect("a padded tensor");
+    let pad_at = (file.data_offset + t.offset + t.nbytes) as usize;
+    bytes[pad_at] = 0xAA;
+    std::fs::write(&input, &bytes).unwrap();
+    let out = dir.join("out.gguf");
+    let o = edit(&[s(&input), s(&out), "--general-name", "Padded"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let edited = ggufkit::gguf::GgufFile::open(&out).unwrap();
+    let ob = std::fs::read(&out).unwrap();
+    for (a, b) in file.tensors.iter().zip(&edited.tensors) {
+        let (ia, ib) = (
+            (file.data_offset + a.offset) as usize,
+            (edited.data_offset + b.offset) as usize,
+        );
+        assert_eq!(
+            bytes[ia..ia + a.nbytes as usize],
+            ob[ib..ib + b.nbytes as usize]
+        );
+    }
+    let pad_out = (edited.data_offset + t.offset + t.nbytes) as usize;
+    assert_eq!(ob[pad_out], 0, "padding copied from the input");
+}
