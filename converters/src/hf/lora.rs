@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::expr::Expr;
 use super::safetensors::{parse_file, StTensor};
 use super::tensors::{self, Entry, LoraPair};
-use super::{arch, config, metadata, to_ir, HfConversion, HfOptions, OutType};
+use super::{arch, config, metadata, to_ir_all, HfConversion, HfOptions, OutType};
 use crate::ConvertError;
 
 /// The adapter file a PEFT directory holds.
@@ -171,14 +171,7 @@ pub fn read_lora_dir(
         Some("LoRA"),
     ) + ".gguf";
 
-    let mut sources = Vec::with_capacity(planned.len());
-    let mut tensors = Vec::with_capacity(planned.len());
-    for p in planned {
-        let mut names = Vec::new();
-        p.expr.sources(&mut names);
-        sources.push(names.join(", "));
-        tensors.push(to_ir(p));
-    }
+    let (sources, tensors) = to_ir_all(planned);
     Ok(HfConversion {
         model: Model {
             metadata: md,

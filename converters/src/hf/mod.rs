@@ -251,14 +251,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         Err(e) => return Err(e),
     };
 
-    let mut sources = Vec::with_capacity(planned.len());
-    let mut tensors = Vec::with_capacity(planned.len());
-    for p in planned {
-        let mut names = Vec::new();
-        p.expr.sources(&mut names);
-        sources.push(names.join(", "));
-        tensors.push(to_ir(p));
-    }
+    let (sources, tensors) = to_ir_all(planned);
     Ok(HfConversion {
         model: Model {
             metadata: md,
@@ -331,6 +324,18 @@ fn check_vocab_padding(
 
 /// A planned tensor as an IR tensor: a mapped byte range when the source already has the
 /// output type and needs no transform, a lazy transform otherwise.
+/// The planned tensors as IR, with their HF source names (for `--dry-run`).
+fn to_ir_all(planned: Vec<tensors::Planned>) -> (Vec<String>, Vec<Tensor>) {
+    planned
+        .into_iter()
+        .map(|p| {
+            let mut names = Vec::new();
+            p.expr.sources(&mut names);
+            (names.join(", "), to_ir(p))
+        })
+        .unzip()
+}
+
 fn to_ir(p: tensors::Planned) -> Tensor {
     let dims: Vec<u64> = if p.expr.shape().is_empty() {
         vec![1]

@@ -199,7 +199,18 @@ fn terr(name: &str, problem: impl Into<String>) -> ConvertError {
     }
 }
 
-impl Modifier<'_> {
+impl<'a> Modifier<'a> {
+    fn new(arch: &'a Arch, hp: &'a Hparams, dir: &'a Path) -> Result<Self, ConvertError> {
+        Ok(Modifier {
+            arch,
+            hp,
+            dir,
+            map: TensorMap::new(arch.tensors, arch.tensor_overrides, hp.block_count()?),
+            experts: HashMap::new(),
+            vocab_rows: None,
+        })
+    }
+
     fn map_name(&self, name: &str) -> Result<String, ConvertError> {
         self.map.get(name).ok_or_else(|| {
             terr(
@@ -406,15 +417,7 @@ pub fn plan(
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
-    let n_blocks = hp.block_count()?;
-    let mut m = Modifier {
-        arch,
-        hp,
-        dir,
-        map: TensorMap::new(arch.tensors, arch.tensor_overrides, n_blocks),
-        experts: HashMap::new(),
-        vocab_rows: None,
-    };
+    let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, ()> = HashMap::new();
     let mut push = |name: String, expr: Expr, bid: Option<u64>| -> Result<(), ConvertError> {
@@ -470,15 +473,7 @@ pub fn plan_lora(
     plain: Vec<Entry>,
     pairs: Vec<LoraPair>,
 ) -> Result<Vec<Planned>, ConvertError> {
-    let n_blocks = hp.block_count()?;
-    let mut m = Modifier {
-        arch,
-        hp,
-        dir,
-        map: TensorMap::new(arch.tensors, arch.tensor_overrides, n_blocks),
-        experts: HashMap::new(),
-        vocab_rows: None,
-    };
+    let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut push = |name: String, expr: Expr, bid: Option<u64>| {
         let shape = expr.shape();
