@@ -8,7 +8,7 @@
 use super::blocks::BlockIq1S;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
-use super::iq_lattice::{self, MAX_NEIGHBOURS};
+use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
 use std::mem::{offset_of, size_of};
@@ -84,13 +84,12 @@ superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
     setup {
         let lat = iq_lattice::iq1s();
-        let mut d2 = [0f32; MAX_NEIGHBOURS];
         let mut weight = [0f32; 32];
         let mut pairs = [(0f32, 0u8); 32];
         let mut tmp = [(0f32, 0u8); 32];
         let mut l = [0i8; 32];
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let qw = qw.ok_or("iq1_s needs an importance matrix")?;
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 8];
@@ -144,6 +143,7 @@ superblock_quantizer! {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
+                            v8,
                             lat,
                             list,
                             xbl,
@@ -153,7 +153,6 @@ superblock_quantizer! {
                             xx,
                             lk,
                             2048,
-                            &mut d2,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }

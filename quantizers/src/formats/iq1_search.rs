@@ -5,7 +5,8 @@
 //! code 0, 1 and 2) find the best unconstrained fit; each 8 values are then moved to the
 //! IQ1 grid, through the neighbour lists when they are off it.
 
-use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
+use super::iq_lattice::Lattice;
+use crate::simd::V8;
 
 /// Sorts `(value, index)` pairs by value the way glibc's `qsort` does for small arrays: a
 /// top-down merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element
@@ -67,7 +68,8 @@ fn glibc_msort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
 /// input there).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn best_neighbour2(
+pub(crate) fn best_neighbour2<S: V8>(
+    s: S,
     lat: &Lattice,
     list: usize,
     row: &[f32],
@@ -77,11 +79,10 @@ pub(crate) fn best_neighbour2(
     xx: &[f32; 3],
     l: &mut [i8],
     ngrid: usize,
-    d2: &mut [f32; MAX_NEIGHBOURS],
 ) -> Option<u16> {
     let xval = &row[at..at + 8];
     let mut best_score = f32::MAX;
-    let mut best = lat.best_neighbour_iq1(list, xval, w, scale, xx, d2);
+    let mut best = lat.best_neighbour_iq1(s, list, xval, w, scale, xx);
     if best.is_none() {
         for g in 0..ngrid {
             let x = *row.get(at + g)?;
