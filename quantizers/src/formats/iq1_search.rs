@@ -17,12 +17,27 @@ use crate::simd::V8;
 /// order; any sort by (value, index) then gives the same result, so that case takes the
 /// standard library's sort.
 pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
-    if v.iter().all(|p| !p.0.is_nan()) {
-        v.sort_unstable_by(|a, b| {
-            a.0.partial_cmp(&b.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.1.cmp(&b.1))
-        });
+    if v.len() <= 32 && v.iter().all(|p| !p.0.is_nan()) {
+        // Sorted as integers: the value's bits mapped to an unsigned key in the same order
+        // (−0 and +0 made equal, as the comparison has them), then the index.
+        let mut keys = [0u64; 32];
+        let mut vals = [0f32; 256];
+        for (key, &(x, i)) in keys.iter_mut().zip(v.iter()) {
+            let bits = if x == 0.0 { 0 } else { x.to_bits() };
+            let ord = if bits >> 31 == 1 {
+                !bits
+            } else {
+                bits | 0x8000_0000
+            };
+            *key = (u64::from(ord) << 8) | u64::from(i);
+            vals[i as usize] = x;
+        }
+        let keys = &mut keys[..v.len()];
+        keys.sort_unstable();
+        for (p, &key) in v.iter_mut().zip(keys.iter()) {
+            let i = key as u8;
+            *p = (vals[i as usize], i);
+        }
         return;
     }
     glibc_msort(v, tmp);
