@@ -146,6 +146,9 @@ pub(crate) trait V8: Copy {
     /// reproduced on the bits (exact for every input, NaN and out-of-range included),
     /// then the clamp, done on the exactly converted integer.
     fn level(self, v: Self::F, lo: f32, hi: f32) -> Self::F;
+    /// The smallest lane of `v`, whose lanes must not be NaN (which of two equal zeros is
+    /// unspecified).
+    fn hmin(self, v: Self::F) -> f32;
     /// Eight u32 lanes.
     type U: Copy;
     /// Eight u16 values, zero-extended.
@@ -167,6 +170,10 @@ pub(crate) struct Scalar;
 impl V8 for Scalar {
     type F = [f32; 8];
     type U = [u32; 8];
+    #[inline(always)]
+    fn hmin(self, v: [f32; 8]) -> f32 {
+        v.into_iter().fold(f32::INFINITY, f32::min)
+    }
     #[inline(always)]
     fn load_u16(self, a: &[u16; 8]) -> [u32; 8] {
         a.map(u32::from)
@@ -310,6 +317,10 @@ macro_rules! sse2_binary {
 impl V8 for Sse2 {
     type F = [__m128; 2];
     type U = [u32; 8];
+    #[inline(always)]
+    fn hmin(self, v: [__m128; 2]) -> f32 {
+        self.to_array(v).into_iter().fold(f32::INFINITY, f32::min)
+    }
     #[inline(always)]
     fn load_u16(self, a: &[u16; 8]) -> [u32; 8] {
         a.map(u32::from)
@@ -490,6 +501,16 @@ macro_rules! avx_binary {
 impl V8 for Avx2 {
     type F = __m256;
     type U = __m256i;
+    #[inline(always)]
+    fn hmin(self, v: __m256) -> f32 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe {
+            let a = _mm256_min_ps(v, _mm256_permute2f128_ps::<1>(v, v));
+            let b = _mm256_min_ps(a, _mm256_shuffle_ps::<0b01_00_11_10>(a, a));
+            let c = _mm256_min_ps(b, _mm256_shuffle_ps::<0b10_11_00_01>(b, b));
+            _mm256_cvtss_f32(c)
+        }
+    }
     #[inline(always)]
     fn load_u16(self, a: &[u16; 8]) -> __m256i {
         // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned load reads exactly the
@@ -693,6 +714,12 @@ mod tests {
                 let want = crate::common::nearest_int(v).clamp(-4, 3) as f32;
                 assert_eq!(l[i], want, "level {v:e}");
             }
+        }
+        for chunk in edge_values().chunks_exact(8) {
+            let v: [f32; 8] =
+                std::array::from_fn(|i| if chunk[i].is_nan() { 1.0 } else { chunk[i] });
+            let want = v.iter().fold(f32::INFINITY, |m, &x| m.min(x));
+            assert_eq!(s.hmin(s.load(&v)), want, "hmin {v:?}");
         }
         let table = [1.5f32, -2.0, 3.25, f32::NAN, 0.0, -0.0, 7.0, 1e30];
         let codes: [u16; 8] = [0, 0xffff, 0x1234, 0x8001, 7, 0x00f0, 0x4321, 0xabcd];

@@ -21,6 +21,9 @@ use super::iq_grids::{
 /// Map entry of a point with no table (a lane code outside the lattice's levels).
 const INVALID: i32 = i32::MIN;
 
+/// Flag of a grid entry in `Lattice::compact`.
+const ON_GRID: u32 = 1 << 31;
+
 /// One grid with its point map and neighbour lists.
 pub(crate) struct Lattice {
     /// Lanes per grid entry (8 or 4).
@@ -33,21 +36,23 @@ pub(crate) struct Lattice {
     /// `-(k + 1)`, or [`INVALID`].
     map: Vec<i32>,
     /// Where each neighbour list starts in `neighbours`.
+    #[cfg_attr(not(test), allow(dead_code))]
     list_starts: Vec<u32>,
     /// Number of code values per lane (3 or 8).
     levels: usize,
     /// `map` again, indexed by the codes read as a base-`levels` number (every point in
-    /// range, so small enough to stay in the L1 cache): the grid index, or `-(k + 1)`.
-    compact: Vec<i16>,
+    /// range, so small enough to stay in the L1 cache): [`ON_GRID`] plus the grid index, or
+    /// the point's neighbour list as `(chunk << 9) | count`, its candidates being at
+    /// `candidates[16·chunk..]`.
+    compact: Vec<u32>,
     /// Neighbour lists: a count, then that many grid indices.
+    #[cfg_attr(not(test), allow(dead_code))]
     neighbours: Vec<u16>,
-    /// Per neighbour list (in `neighbours` order), where its candidates' packed codes start
-    /// in `codes`.
-    code_starts: Vec<u32>,
-    /// The candidates' packed grid codes, list by list, each list padded to a multiple of 8
+    /// The neighbour lists again, for the search: per chunk of 8 candidates, their packed
+    /// grid codes then their grid indices (one cache line). A list's last chunk is padded
     /// with copies of its last candidate (a copy scores like the original and comes after
     /// it, so it never wins).
-    codes: Vec<u16>,
+    candidates: Vec<u16>,
     /// Lane code → coordinate (`2·code + 1`) as the 8-entry table that
     /// [`V8::lookup8`] reads with the codes shifted to a lane (2-bit codes repeat it).
     coord_table: [f32; 8],
@@ -121,20 +126,26 @@ impl Lattice {
             }
             neighbours[count_at] = (neighbours.len() - count_at - 1) as u16;
         }
-        let mut code_starts = Vec::new();
-        let mut cand = Vec::new();
+        let mut handles = Vec::new();
+        let mut candidates = Vec::new();
         let mut at = 0;
         while at < neighbours.len() {
             let n = neighbours[at] as usize;
             let list = &neighbours[at + 1..at + 1 + n];
-            code_starts.push(cand.len() as u32);
-            cand.extend(list.iter().map(|&g| codes[g as usize]));
-            let last = *cand.last().expect("neighbour lists are not empty");
-            cand.resize(cand.len().next_multiple_of(8), last);
+            assert!(
+                n < 512 && candidates.len() / 16 < 1 << 22,
+                "neighbour list too long"
+            );
+            handles.push(((candidates.len() / 16) << 9 | n) as u32);
+            for chunk in 0..n.div_ceil(8) {
+                let g: [u16; 8] = std::array::from_fn(|j| list[(8 * chunk + j).min(n - 1)]);
+                candidates.extend(g.iter().map(|&g| codes[g as usize]));
+                candidates.extend(g);
+            }
             at += 1 + n;
         }
         let coord_table = std::array::from_fn(|c| (2 * (c as u32 & u32::from(mask)) + 1) as f32);
-        let mut compact = vec![0i16; (levels as usize).pow(lanes as u32)];
+        let mut compact = vec![0u32; (levels as usize).pow(lanes as u32)];
         for (idx, slot) in compact.iter_mut().enumerate() {
             let mut u = 0usize;
             let mut rest = idx;
@@ -142,7 +153,10 @@ impl Lattice {
                 u |= (rest % levels as usize) << (bits as usize * j);
                 rest /= levels as usize;
             }
-            *slot = i16::try_from(map[u]).expect("grid and list numbers fit in i16");
+            *slot = match map[u] {
+                m if m >= 0 => ON_GRID | m as u32,
+                m => handles[(-(m + 1)) as usize],
+            };
         }
         Lattice {
             lanes,
@@ -153,8 +167,7 @@ impl Lattice {
             levels: levels as usize,
             compact,
             neighbours,
-            code_starts,
-            codes: cand,
+            candidates,
             coord_table,
         }
     }
@@ -216,7 +229,7 @@ impl Lattice {
     }
 
     /// Looks the lane codes `l` (each below the lattice's level count) up: `Ok(grid index)`
-    /// on the grid, else `Err(list)` with the number of its neighbour list.
+    /// on the grid, else `Err(list)` with a handle on its neighbour list.
     #[inline(always)]
     pub(crate) fn lookup(&self, l: &[i8]) -> Result<u16, usize> {
         let mut idx = 0usize;
@@ -227,14 +240,15 @@ impl Lattice {
     }
 
     /// The entry of the point whose lane codes, read as a base-`levels` number (lane 0
-    /// lowest), are `idx`: `Ok(grid index)` on the grid, else `Err(list)`.
+    /// lowest), are `idx`: `Ok(grid index)` on the grid, else `Err(list)` (a handle on its
+    /// neighbour list).
     #[inline(always)]
     pub(crate) fn entry(&self, idx: usize) -> Result<u16, usize> {
         let e = self.compact[idx];
-        if e >= 0 {
+        if e & ON_GRID != 0 {
             Ok(e as u16)
         } else {
-            Err((-(e as i32 + 1)) as usize)
+            Err(e as usize)
         }
     }
 
@@ -259,10 +273,8 @@ impl Lattice {
         scale: f32,
         levels: &[f32; 8],
     ) -> Option<u16> {
-        let start = self.list_starts[k] as usize;
-        let n = self.neighbours[start] as usize;
-        let list = &self.neighbours[start + 1..start + 1 + n];
-        let codes = &self.codes[self.code_starts[k] as usize..][..n.next_multiple_of(8)];
+        let n = k & 511;
+        let cands = &self.candidates[16 * (k >> 9)..][..2 * n.next_multiple_of(8)];
         let sq = s.mul(s.splat(scale), s.load(levels));
         // A plain loop: a closure would not be compiled with the caller's target features.
         let mut terms = [sq; L];
@@ -271,8 +283,8 @@ impl Lattice {
             *t = s.mul(s.mul(s.splat(w[i]), diff), diff);
         }
         let (mut best, mut best_at) = (s.splat(f32::MAX), s.splat(0.0));
-        for (c8, chunk) in codes.chunks_exact(8).enumerate() {
-            let u = s.load_u16(chunk.try_into().expect("chunks of 8"));
+        for (c8, chunk) in cands.chunks_exact(16).enumerate() {
+            let u = s.load_u16(chunk[..8].try_into().expect("chunks of 16"));
             let mut d2 = s.splat(0.0);
             for (i, &t) in terms.iter().enumerate() {
                 d2 = s.add(d2, s.lookup8(t, u, self.bits * i as u32));
@@ -281,18 +293,20 @@ impl Lattice {
             best = s.select(better, d2, best);
             best_at = s.select(better, s.splat(c8 as f32), best_at);
         }
-        let (best, best_at) = (s.to_array(best), s.to_array(best_at));
-        let min = best
-            .iter()
-            .fold(f32::MAX, |m, &d| if d < m { d } else { m });
+        // `best` holds no NaN: a lane is either `f32::MAX` or a score below it.
+        let min = s.hmin(best);
         if min >= f32::MAX {
             return None;
         }
-        let first = (0..8)
-            .filter(|&j| best[j] == min)
-            .map(|j| 8 * best_at[j] as usize + j)
-            .min()?;
-        Some(list[first])
+        let at_min = s.eq(best, s.splat(min));
+        let first = if n <= 8 {
+            s.mask_bits(at_min).trailing_zeros() as usize
+        } else {
+            const LANE: [f32; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+            let index = s.add(s.mul(best_at, s.splat(8.0)), s.load(&LANE));
+            s.hmin(s.select(at_min, index, s.splat(f32::MAX))) as usize
+        };
+        Some(cands[16 * (first / 8) + 8 + first % 8])
     }
 
     /// [`Lattice::search`] with the lattice's lane count.
