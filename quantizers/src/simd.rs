@@ -146,6 +146,15 @@ pub(crate) trait V8: Copy {
     /// reproduced on the bits (exact for every input, NaN and out-of-range included),
     /// then the clamp, done on the exactly converted integer.
     fn level(self, v: Self::F, lo: f32, hi: f32) -> Self::F;
+    /// The smallest lane of `v`, whose lanes must not be NaN (which of two equal zeros is
+    /// unspecified).
+    fn hmin(self, v: Self::F) -> f32;
+    /// Eight u32 lanes.
+    type U: Copy;
+    /// Eight u16 values, zero-extended.
+    fn load_u16(self, a: &[u16; 8]) -> Self::U;
+    /// `table[(codes >> shift) & 7]` per lane: a lookup in an eight-entry table.
+    fn lookup8(self, table: Self::F, codes: Self::U, shift: u32) -> Self::F;
 }
 
 /// `t + 1.5·2²³`, the addend of ggml's `nearest_int`.
@@ -160,6 +169,19 @@ pub(crate) struct Scalar;
 
 impl V8 for Scalar {
     type F = [f32; 8];
+    type U = [u32; 8];
+    #[inline(always)]
+    fn hmin(self, v: [f32; 8]) -> f32 {
+        v.into_iter().fold(f32::INFINITY, f32::min)
+    }
+    #[inline(always)]
+    fn load_u16(self, a: &[u16; 8]) -> [u32; 8] {
+        a.map(u32::from)
+    }
+    #[inline(always)]
+    fn lookup8(self, table: [f32; 8], codes: [u32; 8], shift: u32) -> [f32; 8] {
+        codes.map(|c| table[((c >> shift) & 7) as usize])
+    }
     #[inline(always)]
     fn splat(self, v: f32) -> [f32; 8] {
         [v; 8]
@@ -294,6 +316,20 @@ macro_rules! sse2_binary {
 #[cfg(target_arch = "x86_64")]
 impl V8 for Sse2 {
     type F = [__m128; 2];
+    type U = [u32; 8];
+    #[inline(always)]
+    fn hmin(self, v: [__m128; 2]) -> f32 {
+        self.to_array(v).into_iter().fold(f32::INFINITY, f32::min)
+    }
+    #[inline(always)]
+    fn load_u16(self, a: &[u16; 8]) -> [u32; 8] {
+        a.map(u32::from)
+    }
+    #[inline(always)]
+    fn lookup8(self, table: [__m128; 2], codes: [u32; 8], shift: u32) -> [__m128; 2] {
+        let t = self.to_array(table);
+        self.load(&codes.map(|c| t[((c >> shift) & 7) as usize]))
+    }
     #[inline(always)]
     fn splat(self, v: f32) -> [__m128; 2] {
         // SAFETY: SSE2 is part of the x86-64 baseline (see `Sse2`).
@@ -464,6 +500,32 @@ macro_rules! avx_binary {
 #[cfg(target_arch = "x86_64")]
 impl V8 for Avx2 {
     type F = __m256;
+    type U = __m256i;
+    #[inline(always)]
+    fn hmin(self, v: __m256) -> f32 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
+        unsafe {
+            let a = _mm256_min_ps(v, _mm256_permute2f128_ps::<1>(v, v));
+            let b = _mm256_min_ps(a, _mm256_shuffle_ps::<0b01_00_11_10>(a, a));
+            let c = _mm256_min_ps(b, _mm256_shuffle_ps::<0b10_11_00_01>(b, b));
+            _mm256_cvtss_f32(c)
+        }
+    }
+    #[inline(always)]
+    fn load_u16(self, a: &[u16; 8]) -> __m256i {
+        // SAFETY: AVX2 is supported (see `Avx2`), and the unaligned load reads exactly the
+        // 8 u16 of `a`.
+        unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(a.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn lookup8(self, table: __m256, codes: __m256i, shift: u32) -> __m256 {
+        // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`). `vpermps` reads
+        // only the low 3 bits of each index, which is the `& 7`.
+        unsafe {
+            let idx = _mm256_srl_epi32(codes, _mm_cvtsi32_si128(shift as i32));
+            _mm256_permutevar8x32_ps(table, idx)
+        }
+    }
     #[inline(always)]
     fn splat(self, v: f32) -> __m256 {
         // SAFETY: `self` proves that the CPU supports AVX2 (see `Avx2`).
@@ -651,6 +713,21 @@ mod tests {
                 assert_eq!(t[i], crate::common::c_trunc_i32(v), "trunc {v:e}");
                 let want = crate::common::nearest_int(v).clamp(-4, 3) as f32;
                 assert_eq!(l[i], want, "level {v:e}");
+            }
+        }
+        for chunk in edge_values().chunks_exact(8) {
+            let v: [f32; 8] =
+                std::array::from_fn(|i| if chunk[i].is_nan() { 1.0 } else { chunk[i] });
+            let want = v.iter().fold(f32::INFINITY, |m, &x| m.min(x));
+            assert_eq!(s.hmin(s.load(&v)), want, "hmin {v:?}");
+        }
+        let table = [1.5f32, -2.0, 3.25, f32::NAN, 0.0, -0.0, 7.0, 1e30];
+        let codes: [u16; 8] = [0, 0xffff, 0x1234, 0x8001, 7, 0x00f0, 0x4321, 0xabcd];
+        for shift in 0..14 {
+            let got = s.to_array(s.lookup8(s.load(&table), s.load_u16(&codes), shift));
+            for (g, &c) in got.iter().zip(&codes) {
+                let want = table[((c as u32 >> shift) & 7) as usize];
+                assert_eq!(g.to_bits(), want.to_bits(), "lookup8 {c:#x} >> {shift}");
             }
         }
     }

@@ -10,9 +10,10 @@
 use super::blocks::BlockIq1M;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
-use super::iq_lattice::{self, MAX_NEIGHBOURS};
+use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::simd::V8;
 use std::mem::{offset_of, size_of};
 
 /// Elements per block.
@@ -71,7 +72,9 @@ fn weights(qw: Option<&[f32]>, sigma2: f32, xb: &[f32], weight: &mut [f32; 16]) 
 /// The best split of a sorted 16-value group and sign pattern, searched with prefix sums
 /// kept per half of the group: `(i1, i2, pattern, scale)`.
 #[inline(always)]
-fn best_split(
+#[allow(clippy::needless_range_loop)] // h and k index several arrays at once
+fn best_split<S: V8>(
+    v8: S,
     pairs: &[(f32, u8); 16],
     xb: &[f32],
     weight: &[f32; 16],
@@ -98,16 +101,25 @@ fn best_split(
     let mut best_score = -f32::MAX;
     let mut scale = max;
     let mut best = None;
-    // The i2-only products, then per i1 every i2 at once (independent, so vectorised),
-    // then the scan in the reference's order.
-    let (mut bp, mut bm) = ([[0f32; 17]; 2], [[0f32; 17]; 2]);
+    // The i2-only products, padded (like the prefix sums) so that eight can be loaded from
+    // any i2 ≤ n. Then for each i1, eight i2 at a time are scored for all four patterns in
+    // vectors (each lane with the reference's operations); a block in which no candidate
+    // beats the best so far leaves it unchanged and is skipped, any other is scanned in the
+    // reference's order.
+    let (mut bp, mut bm) = ([[0f32; 24]; 2], [[0f32; 24]; 2]);
+    let (mut qx0, mut qx1) = ([0f32; 24], [0f32; 24]);
     for h in 0..2 {
         for i2 in 0..=n {
             bp[h][i2] = pw[h][i2] * cp2;
             bm[h][i2] = pw[h][i2] * cm2;
         }
     }
-    let (mut sumqx, mut sumq2, mut sq) = ([[0f32; 17]; 4], [[0f32; 17]; 4], [[0f32; 17]; 4]);
+    qx0[..=n].copy_from_slice(&px[0]);
+    qx1[..=n].copy_from_slice(&px[1]);
+    let pxs = [&qx0, &qx1];
+    let load = |a: &[f32; 24], at: usize| -> [f32; 8] { a[at..at + 8].try_into().expect("8") };
+    let zero = v8.splat(0.0);
+    let (mut sumqx, mut sumq2, mut sq) = ([[0f32; 8]; 4], [[0f32; 8]; 4], [[0f32; 8]; 4]);
     for i1 in 0..=n {
         let mut ap = [0f32; 2];
         let mut am = [0f32; 2];
@@ -119,37 +131,51 @@ fn best_split(
             tp[h] = txs[h] * p2;
             tm[h] = txs[h] * m2;
         }
-        let (x0, x1) = (px[0][i1], px[1][i1]);
-        for i2 in i1..=n {
-            let sx = [x0 + px[0][i2], x1 + px[1][i2]];
-            let qx_p = [tp[0] - sx[0], tp[1] - sx[1]];
-            let qx_m = [tm[0] - sx[0], tm[1] - sx[1]];
-            let q2_p = [ap[0] + bp[0][i2], ap[1] + bp[1][i2]];
-            let q2_m = [am[0] + bm[0][i2], am[1] + bm[1][i2]];
+        let x01 = [px[0][i1], px[1][i1]];
+        for i2 in (i1..=n).step_by(8) {
+            let mut qx_p = [zero; 2];
+            let mut qx_m = [zero; 2];
+            let mut q2_p = [zero; 2];
+            let mut q2_m = [zero; 2];
+            for h in 0..2 {
+                let sx = v8.add(v8.splat(x01[h]), v8.load(&load(pxs[h], i2)));
+                qx_p[h] = v8.sub(v8.splat(tp[h]), sx);
+                qx_m[h] = v8.sub(v8.splat(tm[h]), sx);
+                q2_p[h] = v8.add(v8.splat(ap[h]), v8.load(&load(&bp[h], i2)));
+                q2_m[h] = v8.add(v8.splat(am[h]), v8.load(&load(&bm[h], i2)));
+            }
             let x = [
-                qx_p[0] + qx_p[1],
-                qx_p[0] + qx_m[1],
-                qx_m[0] + qx_p[1],
-                qx_m[0] + qx_m[1],
+                v8.add(qx_p[0], qx_p[1]),
+                v8.add(qx_p[0], qx_m[1]),
+                v8.add(qx_m[0], qx_p[1]),
+                v8.add(qx_m[0], qx_m[1]),
             ];
             let q = [
-                q2_p[0] + q2_p[1],
-                q2_p[0] + q2_m[1],
-                q2_m[0] + q2_p[1],
-                q2_m[0] + q2_m[1],
+                v8.add(q2_p[0], q2_p[1]),
+                v8.add(q2_p[0], q2_m[1]),
+                v8.add(q2_m[0], q2_p[1]),
+                v8.add(q2_m[0], q2_m[1]),
             ];
+            let bs = v8.splat(best_score);
+            let mut pass = 0;
             for k in 0..4 {
-                sumqx[k][i2] = x[k];
-                sumq2[k][i2] = q[k];
-                sq[k][i2] = x[k] * x[k];
+                let xx = v8.mul(x[k], x[k]);
+                pass |= v8.mask_bits(v8.and(v8.lt(zero, q[k]), v8.lt(v8.mul(bs, q[k]), xx)));
+                sumqx[k] = v8.to_array(x[k]);
+                sumq2[k] = v8.to_array(q[k]);
+                sq[k] = v8.to_array(xx);
             }
-        }
-        for i2 in i1..=n {
-            for k in 0..4 {
-                if sumq2[k][i2] > 0.0 && sq[k][i2] > best_score * sumq2[k][i2] {
-                    scale = sumqx[k][i2] / sumq2[k][i2];
-                    best_score = scale * sumqx[k][i2];
-                    best = Some((i1, i2, k));
+            let count = (n + 1 - i2).min(8);
+            if pass & ((1 << count) - 1) == 0 {
+                continue;
+            }
+            for j in 0..count {
+                for k in 0..4 {
+                    if sumq2[k][j] > 0.0 && sq[k][j] > best_score * sumq2[k][j] {
+                        scale = sumqx[k][j] / sumq2[k][j];
+                        best_score = scale * sumqx[k][j];
+                        best = Some((i1, i2 + j, k));
+                    }
                 }
             }
         }
@@ -161,13 +187,12 @@ superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_m`).
     setup {
         let lat = iq_lattice::iq1s();
-        let mut d2 = [0f32; MAX_NEIGHBOURS];
         let mut weight = [0f32; 16];
         let mut pairs = [(0f32, 0u8); 16];
         let mut tmp = [(0f32, 0u8); 16];
         let mut l = [0i8; 16];
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 16];
         let mut shifts = [0usize; 16];
@@ -183,7 +208,7 @@ superblock_quantizer! {
                 *p = (x, j as u8);
             }
             merge_sort(&mut pairs, &mut tmp);
-            let Some((i1, i2, mut pattern, mut scale)) = best_split(&pairs, xb, &weight, max)
+            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max)
             else {
                 continue;
             };
@@ -214,6 +239,7 @@ superblock_quantizer! {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
+                            v8,
                             lat,
                             list,
                             xbl,
@@ -223,7 +249,6 @@ superblock_quantizer! {
                             xx,
                             lk,
                             2048,
-                            &mut d2,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }

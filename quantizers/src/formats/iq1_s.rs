@@ -8,9 +8,10 @@
 use super::blocks::BlockIq1S;
 use super::iq1_search::{best_neighbour2, merge_sort};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
-use super::iq_lattice::{self, MAX_NEIGHBOURS};
+use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
 use crate::common::{f16_to_f32, f32_to_f16, get_u16, put_u16};
+use crate::simd::V8;
 use std::mem::{offset_of, size_of};
 
 /// Elements per block.
@@ -33,46 +34,60 @@ const X_M: [f32; 3] = [-1.0 - IQ1S_DELTA, -IQ1S_DELTA, 1.0 - IQ1S_DELTA];
 /// The best split of a sorted 32-value group: the values before `i1` get code 0, those
 /// before `i2` code 1, the rest code 2; `shift` is the delta's sign. `None` if no split has
 /// a positive finite fit.
+///
+/// For each `i1`, eight `i2` at a time are scored for both delta signs in a vector (each
+/// lane with the reference's operations); a block in which no split beats the best so far
+/// leaves the best unchanged and is skipped, any other is scanned in the reference's order.
 #[inline(always)]
-fn best_split(sumx: &[f32; 33], sumw: &[f32; 33], max: f32) -> Option<(usize, usize, i8, f32)> {
-    let n = 32;
+fn best_split<S: V8>(
+    v8: S,
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    max: f32,
+) -> Option<(usize, usize, i8, f32)> {
+    const N: usize = 32;
     let mut best_score = -f32::MAX;
     let mut scale = max;
     let mut best = None;
-    // Per delta sign, for every i2 of the current i1: Σqx, Σq², (Σqx)². Computed first for
-    // all i2 at once (independent, so vectorised), then scanned in the reference's order.
-    let (mut qx, mut q2, mut sq) = ([[0f32; 33]; 2], [[0f32; 33]; 2], [[0f32; 33]; 2]);
-    // The third terms depend on i2 only.
-    let (mut tx, mut tw) = ([[0f32; 33]; 2], [[0f32; 33]; 2]);
-    for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
-        for i2 in 0..=n {
-            tx[h][i2] = (sumx[n] - sumx[i2]) * xs[2];
-            tw[h][i2] = (sumw[n] - sumw[i2]) * xs[2] * xs[2];
-        }
-    }
-    for i1 in 0..=n {
-        for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
-            let a = (sumx[i1] - sumx[0]) * xs[0];
-            let aw = (sumw[i1] - sumw[0]) * xs[0] * xs[0];
-            let (x1, w1) = (sumx[i1], sumw[i1]);
-            let (qx, q2, sq) = (&mut qx[h][i1..], &mut q2[h][i1..], &mut sq[h][i1..]);
-            let (sx, sw) = (&sumx[i1..], &sumw[i1..]);
-            let (tx, tw) = (&tx[h][i1..], &tw[h][i1..]);
-            for j in 0..=n - i1 {
-                let v = a + (sx[j] - x1) * xs[1] + tx[j];
-                let w = aw + (sw[j] - w1) * xs[1] * xs[1] + tw[j];
-                qx[j] = v;
-                q2[j] = w;
-                sq[j] = v * v;
+    // The prefix sums padded so that eight can be loaded from any i2 ≤ N.
+    let (mut px, mut pw) = ([0f32; N + 8], [0f32; N + 8]);
+    px[..=N].copy_from_slice(sumx);
+    pw[..=N].copy_from_slice(sumw);
+    let zero = v8.splat(0.0);
+    let (mut qx, mut q2, mut sq) = ([[0f32; 8]; 2], [[0f32; 8]; 2], [[0f32; 8]; 2]);
+    for i1 in 0..=N {
+        let (x1, w1) = (v8.splat(sumx[i1]), v8.splat(sumw[i1]));
+        for i2 in (i1..=N).step_by(8) {
+            let x2 = v8.load(px[i2..i2 + 8].try_into().expect("8 values"));
+            let w2 = v8.load(pw[i2..i2 + 8].try_into().expect("8 values"));
+            let bs = v8.splat(best_score);
+            let mut pass = 0;
+            for (h, xs) in [&X_P, &X_M].into_iter().enumerate() {
+                let (c0, c1, c2) = (v8.splat(xs[0]), v8.splat(xs[1]), v8.splat(xs[2]));
+                let a = v8.mul(v8.splat(sumx[i1] - sumx[0]), c0);
+                let aw = v8.mul(v8.mul(v8.splat(sumw[i1] - sumw[0]), c0), c0);
+                let tx = v8.mul(v8.sub(v8.splat(sumx[N]), x2), c2);
+                let tw = v8.mul(v8.mul(v8.sub(v8.splat(sumw[N]), w2), c2), c2);
+                let v = v8.add(v8.add(a, v8.mul(v8.sub(x2, x1), c1)), tx);
+                let w = v8.add(v8.add(aw, v8.mul(v8.mul(v8.sub(w2, w1), c1), c1)), tw);
+                let vv = v8.mul(v, v);
+                pass |= v8.mask_bits(v8.and(v8.lt(zero, w), v8.lt(v8.mul(bs, w), vv)));
+                qx[h] = v8.to_array(v);
+                q2[h] = v8.to_array(w);
+                sq[h] = v8.to_array(vv);
             }
-        }
-        for i2 in i1..=n {
-            for (h, shift) in [(0, 1i8), (1, -1)] {
-                let sumq2 = q2[h][i2];
-                if sumq2 > 0.0 && sq[h][i2] > best_score * sumq2 {
-                    scale = qx[h][i2] / sumq2;
-                    best_score = scale * qx[h][i2];
-                    best = Some((i1, i2, shift));
+            let count = (N + 1 - i2).min(8);
+            if pass & ((1 << count) - 1) == 0 {
+                continue;
+            }
+            for j in 0..count {
+                for (h, shift) in [(0, 1i8), (1, -1)] {
+                    let sumq2 = q2[h][j];
+                    if sumq2 > 0.0 && sq[h][j] > best_score * sumq2 {
+                        scale = qx[h][j] / sumq2;
+                        best_score = scale * qx[h][j];
+                        best = Some((i1, i2 + j, shift));
+                    }
                 }
             }
         }
@@ -84,13 +99,12 @@ superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
     setup {
         let lat = iq_lattice::iq1s();
-        let mut d2 = [0f32; MAX_NEIGHBOURS];
         let mut weight = [0f32; 32];
         let mut pairs = [(0f32, 0u8); 32];
         let mut tmp = [(0f32, 0u8); 32];
         let mut l = [0i8; 32];
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let qw = qw.ok_or("iq1_s needs an importance matrix")?;
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut scales = [0f32; 8];
@@ -114,7 +128,7 @@ superblock_quantizer! {
                 sumx[j + 1] = sumx[j] + weight[i] * xb[i];
                 sumw[j + 1] = sumw[j] + weight[i];
             }
-            let Some((i1, i2, mut shift, mut scale)) = best_split(&sumx, &sumw, max) else {
+            let Some((i1, i2, mut shift, mut scale)) = best_split(v8, &sumx, &sumw, max) else {
                 continue;
             };
             for (j, &(_, i)) in pairs.iter().enumerate() {
@@ -144,6 +158,7 @@ superblock_quantizer! {
                         all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
+                            v8,
                             lat,
                             list,
                             xbl,
@@ -153,7 +168,6 @@ superblock_quantizer! {
                             xx,
                             lk,
                             2048,
-                            &mut d2,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }

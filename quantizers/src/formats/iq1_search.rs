@@ -5,7 +5,8 @@
 //! code 0, 1 and 2) find the best unconstrained fit; each 8 values are then moved to the
 //! IQ1 grid, through the neighbour lists when they are off it.
 
-use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
+use super::iq_lattice::Lattice;
+use crate::simd::V8;
 
 /// Sorts `(value, index)` pairs by value the way glibc's `qsort` does for small arrays: a
 /// top-down merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element
@@ -16,12 +17,27 @@ use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
 /// order; any sort by (value, index) then gives the same result, so that case takes the
 /// standard library's sort.
 pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
-    if v.iter().all(|p| !p.0.is_nan()) {
-        v.sort_unstable_by(|a, b| {
-            a.0.partial_cmp(&b.0)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.1.cmp(&b.1))
-        });
+    if v.len() <= 32 && v.iter().all(|p| !p.0.is_nan()) {
+        // Sorted as integers: the value's bits mapped to an unsigned key in the same order
+        // (−0 and +0 made equal, as the comparison has them), then the index.
+        let mut keys = [0u64; 32];
+        let mut vals = [0f32; 256];
+        for (key, &(x, i)) in keys.iter_mut().zip(v.iter()) {
+            let bits = if x == 0.0 { 0 } else { x.to_bits() };
+            let ord = if bits >> 31 == 1 {
+                !bits
+            } else {
+                bits | 0x8000_0000
+            };
+            *key = (u64::from(ord) << 8) | u64::from(i);
+            vals[i as usize] = x;
+        }
+        let keys = &mut keys[..v.len()];
+        keys.sort_unstable();
+        for (p, &key) in v.iter_mut().zip(keys.iter()) {
+            let i = key as u8;
+            *p = (vals[i as usize], i);
+        }
         return;
     }
     glibc_msort(v, tmp);
@@ -67,7 +83,8 @@ fn glibc_msort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
 /// input there).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn best_neighbour2(
+pub(crate) fn best_neighbour2<S: V8>(
+    s: S,
     lat: &Lattice,
     list: usize,
     row: &[f32],
@@ -77,11 +94,10 @@ pub(crate) fn best_neighbour2(
     xx: &[f32; 3],
     l: &mut [i8],
     ngrid: usize,
-    d2: &mut [f32; MAX_NEIGHBOURS],
 ) -> Option<u16> {
     let xval = &row[at..at + 8];
     let mut best_score = f32::MAX;
-    let mut best = lat.best_neighbour_iq1(list, xval, w, scale, xx, d2);
+    let mut best = lat.best_neighbour_iq1(s, list, xval, w, scale, xx);
     if best.is_none() {
         for g in 0..ngrid {
             let x = *row.get(at + g)?;

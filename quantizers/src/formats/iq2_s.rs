@@ -48,7 +48,7 @@ superblock_quantizer! {
         let lat = iq_lattice::iq2s();
         let mut s = Scratch::new();
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let plain = |sigma2: f32, x: f32| 0.25 * sigma2 + x * x;
         let store = |ib: usize, fit: &Fit| {
@@ -61,7 +61,7 @@ superblock_quantizer! {
             }
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)?;
+            fit_superblock(v8, &SPEC, lat, xbl, qw, sigma2, plain, &mut s, store)?;
         if max_scale == 0.0 {
             return Ok(());
         }

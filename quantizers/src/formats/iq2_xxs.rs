@@ -40,7 +40,7 @@ superblock_quantizer! {
         let lat = iq_lattice::iq2xxs();
         let mut s = Scratch::new();
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let qw = qw.ok_or("iq2_xxs needs an importance matrix")?;
         let sigma2 = sum_squares(xbl) / QK as f32;
         let mut q2 = [0u32; 16];
@@ -51,7 +51,7 @@ superblock_quantizer! {
             }
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)?;
+            fit_superblock(v8, &SPEC, lat, xbl, Some(qw), sigma2, |_, _| 0.0, &mut s, store)?;
         if max_scale == 0.0 {
             return Ok(());
         }

@@ -52,7 +52,7 @@ superblock_quantizer! {
         let lat = iq_lattice::iq3s();
         let mut s = Scratch::new();
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut stored = 0;
         let store = |ib: usize, fit: &Fit| {
@@ -65,7 +65,7 @@ superblock_quantizer! {
             stored += 1;
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
+            fit_superblock(v8, &SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
         if max_scale == 0.0 {
             return Ok(());
         }

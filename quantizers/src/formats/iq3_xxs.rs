@@ -48,7 +48,7 @@ superblock_quantizer! {
         let lat = iq_lattice::iq3xxs();
         let mut s = Scratch::new();
     }
-    |xbl, qw, y| {
+    |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
         let mut sas = [0u32; 8];
         let store = |ib: usize, fit: &Fit| {
@@ -61,7 +61,7 @@ superblock_quantizer! {
                 | (fit.signs[3] as u32) << 21;
         };
         let (scales, max_scale) =
-            fit_superblock(&SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
+            fit_superblock(v8, &SPEC, lat, xbl, qw, sigma2, squared, &mut s, store)?;
         if max_scale == 0.0 {
             y.fill(0);
             return Ok(());

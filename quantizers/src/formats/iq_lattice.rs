@@ -12,12 +12,17 @@
 
 use std::sync::OnceLock;
 
+use crate::simd::V8;
+
 use super::iq_grids::{
     IQ1S_CODES, IQ2S_CODES, IQ2XS_CODES, IQ2XXS_CODES, IQ3S_CODES, IQ3XXS_CODES,
 };
 
 /// Map entry of a point with no table (a lane code outside the lattice's levels).
 const INVALID: i32 = i32::MIN;
+
+/// Flag of a grid entry in `Lattice::compact`.
+const ON_GRID: u32 = 1 << 31;
 
 /// One grid with its point map and neighbour lists.
 pub(crate) struct Lattice {
@@ -31,29 +36,26 @@ pub(crate) struct Lattice {
     /// `-(k + 1)`, or [`INVALID`].
     map: Vec<i32>,
     /// Where each neighbour list starts in `neighbours`.
+    #[cfg_attr(not(test), allow(dead_code))]
     list_starts: Vec<u32>,
     /// Number of code values per lane (3 or 8).
     levels: usize,
     /// `map` again, indexed by the codes read as a base-`levels` number (every point in
-    /// range, so small enough to stay in the L1 cache): the grid index, or `-(k + 1)`.
-    compact: Vec<i16>,
+    /// range, so small enough to stay in the L1 cache): [`ON_GRID`] plus the grid index, or
+    /// the point's neighbour list as `(chunk << 9) | count`, its candidates being at
+    /// `candidates[16·chunk..]`.
+    compact: Vec<u32>,
     /// Neighbour lists: a count, then that many grid indices.
+    #[cfg_attr(not(test), allow(dead_code))]
     neighbours: Vec<u16>,
-    /// Per neighbour list (in `neighbours` order), where its coordinates start in `soa`.
-    soa_start: Vec<u32>,
-    /// The candidates' coordinates lane by lane: for a list of `n` candidates, `lanes` rows
-    /// of `n` rounded up to a multiple of 8 (zero padded), so that scoring all candidates is
-    /// a loop over independent lanes the compiler vectorises.
-    soa: Vec<u8>,
-}
-
-/// The longest neighbour list of any lattice (IQ2_XS has one of 292), rounded up to 8.
-pub(crate) const MAX_NEIGHBOURS: usize = 296;
-
-/// `n` rounded up to a multiple of 8.
-#[inline(always)]
-fn padded(n: usize) -> usize {
-    (n + 7) & !7
+    /// The neighbour lists again, for the search: per chunk of 8 candidates, their packed
+    /// grid codes then their grid indices (one cache line). A list's last chunk is padded
+    /// with copies of its last candidate (a copy scores like the original and comes after
+    /// it, so it never wins).
+    candidates: Vec<u16>,
+    /// Lane code → coordinate (`2·code + 1`) as the 8-entry table that
+    /// [`V8::lookup8`] reads with the codes shifted to a lane (2-bit codes repeat it).
+    coord_table: [f32; 8],
 }
 
 impl Lattice {
@@ -124,21 +126,26 @@ impl Lattice {
             }
             neighbours[count_at] = (neighbours.len() - count_at - 1) as u16;
         }
-        let mut soa_start = Vec::new();
-        let mut soa = Vec::new();
+        let mut handles = Vec::new();
+        let mut candidates = Vec::new();
         let mut at = 0;
         while at < neighbours.len() {
             let n = neighbours[at] as usize;
             let list = &neighbours[at + 1..at + 1 + n];
-            assert!(padded(n) <= MAX_NEIGHBOURS, "neighbour list of {n}");
-            soa_start.push(soa.len() as u32);
-            for lane in 0..lanes {
-                soa.extend(list.iter().map(|&g| coords[g as usize][lane] as u8));
-                soa.resize(soa.len() + padded(n) - n, 0);
+            assert!(
+                n < 512 && candidates.len() / 16 < 1 << 22,
+                "neighbour list too long"
+            );
+            handles.push(((candidates.len() / 16) << 9 | n) as u32);
+            for chunk in 0..n.div_ceil(8) {
+                let g: [u16; 8] = std::array::from_fn(|j| list[(8 * chunk + j).min(n - 1)]);
+                candidates.extend(g.iter().map(|&g| codes[g as usize]));
+                candidates.extend(g);
             }
             at += 1 + n;
         }
-        let mut compact = vec![0i16; (levels as usize).pow(lanes as u32)];
+        let coord_table = std::array::from_fn(|c| (2 * (c as u32 & u32::from(mask)) + 1) as f32);
+        let mut compact = vec![0u32; (levels as usize).pow(lanes as u32)];
         for (idx, slot) in compact.iter_mut().enumerate() {
             let mut u = 0usize;
             let mut rest = idx;
@@ -146,7 +153,10 @@ impl Lattice {
                 u |= (rest % levels as usize) << (bits as usize * j);
                 rest /= levels as usize;
             }
-            *slot = i16::try_from(map[u]).expect("grid and list numbers fit in i16");
+            *slot = match map[u] {
+                m if m >= 0 => ON_GRID | m as u32,
+                m => handles[(-(m + 1)) as usize],
+            };
         }
         Lattice {
             lanes,
@@ -157,8 +167,8 @@ impl Lattice {
             levels: levels as usize,
             compact,
             neighbours,
-            soa_start,
-            soa,
+            candidates,
+            coord_table,
         }
     }
 
@@ -219,108 +229,151 @@ impl Lattice {
     }
 
     /// Looks the lane codes `l` (each below the lattice's level count) up: `Ok(grid index)`
-    /// on the grid, else `Err(list)` with the number of its neighbour list.
+    /// on the grid, else `Err(list)` with a handle on its neighbour list.
     #[inline(always)]
     pub(crate) fn lookup(&self, l: &[i8]) -> Result<u16, usize> {
         let mut idx = 0usize;
         for &v in l[..self.lanes].iter().rev() {
             idx = idx * self.levels + v as usize;
         }
+        self.entry(idx)
+    }
+
+    /// The entry of the point whose lane codes, read as a base-`levels` number (lane 0
+    /// lowest), are `idx`: `Ok(grid index)` on the grid, else `Err(list)` (a handle on its
+    /// neighbour list).
+    #[inline(always)]
+    pub(crate) fn entry(&self, idx: usize) -> Result<u16, usize> {
         let e = self.compact[idx];
-        if e >= 0 {
+        if e & ON_GRID != 0 {
             Ok(e as u16)
         } else {
-            Err((-(e as i32 + 1)) as usize)
+            Err(e as usize)
         }
     }
 
-    /// Scores every candidate of neighbour list `k`: `d2[c] = Σ w·(scale·q(c) − x)²` summed
-    /// lane by lane in the reference's order, with `q` the coordinate mapped by `level`.
-    /// Candidates are independent, so eight at a time are kept in one vector register.
-    /// Returns the candidate indices.
+    /// The first candidate of neighbour list `k` minimising `Σ w·(scale·q − x)²` summed
+    /// lane by lane in the reference's order from 0, with `q = levels[code]` (`levels` an
+    /// 8-entry table as [`Lattice::coord_table`], repeated for 2-bit codes), or `None` when
+    /// no candidate scores below `f32::MAX` (the reference's `if (d2 < best)` scan from
+    /// `FLT_MAX`: NaN never wins, ties go to the first).
+    ///
+    /// A lane value `i` has only 3 or 8 possible terms `w·(scale·q − x)²`: they are
+    /// computed once (with the reference's operations), and each candidate's score is the
+    /// sum of its lanes' terms, eight candidates to a vector. Each vector lane keeps its
+    /// own first minimum; the first candidate with the overall minimum is then the earliest
+    /// of the lanes holding it.
     #[inline(always)]
-    fn score(
+    fn search<S: V8, const L: usize>(
         &self,
+        s: S,
         k: usize,
         xval: &[f32],
         w: &[f32],
         scale: f32,
-        level: impl Fn(u8) -> f32,
-        d2: &mut [f32; MAX_NEIGHBOURS],
-    ) -> (&[u16], usize) {
-        let start = self.list_starts[k] as usize;
-        let n = self.neighbours[start] as usize;
-        let list = &self.neighbours[start + 1..start + 1 + n];
-        let np = padded(n);
-        let soa = &self.soa[self.soa_start[k] as usize..][..self.lanes * np];
-        for (c8, out) in d2[..np].chunks_exact_mut(8).enumerate() {
-            let mut acc = [0f32; 8];
-            for i in 0..self.lanes {
-                let (wi, xi) = (w[i], xval[i]);
-                let col = &soa[i * np + 8 * c8..i * np + 8 * c8 + 8];
-                for (a, &c) in acc.iter_mut().zip(col) {
-                    let diff = scale * level(c) - xi;
-                    *a += wi * diff * diff;
-                }
-            }
-            out.copy_from_slice(&acc);
+        levels: &[f32; 8],
+    ) -> Option<u16> {
+        let n = k & 511;
+        let cands = &self.candidates[16 * (k >> 9)..][..2 * n.next_multiple_of(8)];
+        let sq = s.mul(s.splat(scale), s.load(levels));
+        // A plain loop: a closure would not be compiled with the caller's target features.
+        let mut terms = [sq; L];
+        for (i, t) in terms.iter_mut().enumerate() {
+            let diff = s.sub(sq, s.splat(xval[i]));
+            *t = s.mul(s.mul(s.splat(w[i]), diff), diff);
         }
-        (list, n)
+        let (mut best, mut best_at) = (s.splat(f32::MAX), s.splat(0.0));
+        for (c8, chunk) in cands.chunks_exact(16).enumerate() {
+            let u = s.load_u16(chunk[..8].try_into().expect("chunks of 16"));
+            let mut d2 = s.splat(0.0);
+            for (i, &t) in terms.iter().enumerate() {
+                d2 = s.add(d2, s.lookup8(t, u, self.bits * i as u32));
+            }
+            let better = s.lt(d2, best);
+            best = s.select(better, d2, best);
+            best_at = s.select(better, s.splat(c8 as f32), best_at);
+        }
+        // `best` holds no NaN: a lane is either `f32::MAX` or a score below it.
+        let min = s.hmin(best);
+        if min >= f32::MAX {
+            return None;
+        }
+        let at_min = s.eq(best, s.splat(min));
+        let first = if n <= 8 {
+            s.mask_bits(at_min).trailing_zeros() as usize
+        } else {
+            const LANE: [f32; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+            let index = s.add(s.mul(best_at, s.splat(8.0)), s.load(&LANE));
+            s.hmin(s.select(at_min, index, s.splat(f32::MAX))) as usize
+        };
+        Some(cands[16 * (first / 8) + 8 + first % 8])
     }
 
-    /// The first candidate with the smallest score below `f32::MAX` (NaN never wins): the
-    /// reference's `if (d2 < best) best = d2` scan.
+    /// [`Lattice::search`] with the lattice's lane count.
     #[inline(always)]
-    fn first_best(list: &[u16], d2: &[f32]) -> Option<u16> {
-        let mut best_d2 = f32::MAX;
-        let mut best = None;
-        for (&d, &g) in d2.iter().zip(list) {
-            if d < best_d2 {
-                best_d2 = d;
-                best = Some(g);
-            }
+    fn search_lanes<S: V8>(
+        &self,
+        s: S,
+        k: usize,
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+        levels: &[f32; 8],
+    ) -> Option<u16> {
+        if self.lanes == 8 {
+            self.search::<S, 8>(s, k, xval, w, scale, levels)
+        } else {
+            self.search::<S, 4>(s, k, xval, w, scale, levels)
         }
-        best
     }
 
     /// The IQ2/IQ3 neighbour search (`iq2_find_best_neighbour`, `iq3_find_best_neighbour`)
-    /// over neighbour list `k`: the first candidate minimising `Σ w·(scale·coord − x)²`,
-    /// with its codes written to `l`. `None` when no candidate scores below `f32::MAX` (NaN
-    /// or infinite errors), where llama.cpp aborts. `d2` is scratch.
+    /// over neighbour list `k`: the first candidate minimising `Σ w·(scale·coord − x)²`.
+    /// `None` when no candidate scores below `f32::MAX` (NaN or infinite errors), where
+    /// llama.cpp aborts.
     #[inline(always)]
-    pub(crate) fn best_neighbour(
+    pub(crate) fn nearest<S: V8>(
         &self,
+        s: S,
+        k: usize,
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+    ) -> Option<u16> {
+        self.search_lanes(s, k, xval, w, scale, &self.coord_table)
+    }
+
+    /// [`Lattice::nearest`] with the winner's codes written to `l`.
+    #[inline(always)]
+    pub(crate) fn best_neighbour<S: V8>(
+        &self,
+        s: S,
         k: usize,
         xval: &[f32],
         w: &[f32],
         scale: f32,
         l: &mut [i8],
-        d2: &mut [f32; MAX_NEIGHBOURS],
     ) -> Option<u16> {
-        let (list, n) = self.score(k, xval, w, scale, |c| c as f32, d2);
-        let g = Self::first_best(list, &d2[..n])?;
+        let g = self.nearest(s, k, xval, w, scale)?;
         self.decode(g, l);
         Some(g)
     }
 
     /// `iq1_find_best_neighbour2` over neighbour list `k`: the first candidate minimising
-    /// `Σ w·(scale·xx[code] − x)²`, where the IQ1 levels `xx` are `code + xx[0]` (exactly,
-    /// for both delta signs). `None` when no candidate scores below `f32::MAX`.
+    /// `Σ w·(scale·xx[code] − x)²`. `None` when no candidate scores below `f32::MAX`.
     #[inline(always)]
-    pub(crate) fn best_neighbour_iq1(
+    pub(crate) fn best_neighbour_iq1<S: V8>(
         &self,
+        s: S,
         k: usize,
         xval: &[f32],
         w: &[f32],
         scale: f32,
         xx: &[f32; 3],
-        d2: &mut [f32; MAX_NEIGHBOURS],
     ) -> Option<u16> {
-        debug_assert!(xx[1] == xx[0] + 1.0 && xx[2] == xx[0] + 2.0);
-        let x0 = xx[0];
-        // `c` is the coordinate `2·code + 1`.
-        let (list, n) = self.score(k, xval, w, scale, |c| (c >> 1) as f32 + x0, d2);
-        Self::first_best(list, &d2[..n])
+        debug_assert_eq!(self.bits, 2);
+        let levels = [xx[0], xx[1], xx[2], 0.0, xx[0], xx[1], xx[2], 0.0];
+        self.search_lanes(s, k, xval, w, scale, &levels)
     }
 }
 

@@ -12,10 +12,14 @@
 //! The five types differ in small details, each a field of [`Spec`]; the float operations
 //! and their order are those of llama.cpp's kernels.
 
-use super::iq_lattice::{Lattice, MAX_NEIGHBOURS};
+use super::iq_lattice::Lattice;
 use crate::common::nearest_int;
 use crate::kernel::Unrepresentable;
 use crate::kquants::make_qp_quants;
+use crate::simd::V8;
+
+/// The most trial scales of any type (IQ3_XXS has 31), rounded up to whole vectors.
+const MAX_TRIALS: usize = 32;
 
 /// Why a block cannot be quantized (llama.cpp aborts on these inputs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,13 +69,14 @@ pub(crate) fn quantize_superblocks<const QK: usize, const BYTES: usize>(
 }
 
 /// Defines an IQ format's `quantize_row` (see `multiversion!`): `setup` runs once per row,
-/// then the closure once per super-block through [`quantize_superblocks`]. Expects the
-/// format's `QK` and `BLOCK_BYTES` in scope.
+/// then the closure once per super-block through [`quantize_superblocks`], with the
+/// [`V8`](crate::simd::V8) of the build as its first argument. Expects the format's `QK` and
+/// `BLOCK_BYTES` in scope.
 macro_rules! superblock_quantizer {
     (
         $(#[$attr:meta])*
         setup { $($setup:stmt;)* }
-        |$x:ident, $qw:ident, $y:ident| $body:block
+        |$v8:ident, $x:ident, $qw:ident, $y:ident| $body:block
     ) => {
         $crate::simd::multiversion! {
             $(#[$attr])*
@@ -84,7 +89,7 @@ macro_rules! superblock_quantizer {
 
         #[inline(always)]
         fn quantize_row_impl<S: $crate::simd::V8>(
-            _: S,
+            $v8: S,
             src: &[f32],
             dst: &mut [u8],
             imatrix: Option<&[f32]>,
@@ -163,11 +168,10 @@ pub(crate) struct Scratch {
     xval: [f32; 32],
     waux: [f32; 32],
     l: [i8; 32],
-    laux: [i8; 32],
     on: [bool; 8],
-    on_aux: [bool; 8],
     qp: [u8; 32],
-    d2: [f32; MAX_NEIGHBOURS],
+    /// Per value, per trial scale: the coordinate `2·code + 1` the trial gives it.
+    q: [[f32; MAX_TRIALS]; 32],
 }
 
 impl Scratch {
@@ -177,11 +181,9 @@ impl Scratch {
             xval: [0.0; 32],
             waux: [0.0; 32],
             l: [0; 32],
-            laux: [0; 32],
             on: [false; 8],
-            on_aux: [false; 8],
             qp: [0; 32],
-            d2: [0.0; MAX_NEIGHBOURS],
+            q: [[0.0; MAX_TRIALS]; 32],
         }
     }
 }
@@ -220,7 +222,8 @@ fn round_codes(id: f32, xval: &[f32], kmaxq: i32, l: &mut [i8]) {
 /// Fits one group `xb` with importance `weight`. `Ok(None)` for a group treated as zero.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // k indexes several per-sub-group arrays at once
-pub(crate) fn fit_group(
+pub(crate) fn fit_group<S: V8>(
+    v8: S,
     spec: &Spec,
     lat: &Lattice,
     xb: &[f32],
@@ -293,32 +296,85 @@ pub(crate) fn fit_group(
     };
 
     let on = &mut s.on[..ngroups];
-    let on_aux = &mut s.on_aux[..ngroups];
     on.fill(spec.init_on_grid);
-    let laux = &mut s.laux[..n];
-    let mut best = 0.0f32;
-    for is in -spec.steps..=spec.steps {
-        let id = ((2 * spec.kmaxq - 1) as f32 + is as f32 * spec.step) / denom;
+    let ntrials = (2 * spec.steps + 1) as usize;
+    let nvec = ntrials.div_ceil(8);
+    // The trial scales are independent until the choice of the best: each step below runs
+    // them all, eight to a vector where it can, each with the reference's operations.
+    let mut ids = [0f32; MAX_TRIALS];
+    for (t, id) in ids.iter_mut().enumerate().take(8 * nvec) {
+        // Vector lanes past the last trial repeat it; their results are never read.
+        let is = t.min(ntrials - 1) as i32 - spec.steps;
+        *id = ((2 * spec.kmaxq - 1) as f32 + is as f32 * spec.step) / denom;
+    }
+    // Round every value at every trial scale, and find each point's place on the lattice
+    // (its codes read as a base-`levels` number).
+    let q = &mut s.q;
+    let (half, one, two) = (v8.splat(0.5), v8.splat(1.0), v8.splat(2.0));
+    let levels = v8.splat(if spec.kmaxq == 3 { 3.0 } else { 8.0 });
+    let hi = (spec.kmaxq - 1) as f32;
+    let mut points = [[0i32; MAX_TRIALS]; 8];
+    for v in 0..nvec {
+        let id = v8.load(ids[8 * v..8 * v + 8].try_into().expect("8 trials"));
+        for (k, point) in points.iter_mut().enumerate().take(ngroups) {
+            let mut u = v8.splat(0.0);
+            for i in (lanes * k..lanes * (k + 1)).rev() {
+                let t = v8.sub(v8.mul(id, v8.splat(xval[i])), one);
+                let code = v8.level(v8.mul(half, t), 0.0, hi);
+                q[i][8 * v..8 * v + 8]
+                    .copy_from_slice(&v8.to_array(v8.add(v8.mul(code, two), one)));
+                // Exact: integers below 2¹⁶.
+                u = v8.add(v8.mul(u, levels), code);
+            }
+            point[8 * v..8 * v + 8].copy_from_slice(&v8.trunc_i32(u));
+        }
+    }
+    // Points off the grid become their best neighbour at the trial's scale.
+    let mut off = [0u8; MAX_TRIALS];
+    for (t, (&id, off)) in ids.iter().zip(&mut off).enumerate().take(ntrials) {
         let this_scale = 1.0 / id;
-        for k in 0..ngroups {
-            let r = lanes * k..lanes * (k + 1);
-            round_codes(id, &xval[r.clone()], spec.kmaxq, &mut laux[r.clone()]);
-            match lat.lookup(&laux[r.clone()]) {
-                Ok(_) => on_aux[k] = true,
-                Err(list) => {
-                    on_aux[k] = false;
-                    let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
-                    lat.best_neighbour(list, x, w, this_scale, &mut laux[r], &mut s.d2)
-                        .ok_or(SearchError::NoNeighbour)?;
+        for (k, point) in points.iter().enumerate().take(ngroups) {
+            if let Err(list) = lat.entry(point[t] as usize) {
+                *off |= 1 << k;
+                let r = lanes * k..lanes * (k + 1);
+                let g = lat
+                    .nearest(v8, list, &xval[r.clone()], &waux[r], this_scale)
+                    .ok_or(SearchError::NoNeighbour)?;
+                for (j, &c) in lat.coords(g)[..lanes].iter().enumerate() {
+                    q[lanes * k + j][t] = c as f32;
                 }
             }
         }
-        let (sumqx, sumq2) = sums(weight, xval, laux);
+    }
+    // Σ w·x·q and Σ w·q·q of every trial, in the reference's order.
+    let (mut sumqx, mut sumq2) = ([0f32; MAX_TRIALS], [0f32; MAX_TRIALS]);
+    for v in 0..nvec {
+        let (mut qx, mut q2) = (v8.splat(0.0), v8.splat(0.0));
+        for i in 0..n {
+            let qi = v8.load(q[i][8 * v..8 * v + 8].try_into().expect("8 trials"));
+            let (w, wx) = (v8.splat(weight[i]), v8.splat(weight[i] * xval[i]));
+            qx = v8.add(qx, v8.mul(wx, qi));
+            q2 = v8.add(q2, v8.mul(v8.mul(w, qi), qi));
+        }
+        sumqx[8 * v..8 * v + 8].copy_from_slice(&v8.to_array(qx));
+        sumq2[8 * v..8 * v + 8].copy_from_slice(&v8.to_array(q2));
+    }
+    let mut best = 0.0f32;
+    let mut best_trial = None;
+    for t in 0..ntrials {
+        let (sumqx, sumq2) = (sumqx[t], sumq2[t]);
         if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
             scale = sumqx / sumq2;
             best = scale * sumqx;
-            l.copy_from_slice(laux);
-            on.copy_from_slice(on_aux);
+            best_trial = Some(t);
+        }
+    }
+    if let Some(t) = best_trial {
+        for (l, q) in l.iter_mut().zip(&q[..n]) {
+            *l = ((q[t] as i32 - 1) / 2) as i8;
+        }
+        for (k, on) in on.iter_mut().enumerate() {
+            *on = off[t] & (1 << k) == 0;
         }
     }
 
@@ -337,7 +393,7 @@ pub(crate) fn fit_group(
             round_codes(id, &xval[r.clone()], spec.kmaxq, &mut l[r.clone()]);
             if let Err(list) = lat.lookup(&l[r.clone()]) {
                 let (x, w) = (&xval[r.clone()], &waux[r.clone()]);
-                lat.best_neighbour(list, x, w, scale, &mut l[r], &mut s.d2)
+                lat.best_neighbour(v8, list, x, w, scale, &mut l[r])
                     .ok_or(SearchError::NoNeighbour)?;
             }
         }
@@ -373,7 +429,8 @@ pub(crate) fn fit_group(
 /// scales (zero for skipped groups) and their maximum (C's `MAX` fold from 0).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn fit_superblock(
+pub(crate) fn fit_superblock<S: V8>(
+    v8: S,
     spec: &Spec,
     lat: &Lattice,
     xbl: &[f32],
@@ -400,7 +457,7 @@ pub(crate) fn fit_superblock(
                 }
             }
         }
-        if let Some(fit) = fit_group(spec, lat, xb, weight, s)? {
+        if let Some(fit) = fit_group(v8, spec, lat, xb, weight, s)? {
             store(ib, &fit);
             scales[ib] = fit.scale;
             max_scale = cmax(max_scale, fit.scale);
