@@ -133,6 +133,15 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
     "phi2": ("PhiForCausalLM", "phi",
              bpe(num_key_value_heads=2, intermediate_size=64, partial_rotary_factor=0.5),
              "smollm", False),
+    # OLMo 1: LayerNorm without weights, clip_qkv.
+    "olmo": ("OlmoForCausalLM", "olmo",
+             bpe(num_attention_heads=2, num_key_value_heads=2, clip_qkv=8.0),
+             "smollm", False),
+    # GPT-BigCode (StarCoder 1): multi-query attention, fused c_attn, learned positions.
+    "gptbigcode": ("GPTBigCodeForCausalLM", "gpt_bigcode",
+                   dict(n_embd=16, n_inner=48, n_layer=2, n_head=2, n_positions=512,
+                        multi_query=True),
+                   "smollm", True),
     "gptneox": ("GPTNeoXForCausalLM", "gpt_neox",
                 dict(hidden_size=16, intermediate_size=48, num_hidden_layers=2,
                      num_attention_heads=2, max_position_embeddings=4096,

@@ -208,6 +208,8 @@ fixtures! {
     modernbert_cls => "modernbert-cls",
     nomicbert => "nomicbert",
     internlm3 => "internlm3",
+    olmo => "olmo",
+    gptbigcode => "gptbigcode",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
