@@ -246,6 +246,31 @@ struct Cli {
     /// Mistral's native format (params.json, consolidated.safetensors): not supported yet.
     #[arg(long)]
     mistral_format: bool,
+    /// convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
+    /// reason, never ignored): --disable-mistral-community-chat-template (goes with
+    /// --mistral-format), --fp8-as-q8, --fuse-qkv, --fuse-gate-up-exps,
+    /// --sentence-transformers-dense-modules, --mtp / --no-mtp / --no-nextn (multi-token
+    /// prediction layers), --dspark / --target-model-dir (speculative-decoding drafts).
+    #[arg(long = "disable-mistral-community-chat-template", hide = true)]
+    disable_mistral_community_chat_template: bool,
+    #[arg(long = "fp8-as-q8", hide = true)]
+    fp8_as_q8: bool,
+    #[arg(long = "fuse-qkv", hide = true)]
+    fuse_qkv: bool,
+    #[arg(long = "fuse-gate-up-exps", hide = true)]
+    fuse_gate_up_exps: bool,
+    #[arg(long = "sentence-transformers-dense-modules", hide = true)]
+    sentence_transformers_dense_modules: bool,
+    #[arg(long, hide = true)]
+    mtp: bool,
+    #[arg(long = "no-mtp", hide = true)]
+    no_mtp: bool,
+    #[arg(long = "no-nextn", hide = true)]
+    no_nextn: bool,
+    #[arg(long, hide = true)]
+    dspark: bool,
+    #[arg(long = "target-model-dir", value_name = "DIR", hide = true)]
+    target_model_dir: Option<PathBuf>,
     /// Rename outputs into place without first waiting for them to reach the disk. Faster
     /// where the disk is slower than the conversion; a power failure soon after the run may
     /// then lose or truncate a file (a crash or kill of this process never leaves one).
@@ -529,6 +554,25 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         ),
         (cli.mmproj, "--mmproj (multimodal projectors) is not supported yet"),
         (cli.mistral_format, "--mistral-format is not supported yet"),
+        (
+            cli.disable_mistral_community_chat_template,
+            "--disable-mistral-community-chat-template goes with --mistral-format, which is not supported yet",
+        ),
+        (cli.fp8_as_q8, "--fp8-as-q8 is not supported yet (FP8 weights are dequantized)"),
+        (cli.fuse_qkv, "--fuse-qkv is not supported yet"),
+        (cli.fuse_gate_up_exps, "--fuse-gate-up-exps is not supported yet"),
+        (
+            cli.sentence_transformers_dense_modules,
+            "--sentence-transformers-dense-modules is not supported yet",
+        ),
+        (
+            cli.mtp || cli.no_mtp || cli.no_nextn,
+            "--mtp / --no-mtp / --no-nextn (multi-token prediction layers) are not supported yet",
+        ),
+        (
+            cli.dspark || cli.target_model_dir.is_some(),
+            "--dspark / --target-model-dir (speculative-decoding draft models) are not supported yet",
+        ),
     ] {
         if on {
             return Err(Failure::Usage(anyhow!("{what}")));

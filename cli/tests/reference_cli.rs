@@ -61,7 +61,20 @@ fn the_reference_command_lines_work_unchanged() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(dir.join("auto-bf16.gguf").is_file());
     // Not supported yet: refused with a usage error, nothing written.
-    for flag in ["--mmproj", "--remote", "--mistral-format"] {
+    for flag in [
+        "--mmproj",
+        "--remote",
+        "--mistral-format",
+        "--disable-mistral-community-chat-template",
+        "--fp8-as-q8",
+        "--fuse-qkv",
+        "--fuse-gate-up-exps",
+        "--sentence-transformers-dense-modules",
+        "--mtp",
+        "--no-mtp",
+        "--no-nextn",
+        "--dspark",
+    ] {
         let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
