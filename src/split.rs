@@ -50,13 +50,19 @@ fn split_key(f: &GgufFile, key: &str, path: &Path) -> Result<Option<u64>, SplitE
     }
 }
 
+/// Refuses a big-endian `file` (read from `path`) as an input to split, merge or quantize.
+pub fn refuse_big_endian(file: &GgufFile, path: &Path) -> Result<(), SplitError> {
+    match file.byte_order {
+        crate::gguf::ByteOrder::Big => Err(SplitError::BigEndian(path.to_path_buf())),
+        crate::gguf::ByteOrder::Little => Ok(()),
+    }
+}
+
 /// Opens `path` and, when it is the first shard of a split model, every other shard
 /// (named as llama.cpp names them). Returns the shards in order.
 pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     let first = GgufFile::open(path)?;
-    if first.byte_order == crate::gguf::ByteOrder::Big {
-        return Err(SplitError::BigEndian(path.to_path_buf()));
-    }
+    refuse_big_endian(&first, path)?;
     let count = split_key(&first, keys::split::COUNT, path)?.unwrap_or(1);
     if count <= 1 {
         return Ok(vec![first]);
@@ -83,9 +89,7 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     for i in 1..count as usize {
         let p = split_path(&prefix, i, count as usize);
         let f = GgufFile::open(&p)?;
-        if f.byte_order == crate::gguf::ByteOrder::Big {
-            return Err(SplitError::BigEndian(p));
-        }
+        refuse_big_endian(&f, &p)?;
         let (n, c) = (
             split_key(&f, keys::split::NO, &p)?,
             split_key(&f, keys::split::COUNT, &p)?,

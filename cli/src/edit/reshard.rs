@@ -182,21 +182,9 @@ fn rules(cli: &ReshardCli) -> Result<SplitRules, Failure> {
 fn open(path: &Path) -> Result<GgufFile, Failure> {
     refuse_pending(path)?;
     let file = GgufFile::open(path).map_err(|e| Failure::Input(e.into()))?;
-    refuse_big_endian(&file, path)?;
+    // llama-gguf-split cannot read a big-endian file on this host either.
+    ggufkit::split::refuse_big_endian(&file, path).map_err(|e| Failure::Input(e.into()))?;
     Ok(file)
-}
-
-/// llama-gguf-split cannot read a big-endian file on a little-endian host; neither
-/// splitting nor merging one is supported.
-fn refuse_big_endian(file: &GgufFile, path: &Path) -> Result<(), Failure> {
-    if file.byte_order == ggufkit::gguf::ByteOrder::Big {
-        return Err(Failure::Input(anyhow!(
-            "{}: a big-endian GGUF file cannot be split or merged (llama-gguf-split cannot \
-             read it either)",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 /// Writes `shards` as one output through the engine; returns the written files.

@@ -509,14 +509,10 @@ impl Source {
                     path: self.path.clone(),
                     error: e.to_string(),
                 })?;
-                if f.byte_order == ggufkit::gguf::ByteOrder::Big {
-                    return Err(PlanError::Gguf {
-                        path: self.path.clone(),
-                        error: "a big-endian GGUF file (llama.cpp reads it only on a \
-                                big-endian host): not supported as an input"
-                            .into(),
-                    });
-                }
+                ggufkit::split::refuse_big_endian(&f, &self.path).map_err(|e| PlanError::Gguf {
+                    path: self.path.clone(),
+                    error: e.to_string(),
+                })?;
                 Ok(Base {
                     sources: f.tensors.iter().map(|t| t.name.clone()).collect(),
                     model: Model::from_gguf(&f),

@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
-use crate::hf::names::Tensor;
+use crate::hf::names::{Tensor, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
@@ -90,22 +90,8 @@ pub const PHIMOE: Arch = Arch {
     gguf: "phimoe",
     vocab: VocabKind::Phi3,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[&[
-        Tensor::TokenEmbd,
-        Tensor::Output,
-        Tensor::OutputNorm,
-        Tensor::AttnNorm,
-        Tensor::AttnQkv,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGateInp,
-        Tensor::FfnGateExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnUpExp,
-    ]],
+    // gguf-py's phimoe list is the routed-experts decoder's.
+    tensors: &[MOE_DECODER],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
