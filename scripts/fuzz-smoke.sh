@@ -34,9 +34,23 @@ seeds() { # target -> seed files (missing ones are skipped)
   ls $TD/fuzz-regressions/"$1"/* 2>/dev/null
   true
 }
-(cd fuzz && cargo fuzz build -O 2>&1 | grep -v "^ *Compiling" | tail -n 20)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The sanitizer builds link twelve large binaries; a failed build says why (the lines around
+# each error, free disk and memory) and is tried once more one job at a time, which halves
+# the linker's peak memory.
+build() { (cd fuzz && cargo fuzz build -O) > "$work/build.log" 2>&1; }
+if ! build; then
+  echo "fuzz build failed; its errors:" >&2
+  grep -n -B3 -A25 -E "^error|fatal|No space|Killed|signal [0-9]" "$work/build.log" | head -n 150 >&2 || true
+  df -h . >&2; free -m >&2 || true
+  echo "fuzz build: trying again with one job" >&2
+  if ! CARGO_BUILD_JOBS=1 build; then
+    tail -n 80 "$work/build.log" >&2
+    echo "fuzz build: FAILED twice" >&2
+    exit 1
+  fi
+fi
 for t in $TARGETS; do
   corpus=$work/$t
   mkdir -p "$corpus" "$work/tmp-$t"
