@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The quantizer kernel table of the README, both columns from this repository:
 #   scripts/bench-kernels.sh LIBGGML_BASE [MB] [TYPES]
-# LIBGGML_BASE: llama.cpp 0c1e570's libggml-base.so (see DEVELOPERS.md for building it);
+# LIBGGML_BASE: llama.cpp 0c1e570's libggml-base.so (see conformance/README.md for building it);
 # MB: input size (default 16; the IQ1–IQ3 types are slow, give 4); TYPES: comma-separated
 # names (default all). Both programs are timed by CPU time, one thread, best of 3.
 set -euo pipefail

@@ -7,7 +7,7 @@
 #   scripts/make-iq-golden.sh [LLAMA_QUANTIZE]    # default: /work/ref/build/bin/llama-quantize
 #
 # LLAMA_QUANTIZE must be built from llama.cpp 0c1e570 (the vendor/llama.cpp of the
-# llama-cpp-python 0.3.36 sdist; see DEVELOPERS.md). Each case runs in a scratch directory
+# llama-cpp-python 0.3.36 sdist; see conformance/README.md). Each case runs in a scratch directory
 # holding llama-spm-f32.gguf and imatrix.gguf under those relative names: llama-quantize
 # stores the --imatrix path as given in `quantize.imatrix.file`, so the golden files were made
 # that way (../shared/golden/README.md). Output: testdata/quantize/iq/cases.json (per case:
