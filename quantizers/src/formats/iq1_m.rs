@@ -79,6 +79,7 @@ fn best_split<S: V8>(
     xb: &[f32],
     weight: &[f32; 16],
     max: f32,
+    all: &mut Candidates<S>,
 ) -> Option<(usize, usize, usize, f32)> {
     let n = 16;
     let mut px = [[0f32; 17]; 2];
@@ -98,14 +99,9 @@ fn best_split<S: V8>(
     let cp2 = X_P[1] * X_P[1] - X_P[2] * X_P[2];
     let cm1 = X_M[0] * X_M[0] - X_M[1] * X_M[1];
     let cm2 = X_M[1] * X_M[1] - X_M[2] * X_M[2];
-    let mut best_score = -f32::MAX;
-    let mut scale = max;
-    let mut best = None;
     // The i2-only products, padded (like the prefix sums) so that eight can be loaded from
-    // any i2 ≤ n. Then for each i1, eight i2 at a time are scored for all four patterns in
-    // vectors (each lane with the reference's operations); a block in which no candidate
-    // beats the best so far leaves it unchanged and is skipped, any other is scanned in the
-    // reference's order.
+    // any i2 ≤ n. For each i1, eight i2 at a time are scored for all four patterns in
+    // vectors (each lane with the reference's operations) and kept for `Candidates::resolve`.
     let (mut bp, mut bm) = ([[0f32; 24]; 2], [[0f32; 24]; 2]);
     let (mut qx0, mut qx1) = ([0f32; 24], [0f32; 24]);
     for h in 0..2 {
@@ -119,7 +115,7 @@ fn best_split<S: V8>(
     let pxs = [&qx0, &qx1];
     let load = |a: &[f32; 24], at: usize| -> [f32; 8] { a[at..at + 8].try_into().expect("8") };
     let zero = v8.splat(0.0);
-    let (mut sumqx, mut sumq2, mut sq) = ([[0f32; 8]; 4], [[0f32; 8]; 4], [[0f32; 8]; 4]);
+    all.clear();
     for i1 in 0..=n {
         let mut ap = [0f32; 2];
         let mut am = [0f32; 2];
@@ -156,31 +152,183 @@ fn best_split<S: V8>(
                 v8.add(q2_m[0], q2_p[1]),
                 v8.add(q2_m[0], q2_m[1]),
             ];
-            let bs = v8.splat(best_score);
-            let mut pass = 0;
-            for k in 0..4 {
-                let xx = v8.mul(x[k], x[k]);
-                pass |= v8.mask_bits(v8.and(v8.lt(zero, q[k]), v8.lt(v8.mul(bs, q[k]), xx)));
-                sumqx[k] = v8.to_array(x[k]);
-                sumq2[k] = v8.to_array(q[k]);
-                sq[k] = v8.to_array(xx);
+            all.push(i1, i2, (n + 1 - i2).min(8), x, q);
+        }
+    }
+    all.resolve(max)
+}
+
+/// Most blocks of eight splits a group can have: `Σ_{i1 ≤ 16} ⌈(17 − i1)/8⌉`.
+const MAX_BLOCKS: usize = 27;
+
+/// Every candidate (split `i1`, `i2` and sign pattern `k`) of a group, eight splits `i2` per
+/// block, in the reference's scan order (`i1`, then `i2`, then `k`): `Σ w·x·q` (`x`),
+/// `Σ w·q²` (`q`), `x²` (`xx`) and the score `(x/q)·x` the reference keeps as its best
+/// (`−∞` where `q ≤ 0`, past the block's `len`, or NaN).
+struct Candidates<S: V8> {
+    v8: S,
+    blocks: usize,
+    at: [(usize, usize, usize); MAX_BLOCKS],
+    x: [[S::F; 4]; MAX_BLOCKS],
+    q: [[S::F; 4]; MAX_BLOCKS],
+    xx: [[S::F; 4]; MAX_BLOCKS],
+    score: [[S::F; 4]; MAX_BLOCKS],
+    top: S::F,
+    /// A candidate the reference takes whose score is NaN (infinite inputs): scanned.
+    unusual: bool,
+}
+
+impl<S: V8> Candidates<S> {
+    #[inline(always)]
+    fn new(v8: S) -> Self {
+        let z = v8.splat(0.0);
+        Candidates {
+            v8,
+            blocks: 0,
+            at: [(0, 0, 0); MAX_BLOCKS],
+            x: [[z; 4]; MAX_BLOCKS],
+            q: [[z; 4]; MAX_BLOCKS],
+            xx: [[z; 4]; MAX_BLOCKS],
+            score: [[z; 4]; MAX_BLOCKS],
+            top: v8.splat(f32::NEG_INFINITY),
+            unusual: false,
+        }
+    }
+
+    /// Forgets every block (the arrays are reused, not cleared).
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.blocks = 0;
+        self.top = self.v8.splat(f32::NEG_INFINITY);
+        self.unusual = false;
+    }
+
+    /// Adds the block of splits `i1`, `i2 .. i2 + len`.
+    #[inline(always)]
+    fn push(&mut self, i1: usize, i2: usize, len: usize, x: [S::F; 4], q: [S::F; 4]) {
+        let v8 = self.v8;
+        let (zero, neg_inf) = (v8.splat(0.0), v8.splat(f32::NEG_INFINITY));
+        let in_block = v8.lt(LANE.with(v8), v8.splat(len as f32));
+        let b = self.blocks;
+        for k in 0..4 {
+            let xx = v8.mul(x[k], x[k]);
+            let s = v8.mul(v8.div(x[k], q[k]), x[k]);
+            let usable = v8.and(in_block, v8.lt(zero, q[k]));
+            let nan = v8.ne(s, s);
+            self.unusual |= v8.any(v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
+            let score = v8.select(v8.and(usable, v8.eq(s, s)), s, neg_inf);
+            self.top = v8.max(self.top, score);
+            (self.x[b][k], self.q[b][k], self.xx[b][k], self.score[b][k]) = (x[k], q[k], xx, score);
+        }
+        self.at[b] = (i1, i2, len);
+        self.blocks += 1;
+    }
+
+    /// The candidate the reference's scan ends with, `(i1, i2, pattern, scale)`, `scale`
+    /// starting at `max` as in the reference.
+    ///
+    /// The scan takes a candidate when `x² > best·q` (q > 0) and then sets `best` to its
+    /// score. Without rounding the last one taken is the first with the largest score `m`.
+    /// Checked exactly: `m` passes against the largest `best` the scan can hold before it
+    /// (`−f32::MAX` or an earlier candidate's score), and no later candidate passes against
+    /// `m`'s score. Where either fails (near-ties), the scan runs one candidate at a time.
+    #[inline(always)]
+    fn resolve(&self, max: f32) -> Option<(usize, usize, usize, f32)> {
+        let v8 = self.v8;
+        let top = -v8.hmin(v8.neg(self.top));
+        if top == f32::NEG_INFINITY || self.unusual {
+            return self.scan(max);
+        }
+        let tops = v8.splat(top);
+        // The first candidate with the top score: block `b`, lane `j`, pattern `k`.
+        let (b, j, k) = (0..self.blocks).find_map(|b| {
+            let at_top: [u32; 4] =
+                std::array::from_fn(|k| v8.mask_bits(v8.eq(self.score[b][k], tops)));
+            let any = at_top[0] | at_top[1] | at_top[2] | at_top[3];
+            if any == 0 {
+                return None;
             }
-            let count = (n + 1 - i2).min(8);
-            if pass & ((1 << count) - 1) == 0 {
-                continue;
+            let j = any.trailing_zeros() as usize;
+            (0..4).find(|&k| at_top[k] >> j & 1 == 1).map(|k| (b, j, k))
+        })?;
+        let lane = |v: S::F| v8.to_array(v)[j];
+        let (xm, qm, xxm) = (lane(self.x[b][k]), lane(self.q[b][k]), lane(self.xx[b][k]));
+        let scale = xm / qm;
+        let best = scale * xm;
+        // Scores before `m`, and whether a later candidate passes against `best`.
+        let zero = v8.splat(0.0);
+        let bests = v8.splat(best);
+        let mut before = v8.splat(-f32::MAX);
+        for bb in 0..self.blocks {
+            let (_, _, len) = self.at[bb];
+            let lanes = (1u32 << len) - 1;
+            for kk in 0..4 {
+                // Lanes before `first_m` come before `m`, from `first_later` on after it.
+                let (first_m, first_later) = match bb.cmp(&b) {
+                    std::cmp::Ordering::Less => (8, 8),
+                    std::cmp::Ordering::Equal => {
+                        (j + usize::from(kk < k), j + usize::from(kk <= k))
+                    }
+                    std::cmp::Ordering::Greater => (0, 0),
+                };
+                if first_m > 0 {
+                    let earlier = v8.lt(LANE.with(v8), v8.splat(first_m as f32));
+                    let s = v8.select(earlier, self.score[bb][kk], v8.splat(f32::NEG_INFINITY));
+                    before = v8.max(before, s);
+                }
+                if first_later < 8 {
+                    let (q, xx) = (self.q[bb][kk], self.xx[bb][kk]);
+                    let passes = v8.and(v8.lt(zero, q), v8.lt(v8.mul(bests, q), xx));
+                    if v8.mask_bits(passes) & lanes & (0xffu32 << first_later) != 0 {
+                        return self.scan(max);
+                    }
+                }
             }
-            for j in 0..count {
+        }
+        let before = -v8.hmin(v8.neg(before));
+        if !(qm > 0.0 && xxm > before * qm) {
+            return self.scan(max);
+        }
+        let (i1, i2, _) = self.at[b];
+        Some((i1, i2 + j, k, scale))
+    }
+
+    /// The reference's scan, one candidate after the other.
+    #[cold]
+    fn scan(&self, max: f32) -> Option<(usize, usize, usize, f32)> {
+        let v8 = self.v8;
+        let mut best_score = -f32::MAX;
+        let mut scale = max;
+        let mut best = None;
+        for b in 0..self.blocks {
+            let (i1, i2, len) = self.at[b];
+            let x: [[f32; 8]; 4] = std::array::from_fn(|k| v8.to_array(self.x[b][k]));
+            let q: [[f32; 8]; 4] = std::array::from_fn(|k| v8.to_array(self.q[b][k]));
+            for j in 0..len {
                 for k in 0..4 {
-                    if sumq2[k][j] > 0.0 && sq[k][j] > best_score * sumq2[k][j] {
-                        scale = sumqx[k][j] / sumq2[k][j];
-                        best_score = scale * sumqx[k][j];
+                    let (x, q) = (x[k][j], q[k][j]);
+                    if q > 0.0 && x * x > best_score * q {
+                        scale = x / q;
+                        best_score = scale * x;
                         best = Some((i1, i2 + j, k));
                     }
                 }
             }
         }
+        best.map(|(i1, i2, k)| (i1, i2, k, scale))
     }
-    best.map(|(i1, i2, k)| (i1, i2, k, scale))
+}
+
+/// Lane numbers 0..8.
+struct Lanes;
+/// The lane numbers as floats, for masks of the first `n` lanes.
+const LANE: Lanes = Lanes;
+
+impl Lanes {
+    #[inline(always)]
+    fn with<S: V8>(&self, v8: S) -> S::F {
+        v8.load(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    }
 }
 
 superblock_quantizer! {
@@ -191,6 +339,7 @@ superblock_quantizer! {
         let mut pairs = [(0f32, 0u8); 16];
         let mut tmp = [(0f32, 0u8); 16];
         let mut l = [0i8; 16];
+        let mut candidates = Candidates::new(v8);
     }
     |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
@@ -208,7 +357,7 @@ superblock_quantizer! {
                 *p = (x, j as u8);
             }
             merge_sort(&mut pairs, &mut tmp);
-            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max)
+            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max, &mut candidates)
             else {
                 continue;
             };
@@ -346,6 +495,85 @@ pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
                     *y = dl[l / 2] * (v as f32 + delta);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::{Avx2, Scalar, Sse2};
+
+    /// A small deterministic generator (xorshift) of lane values: mostly ordinary, often
+    /// repeated (ties), sometimes zero, negative, tiny, huge, infinite or NaN.
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn value(&mut self, pool: &[f32; 4]) -> f32 {
+            let r = self.next();
+            match r % 64 {
+                0 => 0.0,
+                1 => -0.0,
+                2 => f32::INFINITY,
+                3 => f32::NAN,
+                4 => 1e-30,
+                5 => 3e37,
+                6..=40 => pool[(r >> 8) as usize % 4],
+                _ => ((r >> 16) as u32 as f32 / u32::MAX as f32 - 0.3) * 4.0,
+            }
+        }
+    }
+
+    /// `resolve`'s vector shortcut ends where the reference's one-at-a-time scan does, for
+    /// every kind of lane the split search can produce, ties and non-finite values included.
+    fn resolve_equals_scan<S: V8>(v8: S) {
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        let mut all = Candidates::new(v8);
+        let mut shortcuts = 0;
+        for case in 0..20_000 {
+            all.clear();
+            let pool = [g.value(&[1.0; 4]), 0.5, 2.0, g.value(&[1.0; 4])];
+            let blocks = 1 + case % MAX_BLOCKS;
+            for b in 0..blocks {
+                let mut lanes = || -> [S::F; 4] {
+                    std::array::from_fn(|_| {
+                        let v: [f32; 8] = std::array::from_fn(|_| g.value(&pool));
+                        v8.load(&v)
+                    })
+                };
+                let (x, q) = (lanes(), lanes());
+                let len = 1 + (b * 7 + case) % 8;
+                all.push(b, 0, len, x, q);
+            }
+            let fast = all.resolve(0.25);
+            let slow = all.scan(0.25);
+            let same = match (fast, slow) {
+                (Some((a, b, c, s)), Some((d, e, f, t))) => {
+                    (a, b, c) == (d, e, f) && s.to_bits() == t.to_bits()
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            assert!(same, "case {case}: {fast:?} != {slow:?}");
+            shortcuts += usize::from(fast.is_some());
+        }
+        assert!(
+            shortcuts > 10_000,
+            "only {shortcuts} cases found a candidate"
+        );
+    }
+
+    #[test]
+    fn split_resolution_matches_the_scan() {
+        resolve_equals_scan(Scalar);
+        resolve_equals_scan(Sse2);
+        if let Some(v8) = Avx2::get() {
+            resolve_equals_scan(v8);
         }
     }
 }
