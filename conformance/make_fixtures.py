@@ -384,6 +384,14 @@ FIXTURES.update({
                    num_key_value_heads=2, head_dim=8, intermediate_size=24,
                    num_local_experts=4, num_experts_per_tok=2, sliding_window=64),
                "smollm", True),
+    # GLM-4.7-Flash style: the DeepSeek-V2 layout (q-lora) with GLM's vocabulary, the first
+    # block dense (mlp_layer_types), one next-token-prediction block (model.layers.3, see
+    # EXTRA_TENSORS) that the reference keeps as blk.3.
+    "glm4moelite": ("Glm4MoeLiteForCausalLM", "glm4_moe_lite",
+                    dict(MLA, vocab_size=BPE_VOCAB + 3, q_lora_rank=24, v_head_dim=16,
+                         n_group=1, topk_group=1, routed_scaling_factor=1.8,
+                         norm_topk_prob=True, num_nextn_predict_layers=1),
+                    "smollm-glm45", True),
 })
 
 
@@ -436,7 +444,7 @@ def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
     (out / "modules.json").write_text(json.dumps(mods, indent=2) + "\n")
 
 
-def _mtp_deepseek(kw: dict) -> dict:
+def _mtp_deepseek(kw: dict, saved: dict) -> dict:
     """A DeepSeek-V3 next-token-prediction block after the last layer (transformers does not
     build it): some of its tensors, an expert among them."""
     e, n = kw["hidden_size"], kw["num_hidden_layers"]
@@ -450,7 +458,7 @@ def _mtp_deepseek(kw: dict) -> dict:
             p + "mlp.experts.0.up_proj.weight": (kw["moe_intermediate_size"], e)}
 
 
-def _mtp_glm4moe(kw: dict) -> dict:
+def _mtp_glm4moe(kw: dict, saved: dict) -> dict:
     """GLM-4.5's next-token-prediction block (transformers does not build it): a whole MoE
     decoder block after the last layer plus eh_proj, enorm, hnorm and shared_head.norm."""
     e, n, h = kw["hidden_size"], kw["num_hidden_layers"], kw["head_dim"]
@@ -476,19 +484,32 @@ def _mtp_glm4moe(kw: dict) -> dict:
     return out
 
 
+def _mtp_copy_last(kw: dict, saved: dict) -> dict:
+    """A next-token-prediction block that transformers does not build: the last layer's
+    tensors (shapes) under the next index, plus eh_proj, enorm, hnorm and shared_head.norm."""
+    e, n = kw["hidden_size"], kw["num_hidden_layers"]
+    last, p = f"model.layers.{n - 1}.", f"model.layers.{n}."
+    out = {p + k[len(last):]: tuple(v.shape) for k, v in saved.items() if k.startswith(last)}
+    out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,)})
+    return out
+
+
 # Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
 # the config. Drawn like build_model's (sorted names, its own seed).
 EXTRA_TENSORS = {
     "deepseek3": _mtp_deepseek,
     "glm4moe": _mtp_glm4moe,
+    "glm4moelite": _mtp_copy_last,
 }
 
 
-def add_tensors(path: Path, shapes: dict, seed: int) -> None:
+def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
     import numpy as np
     import torch
     from safetensors.torch import load_file, save_file
     tensors = load_file(str(path))
+    shapes = shapes_of(kw, tensors)
     rng = np.random.default_rng(seed)
     for pname, shape in sorted(shapes.items()):
         is_norm = "norm" in pname and len(shape) == 1 and pname.endswith("weight")
@@ -577,7 +598,7 @@ def build_model(name: str, out: Path, seed: int) -> None:
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
     if name in EXTRA_TENSORS:
-        add_tensors(out / "model.safetensors", EXTRA_TENSORS[name](kw), seed + 1)
+        add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)
     cfg_path = out / "config.json"
     cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     if cfg.get("architectures") != [cls_name]:

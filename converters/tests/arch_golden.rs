@@ -215,6 +215,7 @@ fixtures! {
     deepseek3 => "deepseek3",
     glm4moe => "glm4moe",
     gptoss => "gptoss",
+    glm4moelite => "glm4moelite",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -174,12 +174,22 @@ pub(super) fn is_past_layers(name: &str, n_layers: u64) -> bool {
 /// next-token-prediction layers are dropped, `kv_b_proj` is split into `k_b_proj`
 /// (transposed per head) and `v_b_proj`.
 fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    mla_hook(hp, name, expr, true)
+}
+
+/// The MLA class's tensor step; `skip_mtp`: drop the blocks past `num_hidden_layers`.
+pub(super) fn mla_hook(
+    hp: &Hparams,
+    name: String,
+    expr: Expr,
+    skip_mtp: bool,
+) -> Result<Modified, ConvertError> {
     if hp.get("tie_word_embeddings") == Some(&Json::Bool(true))
         && (name == "lm_head.weight" || name == "model.lm_head.weight")
     {
         return Ok(Modified::Drop);
     }
-    if is_past_layers(&name, hp.req_u64(&["num_hidden_layers"])?) {
+    if skip_mtp && is_past_layers(&name, hp.req_u64(&["num_hidden_layers"])?) {
         return Ok(Modified::Drop);
     }
     if name.contains("mlp.experts") || !name.ends_with("kv_b_proj.weight") {
@@ -289,6 +299,80 @@ pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
             ConvertError::format(&hp.path, None, "rope mscale_all_dim is not a number")
         })?;
         p.f32(extra::ROPE_SCALING_YARN_LOG_MUL, 0.1 * m);
+    }
+    Ok(())
+}
+
+/// `Glm4MoeLiteForCausalLM` (GLM-4.7-Flash, `Glm4MoeLiteModel` in `conversion/glm.py`):
+/// the DeepSeek-V2 layout with GLM's vocabulary, whose next-token-prediction blocks are
+/// kept (counted in the block count, `nextn_predict_layers` written) when
+/// `num_nextn_predict_layers` is above 0. Its config has no `first_k_dense_replace` (it
+/// lists `mlp_layer_types`), so the leading dense block count written is 0.
+pub const GLM4MOE_LITE: Arch = Arch {
+    hf_names: &["Glm4MoeLiteForCausalLM"],
+    model_types: &[ModelType {
+        name: "glm4_moe_lite",
+        hf_classes: &["Glm4MoeLiteForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 154880,
+            "hidden_size" => 2048,
+            "intermediate_size" => 10240,
+            "moe_intermediate_size" => 1536,
+            "num_hidden_layers" => 47,
+            "num_attention_heads" => 20,
+            "num_key_value_heads" => 20,
+            "n_shared_experts" => 1,
+            "n_routed_experts" => 64,
+            "routed_scaling_factor" => 1.8,
+            "kv_lora_rank" => 512,
+            "q_lora_rank" => 768,
+            "qk_rope_head_dim" => 64,
+            "v_head_dim" => 256,
+            "qk_nope_head_dim" => 192,
+            "n_group" => 1,
+            "topk_group" => 1,
+            "num_experts_per_tok" => 4,
+            "norm_topk_prob" => true,
+            "max_position_embeddings" => 202752,
+            "rms_norm_eps" => 1e-5,
+            "rope_theta" => 10000.0,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
+    composites: &[],
+    gguf: "deepseek2",
+    vocab: VocabKind::Glm45,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[DECODER, MLA_TENSORS],
+    tensor_overrides: &[],
+    filter: keep,
+    rules: Rules {
+        experts: &[DEEPSEEK_EXPERTS],
+        hook: Some(lite_hook),
+        nextn_blocks: true,
+        ..Rules::NONE
+    },
+    params: lite_params,
+    extra: no_extra,
+};
+
+fn lite_nextn(hp: &Hparams) -> Result<u64, ConvertError> {
+    Ok(hp.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0))
+}
+
+fn lite_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    let skip = lite_nextn(hp)? == 0;
+    mla_hook(hp, name, expr, skip)
+}
+
+fn lite_params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    mla_params(p)?;
+    let nextn = lite_nextn(p.hp)?;
+    if nextn > 0 {
+        p.u32(mla::NEXTN_PREDICT_LAYERS, nextn)?;
     }
     Ok(())
 }

@@ -280,6 +280,7 @@ pub static ALL: &[&Arch] = &[
     &deepseek2::DEEPSEEK2,
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
+    &deepseek2::GLM4MOE_LITE,
 ];
 
 /// The description for an HF architecture name.
