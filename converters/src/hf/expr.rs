@@ -1094,6 +1094,29 @@ mod tests {
     }
 
     #[test]
+    fn reshape_keeps_the_elements_and_strided_takes_every_other() {
+        let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let r = konst(&x, &[6, 2]).reshape("t", vec![2, 3, 2]).unwrap();
+        assert_eq!(r.shape(), [2, 3, 2]);
+        assert_eq!(vals(&r), x);
+        assert!(konst(&x, &[6, 2]).reshape("t", vec![5, 2]).is_err());
+        assert!(konst(&x, &[6, 2]).reshape("t", vec![u64::MAX, 2]).is_err());
+        // x[:, ::2, :] and x[:, 1::2, :] of [2, 3, 2]: rows 0, 2 and row 1 of each matrix.
+        let even = r.clone().strided("t", 1, 0, 2).unwrap();
+        assert_eq!(even.shape(), [2, 2, 2]);
+        assert_eq!(vals(&even), [0., 1., 4., 5., 6., 7., 10., 11.]);
+        let odd = r.clone().strided("t", 1, 1, 2).unwrap();
+        assert_eq!(odd.shape(), [2, 1, 2]);
+        assert_eq!(vals(&odd), [2., 3., 8., 9.]);
+        // The last axis: x[..., 1::2].
+        let cols = r.clone().strided("t", 2, 1, 2).unwrap();
+        assert_eq!(vals(&cols), [1., 3., 5., 7., 9., 11.]);
+        assert!(r.clone().strided("t", 3, 0, 2).is_err());
+        assert!(r.clone().strided("t", 1, 0, 0).is_err());
+        assert!(r.strided("t", 1, 3, 1).is_err());
+    }
+
+    #[test]
     fn permutation_interleaves_head_halves() {
         // 2 heads of 4 rows, 1 column: rows 0..8.
         let x: Vec<f32> = (0..8).map(|i| i as f32).collect();

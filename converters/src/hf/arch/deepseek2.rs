@@ -408,6 +408,31 @@ mod tests {
     }
 
     #[test]
+    fn kv_b_splits_per_head_into_transposed_k_and_v() {
+        let cfg = serde_json::json!({
+            "architectures": ["DeepseekV2ForCausalLM"],
+            "num_key_value_heads": 2, "v_head_dim": 1, "qk_nope_head_dim": 2,
+        });
+        let hp = crate::hf::config::from_json(cfg, "config.json".into()).unwrap();
+        // 2 heads of (2 nope + 1 v) rows, rank 2: row r holds [10r, 10r + 1].
+        let x: Vec<f32> = (0..6)
+            .flat_map(|r| [10. * r as f32, 10. * r as f32 + 1.])
+            .collect();
+        let kv = Expr::constant(x, vec![6, 2]);
+        let (k, v) = split_kv_b(&hp, "kv_b_proj.weight", kv.clone()).unwrap();
+        assert_eq!(k.shape(), [2, 2, 2]);
+        assert_eq!(v.shape(), [2, 1, 2]);
+        // k_b per head: the nope rows transposed, [rank, nope].
+        assert_eq!(
+            k.eval_f32().unwrap(),
+            [0., 10., 1., 11., 30., 40., 31., 41.]
+        );
+        assert_eq!(v.eval_f32().unwrap(), [20., 21., 50., 51.]);
+        let wrong = Expr::constant(vec![0.; 10], vec![5, 2]);
+        assert!(split_kv_b(&hp, "kv_b_proj.weight", wrong).is_err());
+    }
+
+    #[test]
     fn truthiness_follows_python() {
         assert!(!truthy(None));
         assert!(!truthy(Some(&Json::Null)));
