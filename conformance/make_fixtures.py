@@ -47,6 +47,10 @@ TOKENIZERS = {
 # with that one token appended (id 49152); `<|endoftext|>` is already token 0.
 TOKENIZERS["smollm-glm"] = ("llama-bpe", ["tokenizer.json"],
                             ["tokenizer_config.json", "special_tokens_map.json"])
+# GLM-4.5's converter (`_set_vocab_glm`) needs `[gMASK]`, `<|user|>` and `<|observation|>`
+# among the added tokens: the SmolLM2 file with those appended (ids 49152-49154).
+TOKENIZERS["smollm-glm45"] = ("llama-bpe", ["tokenizer.json"],
+                              ["tokenizer_config.json", "special_tokens_map.json"])
 # XLM-RoBERTa: a 300-piece unigram SentencePiece model trained here (deterministically) on
 # generated text, with the HF tokenizer files transformers makes from it.
 TOKENIZERS["xlmr"] = (None, ["sentencepiece.bpe.model", "tokenizer.json"],
@@ -338,6 +342,58 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
 
+# Issue #14: MLA (DeepSeek V2/V3), next-token-prediction layers (GLM-4.5), gpt-oss.
+MLA = dict(hidden_size=8, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
+           num_key_value_heads=2, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,
+           first_k_dense_replace=1, num_experts_per_tok=2, max_position_embeddings=4096)
+FIXTURES.update({
+    # DeepSeek-V2-Lite style: no q-lora (one q_proj), v_head_dim != qk_nope_head_dim,
+    # group-limited greedy routing, tied embeddings.
+    "deepseek2": ("DeepseekV2ForCausalLM", "deepseek_v2",
+                  dict(MLA, q_lora_rank=None, v_head_dim=12, n_group=2, topk_group=1,
+                       topk_method="group_limited_greedy", routed_scaling_factor=1.0,
+                       norm_topk_prob=False),
+                  "smollm", True),
+    # DeepSeek-V3 style: q-lora, sigmoid routing with the selection bias, routed scaling,
+    # YaRN with mscale_all_dim, and one next-token-prediction layer (model.layers.3, see
+    # EXTRA_TENSORS) that the reference drops.
+    "deepseek3": ("DeepseekV3ForCausalLM", "deepseek_v3",
+                  dict(MLA, q_lora_rank=24, v_head_dim=16, n_group=2, topk_group=1,
+                       routed_scaling_factor=2.5, norm_topk_prob=True, scoring_func="sigmoid",
+                       topk_method="noaux_tc", num_nextn_predict_layers=1,
+                       rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0,
+                                        "factor": 4.0, "original_max_position_embeddings": 1024,
+                                        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+                                        "mscale_all_dim": 1.0}),
+                  "smollm", True),
+    # GLM-4.5 style: one dense block, then experts with a shared expert and the selection
+    # bias, q/k norms, partial rotary; one next-token-prediction block (model.layers.2, see
+    # EXTRA_TENSORS) that the reference keeps as blk.2.
+    "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe",
+                bpe(vocab_size=BPE_VOCAB + 3, hidden_size=8, head_dim=16, attention_bias=True,
+                    use_qk_norm=True, moe_intermediate_size=24, n_routed_experts=4,
+                    n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1,
+                    n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                    num_nextn_predict_layers=1, partial_rotary_factor=0.5),
+                "smollm-glm45", False),
+    # gpt-oss from a bf16 checkpoint: fused, interleaved gate/up experts with biases,
+    # attention sinks, alternating sliding/full layers, YaRN (the class default).
+    "gptoss": ("GptOssForCausalLM", "gpt_oss",
+               bpe(hidden_size=8, num_hidden_layers=3, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=8, intermediate_size=24,
+                   num_local_experts=4, num_experts_per_tok=2, sliding_window=64),
+               "smollm", True),
+    # GLM-4.7-Flash style: the DeepSeek-V2 layout (q-lora) with GLM's vocabulary, the first
+    # block dense (mlp_layer_types), one next-token-prediction block (model.layers.3, see
+    # EXTRA_TENSORS) that the reference keeps as blk.3.
+    "glm4moelite": ("Glm4MoeLiteForCausalLM", "glm4_moe_lite",
+                    dict(MLA, vocab_size=BPE_VOCAB + 3, q_lora_rank=24, v_head_dim=16,
+                         n_group=1, topk_group=1, routed_scaling_factor=1.8,
+                         norm_topk_prob=True, num_nextn_predict_layers=1),
+                    "smollm-glm45", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -386,6 +442,81 @@ def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
         save_file({"linear.weight": torch.from_numpy(w.astype(np.float32)).to(torch.bfloat16)},
                   str(out / "2_Dense/model.safetensors"))
     (out / "modules.json").write_text(json.dumps(mods, indent=2) + "\n")
+
+
+def _mtp_deepseek(kw: dict, saved: dict) -> dict:
+    """A DeepSeek-V3 next-token-prediction block after the last layer (transformers does not
+    build it): some of its tensors, an expert among them."""
+    e, n = kw["hidden_size"], kw["num_hidden_layers"]
+    p = f"model.layers.{n}."
+    return {p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+            p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,),
+            p + "input_layernorm.weight": (e,),
+            p + "self_attn.kv_a_layernorm.weight": (kw["kv_lora_rank"],),
+            p + "mlp.gate.weight": (kw["n_routed_experts"], e),
+            p + "mlp.gate.e_score_correction_bias": (kw["n_routed_experts"],),
+            p + "mlp.experts.0.up_proj.weight": (kw["moe_intermediate_size"], e)}
+
+
+def _mtp_glm4moe(kw: dict, saved: dict) -> dict:
+    """GLM-4.5's next-token-prediction block (transformers does not build it): a whole MoE
+    decoder block after the last layer plus eh_proj, enorm, hnorm and shared_head.norm."""
+    e, n, h = kw["hidden_size"], kw["num_hidden_layers"], kw["head_dim"]
+    nh, nkv, ff, x = (kw["num_attention_heads"], kw["num_key_value_heads"],
+                      kw["moe_intermediate_size"], kw["n_routed_experts"])
+    p = f"model.layers.{n}."
+    out = {p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,), p + "hnorm.weight": (e,),
+           p + "shared_head.norm.weight": (e,), p + "input_layernorm.weight": (e,),
+           p + "post_attention_layernorm.weight": (e,),
+           p + "self_attn.q_proj.weight": (nh * h, e), p + "self_attn.q_proj.bias": (nh * h,),
+           p + "self_attn.k_proj.weight": (nkv * h, e), p + "self_attn.k_proj.bias": (nkv * h,),
+           p + "self_attn.v_proj.weight": (nkv * h, e), p + "self_attn.v_proj.bias": (nkv * h,),
+           p + "self_attn.o_proj.weight": (e, nh * h), p + "self_attn.q_norm.weight": (h,),
+           p + "self_attn.k_norm.weight": (h,), p + "mlp.gate.weight": (x, e),
+           p + "mlp.gate.e_score_correction_bias": (x,),
+           p + "mlp.shared_experts.gate_proj.weight": (ff, e),
+           p + "mlp.shared_experts.up_proj.weight": (ff, e),
+           p + "mlp.shared_experts.down_proj.weight": (e, ff)}
+    for i in range(x):
+        out[p + f"mlp.experts.{i}.gate_proj.weight"] = (ff, e)
+        out[p + f"mlp.experts.{i}.up_proj.weight"] = (ff, e)
+        out[p + f"mlp.experts.{i}.down_proj.weight"] = (e, ff)
+    return out
+
+
+def _mtp_copy_last(kw: dict, saved: dict) -> dict:
+    """A next-token-prediction block that transformers does not build: the last layer's
+    tensors (shapes) under the next index, plus eh_proj, enorm, hnorm and shared_head.norm."""
+    e, n = kw["hidden_size"], kw["num_hidden_layers"]
+    last, p = f"model.layers.{n - 1}.", f"model.layers.{n}."
+    out = {p + k[len(last):]: tuple(v.shape) for k, v in saved.items() if k.startswith(last)}
+    out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,)})
+    return out
+
+
+# Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
+# the config. Drawn like build_model's (sorted names, its own seed).
+EXTRA_TENSORS = {
+    "deepseek3": _mtp_deepseek,
+    "glm4moe": _mtp_glm4moe,
+    "glm4moelite": _mtp_copy_last,
+}
+
+
+def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+    tensors = load_file(str(path))
+    shapes = shapes_of(kw, tensors)
+    rng = np.random.default_rng(seed)
+    for pname, shape in sorted(shapes.items()):
+        is_norm = "norm" in pname and len(shape) == 1 and pname.endswith("weight")
+        v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+            else 0.02 * rng.standard_normal(shape)
+        tensors[pname] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(path), metadata={"format": "pt"})
 
 
 EXTRA_FILES = {
@@ -466,6 +597,8 @@ def build_model(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
+    if name in EXTRA_TENSORS:
+        add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)
     cfg_path = out / "config.json"
     cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     if cfg.get("architectures") != [cls_name]:
@@ -509,6 +642,14 @@ def add_tokenizer(kind: str, out: Path) -> None:
         tc["add_prefix_space"] = False
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
+    if kind == "smollm-glm45":
+        tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+        for i, tok in enumerate(["[gMASK]", "<|user|>", "<|observation|>"]):
+            tj["added_tokens"].append({"id": BPE_VOCAB + i, "content": tok, "single_word": False,
+                                       "lstrip": False, "rstrip": False, "normalized": False,
+                                       "special": True})
+        (out / "tokenizer.json").write_text(
+            json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     if kind == "smollm-glm":
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,

@@ -210,6 +210,12 @@ fixtures! {
     internlm3 => "internlm3",
     olmo => "olmo",
     gptbigcode => "gptbigcode",
+    // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+    deepseek2 => "deepseek2",
+    deepseek3 => "deepseek3",
+    glm4moe => "glm4moe",
+    gptoss => "gptoss",
+    glm4moelite => "glm4moelite",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -294,3 +294,22 @@ pub mod extra {
     /// `{dense}_feat_out`.
     pub const DENSE_FEAT_OUT: &str = "{dense}_feat_out";
 }
+
+/// Per-architecture keys of the MLA, next-token-prediction and gpt-oss families of issue #14
+/// (`{arch}.` + these).
+pub mod mla {
+    /// `attention.q_lora_rank`: the rank of MLA's query down-projection.
+    pub const Q_LORA_RANK: &str = "attention.q_lora_rank";
+    /// `attention.kv_lora_rank`: the rank of MLA's key/value down-projection.
+    pub const KV_LORA_RANK: &str = "attention.kv_lora_rank";
+    /// `attention.key_length_mla`: the decompressed key head size.
+    pub const KEY_LENGTH_MLA: &str = "attention.key_length_mla";
+    /// `attention.value_length_mla`: the decompressed value head size.
+    pub const VALUE_LENGTH_MLA: &str = "attention.value_length_mla";
+    /// `expert_weights_scale`: the routed experts' output scale.
+    pub const EXPERT_WEIGHTS_SCALE: &str = "expert_weights_scale";
+    /// `expert_weights_norm`: whether the top-k expert weights are normalised.
+    pub const EXPERT_WEIGHTS_NORM: &str = "expert_weights_norm";
+    /// `nextn_predict_layers`: the number of next-token-prediction layers at the end.
+    pub const NEXTN_PREDICT_LAYERS: &str = "nextn_predict_layers";
+}

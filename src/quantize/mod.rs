@@ -405,6 +405,41 @@ fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, Quantize
     }
 }
 
+/// The keys llama-quantize's hparams loading (`load_arch_hparams`) requires beyond the
+/// generic ones, for the architectures whose files can lack them: DeepSeek-V2's loader
+/// wants `attention.q_lora_rank` unless the block count is one of its "lite" models' (26 or
+/// 27 blocks, or 48 with a 128256-token vocabulary), so a converted DeepSeek-V2 without
+/// q-lora of another depth cannot be quantized.
+fn required_arch_keys(md: &Metadata, arch: &str, n_layer: i64) -> Result<(), QuantizeError> {
+    if arch != "deepseek2" {
+        return Ok(());
+    }
+    let key = |k: &str| format!("{arch}.{k}");
+    let n_vocab = match first_or_scalar_u32(md, &key("vocab_size"))? {
+        Some(n) => n,
+        None => match md.get(keys::tokenizer::TOKENS) {
+            Some(Value::Array(a)) => a.len() as i64,
+            _ => 0,
+        },
+    };
+    let nextn = first_or_scalar_u32(md, &key("nextn_predict_layers"))?.unwrap_or(0);
+    let n = n_layer - nextn;
+    let lite = n == 27 || n == 26 || (n == 48 && n_vocab == 128256);
+    let mut required = vec![
+        "attention.layer_norm_rms_epsilon",
+        "attention.kv_lora_rank",
+        "expert_feed_forward_length",
+        "expert_shared_count",
+    ];
+    if !lite {
+        required.insert(1, "attention.q_lora_rank");
+    }
+    match required.into_iter().map(key).find(|k| md.get(k).is_none()) {
+        Some(k) => Err(QuantizeError::Input(format!("key not found in model: {k}"))),
+        None => Ok(()),
+    }
+}
+
 fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
     let arch = md.get_str(keys::general::ARCHITECTURE)?.to_string();
     let key = |k: &str| format!("{arch}.{k}");
@@ -412,6 +447,7 @@ fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
     let n_head = first_or_scalar_u32(md, &key("attention.head_count"))?.unwrap_or(0);
     let n_head_kv = first_or_scalar_u32(md, &key("attention.head_count_kv"))?.unwrap_or(n_head);
     let n_expert = first_or_scalar_u32(md, &key("expert_count"))?.unwrap_or(0);
+    required_arch_keys(md, &arch, n_layer)?;
     Ok(ModelFacts {
         is_70b: arch == "llama" && n_layer == 80 && n_head != n_head_kv,
         n_gqa: if n_head_kv == 0 {

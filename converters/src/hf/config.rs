@@ -71,6 +71,12 @@ fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
     if d.head_dim == HeadDim::Derive {
         cfg.remove("head_dim");
     }
+    if let HeadDim::CopyOf(key) = d.head_dim {
+        match cfg.get(key).filter(|v| !v.is_null()).cloned() {
+            Some(v) => cfg.insert("head_dim".into(), v),
+            None => cfg.remove("head_dim"),
+        };
+    }
     if d.head_dim != HeadDim::Keep && is_null(cfg, "head_dim") {
         let hidden = cfg.get("hidden_size").and_then(Json::as_u64);
         let heads = cfg.get("num_attention_heads").and_then(Json::as_u64);
@@ -362,7 +368,11 @@ impl Hparams {
     /// not be able to size it by itself.
     pub fn block_count(&self) -> Result<u64, ConvertError> {
         let keys = super::params::BLOCK_COUNT_KEYS;
-        let n = self.req_u64(keys)?;
+        let mut n = self.req_u64(keys)?;
+        if arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks) {
+            let nextn = self.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
+            n = n.saturating_add(nextn);
+        }
         if n > MAX_BLOCK_COUNT {
             return Err(ConvertError::format(
                 &self.path,

@@ -125,6 +125,15 @@ enum Op {
     },
     /// `x + value` (Gemma's norm shift).
     AddScalar { input: Expr, value: f32 },
+    /// `view(shape)`: the same elements in the same order under another shape.
+    Reshape(Expr),
+    /// Every `step`-th index of `axis` from `start` (`x[..., start::step, ...]`).
+    Strided {
+        input: Expr,
+        axis: usize,
+        start: u64,
+        step: u64,
+    },
 }
 
 /// A node of an expression.
@@ -189,7 +198,9 @@ impl Expr {
             | Op::GatherRows { input, .. }
             | Op::Transpose(input)
             | Op::Narrow { input, .. }
-            | Op::AddScalar { input, .. } => input.for_each_source(f),
+            | Op::AddScalar { input, .. }
+            | Op::Reshape(input)
+            | Op::Strided { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
     }
@@ -404,6 +415,49 @@ impl Expr {
         ))
     }
 
+    /// `view(shape)`: the same elements under a shape with the same element count.
+    pub fn reshape(self, name: &str, shape: Vec<u64>) -> Result<Expr, ConvertError> {
+        let count = |s: &[u64]| s.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        if count(&shape).is_none() || count(&shape) != count(self.shape()) {
+            return Err(terr(
+                name,
+                format!("cannot view shape {:?} as {shape:?}", self.shape()),
+            ));
+        }
+        let work = self.work();
+        Ok(Expr::new(Op::Reshape(self), shape, work))
+    }
+
+    /// `x[..., start::step, ...]` along `axis` (counted from the outermost dimension).
+    pub fn strided(
+        self,
+        name: &str,
+        axis: usize,
+        start: u64,
+        step: u64,
+    ) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        if axis >= s.len() || step == 0 || start >= s[axis] {
+            return Err(terr(
+                name,
+                format!("cannot take {start}::{step} of axis {axis} of shape {s:?}"),
+            ));
+        }
+        let mut shape = s.to_vec();
+        shape[axis] = (s[axis] - start).div_ceil(step);
+        let work = self.work();
+        Ok(Expr::new(
+            Op::Strided {
+                input: self,
+                axis,
+                start,
+                step,
+            },
+            shape,
+            work,
+        ))
+    }
+
     /// `x + value`, in F16 for F16 inputs and F32 otherwise.
     pub fn add_scalar(self, value: f32) -> Expr {
         let shape = self.shape().to_vec();
@@ -448,6 +502,13 @@ impl Expr {
                 start + len
             ),
             Op::AddScalar { input, value } => format!("({} + {value})", input.describe()),
+            Op::Reshape(input) => format!("view({}, {:?})", input.describe(), self.shape()),
+            Op::Strided {
+                input,
+                axis,
+                start,
+                step,
+            } => format!("{}[axis {axis}: {start}::{step}]", input.describe()),
         }
     }
 
@@ -513,6 +574,13 @@ impl Expr {
             Op::AddScalar { input, value } => {
                 sub(out, &format!("add{:x}", value.to_bits()), &[input])
             }
+            Op::Reshape(input) => sub(out, "view", &[input]),
+            Op::Strided {
+                input,
+                axis,
+                start,
+                step,
+            } => sub(out, &format!("strided{axis},{start},{step}"), &[input]),
         }
     }
 
@@ -529,7 +597,9 @@ impl Expr {
             | Op::GatherRows { input, .. }
             | Op::Transpose(input)
             | Op::Narrow { input, .. }
-            | Op::AddScalar { input, .. } => input.sources(out),
+            | Op::AddScalar { input, .. }
+            | Op::Reshape(input)
+            | Op::Strided { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
     }
@@ -644,6 +714,31 @@ impl Expr {
                 let mut out = Vec::with_capacity(outer * l);
                 for o in 0..outer {
                     out.extend_from_slice(&v.bytes[o * full + s..o * full + s + l]);
+                }
+                Values {
+                    work: v.work,
+                    bytes: out,
+                }
+            }
+            Op::Reshape(input) => input.eval()?,
+            Op::Strided {
+                input,
+                axis,
+                start,
+                step,
+            } => {
+                let v = input.eval()?;
+                let ishape = input.shape();
+                let outer: usize = ishape[..*axis].iter().product::<u64>() as usize;
+                let inner = ishape[axis + 1..].iter().product::<u64>() as usize * esize;
+                let (n_in, n_out) = (ishape[*axis] as usize, node.shape[*axis] as usize);
+                let mut out = Vec::with_capacity(outer * n_out * inner);
+                for o in 0..outer {
+                    for k in 0..n_out {
+                        let i = *start as usize + k * *step as usize;
+                        let at = (o * n_in + i) * inner;
+                        out.extend_from_slice(&v.bytes[at..at + inner]);
+                    }
                 }
                 Values {
                     work: v.work,
@@ -996,6 +1091,29 @@ mod tests {
 
     fn vals(e: &Expr) -> Vec<f32> {
         e.eval().unwrap().f32s()
+    }
+
+    #[test]
+    fn reshape_keeps_the_elements_and_strided_takes_every_other() {
+        let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let r = konst(&x, &[6, 2]).reshape("t", vec![2, 3, 2]).unwrap();
+        assert_eq!(r.shape(), [2, 3, 2]);
+        assert_eq!(vals(&r), x);
+        assert!(konst(&x, &[6, 2]).reshape("t", vec![5, 2]).is_err());
+        assert!(konst(&x, &[6, 2]).reshape("t", vec![u64::MAX, 2]).is_err());
+        // x[:, ::2, :] and x[:, 1::2, :] of [2, 3, 2]: rows 0, 2 and row 1 of each matrix.
+        let even = r.clone().strided("t", 1, 0, 2).unwrap();
+        assert_eq!(even.shape(), [2, 2, 2]);
+        assert_eq!(vals(&even), [0., 1., 4., 5., 6., 7., 10., 11.]);
+        let odd = r.clone().strided("t", 1, 1, 2).unwrap();
+        assert_eq!(odd.shape(), [2, 1, 2]);
+        assert_eq!(vals(&odd), [2., 3., 8., 9.]);
+        // The last axis: x[..., 1::2].
+        let cols = r.clone().strided("t", 2, 1, 2).unwrap();
+        assert_eq!(vals(&cols), [1., 3., 5., 7., 9., 11.]);
+        assert!(r.clone().strided("t", 3, 0, 2).is_err());
+        assert!(r.clone().strided("t", 1, 0, 0).is_err());
+        assert!(r.strided("t", 1, 3, 1).is_err());
     }
 
     #[test]

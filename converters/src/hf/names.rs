@@ -85,6 +85,37 @@ pub enum Tensor {
     FfnExpProbsB,
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm,
+    // MLA attention, next-token-prediction layers and attention sinks (issue #14).
+    /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
+    AttnQA,
+    /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
+    AttnQB,
+    /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
+    AttnKvAMqa,
+    /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
+    AttnKvB,
+    /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
+    AttnKB,
+    /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
+    AttnVB,
+    /// `blk.{bid}.attn_q_a_norm`.
+    AttnQANorm,
+    /// `blk.{bid}.attn_kv_a_norm`.
+    AttnKvANorm,
+    /// `blk.{bid}.nextn.eh_proj`.
+    NextnEhProj,
+    /// `blk.{bid}.nextn.embed_tokens`.
+    NextnEmbedTokens,
+    /// `blk.{bid}.nextn.enorm`.
+    NextnEnorm,
+    /// `blk.{bid}.nextn.hnorm`.
+    NextnHnorm,
+    /// `blk.{bid}.nextn.shared_head_head`.
+    NextnSharedHeadHead,
+    /// `blk.{bid}.nextn.shared_head_norm`.
+    NextnSharedHeadNorm,
+    /// `blk.{bid}.attn_sinks`.
+    AttnSinks,
 }
 
 impl Tensor {
@@ -126,6 +157,21 @@ impl Tensor {
             T::FfnDownShexp => "blk.{bid}.ffn_down_shexp",
             T::FfnExpProbsB => "blk.{bid}.exp_probs_b",
             T::LayerOutNorm => "blk.{bid}.layer_output_norm",
+            T::AttnQA => "blk.{bid}.attn_q_a",
+            T::AttnQB => "blk.{bid}.attn_q_b",
+            T::AttnKvAMqa => "blk.{bid}.attn_kv_a_mqa",
+            T::AttnKvB => "blk.{bid}.attn_kv_b",
+            T::AttnKB => "blk.{bid}.attn_k_b",
+            T::AttnVB => "blk.{bid}.attn_v_b",
+            T::AttnQANorm => "blk.{bid}.attn_q_a_norm",
+            T::AttnKvANorm => "blk.{bid}.attn_kv_a_norm",
+            T::NextnEhProj => "blk.{bid}.nextn.eh_proj",
+            T::NextnEmbedTokens => "blk.{bid}.nextn.embed_tokens",
+            T::NextnEnorm => "blk.{bid}.nextn.enorm",
+            T::NextnHnorm => "blk.{bid}.nextn.hnorm",
+            T::NextnSharedHeadHead => "blk.{bid}.nextn.shared_head_head",
+            T::NextnSharedHeadNorm => "blk.{bid}.nextn.shared_head_norm",
+            T::AttnSinks => "blk.{bid}.attn_sinks",
         }
     }
 }
@@ -350,6 +396,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.block_sparse_moe.gate",
             "model.layers.{bid}.mlp.gate",
             "model.layers.{bid}.feed_forward.router",
+            "model.layers.{bid}.mlp.router",
         ],
     ),
     (
@@ -460,7 +507,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (
         T::FfnExpProbsB,
-        &["model.layers.{bid}.mlp.moe_statics.e_score_correction"],
+        &[
+            "model.layers.{bid}.mlp.gate.e_score_correction",
+            "model.layers.{bid}.mlp.moe_statics.e_score_correction",
+        ],
     ),
     (
         T::LayerOutNorm,
@@ -469,6 +519,37 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layers.{bid}.norm2",
         ],
     ),
+    // MLA attention, next-token-prediction layers and attention sinks (issue #14).
+    (T::AttnQA, &["model.layers.{bid}.self_attn.q_a_proj"]),
+    (T::AttnQB, &["model.layers.{bid}.self_attn.q_b_proj"]),
+    (
+        T::AttnKvAMqa,
+        &["model.layers.{bid}.self_attn.kv_a_proj_with_mqa"],
+    ),
+    (T::AttnKvB, &["model.layers.{bid}.self_attn.kv_b_proj"]),
+    (T::AttnKB, &["model.layers.{bid}.self_attn.k_b_proj"]),
+    (T::AttnVB, &["model.layers.{bid}.self_attn.v_b_proj"]),
+    (
+        T::AttnQANorm,
+        &["model.layers.{bid}.self_attn.q_a_layernorm"],
+    ),
+    (
+        T::AttnKvANorm,
+        &["model.layers.{bid}.self_attn.kv_a_layernorm"],
+    ),
+    (T::NextnEhProj, &["model.layers.{bid}.eh_proj"]),
+    (T::NextnEmbedTokens, &["model.layers.{bid}.embed_tokens"]),
+    (T::NextnEnorm, &["model.layers.{bid}.enorm"]),
+    (T::NextnHnorm, &["model.layers.{bid}.hnorm"]),
+    (
+        T::NextnSharedHeadHead,
+        &["model.layers.{bid}.shared_head.head"],
+    ),
+    (
+        T::NextnSharedHeadNorm,
+        &["model.layers.{bid}.shared_head.norm"],
+    ),
+    (T::AttnSinks, &["model.layers.{bid}.self_attn.sinks"]),
 ];
 
 /// The expanded name table of one architecture and block count.

@@ -52,6 +52,10 @@ mod seed_oss;
 mod smollm3;
 mod stablelm;
 mod starcoder;
+// Issue #14: MLA, next-token-prediction layers, gpt-oss.
+mod deepseek2;
+mod glm4moe;
+mod gpt_oss;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -121,6 +125,9 @@ pub struct Rules {
     pub rename: Option<fn(&Hparams, &str) -> String>,
     /// The class's own step.
     pub hook: Option<Hook>,
+    /// The block count includes `num_nextn_predict_layers` next-token-prediction blocks
+    /// after the `num_hidden_layers` ones (GLM-4.5's kept MTP layers).
+    pub nextn_blocks: bool,
 }
 
 impl Rules {
@@ -135,6 +142,7 @@ impl Rules {
         experts: &[],
         rename: None,
         hook: None,
+        nextn_blocks: false,
     };
 }
 
@@ -153,6 +161,9 @@ pub enum HeadDim {
     FillWhenNull,
     /// Always `hidden_size / num_attention_heads`, whatever the file says (Cohere2Config).
     Derive,
+    /// Always the value of this key (after the defaults), else `hidden_size /
+    /// num_attention_heads` (DeepseekV2Config's `head_dim = qk_rope_head_dim`).
+    CopyOf(&'static str),
 }
 
 /// A transformers config class (`model_type`) and what AutoConfig fills in for it. Only the
@@ -265,6 +276,11 @@ pub static ALL: &[&Arch] = &[
     &modernbert::MODERN_BERT,
     &bert::NOMIC_BERT,
     &internlm3::INTERNLM3,
+    // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+    &deepseek2::DEEPSEEK2,
+    &glm4moe::GLM4MOE,
+    &gpt_oss::GPT_OSS,
+    &deepseek2::GLM4MOE_LITE,
 ];
 
 /// The description for an HF architecture name.

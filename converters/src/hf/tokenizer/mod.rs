@@ -77,6 +77,10 @@ pub enum VocabKind {
     /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
     /// special-token files do not set them (`Glm4Model.set_vocab`).
     Glm4,
+    /// GLM-4.5 (`_set_vocab_glm`): GPT-2 BPE with bos = `[gMASK]`, eot = `<|user|>`, unk =
+    /// `<|endoftext|>` and eom = `<|observation|>` when the special-token files do not set
+    /// them.
+    Glm45,
 }
 
 /// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
@@ -170,7 +174,8 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             kv.bool(key::ADD_SEP, true);
             gpt2(req, tc, &mut kv)?
         }
-        VocabKind::Glm4 => glm4(req, tc, &mut kv)?,
+        VocabKind::Glm4 => glm4(req, tc, &mut kv, false)?,
+        VocabKind::Glm45 => glm4(req, tc, &mut kv, true)?,
         VocabKind::Ernie => {
             let m = spm::load_model(dir)?.ok_or_else(|| {
                 ConvertError::io(
@@ -381,6 +386,7 @@ fn glm4(
     req: &VocabRequest,
     tc: Option<&Json>,
     kv: &mut Kv,
+    glm45: bool,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
     // `tokenizer.get_added_vocab()`: tokenizer.json's added tokens and tokenizer_config's
@@ -407,21 +413,30 @@ fn glm4(
                 ConvertError::format(
                     &hf.path,
                     None,
-                    format!("GLM-4 needs the added token {content:?} (its eos/eot/unk/bos)"),
+                    format!("GLM-4 needs the added token {content:?} (a special token)"),
                 )
             })
     };
-    let (eot_text, eos) = (find("<|user|>")?, find("<|endoftext|>")?);
+    let ids = if glm45 {
+        [
+            ("bos", find("[gMASK]")?),
+            ("eot", find("<|user|>")?),
+            ("unk", find("<|endoftext|>")?),
+            ("eom", find("<|observation|>")?),
+        ]
+    } else {
+        let (eot, eos) = (find("<|user|>")?, find("<|endoftext|>")?);
+        [("eos", eos), ("eot", eot), ("unk", eos), ("bos", eos)]
+    };
     let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
     kv.string(key::MODEL, "gpt2");
     kv.string(key::PRE, &base.pre.name);
     kv.array(key::TOKENS, strings(base.tokens));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
     let mut sv = SpecialVocab::load(req.dir, true, None, None)?;
-    sv.set_special_token("eos", eos)?;
-    sv.set_special_token("eot", eot_text)?;
-    sv.set_special_token("unk", eos)?;
-    sv.set_special_token("bos", eos)?;
+    for (typ, id) in ids {
+        sv.set_special_token(typ, id)?;
+    }
     sv.add_to(kv)?;
     Ok((VocabPath::Gpt2, Some(base.pre)))
 }
