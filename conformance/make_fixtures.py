@@ -58,8 +58,12 @@ TOKENIZERS["bert"] = ("bert", ["tokenizer.json", "vocab.txt"],
 # added_tokens_decoder: the SentencePiece fixture's files with piece 999 declared so.
 TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"],
                                ["tokenizer_config.json", "special_tokens_map.json"])
+# The SentencePiece model alone (no tokenizer.json): Mamba's converter takes tokenizer.json
+# first, so this is how its SentencePiece path is taken.
+TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
+                           ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm"}
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -333,6 +337,25 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                          "rope_theta": 50000000.0}),
                   "spm-internlm3", False),
 }
+
+# State-space and hybrid families of issue #14 (helper ssm).
+FIXTURES.update({
+    # Mamba: A_log -> -exp, conv1d squeezed, tied head; SentencePiece path (1000 pieces,
+    # already a multiple of the padding 8).
+    "mamba": ("MambaForCausalLM", "mamba",
+              dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, state_size=16,
+                   conv_kernel=4, time_step_rank=8, expand=2, vocab_size=SPM_VOCAB,
+                   layer_norm_epsilon=1e-5),
+              "spm-model", True),
+    # Mamba-2: 8 heads of 32 in 2 groups, A/D unsqueezed, grouped norm, dt_bias renamed,
+    # untied head; the vocabulary padded to a multiple of 16 (1008 tokens, 1000 rows);
+    # config.json has transformers' `Infinity` (time_step_limit).
+    "mamba2": ("Mamba2ForCausalLM", "mamba2",
+               dict(hidden_size=128, num_hidden_layers=2, state_size=16, head_dim=32,
+                    num_heads=8, n_groups=2, expand=2, conv_kernel=4, vocab_size=SPM_VOCAB,
+                    layer_norm_epsilon=1e-5),
+               "spm-model", False),
+})
 
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.

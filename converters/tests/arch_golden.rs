@@ -210,6 +210,9 @@ fixtures! {
     internlm3 => "internlm3",
     olmo => "olmo",
     gptbigcode => "gptbigcode",
+    // State-space and hybrid families (issue #14).
+    mamba => "mamba",
+    mamba2 => "mamba2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

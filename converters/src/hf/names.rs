@@ -85,6 +85,29 @@ pub enum Tensor {
     FfnExpProbsB,
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm,
+    // State-space mixers (Mamba, Mamba-2, the hybrids).
+    /// `blk.{bid}.ssm_in`.
+    SsmIn,
+    /// `blk.{bid}.ssm_conv1d`.
+    SsmConv1d,
+    /// `blk.{bid}.ssm_x`.
+    SsmX,
+    /// `blk.{bid}.ssm_dt`.
+    SsmDt,
+    /// `blk.{bid}.ssm_dt_norm`.
+    SsmDtNorm,
+    /// `blk.{bid}.ssm_a`.
+    SsmA,
+    /// `blk.{bid}.ssm_b_norm`.
+    SsmBNorm,
+    /// `blk.{bid}.ssm_c_norm`.
+    SsmCNorm,
+    /// `blk.{bid}.ssm_d`.
+    SsmD,
+    /// `blk.{bid}.ssm_norm`.
+    SsmNorm,
+    /// `blk.{bid}.ssm_out`.
+    SsmOut,
 }
 
 impl Tensor {
@@ -126,6 +149,17 @@ impl Tensor {
             T::FfnDownShexp => "blk.{bid}.ffn_down_shexp",
             T::FfnExpProbsB => "blk.{bid}.exp_probs_b",
             T::LayerOutNorm => "blk.{bid}.layer_output_norm",
+            T::SsmIn => "blk.{bid}.ssm_in",
+            T::SsmConv1d => "blk.{bid}.ssm_conv1d",
+            T::SsmX => "blk.{bid}.ssm_x",
+            T::SsmDt => "blk.{bid}.ssm_dt",
+            T::SsmDtNorm => "blk.{bid}.ssm_dt_norm",
+            T::SsmA => "blk.{bid}.ssm_a",
+            T::SsmBNorm => "blk.{bid}.ssm_b_norm",
+            T::SsmCNorm => "blk.{bid}.ssm_c_norm",
+            T::SsmD => "blk.{bid}.ssm_d",
+            T::SsmNorm => "blk.{bid}.ssm_norm",
+            T::SsmOut => "blk.{bid}.ssm_out",
         }
     }
 }
@@ -188,6 +222,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.embd.wte",
             "embed_tokens",
             "embeddings.tok_embeddings",
+            "backbone.embedding",
+            "backbone.embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
@@ -211,6 +247,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.final_layernorm",
             "lm_head.ln",
             "final_norm",
+            "backbone.norm_f",
         ],
     ),
     (T::Cls, &["classifier", "classifier.dense", "head.dense"]),
@@ -230,6 +267,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.attention_layernorm",
             "layers.{bid}.input_layernorm",
             "layers.{bid}.attn_norm",
+            "backbone.layers.{bid}.norm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -467,6 +505,85 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "encoder.layer.{bid}.output.LayerNorm",
             "encoder.layers.{bid}.norm2",
+        ],
+    ),
+    // State-space mixers.
+    (
+        T::SsmIn,
+        &[
+            "model.layers.{bid}.in_proj",
+            "backbone.layers.{bid}.mixer.in_proj",
+            "model.layers.{bid}.mamba.in_proj",
+        ],
+    ),
+    (
+        T::SsmConv1d,
+        &[
+            "model.layers.{bid}.conv1d",
+            "backbone.layers.{bid}.mixer.conv1d",
+            "model.layers.{bid}.mamba.conv1d",
+        ],
+    ),
+    (
+        T::SsmX,
+        &[
+            "model.layers.{bid}.x_proj",
+            "backbone.layers.{bid}.mixer.x_proj",
+            "model.layers.{bid}.mamba.x_proj",
+        ],
+    ),
+    (
+        T::SsmDt,
+        &[
+            "model.layers.{bid}.dt_proj",
+            "backbone.layers.{bid}.mixer.dt_proj",
+            "model.layers.{bid}.mamba.dt_proj",
+        ],
+    ),
+    (T::SsmDtNorm, &["model.layers.{bid}.mamba.dt_layernorm"]),
+    (
+        T::SsmA,
+        &[
+            "model.layers.{bid}.A_log",
+            "backbone.layers.{bid}.mixer.A_log",
+            "model.layers.{bid}.mamba.A_log",
+        ],
+    ),
+    (
+        T::SsmBNorm,
+        &[
+            "model.layers.{bid}.mamba.b_layernorm",
+            "model.layers.{bid}.mamba.B_layernorm",
+        ],
+    ),
+    (
+        T::SsmCNorm,
+        &[
+            "model.layers.{bid}.mamba.c_layernorm",
+            "model.layers.{bid}.mamba.C_layernorm",
+        ],
+    ),
+    (
+        T::SsmD,
+        &[
+            "model.layers.{bid}.D",
+            "backbone.layers.{bid}.mixer.D",
+            "model.layers.{bid}.mamba.D",
+        ],
+    ),
+    (
+        T::SsmNorm,
+        &[
+            "model.layers.{bid}.mamba.norm",
+            "backbone.layers.{bid}.mixer.norm",
+        ],
+    ),
+    (
+        T::SsmOut,
+        &[
+            "model.layers.{bid}.out_proj",
+            "backbone.layers.{bid}.mixer.out_proj",
+            "model.layers.{bid}.mamba.out_proj",
         ],
     ),
 ];

@@ -42,6 +42,7 @@ mod granite;
 mod internlm3;
 mod llama;
 mod llama4;
+mod mamba;
 mod mistral3;
 mod modernbert;
 mod olmo;
@@ -121,6 +122,9 @@ pub struct Rules {
     pub rename: Option<fn(&Hparams, &str) -> String>,
     /// The class's own step.
     pub hook: Option<Hook>,
+    /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
+    /// (Mamba's checkpoints save the tied head).
+    pub omit_tied_output: bool,
 }
 
 impl Rules {
@@ -135,6 +139,7 @@ impl Rules {
         experts: &[],
         rename: None,
         hook: None,
+        omit_tied_output: false,
     };
 }
 
@@ -265,6 +270,9 @@ pub static ALL: &[&Arch] = &[
     &modernbert::MODERN_BERT,
     &bert::NOMIC_BERT,
     &internlm3::INTERNLM3,
+    // State-space and hybrid families (issue #14).
+    &mamba::MAMBA,
+    &mamba::MAMBA2,
 ];
 
 /// The description for an HF architecture name.
@@ -414,7 +422,7 @@ mod tests {
             let Ok(text) = std::fs::read_to_string(e.path().join("config.json")) else {
                 continue;
             };
-            let cfg: Json = serde_json::from_str(&text).unwrap();
+            let cfg: Json = serde_json::from_str(&crate::hf::config::python_json(&text)).unwrap();
             let Some(name) = cfg["architectures"][0].as_str() else {
                 continue;
             };
