@@ -355,7 +355,47 @@ FIXTURES.update({
                     num_heads=8, n_groups=2, expand=2, conv_kernel=4, vocab_size=SPM_VOCAB,
                     layer_norm_epsilon=1e-5),
                "spm-model", False),
+    # Granite 4 hybrid (MoE: 5 routed experts and a shared one), Mamba-2 layers 0, 2, 3 and
+    # attention layer 1, Granite multipliers; SentencePiece (taken before tokenizer.json).
+    "granitehybrid": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                      dict(hidden_size=64, intermediate_size=32, shared_intermediate_size=48,
+                           num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1,
+                           num_local_experts=5, num_experts_per_tok=2,
+                           layer_types=["mamba", "attention", "mamba", "mamba"],
+                           mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=2,
+                           mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                           vocab_size=SPM_VOCAB, max_position_embeddings=4096,
+                           attention_multiplier=0.03125, embedding_multiplier=12.0,
+                           residual_multiplier=0.22, logits_scaling=4.0,
+                           position_embedding_type="nope"),
+                      "spm", True),
+    # Granite 4 hybrid without routed experts (granite-4.0-h-micro's layout): the shared MLP
+    # is the dense FFN. Its layer types stay as transformers 5 saves them (linear_attention /
+    # full_attention), which the reference takes for SSM layers only (no q/k permutation,
+    # no KV heads).
+    "granitehybrid-dense": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                            dict(hidden_size=64, intermediate_size=32,
+                                 shared_intermediate_size=96, num_hidden_layers=2,
+                                 num_attention_heads=2, num_key_value_heads=2,
+                                 num_local_experts=0, num_experts_per_tok=0,
+                                 layer_types=["mamba", "attention"],
+                                 mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=1,
+                                 mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                                 vocab_size=SPM_VOCAB, max_position_embeddings=4096),
+                            "spm", False),
 })
+
+def _hub_layer_types(cfg: dict) -> None:
+    """transformers 5 saves GraniteMoeHybrid's layer types as linear_attention /
+    full_attention; the published checkpoints (and the reference) say mamba / attention."""
+    names = {"linear_attention": "mamba", "full_attention": "attention"}
+    cfg["layer_types"] = [names.get(t, t) for t in cfg["layer_types"]]
+
+
+# Edits of the config.json transformers saved: name -> edit(cfg dict).
+CONFIG_EDITS = {
+    "granitehybrid": _hub_layer_types,
+}
 
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.
@@ -491,6 +531,9 @@ def build_model(name: str, out: Path, seed: int) -> None:
     model.save_pretrained(out)
     cfg_path = out / "config.json"
     cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    if name in CONFIG_EDITS:
+        CONFIG_EDITS[name](cfg)
+        cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if cfg.get("architectures") != [cls_name]:
         # save_pretrained names the class that was built (internlm3 -> LlamaForCausalLM).
         cfg["architectures"] = [cls_name]

@@ -213,6 +213,8 @@ fixtures! {
     // State-space and hybrid families (issue #14).
     mamba => "mamba",
     mamba2 => "mamba2",
+    granitehybrid => "granitehybrid",
+    granitehybrid_dense => "granitehybrid-dense",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -316,3 +316,9 @@ pub mod shortconv {
     /// The convolution's cache length (its kernel size).
     pub const L_CACHE: &str = "shortconv.l_cache";
 }
+
+/// Keys of the hybrid (attention + state-space) families, `{arch}.` + these.
+pub mod hybrid {
+    /// Whether rope scaling was used in fine-tuning (Granite hybrids: rope is used at all).
+    pub const ROPE_SCALING_FINETUNED: &str = "rope.scaling.finetuned";
+}

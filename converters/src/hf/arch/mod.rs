@@ -39,6 +39,8 @@ mod glm4;
 mod gpt2;
 mod gptneox;
 mod granite;
+mod granite_hybrid;
+pub(crate) use granite_hybrid::granite_hybrid_has_ssm;
 mod internlm3;
 mod llama;
 mod llama4;
@@ -273,6 +275,7 @@ pub static ALL: &[&Arch] = &[
     // State-space and hybrid families (issue #14).
     &mamba::MAMBA,
     &mamba::MAMBA2,
+    &granite_hybrid::GRANITE_HYBRID,
 ];
 
 /// The description for an HF architecture name.

@@ -84,6 +84,9 @@ pub enum VocabKind {
     /// Mamba-2: `vocab_size` padded to `pad_vocab_size_multiple` (default 16), then
     /// SentencePiece, else GPT-2 BPE.
     Mamba2,
+    /// Granite 4 hybrids: Mamba-2's path, padded to a multiple of 8 when the model has SSM
+    /// layers, else not at all (`pad_vocab_size_multiple` is overridden).
+    GraniteHybrid,
 }
 
 /// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
@@ -184,6 +187,20 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
                 _ => (16, true),
             };
             set_vocab_mamba(req, tc, multiple, spm_first, &mut kv)?
+        }
+        VocabKind::GraniteHybrid => {
+            let multiple = if crate::hf::arch::granite_hybrid_has_ssm(req.hparams) {
+                8
+            } else {
+                1
+            };
+            let mut hp = req.hparams.clone();
+            hp["pad_vocab_size_multiple"] = Json::from(multiple);
+            let req = VocabRequest {
+                hparams: &hp,
+                ..req.clone()
+            };
+            set_vocab_mamba(&req, tc, multiple, true, &mut kv)?
         }
         VocabKind::Ernie => {
             let m = spm::load_model(dir)?.ok_or_else(|| {
