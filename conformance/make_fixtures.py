@@ -383,6 +383,35 @@ FIXTURES.update({
                                  mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
                                  vocab_size=SPM_VOCAB, max_position_embeddings=4096),
                             "spm", False),
+    # Granite 4 without SSM layers (granite-4.0-micro's layout: every layer attention, no
+    # routed experts): the reference writes it as `granite`, with this class's tensors.
+    "granitehybrid-attn": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                           dict(hidden_size=64, intermediate_size=32,
+                                shared_intermediate_size=80, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2,
+                                num_local_experts=0, num_experts_per_tok=0,
+                                layer_types=["attention", "attention"],
+                                mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=1,
+                                mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                                vocab_size=SPM_VOCAB, max_position_embeddings=4096,
+                                embedding_multiplier=12.0, logits_scaling=4.0),
+                           "spm", True),
+    # LFM2: short-convolution layers 0 and 2, attention layer 1 (q/k norms); the FFN size
+    # derived (2/3 of 48, times 1.5, rounded up to 16); BPE vocabulary, so narrow.
+    "lfm2": ("Lfm2ForCausalLM", "lfm2",
+             bpe(num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
+                 num_key_value_heads=1, layer_types=["conv", "full_attention", "conv"],
+                 block_multiple_of=16, block_ffn_dim_multiplier=1.5, conv_L_cache=3,
+                 norm_eps=1e-5, max_position_embeddings=128000),
+             "smollm", True),
+    # LFM2-MoE: a dense first layer, then 5 routed experts (sigmoid gate, expert bias).
+    "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe",
+                bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                    num_attention_heads=2, num_key_value_heads=1, num_experts=5,
+                    num_experts_per_tok=2, num_dense_layers=1,
+                    layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
+                    norm_eps=1e-5, max_position_embeddings=128000),
+                "smollm", True),
 })
 
 def _hub_layer_types(cfg: dict) -> None:
@@ -395,6 +424,7 @@ def _hub_layer_types(cfg: dict) -> None:
 # Edits of the config.json transformers saved: name -> edit(cfg dict).
 CONFIG_EDITS = {
     "granitehybrid": _hub_layer_types,
+    "granitehybrid-attn": _hub_layer_types,
 }
 
 # HF classes a config names (what the reference registers) that transformers builds under

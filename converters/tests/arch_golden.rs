@@ -215,6 +215,9 @@ fixtures! {
     mamba2 => "mamba2",
     granitehybrid => "granitehybrid",
     granitehybrid_dense => "granitehybrid-dense",
+    granitehybrid_attn => "granitehybrid-attn",
+    lfm2 => "lfm2",
+    lfm2moe => "lfm2moe",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

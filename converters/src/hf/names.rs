@@ -108,6 +108,13 @@ pub enum Tensor {
     SsmNorm,
     /// `blk.{bid}.ssm_out`.
     SsmOut,
+    // LFM2's short convolution.
+    /// `blk.{bid}.shortconv.conv`.
+    ShortConv,
+    /// `blk.{bid}.shortconv.in_proj`.
+    ShortConvIn,
+    /// `blk.{bid}.shortconv.out_proj`.
+    ShortConvOut,
 }
 
 impl Tensor {
@@ -160,6 +167,9 @@ impl Tensor {
             T::SsmD => "blk.{bid}.ssm_d",
             T::SsmNorm => "blk.{bid}.ssm_norm",
             T::SsmOut => "blk.{bid}.ssm_out",
+            T::ShortConv => "blk.{bid}.shortconv.conv",
+            T::ShortConvIn => "blk.{bid}.shortconv.in_proj",
+            T::ShortConvOut => "blk.{bid}.shortconv.out_proj",
         }
     }
 }
@@ -229,7 +239,12 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
     (
         T::TokenEmbdNorm,
-        &["embeddings.LayerNorm", "embeddings.norm", "emb_ln"],
+        &[
+            "embeddings.LayerNorm",
+            "embeddings.norm",
+            "emb_ln",
+            "model.embedding_norm",
+        ],
     ),
     (
         T::PosEmbd,
@@ -268,6 +283,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.input_layernorm",
             "layers.{bid}.attn_norm",
             "backbone.layers.{bid}.norm",
+            "model.layers.{bid}.operator_norm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -326,6 +342,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.self_attn.o_proj",
             "layers.{bid}.attn.Wo",
             "encoder.layers.{bid}.attn.out_proj",
+            "model.layers.{bid}.self_attn.out_proj",
         ],
     ),
     (
@@ -363,6 +380,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feedforward_layernorm",
             "layers.{bid}.mlp_norm",
             "layers.{bid}.pre_feedforward_layernorm",
+            "model.layers.{bid}.ffn_norm",
         ],
     ),
     (
@@ -388,6 +406,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.block_sparse_moe.gate",
             "model.layers.{bid}.mlp.gate",
             "model.layers.{bid}.feed_forward.router",
+            "model.layers.{bid}.feed_forward.gate",
         ],
     ),
     (
@@ -402,6 +421,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.gate_proj",
             "layers.{bid}.mlp.gate_proj",
             "encoder.layers.{bid}.mlp.fc12",
+            "model.layers.{bid}.feed_forward.w1",
         ],
     ),
     (
@@ -422,6 +442,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.up_proj",
             "layers.{bid}.mlp.Wi",
             "encoder.layers.{bid}.mlp.fc11",
+            "model.layers.{bid}.feed_forward.w3",
         ],
     ),
     (
@@ -441,6 +462,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.down_proj",
             "layers.{bid}.mlp.Wo",
             "encoder.layers.{bid}.mlp.fc2",
+            "model.layers.{bid}.feed_forward.w2",
         ],
     ),
     (
@@ -498,7 +520,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (
         T::FfnExpProbsB,
-        &["model.layers.{bid}.mlp.moe_statics.e_score_correction"],
+        &[
+            "model.layers.{bid}.mlp.moe_statics.e_score_correction",
+            "model.layers.{bid}.feed_forward.expert_bias",
+        ],
     ),
     (
         T::LayerOutNorm,
@@ -586,6 +611,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mamba.out_proj",
         ],
     ),
+    // LFM2's short convolution.
+    (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
+    (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),
+    (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
 ];
 
 /// The expanded name table of one architecture and block count.

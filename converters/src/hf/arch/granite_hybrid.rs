@@ -127,6 +127,19 @@ fn ssm_layers(h: &Map<String, Json>) -> Result<Vec<u64>, String> {
     Ok((0..blocks(h)).filter(|i| !attn.contains(i)).collect())
 }
 
+/// `general.architecture`: `granitehybrid`, or for a model without SSM layers (every layer
+/// attention) `granitemoe` when it names `num_experts_per_tok` (a truthy value), else
+/// `granite`; the tensors and keys stay this class's.
+pub fn gguf_arch(hp: &Hparams) -> &'static str {
+    if ssm_layers(&hp.map).is_ok_and(|l| l.is_empty()) {
+        let experts = hp
+            .find(&["num_experts_per_tok", "num_experts_per_token"])
+            .is_some_and(granite::truthy);
+        return if experts { "granitemoe" } else { "granite" };
+    }
+    GRANITE_HYBRID.gguf
+}
+
 /// Whether a GraniteMoeHybrid config has SSM layers (its vocabulary is then padded to a
 /// multiple of 8, else not at all).
 pub(crate) fn granite_hybrid_has_ssm(hparams: &Json) -> bool {
@@ -200,16 +213,6 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     }
     p.u32_or_list(attention::HEAD_COUNT_KV, &Json::Array(per_layer))?;
     let ssm_count = (0..n).filter(|i| !attn.contains(i)).count();
-    if ssm_count == 0 {
-        // The reference then writes the model as `granite` / `granitemoe` with this class's
-        // tensors and keys.
-        return Err(ConvertError::UnsupportedFeature {
-            arch: hp.arch.clone(),
-            feature: "a GraniteMoeHybrid model without SSM layers (all attention) is not \
-                      supported yet"
-                .into(),
-        });
-    }
     let bamba = hp.raw["architectures"]
         .as_array()
         .is_some_and(|a| a.iter().any(|x| x == "BambaForCausalLM"));

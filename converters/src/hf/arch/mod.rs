@@ -42,6 +42,7 @@ mod granite;
 mod granite_hybrid;
 pub(crate) use granite_hybrid::granite_hybrid_has_ssm;
 mod internlm3;
+mod lfm2;
 mod llama;
 mod llama4;
 mod mamba;
@@ -276,7 +277,19 @@ pub static ALL: &[&Arch] = &[
     &mamba::MAMBA,
     &mamba::MAMBA2,
     &granite_hybrid::GRANITE_HYBRID,
+    &lfm2::LFM2,
+    &lfm2::LFM2MOE,
 ];
+
+/// `general.architecture` (and the key prefix) for this config: the architecture's own,
+/// except where the class switches it in its constructor (a GraniteMoeHybrid model without
+/// SSM layers is written as `granite` or `granitemoe`).
+pub fn gguf_arch(arch: &Arch, hp: &Hparams) -> &'static str {
+    if arch.gguf == granite_hybrid::GRANITE_HYBRID.gguf {
+        return granite_hybrid::gguf_arch(hp);
+    }
+    arch.gguf
+}
 
 /// The description for an HF architecture name.
 pub fn lookup(hf_arch: &str) -> Option<&'static Arch> {
