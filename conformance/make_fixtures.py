@@ -412,6 +412,16 @@ FIXTURES.update({
                     layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
                     norm_eps=1e-5, max_position_embeddings=128000),
                 "smollm", True),
+    # Jamba: Mamba layers 0 and 2 (dt/B/C norms), attention layers 1 and 3, 5 experts on
+    # the odd layers; SentencePiece vocabulary.
+    "jamba": ("JambaForCausalLM", "jamba",
+              dict(hidden_size=64, intermediate_size=48, num_hidden_layers=4,
+                   num_attention_heads=4, num_key_value_heads=2, vocab_size=SPM_VOCAB,
+                   num_experts=5, num_experts_per_tok=2, attn_layer_period=2,
+                   attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1,
+                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
+                   max_position_embeddings=4096),
+              "spm", False),
 })
 
 def _hub_layer_types(cfg: dict) -> None:

@@ -218,6 +218,7 @@ fixtures! {
     granitehybrid_attn => "granitehybrid-attn",
     lfm2 => "lfm2",
     lfm2moe => "lfm2moe",
+    jamba => "jamba",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

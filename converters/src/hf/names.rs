@@ -381,6 +381,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp_norm",
             "layers.{bid}.pre_feedforward_layernorm",
             "model.layers.{bid}.ffn_norm",
+            "model.layers.{bid}.pre_ff_layernorm",
         ],
     ),
     (

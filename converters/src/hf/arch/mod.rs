@@ -42,6 +42,7 @@ mod granite;
 mod granite_hybrid;
 pub(crate) use granite_hybrid::granite_hybrid_has_ssm;
 mod internlm3;
+mod jamba;
 mod lfm2;
 mod llama;
 mod llama4;
@@ -279,6 +280,7 @@ pub static ALL: &[&Arch] = &[
     &granite_hybrid::GRANITE_HYBRID,
     &lfm2::LFM2,
     &lfm2::LFM2MOE,
+    &jamba::JAMBA,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,

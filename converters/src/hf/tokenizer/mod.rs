@@ -87,6 +87,8 @@ pub enum VocabKind {
     /// Granite 4 hybrids: Mamba-2's path, padded to a multiple of 8 when the model has SSM
     /// layers, else not at all (`pad_vocab_size_multiple` is overridden).
     GraniteHybrid,
+    /// Jamba: SentencePiece, else the byte-fallback HF path with `add_space_prefix` false.
+    Jamba,
 }
 
 /// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
@@ -188,6 +190,14 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             };
             set_vocab_mamba(req, tc, multiple, spm_first, &mut kv)?
         }
+        VocabKind::Jamba => match spm::load_model(dir)? {
+            Some(m) => (sentencepiece(req, &m, &mut kv)?, None),
+            None => {
+                let path = llama_hf(req, tc, &mut kv)?;
+                kv.bool(key::ADD_SPACE_PREFIX, false);
+                (path, None)
+            }
+        },
         VocabKind::GraniteHybrid => {
             let multiple = if crate::hf::arch::granite_hybrid_has_ssm(req.hparams) {
                 8
