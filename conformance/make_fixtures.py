@@ -422,6 +422,17 @@ FIXTURES.update({
                    mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
                    max_position_embeddings=4096),
               "spm", False),
+    # Falcon-H1: Mamba-2 and attention side by side in every layer, muP multipliers folded
+    # into the weights (none equal to 1); BPE vocabulary, so narrow and tied.
+    "falcon-h1": ("FalconH1ForCausalLM", "falcon_h1",
+                  bpe(intermediate_size=40, num_attention_heads=2, num_key_value_heads=1,
+                      head_dim=8, mamba_d_ssm=32, mamba_n_heads=4, mamba_d_head=8,
+                      mamba_n_groups=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                      attention_in_multiplier=0.5, attention_out_multiplier=0.75,
+                      key_multiplier=0.375, ssm_in_multiplier=1.25, ssm_out_multiplier=0.625,
+                      mlp_multipliers=[0.8, 1.3], ssm_multipliers=[0.9, 1.1, 0.7, 1.4, 0.6],
+                      lm_head_multiplier=0.3, embedding_multiplier=5.5),
+                  "smollm", True),
 })
 
 def _hub_layer_types(cfg: dict) -> None:

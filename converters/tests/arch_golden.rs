@@ -219,6 +219,7 @@ fixtures! {
     lfm2 => "lfm2",
     lfm2moe => "lfm2moe",
     jamba => "jamba",
+    falcon_h1 => "falcon-h1",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

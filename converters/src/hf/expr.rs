@@ -129,6 +129,9 @@ enum Op {
     Reshape(Expr),
     /// `-exp(x)` (Mamba's `A = -exp(A_log)`), in F16 for F16 inputs and F32 otherwise.
     NegExp(Expr),
+    /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
+    /// F32 otherwise (Falcon-H1's multipliers).
+    MulRows { input: Expr, factors: Arc<Vec<f32>> },
 }
 
 /// A node of an expression.
@@ -195,7 +198,8 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
-            | Op::NegExp(input) => input.for_each_source(f),
+            | Op::NegExp(input)
+            | Op::MulRows { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
     }
@@ -443,6 +447,46 @@ impl Expr {
         self.reshape(name, shape)
     }
 
+    /// `x * value` (a Python float times a tensor: the value rounded to f32 first).
+    pub fn mul_scalar(self, value: f64) -> Expr {
+        let rows = self.shape().first().copied().unwrap_or(1) as usize;
+        let rows = if self.shape().is_empty() { 1 } else { rows };
+        self.mul_rows_unchecked(vec![value as f32; rows])
+    }
+
+    /// Row `i` of the outermost dimension times `factors[i]` (one factor per row).
+    pub fn mul_rows(self, name: &str, factors: Vec<f32>) -> Result<Expr, ConvertError> {
+        let rows = if self.shape().is_empty() {
+            1
+        } else {
+            self.shape()[0]
+        };
+        if factors.len() as u64 != rows {
+            return Err(terr(
+                name,
+                format!("{} row factors for shape {:?}", factors.len(), self.shape()),
+            ));
+        }
+        Ok(self.mul_rows_unchecked(factors))
+    }
+
+    fn mul_rows_unchecked(self, factors: Vec<f32>) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(
+            Op::MulRows {
+                input: self,
+                factors: Arc::new(factors),
+            },
+            shape,
+            work,
+        )
+    }
+
     /// `-exp(x)` as torch computes it on the converter's working type: in F16 for an F16
     /// tensor, else in F32 (see [`torch_exp_f32`]).
     pub fn neg_exp(self) -> Expr {
@@ -490,6 +534,7 @@ impl Expr {
             Op::AddScalar { input, value } => format!("({} + {value})", input.describe()),
             Op::Reshape(input) => format!("reshape({}, {:?})", input.describe(), self.shape()),
             Op::NegExp(input) => format!("-exp({})", input.describe()),
+            Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
         }
     }
 
@@ -557,6 +602,10 @@ impl Expr {
             }
             Op::Reshape(input) => sub(out, "reshape", &[input]),
             Op::NegExp(input) => sub(out, "negexp", &[input]),
+            Op::MulRows { input, factors } => {
+                let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
+                sub(out, &format!("mulrows{bits:x?}"), &[input])
+            }
         }
     }
 
@@ -575,7 +624,8 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
-            | Op::NegExp(input) => input.sources(out),
+            | Op::NegExp(input)
+            | Op::MulRows { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
     }
@@ -697,6 +747,34 @@ impl Expr {
                 }
             }
             Op::Reshape(input) => input.eval()?,
+            Op::MulRows { input, factors } => {
+                let v = input.eval()?;
+                let rows = factors.len().max(1);
+                let per_row = (v.bytes.len() / v.work.size()) / rows;
+                if v.work == Work::F16 {
+                    let mut out = Vec::with_capacity(v.bytes.len());
+                    for (i, c) in v.bytes.chunks_exact(2).enumerate() {
+                        let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                        let f = factors[(i / per_row.max(1)).min(rows - 1)];
+                        out.extend_from_slice(&f32_to_f16(x * f).to_le_bytes());
+                    }
+                    Values {
+                        work: Work::F16,
+                        bytes: out,
+                    }
+                } else {
+                    let f: Vec<f32> = v
+                        .f32s()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| x * factors[(i / per_row.max(1)).min(rows - 1)])
+                        .collect();
+                    Values {
+                        work: Work::F32,
+                        bytes: f32_bytes(&f),
+                    }
+                }
+            }
             Op::NegExp(input) => {
                 let v = input.eval()?;
                 if v.work == Work::F16 {
@@ -1230,6 +1308,11 @@ mod tests {
         assert!(x.reshape("t", vec![4]).is_err());
         let e = konst(&[0.0, 1.0], &[2]).neg_exp();
         assert_eq!(vals(&e), [-1.0, -std::f32::consts::E]);
+        let m = konst(&[1., 2., 3., 4.], &[2, 2]).mul_scalar(0.5);
+        assert_eq!(vals(&m), [0.5, 1.0, 1.5, 2.0]);
+        let r = m.mul_rows("t", vec![2.0, 10.0]).unwrap();
+        assert_eq!(vals(&r), [1.0, 2.0, 15.0, 20.0]);
+        assert!(r.mul_rows("t", vec![1.0]).is_err());
     }
 
     #[test]

@@ -115,6 +115,9 @@ pub enum Tensor {
     ShortConvIn,
     /// `blk.{bid}.shortconv.out_proj`.
     ShortConvOut,
+    /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
+    /// includes `.weight`, so the GGUF name has no suffix.
+    FfnPreNorm,
 }
 
 impl Tensor {
@@ -170,6 +173,7 @@ impl Tensor {
             T::ShortConv => "blk.{bid}.shortconv.conv",
             T::ShortConvIn => "blk.{bid}.shortconv.in_proj",
             T::ShortConvOut => "blk.{bid}.shortconv.out_proj",
+            T::FfnPreNorm => "blk.{bid}.ffn_norm",
         }
     }
 }
@@ -616,6 +620,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
     (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),
     (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
+    (
+        T::FfnPreNorm,
+        &["model.layers.{bid}.pre_ff_layernorm.weight"],
+    ),
 ];
 
 /// The expanded name table of one architecture and block count.

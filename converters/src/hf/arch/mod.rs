@@ -34,6 +34,7 @@ mod command_r;
 mod ernie4_5;
 mod exaone4;
 mod falcon;
+mod falcon_h1;
 mod gemma;
 mod glm4;
 mod gpt2;
@@ -281,6 +282,7 @@ pub static ALL: &[&Arch] = &[
     &lfm2::LFM2,
     &lfm2::LFM2MOE,
     &jamba::JAMBA,
+    &falcon_h1::FALCON_H1,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,
