@@ -62,8 +62,12 @@ TOKENIZERS["bert"] = ("bert", ["tokenizer.json", "vocab.txt"],
 # added_tokens_decoder: the SentencePiece fixture's files with piece 999 declared so.
 TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"],
                                ["tokenizer_config.json", "special_tokens_map.json"])
+# The SentencePiece model alone (no tokenizer.json): Mamba's converter takes tokenizer.json
+# first, so this is how its SentencePiece path is taken.
+TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
+                           ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm"}
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -338,6 +342,116 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                   "spm-internlm3", False),
 }
 
+# State-space and hybrid families of issue #14 (helper ssm).
+FIXTURES.update({
+    # Mamba: A_log -> -exp, conv1d squeezed, tied head; SentencePiece path (1000 pieces,
+    # already a multiple of the padding 8).
+    "mamba": ("MambaForCausalLM", "mamba",
+              dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, state_size=16,
+                   conv_kernel=4, time_step_rank=8, expand=2, vocab_size=SPM_VOCAB,
+                   layer_norm_epsilon=1e-5),
+              "spm-model", True),
+    # Mamba-2: 8 heads of 32 in 2 groups, A/D unsqueezed, grouped norm, dt_bias renamed,
+    # untied head; the vocabulary padded to a multiple of 16 (1008 tokens, 1000 rows);
+    # config.json has transformers' `Infinity` (time_step_limit).
+    "mamba2": ("Mamba2ForCausalLM", "mamba2",
+               dict(hidden_size=128, num_hidden_layers=2, state_size=16, head_dim=32,
+                    num_heads=8, n_groups=2, expand=2, conv_kernel=4, vocab_size=SPM_VOCAB,
+                    layer_norm_epsilon=1e-5),
+               "spm-model", False),
+    # Granite 4 hybrid (MoE: 5 routed experts and a shared one), Mamba-2 layers 0, 2, 3 and
+    # attention layer 1, Granite multipliers; SentencePiece (taken before tokenizer.json).
+    "granitehybrid": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                      dict(hidden_size=64, intermediate_size=32, shared_intermediate_size=48,
+                           num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1,
+                           num_local_experts=5, num_experts_per_tok=2,
+                           layer_types=["mamba", "attention", "mamba", "mamba"],
+                           mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=2,
+                           mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                           vocab_size=SPM_VOCAB, max_position_embeddings=4096,
+                           attention_multiplier=0.03125, embedding_multiplier=12.0,
+                           residual_multiplier=0.22, logits_scaling=4.0,
+                           position_embedding_type="nope"),
+                      "spm", True),
+    # Granite 4 hybrid without routed experts (granite-4.0-h-micro's layout): the shared MLP
+    # is the dense FFN. Its layer types stay as transformers 5 saves them (linear_attention /
+    # full_attention), which the reference takes for SSM layers only (no q/k permutation,
+    # no KV heads).
+    "granitehybrid-dense": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                            dict(hidden_size=64, intermediate_size=32,
+                                 shared_intermediate_size=96, num_hidden_layers=2,
+                                 num_attention_heads=2, num_key_value_heads=2,
+                                 num_local_experts=0, num_experts_per_tok=0,
+                                 layer_types=["mamba", "attention"],
+                                 mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=1,
+                                 mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                                 vocab_size=SPM_VOCAB, max_position_embeddings=4096),
+                            "spm", False),
+    # Granite 4 without SSM layers (granite-4.0-micro's layout: every layer attention, no
+    # routed experts): the reference writes it as `granite`, with this class's tensors.
+    "granitehybrid-attn": ("GraniteMoeHybridForCausalLM", "granitemoehybrid",
+                           dict(hidden_size=64, intermediate_size=32,
+                                shared_intermediate_size=80, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2,
+                                num_local_experts=0, num_experts_per_tok=0,
+                                layer_types=["attention", "attention"],
+                                mamba_n_heads=4, mamba_d_head=32, mamba_n_groups=1,
+                                mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                                vocab_size=SPM_VOCAB, max_position_embeddings=4096,
+                                embedding_multiplier=12.0, logits_scaling=4.0),
+                           "spm", True),
+    # LFM2: short-convolution layers 0 and 2, attention layer 1 (q/k norms); the FFN size
+    # derived (2/3 of 48, times 1.5, rounded up to 16); BPE vocabulary, so narrow.
+    "lfm2": ("Lfm2ForCausalLM", "lfm2",
+             bpe(num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
+                 num_key_value_heads=1, layer_types=["conv", "full_attention", "conv"],
+                 block_multiple_of=16, block_ffn_dim_multiplier=1.5, conv_L_cache=3,
+                 norm_eps=1e-5, max_position_embeddings=128000),
+             "smollm", True),
+    # LFM2-MoE: a dense first layer, then 5 routed experts (sigmoid gate, expert bias).
+    "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe",
+                bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                    num_attention_heads=2, num_key_value_heads=1, num_experts=5,
+                    num_experts_per_tok=2, num_dense_layers=1,
+                    layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
+                    norm_eps=1e-5, max_position_embeddings=128000),
+                "smollm", True),
+    # Jamba: Mamba layers 0 and 2 (dt/B/C norms), attention layers 1 and 3, 5 experts on
+    # the odd layers; SentencePiece vocabulary.
+    "jamba": ("JambaForCausalLM", "jamba",
+              dict(hidden_size=64, intermediate_size=48, num_hidden_layers=4,
+                   num_attention_heads=4, num_key_value_heads=2, vocab_size=SPM_VOCAB,
+                   num_experts=5, num_experts_per_tok=2, attn_layer_period=2,
+                   attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1,
+                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
+                   max_position_embeddings=4096),
+              "spm", False),
+    # Falcon-H1: Mamba-2 and attention side by side in every layer, muP multipliers folded
+    # into the weights (none equal to 1); BPE vocabulary, so narrow and tied.
+    "falcon-h1": ("FalconH1ForCausalLM", "falcon_h1",
+                  bpe(intermediate_size=40, num_attention_heads=2, num_key_value_heads=1,
+                      head_dim=8, mamba_d_ssm=32, mamba_n_heads=4, mamba_d_head=8,
+                      mamba_n_groups=1, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2,
+                      attention_in_multiplier=0.5, attention_out_multiplier=0.75,
+                      key_multiplier=0.375, ssm_in_multiplier=1.25, ssm_out_multiplier=0.625,
+                      mlp_multipliers=[0.8, 1.3], ssm_multipliers=[0.9, 1.1, 0.7, 1.4, 0.6],
+                      lm_head_multiplier=0.3, embedding_multiplier=5.5),
+                  "smollm", True),
+})
+
+def _hub_layer_types(cfg: dict) -> None:
+    """transformers 5 saves GraniteMoeHybrid's layer types as linear_attention /
+    full_attention; the published checkpoints (and the reference) say mamba / attention."""
+    names = {"linear_attention": "mamba", "full_attention": "attention"}
+    cfg["layer_types"] = [names.get(t, t) for t in cfg["layer_types"]]
+
+
+# Edits of the config.json transformers saved: name -> edit(cfg dict).
+CONFIG_EDITS = {
+    "granitehybrid": _hub_layer_types,
+    "granitehybrid-attn": _hub_layer_types,
+}
+
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
@@ -601,6 +715,9 @@ def build_model(name: str, out: Path, seed: int) -> None:
         add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)
     cfg_path = out / "config.json"
     cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+    if name in CONFIG_EDITS:
+        CONFIG_EDITS[name](cfg)
+        cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if cfg.get("architectures") != [cls_name]:
         # save_pretrained names the class that was built (internlm3 -> LlamaForCausalLM).
         cfg["architectures"] = [cls_name]

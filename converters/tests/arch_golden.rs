@@ -216,6 +216,16 @@ fixtures! {
     glm4moe => "glm4moe",
     gptoss => "gptoss",
     glm4moelite => "glm4moelite",
+    // State-space and hybrid families (issue #14).
+    mamba => "mamba",
+    mamba2 => "mamba2",
+    granitehybrid => "granitehybrid",
+    granitehybrid_dense => "granitehybrid-dense",
+    granitehybrid_attn => "granitehybrid-attn",
+    lfm2 => "lfm2",
+    lfm2moe => "lfm2moe",
+    jamba => "jamba",
+    falcon_h1 => "falcon-h1",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

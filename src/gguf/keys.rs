@@ -313,3 +313,31 @@ pub mod mla {
     /// `nextn_predict_layers`: the number of next-token-prediction layers at the end.
     pub const NEXTN_PREDICT_LAYERS: &str = "nextn_predict_layers";
 }
+
+/// `ssm.*`: state-space mixer parameters (Mamba, Mamba-2 and the hybrids), `{arch}.` + these.
+pub mod ssm {
+    /// The depthwise convolution's kernel size.
+    pub const CONV_KERNEL: &str = "ssm.conv_kernel";
+    /// The inner (expanded) size.
+    pub const INNER_SIZE: &str = "ssm.inner_size";
+    /// The state size.
+    pub const STATE_SIZE: &str = "ssm.state_size";
+    /// The time-step rank (Mamba-2 and the hybrids: the number of SSM heads).
+    pub const TIME_STEP_RANK: &str = "ssm.time_step_rank";
+    /// The number of B/C groups (Mamba-2).
+    pub const GROUP_COUNT: &str = "ssm.group_count";
+    /// RMS norms on dt, B and C (Falcon-Mamba, Jamba).
+    pub const DT_B_C_RMS: &str = "ssm.dt_b_c_rms";
+}
+
+/// `shortconv.*`: LFM2's short convolution, `{arch}.` + these.
+pub mod shortconv {
+    /// The convolution's cache length (its kernel size).
+    pub const L_CACHE: &str = "shortconv.l_cache";
+}
+
+/// Keys of the hybrid (attention + state-space) families, `{arch}.` + these.
+pub mod hybrid {
+    /// Whether rope scaling was used in fine-tuning (Granite hybrids: rope is used at all).
+    pub const ROPE_SCALING_FINETUNED: &str = "rope.scaling.finetuned";
+}

@@ -581,6 +581,25 @@ pub fn weights_order(a: &str, b: &str) -> std::cmp::Ordering {
 mod tests {
     use super::*;
 
+    /// The state-space tensors as llama-quantize treats them: the conv1d kernels (Mamba's,
+    /// LFM2's) and the `ssm_a` / `ssm_d` tensors (no `.weight` suffix) keep their type, the
+    /// projections and the dt weight are quantized, norms never (the SSM goldens check
+    /// the resulting types).
+    #[test]
+    fn state_space_tensors() {
+        let q = |n: &str, dims: &[u64]| allows_quantization(n, dims, "mamba", false);
+        assert!(!q("blk.0.ssm_conv1d.weight", &[4, 256]));
+        assert!(!q("blk.0.shortconv.conv.weight", &[3, 64]));
+        assert!(!q("blk.0.ssm_a", &[16, 256]));
+        assert!(!q("blk.0.ssm_d", &[1, 8]));
+        assert!(!q("blk.0.ssm_norm.weight", &[64, 2]));
+        assert!(!q("blk.0.ssm_dt.bias", &[256]));
+        for n in ["ssm_in", "ssm_out", "ssm_x", "ssm_dt", "shortconv.in_proj"] {
+            assert!(q(&format!("blk.0.{n}.weight"), &[256, 64]), "{n}");
+        }
+        assert_eq!(Category::of("blk.0.ssm_in.weight"), Category::Other);
+    }
+
     #[test]
     fn categories_follow_llama_cpp_order() {
         assert_eq!(Category::of("output.weight"), Category::Output);

@@ -136,6 +136,48 @@ fn read_bounded(path: &Path) -> Result<String, ConvertError> {
     })
 }
 
+/// Python's `json` reads the non-standard `NaN`, `Infinity` and `-Infinity` that
+/// transformers writes (Mamba-2's `time_step_limit: [0.0, Infinity]`); strict JSON has no
+/// such values. Outside strings they become `null`, and the largest finite double with
+/// its sign (which still converts to an infinite FLOAT32).
+pub(crate) fn python_json(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else {
+            let token = [
+                ("-Infinity", "-1.7976931348623157e308"),
+                ("Infinity", "1.7976931348623157e308"),
+                ("NaN", "null"),
+            ]
+            .into_iter()
+            .find(|(t, _)| rest.starts_with(t));
+            if let Some((t, v)) = token {
+                out.push_str(v);
+                rest = &rest[t.len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Reads `dir/config.json` and builds the hparams.
 pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
     let path = dir.join("config.json");
@@ -150,7 +192,7 @@ pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
         return Err(ConvertError::format(&path, None, problem));
     }
     let text = read_bounded(&path)?;
-    let raw: Json = serde_json::from_str(&text)
+    let raw: Json = serde_json::from_str(&python_json(&text))
         .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
     from_json(raw, path)
 }
@@ -437,6 +479,17 @@ mod tests {
 
     fn hp(v: Json) -> Hparams {
         from_json(v, PathBuf::from("config.json")).unwrap()
+    }
+
+    #[test]
+    fn python_json_constants_are_read() {
+        let text = r#"{"a": [0.0, Infinity, -Infinity, NaN], "s": "NaN Infinity \" NaN"}"#;
+        let v: Json = serde_json::from_str(&python_json(text)).unwrap();
+        assert_eq!(v["a"][1].as_f64(), Some(f64::MAX));
+        assert_eq!(v["a"][2].as_f64(), Some(-f64::MAX));
+        assert!(v["a"][3].is_null());
+        assert_eq!(v["s"], "NaN Infinity \" NaN");
+        assert!(matches!(python_json("{}"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

@@ -125,8 +125,6 @@ enum Op {
     },
     /// `x + value` (Gemma's norm shift).
     AddScalar { input: Expr, value: f32 },
-    /// `view(shape)`: the same elements in the same order under another shape.
-    Reshape(Expr),
     /// Every `step`-th index of `axis` from `start` (`x[..., start::step, ...]`).
     Strided {
         input: Expr,
@@ -134,6 +132,13 @@ enum Op {
         start: u64,
         step: u64,
     },
+    /// The same elements under another shape (`reshape`, `squeeze`, `unsqueeze`).
+    Reshape(Expr),
+    /// `-exp(x)` (Mamba's `A = -exp(A_log)`), in F16 for F16 inputs and F32 otherwise.
+    NegExp(Expr),
+    /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
+    /// F32 otherwise (Falcon-H1's multipliers).
+    MulRows { input: Expr, factors: Arc<Vec<f32>> },
 }
 
 /// A node of an expression.
@@ -200,7 +205,9 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
-            | Op::Strided { input, .. } => input.for_each_source(f),
+            | Op::Strided { input, .. }
+            | Op::NegExp(input)
+            | Op::MulRows { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
     }
@@ -415,19 +422,6 @@ impl Expr {
         ))
     }
 
-    /// `view(shape)`: the same elements under a shape with the same element count.
-    pub fn reshape(self, name: &str, shape: Vec<u64>) -> Result<Expr, ConvertError> {
-        let count = |s: &[u64]| s.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        if count(&shape).is_none() || count(&shape) != count(self.shape()) {
-            return Err(terr(
-                name,
-                format!("cannot view shape {:?} as {shape:?}", self.shape()),
-            ));
-        }
-        let work = self.work();
-        Ok(Expr::new(Op::Reshape(self), shape, work))
-    }
-
     /// `x[..., start::step, ...]` along `axis` (counted from the outermost dimension).
     pub fn strided(
         self,
@@ -469,6 +463,80 @@ impl Expr {
         Expr::new(Op::AddScalar { input: self, value }, shape, work)
     }
 
+    /// The same elements (row-major) under `shape`, which must hold as many.
+    pub fn reshape(self, name: &str, shape: Vec<u64>) -> Result<Expr, ConvertError> {
+        let count = |s: &[u64]| s.iter().try_fold(1u64, |a, d| a.checked_mul(*d));
+        if count(&shape).is_none() || count(&shape) != count(self.shape()) {
+            return Err(terr(
+                name,
+                format!("cannot reshape {:?} to {shape:?}", self.shape()),
+            ));
+        }
+        if shape == self.shape() {
+            return Ok(self);
+        }
+        let work = self.work();
+        Ok(Expr::new(Op::Reshape(self), shape, work))
+    }
+
+    /// `squeeze()`: every dimension of size 1 removed.
+    pub fn squeeze(self, name: &str) -> Result<Expr, ConvertError> {
+        let shape: Vec<u64> = self.shape().iter().copied().filter(|&d| d != 1).collect();
+        self.reshape(name, shape)
+    }
+
+    /// `x * value` (a Python float times a tensor: the value rounded to f32 first).
+    pub fn mul_scalar(self, value: f64) -> Expr {
+        let rows = self.shape().first().copied().unwrap_or(1) as usize;
+        let rows = if self.shape().is_empty() { 1 } else { rows };
+        self.mul_rows_unchecked(vec![value as f32; rows])
+    }
+
+    /// Row `i` of the outermost dimension times `factors[i]` (one factor per row).
+    pub fn mul_rows(self, name: &str, factors: Vec<f32>) -> Result<Expr, ConvertError> {
+        let rows = if self.shape().is_empty() {
+            1
+        } else {
+            self.shape()[0]
+        };
+        if factors.len() as u64 != rows {
+            return Err(terr(
+                name,
+                format!("{} row factors for shape {:?}", factors.len(), self.shape()),
+            ));
+        }
+        Ok(self.mul_rows_unchecked(factors))
+    }
+
+    fn mul_rows_unchecked(self, factors: Vec<f32>) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(
+            Op::MulRows {
+                input: self,
+                factors: Arc::new(factors),
+            },
+            shape,
+            work,
+        )
+    }
+
+    /// `-exp(x)` as torch computes it on the converter's working type: in F16 for an F16
+    /// tensor, else in F32 (see [`torch_exp_f32`]).
+    pub fn neg_exp(self) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(Op::NegExp(self), shape, work)
+    }
+
     /// One line describing the computation.
     pub fn describe(&self) -> String {
         match &self.0.op {
@@ -502,13 +570,15 @@ impl Expr {
                 start + len
             ),
             Op::AddScalar { input, value } => format!("({} + {value})", input.describe()),
-            Op::Reshape(input) => format!("view({}, {:?})", input.describe(), self.shape()),
             Op::Strided {
                 input,
                 axis,
                 start,
                 step,
             } => format!("{}[axis {axis}: {start}::{step}]", input.describe()),
+            Op::Reshape(input) => format!("reshape({}, {:?})", input.describe(), self.shape()),
+            Op::NegExp(input) => format!("-exp({})", input.describe()),
+            Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
         }
     }
 
@@ -574,13 +644,18 @@ impl Expr {
             Op::AddScalar { input, value } => {
                 sub(out, &format!("add{:x}", value.to_bits()), &[input])
             }
-            Op::Reshape(input) => sub(out, "view", &[input]),
             Op::Strided {
                 input,
                 axis,
                 start,
                 step,
             } => sub(out, &format!("strided{axis},{start},{step}"), &[input]),
+            Op::Reshape(input) => sub(out, "reshape", &[input]),
+            Op::NegExp(input) => sub(out, "negexp", &[input]),
+            Op::MulRows { input, factors } => {
+                let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
+                sub(out, &format!("mulrows{bits:x?}"), &[input])
+            }
         }
     }
 
@@ -599,7 +674,9 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
-            | Op::Strided { input, .. } => input.sources(out),
+            | Op::Strided { input, .. }
+            | Op::NegExp(input)
+            | Op::MulRows { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
     }
@@ -745,6 +822,54 @@ impl Expr {
                     bytes: out,
                 }
             }
+            Op::MulRows { input, factors } => {
+                let v = input.eval()?;
+                let rows = factors.len().max(1);
+                let per_row = (v.bytes.len() / v.work.size()) / rows;
+                if v.work == Work::F16 {
+                    let mut out = Vec::with_capacity(v.bytes.len());
+                    for (i, c) in v.bytes.chunks_exact(2).enumerate() {
+                        let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+                        let f = factors[(i / per_row.max(1)).min(rows - 1)];
+                        out.extend_from_slice(&f32_to_f16(x * f).to_le_bytes());
+                    }
+                    Values {
+                        work: Work::F16,
+                        bytes: out,
+                    }
+                } else {
+                    let f: Vec<f32> = v
+                        .f32s()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| x * factors[(i / per_row.max(1)).min(rows - 1)])
+                        .collect();
+                    Values {
+                        work: Work::F32,
+                        bytes: f32_bytes(&f),
+                    }
+                }
+            }
+            Op::NegExp(input) => {
+                let v = input.eval()?;
+                if v.work == Work::F16 {
+                    let mut out = Vec::with_capacity(v.bytes.len());
+                    for c in v.bytes.chunks_exact(2) {
+                        let e = neg_exp_f16(u16::from_le_bytes([c[0], c[1]]));
+                        out.extend_from_slice(&e.to_le_bytes());
+                    }
+                    Values {
+                        work: Work::F16,
+                        bytes: out,
+                    }
+                } else {
+                    let f: Vec<f32> = v.f32s().into_iter().map(|x| -torch_exp_f32(x)).collect();
+                    Values {
+                        work: Work::F32,
+                        bytes: f32_bytes(&f),
+                    }
+                }
+            }
             Op::AddScalar { input, value } => {
                 let v = input.eval()?;
                 if v.work == Work::F16 {
@@ -768,6 +893,76 @@ impl Expr {
             }
         })
     }
+}
+
+/// Inputs (f32 bits) whose `torch.exp` in the reference environment (torch 2.15 on x86-64
+/// with AVX-512: MKL's vector exp) is not the correctly rounded value, with the value it
+/// gives instead: every such input among the 65536 bfloat16 values, measured exhaustively
+/// (`conformance/make_exp_table.py`). Sorted by input.
+const TORCH_EXP_EXCEPTIONS: &[(u32, u32)] = &[
+    (0x3380_0000, 0x3f80_0000),
+    (0x3ad9_0000, 0x3f80_364b),
+    (0x3b49_0000, 0x3f80_64a8),
+    (0x3b4e_0000, 0x3f80_672a),
+    (0x3b61_0000, 0x3f80_70b2),
+    (0x3df0_0000, 0x3f8f_ea0e),
+    (0x3e43_0000, 0x3f9a_d9b8),
+    (0x3ec1_0000, 0x3fba_9a5f),
+    (0x3ed7_0000, 0x3fc2_cbbe),
+    (0x3f7a_0000, 0x4029_f0a5),
+    (0x3fb6_0000, 0x4084_a2e6),
+    (0x404c_0000, 0x41c1_d280),
+    (0x4070_0000, 0x422a_1596),
+    (0x4079_0000, 0x4243_c40f),
+    (0x407f_0000, 0x4257_01ba),
+    (0x40ac_0000, 0x4357_f09c),
+    (0x40e1_0000, 0x448d_6e35),
+    (0x40e5_0000, 0x44a0_4303),
+    (0x4226_0000, 0x5d6a_3d77),
+    (0x425d_0000, 0x6751_3937),
+    (0x4279_0000, 0x6c60_105a),
+    (0x428f_0000, 0x730e_4a5e),
+    (0xbae9_0000, 0x3f7f_8b9b),
+    (0xbafa_0000, 0x3f7f_831f),
+    (0xbafe_0000, 0x3f7f_8120),
+    (0xbb03_0000, 0x3f7f_7d22),
+    (0xbb17_0000, 0x3f7f_692d),
+    (0xbb1c_0000, 0x3f7f_6430),
+    (0xbb24_0000, 0x3f7f_5c35),
+    (0xbb33_0000, 0x3f7f_4d3e),
+    (0xbb3a_0000, 0x3f7f_4643),
+    (0xbb55_0000, 0x3f7f_2b58),
+    (0xbc0d_0000, 0x3f7d_ce6b),
+    (0xbc42_0000, 0x3f7c_fc94),
+    (0xbc69_0000, 0x3f7c_6298),
+    (0xbc9d_0000, 0x3f7b_23f5),
+    (0xbc9e_0000, 0x3f7b_1c1c),
+    (0xbcc5_0000, 0x3f79_eacd),
+    (0xbd0e_0000, 0x3f77_46ef),
+    (0xbd11_0000, 0x3f77_1895),
+    (0xbd95_0000, 0x3f6e_0951),
+    (0xbdc2_0000, 0x3f68_dcf7),
+    (0xbe0d_0000, 0x3f5f_11b9),
+    (0xbf52_0000, 0x3ee1_6e39),
+    (0xbf67_0000, 0x3ecf_ad25),
+];
+
+/// `torch.exp` of an f32 as the reference computes it: the correctly rounded value
+/// (computed in f64, then rounded), except for the inputs of [`TORCH_EXP_EXCEPTIONS`].
+/// This is exact for every bfloat16 and float16 input (the dtypes of real checkpoints'
+/// `A_log`); for arbitrary f32 inputs torch's vector exp is off by one ulp from the
+/// correctly rounded value for about 1% of them, which is not reproduced.
+pub fn torch_exp_f32(x: f32) -> f32 {
+    if let Ok(i) = TORCH_EXP_EXCEPTIONS.binary_search_by_key(&x.to_bits(), |e| e.0) {
+        return f32::from_bits(TORCH_EXP_EXCEPTIONS[i].1);
+    }
+    (x as f64).exp() as f32
+}
+
+/// `-exp(x)` of a half (bits): exp rounded to half, then negated (a sign flip), as torch's
+/// half arithmetic gives it.
+fn neg_exp_f16(x: u16) -> u16 {
+    f32_to_f16(torch_exp_f32(f16_to_f32(x))) ^ 0x8000
 }
 
 /// Reads a source tensor into its working type.
@@ -1166,6 +1361,56 @@ mod tests {
         let c = konst(&[1., 2., 3., 4., 5., 7.], &[2, 3]);
         assert_ne!(a.key(), c.key());
         assert_ne!(a.key(), konst(&[1., 2., 3., 4., 5., 6.], &[3, 2]).key());
+    }
+
+    /// `-exp(x)` over every non-NaN bfloat16 input (as F32) and every non-NaN float16 input
+    /// (in F16) hashes like torch's in the reference environment
+    /// (`conformance/make_exp_table.py`).
+    #[test]
+    fn neg_exp_matches_torch() {
+        use sha2::{Digest, Sha256};
+        let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let bf: Vec<f32> = (0..=u16::MAX)
+            .map(|b| f32::from_bits((b as u32) << 16))
+            .filter(|x| !x.is_nan())
+            .collect();
+        let n = bf.len() as u64;
+        let v = konst(&bf, &[n]).neg_exp().eval().unwrap();
+        assert_eq!(v.work, Work::F32);
+        assert_eq!(
+            hex(&Sha256::digest(&v.bytes)),
+            "4af7923aff8c43bef6f54c09d1e7bade792b9fe5fe4552fb208cd1b40bc6a416"
+        );
+        let h: Vec<u8> = (0..=u16::MAX)
+            .filter(|b| !f16_to_f32(*b).is_nan())
+            .flat_map(|b| b.to_le_bytes())
+            .collect();
+        let out: Vec<u8> = h
+            .chunks_exact(2)
+            .flat_map(|c| neg_exp_f16(u16::from_le_bytes([c[0], c[1]])).to_le_bytes())
+            .collect();
+        assert_eq!(
+            hex(&Sha256::digest(&out)),
+            "f39ad7c906e2ee62a19033c927a2730618c82a1d92af2a62ddccb97116fe2b30"
+        );
+    }
+
+    #[test]
+    fn reshapes_keep_the_elements() {
+        let x = konst(&[1., 2., 3., 4., 5., 6.], &[3, 1, 2]);
+        let s = x.clone().squeeze("t").unwrap();
+        assert_eq!(s.shape(), &[3, 2]);
+        assert_eq!(vals(&s), [1., 2., 3., 4., 5., 6.]);
+        let r = s.reshape("t", vec![6, 1]).unwrap();
+        assert_eq!(r.shape(), &[6, 1]);
+        assert!(x.reshape("t", vec![4]).is_err());
+        let e = konst(&[0.0, 1.0], &[2]).neg_exp();
+        assert_eq!(vals(&e), [-1.0, -std::f32::consts::E]);
+        let m = konst(&[1., 2., 3., 4.], &[2, 2]).mul_scalar(0.5);
+        assert_eq!(vals(&m), [0.5, 1.0, 1.5, 2.0]);
+        let r = m.mul_rows("t", vec![2.0, 10.0]).unwrap();
+        assert_eq!(vals(&r), [1.0, 2.0, 15.0, 20.0]);
+        assert!(r.mul_rows("t", vec![1.0]).is_err());
     }
 
     #[test]

@@ -190,8 +190,9 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         (planned, extra.early_kvs)
     };
 
+    let gguf_arch = arch::gguf_arch(arch, &hp);
     let mut md = Metadata::new();
-    md.set(keys::general::ARCHITECTURE, arch.gguf);
+    md.set(keys::general::ARCHITECTURE, gguf_arch);
     for (k, v) in early_kvs {
         md.set(k, v);
     }
@@ -213,7 +214,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     metadata::write(&meta, &mut md);
     (arch.params)(&mut params::Params {
         hp: &hp,
-        arch: arch.gguf,
+        arch: gguf_arch,
         dir,
         file_type,
         md: &mut md,
@@ -237,7 +238,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     let req = tokenizer::VocabRequest {
         dir,
         kind: arch.vocab,
-        arch: arch.gguf,
+        arch: gguf_arch,
         hparams: &hparams,
     };
     let vocab_error = match tokenizer::vocab_metadata(&req) {

@@ -116,6 +116,39 @@ pub enum Tensor {
     NextnSharedHeadNorm,
     /// `blk.{bid}.attn_sinks`.
     AttnSinks,
+    // State-space mixers (Mamba, Mamba-2, the hybrids).
+    /// `blk.{bid}.ssm_in`.
+    SsmIn,
+    /// `blk.{bid}.ssm_conv1d`.
+    SsmConv1d,
+    /// `blk.{bid}.ssm_x`.
+    SsmX,
+    /// `blk.{bid}.ssm_dt`.
+    SsmDt,
+    /// `blk.{bid}.ssm_dt_norm`.
+    SsmDtNorm,
+    /// `blk.{bid}.ssm_a`.
+    SsmA,
+    /// `blk.{bid}.ssm_b_norm`.
+    SsmBNorm,
+    /// `blk.{bid}.ssm_c_norm`.
+    SsmCNorm,
+    /// `blk.{bid}.ssm_d`.
+    SsmD,
+    /// `blk.{bid}.ssm_norm`.
+    SsmNorm,
+    /// `blk.{bid}.ssm_out`.
+    SsmOut,
+    // LFM2's short convolution.
+    /// `blk.{bid}.shortconv.conv`.
+    ShortConv,
+    /// `blk.{bid}.shortconv.in_proj`.
+    ShortConvIn,
+    /// `blk.{bid}.shortconv.out_proj`.
+    ShortConvOut,
+    /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
+    /// includes `.weight`, so the GGUF name has no suffix.
+    FfnPreNorm,
 }
 
 impl Tensor {
@@ -172,6 +205,21 @@ impl Tensor {
             T::NextnSharedHeadHead => "blk.{bid}.nextn.shared_head_head",
             T::NextnSharedHeadNorm => "blk.{bid}.nextn.shared_head_norm",
             T::AttnSinks => "blk.{bid}.attn_sinks",
+            T::SsmIn => "blk.{bid}.ssm_in",
+            T::SsmConv1d => "blk.{bid}.ssm_conv1d",
+            T::SsmX => "blk.{bid}.ssm_x",
+            T::SsmDt => "blk.{bid}.ssm_dt",
+            T::SsmDtNorm => "blk.{bid}.ssm_dt_norm",
+            T::SsmA => "blk.{bid}.ssm_a",
+            T::SsmBNorm => "blk.{bid}.ssm_b_norm",
+            T::SsmCNorm => "blk.{bid}.ssm_c_norm",
+            T::SsmD => "blk.{bid}.ssm_d",
+            T::SsmNorm => "blk.{bid}.ssm_norm",
+            T::SsmOut => "blk.{bid}.ssm_out",
+            T::ShortConv => "blk.{bid}.shortconv.conv",
+            T::ShortConvIn => "blk.{bid}.shortconv.in_proj",
+            T::ShortConvOut => "blk.{bid}.shortconv.out_proj",
+            T::FfnPreNorm => "blk.{bid}.ffn_norm",
         }
     }
 }
@@ -234,12 +282,19 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "transformer.embd.wte",
             "embed_tokens",
             "embeddings.tok_embeddings",
+            "backbone.embedding",
+            "backbone.embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
     (
         T::TokenEmbdNorm,
-        &["embeddings.LayerNorm", "embeddings.norm", "emb_ln"],
+        &[
+            "embeddings.LayerNorm",
+            "embeddings.norm",
+            "emb_ln",
+            "model.embedding_norm",
+        ],
     ),
     (
         T::PosEmbd,
@@ -257,6 +312,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.final_layernorm",
             "lm_head.ln",
             "final_norm",
+            "backbone.norm_f",
         ],
     ),
     (T::Cls, &["classifier", "classifier.dense", "head.dense"]),
@@ -276,6 +332,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.attention_layernorm",
             "layers.{bid}.input_layernorm",
             "layers.{bid}.attn_norm",
+            "backbone.layers.{bid}.norm",
+            "model.layers.{bid}.operator_norm",
         ],
     ),
     (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
@@ -334,6 +392,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.self_attn.o_proj",
             "layers.{bid}.attn.Wo",
             "encoder.layers.{bid}.attn.out_proj",
+            "model.layers.{bid}.self_attn.out_proj",
         ],
     ),
     (
@@ -371,6 +430,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feedforward_layernorm",
             "layers.{bid}.mlp_norm",
             "layers.{bid}.pre_feedforward_layernorm",
+            "model.layers.{bid}.ffn_norm",
+            "model.layers.{bid}.pre_ff_layernorm",
         ],
     ),
     (
@@ -397,6 +458,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.gate",
             "model.layers.{bid}.feed_forward.router",
             "model.layers.{bid}.mlp.router",
+            "model.layers.{bid}.feed_forward.gate",
         ],
     ),
     (
@@ -411,6 +473,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.gate_proj",
             "layers.{bid}.mlp.gate_proj",
             "encoder.layers.{bid}.mlp.fc12",
+            "model.layers.{bid}.feed_forward.w1",
         ],
     ),
     (
@@ -431,6 +494,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.up_proj",
             "layers.{bid}.mlp.Wi",
             "encoder.layers.{bid}.mlp.fc11",
+            "model.layers.{bid}.feed_forward.w3",
         ],
     ),
     (
@@ -450,6 +514,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.down_proj",
             "layers.{bid}.mlp.Wo",
             "encoder.layers.{bid}.mlp.fc2",
+            "model.layers.{bid}.feed_forward.w2",
         ],
     ),
     (
@@ -510,6 +575,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.mlp.gate.e_score_correction",
             "model.layers.{bid}.mlp.moe_statics.e_score_correction",
+            "model.layers.{bid}.mlp.moe_statics.e_score_correction",
+            "model.layers.{bid}.feed_forward.expert_bias",
         ],
     ),
     (
@@ -550,6 +617,93 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &["model.layers.{bid}.shared_head.norm"],
     ),
     (T::AttnSinks, &["model.layers.{bid}.self_attn.sinks"]),
+    // State-space mixers.
+    (
+        T::SsmIn,
+        &[
+            "model.layers.{bid}.in_proj",
+            "backbone.layers.{bid}.mixer.in_proj",
+            "model.layers.{bid}.mamba.in_proj",
+        ],
+    ),
+    (
+        T::SsmConv1d,
+        &[
+            "model.layers.{bid}.conv1d",
+            "backbone.layers.{bid}.mixer.conv1d",
+            "model.layers.{bid}.mamba.conv1d",
+        ],
+    ),
+    (
+        T::SsmX,
+        &[
+            "model.layers.{bid}.x_proj",
+            "backbone.layers.{bid}.mixer.x_proj",
+            "model.layers.{bid}.mamba.x_proj",
+        ],
+    ),
+    (
+        T::SsmDt,
+        &[
+            "model.layers.{bid}.dt_proj",
+            "backbone.layers.{bid}.mixer.dt_proj",
+            "model.layers.{bid}.mamba.dt_proj",
+        ],
+    ),
+    (T::SsmDtNorm, &["model.layers.{bid}.mamba.dt_layernorm"]),
+    (
+        T::SsmA,
+        &[
+            "model.layers.{bid}.A_log",
+            "backbone.layers.{bid}.mixer.A_log",
+            "model.layers.{bid}.mamba.A_log",
+        ],
+    ),
+    (
+        T::SsmBNorm,
+        &[
+            "model.layers.{bid}.mamba.b_layernorm",
+            "model.layers.{bid}.mamba.B_layernorm",
+        ],
+    ),
+    (
+        T::SsmCNorm,
+        &[
+            "model.layers.{bid}.mamba.c_layernorm",
+            "model.layers.{bid}.mamba.C_layernorm",
+        ],
+    ),
+    (
+        T::SsmD,
+        &[
+            "model.layers.{bid}.D",
+            "backbone.layers.{bid}.mixer.D",
+            "model.layers.{bid}.mamba.D",
+        ],
+    ),
+    (
+        T::SsmNorm,
+        &[
+            "model.layers.{bid}.mamba.norm",
+            "backbone.layers.{bid}.mixer.norm",
+        ],
+    ),
+    (
+        T::SsmOut,
+        &[
+            "model.layers.{bid}.out_proj",
+            "backbone.layers.{bid}.mixer.out_proj",
+            "model.layers.{bid}.mamba.out_proj",
+        ],
+    ),
+    // LFM2's short convolution.
+    (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
+    (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),
+    (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
+    (
+        T::FfnPreNorm,
+        &["model.layers.{bid}.pre_ff_layernorm.weight"],
+    ),
 ];
 
 /// The expanded name table of one architecture and block count.

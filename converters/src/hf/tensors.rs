@@ -190,6 +190,8 @@ struct Modifier<'a> {
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
     vocab_rows: Option<u64>,
+    /// `token_embd.weight`, kept for [`super::arch::Rules::omit_tied_output`].
+    tok_embd: Option<Expr>,
 }
 
 fn terr(name: &str, problem: impl Into<String>) -> ConvertError {
@@ -208,6 +210,7 @@ impl<'a> Modifier<'a> {
             map: TensorMap::new(arch.tensors, arch.tensor_overrides, hp.block_count()?),
             experts: HashMap::new(),
             vocab_rows: None,
+            tok_embd: None,
         })
     }
 
@@ -254,6 +257,32 @@ impl<'a> Modifier<'a> {
     }
 
     fn modify(
+        &mut self,
+        name: String,
+        expr: Expr,
+        bid: Option<u64>,
+    ) -> Result<Vec<(String, Expr)>, ConvertError> {
+        let out = self.modify_inner(name, expr, bid)?;
+        if !self.arch.rules.omit_tied_output {
+            return Ok(out);
+        }
+        let mut kept = Vec::with_capacity(out.len());
+        for (name, expr) in out {
+            if name == "output.weight" {
+                if let Some(embd) = &self.tok_embd {
+                    if same_values(embd, &expr)? {
+                        continue;
+                    }
+                }
+            } else if name == "token_embd.weight" {
+                self.tok_embd = Some(expr.clone());
+            }
+            kept.push((name, expr));
+        }
+        Ok(kept)
+    }
+
+    fn modify_inner(
         &mut self,
         name: String,
         expr: Expr,
@@ -394,6 +423,20 @@ impl<'a> Modifier<'a> {
         }
         Ok(out)
     }
+}
+
+/// `torch.equal`: same shape and equal values (read now, at plan time).
+fn same_values(a: &Expr, b: &Expr) -> Result<bool, ConvertError> {
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let values = |e: &Expr| {
+        e.eval_f32().map_err(|err| ConvertError::Tensor {
+            name: e.describe(),
+            problem: err.to_string(),
+        })
+    };
+    Ok(values(a)? == values(b)?)
 }
 
 /// Tensors the converter skips by name.

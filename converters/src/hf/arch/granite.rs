@@ -132,7 +132,7 @@ pub const GRANITE_MOE: Arch = Arch {
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then
 /// Llama's filter.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     if name.starts_with("encoder.")
         || name.contains("image_")
         || name.contains("layerwise_projectors")
@@ -183,7 +183,7 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     Ok(())
 }
 
-fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     granite_params(p)?;
     if let Some(v) = p.hp.get("shared_intermediate_size").filter(|v| truthy(v)) {
         let v = v.clone();
@@ -193,7 +193,7 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// Python truthiness of a JSON value.
-fn truthy(v: &Json) -> bool {
+pub(super) fn truthy(v: &Json) -> bool {
     match v {
         Json::Null => false,
         Json::Bool(b) => *b,
@@ -205,7 +205,11 @@ fn truthy(v: &Json) -> bool {
 }
 
 /// Splits `[.., 2 * n_ff, n_embd]` into its gate and up halves (`split(n_ff, dim=-2)`).
-fn split_gate_up(name: &str, expr: Expr, n_ff: u64) -> Result<(Expr, Expr), ConvertError> {
+pub(super) fn split_gate_up(
+    name: &str,
+    expr: Expr,
+    n_ff: u64,
+) -> Result<(Expr, Expr), ConvertError> {
     let s = expr.shape().to_vec();
     if s.len() < 2 || s[s.len() - 2] != n_ff.saturating_mul(2) {
         return Err(ConvertError::Tensor {

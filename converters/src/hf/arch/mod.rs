@@ -34,14 +34,20 @@ mod command_r;
 mod ernie4_5;
 mod exaone4;
 mod falcon;
+mod falcon_h1;
 mod gemma;
 mod glm4;
 mod gpt2;
 mod gptneox;
 mod granite;
+mod granite_hybrid;
+pub(crate) use granite_hybrid::granite_hybrid_has_ssm;
 mod internlm3;
+mod jamba;
+mod lfm2;
 mod llama;
 mod llama4;
+mod mamba;
 mod mistral3;
 mod modernbert;
 mod olmo;
@@ -128,6 +134,9 @@ pub struct Rules {
     /// The block count includes `num_nextn_predict_layers` next-token-prediction blocks
     /// after the `num_hidden_layers` ones (GLM-4.5's kept MTP layers).
     pub nextn_blocks: bool,
+    /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
+    /// (Mamba's checkpoints save the tied head).
+    pub omit_tied_output: bool,
 }
 
 impl Rules {
@@ -143,6 +152,7 @@ impl Rules {
         rename: None,
         hook: None,
         nextn_blocks: false,
+        omit_tied_output: false,
     };
 }
 
@@ -281,7 +291,25 @@ pub static ALL: &[&Arch] = &[
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
     &deepseek2::GLM4MOE_LITE,
+    // State-space and hybrid families (issue #14).
+    &mamba::MAMBA,
+    &mamba::MAMBA2,
+    &granite_hybrid::GRANITE_HYBRID,
+    &lfm2::LFM2,
+    &lfm2::LFM2MOE,
+    &jamba::JAMBA,
+    &falcon_h1::FALCON_H1,
 ];
+
+/// `general.architecture` (and the key prefix) for this config: the architecture's own,
+/// except where the class switches it in its constructor (a GraniteMoeHybrid model without
+/// SSM layers is written as `granite` or `granitemoe`).
+pub fn gguf_arch(arch: &Arch, hp: &Hparams) -> &'static str {
+    if arch.gguf == granite_hybrid::GRANITE_HYBRID.gguf {
+        return granite_hybrid::gguf_arch(hp);
+    }
+    arch.gguf
+}
 
 /// The description for an HF architecture name.
 pub fn lookup(hf_arch: &str) -> Option<&'static Arch> {
@@ -430,7 +458,7 @@ mod tests {
             let Ok(text) = std::fs::read_to_string(e.path().join("config.json")) else {
                 continue;
             };
-            let cfg: Json = serde_json::from_str(&text).unwrap();
+            let cfg: Json = serde_json::from_str(&crate::hf::config::python_json(&text)).unwrap();
             let Some(name) = cfg["architectures"][0].as_str() else {
                 continue;
             };

@@ -13,7 +13,7 @@ use crate::ConvertError;
 /// Reads and parses a JSON file.
 pub(crate) fn read_json(path: &Path) -> Result<Json, ConvertError> {
     let text = read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| json_error(path, &e))
+    serde_json::from_str(&crate::hf::config::python_json(&text)).map_err(|e| json_error(path, &e))
 }
 
 /// Reads a JSON file whose top level is an object, keeping the order of its keys.

@@ -81,6 +81,18 @@ pub enum VocabKind {
     /// `<|endoftext|>` and eom = `<|observation|>` when the special-token files do not set
     /// them.
     Glm45,
+    /// Mamba: `vocab_size` padded to `pad_vocab_size_multiple` (default 8), then GPT-2 BPE
+    /// from tokenizer.json, else SentencePiece (llama.cpp's built-in GPT-NeoX vocabulary
+    /// for a directory with neither is refused).
+    Mamba,
+    /// Mamba-2: `vocab_size` padded to `pad_vocab_size_multiple` (default 16), then
+    /// SentencePiece, else GPT-2 BPE.
+    Mamba2,
+    /// Granite 4 hybrids: Mamba-2's path, padded to a multiple of 8 when the model has SSM
+    /// layers, else not at all (`pad_vocab_size_multiple` is overridden).
+    GraniteHybrid,
+    /// Jamba: SentencePiece, else the byte-fallback HF path with `add_space_prefix` false.
+    Jamba,
 }
 
 /// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
@@ -176,6 +188,35 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
         }
         VocabKind::Glm4 => glm4(req, tc, &mut kv, false)?,
         VocabKind::Glm45 => glm4(req, tc, &mut kv, true)?,
+        VocabKind::Mamba | VocabKind::Mamba2 => {
+            let (multiple, spm_first) = match req.kind {
+                VocabKind::Mamba => (8, false),
+                _ => (16, true),
+            };
+            set_vocab_mamba(req, tc, multiple, spm_first, &mut kv)?
+        }
+        VocabKind::Jamba => match spm::load_model(dir)? {
+            Some(m) => (sentencepiece(req, &m, &mut kv)?, None),
+            None => {
+                let path = llama_hf(req, tc, &mut kv)?;
+                kv.bool(key::ADD_SPACE_PREFIX, false);
+                (path, None)
+            }
+        },
+        VocabKind::GraniteHybrid => {
+            let multiple = if crate::hf::arch::granite_hybrid_has_ssm(req.hparams) {
+                8
+            } else {
+                1
+            };
+            let mut hp = req.hparams.clone();
+            hp["pad_vocab_size_multiple"] = Json::from(multiple);
+            let req = VocabRequest {
+                hparams: &hp,
+                ..req.clone()
+            };
+            set_vocab_mamba(&req, tc, multiple, true, &mut kv)?
+        }
         VocabKind::Ernie => {
             let m = spm::load_model(dir)?.ok_or_else(|| {
                 ConvertError::io(
@@ -302,6 +343,74 @@ fn write_spm(dir: &Path, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertErr
     kv.array(key::SCORES, ArrayValue::F32(v.scores));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
     SpecialVocab::load(dir, false, None, Some(n))?.add_to(kv)
+}
+
+/// `MambaModel.set_vocab` / `Mamba2Model.set_vocab`: `vocab_size` rounded up to a multiple
+/// of `pad_vocab_size_multiple` (`default_multiple` when absent), then SentencePiece or
+/// GPT-2 BPE (SentencePiece first when `spm_first`).
+fn set_vocab_mamba(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    default_multiple: u64,
+    spm_first: bool,
+    kv: &mut Kv,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    let h = req.hparams;
+    let bad = |key: &str, v: &Json| ConvertError::NotACount {
+        key: key.to_string(),
+        value: v.to_string(),
+    };
+    let n = hparam(h, "vocab_size").ok_or_else(|| ConvertError::NotACount {
+        key: "vocab_size".into(),
+        value: "(missing)".into(),
+    })?;
+    let n = n.as_u64().ok_or_else(|| bad("vocab_size", n))?;
+    let multiple = match h.get("pad_vocab_size_multiple") {
+        None => default_multiple,
+        Some(v) => v
+            .as_u64()
+            .filter(|m| *m > 0)
+            .ok_or_else(|| bad("pad_vocab_size_multiple", v))?,
+    };
+    let padded = n
+        .div_ceil(multiple)
+        .checked_mul(multiple)
+        .filter(|p| *p as usize <= MAX_VOCAB)
+        .ok_or_else(|| bad("vocab_size", &Json::from(n)))?;
+    let mut hp = h.clone();
+    hp["vocab_size"] = Json::from(padded);
+    if let Some(tc) = hp
+        .get_mut("text_config")
+        .filter(|t| t.get("vocab_size").is_some())
+    {
+        tc["vocab_size"] = Json::from(padded);
+    }
+    let req = VocabRequest {
+        hparams: &hp,
+        ..req.clone()
+    };
+    let dir = req.dir;
+    let has_json = dir.join("tokenizer.json").is_file();
+    if !spm_first && has_json {
+        return gpt2(&req, tc, kv);
+    }
+    if let Some(m) = spm::load_model(dir)? {
+        return Ok((sentencepiece(&req, &m, kv)?, None));
+    }
+    if spm_first && dir.join("tokenizer.model.v3").is_file() {
+        return Err(ConvertError::Unsupported(format!(
+            "please rename {} to tokenizer.model",
+            dir.join("tokenizer.model.v3").display()
+        )));
+    }
+    if spm_first && has_json {
+        return gpt2(&req, tc, kv);
+    }
+    Err(ConvertError::Unsupported(format!(
+        "{}: no tokenizer.json or tokenizer.model (llama.cpp's built-in GPT-NeoX vocabulary \
+         is not supported)",
+        dir.display()
+    )))
 }
 
 /// `InternLM3Model.set_vocab`.
