@@ -85,9 +85,10 @@ pub struct BudgetOptions {
 /// What the allocation minimises (summed over tensors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
-    /// Each tensor's (imatrix-weighted) squared error divided by its (imatrix-weighted)
-    /// signal `Σ w·x²`: the share of the layer's output that is lost, counted alike for
-    /// every layer however large its activations. The default.
+    /// Each tensor's (imatrix-weighted) squared error divided by its mean (imatrix-weighted)
+    /// signal per element `Σ w·x² / n`: each layer's output error measured against its own
+    /// output scale (so a layer with small activations is not starved), summed over its
+    /// elements (so a large tensor still counts by its size). The default.
     Relative,
     /// Each tensor's (imatrix-weighted) squared error as it is.
     Absolute,
@@ -828,7 +829,7 @@ fn options_for(
             }
         })?;
     let mut w = match budget.metric {
-        Metric::Relative if signal > 0.0 => 1.0 / signal,
+        Metric::Relative if signal > 0.0 => src.n_elements() as f64 / signal,
         Metric::Relative => 1.0,
         Metric::Absolute if imatrix.is_some() && im.is_none() => mean_importance,
         Metric::Absolute => 1.0,
