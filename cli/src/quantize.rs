@@ -14,6 +14,7 @@ use serde_json::json;
 use ggufkit::inspect::human_bytes;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 use ggufkit::progress::TensorBar;
+use ggufkit::quantize::budget::{self, BudgetOptions, BudgetPlan, Metric, Target};
 use ggufkit::quantize::{
     default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
     TensorTypeList, FILE_TYPES,
@@ -45,6 +46,14 @@ fn type_list() -> String {
 /// through a temporary file renamed into place when complete: a failed run leaves the old file
 /// untouched. A symlinked OUT replaces the file it points to; /dev/null or a FIFO is written in
 /// place; OUT may not be an input (model, shard, imatrix, tensor-type file).
+///
+/// Budget mode (not llama-quantize's; opt-in): --target-size SIZE or --target-bpw BITS picks
+/// each tensor's type among stock types (--budget-types) to minimise the total measured
+/// error (imatrix-weighted with --imatrix) within the budget; TYPE is then optional (the
+/// base whose rules say which tensors are quantized, default Q4_K_M):
+///
+///   gguf-quantize --target-size 3.2G --imatrix imatrix.gguf model-f16.gguf out.gguf
+///   gguf-quantize --target-bpw 4.5 --dry-run model-f16.gguf
 ///
 /// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
 /// 3 the input or imatrix could not be read.
@@ -98,6 +107,26 @@ struct Cli {
     /// {arch}.block_count updated, as llama-quantize does.
     #[arg(long, value_name = "L0,L1,...", allow_hyphen_values = true)]
     prune_layers: Option<String>,
+    /// Budget mode: the output file's size (bytes, or with a suffix: K/M/G/T and
+    /// KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB powers of 1000). Each tensor's type is
+    /// chosen to minimise the total error within it; the choice is recorded under
+    /// ggufkit.quantize.* in the output.
+    #[arg(long, value_name = "SIZE", conflicts_with = "target_bpw")]
+    target_size: Option<String>,
+    /// Budget mode: bits per weight over all tensors (tensor bytes x 8 / elements).
+    #[arg(long, value_name = "BITS")]
+    target_bpw: Option<f64>,
+    /// Budget mode: the candidate types, comma-separated
+    /// (default q2_k,q3_k,iq4_xs,q4_k,q5_k,q6_k,q8_0).
+    #[arg(long, value_name = "LIST")]
+    budget_types: Option<String>,
+    /// Budget mode: elements of each tensor measured (whole rows spread evenly; 0 = all).
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_SAMPLE_ELEMENTS)]
+    budget_sample: usize,
+    /// Budget mode: what is minimised: `relative` (each tensor's error over its signal, the
+    /// share of its output lost; default) or `absolute` (the error as it is).
+    #[arg(long, value_name = "METRIC", value_parser = ["relative", "absolute"], default_value = "relative")]
+    budget_metric: String,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -166,6 +195,9 @@ fn resolve(cli: &Cli) -> Result<Invocation> {
             threads = Some(parse_threads(n)?);
         }
         (out, parse_ftype(t)?)
+    } else if budgeted(cli) && a.len() <= 2 && a.get(1).is_none_or(|s| FileType::parse(s).is_none())
+    {
+        (a.get(1).map(PathBuf::from), budget_base())
     } else {
         let second = a
             .get(1)
@@ -194,6 +226,59 @@ fn resolve(cli: &Cli) -> Result<Invocation> {
         ftype,
         threads: threads.filter(|n| *n > 0),
     })
+}
+
+/// Budget mode is on.
+fn budgeted(cli: &Cli) -> bool {
+    cli.target_size.is_some() || cli.target_bpw.is_some()
+}
+
+/// The base file type of budget mode when none is given.
+fn budget_base() -> FileType {
+    FileType::parse("Q4_K_M").expect("Q4_K_M is a file type")
+}
+
+/// The budget options, when budget mode is on.
+fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
+    let usage = Failure::Usage;
+    let target = match (&cli.target_size, cli.target_bpw) {
+        (Some(s), _) => Target::Size(budget::parse_size(s).map_err(|e| usage(anyhow!(e)))?),
+        (None, Some(b)) => {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(usage(anyhow!(budget::BudgetError::BadBpw(b))));
+            }
+            Target::Bpw(b)
+        }
+        (None, None) => {
+            if cli.budget_types.is_some() {
+                return Err(usage(anyhow!(
+                    "--budget-types needs --target-size or --target-bpw"
+                )));
+            }
+            return Ok(None);
+        }
+    };
+    if cli.keep_split {
+        return Err(usage(anyhow!(
+            "--keep-split cannot be combined with --target-size/--target-bpw"
+        )));
+    }
+    let mut o = BudgetOptions::new(target);
+    if let Some(list) = &cli.budget_types {
+        o.candidates = list
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| parse_ggml_type(s.trim()))
+            .collect::<Result<_>>()
+            .map_err(usage)?;
+    }
+    o.sample_elements = cli.budget_sample;
+    o.metric = if cli.budget_metric == "absolute" {
+        Metric::Absolute
+    } else {
+        Metric::Relative
+    };
+    Ok(Some(o))
 }
 
 fn parse_ggml_type(s: &str) -> Result<GgmlType> {
@@ -246,11 +331,12 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
     Ok(o)
 }
 
-fn plan_json(p: &QuantizePlan) -> serde_json::Value {
+fn plan_json(p: &QuantizePlan, errors: Option<&[Option<f64>]>) -> serde_json::Value {
     json!(p
         .tensors
         .iter()
-        .map(|t| json!({
+        .enumerate()
+        .map(|(i, t)| json!({
             "name": t.name,
             "shape": t.dims,
             "from": t.from.name(),
@@ -259,6 +345,7 @@ fn plan_json(p: &QuantizePlan) -> serde_json::Value {
             "out_bytes": t.out_bytes,
             "imatrix": t.uses_imatrix,
             "fallback": t.fallback,
+            "error": errors.and_then(|e| e.get(i).copied().flatten()),
         }))
         .collect::<Vec<_>>())
 }
@@ -271,7 +358,7 @@ fn bpw(bytes: u64, n: u64) -> f64 {
     }
 }
 
-fn print_plan(p: &QuantizePlan) {
+fn print_plan(p: &QuantizePlan, errors: Option<&[Option<f64>]>) {
     let w = p.tensors.iter().map(|t| t.name.len()).max().unwrap_or(10);
     for (i, t) in p.tensors.iter().enumerate() {
         let change = if t.from == t.to {
@@ -279,11 +366,14 @@ fn print_plan(p: &QuantizePlan) {
         } else {
             format!("{} -> {}", t.from.name(), t.to.name())
         };
-        let notes = [(t.uses_imatrix, " imatrix"), (t.fallback, " fallback")]
+        let mut notes = [(t.uses_imatrix, " imatrix"), (t.fallback, " fallback")]
             .iter()
             .filter(|(on, _)| *on)
             .map(|(_, s)| *s)
             .collect::<String>();
+        if let Some(e) = errors.and_then(|e| e.get(i).copied().flatten()) {
+            notes = format!(" error {e:.4e}{notes}");
+        }
         println!(
             "[{:>4}/{:>4}] {:w$} {:<22} {:<20} {:>11} -> {:>11}{notes}",
             i + 1,
@@ -395,15 +485,25 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let mut opts = build_options(&cli, &inv)?;
     let input = read_input(&cli, &inv, &mut opts)?;
     let t0 = Instant::now();
-    let p = plan(&input.model, &opts)
-        .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?;
+    let budget_plan = match budget_options(&cli)? {
+        Some(b) => Some(
+            budget::plan_budget(&input.model, &opts, &b)
+                .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
+        ),
+        None => None,
+    };
+    let p = match &budget_plan {
+        Some(b) => b.plan.clone(),
+        None => plan(&input.model, &opts)
+            .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
+    };
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
             eprintln!("warning: {w}");
         }
     }
     if cli.dry_run {
-        print_dry_run(&cli, &inv, &p);
+        print_dry_run(&cli, &inv, &p, budget_plan.as_ref());
         return Ok(ExitCode::SUCCESS);
     }
     let out = output_plan(&cli, &inv, &input, &p);
@@ -426,6 +526,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         &cli,
         &inv,
         &p,
+        budget_plan.as_ref(),
         &paths,
         written.size(),
         t0.elapsed().as_secs_f64(),
@@ -433,17 +534,42 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_dry_run(cli: &Cli, inv: &Invocation, p: &QuantizePlan) {
+/// The `budget` object of a JSON report.
+fn budget_json(b: &BudgetPlan) -> serde_json::Value {
+    json!({
+        "target": b.target.describe(), "file_size": b.file_size, "total_error": b.total_error,
+        "metric": b.metric.name(b.weighted),
+    })
+}
+
+/// The summary line of a budget.
+fn budget_line(b: &BudgetPlan) -> String {
+    format!(
+        "budget {}: file size {} ({} bytes), total {} {:.6e}",
+        b.target.describe(),
+        human_bytes(b.file_size),
+        b.file_size,
+        b.metric.name(b.weighted),
+        b.total_error
+    )
+}
+
+fn print_dry_run(cli: &Cli, inv: &Invocation, p: &QuantizePlan, b: Option<&BudgetPlan>) {
     let n = p.n_elements();
+    let errors = b.map(|b| b.errors.as_slice());
     if cli.json {
         let report = json!({
             "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
-            "tensors": plan_json(p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "tensors": plan_json(p, errors), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
             "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
+            "budget": b.map(budget_json),
         });
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
-        print_plan(p);
+        print_plan(p, errors);
+        if let Some(b) = b {
+            println!("{}", budget_line(b));
+        }
         println!(
             "model size: {} ({:.2} bpw) -> {} ({:.2} bpw) as {}",
             human_bytes(p.in_bytes()),
@@ -459,6 +585,7 @@ fn print_done(
     cli: &Cli,
     inv: &Invocation,
     p: &QuantizePlan,
+    b: Option<&BudgetPlan>,
     outputs: &[PathBuf],
     file_size: u64,
     secs: f64,
@@ -467,12 +594,15 @@ fn print_done(
     if cli.json {
         let report = json!({
             "input": inv.input, "outputs": outputs, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
-            "tensors": plan_json(p), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
-            "file_size": file_size, "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
+            "tensors": plan_json(p, b.map(|b| b.errors.as_slice())), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "file_size": file_size, "budget": b.map(budget_json), "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
             "seconds": secs, "warnings": p.warnings,
         });
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else if !cli.quiet {
+        if let Some(b) = b {
+            eprintln!("{}", budget_line(b));
+        }
         eprintln!(
             "{} -> {}: {} ({:.2} bpw) -> {} ({:.2} bpw) as {} in {:.2}s ({}/s)",
             inv.input.display(),

@@ -260,6 +260,20 @@ pub mod quantize {
     pub const IMATRIX_CHUNKS_COUNT: &str = "quantize.imatrix.chunks_count";
 }
 
+/// `ggufkit.quantize.*`: how `gguf-quantize --target-size/--target-bpw` chose the types.
+/// llama.cpp writes no `ggufkit.*` key, so these never collide with its own; the default
+/// (byte-identical) path writes none of them.
+pub mod ggufkit {
+    /// The budget as asked: `size=<bytes>` or `bpw=<bits per weight>` (string).
+    pub const BUDGET: &str = "ggufkit.quantize.budget";
+    /// The tool and version that chose the types: `ggufkit gguf-quantize 0.1.0` (string).
+    pub const TOOL: &str = "ggufkit.quantize.tool";
+    /// What the allocation minimised: `imatrix-weighted squared error` or `squared error`.
+    pub const METRIC: &str = "ggufkit.quantize.metric";
+    /// The candidate types, comma-separated (`q3_k,q4_k,…`).
+    pub const CANDIDATES: &str = "ggufkit.quantize.candidates";
+}
+
 /// `imatrix.*` (a GGUF importance-matrix file).
 pub mod imatrix {
     /// The datasets.

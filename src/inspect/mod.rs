@@ -1,16 +1,18 @@
-//! `gguf-inspect`: dump, manifest, diff and verify GGUF files.
+//! `gguf-inspect`: dump, manifest, diff, verify and compare GGUF files.
 
 pub mod change;
 mod compare;
 mod diff;
 mod dump;
 pub mod loadable;
+mod quality;
 pub mod textdiff;
 mod verify;
 
 pub use compare::{compare_with_source, CompareReport, TensorError, Thresholds};
 pub use diff::{diff_files, FileDiff, TensorDiff};
 pub use dump::{dump_json, dump_text, format_value_short};
+pub use quality::{quality_report, QualityReport, TensorQuality};
 pub use verify::{verify_file, verify_split_siblings, VerifyReport};
 
 /// Human size: `1.23 MiB`.

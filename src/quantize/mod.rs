@@ -8,6 +8,7 @@
 //! file. Every error llama-quantize would hit half-way through the run is raised here,
 //! before an output file exists.
 
+pub mod budget;
 pub mod ftype;
 mod imatrix;
 pub mod prune;
@@ -242,6 +243,11 @@ pub struct QuantizeOptions {
     pub keep_order: bool,
     /// `--prune-layers`: blocks to drop, sorted and deduplicated (see [`prune`]).
     pub prune_layers: Vec<u32>,
+    /// Types chosen by a size budget ([`budget`]), keyed by the tensor's input name: they
+    /// replace the mixture rules' choice (an explicit `--tensor-type`,
+    /// `--output-tensor-type` or `--token-embedding-type` still wins). `None` (the default)
+    /// is llama-quantize's behaviour.
+    pub chosen_types: Option<Arc<std::collections::HashMap<String, GgmlType>>>,
 }
 
 impl QuantizeOptions {
@@ -260,6 +266,7 @@ impl QuantizeOptions {
             dry_run: false,
             keep_order: false,
             prune_layers: Vec::new(),
+            chosen_types: None,
         }
     }
 }
@@ -283,6 +290,12 @@ pub struct TensorPlan {
     pub uses_imatrix: bool,
     /// The row-length fallback changed the type.
     pub fallback: bool,
+    /// The tensor's name in the input (differs from `name` after `--prune-layers`).
+    pub source: String,
+    /// The type came from the mixture rules or the file type's default (or a budget's
+    /// choice replacing them), not from an explicit option and not a copy: the tensors a
+    /// size budget may choose a type for.
+    pub by_rules: bool,
 }
 
 /// The plan of a whole run.
@@ -547,6 +560,7 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
             problem,
         };
         let mut fell_back = false;
+        let mut by_rules = false;
         let to = if opts.ftype.is_copy()
             || !rules::allows_quantization(name, &info.dims, &facts.arch, opts.leave_output_tensor)
         {
@@ -564,13 +578,24 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
                 _ => {
                     let default = opts.ftype.default_type.expect("COPY handled above");
                     if default.is_quantized() {
+                        let chosen = opts
+                            .chosen_types
+                            .as_ref()
+                            .and_then(|c| c.get(info.name.as_str()).copied());
+                        by_rules = true;
                         let t = match regex_match() {
-                            Some(o) => o.ty,
-                            None if opts.pure => default,
-                            None => rules::mixture(
-                                &mut state, &facts, &rule_opts, name, &info.dims, cat, default,
-                            )
-                            .map_err(|e| tensor_err(e.into()))?,
+                            Some(o) => {
+                                by_rules = false;
+                                o.ty
+                            }
+                            None => match chosen {
+                                Some(c) => c,
+                                None if opts.pure => default,
+                                None => rules::mixture(
+                                    &mut state, &facts, &rule_opts, name, &info.dims, cat, default,
+                                )
+                                .map_err(|e| tensor_err(e.into()))?,
+                            },
                         };
                         let ne0 = info.dims.first().copied().unwrap_or(1);
                         let (t, fb) = rules::fallback(ne0, t).map_err(|e| tensor_err(e.into()))?;
@@ -669,6 +694,8 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
             out_bytes,
             uses_imatrix: im_slice.is_some(),
             fallback: fell_back,
+            source: info.name.clone(),
+            by_rules: by_rules && quantize,
         });
         tensors.push(Tensor {
             name: name.to_string(),

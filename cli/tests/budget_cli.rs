@@ -1,0 +1,234 @@
+//! gguf-quantize's budget mode (`--target-size`, `--target-bpw`) and `gguf-inspect compare`.
+
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::*;
+
+const QUANTIZE: &str = env!("CARGO_BIN_EXE_gguf-quantize");
+const INSPECT: &str = env!("CARGO_BIN_EXE_gguf-inspect");
+
+fn run(bin: &str, args: &[&str]) -> std::process::Output {
+    let o = Command::new(bin).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{bin} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The total imatrix-weighted error `gguf-inspect compare` reports.
+fn weighted_error(quant: &Path, source: &Path, imatrix: &Path) -> f64 {
+    let o = run(
+        INSPECT,
+        &[
+            "compare",
+            s(quant),
+            s(source),
+            "--imatrix",
+            s(imatrix),
+            "--json",
+        ],
+    );
+    let j = json(&o);
+    assert_eq!(j["ok"], true, "{j}");
+    j["total"]["weighted_error"].as_f64().unwrap()
+}
+
+#[test]
+fn target_size_beats_q4_k_m_at_its_own_size() {
+    let dir = scratch("budget-q4km");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let imatrix = testdata("golden/llama-spm/files/imatrix.gguf");
+    let reference = dir.join("q4km.gguf");
+    run(
+        QUANTIZE,
+        &[
+            "-q",
+            "--imatrix",
+            s(&imatrix),
+            s(&input),
+            s(&reference),
+            "Q4_K_M",
+        ],
+    );
+    let size = std::fs::metadata(&reference).unwrap().len();
+    let ours = dir.join("budget.gguf");
+    let target = size.to_string();
+    run(
+        QUANTIZE,
+        &[
+            "-q",
+            "--imatrix",
+            s(&imatrix),
+            "--target-size",
+            &target,
+            s(&input),
+            s(&ours),
+        ],
+    );
+    let got = std::fs::metadata(&ours).unwrap().len();
+    assert!(got <= size, "{got} > {size}");
+    assert!(got as f64 >= size as f64 * 0.99, "{got} far below {size}");
+    let (e_ref, e_ours) = (
+        weighted_error(&reference, &input, &imatrix),
+        weighted_error(&ours, &input, &imatrix),
+    );
+    assert!(e_ours < e_ref, "budget {e_ours} vs Q4_K_M {e_ref}");
+    // The file says how it was made.
+    let f = ggufkit::gguf::GgufFile::open(&ours).unwrap();
+    assert_eq!(
+        f.metadata.get_str("ggufkit.quantize.budget").unwrap(),
+        format!("size={size}")
+    );
+    assert!(f
+        .metadata
+        .get_str("ggufkit.quantize.tool")
+        .unwrap()
+        .starts_with("ggufkit gguf-quantize "));
+    assert_eq!(
+        f.metadata.get_str("ggufkit.quantize.metric").unwrap(),
+        "relative imatrix-weighted squared error"
+    );
+    // The default path writes no such key.
+    let r = ggufkit::gguf::GgufFile::open(&reference).unwrap();
+    assert!(r.metadata.iter().all(|(k, _)| !k.starts_with("ggufkit.")));
+}
+
+#[test]
+fn dry_run_prints_each_tensors_type_error_and_size() {
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let o = run(QUANTIZE, &["--dry-run", "--target-bpw", "4.5", s(&input)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("blk.0.ffn_down.weight"), "{text}");
+    assert!(text.contains(" error "), "{text}");
+    assert!(text.contains("budget bpw=4.5: file size"), "{text}");
+    // Norms are copied and carry no error.
+    let norm = text
+        .lines()
+        .find(|l| l.contains("blk.0.attn_norm.weight"))
+        .unwrap();
+    assert!(norm.contains("(copy)") && !norm.contains("error"), "{norm}");
+
+    let o = run(
+        QUANTIZE,
+        &["--dry-run", "--json", "--target-bpw", "4.5", s(&input)],
+    );
+    let j = json(&o);
+    let n: u64 = j["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap())
+                .product::<u64>()
+        })
+        .sum();
+    let out_bytes = j["out_bytes"].as_u64().unwrap();
+    assert!(out_bytes as f64 * 8.0 / n as f64 <= 4.5, "{j}");
+    assert!(out_bytes as f64 * 8.0 / n as f64 > 4.0, "{j}");
+    let budgeted: Vec<&serde_json::Value> = j["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !t["error"].is_null())
+        .collect();
+    assert!(budgeted.len() > 10, "{j}");
+    assert!(budgeted.iter().all(|t| t["error"].as_f64().unwrap() >= 0.0));
+    assert_eq!(j["budget"]["target"], "bpw=4.5");
+    assert_eq!(j["budget"]["metric"], "relative squared error");
+    // The tensor-type override is honoured: attn_v stays what it was told.
+    let o = run(
+        QUANTIZE,
+        &[
+            "--dry-run",
+            "--json",
+            "--target-bpw",
+            "3.5",
+            "--tensor-type",
+            "attn_v=q8_0",
+            s(&input),
+        ],
+    );
+    let j = json(&o);
+    for t in j["tensors"].as_array().unwrap() {
+        if t["name"].as_str().unwrap().contains("attn_v") {
+            assert_eq!(t["to"], "q8_0", "{t}");
+            assert!(t["error"].is_null());
+        }
+    }
+}
+
+#[test]
+fn budget_errors_are_usage_or_run_failures() {
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let code = |args: &[&str]| {
+        Command::new(QUANTIZE)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(
+        code(&["--dry-run", "--target-size", "12X", s(&input)]),
+        Some(2)
+    );
+    assert_eq!(
+        code(&["--dry-run", "--target-bpw", "-1", s(&input)]),
+        Some(2)
+    );
+    assert_eq!(
+        code(&["--dry-run", "--budget-types", "q4_k", s(&input), "Q4_K_M"]),
+        Some(2)
+    );
+    // Below the smallest possible file.
+    assert_eq!(
+        code(&["--dry-run", "--target-size", "10K", s(&input)]),
+        Some(1)
+    );
+}
+
+#[test]
+fn compare_reports_zero_for_a_copy_and_errors_for_a_quant() {
+    let dir = scratch("compare-cli");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let j = json(&run(INSPECT, &["compare", s(&input), s(&input), "--json"]));
+    assert_eq!(j["total"]["squared_error"], 0.0);
+    assert!(j["total"]["weighted_error"].is_null());
+    let q = dir.join("q8.gguf");
+    run(QUANTIZE, &["-q", s(&input), s(&q), "Q8_0"]);
+    let o = run(INSPECT, &["compare", s(&q), s(&input)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("blk.0.attn_q.weight") && text.contains("total: "),
+        "{text}"
+    );
+    let j = json(&run(INSPECT, &["compare", s(&q), s(&input), "--json"]));
+    let rel = j["total"]["relative_error"].as_f64().unwrap();
+    // Q8_0 keeps about 8 bits: a relative error between 0.1 % and 1 %.
+    assert!(rel > 1e-3 && rel < 1e-2, "{rel}");
+    // A source that lacks the tensors is a problem (exit 1), not a crash.
+    let other = conv::golden_gguf("qwen2", "convert-f32");
+    let o = Command::new(INSPECT)
+        .args(["compare", s(&q), s(&other)])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Budgeted per-tensor types against llama-quantize's mixes at the same file size (issue #19).
+#
+#   scripts/bench-budget.sh [WORKDIR]
+#
+# For every model and every mix (Q3_K_M, Q4_K_M, Q5_K_M): llama-quantize's file (the pinned
+# reference binary when it exists, else ours, which is byte-identical), then
+# `gguf-quantize --target-size <that file's size>`, then `gguf-inspect compare` of both
+# against the F32 source: the total error (imatrix-weighted where the model has an imatrix,
+# plain squared error otherwise) and the ratio ours / llama-quantize's (< 1: ours is better).
+#
+# Models: the llama-spm fixture (random N(0, 0.02) weights, with its imatrix from
+# testdata/golden), a structured copy of it (cli/examples/gen_structured.rs: per-matrix and
+# per-column log-normal scales, outlier columns; its own imatrix from llama-imatrix on the
+# calibration text when the reference tools exist), both also without imatrix (`-plain`:
+# plain squared error), and the qwen3moe fixture (MoE, no imatrix). MODELS="name=path[:imatrix] ..." adds others (e.g. a real model).
+#
+# With PERPLEXITY=1 and llama-perplexity available, also the mean KL divergence of each file's
+# next-token distributions from the F32 model's (llama-perplexity, KLD_CHUNKS (60) chunks of 128
+# tokens), for the
+# models in KLD_MODELS (default: llama-spm llama-spm-structured).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+W=${1:-/tmp/bench-budget}
+REF_BIN=${REF_BIN:-/work/ref/build/bin}
+mkdir -p "$W"
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
+[[ ${SKIP_BUILD:-0} == 1 ]] || (cd "$ROOT" && cargo build -q --release -p ggufkit-cli && cargo build -q --release -p ggufkit-cli --example gen_structured)
+T=${CARGO_TARGET_DIR:-$ROOT/target}/release
+Q=$T/gguf-quantize
+I=$T/gguf-inspect
+if [[ -x $REF_BIN/llama-quantize ]]; then
+  REF=$REF_BIN/llama-quantize
+  REF_NAME=llama-quantize
+else
+  REF=$Q
+  REF_NAME="gguf-quantize (byte-identical to llama-quantize)"
+fi
+IM=$ROOT/testdata/golden/llama-spm/files/imatrix.gguf
+TEXT=$ROOT/testdata/golden/llama-spm/files/calibration.txt
+# KL divergence text: two licence texts when the system has them (the fixtures' SentencePiece
+# model was trained on /usr/share/common-licenses), else the calibration text.
+KTEXT=$W/kld.txt
+KCHUNKS=${KLD_CHUNKS:-60}
+if [[ -f /usr/share/common-licenses/GPL-3 && -f /usr/share/common-licenses/Apache-2.0 ]]; then
+  cat /usr/share/common-licenses/GPL-3 /usr/share/common-licenses/Apache-2.0 >"$KTEXT"
+else
+  cp "$TEXT" "$KTEXT"
+fi
+
+spm=$W/llama-spm-f32.gguf
+[[ -f $spm ]] || "$T/gguf-convert" -q "$ROOT/testdata/hf/llama-spm" --outtype f32 --outfile "$spm"
+# qwen3moe's tokenizer is shared in testdata (shared-files.txt): convert the full fixture.
+moe=$W/qwen3moe-f32.gguf
+for d in "${HF_FIXTURES:-/work/shared/fixtures/hf}/qwen3moe" "$ROOT/testdata/hf/qwen3moe"; do
+  [[ -f $moe ]] || "$T/gguf-convert" -q "$d" --outtype f32 --outfile "$moe" 2>/dev/null || true
+done
+structured=$W/llama-spm-structured-f32.gguf
+[[ -f $structured ]] || "$T/examples/gen_structured" "$spm" "$structured" 1 2>/dev/null
+
+# The structured model's own imatrix, when llama-imatrix is there (else llama-spm's).
+SIM=$IM
+if [[ -x $REF_BIN/llama-imatrix ]]; then
+  SIM=$W/llama-spm-structured-imatrix.gguf
+  [[ -f $SIM ]] || "$REF_BIN/llama-imatrix" -m "$structured" -f "$TEXT" -o "$SIM" -c 128 -t 2 \
+    >/dev/null 2>&1 || SIM=$IM
+fi
+MODELS=${MODELS:-"llama-spm=$spm:$IM llama-spm-structured=$structured:$SIM llama-spm-plain=$spm llama-spm-structured-plain=$structured$([[ -f $moe ]] && echo " qwen3moe=$moe")"}
+
+total() { # FILE SOURCE [IMATRIX] -> the total error compare reports
+  local j
+  if [[ -n ${3:-} ]]; then
+    j=$("$I" compare "$1" "$2" --imatrix "$3" --json)
+    jq -r '"\(.total.weighted_error) \(.total.weighted_relative_error)"' <<<"$j"
+  else
+    j=$("$I" compare "$1" "$2" --json)
+    jq -r '"\(.total.squared_error) \(.total.relative_error)"' <<<"$j"
+  fi
+}
+
+kld() { # FILE -> mean KLD against the f32 base logits in $base
+  # The summary ("Mean    KLD:") is sometimes lost (llama.cpp's log thread is not always
+  # flushed at exit); then the running mean of the last chunk line (5 decimals) is used.
+  "$REF_BIN/llama-perplexity" -m "$1" -f "$KTEXT" --kl-divergence-base "$base" --kl-divergence \
+    -c 128 -b 128 --chunks "$KCHUNKS" -t 2 2>&1 | awk '
+      /^Mean    KLD:/ { mean = $3 }
+      $1 ~ /^[0-9]+$/ && $3 == "±" && NF >= 10 { last = $8; chunks = $1 }
+      END { if (mean != "") print mean; else if (last != "") print last " (" chunks " chunks)" }'
+}
+
+echo "reference: $REF_NAME"
+echo
+echo "| model | mix | error metric | llama-quantize size | ours size | size diff | llama-quantize error | ours error | ratio | relative error ratio |"
+echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+for m in $MODELS; do
+  name=${m%%=*}
+  rest=${m#*=}
+  src=${rest%%:*}
+  im=""
+  [[ $rest == *:* ]] && im=${rest#*:}
+  imargs=()
+  [[ -n $im ]] && imargs=(--imatrix "$im")
+  metric=$([[ -n $im ]] && echo "imatrix-weighted" || echo "squared")
+  kld_on=0
+  [[ ${PERPLEXITY:-0} == 1 && -x $REF_BIN/llama-perplexity && " ${KLD_MODELS:-llama-spm llama-spm-structured} " == *" $name "* ]] && kld_on=1
+  if [[ $kld_on == 1 ]]; then
+    base=$W/$name.kld-base
+    "$REF_BIN/llama-perplexity" -m "$src" -f "$KTEXT" --kl-divergence-base "$base" -c 128 -b 128 --chunks "$KCHUNKS" -t 2 \
+      >/dev/null 2>&1 || true
+  fi
+  for mix in Q3_K_M Q4_K_M Q5_K_M; do
+    ref=$W/$name-$mix-ref.gguf
+    ours=$W/$name-$mix-budget.gguf
+    "$REF" "${imargs[@]}" "$src" "$ref" "$mix" >/dev/null 2>&1
+    size=$(stat -c %s "$ref")
+    "$Q" -q "${imargs[@]}" --target-size "$size" "$src" "$ours"
+    osize=$(stat -c %s "$ours")
+    read -r e_ref r_ref < <(total "$ref" "$src" "$im")
+    read -r e_ours r_ours < <(total "$ours" "$src" "$im")
+    ratio=$(awk -v a="$e_ours" -v b="$e_ref" 'BEGIN { printf "%.3f", a / b }')
+    rratio=$(awk -v a="$r_ours" -v b="$r_ref" 'BEGIN { printf "%.3f", a / b }')
+    e_ref=$(printf "%.4g" "$e_ref")
+    e_ours=$(printf "%.4g" "$e_ours")
+    diff=$(awk -v a="$osize" -v b="$size" 'BEGIN { printf "%+.2f%%", 100 * (a - b) / b }')
+    echo "| $name | $mix | $metric | $size | $osize | $diff | $e_ref | $e_ours | $ratio | $rratio |"
+    if [[ $kld_on == 1 && -f $base ]]; then
+      echo "| $name | $mix | mean KLD vs f32 | | | | $(kld "$ref") | $(kld "$ours") | | |"
+    fi
+  done
+done

@@ -1,0 +1,1049 @@
+//! Budgeted per-tensor types: `gguf-quantize --target-size` / `--target-bpw` (issue #19).
+//!
+//! llama-quantize's mixes (Q4_K_M, …) pick each tensor's type from its name and layer. Given
+//! a size budget instead, this module measures what each candidate stock type costs each
+//! tensor and picks the types that minimise the total error within the budget:
+//!
+//! 1. [`plan_budget`] runs llama-quantize's planner once with the base file type to learn
+//!    which tensors the mixture rules choose a type for ([`TensorPlan::by_rules`]). Every
+//!    other tensor (copies, tensors that stay F32, `--tensor-type`, `--output-tensor-type`,
+//!    `--token-embedding-type`) keeps its type, and its bytes count against the budget.
+//! 2. [`measure`] quantizes a deterministic sample of each such tensor's rows to every
+//!    candidate type (after llama-quantize's row-length fallback) with our bit-exact
+//!    kernels, and sums the squared error of the dequantized values, weighted per column by
+//!    the imatrix when one is given, scaled to the whole tensor.
+//! 3. [`allocate`] starts every tensor at its cheapest candidate and upgrades along each
+//!    tensor's lower convex hull of (bytes, error) in order of error saved per byte (the
+//!    Lagrangian solution), then spends what is left on the best single upgrades that fit.
+//! 4. The planner runs again with the chosen types ([`QuantizeOptions::chosen_types`]), so
+//!    the imatrix checks, the lazy conversions and the metadata are those of a normal run;
+//!    the `ggufkit.quantize.*` keys ([`crate::gguf::keys::ggufkit`]) record the budget.
+//!
+//! Priors where the measured error alone misleads: a routed-expert tensor (3-D, one matrix
+//! per expert) is seen by `expert_used_count / expert_count` of the tokens, so its error is
+//! scaled by that share; with an imatrix, a tensor it has no entry for (`token_embd`) is
+//! weighted by the imatrix's mean importance so that its error is on the same scale.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{plan, rules, FileType, QuantizeError, QuantizeOptions, QuantizePlan, TensorPlan};
+use crate::gguf::{align_up, keys, layout, tensor_nbytes, Value};
+use crate::ir::{Model, Tensor, TensorData};
+use crate::quantizers::{dequantize_rows, quantize_rows, row_size, traits, GgmlType};
+
+/// The stock types a budget chooses from by default: every llama.cpp build loads them, and
+/// none needs an imatrix.
+pub const DEFAULT_CANDIDATES: &[GgmlType] = &[
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::IQ4_XS,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::Q8_0,
+];
+
+/// Elements of each tensor measured by default (whole rows, spread evenly over the tensor).
+pub const DEFAULT_SAMPLE_ELEMENTS: usize = 1 << 20;
+
+/// What the output must fit in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// The whole output file, header included, in bytes.
+    Size(u64),
+    /// Bits per weight over all tensors (tensor bytes × 8 / elements, as `--dry-run` prints).
+    Bpw(f64),
+}
+
+impl Target {
+    /// The value of the `ggufkit.quantize.budget` key: `size=<bytes>` or `bpw=<bits>`.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Size(b) => format!("size={b}"),
+            Target::Bpw(b) => format!("bpw={b}"),
+        }
+    }
+}
+
+/// How to spend a budget.
+#[derive(Debug, Clone)]
+pub struct BudgetOptions {
+    /// The budget.
+    pub target: Target,
+    /// The types to choose from (each after the row-length fallback).
+    pub candidates: Vec<GgmlType>,
+    /// Elements of each tensor to measure (whole rows, evenly spaced); 0 measures every row.
+    pub sample_elements: usize,
+    /// What the allocation minimises.
+    pub metric: Metric,
+}
+
+/// What the allocation minimises (summed over tensors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Each tensor's (imatrix-weighted) squared error divided by its mean (imatrix-weighted)
+    /// signal per element `Σ w·x² / n`: each layer's output error measured against its own
+    /// output scale (so a layer with small activations is not starved), summed over its
+    /// elements (so a large tensor still counts by its size). The default.
+    Relative,
+    /// Each tensor's (imatrix-weighted) squared error as it is.
+    Absolute,
+}
+
+impl Metric {
+    /// The name recorded in `ggufkit.quantize.metric`.
+    pub fn name(self, weighted: bool) -> &'static str {
+        match (self, weighted) {
+            (Metric::Relative, true) => "relative imatrix-weighted squared error",
+            (Metric::Relative, false) => "relative squared error",
+            (Metric::Absolute, true) => "imatrix-weighted squared error",
+            (Metric::Absolute, false) => "squared error",
+        }
+    }
+}
+
+impl BudgetOptions {
+    /// [`DEFAULT_CANDIDATES`] and [`DEFAULT_SAMPLE_ELEMENTS`] for `target`.
+    pub fn new(target: Target) -> Self {
+        BudgetOptions {
+            target,
+            candidates: DEFAULT_CANDIDATES.to_vec(),
+            sample_elements: DEFAULT_SAMPLE_ELEMENTS,
+            metric: Metric::Relative,
+        }
+    }
+}
+
+/// Why a budget cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    /// A size that does not parse.
+    #[error(
+        "invalid size '{0}': expected a number with an optional suffix \
+         (B; K, M, G, T or KiB, MiB, GiB, TiB = powers of 1024; KB, MB, GB, TB = powers of 1000)"
+    )]
+    BadSize(String),
+    /// A bits-per-weight target that is not a positive finite number.
+    #[error("invalid bits per weight {0}: must be a positive number")]
+    BadBpw(f64),
+    /// A base file type that does not quantize.
+    #[error("a budget needs a quantized base type, not {0}")]
+    BaseNotQuantized(&'static str),
+    /// No candidate type given.
+    #[error("no candidate types")]
+    NoCandidates,
+    /// A candidate type we cannot produce.
+    #[error("candidate type {0} cannot be produced (no quantizer)")]
+    BadCandidate(GgmlType),
+    /// The budget cannot hold even the smallest choice.
+    #[error("the budget ({budget} bytes) is below the smallest possible output ({needed} bytes)")]
+    TooSmall {
+        /// What was asked (in the budget's units: file bytes, or tensor bytes for bpw).
+        budget: u64,
+        /// The smallest that fits.
+        needed: u64,
+    },
+    /// A tensor no candidate type can hold.
+    #[error("tensor '{0}': no candidate type fits its rows")]
+    NoCandidate(String),
+    /// A tensor whose rows cannot be measured.
+    #[error("tensor '{tensor}': {problem}")]
+    Measure {
+        /// The tensor.
+        tensor: String,
+        /// What went wrong.
+        problem: MeasureError,
+    },
+    /// The planner refused the input or the chosen types.
+    #[error(transparent)]
+    Plan(#[from] QuantizeError),
+    /// The output cannot be laid out.
+    #[error("cannot lay out the output: {0}")]
+    Layout(String),
+}
+
+/// Why a tensor's candidate errors cannot be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The data cannot be read.
+    #[error("{0}")]
+    Data(#[from] crate::ir::DataError),
+    /// The data does not have the size its shape and type imply.
+    #[error("{got} bytes of data, expected {expected}")]
+    Size {
+        /// Bytes the shape implies.
+        expected: u64,
+        /// Bytes there are.
+        got: u64,
+    },
+    /// The source type cannot be decoded or a row cannot be quantized.
+    #[error("{0}")]
+    Kernel(#[from] crate::quantizers::QuantError),
+}
+
+/// Parses a size: a number with an optional suffix, case-insensitive. `B` or none: bytes;
+/// `K`, `M`, `G`, `T` and `KiB` … `TiB`: powers of 1024; `KB` … `TB`: powers of 1000.
+pub fn parse_size(s: &str) -> Result<u64, BudgetError> {
+    let bad = || BudgetError::BadSize(s.to_string());
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let num: f64 = num.parse().map_err(|_| bad())?;
+    let mult: f64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return Err(bad()),
+    };
+    let v = (num * mult).floor();
+    if !v.is_finite() || v <= 0.0 || v >= u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(v as u64)
+}
+
+/// Rows of a tensor to measure: every row when the tensor has at most `sample_elements`
+/// elements (or `sample_elements` is 0), else `sample_elements / n_per_row` rows (at least
+/// one) spread evenly from the first.
+pub fn sample_rows(nrows: usize, n_per_row: usize, sample_elements: usize) -> Vec<usize> {
+    let total = nrows.saturating_mul(n_per_row);
+    if sample_elements == 0 || total <= sample_elements {
+        return (0..nrows).collect();
+    }
+    let k = (sample_elements / n_per_row.max(1)).clamp(1, nrows);
+    (0..k).map(|i| i * nrows / k).collect()
+}
+
+/// Decodes `src` (whole rows of `ty`) into `dst`.
+fn decode_into(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), MeasureError> {
+    if ty == GgmlType::F32 {
+        for (v, c) in dst.iter_mut().zip(src.chunks_exact(4)) {
+            *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(())
+    } else {
+        Ok(dequantize_rows(ty, src, dst)?)
+    }
+}
+
+/// The f32 values of rows `rows` of a tensor of `ty` with rows of `n_per_row` elements,
+/// read a row at a time where the data allows it.
+pub fn read_rows(
+    data: &TensorData,
+    ty: GgmlType,
+    n_per_row: usize,
+    nrows: usize,
+    rows: &[usize],
+) -> Result<Vec<f32>, MeasureError> {
+    let rb = row_size(ty, n_per_row)
+        .ok_or(crate::quantizers::QuantError::RowNotBlockAligned { ty, n_per_row })?;
+    let expected = (rb as u64).saturating_mul(nrows as u64);
+    let mut out = vec![0f32; rows.len().saturating_mul(n_per_row)];
+    match data.rows(ty, n_per_row as u64) {
+        Some(layout) if layout.count == nrows && layout.out_bytes == rb => {
+            for (k, &r) in rows.iter().enumerate() {
+                let b = data.bytes_rows(&layout, r..r + 1)?;
+                decode_into(ty, &b, &mut out[k * n_per_row..(k + 1) * n_per_row])?;
+            }
+        }
+        _ => {
+            let all = data.bytes()?;
+            if all.len() as u64 != expected {
+                return Err(MeasureError::Size {
+                    expected,
+                    got: all.len() as u64,
+                });
+            }
+            for (k, &r) in rows.iter().enumerate() {
+                decode_into(
+                    ty,
+                    &all[r * rb..(r + 1) * rb],
+                    &mut out[k * n_per_row..(k + 1) * n_per_row],
+                )?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The candidate types for rows of `ne0` elements: each after llama-quantize's row-length
+/// fallback, without repeats, without types needing an imatrix when there is none.
+pub fn resolve_candidates(ne0: u64, candidates: &[GgmlType], has_imatrix: bool) -> Vec<GgmlType> {
+    let mut v: Vec<GgmlType> = Vec::new();
+    for &c in candidates {
+        let Ok((t, _)) = rules::fallback(ne0, c) else {
+            continue;
+        };
+        let tr = traits(t);
+        if tr.quantize.is_none() || (tr.requires_imatrix && !has_imatrix) || v.contains(&t) {
+            continue;
+        }
+        v.push(t);
+    }
+    v
+}
+
+/// The error of quantizing `tensor` to each of `types` (already resolved, see
+/// [`resolve_candidates`]): the sum over its elements of `w · (x − q(x))²`, `w` the column's
+/// importance from `imatrix` (`n_per_row × matrices` values) or 1, measured on the rows
+/// [`sample_rows`] picks and scaled to the whole tensor.
+pub fn measure(
+    tensor: &Tensor,
+    imatrix: Option<&[f32]>,
+    types: &[GgmlType],
+    sample_elements: usize,
+) -> Result<Vec<f64>, MeasureError> {
+    measure_with_signal(tensor, imatrix, types, sample_elements).map(|(e, _)| e)
+}
+
+/// [`measure`], and the tensor's signal `Σ w · x²` on the same rows, scaled the same way.
+pub fn measure_with_signal(
+    tensor: &Tensor,
+    imatrix: Option<&[f32]>,
+    types: &[GgmlType],
+    sample_elements: usize,
+) -> Result<(Vec<f64>, f64), MeasureError> {
+    let n = tensor.dims.first().copied().unwrap_or(1) as usize;
+    let rows_per_matrix = tensor.dims.get(1).copied().unwrap_or(1).max(1) as usize;
+    let nrows = (tensor.n_elements() / (n.max(1) as u64)) as usize;
+    if n == 0 || nrows == 0 {
+        return Ok((vec![0.0; types.len()], 0.0));
+    }
+    let picked = sample_rows(nrows, n, sample_elements);
+    let values = read_rows(&tensor.data, tensor.ty, n, nrows, &picked)?;
+    tensor.data.release();
+    let im_of = |row: usize| -> Option<&[f32]> {
+        let im = imatrix?;
+        let m = row / rows_per_matrix;
+        im.get(m * n..(m + 1) * n)
+    };
+    let scale = nrows as f64 / picked.len() as f64;
+    let mut signal = 0f64;
+    for (k, &r) in picked.iter().enumerate() {
+        let im = im_of(r);
+        for (j, &x) in values[k * n..(k + 1) * n].iter().enumerate() {
+            let w = im.map_or(1.0, |w| w[j] as f64);
+            signal += w * ((x as f64) * (x as f64));
+        }
+    }
+    let errors = types
+        .par_iter()
+        .map(|&t| {
+            let rb = row_size(t, n).ok_or(crate::quantizers::QuantError::RowNotBlockAligned {
+                ty: t,
+                n_per_row: n,
+            })?;
+            let per_row: Vec<Result<f64, MeasureError>> = picked
+                .par_iter()
+                .enumerate()
+                .map(|(k, &r)| {
+                    let x = &values[k * n..(k + 1) * n];
+                    let im = im_of(r);
+                    let mut q = vec![0u8; rb];
+                    quantize_rows(t, x, &mut q, n, im)?;
+                    let mut y = vec![0f32; n];
+                    dequantize_rows(t, &q, &mut y)?;
+                    let mut e = 0f64;
+                    for j in 0..n {
+                        let d = (x[j] as f64) - (y[j] as f64);
+                        let w = im.map_or(1.0, |w| w[j] as f64);
+                        e += w * (d * d);
+                    }
+                    Ok(e)
+                })
+                .collect();
+            let mut sum = 0f64;
+            for e in per_row {
+                sum += e?;
+            }
+            Ok(sum * scale)
+        })
+        .collect::<Result<Vec<f64>, MeasureError>>()?;
+    Ok((errors, signal * scale))
+}
+
+/// One option of one tensor: its cost in the budget's units and its error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Choice {
+    /// Bytes it costs.
+    pub cost: u64,
+    /// Its error.
+    pub error: f64,
+}
+
+/// `f64` ordered by `total_cmp`, for the heap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Slope(f64);
+impl Eq for Slope {}
+impl PartialOrd for Slope {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Slope {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// Indices of the lower convex hull of `opts` (by cost, then error), error strictly
+/// decreasing and the error saved per byte decreasing from one point to the next.
+fn hull(opts: &[Choice]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..opts.len()).collect();
+    idx.sort_by(|&a, &b| {
+        opts[a]
+            .cost
+            .cmp(&opts[b].cost)
+            .then(opts[a].error.total_cmp(&opts[b].error))
+    });
+    let mut h: Vec<usize> = Vec::new();
+    for i in idx {
+        if let Some(&last) = h.last() {
+            let lower = opts[i].error.partial_cmp(&opts[last].error) == Some(Ordering::Less);
+            if !lower || opts[i].cost == opts[last].cost {
+                continue;
+            }
+        }
+        // Error saved per byte from a to b.
+        let gain = |a: usize, b: usize| {
+            (opts[a].error - opts[b].error) / (opts[b].cost - opts[a].cost) as f64
+        };
+        while h.len() >= 2 && gain(h[h.len() - 2], h[h.len() - 1]) <= gain(h[h.len() - 1], i) {
+            h.pop();
+        }
+        h.push(i);
+    }
+    h
+}
+
+/// Picks one option per tensor minimising the total error with total cost at most `limit`.
+/// Returns the index of the chosen option of each tensor.
+///
+/// Two solutions are computed and the better kept: the greedy walk along each tensor's lower
+/// convex hull (the Lagrangian solution; optimal but for the last, indivisible step), and a
+/// dynamic programme over the budget above the cheapest choice in at most
+/// [`DP_STEPS`] steps, costs rounded up (so it never overspends; it matters when a few large
+/// tensors dominate the file, as a 49k-token embedding does in a small model). Each is then
+/// topped up with the best single upgrades that still fit.
+pub fn allocate(tensors: &[Vec<Choice>], limit: u64) -> Result<Vec<usize>, BudgetError> {
+    let mut cheapest = Vec::with_capacity(tensors.len());
+    let mut used: u64 = 0;
+    for (i, opts) in tensors.iter().enumerate() {
+        let k = (0..opts.len())
+            .min_by(|&a, &b| {
+                opts[a]
+                    .cost
+                    .cmp(&opts[b].cost)
+                    .then(opts[a].error.total_cmp(&opts[b].error))
+            })
+            .ok_or_else(|| BudgetError::NoCandidate(format!("#{i}")))?;
+        cheapest.push(k);
+        used = used.saturating_add(opts[k].cost);
+    }
+    if used > limit {
+        return Err(BudgetError::TooSmall {
+            budget: limit,
+            needed: used,
+        });
+    }
+    let total = |c: &[usize]| -> (u64, f64) {
+        c.iter()
+            .zip(tensors)
+            .fold((0, 0.0), |(b, e), (&k, o)| (b + o[k].cost, e + o[k].error))
+    };
+    let mut best: Option<(f64, Vec<usize>)> = None;
+    for mut c in [
+        greedy(tensors, limit - used),
+        programme(tensors, &cheapest, limit - used),
+    ] {
+        let (cost, _) = total(&c);
+        top_up(tensors, &mut c, limit - cost);
+        let (_, err) = total(&c);
+        if best.as_ref().is_none_or(|(e, _)| err < *e) {
+            best = Some((err, c));
+        }
+    }
+    Ok(best.map(|(_, c)| c).unwrap_or(cheapest))
+}
+
+/// Most steps of the dynamic programme's budget axis.
+pub const DP_STEPS: usize = 1 << 16;
+
+/// The greedy walk along the hulls, spending at most `slack` above the cheapest choices.
+fn greedy(tensors: &[Vec<Choice>], mut remaining: u64) -> Vec<usize> {
+    let hulls: Vec<Vec<usize>> = tensors.iter().map(|o| hull(o)).collect();
+    let mut pos = vec![0usize; tensors.len()];
+    let step = |i: usize, p: usize| -> Option<(Slope, u64)> {
+        let (a, b) = (&tensors[i][hulls[i][p]], &tensors[i][*hulls[i].get(p + 1)?]);
+        let dc = b.cost - a.cost;
+        Some((Slope((a.error - b.error) / dc as f64), dc))
+    };
+    let mut heap: BinaryHeap<(Slope, std::cmp::Reverse<usize>)> = BinaryHeap::new();
+    for i in 0..tensors.len() {
+        if let Some((s, _)) = step(i, 0) {
+            heap.push((s, std::cmp::Reverse(i)));
+        }
+    }
+    while let Some((_, std::cmp::Reverse(i))) = heap.pop() {
+        let Some((_, dc)) = step(i, pos[i]) else {
+            continue;
+        };
+        if dc > remaining {
+            continue;
+        }
+        remaining -= dc;
+        pos[i] += 1;
+        if let Some((s, _)) = step(i, pos[i]) {
+            heap.push((s, std::cmp::Reverse(i)));
+        }
+    }
+    (0..tensors.len()).map(|i| hulls[i][pos[i]]).collect()
+}
+
+/// The dynamic programme: exact on costs rounded up to `slack / steps`.
+fn programme(tensors: &[Vec<Choice>], cheapest: &[usize], slack: u64) -> Vec<usize> {
+    let n = tensors.len();
+    if n == 0 || slack == 0 || tensors.iter().any(|o| o.len() > u8::MAX as usize) {
+        return cheapest.to_vec();
+    }
+    // At most 256 MiB of back-pointers.
+    let steps = (DP_STEPS as u64).min(((256usize << 20) / n).max(16) as u64);
+    let unit = slack.div_ceil(steps).max(1);
+    let cap = (slack / unit) as usize;
+    let units =
+        |i: usize, o: &Choice| -> u64 { (o.cost - tensors[i][cheapest[i]].cost).div_ceil(unit) };
+    let mut dp = vec![0f64; cap + 1];
+    let mut next = vec![0f64; cap + 1];
+    let mut back = vec![0u8; n * (cap + 1)];
+    for (i, opts) in tensors.iter().enumerate() {
+        let u: Vec<u64> = opts.iter().map(|o| units(i, o)).collect();
+        let row = &mut back[i * (cap + 1)..(i + 1) * (cap + 1)];
+        for c in 0..=cap {
+            let mut best = f64::INFINITY;
+            let mut arg = cheapest[i];
+            for (k, o) in opts.iter().enumerate() {
+                if u[k] as usize <= c {
+                    let e = dp[c - u[k] as usize] + o.error;
+                    if e < best {
+                        best = e;
+                        arg = k;
+                    }
+                }
+            }
+            next[c] = best;
+            row[c] = arg as u8;
+        }
+        std::mem::swap(&mut dp, &mut next);
+    }
+    let mut choice = vec![0usize; n];
+    let mut c = cap;
+    for i in (0..n).rev() {
+        let k = back[i * (cap + 1) + c] as usize;
+        choice[i] = k;
+        c -= units(i, &tensors[i][k]) as usize;
+    }
+    choice
+}
+
+/// Spends `remaining` on the best single upgrades (error saved per byte) that fit.
+fn top_up(tensors: &[Vec<Choice>], choice: &mut [usize], mut remaining: u64) {
+    loop {
+        let mut best: Option<(f64, usize, usize, u64)> = None;
+        for (i, opts) in tensors.iter().enumerate() {
+            let cur = opts[choice[i]];
+            for (j, o) in opts.iter().enumerate() {
+                if o.cost <= cur.cost || o.cost - cur.cost > remaining || o.error >= cur.error {
+                    continue;
+                }
+                let dc = o.cost - cur.cost;
+                let gain = (cur.error - o.error) / dc as f64;
+                if best.is_none_or(|(g, ..)| gain > g) {
+                    best = Some((gain, i, j, dc));
+                }
+            }
+        }
+        let Some((_, i, j, dc)) = best else { break };
+        choice[i] = j;
+        remaining -= dc;
+    }
+}
+
+/// A budgeted plan.
+#[derive(Debug, Clone)]
+pub struct BudgetPlan {
+    /// The plan to execute (types chosen, metadata recorded).
+    pub plan: QuantizePlan,
+    /// Per planned tensor (same order): the measured error of its chosen type, when the
+    /// budget chose it.
+    pub errors: Vec<Option<f64>>,
+    /// The total measured error of the chosen types.
+    pub total_error: f64,
+    /// The size of the output file.
+    pub file_size: u64,
+    /// The errors are imatrix-weighted.
+    pub weighted: bool,
+    /// What was minimised.
+    pub metric: Metric,
+    /// The budget.
+    pub target: Target,
+}
+
+fn meta_int(md: &crate::gguf::Metadata, key: &str) -> Option<i128> {
+    md.get(key).and_then(Value::as_int)
+}
+
+/// Plans quantizing `input` as [`plan`] does, with the types of the tensors the mixture
+/// rules would choose for picked to minimise the total error within `budget` instead.
+pub fn plan_budget(
+    input: &Model,
+    opts: &QuantizeOptions,
+    budget: &BudgetOptions,
+) -> Result<BudgetPlan, BudgetError> {
+    if !opts.ftype.default_type.is_some_and(|t| t.is_quantized()) {
+        return Err(BudgetError::BaseNotQuantized(opts.ftype.name));
+    }
+    if let Target::Bpw(b) = budget.target {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(BudgetError::BadBpw(b));
+        }
+    }
+    if budget.candidates.is_empty() {
+        return Err(BudgetError::NoCandidates);
+    }
+    if let Some(&t) = budget
+        .candidates
+        .iter()
+        .find(|t| traits(**t).quantize.is_none())
+    {
+        return Err(BudgetError::BadCandidate(t));
+    }
+    let mut base_opts = opts.clone();
+    base_opts.chosen_types = None;
+    let base = plan(input, &base_opts)?;
+
+    let imatrix = opts
+        .imatrix
+        .as_ref()
+        .map(|(_, im)| im)
+        .filter(|im| !im.entries.is_empty());
+    let weighted = imatrix.is_some();
+    // The typical column importance, for tensors the imatrix has no entry for.
+    let mean_importance = imatrix.map_or(1.0, |im| {
+        let means: Vec<f64> = im
+            .entries
+            .values()
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64)
+            .collect();
+        if means.is_empty() {
+            1.0
+        } else {
+            means.iter().sum::<f64>() / means.len() as f64
+        }
+    });
+    let md = &input.metadata;
+    let arch = md.get_str(keys::general::ARCHITECTURE).unwrap_or("");
+    let n_expert = meta_int(md, &format!("{arch}.expert_count")).unwrap_or(0);
+    let n_used = meta_int(md, &format!("{arch}.expert_used_count")).unwrap_or(0);
+    let routed_share = if n_expert > 0 && n_used > 0 && n_used <= n_expert {
+        n_used as f64 / n_expert as f64
+    } else {
+        1.0
+    };
+
+    // The final metadata (its size does not depend on the types chosen).
+    let mut metadata = base.model.metadata.clone();
+    metadata.set_last(keys::ggufkit::BUDGET, Value::from(budget.target.describe()));
+    metadata.set_last(
+        keys::ggufkit::TOOL,
+        Value::from(format!(
+            "ggufkit gguf-quantize {}",
+            env!("CARGO_PKG_VERSION")
+        )),
+    );
+    metadata.set_last(
+        keys::ggufkit::METRIC,
+        Value::from(budget.metric.name(weighted)),
+    );
+    let names: Vec<&str> = budget.candidates.iter().map(|t| t.name()).collect();
+    metadata.set_last(keys::ggufkit::CANDIDATES, Value::from(names.join(",")));
+    let base_layout =
+        layout(&metadata, &base.model.headers()).map_err(|e| BudgetError::Layout(e.to_string()))?;
+    let alignment = base_layout.alignment;
+
+    let cost = |ty: GgmlType, dims: &[u64], name: &str| -> Result<u64, BudgetError> {
+        let n = tensor_nbytes(ty, dims).map_err(|e| BudgetError::Layout(format!("{name}: {e}")))?;
+        match budget.target {
+            Target::Size(_) => align_up(n, alignment)
+                .ok_or_else(|| BudgetError::Layout(format!("{name}: size overflows"))),
+            Target::Bpw(_) => Ok(n),
+        }
+    };
+
+    let by_name: HashMap<&str, &Tensor> =
+        input.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut fixed: u64 = 0;
+    // (index in the plan, resolved types, options)
+    let mut budgeted: Vec<(usize, Vec<GgmlType>, Vec<Choice>)> = Vec::new();
+    for (i, tp) in base.tensors.iter().enumerate() {
+        if !tp.by_rules {
+            fixed = fixed.saturating_add(cost(tp.to, &tp.dims, &tp.name)?);
+            continue;
+        }
+        let (types, options) = options_for(
+            tp,
+            &by_name,
+            imatrix,
+            budget,
+            mean_importance,
+            routed_share,
+            &cost,
+        )?;
+        budgeted.push((i, types, options));
+    }
+    let limit = match budget.target {
+        Target::Size(s) => s.checked_sub(base_layout.data_offset().saturating_add(fixed)),
+        Target::Bpw(b) => {
+            let n: u64 = base.n_elements();
+            ((b * n as f64 / 8.0).floor() as u64).checked_sub(fixed)
+        }
+    };
+    let smallest = || -> u64 {
+        budgeted
+            .iter()
+            .map(|(_, _, o)| o.iter().map(|c| c.cost).min().unwrap_or(0))
+            .sum::<u64>()
+            .saturating_add(fixed)
+    };
+    let Some(limit) = limit else {
+        let (budget_units, extra) = match budget.target {
+            Target::Size(s) => (s, base_layout.data_offset()),
+            Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
+        };
+        return Err(BudgetError::TooSmall {
+            budget: budget_units,
+            needed: smallest().saturating_add(extra),
+        });
+    };
+    let curves: Vec<Vec<Choice>> = budgeted.iter().map(|(_, _, o)| o.clone()).collect();
+    let picks = allocate(&curves, limit).map_err(|e| match e {
+        BudgetError::TooSmall { .. } => {
+            let (budget_units, extra) = match budget.target {
+                Target::Size(s) => (s, base_layout.data_offset()),
+                Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
+            };
+            BudgetError::TooSmall {
+                budget: budget_units,
+                needed: smallest().saturating_add(extra),
+            }
+        }
+        e => e,
+    })?;
+
+    let mut chosen: HashMap<String, GgmlType> = HashMap::new();
+    let mut error_of: HashMap<usize, f64> = HashMap::new();
+    for ((i, types, options), &k) in budgeted.iter().zip(&picks) {
+        chosen.insert(base.tensors[*i].source.clone(), types[k]);
+        error_of.insert(*i, options[k].error);
+    }
+    let mut final_opts = opts.clone();
+    final_opts.chosen_types = Some(Arc::new(chosen));
+    let mut p = plan(input, &final_opts)?;
+    // general.file_type: the file type of the most common quantized type (by elements).
+    let mut by_type: Vec<(GgmlType, u64)> = Vec::new();
+    for t in p.tensors.iter().filter(|t| t.to.is_quantized()) {
+        let n: u64 = t.dims.iter().product();
+        match by_type.iter_mut().find(|(ty, _)| *ty == t.to) {
+            Some((_, c)) => *c += n,
+            None => by_type.push((t.to, n)),
+        }
+    }
+    if let Some((ty, _)) = by_type.iter().max_by_key(|(_, n)| *n) {
+        metadata.set_last(
+            keys::general::FILE_TYPE,
+            Value::U32(FileType::for_tensor_type(*ty)),
+        );
+    }
+    p.model.metadata = metadata;
+    let file_size = layout(&p.model.metadata, &p.model.headers())
+        .map_err(|e| BudgetError::Layout(e.to_string()))?
+        .file_size;
+    let errors: Vec<Option<f64>> = (0..p.tensors.len())
+        .map(|i| error_of.get(&i).copied())
+        .collect();
+    let total_error = errors.iter().flatten().sum();
+    Ok(BudgetPlan {
+        plan: p,
+        errors,
+        total_error,
+        file_size,
+        weighted,
+        metric: budget.metric,
+        target: budget.target,
+    })
+}
+
+/// What a tensor of a type and shape costs in the budget's units.
+type CostFn<'a> = dyn Fn(GgmlType, &[u64], &str) -> Result<u64, BudgetError> + 'a;
+
+/// The resolved candidate types of one planned tensor and their (cost, error).
+fn options_for(
+    tp: &TensorPlan,
+    by_name: &HashMap<&str, &Tensor>,
+    imatrix: Option<&super::Imatrix>,
+    budget: &BudgetOptions,
+    mean_importance: f64,
+    routed_share: f64,
+    cost: &CostFn<'_>,
+) -> Result<(Vec<GgmlType>, Vec<Choice>), BudgetError> {
+    let src = by_name
+        .get(tp.source.as_str())
+        .ok_or_else(|| BudgetError::NoCandidate(tp.name.clone()))?;
+    let ne0 = src.dims.first().copied().unwrap_or(1);
+    let ne2 = src.dims.get(2).copied().unwrap_or(1);
+    let im = imatrix
+        .and_then(|im| im.entries.get(tp.source.as_str()))
+        .filter(|v| v.len() as u64 == ne0 * ne2)
+        .map(|v| v.as_slice());
+    let types = resolve_candidates(ne0, &budget.candidates, im.is_some());
+    if types.is_empty() {
+        return Err(BudgetError::NoCandidate(tp.name.clone()));
+    }
+    let (errs, signal) =
+        measure_with_signal(src, im, &types, budget.sample_elements).map_err(|problem| {
+            BudgetError::Measure {
+                tensor: tp.name.clone(),
+                problem,
+            }
+        })?;
+    let mut w = match budget.metric {
+        Metric::Relative if signal > 0.0 => src.n_elements() as f64 / signal,
+        Metric::Relative => 1.0,
+        Metric::Absolute if imatrix.is_some() && im.is_none() => mean_importance,
+        Metric::Absolute => 1.0,
+    };
+    if ne2 > 1 {
+        w *= routed_share;
+    }
+    let mut options = Vec::with_capacity(types.len());
+    for (t, e) in types.iter().zip(errs) {
+        options.push(Choice {
+            cost: cost(*t, &src.dims, &tp.name)?,
+            error: e * w,
+        });
+    }
+    Ok((types, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_and_decimal_suffixes() {
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("3.2G").unwrap(), (3.2f64 * 1073741824.0) as u64);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1.5 MB").unwrap(), 1_500_000);
+        assert_eq!(parse_size("10m").unwrap(), 10 << 20);
+        assert_eq!(parse_size("7KB").unwrap(), 7000);
+        for bad in ["", "G", "1.2.3G", "5X", "-3G", "0"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sampled_rows_are_spread_and_deterministic() {
+        assert_eq!(sample_rows(4, 8, 0), vec![0, 1, 2, 3]);
+        assert_eq!(sample_rows(4, 8, 1000), vec![0, 1, 2, 3]);
+        assert_eq!(sample_rows(10, 8, 40), vec![0, 2, 4, 6, 8]);
+        assert_eq!(sample_rows(10, 8, 3), vec![0]);
+    }
+
+    fn c(cost: u64, error: f64) -> Choice {
+        Choice { cost, error }
+    }
+
+    /// Exhaustive optimum, for small cases.
+    fn brute(t: &[Vec<Choice>], limit: u64) -> f64 {
+        fn go(t: &[Vec<Choice>], i: usize, left: u64) -> f64 {
+            if i == t.len() {
+                return 0.0;
+            }
+            t[i].iter()
+                .filter(|o| o.cost <= left)
+                .map(|o| o.error + go(t, i + 1, left - o.cost))
+                .fold(f64::INFINITY, f64::min)
+        }
+        go(t, 0, limit)
+    }
+
+    #[test]
+    fn allocation_respects_the_budget_and_is_near_optimal() {
+        // Deterministic pseudo-random convex-ish curves.
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as f64 / (1u64 << 31) as f64
+        };
+        for _case in 0..40 {
+            let t: Vec<Vec<Choice>> = (0..5)
+                .map(|_| {
+                    let scale = 1.0 + 10.0 * rnd();
+                    [34u64, 44, 52, 60, 68, 84]
+                        .iter()
+                        .map(|&b| {
+                            c(
+                                b,
+                                scale * (2f64).powf(-(b as f64) / 8.0) * (0.9 + 0.2 * rnd()),
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
+            let min: u64 = t
+                .iter()
+                .map(|o| o.iter().map(|c| c.cost).min().unwrap())
+                .sum();
+            for limit in [min, min + 17, min + 40, min + 80, min + 400] {
+                let pick = allocate(&t, limit).unwrap();
+                let cost: u64 = pick.iter().zip(&t).map(|(&k, o)| o[k].cost).sum();
+                let err: f64 = pick.iter().zip(&t).map(|(&k, o)| o[k].error).sum();
+                assert!(cost <= limit, "cost {cost} > limit {limit}");
+                let best = brute(&t, limit);
+                assert!(err <= best * 1.01 + 1e-12, "err {err} vs optimum {best}");
+            }
+        }
+        // One large tensor dominates: the greedy walk would upgrade the small one first and
+        // then lack the bytes for the large one's step.
+        let a = vec![c(100, 10.0), c(190, 0.0)];
+        let b = vec![c(10, 3.0), c(20, 1.0)];
+        assert_eq!(allocate(&[a, b], 200).unwrap(), vec![1, 0]);
+        assert!(matches!(
+            allocate(&[vec![c(10, 1.0)], vec![c(10, 1.0)]], 19),
+            Err(BudgetError::TooSmall {
+                budget: 19,
+                needed: 20
+            })
+        ));
+    }
+
+    /// A deterministic ~N(0, scale) matrix with an outlier column, as an F32 tensor.
+    fn matrix(name: &str, ne0: usize, ne1: usize, scale: f32, seed: u64) -> Tensor {
+        let mut s = seed | 1;
+        let mut bytes = Vec::with_capacity(ne0 * ne1 * 4);
+        for i in 0..ne0 * ne1 {
+            let mut acc = 0f32;
+            for _ in 0..4 {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                acc += (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            }
+            let col = if i % ne0 == 3 { 8.0 } else { 1.0 };
+            bytes.extend((acc * scale * col).to_le_bytes());
+        }
+        Tensor {
+            name: name.into(),
+            dims: vec![ne0 as u64, ne1 as u64],
+            ty: GgmlType::F32,
+            data: TensorData::Owned(std::sync::Arc::new(bytes)),
+        }
+    }
+
+    #[test]
+    fn budget_beats_a_fixed_type_at_the_same_size() {
+        // Two tensors of the same shape, one 30 times larger: a fixed Q4_K for both spends
+        // as many bytes on the small one as on the large one.
+        let types = resolve_candidates(256, DEFAULT_CANDIDATES, false);
+        let t = [
+            matrix("a", 256, 16, 1.0, 1),
+            matrix("b", 256, 16, 1.0 / 30.0, 2),
+        ];
+        let curves: Vec<Vec<Choice>> = t
+            .iter()
+            .map(|t| {
+                let e = measure(t, None, &types, 0).unwrap();
+                types
+                    .iter()
+                    .zip(e)
+                    .map(|(ty, error)| Choice {
+                        cost: tensor_nbytes(*ty, &t.dims).unwrap(),
+                        error,
+                    })
+                    .collect()
+            })
+            .collect();
+        let q4 = types.iter().position(|t| *t == GgmlType::Q4_K).unwrap();
+        let fixed_cost: u64 = curves.iter().map(|c| c[q4].cost).sum();
+        let fixed_error: f64 = curves.iter().map(|c| c[q4].error).sum();
+        let pick = allocate(&curves, fixed_cost).unwrap();
+        let cost: u64 = pick.iter().zip(&curves).map(|(&k, c)| c[k].cost).sum();
+        let error: f64 = pick.iter().zip(&curves).map(|(&k, c)| c[k].error).sum();
+        assert!(cost <= fixed_cost);
+        assert!(
+            error < 0.5 * fixed_error,
+            "budget {error} vs fixed q4_k {fixed_error} ({:?})",
+            pick.iter().map(|&k| types[k]).collect::<Vec<_>>()
+        );
+        // The large tensor gets more bits than the small one.
+        assert!(curves[0][pick[0]].cost > curves[1][pick[1]].cost);
+    }
+
+    #[test]
+    fn sampled_rows_keep_the_ranking_and_the_scale() {
+        let types = resolve_candidates(256, DEFAULT_CANDIDATES, false);
+        let t = matrix("a", 256, 64, 1.0, 3);
+        let full = measure(&t, None, &types, 0).unwrap();
+        let sampled = measure(&t, None, &types, 256 * 16).unwrap();
+        let rank = |e: &[f64]| {
+            let mut i: Vec<usize> = (0..e.len()).collect();
+            i.sort_by(|&a, &b| e[a].total_cmp(&e[b]));
+            i
+        };
+        assert_eq!(rank(&full), rank(&sampled));
+        for (f, s) in full.iter().zip(&sampled) {
+            assert!((s / f - 1.0).abs() < 0.25, "{s} vs {f}");
+        }
+        // The imatrix weights the columns: all weight on column 3 (the outlier column).
+        let mut im = vec![0f32; 256];
+        im[3] = 1.0;
+        let w = measure(&t, Some(&im), &[GgmlType::Q8_0], 0).unwrap();
+        assert!(w[0] > 0.0 && w[0] < full[types.len() - 1]);
+    }
+
+    #[test]
+    fn candidates_follow_the_row_fallback() {
+        // 96 columns: k-quants fall back (Q4_K → Q5_0, Q6_K → Q8_0 …), IQ4_XS → IQ4_NL.
+        let c = resolve_candidates(96, DEFAULT_CANDIDATES, false);
+        assert!(c.iter().all(|t| 96 % t.block_size() == 0), "{c:?}");
+        assert!(c.contains(&GgmlType::Q5_0) && c.contains(&GgmlType::IQ4_NL));
+        // Types that need an imatrix are only candidates with one.
+        assert!(resolve_candidates(256, &[GgmlType::IQ2_XS], false).is_empty());
+        assert_eq!(
+            resolve_candidates(256, &[GgmlType::IQ2_XS], true),
+            vec![GgmlType::IQ2_XS]
+        );
+    }
+
+    #[test]
+    fn the_hull_drops_dominated_and_concave_points() {
+        let o = [c(10, 5.0), c(20, 1.0), c(15, 4.5), c(30, 2.0), c(25, 0.5)];
+        // (15, 4.5) lies above the line from (10, 5) to (20, 1); (30, 2) is dominated.
+        assert_eq!(hull(&o), vec![0, 1, 4]);
+    }
+}
