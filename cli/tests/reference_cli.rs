@@ -66,7 +66,6 @@ fn the_reference_command_lines_work_unchanged() {
         "--remote",
         "--mistral-format",
         "--disable-mistral-community-chat-template",
-        "--fp8-as-q8",
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",
