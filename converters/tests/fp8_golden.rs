@@ -128,3 +128,38 @@ fn fp8_as_q8_forces_only_the_fp8_matrices() {
         .iter()
         .all(|t| t.ty == GgmlType::BF16 || t.ty == GgmlType::F32));
 }
+
+/// Dequantized FP8 matrices are computed a range of rows at a time by the writer (so a big
+/// matrix never has its F32 form in memory whole): any split into row ranges gives the
+/// bytes of the whole tensor, for every outtype.
+#[test]
+fn fp8_rows_in_pieces_equal_whole_tensors() {
+    use ggufkit::ir::TensorData;
+    let mut split = 0;
+    for fx in ["channel", "block", "tensor", "e5m2"] {
+        for outtype in ["f32", "f16", "bf16", "q8_0"] {
+            let dir = fixture(&format!("llama-spm-fp8-{fx}"));
+            let conv = read_hf_dir(&dir, &options(outtype, false)).unwrap();
+            for t in &conv.model.tensors {
+                let TensorData::Derived(d) = &t.data else {
+                    continue;
+                };
+                let Some(rows) = d.rows() else {
+                    continue;
+                };
+                let whole = d.compute().unwrap();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                while start < rows.count {
+                    let end = (start + 7).min(rows.count);
+                    pieces.extend(d.compute_rows(start..end).unwrap());
+                    start = end;
+                }
+                assert_eq!(pieces.len(), rows.count * rows.out_bytes, "{}", t.name);
+                assert!(pieces == whole, "{fx} {outtype} {}: pieces differ", t.name);
+                split += 1;
+            }
+        }
+    }
+    assert!(split >= 16 * 10, "{split} tensors computed by rows");
+}

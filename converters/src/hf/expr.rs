@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use ggufkit::ir::{
-    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Stage, TensorData,
+    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Rows, Stage, TensorData,
 };
 use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
@@ -889,6 +889,104 @@ impl Derive for Materialize {
     fn release(&self) {
         self.expr
             .for_each_source(&mut |t| t.file.release(t.offset, t.len));
+    }
+
+    /// A dequantized 2-D weight read straight from the file (FP8 `weight * scale`) is
+    /// computed a range of rows at a time: each output row needs only its own weight row and
+    /// the (small) scale, so a large FP8 matrix never has its whole F32 form in memory.
+    fn rows(&self) -> Option<Rows> {
+        let (w, _) = self.row_dequant()?;
+        let cols = usize::try_from(*w.shape.get(1)?).ok()?;
+        let count = usize::try_from(w.shape[0]).ok()?;
+        let out_bytes = ggufkit::quantizers::row_size(self.out, cols)?;
+        Some(Rows {
+            count,
+            out_bytes,
+            in_bytes: cols.checked_mul(w.dtype.size() as usize + 4)?,
+        })
+    }
+
+    fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let (w, (scale, block)) = self
+            .row_dequant()
+            .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
+        let cols = w.shape[1] as usize;
+        let size = w.dtype.size() as usize;
+        let bytes = w
+            .bytes()
+            .get(range.start * cols * size..range.end * cols * size)
+            .ok_or_else(|| DataError("fp8 row range out of the weight".into()))?;
+        let part = StTensor {
+            shape: vec![range.len() as u64, cols as u64],
+            offset: w.offset + range.start * cols * size,
+            len: bytes.len(),
+            ..w.clone()
+        };
+        let wv = read_values(&part)?.f32s();
+        let sv = scale.eval()?.f32s();
+        let ss: Vec<usize> = scale.shape().iter().map(|d| *d as usize).collect();
+        // Scale row and column of weight element (r, c), as `dequant` maps them in 2-D.
+        let (s_rows, s_cols) = match ss.len() {
+            0 => (1, 1),
+            1 => (ss[0], 1),
+            _ => (ss[0], ss[1]),
+        };
+        let (div_r, div_c) = match block {
+            Some(b) if b.len() >= 2 => (
+                b[b.len() - 2].max(1) as usize,
+                b[b.len() - 1].max(1) as usize,
+            ),
+            Some(b) if b.len() == 1 => (1, b[0].max(1) as usize),
+            _ => (1, 1),
+        };
+        let mut out = Vec::with_capacity(wv.len());
+        for (i, row) in wv.chunks_exact(cols.max(1)).enumerate() {
+            let r = range.start + i;
+            let sr = if s_rows == 1 { 0 } else { r / div_r };
+            for (c, x) in row.iter().enumerate() {
+                let sc = if s_cols == 1 { 0 } else { c / div_c };
+                let s = *sv
+                    .get(sr * s_cols + sc)
+                    .ok_or_else(|| DataError("fp8 scale index out of range".into()))?;
+                out.push(*x * s);
+            }
+        }
+        encode_f32(&out, self.out, cols)
+    }
+
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        if let Some((w, _)) = self.row_dequant() {
+            let row = w.shape[1] as usize * w.dtype.size() as usize;
+            w.file
+                .release(w.offset + range.start * row, range.len() * row);
+        }
+    }
+}
+
+/// A dequantization computed by rows: the 2-D weight, its scale and the block size.
+type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
+
+impl Materialize {
+    /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
+    /// dims)` to a type whose rows are encoded independently.
+    fn row_dequant(&self) -> Option<RowDequant<'_>> {
+        let Op::Dequant {
+            weight,
+            scale,
+            block,
+        } = &self.expr.0.op
+        else {
+            return None;
+        };
+        let w = weight.as_read()?;
+        if w.shape.len() != 2 || scale.shape().len() > 2 || w.shape[1] == 0 {
+            return None;
+        }
+        if block.as_ref().is_some_and(|b| b.len() > 2) {
+            return None;
+        }
+        ggufkit::quantizers::row_size(self.out, w.shape[1] as usize)?;
+        Some((w, (scale, block.as_deref())))
     }
 }
 
