@@ -161,5 +161,6 @@ fn fp8_rows_in_pieces_equal_whole_tensors() {
             }
         }
     }
-    assert!(split >= 16 * 10, "{split} tensors computed by rows");
+    // Every projection of both layers, the q/k ones through the head permutation.
+    assert!(split >= 16 * 14, "{split} tensors computed by rows");
 }

@@ -895,7 +895,7 @@ impl Derive for Materialize {
     /// computed a range of rows at a time: each output row needs only its own weight row and
     /// the (small) scale, so a large FP8 matrix never has its whole F32 form in memory.
     fn rows(&self) -> Option<Rows> {
-        let (w, _) = self.row_dequant()?;
+        let ((w, _), _) = self.row_dequant()?;
         let cols = usize::try_from(*w.shape.get(1)?).ok()?;
         let count = usize::try_from(w.shape[0]).ok()?;
         let out_bytes = ggufkit::quantizers::row_size(self.out, cols)?;
@@ -907,22 +907,11 @@ impl Derive for Materialize {
     }
 
     fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
-        let (w, (scale, block)) = self
+        let ((w, (scale, block)), n_head) = self
             .row_dequant()
             .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
         let cols = w.shape[1] as usize;
         let size = w.dtype.size() as usize;
-        let bytes = w
-            .bytes()
-            .get(range.start * cols * size..range.end * cols * size)
-            .ok_or_else(|| DataError("fp8 row range out of the weight".into()))?;
-        let part = StTensor {
-            shape: vec![range.len() as u64, cols as u64],
-            offset: w.offset + range.start * cols * size,
-            len: bytes.len(),
-            ..w.clone()
-        };
-        let wv = read_values(&part)?.f32s();
         let sv = scale.eval()?.f32s();
         let ss: Vec<usize> = scale.shape().iter().map(|d| *d as usize).collect();
         // Scale row and column of weight element (r, c), as `dequant` maps them in 2-D.
@@ -939,10 +928,34 @@ impl Derive for Materialize {
             Some(b) if b.len() == 1 => (1, b[0].max(1) as usize),
             _ => (1, 1),
         };
-        let mut out = Vec::with_capacity(wv.len());
-        for (i, row) in wv.chunks_exact(cols.max(1)).enumerate() {
-            let r = range.start + i;
-            let sr = if s_rows == 1 { 0 } else { r / div_r };
+        // The input row of output row `r`: itself, or through the q/k head permutation
+        // (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
+        let n_rows = w.shape[0] as usize;
+        let source = |r: usize| -> usize {
+            match n_head {
+                None => r,
+                Some(n) => {
+                    let per = n_rows / n;
+                    let half = per / 2;
+                    let (h, rem) = (r / per, r % per);
+                    h * per + (rem % 2) * half + rem / 2
+                }
+            }
+        };
+        let mut out = Vec::with_capacity(range.len() * cols);
+        for r in range {
+            let src = source(r);
+            let part = StTensor {
+                shape: vec![1, cols as u64],
+                offset: w.offset + src * cols * size,
+                len: cols * size,
+                ..w.clone()
+            };
+            if src >= n_rows {
+                return Err(DataError("fp8 row out of the weight".into()));
+            }
+            let row = read_values(&part)?.f32s();
+            let sr = if s_rows == 1 { 0 } else { src / div_r };
             for (c, x) in row.iter().enumerate() {
                 let sc = if s_cols == 1 { 0 } else { c / div_c };
                 let s = *sv
@@ -955,7 +968,8 @@ impl Derive for Materialize {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
-        if let Some((w, _)) = self.row_dequant() {
+        // A permuted tensor's rows come from anywhere in their heads: released whole.
+        if let Some(((w, _), None)) = self.row_dequant() {
             let row = w.shape[1] as usize * w.dtype.size() as usize;
             w.file
                 .release(w.offset + range.start * row, range.len() * row);
@@ -969,12 +983,16 @@ type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
 impl Materialize {
     /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
     /// dims)` to a type whose rows are encoded independently.
-    fn row_dequant(&self) -> Option<RowDequant<'_>> {
+    fn row_dequant(&self) -> Option<(RowDequant<'_>, Option<usize>)> {
+        let (inner, n_head) = match &self.expr.0.op {
+            Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),
+            _ => (&self.expr, None),
+        };
         let Op::Dequant {
             weight,
             scale,
             block,
-        } = &self.expr.0.op
+        } = &inner.0.op
         else {
             return None;
         };
@@ -985,8 +1003,14 @@ impl Materialize {
         if block.as_ref().is_some_and(|b| b.len() > 2) {
             return None;
         }
+        if let Some(n) = n_head {
+            let rows = usize::try_from(w.shape[0]).ok()?;
+            if n == 0 || rows % n != 0 || (rows / n) % 2 != 0 {
+                return None;
+            }
+        }
         ggufkit::quantizers::row_size(self.out, w.shape[1] as usize)?;
-        Some((w, (scale, block.as_deref())))
+        Some(((w, (scale, block.as_deref())), n_head))
     }
 }
 
