@@ -248,12 +248,14 @@ struct Cli {
     mistral_format: bool,
     /// convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
     /// reason, never ignored): --disable-mistral-community-chat-template (goes with
-    /// --mistral-format), --fp8-as-q8, --fuse-qkv, --fuse-gate-up-exps,
+    /// --mistral-format), --fuse-qkv, --fuse-gate-up-exps,
     /// --sentence-transformers-dense-modules, --mtp / --no-mtp / --no-nextn (multi-token
     /// prediction layers), --dspark / --target-model-dir (speculative-decoding drafts).
     #[arg(long = "disable-mistral-community-chat-template", hide = true)]
     disable_mistral_community_chat_template: bool,
-    #[arg(long = "fp8-as-q8", hide = true)]
+    /// Write the matrices a pre-quantized FP8 checkpoint holds in FP8 as Q8_0, whatever
+    /// --outtype says (the rest follows --outtype), as convert_hf_to_gguf.py does.
+    #[arg(long = "fp8-as-q8")]
     fp8_as_q8: bool,
     #[arg(long = "fuse-qkv", hide = true)]
     fuse_qkv: bool,
@@ -303,6 +305,7 @@ fn source_options(cli: &Cli) -> SourceOptions {
         dry_run: cli.dry_run,
         big_endian: cli.bigendian,
         lora_base: cli.base.clone(),
+        fp8_as_q8: cli.fp8_as_q8,
     }
 }
 
@@ -558,7 +561,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             cli.disable_mistral_community_chat_template,
             "--disable-mistral-community-chat-template goes with --mistral-format, which is not supported yet",
         ),
-        (cli.fp8_as_q8, "--fp8-as-q8 is not supported yet (FP8 weights are dequantized)"),
         (cli.fuse_qkv, "--fuse-qkv is not supported yet"),
         (cli.fuse_gate_up_exps, "--fuse-gate-up-exps is not supported yet"),
         (

@@ -66,7 +66,6 @@ fn the_reference_command_lines_work_unchanged() {
         "--remote",
         "--mistral-format",
         "--disable-mistral-community-chat-template",
-        "--fp8-as-q8",
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",
@@ -171,4 +170,42 @@ fn bigendian_outputs_equal_the_reference() {
             "{file}"
         );
     }
+}
+
+/// `--fp8-as-q8` on the command line writes what convert_hf_to_gguf.py --fp8-as-q8 writes
+/// (testdata/golden/fp8, made by conformance/make_fp8_fixtures.py).
+#[test]
+fn fp8_as_q8_equals_the_reference() {
+    let cases = read_json(&testdata("golden/fp8/cases.json"));
+    let dir = scratch("reference-cli-fp8");
+    let mut checked = 0;
+    for (name, case) in cases.as_object().expect("cases.json is an object") {
+        if case["fp8_as_q8"] != true || case["ok"] != true {
+            continue;
+        }
+        let model = ggufkit_testsupport::fixture(case["fixture"].as_str().unwrap());
+        let outtype = case["outtype"].as_str().unwrap();
+        let out = format!("{name}.gguf");
+        let o = run(
+            BIN,
+            &[
+                model.to_str().unwrap(),
+                "--outfile",
+                &out,
+                "--outtype",
+                outtype,
+                "--fp8-as-q8",
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            sha256_file(&dir.join(&out)),
+            case["sha256"].as_str().unwrap(),
+            "{name}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked} cases");
+    let _ = std::fs::remove_dir_all(&dir);
 }

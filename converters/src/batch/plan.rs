@@ -267,6 +267,8 @@ pub struct SourceOptions {
     pub big_endian: bool,
     /// HF: the base model of a LoRA adapter (convert_lora_to_gguf.py's `--base`).
     pub lora_base: Option<PathBuf>,
+    /// HF: `--fp8-as-q8` (FP8 matrices of the checkpoint written as Q8_0).
+    pub fp8_as_q8: bool,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -471,6 +473,7 @@ impl Source {
             model_name: self.opts.model_name.clone(),
             allow_missing_vocab: self.opts.dry_run,
             lora_base: self.opts.lora_base.clone(),
+            fp8_as_q8: self.opts.fp8_as_q8,
         }
     }
 

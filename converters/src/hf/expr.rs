@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use ggufkit::ir::{
-    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Stage, TensorData,
+    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Rows, Stage, TensorData,
 };
 use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
@@ -1179,6 +1179,128 @@ impl Derive for Materialize {
     fn release(&self) {
         self.expr
             .for_each_source(&mut |t| t.file.release(t.offset, t.len));
+    }
+
+    /// A dequantized 2-D weight read straight from the file (FP8 `weight * scale`) is
+    /// computed a range of rows at a time: each output row needs only its own weight row and
+    /// the (small) scale, so a large FP8 matrix never has its whole F32 form in memory.
+    fn rows(&self) -> Option<Rows> {
+        let ((w, _), _) = self.row_dequant()?;
+        let cols = usize::try_from(*w.shape.get(1)?).ok()?;
+        let count = usize::try_from(w.shape[0]).ok()?;
+        let out_bytes = ggufkit::quantizers::row_size(self.out, cols)?;
+        Some(Rows {
+            count,
+            out_bytes,
+            in_bytes: cols.checked_mul(w.dtype.size() as usize + 4)?,
+        })
+    }
+
+    fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let ((w, (scale, block)), n_head) = self
+            .row_dequant()
+            .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
+        let cols = w.shape[1] as usize;
+        let size = w.dtype.size() as usize;
+        let sv = scale.eval()?.f32s();
+        let ss: Vec<usize> = scale.shape().iter().map(|d| *d as usize).collect();
+        // Scale row and column of weight element (r, c), as `dequant` maps them in 2-D.
+        let (s_rows, s_cols) = match ss.len() {
+            0 => (1, 1),
+            1 => (ss[0], 1),
+            _ => (ss[0], ss[1]),
+        };
+        let (div_r, div_c) = match block {
+            Some(b) if b.len() >= 2 => (
+                b[b.len() - 2].max(1) as usize,
+                b[b.len() - 1].max(1) as usize,
+            ),
+            Some(b) if b.len() == 1 => (1, b[0].max(1) as usize),
+            _ => (1, 1),
+        };
+        // The input row of output row `r`: itself, or through the q/k head permutation
+        // (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
+        let n_rows = w.shape[0] as usize;
+        let source = |r: usize| -> usize {
+            match n_head {
+                None => r,
+                Some(n) => {
+                    let per = n_rows / n;
+                    let half = per / 2;
+                    let (h, rem) = (r / per, r % per);
+                    h * per + (rem % 2) * half + rem / 2
+                }
+            }
+        };
+        let mut out = Vec::with_capacity(range.len() * cols);
+        for r in range {
+            let src = source(r);
+            let part = StTensor {
+                shape: vec![1, cols as u64],
+                offset: w.offset + src * cols * size,
+                len: cols * size,
+                ..w.clone()
+            };
+            if src >= n_rows {
+                return Err(DataError("fp8 row out of the weight".into()));
+            }
+            let row = read_values(&part)?.f32s();
+            let sr = if s_rows == 1 { 0 } else { src / div_r };
+            for (c, x) in row.iter().enumerate() {
+                let sc = if s_cols == 1 { 0 } else { c / div_c };
+                let s = *sv
+                    .get(sr * s_cols + sc)
+                    .ok_or_else(|| DataError("fp8 scale index out of range".into()))?;
+                out.push(*x * s);
+            }
+        }
+        encode_f32(&out, self.out, cols)
+    }
+
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        // A permuted tensor's rows come from anywhere in their heads: released whole.
+        if let Some(((w, _), None)) = self.row_dequant() {
+            let row = w.shape[1] as usize * w.dtype.size() as usize;
+            w.file
+                .release(w.offset + range.start * row, range.len() * row);
+        }
+    }
+}
+
+/// A dequantization computed by rows: the 2-D weight, its scale and the block size.
+type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
+
+impl Materialize {
+    /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
+    /// dims)` to a type whose rows are encoded independently.
+    fn row_dequant(&self) -> Option<(RowDequant<'_>, Option<usize>)> {
+        let (inner, n_head) = match &self.expr.0.op {
+            Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),
+            _ => (&self.expr, None),
+        };
+        let Op::Dequant {
+            weight,
+            scale,
+            block,
+        } = &inner.0.op
+        else {
+            return None;
+        };
+        let w = weight.as_read()?;
+        if w.shape.len() != 2 || scale.shape().len() > 2 || w.shape[1] == 0 {
+            return None;
+        }
+        if block.as_ref().is_some_and(|b| b.len() > 2) {
+            return None;
+        }
+        if let Some(n) = n_head {
+            let rows = usize::try_from(w.shape[0]).ok()?;
+            if n == 0 || rows % n != 0 || (rows / n) % 2 != 0 {
+                return None;
+            }
+        }
+        ggufkit::quantizers::row_size(self.out, w.shape[1] as usize)?;
+        Some(((w, (scale, block.as_deref())), n_head))
     }
 }
 

@@ -249,6 +249,7 @@ fn pair_up(
                     name: base,
                     expr: Expr::read(t),
                     dtype,
+                    fp8_q8: false,
                 })
             }
             Part::Plain => {

@@ -55,6 +55,10 @@ pub struct HfOptions {
     /// The base model of a LoRA adapter (`--base`); default: the adapter's
     /// `base_model_name_or_path`, as a directory or a model id in the local HuggingFace cache.
     pub lora_base: Option<PathBuf>,
+    /// `--fp8-as-q8`: matrices the checkpoint holds in FP8 (dequantized from
+    /// `*_scale_inv`, `qscale_weight` or `weight_scale` scales) are written as Q8_0 whatever
+    /// the outtype, as the reference's `tensor_force_quant` does.
+    pub fp8_as_q8: bool,
 }
 
 impl Default for HfOptions {
@@ -66,6 +70,7 @@ impl Default for HfOptions {
             model_name: None,
             allow_missing_vocab: false,
             lora_base: None,
+            fp8_as_q8: false,
         }
     }
 }
@@ -180,7 +185,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         t => t,
     };
     let file_type = outtype.file_type();
-    let entries = tensors::dequantize(&hp, dir, entries)?;
+    let entries = tensors::dequantize(&hp, dir, entries, opts.fp8_as_q8)?;
 
     let (planned, early_kvs) = if opts.vocab_only {
         (Vec::new(), Vec::new())

@@ -138,6 +138,20 @@ pub fn choose(outtype: OutType, name: &str, n_dims: usize, row: u64, bid: Option
     ty
 }
 
+/// The type of an output tensor of 2 or more dimensions made from a weight the checkpoint
+/// held in FP8, under `--fp8-as-q8` (`tensor_force_quant` gives Q8_0): F32 for a norm, as
+/// always; Q8_0 otherwise, or F16 when its rows are not whole Q8_0 blocks (gguf-py's
+/// fallback).
+pub fn forced_q8(name: &str, row: u64) -> GgmlType {
+    if name.ends_with("_norm.weight") {
+        return GgmlType::F32;
+    }
+    if !row.is_multiple_of(GgmlType::Q8_0.block_size() as u64) {
+        return GgmlType::F16;
+    }
+    GgmlType::Q8_0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,8 @@ pub struct Entry {
     pub expr: Expr,
     /// The source dtype (for `--outtype auto`).
     pub dtype: StDtype,
+    /// Dequantized from FP8 under `--fp8-as-q8`: its matrices are written as Q8_0.
+    pub fp8_q8: bool,
 }
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
@@ -83,6 +85,7 @@ pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
             name: name.clone(),
             dtype: t.dtype,
             expr: Expr::read(t),
+            fp8_q8: false,
         };
         match pos.get(&name) {
             Some(&i) => out[i] = entry,
@@ -95,40 +98,244 @@ pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
     out
 }
 
-/// `dequant_model` for the checkpoint formats we read: FP8 weights with `*_scale_inv`
-/// scales are replaced by their F32 dequantization; other quantized checkpoints are refused.
+/// The quantization of a checkpoint as `prepare_tensors` detects it: `quantization_config`
+/// of config.json, completed from `hf_quant_config.json` (ModelOpt) when that lacks a
+/// `quant_algo` or `quantized_layers`.
+struct QuantInfo<'a> {
+    /// config.json's `quantization_config` object, if any.
+    config: Option<&'a serde_json::Map<String, Json>>,
+    /// The method `dequant_model` acts on: config.json's `quant_method`, or ModelOpt's
+    /// producer name when config.json has none and `hf_quant_config.json` exists.
+    method: Option<String>,
+}
+
+fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
+    m.and_then(|m| m.get(key)).and_then(Json::as_str)
+}
+
+fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertError> {
+    let config = match hp.get("quantization_config") {
+        Some(Json::Object(m)) => Some(m),
+        _ => None,
+    };
+    let mut method = qstr(config, "quant_method").map(str::to_string);
+    let mut algo = qstr(config, "quant_algo").map(str::to_string);
+    let mut format = qstr(config, "format").map(str::to_string);
+    let object = |m: Option<&serde_json::Map<String, Json>>, k: &str| {
+        m.and_then(|m| m.get(k))
+            .and_then(Json::as_object)
+            .filter(|o| !o.is_empty())
+            .cloned()
+    };
+    let mut groups = object(config, "config_groups");
+    let mut layers = object(config, "quantized_layers");
+    let mut dequant_method = method.clone();
+    let hfq = dir.join("hf_quant_config.json");
+    if (algo.is_none() || layers.is_none()) && hfq.is_file() {
+        let j = super::params::read_json(&hfq)?;
+        let q = j.get("quantization").and_then(Json::as_object);
+        let producer = j
+            .get("producer")
+            .and_then(|p| p.get("name"))
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_lowercase();
+        if method.is_none() {
+            method = Some(producer.clone());
+            dequant_method = Some(producer);
+        }
+        algo = qstr(q, "quant_algo").map(str::to_string).or(algo);
+        method = qstr(q, "quant_method").map(str::to_string).or(method);
+        format = qstr(q, "format").map(str::to_string).or(format);
+        groups = object(q, "config_groups").or(groups);
+        layers = object(q, "quantized_layers").or(layers);
+    }
+    let nvfp4_groups = method.as_deref() == Some("compressed-tensors")
+        && (format.as_deref() == Some("nvfp4-pack-quantized")
+            || format.as_deref() == Some("mixed-precision")
+                && groups.as_ref().is_some_and(|g| {
+                    g.values()
+                        .filter_map(Json::as_object)
+                        .all(|g| qstr(Some(g), "format") == Some("nvfp4-pack-quantized"))
+                }));
+    let nvfp4_layers = layers.as_ref().is_some_and(|l| {
+        l.values().filter_map(Json::as_object).any(|v| {
+            v.get("quant_algo")
+                .and_then(Json::as_str)
+                .is_some_and(|a| a.ends_with("NVFP4"))
+        })
+    });
+    if matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers {
+        return Err(ConvertError::Unsupported(
+            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
+        ));
+    }
+    if method.as_deref() == Some("mxfp4") {
+        return Err(ConvertError::Unsupported(
+            "MXFP4 checkpoints (quant_method \"mxfp4\") are not supported".into(),
+        ));
+    }
+    Ok(QuantInfo {
+        config,
+        method: dequant_method,
+    })
+}
+
+/// What a method's rules say about a tensor name.
+type RoleOf = fn(&str) -> Option<ScaleRole>;
+
+/// How `dequant_model` treats one tensor name.
+enum ScaleRole {
+    /// A scale of the weight named here.
+    ScaleOf(String),
+    /// A tensor the converter drops (activation or KV-cache scales).
+    Unused,
+    /// A scale whose weight is absent: dropped (ModelOpt).
+    Orphan,
+}
+
+/// `dequant_model` for the checkpoint formats we read: FP8 (and int8) weights with their
+/// scales are replaced by their F32 dequantization `weight.float() * scale` (the scale
+/// per tensor, per channel or per block), unused activation scales are dropped; other
+/// quantized checkpoints are refused. With `fp8_as_q8`, the weights dequantized from FP8
+/// are marked for Q8_0 ([`Entry::fp8_q8`]).
+///
+/// * `quant_method: "fp8"`: `<weight>_scale_inv` (any rank: one value, per row, or blocks of
+///   `weight_block_size`) and Mistral's `<module>.qscale_weight`; `activation_scale` and
+///   `qscale_act` are dropped.
+/// * `"compressed-tensors"` with one config group in format `float-quantized`,
+///   `int-quantized` or `naive-quantized`, strategy `channel` or `block`
+///   (`block_structure`): `<weight>_scale`. Other tensors (an `input_scale`) are left for
+///   the mapping, which refuses them, as the reference does.
+/// * `"modelopt"` (FP8; `hf_quant_config.json`): `<weight>_scale`; `input_scale`,
+///   `k_scale`, `v_scale` are dropped.
 pub fn dequantize(
     hp: &Hparams,
     dir: &Path,
     entries: Vec<Entry>,
+    fp8_as_q8: bool,
 ) -> Result<Vec<Entry>, ConvertError> {
-    if dir.join("hf_quant_config.json").is_file() {
-        return Err(ConvertError::Unsupported(
-            "ModelOpt/NVFP4 checkpoints (hf_quant_config.json) are not supported".into(),
-        ));
-    }
-    let Some(Json::Object(qc)) = hp.get("quantization_config") else {
+    let info = quant_info(hp, dir)?;
+    let Some(method) = info.method.as_deref() else {
         return Ok(entries);
     };
-    let method = qc.get("quant_method").and_then(Json::as_str);
-    match method {
-        None => return Ok(entries),
-        Some("fp8") => {}
-        Some(m) => {
-            return Err(ConvertError::Unsupported(format!(
-                "quantized checkpoints with quant_method {m:?} are not supported (only \"fp8\")"
-            )))
-        }
-    }
-    let block: Option<Vec<u64>> = match qc.get("weight_block_size") {
-        None | Some(Json::Null) => None,
-        Some(Json::Array(a)) => Some(
-            a.iter()
+    let qc = info.config;
+    let unsupported = |what: String| Err(ConvertError::Unsupported(what));
+    let cfg_missing = |k: &str| hp.missing(&[&format!("quantization_config.{k}")]);
+    let parse_block = |v: Option<&Json>, key: &str| -> Result<Option<Vec<u64>>, ConvertError> {
+        match v {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Array(a)) => a
+                .iter()
                 .map(json_u64)
-                .collect::<Option<_>>()
-                .ok_or_else(|| hp.missing(&["quantization_config.weight_block_size"]))?,
+                .collect::<Option<Vec<u64>>>()
+                .map(Some)
+                .ok_or_else(|| cfg_missing(key)),
+            Some(_) => Err(cfg_missing(key)),
+        }
+    };
+    // What each name is, per method, and whether the weights are FP8 (for --fp8-as-q8).
+    let (block, role, fp8): (Option<Vec<u64>>, RoleOf, Option<bool>) = match method {
+        "fp8" => (
+            parse_block(
+                qc.and_then(|q| q.get("weight_block_size")),
+                "weight_block_size",
+            )?,
+            |name| {
+                if let Some(w) = name.strip_suffix("_scale_inv") {
+                    return Some(ScaleRole::ScaleOf(w.to_string()));
+                }
+                if let Some(b) = name.strip_suffix("qscale_weight") {
+                    if b.ends_with('.') {
+                        return Some(ScaleRole::ScaleOf(format!("{b}weight")));
+                    }
+                }
+                [".activation_scale", "_activation_scale", ".qscale_act"]
+                    .iter()
+                    .any(|s| name.ends_with(s))
+                    .then_some(ScaleRole::Unused)
+            },
+            Some(true),
         ),
-        Some(_) => return Err(hp.missing(&["quantization_config.weight_block_size"])),
+        "compressed-tensors" => {
+            let format = qstr(qc, "format").ok_or_else(|| cfg_missing("format"))?;
+            let groups = qc
+                .and_then(|q| q.get("config_groups"))
+                .and_then(Json::as_object)
+                .ok_or_else(|| cfg_missing("config_groups"))?;
+            if groups.len() > 1 {
+                return unsupported(
+                    "compressed-tensors checkpoints with more than one config group are not \
+                         supported (nor by the reference)"
+                        .into(),
+                );
+            }
+            let weights = groups
+                .values()
+                .next()
+                .and_then(|g| g.get("weights"))
+                .and_then(Json::as_object)
+                .ok_or_else(|| cfg_missing("config_groups.*.weights"))?;
+            if !matches!(
+                format,
+                "float-quantized" | "int-quantized" | "naive-quantized"
+            ) {
+                return unsupported(format!(
+                    "compressed-tensors format {format:?} is not supported (only \
+                         float-quantized, int-quantized and naive-quantized)"
+                ));
+            }
+            let strategy = weights.get("strategy").and_then(Json::as_str);
+            if !matches!(strategy, Some("channel" | "block")) {
+                return unsupported(format!(
+                    "compressed-tensors weight strategy {strategy:?} is not supported (the \
+                         reference takes \"channel\" and \"block\")"
+                ));
+            }
+            if !matches!(weights.get("group_size"), None | Some(Json::Null)) {
+                return unsupported(
+                    "compressed-tensors weights with a group_size are not supported (nor \
+                         by the reference)"
+                        .into(),
+                );
+            }
+            let is_fp8 = format == "float-quantized"
+                && weights.get("type").and_then(Json::as_str) == Some("float")
+                && weights.get("num_bits").and_then(Json::as_u64) == Some(8);
+            (
+                parse_block(weights.get("block_structure"), "block_structure")?,
+                |name| {
+                    name.strip_suffix(".weight_scale")
+                        .map(|b| ScaleRole::ScaleOf(format!("{b}.weight")))
+                },
+                Some(is_fp8),
+            )
+        }
+        "modelopt" => (
+            None,
+            |name| {
+                if let Some(b) = name.strip_suffix(".weight_scale") {
+                    return Some(ScaleRole::ScaleOf(format!("{b}.weight")));
+                }
+                [".input_scale", ".k_scale", ".v_scale"]
+                    .iter()
+                    .any(|s| name.ends_with(s))
+                    .then_some(ScaleRole::Unused)
+            },
+            // FP8 when the weight's own dtype is.
+            None,
+        ),
+        "bitnet" | "gptq" => {
+            return unsupported(format!(
+                "quantized checkpoints with quant_method {method:?} are not supported"
+            ))
+        }
+        m => {
+            return unsupported(format!(
+                "quantized checkpoints with quant_method {m:?} are not supported (nor by \
+                     the reference)"
+            ))
+        }
     };
     let pos: HashMap<String, usize> = entries
         .iter()
@@ -141,32 +348,32 @@ pub fn dequantize(
             Some(e) => e.name.clone(),
             None => continue,
         };
-        let scale_for = name
-            .strip_suffix("_scale_inv")
-            .map(str::to_string)
-            .or_else(|| {
-                name.strip_suffix("qscale_weight")
-                    .map(|b| format!("{b}weight"))
-            });
-        if let Some(wname) = scale_for {
-            let wi = *pos.get(&wname).ok_or_else(|| ConvertError::Tensor {
-                name: name.clone(),
-                problem: format!("scale without its weight '{wname}'"),
-            })?;
-            let scale = entries[i].take().expect("present").expr;
-            let w = entries[wi].as_mut().ok_or_else(|| ConvertError::Tensor {
-                name: wname.clone(),
-                problem: "weight scaled twice".into(),
-            })?;
-            w.expr = Expr::dequant(&wname, w.expr.clone(), scale, block.clone())?;
-            continue;
-        }
-        if name.ends_with(".activation_scale")
-            || name.ends_with("_activation_scale")
-            || name.ends_with(".qscale_act")
-        {
-            entries[i] = None;
-        }
+        let role = match role(&name) {
+            Some(ScaleRole::ScaleOf(w)) if method == "modelopt" && !pos.contains_key(&w) => {
+                ScaleRole::Orphan
+            }
+            Some(r) => r,
+            None => continue,
+        };
+        let wname = match role {
+            ScaleRole::Unused | ScaleRole::Orphan => {
+                entries[i] = None;
+                continue;
+            }
+            ScaleRole::ScaleOf(w) => w,
+        };
+        let wi = *pos.get(&wname).ok_or_else(|| ConvertError::Tensor {
+            name: name.clone(),
+            problem: format!("scale without its weight '{wname}'"),
+        })?;
+        let scale = entries[i].take().expect("present").expr;
+        let w = entries[wi].as_mut().ok_or_else(|| ConvertError::Tensor {
+            name: wname.clone(),
+            problem: "weight scaled twice".into(),
+        })?;
+        let is_fp8 = fp8.unwrap_or(matches!(w.dtype, StDtype::F8E4M3 | StDtype::F8E5M2));
+        w.expr = Expr::dequant(&wname, w.expr.clone(), scale, block.clone())?;
+        w.fp8_q8 |= fp8_as_q8 && is_fp8;
     }
     Ok(entries.into_iter().flatten().collect())
 }
@@ -463,26 +670,32 @@ pub fn plan(
     let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, ()> = HashMap::new();
-    let mut push = |name: String, expr: Expr, bid: Option<u64>| -> Result<(), ConvertError> {
-        if seen.insert(name.clone(), ()).is_some() {
-            return Err(terr(&name, "duplicated tensor name"));
-        }
-        let shape = expr.shape();
-        let row = shape.last().copied().unwrap_or(1);
-        let ty = outtype::choose(outtype, &name, shape.len(), row, bid);
-        out.push(Planned { name, expr, ty });
-        Ok(())
-    };
+    let mut push =
+        |name: String, expr: Expr, bid: Option<u64>, fp8_q8: bool| -> Result<(), ConvertError> {
+            if seen.insert(name.clone(), ()).is_some() {
+                return Err(terr(&name, "duplicated tensor name"));
+            }
+            let shape = expr.shape();
+            let row = shape.last().copied().unwrap_or(1);
+            let ty = if fp8_q8 && shape.len() >= 2 {
+                outtype::forced_q8(&name, row)
+            } else {
+                outtype::choose(outtype, &name, shape.len(), row, bid)
+            };
+            out.push(Planned { name, expr, ty });
+            Ok(())
+        };
     for (name, expr) in generated {
-        push(name, expr, None)?;
+        push(name, expr, None, false)?;
     }
     for e in entries {
         if skipped(&e.name) {
             continue;
         }
         let bid = block_id(&e.name);
+        let fp8_q8 = e.fp8_q8;
         for (name, expr) in m.modify(e.name, e.expr, bid)? {
-            push(name, expr, bid)?;
+            push(name, expr, bid, fp8_q8)?;
         }
     }
     let mut left: Vec<String> = m.experts.into_values().flatten().map(|(n, _)| n).collect();
