@@ -174,8 +174,9 @@ struct Candidates<S: V8> {
     xx: [[S::F; 4]; MAX_BLOCKS],
     score: [[S::F; 4]; MAX_BLOCKS],
     top: S::F,
-    /// A candidate the reference takes whose score is NaN (infinite inputs): scanned.
-    unusual: bool,
+    /// Lanes of a candidate the reference takes whose score is NaN (infinite inputs): such a
+    /// group is scanned.
+    unusual: S::F,
 }
 
 impl<S: V8> Candidates<S> {
@@ -191,7 +192,7 @@ impl<S: V8> Candidates<S> {
             xx: [[z; 4]; MAX_BLOCKS],
             score: [[z; 4]; MAX_BLOCKS],
             top: v8.splat(f32::NEG_INFINITY),
-            unusual: false,
+            unusual: z,
         }
     }
 
@@ -200,7 +201,7 @@ impl<S: V8> Candidates<S> {
     fn clear(&mut self) {
         self.blocks = 0;
         self.top = self.v8.splat(f32::NEG_INFINITY);
-        self.unusual = false;
+        self.unusual = self.v8.splat(0.0);
     }
 
     /// Adds the block of splits `i1`, `i2 .. i2 + len`.
@@ -215,7 +216,7 @@ impl<S: V8> Candidates<S> {
             let s = v8.mul(v8.div(x[k], q[k]), x[k]);
             let usable = v8.and(in_block, v8.lt(zero, q[k]));
             let nan = v8.ne(s, s);
-            self.unusual |= v8.any(v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
+            self.unusual = v8.or(self.unusual, v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
             let score = v8.select(v8.and(usable, v8.eq(s, s)), s, neg_inf);
             self.top = v8.max(self.top, score);
             (self.x[b][k], self.q[b][k], self.xx[b][k], self.score[b][k]) = (x[k], q[k], xx, score);
@@ -236,7 +237,7 @@ impl<S: V8> Candidates<S> {
     fn resolve(&self, max: f32) -> Option<(usize, usize, usize, f32)> {
         let v8 = self.v8;
         let top = -v8.hmin(v8.neg(self.top));
-        if top == f32::NEG_INFINITY || self.unusual {
+        if top == f32::NEG_INFINITY || v8.any(self.unusual) {
             return self.scan(max);
         }
         let tops = v8.splat(top);
