@@ -2,9 +2,9 @@
 """FP8 checkpoint fixtures and their golden data: what the reference writes from pre-quantized
 safetensors in each layout its `dequant_model` reads.
 
-Each fixture is the `llama-spm` model (testdata/hf/llama-spm) with its linear projections
-(`*_proj.weight` of every layer) quantized to FP8 with the scales real checkpoints ship;
-embeddings, the output matrix and the norms stay BF16. The quantization is round-to-nearest
+Each fixture is the `llama-spm` model (testdata/hf/llama-spm), cut to its first layer with the
+output tied to the embedding, with its linear projections (`*_proj.weight`) quantized to FP8 with the scales real checkpoints ship;
+the embedding and the norms stay BF16. The quantization is round-to-nearest
 of `w / scale` to the FP8 type (torch's cast), the scale `amax / fp8_max` over its group:
 
   llama-spm-fp8-channel   compressed-tensors `float-quantized`, strategy `channel`: E4M3
@@ -50,6 +50,10 @@ TESTDATA = ROOT / "testdata"
 SOURCE = "llama-spm"
 OUT = TESTDATA / "golden" / "fp8" / "cases.json"
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
+# The fixtures keep the source's first layer and tie the output to the embedding (the
+# source's second layer and `lm_head` are dropped), to stay small.
+DROPPED = ("model.layers.1.", "lm_head.")
+CONFIG_EDITS = {"num_hidden_layers": 1, "tie_word_embeddings": True}
 Q8_OUTTYPES = ["f32", "bf16"]
 
 
@@ -68,6 +72,8 @@ def source_tensors() -> dict:
     for part in sorted(p for p in os.listdir(src) if p.startswith("model") and p.endswith(".safetensors")):
         t = load_file(str(src / part))
         for k in sorted(t):
+            if k.startswith(DROPPED):
+                continue
             sd[k] = t[k].contiguous()
     return sd
 
@@ -201,6 +207,7 @@ def write_fixture(kind: str) -> Path:
     tensors, qc, extra = make(kind)
     save_file(tensors, str(dst / "model.safetensors"), metadata={"format": "pt"})
     config = json.loads((src / "config.json").read_text())
+    config.update(CONFIG_EDITS)
     if qc is not None:
         config["quantization_config"] = qc
     (dst / "config.json").write_text(json.dumps(config, indent=2) + "\n")
