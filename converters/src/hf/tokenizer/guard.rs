@@ -38,6 +38,10 @@ pub(crate) fn check(tj: &Json, path: &Path) -> Result<(), ConvertError> {
     if let Some(d) = tj.get("decoder") {
         walk(d, "decoder", 0, &|at, c| decoder(at, c)).map_err(|(at, p)| err(&at, p))?;
     }
+    if let Some(p) = tj.get("post_processor") {
+        walk(p, "post_processor", 0, &|at, c| post_processor(at, c))
+            .map_err(|(at, p)| err(&at, p))?;
+    }
     Ok(())
 }
 
@@ -56,7 +60,7 @@ fn walk(
     }
     one(at, c)?;
     if c.get("type").and_then(Json::as_str) == Some("Sequence") {
-        for k in ["normalizers", "pretokenizers", "decoders"] {
+        for k in ["normalizers", "pretokenizers", "decoders", "processors"] {
             if let Some(Json::Array(items)) = c.get(k) {
                 for (i, item) in items.iter().enumerate() {
                     walk(item, &format!("{at}.{k}[{i}]"), depth + 1, one)?;
@@ -130,6 +134,37 @@ fn decoder(at: &str, c: &Json) -> Result<(), Found> {
                          (the tokenizers library indexes past the start of short tokens)"
                     ),
                 ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn post_processor(at: &str, c: &Json) -> Result<(), Found> {
+    if kind(c) != Some("TemplateProcessing") {
+        return Ok(());
+    }
+    // Encoding with special tokens looks each template token up in `special_tokens` without
+    // checking it is there, and `$B` in the single-sequence template indexes a second sequence
+    // that a single encode does not have: both panic.
+    let at = format!("{at} (TemplateProcessing)");
+    let specials = c.get("special_tokens").and_then(Json::as_object);
+    for template in ["single", "pair"] {
+        let Some(Json::Array(pieces)) = c.get(template) else {
+            continue;
+        };
+        for piece in pieces {
+            if let Some(id) = piece.pointer("/SpecialToken/id").and_then(Json::as_str) {
+                if !specials.is_some_and(|m| m.contains_key(id)) {
+                    return Err((
+                        at,
+                        format!("the {template} template uses special token {id:?}, which special_tokens does not define"),
+                    ));
+                }
+            }
+            let sequence = piece.pointer("/Sequence/id").and_then(Json::as_str);
+            if template == "single" && sequence.is_some_and(|id| id != "A") {
+                return Err((at, "the single template uses a second sequence ($B)".into()));
             }
         }
     }
@@ -299,6 +334,29 @@ pub(crate) fn shield<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A template naming a special token its table lacks, or `$B` in the single template,
+    /// panics the crate on the first encode with special tokens (found by the tokenizer_json
+    /// fuzz target: testdata/fuzz-regressions/tokenizer_json/).
+    #[test]
+    fn templates_must_name_defined_special_tokens_and_one_sequence() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/fuzz-regressions/tokenizer_json/template-unknown-special.json"
+        ));
+        let mut tj: Json = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let e = check(&tj, path).unwrap_err().to_string();
+        assert!(e.contains("TemplateProcessing") && e.contains("QQQQ<s>"), "{e}");
+        tj["post_processor"]["single"][0]["SpecialToken"]["id"] = "<s>".into();
+        check(&tj, path).unwrap();
+        tj["post_processor"]["single"][1]["Sequence"]["id"] = "B".into();
+        let e = check(&tj, path).unwrap_err().to_string();
+        assert!(e.contains("second sequence"), "{e}");
+        // Inside a Sequence of processors too.
+        let template = tj["post_processor"].take();
+        tj["post_processor"] = serde_json::json!({"type": "Sequence", "processors": [template]});
+        assert!(check(&tj, path).is_err());
+    }
 
     #[test]
     fn base64_decodes_padded_and_unpadded() {
