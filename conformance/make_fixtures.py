@@ -68,6 +68,9 @@ TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
                            ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm"}
+# Tokenizer kinds whose shared files are referenced in the synced fixture they come from
+# (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
+FROM_SOURCE_FIXTURE = {"bert"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -975,7 +978,10 @@ def store_fixture(name: str, model_dir: Path) -> None:
     dest.mkdir(parents=True)
     lines = []
     for f in sorted(model_dir.iterdir()):
-        if f.name in shared:
+        if f.name in shared and kind in FROM_SOURCE_FIXTURE:
+            assert sha256(TESTDATA / "hf" / src / f.name) == sha256(f), f"{f.name} differs"
+            lines.append(f"{f.name} = ../{src}/{f.name}")
+        elif f.name in shared:
             tdir = TESTDATA / "tokenizers" / SHARED_AS.get(kind, kind)
             tdir.mkdir(parents=True, exist_ok=True)
             if not (tdir / f.name).exists():
