@@ -346,7 +346,10 @@ mod tests {
         ));
         let mut tj: Json = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let e = check(&tj, path).unwrap_err().to_string();
-        assert!(e.contains("TemplateProcessing") && e.contains("QQQQ<s>"), "{e}");
+        assert!(
+            e.contains("TemplateProcessing") && e.contains("QQQQ<s>"),
+            "{e}"
+        );
         tj["post_processor"]["single"][0]["SpecialToken"]["id"] = "<s>".into();
         check(&tj, path).unwrap();
         tj["post_processor"]["single"][1]["Sequence"]["id"] = "B".into();
