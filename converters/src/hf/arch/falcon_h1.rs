@@ -9,10 +9,10 @@
 //! (and `ssm_multipliers` per z/x/B/C/dt block of `in_proj` rows), `lm_head_multiplier` and
 //! `embedding_multiplier` into the head and the embedding.
 
-use ggufkit::gguf::keys::{attention, llm, rope, ssm};
+use ggufkit::gguf::keys::{attention, llm, rope};
 use serde_json::Value as Json;
 
-use super::mamba::{mamba2_filter, mamba2_tensor, or_u64};
+use super::mamba::{mamba2_filter, mamba2_tensor, or_u64, Mamba2Keys};
 use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
@@ -137,18 +137,16 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     if head_dim == 0 {
         return Err(bad(hp, "mamba_d_head", Some(&Json::from(0))));
     }
-    p.u32(llm::CONTEXT_LENGTH, 1 << 20)?;
-    p.u32(llm::EMBEDDING_LENGTH, d_model)?;
-    p.u32(llm::FEED_FORWARD_LENGTH, 0)?;
-    p.u32(attention::HEAD_COUNT, 0)?;
-    p.u32(llm::BLOCK_COUNT, hp.block_count()?)?;
-    p.u32(ssm::CONV_KERNEL, d_conv)?;
-    p.u32(ssm::INNER_SIZE, d_inner)?;
-    p.u32(ssm::STATE_SIZE, d_state)?;
-    p.u32(ssm::TIME_STEP_RANK, d_inner / head_dim)?;
-    p.u32(ssm::GROUP_COUNT, n_group)?;
-    p.f32(attention::LAYERNORM_RMS_EPS, eps);
-    p.file_type();
+    Mamba2Keys {
+        d_model,
+        d_inner,
+        d_state,
+        d_conv,
+        n_group,
+        head_dim,
+        eps,
+    }
+    .write(p)?;
     // FalconH1Model's own.
     p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     p.u32(llm::BLOCK_COUNT, hp.block_count()?)?;

@@ -12,7 +12,7 @@
 use ggufkit::gguf::keys::{attention, hybrid, llm, rope, ssm};
 use serde_json::{Map, Value as Json};
 
-use super::mamba::{mamba2_filter, mamba2_tensor};
+use super::mamba::{mamba2_filter, mamba2_tensor, MAMBA2_TENSORS};
 use super::{granite, llama, Arch, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
@@ -37,35 +37,27 @@ pub const GRANITE_HYBRID: Arch = Arch {
     gguf: "granitehybrid",
     vocab: VocabKind::GraniteHybrid,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[&[
-        Tensor::TokenEmbd,
-        Tensor::OutputNorm,
-        Tensor::Output,
-        Tensor::AttnNorm,
-        Tensor::SsmIn,
-        Tensor::SsmConv1d,
-        Tensor::SsmDt,
-        Tensor::SsmA,
-        Tensor::SsmD,
-        Tensor::SsmNorm,
-        Tensor::SsmOut,
-        Tensor::AttnQkv,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnNorm,
-        Tensor::FfnGateInp,
-        Tensor::FfnGateExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnUpExp,
-        Tensor::FfnGateShexp,
-        Tensor::FfnUpShexp,
-        Tensor::FfnDownShexp,
-        Tensor::FfnGate,
-        Tensor::FfnDown,
-        Tensor::FfnUp,
-    ]],
+    tensors: &[
+        MAMBA2_TENSORS,
+        &[
+            Tensor::AttnQkv,
+            Tensor::AttnQ,
+            Tensor::AttnK,
+            Tensor::AttnV,
+            Tensor::AttnOut,
+            Tensor::FfnNorm,
+            Tensor::FfnGateInp,
+            Tensor::FfnGateExp,
+            Tensor::FfnDownExp,
+            Tensor::FfnUpExp,
+            Tensor::FfnGateShexp,
+            Tensor::FfnUpShexp,
+            Tensor::FfnDownShexp,
+            Tensor::FfnGate,
+            Tensor::FfnDown,
+            Tensor::FfnUp,
+        ],
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {

@@ -196,6 +196,46 @@ pub fn mamba2_sizes(hp: &Hparams) -> Result<(u64, u64, u64, u64), ConvertError> 
     Ok((d_model, expand, d_inner, n_group))
 }
 
+/// The keys `Mamba2Model.set_gguf_parameters` writes, which the models built on it (Falcon-H1)
+/// write first too.
+pub(super) struct Mamba2Keys {
+    pub d_model: u64,
+    pub d_inner: u64,
+    pub d_state: u64,
+    pub d_conv: u64,
+    pub n_group: u64,
+    /// Non-zero (the time-step rank is `d_inner / head_dim`).
+    pub head_dim: u64,
+    pub eps: f64,
+}
+
+impl Mamba2Keys {
+    pub(super) fn write(self, p: &mut Params) -> Result<(), ConvertError> {
+        let Mamba2Keys {
+            d_model,
+            d_inner,
+            d_state,
+            d_conv,
+            n_group,
+            head_dim,
+            eps,
+        } = self;
+        p.u32(llm::CONTEXT_LENGTH, 1 << 20)?;
+        p.u32(llm::EMBEDDING_LENGTH, d_model)?;
+        p.u32(llm::FEED_FORWARD_LENGTH, 0)?;
+        p.u32(attention::HEAD_COUNT, 0)?;
+        p.u32(llm::BLOCK_COUNT, p.hp.block_count()?)?;
+        p.u32(ssm::CONV_KERNEL, d_conv)?;
+        p.u32(ssm::INNER_SIZE, d_inner)?;
+        p.u32(ssm::STATE_SIZE, d_state)?;
+        p.u32(ssm::TIME_STEP_RANK, d_inner / head_dim)?;
+        p.u32(ssm::GROUP_COUNT, n_group)?;
+        p.f32(attention::LAYERNORM_RMS_EPS, eps);
+        p.file_type();
+        Ok(())
+    }
+}
+
 /// `Mamba2Model.set_gguf_parameters`.
 fn mamba2_params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
@@ -216,18 +256,16 @@ fn mamba2_params(p: &mut Params) -> Result<(), ConvertError> {
             ),
         ));
     }
-    p.u32(llm::CONTEXT_LENGTH, 1 << 20)?;
-    p.u32(llm::EMBEDDING_LENGTH, d_model)?;
-    p.u32(llm::FEED_FORWARD_LENGTH, 0)?;
-    p.u32(attention::HEAD_COUNT, 0)?;
-    p.u32(llm::BLOCK_COUNT, hp.block_count()?)?;
-    p.u32(ssm::CONV_KERNEL, d_conv)?;
-    p.u32(ssm::INNER_SIZE, d_inner)?;
-    p.u32(ssm::STATE_SIZE, d_state)?;
-    p.u32(ssm::TIME_STEP_RANK, d_inner / head_dim)?;
-    p.u32(ssm::GROUP_COUNT, n_group)?;
-    p.f32(attention::LAYERNORM_RMS_EPS, eps);
-    p.file_type();
+    Mamba2Keys {
+        d_model,
+        d_inner,
+        d_state,
+        d_conv,
+        n_group,
+        head_dim,
+        eps,
+    }
+    .write(p)?;
     Ok(())
 }
 
