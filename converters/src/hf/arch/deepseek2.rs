@@ -30,8 +30,8 @@ use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
-/// The MLA decoder's tensors (gguf-py's `deepseek2` list, which has both the dense and the
-/// expert FFN, and the next-token-prediction tensors).
+/// MLA attention's tensors (with [`DECODER`] and [`MOE_NEXTN_TENSORS`], gguf-py's `deepseek2` list,
+/// which has both the dense and the expert FFN and the next-token-prediction tensors).
 pub(super) const MLA_TENSORS: &[Tensor] = &[
     Tensor::AttnQA,
     Tensor::AttnQB,
@@ -41,6 +41,11 @@ pub(super) const MLA_TENSORS: &[Tensor] = &[
     Tensor::AttnVB,
     Tensor::AttnQANorm,
     Tensor::AttnKvANorm,
+];
+
+/// Routed and shared experts with the expert-selection bias, and the next-token-prediction
+/// block's tensors (DeepSeek V3 and GLM-4.5 share them).
+pub(super) const MOE_NEXTN_TENSORS: &[Tensor] = &[
     Tensor::FfnGateInp,
     Tensor::FfnGateExp,
     Tensor::FfnDownExp,
@@ -129,7 +134,7 @@ pub const DEEPSEEK2: Arch = Arch {
     gguf: "deepseek2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[DECODER, MLA_TENSORS],
+    tensors: &[DECODER, MLA_TENSORS, MOE_NEXTN_TENSORS],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
@@ -345,7 +350,7 @@ pub const GLM4MOE_LITE: Arch = Arch {
     gguf: "deepseek2",
     vocab: VocabKind::Glm45,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[DECODER, MLA_TENSORS],
+    tensors: &[DECODER, MLA_TENSORS, MOE_NEXTN_TENSORS],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

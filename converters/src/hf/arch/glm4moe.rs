@@ -13,6 +13,7 @@
 use ggufkit::gguf::keys::{llm, mla, rope};
 use serde_json::Value as Json;
 
+use super::deepseek2::MOE_NEXTN_TENSORS;
 use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
@@ -57,37 +58,26 @@ pub const GLM4MOE: Arch = Arch {
     gguf: "glm4moe",
     vocab: VocabKind::Glm45,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[&[
-        Tensor::TokenEmbd,
-        Tensor::OutputNorm,
-        Tensor::Output,
-        Tensor::AttnNorm,
-        Tensor::AttnPostNorm,
-        Tensor::AttnQkv,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::AttnQNorm,
-        Tensor::AttnKNorm,
-        Tensor::FfnGate,
-        Tensor::FfnDown,
-        Tensor::FfnUp,
-        Tensor::FfnGateInp,
-        Tensor::FfnGateExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnUpExp,
-        Tensor::FfnGateShexp,
-        Tensor::FfnDownShexp,
-        Tensor::FfnUpShexp,
-        Tensor::FfnExpProbsB,
-        Tensor::NextnEhProj,
-        Tensor::NextnEmbedTokens,
-        Tensor::NextnEnorm,
-        Tensor::NextnHnorm,
-        Tensor::NextnSharedHeadHead,
-        Tensor::NextnSharedHeadNorm,
-    ]],
+    tensors: &[
+        &[
+            Tensor::TokenEmbd,
+            Tensor::OutputNorm,
+            Tensor::Output,
+            Tensor::AttnNorm,
+            Tensor::AttnPostNorm,
+            Tensor::AttnQkv,
+            Tensor::AttnQ,
+            Tensor::AttnK,
+            Tensor::AttnV,
+            Tensor::AttnOut,
+            Tensor::AttnQNorm,
+            Tensor::AttnKNorm,
+            Tensor::FfnGate,
+            Tensor::FfnDown,
+            Tensor::FfnUp,
+        ],
+        MOE_NEXTN_TENSORS,
+    ],
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
