@@ -1246,12 +1246,17 @@ impl Derive for Materialize {
             }
             let row = read_values(&part)?.f32s();
             let sr = if s_rows == 1 { 0 } else { src / div_r };
-            for (c, x) in row.iter().enumerate() {
-                let sc = if s_cols == 1 { 0 } else { c / div_c };
-                let s = *sv
-                    .get(sr * s_cols + sc)
-                    .ok_or_else(|| DataError("fp8 scale index out of range".into()))?;
-                out.push(*x * s);
+            // The row's scales: one for the whole row, or one per `div_c` columns.
+            let scales = sv
+                .get(sr * s_cols..(sr + 1) * s_cols)
+                .filter(|s| s_cols == 1 || s.len() * div_c >= cols)
+                .ok_or_else(|| DataError("fp8 scale index out of range".into()))?;
+            if s_cols == 1 {
+                out.extend(row.iter().map(|x| x * scales[0]));
+            } else {
+                for (xs, &s) in row.chunks(div_c).zip(scales) {
+                    out.extend(xs.iter().map(|x| x * s));
+                }
             }
         }
         encode_f32(&out, self.out, cols)
