@@ -47,8 +47,8 @@ pub(crate) fn check(tj: &Json, path: &Path) -> Result<(), ConvertError> {
 
 type Found = (String, String);
 
-/// Calls `one` on `c` and, for a `Sequence`, on each of its members (under `normalizers`,
-/// `pretokenizers` or `decoders`), recursively.
+/// Calls `one` on `c` and on each member of any list of components it holds (under
+/// `normalizers`, `pretokenizers`, `decoders` or `processors`), recursively.
 fn walk(
     c: &Json,
     at: &str,
@@ -59,7 +59,8 @@ fn walk(
         return Err((at.to_string(), format!("nested deeper than {MAX_DEPTH}")));
     }
     one(at, c)?;
-    if c.get("type").and_then(Json::as_str) == Some("Sequence") {
+    // Whatever its `type` says: the crate's legacy path picks a component by its fields.
+    {
         for k in ["normalizers", "pretokenizers", "decoders", "processors"] {
             if let Some(Json::Array(items)) = c.get(k) {
                 for (i, item) in items.iter().enumerate() {
@@ -71,21 +72,26 @@ fn walk(
     Ok(())
 }
 
-fn kind(c: &Json) -> Option<&str> {
-    c.get("type").and_then(Json::as_str)
+/// Whether `c` can be read as the component `name`. The crate does not trust `type` alone:
+/// a `type` it does not know sends the object down a legacy path that takes the first
+/// component whose fields it has, and several components (TemplateProcessing, Prepend,
+/// Strip, …) never check their tag. So a rule applies to an object named for it or holding
+/// the field the rule is about, whatever its `type`.
+fn is(c: &Json, name: &str, field: &str) -> bool {
+    c.get("type").and_then(Json::as_str) == Some(name) || c.get(field).is_some()
 }
 
 fn normalizer(at: &str, c: &Json) -> Result<(), Found> {
     // Prepending "" replaces the first character by an insertion of itself: the normalized
     // string keeps one alignment too few, and the next normalizer or pre-tokenizer that maps
     // alignments (a Precompiled charsmap, a split) indexes past their end.
-    if kind(c) == Some("Prepend") && c.get("prepend").and_then(Json::as_str) == Some("") {
+    if is(c, "Prepend", "prepend") && c.get("prepend").and_then(Json::as_str) == Some("") {
         return Err((
             format!("{at} (Prepend)"),
             "prepend is empty (the tokenizers library corrupts its offsets on it)".to_string(),
         ));
     }
-    if kind(c) == Some("Precompiled") {
+    if is(c, "Precompiled", "precompiled_charsmap") {
         if let Some(v) = c.get("precompiled_charsmap") {
             let Json::String(s) = v else {
                 // Not a string: the crate refuses it without looking further (and a null one
@@ -110,7 +116,7 @@ fn normalizer(at: &str, c: &Json) -> Result<(), Found> {
 }
 
 fn pre_tokenizer(at: &str, c: &Json) -> Result<(), Found> {
-    if kind(c) == Some("FixedLength") && c.get("length").and_then(Json::as_u64) == Some(0) {
+    if is(c, "FixedLength", "length") && c.get("length").and_then(Json::as_u64) == Some(0) {
         return Err((
             format!("{at} (FixedLength)"),
             "length 0 (chunks of no characters)".to_string(),
@@ -120,7 +126,7 @@ fn pre_tokenizer(at: &str, c: &Json) -> Result<(), Found> {
 }
 
 fn decoder(at: &str, c: &Json) -> Result<(), Found> {
-    if kind(c) == Some("Strip") {
+    if is(c, "Strip", "stop") {
         // The crate walks `stop` characters back from each token's end without checking the
         // token's length, and slices start..end even when they cross: any token made only of
         // the stripped character and shorter than `stop` (or `start + stop`) panics. Real
@@ -141,7 +147,10 @@ fn decoder(at: &str, c: &Json) -> Result<(), Found> {
 }
 
 fn post_processor(at: &str, c: &Json) -> Result<(), Found> {
-    if kind(c) != Some("TemplateProcessing") {
+    if !["single", "pair", "special_tokens"]
+        .iter()
+        .any(|f| is(c, "TemplateProcessing", f))
+    {
         return Ok(());
     }
     // Encoding with special tokens looks each template token up in `special_tokens` without
@@ -149,6 +158,16 @@ fn post_processor(at: &str, c: &Json) -> Result<(), Found> {
     // that a single encode does not have: both panic.
     let at = format!("{at} (TemplateProcessing)");
     let specials = c.get("special_tokens").and_then(Json::as_object);
+    // A special token's ids and tokens become parallel columns of an encoding.
+    for (name, token) in specials.into_iter().flatten() {
+        let len = |k| token.get(k).and_then(Json::as_array).map(Vec::len);
+        if len("ids") != len("tokens") {
+            return Err((
+                at,
+                format!("special token {name:?} has a different number of ids and tokens"),
+            ));
+        }
+    }
     for template in ["single", "pair"] {
         let Some(Json::Array(pieces)) = c.get(template) else {
             continue;
@@ -359,6 +378,48 @@ mod tests {
         let template = tj["post_processor"].take();
         tj["post_processor"] = serde_json::json!({"type": "Sequence", "processors": [template]});
         assert!(check(&tj, path).is_err());
+    }
+
+    /// The crate does not check a TemplateProcessing's `type`: a misspelt one is still a
+    /// template (found by the tokenizer_json fuzz target's 30-minute run), and the other
+    /// rules follow the fields too.
+    #[test]
+    fn rules_follow_the_fields_not_the_type_name() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/fuzz-regressions/tokenizer_json/template-misspelt-type.json"
+        ));
+        let mut tj: Json = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let e = check(&tj, path).unwrap_err().to_string();
+        assert!(e.contains("QQQQ<s>"), "{e}");
+        tj["post_processor"]["single"][0]["SpecialToken"]["id"] = "<s>".into();
+        check(&tj, path).unwrap();
+        tj["post_processor"]["special_tokens"]["<s>"]["ids"] = serde_json::json!([1, 2]);
+        let e = check(&tj, path).unwrap_err().to_string();
+        assert!(e.contains("different number of ids and tokens"), "{e}");
+        for (key, component) in [
+            (
+                "normalizer",
+                serde_json::json!({"type": "Prepnd", "prepend": ""}),
+            ),
+            (
+                "pre_tokenizer",
+                serde_json::json!({"type": "Fixed", "length": 0}),
+            ),
+            (
+                "decoder",
+                serde_json::json!({"type": "Strp", "content": " ", "start": 0, "stop": 1}),
+            ),
+            (
+                "normalizer",
+                serde_json::json!({"type": "Seq", "normalizers": [{"type": "Prepend", "prepend": ""}]}),
+            ),
+        ] {
+            let mut t = tj.clone();
+            t["post_processor"] = Json::Null;
+            t[key] = component;
+            assert!(check(&t, path).is_err(), "{key}: {}", t[key]);
+        }
     }
 
     #[test]
