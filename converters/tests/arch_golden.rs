@@ -367,3 +367,51 @@ fn qwen3next_needs_its_mtp_layers() {
     );
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// Per-expert tensors stacked into `ffn_*_exps` are computed a range of rows at a time by
+/// the writer (the stacked tensor never exists whole in memory): any split into row ranges
+/// gives the bytes of the whole tensor, for every outtype, across expert boundaries.
+#[test]
+fn stacked_experts_by_rows_equal_whole_tensors() {
+    use ggufkit::ir::TensorData;
+    let work = scratch("arch-stack-rows");
+    let mut split = 0;
+    for fixture in ["qwen3next", "qwen35moe", "mixtral", "olmoe", "granitemoe"] {
+        let dir = materialize(fixture, &work);
+        for outtype in ["f32", "f16", "bf16", "q8_0"] {
+            let opts = HfOptions {
+                outtype: OutType::parse(outtype).unwrap(),
+                ..HfOptions::default()
+            };
+            let conv = read_hf_dir(&dir, &opts).unwrap();
+            for t in &conv.model.tensors {
+                let TensorData::Derived(d) = &t.data else {
+                    continue;
+                };
+                let Some(rows) = d.rows() else {
+                    continue;
+                };
+                if !t.name.contains("_exps") {
+                    continue;
+                }
+                let whole = d.compute().unwrap();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                while start < rows.count {
+                    let end = (start + 5).min(rows.count);
+                    pieces.extend(d.compute_rows(start..end).unwrap());
+                    start = end;
+                }
+                assert_eq!(pieces.len(), rows.count * rows.out_bytes, "{}", t.name);
+                assert!(
+                    pieces == whole,
+                    "{fixture} {outtype} {}: pieces differ",
+                    t.name
+                );
+                split += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(split >= 40, "{split} stacked tensors computed by rows");
+}
