@@ -450,7 +450,16 @@ def _hub_layer_types(cfg: dict) -> None:
 
 
 # Edits of the config.json transformers saved: name -> edit(cfg dict).
+def _qwen35_text_type(cfg: dict) -> None:
+    """transformers loads the tokenizer of a qwen3_5_moe_text config as its own
+    Qwen3_5Tokenizer (Qwen's pre-tokenizer over the file's vocabulary), which makes the
+    SmolLM2 vocabulary's hash unknown and the reference refuse; the MoE fixture is typed
+    as a qwen3_5_text config (the class still comes from `architectures`)."""
+    cfg["model_type"] = "qwen3_5_text"
+
+
 CONFIG_EDITS = {
+    "qwen35moe": _qwen35_text_type,
     "granitehybrid": _hub_layer_types,
     "granitehybrid-attn": _hub_layer_types,
 }
@@ -509,6 +518,39 @@ FIXTURES.update({
                          n_group=1, topk_group=1, routed_scaling_factor=1.8,
                          norm_topk_prob=True, num_nextn_predict_layers=1),
                     "smollm-glm45", True),
+})
+
+
+# Gated delta-net hybrids (helper arch2): Qwen3-Next and the Qwen3.5 text classes. Hidden
+# size 4 with tied embeddings keeps the 49152-row BPE embedding at 393 KB; 2 key heads and
+# 4 value heads (two value heads per key head: the qkvz split and Qwen3.5's value-head
+# reordering both act), one linear-attention layer and one full-attention layer, and one
+# next-token-prediction layer (mtp.*, see EXTRA_TENSORS) in the layout the released
+# checkpoints ship: Qwen3-Next's count comes from the tensors, Qwen3.5's from
+# mtp_num_hidden_layers.
+QWEN_LINEAR = dict(hidden_size=4, num_hidden_layers=2, num_attention_heads=2,
+                   num_key_value_heads=1, head_dim=16, linear_conv_kernel_dim=4,
+                   linear_key_head_dim=8, linear_value_head_dim=8, linear_num_key_heads=2,
+                   linear_num_value_heads=4, max_position_embeddings=4096,
+                   layer_types=["linear_attention", "full_attention"])
+FIXTURES.update({
+    "qwen3next": ("Qwen3NextForCausalLM", "qwen3_next",
+                  dict(QWEN_LINEAR, intermediate_size=40, num_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=32, shared_expert_intermediate_size=16,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                        "partial_rotary_factor": 0.25}),
+                  "smollm", True),
+    "qwen35": ("Qwen3_5ForCausalLM", "qwen3_5_text",
+               dict(QWEN_LINEAR, intermediate_size=32, mtp_num_hidden_layers=1),
+               "smollm", True),
+    "qwen35moe": ("Qwen3_5MoeForCausalLM", "qwen3_5_moe_text",
+                  dict(QWEN_LINEAR, num_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=32, shared_expert_intermediate_size=16,
+                       mtp_num_hidden_layers=1,
+                       rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
+                                        "partial_rotary_factor": 0.25,
+                                        "mrope_section": [1, 1, 0], "mrope_interleaved": True}),
+                  "smollm", True),
 })
 
 
@@ -612,12 +654,29 @@ def _mtp_copy_last(kw: dict, saved: dict) -> dict:
     return out
 
 
+def _mtp_qwen(kw: dict, saved: dict) -> dict:
+    """Qwen3-Next / Qwen3.5's next-token-prediction block as the released checkpoints name
+    it (transformers does not build it): mtp.fc, mtp.pre_fc_norm_embedding,
+    mtp.pre_fc_norm_hidden, mtp.norm and a full-attention decoder layer under
+    mtp.layers.0 (the shapes of the last layer, a full-attention one here)."""
+    e, n = kw["hidden_size"], kw["num_hidden_layers"]
+    last = f"model.layers.{n - 1}."
+    out = {"mtp.layers.0." + k[len(last):]: tuple(v.shape)
+           for k, v in saved.items() if k.startswith(last)}
+    out.update({"mtp.fc.weight": (e, 2 * e), "mtp.pre_fc_norm_embedding.weight": (e,),
+                "mtp.pre_fc_norm_hidden.weight": (e,), "mtp.norm.weight": (e,)})
+    return out
+
+
 # Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
 # the config. Drawn like build_model's (sorted names, its own seed).
 EXTRA_TENSORS = {
     "deepseek3": _mtp_deepseek,
     "glm4moe": _mtp_glm4moe,
     "glm4moelite": _mtp_copy_last,
+    "qwen3next": _mtp_qwen,
+    "qwen35": _mtp_qwen,
+    "qwen35moe": _mtp_qwen,
 }
 
 

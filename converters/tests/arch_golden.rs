@@ -226,6 +226,10 @@ fixtures! {
     lfm2moe => "lfm2moe",
     jamba => "jamba",
     falcon_h1 => "falcon-h1",
+    // Gated delta-net hybrids with next-token-prediction layers (issue #14).
+    qwen3next => "qwen3next",
+    qwen35 => "qwen35",
+    qwen35moe => "qwen35moe",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -268,4 +272,146 @@ fn unsupported_variants_are_refused() {
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Rewrites `dir/model.safetensors` keeping only the tensors `keep` accepts.
+fn drop_tensors(dir: &Path, keep: impl Fn(&str) -> bool) {
+    let path = dir.join("model.safetensors");
+    let bytes = std::fs::read(&path).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: Json = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let data = &bytes[8 + n..];
+    let mut kept: Vec<(String, String, Vec<u64>, Vec<u8>)> = Vec::new();
+    for (name, t) in header.as_object().unwrap() {
+        if name == "__metadata__" || !keep(name) {
+            continue;
+        }
+        let off: Vec<usize> = t["data_offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as usize)
+            .collect();
+        let shape = t["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        kept.push((
+            name.clone(),
+            t["dtype"].as_str().unwrap().to_string(),
+            shape,
+            data[off[0]..off[1]].to_vec(),
+        ));
+    }
+    let refs: Vec<(&str, &str, &[u64], Vec<u8>)> = kept
+        .iter()
+        .map(|(n, d, s, b)| (n.as_str(), d.as_str(), s.as_slice(), b.clone()))
+        .collect();
+    std::fs::write(&path, support::safetensors(&refs)).unwrap();
+}
+
+/// Qwen3-Next's next-token-prediction layers: without `mtp.*` tensors and without
+/// `mtp_num_hidden_layers` the reference refuses the checkpoint (its MTP block count would be
+/// 0), so do we; with `mtp_num_hidden_layers` the count comes from the config and the layers
+/// after the config's are written even when the config says more than the checkpoint has.
+#[test]
+fn qwen3next_needs_its_mtp_layers() {
+    let work = scratch("arch-qwen3next-mtp");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let dir = materialize("qwen3next", &work);
+    let conv = read_hf_dir(&dir, &opts).unwrap();
+    let md = &conv.model.metadata;
+    assert_eq!(
+        md.get("qwen3next.block_count"),
+        Some(&ggufkit::gguf::Value::U32(3))
+    );
+    assert_eq!(
+        md.get("qwen3next.nextn_predict_layers"),
+        Some(&ggufkit::gguf::Value::U32(1))
+    );
+    let names: Vec<&str> = conv.model.tensors.iter().map(|t| t.name.as_str()).collect();
+    for n in [
+        "blk.2.nextn.eh_proj.weight",
+        "blk.2.nextn.enorm.weight",
+        "blk.2.nextn.hnorm.weight",
+        "blk.2.nextn.shared_head_norm.weight",
+        "blk.2.ffn_gate_exps.weight",
+        "blk.2.attn_q.weight",
+    ] {
+        assert!(names.contains(&n), "{n} missing: {names:?}");
+    }
+    drop_tensors(&dir, |n| !n.starts_with("mtp."));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("next-token-prediction") && e.contains("mtp"),
+        "{e}"
+    );
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["mtp_num_hidden_layers"] = Json::from(2);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let conv = read_hf_dir(&dir, &opts).unwrap();
+    let md = &conv.model.metadata;
+    assert_eq!(
+        md.get("qwen3next.block_count"),
+        Some(&ggufkit::gguf::Value::U32(4))
+    );
+    assert_eq!(
+        md.get("qwen3next.nextn_predict_layers"),
+        Some(&ggufkit::gguf::Value::U32(2))
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Per-expert tensors stacked into `ffn_*_exps` are computed a range of rows at a time by
+/// the writer (the stacked tensor never exists whole in memory): any split into row ranges
+/// gives the bytes of the whole tensor, for every outtype, across expert boundaries.
+#[test]
+fn stacked_experts_by_rows_equal_whole_tensors() {
+    use ggufkit::ir::TensorData;
+    let work = scratch("arch-stack-rows");
+    let mut split = 0;
+    for fixture in ["qwen3next", "qwen35moe", "mixtral", "olmoe", "granitemoe"] {
+        let dir = materialize(fixture, &work);
+        for outtype in ["f32", "f16", "bf16", "q8_0"] {
+            let opts = HfOptions {
+                outtype: OutType::parse(outtype).unwrap(),
+                ..HfOptions::default()
+            };
+            let conv = read_hf_dir(&dir, &opts).unwrap();
+            for t in &conv.model.tensors {
+                let TensorData::Derived(d) = &t.data else {
+                    continue;
+                };
+                let Some(rows) = d.rows() else {
+                    continue;
+                };
+                if !t.name.contains("_exps") {
+                    continue;
+                }
+                let whole = d.compute().unwrap();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                while start < rows.count {
+                    let end = (start + 5).min(rows.count);
+                    pieces.extend(d.compute_rows(start..end).unwrap());
+                    start = end;
+                }
+                assert_eq!(pieces.len(), rows.count * rows.out_bytes, "{}", t.name);
+                assert!(
+                    pieces == whole,
+                    "{fixture} {outtype} {}: pieces differ",
+                    t.name
+                );
+                split += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(split >= 40, "{split} stacked tensors computed by rows");
 }

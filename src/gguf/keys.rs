@@ -354,4 +354,8 @@ pub mod shortconv {
 pub mod hybrid {
     /// Whether rope scaling was used in fine-tuning (Granite hybrids: rope is used at all).
     pub const ROPE_SCALING_FINETUNED: &str = "rope.scaling.finetuned";
+    /// Which layers are recurrent (Qwen3-Next, Qwen3.5: linear attention).
+    pub const RECURRENT_LAYERS: &str = "attention.recurrent_layers";
+    /// Every how many layers one is full attention (Qwen3-Next, Qwen3.5).
+    pub const FULL_ATTENTION_INTERVAL: &str = "full_attention_interval";
 }

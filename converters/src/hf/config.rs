@@ -31,6 +31,9 @@ pub struct Hparams {
     pub arch: String,
     /// Where config.json was read from.
     pub path: PathBuf,
+    /// Blocks after the config's own (Qwen3-Next's next-token-prediction layers, counted
+    /// from its `mtp.*` tensors when the config does not say): part of [`Hparams::block_count`].
+    pub extra_blocks: u64,
 }
 
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
@@ -314,6 +317,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         rope,
         arch,
         path,
+        extra_blocks: 0,
     })
 }
 
@@ -415,6 +419,7 @@ impl Hparams {
             let nextn = self.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
             n = n.saturating_add(nextn);
         }
+        n = n.saturating_add(self.extra_blocks);
         if n > MAX_BLOCK_COUNT {
             return Err(ConvertError::format(
                 &self.path,

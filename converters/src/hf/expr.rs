@@ -1184,7 +1184,19 @@ impl Derive for Materialize {
     /// A dequantized 2-D weight read straight from the file (FP8 `weight * scale`) is
     /// computed a range of rows at a time: each output row needs only its own weight row and
     /// the (small) scale, so a large FP8 matrix never has its whole F32 form in memory.
+    ///
+    /// Per-expert matrices stacked into one `*_exps` tensor (plain F32/F16/BF16 reads) are
+    /// computed by rows too: each output row is one row of one expert's matrix, so the
+    /// stacked tensor never exists whole in its source or F32 form, only the output rows of
+    /// a piece.
     fn rows(&self) -> Option<Rows> {
+        if let Some(st) = self.row_stack() {
+            return Some(Rows {
+                count: st.parts.len().checked_mul(st.rows)?,
+                out_bytes: ggufkit::quantizers::row_size(self.out, st.cols)?,
+                in_bytes: st.cols.checked_mul(st.size)?,
+            });
+        }
         let ((w, _), _) = self.row_dequant()?;
         let cols = usize::try_from(*w.shape.get(1)?).ok()?;
         let count = usize::try_from(w.shape[0]).ok()?;
@@ -1197,6 +1209,26 @@ impl Derive for Materialize {
     }
 
     fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        if let Some(st) = self.row_stack() {
+            let mut out = Vec::new();
+            let mut r = range.start;
+            while r < range.end {
+                // The rows of one expert in this range.
+                let (part, first) = (r / st.rows, r % st.rows);
+                let last = st.rows.min(first + (range.end - r));
+                let t = st.parts[part]
+                    .as_read()
+                    .ok_or_else(|| DataError("stacked part is not a read".into()))?;
+                let row = st.cols * st.size;
+                let bytes = t
+                    .bytes()
+                    .get(first * row..last * row)
+                    .ok_or_else(|| DataError(format!("{}: rows out of the tensor", t.name)))?;
+                out.extend(encode(self.expr.work(), bytes, self.out, st.cols)?);
+                r += last - first;
+            }
+            return Ok(out);
+        }
         let ((w, (scale, block)), n_head) = self
             .row_dequant()
             .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
@@ -1263,6 +1295,19 @@ impl Derive for Materialize {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
+        if let Some(st) = self.row_stack() {
+            let row = st.cols * st.size;
+            let mut r = range.start;
+            while r < range.end {
+                let (part, first) = (r / st.rows, r % st.rows);
+                let last = st.rows.min(first + (range.end - r));
+                if let Some(t) = st.parts[part].as_read() {
+                    t.file.release(t.offset + first * row, (last - first) * row);
+                }
+                r += last - first;
+            }
+            return;
+        }
         // A permuted tensor's rows come from anywhere in their heads: released whole.
         if let Some(((w, _), None)) = self.row_dequant() {
             let row = w.shape[1] as usize * w.dtype.size() as usize;
@@ -1272,12 +1317,56 @@ impl Derive for Materialize {
     }
 }
 
+/// Equal 2-D matrices of one float dtype stacked along a new leading dimension, computed
+/// by rows (see [`Materialize::row_stack`]).
+struct RowStack<'a> {
+    /// The stacked matrices (plain reads).
+    parts: &'a [Expr],
+    /// Rows of one matrix.
+    rows: usize,
+    /// Elements per row.
+    cols: usize,
+    /// Bytes per element.
+    size: usize,
+}
+
 /// A dequantization computed by rows: the 2-D weight, its scale and the block size.
 type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
 
 impl Materialize {
     /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
     /// dims)` to a type whose rows are encoded independently.
+    /// A stack of plain reads of equal 2-D F32/F16/BF16 matrices of one dtype, kept in that
+    /// type (the stacked experts of a checkpoint that stores them per expert).
+    fn row_stack(&self) -> Option<RowStack<'_>> {
+        let Op::Stack(parts) = &self.expr.0.op else {
+            return None;
+        };
+        let first = parts.first()?.as_read()?;
+        if first.shape.len() != 2
+            || !matches!(first.dtype, StDtype::F32 | StDtype::F16 | StDtype::Bf16)
+            || parts[0].work() != self.expr.work()
+        {
+            return None;
+        }
+        let same = |p: &Expr| {
+            p.as_read()
+                .is_some_and(|t| t.dtype == first.dtype && t.shape == first.shape)
+        };
+        if !parts.iter().all(same) {
+            return None;
+        }
+        let rows = usize::try_from(first.shape[0]).ok()?;
+        let cols = usize::try_from(first.shape[1]).ok().filter(|c| *c > 0)?;
+        ggufkit::quantizers::row_size(self.out, cols)?;
+        Some(RowStack {
+            parts,
+            rows,
+            cols,
+            size: first.dtype.size() as usize,
+        })
+    }
+
     fn row_dequant(&self) -> Option<(RowDequant<'_>, Option<usize>)> {
         let (inner, n_head) = match &self.expr.0.op {
             Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),

@@ -165,7 +165,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         };
         return lora::read_lora_dir(dir, &base, opts);
     }
-    let hp = config::load(dir)?;
+    let mut hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
         arch: hp.arch.clone(),
         nearest: nearest_architectures(&hp.arch),
@@ -178,6 +178,12 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         crate::torch::index_dir(dir)?
     };
     let entries = tensors::collect(arch, shards.tensors);
+    let entries = if arch.rules.mtp_layers {
+        arch::qwen3next::mtp_entries(&mut hp, entries)?
+    } else {
+        entries
+    };
+    let hp = hp;
     let outtype = match opts.outtype {
         OutType::Auto => {
             outtype::resolve_auto(entries.iter().map(|e| (e.expr.shape().len(), e.dtype)))

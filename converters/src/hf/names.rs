@@ -146,6 +146,15 @@ pub enum Tensor {
     ShortConvIn,
     /// `blk.{bid}.shortconv.out_proj`.
     ShortConvOut,
+    // Gated delta-net (Qwen3-Next, Qwen3.5).
+    /// `blk.{bid}.attn_gate` (the output gate of linear attention).
+    AttnGate,
+    /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
+    SsmBetaAlpha,
+    /// `blk.{bid}.ssm_beta`.
+    SsmBeta,
+    /// `blk.{bid}.ssm_alpha`.
+    SsmAlpha,
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
     FfnPreNorm,
@@ -220,6 +229,10 @@ impl Tensor {
             T::ShortConvIn => "blk.{bid}.shortconv.in_proj",
             T::ShortConvOut => "blk.{bid}.shortconv.out_proj",
             T::FfnPreNorm => "blk.{bid}.ffn_norm",
+            T::AttnGate => "blk.{bid}.attn_gate",
+            T::SsmBetaAlpha => "blk.{bid}.ssm_ba",
+            T::SsmBeta => "blk.{bid}.ssm_beta",
+            T::SsmAlpha => "blk.{bid}.ssm_alpha",
         }
     }
 }
@@ -348,6 +361,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.qkv_proj",
             "layers.{bid}.attn.Wqkv",
             "encoder.layers.{bid}.attn.Wqkv",
+            "model.layers.{bid}.linear_attn.in_proj_qkv",
         ],
     ),
     (
@@ -624,6 +638,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.in_proj",
             "backbone.layers.{bid}.mixer.in_proj",
             "model.layers.{bid}.mamba.in_proj",
+            "model.layers.{bid}.linear_attn.in_proj_qkvz",
         ],
     ),
     (
@@ -632,6 +647,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.conv1d",
             "backbone.layers.{bid}.mixer.conv1d",
             "model.layers.{bid}.mamba.conv1d",
+            "model.layers.{bid}.linear_attn.conv1d",
         ],
     ),
     (
@@ -648,6 +664,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.dt_proj",
             "backbone.layers.{bid}.mixer.dt_proj",
             "model.layers.{bid}.mamba.dt_proj",
+            "model.layers.{bid}.linear_attn.dt_proj",
         ],
     ),
     (T::SsmDtNorm, &["model.layers.{bid}.mamba.dt_layernorm"]),
@@ -657,6 +674,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.A_log",
             "backbone.layers.{bid}.mixer.A_log",
             "model.layers.{bid}.mamba.A_log",
+            "model.layers.{bid}.linear_attn.A_log",
         ],
     ),
     (
@@ -686,6 +704,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.mamba.norm",
             "backbone.layers.{bid}.mixer.norm",
+            "model.layers.{bid}.linear_attn.norm",
         ],
     ),
     (
@@ -694,8 +713,16 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.out_proj",
             "backbone.layers.{bid}.mixer.out_proj",
             "model.layers.{bid}.mamba.out_proj",
+            "model.layers.{bid}.linear_attn.out_proj",
         ],
     ),
+    (T::AttnGate, &["model.layers.{bid}.linear_attn.in_proj_z"]),
+    (
+        T::SsmBetaAlpha,
+        &["model.layers.{bid}.linear_attn.in_proj_ba"],
+    ),
+    (T::SsmBeta, &["model.layers.{bid}.linear_attn.in_proj_b"]),
+    (T::SsmAlpha, &["model.layers.{bid}.linear_attn.in_proj_a"]),
     // LFM2's short convolution.
     (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
     (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),

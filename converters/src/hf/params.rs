@@ -100,6 +100,15 @@ impl Params<'_> {
         self.md.set(key, Value::Array(ArrayValue::Bool(v)));
     }
 
+    /// An INT32 array (skipped when empty, like `add_array` of Python ints).
+    pub fn i32s(&mut self, suffix: &str, v: Vec<i32>) {
+        if v.is_empty() {
+            return;
+        }
+        let key = self.key(suffix);
+        self.md.set(key, Value::Array(ArrayValue::I32(v)));
+    }
+
     /// `rope.dimension_count = int(pct * (hidden_size // num_attention_heads))`: partial
     /// rotary dimensions of one head.
     pub fn partial_rope_dims(&mut self, pct: f64) -> Result<(), ConvertError> {

@@ -62,6 +62,8 @@ mod starcoder;
 mod deepseek2;
 mod glm4moe;
 mod gpt_oss;
+// Gated delta-net hybrids (issue #14, helper arch2).
+pub(crate) mod qwen3next;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -134,6 +136,9 @@ pub struct Rules {
     /// The block count includes `num_nextn_predict_layers` next-token-prediction blocks
     /// after the `num_hidden_layers` ones (GLM-4.5's kept MTP layers).
     pub nextn_blocks: bool,
+    /// Qwen3-Next / Qwen3.5's `mtp.*` next-token-prediction tensors are renamed to blocks
+    /// after the config's (`qwen3next::mtp_entries`), which extend the block count.
+    pub mtp_layers: bool,
     /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
     /// (Mamba's checkpoints save the tied head).
     pub omit_tied_output: bool,
@@ -152,6 +157,7 @@ impl Rules {
         rename: None,
         hook: None,
         nextn_blocks: false,
+        mtp_layers: false,
         omit_tied_output: false,
     };
 }
@@ -299,6 +305,9 @@ pub static ALL: &[&Arch] = &[
     &lfm2::LFM2MOE,
     &jamba::JAMBA,
     &falcon_h1::FALCON_H1,
+    &qwen3next::QWEN3NEXT,
+    &qwen3next::QWEN35,
+    &qwen3next::QWEN35MOE,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,

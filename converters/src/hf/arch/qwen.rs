@@ -185,7 +185,8 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
     p.pooling()
 }
 
-fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
+/// `Qwen2MoeModel.set_gguf_parameters`: the generic block and the expert FFN sizes.
+pub(super) fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.opt_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["moe_intermediate_size"])?;
     p.opt_u32(
