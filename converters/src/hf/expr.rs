@@ -14,9 +14,10 @@
 use std::sync::Arc;
 
 use ggufkit::ir::{
-    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Rows, Stage, TensorData,
+    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Packed, Rows, Stage,
+    TensorData,
 };
-use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
+use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
@@ -139,6 +140,13 @@ enum Op {
     /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
     /// F32 otherwise (Falcon-H1's multipliers).
     MulRows { input: Expr, factors: Arc<Vec<f32>> },
+    /// Already-quantized source blocks moved into GGML type `ty`'s layout (MXFP4 experts,
+    /// NVFP4 weights): written as they are; their values are the blocks dequantized.
+    Packed {
+        ty: GgmlType,
+        data: Packed,
+        inputs: Vec<StTensor>,
+    },
 }
 
 /// A node of an expression.
@@ -180,6 +188,20 @@ impl Expr {
         Expr::new(Op::Const(Arc::new(values)), shape, Work::F32)
     }
 
+    /// Already-quantized data of GGML type `ty` (see [`ggufkit::ir::Packed`]), whose values
+    /// have the (element) `shape`; `inputs` are the source tensors it reads.
+    pub fn packed(ty: GgmlType, shape: Vec<u64>, data: Packed, inputs: Vec<StTensor>) -> Expr {
+        Expr::new(Op::Packed { ty, data, inputs }, shape, Work::F32)
+    }
+
+    /// The GGML type and the bytes, when this is already-quantized data.
+    pub fn as_packed(&self) -> Option<(GgmlType, &Packed)> {
+        match &self.0.op {
+            Op::Packed { ty, data, .. } => Some((*ty, data)),
+            _ => None,
+        }
+    }
+
     /// Shape, outermost first.
     pub fn shape(&self) -> &[u64] {
         &self.0.shape
@@ -195,6 +217,7 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => f(t),
             Op::Const(_) => {}
+            Op::Packed { inputs, .. } => inputs.iter().for_each(f),
             Op::Dequant { weight, scale, .. } => {
                 weight.for_each_source(f);
                 scale.for_each_source(f);
@@ -542,6 +565,7 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => t.name.clone(),
             Op::Const(v) => format!("<{} generated values>", v.len()),
+            Op::Packed { data, .. } => data.describe(),
             Op::Dequant { weight, scale, .. } => {
                 format!("dequant({}, {})", weight.describe(), scale.describe())
             }
@@ -619,6 +643,19 @@ impl Expr {
                     t.dtype
                 );
             }
+            Op::Packed { ty, data, inputs } => {
+                let _ = write!(out, "packed({ty},{}", data.describe());
+                for t in inputs {
+                    let _ = write!(
+                        out,
+                        ",read({:?},{},{})",
+                        FileKey::of(&t.file),
+                        t.offset,
+                        t.len
+                    );
+                }
+                out.push(')');
+            }
             Op::Const(v) => {
                 out.push_str("const(");
                 for x in v.iter() {
@@ -664,6 +701,7 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => out.push(t.name.clone()),
             Op::Const(_) => {}
+            Op::Packed { inputs, .. } => out.extend(inputs.iter().map(|t| t.name.clone())),
             Op::Dequant { weight, scale, .. } => {
                 weight.sources(out);
                 scale.sources(out);
@@ -696,6 +734,16 @@ impl Expr {
                 work: Work::F32,
                 bytes: f32_bytes(v),
             },
+            Op::Packed { ty, data, .. } => {
+                let raw = data.compute()?;
+                let n = node.shape.iter().product::<u64>() as usize;
+                let mut f = vec![0f32; n];
+                dequantize_rows(*ty, &raw, &mut f).map_err(|e| DataError(e.to_string()))?;
+                Values {
+                    work: Work::F32,
+                    bytes: f32_bytes(&f),
+                }
+            }
             Op::Dequant {
                 weight,
                 scale,

@@ -107,6 +107,11 @@ struct QuantInfo<'a> {
     /// The method `dequant_model` acts on: config.json's `quant_method`, or ModelOpt's
     /// producer name when config.json has none and `hf_quant_config.json` exists.
     method: Option<String>,
+    /// NVFP4 weights (`quant_algo` NVFP4 or W4A16_NVFP4, compressed-tensors
+    /// `nvfp4-pack-quantized` groups, or a layer whose algorithm ends in NVFP4).
+    nvfp4: bool,
+    /// `quant_method: "mxfp4"` (after `hf_quant_config.json`).
+    mxfp4: bool,
 }
 
 fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
@@ -165,19 +170,28 @@ fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertE
                 .is_some_and(|a| a.ends_with("NVFP4"))
         })
     });
-    if matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers {
-        return Err(ConvertError::Unsupported(
-            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
-        ));
-    }
-    if method.as_deref() == Some("mxfp4") {
-        return Err(ConvertError::Unsupported(
-            "MXFP4 checkpoints (quant_method \"mxfp4\") are not supported".into(),
-        ));
-    }
+    let nvfp4 =
+        matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers;
     Ok(QuantInfo {
         config,
         method: dequant_method,
+        nvfp4,
+        mxfp4: method.as_deref() == Some("mxfp4"),
+    })
+}
+
+/// The file type `prepare_metadata` writes instead of an F32/F16/BF16 outtype's for a
+/// checkpoint whose weights stay quantized: MOSTLY_NVFP4 for NVFP4, MOSTLY_MXFP4_MOE for
+/// `quant_method: "mxfp4"`.
+pub fn packed_file_type(hp: &Hparams, dir: &Path) -> Result<Option<u32>, ConvertError> {
+    use ggufkit::quantize::ftype::ft;
+    let info = quant_info(hp, dir)?;
+    Ok(if info.nvfp4 {
+        Some(ft::NVFP4)
+    } else if info.mxfp4 {
+        Some(ft::MXFP4_MOE)
+    } else {
+        None
     })
 }
 
@@ -210,12 +224,22 @@ enum ScaleRole {
 /// * `"modelopt"` (FP8; `hf_quant_config.json`): `<weight>_scale`; `input_scale`,
 ///   `k_scale`, `v_scale` are dropped.
 pub fn dequantize(
+    arch: &Arch,
     hp: &Hparams,
     dir: &Path,
     entries: Vec<Entry>,
     fp8_as_q8: bool,
 ) -> Result<Vec<Entry>, ConvertError> {
     let info = quant_info(hp, dir)?;
+    if info.nvfp4 {
+        return Err(ConvertError::Unsupported(
+            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
+        ));
+    }
+    // gpt-oss skips dequant_model for its MXFP4 checkpoints (the experts are repacked).
+    if info.mxfp4 && arch.rules.mxfp4.is_some() {
+        return Ok(entries);
+    }
     let Some(method) = info.method.as_deref() else {
         return Ok(entries);
     };
@@ -657,8 +681,9 @@ fn skipped(name: &str) -> bool {
     .any(|s| name.ends_with(s))
 }
 
-/// `prepare_tensors`: generated tensors first, then the model's, each mapped, transformed
-/// and given its output type.
+/// `prepare_tensors`: the tensors the class repacks (already-quantized, in their own type)
+/// first, then generated tensors, then the model's, each mapped, transformed and given its
+/// output type.
 pub fn plan(
     arch: &Arch,
     hp: &Hparams,
@@ -667,6 +692,11 @@ pub fn plan(
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
+    let mut entries = entries;
+    let packed = match arch.rules.mxfp4 {
+        Some(repack) => repack(&mut entries)?,
+        None => Vec::new(),
+    };
     let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, ()> = HashMap::new();
@@ -677,7 +707,10 @@ pub fn plan(
             }
             let shape = expr.shape();
             let row = shape.last().copied().unwrap_or(1);
-            let ty = if fp8_q8 && shape.len() >= 2 {
+            let ty = if let Some((ty, _)) = expr.as_packed() {
+                // Written by the class itself, in its own type (`raw_dtype`).
+                ty
+            } else if fp8_q8 && shape.len() >= 2 {
                 outtype::forced_q8(&name, row)
             } else {
                 outtype::choose(outtype, &name, shape.len(), row, bid)
@@ -685,6 +718,11 @@ pub fn plan(
             out.push(Planned { name, expr, ty });
             Ok(())
         };
+    // The repacked tensors go to the writer before everything else.
+    for (name, expr) in packed {
+        let bid = block_id(&name);
+        push(m.map_name(&name)?, expr, bid, false)?;
+    }
     for (name, expr) in generated {
         push(name, expr, None, false)?;
     }
