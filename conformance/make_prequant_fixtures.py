@@ -18,6 +18,12 @@ fixture's own `model.safetensors`, shared by reference (`shared-files.txt`), and
                  weights quantized as OpenAI's checkpoints are (per 32 values, exponent
                  `floor(log2(amax)) - 2`, codes the nearest E2M1 value).
 
+  llama-bpe-gptq4, llama-bpe-gptq8, llama-bpe-w4a16, llama-bpe-w4a16-asym
+                 the `llama-bpe` model (2 layers) plus a third layer: f16 norms and the seven
+                 projections quantized with asymmetric groups of 32 as GPTQ 4-bit (act_order
+                 off) and 8-bit (act_order on: `g_idx` from a permutation), and as
+                 compressed-tensors `pack-quantized` W4A16, symmetric and with zero points.
+
 For each fixture the pinned `convert_hf_to_gguf.py` runs for `--outtype` f32, f16, bf16, q8_0 and
 auto, and on modified copies the reference refuses (their changes the Rust test makes too);
 `llama-quantize` runs on the f16 output for MXFP4_MOE and Q4_K_M, and (with

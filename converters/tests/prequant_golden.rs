@@ -1,5 +1,6 @@
-//! Pre-quantized checkpoints that the reference repacks (MXFP4) or dequantizes (GPTQ,
-//! compressed-tensors pack-quantized) convert to the reference's bytes, and llama-quantize's
+//! Pre-quantized checkpoints that the reference repacks (MXFP4) or dequantizes (GPTQ 4- and
+//! 8-bit, compressed-tensors pack-quantized with and without zero points) convert to the
+//! reference's bytes, and llama-quantize's
 //! bytes come out of gguf-quantize on the result.
 //!
 //! `testdata/hf/<fixture>/` hold a source fixture's weights (shared by reference) plus a small
@@ -21,7 +22,13 @@ use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 use serde_json::Value as Json;
 
 /// Every fixture `make_prequant_fixtures.py` makes (each must have cases).
-const FIXTURES: &[&str] = &["gptoss-mxfp4"];
+const FIXTURES: &[&str] = &[
+    "gptoss-mxfp4",
+    "llama-bpe-gptq4",
+    "llama-bpe-gptq8",
+    "llama-bpe-w4a16",
+    "llama-bpe-w4a16-asym",
+];
 
 fn options(outtype: &str) -> HfOptions {
     HfOptions {
@@ -84,8 +91,41 @@ fn write_st(path: &Path, tensors: &StTensors) {
     std::fs::write(path, ggufkit_testsupport::golden::safetensors(&parts)).unwrap();
 }
 
+/// Edits the quantization config.
+fn edit_config(dir: &Path, f: impl FnOnce(&mut Json)) {
+    let path = dir.join("config.json");
+    let mut c = read_json(&path);
+    f(&mut c["quantization_config"]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
+}
+
+/// Removes a tensor from the second part and the index.
+fn drop_tensor(dir: &Path, name: &str) {
+    let part = dir.join("model-00002-of-00002.safetensors");
+    let mut t = read_st(&part);
+    let before = t.len();
+    t.retain(|x| x.0 != name);
+    assert_eq!(t.len() + 1, before, "no {name}");
+    write_st(&part, &t);
+    let path = dir.join("model.safetensors.index.json");
+    let mut idx = read_json(&path);
+    idx["weight_map"].as_object_mut().unwrap().remove(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(&idx).unwrap()).unwrap();
+}
+
 /// The modifications of the refused cases (as `make_prequant_fixtures.py` makes them).
 fn modify(dir: &Path, what: &str) {
+    match what {
+        "bits-3" => return edit_config(dir, |q| q["bits"] = 3.into()),
+        "no-g-idx" => return drop_tensor(dir, "model.layers.2.mlp.up_proj.g_idx"),
+        "strategy-channel" => {
+            return edit_config(dir, |q| {
+                q["config_groups"]["group_0"]["weights"]["strategy"] = "channel".into()
+            })
+        }
+        "no-weight-shape" => return drop_tensor(dir, "model.layers.2.mlp.up_proj.weight_shape"),
+        _ => {}
+    }
     let part = dir.join("model-00002-of-00002.safetensors");
     let mut t = read_st(&part);
     let find = |t: &mut StTensors, name: &str| -> usize {
@@ -110,11 +150,15 @@ fn modify(dir: &Path, what: &str) {
     write_st(&part, &t);
 }
 
-/// The tensor each refusal must name.
+/// What each refusal's error must name (the tensor or the setting at fault).
 fn refused_tensor(what: &str) -> &'static str {
     match what {
         "scales-shape" => "down_proj_scales",
         "blocks-dtype" => "gate_up_proj_blocks",
+        "bits-3" => "3-bit",
+        "no-g-idx" => "up_proj.g_idx",
+        "strategy-channel" => "strategy",
+        "no-weight-shape" => "up_proj.weight_shape",
         other => panic!("unknown modification {other}"),
     }
 }
@@ -187,7 +231,7 @@ fn prequantized_checkpoints_equal_the_reference() {
         same += 1;
     }
     let _ = std::fs::remove_dir_all(&work);
-    assert!(refused >= 3, "{refused} refused cases");
+    assert!(refused >= 7, "{refused} refused cases");
     record(
         "prequant_golden",
         same + refused,
@@ -305,4 +349,50 @@ fn quantizing_an_mxfp4_model_follows_llama_quantize() {
     let err = quantize(&model, "Q4_K_M").unwrap_err();
     assert!(err.contains("mxfp4"), "{err}");
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Dequantized GPTQ / pack-quantized matrices are computed a range of rows at a time (the q/k
+/// ones through the head permutation): any split gives the whole tensor's bytes, for every
+/// outtype; and they come after every other tensor, as the reference's `new_tensors`.
+#[test]
+fn int_weights_by_rows_equal_whole_tensors() {
+    let mut split = 0;
+    for fx in &FIXTURES[1..] {
+        for outtype in ["f32", "f16", "q8_0"] {
+            let conv = read_hf_dir(&fixture(fx), &options(outtype)).unwrap();
+            let names: Vec<&str> = conv.model.tensors.iter().map(|t| t.name.as_str()).collect();
+            // The seven projections of layer 2, last, in the order of their packed names.
+            let first = names.len() - 7;
+            assert_eq!(
+                names[first..],
+                [
+                    "blk.2.ffn_down.weight",
+                    "blk.2.ffn_gate.weight",
+                    "blk.2.ffn_up.weight",
+                    "blk.2.attn_k.weight",
+                    "blk.2.attn_output.weight",
+                    "blk.2.attn_q.weight",
+                    "blk.2.attn_v.weight"
+                ],
+                "{fx}"
+            );
+            for t in &conv.model.tensors[first..] {
+                let TensorData::Derived(d) = &t.data else {
+                    panic!("{fx} {}: not computed", t.name)
+                };
+                let rows = d.rows().expect("by rows");
+                let whole = d.compute().unwrap();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                while start < rows.count {
+                    let end = (start + 7).min(rows.count);
+                    pieces.extend(d.compute_rows(start..end).unwrap());
+                    start = end;
+                }
+                assert!(pieces == whole, "{fx} {outtype} {}: pieces differ", t.name);
+                split += 1;
+            }
+        }
+    }
+    assert_eq!(split, 4 * 3 * 7);
 }

@@ -19,6 +19,7 @@ use ggufkit::ir::{
 };
 use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
+use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
 
@@ -147,6 +148,8 @@ enum Op {
         data: Packed,
         inputs: Vec<StTensor>,
     },
+    /// A GPTQ or compressed-tensors `pack-quantized` weight, dequantized to F32.
+    Int(Arc<IntDequant>),
 }
 
 /// A node of an expression.
@@ -194,6 +197,12 @@ impl Expr {
         Expr::new(Op::Packed { ty, data, inputs }, shape, Work::F32)
     }
 
+    /// An integer-quantized weight dequantized to F32 (GPTQ, `pack-quantized`).
+    pub fn int_dequant(d: Arc<IntDequant>) -> Expr {
+        let shape = d.shape();
+        Expr::new(Op::Int(d), shape, Work::F32)
+    }
+
     /// The GGML type and the bytes, when this is already-quantized data.
     pub fn as_packed(&self) -> Option<(GgmlType, &Packed)> {
         match &self.0.op {
@@ -218,6 +227,7 @@ impl Expr {
             Op::Read(t) => f(t),
             Op::Const(_) => {}
             Op::Packed { inputs, .. } => inputs.iter().for_each(f),
+            Op::Int(d) => d.for_each_source(f),
             Op::Dequant { weight, scale, .. } => {
                 weight.for_each_source(f);
                 scale.for_each_source(f);
@@ -566,6 +576,7 @@ impl Expr {
             Op::Read(t) => t.name.clone(),
             Op::Const(v) => format!("<{} generated values>", v.len()),
             Op::Packed { data, .. } => data.describe(),
+            Op::Int(d) => d.describe(),
             Op::Dequant { weight, scale, .. } => {
                 format!("dequant({}, {})", weight.describe(), scale.describe())
             }
@@ -656,6 +667,7 @@ impl Expr {
                 }
                 out.push(')');
             }
+            Op::Int(d) => out.push_str(&d.key()),
             Op::Const(v) => {
                 out.push_str("const(");
                 for x in v.iter() {
@@ -702,6 +714,7 @@ impl Expr {
             Op::Read(t) => out.push(t.name.clone()),
             Op::Const(_) => {}
             Op::Packed { inputs, .. } => out.extend(inputs.iter().map(|t| t.name.clone())),
+            Op::Int(d) => d.for_each_source(&mut |t| out.push(t.name.clone())),
             Op::Dequant { weight, scale, .. } => {
                 weight.sources(out);
                 scale.sources(out);
@@ -734,6 +747,13 @@ impl Expr {
                 work: Work::F32,
                 bytes: f32_bytes(v),
             },
+            Op::Int(d) => {
+                let rows: Vec<usize> = (0..node.shape[0] as usize).collect();
+                Values {
+                    work: Work::F32,
+                    bytes: f32_bytes(&d.rows_f32(&rows)?),
+                }
+            }
             Op::Packed { ty, data, .. } => {
                 let raw = data.compute()?;
                 let n = node.shape.iter().product::<u64>() as usize;
@@ -1233,6 +1253,14 @@ impl Derive for Materialize {
     /// computed a range of rows at a time: each output row needs only its own weight row and
     /// the (small) scale, so a large FP8 matrix never has its whole F32 form in memory.
     fn rows(&self) -> Option<Rows> {
+        if let Some((d, _)) = self.row_int() {
+            let cols = d.shape()[1] as usize;
+            return Some(Rows {
+                count: d.shape()[0] as usize,
+                out_bytes: ggufkit::quantizers::row_size(self.out, cols)?,
+                in_bytes: cols.checked_mul(4)?,
+            });
+        }
         let ((w, _), _) = self.row_dequant()?;
         let cols = usize::try_from(*w.shape.get(1)?).ok()?;
         let count = usize::try_from(w.shape[0]).ok()?;
@@ -1245,6 +1273,12 @@ impl Derive for Materialize {
     }
 
     fn compute_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        if let Some((d, n_head)) = self.row_int() {
+            let shape = d.shape();
+            let (n_rows, cols) = (shape[0] as usize, shape[1] as usize);
+            let rows: Vec<usize> = range.map(|r| permuted_row(r, n_rows, n_head)).collect();
+            return encode_f32(&d.rows_f32(&rows)?, self.out, cols);
+        }
         let ((w, (scale, block)), n_head) = self
             .row_dequant()
             .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
@@ -1269,17 +1303,7 @@ impl Derive for Materialize {
         // The input row of output row `r`: itself, or through the q/k head permutation
         // (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
         let n_rows = w.shape[0] as usize;
-        let source = |r: usize| -> usize {
-            match n_head {
-                None => r,
-                Some(n) => {
-                    let per = n_rows / n;
-                    let half = per / 2;
-                    let (h, rem) = (r / per, r % per);
-                    h * per + (rem % 2) * half + rem / 2
-                }
-            }
-        };
+        let source = |r: usize| permuted_row(r, n_rows, n_head);
         let mut out = Vec::with_capacity(range.len() * cols);
         for r in range {
             let src = source(r);
@@ -1320,10 +1344,49 @@ impl Derive for Materialize {
     }
 }
 
+/// The input row of output row `r` of `n_rows`: itself, or through the q/k head permutation
+/// (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
+fn permuted_row(r: usize, n_rows: usize, n_head: Option<usize>) -> usize {
+    match n_head {
+        None => r,
+        Some(n) => {
+            let per = n_rows / n;
+            let half = per / 2;
+            let (h, rem) = (r / per, r % per);
+            h * per + (rem % 2) * half + rem / 2
+        }
+    }
+}
+
 /// A dequantization computed by rows: the 2-D weight, its scale and the block size.
 type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
 
 impl Materialize {
+    /// The integer weight (and the q/k head count) when this is a dequantized GPTQ or
+    /// `pack-quantized` weight, possibly head-permuted, to a type whose rows are encoded
+    /// independently.
+    fn row_int(&self) -> Option<(&IntDequant, Option<usize>)> {
+        let (inner, n_head) = match &self.expr.0.op {
+            Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),
+            _ => (&self.expr, None),
+        };
+        let Op::Int(d) = &inner.0.op else {
+            return None;
+        };
+        let shape = d.shape();
+        let (rows, cols) = (
+            usize::try_from(shape[0]).ok()?,
+            usize::try_from(shape[1]).ok()?,
+        );
+        if let Some(n) = n_head {
+            if n == 0 || rows % n != 0 || (rows / n) % 2 != 0 {
+                return None;
+            }
+        }
+        ggufkit::quantizers::row_size(self.out, cols)?;
+        Some((d, n_head))
+    }
+
     /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
     /// dims)` to a type whose rows are encoded independently.
     fn row_dequant(&self) -> Option<(RowDequant<'_>, Option<usize>)> {

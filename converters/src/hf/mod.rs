@@ -25,6 +25,7 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+mod intquant;
 pub mod lora;
 pub mod metadata;
 mod model_card;

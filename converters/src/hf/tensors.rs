@@ -221,6 +221,8 @@ enum ScaleRole {
 ///   `int-quantized` or `naive-quantized`, strategy `channel` or `block`
 ///   (`block_structure`): `<weight>_scale`. Other tensors (an `input_scale`) are left for
 ///   the mapping, which refuses them, as the reference does.
+/// * `"gptq"` and compressed-tensors `pack-quantized` weights are dequantized by
+///   [`super::intquant`].
 /// * `"modelopt"` (FP8; `hf_quant_config.json`): `<weight>_scale`; `input_scale`,
 ///   `k_scale`, `v_scale` are dropped.
 pub fn dequantize(
@@ -300,6 +302,33 @@ pub fn dequantize(
                 .and_then(|g| g.get("weights"))
                 .and_then(Json::as_object)
                 .ok_or_else(|| cfg_missing("config_groups.*.weights"))?;
+            if format == "pack-quantized" {
+                let strategy = weights.get("strategy").and_then(Json::as_str);
+                if strategy != Some("group") {
+                    return unsupported(format!(
+                        "compressed-tensors pack-quantized weight strategy {strategy:?} is not \
+                         supported (the reference takes \"group\")"
+                    ));
+                }
+                let ty = weights.get("type").map_or(Some("int"), Json::as_str);
+                if ty != Some("int") {
+                    return unsupported(format!(
+                        "compressed-tensors pack-quantized weights of type {ty:?} are not \
+                         supported (the reference takes \"int\")"
+                    ));
+                }
+                let int = |k: &str| {
+                    weights
+                        .get(k)
+                        .and_then(Json::as_u64)
+                        .ok_or_else(|| cfg_missing(&format!("config_groups.*.weights.{k}")))
+                };
+                return super::intquant::pack_quantized(
+                    entries,
+                    int("num_bits")?,
+                    int("group_size")?,
+                );
+            }
             if !matches!(
                 format,
                 "float-quantized" | "int-quantized" | "naive-quantized"
@@ -349,7 +378,19 @@ pub fn dequantize(
             // FP8 when the weight's own dtype is.
             None,
         ),
-        "bitnet" | "gptq" => {
+        "gptq" => {
+            let bits = qc
+                .and_then(|q| q.get("bits"))
+                .and_then(Json::as_u64)
+                .ok_or_else(|| cfg_missing("bits"))?;
+            // `checkpoint_format` "gptq" (the default) stores zero points minus one.
+            let v1 = match qc.and_then(|q| q.get("checkpoint_format")) {
+                None => true,
+                Some(f) => f.as_str() == Some("gptq"),
+            };
+            return super::intquant::gptq(entries, bits, v1);
+        }
+        "bitnet" => {
             return unsupported(format!(
                 "quantized checkpoints with quant_method {method:?} are not supported"
             ))
