@@ -7,7 +7,9 @@
 //!   the tensor in its final type (copying a GGUF, an f16 safetensors tensor to f16);
 //! * [`TensorData::Owned`]: small bytes made in memory (generated tensors, tests);
 //! * [`TensorData::Derived`]: a [`Derive`] transform of other sources (dequantize,
-//!   requantize, bf16→f16, the rotary q/k permutation, stacking experts…).
+//!   requantize, bf16→f16, the rotary q/k permutation, stacking experts…), among them
+//!   [`Packed`]: already-quantized source blocks moved into GGML's layout (MXFP4, NVFP4),
+//!   written without dequantizing.
 //!
 //! Nothing is computed until the writer asks for a tensor's bytes with
 //! [`TensorData::bytes`], one tensor (or a bounded window of tensors, in parallel) at a
@@ -25,8 +27,10 @@ use ggufkit_quantizers::GgmlType;
 use crate::gguf::{GgufFile, Metadata, TensorHeader};
 use crate::mapped::FileBytes;
 
+mod packed;
 mod stage;
 mod transform;
+pub use packed::{PackRows, Packed};
 pub use stage::{ComputeValues, Elements, Encode, EncodeFn, F32Values, FileKey, Stage, StageKey};
 pub use transform::{Convert, ConvertError};
 

@@ -14,10 +14,12 @@
 use std::sync::Arc;
 
 use ggufkit::ir::{
-    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Rows, Stage, TensorData,
+    ComputeValues, DataError, Derive, Elements, Encode, F32Values, FileKey, Packed, Rows, Stage,
+    TensorData,
 };
-use ggufkit::quantizers::{f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
+use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows, GgmlType};
 
+use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
 
@@ -139,6 +141,15 @@ enum Op {
     /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
     /// F32 otherwise (Falcon-H1's multipliers).
     MulRows { input: Expr, factors: Arc<Vec<f32>> },
+    /// Already-quantized source blocks moved into GGML type `ty`'s layout (MXFP4 experts,
+    /// NVFP4 weights): written as they are; their values are the blocks dequantized.
+    Packed {
+        ty: GgmlType,
+        data: Packed,
+        inputs: Vec<StTensor>,
+    },
+    /// A GPTQ or compressed-tensors `pack-quantized` weight, dequantized to F32.
+    Int(Arc<IntDequant>),
 }
 
 /// A node of an expression.
@@ -180,6 +191,26 @@ impl Expr {
         Expr::new(Op::Const(Arc::new(values)), shape, Work::F32)
     }
 
+    /// Already-quantized data of GGML type `ty` (see [`ggufkit::ir::Packed`]), whose values
+    /// have the (element) `shape`; `inputs` are the source tensors it reads.
+    pub fn packed(ty: GgmlType, shape: Vec<u64>, data: Packed, inputs: Vec<StTensor>) -> Expr {
+        Expr::new(Op::Packed { ty, data, inputs }, shape, Work::F32)
+    }
+
+    /// An integer-quantized weight dequantized to F32 (GPTQ, `pack-quantized`).
+    pub fn int_dequant(d: Arc<IntDequant>) -> Expr {
+        let shape = d.shape();
+        Expr::new(Op::Int(d), shape, Work::F32)
+    }
+
+    /// The GGML type and the bytes, when this is already-quantized data.
+    pub fn as_packed(&self) -> Option<(GgmlType, &Packed)> {
+        match &self.0.op {
+            Op::Packed { ty, data, .. } => Some((*ty, data)),
+            _ => None,
+        }
+    }
+
     /// Shape, outermost first.
     pub fn shape(&self) -> &[u64] {
         &self.0.shape
@@ -195,6 +226,8 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => f(t),
             Op::Const(_) => {}
+            Op::Packed { inputs, .. } => inputs.iter().for_each(f),
+            Op::Int(d) => d.for_each_source(f),
             Op::Dequant { weight, scale, .. } => {
                 weight.for_each_source(f);
                 scale.for_each_source(f);
@@ -542,6 +575,8 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => t.name.clone(),
             Op::Const(v) => format!("<{} generated values>", v.len()),
+            Op::Packed { data, .. } => data.describe(),
+            Op::Int(d) => d.describe(),
             Op::Dequant { weight, scale, .. } => {
                 format!("dequant({}, {})", weight.describe(), scale.describe())
             }
@@ -619,6 +654,20 @@ impl Expr {
                     t.dtype
                 );
             }
+            Op::Packed { ty, data, inputs } => {
+                let _ = write!(out, "packed({ty},{}", data.describe());
+                for t in inputs {
+                    let _ = write!(
+                        out,
+                        ",read({:?},{},{})",
+                        FileKey::of(&t.file),
+                        t.offset,
+                        t.len
+                    );
+                }
+                out.push(')');
+            }
+            Op::Int(d) => out.push_str(&d.key()),
             Op::Const(v) => {
                 out.push_str("const(");
                 for x in v.iter() {
@@ -664,6 +713,8 @@ impl Expr {
         match &self.0.op {
             Op::Read(t) => out.push(t.name.clone()),
             Op::Const(_) => {}
+            Op::Packed { inputs, .. } => out.extend(inputs.iter().map(|t| t.name.clone())),
+            Op::Int(d) => d.for_each_source(&mut |t| out.push(t.name.clone())),
             Op::Dequant { weight, scale, .. } => {
                 weight.sources(out);
                 scale.sources(out);
@@ -696,6 +747,23 @@ impl Expr {
                 work: Work::F32,
                 bytes: f32_bytes(v),
             },
+            Op::Int(d) => {
+                let rows: Vec<usize> = (0..node.shape[0] as usize).collect();
+                Values {
+                    work: Work::F32,
+                    bytes: f32_bytes(&d.rows_f32(&rows)?),
+                }
+            }
+            Op::Packed { ty, data, .. } => {
+                let raw = data.compute()?;
+                let n = node.shape.iter().product::<u64>() as usize;
+                let mut f = vec![0f32; n];
+                dequantize_rows(*ty, &raw, &mut f).map_err(|e| DataError(e.to_string()))?;
+                Values {
+                    work: Work::F32,
+                    bytes: f32_bytes(&f),
+                }
+            }
             Op::Dequant {
                 weight,
                 scale,
@@ -1197,6 +1265,14 @@ impl Derive for Materialize {
                 in_bytes: st.cols.checked_mul(st.size)?,
             });
         }
+        if let Some((d, _)) = self.row_int() {
+            let cols = d.shape()[1] as usize;
+            return Some(Rows {
+                count: d.shape()[0] as usize,
+                out_bytes: ggufkit::quantizers::row_size(self.out, cols)?,
+                in_bytes: cols.checked_mul(4)?,
+            });
+        }
         let ((w, _), _) = self.row_dequant()?;
         let cols = usize::try_from(*w.shape.get(1)?).ok()?;
         let count = usize::try_from(w.shape[0]).ok()?;
@@ -1229,6 +1305,12 @@ impl Derive for Materialize {
             }
             return Ok(out);
         }
+        if let Some((d, n_head)) = self.row_int() {
+            let shape = d.shape();
+            let (n_rows, cols) = (shape[0] as usize, shape[1] as usize);
+            let rows: Vec<usize> = range.map(|r| permuted_row(r, n_rows, n_head)).collect();
+            return encode_f32(&d.rows_f32(&rows)?, self.out, cols);
+        }
         let ((w, (scale, block)), n_head) = self
             .row_dequant()
             .ok_or_else(|| DataError(format!("{} cannot be computed by rows", self.describe())))?;
@@ -1253,17 +1335,7 @@ impl Derive for Materialize {
         // The input row of output row `r`: itself, or through the q/k head permutation
         // (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
         let n_rows = w.shape[0] as usize;
-        let source = |r: usize| -> usize {
-            match n_head {
-                None => r,
-                Some(n) => {
-                    let per = n_rows / n;
-                    let half = per / 2;
-                    let (h, rem) = (r / per, r % per);
-                    h * per + (rem % 2) * half + rem / 2
-                }
-            }
-        };
+        let source = |r: usize| permuted_row(r, n_rows, n_head);
         let mut out = Vec::with_capacity(range.len() * cols);
         for r in range {
             let src = source(r);
@@ -1330,12 +1402,49 @@ struct RowStack<'a> {
     size: usize,
 }
 
+/// The input row of output row `r` of `n_rows`: itself, or through the q/k head permutation
+/// (`reshape(n_head, 2, half, cols).swapaxes(1, 2)`).
+fn permuted_row(r: usize, n_rows: usize, n_head: Option<usize>) -> usize {
+    match n_head {
+        None => r,
+        Some(n) => {
+            let per = n_rows / n;
+            let half = per / 2;
+            let (h, rem) = (r / per, r % per);
+            h * per + (rem % 2) * half + rem / 2
+        }
+    }
+}
+
 /// A dequantization computed by rows: the 2-D weight, its scale and the block size.
 type RowDequant<'a> = (&'a StTensor, (&'a Expr, Option<&'a [u64]>));
 
 impl Materialize {
-    /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
-    /// dims)` to a type whose rows are encoded independently.
+    /// The integer weight (and the q/k head count) when this is a dequantized GPTQ or
+    /// `pack-quantized` weight, possibly head-permuted, to a type whose rows are encoded
+    /// independently.
+    fn row_int(&self) -> Option<(&IntDequant, Option<usize>)> {
+        let (inner, n_head) = match &self.expr.0.op {
+            Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),
+            _ => (&self.expr, None),
+        };
+        let Op::Int(d) = &inner.0.op else {
+            return None;
+        };
+        let shape = d.shape();
+        let (rows, cols) = (
+            usize::try_from(shape[0]).ok()?,
+            usize::try_from(shape[1]).ok()?,
+        );
+        if let Some(n) = n_head {
+            if n == 0 || rows % n != 0 || (rows / n) % 2 != 0 {
+                return None;
+            }
+        }
+        ggufkit::quantizers::row_size(self.out, cols)?;
+        Some((d, n_head))
+    }
+
     /// A stack of plain reads of equal 2-D F32/F16/BF16 matrices of one dtype, kept in that
     /// type (the stacked experts of a checkpoint that stores them per expert).
     fn row_stack(&self) -> Option<RowStack<'_>> {
@@ -1367,6 +1476,8 @@ impl Materialize {
         })
     }
 
+    /// The weight and (scale, block) when this is `dequant(read 2-D weight, scale of at most 2
+    /// dims)` to a type whose rows are encoded independently.
     fn row_dequant(&self) -> Option<(RowDequant<'_>, Option<usize>)> {
         let (inner, n_head) = match &self.expr.0.op {
             Op::PermuteHeads { input, n_head } => (input, Some(usize::try_from(*n_head).ok()?)),

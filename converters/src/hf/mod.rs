@@ -25,12 +25,14 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+mod intquant;
 pub mod lora;
 pub mod metadata;
 mod model_card;
 mod names;
 mod outtype;
 mod params;
+mod prequant;
 pub mod safetensors;
 mod st_header;
 mod tensors;
@@ -190,8 +192,16 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         }
         t => t,
     };
-    let file_type = outtype.file_type();
-    let entries = tensors::dequantize(&hp, dir, entries, opts.fp8_as_q8)?;
+    // prepare_metadata: a checkpoint whose weights stay quantized is labelled with their file
+    // type rather than a float outtype's.
+    let (file_type, label) = match tensors::packed_file_type(&hp, dir)? {
+        Some(ft) if matches!(outtype, OutType::F32 | OutType::F16 | OutType::Bf16) => {
+            let name = ggufkit::quantize::ftype::LlamaFtype::by_id(ft).map_or("", |f| f.name);
+            (ft, name)
+        }
+        _ => (outtype.file_type(), outtype.label()),
+    };
+    let entries = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
 
     let (planned, early_kvs) = if opts.vocab_only {
         (Vec::new(), Vec::new())
@@ -236,12 +246,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     let default_file_name = if opts.vocab_only {
         metadata::file_name(&meta, None, None, Some("vocab"))
     } else {
-        metadata::file_name(
-            &meta,
-            meta.size_label.as_deref(),
-            Some(outtype.label()),
-            None,
-        )
+        metadata::file_name(&meta, meta.size_label.as_deref(), Some(label), None)
     } + ".gguf";
 
     check_vocab_padding(&hp, &planned)?;
@@ -354,6 +359,14 @@ fn to_ir(p: tensors::Planned) -> Tensor {
     } else {
         p.expr.shape().iter().rev().copied().collect()
     };
+    if let Some((ty, packed)) = p.expr.as_packed().filter(|(ty, _)| *ty == p.ty) {
+        return Tensor {
+            name: p.name,
+            dims,
+            ty,
+            data: TensorData::Derived(Arc::new(packed.clone())),
+        };
+    }
     let direct = p.expr.as_read().filter(|t| {
         matches!(
             (t.dtype, p.ty),

@@ -107,6 +107,11 @@ struct QuantInfo<'a> {
     /// The method `dequant_model` acts on: config.json's `quant_method`, or ModelOpt's
     /// producer name when config.json has none and `hf_quant_config.json` exists.
     method: Option<String>,
+    /// NVFP4 weights (`quant_algo` NVFP4 or W4A16_NVFP4, compressed-tensors
+    /// `nvfp4-pack-quantized` groups, or a layer whose algorithm ends in NVFP4).
+    nvfp4: bool,
+    /// `quant_method: "mxfp4"` (after `hf_quant_config.json`).
+    mxfp4: bool,
 }
 
 fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
@@ -165,19 +170,28 @@ fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertE
                 .is_some_and(|a| a.ends_with("NVFP4"))
         })
     });
-    if matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers {
-        return Err(ConvertError::Unsupported(
-            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
-        ));
-    }
-    if method.as_deref() == Some("mxfp4") {
-        return Err(ConvertError::Unsupported(
-            "MXFP4 checkpoints (quant_method \"mxfp4\") are not supported".into(),
-        ));
-    }
+    let nvfp4 =
+        matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers;
     Ok(QuantInfo {
         config,
         method: dequant_method,
+        nvfp4,
+        mxfp4: method.as_deref() == Some("mxfp4"),
+    })
+}
+
+/// The file type `prepare_metadata` writes instead of an F32/F16/BF16 outtype's for a
+/// checkpoint whose weights stay quantized: MOSTLY_NVFP4 for NVFP4, MOSTLY_MXFP4_MOE for
+/// `quant_method: "mxfp4"`.
+pub fn packed_file_type(hp: &Hparams, dir: &Path) -> Result<Option<u32>, ConvertError> {
+    use ggufkit::quantize::ftype::ft;
+    let info = quant_info(hp, dir)?;
+    Ok(if info.nvfp4 {
+        Some(ft::NVFP4)
+    } else if info.mxfp4 {
+        Some(ft::MXFP4_MOE)
+    } else {
+        None
     })
 }
 
@@ -207,15 +221,27 @@ enum ScaleRole {
 ///   `int-quantized` or `naive-quantized`, strategy `channel` or `block`
 ///   (`block_structure`): `<weight>_scale`. Other tensors (an `input_scale`) are left for
 ///   the mapping, which refuses them, as the reference does.
+/// * `"gptq"` and compressed-tensors `pack-quantized` weights are dequantized by
+///   [`super::intquant`].
 /// * `"modelopt"` (FP8; `hf_quant_config.json`): `<weight>_scale`; `input_scale`,
 ///   `k_scale`, `v_scale` are dropped.
 pub fn dequantize(
+    arch: &Arch,
     hp: &Hparams,
     dir: &Path,
     entries: Vec<Entry>,
     fp8_as_q8: bool,
 ) -> Result<Vec<Entry>, ConvertError> {
     let info = quant_info(hp, dir)?;
+    if info.nvfp4 {
+        return Err(ConvertError::Unsupported(
+            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
+        ));
+    }
+    // gpt-oss skips dequant_model for its MXFP4 checkpoints (the experts are repacked).
+    if info.mxfp4 && arch.rules.mxfp4.is_some() {
+        return Ok(entries);
+    }
     let Some(method) = info.method.as_deref() else {
         return Ok(entries);
     };
@@ -276,6 +302,33 @@ pub fn dequantize(
                 .and_then(|g| g.get("weights"))
                 .and_then(Json::as_object)
                 .ok_or_else(|| cfg_missing("config_groups.*.weights"))?;
+            if format == "pack-quantized" {
+                let strategy = weights.get("strategy").and_then(Json::as_str);
+                if strategy != Some("group") {
+                    return unsupported(format!(
+                        "compressed-tensors pack-quantized weight strategy {strategy:?} is not \
+                         supported (the reference takes \"group\")"
+                    ));
+                }
+                let ty = weights.get("type").map_or(Some("int"), Json::as_str);
+                if ty != Some("int") {
+                    return unsupported(format!(
+                        "compressed-tensors pack-quantized weights of type {ty:?} are not \
+                         supported (the reference takes \"int\")"
+                    ));
+                }
+                let int = |k: &str| {
+                    weights
+                        .get(k)
+                        .and_then(Json::as_u64)
+                        .ok_or_else(|| cfg_missing(&format!("config_groups.*.weights.{k}")))
+                };
+                return super::intquant::pack_quantized(
+                    entries,
+                    int("num_bits")?,
+                    int("group_size")?,
+                );
+            }
             if !matches!(
                 format,
                 "float-quantized" | "int-quantized" | "naive-quantized"
@@ -325,7 +378,19 @@ pub fn dequantize(
             // FP8 when the weight's own dtype is.
             None,
         ),
-        "bitnet" | "gptq" => {
+        "gptq" => {
+            let bits = qc
+                .and_then(|q| q.get("bits"))
+                .and_then(Json::as_u64)
+                .ok_or_else(|| cfg_missing("bits"))?;
+            // `checkpoint_format` "gptq" (the default) stores zero points minus one.
+            let v1 = match qc.and_then(|q| q.get("checkpoint_format")) {
+                None => true,
+                Some(f) => f.as_str() == Some("gptq"),
+            };
+            return super::intquant::gptq(entries, bits, v1);
+        }
+        "bitnet" => {
             return unsupported(format!(
                 "quantized checkpoints with quant_method {method:?} are not supported"
             ))
@@ -657,8 +722,9 @@ fn skipped(name: &str) -> bool {
     .any(|s| name.ends_with(s))
 }
 
-/// `prepare_tensors`: generated tensors first, then the model's, each mapped, transformed
-/// and given its output type.
+/// `prepare_tensors`: the tensors the class repacks (already-quantized, in their own type)
+/// first, then generated tensors, then the model's, each mapped, transformed and given its
+/// output type.
 pub fn plan(
     arch: &Arch,
     hp: &Hparams,
@@ -667,6 +733,11 @@ pub fn plan(
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
+    let mut entries = entries;
+    let packed = match arch.rules.mxfp4 {
+        Some(repack) => repack(&mut entries)?,
+        None => Vec::new(),
+    };
     let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, ()> = HashMap::new();
@@ -677,7 +748,10 @@ pub fn plan(
             }
             let shape = expr.shape();
             let row = shape.last().copied().unwrap_or(1);
-            let ty = if fp8_q8 && shape.len() >= 2 {
+            let ty = if let Some((ty, _)) = expr.as_packed() {
+                // Written by the class itself, in its own type (`raw_dtype`).
+                ty
+            } else if fp8_q8 && shape.len() >= 2 {
                 outtype::forced_q8(&name, row)
             } else {
                 outtype::choose(outtype, &name, shape.len(), row, bid)
@@ -685,6 +759,11 @@ pub fn plan(
             out.push(Planned { name, expr, ty });
             Ok(())
         };
+    // The repacked tensors go to the writer before everything else.
+    for (name, expr) in packed {
+        let bid = block_id(&name);
+        push(m.map_name(&name)?, expr, bid, false)?;
+    }
     for (name, expr) in generated {
         push(name, expr, None, false)?;
     }

@@ -9,8 +9,9 @@
 //! the same way. Attention sinks (`self_attn.sinks`, one per head) become
 //! `attn_sinks.weight`, the router `ffn_gate_inp`, `post_attention_layernorm` the
 //! attention post-norm. The hparams add the sliding window and the expert FFN size (the
-//! per-layer sliding/full pattern is not written). MXFP4 checkpoints (`*_blocks` /
-//! `*_scales`) are refused.
+//! per-layer sliding/full pattern is not written). The experts of MXFP4 checkpoints
+//! (`*_blocks` / `*_scales`, as OpenAI publishes gpt-oss) are repacked into GGML MXFP4
+//! blocks without dequantizing (`prequant::gpt_oss_mxfp4`).
 
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
@@ -73,6 +74,7 @@ pub const GPT_OSS: Arch = Arch {
     filter,
     rules: Rules {
         hook: Some(hook),
+        mxfp4: Some(crate::hf::prequant::gpt_oss_mxfp4),
         ..Rules::NONE
     },
     params,
@@ -87,14 +89,8 @@ fn filter(name: &str) -> Option<String> {
     Some(name.to_string())
 }
 
-fn mxfp4_refused(name: &str) -> ConvertError {
-    ConvertError::Unsupported(format!(
-        "{name}: MXFP4 gpt-oss checkpoints (*_blocks / *_scales) are not supported yet; \
-         convert a dequantized (bf16) checkpoint"
-    ))
-}
-
-/// `GptOssModel.modify_tensors`.
+/// `GptOssModel.modify_tensors`. The MXFP4 pairs never get here (they are repacked before
+/// the tensors are planned); like the reference, nothing is written for them.
 fn hook(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     let packed = name.contains("_blocks") || name.contains("_scales");
     let (mut name, mut expr) = (name, expr);
@@ -105,7 +101,7 @@ fn hook(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError>
             name = name.replace("down_proj", "down_proj.weight");
             expr = expr.transpose_last2(&name)?;
         } else {
-            return Err(mxfp4_refused(&name));
+            return Ok(Modified::Drop);
         }
     }
     if !name.contains("gate_up_proj") {
@@ -121,7 +117,7 @@ fn hook(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError>
         ]));
     }
     if packed {
-        return Err(mxfp4_refused(&name));
+        return Ok(Modified::Drop);
     }
     let gate_name = name.replace("gate_up_proj", "gate_proj.weight");
     let up_name = name.replace("gate_up_proj", "up_proj.weight");

@@ -142,7 +142,16 @@ pub struct Rules {
     /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
     /// (Mamba's checkpoints save the tied head).
     pub omit_tied_output: bool,
+    /// The class repacks MXFP4 experts (`*_blocks` / `*_scales`) into GGML MXFP4 blocks and
+    /// skips `dequant_model` for `quant_method: "mxfp4"` (gpt-oss): takes those tensors out
+    /// of the model's and returns the repacked ones (HF names), written before all others.
+    pub mxfp4: Option<RepackFn>,
 }
+
+/// Takes a class's already-quantized tensors out of the model's and returns them repacked
+/// (HF names, [`Expr::packed`] values).
+pub type RepackFn =
+    fn(&mut Vec<crate::hf::tensors::Entry>) -> Result<Vec<(String, Expr)>, ConvertError>;
 
 impl Rules {
     /// No transform at all.
@@ -159,6 +168,7 @@ impl Rules {
         nextn_blocks: false,
         mtp_layers: false,
         omit_tied_output: false,
+        mxfp4: None,
     };
 }
 
