@@ -26,6 +26,7 @@ use ggufkit_converters::batch::plan::{
 use ggufkit_converters::batch::progress::{Mode, Progress};
 use ggufkit_converters::batch::shard::Shard;
 use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
+use ggufkit_converters::hf::mistral::MistralFormat;
 
 /// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
 /// llama.cpp's converters; several types at once; whole batches for CI.
@@ -243,20 +244,22 @@ struct Cli {
     /// The multimodal projector (mmproj): not supported yet (refused, never ignored).
     #[arg(long)]
     mmproj: bool,
-    /// Mistral's native format (params.json, consolidated.safetensors): not supported yet.
+    /// SRC is in Mistral's native format: params.json, consolidated*.safetensors, and
+    /// tekken.json or tokenizer.model.v* (as convert_hf_to_gguf.py --mistral-format reads it).
     #[arg(long)]
     mistral_format: bool,
-    /// convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
-    /// reason, never ignored): --disable-mistral-community-chat-template (goes with
-    /// --mistral-format), --fuse-qkv, --fuse-gate-up-exps,
-    /// --sentence-transformers-dense-modules, --mtp / --no-mtp / --no-nextn (multi-token
-    /// prediction layers), --dspark / --target-model-dir (speculative-decoding drafts).
-    #[arg(long = "disable-mistral-community-chat-template", hide = true)]
+    /// With --mistral-format: write no community chat template (a chat_template.jinja in
+    /// SRC is still written); tokenize with mistral-common.
+    #[arg(long = "disable-mistral-community-chat-template")]
     disable_mistral_community_chat_template: bool,
     /// Write the matrices a pre-quantized FP8 checkpoint holds in FP8 as Q8_0, whatever
     /// --outtype says (the rest follows --outtype), as convert_hf_to_gguf.py does.
     #[arg(long = "fp8-as-q8")]
     fp8_as_q8: bool,
+    // convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
+    // reason, never ignored): --fuse-qkv, --fuse-gate-up-exps,
+    // --sentence-transformers-dense-modules, --mtp / --no-mtp / --no-nextn (multi-token
+    // prediction layers), --dspark / --target-model-dir (speculative-decoding drafts).
     #[arg(long = "fuse-qkv", hide = true)]
     fuse_qkv: bool,
     #[arg(long = "fuse-gate-up-exps", hide = true)]
@@ -306,6 +309,9 @@ fn source_options(cli: &Cli) -> SourceOptions {
         big_endian: cli.bigendian,
         lora_base: cli.base.clone(),
         fp8_as_q8: cli.fp8_as_q8,
+        mistral_format: cli.mistral_format.then_some(MistralFormat {
+            disable_community_chat_template: cli.disable_mistral_community_chat_template,
+        }),
     }
 }
 
@@ -556,11 +562,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
         ),
         (cli.mmproj, "--mmproj (multimodal projectors) is not supported yet"),
-        (cli.mistral_format, "--mistral-format is not supported yet"),
-        (
-            cli.disable_mistral_community_chat_template,
-            "--disable-mistral-community-chat-template goes with --mistral-format, which is not supported yet",
-        ),
         (cli.fuse_qkv, "--fuse-qkv is not supported yet"),
         (cli.fuse_gate_up_exps, "--fuse-gate-up-exps is not supported yet"),
         (

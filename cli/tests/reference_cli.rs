@@ -64,8 +64,6 @@ fn the_reference_command_lines_work_unchanged() {
     for flag in [
         "--mmproj",
         "--remote",
-        "--mistral-format",
-        "--disable-mistral-community-chat-template",
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",
@@ -86,6 +84,53 @@ fn the_reference_command_lines_work_unchanged() {
         let o = run(BIN, &args, &dir);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
+    assert!(!dir.join("no.gguf").exists());
+}
+
+/// `--mistral-format` (and `--disable-mistral-community-chat-template`) on Mistral's native
+/// layout write what the reference writes (testdata/golden/mistral, made by
+/// conformance/make_mistral_fixtures.py); a native directory without the flag, or an HF one
+/// with it, is refused with a message saying which.
+#[test]
+fn mistral_format_command_lines_equal_the_reference() {
+    let cases = read_json(&testdata("golden/mistral/cases.json"));
+    let dir = scratch("reference-mistral");
+    let model = ggufkit_testsupport::fixture("mistral-tekken");
+    let m = model.to_str().unwrap();
+    for (flags, case) in [
+        (&[][..], "mistral-tekken-f32"),
+        (
+            &["--disable-mistral-community-chat-template"][..],
+            "mistral-tekken-f32-no-community-template",
+        ),
+    ] {
+        let out = format!("{case}.gguf");
+        let mut args = vec![m, "--mistral-format", "--outfile", &out, "--outtype", "f32"];
+        args.extend(flags);
+        let o = run(ALIAS, &args, &dir);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            sha256_file(&dir.join(&out)),
+            cases[case]["sha256"].as_str().unwrap(),
+            "{case}"
+        );
+    }
+    let o = run(BIN, &[m, "--outfile", "no.gguf"], &dir);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--mistral-format"));
+    let hf = testdata("hf/qwen2");
+    let o = run(
+        BIN,
+        &[
+            hf.to_str().unwrap(),
+            "--mistral-format",
+            "--outfile",
+            "no.gguf",
+        ],
+        &dir,
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("params.json"));
     assert!(!dir.join("no.gguf").exists());
 }
 

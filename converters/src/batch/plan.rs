@@ -269,6 +269,8 @@ pub struct SourceOptions {
     pub lora_base: Option<PathBuf>,
     /// HF: `--fp8-as-q8` (FP8 matrices of the checkpoint written as Q8_0).
     pub fp8_as_q8: bool,
+    /// HF: `--mistral-format` (Mistral's native layout), with its chat-template switch.
+    pub mistral_format: Option<crate::hf::mistral::MistralFormat>,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -474,6 +476,7 @@ impl Source {
             allow_missing_vocab: self.opts.dry_run,
             lora_base: self.opts.lora_base.clone(),
             fp8_as_q8: self.opts.fp8_as_q8,
+            mistral_format: self.opts.mistral_format,
         }
     }
 

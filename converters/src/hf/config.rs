@@ -323,7 +323,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
 
 /// `TextModel.__init__`'s rope dict: `rope_parameters` (or `rope_scaling`), with the
 /// global values mirrored in when it has no per-layer-type sub-dicts.
-fn normalise_rope(cfg: &Map<String, Json>) -> Map<String, Json> {
+pub(crate) fn normalise_rope(cfg: &Map<String, Json>) -> Map<String, Json> {
     let mut rope = match cfg.get("rope_parameters") {
         Some(Json::Object(m)) => m.clone(),
         _ => match cfg.get("rope_scaling") {

@@ -28,6 +28,7 @@ pub(crate) mod expr;
 mod intquant;
 pub mod lora;
 pub mod metadata;
+pub mod mistral;
 mod model_card;
 mod names;
 mod outtype;
@@ -61,6 +62,9 @@ pub struct HfOptions {
     /// `*_scale_inv`, `qscale_weight` or `weight_scale` scales) are written as Q8_0 whatever
     /// the outtype, as the reference's `tensor_force_quant` does.
     pub fp8_as_q8: bool,
+    /// `--mistral-format`: the directory is in Mistral's native format (params.json,
+    /// consolidated*.safetensors, tekken.json or tokenizer.model.v*), see [`mistral`].
+    pub mistral_format: Option<mistral::MistralFormat>,
 }
 
 impl Default for HfOptions {
@@ -73,6 +77,7 @@ impl Default for HfOptions {
             allow_missing_vocab: false,
             lora_base: None,
             fp8_as_q8: false,
+            mistral_format: None,
         }
     }
 }
@@ -167,7 +172,18 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         };
         return lora::read_lora_dir(dir, &base, opts);
     }
-    let mut hp = config::load(dir)?;
+    if let Some(format) = opts.mistral_format {
+        return mistral::read_mistral_dir(dir, opts, format);
+    }
+    if !dir.join("config.json").exists() && dir.join("params.json").is_file() {
+        return Err(ConvertError::format(
+            dir.join("config.json"),
+            None,
+            "missing config.json, but params.json is there: this looks like Mistral's native \
+             format; convert it with --mistral-format",
+        ));
+    }
+    let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
         arch: hp.arch.clone(),
         nearest: nearest_architectures(&hp.arch),
@@ -179,6 +195,20 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     } else {
         crate::torch::index_dir(dir)?
     };
+    convert_dir(dir, opts, hp, arch, shards, None)
+}
+
+/// Converts a model directory once its hparams, architecture and weights are known (the HF
+/// and Mistral-native readers share it); `mistral` selects Mistral's tokenizer files and
+/// chat-template rules instead of the HF vocabulary paths.
+fn convert_dir(
+    dir: &Path,
+    opts: &HfOptions,
+    mut hp: config::Hparams,
+    arch: &'static arch::Arch,
+    shards: safetensors::Shards,
+    mistral: Option<tokenizer::mistral::TemplateChoice>,
+) -> Result<HfConversion, ConvertError> {
     let entries = tensors::collect(arch, shards.tensors);
     let entries = if arch.rules.mtp_layers {
         arch::qwen3next::mtp_entries(&mut hp, entries)?
@@ -249,15 +279,23 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         metadata::file_name(&meta, meta.size_label.as_deref(), Some(label), None)
     } + ".gguf";
 
-    check_vocab_padding(&hp, &planned)?;
-    let hparams = hp.to_json();
-    let req = tokenizer::VocabRequest {
-        dir,
-        kind: arch.vocab,
-        arch: gguf_arch,
-        hparams: &hparams,
+    let vocab = match mistral {
+        // The reference writes Mistral's vocabulary as it is: no padding to params.json's
+        // vocab_size.
+        Some(choice) => tokenizer::mistral::vocab_metadata(dir, gguf_arch, choice),
+        None => {
+            check_vocab_padding(&hp, &planned)?;
+            let hparams = hp.to_json();
+            let req = tokenizer::VocabRequest {
+                dir,
+                kind: arch.vocab,
+                arch: gguf_arch,
+                hparams: &hparams,
+            };
+            tokenizer::vocab_metadata(&req)
+        }
     };
-    let vocab_error = match tokenizer::vocab_metadata(&req) {
+    let vocab_error = match vocab {
         Ok(kvs) => {
             for (k, v) in kvs {
                 md.set(k, v);

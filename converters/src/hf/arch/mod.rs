@@ -48,6 +48,8 @@ mod lfm2;
 mod llama;
 mod llama4;
 mod mamba;
+mod mistral;
+pub(crate) use mistral::for_params as mistral_native;
 mod mistral3;
 mod modernbert;
 mod olmo;
@@ -318,6 +320,9 @@ pub static ALL: &[&Arch] = &[
     &qwen3next::QWEN3NEXT,
     &qwen3next::QWEN35,
     &qwen3next::QWEN35MOE,
+    // Mistral's native format (`--mistral-format` only, no HF name).
+    &mistral::MISTRAL_NATIVE,
+    &mistral::MISTRAL_NATIVE_3,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,

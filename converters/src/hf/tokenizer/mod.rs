@@ -23,6 +23,7 @@ mod bpe;
 mod guard;
 mod json;
 mod kv;
+pub(crate) mod mistral;
 mod pre;
 pub mod proto;
 mod special;

@@ -77,6 +77,9 @@ pub struct SpmModel {
     pub byte_fallback: Option<bool>,
     /// `trainer_spec.{unk,bos,eos,pad}_id`, if present.
     pub special_ids: [Option<i64>; 4],
+    /// `trainer_spec.{unk,bos,eos,pad}_piece`, if present (SentencePiece finds its special
+    /// ids by these strings; the defaults are `<unk>`, `<s>`, `</s>`, `<pad>`).
+    pub special_pieces: [Option<String>; 4],
     /// `normalizer_spec.name`, if present.
     pub normalizer_name: Option<String>,
     /// `normalizer_spec.add_dummy_prefix`, if present (the proto default is true).
@@ -282,6 +285,10 @@ fn parse_trainer_spec(buf: &[u8], base: usize, m: &mut SpmModel) -> Result<(), P
                 // int32 fields: negative values are sign-extended to 64 bits on the wire.
                 let v = as_varint(&f, &r, at, "TrainerSpec special id")? as i64;
                 m.special_ids[(n - 40) as usize] = Some(i64::from(v as i32));
+            }
+            45..=48 => {
+                m.special_pieces[(n - 45) as usize] =
+                    Some(as_string(&f, &r, at, "TrainerSpec special piece")?);
             }
             _ => {}
         }

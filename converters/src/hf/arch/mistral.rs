@@ -1,0 +1,153 @@
+//! Mistral's native format (`params.json` + `consolidated*.safetensors`, converted with
+//! `--mistral-format`): `MistralModel` in the reference's `conversion/mistral.py`.
+//!
+//! A Llama model read from Mistral's own names (`tok_embeddings`, `layers.N.attention.wq`,
+//! `layers.N.feed_forward.w1`, …, which the shared name table maps as gguf-py's does) whose
+//! q/k rows are already in GGML's rotary layout: no permutation. The architecture is `llama`,
+//! or `mistral3` when params.json has a `llama_4_scaling` entry (Ministral 3 and later;
+//! the reference switches back to `llama` "for compatibility" otherwise). The hparams are
+//! the generic block read from params.json's own keys (`dim`, `n_layers`, `hidden_dim`,
+//! `n_heads`, `n_kv_heads`, `norm_eps`, `rope_theta`, `head_dim`), no defaults filled in,
+//! then the rope dimensions and Mistral's `yarn` and `llama_4_scaling` sections. The
+//! vocabulary is Mistral's (Tekken or SentencePiece through mistral_common), written by
+//! `crate::hf::mistral`, not by the HF tokenizer paths.
+//!
+//! These descriptions have no HF architecture name: a config.json never selects them, only
+//! `--mistral-format` does.
+
+use ggufkit::gguf::keys::{extra, rope};
+use serde_json::Value as Json;
+
+use super::{llama, Arch, QkPermute, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::names::{Tensor, DECODER};
+use crate::hf::params::Params;
+use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::ConvertError;
+
+/// `MistralModel` written as `llama` (params.json without `llama_4_scaling`).
+pub const MISTRAL_NATIVE: Arch = Arch {
+    hf_names: &[],
+    model_types: &[],
+    composites: &[],
+    gguf: "llama",
+    vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        DECODER,
+        &[
+            Tensor::FfnGateInp,
+            Tensor::FfnGateExp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+        ],
+    ],
+    tensor_overrides: &[],
+    filter: llama::filter,
+    rules: Rules {
+        permute_qk: QkPermute::No,
+        experts: &[llama::MIXTRAL_EXPERTS],
+        ..Rules::NONE
+    },
+    params,
+    extra: llama::rope_freqs,
+};
+
+/// `MistralModel` written as `mistral3` (params.json with `llama_4_scaling`).
+pub const MISTRAL_NATIVE_3: Arch = Arch {
+    gguf: "mistral3",
+    tensors: &[DECODER],
+    ..MISTRAL_NATIVE
+};
+
+/// The description for these hparams (the class's constructor choice).
+pub fn for_params(hp: &Hparams) -> &'static Arch {
+    if hp.map.contains_key("llama_4_scaling") {
+        &MISTRAL_NATIVE_3
+    } else {
+        &MISTRAL_NATIVE
+    }
+}
+
+/// Python's truth value of a JSON value (`not x`).
+fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A required entry of a params.json section.
+fn entry<'a>(hp: &'a Hparams, section: &str, key: &str) -> Result<&'a Json, ConvertError> {
+    hp.get(section)
+        .and_then(|s| s.get(key))
+        .ok_or_else(|| hp.missing(&[&format!("{section}.{key}")]))
+}
+
+/// A required number of a params.json section.
+fn number(hp: &Hparams, section: &str, key: &str) -> Result<f64, ConvertError> {
+    let v = entry(hp, section, key)?;
+    v.as_f64().ok_or_else(|| {
+        ConvertError::format(
+            &hp.path,
+            None,
+            format!("{section}.{key}: expected a number, found {v}"),
+        )
+    })
+}
+
+/// `LlamaModel.set_gguf_parameters` for the native format (the generic block and the rope
+/// dimensions; the vocabulary size is the tokenizer's), then
+/// `MistralModel.set_mistral_config`.
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    p.u32(rope::DIMENSION_COUNT, llama::rope_dim(p.hp)?)?;
+    let hp = p.hp;
+    for section in ["yarn", "llama_4_scaling"] {
+        if let Some(v) = hp.get(section).filter(|v| !v.is_object() && !v.is_null()) {
+            return Err(ConvertError::format(
+                &hp.path,
+                None,
+                format!("\"{section}\" is {v}, not an object"),
+            ));
+        }
+    }
+    if hp.get("yarn").is_some() {
+        let factor = number(hp, "yarn", "factor")?;
+        let beta = number(hp, "yarn", "beta")?;
+        let alpha = number(hp, "yarn", "alpha")?;
+        let log_mul = if truthy(entry(hp, "yarn", "apply_scale")?) {
+            0.0
+        } else {
+            1.0
+        };
+        let orig = entry(hp, "yarn", "original_max_position_embeddings")?;
+        let orig = crate::hf::config::json_u64(orig).ok_or_else(|| {
+            ConvertError::format(
+                &hp.path,
+                None,
+                format!(
+                    "yarn.original_max_position_embeddings: expected a non-negative integer, \
+                     found {orig}"
+                ),
+            )
+        })?;
+        p.string(rope::SCALING_TYPE, "yarn");
+        p.f32(rope::SCALING_FACTOR, factor);
+        p.f32(rope::SCALING_YARN_BETA_FAST, beta);
+        p.f32(rope::SCALING_YARN_BETA_SLOW, alpha);
+        p.f32(extra::ROPE_SCALING_YARN_LOG_MUL, log_mul);
+        p.u32(rope::SCALING_ORIG_CTX_LEN, orig)?;
+    }
+    if hp.get("llama_4_scaling").is_some_and(|v| !v.is_null()) {
+        p.f32(
+            extra::ATTN_TEMPERATURE_SCALE,
+            number(hp, "llama_4_scaling", "beta")?,
+        );
+    }
+    Ok(())
+}
