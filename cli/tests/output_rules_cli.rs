@@ -188,3 +188,81 @@ fn a_state_path_that_is_a_directory_fails_cleanly() {
     assert!(stderr(&o).contains("directory"), "{}", stderr(&o));
     assert!(temps(&out).is_empty(), "{:?}", temps(&out));
 }
+
+/// Item 1 for the converter: with -f, a character device OUT is written in place and stays
+/// a device (/dev/null takes the bytes; /dev/full reports the full disk), never renamed over.
+#[cfg(unix)]
+#[test]
+fn a_character_device_out_is_written_in_place_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("conv-rules-dev");
+    let m = model(&dir);
+    for dev in ["/dev/null", "/dev/full"] {
+        let before = std::fs::symlink_metadata(dev).ok();
+        let Some(before) = before.filter(|b| b.file_type().is_char_device()) else {
+            eprintln!("skipped: {dev} is not a character device here");
+            continue;
+        };
+        let writable = std::fs::OpenOptions::new().write(true).open(dev).is_ok();
+        if !writable {
+            eprintln!("skipped: {dev} is not writable here");
+            continue;
+        }
+        let o = run(&[s(&m), "--outfile", dev, "--outtype", "f16", "-f", "-q"]);
+        if dev == "/dev/null" {
+            assert!(o.status.success(), "{dev}: {}", stderr(&o));
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{dev}: {}", stderr(&o));
+            assert!(stderr(&o).contains("/dev/full"), "{}", stderr(&o));
+        }
+        let after = std::fs::symlink_metadata(dev).unwrap();
+        assert!(after.file_type().is_char_device(), "{dev} was replaced");
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(after.rdev(), before.rdev(), "{dev} is another device now");
+        // Nothing left in /dev by the run (a temporary file beside the target).
+        assert!(temps(Path::new("/dev")).is_empty());
+    }
+}
+
+/// Item 1 for the converter: a symlinked OUT is written through (its target gets the bytes,
+/// the link stays a link); a dangling one is refused and creates nothing.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_out_is_written_through_and_stays_a_link() {
+    let dir = scratch("conv-rules-symlink");
+    let m = model(&dir);
+    let real = dir.join("real.gguf");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.join("link.gguf");
+    std::os::unix::fs::symlink("real.gguf", &link).unwrap();
+    let o = run(&[s(&m), "--outfile", s(&link), "--outtype", "f16", "-f", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read(&real).unwrap().starts_with(b"GGUF"));
+    // The same bytes as a plain output.
+    let plain = dir.join("plain.gguf");
+    let o = run(&[s(&m), "--outfile", s(&plain), "--outtype", "f16", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&real).unwrap(),
+        std::fs::read(&plain).unwrap()
+    );
+    let dangling = dir.join("dangling.gguf");
+    std::os::unix::fs::symlink("nowhere.gguf", &dangling).unwrap();
+    let o = run(&[
+        s(&m),
+        "--outfile",
+        s(&dangling),
+        "--outtype",
+        "f16",
+        "-f",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symlink"), "{}", stderr(&o));
+    assert!(!dir.join("nowhere.gguf").exists());
+    assert!(temps(&dir).is_empty());
+}
