@@ -564,8 +564,7 @@ fn run_recover(args: &[std::ffi::OsString]) -> Result<ExitCode, Failure> {
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     match args.get(1).and_then(|a| a.to_str()) {
         Some("split") => {

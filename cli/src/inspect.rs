@@ -314,8 +314,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
