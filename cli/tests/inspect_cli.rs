@@ -320,3 +320,24 @@ fn verify_scans_big_endian_files_for_nan() {
         "{text}"
     );
 }
+
+/// `manifest -o` writes under the output rules: never over the GGUF file it reads.
+#[test]
+fn manifest_output_is_never_its_input() {
+    let dir = scratch("manifest-self");
+    let f = dir.join("m.gguf");
+    std::fs::copy(golden_gguf("llama-spm", "quant-Q4_K_M"), &f).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let o = inspect(&["manifest", s(&f), "-o", s(&f)]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("input of this run"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    let json = dir.join("m.json");
+    let o = inspect(&["manifest", s(&f), "-o", s(&json)]);
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&json).unwrap().starts_with('{'));
+}

@@ -266,3 +266,91 @@ fn a_symlinked_out_is_written_through_and_stays_a_link() {
     assert!(!dir.join("nowhere.gguf").exists());
     assert!(temps(&dir).is_empty());
 }
+
+/// A LoRA adapter is converted with its base model's files as inputs: an OUT that is one of
+/// them (given by --base, or found through adapter_config.json) is refused with -f too.
+#[test]
+fn a_lora_base_models_files_are_inputs() {
+    let dir = scratch("conv-rules-lora-base");
+    let adapter = dir.join("llama-lora");
+    copy_tree(&testdata("lora/llama-lora"), &adapter);
+    let base = model(&dir);
+    for target in [
+        "config.json",
+        "model-00001-of-00002.safetensors",
+        "tokenizer.json",
+    ] {
+        let victim = base.join(target);
+        let before = std::fs::read(&victim).unwrap();
+        let o = run(&[
+            s(&adapter),
+            "--base",
+            s(&base),
+            "--outfile",
+            s(&victim),
+            "--outtype",
+            "f16",
+            "-f",
+            "-q",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{target}: {}", stderr(&o));
+        assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&victim).unwrap(), before, "{target} replaced");
+    }
+    // Found through base_model_name_or_path (relative to the working directory).
+    let victim = base.join("config.json");
+    let before = std::fs::read(&victim).unwrap();
+    let o = Command::new(BIN)
+        .current_dir(&dir)
+        .args([
+            "llama-lora",
+            "--outfile",
+            "llama-spm/config.json",
+            "--outtype",
+            "f16",
+            "-f",
+            "-q",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), before);
+    assert!(temps(&base).is_empty());
+}
+
+/// The files a HuggingFace conversion reads below the model directory are inputs too: the
+/// extra chat templates and the sentence-transformers modules' configs.
+#[test]
+fn files_read_below_the_model_directory_are_inputs() {
+    let dir = scratch("conv-rules-subdirs");
+    let m = model(&dir);
+    std::fs::create_dir_all(m.join("additional_chat_templates")).unwrap();
+    let extra = m.join("additional_chat_templates/tool_use.jinja");
+    std::fs::write(&extra, "{{ tools }}").unwrap();
+    std::fs::create_dir_all(m.join("1_Pooling")).unwrap();
+    let pooling = m.join("1_Pooling/config.json");
+    std::fs::write(&pooling, r#"{"pooling_mode_mean_tokens": true}"#).unwrap();
+    std::fs::write(
+        m.join("modules.json"),
+        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
+    )
+    .unwrap();
+    for victim in [&extra, &pooling] {
+        let before = std::fs::read(victim).unwrap();
+        let o = run(&[
+            s(&m),
+            "--outfile",
+            s(victim),
+            "--outtype",
+            "f16",
+            "-f",
+            "-q",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(victim).unwrap(), before);
+    }
+}
