@@ -354,3 +354,29 @@ fn files_read_below_the_model_directory_are_inputs() {
         assert_eq!(std::fs::read(victim).unwrap(), before);
     }
 }
+
+/// A batch job's own option files are inputs too: an output named like the job's
+/// `metadata` file is refused, and the file stays as it was.
+#[test]
+fn a_batch_jobs_metadata_file_is_an_input() {
+    let dir = scratch("conv-rules-batch-meta");
+    let m = model(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let meta = out.join("meta.json");
+    let meta_text = br#"{"general.author": "x"}"#;
+    std::fs::write(&meta, meta_text).unwrap();
+    let jobs = dir.join("jobs.toml");
+    let text = format!(
+        "outdir = \"{}\"\n[[job]]\nsource = \"{}\"\nmetadata = \"{}\"\noutputs = [{{ type = \"f16\", name = \"meta.json\" }}]\n",
+        s(&out),
+        s(&m),
+        s(&meta)
+    );
+    std::fs::write(&jobs, &text).unwrap();
+    let o = run(&["--batch", s(&jobs), "-q", "--force"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&meta).unwrap(), meta_text);
+    assert!(temps(&out).is_empty());
+}

@@ -474,6 +474,10 @@ impl Source {
                 v.extend(list_files(d));
             }
         }
+        // The general.* overrides file (--metadata, or a batch job's `metadata`).
+        if let Some(m) = &self.opts.metadata {
+            v.push(m.clone());
+        }
         v
     }
 
