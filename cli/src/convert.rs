@@ -857,8 +857,7 @@ fn notes_push(cli: &Cli, msg: &str) {
 
 /// `convert_lora_to_gguf`: gguf-convert with that script's default `--outtype f32`.
 pub fn main_lora() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let cmd = <Cli as clap::CommandFactory>::command()
         .name("convert_lora_to_gguf")
         .mut_arg("outtype", |a| a.default_value("f32"));
@@ -871,8 +870,7 @@ pub fn main_lora() -> ExitCode {
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let cli = Cli::parse();
     if cli.list_architectures {
         let table = ggufkit_converters::hf::architecture_table();

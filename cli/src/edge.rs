@@ -36,6 +36,16 @@ pub fn exit_with(tool: &str, outcome: Result<ExitCode, Failure>) -> ExitCode {
     }
 }
 
+/// What every tool does first, in one place: SIGPIPE gets its default action back (a tool
+/// whose output goes into `head` ends quietly, killed by SIGPIPE like any Unix tool, instead
+/// of panicking on the first write to the closed pipe; see
+/// [`ggufkit::output::default_sigpipe`]), then `--completions` / `--man` are handled (see
+/// [`handle_generators`]). Call it first thing in a tool's `main`, before any thread exists.
+pub fn start<C: CommandFactory>() {
+    ggufkit::output::default_sigpipe();
+    handle_generators::<C>();
+}
+
 /// Handles `TOOL --completions SHELL` (bash, zsh, fish, elvish, powershell) and `TOOL --man`
 /// before normal parsing (so that a tool's required arguments do not get in the way): prints
 /// the completion script or the roff man page of `C` and exits. Returns otherwise.

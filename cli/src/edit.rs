@@ -296,19 +296,27 @@ fn show(v: &Value) -> String {
 }
 
 /// Writes `file` with `metadata` to `target` through the output engine (tensor data copied
-/// from the mapped input); `replacing` allows replacing the input itself. Returns the size.
+/// from the mapped input); `replacing` allows replacing the input itself. `option_inputs`
+/// are the other files the run read (chat template files), which the output may never
+/// replace. Returns the size.
+#[allow(clippy::too_many_arguments)]
 fn write(
     file: &GgufFile,
     metadata: Metadata,
     input: &Path,
+    option_inputs: &[PathBuf],
     target: &Path,
     replacing: bool,
     overwrite: bool,
     sync: bool,
 ) -> Result<u64, Failure> {
+    let mut all_inputs: Vec<PathBuf> = option_inputs.to_vec();
+    if !replacing {
+        all_inputs.push(input.to_path_buf());
+    }
     // The data section as it is, copied by the kernel, when that gives the same bytes.
     if let Some(layout) = copy::plan(file, &metadata) {
-        let inputs: Vec<&Path> = if replacing { Vec::new() } else { vec![input] };
+        let inputs: Vec<&Path> = all_inputs.iter().map(PathBuf::as_path).collect();
         let rules = OutputRules {
             inputs: &inputs,
             overwrite: overwrite || replacing,
@@ -325,11 +333,7 @@ fn write(
             model,
         }],
         options: WriteOptions {
-            inputs: if replacing {
-                Vec::new()
-            } else {
-                vec![input.to_path_buf()]
-            },
+            inputs: all_inputs,
             overwrite: overwrite || replacing,
             sync,
             // gguf_new_metadata.py keeps a big-endian file big-endian, bytes copied as they are.
@@ -418,14 +422,17 @@ fn refuse_pending(path: &Path) -> Result<(), Failure> {
 }
 
 /// Writes `metadata` into `path` in place: the header alone when `how` allows, else a
-/// streamed copy renamed over it. Returns the bytes written.
+/// streamed copy renamed over it. `option_inputs` as for [`write`]. Returns the bytes
+/// written.
 fn write_in_place(
     file: GgufFile,
     metadata: Metadata,
     path: &Path,
+    option_inputs: &[PathBuf],
     how: InPlace,
     sync: bool,
 ) -> Result<u64, Failure> {
+    refuse_option_input(path, option_inputs)?;
     match how {
         InPlace::Header(old, new) => {
             drop(file);
@@ -435,8 +442,29 @@ fn write_in_place(
             }
             Ok(new.len() as u64)
         }
-        InPlace::Copy(_) => write(&file, metadata, path, path, true, true, sync),
+        InPlace::Copy(_) => write(&file, metadata, path, option_inputs, path, true, true, sync),
     }
+}
+
+/// The files a run reads besides IN (the chat template files): no output may replace one.
+fn option_inputs(cli: &Cli) -> Vec<PathBuf> {
+    cli.chat_template_config
+        .iter()
+        .chain(&cli.chat_template_file)
+        .cloned()
+        .collect()
+}
+
+/// An in-place edit whose FILE is also one of its option files is refused (by file identity,
+/// as every output is): the header rewrite would replace a file the run read.
+fn refuse_option_input(path: &Path, option_inputs: &[PathBuf]) -> Result<(), Failure> {
+    let inputs: Vec<&Path> = option_inputs.iter().map(PathBuf::as_path).collect();
+    let rules = OutputRules {
+        inputs: &inputs,
+        overwrite: true,
+        sync: false,
+    };
+    ggufkit::output::check(path, &rules).map_err(|e| Failure::Run(e.into()))
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
@@ -483,13 +511,17 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 InPlace::Header(..) => "header rewritten in place",
                 InPlace::Copy(_) => "rewritten",
             };
-            (write_in_place(file, new, &target, how, !cli.no_sync)?, mode)
+            (
+                write_in_place(file, new, &target, &option_inputs(&cli), how, !cli.no_sync)?,
+                mode,
+            )
         }
         None => (
             write(
                 &file,
                 new,
                 &cli.input,
+                &option_inputs(&cli),
                 &target,
                 false,
                 cli.force,
@@ -539,7 +571,7 @@ fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
         println!("{}", describe_in_place(&cli.model, &how));
         return Ok(ExitCode::SUCCESS);
     }
-    write_in_place(file, md, &cli.model, how, true)?;
+    write_in_place(file, md, &cli.model, &[], how, true)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -564,8 +596,7 @@ fn run_recover(args: &[std::ffi::OsString]) -> Result<ExitCode, Failure> {
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     match args.get(1).and_then(|a| a.to_str()) {
         Some("split") => {

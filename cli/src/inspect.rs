@@ -167,8 +167,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let f = open(&file)?;
             let text = to_pretty(&manifest(&f, &file, name.as_deref()));
             match output {
-                Some(o) => std::fs::write(&o, text + "\n")
-                    .with_context(|| format!("cannot write {}", o.display()))?,
+                // Under the output rules: never the GGUF file read (compared by file
+                // identity), written through a temporary file renamed into place.
+                Some(o) => {
+                    let inputs = [file.as_path()];
+                    let rules = ggufkit::output::OutputRules {
+                        inputs: &inputs,
+                        overwrite: true,
+                        sync: false,
+                    };
+                    ggufkit::output::write_file_atomically(&o, (text + "\n").as_bytes(), &rules)
+                        .with_context(|| format!("cannot write {}", o.display()))?
+                }
                 None => println!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -314,8 +324,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

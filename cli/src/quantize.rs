@@ -624,8 +624,7 @@ fn print_done(
 
 /// The tool's entry point.
 pub fn main() -> ExitCode {
-    ggufkit::output::default_sigpipe();
-    crate::edge::handle_generators::<Cli>();
+    crate::edge::start::<Cli>();
     let cli = Cli::parse();
     exit_with("gguf-quantize", run(cli))
 }

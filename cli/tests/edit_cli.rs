@@ -171,3 +171,42 @@ fn nonzero_padding_is_not_copied_raw() {
     let pad_out = (edited.data_offset + t.offset + t.nbytes) as usize;
     assert_eq!(ob[pad_out], 0, "padding copied from the input");
 }
+
+/// The chat template files are inputs of the run: an OUT that is one of them (by name, or
+/// another name of the same file) is refused with --force too, and the file stays as it was.
+#[test]
+fn chat_template_files_are_inputs_and_are_never_replaced() {
+    let dir = scratch("edit-template-inputs");
+    let input = dir.join("in.gguf");
+    std::fs::copy(conv_input(), &input).unwrap();
+    let jinja = dir.join("template.jinja");
+    std::fs::write(&jinja, "{{ messages }}").unwrap();
+    let config = dir.join("tokenizer_config.json");
+    let config_text = r#"{"chat_template": "{{ bos_token }}"}"#;
+    std::fs::write(&config, config_text).unwrap();
+    for (flag, file) in [
+        ("--chat-template-file", &jinja),
+        ("--chat-template-config", &config),
+    ] {
+        let before = std::fs::read(file).unwrap();
+        let o = edit(&[s(&input), s(file), flag, s(file), "-f", "-q"]);
+        assert_eq!(o.status.code(), Some(1), "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains("input of this run"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(file).unwrap(), before, "{flag}: replaced");
+        // Another name of the same file (a hard link) is the same input.
+        let link = dir.join(format!(
+            "link-{}",
+            file.file_name().unwrap().to_str().unwrap()
+        ));
+        let _ = std::fs::remove_file(&link);
+        std::fs::hard_link(file, &link).unwrap();
+        let o = edit(&[s(&input), s(&link), flag, s(file), "-f", "-q"]);
+        assert_eq!(o.status.code(), Some(1), "{flag}: {}", stderr(&o));
+        assert_eq!(std::fs::read(file).unwrap(), before, "{flag}: replaced");
+    }
+    // The template read from a file that is then written: still fine for a different OUT.
+    let out = dir.join("out.gguf");
+    let o = edit(&[s(&input), s(&out), "--chat-template-file", s(&jinja), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&out).unwrap().starts_with(b"GGUF"));
+}

@@ -244,3 +244,100 @@ fn verify_against_a_legacy_source() {
     assert_eq!(o.status.code(), Some(0), "{j}");
     assert_eq!(j["against"]["tensors"].as_array().unwrap().len(), 21);
 }
+
+/// verify scans a big-endian file's float tensors for NaN and Inf (elements byte-swapped
+/// first): a NaN written big-endian into an F32 tensor and an Inf into an F16 one are found
+/// and named. Read little-endian, those bytes are finite numbers, so a scan that did not
+/// swap would say OK.
+#[test]
+fn verify_scans_big_endian_files_for_nan() {
+    let dir = scratch("verify-be-nan");
+    let be = dir.join("be.gguf");
+    let o = Command::new(env!("CARGO_BIN_EXE_gguf-convert"))
+        .args([
+            s(&testdata("hf/llama-spm")),
+            "--outfile",
+            s(&be),
+            "--outtype",
+            "f16",
+            "--bigendian",
+            "-q",
+            "-f",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(inspect(&["verify", s(&be)]).status.code(), Some(0));
+    let file = ggufkit::gguf::GgufFile::open(&be).unwrap();
+    assert_eq!(file.byte_order, ggufkit::gguf::ByteOrder::Big);
+    let f32_t = file
+        .tensors
+        .iter()
+        .find(|t| t.ty == ggufkit::quantizers::GgmlType::F32)
+        .expect("an F32 tensor")
+        .clone();
+    let f16_t = file
+        .tensors
+        .iter()
+        .find(|t| t.ty == ggufkit::quantizers::GgmlType::F16)
+        .expect("an F16 tensor")
+        .clone();
+    let at = |t: &ggufkit::gguf::TensorInfo| (file.data_offset + t.offset) as usize;
+    let (a32, a16) = (at(&f32_t), at(&f16_t));
+    drop(file);
+    let mut bytes = std::fs::read(&be).unwrap();
+    bytes[a32 + 4..a32 + 8].copy_from_slice(&f32::NAN.to_be_bytes());
+    bytes[a16 + 2..a16 + 4].copy_from_slice(&0x7c00u16.to_be_bytes()); // +Inf
+    let bad = dir.join("be-nan.gguf");
+    std::fs::write(&bad, bytes).unwrap();
+    let o = inspect(&["verify", "--json", s(&bad)]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found: Vec<(String, u64, u64)> = j["non_finite"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["tensor"].as_str().unwrap().to_string(),
+                e["nan"].as_u64().unwrap(),
+                e["inf"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(found.contains(&(f32_t.name.clone(), 1, 0)), "{found:?}");
+    assert!(found.contains(&(f16_t.name.clone(), 0, 1)), "{found:?}");
+    // The text report names the tensor too.
+    let o = inspect(&["verify", s(&bad)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("tensor '{}' has 1 NaN", f32_t.name)),
+        "{text}"
+    );
+}
+
+/// `manifest -o` writes under the output rules: never over the GGUF file it reads.
+#[test]
+fn manifest_output_is_never_its_input() {
+    let dir = scratch("manifest-self");
+    let f = dir.join("m.gguf");
+    std::fs::copy(golden_gguf("llama-spm", "quant-Q4_K_M"), &f).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let o = inspect(&["manifest", s(&f), "-o", s(&f)]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("input of this run"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    let json = dir.join("m.json");
+    let o = inspect(&["manifest", s(&f), "-o", s(&json)]);
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&json).unwrap().starts_with('{'));
+}

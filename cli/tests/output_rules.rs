@@ -332,3 +332,122 @@ fn a_closed_pipe_ends_the_tool_quietly() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// A GGUF whose `gguf-inspect dump` is about 400 KB (3,000 keys, 2,000 tensors): far more
+/// than a pipe buffer holds.
+fn big_dump_input(dir: &Path) -> PathBuf {
+    fn s(out: &mut Vec<u8>, x: &str) {
+        out.extend((x.len() as u64).to_le_bytes());
+        out.extend(x.as_bytes());
+    }
+    let (n_kv, n_t) = (3000u64, 2000u64);
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend(n_t.to_le_bytes());
+    out.extend((n_kv + 1).to_le_bytes());
+    s(&mut out, "general.architecture");
+    out.extend(8u32.to_le_bytes());
+    s(&mut out, "llama");
+    for i in 0..n_kv {
+        s(&mut out, &format!("x.key{i:05}"));
+        out.extend(8u32.to_le_bytes());
+        s(&mut out, "vvvvvvvvvvvvvvvvvvvv");
+    }
+    for i in 0..n_t {
+        s(&mut out, &format!("blk.{i}.ffn_down.weight"));
+        out.extend(2u32.to_le_bytes());
+        out.extend(32u64.to_le_bytes());
+        out.extend(1u64.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend((i * 128).to_le_bytes());
+    }
+    out.resize(out.len().next_multiple_of(32) + (n_t * 128) as usize, 0);
+    let p = dir.join("big-dump.gguf");
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+/// Runs `BIN ARGS… | head -1` in bash (see `a_closed_pipe_ends_the_tool_quietly` for why
+/// bash makes the pipe) and returns the tool's exit status as bash saw it, and its stderr.
+/// With `late`, the tool starts a second after head has gone, so its very first write
+/// meets the closed pipe; otherwise head reads the first line and leaves while the tool
+/// still has most of its output to write.
+#[cfg(unix)]
+fn into_head(bin: &str, args: &[&str], late: bool) -> (String, String) {
+    let dir = scratch("rules-pipe-err");
+    let err = dir.join(format!("{}.err", std::process::id()));
+    let script = if late {
+        r#"err=$1; shift; (sleep 1; exec "$@" 2> "$err") | true; echo "status ${PIPESTATUS[0]}""#
+    } else {
+        r#"err=$1; shift; "$@" 2> "$err" | head -1 > /dev/null; echo "status ${PIPESTATUS[0]}""#
+    };
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg("bash")
+        .arg(&err)
+        .arg(bin)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    (
+        String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        stderr,
+    )
+}
+
+/// Every tool ends quietly when its standard output is a pipe that has been closed
+/// (`… | head`): killed by SIGPIPE like any Unix tool (or done, when everything fitted in the
+/// pipe before head left), never a panic with a backtrace (exit 101). The signal disposition
+/// is set in one place for every tool (cli/src/edge.rs, `start`).
+#[cfg(unix)]
+#[test]
+fn every_tool_piped_into_head_ends_quietly() {
+    let dir = scratch("rules-pipe");
+    let big = big_dump_input(&dir);
+    let model = input();
+    let edited = dir.join("edited.gguf");
+    let sigpipe = format!("status {}", 128 + libc_sigpipe());
+    let cases: [(&str, Vec<&str>); 4] = [
+        (
+            env!("CARGO_BIN_EXE_gguf-convert"),
+            vec!["--list-architectures"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_gguf-inspect"),
+            vec!["dump", big.to_str().unwrap()],
+        ),
+        (
+            env!("CARGO_BIN_EXE_gguf-quantize"),
+            vec!["--dry-run", model.to_str().unwrap(), "Q8_0"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_gguf-edit"),
+            vec![
+                "--dry-run",
+                model.to_str().unwrap(),
+                edited.to_str().unwrap(),
+                "--general-name",
+                "x",
+            ],
+        ),
+    ];
+    for (bin, args) in &cases {
+        // The first write meets the closed pipe: killed by SIGPIPE, whatever the size.
+        let (status, err) = into_head(bin, args, true);
+        assert!(!err.contains("panicked"), "{bin} {args:?}: {err}");
+        assert_eq!(status, sigpipe, "{bin} {args:?}: {err}");
+    }
+    // The issue's own example, `gguf-inspect dump FILE | head -1`, with ~400 KB of output
+    // (a pipe holds 64 KiB): head leaves after the first line, a later write fails.
+    let (status, err) = into_head(
+        env!("CARGO_BIN_EXE_gguf-inspect"),
+        &["dump", big.to_str().unwrap()],
+        false,
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.is_empty(), "not quiet: {err}");
+    assert!(status == sigpipe || status == "status 0", "{status}: {err}");
+    assert!(!edited.exists(), "--dry-run wrote its output");
+}

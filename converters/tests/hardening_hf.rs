@@ -531,7 +531,9 @@ fn broken_bpe_models_are_refused_on_the_gpt2_path() {
 #[test]
 fn a_token_id_past_vocab_size_is_named() {
     // The tokenizers library renumbers an added token written past the vocabulary to the
-    // next free id; the message names the token and the id the file gives it.
+    // next free id; when vocab_size leaves no room for it the reference stops on an
+    // assertion (see `added_tokens_past_the_vocabulary_as_the_reference`), and this refusal
+    // names the token and the id the file gives it.
     let mut tj = tokenizer_json(Json::Null, byte_level(), Json::Null);
     tj["added_tokens"] = json!([{"id": 10, "content": "<x>", "single_word": false,
         "lstrip": false, "rstrip": false, "normalized": false, "special": true}]);
@@ -606,5 +608,131 @@ fn empty_outtype_items_are_refused() {
     for bad in ["q4_k_m,,", "q4_k_m,", ",f16", "", "f16,,q8_0"] {
         let e = split_types(bad).unwrap_err().to_string();
         assert!(e.contains("is empty"), "{bad:?}: {e}");
+    }
+}
+
+/// Zero rows appended to the token embedding (`model.embed_tokens.weight`, and `lm_head`
+/// when present) of a safetensors file, as conformance/make_added_token_golden.py does.
+fn pad_embedding(path: &Path, rows: u64) {
+    let b = std::fs::read(path).unwrap();
+    let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, Json> = serde_json::from_slice(&b[8..8 + n]).unwrap();
+    let data = &b[8 + n..];
+    let mut entries: Vec<(&String, &Json)> = header
+        .iter()
+        .filter(|(k, _)| *k != "__metadata__")
+        .collect();
+    entries.sort_by_key(|(_, v)| v["data_offsets"][0].as_u64().unwrap());
+    let mut out = serde_json::Map::new();
+    let mut blob = Vec::new();
+    for (k, v) in entries {
+        let (s, e) = (
+            v["data_offsets"][0].as_u64().unwrap() as usize,
+            v["data_offsets"][1].as_u64().unwrap() as usize,
+        );
+        let mut v = v.clone();
+        let begin = blob.len();
+        blob.extend_from_slice(&data[s..e]);
+        if k == "model.embed_tokens.weight" || k == "lm_head.weight" {
+            let (r, c) = (
+                v["shape"][0].as_u64().unwrap(),
+                v["shape"][1].as_u64().unwrap(),
+            );
+            let width = (e - s) as u64 / (r * c);
+            blob.resize(blob.len() + (width * c * (rows - r)) as usize, 0);
+            v["shape"] = json!([rows, c]);
+        }
+        v["data_offsets"] = json!([begin, blob.len()]);
+        out.insert(k.clone(), v);
+    }
+    if let Some(m) = header.get("__metadata__") {
+        out.insert("__metadata__".into(), m.clone());
+    }
+    let mut h = serde_json::to_vec(&out).unwrap();
+    h.resize(h.len().next_multiple_of(8), b' ');
+    let mut file = (h.len() as u64).to_le_bytes().to_vec();
+    file.extend(h);
+    file.extend(blob);
+    std::fs::write(path, file).unwrap();
+}
+
+/// Added tokens written with an id past the vocabulary (testdata/golden/added-tokens, made
+/// by conformance/make_added_token_golden.py with the pinned reference): the tokenizers
+/// library renumbers such a token to the next free id. Where `vocab_size` leaves room the
+/// reference accepts it, and the output is byte-identical to the reference's; where it does
+/// not, the reference stops on an assertion and the refusal here names the token, the id it
+/// got and the id the file gives it.
+#[test]
+fn added_tokens_past_the_vocabulary_as_the_reference() {
+    let cases = support::read_json(&testdata("golden/added-tokens/cases.json"));
+    let cases = cases.as_object().unwrap();
+    assert!(cases.len() >= 2);
+    for (name, case) in cases {
+        let work = scratch(&format!("added-past-{name}"));
+        let d = work.join(name);
+        support::copy_tree(&support::fixture(case["fixture"].as_str().unwrap()), &d);
+        let id = case["id"].as_u64().unwrap();
+        let token = json!({"content": case["token"], "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true});
+        let edit = |file: &str, f: &dyn Fn(&mut Json)| {
+            let p = d.join(file);
+            let mut j: Json = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            f(&mut j);
+            std::fs::write(&p, serde_json::to_vec(&j).unwrap()).unwrap();
+        };
+        edit("tokenizer.json", &|j| {
+            let mut t = token.clone();
+            t["id"] = json!(id);
+            j["added_tokens"].as_array_mut().unwrap().push(t);
+        });
+        edit("tokenizer_config.json", &|j| {
+            j["added_tokens_decoder"][id.to_string()] = token.clone();
+        });
+        edit("config.json", &|j| {
+            j["vocab_size"] = case["vocab_size"].clone()
+        });
+        pad_embedding(
+            &d.join("model.safetensors"),
+            case["embedding_rows"].as_u64().unwrap(),
+        );
+        let opts = HfOptions {
+            outtype: ggufkit_converters::hf::OutType::F32,
+            ..HfOptions::default()
+        };
+        match (read_hf_dir(&d, &opts), case.get("sha256")) {
+            (Ok(conv), Some(want)) => {
+                let out = work.join("out.gguf");
+                ggufkit::write::write_model(
+                    &conv.model,
+                    &out,
+                    &ggufkit::write::WriteOptions::default(),
+                )
+                .unwrap();
+                assert_eq!(
+                    std::fs::metadata(&out).unwrap().len(),
+                    case["size"].as_u64().unwrap(),
+                    "{name}"
+                );
+                assert_eq!(
+                    &Json::from(support::sha256_file(&out)),
+                    want,
+                    "{name}: not the reference's bytes"
+                );
+            }
+            (Err(e), None) => {
+                let msg = e.to_string();
+                let vocab_size = case["vocab_size"].as_u64().unwrap();
+                for needle in [
+                    format!("token id {vocab_size} is not below vocab_size {vocab_size}"),
+                    format!("{:?}", case["token"].as_str().unwrap()),
+                    format!("written with id {id}"),
+                ] {
+                    assert!(msg.contains(&needle), "{name}: {needle} not in: {msg}");
+                }
+            }
+            (Ok(_), None) => panic!("{name}: accepted, the reference refuses it"),
+            (Err(e), Some(_)) => panic!("{name}: refused, the reference accepts it: {e}"),
+        }
+        let _ = std::fs::remove_dir_all(&work);
     }
 }

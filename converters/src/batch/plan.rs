@@ -437,6 +437,18 @@ impl Source {
     pub fn files(&self) -> Vec<PathBuf> {
         let mut v = list_files(&self.path);
         if self.kind == SourceKind::Hf {
+            // A LoRA adapter is converted against its base model, whose files are read too
+            // (--base, else the adapter's base_model_name_or_path).
+            if crate::hf::lora::is_adapter(&self.path) {
+                let base = match &self.opts.lora_base {
+                    Some(b) => Some(b.clone()),
+                    None => crate::hf::lora::base_from_config(&self.path).ok(),
+                };
+                if let Some(base) = base.filter(|b| b.is_dir()) {
+                    v.extend(list_files(&base));
+                }
+            }
+            v.extend(hf_subdir_inputs(&self.path));
             // The converter reads no GGUF file, and outputs are often written beside the
             // model: earlier outputs, batch state and temporary files are not inputs.
             v.retain(|p| {
@@ -463,6 +475,10 @@ impl Source {
             if let Some(d) = &self.opts.vocab_dir {
                 v.extend(list_files(d));
             }
+        }
+        // The general.* overrides file (--metadata, or a batch job's `metadata`).
+        if let Some(m) = &self.opts.metadata {
+            v.push(m.clone());
         }
         v
     }
@@ -717,6 +733,33 @@ fn reorder_sources(base: &Model, sources: &[String], out: &Model) -> Vec<String>
 }
 
 /// The files of a directory (not recursive), or the path itself.
+/// The files below a HuggingFace directory that a conversion reads: the extra chat templates
+/// (`additional_chat_templates/*.jinja`) and the sentence-transformers modules' configs
+/// (`<path>/config.json` of each entry of modules.json, the pooling settings).
+fn hf_subdir_inputs(dir: &Path) -> Vec<PathBuf> {
+    let mut v = list_files(&dir.join("additional_chat_templates"))
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect::<Vec<_>>();
+    let modules = std::fs::read(dir.join("modules.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    for m in modules
+        .as_ref()
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(p) = m.get("path").and_then(serde_json::Value::as_str) {
+            let cfg = dir.join(p).join("config.json");
+            if cfg.is_file() {
+                v.push(cfg);
+            }
+        }
+    }
+    v
+}
+
 fn list_files(p: &Path) -> Vec<PathBuf> {
     if p.is_dir() {
         let mut v: Vec<PathBuf> = std::fs::read_dir(p)

@@ -176,6 +176,14 @@ fn read_state(dir: &Path) -> DirState {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// What this thread wrote to state files and journals: (state-file rewrites, state-file
+    /// bytes, journal lines, journal bytes). Tests count writes with it instead of timing.
+    static WRITTEN: std::cell::Cell<(usize, u64, usize, u64)> =
+        const { std::cell::Cell::new((0, 0, 0, 0)) };
+}
+
 /// Writes all records to the state file (atomically) and empties the journal.
 fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<()> {
     let doc = json!({
@@ -185,6 +193,11 @@ fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<
     });
     let mut bytes = serde_json::to_vec_pretty(&doc).expect("json");
     bytes.push(b'\n');
+    #[cfg(test)]
+    WRITTEN.with(|w| {
+        let (n, b, jl, jb) = w.get();
+        w.set((n + 1, b + bytes.len() as u64, jl, jb));
+    });
     let rules = ggufkit::output::OutputRules {
         inputs: &[],
         overwrite: true,
@@ -210,6 +223,11 @@ fn append_journal(dir: &Path, key: &str, record: Option<&Json>) -> std::io::Resu
     }
     let mut line = serde_json::to_vec(&json!({ "key": key, "record": record })).expect("json");
     line.push(b'\n');
+    #[cfg(test)]
+    WRITTEN.with(|w| {
+        let (n, b, jl, jb) = w.get();
+        w.set((n, b, jl + 1, jb + line.len() as u64));
+    });
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -457,6 +475,48 @@ mod tests {
         std::fs::write(&mine, b"x").unwrap();
         assert_eq!(clean_temps(&d), vec![stale.clone()]);
         assert!(mine.exists());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Recording N outputs (twice each, as a batch does: committing, then committed) writes
+    /// O(N) bytes: a journal line per record and a logarithmic number of state-file
+    /// rewrites, never the whole state twice per output (2,000 outputs once took 50 s).
+    #[test]
+    fn recording_many_outputs_appends_instead_of_rewriting() {
+        let d = std::env::temp_dir().join(format!("ggufkit-state-n-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        const N: usize = 2000;
+        WRITTEN.with(|w| w.set((0, 0, 0, 0)));
+        for i in 0..N {
+            let out = d.join(format!("m{i:04}.gguf"));
+            let files = [WrittenFile {
+                path: out.clone(),
+                size: 3,
+                sha256: hex(&Sha256::digest(b"abc")),
+            }];
+            store(&out, Some(&record_for("fp", &files, false))).unwrap();
+            store(&out, Some(&record_for("fp", &files, true))).unwrap();
+        }
+        settle(&d).unwrap();
+        let (rewrites, state_bytes, lines, journal_bytes) = WRITTEN.with(|w| w.get());
+        let final_size = std::fs::metadata(d.join(STATE_FILE)).unwrap().len();
+        // 2N records: a rewrite only when the journal has grown as long as the state (and
+        // the first and the settling one): about log2(2N / 64) + 2, nowhere near 2N.
+        assert!(
+            rewrites <= 12,
+            "{rewrites} state-file rewrites for {N} outputs"
+        );
+        assert!(lines + rewrites >= 2 * N, "{lines} journal lines");
+        let total = state_bytes + journal_bytes;
+        assert!(
+            total <= 8 * final_size,
+            "{total} bytes written for a {final_size}-byte state"
+        );
+        // And the state read back from disk has every output.
+        let st = read_state(&d);
+        assert_eq!(st.outputs.len(), N);
+        assert_eq!(st.journal_lines, 0);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
