@@ -131,6 +131,7 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
         rope,
         arch: "Mistral (params.json)".into(),
         path,
+        extra_blocks: 0,
     })
 }
 
