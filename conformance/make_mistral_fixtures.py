@@ -33,7 +33,10 @@ For each the reference runs with `--mistral-format` for `--outtype` f32, f16, bf
 then variants on modified copies (the Rust test makes the same modifications) for f32:
 `--disable-mistral-community-chat-template`, a local `chat_template.jinja`, `--vocab-only`,
 the SentencePiece file renamed `tokenizer.model` (version v1), both tokenizers present, Tekken
-versions v3, v11, v13 and v15, and the refused ones (no params.json, no tokenizer file). The
+versions v3, v11, v13 and v15, and the refused ones (no params.json, no tokenizer file); and,
+without `--mistral-format`, an HF directory (`llama-spm` with its tokenizer.json replaced by
+mistral-tekken's `tekken.json`), which `LlamaModel.set_vocab` reads with Mistral's vocabulary
+and the community chat template (`HF_CASES`, marked `"hf": true`). The
 results go to `testdata/golden/mistral/cases.json` (checked by
 `converters/tests/mistral_golden.rs`).
 
@@ -326,10 +329,22 @@ VARIANTS = {
 }
 
 
-def convert(llama_cpp: Path, model: Path, outtype: str, flags: list, out: Path) -> dict:
+def hf_tekken(d: Path):
+    """An HF directory (llama-spm) whose tokenizer is a tekken.json (no tokenizer.json)."""
+    (d / "tokenizer.json").unlink()
+    shutil.copy(TESTDATA / "hf" / "mistral-tekken" / "tekken.json", d / "tekken.json")
+
+
+# HF directories the reference reads with LlamaModel.set_vocab's tekken.json path (no
+# --mistral-format): (case, source fixture, modification), f32.
+HF_CASES = [("llama-spm-tekken-f32", "llama-spm", hf_tekken)]
+
+
+def convert(llama_cpp: Path, model: Path, outtype: str, flags: list, out: Path, mistral=True) -> dict:
     env = dict(os.environ, PYTHONPATH=str(llama_cpp / "gguf-py"), NO_LOCAL_GGUF="1")
-    cmd = [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(model), "--mistral-format",
-           "--outfile", str(out), "--outtype", outtype] + flags
+    cmd = [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(model)]
+    cmd += ["--mistral-format"] if mistral else []
+    cmd += ["--outfile", str(out), "--outtype", outtype] + flags
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         return {"ok": False, "returncode": r.returncode,
@@ -344,14 +359,17 @@ def main():
     ap.add_argument("--llama-cpp", type=Path, required=True)
     ap.add_argument("--fixtures-only", action="store_true", help="write the fixtures, run nothing")
     ap.add_argument("--only", nargs="*", help="run only these fixtures (their cases replace the ones in cases.json)")
+    ap.add_argument("--hf-only", action="store_true", help="run only the HF-directory cases (HF_CASES)")
     args = ap.parse_args()
     fixtures = [make_tekken(), make_spm(), make_spm_fp8()]
     if args.fixtures_only:
         return
     cases = {}
-    if args.only:
-        fixtures = [f for f in fixtures if f.name in args.only]
-        cases = {k: v for k, v in json.loads(OUT.read_text()).items() if v["fixture"] not in args.only}
+    if args.only or args.hf_only:
+        only = args.only or []
+        fixtures = [f for f in fixtures if f.name in only]
+        cases = {k: v for k, v in json.loads(OUT.read_text()).items()
+                 if v["fixture"] not in only and not (args.hf_only and v.get("hf"))}
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for fx in fixtures:
@@ -371,6 +389,13 @@ def main():
                 if mod is not None:
                     case["modify"] = mod
                 cases[name] = case
+                print(name, r, flush=True)
+        if args.hf_only or not args.only:
+            for name, source, mod in HF_CASES:
+                model = materialize(TESTDATA / "hf" / source, scratch / "hf", source)
+                mod(model)
+                r = convert(args.llama_cpp, model, "f32", [], scratch / "out.gguf", mistral=False)
+                cases[name] = {"fixture": source, "outtype": "f32", "flags": [], "hf": True, **r}
                 print(name, r, flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(cases, indent=2, sort_keys=True) + "\n")

@@ -7,7 +7,9 @@
 //! model with FP8 projections and Mistral's `qscale_weight` scales) are made by
 //! `conformance/make_mistral_fixtures.py`, which also ran the pinned
 //! `convert_hf_to_gguf.py --mistral-format` on them and on modified copies (the
-//! modifications are made again here) and wrote `testdata/golden/mistral/cases.json`.
+//! modifications are made again here) and wrote `testdata/golden/mistral/cases.json`; the
+//! cases marked `hf` are an HF directory (`llama-spm`) whose tokenizer is a `tekken.json`,
+//! converted without `--mistral-format`.
 
 use std::path::{Path, PathBuf};
 
@@ -96,6 +98,19 @@ fn modify(dir: &Path, what: &str) {
     }
 }
 
+/// An HF fixture whose tokenizer.json is replaced by mistral-tekken's tekken.json (the
+/// generator's `hf_tekken`): `LlamaModel.set_vocab` reads it as Mistral's vocabulary.
+fn hf_tekken(work: &Path, fx: &str) -> PathBuf {
+    let dir = copy_named(&fixture(fx), &work.join("hf"), fx);
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    std::fs::copy(
+        fixture("mistral-tekken").join("tekken.json"),
+        dir.join("tekken.json"),
+    )
+    .unwrap();
+    dir
+}
+
 /// A fixture copy with a modification applied.
 fn modified(work: &Path, fx: &str, what: &str) -> PathBuf {
     let dir = copy_named(&fixture(fx), &work.join("modified"), fx);
@@ -133,18 +148,25 @@ fn mistral_native_models_equal_the_reference() {
     for (name, case) in cases {
         let field = |k: &str| case[k].as_str().unwrap_or_else(|| panic!("{name}: no {k}"));
         let (fx, outtype) = (field("fixture"), field("outtype"));
-        seen_fixtures.push(fx.to_string());
         let flags: Vec<&str> = case["flags"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| f.as_str().unwrap())
             .collect();
+        let hf = case["hf"] == true;
         let dir = match case.get("modify").and_then(|m| m.as_str()) {
             Some(what) => modified(&work, fx, what),
+            None if hf => hf_tekken(&work, fx),
             None => fixture(fx),
         };
-        let result = read_hf_dir(&dir, &options(outtype, &flags));
+        let mut opts = options(outtype, &flags);
+        if hf {
+            opts.mistral_format = None;
+        } else {
+            seen_fixtures.push(fx.to_string());
+        }
+        let result = read_hf_dir(&dir, &opts);
         if let Some((_, says)) = REFUSED_ON_PURPOSE.iter().find(|(n, _)| n == name) {
             let e = match result {
                 Err(e) => e.to_string(),

@@ -146,6 +146,9 @@ pub enum VocabPath {
     Gpt2,
     /// `BertModel.set_vocab` (`tokenizer.ggml.model = "bert"`).
     WordPiece,
+    /// `_set_vocab_mistral`: Mistral's own `tekken.json` (or SentencePiece) file, read as
+    /// mistral_common reads it ([`mistral`]).
+    Mistral,
 }
 
 /// The tokenizer keys with what was decided on the way.
@@ -566,10 +569,16 @@ fn set_vocab_llama(
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
     if dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: a Mistral tekken.json without tokenizer.json needs mistral-common, which is not supported",
-            dir.display()
-        )));
+        // An HF directory whose tokenizer is Tekken: Mistral's vocabulary with the community
+        // chat template (a local chat_template.jinja counts only under --mistral-format).
+        let choice = mistral::TemplateChoice {
+            mistral_format: false,
+            disable_community: false,
+        };
+        for (k, v) in mistral::vocab_metadata(dir, req.arch, choice)? {
+            kv.set(&k, v);
+        }
+        return Ok((VocabPath::Mistral, None));
     }
     if let Some(tc) = tc {
         if let Some(v) = tc.get("add_prefix_space").filter(|v| !v.is_null()) {
