@@ -397,7 +397,8 @@ mod tests {
                 continue;
             };
             assert!(
-                list.contains(&format!("\nmod {module};")),
+                list.contains(&format!("\nmod {module};"))
+                    || list.contains(&format!("\npub(crate) mod {module};")),
                 "arch/{file} is not declared in arch/mod.rs"
             );
             let text = std::fs::read_to_string(e.path()).unwrap();
