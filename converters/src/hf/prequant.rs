@@ -511,6 +511,24 @@ mod tests {
         }
     }
 
+    /// A repacked NVFP4 block dequantizes (with GGML's kernel) to the ModelOpt values
+    /// `e2m1(code) · e4m3(scale)` (the scale's sign bit dropped), element by element.
+    #[test]
+    fn nvfp4_repack_keeps_every_value() {
+        use crate::hf::expr::f8_e4m3_to_f32;
+        let codes: Vec<u8> = (0..32u8).map(|k| k.wrapping_mul(73) ^ 0x3c).collect();
+        let scales = [0x38u8, 0x41, 0xb0, 0x2a];
+        let mut block = [0u8; NVFP4_BLOCK];
+        nvfp4_block(&scales, &codes, &mut block);
+        let mut got = [0f32; 64];
+        dequantize_rows(GgmlType::NVFP4, &block, &mut got).unwrap();
+        for (i, g) in got.iter().enumerate() {
+            let c = (codes[i / 2] >> (4 * (i % 2))) & 0x0f;
+            let want = e2m1(c) * f8_e4m3_to_f32(scales[i / 16] & 0x7f);
+            assert_eq!(*g, want, "element {i}");
+        }
+    }
+
     /// A repacked block dequantizes (with GGML's kernel) to the checkpoint's values
     /// `e2m1(code) · 2^(e − 127)`, element by element.
     #[test]
