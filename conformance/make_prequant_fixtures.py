@@ -18,6 +18,10 @@ fixture's own `model.safetensors`, shared by reference (`shared-files.txt`), and
                  weights quantized as OpenAI's checkpoints are (per 32 values, exponent
                  `floor(log2(amax)) - 2`, codes the nearest E2M1 value).
 
+  llama-bpe-nvfp4  `llama-bpe` plus a third layer whose projections are ModelOpt NVFP4
+                 (`hf_quant_config.json`): U8 weights (2 E2M1 codes a byte), E4M3
+                 `weight_scale` per 16 inputs, F32 `weight_scale_2` / `input_scale`,
+                 `k_scale` / `v_scale`; v_proj's factors are exactly 1 (not written).
   llama-bpe-gptq4, llama-bpe-gptq8, llama-bpe-w4a16, llama-bpe-w4a16-asym
                  the `llama-bpe` model (2 layers) plus a third layer: f16 norms and the seven
                  projections quantized with asymmetric groups of 32 as GPTQ 4-bit (act_order
@@ -239,8 +243,52 @@ def pack_quantized(symmetric):
     return llama_layer2(one), config
 
 
+E2M1_CODES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+def nvfp4():
+    """ModelOpt NVFP4 (`hf_quant_config.json` quant_algo NVFP4): per projection a global
+    `weight_scale_2` = amax / (6 * 448), per 16 inputs an E4M3 `weight_scale` = amax16 / 6 /
+    weight_scale_2, `weight` U8 [out, in / 2] with the nearest E2M1 code of
+    w / (scale * scale_2), element 2i in the low nibble; `input_scale` F32; `k_scale` /
+    `v_scale` on k/v. v_proj has weight_scale_2 and input_scale exactly 1 (not written)."""
+    import torch
+
+    def one(base, w, gen):
+        out, inp = w.shape
+        trivial = base.endswith("v_proj")
+        s2 = torch.tensor(1.0) if trivial else (w.abs().amax() / (6 * 448)).float()
+        g = w.reshape(out, inp // 16, 16)
+        sc = (g.abs().amax(-1) / 6 / s2).clamp(min=2 ** -9, max=448).to(torch.float8_e4m3fn)
+        x = g / (sc.float() * s2).unsqueeze(-1)
+        mags = torch.tensor(E2M1_CODES)
+        idx = (x.abs().unsqueeze(-1) - mags).abs().argmin(-1)
+        codes = (idx | torch.where(x < 0, 8, 0)).to(torch.uint8).reshape(out, inp)
+        t = {
+            base + ".weight": (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous(),
+            base + ".weight_scale": sc.contiguous(),
+            base + ".weight_scale_2": s2.reshape(()).to(torch.float32),
+            base + ".input_scale": torch.tensor(1.0 if trivial else 0.0123, dtype=torch.float32),
+        }
+        if base.endswith("k_proj"):
+            t[base + ".k_scale"] = torch.tensor(1.0, dtype=torch.float32)
+        if base.endswith("v_proj"):
+            t[base + ".v_scale"] = torch.tensor(1.0, dtype=torch.float32)
+        return t
+
+    def config(c):
+        c["num_hidden_layers"] = 3
+    extra = {"hf_quant_config.json": {
+        "producer": {"name": "modelopt", "version": "0.29.0"},
+        "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
+                         "exclude_modules": ["lm_head"]},
+    }}
+    return llama_layer2(one), config, extra
+
+
 FIXTURES = {
     "gptoss-mxfp4": ("gptoss", gptoss_mxfp4),
+    "llama-bpe-nvfp4": ("llama-bpe", nvfp4),
     "llama-bpe-gptq4": ("llama-bpe", lambda: gptq(4, False)),
     "llama-bpe-gptq8": ("llama-bpe", lambda: gptq(8, True)),
     "llama-bpe-w4a16": ("llama-bpe", lambda: pack_quantized(True)),
@@ -262,7 +310,10 @@ def write_fixture(name: str) -> Path:
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
-    tensors, edit = make()
+    made = make()
+    tensors, edit = made[0], made[1]
+    for fname, value in (made[2] if len(made) > 2 else {}).items():
+        (dst / fname).write_text(json.dumps(value, indent=2) + "\n")
     save_file(tensors, str(dst / PART2), metadata={"format": "pt"})
     config = json.loads((src / "config.json").read_text())
     edit(config)
@@ -365,11 +416,22 @@ def drop_tensor(d: Path, name: str):
     (d / "model.safetensors.index.json").write_text(json.dumps(idx, indent=2) + "\n")
 
 
+def reshape_tensor(d: Path, name: str, shape):
+    """A tensor of the second part stored under another shape (same bytes)."""
+    from safetensors.torch import load_file, save_file
+    t = load_file(str(d / PART2))
+    t[name] = t[name].reshape(shape).contiguous()
+    save_file(t, str(d / PART2), metadata={"format": "pt"})
+
+
 REFUSED = {
     "gptoss-mxfp4": {"scales-shape": refuse_scales_shape, "blocks-dtype": refuse_blocks_dtype},
     "llama-bpe-gptq4": {
         "bits-3": lambda d: edit_config(d, lambda q: q.update(bits=3)),
         "no-g-idx": lambda d: drop_tensor(d, "model.layers.2.mlp.up_proj.g_idx"),
+    },
+    "llama-bpe-nvfp4": {
+        "nvfp4-scales-shape": lambda d: reshape_tensor(d, "model.layers.2.mlp.up_proj.weight_scale", [64, 8]),
     },
     "llama-bpe-w4a16": {
         "strategy-channel": lambda d: edit_config(
@@ -377,7 +439,7 @@ REFUSED = {
         "no-weight-shape": lambda d: drop_tensor(d, "model.layers.2.mlp.up_proj.weight_shape"),
     },
 }
-QUANTS = {"gptoss-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"]}
+QUANTS = {"gptoss-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"], "llama-bpe-nvfp4": ["Q4_K_M", "Q8_0"]}
 
 
 def main():

@@ -24,6 +24,7 @@ use serde_json::Value as Json;
 /// Every fixture `make_prequant_fixtures.py` makes (each must have cases).
 const FIXTURES: &[&str] = &[
     "gptoss-mxfp4",
+    "llama-bpe-nvfp4",
     "llama-bpe-gptq4",
     "llama-bpe-gptq8",
     "llama-bpe-w4a16",
@@ -91,6 +92,14 @@ fn write_st(path: &Path, tensors: &StTensors) {
     std::fs::write(path, ggufkit_testsupport::golden::safetensors(&parts)).unwrap();
 }
 
+/// The integer-quantized fixtures (dequantized, not repacked).
+const INT_FIXTURES: &[&str] = &[
+    "llama-bpe-gptq4",
+    "llama-bpe-gptq8",
+    "llama-bpe-w4a16",
+    "llama-bpe-w4a16-asym",
+];
+
 /// Edits the quantization config.
 fn edit_config(dir: &Path, f: impl FnOnce(&mut Json)) {
     let path = dir.join("config.json");
@@ -126,6 +135,16 @@ fn modify(dir: &Path, what: &str) {
         "no-weight-shape" => return drop_tensor(dir, "model.layers.2.mlp.up_proj.weight_shape"),
         _ => {}
     }
+    if what == "nvfp4-scales-shape" {
+        let part = dir.join("model-00002-of-00002.safetensors");
+        let mut t = read_st(&part);
+        let i = t
+            .iter()
+            .position(|x| x.0 == "model.layers.2.mlp.up_proj.weight_scale")
+            .unwrap();
+        t[i].2 = vec![64, 8];
+        return write_st(&part, &t);
+    }
     let part = dir.join("model-00002-of-00002.safetensors");
     let mut t = read_st(&part);
     let find = |t: &mut StTensors, name: &str| -> usize {
@@ -159,6 +178,7 @@ fn refused_tensor(what: &str) -> &'static str {
         "no-g-idx" => "up_proj.g_idx",
         "strategy-channel" => "strategy",
         "no-weight-shape" => "up_proj.weight_shape",
+        "nvfp4-scales-shape" => "up_proj.weight_scale",
         other => panic!("unknown modification {other}"),
     }
 }
@@ -231,7 +251,7 @@ fn prequantized_checkpoints_equal_the_reference() {
         same += 1;
     }
     let _ = std::fs::remove_dir_all(&work);
-    assert!(refused >= 7, "{refused} refused cases");
+    assert!(refused >= 9, "{refused} refused cases");
     record(
         "prequant_golden",
         same + refused,
@@ -357,7 +377,7 @@ fn quantizing_an_mxfp4_model_follows_llama_quantize() {
 #[test]
 fn int_weights_by_rows_equal_whole_tensors() {
     let mut split = 0;
-    for fx in &FIXTURES[1..] {
+    for fx in INT_FIXTURES {
         for outtype in ["f32", "f16", "q8_0"] {
             let conv = read_hf_dir(&fixture(fx), &options(outtype)).unwrap();
             let names: Vec<&str> = conv.model.tensors.iter().map(|t| t.name.as_str()).collect();
@@ -395,4 +415,74 @@ fn int_weights_by_rows_equal_whole_tensors() {
         }
     }
     assert_eq!(split, 4 * 3 * 7);
+}
+
+/// ModelOpt NVFP4 weights are repacked into GGML NVFP4 first, in model order, each followed by
+/// its non-trivial per-tensor factors (F32 `.scale`, `.input_scale`; v_proj's are 1 and not
+/// written); the file type is MOSTLY_NVFP4 for the float outtypes; the blocks are
+/// computed by rows.
+#[test]
+fn nvfp4_weights_are_repacked_first() {
+    let dir = fixture("llama-bpe-nvfp4");
+    for (outtype, ft, label) in [
+        ("f16", 39, "NVFP4"),
+        ("f32", 39, "NVFP4"),
+        ("q8_0", 7, "Q8_0"),
+    ] {
+        let conv = read_hf_dir(&dir, &options(outtype)).unwrap();
+        assert_eq!(conv.file_type, ft, "{outtype}");
+        assert!(
+            conv.default_file_name.contains(label),
+            "{}",
+            conv.default_file_name
+        );
+        let head: Vec<(&str, GgmlType)> = conv.model.tensors[..17]
+            .iter()
+            .map(|t| (t.name.as_str(), t.ty))
+            .collect();
+        let f = GgmlType::F32;
+        let n = GgmlType::NVFP4;
+        assert_eq!(
+            head,
+            [
+                ("blk.2.ffn_down.weight", n),
+                ("blk.2.ffn_down.scale", f),
+                ("blk.2.ffn_down.input_scale", f),
+                ("blk.2.ffn_gate.weight", n),
+                ("blk.2.ffn_gate.scale", f),
+                ("blk.2.ffn_gate.input_scale", f),
+                ("blk.2.ffn_up.weight", n),
+                ("blk.2.ffn_up.scale", f),
+                ("blk.2.ffn_up.input_scale", f),
+                ("blk.2.attn_k.weight", n),
+                ("blk.2.attn_k.scale", f),
+                ("blk.2.attn_k.input_scale", f),
+                ("blk.2.attn_output.weight", n),
+                ("blk.2.attn_output.scale", f),
+                ("blk.2.attn_output.input_scale", f),
+                ("blk.2.attn_q.weight", n),
+                ("blk.2.attn_q.scale", f),
+            ],
+            "{outtype}"
+        );
+        assert_eq!(conv.model.tensors[18].name, "blk.2.attn_v.weight");
+        assert_eq!(conv.model.tensors[19].name, "token_embd.weight");
+        for t in conv
+            .model
+            .tensors
+            .iter()
+            .filter(|t| t.ty == GgmlType::NVFP4)
+        {
+            let TensorData::Derived(d) = &t.data else {
+                panic!("{}", t.name)
+            };
+            let rows = d.rows().unwrap();
+            let whole = d.compute().unwrap();
+            let mut pieces = Vec::new();
+            for r in 0..rows.count {
+                pieces.extend(d.compute_rows(r..r + 1).unwrap());
+            }
+            assert!(pieces == whole, "{}", t.name);
+        }
+    }
 }

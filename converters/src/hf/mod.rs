@@ -231,13 +231,13 @@ fn convert_dir(
         }
         _ => (outtype.file_type(), outtype.label()),
     };
-    let entries = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
+    let (entries, nvfp4) = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
 
     let (planned, early_kvs) = if opts.vocab_only {
         (Vec::new(), Vec::new())
     } else {
         let extra = (arch.extra)(&hp)?;
-        let planned = tensors::plan(arch, &hp, dir, outtype, extra.tensors, entries)?;
+        let planned = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
         (planned, extra.early_kvs)
     };
 

@@ -12,6 +12,15 @@
 //!   on both sides, so this is lossless. The values are `kvalues_mxfp4[code] · 2^(e − 128)`
 //!   in GGML and `e2m1[code] · 2^(e − 127)` in the checkpoint: equal, since the table holds
 //!   the E2M1 values doubled.
+//! * **NVFP4, as NVIDIA's ModelOpt ships it** (`quant_algo: "NVFP4"`,
+//!   `_generate_nvfp4_tensors`): `<m>.weight` U8 `[rows, cols / 2]` (element `2i` low, `2i + 1`
+//!   high), `<m>.weight_scale` F8_E4M3 `[rows, cols / 16]`, scalar `weight_scale_2` and
+//!   `input_scale`. Four 16-value sub-blocks make a GGML NVFP4 block (the four scales with the
+//!   sign bit dropped, then per sub-block 8 bytes: element `j` low, `j + 8` high); the
+//!   per-tensor factors are written beside it as `<name>.scale` / `<name>.input_scale` (F32)
+//!   unless they are 1. The weight is mapped by name only, as the reference writes it before
+//!   the model's own tensors; Llama's q/k rows take the rotary permutation
+//!   (`LlamaModel._repack_nvfp4`).
 
 use ggufkit::ir::{DataError, PackRows, Packed, Rows};
 use ggufkit::quantizers::GgmlType;
@@ -234,6 +243,258 @@ pub fn gpt_oss_mxfp4(entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, Co
     Ok(out)
 }
 
+/// Values per NVFP4 sub-block (one UE4M3 scale each); four make a GGML block.
+const NVFP4_SUB: usize = 16;
+/// Bytes of one GGML NVFP4 block (4 scales, then 4 × 8 code bytes) of 64 values.
+const NVFP4_BLOCK: usize = 36;
+
+/// Rows of a ModelOpt NVFP4 weight: `weight` U8 `[rows, cols / 2]` (element `2i` in the low
+/// nibble of byte `i`, `2i + 1` in the high one), `scale` E4M3 `[rows, cols / 16]`.
+struct Nvfp4Rows {
+    name: String,
+    weight: StTensor,
+    scale: StTensor,
+    /// Sub-blocks per row.
+    nb: usize,
+    /// Rows regrouped by Llama's q/k head permutation with this many heads.
+    n_head: Option<usize>,
+}
+
+impl Nvfp4Rows {
+    /// The source row of output row `r` (`LlamaModel.permute`: `reshape(n_head, 2, half,
+    /// …).swapaxes(1, 2)`).
+    fn source(&self, r: usize) -> usize {
+        match self.n_head {
+            None => r,
+            Some(n) => {
+                let per = self.weight.shape[0] as usize / n;
+                let half = per / 2;
+                let (h, rem) = (r / per, r % per);
+                h * per + (rem % 2) * half + rem / 2
+            }
+        }
+    }
+}
+
+/// One GGML NVFP4 block from four ModelOpt sub-blocks (8 code bytes each) and their E4M3
+/// scales (the sign bit dropped: UE4M3).
+fn nvfp4_block(scales: &[u8], codes: &[u8], out: &mut [u8]) {
+    for k in 0..4 {
+        out[k] = scales[k] & 0x7f;
+        let c = &codes[k * 8..k * 8 + 8];
+        let code = |i: usize| (c[i / 2] >> (4 * (i % 2))) & 0x0f;
+        for j in 0..NVFP4_SUB / 2 {
+            out[4 + k * 8 + j] = code(j) | (code(j + NVFP4_SUB / 2) << 4);
+        }
+    }
+}
+
+impl PackRows for Nvfp4Rows {
+    fn describe(&self) -> String {
+        format!(
+            "{} from {} / {} (NVFP4)",
+            self.name, self.weight.name, self.scale.name
+        )
+    }
+
+    fn rows(&self) -> Rows {
+        Rows {
+            count: self.weight.shape[0] as usize,
+            out_bytes: self.nb / 4 * NVFP4_BLOCK,
+            in_bytes: self.nb * 9,
+        }
+    }
+
+    fn pack_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let (w, s) = (self.weight.bytes(), self.scale.bytes());
+        let out_row = self.nb / 4 * NVFP4_BLOCK;
+        let mut out = vec![0u8; range.len() * out_row];
+        for (r, dst) in range.zip(out.chunks_exact_mut(out_row)) {
+            let src = self.source(r);
+            let (c, e) = match (
+                w.get(src * self.nb * 8..(src + 1) * self.nb * 8),
+                s.get(src * self.nb..(src + 1) * self.nb),
+            ) {
+                (Some(c), Some(e)) => (c, e),
+                _ => {
+                    return Err(DataError(format!(
+                        "{}: row {r} lies outside its source",
+                        self.describe()
+                    )))
+                }
+            };
+            for ((d, c), e) in dst
+                .chunks_exact_mut(NVFP4_BLOCK)
+                .zip(c.chunks_exact(32))
+                .zip(e.chunks_exact(4))
+            {
+                nvfp4_block(e, c, d);
+            }
+        }
+        Ok(out)
+    }
+
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        if self.n_head.is_some() {
+            return;
+        }
+        let n = range.len();
+        self.weight.file.release(
+            self.weight.offset + range.start * self.nb * 8,
+            n * self.nb * 8,
+        );
+        self.scale
+            .file
+            .release(self.scale.offset + range.start * self.nb, n * self.nb);
+    }
+}
+
+/// One repacked NVFP4 weight: its HF name (mapped by the table), the packed values, and the
+/// per-tensor factors written beside it (`.scale`, `.input_scale`: suffixes replacing
+/// `.weight` in the GGUF name).
+pub struct Nvfp4Out {
+    /// The weight's HF name.
+    pub name: String,
+    /// The NVFP4 data.
+    pub weight: Expr,
+    /// `(suffix, values)` of the non-trivial per-tensor factors, in writing order.
+    pub scales: Vec<(&'static str, Expr)>,
+}
+
+/// `_generate_nvfp4_tensors` (ModelOpt layout): every `<m>.weight` with a 2-D
+/// `<m>.weight_scale` is repacked into GGML NVFP4 (values `[rows, cols]`), in model order;
+/// its `weight_scale_2` and `input_scale` follow as F32 tensors unless one value equal to 1.
+/// The consumed tensors and every `k_scale` / `v_scale` leave `entries`. Experts stored one
+/// per tensor (`.experts.N.{gate,up,down}_proj.weight`) are not supported here. With
+/// `qk_heads` (`n_head`, `n_head_kv`: Llama and its subclasses, `LlamaModel._repack_nvfp4`)
+/// the rows of `q_proj` and `k_proj` (and their scales) take the rotary head permutation.
+pub fn nvfp4(
+    entries: &mut Vec<Entry>,
+    qk_heads: Option<(u64, Option<u64>)>,
+) -> Result<Vec<Nvfp4Out>, ConvertError> {
+    let find = |entries: &Vec<Entry>, n: &str| entries.iter().position(|e| e.name == n);
+    let read = |e: &Entry| -> Result<StTensor, ConvertError> {
+        e.expr
+            .as_read()
+            .cloned()
+            .ok_or_else(|| terr(&e.name, "NVFP4 data must be a plain tensor"))
+    };
+    let mut out = Vec::new();
+    let mut consumed: Vec<String> = Vec::new();
+    for e in entries.iter() {
+        if !e.name.ends_with(".weight") {
+            continue;
+        }
+        let scale_name = e.name.replace(".weight", ".weight_scale");
+        let Some(si) = find(entries, &scale_name) else {
+            continue;
+        };
+        if entries[si].expr.shape().len() < 2 {
+            continue;
+        }
+        let is_expert = e.name.contains(".experts.")
+            && ["gate_proj", "up_proj", "down_proj"]
+                .iter()
+                .any(|p| e.name.ends_with(&format!("{p}.weight")));
+        if is_expert {
+            return Err(terr(
+                &e.name,
+                "NVFP4 experts stored one per tensor are not supported yet",
+            ));
+        }
+        let (w, s) = (read(e)?, read(&entries[si])?);
+        if w.dtype != StDtype::U8 {
+            return Err(terr(
+                &w.name,
+                format!("NVFP4 weights must be U8, found {:?}", w.dtype),
+            ));
+        }
+        if !matches!(s.dtype, StDtype::F8E4M3 | StDtype::U8) {
+            return Err(terr(
+                &s.name,
+                format!("NVFP4 scales must be F8_E4M3, found {:?}", s.dtype),
+            ));
+        }
+        let (rows, nb) = (s.shape[0], s.shape[1]);
+        if s.shape.len() != 2
+            || w.shape.len() != 2
+            || w.shape[0] != rows
+            || w.shape[1].checked_mul(2) != nb.checked_mul(NVFP4_SUB as u64)
+            || nb % 4 != 0
+        {
+            return Err(terr(
+                &s.name,
+                format!(
+                    "NVFP4 scales {:?} do not fit the weight {:?} (one per 16 values, \
+                     rows of whole 64-value blocks)",
+                    s.shape, w.shape
+                ),
+            ));
+        }
+        let n_head = match qk_heads {
+            Some((n, _)) if e.name.ends_with("q_proj.weight") => Some(n),
+            Some((n, kv)) if e.name.ends_with("k_proj.weight") => {
+                Some(kv.filter(|kv| *kv != n).unwrap_or(n))
+            }
+            _ => None,
+        };
+        if let Some(n) = n_head {
+            if n == 0 || rows % n != 0 || (rows / n) % 2 != 0 {
+                return Err(terr(
+                    &e.name,
+                    format!("{rows} rows cannot be split into {n} heads of two halves"),
+                ));
+            }
+        }
+        let shape = vec![rows, nb * NVFP4_SUB as u64];
+        let source = Nvfp4Rows {
+            name: e.name.clone(),
+            weight: w.clone(),
+            scale: s.clone(),
+            nb: usize::try_from(nb).map_err(|_| terr(&s.name, "shape too large"))?,
+            n_head: n_head.map(|n| n as usize),
+        };
+        let weight = Expr::packed(
+            GgmlType::NVFP4,
+            shape,
+            Packed::new(source),
+            vec![w.clone(), s.clone()],
+        );
+        consumed.push(e.name.clone());
+        consumed.push(scale_name);
+        let mut scales = Vec::new();
+        for (src, suffix) in [
+            (".weight_scale_2", ".scale"),
+            (".input_scale", ".input_scale"),
+        ] {
+            let n = e.name.replace(".weight", src);
+            let Some(i) = find(entries, &n) else {
+                continue;
+            };
+            consumed.push(n.clone());
+            let x = entries[i].expr.clone();
+            let numel: u64 = x.shape().iter().product();
+            let v = x.eval_f32().map_err(|err| terr(&n, err.0))?;
+            // `_scale_is_trivial`: one value within 1e-6 of 1 (summed in f32, as torch).
+            if numel <= 1 && (v.iter().sum::<f32>() as f64 - 1.0).abs() < 1e-6 {
+                continue;
+            }
+            scales.push((suffix, x.reshape(&n, vec![numel])?));
+        }
+        out.push(Nvfp4Out {
+            name: e.name.clone(),
+            weight,
+            scales,
+        });
+    }
+    entries.retain(|e| {
+        !consumed.contains(&e.name)
+            && !e.name.ends_with(".k_scale")
+            && !e.name.ends_with(".v_scale")
+    });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +508,24 @@ mod tests {
             -v
         } else {
             v
+        }
+    }
+
+    /// A repacked NVFP4 block dequantizes (with GGML's kernel) to the ModelOpt values
+    /// `e2m1(code) · e4m3(scale)` (the scale's sign bit dropped), element by element.
+    #[test]
+    fn nvfp4_repack_keeps_every_value() {
+        use crate::hf::expr::f8_e4m3_to_f32;
+        let codes: Vec<u8> = (0..32u8).map(|k| k.wrapping_mul(73) ^ 0x3c).collect();
+        let scales = [0x38u8, 0x41, 0xb0, 0x2a];
+        let mut block = [0u8; NVFP4_BLOCK];
+        nvfp4_block(&scales, &codes, &mut block);
+        let mut got = [0f32; 64];
+        dequantize_rows(GgmlType::NVFP4, &block, &mut got).unwrap();
+        for (i, g) in got.iter().enumerate() {
+            let c = (codes[i / 2] >> (4 * (i % 2))) & 0x0f;
+            let want = e2m1(c) * f8_e4m3_to_f32(scales[i / 16] & 0x7f);
+            assert_eq!(*g, want, "element {i}");
         }
     }
 

@@ -13,6 +13,7 @@ use super::config::{json_u64, Hparams};
 use super::expr::Expr;
 use super::names::{block_id, TensorMap};
 use super::outtype::{self, OutType};
+use super::prequant::Nvfp4Out;
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
 
@@ -112,6 +113,10 @@ struct QuantInfo<'a> {
     nvfp4: bool,
     /// `quant_method: "mxfp4"` (after `hf_quant_config.json`).
     mxfp4: bool,
+    /// NVFP4 in compressed-tensors' layout (`nvfp4-pack-quantized`).
+    nvfp4_ct: bool,
+    /// Some NVFP4 weights keep 16-bit activations (`W4A16_NVFP4`, globally or per layer).
+    w4a16: bool,
 }
 
 fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
@@ -172,11 +177,19 @@ fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertE
     });
     let nvfp4 =
         matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers;
+    let w4a16 = algo.as_deref() == Some("W4A16_NVFP4")
+        || layers.as_ref().is_some_and(|l| {
+            l.values()
+                .filter_map(Json::as_object)
+                .any(|v| v.get("quant_algo").and_then(Json::as_str) == Some("W4A16_NVFP4"))
+        });
     Ok(QuantInfo {
         config,
         method: dequant_method,
         nvfp4,
         mxfp4: method.as_deref() == Some("mxfp4"),
+        nvfp4_ct: nvfp4_groups,
+        w4a16,
     })
 }
 
@@ -231,21 +244,53 @@ pub fn dequantize(
     dir: &Path,
     entries: Vec<Entry>,
     fp8_as_q8: bool,
-) -> Result<Vec<Entry>, ConvertError> {
+) -> Result<(Vec<Entry>, Vec<Nvfp4Out>), ConvertError> {
     let info = quant_info(hp, dir)?;
+    let mut entries = entries;
+    let mut nvfp4 = Vec::new();
     if info.nvfp4 {
-        return Err(ConvertError::Unsupported(
-            "NVFP4 checkpoints (ModelOpt or compressed-tensors) are not supported".into(),
-        ));
+        if info.nvfp4_ct || info.w4a16 {
+            return Err(ConvertError::Unsupported(
+                "NVFP4 checkpoints in compressed-tensors' layout or with W4A16_NVFP4 layers are \
+                 not supported (ModelOpt NVFP4 is)"
+                    .into(),
+            ));
+        }
+        // Repacked before dequant_model, which is skipped when no scale is left.
+        let qk_heads = if arch.rules.permute_qk == QkPermute::WeightsAndBiases {
+            match hp.find_u64(&["n_heads", "num_attention_heads"])? {
+                Some(n) => Some((n, hp.find_u64(&["n_kv_heads", "num_key_value_heads"])?)),
+                None => None,
+            }
+        } else {
+            None
+        };
+        nvfp4 = super::prequant::nvfp4(&mut entries, qk_heads)?;
+        let left = entries
+            .iter()
+            .any(|e| e.name.ends_with(".weight_scale") || e.name.ends_with(".weight_scale_inv"));
+        if !left {
+            return Ok((entries, nvfp4));
+        }
     }
     // gpt-oss skips dequant_model for its MXFP4 checkpoints (the experts are repacked).
     if info.mxfp4 && arch.rules.mxfp4.is_some() {
-        return Ok(entries);
+        return Ok((entries, nvfp4));
     }
     let Some(method) = info.method.as_deref() else {
-        return Ok(entries);
+        return Ok((entries, nvfp4));
     };
-    let qc = info.config;
+    dequant_method(hp, info.config, method, entries, fp8_as_q8).map(|e| (e, nvfp4))
+}
+
+/// `dequant_model` for one `quant_method` (see [`dequantize`]).
+fn dequant_method(
+    hp: &Hparams,
+    qc: Option<&serde_json::Map<String, Json>>,
+    method: &str,
+    entries: Vec<Entry>,
+    fp8_as_q8: bool,
+) -> Result<Vec<Entry>, ConvertError> {
     let unsupported = |what: String| Err(ConvertError::Unsupported(what));
     let cfg_missing = |k: &str| hp.missing(&[&format!("quantization_config.{k}")]);
     let parse_block = |v: Option<&Json>, key: &str| -> Result<Option<Vec<u64>>, ConvertError> {
@@ -730,6 +775,7 @@ pub fn plan(
     hp: &Hparams,
     dir: &Path,
     outtype: OutType,
+    nvfp4: Vec<Nvfp4Out>,
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
 ) -> Result<Vec<Planned>, ConvertError> {
@@ -759,7 +805,16 @@ pub fn plan(
             out.push(Planned { name, expr, ty });
             Ok(())
         };
-    // The repacked tensors go to the writer before everything else.
+    // The repacked tensors go to the writer before everything else: NVFP4 weights (mapped
+    // by name only), each with its per-tensor factors; then MXFP4 experts.
+    for o in nvfp4 {
+        let bid = block_id(&o.name);
+        let name = m.map_name(&o.name)?;
+        push(name.clone(), o.weight, bid, false)?;
+        for (suffix, expr) in o.scales {
+            push(name.replace(".weight", suffix), expr, bid, false)?;
+        }
+    }
     for (name, expr) in packed {
         let bid = block_id(&name);
         push(m.map_name(&name)?, expr, bid, false)?;
