@@ -23,7 +23,7 @@ seeds() { # target -> seed files (missing ones are skipped)
     safetensors) find $TD/hf $TD/hostile-hf -name '*.safetensors' ;;
     config_json) find $TD/hf $TD/hostile-hf -name 'config.json' ;;
     legacy) ls $TD/legacy/*.bin $TD/legacy/hostile/* | head -80 ;;
-    tokenizer_model) find $TD/hf $TD/hostile-hf -name 'tokenizer.model' ;;
+    tokenizer_model) find $TD/hf $TD/hostile-hf $TD/tokenizers \( -name 'tokenizer.model' -o -name 'sentencepiece.bpe.model' \) ;;
     tokenizer_json) find $TD/hf $TD/hostile-hf -name 'tokenizer.json' ;;
     safetensors_index) find $TD/hf $TD/hostile-hf -name 'model.safetensors.index.json' ;;
     # Structure-aware: the input's bytes choose components and parameters; any bytes seed.

@@ -1,5 +1,7 @@
 //! `tokenizer.json`: any bytes give tokenizer keys or a clean error on every vocabulary path
-//! that reads it (GPT-2 BPE, LlamaModel's byte-fallback "llama-hf", BERT WordPiece), including
+//! that reads it (GPT-2 BPE and the paths built on it: Qwen2, ModernBERT, GLM-4, GLM-4.5,
+//! Mamba, Mamba-2, Granite 4 hybrids; LlamaModel's and Jamba's byte-fallback "llama-hf"; BERT
+//! WordPiece; NomicBERT's choice between XLM-R's unigram and WordPiece), including
 //! the pre-tokenizer detection (chkhsh, then the structure rules) and the special-token
 //! vocabulary. HuggingFace's `tokenizers` crate loads and runs the file as in a conversion.
 #![no_main]
@@ -35,8 +37,17 @@ fuzz_target!(|data: &[u8]| {
     let hparams = serde_json::json!({});
     for (kind, arch) in [
         (VocabKind::Gpt2, "qwen2moe"),
+        (VocabKind::Qwen2, "qwen2"),
         (VocabKind::Llama, "llama"),
         (VocabKind::Bert, "bert"),
+        (VocabKind::NomicBert, "nomic-bert"),
+        (VocabKind::ModernBert, "modern-bert"),
+        (VocabKind::Glm4, "glm4"),
+        (VocabKind::Glm45, "glm4moe"),
+        (VocabKind::Mamba, "mamba"),
+        (VocabKind::Mamba2, "mamba2"),
+        (VocabKind::GraniteHybrid, "granitehybrid"),
+        (VocabKind::Jamba, "jamba"),
     ] {
         let req = VocabRequest {
             dir,

@@ -1,6 +1,8 @@
 //! SentencePiece `tokenizer.model`: any bytes give a model or a clean error, and an accepted
-//! model goes through every SentencePiece vocabulary path of the converter (LlamaModel,
-//! Gemma, Phi-3) to keys or a clean error.
+//! model goes through every SentencePiece vocabulary path of the converter to keys or a clean
+//! error: LlamaModel, Qwen2, Gemma, Phi-3, ERNIE 4.5, InternLM3, Mamba, Mamba-2, Granite 4
+//! hybrids and Jamba from `tokenizer.model`, and XLM-RoBERTa's unigram `t5` vocabulary from
+//! the same bytes as `sentencepiece.bpe.model`.
 #![no_main]
 
 use std::path::{Path, PathBuf};
@@ -23,7 +25,9 @@ fn scratch() -> &'static Path {
 fuzz_target!(|data: &[u8]| {
     let Ok(model) = parse_model(data) else { return };
     let dir = scratch();
-    if std::fs::write(dir.join("tokenizer.model"), data).is_err() {
+    if std::fs::write(dir.join("tokenizer.model"), data).is_err()
+        || std::fs::write(dir.join("sentencepiece.bpe.model"), data).is_err()
+    {
         return;
     }
     let n = model.pieces.len();
@@ -36,8 +40,16 @@ fuzz_target!(|data: &[u8]| {
     for hparams in &sizes {
         for (kind, arch) in [
             (VocabKind::Llama, "llama"),
+            (VocabKind::Qwen2, "qwen2"),
             (VocabKind::Gemma, "gemma"),
             (VocabKind::Phi3, "phi3"),
+            (VocabKind::Ernie, "ernie4_5"),
+            (VocabKind::XlmRoberta, "bert"),
+            (VocabKind::InternLm3, "llama"),
+            (VocabKind::Mamba, "mamba"),
+            (VocabKind::Mamba2, "mamba2"),
+            (VocabKind::GraniteHybrid, "granitehybrid"),
+            (VocabKind::Jamba, "jamba"),
         ] {
             let req = VocabRequest {
                 dir,
