@@ -178,10 +178,9 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         crate::torch::index_dir(dir)?
     };
     let entries = tensors::collect(arch, shards.tensors);
-    let entries = if arch.rules.mtp_layers {
-        arch::qwen3next::mtp_entries(&mut hp, entries)?
-    } else {
-        entries
+    let entries = match arch.rules.mtp {
+        Some(rename) => rename(&mut hp, entries)?,
+        None => entries,
     };
     let hp = hp;
     let outtype = match opts.outtype {

@@ -121,7 +121,7 @@ pub const QWEN3NEXT: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(next_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: next_params,
@@ -176,7 +176,7 @@ pub const QWEN35: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: qwen35_params,
@@ -228,7 +228,7 @@ pub const QWEN35MOE: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: qwen35_params,
