@@ -406,14 +406,14 @@ FIXTURES.update({
     # LFM2: short-convolution layers 0 and 2, attention layer 1 (q/k norms); the FFN size
     # derived (2/3 of 48, times 1.5, rounded up to 16); BPE vocabulary, so narrow.
     "lfm2": ("Lfm2ForCausalLM", "lfm2",
-             bpe(num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
+             bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
                  num_key_value_heads=1, layer_types=["conv", "full_attention", "conv"],
                  block_multiple_of=16, block_ffn_dim_multiplier=1.5, conv_L_cache=3,
                  norm_eps=1e-5, max_position_embeddings=128000),
              "smollm", True),
     # LFM2-MoE: a dense first layer, then 5 routed experts (sigmoid gate, expert bias).
     "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe",
-                bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
                     num_attention_heads=2, num_key_value_heads=1, num_experts=5,
                     num_experts_per_tok=2, num_dense_layers=1,
                     layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
@@ -497,7 +497,7 @@ FIXTURES.update({
     # bias, q/k norms, partial rotary; one next-token-prediction block (model.layers.2, see
     # EXTRA_TENSORS) that the reference keeps as blk.2.
     "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe",
-                bpe(vocab_size=BPE_VOCAB + 3, hidden_size=8, head_dim=16, attention_bias=True,
+                bpe(vocab_size=BPE_VOCAB + 3, hidden_size=4, head_dim=16, attention_bias=True,
                     use_qk_norm=True, moe_intermediate_size=24, n_routed_experts=4,
                     n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1,
                     n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
