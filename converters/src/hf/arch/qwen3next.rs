@@ -22,6 +22,13 @@
 //! `ssm.*` sizes of the delta-net, the recurrent-layer pattern (padded with the MTP blocks),
 //! `full_attention_interval`, and rotary dimensions `head_dim * partial_rotary_factor`
 //! (default 0.25); Qwen3.5 always writes M-RoPE sections (default `[11, 11, 10, 0]`).
+//!
+//! Not reproduced: for `model_type` `qwen3_5`, `qwen3_5_moe` and `qwen3_5_moe_text`,
+//! transformers 5 loads the tokenizer as its own `Qwen3_5Tokenizer` (Qwen's pre-tokenizer and
+//! NFC over the file's vocabulary) whatever tokenizer_config.json says, so the reference
+//! hashes that pipeline; we hash tokenizer.json as written. The two agree for the tokenizers
+//! Qwen ships (their tokenizer.json has that pipeline); a foreign vocabulary under those
+//! model types is refused by the reference (unknown hash) and converted here.
 
 use ggufkit::gguf::keys::{hybrid, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
