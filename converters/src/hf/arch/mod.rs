@@ -64,7 +64,7 @@ mod glm4moe;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
-pub(crate) mod qwen3next;
+mod qwen3next;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]

@@ -283,10 +283,7 @@ fn layer_types(cfg: &mut Map<String, Json>, default_layers: u64) -> bool {
 /// `model.layers.{n + i}.X`; `mtp.fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm`
 /// → block `n`'s `eh_proj`, `enorm`, `hnorm`, `shared_head.norm`), and `hp` gets the MTP
 /// blocks: `mtp_num_hidden_layers`, else the number of `mtp.layers.*` seen.
-pub(crate) fn mtp_entries(
-    hp: &mut Hparams,
-    entries: Vec<Entry>,
-) -> Result<Vec<Entry>, ConvertError> {
+fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
     let n = hp
         .find_u64(BLOCK_COUNT_KEYS)?
         .ok_or_else(|| hp.missing(BLOCK_COUNT_KEYS))?;
