@@ -406,14 +406,14 @@ FIXTURES.update({
     # LFM2: short-convolution layers 0 and 2, attention layer 1 (q/k norms); the FFN size
     # derived (2/3 of 48, times 1.5, rounded up to 16); BPE vocabulary, so narrow.
     "lfm2": ("Lfm2ForCausalLM", "lfm2",
-             bpe(num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
+             bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
                  num_key_value_heads=1, layer_types=["conv", "full_attention", "conv"],
                  block_multiple_of=16, block_ffn_dim_multiplier=1.5, conv_L_cache=3,
                  norm_eps=1e-5, max_position_embeddings=128000),
              "smollm", True),
     # LFM2-MoE: a dense first layer, then 5 routed experts (sigmoid gate, expert bias).
     "lfm2moe": ("Lfm2MoeForCausalLM", "lfm2_moe",
-                bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
                     num_attention_heads=2, num_key_value_heads=1, num_experts=5,
                     num_experts_per_tok=2, num_dense_layers=1,
                     layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
@@ -497,7 +497,7 @@ FIXTURES.update({
     # bias, q/k norms, partial rotary; one next-token-prediction block (model.layers.2, see
     # EXTRA_TENSORS) that the reference keeps as blk.2.
     "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe",
-                bpe(vocab_size=BPE_VOCAB + 3, hidden_size=8, head_dim=16, attention_bias=True,
+                bpe(vocab_size=BPE_VOCAB + 3, hidden_size=4, head_dim=16, attention_bias=True,
                     use_qk_norm=True, moe_intermediate_size=24, n_routed_experts=4,
                     n_shared_experts=1, num_experts_per_tok=2, first_k_dense_replace=1,
                     n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
@@ -550,6 +550,26 @@ FIXTURES.update({
                        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
                                         "partial_rotary_factor": 0.25,
                                         "mrope_section": [1, 1, 0], "mrope_interleaved": True}),
+                  "smollm", True),
+})
+
+
+# Nemotron-H (helper arch2): Mamba-2 mixers ("M"), attention ("*"), a relu2 MLP ("-") and
+# routed experts with a shared one ("E"), and the next-token-prediction head (mtp.layers.0:
+# embedding/hidden fusion and attention, mtp.layers.1: experts and the head norm; see
+# EXTRA_TENSORS). transformers 5 saves the pattern as `layers_block_type` and always fills
+# num_experts_per_tok, so the reference writes every such model as nemotron_h_moe. Hidden
+# size 4 and the LM head dropped (tied: transformers saves it anyway) keep the 49152-row
+# BPE embedding at 393 KB.
+NEMOTRON_H = dict(hidden_size=4, num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                  intermediate_size=32, mamba_num_heads=4, mamba_head_dim=16, n_groups=2,
+                  ssm_state_size=8, conv_kernel=4, max_position_embeddings=4096)
+FIXTURES.update({
+    "nemotronh": ("NemotronHForCausalLM", "nemotron_h",
+                  dict(NEMOTRON_H, hybrid_override_pattern="M*-E", n_routed_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=32,
+                       moe_shared_expert_intermediate_size=16, n_shared_experts=1,
+                       routed_scaling_factor=2.5, num_nextn_predict_layers=1),
                   "smollm", True),
 })
 
@@ -668,6 +688,29 @@ def _mtp_qwen(kw: dict, saved: dict) -> dict:
     return out
 
 
+def _mtp_nemotronh(kw: dict, saved: dict) -> dict:
+    """Nemotron-H's MTP head as the released MoE checkpoints name it (transformers does not
+    build it): mtp.layers.0 fuses the embedding and hidden state (enorm, hnorm, eh_proj) and
+    holds an attention mixer, mtp.layers.1 the experts and the final head norm."""
+    e, h = kw["hidden_size"], kw["head_dim"]
+    nh, nkv, ff, x = (kw["num_attention_heads"], kw["num_key_value_heads"],
+                      kw["moe_intermediate_size"], kw["n_routed_experts"])
+    sh = kw["moe_shared_expert_intermediate_size"]
+    a, b = "mtp.layers.0.", "mtp.layers.1."
+    out = {a + "enorm.weight": (e,), a + "hnorm.weight": (e,), a + "eh_proj.weight": (e, 2 * e),
+           a + "norm.weight": (e,), a + "mixer.q_proj.weight": (nh * h, e),
+           a + "mixer.k_proj.weight": (nkv * h, e), a + "mixer.v_proj.weight": (nkv * h, e),
+           a + "mixer.o_proj.weight": (e, nh * h), b + "norm.weight": (e,),
+           b + "final_layernorm.weight": (e,), b + "mixer.gate.weight": (x, e),
+           b + "mixer.gate.e_score_correction_bias": (x,),
+           b + "mixer.shared_experts.up_proj.weight": (sh, e),
+           b + "mixer.shared_experts.down_proj.weight": (e, sh)}
+    for i in range(x):
+        out[b + f"mixer.experts.{i}.up_proj.weight"] = (ff, e)
+        out[b + f"mixer.experts.{i}.down_proj.weight"] = (e, ff)
+    return out
+
+
 # Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
 # the config. Drawn like build_model's (sorted names, its own seed).
 EXTRA_TENSORS = {
@@ -677,6 +720,7 @@ EXTRA_TENSORS = {
     "qwen3next": _mtp_qwen,
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
+    "nemotronh": _mtp_nemotronh,
 }
 
 
@@ -685,6 +729,9 @@ def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
     import torch
     from safetensors.torch import load_file, save_file
     tensors = load_file(str(path))
+    if kw.get("tie_word_embeddings"):
+        # A tied model's LM head that transformers saved anyway (Nemotron-H) is dropped.
+        tensors.pop("lm_head.weight", None)
     shapes = shapes_of(kw, tensors)
     rng = np.random.default_rng(seed)
     for pname, shape in sorted(shapes.items()):

@@ -9,6 +9,12 @@
 # converts it to each outtype, and prints a Markdown table of wall seconds, CPU seconds, peak
 # RSS, peak RSS as a share of the input, and the target: 10% of the input plus the largest
 # stacked tensor ([16, 1536, 2048]) in the output type. Needs about 3x SIZE_MB of free disk.
+#
+# Measured 2026-12-02 on the shared 2-CPU machine (load average 16, `scripts/bench-moe.sh`,
+# 2164 MiB input, 7 layers of 16 experts): --outtype q8_0 142 MiB peak RSS (6.6% of the input;
+# target 267 MiB), --outtype bf16 111 MiB (5.1%; target 312 MiB), stacked experts computed
+# by rows. Not measured before the change (the bench ran once): the whole stack was then
+# evaluated (100 MiB of bf16 per [16, 1536, 2048] tensor) and, for q8_0, widened to f32.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-/tmp/ggufkit-bench-moe}

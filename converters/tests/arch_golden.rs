@@ -230,6 +230,7 @@ fixtures! {
     qwen3next => "qwen3next",
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
+    nemotronh => "nemotronh",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

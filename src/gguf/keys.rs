@@ -96,6 +96,8 @@ pub mod llm {
     pub const EXPERT_SHARED_FEED_FORWARD_LENGTH: &str = "expert_shared_feed_forward_length";
     /// The number of shared experts.
     pub const EXPERT_SHARED_COUNT: &str = "expert_shared_count";
+    /// The latent size routed experts work in (Nemotron 3 Super).
+    pub const MOE_LATENT_SIZE: &str = "moe_latent_size";
     /// Every how many layers one is a MoE layer (Llama 4, ERNIE 4.5 MoE).
     pub const INTERLEAVE_MOE_LAYER_STEP: &str = "interleave_moe_layer_step";
     /// The number of dense blocks before the first MoE block.

@@ -250,6 +250,7 @@ fn pair_up(
                     expr: Expr::read(t),
                     dtype,
                     fp8_q8: false,
+                    type_bid: None,
                 })
             }
             Part::Plain => {

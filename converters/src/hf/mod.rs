@@ -210,10 +210,9 @@ fn convert_dir(
     mistral: Option<tokenizer::mistral::TemplateChoice>,
 ) -> Result<HfConversion, ConvertError> {
     let entries = tensors::collect(arch, shards.tensors);
-    let entries = if arch.rules.mtp_layers {
-        arch::qwen3next::mtp_entries(&mut hp, entries)?
-    } else {
-        entries
+    let entries = match arch.rules.mtp {
+        Some(rename) => rename(&mut hp, entries)?,
+        None => entries,
     };
     let hp = hp;
     let outtype = match opts.outtype {

@@ -155,6 +155,10 @@ pub enum Tensor {
     SsmBeta,
     /// `blk.{bid}.ssm_alpha`.
     SsmAlpha,
+    /// `blk.{bid}.ffn_latent_down` (Nemotron 3 Super's expert latent projection).
+    FfnLatentDown,
+    /// `blk.{bid}.ffn_latent_up`.
+    FfnLatentUp,
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
     FfnPreNorm,
@@ -233,6 +237,8 @@ impl Tensor {
             T::SsmBetaAlpha => "blk.{bid}.ssm_ba",
             T::SsmBeta => "blk.{bid}.ssm_beta",
             T::SsmAlpha => "blk.{bid}.ssm_alpha",
+            T::FfnLatentDown => "blk.{bid}.ffn_latent_down",
+            T::FfnLatentUp => "blk.{bid}.ffn_latent_up",
         }
     }
 }
@@ -371,6 +377,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layer.{bid}.attention.self.query",
             "layers.{bid}.attention.wq",
             "layers.{bid}.self_attn.q_proj",
+            "backbone.layers.{bid}.mixer.q_proj",
         ],
     ),
     (
@@ -380,6 +387,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layer.{bid}.attention.self.key",
             "layers.{bid}.attention.wk",
             "layers.{bid}.self_attn.k_proj",
+            "backbone.layers.{bid}.mixer.k_proj",
         ],
     ),
     (
@@ -389,6 +397,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layer.{bid}.attention.self.value",
             "layers.{bid}.attention.wv",
             "layers.{bid}.self_attn.v_proj",
+            "backbone.layers.{bid}.mixer.v_proj",
         ],
     ),
     (
@@ -407,6 +416,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.attn.Wo",
             "encoder.layers.{bid}.attn.out_proj",
             "model.layers.{bid}.self_attn.out_proj",
+            "backbone.layers.{bid}.mixer.o_proj",
         ],
     ),
     (
@@ -473,6 +483,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.router",
             "model.layers.{bid}.mlp.router",
             "model.layers.{bid}.feed_forward.gate",
+            "backbone.layers.{bid}.mixer.gate",
         ],
     ),
     (
@@ -509,6 +520,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.Wi",
             "encoder.layers.{bid}.mlp.fc11",
             "model.layers.{bid}.feed_forward.w3",
+            "backbone.layers.{bid}.mixer.up_proj",
         ],
     ),
     (
@@ -529,6 +541,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.mlp.Wo",
             "encoder.layers.{bid}.mlp.fc2",
             "model.layers.{bid}.feed_forward.w2",
+            "backbone.layers.{bid}.mixer.down_proj",
         ],
     ),
     (
@@ -573,6 +586,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.up_proj",
             "model.layers.{bid}.mlp.shared_experts.up_proj",
             "model.layers.{bid}.feed_forward.shared_expert.up_proj",
+            "backbone.layers.{bid}.mixer.shared_experts.up_proj",
         ],
     ),
     (
@@ -582,6 +596,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.down_proj",
             "model.layers.{bid}.mlp.shared_experts.down_proj",
             "model.layers.{bid}.feed_forward.shared_expert.down_proj",
+            "backbone.layers.{bid}.mixer.shared_experts.down_proj",
         ],
     ),
     (
@@ -591,6 +606,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.moe_statics.e_score_correction",
             "model.layers.{bid}.mlp.moe_statics.e_score_correction",
             "model.layers.{bid}.feed_forward.expert_bias",
+            "backbone.layers.{bid}.mixer.gate.e_score_correction",
         ],
     ),
     (
@@ -665,6 +681,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "backbone.layers.{bid}.mixer.dt_proj",
             "model.layers.{bid}.mamba.dt_proj",
             "model.layers.{bid}.linear_attn.dt_proj",
+            "backbone.layers.{bid}.mixer.dt",
         ],
     ),
     (T::SsmDtNorm, &["model.layers.{bid}.mamba.dt_layernorm"]),
@@ -723,6 +740,14 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     ),
     (T::SsmBeta, &["model.layers.{bid}.linear_attn.in_proj_b"]),
     (T::SsmAlpha, &["model.layers.{bid}.linear_attn.in_proj_a"]),
+    (
+        T::FfnLatentDown,
+        &["backbone.layers.{bid}.mixer.fc1_latent_proj"],
+    ),
+    (
+        T::FfnLatentUp,
+        &["backbone.layers.{bid}.mixer.fc2_latent_proj"],
+    ),
     // LFM2's short convolution.
     (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
     (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),

@@ -27,6 +27,10 @@ pub struct Entry {
     pub dtype: StDtype,
     /// Dequantized from FP8 under `--fp8-as-q8`: its matrices are written as Q8_0.
     pub fp8_q8: bool,
+    /// The block number the output type is chosen with, when it is not the one of `name`:
+    /// a class that renames a tensor in `modify_tensors` (Nemotron-H's MTP head) still has
+    /// its type chosen with the original name's block (`prepare_tensors`' `bid`).
+    pub type_bid: Option<Option<u64>>,
 }
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
@@ -87,6 +91,7 @@ pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
             dtype: t.dtype,
             expr: Expr::read(t),
             fp8_q8: false,
+            type_bid: None,
         };
         match pos.get(&name) {
             Some(&i) => out[i] = entry,
@@ -828,8 +833,9 @@ pub fn plan(
         }
         let bid = block_id(&e.name);
         let fp8_q8 = e.fp8_q8;
+        let type_bid = e.type_bid.unwrap_or(bid);
         for (name, expr) in m.modify(e.name, e.expr, bid)? {
-            push(name, expr, bid, fp8_q8)?;
+            push(name, expr, type_bid, fp8_q8)?;
         }
     }
     let mut left: Vec<String> = m.experts.into_values().flatten().map(|(n, _)| n).collect();

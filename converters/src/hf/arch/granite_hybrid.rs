@@ -146,7 +146,7 @@ fn layout_error(hp: &Hparams, e: String) -> ConvertError {
 }
 
 /// `find_hparam` of the class: the plain keys, then each with a `mamba_` prefix.
-fn find<'a>(hp: &'a Hparams, keys: &[&str]) -> Option<&'a Json> {
+pub(super) fn find<'a>(hp: &'a Hparams, keys: &[&str]) -> Option<&'a Json> {
     hp.find(keys).or_else(|| {
         let prefixed: Vec<String> = keys.iter().map(|k| format!("mamba_{k}")).collect();
         let refs: Vec<&str> = prefixed.iter().map(String::as_str).collect();
@@ -154,7 +154,8 @@ fn find<'a>(hp: &'a Hparams, keys: &[&str]) -> Option<&'a Json> {
     })
 }
 
-fn req(hp: &Hparams, keys: &[&str]) -> Result<u64, ConvertError> {
+/// [`find`] as a required count.
+pub(super) fn req(hp: &Hparams, keys: &[&str]) -> Result<u64, ConvertError> {
     let v = find(hp, keys).ok_or_else(|| hp.missing(keys))?;
     json_u64(v).ok_or_else(|| {
         ConvertError::format(
@@ -239,7 +240,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 
 /// `GraniteMoeModel.modify_tensors` for the fused expert and shared-MLP projections (a
 /// shared MLP without routed experts is the dense FFN).
-fn granite_ffn(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn granite_ffn(
+    hp: &Hparams,
+    name: String,
+    expr: Expr,
+) -> Result<Modified, ConvertError> {
     let bid = block_id(&name).unwrap_or(0);
     let blk = |base: &str| format!("blk.{bid}.{base}.weight");
     if name.ends_with("block_sparse_moe.input_linear.weight") {

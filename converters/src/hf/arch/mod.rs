@@ -65,7 +65,8 @@ mod deepseek2;
 mod glm4moe;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
-pub(crate) mod qwen3next;
+mod nemotron_h;
+mod qwen3next;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -111,6 +112,13 @@ pub enum Modified {
     Out(Vec<(String, Expr)>),
 }
 
+/// A class's next-token-prediction renaming (see [`Rules::mtp`]), run on the filtered tensors
+/// before anything else.
+pub type MtpRule = fn(
+    &mut Hparams,
+    Vec<super::tensors::Entry>,
+) -> Result<Vec<super::tensors::Entry>, ConvertError>;
+
 /// A class's own `modify_tensors` step, run first (after [`Rules::rename`]).
 pub type Hook = fn(&Hparams, String, Expr) -> Result<Modified, ConvertError>;
 
@@ -138,9 +146,10 @@ pub struct Rules {
     /// The block count includes `num_nextn_predict_layers` next-token-prediction blocks
     /// after the `num_hidden_layers` ones (GLM-4.5's kept MTP layers).
     pub nextn_blocks: bool,
-    /// Qwen3-Next / Qwen3.5's `mtp.*` next-token-prediction tensors are renamed to blocks
-    /// after the config's (`qwen3next::mtp_entries`), which extend the block count.
-    pub mtp_layers: bool,
+    /// Renames a checkpoint's next-token-prediction (`mtp.*`) tensors to the blocks after
+    /// the config's and extends the block count ([`super::config::Hparams::extra_blocks`]):
+    /// Qwen3-Next / Qwen3.5 (`qwen3next::mtp_entries`), Nemotron-H (`nemotron_h::mtp_entries`).
+    pub mtp: Option<MtpRule>,
     /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
     /// (Mamba's checkpoints save the tied head).
     pub omit_tied_output: bool,
@@ -168,7 +177,7 @@ impl Rules {
         rename: None,
         hook: None,
         nextn_blocks: false,
-        mtp_layers: false,
+        mtp: None,
         omit_tied_output: false,
         mxfp4: None,
     };
@@ -323,6 +332,7 @@ pub static ALL: &[&Arch] = &[
     // Mistral's native format (`--mistral-format` only, no HF name).
     &mistral::MISTRAL_NATIVE,
     &mistral::MISTRAL_NATIVE_3,
+    &nemotron_h::NEMOTRON_H,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,
@@ -331,6 +341,9 @@ pub static ALL: &[&Arch] = &[
 pub fn gguf_arch(arch: &Arch, hp: &Hparams) -> &'static str {
     if arch.gguf == granite_hybrid::GRANITE_HYBRID.gguf {
         return granite_hybrid::gguf_arch(hp);
+    }
+    if arch.gguf == nemotron_h::NEMOTRON_H.gguf {
+        return nemotron_h::gguf_arch(hp);
     }
     arch.gguf
 }

@@ -22,6 +22,13 @@
 //! `ssm.*` sizes of the delta-net, the recurrent-layer pattern (padded with the MTP blocks),
 //! `full_attention_interval`, and rotary dimensions `head_dim * partial_rotary_factor`
 //! (default 0.25); Qwen3.5 always writes M-RoPE sections (default `[11, 11, 10, 0]`).
+//!
+//! Not reproduced: for `model_type` `qwen3_5`, `qwen3_5_moe` and `qwen3_5_moe_text`,
+//! transformers 5 loads the tokenizer as its own `Qwen3_5Tokenizer` (Qwen's pre-tokenizer and
+//! NFC over the file's vocabulary) whatever tokenizer_config.json says, so the reference
+//! hashes that pipeline; we hash tokenizer.json as written. The two agree for the tokenizers
+//! Qwen ships (their tokenizer.json has that pipeline); a foreign vocabulary under those
+//! model types is refused by the reference (unknown hash) and converted here.
 
 use ggufkit::gguf::keys::{hybrid, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
@@ -121,7 +128,7 @@ pub const QWEN3NEXT: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(next_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: next_params,
@@ -176,7 +183,7 @@ pub const QWEN35: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: qwen35_params,
@@ -228,7 +235,7 @@ pub const QWEN35MOE: Arch = Arch {
         fused_experts: true,
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
-        mtp_layers: true,
+        mtp: Some(mtp_entries),
         ..Rules::NONE
     },
     params: qwen35_params,
@@ -276,10 +283,7 @@ fn layer_types(cfg: &mut Map<String, Json>, default_layers: u64) -> bool {
 /// `model.layers.{n + i}.X`; `mtp.fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm`
 /// → block `n`'s `eh_proj`, `enorm`, `hnorm`, `shared_head.norm`), and `hp` gets the MTP
 /// blocks: `mtp_num_hidden_layers`, else the number of `mtp.layers.*` seen.
-pub(crate) fn mtp_entries(
-    hp: &mut Hparams,
-    entries: Vec<Entry>,
-) -> Result<Vec<Entry>, ConvertError> {
+fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
     let n = hp
         .find_u64(BLOCK_COUNT_KEYS)?
         .ok_or_else(|| hp.missing(BLOCK_COUNT_KEYS))?;

@@ -94,6 +94,10 @@ pub enum VocabKind {
     GraniteHybrid,
     /// Jamba: SentencePiece, else the byte-fallback HF path with `add_space_prefix` false.
     Jamba,
+    /// Nemotron-H: `vocab_size` padded to a multiple of 8 (whatever the config says), then
+    /// the GPT-2 BPE path from tokenizer.json (required: the class loads it through
+    /// AutoTokenizer and writes a `gpt2` vocabulary).
+    NemotronH,
 }
 
 /// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
@@ -207,6 +211,22 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
                 (path, None)
             }
         },
+        VocabKind::NemotronH => {
+            if !dir.join("tokenizer.json").is_file() {
+                return Err(ConvertError::Unsupported(format!(
+                    "{}: Nemotron-H needs tokenizer.json (its converter writes a GPT-2 BPE \
+                     vocabulary)",
+                    dir.display()
+                )));
+            }
+            let mut hp = req.hparams.clone();
+            hp["pad_vocab_size_multiple"] = Json::from(8);
+            let req = VocabRequest {
+                hparams: &hp,
+                ..req.clone()
+            };
+            set_vocab_mamba(&req, tc, 8, false, &mut kv)?
+        }
         VocabKind::GraniteHybrid => {
             let multiple = if crate::hf::arch::granite_hybrid_has_ssm(req.hparams) {
                 8
