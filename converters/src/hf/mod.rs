@@ -27,6 +27,7 @@ pub mod config;
 pub(crate) mod expr;
 pub mod lora;
 pub mod metadata;
+pub mod mmproj;
 mod model_card;
 mod names;
 mod outtype;
@@ -36,6 +37,7 @@ mod st_header;
 mod tensors;
 pub mod tokenizer;
 
+pub use mmproj::read_mmproj_dir;
 pub use outtype::OutType;
 
 /// Options of [`read_hf_dir`] (the converter's command-line switches).
@@ -331,7 +333,7 @@ fn check_vocab_padding(
 /// A planned tensor as an IR tensor: a mapped byte range when the source already has the
 /// output type and needs no transform, a lazy transform otherwise.
 /// The planned tensors as IR, with their HF source names (for `--dry-run`).
-fn to_ir_all(planned: Vec<tensors::Planned>) -> (Vec<String>, Vec<Tensor>) {
+pub(crate) fn to_ir_all(planned: Vec<tensors::Planned>) -> (Vec<String>, Vec<Tensor>) {
     planned
         .into_iter()
         .map(|p| {
