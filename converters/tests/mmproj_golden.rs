@@ -193,6 +193,8 @@ macro_rules! fixtures {
 
 fixtures! {
     gemma3_vl => "gemma3-vl",
+    llava_pixtral => "llava-pixtral",
+    mistral3_vl => "mistral3-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -237,6 +239,16 @@ fn refusals_name_the_class() {
     let e = refusal(&dir).to_string();
     assert!(
         e.contains("image_mean") && e.contains("Gemma3ForConditionalGeneration"),
+        "{e}"
+    );
+    // A LLaVA checkpoint with a CLIP tower: the reference converts Pixtral towers only.
+    let dir = materialize("llava-pixtral", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]["model_type"] = Json::from("clip_vision_model")
+    });
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("LlavaForConditionalGeneration") && e.contains("clip_vision_model"),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&work);

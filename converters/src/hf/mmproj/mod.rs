@@ -33,6 +33,7 @@ use crate::ConvertError;
 
 mod gemma3;
 pub mod names;
+mod pixtral;
 
 use names::ProjectorMap;
 
@@ -111,6 +112,7 @@ pub struct Projector {
 /// Every supported projector family.
 pub static ALL: &[&Projector] = &[
     &gemma3::GEMMA3,
+    &pixtral::LLAVA_PIXTRAL,
 ];
 
 /// The projector family of an HF architecture name.
