@@ -195,6 +195,8 @@ fixtures! {
     gemma3_vl => "gemma3-vl",
     llava_pixtral => "llava-pixtral",
     mistral3_vl => "mistral3-vl",
+    smolvlm => "smolvlm",
+    idefics3 => "idefics3",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -249,6 +251,23 @@ fn refusals_name_the_class() {
     let e = refusal(&dir).to_string();
     assert!(
         e.contains("LlavaForConditionalGeneration") && e.contains("clip_vision_model"),
+        "{e}"
+    );
+    // A tensor the projector table lacks is named.
+    let dir = materialize("smolvlm", &work);
+    let st = dir.join("model.safetensors");
+    let bytes = std::fs::read(&st).unwrap();
+    let needle = b"model.vision_model.post_layernorm.weight";
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap();
+    let mut edited = bytes.clone();
+    edited[at..at + needle.len()].copy_from_slice(b"model.vision_model.post_layernorm.wxyzab");
+    std::fs::write(&st, edited).unwrap();
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("post_layernorm.wxyzab") && e.contains("SmolVLM"),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&work);

@@ -34,6 +34,7 @@ use crate::ConvertError;
 mod gemma3;
 pub mod names;
 mod pixtral;
+mod smolvlm;
 
 use names::ProjectorMap;
 
@@ -113,6 +114,7 @@ pub struct Projector {
 pub static ALL: &[&Projector] = &[
     &gemma3::GEMMA3,
     &pixtral::LLAVA_PIXTRAL,
+    &smolvlm::SMOLVLM,
 ];
 
 /// The projector family of an HF architecture name.
