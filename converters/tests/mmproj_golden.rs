@@ -197,6 +197,10 @@ fixtures! {
     mistral3_vl => "mistral3-vl",
     smolvlm => "smolvlm",
     idefics3 => "idefics3",
+    qwen2vl => "qwen2vl",
+    qwen25vl => "qwen25vl",
+    qwen3vl => "qwen3vl",
+    qwen3vlmoe => "qwen3vlmoe",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -34,6 +34,7 @@ use crate::ConvertError;
 mod gemma3;
 pub mod names;
 mod pixtral;
+mod qwenvl;
 mod smolvlm;
 
 use names::ProjectorMap;
@@ -115,6 +116,8 @@ pub static ALL: &[&Projector] = &[
     &gemma3::GEMMA3,
     &pixtral::LLAVA_PIXTRAL,
     &smolvlm::SMOLVLM,
+    &qwenvl::QWEN2VL,
+    &qwenvl::QWEN3VL,
 ];
 
 /// The projector family of an HF architecture name.
