@@ -201,6 +201,7 @@ fixtures! {
     qwen25vl => "qwen25vl",
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",
+    qwen2audio => "qwen2audio",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

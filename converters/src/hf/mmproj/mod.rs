@@ -36,6 +36,7 @@ pub mod names;
 mod pixtral;
 mod qwenvl;
 mod smolvlm;
+mod whisper;
 
 use names::ProjectorMap;
 
@@ -118,6 +119,7 @@ pub static ALL: &[&Projector] = &[
     &smolvlm::SMOLVLM,
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
+    &whisper::QWEN2AUDIO,
 ];
 
 /// The projector family of an HF architecture name.
