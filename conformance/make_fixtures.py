@@ -268,9 +268,9 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
     # The text model of the vision-language class (a tiny Pixtral tower, dropped), with a
     # Ministral 3 text config and its rope given explicitly.
     "mistral3": ("Mistral3ForConditionalGeneration", "mistral3",
-                 dict(text_config=dict(model_type="ministral3", hidden_size=80,
-                                       intermediate_size=144, num_hidden_layers=2,
-                                       num_attention_heads=5, num_key_value_heads=1,
+                 dict(text_config=dict(model_type="ministral3", hidden_size=32,
+                                       intermediate_size=48, num_hidden_layers=2,
+                                       num_attention_heads=2, num_key_value_heads=1,
                                        head_dim=16, vocab_size=SPM_VOCAB,
                                        max_position_embeddings=8192,
                                        rope_parameters={

@@ -43,6 +43,12 @@ use ggufkit_converters::hf::mistral::MistralFormat;
 ///
 ///   gguf-convert ./my-model --outtype f16,q8_0,q4_k_m,q2_k --outdir models/
 ///
+/// Vision-language models: the projector file (mmproj) alone, as convert_hf_to_gguf.py
+/// --mmproj writes it, or the text model and the projector in one pass:
+///
+///   gguf-convert ./gemma-3-4b-it --mmproj                     # mmproj-Gemma-3-4B-It-BF16.gguf
+///   gguf-convert ./gemma-3-4b-it --outtype q4_k_m,mmproj       # both files, one read
+///
 /// A batch of jobs (TOML or JSON; see below), with a JSON Lines report:
 ///
 ///   gguf-convert --batch jobs.toml --report report.jsonl --max-memory 8G -j 8
@@ -56,6 +62,9 @@ use ggufkit_converters::hf::mistral::MistralFormat;
 ///   source = "models/other.gguf"
 ///   imatrix = "imatrix.gguf"             # any option below, for every output of the job
 ///   outputs = ["q4_k_m", { type = "q6_k", name = "other-q6.gguf", pure = true }]
+///   [[job]]
+///   source = "models/gemma-3-4b-it"
+///   outputs = ["q4_k_m", "mmproj"]        # the text model and its projector, one read
 ///
 /// Job options: outdir, name, vocab_only, metadata, model_name, gqa, eps, context_length,
 /// vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
@@ -241,7 +250,10 @@ struct Cli {
     /// and the local HuggingFace cache only; see SRC).
     #[arg(long)]
     remote: bool,
-    /// The multimodal projector (mmproj): not supported yet (refused, never ignored).
+    /// Write the multimodal projector (vision / audio encoder) instead of the text model,
+    /// as convert_hf_to_gguf.py --mmproj does (file `mmproj-<name>-<TYPE>.gguf`; --outtype
+    /// is the projector's type). Both files in one pass: `--outtype q4_k_m,mmproj` (or
+    /// `mmproj:f16`), or an output `"mmproj"` in a batch job.
     #[arg(long)]
     mmproj: bool,
     /// SRC is in Mistral's native format: params.json, consolidated*.safetensors, and
@@ -561,7 +573,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             cli.remote,
             "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
         ),
-        (cli.mmproj, "--mmproj (multimodal projectors) is not supported yet"),
         (cli.fuse_qkv, "--fuse-qkv is not supported yet"),
         (cli.fuse_gate_up_exps, "--fuse-gate-up-exps is not supported yet"),
         (
@@ -617,6 +628,26 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         jobs::split_types(&cli.outtype).map_err(|e| Failure::Usage(anyhow!("--outtype: {e}")))?;
     if types.is_empty() {
         return Err(Failure::Usage(anyhow!("--outtype is empty")));
+    }
+    if cli.mmproj {
+        // convert_hf_to_gguf.py --mmproj: --outtype is the projector's type.
+        let [t] = types.as_slice() else {
+            return Err(Failure::Usage(anyhow!(
+                "--mmproj takes one --outtype (the projector's); for the text model and its \
+                 projector in one pass, name both: --outtype {},mmproj",
+                types[0]
+            )));
+        };
+        return match Target::parse(t)? {
+            Target::Plain(o) => run_one(&cli, &src, Target::Mmproj(o)),
+            Target::Mmproj(o) => run_one(&cli, &src, Target::Mmproj(o)),
+            Target::Quantized(f) => Err(Failure::Usage(anyhow!(
+                "--mmproj --outtype {t}: a projector is written as f32, f16, bf16, q8_0, \
+                 tq1_0, tq2_0 or auto (as convert_hf_to_gguf.py --mmproj); for a {} text \
+                 model and its projector in one pass use --outtype {t},mmproj",
+                f.name
+            ))),
+        };
     }
     if types.len() > 1 {
         let job = inline_job(&cli, &src, &types)?;

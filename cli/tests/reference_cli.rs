@@ -62,7 +62,6 @@ fn the_reference_command_lines_work_unchanged() {
     assert!(dir.join("auto-bf16.gguf").is_file());
     // Not supported yet: refused with a usage error, nothing written.
     for flag in [
-        "--mmproj",
         "--remote",
         "--fuse-qkv",
         "--fuse-gate-up-exps",
@@ -76,6 +75,14 @@ fn the_reference_command_lines_work_unchanged() {
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
     }
+    // --mmproj of a text-only model: refused like the reference (exit 1), naming the class.
+    let o = run(BIN, &[m, "--outfile", "no.gguf", "--mmproj"], &dir);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("text-only") && err.contains("ForCausalLM"),
+        "{err}"
+    );
     // A bad template or an ambiguous abbreviation is a usage error.
     for args in [
         vec![m, "--outfile", "x-{oops}.gguf"],

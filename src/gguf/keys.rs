@@ -361,3 +361,82 @@ pub mod hybrid {
     /// Every how many layers one is full attention (Qwen3-Next, Qwen3.5).
     pub const FULL_ATTENTION_INTERVAL: &str = "full_attention_interval";
 }
+
+/// `clip.*`: multimodal projector files (`general.architecture = clip`,
+/// `general.type = mmproj`; gguf-py's `Keys.Clip`, `Keys.ClipVision`, `Keys.ClipAudio`).
+pub mod clip {
+    /// The projector type (`gemma3`, `pixtral`, `qwen2vl_merger`, …).
+    pub const PROJECTOR_TYPE: &str = "clip.projector_type";
+    /// The file holds a vision encoder.
+    pub const HAS_VISION_ENCODER: &str = "clip.has_vision_encoder";
+    /// The file holds an audio encoder.
+    pub const HAS_AUDIO_ENCODER: &str = "clip.has_audio_encoder";
+    /// The vision tower uses GELU.
+    pub const USE_GELU: &str = "clip.use_gelu";
+    /// The vision tower uses SiLU.
+    pub const USE_SILU: &str = "clip.use_silu";
+
+    /// `clip.vision.*`.
+    pub mod vision {
+        /// The vision projector type of a file with several encoders.
+        pub const PROJECTOR_TYPE: &str = "clip.vision.projector_type";
+        /// The input image size.
+        pub const IMAGE_SIZE: &str = "clip.vision.image_size";
+        /// The smallest image, in pixels (dynamic-resolution towers).
+        pub const IMAGE_MIN_PIXELS: &str = "clip.vision.image_min_pixels";
+        /// The largest image, in pixels (dynamic-resolution towers).
+        pub const IMAGE_MAX_PIXELS: &str = "clip.vision.image_max_pixels";
+        /// The preprocessor's image size (tiling towers).
+        pub const PREPROC_IMAGE_SIZE: &str = "clip.vision.preproc_image_size";
+        /// The patch size.
+        pub const PATCH_SIZE: &str = "clip.vision.patch_size";
+        /// The tower's width.
+        pub const EMBEDDING_LENGTH: &str = "clip.vision.embedding_length";
+        /// The tower's FFN width.
+        pub const FEED_FORWARD_LENGTH: &str = "clip.vision.feed_forward_length";
+        /// The text model's width (what the projector outputs).
+        pub const PROJECTION_DIM: &str = "clip.vision.projection_dim";
+        /// The tower's block count.
+        pub const BLOCK_COUNT: &str = "clip.vision.block_count";
+        /// The per-channel image mean.
+        pub const IMAGE_MEAN: &str = "clip.vision.image_mean";
+        /// The per-channel image standard deviation.
+        pub const IMAGE_STD: &str = "clip.vision.image_std";
+        /// The spatial merge size (patches merged per side).
+        pub const SPATIAL_MERGE_SIZE: &str = "clip.vision.spatial_merge_size";
+        /// Qwen2.5-VL: every n-th block uses full attention.
+        pub const N_WA_PATTERN: &str = "clip.vision.n_wa_pattern";
+        /// Qwen3-VL: which blocks feed a deepstack merger.
+        pub const IS_DEEPSTACK_LAYERS: &str = "clip.vision.is_deepstack_layers";
+        /// Windowed attention's window size.
+        pub const WINDOW_SIZE: &str = "clip.vision.window_size";
+        /// The attention heads.
+        pub const HEAD_COUNT: &str = "clip.vision.attention.head_count";
+        /// The layer norm epsilon.
+        pub const LAYERNORM_EPS: &str = "clip.vision.attention.layer_norm_epsilon";
+        /// The projector's scale (pooling or pixel-shuffle) factor.
+        pub const PROJECTOR_SCALE_FACTOR: &str = "clip.vision.projector.scale_factor";
+    }
+
+    /// `clip.audio.*`.
+    pub mod audio {
+        /// The audio projector type of a file with several encoders.
+        pub const PROJECTOR_TYPE: &str = "clip.audio.projector_type";
+        /// The mel bins of the input features.
+        pub const NUM_MEL_BINS: &str = "clip.audio.num_mel_bins";
+        /// The encoder's width.
+        pub const EMBEDDING_LENGTH: &str = "clip.audio.embedding_length";
+        /// The encoder's FFN width.
+        pub const FEED_FORWARD_LENGTH: &str = "clip.audio.feed_forward_length";
+        /// The text model's width.
+        pub const PROJECTION_DIM: &str = "clip.audio.projection_dim";
+        /// The encoder's block count.
+        pub const BLOCK_COUNT: &str = "clip.audio.block_count";
+        /// The attention heads.
+        pub const HEAD_COUNT: &str = "clip.audio.attention.head_count";
+        /// The layer norm epsilon.
+        pub const LAYERNORM_EPS: &str = "clip.audio.attention.layer_norm_epsilon";
+        /// The projector's frame stacking factor.
+        pub const PROJECTOR_STACK_FACTOR: &str = "clip.audio.projector.stack_factor";
+    }
+}

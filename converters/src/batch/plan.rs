@@ -17,7 +17,7 @@ use ggufkit::ir::Model;
 use ggufkit::quantize::{plan, FileType, Imatrix, KvOverride, QuantizeOptions, TensorTypeOverride};
 use ggufkit::quantizers::GgmlType;
 
-use crate::hf::{read_hf_dir, HfOptions, OutType};
+use crate::hf::{read_hf_dir, read_mmproj_dir, HfOptions, OutType};
 use crate::legacy::{read_legacy, LegacyOptions};
 
 /// Why an output cannot be planned. Every variant names the value, option or file at
@@ -27,6 +27,12 @@ pub enum PlanError {
     /// An `--outtype` that is no known type.
     #[error("unknown --outtype '{0}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m")]
     UnknownOutType(String),
+    /// A projector type the reference's converter does not offer.
+    #[error("unknown projector type 'mmproj:{0}': a projector is written as f32, f16, bf16, q8_0, tq1_0, tq2_0 or auto (as convert_hf_to_gguf.py --mmproj)")]
+    UnknownMmprojType(String),
+    /// A projector of a source that is not a HuggingFace directory.
+    #[error("{}: a multimodal projector (mmproj) is converted from a HuggingFace model directory", .0.display())]
+    MmprojNeedsHfSource(PathBuf),
     /// A split size that is not a size.
     #[error("invalid size '{0}' (e.g. 500M, 2G)")]
     InvalidSize(String),
@@ -118,6 +124,8 @@ impl PlanError {
         use PlanError::*;
         match self {
             UnknownOutType(_)
+            | UnknownMmprojType(_)
+            | MmprojNeedsHfSource(_)
             | InvalidSize(_)
             | SizeTooLarge(_)
             | InvalidMemory(_)
@@ -140,11 +148,26 @@ pub enum Target {
     Plain(OutType),
     /// A llama-quantize type, applied to the f32 conversion.
     Quantized(FileType),
+    /// The multimodal projector (`convert_hf_to_gguf.py --mmproj`) in one of the
+    /// converter's own types (`mmproj` is `auto`, `mmproj:f16`, …).
+    Mmproj(OutType),
 }
 
 impl Target {
-    /// Parses one `--outtype` value.
+    /// Parses one `--outtype` value (`mmproj` and `mmproj:TYPE` name the projector).
     pub fn parse(s: &str) -> Result<Target, PlanError> {
+        if s.eq_ignore_ascii_case("mmproj") {
+            return Ok(Target::Mmproj(OutType::Auto));
+        }
+        if let Some(t) = s
+            .get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("mmproj:"))
+            .map(|_| &s[7..])
+        {
+            return OutType::parse(t)
+                .map(Target::Mmproj)
+                .ok_or_else(|| PlanError::UnknownMmprojType(t.to_string()));
+        }
         if let Some(t) = OutType::parse(s) {
             return Ok(Target::Plain(t));
         }
@@ -160,6 +183,8 @@ impl Target {
             Target::Plain(OutType::Auto) => "auto".into(),
             Target::Plain(t) => t.label().into(),
             Target::Quantized(f) => f.name.into(),
+            Target::Mmproj(OutType::Auto) => "mmproj".into(),
+            Target::Mmproj(t) => format!("mmproj:{}", t.label()),
         }
     }
 }
@@ -605,7 +630,29 @@ impl Source {
             ) => FileType::parse(t.label()).map_or(target, Target::Quantized),
             _ => target,
         };
+        if let Target::Mmproj(t) = target {
+            if self.kind != SourceKind::Hf {
+                return Err(PlanError::MmprojNeedsHfSource(self.path.clone()));
+            }
+            if opts.has_quantizer_options() {
+                return Err(PlanError::QuantizerOptionsNeedQuantizedType(target.label()));
+            }
+            let c =
+                read_mmproj_dir(&self.path, &self.hf_options(t)).map_err(|e| PlanError::Hf {
+                    path: self.path.clone(),
+                    error: e.to_string(),
+                })?;
+            let mut model = c.model;
+            apply_kv_overrides(&mut model, opts)?;
+            return Ok(PlannedOutput {
+                model,
+                default_name: c.default_file_name,
+                sources: c.sources,
+                notes: vec![format!("projector of {} → clip", c.hf_arch)],
+            });
+        }
         match (self.kind, target) {
+            (_, Target::Mmproj(_)) => unreachable!("planned above"),
             (SourceKind::Gguf, Target::Plain(_)) => {
                 self.base()?;
                 Err(PlanError::GgufNeedsQuantizedType)
@@ -628,6 +675,7 @@ impl Source {
                     Target::Plain(OutType::Auto) => None,
                     Target::Plain(t) => FileType::parse(t.label()),
                     Target::Quantized(f) => Some(f),
+                    Target::Mmproj(_) => unreachable!("planned above"),
                 };
                 let mut notes = base.notes.clone();
                 match as_ftype {
@@ -792,6 +840,15 @@ mod tests {
         assert!(matches!(
             Target::parse("q9"),
             Err(PlanError::UnknownOutType(_))
+        ));
+        assert_eq!(
+            Target::parse("mmproj").unwrap(),
+            Target::Mmproj(OutType::Auto)
+        );
+        assert_eq!(Target::parse("MMPROJ:f32").unwrap().label(), "mmproj:F32");
+        assert!(matches!(
+            Target::parse("mmproj:q4_k_m"),
+            Err(PlanError::UnknownMmprojType(_))
         ));
         assert!(matches!(
             Target::parse("copy"),

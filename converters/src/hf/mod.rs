@@ -29,6 +29,7 @@ mod intquant;
 pub mod lora;
 pub mod metadata;
 pub mod mistral;
+pub mod mmproj;
 mod model_card;
 mod names;
 mod outtype;
@@ -39,6 +40,7 @@ mod st_header;
 mod tensors;
 pub mod tokenizer;
 
+pub use mmproj::read_mmproj_dir;
 pub use outtype::OutType;
 
 /// Options of [`read_hf_dir`] (the converter's command-line switches).
@@ -379,7 +381,7 @@ fn check_vocab_padding(
 /// A planned tensor as an IR tensor: a mapped byte range when the source already has the
 /// output type and needs no transform, a lazy transform otherwise.
 /// The planned tensors as IR, with their HF source names (for `--dry-run`).
-fn to_ir_all(planned: Vec<tensors::Planned>) -> (Vec<String>, Vec<Tensor>) {
+pub(crate) fn to_ir_all(planned: Vec<tensors::Planned>) -> (Vec<String>, Vec<Tensor>) {
     planned
         .into_iter()
         .map(|p| {

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Tiny vision-language checkpoints and the reference's `--mmproj` (and text) output for them.
+
+For every fixture in FIXTURES this script
+
+1. builds the composite model with transformers from a small config (vision tower: image
+   28 px, patch 7 or 14, hidden 16-32, one layer; the text half as small as the family
+   allows), overwrites every parameter with numpy draws exactly as make_fixtures.py does
+   (sorted parameter names; matrices N(0, 0.02), norm scales 1 + 0.05 N), casts to bf16 and
+   saves it with `save_pretrained`; writes a small preprocessor_config.json (image mean/std);
+2. adds a tokenizer only where a conversion reads one (the text half of a family ggufkit
+   converts, Pixtral's `[IMG_BREAK]` lookup): files of a fixture already in testdata/,
+   referenced through shared-files.txt, never copied;
+3. runs llama.cpp's convert_hf_to_gguf.py `--mmproj` for --outtype f32, f16, q8_0 and auto
+   (bf16 for these bf16 checkpoints), once more without --outfile (the default name, recorded in status.json), and, for
+   families whose text half ggufkit converts, the plain text conversions and llama-quantize
+   Q4_K_M of the f32 text file;
+4. writes testdata/hf/<fixture>/ and testdata/golden/<fixture>/ (status.json, variants.json,
+   commands.txt and one manifest per variant, as make_fixtures.py).
+
+Usage (see README.md):
+    make_mmproj_fixtures.py --llama-cpp DIR [--quantize BIN] [--only NAME ...] [--work DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_fixtures as mf  # noqa: E402  (sha256, the in-process reference, manifests)
+
+TESTDATA = mf.TESTDATA
+
+PRE = {"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
+CLIP_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
+            "image_std": [0.26862954, 0.26130258, 0.27577711]}
+
+
+def siglip(**kw):
+    d = dict(model_type="siglip_vision_model", hidden_size=16, intermediate_size=24,
+             num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=7,
+             vision_use_head=False)
+    d.update(kw)
+    return d
+
+
+def gemma3_text(**kw):
+    d = dict(model_type="gemma3_text", hidden_size=16, intermediate_size=24,
+             num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+             vocab_size=1000, layer_types=["full_attention"], sliding_window=64,
+             max_position_embeddings=256, query_pre_attn_scalar=8)
+    d.update(kw)
+    return d
+
+
+def llama_text(**kw):
+    d = dict(model_type="llama", hidden_size=16, intermediate_size=24, num_hidden_layers=1,
+             num_attention_heads=2, num_key_value_heads=1, vocab_size=32,
+             max_position_embeddings=256)
+    d.update(kw)
+    return d
+
+
+def pixtral(**kw):
+    # three blocks: the projector's `linear_1` / `linear_2` map through the block table
+    d = dict(model_type="pixtral", hidden_size=16, intermediate_size=24, num_hidden_layers=3,
+             num_attention_heads=2, head_dim=8, image_size=28, patch_size=7)
+    d.update(kw)
+    return d
+
+
+def qwen_text(model_type, **kw):
+    d = dict(model_type=model_type, hidden_size=16, intermediate_size=24, num_hidden_layers=1,
+             num_attention_heads=2, num_key_value_heads=1, vocab_size=32,
+             max_position_embeddings=256)
+    d.update(kw)
+    return d
+
+
+# The merger's `mlp.0` / `mlp.2` (Qwen2-VL, Qwen2.5-VL) and the audio tower's `conv1` /
+# `conv2` (Qwen2-Audio) map through the block table: those towers have three blocks.
+
+# Pixtral's converter looks up `[IMG_BREAK]` in tokenizer_config.json: a file of its own.
+IMG_BREAK = {"added_tokens_decoder": {"12": {
+    "content": "[IMG_BREAK]", "lstrip": False, "normalized": False, "rstrip": False,
+    "single_word": False, "special": True}}}
+
+# Small files a fixture has of its own (written as JSON).
+OWN_FILES = {
+    "llava-pixtral": {"tokenizer_config.json": IMG_BREAK},
+    "mistral3-vl": {"tokenizer_config.json": IMG_BREAK},
+}
+
+QWEN_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
+            "image_std": [0.26862954, 0.26130258, 0.27577711]}
+
+# name -> (class, model_type, config kwargs, preprocessor config, tokenizer source fixture or
+#          None, the tokenizer files taken from it, text variants too)
+FIXTURES = {
+    "gemma3-vl": ("Gemma3ForConditionalGeneration", "gemma3",
+                  dict(text_config=gemma3_text(), vision_config=siglip(),
+                       mm_tokens_per_image=4, image_token_index=5, boi_token_index=6,
+                       eoi_token_index=7),
+                  {**PRE, "image_seq_length": 4}, "gemma3",
+                  ["tokenizer.model", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json"], True),
+    "llava-pixtral": ("LlavaForConditionalGeneration", "llava",
+                      dict(text_config=llama_text(), vision_config=pixtral(),
+                           image_token_index=10, projector_hidden_act="gelu"),
+                      PRE, None, [], False),
+    "mistral3-vl": ("Mistral3ForConditionalGeneration", "mistral3",
+                    dict(text_config=llama_text(model_type="mistral"), vision_config=pixtral(),
+                         image_token_index=10, spatial_merge_size=2),
+                    PRE, None, [], False),
+    "smolvlm": ("SmolVLMForConditionalGeneration", "smolvlm",
+                dict(text_config=llama_text(),
+                     vision_config=dict(model_type="smolvlm_vision", hidden_size=16,
+                                        intermediate_size=24, num_hidden_layers=1,
+                                        num_attention_heads=2, image_size=28, patch_size=7),
+                     scale_factor=2, image_token_id=10),
+                {**PRE, "size": {"longest_edge": 56}, "max_image_size": {"longest_edge": 28}},
+                None, [], False),
+    "idefics3": ("Idefics3ForConditionalGeneration", "idefics3",
+                 dict(text_config=llama_text(),
+                      vision_config=dict(model_type="idefics3_vision", hidden_size=16,
+                                         intermediate_size=24, num_hidden_layers=1,
+                                         num_attention_heads=2, image_size=28, patch_size=7),
+                      scale_factor=2, image_token_id=10),
+                 {**PRE, "size": {"longest_edge": 56}, "max_image_size": {"longest_edge": 28}},
+                 None, [], False),
+    "qwen2vl": ("Qwen2VLForConditionalGeneration", "qwen2_vl",
+                dict(text_config=qwen_text("qwen2_vl_text", rope_parameters={
+                         "rope_type": "default", "mrope_section": [1, 1, 2],
+                         "rope_theta": 10000.0}),
+                     vision_config=dict(depth=3, embed_dim=8, hidden_size=16, num_heads=2,
+                                        mlp_ratio=2, patch_size=7, spatial_merge_size=2,
+                                        temporal_patch_size=2),
+                     image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                     vision_end_token_id=13),
+                QWEN_PRE, None, [], False),
+    "qwen25vl": ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
+                 dict(text_config=qwen_text("qwen2_5_vl_text", rope_parameters={
+                          "rope_type": "default", "mrope_section": [1, 1, 2],
+                          "rope_theta": 10000.0}),
+                      vision_config=dict(depth=3, hidden_size=8, intermediate_size=12,
+                                         num_heads=2, out_hidden_size=16, patch_size=7,
+                                         spatial_merge_size=2, temporal_patch_size=2,
+                                         window_size=28, fullatt_block_indexes=[2]),
+                      image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                      vision_end_token_id=13),
+                 QWEN_PRE, None, [], False),
+    "qwen3vl": ("Qwen3VLForConditionalGeneration", "qwen3_vl",
+                dict(text_config=qwen_text("qwen3_vl_text", head_dim=8, rope_parameters={
+                         "rope_type": "default", "mrope_section": [1, 1, 2],
+                         "mrope_interleaved": True, "rope_theta": 10000.0}),
+                     vision_config=dict(depth=2, hidden_size=8, intermediate_size=12,
+                                        num_heads=2, out_hidden_size=16, patch_size=7,
+                                        spatial_merge_size=2, temporal_patch_size=2,
+                                        num_position_embeddings=16,
+                                        deepstack_visual_indexes=[0]),
+                     image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                     vision_end_token_id=13),
+                QWEN_PRE, None, [], False),
+    "qwen3vlmoe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
+                   dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=2,
+                                              num_experts_per_tok=1, moe_intermediate_size=8,
+                                              rope_parameters={
+                                                  "rope_type": "default",
+                                                  "mrope_section": [1, 1, 2],
+                                                  "mrope_interleaved": True,
+                                                  "rope_theta": 10000.0}),
+                        vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                           num_heads=2, out_hidden_size=16, patch_size=7,
+                                           spatial_merge_size=2, temporal_patch_size=2,
+                                           num_position_embeddings=16,
+                                           deepstack_visual_indexes=[0]),
+                        image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                        vision_end_token_id=13),
+                   QWEN_PRE, None, [], False),
+    "qwen2audio": ("Qwen2AudioForConditionalGeneration", "qwen2_audio",
+                   dict(text_config=qwen_text("qwen2"),
+                        audio_config=dict(model_type="qwen2_audio_encoder", d_model=16,
+                                          encoder_layers=3, encoder_attention_heads=2,
+                                          encoder_ffn_dim=24, num_mel_bins=8,
+                                          max_source_positions=8),
+                        audio_token_index=10),
+                   {"feature_size": 8, "sampling_rate": 16000}, None, [], False),
+}
+
+
+def build(name: str, out: Path, seed: int) -> None:
+    import numpy as np
+    import torch
+    import transformers
+
+    cls_name, model_type, kw, pre, _, _, _ = FIXTURES[name]
+    config = transformers.AutoConfig.for_model(model_type, **json.loads(json.dumps(kw)))
+    config.architectures = [cls_name]
+    torch.manual_seed(seed)
+    model = getattr(transformers, cls_name)(config)
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        params = dict(model.named_parameters())
+        for pname in sorted(params):
+            p = params[pname]
+            shape = tuple(p.shape)
+            is_norm = ("norm" in pname or "ln_" in pname or "layernorm" in pname.lower()) \
+                and p.ndim == 1 and pname.endswith("weight")
+            v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+                else 0.02 * rng.standard_normal(shape)
+            p.copy_(torch.from_numpy(v.astype(np.float32)))
+    model = model.to(torch.bfloat16)
+    model.save_pretrained(out)
+    (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+    for f, content in OWN_FILES.get(name, {}).items():
+        (out / f).write_text(json.dumps(content, indent=2) + "\n")
+    for f in ("generation_config.json",):
+        (out / f).unlink(missing_ok=True)
+    if name in RENAME:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = load_file(str(st))
+        renamed = {}
+        for k, v in tensors.items():
+            for old, new in RENAME[name]:
+                if k.startswith(old):
+                    k = new + k[len(old):]
+                    break
+            renamed[k] = v
+        save_file(renamed, str(st), metadata={"format": "pt"})
+
+
+# transformers 5 saves a SigLIP / CLIP tower without the `vision_model.` level its hub
+# checkpoints have (google/gemma-3-4b-it: `vision_tower.vision_model.encoder...`), and the
+# reference maps only the hub spelling: the checkpoint is written in the hub layout.
+RENAME = {
+    "gemma3-vl": [("vision_tower.", "vision_tower.vision_model.")],
+}
+
+
+def add_tokenizer(name: str, out: Path) -> list[str]:
+    """Copies the tokenizer files into the work dir; returns shared-files.txt lines."""
+    _, _, _, _, src, files, _ = FIXTURES[name]
+    lines = []
+    if src is None:
+        return lines
+    for f in files:
+        shutil.copyfile(TESTDATA / "hf" / src / f, out / f)
+        lines.append(f"{f} = ../{src}/{f}")
+    return lines
+
+
+def run(name: str, model_dir: Path, llama: Path, quantize: Path | None, work: Path) -> None:
+    golden = TESTDATA / "golden" / name
+    if golden.exists():
+        shutil.rmtree(golden)
+    golden.mkdir(parents=True)
+    status: dict = {}
+    variants = []
+    commands = [
+        "# llama.cpp commit 0c1e57098bba43ac29e6e3b677cdceebdd22334f (0c1e570)",
+        f"# environment: PYTHONPATH=<llama.cpp>/gguf-py, transformers "
+        f"{__import__('transformers').__version__}, torch {__import__('torch').__version__}",
+        "# generated by conformance/make_mmproj_fixtures.py",
+    ]
+    outputs: dict[str, Path] = {}
+    text = FIXTURES[name][6]
+    # bf16 is what auto gives for these bf16 checkpoints (the `mmproj-auto` manifest).
+    runs = [("mmproj", t) for t in ["f32", "f16", "q8_0", "auto"]]
+    if text:
+        runs += [("convert", t) for t in ["f32", "f16", "bf16", "q8_0", "auto"]]
+    for kind, t in runs + [("mmproj", "default-name")]:
+        v = f"{kind}-{t}"
+        out = work / f"{name}-{v}.gguf"
+        args = [str(model_dir)] + (["--mmproj"] if kind == "mmproj" else [])
+        if t == "default-name":
+            before = set(model_dir.iterdir())
+        else:
+            args += ["--outtype", t, "--outfile", str(out)]
+        t0 = time.time()
+        rc, err = mf.convert_in_process(llama, args, work)
+        st = {"ok": rc == 0, "returncode": rc, "seconds": round(time.time() - t0, 2)}
+        shown = " ".join(["<testdata>/hf/" + name] + args[1:]).replace(str(work), "<work>")
+        commands.append(f"[{v}] (cd <work> && python <llama.cpp>/convert_hf_to_gguf.py {shown})")
+        entry = {"variant": v, "tool": "convert_hf_to_gguf.py",
+                 "args": ["{model_dir}"] + args[1:], "ok": rc == 0, "manifests": []}
+        if t == "default-name" and rc == 0:
+            new = sorted(set(model_dir.iterdir()) - before)
+            assert len(new) == 1, new
+            out = work / f"{name}-{v}.gguf"
+            shutil.move(str(new[0]), out)
+            st["file_name"] = new[0].name
+            entry["args"] = ["{model_dir}", "--mmproj"]
+        if rc != 0:
+            st["error_tail"] = err.strip().splitlines()[-6:]
+            commands.append("    -> FAILED rc=%d: %s" % (rc, " | ".join(st["error_tail"])))
+            print(err[-3000:], file=sys.stderr)
+        else:
+            st["sha256"] = mf.sha256(out)
+            outputs[v] = out
+            same = [k for k, o in outputs.items() if k != v and mf.sha256(o) == st["sha256"]]
+            if same:
+                st["identical_to"] = same
+                commands.append(f"    -> byte-identical to {same[0]} (manifest not duplicated)")
+            else:
+                mf.manifest(llama, out, golden / f"{v}.json")
+                entry["manifests"] = [f"{v}.json"]
+        status[v] = st
+        variants.append(entry)
+    if text and quantize is not None and "convert-f32" in outputs:
+        v = "quant-Q4_K_M"
+        out = work / f"{name}-{v}.gguf"
+        t0 = time.time()
+        p = subprocess.run([str(quantize), str(outputs["convert-f32"]), str(out), "Q4_K_M"],
+                           cwd=work, capture_output=True, text=True)
+        st = {"ok": p.returncode == 0, "returncode": p.returncode,
+              "seconds": round(time.time() - t0, 2)}
+        commands.append(f"[{v}] (cd <work> && llama-quantize <work>/{name}-convert-f32.gguf "
+                        f"<work>/{name}-{v}.gguf Q4_K_M)")
+        entry = {"variant": v, "tool": "llama-quantize",
+                 "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+                 "ok": p.returncode == 0, "manifests": []}
+        if p.returncode == 0:
+            st["sha256"] = mf.sha256(out)
+            mf.manifest(llama, out, golden / f"{v}.json")
+            entry["manifests"] = [f"{v}.json"]
+        else:
+            st["error_tail"] = (p.stderr or p.stdout).strip().splitlines()[-6:]
+        status[v] = st
+        variants.append(entry)
+    (golden / "status.json").write_text(json.dumps(status, indent=1) + "\n")
+    (golden / "variants.json").write_text(json.dumps({
+        "llama_cpp": "0c1e570",
+        "model_dir": f"<testdata>/hf/{name}",
+        "placeholders": {"{model_dir}": "the HF model directory (its basename matters)",
+                         "{variant:NAME}": "the GGUF file produced by variant NAME",
+                         "{out}": "the output file"},
+        "variants": variants,
+    }, indent=1) + "\n")
+    (golden / "commands.txt").write_text("\n".join(commands) + "\n")
+
+
+def store(name: str, model_dir: Path, shared: list[str]) -> None:
+    """Copies the fixture into testdata/hf/<name>; a file byte-identical to the same file of
+    a fixture stored before it (Idefics3's checkpoint is SmolVLM's) is referenced instead."""
+    dest = TESTDATA / "hf" / name
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    names = {line.split(" = ")[0] for line in shared}
+    earlier = list(FIXTURES)[:list(FIXTURES).index(name)]
+    for f in sorted(model_dir.iterdir()):
+        if f.name in names or f.suffix == ".gguf":
+            continue
+        same = [o for o in earlier if (TESTDATA / "hf" / o / f.name).is_file()
+                and mf.sha256(TESTDATA / "hf" / o / f.name) == mf.sha256(f)]
+        if same and f.stat().st_size > 4096:
+            shared.append(f"{f.name} = ../{same[0]}/{f.name}")
+            continue
+        shutil.copyfile(f, dest / f.name)
+    if shared:
+        (dest / "shared-files.txt").write_text("\n".join(shared) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--llama-cpp", type=Path, required=True)
+    ap.add_argument("--quantize", type=Path)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-mmproj-fixtures"))
+    ap.add_argument("--seed", type=int, default=13)
+    a = ap.parse_args()
+    quantize = a.quantize if a.quantize and a.quantize.is_file() else None
+    for name in a.only or list(FIXTURES):
+        print(f"== {name}", file=sys.stderr)
+        work = a.work / name
+        if work.exists():
+            shutil.rmtree(work)
+        model_dir = work / name
+        model_dir.mkdir(parents=True)
+        build(name, model_dir, a.seed)
+        shared = add_tokenizer(name, model_dir)
+        run(name, model_dir, a.llama_cpp, quantize, work)
+        store(name, model_dir, shared)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,802 @@
+//! Multimodal projector files (`convert_hf_to_gguf.py --mmproj`): the vision (or audio)
+//! encoder and projector of a vision-language checkpoint as a `clip` GGUF.
+//!
+//! The reference's `MmprojModel` keeps the tower and projector tensors (dropping every
+//! `language_model.` tensor), maps them through the projector name table ([`names`]), writes
+//! `general.type = mmproj`, the `clip.*` / `clip.vision.*` / `clip.audio.*` keys read from
+//! the config's `vision_config` (or `audio_config`), the text model's width and the image
+//! processor's mean and std, and names the file `mmproj-<name>-<TYPE>.gguf`. A family's
+//! subclass adds its projector type and keys, filters and renames tensors, transforms a
+//! few, and forces some tensors' types. Each family here is one [`Projector`] constant in
+//! its own file, listed in [`ALL`]; nothing else knows about families.
+//!
+//! Tensors stay lazy: the projector's tensors point at the checkpoint's bytes or are
+//! transforms of them, exactly like a text conversion's, so a text model and its projector
+//! planned from one directory are written by the engine in one pass over the checkpoint.
+
+use std::path::Path;
+
+use ggufkit::gguf::keys::{self, clip};
+use ggufkit::gguf::{ArrayValue, Metadata, Value};
+use ggufkit::ir::Model;
+use ggufkit::quantizers::GgmlType;
+use serde_json::{Map, Value as Json};
+
+use super::config::{self, json_u64, Hparams};
+use super::expr::Expr;
+use super::names::block_id;
+use super::outtype::{self, OutType};
+use super::safetensors::{self, StDtype};
+use super::tensors::Planned;
+use super::{metadata, HfConversion, HfOptions};
+use crate::ConvertError;
+
+mod gemma3;
+pub mod names;
+mod pixtral;
+mod qwenvl;
+mod smolvlm;
+mod whisper;
+
+use names::ProjectorMap;
+
+/// The config keys of a tower's block count (`MmprojModel.n_block_keys`).
+const BLOCK_KEYS: &[&str] = &[
+    "n_layers",
+    "num_hidden_layers",
+    "n_layer",
+    "num_layers",
+    "depth",
+    "layers",
+    "encoder_layers",
+    "vt_num_hidden_layers",
+];
+
+/// Which part of a tensor's name a [`Force`] rule looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum On {
+    /// The HF name (after the class's filter), containing this.
+    Hf(&'static str),
+    /// The GGUF name, containing this.
+    Gguf(&'static str),
+    /// An HF name containing both `.conv` and `.weight` (Whisper's convolutions).
+    HfConvWeight,
+}
+
+/// A forced tensor type (`tensor_force_quant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Force {
+    /// Always this type.
+    Type(GgmlType),
+    /// F16 when the outtype is f16, else F32 (`MmprojModel`'s patch embedding rule).
+    F16IfF16,
+}
+
+/// `MmprojModel.tensor_force_quant`, after a family's own rules.
+const BASE_FORCE: &[(On, Force)] = &[
+    (On::Gguf(".patch_embd.weight"), Force::F16IfF16),
+    (On::Gguf(".patch_merger.weight"), Force::F16IfF16),
+];
+
+/// One tensor a family's `modify_tensors` gives.
+pub enum Out {
+    /// A name the projector table maps (an HF spelling or a GGUF name).
+    Map(String, Expr),
+    /// A final GGUF name, written as it is (the reference yields it past the table).
+    Named(String, Expr),
+}
+
+/// A family's `modify_tensors`: (HF name, values) → output tensors; empty drops it.
+pub type Hook = fn(&Ctx, String, Expr) -> Result<Vec<Out>, ConvertError>;
+
+/// One projector family (a `MmprojModel` subclass of the reference).
+pub struct Projector {
+    /// The HF architecture names (`architectures[0]`, or `vision_config.architectures[0]`).
+    pub hf_names: &'static [&'static str],
+    /// What the class writes (`clip.projector_type`), for messages and `--list`.
+    pub projector_type: &'static str,
+    /// The encoders the file holds.
+    pub vision: bool,
+    /// Whether it holds an audio encoder.
+    pub audio: bool,
+    /// The class's `filter_tensors`: `None` drops, `Some` renames (before the base class
+    /// drops `language_model.` tensors).
+    pub filter: fn(&str) -> Option<String>,
+    /// The class's forced types, first match wins, before [`BASE_FORCE`].
+    pub force: &'static [(On, Force)],
+    /// The class's `__init__` checks and adjustments of the tower's hparams.
+    pub prepare: fn(&mut Ctx) -> Result<(), ConvertError>,
+    /// The class's `modify_tensors` (default: map the name).
+    pub hook: Option<Hook>,
+    /// The class's `set_gguf_parameters`, after the base keys.
+    pub params: fn(&mut Clip) -> Result<(), ConvertError>,
+}
+
+/// Every supported projector family.
+pub static ALL: &[&Projector] = &[
+    &gemma3::GEMMA3,
+    &pixtral::LLAVA_PIXTRAL,
+    &smolvlm::SMOLVLM,
+    &qwenvl::QWEN2VL,
+    &qwenvl::QWEN3VL,
+    &whisper::QWEN2AUDIO,
+];
+
+/// The projector family of an HF architecture name.
+pub fn lookup(hf_arch: &str) -> Option<&'static Projector> {
+    ALL.iter().copied().find(|p| p.hf_names.contains(&hf_arch))
+}
+
+/// Every supported projector architecture with its projector type, sorted.
+pub fn projector_table() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&'static str, &'static str)> = ALL
+        .iter()
+        .flat_map(|p| p.hf_names.iter().map(move |n| (*n, p.projector_type)))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// What a family's hooks see: the configs and the output type.
+pub struct Ctx {
+    /// The merged hparams (text part flattened).
+    pub hp: Hparams,
+    /// The HF architecture.
+    pub class: String,
+    /// `vision_config` (the tower's hparams), when the file has a vision encoder.
+    pub vision: Option<Map<String, Json>>,
+    /// `audio_config` / `whisper_config`, when it has an audio encoder.
+    pub audio: Option<Map<String, Json>>,
+    /// `preprocessor_config.json` merged with `processor_config.json`.
+    pub pre: Map<String, Json>,
+    /// The text model's width.
+    pub n_embd_text: u64,
+    /// The resolved outtype.
+    pub outtype: OutType,
+    /// The model directory.
+    pub dir: std::path::PathBuf,
+    /// Pixtral: the `[IMG_BREAK]` token id whose embedding row is kept (-1: none).
+    pub img_break: i64,
+}
+
+impl Ctx {
+    /// The tower's hparams (vision, else audio): `self.hparams` of the reference.
+    pub fn tower(&self) -> &Map<String, Json> {
+        self.vision
+            .as_ref()
+            .or(self.audio.as_ref())
+            .expect("checked when the context is built")
+    }
+
+    /// The error for a key none of `keys` names.
+    pub fn missing(&self, what: &str, keys: &[&str]) -> ConvertError {
+        ConvertError::format(
+            &self.hp.path,
+            None,
+            format!(
+                "{what}: could not find any of {keys:?} (needed by the {} projector)",
+                self.class
+            ),
+        )
+    }
+
+    /// A refused feature of this class.
+    pub fn unsupported(&self, feature: impl Into<String>) -> ConvertError {
+        ConvertError::UnsupportedFeature {
+            arch: format!("{} (--mmproj)", self.class),
+            feature: feature.into(),
+        }
+    }
+}
+
+/// The first of `keys` present in `obj`.
+fn find<'a>(obj: &'a Map<String, Json>, keys: &[&str]) -> Option<&'a Json> {
+    keys.iter().find_map(|k| obj.get(*k))
+}
+
+/// The KV writer of a projector's `set_gguf_parameters`.
+pub struct Clip<'a> {
+    /// The configs.
+    pub ctx: &'a Ctx,
+    /// Where the KVs go.
+    pub md: &'a mut Metadata,
+}
+
+impl Clip<'_> {
+    fn path(&self) -> &Path {
+        &self.ctx.hp.path
+    }
+
+    /// A value of the vision config (`find_vparam`), required.
+    pub fn vparam(&self, keys: &[&str]) -> Result<&Json, ConvertError> {
+        let v = self.ctx.vision.as_ref().expect("a vision projector");
+        find(v, keys).ok_or_else(|| self.ctx.missing("vision_config", keys))
+    }
+
+    /// A value of the audio config (`find_aparam`), required.
+    pub fn aparam(&self, keys: &[&str]) -> Result<&Json, ConvertError> {
+        let a = self.ctx.audio.as_ref().expect("an audio projector");
+        find(a, keys).ok_or_else(|| self.ctx.missing("audio_config", keys))
+    }
+
+    /// `key` as UINT32 from a JSON integer.
+    pub fn u32_json(&mut self, key: &str, v: &Json) -> Result<(), ConvertError> {
+        let n = json_u64(v)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                ConvertError::format(
+                    self.path(),
+                    None,
+                    format!("{key}: expected an integer that fits in a UINT32, found {v}"),
+                )
+            })?;
+        self.md.set(key, Value::U32(n));
+        Ok(())
+    }
+
+    /// `key` as UINT32.
+    pub fn u32(&mut self, key: &str, n: u64) -> Result<(), ConvertError> {
+        self.u32_json(key, &Json::from(n))
+    }
+
+    /// `key` as FLOAT32 from a JSON number.
+    pub fn f32_json(&mut self, key: &str, v: &Json) -> Result<(), ConvertError> {
+        let x = v.as_f64().ok_or_else(|| {
+            ConvertError::format(
+                self.path(),
+                None,
+                format!("{key}: expected a number, found {v}"),
+            )
+        })?;
+        self.md.set(key, Value::F32(x as f32));
+        Ok(())
+    }
+
+    /// `key` as BOOL.
+    pub fn bool(&mut self, key: &str, b: bool) {
+        self.md.set(key, Value::Bool(b));
+    }
+
+    /// `key` as STRING.
+    pub fn string(&mut self, key: &str, s: &str) {
+        self.md.set(key, Value::from(s));
+    }
+
+    /// `key` as an array of numbers, typed like gguf-py's `add_array` (by the first item:
+    /// FLOAT32 for floats, INT32 for integers).
+    pub fn numbers(&mut self, key: &str, v: &Json) -> Result<(), ConvertError> {
+        let bad = || {
+            ConvertError::format(
+                self.path(),
+                None,
+                format!("{key}: expected a list of numbers of one kind, found {v}"),
+            )
+        };
+        let items = v.as_array().ok_or_else(bad)?;
+        if items.is_empty() {
+            return Ok(());
+        }
+        let value = if items[0].is_f64() {
+            let xs: Option<Vec<f32>> = items
+                .iter()
+                .map(|x| x.is_f64().then(|| x.as_f64()).flatten().map(|x| x as f32))
+                .collect();
+            ArrayValue::F32(xs.ok_or_else(bad)?)
+        } else {
+            let xs: Option<Vec<i32>> = items
+                .iter()
+                .map(|x| x.as_i64().and_then(|x| i32::try_from(x).ok()))
+                .collect();
+            ArrayValue::I32(xs.ok_or_else(bad)?)
+        };
+        self.md.set(key, Value::Array(value));
+        Ok(())
+    }
+
+    /// `add_vision_attention_layernorm_eps(hparams.get("layer_norm_eps", default))`.
+    pub fn vision_eps(&mut self, default: f64) -> Result<(), ConvertError> {
+        let v = self
+            .ctx
+            .tower()
+            .get("layer_norm_eps")
+            .cloned()
+            .unwrap_or(Json::from(default));
+        self.f32_json(clip::vision::LAYERNORM_EPS, &v)
+    }
+
+    /// `MmprojModel.set_gguf_parameters`.
+    fn base(&mut self, p: &Projector, file_type: u32) -> Result<(), ConvertError> {
+        self.md.set(keys::general::FILE_TYPE, Value::U32(file_type));
+        if p.vision {
+            use clip::vision as cv;
+            self.bool(clip::HAS_VISION_ENCODER, true);
+            let n = self.ctx.n_embd_text;
+            self.u32(cv::PROJECTION_DIM, n)?;
+            for (key, keys) in [
+                (cv::IMAGE_SIZE, &["image_size"][..]),
+                (cv::PATCH_SIZE, &["patch_size"]),
+                (
+                    cv::EMBEDDING_LENGTH,
+                    &["hidden_size", "width", "vt_hidden_size"],
+                ),
+                (
+                    cv::FEED_FORWARD_LENGTH,
+                    &["intermediate_size", "vt_intermediate_size"],
+                ),
+                (cv::BLOCK_COUNT, BLOCK_KEYS),
+                (
+                    cv::HEAD_COUNT,
+                    &[
+                        "num_attention_heads",
+                        "num_heads",
+                        "heads",
+                        "vt_num_attention_heads",
+                    ],
+                ),
+            ] {
+                let v = self.vparam(keys)?.clone();
+                self.u32_json(key, &v)?;
+            }
+            for (key, pk) in [(cv::IMAGE_MEAN, "image_mean"), (cv::IMAGE_STD, "image_std")] {
+                let v = self.ctx.pre.get(pk).cloned().ok_or_else(|| {
+                    ConvertError::format(
+                        self.ctx.dir.join("preprocessor_config.json"),
+                        None,
+                        format!(
+                            "no {pk:?}: the {} projector needs the image processor's mean \
+                             and std (preprocessor_config.json or processor_config.json)",
+                            self.ctx.class
+                        ),
+                    )
+                })?;
+                self.numbers(key, &v)?;
+            }
+        }
+        if p.audio {
+            use clip::audio as ca;
+            self.bool(clip::HAS_AUDIO_ENCODER, true);
+            let n = self.ctx.n_embd_text;
+            self.u32(ca::PROJECTION_DIM, n)?;
+            for (key, keys) in [
+                (ca::EMBEDDING_LENGTH, &["hidden_size"][..]),
+                (ca::FEED_FORWARD_LENGTH, &["intermediate_size"]),
+                (ca::BLOCK_COUNT, BLOCK_KEYS),
+                (ca::HEAD_COUNT, &["num_attention_heads"]),
+            ] {
+                let v = self.aparam(keys)?.clone();
+                self.u32_json(key, &v)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The HF architecture the reference picks for `--mmproj`: `vision_config.architectures[0]`
+/// when present, else `architectures[0]`.
+pub fn mmproj_arch(raw: &Json) -> Option<String> {
+    let first = |v: Option<&Json>| {
+        v.and_then(Json::as_array)
+            .and_then(|a| a.first())
+            .and_then(Json::as_str)
+            .map(str::to_string)
+    };
+    first(
+        raw.get("vision_config")
+            .and_then(|v| v.get("architectures")),
+    )
+    .or_else(|| first(raw.get("architectures")))
+}
+
+fn read_json_object(path: &Path) -> Result<Option<Map<String, Json>>, ConvertError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    match super::params::read_json(path)? {
+        Json::Object(m) => Ok(Some(m)),
+        _ => Err(ConvertError::format(path, None, "not a JSON object")),
+    }
+}
+
+/// `preprocessor_config.json` (with `media_proc_cfg` lifted), then `processor_config.json`
+/// (with `image_processor` lifted), later keys winning.
+fn preprocessor(dir: &Path) -> Result<Map<String, Json>, ConvertError> {
+    let mut out = Map::new();
+    for (file, inner) in [
+        ("preprocessor_config.json", "media_proc_cfg"),
+        ("processor_config.json", "image_processor"),
+    ] {
+        if let Some(cfg) = read_json_object(&dir.join(file))? {
+            let lifted = cfg.get(inner).and_then(Json::as_object).cloned();
+            for (k, v) in cfg {
+                out.insert(k, v);
+            }
+            for (k, v) in lifted.into_iter().flatten() {
+                out.insert(k, v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The type of projector tensor `name` (`prepare_tensors` with `tensor_force_quant`).
+fn choose(
+    outtype: OutType,
+    forced: Option<Force>,
+    name: &str,
+    n_dims: usize,
+    row: u64,
+    bid: Option<u64>,
+) -> GgmlType {
+    if n_dims <= 1 || name.ends_with("_norm.weight") {
+        return GgmlType::F32;
+    }
+    let ty = match forced {
+        Some(Force::Type(t)) => t,
+        Some(Force::F16IfF16) if outtype == OutType::F16 => GgmlType::F16,
+        Some(Force::F16IfF16) => GgmlType::F32,
+        None => {
+            let suffix_ok = [".weight", ".lora_a", ".lora_b"]
+                .iter()
+                .any(|s| name.len() >= 7 && &name[name.len() - 7..] == *s);
+            // The position embeddings are kept in F32 (V_ENC_EMBD_POS, A_ENC_EMBD_POS; no
+            // block number in the HF name).
+            let pos = bid.is_none()
+                && matches!(name, "v.position_embd.weight" | "a.position_embd.weight");
+            if !suffix_ok || pos {
+                GgmlType::F32
+            } else {
+                outtype::choose(outtype, name, n_dims, row, bid)
+            }
+        }
+    };
+    // gguf-py falls back to F16 when rows are not whole blocks.
+    if !row.is_multiple_of(ty.block_size() as u64) {
+        return GgmlType::F16;
+    }
+    ty
+}
+
+fn forced(p: &Projector, hf: &str, gguf: &str) -> Option<Force> {
+    p.force
+        .iter()
+        .chain(BASE_FORCE)
+        .find(|(on, _)| match on {
+            On::Hf(s) => hf.contains(s),
+            On::Gguf(s) => gguf.contains(s),
+            On::HfConvWeight => hf.contains(".conv") && hf.contains(".weight"),
+        })
+        .map(|(_, f)| *f)
+}
+
+/// Why `--mmproj` cannot convert this class.
+fn no_projector(hp: &Hparams, class: &str) -> ConvertError {
+    let supported: Vec<&str> = projector_table().into_iter().map(|(n, _)| n).collect();
+    let what = if super::arch::lookup(class).is_some()
+        && hp.raw.get("vision_config").is_none()
+        && hp.raw.get("audio_config").is_none()
+    {
+        format!(
+            "{class} is a text-only model: it has no vision or audio encoder to write as a \
+             multimodal projector (--mmproj)"
+        )
+    } else {
+        format!(
+            "{class}: no multimodal projector converter for this class (--mmproj supports {})",
+            supported.join(", ")
+        )
+    };
+    ConvertError::Unsupported(what)
+}
+
+/// Converts the projector of the HF model in `dir` (`convert_hf_to_gguf.py --mmproj`).
+pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
+    let hp = config::load(dir)?;
+    let class = mmproj_arch(&hp.raw).unwrap_or_else(|| hp.arch.clone());
+    let p = lookup(&class).ok_or_else(|| no_projector(&hp, &class))?;
+    if opts.vocab_only {
+        return Err(ConvertError::Unsupported(format!(
+            "{class}: --vocab-only and --mmproj together: a projector file has no vocabulary"
+        )));
+    }
+    if super::lora::is_adapter(dir) {
+        return Err(ConvertError::Unsupported(
+            "--mmproj of a LoRA adapter is not supported".into(),
+        ));
+    }
+    let obj = |k: &str| hp.raw.get(k).and_then(Json::as_object).cloned();
+    let vision = obj("vision_config");
+    let audio = if hp.raw.get("whisper_config").is_some() {
+        obj("whisper_config")
+    } else {
+        obj("audio_config")
+    };
+    if vision.is_none() && audio.is_none() {
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!("{class}: vision_config / audio_config not found (needed by --mmproj)"),
+        ));
+    }
+    let n_embd_text = hp.find_u64(&["hidden_size", "n_embd"])?.unwrap_or(0);
+    if n_embd_text == 0 {
+        return Err(hp.missing(&["text_config.hidden_size", "hidden_size", "n_embd"]));
+    }
+    let mut ctx = Ctx {
+        class: class.clone(),
+        vision: if p.vision { vision } else { None },
+        audio: if p.audio { audio } else { None },
+        pre: preprocessor(dir)?,
+        n_embd_text,
+        outtype: opts.outtype,
+        dir: dir.to_path_buf(),
+        img_break: -1,
+        hp,
+    };
+    if ctx.vision.is_none() && ctx.audio.is_none() {
+        return Err(ctx.unsupported(if p.vision {
+            "the config has no vision_config"
+        } else {
+            "the config has no audio_config"
+        }));
+    }
+    defaults(&mut ctx);
+    (p.prepare)(&mut ctx)?;
+    let n_blocks = {
+        let v = find(ctx.tower(), BLOCK_KEYS).ok_or_else(|| ctx.missing("tower", BLOCK_KEYS))?;
+        json_u64(v)
+            .filter(|n| *n <= config::MAX_BLOCK_COUNT)
+            .ok_or_else(|| {
+                ConvertError::format(
+                    &ctx.hp.path,
+                    None,
+                    format!(
+                        "tower block count {v}: expected an integer up to {}",
+                        config::MAX_BLOCK_COUNT
+                    ),
+                )
+            })?
+    };
+    let shards = if safetensors::is_safetensors(dir)? {
+        safetensors::index_dir(dir)?
+    } else {
+        crate::torch::index_dir(dir)?
+    };
+    // index_tensors with the class's filter, then MmprojModel's and ModelBase's.
+    let mut entries: Vec<(String, Expr, StDtype)> = Vec::new();
+    let mut pos = std::collections::HashMap::new();
+    for t in shards.tensors {
+        let Some(name) = (p.filter)(&t.name) else {
+            continue;
+        };
+        if name.contains("language_model.") {
+            continue;
+        }
+        let name = if name.ends_with("e_score_correction_bias") {
+            name.replace("e_score_correction_bias", "e_score_correction.bias")
+        } else {
+            name
+        };
+        let dtype = t.dtype;
+        let e = (name.clone(), Expr::read(t), dtype);
+        match pos.get(&name) {
+            Some(&i) => entries[i] = e,
+            None => {
+                pos.insert(name, entries.len());
+                entries.push(e);
+            }
+        }
+    }
+    let outtype = match opts.outtype {
+        OutType::Auto => {
+            outtype::resolve_auto(entries.iter().map(|(_, e, d)| (e.shape().len(), *d)))
+        }
+        t => t,
+    };
+    ctx.outtype = outtype;
+    let map = ProjectorMap::new(n_blocks);
+    let map_name = |name: &str| {
+        map.get(name).ok_or_else(|| ConvertError::Tensor {
+            name: name.to_string(),
+            problem: format!(
+                "can not map tensor (no projector tensor of {} has this name)",
+                ctx.class
+            ),
+        })
+    };
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (name, expr, _) in entries {
+        if [
+            ".attention.masked_bias",
+            ".attention.bias",
+            ".rotary_emb.inv_freq",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
+        {
+            continue;
+        }
+        let bid = block_id(&name);
+        let outs = match p.hook {
+            Some(h) => h(&ctx, name.clone(), expr)?,
+            None => vec![Out::Map(name.clone(), expr)],
+        };
+        for out in outs {
+            let (gguf, expr) = match out {
+                Out::Map(n, e) => (map_name(&n)?, e),
+                Out::Named(n, e) => (n, e),
+            };
+            if !seen.insert(gguf.clone()) {
+                return Err(ConvertError::Tensor {
+                    name: gguf,
+                    problem: "duplicated tensor name".into(),
+                });
+            }
+            let shape = expr.shape();
+            let row = shape.last().copied().unwrap_or(1);
+            let ty = choose(
+                outtype,
+                forced(p, &name, &gguf),
+                &gguf,
+                shape.len(),
+                row,
+                bid,
+            );
+            planned.push(Planned {
+                name: gguf,
+                expr,
+                ty,
+            });
+        }
+    }
+
+    let mut md = Metadata::new();
+    md.set(keys::general::ARCHITECTURE, "clip");
+    md.set(keys::general::TYPE, "mmproj");
+    let count = metadata::count_params(planned.iter().map(|p| (p.name.as_str(), p.expr.shape())));
+    let mut meta = metadata::load(
+        dir,
+        &ctx.hp.raw,
+        opts.metadata_override.as_deref(),
+        opts.model_name.as_deref(),
+        count.total as i64,
+    )?;
+    if meta.name.is_none() {
+        meta.name = Some(metadata::dir_name(dir));
+    }
+    if meta.size_label.is_none() && count.total > 0 {
+        meta.size_label = Some(metadata::size_label(&count));
+    }
+    metadata::write(&meta, &mut md);
+    let file_type = outtype.file_type();
+    {
+        let mut c = Clip {
+            ctx: &ctx,
+            md: &mut md,
+        };
+        c.base(p, file_type)?;
+        (p.params)(&mut c)?;
+    }
+    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    let default_file_name = format!(
+        "mmproj-{}.gguf",
+        metadata::file_name(&meta, None, Some(outtype.label()), None)
+    );
+    let (sources, tensors) = super::to_ir_all(planned);
+    Ok(HfConversion {
+        model: Model {
+            metadata: md,
+            tensors,
+        },
+        file_type,
+        outtype,
+        default_file_name,
+        sources,
+        hf_arch: class,
+        vocab_error: None,
+    })
+}
+
+/// What AutoConfig fills into a tower's config that the converter reads (transformers 5
+/// defaults of the vision / audio config classes), where config.json leaves it out.
+fn defaults(ctx: &mut Ctx) {
+    let fill = |m: &mut Map<String, Json>, d: &[(&str, Json)]| {
+        for (k, v) in d {
+            m.entry(k.to_string()).or_insert_with(|| v.clone());
+        }
+    };
+    if let Some(v) = ctx.vision.as_mut() {
+        let mt = v
+            .get("model_type")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
+        let d: Vec<(&str, Json)> = match mt.as_str() {
+            "siglip_vision_model" => vec![
+                ("hidden_size", 768.into()),
+                ("intermediate_size", 3072.into()),
+                ("num_hidden_layers", 12.into()),
+                ("num_attention_heads", 12.into()),
+                ("image_size", 224.into()),
+                ("patch_size", 16.into()),
+                ("layer_norm_eps", 1e-6.into()),
+            ],
+            "pixtral" => vec![
+                ("hidden_size", 1024.into()),
+                ("intermediate_size", 4096.into()),
+                ("num_hidden_layers", 24.into()),
+                ("num_attention_heads", 16.into()),
+                ("image_size", 1024.into()),
+                ("patch_size", 16.into()),
+                ("hidden_act", "gelu".into()),
+            ],
+            "idefics3_vision" | "smolvlm_vision" => vec![
+                ("hidden_size", 1152.into()),
+                ("intermediate_size", 3072.into()),
+                ("num_hidden_layers", 12.into()),
+                ("num_attention_heads", 16.into()),
+                ("image_size", 224.into()),
+                ("patch_size", 32.into()),
+                ("layer_norm_eps", 1e-6.into()),
+            ],
+            _ => Vec::new(),
+        };
+        fill(v, &d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_not_text_classes_only() {
+        let mut seen = std::collections::HashSet::new();
+        for p in ALL {
+            for n in p.hf_names {
+                assert!(seen.insert(*n), "{n} twice");
+                assert!(std::ptr::eq(lookup(n).unwrap(), *p));
+            }
+            assert!(p.vision || p.audio);
+        }
+    }
+
+    #[test]
+    fn type_rules() {
+        let f16 = OutType::F16;
+        assert_eq!(
+            choose(f16, None, "v.blk.0.ln1.weight", 1, 16, Some(0)),
+            GgmlType::F32
+        );
+        assert_eq!(
+            choose(f16, None, "v.position_embd.weight", 2, 16, None),
+            GgmlType::F32
+        );
+        assert_eq!(
+            choose(f16, None, "v.blk.0.attn_q.weight", 2, 16, Some(0)),
+            GgmlType::F16
+        );
+        let patch = Some(Force::F16IfF16);
+        assert_eq!(
+            choose(f16, patch, "v.patch_embd.weight", 4, 7, None),
+            GgmlType::F16
+        );
+        assert_eq!(
+            choose(OutType::Bf16, patch, "v.patch_embd.weight", 4, 7, None),
+            GgmlType::F32
+        );
+        assert_eq!(
+            choose(OutType::Q8_0, None, "v.blk.0.attn_q.weight", 2, 16, Some(0)),
+            GgmlType::F16
+        );
+        assert_eq!(
+            choose(OutType::Q8_0, None, "mm.1.weight", 2, 64, Some(1)),
+            GgmlType::Q8_0
+        );
+        let inp = Some(Force::Type(GgmlType::F16));
+        assert_eq!(
+            choose(OutType::F32, inp, "mm.input_projection.weight", 2, 16, None),
+            GgmlType::F16
+        );
+    }
+}

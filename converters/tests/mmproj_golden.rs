@@ -1,0 +1,279 @@
+//! Multimodal projectors (`--mmproj`) against the reference's output, from `testdata/` alone.
+//!
+//! `conformance/make_mmproj_fixtures.py` built each tiny vision-language (or audio-language)
+//! checkpoint in `testdata/hf/<fixture>/` and recorded what llama.cpp's
+//! `convert_hf_to_gguf.py --mmproj` wrote for f32, f16, bf16, q8_0 and auto, the default
+//! file name, and, where ggufkit converts the text half, the plain text conversions and
+//! llama-quantize's Q4_K_M, in `testdata/golden/<fixture>/`. Each test materializes the
+//! fixture in a scratch directory of the same name (general.name comes from it) and compares
+//! whole manifests (the sha256 of every file). A variant the reference refused must be
+//! refused here too.
+
+use ggufkit_testsupport::golden as support;
+
+use std::path::{Path, PathBuf};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::{diff_manifests, manifest};
+use ggufkit::quantize::{plan, FileType, QuantizeOptions};
+use ggufkit::write::{write_model, WriteOptions};
+use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfConversion, HfOptions, OutType};
+use ggufkit_converters::ConvertError;
+use serde_json::Value as Json;
+use support::{read_json, scratch, testdata};
+
+/// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>`, resolving `shared-files.txt`.
+fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
+    let src = testdata(&format!("hf/{fixture}"));
+    assert!(src.is_dir(), "{} missing", src.display());
+    let dst = scratch.join(fixture);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        if e.file_name() != "shared-files.txt" {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+    let shared = src.join("shared-files.txt");
+    if shared.is_file() {
+        for line in std::fs::read_to_string(&shared).unwrap().lines() {
+            let Some((name, rel)) = line.split_once('=') else {
+                continue;
+            };
+            let from = src.join(rel.trim());
+            std::fs::copy(&from, dst.join(name.trim()))
+                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        }
+    }
+    dst
+}
+
+fn opts(outtype: OutType) -> HfOptions {
+    HfOptions {
+        outtype,
+        ..HfOptions::default()
+    }
+}
+
+/// Writes a conversion (quantized when `quant` is set) and returns its manifest.
+fn write(conv: HfConversion, quant: Option<&str>, out: &Path) -> Result<Json, String> {
+    let model = match quant {
+        None => conv.model,
+        Some(q) => {
+            let mut qo = QuantizeOptions::new(FileType::parse(q).unwrap());
+            qo.allow_requantize = true;
+            plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
+        }
+    };
+    write_model(&model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
+    let m = manifest(&file, out, None);
+    let _ = std::fs::remove_file(out);
+    Ok(m)
+}
+
+fn run(fixture: &str) {
+    let golden = testdata(&format!("golden/{fixture}"));
+    let status = read_json(&golden.join("status.json"));
+    let work = scratch(&format!("mmproj-{fixture}"));
+    let dir = materialize(fixture, &work);
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    let variants = [
+        ("mmproj-f32", "f32", true, None),
+        ("mmproj-f16", "f16", true, None),
+        ("mmproj-q8_0", "q8_0", true, None),
+        ("mmproj-auto", "auto", true, None),
+        ("mmproj-default-name", "auto", true, None),
+        ("convert-f32", "f32", false, None),
+        ("convert-f16", "f16", false, None),
+        ("convert-bf16", "bf16", false, None),
+        ("convert-q8_0", "q8_0", false, None),
+        ("convert-auto", "auto", false, None),
+        ("quant-Q4_K_M", "f32", false, Some("q4_k_m")),
+    ];
+    for (variant, t, mmproj, quant) in variants {
+        let st = &status[variant];
+        if st.is_null() {
+            continue;
+        }
+        checked += 1;
+        let o = opts(OutType::parse(t).unwrap());
+        let conv = if mmproj {
+            read_mmproj_dir(&dir, &o)
+        } else {
+            read_hf_dir(&dir, &o)
+        };
+        let out = work.join(format!("{variant}.gguf"));
+        if st["ok"] != Json::Bool(true) {
+            match conv {
+                Ok(_) => problems.push(format!("{variant}: the reference failed, we converted")),
+                Err(e) => eprintln!("{fixture} {variant}: refused like the reference ({e})"),
+            }
+            continue;
+        }
+        let conv = match conv {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(format!("{variant}: conversion failed: {e}"));
+                continue;
+            }
+        };
+        if let Some(name) = st["file_name"].as_str() {
+            if conv.default_file_name != name {
+                problems.push(format!(
+                    "{variant}: default name {} instead of {name}",
+                    conv.default_file_name
+                ));
+            }
+        }
+        let manifest_name = match st["identical_to"][0].as_str() {
+            Some(v) => format!("{v}.json"),
+            None => format!("{variant}.json"),
+        };
+        let want = read_json(&golden.join(manifest_name));
+        match write(conv, quant, &out) {
+            Err(e) => problems.push(format!("{variant}: writing failed: {e}")),
+            Ok(m) => {
+                let mut d = diff_manifests(&m, &want);
+                if m["sha256"] == want["sha256"] {
+                    // The same bytes: a KV line can still differ where serde_json parses
+                    // the golden's shortest float repr one f64 ulp off (image means).
+                    d.retain(|x| !x.starts_with("kv["));
+                }
+                eprintln!(
+                    "{fixture} {variant}: {}",
+                    if d.is_empty() {
+                        "byte-identical"
+                    } else {
+                        "MISMATCH"
+                    }
+                );
+                problems.extend(d.into_iter().map(|x| format!("{variant}: {x}")));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(checked >= 5, "{fixture}: only {checked} golden variants");
+    assert!(
+        problems.is_empty(),
+        "{fixture}: {} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Fixtures made by conformance/make_mmproj_fixtures.py (their commands.txt says so).
+fn generated_fixtures() -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(testdata("golden")).unwrap().flatten() {
+        let c = e.path().join("commands.txt");
+        if std::fs::read_to_string(&c)
+            .is_ok_and(|t| t.contains("generated by conformance/make_mmproj_fixtures.py"))
+        {
+            v.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    v.sort();
+    v
+}
+
+macro_rules! fixtures {
+    ($($t:ident => $name:literal),* $(,)?) => {
+        $(#[test] fn $t() { run($name); })*
+
+        #[test]
+        fn every_generated_fixture_has_a_test() {
+            let listed = [$($name),*];
+            for n in generated_fixtures() {
+                assert!(listed.contains(&n.as_str()), "fixture {n} has no test");
+            }
+        }
+    };
+}
+
+fixtures! {
+    gemma3_vl => "gemma3-vl",
+    llava_pixtral => "llava-pixtral",
+    mistral3_vl => "mistral3-vl",
+    smolvlm => "smolvlm",
+    idefics3 => "idefics3",
+    qwen2vl => "qwen2vl",
+    qwen25vl => "qwen25vl",
+    qwen3vl => "qwen3vl",
+    qwen3vlmoe => "qwen3vlmoe",
+    qwen2audio => "qwen2audio",
+}
+
+fn refusal(dir: &Path) -> ConvertError {
+    match read_mmproj_dir(dir, &opts(OutType::F16)) {
+        Ok(_) => panic!("{}: converted", dir.display()),
+        Err(e) => e,
+    }
+}
+
+fn edit_config(dir: &Path, f: impl FnOnce(&mut Json)) {
+    let p = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    f(&mut cfg);
+    std::fs::write(&p, cfg.to_string()).unwrap();
+}
+
+/// A text-only model, a class without a projector converter and a tower the reference does
+/// not convert are refused with the class named (and nothing planned).
+#[test]
+fn refusals_name_the_class() {
+    let work = scratch("mmproj-refusals");
+    // A text-only model.
+    let dir = materialize("gemma3", &work);
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("Gemma3ForCausalLM") && e.contains("text-only"),
+        "{e}"
+    );
+    // A vision-language class with no projector converter.
+    let dir = materialize("gemma3-vl", &work);
+    edit_config(&dir, |c| {
+        c["architectures"] = Json::from(vec!["FooVLForConditionalGeneration"])
+    });
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("FooVLForConditionalGeneration") && e.contains("Gemma3ForConditionalGeneration"),
+        "{e}"
+    );
+    // No preprocessor config: the image mean and std are missing.
+    let dir = materialize("gemma3-vl", &work.join("nopre"));
+    std::fs::remove_file(dir.join("preprocessor_config.json")).unwrap();
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("image_mean") && e.contains("Gemma3ForConditionalGeneration"),
+        "{e}"
+    );
+    // A LLaVA checkpoint with a CLIP tower: the reference converts Pixtral towers only.
+    let dir = materialize("llava-pixtral", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]["model_type"] = Json::from("clip_vision_model")
+    });
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("LlavaForConditionalGeneration") && e.contains("clip_vision_model"),
+        "{e}"
+    );
+    // A tensor the projector table lacks is named.
+    let dir = materialize("smolvlm", &work);
+    let st = dir.join("model.safetensors");
+    let bytes = std::fs::read(&st).unwrap();
+    let needle = b"model.vision_model.post_layernorm.weight";
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap();
+    let mut edited = bytes.clone();
+    edited[at..at + needle.len()].copy_from_slice(b"model.vision_model.post_layernorm.wxyzab");
+    std::fs::write(&st, edited).unwrap();
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("post_layernorm.wxyzab") && e.contains("SmolVLM"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
