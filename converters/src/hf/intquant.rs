@@ -301,6 +301,7 @@ fn new_entry(name: String, d: IntDequant) -> Entry {
         expr: Expr::int_dequant(Arc::new(d)),
         dtype: StDtype::F32,
         fp8_q8: false,
+        type_bid: None,
     }
 }
 
