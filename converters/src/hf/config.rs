@@ -86,17 +86,24 @@ fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
             }
         }
     }
-    standardize_rope_original_length(cfg);
+    // Only a class with the field (Phi-3) has the attribute when the file lacks it; an
+    // unknown top-level key is not an attribute at that point.
+    let field = d
+        .defaults
+        .iter()
+        .any(|(k, _)| *k == "original_max_position_embeddings");
+    standardize_rope_original_length(cfg, field);
 }
 
 /// transformers' `standardize_rope_params` on the pretraining length of a scaled rope
-/// (`llama3`, `yarn`, `longrope`): a single rope dict takes the config's top-level
-/// `original_max_position_embeddings` when it has one (Phi-3 keeps it there; it wins over
-/// the dict's own), else keeps its own or gets `max_position_embeddings`; a per-layer-type
+/// (`llama3`, `yarn`, `longrope`): a single rope dict takes the top-level
+/// `original_max_position_embeddings` when the config class has that field (`class_field`:
+/// Phi-3; it wins over the dict's own), else keeps its own or gets
+/// `max_position_embeddings`; a per-layer-type
 /// dict keeps its own or gets `max_position_embeddings`.
-fn standardize_rope_original_length(cfg: &mut Map<String, Json>) {
+fn standardize_rope_original_length(cfg: &mut Map<String, Json>, class_field: bool) {
     const KEY: &str = "original_max_position_embeddings";
-    let top = cfg.get(KEY).cloned();
+    let top = cfg.get(KEY).cloned().filter(|_| class_field);
     // The keys it is nested under: the config's layer types.
     let layer_types: Vec<String> = match cfg.get("layer_types") {
         Some(Json::Array(a)) => a
