@@ -10,7 +10,7 @@
 
 use ggufkit_testsupport::golden as support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
