@@ -5,7 +5,8 @@ Runs the command lines that llama.cpp documents (tools/quantize/README.md's exam
 docs/build-s390x.md's big-endian conversion, the local-directory form of the conversion
 example) with the pinned reference, each in a fresh working directory holding the
 `llama-spm` fixture (as `llama-spm/`), `input-model-f32.gguf` and `llama-spm-bf16.gguf`
-(made by the reference converter) and `imatrix.gguf` (the golden imatrix of that fixture).
+(made by the reference converter), `imatrix.gguf` (the golden imatrix of that fixture) and
+`metadata.json` (testdata/golden/cli/metadata.json, for `--metadata`).
 It writes `testdata/golden/cli/cases.json`: per case the tool, its arguments exactly as
 documented, the exit status, and every file the command created (path relative to the
 working directory, size, sha256). `cli/tests/reference_commands.rs` runs the same lines
@@ -54,7 +55,22 @@ CASES = {
     # The last two with layers this 2-layer model has (the documented ones prune nothing here).
     "quantize-tensor-type-prune-1": ("quantize", ["--imatrix", "imatrix.gguf", "--tensor-type", "attn_v=q5_k", "--tensor-type", "ffn_down=q5_k", "--prune-layers", "1", "input-model-f32.gguf", "q4_k_m", "8"]),
     "quantize-override-prune-copy-1": ("quantize", ["--imatrix", "imatrix.gguf", "--override-kv", "llama.expert_used_count=int:16", "--prune-layers", "1", "input-model-f32.gguf", "pruned-model-f32.gguf", "copy", "8"]),
+    # convert_hf_to_gguf.py's own options (issue #20): output written by gguf-py's writer.
+    "convert-vocab-only": ("convert", ["llama-spm", "--vocab-only", "--outfile", "vocab.gguf"]),
+    "convert-vocab-only-default-name": ("convert", ["llama-spm", "--vocab-only"]),
+    "convert-model-name": ("convert", ["llama-spm", "--outtype", "f16", "--model-name", "My Model 7B", "--outfile", "named.gguf"]),
+    "convert-model-name-default-file": ("convert", ["llama-spm", "--model-name", "Tiny-Llama-v0.2-Chat", "--outtype", "q8_0"]),
+    "convert-metadata": ("convert", ["llama-spm", "--outtype", "f32", "--metadata", "metadata.json", "--outfile", "meta.gguf"]),
+    "convert-metadata-default-file": ("convert", ["llama-spm", "--metadata", "metadata.json", "--outtype", "bf16"]),
+    "convert-split-max-tensors": ("convert", ["llama-spm", "--outtype", "f32", "--split-max-tensors", "8", "--outfile", "split.gguf"]),
+    "convert-split-max-size": ("convert", ["llama-spm", "--outtype", "f16", "--split-max-size", "1M", "--outfile", "sized.gguf"]),
+    "convert-split-max-size-G": ("convert", ["llama-spm", "--outtype", "f16", "--split-max-size", "1G", "--outfile", "one.gguf"]),
+    "convert-no-tensor-first-split": ("convert", ["llama-spm", "--outtype", "f32", "--split-max-tensors", "10", "--no-tensor-first-split", "--outfile", "ntf.gguf"]),
+    "convert-split-default-name": ("convert", ["llama-spm", "--split-max-tensors", "12"]),
+    "convert-split-vocab-only": ("convert", ["llama-spm", "--vocab-only", "--split-max-tensors", "4", "--outfile", "vsplit.gguf"]),
 }
+# A file every working directory holds (--metadata's argument).
+METADATA = TESTDATA / "golden" / "cli" / "metadata.json"
 
 
 def sha256(p: Path) -> str:
@@ -85,6 +101,7 @@ def main() -> None:
             subprocess.run(convert + ["llama-spm", "--outtype", outtype, "--outfile", name],
                            cwd=inputs, env=env, check=True, capture_output=True)
         shutil.copy(IMATRIX, inputs / "imatrix.gguf")
+        shutil.copy(METADATA, inputs / "metadata.json")
         for name, (tool, args) in CASES.items():
             work = tmp / name
             shutil.copytree(inputs, work)

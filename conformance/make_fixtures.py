@@ -1101,6 +1101,236 @@ def store_fixture(name: str, model_dir: Path) -> None:
     (dest / "shared-files.txt").write_text("\n".join(lines) + "\n")
 
 
+# ---------------------------------------------------------------------------------------------
+# Config variants (`--variants`): cases the fixtures do not show, for the cost of a small JSON.
+#
+# A variant changes only config.json (the fixture's safetensors and tokenizer are reused
+# unchanged): a patch of top-level keys (null deletes the key; for a composite config the patch
+# applies to `text_config`). The reference converts the patched directory (named like the
+# fixture) for f32 and bf16; the result is stored in testdata/golden/variants/<fx>/<v>.json as
+# the patch and, for f32, a manifest *relative to the fixture's own golden f32 manifest*: a kv
+# or tensor entry equal to one of the base's is written as its index in the base's list
+# (consecutive ones as a run "a-b", inclusive), a
+# tensor list equal to the base's as "=base" (version, alignment and the counts follow); for
+# bf16 the file's size and sha256. A refused variant keeps the last line of the error. A
+# fixture the reference refuses as it is (gptneox) has no base: its records list every entry.
+# converters/tests/arch_variants.rs rebuilds the manifests and compares whole files.
+
+# Fixtures whose config variants are generated, most-used families first.
+VARIANT_FIXTURES = [
+    "llama-spm", "llama-bpe", "qwen2", "qwen3", "gemma3", "embeddinggemma", "ministral3",
+    "mistral3", "phi3", "olmo2", "granite", "cohere2", "exaone4", "smollm3", "glm4",
+    "starcoder2", "falcon", "apertus", "llama4", "ernie4_5", "seedoss", "mixtral", "qwen3moe",
+    "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
+    "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
+]
+
+
+# Fixtures that get every generic variant; the others get the core set (rope linear, yarn,
+# llama3 and transformers 4's spelling, absent keys, tied/untied head) and their own.
+FULL_VARIANTS = {"llama-spm", "llama-bpe", "qwen2", "qwen3", "gemma3", "phi3", "mistral3"}
+# Variants whose tensors change (permutations, head): converted to bf16 as well (the first
+# records of llama-spm have bf16 for every variant).
+BF16_VARIANTS = {"kv-absent", "tie-flip", "head-dim-explicit", "partial-rotary"}
+
+
+def _text_cfg(cfg: dict) -> dict:
+    return cfg.get("text_config", cfg)
+
+
+def _theta(c: dict) -> float:
+    rp = c.get("rope_parameters") or c.get("rope_scaling") or {}
+    rp = rp.get("full_attention", rp)
+    return rp.get("rope_theta", c.get("rope_theta", 10000.0))
+
+
+def _rope_dims(c: dict) -> int:
+    hd = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    rp = c.get("rope_parameters") or {}
+    prf = rp.get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
+    return int(hd * prf)
+
+
+def _rope(c: dict, **kw) -> dict:
+    """A `rope_parameters` patch (v5 spelling); per-layer-type dicts get it on full_attention."""
+    rp = c.get("rope_parameters") or {}
+    if "full_attention" in rp:
+        return {"rope_parameters": {**rp, "full_attention": {"rope_theta": _theta(c), **kw}}}
+    keep = {k: v for k, v in rp.items() if k == "partial_rotary_factor"}
+    return {"rope_parameters": {**keep, "rope_theta": _theta(c), **kw}, "rope_scaling": None}
+
+
+def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
+    """name -> config patch for fixture `fx` (its config.json `cfg`)."""
+    c = _text_cfg(cfg)
+    v: dict[str, dict] = {}
+    has_rope = "rope_parameters" in c or "rope_theta" in c or "rope_scaling" in c
+    if has_rope:
+        v["rope-linear"] = _rope(c, rope_type="linear", factor=2.0)
+        v["rope-yarn"] = _rope(c, rope_type="yarn", factor=4.0,
+                               original_max_position_embeddings=1024, beta_fast=16.0,
+                               beta_slow=2.0, attention_factor=0.75)
+        if fx in FULL_VARIANTS:
+            v["rope-dynamic"] = _rope(c, rope_type="dynamic", factor=2.0)
+        v["rope-llama3"] = _rope(c, rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                 high_freq_factor=4.0, original_max_position_embeddings=1024)
+        if "full_attention" not in (c.get("rope_parameters") or {}):
+            # transformers 4's spelling: rope_scaling with "type" and a top-level rope_theta.
+            v["rope-v4-yarn"] = {"rope_parameters": None, "rope_theta": 250000.0,
+                                 "rope_scaling": {"type": "yarn", "factor": 2.0,
+                                                  "original_max_position_embeddings": 2048}}
+            if fx in FULL_VARIANTS:
+                v["rope-absent"] = {"rope_parameters": None, "rope_scaling": None,
+                                    "rope_theta": None}
+        half = _rope_dims(c) // 2
+        if fx in FULL_VARIANTS or fx in ("phi3", "phimoe"):
+            v["rope-longrope"] = _rope(c, rope_type="longrope",
+                                       long_factor=[1.0 + 0.5 * i for i in range(half)],
+                                       short_factor=[1.0 + 0.125 * i for i in range(half)],
+                                       original_max_position_embeddings=1024)
+    for k in ("max_position_embeddings", "n_positions"):
+        if k in c:
+            v["ctx-absent"] = {k: None}
+            break
+    if c.get("num_key_value_heads") is not None and "text_config" not in cfg:
+        v["kv-absent"] = {"num_key_value_heads": None}
+    if "head_dim" not in c and "hidden_size" in c and "num_attention_heads" in c:
+        v["head-dim-explicit"] = {"head_dim": c["hidden_size"] // c["num_attention_heads"]}
+    elif c.get("head_dim") is None and "hidden_size" in c:
+        v["head-dim-explicit"] = {"head_dim": c["hidden_size"] // c["num_attention_heads"]}
+    for k in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "norm_eps"):
+        if k in c and fx in FULL_VARIANTS:
+            v["eps"] = {k: 3.25e-6}
+            break
+    if "tie_word_embeddings" in cfg or "tie_word_embeddings" in c:
+        v["tie-flip"] = {"tie_word_embeddings": not c.get("tie_word_embeddings",
+                                                          cfg.get("tie_word_embeddings"))}
+    if fx in FULL_VARIANTS:
+        v["special-ids"] = {"bos_token_id": 3, "eos_token_id": [2, 4], "pad_token_id": 5}
+    if "sliding_window" in c:
+        v["swa-none"] = {"sliding_window": None}
+        v["swa-333"] = {"sliding_window": 333}
+    if isinstance(c.get("layer_types"), list) and len(c["layer_types"]) > 1:
+        lt = c["layer_types"]
+        kinds = sorted(set(lt))
+        if "sliding_attention" in kinds or "full_attention" in kinds:
+            v["layer-types-flip"] = {"layer_types": [
+                "full_attention" if t == "sliding_attention" else
+                "sliding_attention" if t == "full_attention" else t for t in lt]}
+        if "sliding_window" in c:
+            v["layer-types-absent"] = {"layer_types": None}
+    for k, val in (("partial_rotary_factor", 0.25), ("rotary_pct", 0.25)):
+        if k in c:
+            v["partial-rotary"] = {k: val}
+    if "rope_parameters" in c and "partial_rotary_factor" in (c["rope_parameters"] or {}):
+        v["partial-rotary"] = {"rope_parameters": {**c["rope_parameters"],
+                                                   "partial_rotary_factor": 0.5}}
+    for k, val in (("final_logit_softcapping", 30.0), ("attn_logit_softcapping", 50.0),
+                   ("logit_scale", 0.5), ("logits_scaling", 3.0), ("attention_multiplier", 0.5),
+                   ("embedding_multiplier", 2.5), ("residual_multiplier", 0.75),
+                   ("query_pre_attn_scalar", 48), ("sliding_window_pattern", 3),
+                   ("clip_qkv", 4.0), ("attention_chunk_size", 512), ("norm_topk_prob", False),
+                   ("use_bidirectional_attention", False), ("use_parallel_residual", True),
+                   ("attention_bias", True), ("use_qk_norm", False), ("qk_layernorm", False),
+                   ("llama_4_scaling_beta", 0.5)):
+        if k in c and c[k] != val:
+            v[f"set-{k}"] = {k: val}
+    if fx == "gptneox":
+        # transformers 5's GPTNeoXConfig folds rotary_pct into rope_parameters, and the
+        # reference's GPT-NeoX reads hparams["rotary_pct"] (KeyError). Without model_type
+        # AutoConfig fails and the reference reads config.json as it is, rotary_pct included.
+        v["raw-config-rotary-pct"] = {"model_type": None, "rotary_pct": 0.5}
+        v["raw-config-rotary-pct-025"] = {"model_type": None, "rotary_pct": 0.25,
+                                          "use_parallel_residual": False}
+    return v
+
+
+def _apply_patch(cfg: dict, patch: dict) -> dict:
+    cfg = json.loads(json.dumps(cfg))
+    target = cfg["text_config"] if "text_config" in cfg else cfg
+    for k, val in patch.items():
+        if val is None:
+            target.pop(k, None)
+        else:
+            target[k] = val
+    return cfg
+
+
+def _delta(m: dict, base: dict) -> dict:
+    """`m` relative to `base` (see the section comment): a kv or tensor entry equal to one of
+    the base's is written as its index in the base's list."""
+    def rel(xs: list, bs: list) -> list:
+        idx = {json.dumps(e): i for i, e in enumerate(bs)}
+        out: list = []
+        for e in xs:
+            i = idx.get(json.dumps(e))
+            if i is None:
+                out.append(e)
+            elif out and isinstance(out[-1], str) and int(out[-1].split("-")[1]) + 1 == i:
+                out[-1] = f"{out[-1].split('-')[0]}-{i}"  # a run "a-b" of base entries a..=b
+            else:
+                out.append(f"{i}-{i}")
+        return out
+    out = {k: m[k] for k in ("size", "sha256", "data_offset")}
+    out["kv"] = rel(m["kv"], base["kv"])
+    out["tensors"] = "=base" if m["tensors"] == base["tensors"] else rel(m["tensors"],
+                                                                          base["tensors"])
+    return out
+
+
+def run_config_variants(fixtures: list[str], llama: Path, work_root: Path,
+                        only_variants: list[str] | None) -> None:
+    _, gm = _reference(llama)
+    for fx in fixtures:
+        gold = TESTDATA / "golden" / fx
+        base_cfg = json.loads((TESTDATA / "hf" / fx / "config.json").read_text())
+        outdir = TESTDATA / "golden" / "variants" / fx
+        for name, patch in config_variants(fx, base_cfg).items():
+            if only_variants and name not in only_variants:
+                continue
+            if (outdir / f"{name}.json").exists() and not only_variants:
+                continue  # made by an earlier (interrupted) run
+            work = work_root / fx / name
+            if work.exists():
+                shutil.rmtree(work)
+            work.mkdir(parents=True)
+            d = materialize(fx, work)
+            (d / "config.json").write_text(json.dumps(_apply_patch(base_cfg, patch), indent=2)
+                                           + "\n", encoding="utf-8")
+            rec: dict = {"fixture": fx, "variant": name, "patch": patch}
+            if not (gold / "convert-f32.json").is_file() and not name.startswith("raw-config"):
+                continue  # the reference refuses the fixture itself: nothing to vary
+            for t in ("f32", "bf16"):
+                if t == "bf16" and name not in BF16_VARIANTS:
+                    continue
+                base_m = gold / f"convert-{t}.json"
+                out = work / f"out-{t}.gguf"
+                rc, err = convert_in_process(llama, [str(d), "--outtype", t, "--outfile",
+                                                     str(out)], work)
+                if rc != 0:
+                    lines = [x for x in err.strip().splitlines() if x.strip()]
+                    rec[t] = {"ok": False, "error": (lines[-1] if lines else "")[:300]}
+                    if out.exists():
+                        out.unlink()
+                    break  # one refusal is enough: the other outtypes refuse alike
+                m = gm.manifest(str(out), None)
+                if t == "f32":
+                    # No base (the reference refuses the fixture as it is): every entry.
+                    base = json.loads(base_m.read_text()) if base_m.is_file() \
+                        else {"kv": [], "tensors": []}
+                    rec[t] = {"ok": True, **_delta(m, base)}
+                else:  # the f32 manifest explains a difference; bf16 keeps the file's hash
+                    rec[t] = {"ok": True, "size": m["size"], "sha256": m["sha256"]}
+                out.unlink()
+            outdir.mkdir(parents=True, exist_ok=True)
+            (outdir / f"{name}.json").write_text(json.dumps(rec, separators=(",", ":"),
+                                                            ensure_ascii=False) + "\n")
+            st = rec.get("f32", {})
+            print(f"{fx} {name}: {'ok' if st.get('ok') else 'REFUSED ' + st.get('error', '')}",
+                  file=sys.stderr, flush=True)
+            shutil.rmtree(work)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llama-cpp", type=Path, required=True, help="the pinned llama.cpp source tree")
@@ -1110,7 +1340,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--quantize-only", action="store_true",
                     help="only add the quant-Q4_K_M variant to the committed fixtures (needs --quantize)")
+    ap.add_argument("--variants", action="store_true",
+                    help="config variants of the committed fixtures (testdata/golden/variants)")
+    ap.add_argument("--variant", nargs="*", help="with --variants: only these variant names")
     a = ap.parse_args()
+    if a.variants:
+        run_config_variants(a.only or VARIANT_FIXTURES, a.llama_cpp, a.work / "variants",
+                            a.variant)
+        return 0
     names = a.only or list(FIXTURES)
     quantize = a.quantize if a.quantize and a.quantize.is_file() else None
     if quantize is None:

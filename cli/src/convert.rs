@@ -707,9 +707,16 @@ impl Layout {
 /// One output, written directly (the reference path): plan, execute, render.
 fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     set_threads(cli);
-    let split = split_options(cli)?;
-    if cli.vocab_only && split.splitting() {
-        return Err(Failure::Usage(anyhow!("--vocab-only cannot be split")));
+    let mut split = split_options(cli)?;
+    if cli.vocab_only && split.no_tensor_first_split {
+        return Err(Failure::Usage(anyhow!(
+            "--vocab-only cannot be written with --no-tensor-first-split"
+        )));
+    }
+    if cli.vocab_only {
+        // No tensors, one shard: the reference writes the single file under the name given
+        // (no -0000N-of-0000M suffix), whatever the size or count limits.
+        split = SplitOptions::default();
     }
     let t0 = Instant::now();
     let source = Source::open(src, source_options(cli))?;

@@ -322,6 +322,16 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
     let o = convert(&["--list-architectures".into(), "--json".into()], &work);
     let j: Json = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.as_array().unwrap().len(), text.lines().count());
+    // convert_hf_to_gguf.py's spelling, through both binary names, prints the same list.
+    for bin in [BIN, env!("CARGO_BIN_EXE_convert_hf_to_gguf")] {
+        let o = Command::new(bin)
+            .arg("--print-supported-models")
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), text, "{bin}");
+    }
 
     // A misspelt class: refused before anything is written, with the nearest names.
     let model = work.join("m");

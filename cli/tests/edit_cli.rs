@@ -209,4 +209,198 @@ fn chat_template_files_are_inputs_and_are_never_replaced() {
     let o = edit(&[s(&input), s(&out), "--chat-template-file", s(&jinja), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read(&out).unwrap().starts_with(b"GGUF"));
+
+/// The metadata of `path`, key → value.
+fn metadata(path: &Path) -> ggufkit::gguf::Metadata {
+    ggufkit::gguf::GgufFile::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .metadata
+        .clone()
+}
+
+/// --remove-matching searches every key with the regular expression (not anchored unless the
+/// pattern says so): it removes exactly the matching keys, equals --remove-metadata of the
+/// same keys byte for byte, combines with itself (repeated) and refuses a bad pattern.
+#[test]
+fn remove_matching() {
+    let dir = scratch("edit-remove-matching");
+    let input = conv_input();
+    let before = metadata(&input);
+    let keys: Vec<String> = before.iter().map(|(k, _)| k.to_string()).collect();
+
+    let out = dir.join("matching.gguf");
+    let o = edit(&[
+        s(&input),
+        s(&out),
+        "--remove-matching",
+        r"add_(bos|eos)_token$",
+        "--remove-matching",
+        r"^general\.size",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let removed: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            k.ends_with("add_bos_token")
+                || k.ends_with("add_eos_token")
+                || k.starts_with("general.size")
+        })
+        .collect();
+    assert!(removed.len() >= 3, "the fixture lacks the keys: {keys:?}");
+    let after = metadata(&out);
+    for k in &keys {
+        assert_eq!(
+            after.get(k).is_none(),
+            removed.contains(&k),
+            "{k}: kept or removed wrongly"
+        );
+    }
+
+    // The same keys named one by one: the same bytes.
+    let by_name = dir.join("by-name.gguf");
+    let mut args = vec![s(&input).to_string(), s(&by_name).to_string(), "-q".into()];
+    for k in &removed {
+        args.push("--remove-metadata".into());
+        args.push(k.to_string());
+    }
+    let o = Command::new(EDIT).args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sha256_file(&out), sha256_file(&by_name));
+
+    // A pattern that matches nothing changes nothing but the copy.
+    let none = dir.join("none.gguf");
+    let o = edit(&[
+        s(&input),
+        s(&none),
+        "--remove-matching",
+        "^no\\.such\\.",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(metadata(&none).len(), before.len());
+
+    // An invalid regular expression is a usage error, nothing written.
+    let bad = dir.join("bad.gguf");
+    let o = edit(&[s(&input), s(&bad), "--remove-matching", "(unclosed"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--remove-matching"), "{}", stderr(&o));
+    assert!(!bad.exists());
+}
+
+/// --set KEY=TYPE:VALUE writes the type --override-kv gives each (int → UINT32 of |v|,
+/// float → FLOAT32, bool → BOOL, str → STRING), new keys and replaced ones; read back
+/// with the library reader for the exact type and value.
+#[test]
+fn set_typed_values() {
+    use ggufkit::gguf::Value;
+    let dir = scratch("edit-set-types");
+    let input = conv_input();
+    let out = dir.join("set.gguf");
+    let o = edit(&[
+        s(&input),
+        s(&out),
+        "--set",
+        "test.int=int:42",
+        "--set",
+        "test.negative=int:-7",
+        "--set",
+        "test.float=float:0.1",
+        "--set",
+        "test.bool=bool:true",
+        "--set",
+        "test.off=bool:false",
+        "--set",
+        "test.str=str:hello world",
+        "--set",
+        "llama.context_length=int:8192",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = metadata(&out);
+    let want = [
+        ("test.int", Value::U32(42)),
+        ("test.negative", Value::U32(7)),
+        ("test.float", Value::F32(0.1)),
+        ("test.bool", Value::Bool(true)),
+        ("test.off", Value::Bool(false)),
+        ("test.str", Value::from("hello world")),
+        ("llama.context_length", Value::U32(8192)),
+    ];
+    for (k, v) in &want {
+        assert_eq!(md.get(k), Some(v), "{k}");
+    }
+    if let Some(Value::F32(f)) = md.get("test.float") {
+        assert_eq!(f.to_bits(), 0.1f32.to_bits());
+    }
+    // A replaced key keeps its place; new keys are appended in command-line order.
+    let order: Vec<&str> = md.iter().map(|(k, _)| k).collect();
+    let old: Vec<String> = metadata(&input)
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .collect();
+    assert_eq!(
+        order.iter().position(|k| *k == "llama.context_length"),
+        old.iter().position(|k| k == "llama.context_length")
+    );
+    assert_eq!(
+        &order[order.len() - 6..],
+        &[
+            "test.int",
+            "test.negative",
+            "test.float",
+            "test.bool",
+            "test.off",
+            "test.str"
+        ]
+    );
+
+    // Values that do not parse as their type are usage errors.
+    for bad in [
+        "test.x=int:4.5",
+        "test.x=float:abc",
+        "test.x=bool:yes",
+        "test.x=u64:1",
+    ] {
+        let o = edit(&[s(&input), s(&dir.join("bad.gguf")), "--set", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(!dir.join("bad.gguf").exists());
+    }
+}
+
+/// --verbose prints the change of every key (and writes the file); without it, nothing
+/// goes to stdout.
+#[test]
+fn verbose_prints_each_changed_key() {
+    let dir = scratch("edit-verbose");
+    let input = conv_input();
+    let out = dir.join("v.gguf");
+    let o = edit(&[
+        s(&input),
+        s(&out),
+        "--verbose",
+        "--general-name",
+        "Verbose",
+        "--remove-metadata",
+        "general.size_label",
+        "--set",
+        "test.added=int:3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("~ general.name:") && l.contains("\"Verbose\"")),
+        "{stdout}"
+    );
+    assert!(lines.contains(&"- general.size_label"), "{stdout}");
+    assert!(lines.contains(&"+ test.added = U32(3)"), "{stdout}");
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(out.exists(), "--verbose must still write");
+    let quiet = dir.join("q.gguf");
+    let o = edit(&[s(&input), s(&quiet), "--general-name", "Verbose", "-q"]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
 }

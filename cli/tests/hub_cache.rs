@@ -166,3 +166,130 @@ fn a_missing_model_or_revision_names_what_was_searched() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Where the cache is looked for, as huggingface_hub does: HF_HUB_CACHE, then
+/// HUGGINGFACE_HUB_CACHE, then `$HF_HOME/hub`, then `$XDG_CACHE_HOME/huggingface/hub`, then
+/// `~/.cache/huggingface/hub`; an empty variable counts as unset. Each case sets only the
+/// variables it names (the others removed) and resolves `acme/tiny` with `--dry-run`.
+#[cfg(unix)]
+#[test]
+fn the_cache_is_found_through_hf_home_xdg_and_home() {
+    let root = scratch("hub-cache-env");
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // One cache per place, each with the model (the snapshot path tells them apart).
+    let place = |rel: &str| {
+        let dir = root.join(rel);
+        std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+        let built = build_cache(&root.join(format!("build-{}", rel.replace('/', "_"))));
+        std::fs::rename(built, &dir).unwrap();
+        dir
+    };
+    let hub_cache = place("explicit/hub");
+    let legacy = place("legacy/hub");
+    let hf_home = root.join("hfhome");
+    place("hfhome/hub");
+    let xdg = root.join("xdg");
+    place("xdg/huggingface/hub");
+    let home = root.join("home");
+    place("home/.cache/huggingface/hub");
+    let vars = [
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "HF_HOME",
+        "XDG_CACHE_HOME",
+        "HOME",
+    ];
+    let resolve = |set: &[(&str, &Path)]| {
+        let mut c = Command::new(BIN);
+        c.args(["acme/tiny", "--dry-run"])
+            .current_dir(&work)
+            .stdin(Stdio::null());
+        for v in vars {
+            c.env_remove(v);
+        }
+        for (k, v) in set {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let empty = Path::new("");
+    for (set, expected) in [
+        (
+            vec![
+                ("HF_HUB_CACHE", hub_cache.as_path()),
+                ("HF_HOME", &hf_home),
+                ("HOME", &home),
+            ],
+            hub_cache.clone(),
+        ),
+        (
+            vec![
+                ("HUGGINGFACE_HUB_CACHE", legacy.as_path()),
+                ("HF_HOME", &hf_home),
+            ],
+            legacy.clone(),
+        ),
+        (
+            vec![
+                ("HF_HOME", hf_home.as_path()),
+                ("XDG_CACHE_HOME", &xdg),
+                ("HOME", &home),
+            ],
+            hf_home.join("hub"),
+        ),
+        (
+            vec![
+                ("HF_HUB_CACHE", empty),
+                ("HF_HOME", &hf_home),
+                ("HOME", &home),
+            ],
+            hf_home.join("hub"),
+        ),
+        (
+            vec![("XDG_CACHE_HOME", xdg.as_path()), ("HOME", &home)],
+            xdg.join("huggingface/hub"),
+        ),
+        (
+            vec![("HOME", home.as_path())],
+            home.join(".cache/huggingface/hub"),
+        ),
+    ] {
+        let o = resolve(&set);
+        let want = expected
+            .join("models--acme--tiny/snapshots")
+            .join(MAIN)
+            .display()
+            .to_string();
+        assert!(o.status.success(), "{set:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&want),
+            "{set:?}: wanted {want}:\n{}",
+            stderr(&o)
+        );
+    }
+    // A model missing from the cache that applies names the path searched.
+    let o = resolve(&[("HOME", home.as_path())]);
+    assert!(o.status.success());
+    let c = Command::new(BIN)
+        .args(["acme/absent", "--dry-run"])
+        .env_remove("HF_HUB_CACHE")
+        .env_remove("HUGGINGFACE_HUB_CACHE")
+        .env_remove("XDG_CACHE_HOME")
+        .env("HF_HOME", &hf_home)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!c.status.success());
+    assert!(
+        stderr(&c).contains(
+            &hf_home
+                .join("hub/models--acme--absent")
+                .display()
+                .to_string()
+        ),
+        "{}",
+        stderr(&c)
+    );
+}

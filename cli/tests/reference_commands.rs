@@ -1,8 +1,10 @@
 //! The command lines llama.cpp documents (its quantize README's examples, the big-endian
-//! conversion of docs/build-s390x.md, the conversion example with a local directory), run
-//! unchanged against `convert_hf_to_gguf` and `gguf-quantize`: the same exit status and the
-//! same files, byte for byte, as the reference gave (testdata/golden/cli/cases.json, made by
-//! conformance/make_cli_golden.py).
+//! conversion of docs/build-s390x.md, the conversion example with a local directory) and
+//! convert_hf_to_gguf.py's own options (`--vocab-only`, `--model-name`, `--metadata FILE`,
+//! `--split-max-tensors`, `--split-max-size`, `--no-tensor-first-split`, default file names
+//! with each), run unchanged against `convert_hf_to_gguf` and `gguf-quantize`: the same exit
+//! status and the same files, byte for byte, as the reference gave
+//! (testdata/golden/cli/cases.json, made by conformance/make_cli_golden.py).
 
 use ggufkit_testsupport::golden::{copy_tree, read_json, scratch, sha256_file, testdata};
 
@@ -60,6 +62,11 @@ fn inputs(root: &Path) -> PathBuf {
         dir.join("imatrix.gguf"),
     )
     .unwrap();
+    std::fs::copy(
+        testdata("golden/cli/metadata.json"),
+        dir.join("metadata.json"),
+    )
+    .unwrap();
     dir
 }
 
@@ -67,7 +74,7 @@ fn inputs(root: &Path) -> PathBuf {
 fn documented_command_lines_give_the_reference_files() {
     let cases = read_json(&testdata("golden/cli/cases.json"));
     let cases = cases.as_object().expect("cases.json is an object");
-    assert!(cases.len() >= 13, "{} cases", cases.len());
+    assert!(cases.len() >= 25, "{} cases", cases.len());
     let root = scratch("reference-commands");
     let inputs = inputs(&root);
     let mut failures = Vec::new();

@@ -10,7 +10,7 @@
 
 use ggufkit_testsupport::golden as support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
@@ -18,43 +18,7 @@ use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use serde_json::Value as Json;
-use support::{read_json, scratch, testdata};
-
-/// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>`, resolving `shared-files.txt`.
-fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
-    let src = testdata(&format!("hf/{fixture}"));
-    assert!(src.is_dir(), "{} missing", src.display());
-    let dst = scratch.join(fixture);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(&src).unwrap().flatten() {
-        let name = e.file_name();
-        if name == "shared-files.txt" {
-            continue;
-        }
-        if e.path().is_dir() {
-            // sentence-transformers modules (1_Pooling/, 2_Dense/)
-            support::copy_tree(&e.path(), &dst.join(&name));
-        } else {
-            std::fs::copy(e.path(), dst.join(&name)).unwrap();
-        }
-    }
-    let shared = src.join("shared-files.txt");
-    if shared.is_file() {
-        for line in std::fs::read_to_string(&shared).unwrap().lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (name, rel) = line
-                .split_once('=')
-                .unwrap_or_else(|| panic!("{}: bad line {line:?}", shared.display()));
-            let from = src.join(rel.trim());
-            std::fs::copy(&from, dst.join(name.trim()))
-                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-        }
-    }
-    dst
-}
+use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 
 /// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
 /// returns its manifest, or the error.
@@ -95,11 +59,20 @@ fn run(fixture: &str) {
         ("convert-auto", "auto", None),
         ("quant-Q4_K_M", "f32", Some("q4_k_m")),
     ];
+    let f32_refused = status["convert-f32"]["ok"] == Json::Bool(false);
     for (variant, t, quant) in variants {
         let st = &status[variant];
-        if st.is_null() {
-            continue;
-        }
+        let refused_f32 = serde_json::json!({"ok": false, "via": "convert-f32"});
+        let st = match (st.is_null(), variant) {
+            (false, _) => st,
+            // llama-quantize had no f32 file to read: our one pass must refuse like the
+            // reference's conversion.
+            (true, "quant-Q4_K_M") if f32_refused => &refused_f32,
+            (true, _) => {
+                problems.push(format!("{variant}: not in status.json"));
+                continue;
+            }
+        };
         let out = work.join(format!("{variant}.gguf"));
         let ours = convert(&dir, OutType::parse(t).unwrap(), quant, &out);
         checked += 1;
@@ -134,7 +107,11 @@ fn run(fixture: &str) {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    assert!(checked >= 5, "{fixture}: only {checked} golden variants");
+    assert_eq!(
+        checked,
+        variants.len(),
+        "{fixture}: golden variants missing"
+    );
     assert!(
         problems.is_empty(),
         "{fixture}: {} differences:\n{}",

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 pub use crate::limits;
-pub use crate::paths::{copy_tree, fixture, golden_dir, root, scratch, testdata};
+pub use crate::paths::{
+    copy_tree, fixture, golden_dir, materialize_fixture, root, scratch, testdata,
+};
 pub use crate::record::{profile_dir, record};
 
 use ggufkit::gguf::GgufFile;

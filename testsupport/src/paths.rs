@@ -131,3 +131,40 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>` (the directory name is the
+/// model's `general.name`), resolving `shared-files.txt`; returns the copy.
+pub fn materialize_fixture(fixture: &str, scratch: &Path) -> PathBuf {
+    let src = testdata(&format!("hf/{fixture}"));
+    assert!(src.is_dir(), "{} missing", src.display());
+    let dst = scratch.join(fixture);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let name = e.file_name();
+        if name == "shared-files.txt" {
+            continue;
+        }
+        if e.path().is_dir() {
+            // sentence-transformers modules (1_Pooling/, 2_Dense/)
+            copy_tree(&e.path(), &dst.join(&name));
+        } else {
+            std::fs::copy(e.path(), dst.join(&name)).unwrap();
+        }
+    }
+    let shared = src.join("shared-files.txt");
+    if shared.is_file() {
+        for line in std::fs::read_to_string(&shared).unwrap().lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, rel) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{}: bad line {line:?}", shared.display()));
+            let from = src.join(rel.trim());
+            std::fs::copy(&from, dst.join(name.trim()))
+                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        }
+    }
+    dst
+}

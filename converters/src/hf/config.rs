@@ -89,6 +89,77 @@ fn apply_class_defaults(cfg: &mut Map<String, Json>, model_type: &str) {
             }
         }
     }
+    // Only a class with the field (Phi-3) has the attribute when the file lacks it; an
+    // unknown top-level key is not an attribute at that point.
+    let field = d
+        .defaults
+        .iter()
+        .any(|(k, _)| *k == "original_max_position_embeddings");
+    standardize_rope_original_length(cfg, field);
+}
+
+/// transformers' `standardize_rope_params` on the pretraining length of a scaled rope
+/// (`llama3`, `yarn`, `longrope`): a single rope dict takes the top-level
+/// `original_max_position_embeddings` when the config class has that field (`class_field`:
+/// Phi-3; it wins over the dict's own), else keeps its own or gets
+/// `max_position_embeddings`; a per-layer-type
+/// dict keeps its own or gets `max_position_embeddings`.
+fn standardize_rope_original_length(cfg: &mut Map<String, Json>, class_field: bool) {
+    const KEY: &str = "original_max_position_embeddings";
+    let top = cfg.get(KEY).cloned().filter(|_| class_field);
+    // The keys it is nested under: the config's layer types.
+    let layer_types: Vec<String> = match cfg.get("layer_types") {
+        Some(Json::Array(a)) => a
+            .iter()
+            .filter_map(Json::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => vec!["full_attention".into(), "sliding_attention".into()],
+    };
+    let max_pos = cfg.get("max_position_embeddings").cloned();
+    let which = if cfg.get("rope_parameters").is_some_and(Json::is_object) {
+        "rope_parameters"
+    } else {
+        "rope_scaling"
+    };
+    let Some(Json::Object(rp)) = cfg.get_mut(which) else {
+        return;
+    };
+    let scaled = |d: &Map<String, Json>| {
+        let t = d.get("rope_type").or_else(|| d.get("type"));
+        matches!(
+            t.and_then(Json::as_str),
+            Some("llama3" | "yarn" | "longrope")
+        )
+    };
+    let nested: Vec<String> = rp
+        .iter()
+        .filter(|(k, v)| v.is_object() && layer_types.contains(k))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if nested.is_empty() {
+        if !scaled(rp) {
+            return;
+        }
+        match top {
+            Some(o) => {
+                rp.insert(KEY.into(), o);
+            }
+            None => {
+                if let Some(m) = max_pos {
+                    rp.entry(KEY).or_insert(m);
+                }
+            }
+        }
+    } else {
+        for k in nested {
+            if let (Some(Json::Object(d)), Some(m)) = (rp.get_mut(&k), &max_pos) {
+                if scaled(d) {
+                    d.entry(KEY).or_insert_with(|| m.clone());
+                }
+            }
+        }
+    }
 }
 
 /// The first string of a JSON array (`architectures[0]`).
@@ -213,13 +284,12 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
     // keeps a `text_config` key as the plain value the file gives; a composite class (a
     // vision-language wrapper) builds its `text_config` as a typed sub-config, defaults
     // included, and has no text hparams of its own.
+    // Without `model_type` AutoConfig fails ("Unrecognized model") and the reference reads
+    // config.json as written: no class defaults, no renames of v4 keys.
     let top_type = cfg
         .get("model_type")
         .and_then(Json::as_str)
-        .map(str::to_string)
-        .or_else(|| {
-            first(cfg.get("architectures")).map(|a| arch::fallback_model_type(&a).to_string())
-        });
+        .map(str::to_string);
     match top_type.as_deref().and_then(arch::composite_text_type) {
         Some(text_type) => {
             let mut tc = match cfg.get("text_config") {

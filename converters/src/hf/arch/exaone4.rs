@@ -27,6 +27,8 @@ pub const EXAONE4: Arch = Arch {
             "intermediate_size" => 16384,
             "num_hidden_layers" => 32,
             "num_attention_heads" => 32,
+            // A field of its own (not copied from the head count when absent).
+            "num_key_value_heads" => 32,
             "max_position_embeddings" => 2048,
             "rms_norm_eps" => 1e-5,
             "rope_theta" => 10000.0,
@@ -34,7 +36,7 @@ pub const EXAONE4: Arch = Arch {
             "sliding_window_pattern" => 4,
         },
         head_dim: HeadDim::Keep,
-        kv_heads_key: Some("num_key_value_heads"),
+        kv_heads_key: None,
         prepare: Some(derive_layer_types),
     }],
     composites: &[],

@@ -52,7 +52,7 @@ pub const GRANITE: Arch = Arch {
         ..Rules::NONE
     },
     params: granite_params,
-    extra: llama::rope_freqs,
+    extra: llama::no_rope_freqs,
 };
 
 /// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
@@ -127,7 +127,7 @@ pub const GRANITE_MOE: Arch = Arch {
         ..Rules::NONE
     },
     params: moe_params,
-    extra: llama::rope_freqs,
+    extra: llama::no_rope_freqs,
 };
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then

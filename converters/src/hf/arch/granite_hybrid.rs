@@ -65,7 +65,7 @@ pub const GRANITE_HYBRID: Arch = Arch {
         ..Rules::NONE
     },
     params,
-    extra: llama::rope_freqs,
+    extra: llama::no_rope_freqs,
 };
 
 /// `Mamba2Model.filter_tensors`, then Granite's.

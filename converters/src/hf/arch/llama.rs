@@ -153,6 +153,22 @@ pub fn rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
     llama3_rope_freqs(hp, 8.0)
 }
 
+/// For the Llama subclasses whose GGUF architecture has no `rope_freqs` tensor (Granite,
+/// Granite-MoE, Granite 4 hybrid): a Llama-3 rope is refused, as the reference fails to map
+/// the `rope_freqs` tensor it makes for it.
+pub fn no_rope_freqs(hp: &Hparams) -> Result<Extra, ConvertError> {
+    let extra = rope_freqs(hp)?;
+    if extra.tensors.is_empty() {
+        return Ok(extra);
+    }
+    Err(ConvertError::UnsupportedFeature {
+        arch: hp.arch.clone(),
+        feature: "rope_type \"llama3\": this architecture has no rope_freqs tensor \
+                  (the reference fails on it too)"
+            .into(),
+    })
+}
+
 /// Llama-3 rope factors with `default_factor` when the rope dict has no `factor` (8 for
 /// Llama, 16 for EXAONE 4).
 pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, ConvertError> {

@@ -8,7 +8,7 @@
 
 use ggufkit::gguf::keys::{self, attention, llm, rope};
 use ggufkit::gguf::Value;
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
 use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, Rules};
 use crate::hf::config::Hparams;
@@ -37,7 +37,7 @@ pub const PHI3: Arch = Arch {
         },
         head_dim: HeadDim::Keep,
         kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
+        prepare: Some(phi3_rope_is_valid),
     }],
     composites: &[],
     gguf: "phi3",
@@ -60,6 +60,47 @@ pub const PHI3: Arch = Arch {
     params,
     extra,
 };
+
+/// Phi3Config's rope validation: `su` and `yarn` become `longrope`; any other type than
+/// `default` and `longrope`, a `longrope` without both factor lists, or factor lists not of
+/// half the rotary dimensions make AutoConfig raise, so the reference reads config.json as
+/// written (`false`).
+fn phi3_rope_is_valid(cfg: &mut Map<String, Json>) -> bool {
+    let rope = match (cfg.get("rope_parameters"), cfg.get("rope_scaling")) {
+        (Some(Json::Object(m)), _) | (_, Some(Json::Object(m))) => m,
+        _ => return true,
+    };
+    let ty = rope
+        .get("rope_type")
+        .or_else(|| rope.get("type"))
+        .and_then(Json::as_str)
+        .unwrap_or("default");
+    let ty = if matches!(ty, "su" | "yarn") {
+        "longrope"
+    } else {
+        ty
+    };
+    match ty {
+        "default" => true,
+        "longrope" => {
+            let num = |k: &str, d: f64| cfg.get(k).and_then(Json::as_f64).unwrap_or(d);
+            let (hidden, heads) = (num("hidden_size", 3072.0), num("num_attention_heads", 32.0));
+            let pct = rope
+                .get("partial_rotary_factor")
+                .and_then(Json::as_f64)
+                .unwrap_or_else(|| num("partial_rotary_factor", 1.0));
+            if heads == 0.0 {
+                return false;
+            }
+            let rotary = ((hidden / heads).floor() * pct).trunc() as usize;
+            ["long_factor", "short_factor"].iter().all(|k| {
+                matches!(rope.get(*k), Some(Json::Array(a))
+                    if a.len() == rotary / 2 && a.iter().all(Json::is_number))
+            })
+        }
+        _ => false,
+    }
+}
 
 /// `PhiMoEForCausalLM` (arch `phimoe`). The reference registers the remote-code class name
 /// Phi-3.5-MoE's config gives; transformers' own `PhimoeForCausalLM` is not registered.

@@ -50,7 +50,23 @@ pub const STARCODER2: Arch = Arch {
 /// `GPTBigCodeForCausalLM` (arch `starcoder`).
 pub const STARCODER: Arch = Arch {
     hf_names: &["GPTBigCodeForCausalLM"],
-    model_types: &[],
+    // GPTBigCodeConfig's defaults (a config without `n_positions` gets 1024).
+    model_types: &[ModelType {
+        name: "gpt_bigcode",
+        hf_classes: &["GPTBigCodeForCausalLM"],
+        defaults: defaults! {
+            "vocab_size" => 50257,
+            "n_positions" => 1024,
+            "n_embd" => 768,
+            "n_layer" => 12,
+            "n_head" => 12,
+            "layer_norm_epsilon" => 1e-5,
+            "multi_query" => true,
+        },
+        head_dim: HeadDim::Keep,
+        kv_heads_key: None,
+        prepare: None,
+    }],
     composites: &[],
     gguf: "starcoder",
     vocab: VocabKind::Gpt2,

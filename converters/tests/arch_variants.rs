@@ -1,0 +1,249 @@
+//! Config variants of the architecture fixtures against the reference, from `testdata/` alone.
+//!
+//! `conformance/make_fixtures.py --variants` patched each fixture's config.json (rope scaling
+//! of every kind the reference reads, transformers 4 spellings, partial rotary, sliding-window
+//! layouts, soft-capping and multipliers, tied/untied heads, absent keys that transformers
+//! fills in, special token ids...), reusing the fixture's safetensors and tokenizer, and
+//! recorded what `convert_hf_to_gguf.py` wrote for f32 and bf16 in
+//! `testdata/golden/variants/<fixture>/<variant>.json`: the patch, the f32 manifest relative
+//! to the fixture's golden `convert-f32.json` (an entry equal to one of the base's is its
+//! index, consecutive ones a run `"a-b"`; `"=base"` for an unchanged tensor list) and the bf16
+//! file's size and sha256, or the reference's error when it refused the variant. Each test
+//! applies the patches to a scratch copy of the fixture, converts, and compares whole files.
+
+use ggufkit_testsupport::golden as support;
+
+use std::path::Path;
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::{diff_manifests, manifest};
+use ggufkit::write::{write_model, WriteOptions};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use serde_json::{json, Value as Json};
+use support::{materialize_fixture, read_json, scratch, testdata};
+
+/// Expands a list relative to `base` (indices, runs `"a-b"`, explicit entries).
+fn expand(rel: &Json, base: &Json) -> Result<Vec<Json>, String> {
+    let base = base.as_array().ok_or("base list missing")?;
+    if rel == "=base" {
+        return Ok(base.clone());
+    }
+    let mut out = Vec::new();
+    for e in rel.as_array().ok_or("relative list missing")? {
+        match e.as_str() {
+            Some(run) => {
+                let (a, b) = run
+                    .split_once('-')
+                    .ok_or_else(|| format!("bad run {run}"))?;
+                let (a, b): (usize, usize) = (
+                    a.parse().map_err(|_| format!("bad run {run}"))?,
+                    b.parse().map_err(|_| format!("bad run {run}"))?,
+                );
+                out.extend(
+                    base.get(a..=b)
+                        .ok_or_else(|| format!("run {run} out of range"))?
+                        .iter()
+                        .cloned(),
+                );
+            }
+            None => out.push(e.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// The reference's f32 manifest of a variant, rebuilt from its record and the base manifest.
+fn expected_f32(rec: &Json, base: &Json) -> Result<Json, String> {
+    let kv = expand(&rec["kv"], &base["kv"])?;
+    let tensors = expand(&rec["tensors"], &base["tensors"])?;
+    Ok(json!({
+        "size": rec["size"],
+        "sha256": rec["sha256"],
+        "version": base["version"],
+        "alignment": base["alignment"],
+        "data_offset": rec["data_offset"],
+        "n_kv": kv.len(),
+        "n_tensors": tensors.len(),
+        "kv": kv,
+        "tensors": tensors,
+    }))
+}
+
+/// Applies a variant's patch to the config.json in `dir` (top-level keys replaced, `null`
+/// deletes; a composite config is patched in `text_config`).
+fn apply_patch(dir: &Path, patch: &Json) {
+    let path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let target = if cfg.get("text_config").is_some() {
+        &mut cfg["text_config"]
+    } else {
+        &mut cfg
+    };
+    let obj = target.as_object_mut().unwrap();
+    for (k, v) in patch.as_object().expect("patch is an object") {
+        if v.is_null() {
+            obj.remove(k);
+        } else {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+}
+
+/// Converts `dir` to `outtype`, writes `out`, returns its manifest (the file is removed).
+fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
+    let opts = HfOptions {
+        outtype,
+        ..HfOptions::default()
+    };
+    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    write_model(&conv.model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
+    let m = manifest(&file, out, None);
+    let _ = std::fs::remove_file(out);
+    Ok(m)
+}
+
+/// Every variant recorded for `fixture`, sorted by name.
+fn variant_records(fixture: &str) -> Vec<Json> {
+    let dir = testdata(&format!("golden/variants/{fixture}"));
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    names.iter().map(|p| read_json(p)).collect()
+}
+
+fn run(fixture: &str) {
+    // A fixture the reference refuses as it is (gptneox) has no base: its records list
+    // every entry.
+    let base_path = testdata(&format!("golden/{fixture}/convert-f32.json"));
+    let base_f32 = if base_path.is_file() {
+        read_json(&base_path)
+    } else {
+        json!({"version": 3, "alignment": 32, "kv": [], "tensors": []})
+    };
+    let work = scratch(&format!("variants-{fixture}"));
+    let records = variant_records(fixture);
+    assert!(!records.is_empty(), "{fixture}: no variants");
+    let mut problems = Vec::new();
+    let (mut identical, mut refused) = (0, 0);
+    for rec in &records {
+        let name = rec["variant"].as_str().unwrap().to_string();
+        let vdir = work.join(&name);
+        let dir = materialize_fixture(fixture, &vdir);
+        apply_patch(&dir, &rec["patch"]);
+        for (t, outtype) in [("f32", OutType::F32), ("bf16", OutType::Bf16)] {
+            let want = &rec[t];
+            if want.is_null() {
+                continue;
+            }
+            let out = vdir.join(format!("out-{t}.gguf"));
+            let ours = convert(&dir, outtype, &out);
+            if want["ok"] != Json::Bool(true) {
+                match ours {
+                    Ok(_) => problems.push(format!(
+                        "{name} {t}: the reference refused ({}), we converted",
+                        want["error"]
+                    )),
+                    Err(e) => {
+                        refused += 1;
+                        eprintln!("{fixture} {name}: refused like the reference ({e})");
+                    }
+                }
+                assert!(!out.exists(), "{name}: a refused conversion left a file");
+                continue;
+            }
+            let ours = match ours {
+                Ok(m) => m,
+                Err(e) => {
+                    problems.push(format!("{name} {t}: we refused: {e}"));
+                    continue;
+                }
+            };
+            // The file's sha256 decides; the manifest comparison only explains a difference
+            // (serde_json may read a long float one ulp off).
+            let d = if ours["sha256"] == want["sha256"] && ours["size"] == want["size"] {
+                Vec::new()
+            } else if t == "f32" {
+                match expected_f32(want, &base_f32) {
+                    Ok(w) => diff_manifests(&ours, &w),
+                    Err(e) => vec![format!("bad record: {e}")],
+                }
+            } else {
+                ["size", "sha256"]
+                    .iter()
+                    .filter(|k| ours[**k] != want[**k])
+                    .map(|k| format!("{k}: ours {} vs golden {}", ours[*k], want[*k]))
+                    .collect()
+            };
+            if d.is_empty() {
+                identical += 1;
+            } else {
+                eprintln!("{fixture} {name} {t}: MISMATCH");
+            }
+            problems.extend(d.into_iter().map(|x| format!("{name} {t}: {x}")));
+        }
+        let _ = std::fs::remove_dir_all(&vdir);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    eprintln!(
+        "{fixture}: {} variants, {identical} files byte-identical, {refused} refused like the reference",
+        records.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "{fixture}: {} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+macro_rules! fixtures {
+    ($($t:ident => $name:literal),* $(,)?) => {
+        $(#[test] fn $t() { run($name); })*
+
+        #[test]
+        fn every_variant_fixture_has_a_test() {
+            let listed = [$($name),*];
+            for e in std::fs::read_dir(testdata("golden/variants")).unwrap().flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                assert!(listed.contains(&n.as_str()), "variants of {n} have no test");
+            }
+        }
+    };
+}
+
+fixtures! {
+    arcee => "arcee",
+    cohere => "cohere",
+    cohere2 => "cohere2",
+    ernie4_5moe => "ernie4_5moe",
+    exaone4 => "exaone4",
+    gemma3 => "gemma3",
+    glm4 => "glm4",
+    gptbigcode => "gptbigcode",
+    gptneox => "gptneox",
+    granite => "granite",
+    granitemoe => "granitemoe",
+    granitemoeshared => "granitemoeshared",
+    internlm3 => "internlm3",
+    llama_bpe => "llama-bpe",
+    llama_spm => "llama-spm",
+    llama4_vl => "llama4-vl",
+    ministral3 => "ministral3",
+    olmo => "olmo",
+    olmo2 => "olmo2",
+    olmo3 => "olmo3",
+    olmoe => "olmoe",
+    phi2 => "phi2",
+    phi3 => "phi3",
+    phimoe => "phimoe",
+    qwen2 => "qwen2",
+    qwen3 => "qwen3",
+    smollm3 => "smollm3",
+    starcoder2 => "starcoder2",
+}
