@@ -209,6 +209,7 @@ fn chat_template_files_are_inputs_and_are_never_replaced() {
     let o = edit(&[s(&input), s(&out), "--chat-template-file", s(&jinja), "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read(&out).unwrap().starts_with(b"GGUF"));
+}
 
 /// The metadata of `path`, key → value.
 fn metadata(path: &Path) -> ggufkit::gguf::Metadata {
