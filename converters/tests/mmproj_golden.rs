@@ -258,6 +258,15 @@ fn refusals_name_the_class() {
         e.contains("LlavaForConditionalGeneration") && e.contains("clip_vision_model"),
         "{e}"
     );
+    // An audio class whose config holds only a vision_config: refused, not a panic (the
+    // encoder a class writes must have its config).
+    let dir = materialize("qwen2audio", &work);
+    edit_config(&dir, |c| {
+        let a = c["audio_config"].take();
+        c["vision_config"] = a;
+    });
+    let e = refusal(&dir).to_string();
+    assert!(e.contains("audio_config"), "{e}");
     // A tensor the projector table lacks is named.
     let dir = materialize("smolvlm", &work);
     let st = dir.join("model.safetensors");

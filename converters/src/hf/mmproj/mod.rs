@@ -532,12 +532,12 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         img_break: -1,
         hp,
     };
-    if ctx.vision.is_none() && ctx.audio.is_none() {
-        return Err(ctx.unsupported(if p.vision {
-            "the config has no vision_config"
-        } else {
-            "the config has no audio_config"
-        }));
+    // Every encoder the class writes needs its config (the family code relies on it).
+    if p.vision && ctx.vision.is_none() {
+        return Err(ctx.unsupported("the config has no vision_config"));
+    }
+    if p.audio && ctx.audio.is_none() {
+        return Err(ctx.unsupported("the config has no audio_config"));
     }
     defaults(&mut ctx);
     (p.prepare)(&mut ctx)?;
