@@ -206,10 +206,23 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     }
     p.u32_or_list(attention::HEAD_COUNT_KV, &Json::Array(per_layer))?;
     let ssm_count = (0..n).filter(|i| !attn.contains(i)).count();
+    hybrid_tail(hp, p, ssm_count > 0, d_inner)?;
+    Ok(())
+}
+
+/// GraniteHybrid's keys and checks after the layer layout, which Nemotron-H inherits: rope
+/// only for Bamba or an all-attention model (else a 2^20 context), and the silu and SSM head
+/// size checks.
+pub(super) fn hybrid_tail(
+    hp: &Hparams,
+    p: &mut Params,
+    has_ssm: bool,
+    d_inner: u64,
+) -> Result<(), ConvertError> {
     let bamba = hp.raw["architectures"]
         .as_array()
         .is_some_and(|a| a.iter().any(|x| x == "BambaForCausalLM"));
-    let use_rope = bamba || ssm_count == 0;
+    let use_rope = bamba || !has_ssm;
     p.bool(hybrid::ROPE_SCALING_FINETUNED, use_rope);
     if !use_rope {
         p.u32(llm::CONTEXT_LENGTH, 1 << 20)?;

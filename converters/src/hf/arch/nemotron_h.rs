@@ -16,10 +16,10 @@
 //! norm and `final_layernorm` as the shared head norm) becomes one block after the config's
 //! when `num_nextn_predict_layers` is 1. The vocabulary is GPT-2 BPE padded to a multiple of 8.
 
-use ggufkit::gguf::keys::{attention, hybrid, llm, mla, rope, ssm};
+use ggufkit::gguf::keys::{attention, llm, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
 
-use super::granite_hybrid::{find, granite_ffn, req};
+use super::granite_hybrid::{find, granite_ffn, hybrid_tail, req};
 use super::mamba::mamba2_tensor;
 use super::{granite, llama, Arch, Experts, HeadDim, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
@@ -498,35 +498,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         .map(|i| Json::from(if l.attn.contains(&i) { n_kv } else { 0 }))
         .collect();
     p.u32_or_list(attention::HEAD_COUNT_KV, &Json::Array(per_layer))?;
-    let bamba = hp.raw["architectures"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|x| x == "BambaForCausalLM"));
-    let use_rope = bamba || l.ssm.is_empty();
-    p.bool(hybrid::ROPE_SCALING_FINETUNED, use_rope);
-    if !use_rope {
-        p.u32(llm::CONTEXT_LENGTH, 1 << 20)?;
-    }
-    let d_head = find(hp, &["d_head"])
-        .and_then(json_u64)
-        .filter(|d| *d != 0)
-        .unwrap_or(64);
-    let act = hp.get("hidden_act");
-    if !matches!(act, None | Some(Json::Null)) && act.and_then(Json::as_str) != Some("silu") {
-        return Err(ConvertError::UnsupportedFeature {
-            arch: hp.arch.clone(),
-            feature: format!(
-                "hidden_act {} (only silu is supported)",
-                act.unwrap_or(&Json::Null)
-            ),
-        });
-    }
-    if !d_inner.is_multiple_of(d_head) {
-        return Err(ConvertError::format(
-            &hp.path,
-            None,
-            format!("SSM inner size {d_inner} is not a multiple of the head size {d_head}"),
-        ));
-    }
+    hybrid_tail(hp, p, !l.ssm.is_empty(), d_inner)?;
     let head_dim = hp
         .find_u64(&["head_dim"])?
         .or(hp.find_u64(&["attention_head_dim"])?)
