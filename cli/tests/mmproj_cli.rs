@@ -5,7 +5,7 @@
 
 use ggufkit_testsupport::golden as support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use support::*;
@@ -29,27 +29,6 @@ fn ok(o: &Output) {
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-/// `testdata/hf/<FIXTURE>` with its shared files, in `<scratch>/<FIXTURE>`.
-fn materialize(scratch: &Path) -> PathBuf {
-    let src = testdata(&format!("hf/{FIXTURE}"));
-    let dst = scratch.join(FIXTURE);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(&src).unwrap().flatten() {
-        if e.file_name() != "shared-files.txt" {
-            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-        }
-    }
-    for line in std::fs::read_to_string(src.join("shared-files.txt"))
-        .unwrap()
-        .lines()
-    {
-        if let Some((name, rel)) = line.split_once('=') {
-            std::fs::copy(src.join(rel.trim()), dst.join(name.trim())).unwrap();
-        }
-    }
-    dst
 }
 
 fn golden_sha(variant: &str) -> String {
@@ -76,7 +55,7 @@ fn gguf_names(dir: &Path) -> Vec<String> {
 #[test]
 fn mmproj_alone_equals_the_reference() {
     let work = scratch("mmproj-cli-alone");
-    let dir = materialize(&work);
+    let dir = materialize_fixture(FIXTURE, &work);
     let d = dir.to_str().unwrap();
     ok(&run(&[d, "--mmproj"], &work));
     let st = read_json(&testdata(&format!("golden/{FIXTURE}/status.json")));
@@ -115,7 +94,7 @@ fn mmproj_alone_equals_the_reference() {
 #[test]
 fn text_and_projector_in_one_pass_equal_two_runs() {
     let work = scratch("mmproj-cli-one-pass");
-    let dir = materialize(&work);
+    let dir = materialize_fixture(FIXTURE, &work);
     let d = dir.to_str().unwrap();
     let (one, two) = (work.join("one"), work.join("two"));
     std::fs::create_dir_all(&one).unwrap();
@@ -177,7 +156,7 @@ fn text_and_projector_in_one_pass_equal_two_runs() {
 #[test]
 fn batch_output_of_type_mmproj() {
     let work = scratch("mmproj-cli-batch");
-    let dir = materialize(&work);
+    let dir = materialize_fixture(FIXTURE, &work);
     let jobs = work.join("jobs.toml");
     std::fs::write(
         &jobs,

@@ -11,7 +11,7 @@
 
 use ggufkit_testsupport::golden as support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
@@ -21,31 +21,6 @@ use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfConversion, HfOptio
 use ggufkit_converters::ConvertError;
 use serde_json::Value as Json;
 use support::{read_json, scratch, testdata};
-
-/// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>`, resolving `shared-files.txt`.
-fn materialize(fixture: &str, scratch: &Path) -> PathBuf {
-    let src = testdata(&format!("hf/{fixture}"));
-    assert!(src.is_dir(), "{} missing", src.display());
-    let dst = scratch.join(fixture);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(&src).unwrap().flatten() {
-        if e.file_name() != "shared-files.txt" {
-            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-        }
-    }
-    let shared = src.join("shared-files.txt");
-    if shared.is_file() {
-        for line in std::fs::read_to_string(&shared).unwrap().lines() {
-            let Some((name, rel)) = line.split_once('=') else {
-                continue;
-            };
-            let from = src.join(rel.trim());
-            std::fs::copy(&from, dst.join(name.trim()))
-                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-        }
-    }
-    dst
-}
 
 fn opts(outtype: OutType) -> HfOptions {
     HfOptions {
@@ -75,7 +50,7 @@ fn run(fixture: &str) {
     let golden = testdata(&format!("golden/{fixture}"));
     let status = read_json(&golden.join("status.json"));
     let work = scratch(&format!("mmproj-{fixture}"));
-    let dir = materialize(fixture, &work);
+    let dir = support::materialize_fixture(fixture, &work);
     let mut problems = Vec::new();
     let mut checked = 0;
     let variants = [
@@ -224,14 +199,14 @@ fn edit_config(dir: &Path, f: impl FnOnce(&mut Json)) {
 fn refusals_name_the_class() {
     let work = scratch("mmproj-refusals");
     // A text-only model.
-    let dir = materialize("gemma3", &work);
+    let dir = support::materialize_fixture("gemma3", &work);
     let e = refusal(&dir).to_string();
     assert!(
         e.contains("Gemma3ForCausalLM") && e.contains("text-only"),
         "{e}"
     );
     // A vision-language class with no projector converter.
-    let dir = materialize("gemma3-vl", &work);
+    let dir = support::materialize_fixture("gemma3-vl", &work);
     edit_config(&dir, |c| {
         c["architectures"] = Json::from(vec!["FooVLForConditionalGeneration"])
     });
@@ -241,7 +216,7 @@ fn refusals_name_the_class() {
         "{e}"
     );
     // No preprocessor config: the image mean and std are missing.
-    let dir = materialize("gemma3-vl", &work.join("nopre"));
+    let dir = support::materialize_fixture("gemma3-vl", &work.join("nopre"));
     std::fs::remove_file(dir.join("preprocessor_config.json")).unwrap();
     let e = refusal(&dir).to_string();
     assert!(
@@ -249,7 +224,7 @@ fn refusals_name_the_class() {
         "{e}"
     );
     // A LLaVA checkpoint with a CLIP tower: the reference converts Pixtral towers only.
-    let dir = materialize("llava-pixtral", &work);
+    let dir = support::materialize_fixture("llava-pixtral", &work);
     edit_config(&dir, |c| {
         c["vision_config"]["model_type"] = Json::from("clip_vision_model")
     });
@@ -260,7 +235,7 @@ fn refusals_name_the_class() {
     );
     // An audio class whose config holds only a vision_config: refused, not a panic (the
     // encoder a class writes must have its config).
-    let dir = materialize("qwen2audio", &work);
+    let dir = support::materialize_fixture("qwen2audio", &work);
     edit_config(&dir, |c| {
         let a = c["audio_config"].take();
         c["vision_config"] = a;
@@ -268,7 +243,7 @@ fn refusals_name_the_class() {
     let e = refusal(&dir).to_string();
     assert!(e.contains("audio_config"), "{e}");
     // A tensor the projector table lacks is named.
-    let dir = materialize("smolvlm", &work);
+    let dir = support::materialize_fixture("smolvlm", &work);
     let st = dir.join("model.safetensors");
     let bytes = std::fs::read(&st).unwrap();
     let needle = b"model.vision_model.post_layernorm.weight";

@@ -30,25 +30,77 @@ pub fn golden_dir(suite: &str) -> PathBuf {
 
 /// The HuggingFace fixture `testdata/hf/<name>`, ready to convert: a directory named exactly
 /// `name` (general.name comes from it) holding the fixture's files and the shared ones its
-/// `shared-files.txt` lists (`tokenizer.json = ../../tokenizers/<tok>/tokenizer.json`, paths
-/// relative to the fixture directory). A fixture without that file is used in place; one with
-/// it is materialized into `<target>/<profile>/fixtures/<name>/<name>` (rebuilt when it
-/// differs from testdata).
+/// `shared-files.txt` lists (see [`fixture_files`]). A fixture without that file is used in
+/// place; one with it is materialized into `<target>/<profile>/fixtures/<name>/<name>`
+/// (rebuilt when it differs from testdata).
 pub fn fixture(name: &str) -> PathBuf {
     use std::sync::Mutex;
     static LOCK: Mutex<()> = Mutex::new(());
     let src = testdata("hf").join(name);
     assert!(src.is_dir(), "fixture {} is missing", src.display());
-    let list = src.join("shared-files.txt");
-    if !list.is_file() {
+    if !src.join(SHARED_LIST).is_file() {
         return src;
     }
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    // (file in the fixture, where its bytes come from)
-    let mut files = Vec::new();
-    list_files(&src, Path::new(""), &mut files);
-    files.retain(|(rel, _)| rel != Path::new("shared-files.txt"));
-    let text = std::fs::read_to_string(&list).unwrap();
+    let files = fixture_files(&src);
+    // <target>/<profile>/fixtures/<name>/<name>, rebuilt only when it differs.
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.parent().unwrap().parent().unwrap().join("fixtures");
+    let dst = base.join(name).join(name);
+    let mut present = Vec::new();
+    if dst.is_dir() {
+        list_files(&dst, Path::new(""), &mut present);
+    }
+    if present.len() == files.len()
+        && files
+            .iter()
+            .all(|(rel, content)| std::fs::read(dst.join(rel)).ok() == Some(content.bytes()))
+    {
+        return dst;
+    }
+    let tmp = base.join(format!(".{name}.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    write_files(&files, &tmp.join(name));
+    let _ = std::fs::remove_dir_all(base.join(name));
+    std::fs::rename(&tmp, base.join(name)).unwrap();
+    dst
+}
+
+/// The file listing the shared files of a fixture.
+const SHARED_LIST: &str = "shared-files.txt";
+
+/// Where one file of a materialized fixture comes from.
+pub enum Content {
+    /// A stored file, copied as it is.
+    Copy(PathBuf),
+    /// A file rebuilt from a `.hollow` file and the tensors cut out of it.
+    Spliced(Vec<u8>),
+}
+
+impl Content {
+    /// The file's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Content::Copy(p) => std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+            Content::Spliced(b) => b.clone(),
+        }
+    }
+}
+
+/// The files of the fixture directory `src` as a converter must see them: its own files
+/// (except `shared-files.txt` and the `.hollow` files it names) and the lines of
+/// `shared-files.txt`, each `name = path` (a file stored elsewhere, path relative to the
+/// fixture: `tokenizer.json = ../../tokenizers/<tok>/tokenizer.json`) or
+/// `name = stored.hollow | at source offset length | ...` (a file whose tensors other
+/// fixtures also hold: `stored.hollow` with each `length` bytes at `offset` of `source`
+/// inserted back at offset `at`; written by `conformance/share_tensors.py`).
+pub fn fixture_files(src: &Path) -> Vec<(PathBuf, Content)> {
+    let mut listed = Vec::new();
+    list_files(src, Path::new(""), &mut listed);
+    let mut out = Vec::new();
+    let mut hollow = Vec::new();
+    let list = src.join(SHARED_LIST);
+    let text = std::fs::read_to_string(&list).unwrap_or_default();
     for line in text
         .lines()
         .map(str::trim)
@@ -57,40 +109,76 @@ pub fn fixture(name: &str) -> PathBuf {
         let (file, from) = line
             .split_once('=')
             .unwrap_or_else(|| panic!("{}: bad line {line:?}", list.display()));
-        let from = src.join(from.trim());
+        let mut parts = from.split('|').map(str::trim);
+        let stored = src.join(parts.next().unwrap_or_default());
         assert!(
-            from.is_file(),
+            stored.is_file(),
             "{}: {} is missing",
             list.display(),
-            from.display()
+            stored.display()
         );
-        files.push((PathBuf::from(file.trim()), from));
+        let splices: Vec<&str> = parts.collect();
+        let content = if splices.is_empty() {
+            Content::Copy(stored)
+        } else {
+            hollow.push(stored.clone());
+            Content::Spliced(splice(&list, &stored, &splices))
+        };
+        out.push((PathBuf::from(file.trim()), content));
     }
-    // <target>/<profile>/fixtures/<name>/<name>, rebuilt only when it differs.
-    let exe = std::env::current_exe().unwrap();
-    let base = exe.parent().unwrap().parent().unwrap().join("fixtures");
-    let dst = base.join(name).join(name);
-    let same = |(rel, from): &(PathBuf, PathBuf)| {
-        std::fs::read(dst.join(rel)).ok() == std::fs::read(from).ok()
-    };
-    let mut present = Vec::new();
-    if dst.is_dir() {
-        list_files(&dst, Path::new(""), &mut present);
+    for (rel, full) in listed {
+        if rel != Path::new(SHARED_LIST) && !hollow.contains(&full) {
+            out.push((rel, Content::Copy(full)));
+        }
     }
-    if present.len() == files.len() && files.iter().all(same) {
-        return dst;
+    out
+}
+
+/// Rebuilds a file from its `.hollow` part and the `at source offset length` splices.
+fn splice(list: &Path, stored: &Path, splices: &[&str]) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let dir = list.parent().unwrap();
+    let rest = std::fs::read(stored).unwrap();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for s in splices {
+        let bad = || panic!("{}: bad splice {s:?}", list.display());
+        let f: Vec<&str> = s.split_whitespace().collect();
+        let [at, source, offset, len] = f[..] else {
+            bad()
+        };
+        let (Ok(at), Ok(offset), Ok(len)) = (at.parse::<usize>(), offset.parse(), len.parse())
+        else {
+            bad()
+        };
+        let take = at.checked_sub(out.len()).unwrap_or_else(|| bad());
+        out.extend_from_slice(rest.get(pos..pos + take).unwrap_or_else(|| bad()));
+        pos += take;
+        let mut chunk = vec![0; len];
+        let path = dir.join(source);
+        std::fs::File::open(&path)
+            .and_then(|mut f| {
+                f.seek(SeekFrom::Start(offset))?;
+                f.read_exact(&mut chunk)
+            })
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", list.display(), path.display()));
+        out.extend_from_slice(&chunk);
     }
-    let tmp = base.join(format!(".{name}.{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    for (rel, from) in &files {
-        let to = tmp.join(name).join(rel);
+    out.extend_from_slice(&rest[pos..]);
+    out
+}
+
+/// Writes `files` below `dir`.
+fn write_files(files: &[(PathBuf, Content)], dir: &Path) {
+    for (rel, content) in files {
+        let to = dir.join(rel);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(from, &to)
-            .unwrap_or_else(|e| panic!("{} -> {}: {e}", from.display(), to.display()));
+        let done = match content {
+            Content::Copy(from) => std::fs::copy(from, &to).map(drop),
+            Content::Spliced(bytes) => std::fs::write(&to, bytes),
+        };
+        done.unwrap_or_else(|e| panic!("{}: {e}", to.display()));
     }
-    let _ = std::fs::remove_dir_all(base.join(name));
-    std::fs::rename(&tmp, base.join(name)).unwrap();
-    dst
 }
 
 /// Every file below `dir` as (path relative to `dir`, full path).
@@ -133,38 +221,11 @@ pub fn scratch(name: &str) -> PathBuf {
 }
 
 /// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>` (the directory name is the
-/// model's `general.name`), resolving `shared-files.txt`; returns the copy.
+/// model's `general.name`), resolving `shared-files.txt` ([`fixture_files`]); returns the copy.
 pub fn materialize_fixture(fixture: &str, scratch: &Path) -> PathBuf {
     let src = testdata(&format!("hf/{fixture}"));
     assert!(src.is_dir(), "{} missing", src.display());
     let dst = scratch.join(fixture);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(&src).unwrap().flatten() {
-        let name = e.file_name();
-        if name == "shared-files.txt" {
-            continue;
-        }
-        if e.path().is_dir() {
-            // sentence-transformers modules (1_Pooling/, 2_Dense/)
-            copy_tree(&e.path(), &dst.join(&name));
-        } else {
-            std::fs::copy(e.path(), dst.join(&name)).unwrap();
-        }
-    }
-    let shared = src.join("shared-files.txt");
-    if shared.is_file() {
-        for line in std::fs::read_to_string(&shared).unwrap().lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (name, rel) = line
-                .split_once('=')
-                .unwrap_or_else(|| panic!("{}: bad line {line:?}", shared.display()));
-            let from = src.join(rel.trim());
-            std::fs::copy(&from, dst.join(name.trim()))
-                .unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-        }
-    }
+    write_files(&fixture_files(&src), &dst);
     dst
 }
