@@ -218,11 +218,15 @@ macro_rules! fixtures {
 }
 
 fixtures! {
+    apertus => "apertus",
     arcee => "arcee",
     cohere => "cohere",
     cohere2 => "cohere2",
+    embeddinggemma => "embeddinggemma",
+    ernie4_5 => "ernie4_5",
     ernie4_5moe => "ernie4_5moe",
     exaone4 => "exaone4",
+    falcon => "falcon",
     gemma3 => "gemma3",
     glm4 => "glm4",
     gptbigcode => "gptbigcode",
@@ -233,8 +237,11 @@ fixtures! {
     internlm3 => "internlm3",
     llama_bpe => "llama-bpe",
     llama_spm => "llama-spm",
+    llama4 => "llama4",
     llama4_vl => "llama4-vl",
     ministral3 => "ministral3",
+    mistral3 => "mistral3",
+    mixtral => "mixtral",
     olmo => "olmo",
     olmo2 => "olmo2",
     olmo3 => "olmo3",
@@ -243,7 +250,10 @@ fixtures! {
     phi3 => "phi3",
     phimoe => "phimoe",
     qwen2 => "qwen2",
+    qwen2moe => "qwen2moe",
     qwen3 => "qwen3",
+    qwen3moe => "qwen3moe",
+    seedoss => "seedoss",
     smollm3 => "smollm3",
     starcoder2 => "starcoder2",
 }
