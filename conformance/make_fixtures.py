@@ -1309,6 +1309,13 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
     elif fx == "mixtral":
         v["fam-experts-used-1"] = {"num_experts_per_tok": 1}
         v["fam-experts-absent"] = {"num_local_experts": None, "num_experts_per_tok": None}
+        # MixtralConfig.attribute_map = {"num_experts": "num_local_experts"}
+        v["fam-num-experts-spelling"] = {"num_local_experts": None,
+                                         "num_experts": c["num_local_experts"]}
+    elif fx == "olmoe":
+        # OlmoeConfig.attribute_map = {"num_local_experts": "num_experts"}
+        v["fam-num-local-experts-spelling"] = {"num_experts": None,
+                                               "num_local_experts": c["num_experts"]}
     elif fx in ("qwen2moe", "qwen3moe"):
         v["fam-moe-size-absent"] = {"moe_intermediate_size": None}
         v["fam-experts-used-1"] = {"num_experts_per_tok": 1}
