@@ -1150,6 +1150,7 @@ VARIANT_FIXTURES = [
     "starcoder2", "falcon", "apertus", "llama4", "ernie4_5", "seedoss", "mixtral", "qwen3moe",
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
+    "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert",
 ]
 
 
@@ -1350,6 +1351,29 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-rotary-pct-absent"] = {"rotary_pct": None, "partial_rotary_factor": None}
         v["fam-serial-residual"] = {"use_parallel_residual": False}
         v["fam-parallel-residual-absent"] = {"use_parallel_residual": None}
+    elif fx == "stablelm-2":
+        # conversion/stablelm.py stacks per-head q/k layernorms; with fewer KV heads than
+        # heads it leaves k norms unprocessed (the `stablelm` fixture is refused so).
+        v["fam-qk-layernorm-mha"] = {"qk_layernorm": False, "num_key_value_heads": None}
+        v["fam-qkv-bias-off"] = {"use_qkv_bias": False}
+    elif fx == "modernbert":
+        v["fam-global-every-3"] = {"global_attn_every_n_layers": 3, "layer_types": None}
+        v["fam-global-every-absent"] = {"global_attn_every_n_layers": None, "layer_types": None}
+        v["fam-local-attention"] = {"local_attention": 128}
+        v["fam-hidden-activation-absent"] = {"hidden_activation": None}
+        v["fam-v4-rope-thetas"] = {"rope_parameters": None, "global_rope_theta": 80000.0,
+                                   "local_rope_theta": 5000.0}
+    elif fx == "nomicbert":
+        # conversion/bert.py asserts these for a dense NomicBERT.
+        v["fam-n-positions-8192"] = {"max_trained_positions": None}
+        v["fam-causal"] = {"causal": True}
+        v["fam-rotary-fraction"] = {"rotary_emb_fraction": 0.5}
+        v["fam-rotary-interleaved"] = {"rotary_emb_interleaved": True}
+        v["fam-prenorm"] = {"prenorm": True}
+        v["fam-gelu"] = {"activation_function": "gelu"}
+    elif fx in ("xlmroberta", "xlmroberta-cls"):
+        v["fam-type-vocab-2"] = {"type_vocab_size": 2}
+        v["fam-positions-absent"] = {"max_position_embeddings": None}
     elif fx == "cohere2":
         v["fam-rotary-pct-absent"] = {"rotary_pct": None}
         v["fam-logit-scale-absent"] = {"logit_scale": None}
