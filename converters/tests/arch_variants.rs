@@ -238,6 +238,8 @@ fixtures! {
     llama_bpe => "llama-bpe",
     llama_spm => "llama-spm",
     llama4 => "llama4",
+    modernbert => "modernbert",
+    nomicbert => "nomicbert",
     llama4_vl => "llama4-vl",
     ministral3 => "ministral3",
     mistral3 => "mistral3",
@@ -255,5 +257,7 @@ fixtures! {
     qwen3moe => "qwen3moe",
     seedoss => "seedoss",
     smollm3 => "smollm3",
+    stablelm_2 => "stablelm-2",
     starcoder2 => "starcoder2",
+    xlmroberta => "xlmroberta",
 }
