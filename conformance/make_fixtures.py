@@ -464,6 +464,33 @@ CONFIG_EDITS = {
     "granitehybrid-attn": _hub_layer_types,
 }
 
+# Fixtures whose reference data is made with another transformers than the venv's 5.x: the
+# version the reference itself pins (requirements/requirements-convert_hf_to_gguf.txt at
+# 0c1e570: transformers==4.57.6). transformers 5's GPTNeoXConfig folds `rotary_pct` into
+# `rope_parameters` (even when config.json spells it `rotary_pct`, as every published
+# GPT-NeoX does), and conversion/gptneox.py reads `hparams["rotary_pct"]`: KeyError, so under
+# transformers 5 the reference converts no GPT-NeoX at all. Run these with the pinned
+# version first on the path (see README.md, "GPT-NeoX"):
+#   PYTHONPATH=<dir with transformers 4.57.6, tokenizers 0.22, huggingface_hub 0.36> \
+#       python make_fixtures.py ... --only gptneox
+# The fixture itself is then built and saved by that transformers too (config.json spells
+# `rotary_pct` / `rotary_emb_base`, like the published checkpoints).
+PINNED_TRANSFORMERS = {"gptneox": "4.57.6"}
+
+
+def _transformers_ok(name: str) -> bool:
+    """Whether the imported transformers is the one fixture `name` is made with (a fixture
+    not listed in PINNED_TRANSFORMERS: any 5.x)."""
+    import transformers
+    have = transformers.__version__
+    want = PINNED_TRANSFORMERS.get(name)
+    ok = have == want if want else not have.startswith("4.")
+    if not ok:
+        print(f"skipping {name}: made with transformers {want or '5.x'}, this is {have} "
+              "(see PINNED_TRANSFORMERS)", file=sys.stderr)
+    return ok
+
+
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
@@ -1123,6 +1150,7 @@ VARIANT_FIXTURES = [
     "starcoder2", "falcon", "apertus", "llama4", "ernie4_5", "seedoss", "mixtral", "qwen3moe",
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
+    "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert",
 ]
 
 
@@ -1235,13 +1263,122 @@ def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
                    ("llama_4_scaling_beta", 0.5)):
         if k in c and c[k] != val:
             v[f"set-{k}"] = {k: val}
-    if fx == "gptneox":
-        # transformers 5's GPTNeoXConfig folds rotary_pct into rope_parameters, and the
-        # reference's GPT-NeoX reads hparams["rotary_pct"] (KeyError). Without model_type
-        # AutoConfig fails and the reference reads config.json as it is, rotary_pct included.
-        v["raw-config-rotary-pct"] = {"model_type": None, "rotary_pct": 0.5}
-        v["raw-config-rotary-pct-025"] = {"model_type": None, "rotary_pct": 0.25,
-                                          "use_parallel_residual": False}
+    v.update(family_variants(fx, c))
+    return v
+
+
+def family_variants(fx: str, c: dict) -> dict[str, dict]:
+    """The rules one family's converter (or its transformers config class) reads beyond the
+    generic ones: old key spellings, keys the config class fills in, flags that pick a path."""
+    v: dict[str, dict] = {}
+    default_rope = {"rope_parameters": {"rope_theta": _theta(c), "rope_type": "default"},
+                    "rope_scaling": None}
+    if fx == "falcon":
+        # conversion/falcon.py: n_head / n_head_kv (default 1) are the old spellings;
+        # FalconConfig fills num_kv_heads with num_attention_heads and takes n_embed.
+        v["fam-n-embed"] = {"hidden_size": None, "n_embed": c["hidden_size"]}
+        v["fam-old-head-names"] = {"num_attention_heads": None, "n_head": c["num_attention_heads"],
+                                   "num_kv_heads": None, "n_head_kv": c["num_kv_heads"]}
+        v["fam-kv-heads-absent"] = {"num_kv_heads": None}
+        v["fam-alibi"] = {"alibi": True}
+        v["fam-bias"] = {"bias": True}
+        v["fam-old-decoder"] = {"new_decoder_architecture": False, "multi_query": True}
+        v["fam-serial-attn"] = {"parallel_attn": False, "num_ln_in_parallel_attn": None}
+        rw = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWeb",
+              "num_attention_heads": None, "n_head": c["num_attention_heads"],
+              "num_kv_heads": None, "n_head_kv": c["num_kv_heads"],
+              "num_hidden_layers": None, "n_layer": c["num_hidden_layers"]}
+        v["fam-rw-config"] = rw
+        v["fam-rw-config-no-kv"] = {**rw, "n_head_kv": None}
+    elif fx in ("apertus", "llama4"):
+        v["fam-rope-default"] = default_rope
+    if fx == "llama4":
+        n = c["num_hidden_layers"]
+        v["fam-layer-types-all-full"] = {"layer_types": ["full_attention"] * n}
+        v["fam-layer-types-absent"] = {"layer_types": None}
+        v["fam-no-rope-layers-absent"] = {"no_rope_layers": None, "layer_types": None}
+        v["fam-interleave-1"] = {"interleave_moe_layer_step": 1, "moe_layers": None}
+        v["fam-ffn-mlp-absent"] = {"intermediate_size_mlp": None}
+        v["fam-experts-used-2"] = {"num_experts_per_tok": 2}
+        v["fam-temperature-tuning-off"] = {"attn_temperature_tuning": False}
+    elif fx == "ernie4_5":
+        v["fam-head-dim-absent"] = {"head_dim": None}
+        v["fam-use-bias-off"] = {"use_bias": False}
+    elif fx == "seedoss":
+        v["fam-head-dim-absent"] = {"head_dim": None}
+        v["fam-out-bias"] = {"attention_out_bias": True, "mlp_bias": True}
+    elif fx == "mixtral":
+        v["fam-experts-used-1"] = {"num_experts_per_tok": 1}
+        v["fam-experts-absent"] = {"num_local_experts": None, "num_experts_per_tok": None}
+        # MixtralConfig.attribute_map = {"num_experts": "num_local_experts"}
+        v["fam-num-experts-spelling"] = {"num_local_experts": None,
+                                         "num_experts": c["num_local_experts"]}
+    elif fx == "olmoe":
+        # OlmoeConfig.attribute_map = {"num_local_experts": "num_experts"}
+        v["fam-num-local-experts-spelling"] = {"num_experts": None,
+                                               "num_local_experts": c["num_experts"]}
+    elif fx in ("qwen2moe", "qwen3moe"):
+        v["fam-moe-size-absent"] = {"moe_intermediate_size": None}
+        v["fam-experts-used-1"] = {"num_experts_per_tok": 1}
+        v["fam-sparse-step-2"] = {"decoder_sparse_step": 2}
+        v["fam-use-sliding-window"] = {"use_sliding_window": True, "sliding_window": 64}
+        if fx == "qwen2moe":
+            v["fam-shared-size-absent"] = {"shared_expert_intermediate_size": None}
+            v["fam-shared-size-other"] = {"shared_expert_intermediate_size": 72}
+        else:
+            v["fam-num-experts-spelling"] = {"num_local_experts": None, "num_experts": 4}
+    elif fx == "mistral3":
+        rp = dict(c["rope_parameters"])
+        v["fam-text-mistral"] = {"model_type": "mistral"}
+        v["fam-text-mistral-rope-default"] = {"model_type": "mistral", **default_rope}
+        v["fam-yarn-no-llama4-beta"] = {"rope_parameters": {
+            k: x for k, x in rp.items() if k != "llama_4_scaling_beta"}}
+        v["fam-yarn-no-mscale-all-dim"] = {"rope_parameters": {
+            k: x for k, x in rp.items() if k != "mscale_all_dim"}}
+        v["fam-yarn-mscale-all-dim-1"] = {"rope_parameters": {**rp, "mscale_all_dim": 1.0}}
+        v["fam-ministral3-default-rope"] = default_rope
+    elif fx == "embeddinggemma":
+        v["fam-swa-pattern-1"] = {"sliding_window_pattern": 1, "_sliding_window_pattern": 1}
+        v["fam-head-dim-absent"] = {"head_dim": None}
+        v["fam-heads-absent"] = {"num_attention_heads": None, "num_key_value_heads": None}
+        v["fam-causal"] = {"use_bidirectional_attention": None}
+    elif fx == "gptneox":
+        # Made with transformers 4.57.6 (PINNED_TRANSFORMERS), whose GPTNeoXConfig sets
+        # partial_rotary_factor from rotary_pct (default 0.25). The reference writes neither
+        # rope theta nor rope scaling for GPT-NeoX.
+        v["fam-pythia-spelling"] = {"partial_rotary_factor": None, "rope_theta": None,
+                                    "rope_scaling": None}
+        v["fam-rotary-pct-absent"] = {"rotary_pct": None, "partial_rotary_factor": None}
+        v["fam-serial-residual"] = {"use_parallel_residual": False}
+        v["fam-parallel-residual-absent"] = {"use_parallel_residual": None}
+    elif fx == "stablelm-2":
+        # conversion/stablelm.py stacks per-head q/k layernorms; with fewer KV heads than
+        # heads it leaves k norms unprocessed (the `stablelm` fixture is refused so).
+        v["fam-qk-layernorm-mha"] = {"qk_layernorm": False, "num_key_value_heads": None}
+        v["fam-qkv-bias-off"] = {"use_qkv_bias": False}
+    elif fx == "modernbert":
+        v["fam-global-every-3"] = {"global_attn_every_n_layers": 3, "layer_types": None}
+        v["fam-global-every-absent"] = {"global_attn_every_n_layers": None, "layer_types": None}
+        v["fam-local-attention"] = {"local_attention": 128}
+        v["fam-hidden-activation-absent"] = {"hidden_activation": None}
+        v["fam-v4-rope-thetas"] = {"rope_parameters": None, "global_rope_theta": 80000.0,
+                                   "local_rope_theta": 5000.0}
+    elif fx == "nomicbert":
+        # conversion/bert.py asserts these for a dense NomicBERT.
+        v["fam-n-positions-8192"] = {"max_trained_positions": None}
+        v["fam-causal"] = {"causal": True}
+        v["fam-rotary-fraction"] = {"rotary_emb_fraction": 0.5}
+        v["fam-rotary-interleaved"] = {"rotary_emb_interleaved": True}
+        v["fam-prenorm"] = {"prenorm": True}
+        v["fam-gelu"] = {"activation_function": "gelu"}
+    elif fx in ("xlmroberta", "xlmroberta-cls"):
+        v["fam-type-vocab-2"] = {"type_vocab_size": 2}
+        v["fam-positions-absent"] = {"max_position_embeddings": None}
+    elif fx == "cohere2":
+        v["fam-rotary-pct-absent"] = {"rotary_pct": None}
+        v["fam-logit-scale-absent"] = {"logit_scale": None}
+        v["fam-swa-pattern-spelling"] = {"layer_types": None, "sliding_window_pattern": 2}
+        v["fam-sliding-window-absent"] = {"sliding_window": None, "layer_types": None}
     return v
 
 
@@ -1283,6 +1420,8 @@ def run_config_variants(fixtures: list[str], llama: Path, work_root: Path,
     _, gm = _reference(llama)
     for fx in fixtures:
         gold = TESTDATA / "golden" / fx
+        if not _transformers_ok(fx):
+            continue
         base_cfg = json.loads((TESTDATA / "hf" / fx / "config.json").read_text())
         outdir = TESTDATA / "golden" / "variants" / fx
         for name, patch in config_variants(fx, base_cfg).items():
@@ -1355,6 +1494,8 @@ def main() -> int:
     if a.quantize_only:
         assert quantize is not None, "--quantize-only needs --quantize"
         for name in names:
+            if not _transformers_ok(name):
+                continue
             work = a.work / name
             if work.exists():
                 shutil.rmtree(work)
@@ -1362,6 +1503,8 @@ def main() -> int:
             add_quantized(name, a.llama_cpp, quantize, work)
         return 0
     for name in names:
+        if not _transformers_ok(name):
+            continue
         print(f"== {name}", file=sys.stderr)
         work = a.work / name
         if work.exists():

@@ -6,7 +6,9 @@ use ggufkit_testsupport::golden as support;
 use std::path::Path;
 
 use ggufkit::ir::TensorData;
-use ggufkit_converters::hf::{read_hf_dir, supported_architectures, HfOptions, OutType};
+use ggufkit_converters::hf::{
+    architecture_table, read_hf_dir, supported_architectures, HfOptions, OutType,
+};
 use ggufkit_converters::ConvertError;
 use support::{f32s, model_dir, safetensors, scratch, testdata};
 
@@ -43,6 +45,65 @@ fn unknown_architecture_suggests_the_nearest_supported_ones() {
     );
     assert!(msg.contains("--list-architectures"), "{msg}");
     assert!(supported_architectures().contains(&"Qwen3MoeForCausalLM"));
+}
+
+/// Every class of issue #13, with the GGUF architecture the reference's converter registers
+/// it under (`conversion/*.py` at 0c1e570; NomicBertModel picks `nomic-bert` at run time),
+/// is in the `--list-architectures` table.
+#[test]
+fn issue_13_classes_are_listed_with_their_gguf_architecture() {
+    let table = architecture_table();
+    for (hf, gguf) in [
+        ("Olmo2ForCausalLM", "olmo2"),
+        ("OlmoForCausalLM", "olmo"),
+        ("SmolLM3ForCausalLM", "smollm3"),
+        ("GraniteForCausalLM", "granite"),
+        ("CohereForCausalLM", "command-r"),
+        ("Cohere2ForCausalLM", "cohere2"),
+        ("StableLmForCausalLM", "stablelm"),
+        ("Starcoder2ForCausalLM", "starcoder2"),
+        ("GPTBigCodeForCausalLM", "starcoder"),
+        ("PhiForCausalLM", "phi2"),
+        ("Exaone4ForCausalLM", "exaone4"),
+        ("Glm4ForCausalLM", "glm4"),
+        ("GPTNeoXForCausalLM", "gptneox"),
+        ("FalconForCausalLM", "falcon"),
+        ("SeedOssForCausalLM", "seed_oss"),
+        ("ArceeForCausalLM", "arcee"),
+        ("ApertusForCausalLM", "apertus"),
+        ("Ernie4_5ForCausalLM", "ernie4_5"),
+        ("InternLM3ForCausalLM", "llama"),
+        ("Gemma3TextModel", "gemma-embedding"),
+        ("Mistral3ForConditionalGeneration", "mistral3"),
+        ("Ministral3ForCausalLM", "mistral3"),
+        ("OlmoeForCausalLM", "olmoe"),
+        ("GraniteMoeForCausalLM", "granitemoe"),
+        ("PhiMoEForCausalLM", "phimoe"),
+        ("Ernie4_5_MoeForCausalLM", "ernie4_5-moe"),
+        ("Llama4ForCausalLM", "llama4"),
+        ("Llama4ForConditionalGeneration", "llama4"),
+        ("Qwen2MoeForCausalLM", "qwen2moe"),
+        ("XLMRobertaModel", "bert"),
+        ("XLMRobertaForSequenceClassification", "bert"),
+        ("ModernBertModel", "modern-bert"),
+        ("NomicBertModel", "nomic-bert"),
+    ] {
+        assert!(
+            table.contains(&(hf, gguf)),
+            "{hf} -> {gguf} not in the table: {:?}",
+            table.iter().filter(|(h, _)| *h == hf).collect::<Vec<_>>()
+        );
+    }
+    // A misspelling of each gets its own class among the suggestions.
+    for (typo, want) in [
+        ("Olmo2ForCausalLm", "Olmo2ForCausalLM"),
+        ("GPTNeoXForCausalLMM", "GPTNeoXForCausalLM"),
+        ("Gemma3TextModels", "Gemma3TextModel"),
+        ("ModernBERTModel", "ModernBertModel"),
+    ] {
+        let near = ggufkit_converters::hf::nearest_architectures(typo);
+        assert!(near.contains(&want), "{typo}: {near:?}");
+    }
 }
 
 #[test]

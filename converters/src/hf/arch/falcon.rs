@@ -13,6 +13,7 @@ use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 use ggufkit::gguf::keys::{attention, llm};
+use serde_json::{Map, Value as Json};
 
 /// The Falcon class.
 pub const FALCON: Arch = Arch {
@@ -35,7 +36,7 @@ pub const FALCON: Arch = Arch {
         },
         head_dim: HeadDim::Keep,
         kv_heads_key: Some("num_kv_heads"),
-        prepare: None,
+        prepare: Some(n_embed),
     }],
     composites: &[],
     gguf: "falcon",
@@ -62,8 +63,27 @@ pub const FALCON: Arch = Arch {
     extra: no_extra,
 };
 
+/// FalconConfig takes the old `n_embed` as `hidden_size` (and drops it).
+fn n_embed(cfg: &mut Map<String, Json>) -> bool {
+    if let Some(n) = cfg.remove("n_embed").filter(|n| !n.is_null()) {
+        cfg.insert("hidden_size".into(), n);
+    }
+    true
+}
+
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
+    if hp.get("model_type").and_then(Json::as_str) == Some("falcon") && hp.get("head_dim").is_some()
+    {
+        // FalconConfig's head_dim is a read-only property: transformers cannot load the
+        // config (the reference fails in AutoTokenizer), so neither do we.
+        return Err(ConvertError::UnsupportedFeature {
+            arch: "FalconForCausalLM".into(),
+            feature: "config.json sets head_dim, which FalconConfig derives from hidden_size \
+                      and num_attention_heads (transformers refuses to load such a config)"
+                .into(),
+        });
+    }
     let n_head = match hp.find_u64(&["num_attention_heads"])? {
         Some(n) => n,
         None => hp.req_u64(&["n_head"])?,

@@ -79,13 +79,25 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     Ok(())
 }
 
-/// GPTNeoXConfig pops the v4 rotary keys into its rope parameters.
+/// `rotary_pct` as the reference reads it in the environment it pins (transformers 4.57.6,
+/// see conformance/README.md "GPT-NeoX"): GPTNeoXConfig keeps `rotary_pct` (default 0.25)
+/// and derives `partial_rotary_factor` and `rope_theta` from `rotary_pct` /
+/// `rotary_emb_base`. (transformers 5 folds `rotary_pct` into `rope_parameters` and the
+/// reference then fails on `hparams["rotary_pct"]` for every GPT-NeoX.) A config saved by
+/// transformers 5 has no `rotary_pct`, only a `partial_rotary_factor` (top level or in
+/// `rope_parameters`): that factor is the model's, so it is taken as `rotary_pct` rather than
+/// 4.57's default.
 fn pop_rotary_keys(cfg: &mut Map<String, Json>) -> bool {
-    if let Some(p) = cfg.remove("rotary_pct") {
-        cfg.entry("partial_rotary_factor").or_insert(p);
+    if !cfg.contains_key("rotary_pct") {
+        let v5 = cfg
+            .get("partial_rotary_factor")
+            .or_else(|| cfg.get("rope_parameters")?.get("partial_rotary_factor"))
+            .filter(|v| v.is_number())
+            .cloned();
+        cfg.insert("rotary_pct".into(), v5.unwrap_or(Json::from(0.25)));
     }
-    if let Some(t) = cfg.remove("rotary_emb_base") {
-        cfg.entry("rope_theta").or_insert(t);
+    if let Some(t) = cfg.get("rotary_emb_base").cloned() {
+        cfg.insert("rope_theta".into(), t);
     }
     true
 }

@@ -189,6 +189,26 @@ pub type ConfigDefault = (&'static str, fn() -> Json);
 /// A config class's own adjustment of the dict (see [`ModelType::prepare`]).
 pub type Prepare = fn(&mut Map<String, Json>) -> bool;
 
+/// A config class's `attribute_map` alias: config.json's `alias` is stored as `attr` (the
+/// name `to_dict()` shows). Mixtral and Qwen3-MoE map `num_experts` to `num_local_experts`.
+fn alias(cfg: &mut Map<String, Json>, alias: &str, attr: &str) {
+    if let Some(v) = cfg.remove(alias) {
+        cfg.insert(attr.into(), v);
+    }
+}
+
+/// `attribute_map = {"num_experts": "num_local_experts"}` (Mixtral, Qwen3-MoE).
+pub(crate) fn num_experts_alias(cfg: &mut Map<String, Json>) -> bool {
+    alias(cfg, "num_experts", "num_local_experts");
+    true
+}
+
+/// `attribute_map = {"num_local_experts": "num_experts"}` (OLMoE).
+pub(crate) fn num_local_experts_alias(cfg: &mut Map<String, Json>) -> bool {
+    alias(cfg, "num_local_experts", "num_experts");
+    true
+}
+
 /// How a config class fills `head_dim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeadDim {

@@ -149,7 +149,7 @@ pub const OLMOE: Arch = Arch {
         },
         head_dim: HeadDim::Keep,
         kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
+        prepare: Some(super::num_local_experts_alias),
     }],
     composites: &[],
     gguf: "olmoe",

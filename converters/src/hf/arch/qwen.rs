@@ -151,7 +151,7 @@ pub const QWEN3MOE: Arch = Arch {
         },
         head_dim: HeadDim::Keep,
         kv_heads_key: Some("num_key_value_heads"),
-        prepare: None,
+        prepare: Some(super::num_experts_alias),
     }],
     composites: &[],
     gguf: "qwen3moe",
