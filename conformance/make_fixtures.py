@@ -67,10 +67,14 @@ TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"
 TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
                            ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
+# Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
+# the files of the synced gemma3 fixture (testdata/hf/gemma3, referenced, not copied).
+TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
+                       ["tokenizer_config.json", "special_tokens_map.json"])
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
-FROM_SOURCE_FIXTURE = {"bert"}
+FROM_SOURCE_FIXTURE = {"bert", "gemma"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -571,6 +575,24 @@ FIXTURES.update({
                        moe_shared_expert_intermediate_size=16, n_shared_experts=1,
                        routed_scaling_factor=2.5, num_nextn_predict_layers=1),
                   "smollm", True),
+})
+
+
+# Gemma 3n (helper gemma3n): per-layer embeddings (512 of the 1000 tokens, padded to the
+# vocabulary by the reference), AltUp with its 4 inputs, LAuReL, per-layer FFN sizes, an
+# activation sparsity pattern with sparse and dense layers, sliding / full / sliding layers,
+# the last one sharing the KV cache of the first (it has no k/v tensors). Gemma's
+# SentencePiece vocabulary (1000 pieces), hidden size 16.
+GEMMA3N = dict(hidden_size=16, intermediate_size=[32, 48, 32], num_hidden_layers=3,
+               num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+               hidden_size_per_layer_input=4, vocab_size=SPM_VOCAB,
+               vocab_size_per_layer_input=512, laurel_rank=4, altup_num_inputs=4,
+               num_kv_shared_layers=1, sliding_window=64, max_position_embeddings=4096,
+               layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+               activation_sparsity_pattern=[0.95, 0.75, 0.0],
+               bos_token_id=2, eos_token_id=1, pad_token_id=0)
+FIXTURES.update({
+    "gemma3n": ("Gemma3nForCausalLM", "gemma3n_text", dict(GEMMA3N), "gemma", True),
 })
 
 

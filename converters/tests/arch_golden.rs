@@ -93,7 +93,7 @@ fn run(fixture: &str) {
         match ours {
             Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
             Ok(m) => {
-                let d = diff_manifests(&m, &want);
+                let d = diff_manifests(&support::as_read_back(&m), &want);
                 eprintln!(
                     "{fixture} {variant}: {}",
                     if d.is_empty() {
@@ -208,6 +208,7 @@ fixtures! {
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
     nemotronh => "nemotronh",
+    gemma3n => "gemma3n",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
