@@ -1145,6 +1145,7 @@ VARIANT_FIXTURES = [
     "starcoder2", "falcon", "apertus", "llama4", "ernie4_5", "seedoss", "mixtral", "qwen3moe",
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
+    "gemma3n",
 ]
 
 
@@ -1257,6 +1258,19 @@ def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
                    ("llama_4_scaling_beta", 0.5)):
         if k in c and c[k] != val:
             v[f"set-{k}"] = {k: val}
+    if fx == "gemma3n":
+        # KV sharing off, another AltUp index, the class refusing 3 AltUp inputs, the
+        # sparsity pattern transformers fills in (all dense: -inf) and one with a central
+        # and a negative quantile, one FFN size for all layers, and per-layer lists of the
+        # wrong length (AutoConfig raises: config.json is read as written).
+        v["kv-shared-0"] = {"num_kv_shared_layers": 0}
+        v["altup-active-1"] = {"altup_active_idx": 1}
+        v["altup-inputs-3"] = {"altup_num_inputs": 3}
+        v["sparsity-absent"] = {"activation_sparsity_pattern": None}
+        v["sparsity-other"] = {"activation_sparsity_pattern": [0.5, 0.99, 0.1]}
+        v["ffn-scalar"] = {"intermediate_size": 40}
+        v["ffn-list-short"] = {"intermediate_size": [32, 48]}
+        v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
     if fx == "gptneox":
         # transformers 5's GPTNeoXConfig folds rotary_pct into rope_parameters, and the
         # reference's GPT-NeoX reads hparams["rotary_pct"] (KeyError). Without model_type
