@@ -1271,6 +1271,8 @@ def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
         v["ffn-scalar"] = {"intermediate_size": 40}
         v["ffn-list-short"] = {"intermediate_size": [32, 48]}
         v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
+        # The vision-language class's name on the text checkpoint: the same text model.
+        v["arch-conditional"] = {"architectures": ["Gemma3nForConditionalGeneration"]}
     if fx == "gptneox":
         # transformers 5's GPTNeoXConfig folds rotary_pct into rope_parameters, and the
         # reference's GPT-NeoX reads hparams["rotary_pct"] (KeyError). Without model_type
