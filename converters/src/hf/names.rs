@@ -159,6 +159,39 @@ pub enum Tensor {
     FfnLatentDown,
     /// `blk.{bid}.ffn_latent_up`.
     FfnLatentUp,
+    // Gemma 3n: per-layer embeddings, AltUp, LAuReL.
+    /// `per_layer_token_embd` (Gemma 3n's per-layer token embeddings).
+    PerLayerTokenEmbd,
+    /// `per_layer_model_proj`.
+    PerLayerModelProj,
+    /// `per_layer_proj_norm`.
+    PerLayerProjNorm,
+    /// `altup_proj` (the stacked AltUp input projections).
+    AltupProj,
+    /// `altup_unembd_proj`.
+    AltupUnembdProj,
+    /// `blk.{bid}.inp_gate`.
+    PerLayerInpGate,
+    /// `blk.{bid}.proj`.
+    PerLayerProj,
+    /// `blk.{bid}.post_norm`.
+    PerLayerPostNorm,
+    /// `blk.{bid}.altup_correct_coef`.
+    AltupCorrectCoef,
+    /// `blk.{bid}.altup_correct_scale`.
+    AltupCorrectScale,
+    /// `blk.{bid}.altup_predict_coef`.
+    AltupPredictCoef,
+    /// `blk.{bid}.altup_router`.
+    AltupRouter,
+    /// `blk.{bid}.altup_router_norm`.
+    AltupRouterNorm,
+    /// `blk.{bid}.laurel_l`.
+    LaurelL,
+    /// `blk.{bid}.laurel_r`.
+    LaurelR,
+    /// `blk.{bid}.laurel_post_norm`.
+    LaurelPostNorm,
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
     FfnPreNorm,
@@ -239,6 +272,22 @@ impl Tensor {
             T::SsmAlpha => "blk.{bid}.ssm_alpha",
             T::FfnLatentDown => "blk.{bid}.ffn_latent_down",
             T::FfnLatentUp => "blk.{bid}.ffn_latent_up",
+            T::PerLayerTokenEmbd => "per_layer_token_embd",
+            T::PerLayerModelProj => "per_layer_model_proj",
+            T::PerLayerProjNorm => "per_layer_proj_norm",
+            T::AltupProj => "altup_proj",
+            T::AltupUnembdProj => "altup_unembd_proj",
+            T::PerLayerInpGate => "blk.{bid}.inp_gate",
+            T::PerLayerProj => "blk.{bid}.proj",
+            T::PerLayerPostNorm => "blk.{bid}.post_norm",
+            T::AltupCorrectCoef => "blk.{bid}.altup_correct_coef",
+            T::AltupCorrectScale => "blk.{bid}.altup_correct_scale",
+            T::AltupPredictCoef => "blk.{bid}.altup_predict_coef",
+            T::AltupRouter => "blk.{bid}.altup_router",
+            T::AltupRouterNorm => "blk.{bid}.altup_router_norm",
+            T::LaurelL => "blk.{bid}.laurel_l",
+            T::LaurelR => "blk.{bid}.laurel_r",
+            T::LaurelPostNorm => "blk.{bid}.laurel_post_norm",
         }
     }
 }
@@ -755,6 +804,50 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (
         T::FfnPreNorm,
         &["model.layers.{bid}.pre_ff_layernorm.weight"],
+    ),
+    // Gemma 3n.
+    (T::PerLayerTokenEmbd, &["model.embed_tokens_per_layer"]),
+    (T::PerLayerModelProj, &["model.per_layer_model_projection"]),
+    (T::PerLayerProjNorm, &["model.per_layer_projection_norm"]),
+    (T::AltupProj, &["model.altup_projections"]),
+    (T::AltupUnembdProj, &["model.altup_unembed_projections"]),
+    (
+        T::PerLayerInpGate,
+        &["model.layers.{bid}.per_layer_input_gate"],
+    ),
+    (
+        T::PerLayerProj,
+        &["model.layers.{bid}.per_layer_projection"],
+    ),
+    (
+        T::PerLayerPostNorm,
+        &["model.layers.{bid}.post_per_layer_input_norm"],
+    ),
+    (
+        T::AltupCorrectCoef,
+        &["model.layers.{bid}.altup.correction_coefs"],
+    ),
+    (
+        T::AltupCorrectScale,
+        &["model.layers.{bid}.altup.correct_output_scale"],
+    ),
+    (
+        T::AltupPredictCoef,
+        &["model.layers.{bid}.altup.prediction_coefs"],
+    ),
+    (
+        T::AltupRouter,
+        &["model.layers.{bid}.altup.modality_router"],
+    ),
+    (
+        T::AltupRouterNorm,
+        &["model.layers.{bid}.altup.router_norm"],
+    ),
+    (T::LaurelL, &["model.layers.{bid}.laurel.linear_left"]),
+    (T::LaurelR, &["model.layers.{bid}.laurel.linear_right"]),
+    (
+        T::LaurelPostNorm,
+        &["model.layers.{bid}.laurel.post_laurel_norm"],
     ),
 ];
 

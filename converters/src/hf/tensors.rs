@@ -511,6 +511,8 @@ struct Modifier<'a> {
     map: TensorMap,
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
+    /// Members of [`super::arch::Rules::stacked`] seen so far, per stack.
+    stacked: HashMap<usize, Vec<Option<Expr>>>,
     vocab_rows: Option<u64>,
     /// `token_embd.weight`, kept for [`super::arch::Rules::omit_tied_output`].
     tok_embd: Option<Expr>,
@@ -531,6 +533,7 @@ impl<'a> Modifier<'a> {
             dir,
             map: TensorMap::new(arch.tensors, arch.tensor_overrides, hp.block_count()?),
             experts: HashMap::new(),
+            stacked: HashMap::new(),
             vocab_rows: None,
             tok_embd: None,
         })
@@ -629,6 +632,9 @@ impl<'a> Modifier<'a> {
                 }
             },
         };
+        if let Some(i) = rules.stacked.iter().position(|s| name.contains(s.marker)) {
+            return self.stack_member(i, name, expr);
+        }
         if rules.headless_arch == Some(hp.arch.as_str()) {
             name = format!("model.{name}");
         }
@@ -696,6 +702,39 @@ impl<'a> Modifier<'a> {
             return self.buffer_expert(i, name, expr, bid);
         }
         Ok(vec![(self.map_name(&name)?, expr)])
+    }
+
+    /// One member of a [`super::arch::Stacked`] group: the stack once every member is in.
+    fn stack_member(
+        &mut self,
+        index: usize,
+        name: String,
+        expr: Expr,
+    ) -> Result<Vec<(String, Expr)>, ConvertError> {
+        let st = &self.arch.rules.stacked[index];
+        let member = (0..st.count)
+            .find(|i| name.contains(&format!(".{i}.")))
+            .ok_or_else(|| {
+                terr(
+                    &name,
+                    format!(
+                        "unknown member of {} (expected .0. to .{}.)",
+                        st.merged_name,
+                        st.count.saturating_sub(1)
+                    ),
+                )
+            })?;
+        let slots = self
+            .stacked
+            .entry(index)
+            .or_insert_with(|| vec![None; st.count]);
+        slots[member] = Some(expr);
+        if slots.iter().any(Option::is_none) {
+            return Ok(Vec::new());
+        }
+        let parts: Vec<Expr> = slots.iter().flatten().cloned().collect();
+        let stacked = Expr::stack(st.merged_name, parts)?;
+        Ok(vec![(self.map_name(st.merged_name)?, stacked)])
     }
 
     fn buffer_expert(

@@ -36,6 +36,7 @@ mod exaone4;
 mod falcon;
 mod falcon_h1;
 mod gemma;
+mod gemma3n;
 mod glm4;
 mod gpt2;
 mod gptneox;
@@ -91,6 +92,19 @@ pub struct Experts {
     pub merged_name: &'static str,
 }
 
+/// Top-level tensors stacked into one along a new leading dimension (Gemma 3n's AltUp
+/// projections): a tensor whose name contains `marker` is member `i` when its name contains
+/// `.{i}.` (`i < count`); the stack is emitted, in member order, when the last member
+/// arrives; members of an incomplete stack are not written.
+pub struct Stacked {
+    /// A tensor whose (filtered) name contains this is a member.
+    pub marker: &'static str,
+    /// The number of members.
+    pub count: usize,
+    /// The stacked tensor's name before mapping.
+    pub merged_name: &'static str,
+}
+
 /// Which q/k tensors get Llama's rotary permutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QkPermute {
@@ -139,6 +153,8 @@ pub struct Rules {
     pub fused_experts: bool,
     /// Stack per-expert (or per-head) tensors; the first whose marker the name contains.
     pub experts: &'static [Experts],
+    /// Stack top-level tensors (checked right after the class hook, first marker first).
+    pub stacked: &'static [Stacked],
     /// Rename a (filtered) HF name before mapping.
     pub rename: Option<fn(&Hparams, &str) -> String>,
     /// The class's own step.
@@ -174,6 +190,7 @@ impl Rules {
         transpose: &[],
         fused_experts: false,
         experts: &[],
+        stacked: &[],
         rename: None,
         hook: None,
         nextn_blocks: false,
@@ -355,6 +372,8 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE,
     &mistral::MISTRAL_NATIVE_3,
     &nemotron_h::NEMOTRON_H,
+    // Gemma 3n (issue #14, helper gemma3n).
+    &gemma3n::GEMMA3N,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,
