@@ -34,6 +34,8 @@ pub struct Hparams {
     /// Blocks after the config's own (Qwen3-Next's next-token-prediction layers, counted
     /// from its `mtp.*` tensors when the config does not say): part of [`Hparams::block_count`].
     pub extra_blocks: u64,
+    /// `--mtp` / `--no-mtp`: what becomes of the next-token-prediction layers.
+    pub mtp: super::Mtp,
 }
 
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
@@ -388,6 +390,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         arch,
         path,
         extra_blocks: 0,
+        mtp: super::Mtp::Keep,
     })
 }
 
@@ -485,7 +488,9 @@ impl Hparams {
     pub fn block_count(&self) -> Result<u64, ConvertError> {
         let keys = super::params::BLOCK_COUNT_KEYS;
         let mut n = self.req_u64(keys)?;
-        if arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks) {
+        if self.mtp != super::Mtp::Drop
+            && arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks)
+        {
             let nextn = self.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
             n = n.saturating_add(nextn);
         }

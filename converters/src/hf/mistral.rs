@@ -132,6 +132,7 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
         arch: "Mistral (params.json)".into(),
         path,
         extra_blocks: 0,
+        mtp: super::Mtp::Keep,
     })
 }
 

@@ -67,6 +67,26 @@ pub struct HfOptions {
     /// `--mistral-format`: the directory is in Mistral's native format (params.json,
     /// consolidated*.safetensors, tekken.json or tokenizer.model.v*), see [`mistral`].
     pub mistral_format: Option<mistral::MistralFormat>,
+    /// `--mtp` / `--no-mtp` (`--no-nextn`): the next-token-prediction layers of a class
+    /// with MTP export; any other class refuses both.
+    pub mtp: Mtp,
+}
+
+/// What becomes of a model's next-token-prediction (MTP, NextN) layers: the reference's
+/// `--mtp` and `--no-mtp` / `--no-nextn` (mutually exclusive; only for the model classes
+/// with `supports_mtp_export`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mtp {
+    /// No switch: the class's own behaviour (GLM-4.5, Qwen3-Next and Nemotron-H keep them).
+    #[default]
+    Keep,
+    /// `--no-mtp` / `--no-nextn`: the MTP tensors are dropped, the block count and the
+    /// `nextn_predict_layers` key leave them out.
+    Drop,
+    /// `--mtp`: only the MTP tensors and the ones they share with the model (embeddings,
+    /// final norm, output) are written, with the model's full metadata, under an `mtp-`
+    /// prefixed default file name (without size label).
+    Only,
 }
 
 impl Default for HfOptions {
@@ -80,6 +100,7 @@ impl Default for HfOptions {
             lora_base: None,
             fp8_as_q8: false,
             mistral_format: None,
+            mtp: Mtp::Keep,
         }
     }
 }
@@ -168,6 +189,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     if lora::is_adapter(dir) {
+        if opts.mtp != Mtp::Keep {
+            return Err(ConvertError::Unsupported(
+                "--mtp / --no-nextn are not supported for a LoRA adapter".into(),
+            ));
+        }
         let base = match &opts.lora_base {
             Some(b) => b.clone(),
             None => lora::base_from_config(dir)?,
@@ -211,7 +237,16 @@ fn convert_dir(
     shards: safetensors::Shards,
     mistral: Option<tokenizer::mistral::TemplateChoice>,
 ) -> Result<HfConversion, ConvertError> {
-    let entries = tensors::collect(arch, shards.tensors);
+    if opts.mtp != Mtp::Keep {
+        if arch.rules.mtp_export.is_none() || mistral.is_some() {
+            return Err(ConvertError::Unsupported(format!(
+                "--mtp / --no-nextn are not supported for {}",
+                hp.arch
+            )));
+        }
+        hp.mtp = opts.mtp;
+    }
+    let entries = tensors::collect(arch, &hp, shards.tensors)?;
     let entries = match arch.rules.mtp {
         Some(rename) => rename(&mut hp, entries)?,
         None => entries,
@@ -274,7 +309,13 @@ fn convert_dir(
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
     check_f32_overflow(&hp, &md)?;
 
-    let default_file_name = if opts.vocab_only {
+    let default_file_name = if hp.mtp == Mtp::Only {
+        // The MTP head's own name (also under --vocab-only): no size label.
+        format!(
+            "mtp-{}",
+            metadata::file_name(&meta, None, Some(label), None)
+        )
+    } else if opts.vocab_only {
         metadata::file_name(&meta, None, None, Some("vocab"))
     } else {
         metadata::file_name(&meta, meta.size_label.as_deref(), Some(label), None)

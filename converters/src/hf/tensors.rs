@@ -79,13 +79,39 @@ pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
 
 /// The filtered model tensors in order. A name seen twice keeps its first position and its
 /// last value (a Python dict).
-pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
+///
+/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::arch::MtpExport`] test
+/// then keeps only the next-token-prediction tensors (and the ones they share) or drops them.
+pub fn collect(
+    arch: &Arch,
+    hp: &Hparams,
+    sources: Vec<StTensor>,
+) -> Result<Vec<Entry>, ConvertError> {
     let mut out: Vec<Entry> = Vec::with_capacity(sources.len());
     let mut pos: HashMap<String, usize> = HashMap::new();
+    let export = match hp.mtp {
+        super::Mtp::Keep => None,
+        _ => arch.rules.mtp_export.as_ref(),
+    };
     for t in sources {
         let Some(name) = filter_name(arch, &t.name) else {
             continue;
         };
+        if let Some(x) = export {
+            let seen = if x.raw_names {
+                t.name.as_str()
+            } else {
+                name.as_str()
+            };
+            let is_mtp = (x.is_mtp)(hp, seen)?;
+            let keep = match hp.mtp {
+                super::Mtp::Drop => !is_mtp,
+                _ => is_mtp || x.shared.contains(&seen),
+            };
+            if !keep {
+                continue;
+            }
+        }
         let entry = Entry {
             name: name.clone(),
             dtype: t.dtype,
@@ -101,7 +127,7 @@ pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The quantization of a checkpoint as `prepare_tensors` detects it: `quantization_config`

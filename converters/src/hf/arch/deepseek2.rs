@@ -22,12 +22,13 @@
 use ggufkit::gguf::keys::{attention, extra, llm, mla, rope};
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// MLA attention's tensors (with [`DECODER`] and [`MOE_NEXTN_TENSORS`], gguf-py's `deepseek2` list,
@@ -357,13 +358,22 @@ pub const GLM4MOE_LITE: Arch = Arch {
         experts: &[DEEPSEEK_EXPERTS],
         hook: Some(lite_hook),
         nextn_blocks: true,
+        mtp_export: Some(MtpExport {
+            raw_names: false,
+            is_mtp: super::is_past_main_layers,
+            shared: super::GLM_MTP_SHARED,
+        }),
         ..Rules::NONE
     },
     params: lite_params,
     extra: no_extra,
 };
 
+/// The kept next-token-prediction blocks: none under `--no-mtp` (`skip_mtp`).
 fn lite_nextn(hp: &Hparams) -> Result<u64, ConvertError> {
+    if hp.mtp == Mtp::Drop {
+        return Ok(0);
+    }
     Ok(hp.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0))
 }
 

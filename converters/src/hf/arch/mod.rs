@@ -133,6 +133,42 @@ pub type MtpRule = fn(
     Vec<super::tensors::Entry>,
 ) -> Result<Vec<super::tensors::Entry>, ConvertError>;
 
+/// How a class with MTP export tells its next-token-prediction tensors from the others
+/// (its `filter_tensors` under `--mtp` / `--no-mtp`).
+pub struct MtpExport {
+    /// Whether the test sees the checkpoint's names before the class's and the generic
+    /// filters (Nemotron-H) rather than after them.
+    pub raw_names: bool,
+    /// Whether a tensor (by name) belongs to the MTP layers.
+    pub is_mtp: fn(&Hparams, &str) -> Result<bool, ConvertError>,
+    /// The other tensors `--mtp` keeps (those the MTP head shares with the model).
+    pub shared: &'static [&'static str],
+}
+
+/// The `filter_tensors` test of the GLM-4.5 family: `re.match(r"model\.layers\.(\d+)\.")`
+/// with a block at or past `num_hidden_layers` (the first block-count key present).
+pub(crate) fn is_past_main_layers(hp: &Hparams, name: &str) -> Result<bool, ConvertError> {
+    let Some(rest) = name.strip_prefix("model.layers.") else {
+        return Ok(false);
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() || rest.as_bytes().get(digits.len()) != Some(&b'.') {
+        return Ok(false);
+    }
+    let n = hp
+        .find_u64(super::params::BLOCK_COUNT_KEYS)?
+        .ok_or_else(|| hp.missing(super::params::BLOCK_COUNT_KEYS))?;
+    // An index too long for u64 is past any layer count.
+    Ok(digits.parse::<u64>().map_or(true, |i| i >= n))
+}
+
+/// The tensors the GLM-4.5 family's `--mtp` keeps besides the MTP layers.
+pub(crate) const GLM_MTP_SHARED: &[&str] = &[
+    "model.embed_tokens.weight",
+    "model.norm.weight",
+    "lm_head.weight",
+];
+
 /// A class's own `modify_tensors` step, run first (after [`Rules::rename`]).
 pub type Hook = fn(&Hparams, String, Expr) -> Result<Modified, ConvertError>;
 
@@ -166,6 +202,9 @@ pub struct Rules {
     /// the config's and extends the block count ([`super::config::Hparams::extra_blocks`]):
     /// Qwen3-Next / Qwen3.5 (`qwen3next::mtp_entries`), Nemotron-H (`nemotron_h::mtp_entries`).
     pub mtp: Option<MtpRule>,
+    /// The class exports its next-token-prediction layers on request (`supports_mtp_export`:
+    /// `--mtp` / `--no-mtp`); `None` refuses both switches.
+    pub mtp_export: Option<MtpExport>,
     /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
     /// (Mamba's checkpoints save the tied head).
     pub omit_tied_output: bool,
@@ -195,6 +234,7 @@ impl Rules {
         hook: None,
         nextn_blocks: false,
         mtp: None,
+        mtp_export: None,
         omit_tied_output: false,
         mxfp4: None,
     };

@@ -21,13 +21,14 @@ use serde_json::{json, Map, Value as Json};
 
 use super::granite_hybrid::{find, granite_ffn, hybrid_tail, req};
 use super::mamba::mamba2_tensor;
-use super::{granite, llama, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{granite, llama, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::Params;
 use crate::hf::tensors::Entry;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// `NemotronHForCausalLM` (arch `nemotron_h_moe`, or `nemotron_h`: see [`gguf_arch`]).
@@ -111,6 +112,22 @@ pub const NEMOTRON_H: Arch = Arch {
         hook: Some(hook),
         experts: &[NEMOTRON_EXPERTS],
         mtp: Some(mtp_entries),
+        mtp_export: Some(MtpExport {
+            raw_names: true,
+            is_mtp: |_, name| Ok(name.starts_with("mtp.")),
+            shared: &[
+                "backbone.embeddings.weight",
+                "backbone.norm_f.weight",
+                "lm_head.weight",
+                "lm_head.weight_scale",
+                "lm_head.weight_scale_2",
+                "lm_head.weight_scale_inv",
+                "lm_head.input_scale",
+                "lm_head.input_global_scale",
+                "lm_head.weight_global_scale",
+                "lm_head.weight_packed",
+            ],
+        }),
         ..Rules::NONE
     },
     params,
@@ -277,7 +294,8 @@ fn layout(hp: &Hparams) -> Result<Layout, ConvertError> {
     let ssm = pick(&|c, s| c == 'M' || matches!(s, "mamba" | "linear_attention"));
     let mut mlp = pick(&|c, s| c == if moe { 'E' } else { '-' } || s == "moe");
     let mut mtp = None;
-    if moe {
+    // --no-mtp: no MTP block (`_mtp_bid` stays None).
+    if moe && hp.mtp != Mtp::Drop {
         let nextn = match hp.get("num_nextn_predict_layers") {
             None | Some(Json::Null) => 0,
             Some(v) => json_u64(v).ok_or_else(|| {
@@ -344,6 +362,11 @@ fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, Conv
     }
     let l = layout(hp)?;
     let Some(bid) = l.mtp else {
+        if hp.mtp == Mtp::Only {
+            return Err(ConvertError::Unsupported(
+                "--mtp was requested, but this model does not contain a supported MTP head".into(),
+            ));
+        }
         return Ok(entries);
     };
     hp.extra_blocks = 1;
