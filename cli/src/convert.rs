@@ -214,7 +214,9 @@ struct Cli {
     #[arg(long)]
     dry_run: bool,
     /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
-    /// the GGUF architecture it converts to, and exit (with --json: a JSON array).
+    /// the GGUF architecture it converts to (`-`: none) and, for vision/audio classes, the
+    /// `--mmproj` projector type and the encoders it writes; then exit (with --json: a JSON
+    /// array of {hf, gguf, mmproj}).
     /// convert_hf_to_gguf.py's --print-supported-models is the same.
     #[arg(long, alias = "print-supported-models")]
     list_architectures: bool,
@@ -946,16 +948,30 @@ pub fn main() -> ExitCode {
     crate::edge::start::<Cli>();
     let cli = Cli::parse();
     if cli.list_architectures {
-        let table = ggufkit_converters::hf::architecture_table();
+        let table = ggufkit_converters::hf::architecture_rows();
         if cli.json {
             let rows: Vec<serde_json::Value> = table
                 .iter()
-                .map(|(hf, g)| serde_json::json!({"hf": hf, "gguf": g}))
+                .map(|r| {
+                    let mmproj = r
+                        .mmproj
+                        .as_ref()
+                        .map(|(t, enc)| serde_json::json!({"projector_type": t, "encoders": enc}));
+                    serde_json::json!({"hf": r.hf, "gguf": r.gguf, "mmproj": mmproj})
+                })
                 .collect();
             println!("{}", serde_json::Value::Array(rows));
         } else {
-            for (hf, g) in table {
-                println!("{hf:<40} {g}");
+            // `HF-class gguf-arch`, then for projector classes `mmproj: TYPE (encoders)`;
+            // `-` where the text model is not converted.
+            for r in table {
+                let line = format!("{:<40} {}", r.hf, r.gguf.unwrap_or("-"));
+                match &r.mmproj {
+                    None => println!("{line}"),
+                    Some((t, enc)) => {
+                        println!("{line:<52} mmproj: {t} ({})", enc.join(", "))
+                    }
+                }
             }
         }
         return ExitCode::SUCCESS;

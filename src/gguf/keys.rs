@@ -132,6 +132,8 @@ pub mod llm {
     pub const CLASSIFIER_OUTPUT_LABELS: &str = "classifier.output_labels";
     /// A classifier's pooling type.
     pub const CLASSIFIER_POOLING_TYPE: &str = "classifier.pooling_type";
+    /// The number of vision deepstack layers feeding the text model (Qwen3-VL).
+    pub const NUM_DEEPSTACK_LAYERS: &str = "n_deepstack_layers";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).

@@ -138,15 +138,35 @@ pub fn supported_architectures() -> &'static [&'static str] {
     })
 }
 
-/// Every supported HF architecture name with the GGUF architecture it converts to, sorted
-/// by HF name (`gguf-convert --list-architectures`).
-pub fn architecture_table() -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<(&'static str, &'static str)> = arch::ALL
+/// One row of `gguf-convert --list-architectures`: an HF class with what it converts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchitectureRow {
+    /// The HF architecture name (`architectures[0]`).
+    pub hf: &'static str,
+    /// The GGUF architecture of its text model, if ggufkit (and the reference) converts it.
+    pub gguf: Option<&'static str>,
+    /// Its `--mmproj` projector, if any: the projector type and the encoders written.
+    pub mmproj: Option<(&'static str, Vec<&'static str>)>,
+}
+
+/// Every HF architecture with a text conversion or a projector (`--mmproj`), sorted by HF
+/// name.
+pub fn architecture_rows() -> Vec<ArchitectureRow> {
+    let mut names: Vec<&'static str> = arch::ALL
         .iter()
-        .flat_map(|a| a.hf_names.iter().map(move |n| (*n, a.gguf)))
+        .flat_map(|a| a.hf_names.iter().copied())
+        .chain(mmproj::ALL.iter().flat_map(|p| p.hf_names.iter().copied()))
         .collect();
-    v.sort_unstable();
-    v
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|hf| ArchitectureRow {
+            hf,
+            gguf: arch::lookup(hf).map(|a| a.gguf),
+            mmproj: mmproj::lookup(hf).map(|p| (p.projector_type, p.encoders())),
+        })
+        .collect()
 }
 
 /// Up to three supported names nearest to `name` (case-insensitive edit distance; names

@@ -57,6 +57,7 @@ mod olmo;
 mod phi2;
 mod phi3;
 mod qwen;
+mod qwenvl;
 mod seed_oss;
 mod smollm3;
 mod stablelm;
@@ -308,6 +309,9 @@ pub enum TextType {
     Fixed(&'static str),
     /// The class its own `model_type` names, else this one (Llava's defaults to llama).
     Named(&'static str),
+    /// This class; a config without `text_config` has the text keys at its root, which the
+    /// class moves into its `text_config` (Qwen2-VL's hub configs).
+    Flat(&'static str),
 }
 
 /// One architecture.
@@ -412,8 +416,11 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE,
     &mistral::MISTRAL_NATIVE_3,
     &nemotron_h::NEMOTRON_H,
-    // Gemma 3n (issue #14, helper gemma3n).
+    // Gemma 3n (issue #14).
     &gemma3n::GEMMA3N,
+    // Text models of vision-language classes (issue #16).
+    &qwenvl::QWEN2VL,
+    &qwenvl::QWEN3VL,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,
