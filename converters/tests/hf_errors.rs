@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ggufkit::ir::TensorData;
 use ggufkit_converters::hf::{
-    architecture_table, read_hf_dir, supported_architectures, HfOptions, OutType,
+    architecture_rows, read_hf_dir, supported_architectures, HfOptions, OutType,
 };
 use ggufkit_converters::ConvertError;
 use support::{f32s, model_dir, safetensors, scratch, testdata};
@@ -52,7 +52,10 @@ fn unknown_architecture_suggests_the_nearest_supported_ones() {
 /// is in the `--list-architectures` table.
 #[test]
 fn issue_13_classes_are_listed_with_their_gguf_architecture() {
-    let table = architecture_table();
+    let table: Vec<(&str, &str)> = architecture_rows()
+        .into_iter()
+        .filter_map(|r| Some((r.hf, r.gguf?)))
+        .collect();
     for (hf, gguf) in [
         ("Olmo2ForCausalLM", "olmo2"),
         ("OlmoForCausalLM", "olmo"),
