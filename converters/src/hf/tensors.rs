@@ -664,24 +664,7 @@ impl<'a> Modifier<'a> {
         if rules.headless_arch == Some(hp.arch.as_str()) {
             name = format!("model.{name}");
         }
-        if rules.permute_qk != QkPermute::No {
-            let biases = rules.permute_qk == QkPermute::WeightsAndBiases;
-            let is = |proj: &str| {
-                name.ends_with(&format!("{proj}.weight"))
-                    || (biases && name.ends_with(&format!("{proj}.bias")))
-            };
-            if is("q_proj") {
-                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-                expr = expr.permute_heads(&name, n_head)?;
-            }
-            if is("k_proj") {
-                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-                let n_kv = hp
-                    .find_u64(&["n_kv_heads", "num_key_value_heads"])?
-                    .unwrap_or(n_head);
-                expr = expr.permute_heads(&name, n_kv)?;
-            }
-        }
+        expr = permute_qk(hp, &name, expr, rules.permute_qk)?;
         if rules.slice_embeddings && name.contains("embed_tokens.weight") {
             let rows = expr.shape().first().copied().unwrap_or(0);
             let n = self.vocab_rows()?.min(rows);
@@ -996,4 +979,30 @@ pub fn plan_lora(
         ));
     }
     Ok(out)
+}
+
+/// Llama's q/k head permutation (the reference's `undo_permute`) of `q_proj` / `k_proj`
+/// weights (and biases with [`QkPermute::WeightsAndBiases`]); other tensors pass unchanged.
+pub(crate) fn permute_qk(
+    hp: &Hparams,
+    name: &str,
+    expr: Expr,
+    mode: QkPermute,
+) -> Result<Expr, ConvertError> {
+    let biases = mode == QkPermute::WeightsAndBiases;
+    let is = |proj: &str| {
+        name.ends_with(&format!("{proj}.weight"))
+            || (biases && name.ends_with(&format!("{proj}.bias")))
+    };
+    if mode == QkPermute::No || !(is("q_proj") || is("k_proj")) {
+        return Ok(expr);
+    }
+    let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
+    if is("q_proj") {
+        return expr.permute_heads(name, n_head);
+    }
+    let n_kv = hp
+        .find_u64(&["n_kv_heads", "num_key_value_heads"])?
+        .unwrap_or(n_head);
+    expr.permute_heads(name, n_kv)
 }

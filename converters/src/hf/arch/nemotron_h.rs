@@ -20,13 +20,15 @@ use ggufkit::gguf::keys::{attention, llm, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
 
 use super::granite_hybrid::{find, granite_ffn, hybrid_tail, req};
-use super::mamba::mamba2_tensor;
-use super::{granite, llama, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, Rules};
+use super::mamba::{mamba2_tensor, MAMBA2_TENSORS};
+use super::{
+    granite, llama, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, QkPermute, Rules,
+};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::Params;
-use crate::hf::tensors::Entry;
+use crate::hf::tensors::{permute_qk, Entry};
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
@@ -73,39 +75,31 @@ pub const NEMOTRON_H: Arch = Arch {
     vocab: VocabKind::NemotronH,
     vocab_quirks: VocabQuirks::NONE,
     // gguf-py's `nemotron_h_moe` list (a superset of `nemotron_h`'s).
-    tensors: &[&[
-        Tensor::TokenEmbd,
-        Tensor::OutputNorm,
-        Tensor::Output,
-        Tensor::AttnNorm,
-        Tensor::SsmIn,
-        Tensor::SsmConv1d,
-        Tensor::SsmDt,
-        Tensor::SsmA,
-        Tensor::SsmD,
-        Tensor::SsmNorm,
-        Tensor::SsmOut,
-        Tensor::AttnQkv,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnDown,
-        Tensor::FfnUp,
-        Tensor::FfnGateInp,
-        Tensor::FfnUpExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnLatentDown,
-        Tensor::FfnLatentUp,
-        Tensor::FfnDownShexp,
-        Tensor::FfnUpShexp,
-        Tensor::FfnExpProbsB,
-        Tensor::AttnPostNorm,
-        Tensor::NextnEhProj,
-        Tensor::NextnEnorm,
-        Tensor::NextnHnorm,
-        Tensor::NextnSharedHeadNorm,
-    ]],
+    tensors: &[
+        MAMBA2_TENSORS,
+        &[
+            Tensor::AttnQkv,
+            Tensor::AttnQ,
+            Tensor::AttnK,
+            Tensor::AttnV,
+            Tensor::AttnOut,
+            Tensor::FfnDown,
+            Tensor::FfnUp,
+            Tensor::FfnGateInp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+            Tensor::FfnLatentDown,
+            Tensor::FfnLatentUp,
+            Tensor::FfnDownShexp,
+            Tensor::FfnUpShexp,
+            Tensor::FfnExpProbsB,
+            Tensor::AttnPostNorm,
+            Tensor::NextnEhProj,
+            Tensor::NextnEnorm,
+            Tensor::NextnHnorm,
+            Tensor::NextnSharedHeadNorm,
+        ],
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {
@@ -471,21 +465,8 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     if !l.attn.contains(&bid) {
         return Ok(Modified::Pass(name, expr));
     }
-    // Llama's q/k permutation (`undo_permute`), on attention layers only.
-    let is = |proj: &str| {
-        name.ends_with(&format!("{proj}.weight")) || name.ends_with(&format!("{proj}.bias"))
-    };
-    let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-    let expr = if is("q_proj") {
-        expr.permute_heads(&name, n_head)?
-    } else if is("k_proj") {
-        let n_kv = hp
-            .find_u64(&["n_kv_heads", "num_key_value_heads"])?
-            .unwrap_or(n_head);
-        expr.permute_heads(&name, n_kv)?
-    } else {
-        expr
-    };
+    // Llama's q/k permutation, on attention layers only.
+    let expr = permute_qk(hp, &name, expr, QkPermute::WeightsAndBiases)?;
     Ok(Modified::Pass(name, expr))
 }
 
