@@ -349,13 +349,23 @@ impl PackRows for Nvfp4Rows {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
-        if self.n_head.is_some() || self.rows == 0 {
+        if self.rows == 0 {
             return;
         }
         // Per part, the rows of the range that lie in it.
         for (p, (w, s)) in self.parts.iter().enumerate() {
             let (lo, hi) = (p * self.rows, (p + 1) * self.rows);
-            let (a, b) = (range.start.max(lo), range.end.min(hi));
+            let (mut a, mut b) = (range.start.max(lo), range.end.min(hi));
+            if let Some(n) = self.n_head.filter(|n| *n > 0) {
+                // Permuted rows stay within their head: release the heads the range covers
+                // whole (their source rows are the same span).
+                let per = self.rows / n;
+                if per == 0 {
+                    continue;
+                }
+                a = lo + (a - lo).div_ceil(per) * per;
+                b = lo + (b.saturating_sub(lo)) / per * per;
+            }
             if a >= b {
                 continue;
             }
