@@ -126,17 +126,21 @@ impl PackRows for Mxfp4Rows {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
-        // Interleaved rows share pages with the other half: only a plain range is released.
-        if self.step == 1 && !range.is_empty() {
-            let first = self.source(range.start);
-            let n = range.len();
-            let codes = self.nb * 16;
+        // Per expert, the source rows from the range's first to its last. Interleaved rows
+        // share pages with the other half (gate / up): those pages are released too and
+        // fault back in (from the page cache) when the other half is written.
+        let (codes, mut o) = (self.nb * 16, range.start);
+        while o < range.end && self.rows > 0 {
+            let end = range.end.min((o / self.rows + 1) * self.rows);
+            let (first, last) = (self.source(o), self.source(end - 1));
+            let n = last + 1 - first;
             self.blocks
                 .file
                 .release(self.blocks.offset + first * codes, n * codes);
             self.scales
                 .file
                 .release(self.scales.offset + first * self.nb, n * self.nb);
+            o = end;
         }
     }
 }
