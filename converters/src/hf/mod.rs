@@ -16,7 +16,7 @@ use ggufkit::gguf::keys;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use ggufkit::gguf::{Metadata, Value};
+use ggufkit::gguf::{ArrayValue, Metadata, Value};
 use ggufkit::ir::{Model, Tensor, TensorData};
 use ggufkit::quantizers::GgmlType;
 
@@ -289,12 +289,12 @@ fn convert_dir(
     };
     let (entries, nvfp4) = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
 
-    let (planned, early_kvs) = if opts.vocab_only {
-        (Vec::new(), Vec::new())
+    let (planned, early_kvs, mut a16) = if opts.vocab_only {
+        (Vec::new(), Vec::new(), Vec::new())
     } else {
         let extra = (arch.extra)(&hp)?;
-        let planned = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
-        (planned, extra.early_kvs)
+        let (planned, a16) = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
+        (planned, extra.early_kvs, a16)
     };
 
     let gguf_arch = arch::gguf_arch(arch, &hp);
@@ -327,6 +327,20 @@ fn convert_dir(
         md: &mut md,
     })?;
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    if !a16.is_empty() {
+        // `_prec_a4`: the W4A16_NVFP4 weights, sorted, each with 4-bit activations off.
+        a16.sort();
+        a16.dedup();
+        let off = vec![false; a16.len()];
+        md.set(
+            keys::general::TENSOR_EXTRA_NAME,
+            Value::Array(ArrayValue::String(a16.iter().map(String::as_str).collect())),
+        );
+        md.set(
+            keys::general::TENSOR_EXTRA_PREC_A4,
+            Value::Array(ArrayValue::Bool(off)),
+        );
+    }
     check_f32_overflow(&hp, &md)?;
 
     let default_file_name = if hp.mtp == Mtp::Only {

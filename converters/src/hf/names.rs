@@ -533,6 +533,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.router",
             "model.layers.{bid}.feed_forward.gate",
             "backbone.layers.{bid}.mixer.gate",
+            "layers.{bid}.gate",
         ],
     ),
     (
@@ -627,6 +628,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.gate_proj",
             "model.layers.{bid}.mlp.shared_experts.gate_proj",
             "model.layers.{bid}.feed_forward.shared_expert.gate_proj",
+            "layers.{bid}.shared_experts.w1",
         ],
     ),
     (
@@ -636,6 +638,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_experts.up_proj",
             "model.layers.{bid}.feed_forward.shared_expert.up_proj",
             "backbone.layers.{bid}.mixer.shared_experts.up_proj",
+            "layers.{bid}.shared_experts.w3",
         ],
     ),
     (
@@ -646,6 +649,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_experts.down_proj",
             "model.layers.{bid}.feed_forward.shared_expert.down_proj",
             "backbone.layers.{bid}.mixer.shared_experts.down_proj",
+            "layers.{bid}.shared_experts.w2",
         ],
     ),
     (
@@ -666,22 +670,56 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         ],
     ),
     // MLA attention, next-token-prediction layers and attention sinks (issue #14).
-    (T::AttnQA, &["model.layers.{bid}.self_attn.q_a_proj"]),
-    (T::AttnQB, &["model.layers.{bid}.self_attn.q_b_proj"]),
+    // `layers.{bid}.attention.*`: Mistral Large 3's native names.
+    (
+        T::AttnQA,
+        &[
+            "model.layers.{bid}.self_attn.q_a_proj",
+            "layers.{bid}.attention.wq_a",
+        ],
+    ),
+    (
+        T::AttnQB,
+        &[
+            "model.layers.{bid}.self_attn.q_b_proj",
+            "layers.{bid}.attention.wq_b",
+        ],
+    ),
     (
         T::AttnKvAMqa,
-        &["model.layers.{bid}.self_attn.kv_a_proj_with_mqa"],
+        &[
+            "model.layers.{bid}.self_attn.kv_a_proj_with_mqa",
+            "layers.{bid}.attention.wkv_a_with_mqa",
+        ],
     ),
     (T::AttnKvB, &["model.layers.{bid}.self_attn.kv_b_proj"]),
-    (T::AttnKB, &["model.layers.{bid}.self_attn.k_b_proj"]),
-    (T::AttnVB, &["model.layers.{bid}.self_attn.v_b_proj"]),
+    (
+        T::AttnKB,
+        &[
+            "model.layers.{bid}.self_attn.k_b_proj",
+            "layers.{bid}.attention.k_b_proj",
+        ],
+    ),
+    (
+        T::AttnVB,
+        &[
+            "model.layers.{bid}.self_attn.v_b_proj",
+            "layers.{bid}.attention.v_b_proj",
+        ],
+    ),
     (
         T::AttnQANorm,
-        &["model.layers.{bid}.self_attn.q_a_layernorm"],
+        &[
+            "model.layers.{bid}.self_attn.q_a_layernorm",
+            "layers.{bid}.attention.q_a_norm",
+        ],
     ),
     (
         T::AttnKvANorm,
-        &["model.layers.{bid}.self_attn.kv_a_layernorm"],
+        &[
+            "model.layers.{bid}.self_attn.kv_a_layernorm",
+            "layers.{bid}.attention.kv_a_norm",
+        ],
     ),
     (T::NextnEhProj, &["model.layers.{bid}.eh_proj"]),
     (T::NextnEmbedTokens, &["model.layers.{bid}.embed_tokens"]),

@@ -146,8 +146,10 @@ struct QuantInfo<'a> {
     mxfp4: bool,
     /// NVFP4 in compressed-tensors' layout (`nvfp4-pack-quantized`).
     nvfp4_ct: bool,
-    /// Some NVFP4 weights keep 16-bit activations (`W4A16_NVFP4`, globally or per layer).
-    w4a16: bool,
+    /// The checkpoint-wide `quant_algo` (before an NVFP4 layer or group makes it NVFP4).
+    algo: Option<String>,
+    /// `quantized_layers`' object entries: module path → `quant_algo`.
+    layer_algo: HashMap<String, Option<String>>,
 }
 
 fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
@@ -208,19 +210,26 @@ fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertE
     });
     let nvfp4 =
         matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers;
-    let w4a16 = algo.as_deref() == Some("W4A16_NVFP4")
-        || layers.as_ref().is_some_and(|l| {
-            l.values()
-                .filter_map(Json::as_object)
-                .any(|v| v.get("quant_algo").and_then(Json::as_str) == Some("W4A16_NVFP4"))
-        });
+    let layer_algo = layers
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(|(k, v)| {
+            let v = v.as_object()?;
+            let a = v
+                .get("quant_algo")
+                .and_then(Json::as_str)
+                .map(str::to_string);
+            Some((k.clone(), a))
+        })
+        .collect();
     Ok(QuantInfo {
         config,
         method: dequant_method,
         nvfp4,
         mxfp4: method.as_deref() == Some("mxfp4"),
         nvfp4_ct: nvfp4_groups,
-        w4a16,
+        algo,
+        layer_algo,
     })
 }
 
@@ -280,13 +289,6 @@ pub fn dequantize(
     let mut entries = entries;
     let mut nvfp4 = Vec::new();
     if info.nvfp4 {
-        if info.nvfp4_ct || info.w4a16 {
-            return Err(ConvertError::Unsupported(
-                "NVFP4 checkpoints in compressed-tensors' layout or with W4A16_NVFP4 layers are \
-                 not supported (ModelOpt NVFP4 is)"
-                    .into(),
-            ));
-        }
         // Repacked before dequant_model, which is skipped when no scale is left.
         let qk_heads = if arch.rules.permute_qk == QkPermute::WeightsAndBiases {
             match hp.find_u64(&["n_heads", "num_attention_heads"])? {
@@ -296,7 +298,16 @@ pub fn dequantize(
         } else {
             None
         };
-        nvfp4 = super::prequant::nvfp4(&mut entries, qk_heads)?;
+        let cfg = super::prequant::Nvfp4Config {
+            compressed_tensors: info.nvfp4_ct,
+            n_experts: hp
+                .find_u64(&["num_local_experts", "num_experts"])?
+                .unwrap_or(0),
+            algo: info.algo.clone(),
+            layer_algo: info.layer_algo.clone(),
+            qk_heads,
+        };
+        nvfp4 = super::prequant::nvfp4(&mut entries, &cfg)?;
         let left = entries
             .iter()
             .any(|e| e.name.ends_with(".weight_scale") || e.name.ends_with(".weight_scale_inv"));
@@ -822,7 +833,7 @@ fn skipped(name: &str) -> bool {
 
 /// `prepare_tensors`: the tensors the class repacks (already-quantized, in their own type)
 /// first, then generated tensors, then the model's, each mapped, transformed and given its
-/// output type.
+/// output type. Also returns the GGUF names of the `W4A16_NVFP4` weights (`_prec_a4`).
 pub fn plan(
     arch: &Arch,
     hp: &Hparams,
@@ -831,8 +842,9 @@ pub fn plan(
     nvfp4: Vec<Nvfp4Out>,
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
-) -> Result<Vec<Planned>, ConvertError> {
+) -> Result<(Vec<Planned>, Vec<String>), ConvertError> {
     let mut entries = entries;
+    let mut a16 = Vec::new();
     let packed = match arch.rules.mxfp4 {
         Some(repack) => repack(&mut entries)?,
         None => Vec::new(),
@@ -863,6 +875,9 @@ pub fn plan(
     for o in nvfp4 {
         let bid = block_id(&o.name);
         let name = m.map_name(&o.name)?;
+        if o.a16 {
+            a16.push(name.clone());
+        }
         push(name.clone(), o.weight, bid, false)?;
         for (suffix, expr) in o.scales {
             push(name.replace(".weight", suffix), expr, bid, false)?;
@@ -891,7 +906,7 @@ pub fn plan(
         left.sort();
         return Err(ConvertError::UnprocessedExperts { tensors: left });
     }
-    Ok(out)
+    Ok((out, a16))
 }
 
 /// A LoRA adapter's tensors: for `W = B·A`, the pair under the base model's name of `W`.

@@ -148,7 +148,7 @@ pub const DEEPSEEK2: Arch = Arch {
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
-const DEEPSEEK_EXPERTS: Experts = Experts {
+pub(super) const DEEPSEEK_EXPERTS: Experts = Experts {
     marker: "mlp.experts",
     count_keys: &["n_routed_experts"],
     parts: &["down_proj", "gate_proj", "up_proj"],
@@ -179,7 +179,7 @@ pub(super) fn is_past_layers(name: &str, n_layers: u64) -> bool {
 /// `DeepseekV2Model.modify_tensors` before the generic steps: a tied `lm_head` and the
 /// next-token-prediction layers are dropped, `kv_b_proj` is split into `k_b_proj`
 /// (transposed per head) and `v_b_proj`.
-fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     mla_hook(hp, name, expr, true)
 }
 
