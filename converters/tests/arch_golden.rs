@@ -208,6 +208,9 @@ fixtures! {
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
     nemotronh => "nemotronh",
+    // Encoder-decoder with relative attention buckets and a unigram vocabulary (issue #14).
+    t5 => "t5",
+    t5encoder => "t5encoder",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
