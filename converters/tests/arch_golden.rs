@@ -255,6 +255,49 @@ fn unsupported_variants_are_refused() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// T5's vocabulary rules: the SentencePiece model is required, a `vocab_size` below its
+/// pieces and a null one are errors, added_tokens.json ids past the table are skipped.
+#[test]
+fn t5_vocabulary_errors_are_typed() {
+    let work = scratch("arch-t5-vocab");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("t5encoder", &work);
+    std::fs::remove_file(dir.join("spiece.model")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("spiece.model"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    set_cfg(&dir, "vocab_size", Json::from(100));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("pieces") && e.contains("100"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    set_cfg(&dir, "vocab_size", Json::Null);
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("vocab_size"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    std::fs::write(
+        dir.join("added_tokens.json"),
+        r#"{"<far>": 9999, "<x>": 303}"#,
+    )
+    .unwrap();
+    assert!(read_hf_dir(&dir, &opts).is_ok());
+    std::fs::write(dir.join("added_tokens.json"), r#"{"<x>": "303"}"#).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("added_tokens.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// Rewrites `dir/model.safetensors` keeping only the tensors `keep` accepts.
 fn drop_tensors(dir: &Path, keep: impl Fn(&str) -> bool) {
     let path = dir.join("model.safetensors");
