@@ -71,13 +71,17 @@ TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
 # small tokenizer_config.json; no tokenizer.json (the reference's T5 path does not read it).
 TOKENIZERS["t5"] = (None, ["spiece.model"],
                     ["tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"])
-# Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr"}
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
+# Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
+# the files of the synced gemma3 fixture (testdata/hf/gemma3, referenced, not copied).
+TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
+                       ["tokenizer_config.json", "special_tokens_map.json"])
+# Tokenizer kinds whose shared files are another kind's (stored once).
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
-FROM_SOURCE_FIXTURE = {"bert"}
+FROM_SOURCE_FIXTURE = {"bert", "gemma"}
 SPM_VOCAB = 1000
 XLMR_VOCAB = 302  # 300 pieces, shifted by one (fairseq), plus <mask>
 BPE_VOCAB = 49152
@@ -628,6 +632,24 @@ FIXTURES.update({
                        moe_shared_expert_intermediate_size=16, n_shared_experts=1,
                        routed_scaling_factor=2.5, num_nextn_predict_layers=1),
                   "smollm", True),
+})
+
+
+# Gemma 3n (helper gemma3n): per-layer embeddings (512 of the 1000 tokens, padded to the
+# vocabulary by the reference), AltUp with its 4 inputs, LAuReL, per-layer FFN sizes, an
+# activation sparsity pattern with sparse and dense layers, sliding / full / sliding layers,
+# the last one sharing the KV cache of the first (it has no k/v tensors). Gemma's
+# SentencePiece vocabulary (1000 pieces), hidden size 16.
+GEMMA3N = dict(hidden_size=16, intermediate_size=[32, 48, 32], num_hidden_layers=3,
+               num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+               hidden_size_per_layer_input=4, vocab_size=SPM_VOCAB,
+               vocab_size_per_layer_input=512, laurel_rank=4, altup_num_inputs=4,
+               num_kv_shared_layers=1, sliding_window=64, max_position_embeddings=4096,
+               layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+               activation_sparsity_pattern=[0.95, 0.75, 0.0],
+               bos_token_id=2, eos_token_id=1, pad_token_id=0)
+FIXTURES.update({
+    "gemma3n": ("Gemma3nForCausalLM", "gemma3n_text", dict(GEMMA3N), "gemma", True),
 })
 
 
@@ -1201,7 +1223,7 @@ VARIANT_FIXTURES = [
     "starcoder2", "falcon", "apertus", "llama4", "ernie4_5", "seedoss", "mixtral", "qwen3moe",
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
-    "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert",
+    "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
 ]
 
 
@@ -1430,6 +1452,21 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-logit-scale-absent"] = {"logit_scale": None}
         v["fam-swa-pattern-spelling"] = {"layer_types": None, "sliding_window_pattern": 2}
         v["fam-sliding-window-absent"] = {"sliding_window": None, "layer_types": None}
+    if fx == "gemma3n":
+        # KV sharing off, another AltUp index, the class refusing 3 AltUp inputs, the
+        # sparsity pattern transformers fills in (all dense: -inf) and one with a central
+        # and a negative quantile, one FFN size for all layers, and per-layer lists of the
+        # wrong length (AutoConfig raises: config.json is read as written).
+        v["kv-shared-0"] = {"num_kv_shared_layers": 0}
+        v["altup-active-1"] = {"altup_active_idx": 1}
+        v["altup-inputs-3"] = {"altup_num_inputs": 3}
+        v["sparsity-absent"] = {"activation_sparsity_pattern": None}
+        v["sparsity-other"] = {"activation_sparsity_pattern": [0.5, 0.99, 0.1]}
+        v["ffn-scalar"] = {"intermediate_size": 40}
+        v["ffn-list-short"] = {"intermediate_size": [32, 48]}
+        v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
+        # The vision-language class's name on the text checkpoint: the same text model.
+        v["arch-conditional"] = {"architectures": ["Gemma3nForConditionalGeneration"]}
     return v
 
 

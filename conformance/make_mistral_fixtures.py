@@ -266,6 +266,75 @@ def make_spm_fp8() -> Path:
     return dst
 
 
+MOE_PARAMS = {
+    "dim": 8, "n_layers": 2, "head_dim": 4, "hidden_dim": 12, "n_heads": 2, "n_kv_heads": 2,
+    "norm_eps": 1e-05, "vocab_size": 1000, "rope_theta": 10000.0, "max_position_embeddings": 8192,
+    "q_lora_rank": 4, "kv_lora_rank": 4, "qk_rope_head_dim": 2, "qk_nope_head_dim": 2, "v_head_dim": 2,
+    "tied_embeddings": False,
+    "yarn": {"original_max_position_embeddings": 4096, "factor": 2.0, "apply_scale": True,
+             "beta": 32.0, "alpha": 1.0},
+    "moe": {"num_experts": 2, "num_experts_per_tok": 1, "expert_hidden_dim": 4, "num_shared_experts": 1,
+            "first_k_dense_replace": 1, "route_every_n": 1, "routed_scale": 1.5,
+            "num_expert_groups": 1, "num_expert_groups_per_tok": 1},
+}
+
+
+def make_moe() -> Path:
+    """mistral-moe: Mistral's MoE layout (`moe` in params.json, MLA attention as in Mistral
+    Large 3), which the reference converts as DeepSeek-V2 (`MistralMoeModel`): dim 8, 2 layers
+    (the first dense: `first_k_dense_replace` 1), 2 heads, q/kv LoRA rank 4, rope / nope / v
+    head dims 2, 2 routed experts of FFN 4 plus a shared one; `yarn` (which the class needs).
+    Random BF16 tensors under the native names (`attention.wq_a`, `attention.wkv_b`,
+    `experts.E.w1`, `shared_experts.w1`, `gate`, ...), `output.weight` untied; the embedding
+    shard and `tokenizer.model.v3` are mistral-spm's (by reference). A config.json holding only
+    `architectures` sits beside params.json: `DeepseekV2Model.__init__` reads the HF hparams
+    too and fails without one (case `no-config`)."""
+    import torch
+    from safetensors.torch import save_file
+    dst = TESTDATA / "hf" / "mistral-moe"
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    p = MOE_PARAMS
+    g = torch.Generator().manual_seed(21)
+    dim, nh, ql, kl = p["dim"], p["n_heads"], p["q_lora_rank"], p["kv_lora_rank"]
+    rope, nope, vd = p["qk_rope_head_dim"], p["qk_nope_head_dim"], p["v_head_dim"]
+    t = {"norm.weight": 1 + 0.1 * torch.randn(dim, generator=g),
+         "output.weight": 0.02 * torch.randn(p["vocab_size"], dim, generator=g)}
+    for b in range(p["n_layers"]):
+        d = f"layers.{b}."
+        t[d + "attention_norm.weight"] = 1 + 0.1 * torch.randn(dim, generator=g)
+        t[d + "ffn_norm.weight"] = 1 + 0.1 * torch.randn(dim, generator=g)
+        t[d + "attention.wq_a.weight"] = 0.1 * torch.randn(ql, dim, generator=g)
+        t[d + "attention.q_a_norm.weight"] = 1 + 0.1 * torch.randn(ql, generator=g)
+        t[d + "attention.wq_b.weight"] = 0.1 * torch.randn(nh * (nope + rope), ql, generator=g)
+        t[d + "attention.wkv_a_with_mqa.weight"] = 0.1 * torch.randn(kl + rope, dim, generator=g)
+        t[d + "attention.kv_a_norm.weight"] = 1 + 0.1 * torch.randn(kl, generator=g)
+        t[d + "attention.wkv_b.weight"] = 0.1 * torch.randn(nh * (nope + vd), kl, generator=g)
+        t[d + "attention.wo.weight"] = 0.1 * torch.randn(dim, nh * vd, generator=g)
+        ffn = [("w1", 0), ("w2", 1), ("w3", 0)]
+        if b < p["moe"]["first_k_dense_replace"]:
+            for w, tr in ffn:
+                shape = (dim, p["hidden_dim"]) if tr else (p["hidden_dim"], dim)
+                t[d + f"feed_forward.{w}.weight"] = 0.1 * torch.randn(*shape, generator=g)
+            continue
+        eh = p["moe"]["expert_hidden_dim"]
+        t[d + "gate.weight"] = 0.1 * torch.randn(p["moe"]["num_experts"], dim, generator=g)
+        for e in range(p["moe"]["num_experts"]):
+            for w, tr in ffn:
+                t[d + f"experts.{e}.{w}.weight"] = 0.1 * torch.randn(*((dim, eh) if tr else (eh, dim)), generator=g)
+        for w, tr in ffn:
+            t[d + f"shared_experts.{w}.weight"] = 0.1 * torch.randn(*((dim, eh) if tr else (eh, dim)), generator=g)
+    t = {n: v.to(torch.bfloat16).contiguous() for n, v in t.items()}
+    save_file(t, str(dst / "consolidated-00002-of-00002.safetensors"), metadata={"format": "pt"})
+    write_json(dst / "params.json", p)
+    write_json(dst / "config.json", {"architectures": ["MistralLarge3ForCausalLM"]})
+    (dst / "shared-files.txt").write_text(
+        "consolidated-00001-of-00002.safetensors = ../mistral-spm/consolidated-00001-of-00002.safetensors\n"
+        "tokenizer.model.v3 = ../../tokenizers/spm/tokenizer.model\n")
+    return dst
+
+
 def materialize(fixture_dir: Path, scratch: Path, as_name: str) -> Path:
     dst = scratch / as_name
     if dst.exists():
@@ -301,6 +370,7 @@ MODIFY = {
     "tekken-v15": tekken_version("v15"),
     "no-params": lambda d: (d / "params.json").unlink(),
     "no-tokenizer": lambda d: (d / "tekken.json").unlink(),
+    "no-config": lambda d: (d / "config.json").unlink(),
 }
 
 # (case suffix, modification, extra flags), run for f32 on one fixture.
@@ -325,6 +395,9 @@ VARIANTS = {
     ],
     "mistral-spm-fp8": [
         ("fp8-as-q8", None, ["--fp8-as-q8"]),
+    ],
+    "mistral-moe": [
+        ("no-config", "no-config", []),
     ],
 }
 
@@ -361,7 +434,7 @@ def main():
     ap.add_argument("--only", nargs="*", help="run only these fixtures (their cases replace the ones in cases.json)")
     ap.add_argument("--hf-only", action="store_true", help="run only the HF-directory cases (HF_CASES)")
     args = ap.parse_args()
-    fixtures = [make_tekken(), make_spm(), make_spm_fp8()]
+    fixtures = [make_tekken(), make_spm(), make_spm_fp8(), make_moe()]
     if args.fixtures_only:
         return
     cases = {}

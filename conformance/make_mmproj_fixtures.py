@@ -75,9 +75,11 @@ def pixtral(**kw):
 
 
 def qwen_text(model_type, **kw):
+    # the text half is converted too: the shared SentencePiece vocabulary (1000 pieces),
+    # tied embeddings (one 1000 x 16 matrix)
     d = dict(model_type=model_type, hidden_size=16, intermediate_size=24, num_hidden_layers=1,
-             num_attention_heads=2, num_key_value_heads=1, vocab_size=32,
-             max_position_embeddings=256)
+             num_attention_heads=2, num_key_value_heads=1, vocab_size=SPM_VOCAB,
+             max_position_embeddings=256, tie_word_embeddings=True)
     d.update(kw)
     return d
 
@@ -96,6 +98,14 @@ OWN_FILES = {
     "mistral3-vl": {"tokenizer_config.json": IMG_BREAK},
 }
 
+# The shared SentencePiece tokenizer (testdata/tokenizers/spm, 1000 pieces) the text halves
+# of the fixtures below read; `tokenizer_config.json` / `special_tokens_map.json` are
+# smollm3's (the same vocabulary). Pixtral fixtures keep their own tokenizer_config.json.
+SPM_VOCAB = 1000
+SPM = [("tokenizer.model", "../../tokenizers/spm"), ("tokenizer.json", "../../tokenizers/spm"),
+       ("tokenizer_config.json", "../smollm3"), ("special_tokens_map.json", "../smollm3")]
+SPM_NO_CONFIG = SPM[:2]
+
 QWEN_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
             "image_std": [0.26862954, 0.26130258, 0.27577711]}
 
@@ -110,9 +120,11 @@ FIXTURES = {
                   ["tokenizer.model", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json"], True),
     "llava-pixtral": ("LlavaForConditionalGeneration", "llava",
-                      dict(text_config=llama_text(), vision_config=pixtral(),
-                           image_token_index=10, projector_hidden_act="gelu"),
-                      PRE, None, [], False),
+                      dict(text_config=llama_text(vocab_size=SPM_VOCAB,
+                                                  tie_word_embeddings=True),
+                           vision_config=pixtral(), image_token_index=10,
+                           projector_hidden_act="gelu", tie_word_embeddings=True),
+                      PRE, None, SPM_NO_CONFIG, True),
     "mistral3-vl": ("Mistral3ForConditionalGeneration", "mistral3",
                     dict(text_config=llama_text(model_type="mistral"), vision_config=pixtral(),
                          image_token_index=10, spatial_merge_size=2),
@@ -124,7 +136,7 @@ FIXTURES = {
                                         num_attention_heads=2, image_size=28, patch_size=7),
                      scale_factor=2, image_token_id=10),
                 {**PRE, "size": {"longest_edge": 56}, "max_image_size": {"longest_edge": 28}},
-                None, [], False),
+                None, [], True),
     "idefics3": ("Idefics3ForConditionalGeneration", "idefics3",
                  dict(text_config=llama_text(),
                       vision_config=dict(model_type="idefics3_vision", hidden_size=16,
@@ -132,7 +144,7 @@ FIXTURES = {
                                          num_attention_heads=2, image_size=28, patch_size=7),
                       scale_factor=2, image_token_id=10),
                  {**PRE, "size": {"longest_edge": 56}, "max_image_size": {"longest_edge": 28}},
-                 None, [], False),
+                 None, [], True),
     "qwen2vl": ("Qwen2VLForConditionalGeneration", "qwen2_vl",
                 dict(text_config=qwen_text("qwen2_vl_text", rope_parameters={
                          "rope_type": "default", "mrope_section": [1, 1, 2],
@@ -141,8 +153,8 @@ FIXTURES = {
                                         mlp_ratio=2, patch_size=7, spatial_merge_size=2,
                                         temporal_patch_size=2),
                      image_token_id=10, video_token_id=11, vision_start_token_id=12,
-                     vision_end_token_id=13),
-                QWEN_PRE, None, [], False),
+                     vision_end_token_id=13, tie_word_embeddings=True),
+                QWEN_PRE, None, SPM, True),
     "qwen25vl": ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
                  dict(text_config=qwen_text("qwen2_5_vl_text", rope_parameters={
                           "rope_type": "default", "mrope_section": [1, 1, 2],
@@ -152,8 +164,8 @@ FIXTURES = {
                                          spatial_merge_size=2, temporal_patch_size=2,
                                          window_size=28, fullatt_block_indexes=[2]),
                       image_token_id=10, video_token_id=11, vision_start_token_id=12,
-                      vision_end_token_id=13),
-                 QWEN_PRE, None, [], False),
+                      vision_end_token_id=13, tie_word_embeddings=True),
+                 QWEN_PRE, None, SPM, True),
     "qwen3vl": ("Qwen3VLForConditionalGeneration", "qwen3_vl",
                 dict(text_config=qwen_text("qwen3_vl_text", head_dim=8, rope_parameters={
                          "rope_type": "default", "mrope_section": [1, 1, 2],
@@ -164,10 +176,14 @@ FIXTURES = {
                                         num_position_embeddings=16,
                                         deepstack_visual_indexes=[0]),
                      image_token_id=10, video_token_id=11, vision_start_token_id=12,
-                     vision_end_token_id=13),
-                QWEN_PRE, None, [], False),
+                     vision_end_token_id=13, tie_word_embeddings=True),
+                QWEN_PRE, None, SPM, True),
     "qwen3vlmoe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
+                   # no text variants: Qwen3MoeModel reads only a BPE tokenizer.json whose
+                   # pre-tokenizer it recognizes, and the only one in testdata/ (smollm's)
+                   # has 49152 tokens (a 1.5 MB embedding at width 16)
                    dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=2,
+                                              vocab_size=32, tie_word_embeddings=False,
                                               num_experts_per_tok=1, moe_intermediate_size=8,
                                               rope_parameters={
                                                   "rope_type": "default",
@@ -188,8 +204,8 @@ FIXTURES = {
                                           encoder_layers=3, encoder_attention_heads=2,
                                           encoder_ffn_dim=24, num_mel_bins=8,
                                           max_source_positions=8),
-                        audio_token_index=10),
-                   {"feature_size": 8, "sampling_rate": 16000}, None, [], False),
+                        audio_token_index=10, tie_word_embeddings=True),
+                   {"feature_size": 8, "sampling_rate": 16000}, None, SPM, True),
 }
 
 
@@ -221,6 +237,11 @@ def build(name: str, out: Path, seed: int) -> None:
         (out / f).write_text(json.dumps(content, indent=2) + "\n")
     for f in ("generation_config.json",):
         (out / f).unlink(missing_ok=True)
+    if name in DROP:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
+        save_file(tensors, str(st), metadata={"format": "pt"})
     if name in RENAME:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
@@ -243,15 +264,23 @@ RENAME = {
 }
 
 
+# Qwen2-Audio saves its tied LM head anyway: dropped (the checkpoint stays valid, the text
+# half is written without `output.weight`, and the fixture 32 KB smaller).
+DROP = {
+    "qwen2audio": ["language_model.lm_head.weight"],
+}
+
+
 def add_tokenizer(name: str, out: Path) -> list[str]:
     """Copies the tokenizer files into the work dir; returns shared-files.txt lines."""
     _, _, _, _, src, files, _ = FIXTURES[name]
     lines = []
-    if src is None:
-        return lines
     for f in files:
-        shutil.copyfile(TESTDATA / "hf" / src / f, out / f)
-        lines.append(f"{f} = ../{src}/{f}")
+        # a file name (taken from fixture `src`) or (file name, directory relative to
+        # testdata/hf/<name>)
+        f, rel = (f, f"../{src}") if isinstance(f, str) else f
+        shutil.copyfile(TESTDATA / "hf" / name / rel / f, out / f)
+        lines.append(f"{f} = {rel}/{f}")
     return lines
 
 

@@ -22,6 +22,14 @@ fixture's own `model.safetensors`, shared by reference (`shared-files.txt`), and
                  (`hf_quant_config.json`): U8 weights (2 E2M1 codes a byte), E4M3
                  `weight_scale` per 16 inputs, F32 `weight_scale_2` / `input_scale`,
                  `k_scale` / `v_scale`; v_proj's factors are exactly 1 (not written).
+  llama-bpe-nvfp4-ct  the same layer in compressed-tensors' `nvfp4-pack-quantized` layout
+                 (config.json): `weight_packed`, `weight_scale`, and the reciprocal factors
+                 `weight_global_scale` / `input_global_scale` [1].
+  llama-bpe-nvfp4-w4a16  ModelOpt `quant_algo: "W4A16_NVFP4"` (no `input_scale`): the
+                 reference lists the weights in `general.tensor_extra.*` (prec_a4 false).
+  qwen3moe-nvfp4 `qwen3moe` plus a third layer of four experts, each projection a ModelOpt
+                 NVFP4 tensor of its own, 64 wide (the rest of the model is 32 wide), which the
+                 reference stacks per projection.
   llama-bpe-gptq4, llama-bpe-gptq8, llama-bpe-w4a16, llama-bpe-w4a16-asym
                  the `llama-bpe` model (2 layers) plus a third layer: f16 norms and the seven
                  projections quantized with asymmetric groups of 32 as GPTQ 4-bit (act_order
@@ -246,30 +254,50 @@ def pack_quantized(symmetric):
 E2M1_CODES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 
 
-def nvfp4():
-    """ModelOpt NVFP4 (`hf_quant_config.json` quant_algo NVFP4): per projection a global
-    `weight_scale_2` = amax / (6 * 448), per 16 inputs an E4M3 `weight_scale` = amax16 / 6 /
-    weight_scale_2, `weight` U8 [out, in / 2] with the nearest E2M1 code of
-    w / (scale * scale_2), element 2i in the low nibble; `input_scale` F32; `k_scale` /
-    `v_scale` on k/v. v_proj has weight_scale_2 and input_scale exactly 1 (not written)."""
+def nvfp4_quantize(w, trivial):
+    """ModelOpt NVFP4 of one [out, in] weight: (codes U8 [out, in / 2], E4M3 scales
+    [out, in / 16], F32 global scale `weight_scale_2`). The global scale is amax / (6 * 448)
+    (exactly 1 with `trivial`), each 16-value scale amax16 / 6 / weight_scale_2, each code the
+    nearest E2M1 value of w / (scale * scale_2), element 2i in the low nibble of byte i."""
+    import torch
+    out, inp = w.shape
+    s2 = torch.tensor(1.0) if trivial else (w.abs().amax() / (6 * 448)).float()
+    g = w.reshape(out, inp // 16, 16)
+    sc = (g.abs().amax(-1) / 6 / s2).clamp(min=2 ** -9, max=448).to(torch.float8_e4m3fn)
+    x = g / (sc.float() * s2).unsqueeze(-1)
+    mags = torch.tensor(E2M1_CODES)
+    idx = (x.abs().unsqueeze(-1) - mags).abs().argmin(-1)
+    codes = (idx | torch.where(x < 0, 8, 0)).to(torch.uint8).reshape(out, inp)
+    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous(), sc.contiguous(), s2.reshape(()).to(torch.float32)
+
+
+def nvfp4(layout="modelopt", algo="NVFP4"):
+    """NVFP4 projections of Llama's layer 2 (see `nvfp4_quantize`). `layout` "modelopt"
+    (`hf_quant_config.json` with `algo`): `weight` U8, `weight_scale` E4M3, F32
+    `weight_scale_2` and (unless W4A16) `input_scale`, `k_scale` / `v_scale` on k/v; v_proj's
+    factors are exactly 1 (not written). "ct" (compressed-tensors `nvfp4-pack-quantized` in
+    config.json): `weight_packed`, `weight_scale`, and the reciprocals `weight_global_scale` /
+    `input_global_scale` [1]."""
     import torch
 
     def one(base, w, gen):
-        out, inp = w.shape
         trivial = base.endswith("v_proj")
-        s2 = torch.tensor(1.0) if trivial else (w.abs().amax() / (6 * 448)).float()
-        g = w.reshape(out, inp // 16, 16)
-        sc = (g.abs().amax(-1) / 6 / s2).clamp(min=2 ** -9, max=448).to(torch.float8_e4m3fn)
-        x = g / (sc.float() * s2).unsqueeze(-1)
-        mags = torch.tensor(E2M1_CODES)
-        idx = (x.abs().unsqueeze(-1) - mags).abs().argmin(-1)
-        codes = (idx | torch.where(x < 0, 8, 0)).to(torch.uint8).reshape(out, inp)
+        codes, sc, s2 = nvfp4_quantize(w, trivial)
+        inp = torch.tensor(1.0 if trivial else 0.0123, dtype=torch.float32)
+        if layout == "ct":
+            return {
+                base + ".weight_packed": codes,
+                base + ".weight_scale": sc,
+                base + ".weight_global_scale": (1.0 / s2).reshape(1),
+                base + ".input_global_scale": (1.0 / inp).reshape(1),
+            }
         t = {
-            base + ".weight": (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous(),
-            base + ".weight_scale": sc.contiguous(),
-            base + ".weight_scale_2": s2.reshape(()).to(torch.float32),
-            base + ".input_scale": torch.tensor(1.0 if trivial else 0.0123, dtype=torch.float32),
+            base + ".weight": codes,
+            base + ".weight_scale": sc,
+            base + ".weight_scale_2": s2,
         }
+        if algo != "W4A16_NVFP4":
+            t[base + ".input_scale"] = inp
         if base.endswith("k_proj"):
             t[base + ".k_scale"] = torch.tensor(1.0, dtype=torch.float32)
         if base.endswith("v_proj"):
@@ -278,17 +306,65 @@ def nvfp4():
 
     def config(c):
         c["num_hidden_layers"] = 3
+        if layout == "ct":
+            scheme = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                      "symmetric": True, "dynamic": False}
+            c["quantization_config"] = {
+                "quant_method": "compressed-tensors",
+                "format": "nvfp4-pack-quantized",
+                "quantization_status": "compressed",
+                "config_groups": {"group_0": {
+                    "targets": ["Linear"], "format": "nvfp4-pack-quantized", "weights": scheme,
+                    "input_activations": dict(scheme, dynamic="local"),
+                }},
+                "ignore": ["lm_head"],
+                "kv_cache_scheme": None,
+            }
+    if layout == "ct":
+        return llama_layer2(one), config
     extra = {"hf_quant_config.json": {
         "producer": {"name": "modelopt", "version": "0.29.0"},
-        "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
+        "quantization": {"quant_algo": algo, "kv_cache_quant_algo": "FP8", "group_size": 16,
                          "exclude_modules": ["lm_head"]},
     }}
     return llama_layer2(one), config, extra
 
 
+def qwen3moe_nvfp4():
+    """A third qwen3moe layer holding only its four experts, each projection a ModelOpt NVFP4
+    tensor of its own (`mlp.experts.E.{gate,up,down}_proj.weight` [64, 32] U8 with its
+    `weight_scale` [64, 4] E4M3, `weight_scale_2`, `input_scale`), 64 wide where the rest of
+    the model is 32 (NVFP4 rows are whole 64-value blocks). down_proj's factors are 1 for
+    every expert (not written); gate_proj's input_scale is shared by the experts."""
+    import torch
+    gen = torch.Generator().manual_seed(SEED)
+    t = {}
+    for e in range(4):
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            base = f"model.layers.2.mlp.experts.{e}.{proj}"
+            w = torch.randn(64, 64, generator=gen) * 0.02
+            trivial = proj == "down_proj"
+            codes, sc, s2 = nvfp4_quantize(w, trivial)
+            t[base + ".weight"], t[base + ".weight_scale"], t[base + ".weight_scale_2"] = codes, sc, s2
+            inp = 1.0 if trivial else (0.02 if proj == "gate_proj" else 0.01 * (e + 1))
+            t[base + ".input_scale"] = torch.tensor(inp, dtype=torch.float32)
+
+    def config(c):
+        c["num_hidden_layers"] = 3
+    extra = {"hf_quant_config.json": {
+        "producer": {"name": "modelopt", "version": "0.29.0"},
+        "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None, "group_size": 16,
+                         "exclude_modules": ["lm_head", "model.layers.*.mlp.gate"]},
+    }}
+    return t, config, extra
+
+
 FIXTURES = {
     "gptoss-mxfp4": ("gptoss", gptoss_mxfp4),
     "llama-bpe-nvfp4": ("llama-bpe", nvfp4),
+    "llama-bpe-nvfp4-ct": ("llama-bpe", lambda: nvfp4("ct")),
+    "llama-bpe-nvfp4-w4a16": ("llama-bpe", lambda: nvfp4("modelopt", "W4A16_NVFP4")),
+    "qwen3moe-nvfp4": ("qwen3moe", qwen3moe_nvfp4),
     "llama-bpe-gptq4": ("llama-bpe", lambda: gptq(4, False)),
     "llama-bpe-gptq8": ("llama-bpe", lambda: gptq(8, True)),
     "llama-bpe-w4a16": ("llama-bpe", lambda: pack_quantized(True)),

@@ -7,8 +7,11 @@
 //!
 //! `cargo run --release --example gen_hf_fp8 -- OUT_DIR SIZE_MB`
 
-use std::io::{BufWriter, Write};
+mod synth;
+
 use std::path::Path;
+
+use synth::Spec;
 
 const BLOCK: u64 = 128;
 
@@ -37,7 +40,7 @@ fn main() {
     let n_layer = ((size_mb << 20) / per_layer).max(1);
 
     // (name, dtype, shape)
-    let mut tensors: Vec<(String, &str, Vec<u64>)> = vec![
+    let mut tensors: Vec<Spec> = vec![
         (
             "model.embed_tokens.weight".into(),
             "BF16",
@@ -63,74 +66,24 @@ fn main() {
             ));
         }
     }
-    tensors.sort();
-
-    let size = |dtype: &str| match dtype {
-        "F8_E4M3" => 1,
-        "BF16" => 2,
-        _ => 4,
-    };
-    let mut header = serde_json::Map::new();
-    let mut offset = 0u64;
-    for (name, dtype, shape) in &tensors {
-        let n = shape.iter().product::<u64>() * size(dtype);
-        header.insert(
-            name.clone(),
-            serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}),
-        );
-        offset += n;
-    }
-    let mut h = serde_json::to_vec(&header).unwrap();
-    while !h.len().is_multiple_of(8) {
-        h.push(b' ');
-    }
-    let f = std::fs::File::create(dir.join("model.safetensors")).expect("create model.safetensors");
-    let mut w = BufWriter::with_capacity(8 << 20, f);
-    w.write_all(&(h.len() as u64).to_le_bytes()).unwrap();
-    w.write_all(&h).unwrap();
-    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    for (name, dtype, shape) in &tensors {
-        let n = shape.iter().product::<u64>() as usize;
-        let mut buf = Vec::with_capacity(n * size(dtype) as usize);
-        match *dtype {
-            "F8_E4M3" => {
-                while buf.len() < n {
-                    let r = next();
-                    for b in r.to_le_bytes() {
-                        if buf.len() < n {
-                            // |x| <= 240 (no NaN): exponent field at most 14.
-                            buf.push(b & 0xF7);
-                        }
+    let offset = synth::write_safetensors(
+        &dir.join("model.safetensors"),
+        &mut tensors,
+        |(name, dtype, shape), rng, out| {
+            let n = shape.iter().product::<u64>() as usize;
+            match *dtype {
+                // |x| <= 240 (no NaN): exponent field at most 14.
+                "F8_E4M3" => rng.bytes(n, |b| b & 0xF7, out),
+                "F32" => {
+                    for _ in 0..n {
+                        let v = 1e-4 + rng.unit() * 1e-4;
+                        out.extend_from_slice(&v.to_le_bytes());
                     }
                 }
+                _ => synth::bf16_weights(name, n, rng, out),
             }
-            "F32" => {
-                for _ in 0..n {
-                    let v = 1e-4 + (next() >> 40) as f32 / 16_777_216.0 * 1e-4;
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            _ => {
-                let norm = name.ends_with("norm.weight");
-                for _ in 0..n {
-                    let v = if norm {
-                        1.0
-                    } else {
-                        ((next() >> 40) as f32 / 16_777_216.0 - 0.5) * 0.07
-                    };
-                    buf.extend_from_slice(&ggufkit::quantizers::f32_to_bf16(v).to_le_bytes());
-                }
-            }
-        }
-        w.write_all(&buf).unwrap();
-    }
-    w.flush().unwrap();
+        },
+    );
     let config = serde_json::json!({
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
         "intermediate_size": inter, "num_hidden_layers": n_layer, "num_attention_heads": n_head,
@@ -140,20 +93,8 @@ fn main() {
         "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic",
                                 "fmt": "e4m3", "weight_block_size": [BLOCK, BLOCK]},
     });
-    std::fs::write(
-        dir.join("config.json"),
-        serde_json::to_string_pretty(&config).unwrap(),
-    )
-    .unwrap();
-    let tok = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hf/llama-spm");
-    for f in [
-        "tokenizer.model",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "special_tokens_map.json",
-    ] {
-        std::fs::copy(tok.join(f), dir.join(f)).expect("copy tokenizer file");
-    }
+    synth::write_json(dir, "config.json", &config);
+    synth::copy_tokenizer("llama-spm", dir);
     eprintln!(
         "{}: {n_layer} layers, {offset} bytes of weights",
         dir.display()

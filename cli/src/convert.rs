@@ -27,6 +27,7 @@ use ggufkit_converters::batch::progress::{Mode, Progress};
 use ggufkit_converters::batch::shard::Shard;
 use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 use ggufkit_converters::hf::mistral::MistralFormat;
+use ggufkit_converters::hf::Mtp;
 
 /// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
 /// llama.cpp's converters; several types at once; whole batches for CI.
@@ -213,7 +214,9 @@ struct Cli {
     #[arg(long)]
     dry_run: bool,
     /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
-    /// the GGUF architecture it converts to, and exit (with --json: a JSON array).
+    /// the GGUF architecture it converts to (`-`: none) and, for vision/audio classes, the
+    /// `--mmproj` projector type and the encoders it writes; then exit (with --json: a JSON
+    /// array of {hf, gguf, mmproj}).
     /// convert_hf_to_gguf.py's --print-supported-models is the same.
     #[arg(long, alias = "print-supported-models")]
     list_architectures: bool,
@@ -268,24 +271,33 @@ struct Cli {
     /// --outtype says (the rest follows --outtype), as convert_hf_to_gguf.py does.
     #[arg(long = "fp8-as-q8")]
     fp8_as_q8: bool,
+    /// Write only the multi-token-prediction (MTP / NextN) head, as a separate GGUF for
+    /// speculative decoding (the reference's --mtp): its layers and the tensors it shares
+    /// with the model (embeddings, final norm, output), with the model's metadata; the
+    /// default file name gets an `mtp-` prefix. Only for the classes the reference exports
+    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE).
+    #[arg(long)]
+    mtp: bool,
+    /// Leave the multi-token-prediction (NextN) layers out (the reference's --no-mtp /
+    /// --no-nextn): pair with --mtp on a second run to publish model and draft as two files.
+    #[arg(long = "no-mtp")]
+    no_mtp: bool,
+    /// Same as --no-mtp (the reference's other spelling; both may be given).
+    #[arg(long = "no-nextn")]
+    no_nextn: bool,
+    /// The reference's DeepSeek-V4 DSpark draft export (refused: ggufkit does not convert
+    /// DeepseekV4ForCausalLM).
+    #[arg(long)]
+    dspark: bool,
     // convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
     // reason, never ignored): --fuse-qkv, --fuse-gate-up-exps,
-    // --sentence-transformers-dense-modules, --mtp / --no-mtp / --no-nextn (multi-token
-    // prediction layers), --dspark / --target-model-dir (speculative-decoding drafts).
+    // --sentence-transformers-dense-modules, --target-model-dir (speculative-decoding drafts).
     #[arg(long = "fuse-qkv", hide = true)]
     fuse_qkv: bool,
     #[arg(long = "fuse-gate-up-exps", hide = true)]
     fuse_gate_up_exps: bool,
     #[arg(long = "sentence-transformers-dense-modules", hide = true)]
     sentence_transformers_dense_modules: bool,
-    #[arg(long, hide = true)]
-    mtp: bool,
-    #[arg(long = "no-mtp", hide = true)]
-    no_mtp: bool,
-    #[arg(long = "no-nextn", hide = true)]
-    no_nextn: bool,
-    #[arg(long, hide = true)]
-    dspark: bool,
     #[arg(long = "target-model-dir", value_name = "DIR", hide = true)]
     target_model_dir: Option<PathBuf>,
     /// Rename outputs into place without first waiting for them to reach the disk. Faster
@@ -324,6 +336,13 @@ fn source_options(cli: &Cli) -> SourceOptions {
         mistral_format: cli.mistral_format.then_some(MistralFormat {
             disable_community_chat_template: cli.disable_mistral_community_chat_template,
         }),
+        mtp: if cli.mtp {
+            Mtp::Only
+        } else if cli.no_mtp || cli.no_nextn {
+            Mtp::Drop
+        } else {
+            Mtp::Keep
+        },
     }
 }
 
@@ -532,6 +551,16 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
             })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
+    if (cli.mtp || cli.no_mtp || cli.no_nextn)
+        && outputs
+            .iter()
+            .any(|o| matches!(o.target, Target::Mmproj(_)))
+    {
+        // The reference's projector classes have no MTP export.
+        return Err(Failure::Usage(anyhow!(
+            "--mtp / --no-nextn are not supported for a projector (mmproj)"
+        )));
+    }
     Ok(JobSpec {
         label: src
             .file_name()
@@ -580,12 +609,20 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             "--sentence-transformers-dense-modules is not supported yet",
         ),
         (
-            cli.mtp || cli.no_mtp || cli.no_nextn,
-            "--mtp / --no-mtp / --no-nextn (multi-token prediction layers) are not supported yet",
+            [cli.mtp, cli.no_mtp || cli.no_nextn, cli.dspark].iter().filter(|b| **b).count() > 1,
+            "--mtp, --no-nextn, and --dspark are mutually exclusive",
         ),
         (
-            cli.dspark || cli.target_model_dir.is_some(),
-            "--dspark / --target-model-dir (speculative-decoding draft models) are not supported yet",
+            cli.dspark,
+            "--dspark is only supported for DeepseekV4ForCausalLM (which ggufkit does not convert)",
+        ),
+        (
+            cli.mmproj && (cli.mtp || cli.no_mtp || cli.no_nextn),
+            "--mtp / --no-nextn are not supported for a projector (mmproj)",
+        ),
+        (
+            cli.target_model_dir.is_some(),
+            "--target-model-dir (speculative-decoding draft models) is not supported yet",
         ),
     ] {
         if on {
@@ -911,16 +948,30 @@ pub fn main() -> ExitCode {
     crate::edge::start::<Cli>();
     let cli = Cli::parse();
     if cli.list_architectures {
-        let table = ggufkit_converters::hf::architecture_table();
+        let table = ggufkit_converters::hf::architecture_rows();
         if cli.json {
             let rows: Vec<serde_json::Value> = table
                 .iter()
-                .map(|(hf, g)| serde_json::json!({"hf": hf, "gguf": g}))
+                .map(|r| {
+                    let mmproj = r
+                        .mmproj
+                        .as_ref()
+                        .map(|(t, enc)| serde_json::json!({"projector_type": t, "encoders": enc}));
+                    serde_json::json!({"hf": r.hf, "gguf": r.gguf, "mmproj": mmproj})
+                })
                 .collect();
             println!("{}", serde_json::Value::Array(rows));
         } else {
-            for (hf, g) in table {
-                println!("{hf:<40} {g}");
+            // `HF-class gguf-arch`, then for projector classes `mmproj: TYPE (encoders)`;
+            // `-` where the text model is not converted.
+            for r in table {
+                let line = format!("{:<40} {}", r.hf, r.gguf.unwrap_or("-"));
+                match &r.mmproj {
+                    None => println!("{line}"),
+                    Some((t, enc)) => {
+                        println!("{line:<52} mmproj: {t} ({})", enc.join(", "))
+                    }
+                }
             }
         }
         return ExitCode::SUCCESS;

@@ -319,9 +319,58 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
             "{hf} -> {gguf} missing:\n{text}"
         );
     }
+    // Projector classes: the text architecture (`-` when none) and the projector with the
+    // encoders it writes.
+    for (hf, gguf, mmproj) in [
+        (
+            "Gemma3ForConditionalGeneration",
+            "gemma3",
+            "gemma3 (vision)",
+        ),
+        (
+            "Qwen2VLForConditionalGeneration",
+            "qwen2vl",
+            "qwen2vl_merger (vision)",
+        ),
+        (
+            "Qwen3VLForConditionalGeneration",
+            "qwen3vl",
+            "qwen3vl_merger (vision)",
+        ),
+        ("LlavaForConditionalGeneration", "llama", "pixtral (vision)"),
+        (
+            "Qwen2AudioForConditionalGeneration",
+            "qwen2",
+            "qwen2a (audio)",
+        ),
+        ("SmolVLMForConditionalGeneration", "-", "idefics3 (vision)"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(hf))
+            .unwrap_or_else(|| panic!("{hf} missing:\n{text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[1], gguf, "{line}");
+        assert!(line.ends_with(&format!("mmproj: {mmproj}")), "{line}");
+    }
     let o = convert(&["--list-architectures".into(), "--json".into()], &work);
     let j: Json = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j.as_array().unwrap().len(), text.lines().count());
+    let row = |hf: &str| {
+        j.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["hf"] == hf)
+            .unwrap_or_else(|| panic!("{hf}"))
+            .clone()
+    };
+    assert_eq!(
+        row("Qwen2AudioForConditionalGeneration"),
+        serde_json::json!({"hf": "Qwen2AudioForConditionalGeneration", "gguf": "qwen2",
+            "mmproj": {"projector_type": "qwen2a", "encoders": ["audio"]}})
+    );
+    assert_eq!(row("Idefics3ForConditionalGeneration")["gguf"], Json::Null);
+    assert_eq!(row("LlamaForCausalLM")["mmproj"], Json::Null);
     // convert_hf_to_gguf.py's spelling, through both binary names, prints the same list.
     for bin in [BIN, env!("CARGO_BIN_EXE_convert_hf_to_gguf")] {
         let o = Command::new(bin)

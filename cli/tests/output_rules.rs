@@ -98,6 +98,64 @@ fn a_fifo_is_written_in_place() {
     assert!(temps(&dir).is_empty());
 }
 
+/// Rule 4's refusals: a socket (through the tool) and a block device (through the output
+/// rules themselves, so that a regression cannot write to a real device) are refused before
+/// anything is written, and stay what they were.
+#[cfg(unix)]
+#[test]
+fn a_socket_or_a_block_device_is_refused_and_left_alone() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("rules-socket");
+    let sock = dir.join("listening.gguf");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    for args in [&[][..], &["--force"][..]] {
+        let o = quantize(args, &sock);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("socket"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("ggufkit-tmp"), "{}", stderr(&o));
+    }
+    assert!(std::fs::symlink_metadata(&sock)
+        .unwrap()
+        .file_type()
+        .is_socket());
+    assert!(temps(&dir).is_empty());
+
+    let block = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
+    let Some(block) = block else {
+        eprintln!("no block device under /dev: that half is not checked here");
+        return;
+    };
+    let rules = ggufkit::output::OutputRules {
+        inputs: &[],
+        overwrite: true,
+        sync: false,
+    };
+    for target in [block.clone(), {
+        // A symlink to it is refused as well (the rules look through links).
+        let link = dir.join("to-block.gguf");
+        std::os::unix::fs::symlink(&block, &link).unwrap();
+        link
+    }] {
+        let err = match ggufkit::output::AtomicOutput::create(&target, &rules) {
+            Ok(_) => panic!(
+                "{}: a block device was accepted as an output",
+                target.display()
+            ),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("block device"), "{err}");
+    }
+    assert!(std::fs::metadata(&block)
+        .unwrap()
+        .file_type()
+        .is_block_device());
+    assert!(temps(&dir).is_empty());
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symlinked_output_is_written_through_and_stays_a_link() {

@@ -66,14 +66,22 @@ fn the_reference_command_lines_work_unchanged() {
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",
-        "--mtp",
-        "--no-mtp",
-        "--no-nextn",
         "--dspark",
     ] {
         let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
+    }
+    // A class without MTP export refuses the MTP switches like the reference (exit 1),
+    // naming the class (cli/tests/mtp_golden.rs has the families that export it).
+    for flag in ["--mtp", "--no-mtp", "--no-nextn"] {
+        let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
+        assert_eq!(o.status.code(), Some(1), "{flag}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--mtp / --no-nextn are not supported for Qwen2ForCausalLM"),
+            "{err}"
+        );
     }
     // --mmproj of a text-only model: refused like the reference (exit 1), naming the class.
     let o = run(BIN, &[m, "--outfile", "no.gguf", "--mmproj"], &dir);

@@ -93,7 +93,7 @@ fn run(fixture: &str) {
         match ours {
             Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
             Ok(m) => {
-                let d = diff_manifests(&m, &want);
+                let d = diff_manifests(&support::as_read_back(&m), &want);
                 eprintln!(
                     "{fixture} {variant}: {}",
                     if d.is_empty() {
@@ -211,6 +211,7 @@ fixtures! {
     // Encoder-decoder with relative attention buckets and a unigram vocabulary (issue #14).
     t5 => "t5",
     t5encoder => "t5encoder",
+    gemma3n => "gemma3n",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -486,4 +487,67 @@ fn stacked_experts_by_rows_equal_whole_tensors() {
     }
     let _ = std::fs::remove_dir_all(&work);
     assert!(split >= 40, "{split} stacked tensors computed by rows");
+}
+
+/// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
+/// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
+/// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
+/// to the fixture's golden f32 file (the reference gives the same sha256 for this
+/// directory: the encoders are filtered out, `language_model.` is dropped).
+#[test]
+fn gemma3n_conditional_generation_is_the_text_model() {
+    let work = scratch("arch-gemma3n-conditional");
+    let dir = materialize("gemma3n", &work);
+    let st_path = dir.join("model.safetensors");
+    let bytes = std::fs::read(&st_path).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: Json = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let mut data = bytes[8 + n..].to_vec();
+    let mut renamed = serde_json::Map::new();
+    for (k, v) in header.as_object().unwrap() {
+        let k = match k.strip_prefix("model.") {
+            Some(rest) => format!("model.language_model.{rest}"),
+            None => k.clone(),
+        };
+        renamed.insert(k, v.clone());
+    }
+    let encoders: [(&str, &[u64]); 4] = [
+        (
+            "model.vision_tower.timm_model.conv_stem.conv.weight",
+            &[2, 3, 3, 3],
+        ),
+        ("model.embed_vision.embedding.weight", &[4, 16]),
+        (
+            "model.audio_tower.subsample_conv_projection.input_proj_linear.weight",
+            &[16, 8],
+        ),
+        ("model.embed_audio.embedding.weight", &[4, 16]),
+    ];
+    for (name, shape) in encoders {
+        let start = data.len();
+        data.resize(start + 4 * shape.iter().product::<u64>() as usize, 0);
+        renamed.insert(
+            name.into(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    let h = serde_json::to_vec(&Json::Object(renamed)).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&data);
+    std::fs::write(&st_path, out).unwrap();
+    let cfg_path = dir.join("config.json");
+    let mut text = read_json(&cfg_path);
+    text.as_object_mut().unwrap().remove("architectures");
+    let cfg = serde_json::json!({
+        "architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+        "text_config": text, "vision_config": {"model_type": "gemma3n_vision"},
+        "audio_config": {"model_type": "gemma3n_audio"}, "tie_word_embeddings": true,
+    });
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    let want = read_json(&testdata("golden/gemma3n/convert-f32.json"));
+    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(d.is_empty(), "{}", d.join("\n"));
 }

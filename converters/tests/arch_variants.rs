@@ -170,7 +170,7 @@ fn run(fixture: &str) {
                 Vec::new()
             } else if t == "f32" {
                 match expected_f32(want, &base_f32) {
-                    Ok(w) => diff_manifests(&ours, &w),
+                    Ok(w) => diff_manifests(&support::as_read_back(&ours), &w),
                     Err(e) => vec![format!("bad record: {e}")],
                 }
             } else {
@@ -228,6 +228,7 @@ fixtures! {
     exaone4 => "exaone4",
     falcon => "falcon",
     gemma3 => "gemma3",
+    gemma3n => "gemma3n",
     glm4 => "glm4",
     gptbigcode => "gptbigcode",
     gptneox => "gptneox",

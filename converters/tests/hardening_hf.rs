@@ -736,3 +736,172 @@ fn added_tokens_past_the_vocabulary_as_the_reference() {
         let _ = std::fs::remove_dir_all(&work);
     }
 }
+
+/// One case of testdata/golden/added-tokens/classes.json: the llama-bpe fixture's config.json
+/// and tokenizer_config.json with the shared smollm tokenizer.json, `tokenizer_class` set to
+/// `class` ("none" removes it), then the case's edits (the generator's format, see
+/// conformance/make_added_token_class_golden.py).
+fn class_case_dir(work: &Path, golden: &Json, edits: &Json, class: &str) -> PathBuf {
+    let d = work.join("model");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let fixture = support::fixture(golden["fixture"].as_str().unwrap());
+    let read = |p: &Path| -> Json { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+    let mut tj = read(&testdata(golden["tokenizer"].as_str().unwrap()));
+    let mut tc = read(&fixture.join("tokenizer_config.json"));
+    let mut cf = read(&fixture.join("config.json"));
+    match class {
+        "none" => {
+            tc.as_object_mut().unwrap().remove("tokenizer_class");
+        }
+        c => tc["tokenizer_class"] = json!(c),
+    }
+    for e in edits.as_array().unwrap() {
+        let (op, arg) = e.as_object().unwrap().iter().next().unwrap();
+        match op.as_str() {
+            "tj_add" => tj["added_tokens"].as_array_mut().unwrap().push(arg.clone()),
+            "tj_set" => {
+                let t = tj["added_tokens"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|t| t["content"] == arg[0])
+                    .unwrap();
+                t[arg[1].as_str().unwrap()] = arg[2].clone();
+            }
+            "tc_add" => tc["added_tokens_decoder"][arg[0].as_str().unwrap()] = arg[1].clone(),
+            "tc_set" => {
+                tc["added_tokens_decoder"][arg[0].as_str().unwrap()][arg[1].as_str().unwrap()] =
+                    arg[2].clone()
+            }
+            "tc" | "config" => {
+                let target = if op == "tc" { &mut tc } else { &mut cf };
+                for (k, v) in arg.as_object().unwrap() {
+                    target[k] = v.clone();
+                }
+            }
+            other => panic!("unknown edit {other}"),
+        }
+    }
+    // gguf-convert --vocab-only still reads the checkpoint's tensor list (the reference does
+    // not need one): the fixture's, linked.
+    let st = work.join("model.safetensors");
+    if !st.exists() {
+        std::fs::copy(fixture.join("model.safetensors"), &st).unwrap();
+    }
+    std::fs::hard_link(&st, d.join("model.safetensors"))
+        .or_else(|_| std::fs::copy(&st, d.join("model.safetensors")).map(|_| ()))
+        .unwrap();
+    for (name, j) in [
+        ("tokenizer.json", &tj),
+        ("tokenizer_config.json", &tc),
+        ("config.json", &cf),
+    ] {
+        std::fs::write(d.join(name), serde_json::to_vec(j).unwrap()).unwrap();
+    }
+    d
+}
+
+/// Added tokens when tokenizer.json and tokenizer_config.json disagree, per tokenizer_class
+/// (testdata/golden/added-tokens/classes.json, made by
+/// conformance/make_added_token_class_golden.py with the pinned reference): `--vocab-only`
+/// output byte-identical to the reference's for every case and class. Where the reference
+/// stops because the class's own pipeline gives a chkhsh it does not know (Qwen2Tokenizer
+/// over the smollm vocabulary), the detection here must not find that hash either.
+#[test]
+fn added_tokens_by_tokenizer_class_as_the_reference() {
+    let golden = support::read_json(&testdata("golden/added-tokens/classes.json"));
+    let cases = golden["cases"].as_object().unwrap();
+    assert!(cases.len() >= 10);
+    let work = scratch("added-by-class");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, case) in cases {
+        for (class, want) in case["classes"].as_object().unwrap() {
+            let d = class_case_dir(&work, &golden, &case["edits"], class);
+            let what = format!("{name} / {class}");
+            if let Some(refused) = want.get("refused").and_then(Json::as_str) {
+                assert!(
+                    refused.contains("pre-tokenizer was not recognized"),
+                    "{what}: a refusal this test does not know: {refused}"
+                );
+                let config: Json =
+                    serde_json::from_slice(&std::fs::read(d.join("config.json")).unwrap()).unwrap();
+                let req = VocabRequest {
+                    dir: &d,
+                    kind: VocabKind::Llama,
+                    arch: "llama",
+                    hparams: &config,
+                };
+                match vocab_metadata_report(&req) {
+                    Ok(r) => {
+                        let pre = r.pre.expect("a BPE path");
+                        if matches!(
+                            pre.how,
+                            ggufkit_converters::hf::tokenizer::PreTokenizerHow::Hash
+                        ) {
+                            failures.push(format!(
+                                "{what}: chkhsh {} found, the reference's is unknown",
+                                pre.chkhsh
+                            ));
+                        }
+                    }
+                    Err(e) => assert!(e.to_string().contains("not recognized"), "{what}: {e}"),
+                }
+                checked += 1;
+                continue;
+            }
+            let opts = HfOptions {
+                outtype: ggufkit_converters::hf::OutType::F32,
+                vocab_only: true,
+                ..HfOptions::default()
+            };
+            let conv = match read_hf_dir(&d, &opts) {
+                Ok(c) => c,
+                Err(e) => {
+                    failures.push(format!("{what}: refused, the reference accepts it: {e}"));
+                    continue;
+                }
+            };
+            let out = work.join("out.gguf");
+            let _ = std::fs::remove_file(&out);
+            ggufkit::write::write_model(
+                &conv.model,
+                &out,
+                &ggufkit::write::WriteOptions::default(),
+            )
+            .unwrap();
+            // The library's writer pads a file without tensors to the alignment; the CLI (and
+            // the reference) end after the metadata. Compare the reference's length, then
+            // require the rest to be that padding.
+            let mut bytes = std::fs::read(&out).unwrap();
+            let size = want["size"].as_u64().unwrap() as usize;
+            let padding_ok = bytes.len() >= size
+                && bytes.len() - size < 32
+                && bytes.len().is_multiple_of(32)
+                && bytes[size..].iter().all(|b| *b == 0);
+            bytes.truncate(size);
+            std::fs::write(&out, &bytes).unwrap();
+            let sha = support::sha256_file(&out);
+            if want["sha256"] != sha.as_str() || !padding_ok {
+                failures.push(format!("{what}: not the reference's bytes ({sha})"));
+                if let Ok(keep) = std::env::var("GGUFKIT_KEEP_FAILED") {
+                    let _ =
+                        std::fs::copy(&out, Path::new(&keep).join(format!("{name}-{class}.gguf")));
+                    let _ =
+                        std::fs::create_dir_all(Path::new(&keep).join(format!("{name}-{class}")));
+                    for f in ["tokenizer.json", "tokenizer_config.json", "config.json"] {
+                        let _ = std::fs::copy(
+                            d.join(f),
+                            Path::new(&keep).join(format!("{name}-{class}")).join(f),
+                        );
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 80, "{checked}");
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ggufkit::ir::TensorData;
 use ggufkit_converters::hf::{
-    architecture_table, read_hf_dir, supported_architectures, HfOptions, OutType,
+    architecture_rows, read_hf_dir, supported_architectures, HfOptions, OutType,
 };
 use ggufkit_converters::ConvertError;
 use support::{f32s, model_dir, safetensors, scratch, testdata};
@@ -52,7 +52,10 @@ fn unknown_architecture_suggests_the_nearest_supported_ones() {
 /// is in the `--list-architectures` table.
 #[test]
 fn issue_13_classes_are_listed_with_their_gguf_architecture() {
-    let table = architecture_table();
+    let table: Vec<(&str, &str)> = architecture_rows()
+        .into_iter()
+        .filter_map(|r| Some((r.hf, r.gguf?)))
+        .collect();
     for (hf, gguf) in [
         ("Olmo2ForCausalLM", "olmo2"),
         ("OlmoForCausalLM", "olmo"),
@@ -286,4 +289,39 @@ fn unconverted_tensors_are_mapped_not_copied() {
     assert!(matches!(norm.data, TensorData::Derived(_)));
     assert_eq!(conv.sources.len(), conv.model.tensors.len());
     assert_eq!(conv.default_file_name, "Qwen2-140K-BF16.gguf");
+}
+
+const GEMMA3N_CONFIG: &str = r#"{"architectures": ["Gemma3nForCausalLM"],
+  "model_type": "gemma3n_text", "hidden_size": 4, "intermediate_size": 8,
+  "num_hidden_layers": 1, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": 4,
+  "vocab_size": 8, "num_kv_shared_layers": 0, "layer_types": ["full_attention"],
+  "hidden_size_per_layer_input": 2}"#;
+
+/// Gemma 3n stacks `altup_projections.{0,1,2}`: another member is refused naming it (the
+/// reference raises "Unknown name"), and so is any AltUp input count but 4 (its assert).
+#[test]
+fn gemma3n_refuses_unknown_altup_members_and_other_input_counts() {
+    let w = f32s(&[0.0; 16]);
+    let member = |i: u32| format!("model.altup_projections.{i}.weight");
+    let (m0, m3) = (member(0), member(3));
+    let st = safetensors(&[
+        (m0.as_str(), "F32", &[4, 4], w.clone()),
+        (m3.as_str(), "F32", &[4, 4], w.clone()),
+    ]);
+    let d = model_dir(
+        "gemma3n-altup-member",
+        GEMMA3N_CONFIG,
+        &[("model.safetensors", st)],
+    );
+    let msg = err(&d).to_string();
+    assert!(msg.contains(&m3), "{msg}");
+
+    let st = safetensors(&[(m0.as_str(), "F32", &[4, 4], w)]);
+    let cfg = GEMMA3N_CONFIG.replace(
+        r#""vocab_size": 8"#,
+        r#""vocab_size": 8, "altup_num_inputs": 3"#,
+    );
+    let d = model_dir("gemma3n-altup-inputs", &cfg, &[("model.safetensors", st)]);
+    let msg = err(&d).to_string();
+    assert!(msg.contains("altup_num_inputs"), "{msg}");
 }

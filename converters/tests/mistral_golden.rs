@@ -21,7 +21,12 @@ use ggufkit_testsupport::golden::{read_json, sha256_file};
 use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 
 /// Every fixture the generator writes (each must have golden cases here).
-const FIXTURES: &[&str] = &["mistral-tekken", "mistral-spm", "mistral-spm-fp8"];
+const FIXTURES: &[&str] = &[
+    "mistral-tekken",
+    "mistral-spm",
+    "mistral-spm-fp8",
+    "mistral-moe",
+];
 
 /// Cases the reference converts and we refuse on purpose, with what our error says: the
 /// reference writes a community template file of llama.cpp's for these tokenizer versions,
@@ -94,6 +99,7 @@ fn modify(dir: &Path, what: &str) {
         }
         "no-params" => std::fs::remove_file(dir.join("params.json")).unwrap(),
         "no-tokenizer" => std::fs::remove_file(dir.join("tekken.json")).unwrap(),
+        "no-config" => std::fs::remove_file(dir.join("config.json")).unwrap(),
         other => panic!("unknown modification {other}"),
     }
 }
@@ -279,6 +285,48 @@ fn mistral_fixtures_have_the_expected_keys() {
     );
 }
 
+/// Mistral's MoE layout is written as DeepSeek-V2: MLA tensors (kv_b split into k_b / v_b),
+/// the experts stacked, the shared experts and router mapped, the params.json keys renamed,
+/// yarn's keys with the temperature length and the 0.1 log multiplier.
+#[test]
+fn mistral_moe_is_deepseek2() {
+    use ggufkit::gguf::Value;
+    let c = convert(&fixture("mistral-moe"), &[]).unwrap();
+    let md = &c.model.metadata;
+    assert_eq!(c.model.architecture(), Some("deepseek2"));
+    assert_eq!(md.get("deepseek2.expert_count"), Some(&Value::U32(2)));
+    assert_eq!(
+        md.get("deepseek2.expert_shared_count"),
+        Some(&Value::U32(1))
+    );
+    assert_eq!(
+        md.get("deepseek2.attention.head_count_kv"),
+        Some(&Value::U32(1))
+    );
+    assert_eq!(
+        md.get("deepseek2.leading_dense_block_count"),
+        Some(&Value::U32(1))
+    );
+    assert_eq!(
+        md.get("deepseek2.attention.temperature_length"),
+        Some(&Value::U32(4096))
+    );
+    assert_eq!(
+        md.get("deepseek2.rope.scaling.yarn_log_multiplier"),
+        Some(&Value::F32(0.1))
+    );
+    let dims = |n: &str| -> Vec<u64> {
+        let t = c.model.tensors.iter().find(|t| t.name == n);
+        t.unwrap_or_else(|| panic!("no {n}")).dims.clone()
+    };
+    assert_eq!(dims("blk.1.attn_k_b.weight"), [2, 4, 2]);
+    assert_eq!(dims("blk.1.attn_v_b.weight"), [4, 2, 2]);
+    assert_eq!(dims("blk.1.ffn_down_exps.weight"), [4, 8, 2]);
+    assert_eq!(dims("blk.1.ffn_gate_inp.weight"), [8, 2]);
+    assert_eq!(dims("blk.1.ffn_up_shexp.weight"), [8, 4]);
+    assert_eq!(dims("blk.0.ffn_gate.weight"), [8, 12]);
+}
+
 /// Refusals name the file at fault.
 #[test]
 fn mistral_refusals_name_the_file() {
@@ -294,7 +342,8 @@ fn mistral_refusals_name_the_file() {
     let e = error(&dir);
     assert!(e.contains("consolidated.safetensors"), "{e}");
 
-    // A MoE params.json (the reference's DeepSeek-V2 path) is not supported yet.
+    // A MoE params.json (the reference's DeepSeek-V2 path) without a config.json beside it,
+    // which the reference fails on.
     let dir = copy_named(&fixture("mistral-tekken"), &work, "moe");
     let mut p = read_json(&dir.join("params.json"));
     p["moe"] = serde_json::json!({"num_experts": 4, "num_experts_per_tok": 2});

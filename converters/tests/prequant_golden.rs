@@ -1,4 +1,4 @@
-//! Pre-quantized checkpoints that the reference repacks (MXFP4) or dequantizes (GPTQ 4- and
+//! Pre-quantized checkpoints that the reference repacks (MXFP4, NVFP4) or dequantizes (GPTQ 4- and
 //! 8-bit, compressed-tensors pack-quantized with and without zero points) convert to the
 //! reference's bytes, and llama-quantize's
 //! bytes come out of gguf-quantize on the result.
@@ -25,6 +25,9 @@ use serde_json::Value as Json;
 const FIXTURES: &[&str] = &[
     "gptoss-mxfp4",
     "llama-bpe-nvfp4",
+    "llama-bpe-nvfp4-ct",
+    "llama-bpe-nvfp4-w4a16",
+    "qwen3moe-nvfp4",
     "llama-bpe-gptq4",
     "llama-bpe-gptq8",
     "llama-bpe-w4a16",
@@ -485,4 +488,96 @@ fn nvfp4_weights_are_repacked_first() {
             assert!(pieces == whole, "{}", t.name);
         }
     }
+}
+
+/// Every row range of a derived tensor computes to the same bytes as the whole.
+fn rows_equal_whole(t: &ggufkit::ir::Tensor) {
+    let TensorData::Derived(d) = &t.data else {
+        panic!("{}", t.name)
+    };
+    let rows = d.rows().unwrap();
+    let whole = d.compute().unwrap();
+    let mut pieces = Vec::new();
+    for r in (0..rows.count).step_by(7) {
+        pieces.extend(d.compute_rows(r..(r + 7).min(rows.count)).unwrap());
+    }
+    assert!(pieces == whole, "{}", t.name);
+}
+
+/// ModelOpt experts stored one per tensor are stacked per projection when the last expert of
+/// it arrives (down, gate, up: the safetensors order of `experts.3.*`), sorted by expert, with
+/// their per-expert factors as `[n_expert]` F32 tensors (down_proj's are all 1: none).
+#[test]
+fn nvfp4_experts_are_stacked_per_projection() {
+    let conv = read_hf_dir(&fixture("qwen3moe-nvfp4"), &options("f16")).unwrap();
+    let head: Vec<(&str, GgmlType, Vec<u64>)> = conv.model.tensors[..5]
+        .iter()
+        .map(|t| (t.name.as_str(), t.ty, t.dims.clone()))
+        .collect();
+    let (n, f) = (GgmlType::NVFP4, GgmlType::F32);
+    assert_eq!(
+        head,
+        [
+            ("blk.2.ffn_down_exps.weight", n, vec![64, 64, 4]),
+            ("blk.2.ffn_gate_exps.weight", n, vec![64, 64, 4]),
+            ("blk.2.ffn_gate_exps.scale", f, vec![4]),
+            ("blk.2.ffn_gate_exps.input_scale", f, vec![4]),
+            ("blk.2.ffn_up_exps.weight", n, vec![64, 64, 4]),
+        ]
+    );
+    for t in conv.model.tensors.iter().filter(|t| t.ty == n) {
+        rows_equal_whole(t);
+    }
+    assert!(conv
+        .model
+        .metadata
+        .get("general.tensor_extra.name")
+        .is_none());
+}
+
+/// compressed-tensors' NVFP4 is the same model as ModelOpt's (its global scales are the
+/// reciprocals): the same tensors in the same types and order; W4A16_NVFP4 weights are listed,
+/// sorted, in `general.tensor_extra.name` with `prec_a4` false, and have no `input_scale`.
+#[test]
+fn nvfp4_compressed_tensors_and_w4a16() {
+    let names = |fx: &str| -> Vec<(String, GgmlType)> {
+        let conv = read_hf_dir(&fixture(fx), &options("f16")).unwrap();
+        conv.model
+            .tensors
+            .iter()
+            .map(|t| (t.name.clone(), t.ty))
+            .collect()
+    };
+    assert_eq!(names("llama-bpe-nvfp4-ct"), names("llama-bpe-nvfp4"));
+    let conv = read_hf_dir(&fixture("llama-bpe-nvfp4-w4a16"), &options("f16")).unwrap();
+    assert!(!conv
+        .model
+        .tensors
+        .iter()
+        .any(|t| t.name.ends_with(".input_scale")));
+    let md = &conv.model.metadata;
+    let Some(ggufkit::gguf::Value::Array(ggufkit::gguf::ArrayValue::String(listed))) =
+        md.get("general.tensor_extra.name")
+    else {
+        panic!("no general.tensor_extra.name")
+    };
+    let listed: Vec<String> = listed
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let mut want: Vec<String> = conv
+        .model
+        .tensors
+        .iter()
+        .filter(|t| t.ty == GgmlType::NVFP4)
+        .map(|t| t.name.clone())
+        .collect();
+    want.sort();
+    assert_eq!(listed, want);
+    assert_eq!(
+        md.get("general.tensor_extra.prec_a4"),
+        Some(&ggufkit::gguf::Value::Array(
+            ggufkit::gguf::ArrayValue::Bool(vec![false; 7])
+        ))
+    );
 }

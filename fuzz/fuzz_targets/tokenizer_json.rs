@@ -57,4 +57,46 @@ fuzz_target!(|data: &[u8]| {
         };
         let _ = vocab_metadata_report(&req);
     }
+    // Again with a tokenizer_config.json naming a tokenizer class (chosen by the input's
+    // length): the class decides whether tokenizer.json's pipeline and added tokens are kept
+    // or rebuilt, and the added tokens are replayed from the config's `added_tokens_decoder`
+    // (here the file's own added tokens, under their ids) and named special tokens.
+    let tj: serde_json::Value = serde_json::from_slice(data).unwrap_or_default();
+    let added = tj.get("added_tokens").and_then(|a| a.as_array());
+    let mut decoder = serde_json::Map::new();
+    for t in added.into_iter().flatten() {
+        if let Some(id) = t.get("id") {
+            decoder.insert(id.to_string(), t.clone());
+        }
+    }
+    let first = added
+        .and_then(|a| a.first())
+        .and_then(|t| t.get("content"))
+        .cloned();
+    const CLASSES: [&str; 5] = [
+        "GPT2Tokenizer",
+        "Qwen2TokenizerFast",
+        "LlamaTokenizer",
+        "PreTrainedTokenizerFast",
+        "NoSuchTokenizer",
+    ];
+    let tc = serde_json::json!({
+        "tokenizer_class": CLASSES[data.len() % CLASSES.len()],
+        "added_tokens_decoder": decoder,
+        "bos_token": first,
+        "eos_token": "<fuzz-eos>",
+        "additional_special_tokens": ["<fuzz-extra>"],
+    });
+    if std::fs::write(dir.join("tokenizer_config.json"), tc.to_string()).is_ok() {
+        for (kind, arch) in [(VocabKind::Gpt2, "qwen2moe"), (VocabKind::Llama, "llama")] {
+            let req = VocabRequest {
+                dir,
+                kind,
+                arch,
+                hparams: &hparams,
+            };
+            let _ = vocab_metadata_report(&req);
+        }
+        let _ = std::fs::remove_file(dir.join("tokenizer_config.json"));
+    }
 });

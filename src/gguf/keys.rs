@@ -16,6 +16,10 @@ pub mod general {
     pub const ARCHITECTURE: &str = "general.architecture";
     /// The version of the quantization format.
     pub const QUANTIZATION_VERSION: &str = "general.quantization_version";
+    /// Names of the tensors the parallel `general.tensor_extra.*` arrays describe.
+    pub const TENSOR_EXTRA_NAME: &str = "general.tensor_extra.name";
+    /// Per listed tensor: whether it may use 4-bit activations (false for W4A16 weights).
+    pub const TENSOR_EXTRA_PREC_A4: &str = "general.tensor_extra.prec_a4";
     /// Tensor data alignment.
     pub const ALIGNMENT: &str = "general.alignment";
     /// The file type (`LLAMA_FTYPE_*`).
@@ -136,6 +140,8 @@ pub mod llm {
     pub const CLASSIFIER_OUTPUT_LABELS: &str = "classifier.output_labels";
     /// A classifier's pooling type.
     pub const CLASSIFIER_POOLING_TYPE: &str = "classifier.pooling_type";
+    /// The number of vision deepstack layers feeding the text model (Qwen3-VL).
+    pub const NUM_DEEPSTACK_LAYERS: &str = "n_deepstack_layers";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).
@@ -309,6 +315,8 @@ pub mod xielu {
 pub mod extra {
     /// `attention.temperature_scale` (Ministral 3's Llama-4 scaling beta).
     pub const ATTN_TEMPERATURE_SCALE: &str = "attention.temperature_scale";
+    /// `attention.temperature_length` (Mistral Large 3: yarn's original context length).
+    pub const ATTN_TEMPERATURE_LENGTH: &str = "attention.temperature_length";
     /// `rope.scaling.yarn_log_multiplier`.
     pub const ROPE_SCALING_YARN_LOG_MUL: &str = "rope.scaling.yarn_log_multiplier";
     /// `{dense}_feat_in` (EmbeddingGemma's sentence-transformers Dense layers).

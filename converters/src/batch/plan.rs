@@ -296,6 +296,8 @@ pub struct SourceOptions {
     pub fp8_as_q8: bool,
     /// HF: `--mistral-format` (Mistral's native layout), with its chat-template switch.
     pub mistral_format: Option<crate::hf::mistral::MistralFormat>,
+    /// HF: `--mtp` / `--no-mtp` (the next-token-prediction layers).
+    pub mtp: crate::hf::Mtp,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -518,6 +520,7 @@ impl Source {
             lora_base: self.opts.lora_base.clone(),
             fp8_as_q8: self.opts.fp8_as_q8,
             mistral_format: self.opts.mistral_format,
+            mtp: self.opts.mtp,
         }
     }
 

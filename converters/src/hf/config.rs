@@ -34,6 +34,8 @@ pub struct Hparams {
     /// Blocks after the config's own (Qwen3-Next's next-token-prediction layers, counted
     /// from its `mtp.*` tensors when the config does not say): part of [`Hparams::block_count`].
     pub extra_blocks: u64,
+    /// `--mtp` / `--no-mtp`: what becomes of the next-token-prediction layers.
+    pub mtp: super::Mtp,
 }
 
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
@@ -302,8 +304,23 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
             if matches!(cfg.get("text_config"), Some(v) if !v.is_object() && !v.is_null()) {
                 tc.clear();
             }
+            if let TextType::Flat(t) = text_type {
+                // A flat (hub) config: the class moves the root's text keys into its
+                // `text_config`; flattened back, the root's values win over the defaults.
+                if cfg.get("text_config").is_none_or(Json::is_null) {
+                    for (k, v) in &cfg {
+                        if !matches!(
+                            k.as_str(),
+                            "model_type" | "architectures" | "text_config" | "vision_config"
+                        ) {
+                            tc.insert(k.clone(), v.clone());
+                        }
+                    }
+                    tc.insert("model_type".into(), Json::from(t));
+                }
+            }
             let mt = match text_type {
-                TextType::Fixed(t) => t.to_string(),
+                TextType::Fixed(t) | TextType::Flat(t) => t.to_string(),
                 TextType::Named(default) => tc
                     .get("model_type")
                     .and_then(Json::as_str)
@@ -388,6 +405,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         arch,
         path,
         extra_blocks: 0,
+        mtp: super::Mtp::Keep,
     })
 }
 
@@ -485,7 +503,9 @@ impl Hparams {
     pub fn block_count(&self) -> Result<u64, ConvertError> {
         let keys = super::params::BLOCK_COUNT_KEYS;
         let mut n = self.req_u64(keys)?;
-        if arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks) {
+        if self.mtp != super::Mtp::Drop
+            && arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks)
+        {
             let nextn = self.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
             n = n.saturating_add(nextn);
         }
@@ -611,6 +631,29 @@ mod tests {
         assert_eq!(h.get("hidden_size"), Some(&json!(64)));
         assert_eq!(h.get("head_dim"), Some(&json!(256)));
         assert_eq!(h.rope["sliding_attention"]["rope_theta"], json!(10000.0));
+    }
+
+    /// Qwen2-VL's hub configs are flat: Qwen2VLConfig moves the root's text keys into its
+    /// text_config, so they win over Qwen2VLTextConfig's defaults (transformers 5:
+    /// hidden_size 1536 kept, num_hidden_layers 80 and vocab_size 152064 filled in).
+    #[test]
+    fn a_flat_qwen2_vl_config_keeps_its_root_text_keys() {
+        let h = hp(json!({"architectures": ["Qwen2VLForConditionalGeneration"],
+            "model_type": "qwen2_vl", "hidden_size": 1536, "rope_theta": 1e6,
+            "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+            "vision_config": {"depth": 2}}));
+        assert_eq!(h.arch, "Qwen2VLForConditionalGeneration");
+        assert_eq!(h.get("hidden_size"), Some(&json!(1536)));
+        assert_eq!(h.get("num_hidden_layers"), Some(&json!(80)));
+        assert_eq!(h.get("vocab_size"), Some(&json!(152064)));
+        assert_eq!(h.get("model_type"), Some(&json!("qwen2_vl_text")));
+        assert_eq!(h.rope["mrope_section"], json!([16, 24, 24]));
+        // With a text_config the root's keys are not the text model's.
+        let h = hp(json!({"architectures": ["Qwen2VLForConditionalGeneration"],
+            "model_type": "qwen2_vl", "hidden_size": 1536,
+            "text_config": {"model_type": "qwen2_vl_text", "num_hidden_layers": 2}}));
+        assert_eq!(h.get("hidden_size"), Some(&json!(8192)));
+        assert_eq!(h.get("num_hidden_layers"), Some(&json!(2)));
     }
 
     #[test]

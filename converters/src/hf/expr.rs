@@ -136,6 +136,9 @@ enum Op {
     },
     /// The same elements under another shape (`reshape`, `squeeze`, `unsqueeze`).
     Reshape(Expr),
+    /// Zero rows appended along the outermost dimension (`torch.cat([x, zeros])`, Gemma 3n's
+    /// embeddings padded to the vocabulary), in the input's working type.
+    PadRows(Expr),
     /// `-exp(x)` (Mamba's `A = -exp(A_log)`), in F16 for F16 inputs and F32 otherwise.
     NegExp(Expr),
     /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
@@ -238,6 +241,7 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
+            | Op::PadRows(input)
             | Op::Strided { input, .. }
             | Op::NegExp(input)
             | Op::MulRows { input, .. } => input.for_each_source(f),
@@ -512,6 +516,29 @@ impl Expr {
         Ok(Expr::new(Op::Reshape(self), shape, work))
     }
 
+    /// Zero rows appended along the outermost dimension up to `rows` (`torch.cat` with a
+    /// zero tensor of the same dtype); `rows` must not be below the current count.
+    pub fn pad_rows(self, name: &str, rows: u64) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        match s.first() {
+            Some(&n) if n == rows => Ok(self),
+            Some(&n) if n < rows => {
+                let mut shape = s.to_vec();
+                shape[0] = rows;
+                if shape
+                    .iter()
+                    .try_fold(1u64, |a, d| a.checked_mul(*d))
+                    .is_none()
+                {
+                    return Err(terr(name, format!("cannot pad {s:?} to {rows} rows")));
+                }
+                let work = self.work();
+                Ok(Expr::new(Op::PadRows(self), shape, work))
+            }
+            _ => Err(terr(name, format!("cannot pad {s:?} to {rows} rows"))),
+        }
+    }
+
     /// `squeeze()`: every dimension of size 1 removed.
     pub fn squeeze(self, name: &str) -> Result<Expr, ConvertError> {
         let shape: Vec<u64> = self.shape().iter().copied().filter(|&d| d != 1).collect();
@@ -612,6 +639,7 @@ impl Expr {
                 step,
             } => format!("{}[axis {axis}: {start}::{step}]", input.describe()),
             Op::Reshape(input) => format!("reshape({}, {:?})", input.describe(), self.shape()),
+            Op::PadRows(input) => format!("pad_rows({}, {})", input.describe(), self.shape()[0]),
             Op::NegExp(input) => format!("-exp({})", input.describe()),
             Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
         }
@@ -700,6 +728,7 @@ impl Expr {
                 step,
             } => sub(out, &format!("strided{axis},{start},{step}"), &[input]),
             Op::Reshape(input) => sub(out, "reshape", &[input]),
+            Op::PadRows(input) => sub(out, "padrows", &[input]),
             Op::NegExp(input) => sub(out, "negexp", &[input]),
             Op::MulRows { input, factors } => {
                 let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
@@ -725,6 +754,7 @@ impl Expr {
             | Op::Narrow { input, .. }
             | Op::AddScalar { input, .. }
             | Op::Reshape(input)
+            | Op::PadRows(input)
             | Op::Strided { input, .. }
             | Op::NegExp(input)
             | Op::MulRows { input, .. } => input.sources(out),
@@ -866,6 +896,13 @@ impl Expr {
                 }
             }
             Op::Reshape(input) => input.eval()?,
+            Op::PadRows(input) => {
+                let mut v = input.eval()?;
+                let n = node.shape.iter().product::<u64>() as usize * esize;
+                // Zero is all-zero bits in f32, f16 and bf16 alike.
+                v.bytes.resize(n, 0);
+                v
+            }
             Op::Strided {
                 input,
                 axis,

@@ -9,8 +9,9 @@
 //! `hidden_size`). Mistral's FP8 checkpoints (`quantization.qformat_weight` `fp8_e4m3`, with
 //! `qscale_weight` / `qscale_act` tensors) are dequantized as the reference does, by
 //! treating them as `quant_method: fp8`. The text model of a vision checkpoint (Pixtral:
-//! `vision_encoder` in params.json) is converted with the vision tensors dropped; the MoE
-//! layout (`moe` in params.json, which the reference converts as DeepSeek-V2) is refused.
+//! `vision_encoder` in params.json) is converted with the vision tensors dropped. The MoE
+//! layout (`moe` in params.json, Mistral Large 3) is converted as the reference converts it,
+//! as DeepSeek-V2 (`MistralMoeModel`, see [`moe_hparams`]).
 //! `general.*` comes from the directory as for an HF model (its README.md model card and a
 //! config.json beside params.json when there is one).
 
@@ -81,14 +82,7 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
         ));
     };
     if map.get("moe").is_some_and(|m| !m.is_null()) {
-        return Err(ConvertError::UnsupportedFeature {
-            arch: "Mistral native format".into(),
-            feature: format!(
-                "{}: a mixture-of-experts model (\"moe\"), which the reference converts as \
-                 DeepSeek-V2 (MistralMoeModel), is not supported yet",
-                path.display()
-            ),
-        });
+        moe_hparams(dir, &path, &mut map)?;
     }
     if let Some(q) = map.get("quantization").filter(|q| !q.is_null()) {
         let format = q.get("qformat_weight").and_then(Json::as_str);
@@ -132,7 +126,97 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
         arch: "Mistral (params.json)".into(),
         path,
         extra_blocks: 0,
+        mtp: super::Mtp::Keep,
     })
+}
+
+/// `MistralMoeModel.__init__`: params.json's keys copied to the HF names DeepSeek-V2's
+/// conversion reads (`dim` → `hidden_size`, `moe.num_experts` → `n_routed_experts`, …), the
+/// top-level ones it needs given defaults, and the routing fixed (no top-k method, top-k
+/// probabilities normalised, softmax scoring). Refused as the reference fails: without a
+/// config.json beside params.json (`DeepseekV2Model.__init__` reads the HF config too) or
+/// without a `yarn` section; and a quantized MoE checkpoint, whose FP8 scales the class does
+/// not dequantize (it has no `dequant_model` of its own).
+fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(), ConvertError> {
+    let refuse = |why: &str| ConvertError::UnsupportedFeature {
+        arch: "Mistral native format".into(),
+        feature: format!(
+            "{}: a mixture-of-experts model (\"moe\") {why}",
+            path.display()
+        ),
+    };
+    if !dir.join("config.json").is_file() {
+        return Err(refuse(
+            "needs a config.json beside params.json: the reference's MistralMoeModel reads the \
+             HF config too (DeepseekV2Model.__init__) and fails without one",
+        ));
+    }
+    if !map.get("yarn").is_some_and(Json::is_object) {
+        return Err(refuse(
+            "needs a \"yarn\" section (the reference reads yarn.original_max_position_embeddings)",
+        ));
+    }
+    if map.get("quantization").is_some_and(|q| !q.is_null()) {
+        return Err(refuse(
+            "with \"quantization\" is not converted: the reference's MistralMoeModel does not \
+             dequantize Mistral's FP8 scales",
+        ));
+    }
+    if !map.get("moe").is_some_and(Json::is_object) {
+        return Err(refuse("has a \"moe\" entry that is not an object"));
+    }
+    for (from, to) in [
+        ("dim", "hidden_size"),
+        ("norm_eps", "rms_norm_eps"),
+        ("n_kv_heads", "num_key_value_heads"),
+        ("n_layers", "num_hidden_layers"),
+        ("n_heads", "num_attention_heads"),
+        ("hidden_dim", "intermediate_size"),
+    ] {
+        if let Some(v) = map.get(from).cloned() {
+            map.insert(to.into(), v);
+        }
+    }
+    let max_pos = map
+        .get("max_position_embeddings")
+        .cloned()
+        .unwrap_or(json!(128_000));
+    let max_seq = map.get("max_seq_len").cloned().unwrap_or(max_pos.clone());
+    let activation = map.get("activation").cloned().unwrap_or(json!("silu"));
+    let tied = map.get("tied_embeddings").cloned().unwrap_or(json!(false));
+    let model_type = map
+        .get("model_type")
+        .cloned()
+        .unwrap_or(json!("transformer"));
+    map.insert("model_type".into(), model_type);
+    map.insert("hidden_act".into(), activation);
+    map.insert("tie_word_embeddings".into(), tied);
+    map.insert("max_seq_len".into(), max_seq);
+    map.insert("max_position_embeddings".into(), max_pos);
+    let moe = map
+        .get("moe")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (from, to) in [
+        ("route_every_n", "moe_layer_freq"),
+        ("first_k_dense_replace", "first_k_dense_replace"),
+        ("num_experts_per_tok", "num_experts_per_tok"),
+        ("num_experts", "n_routed_experts"),
+        ("expert_hidden_dim", "moe_intermediate_size"),
+        ("routed_scale", "routed_scaling_factor"),
+        ("num_shared_experts", "n_shared_experts"),
+        ("num_expert_groups", "n_group"),
+        ("num_expert_groups_per_tok", "topk_group"),
+    ] {
+        if let Some(v) = moe.get(from) {
+            map.insert(to.into(), v.clone());
+        }
+    }
+    map.insert("topk_method".into(), Json::Null);
+    map.insert("norm_topk_prob".into(), json!(true));
+    map.insert("scoring_func".into(), json!("softmax"));
+    Ok(())
 }
 
 /// Converts the Mistral native model in `dir`.

@@ -16,7 +16,7 @@ use ggufkit::gguf::keys;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use ggufkit::gguf::{Metadata, Value};
+use ggufkit::gguf::{ArrayValue, Metadata, Value};
 use ggufkit::ir::{Model, Tensor, TensorData};
 use ggufkit::quantizers::GgmlType;
 
@@ -67,6 +67,26 @@ pub struct HfOptions {
     /// `--mistral-format`: the directory is in Mistral's native format (params.json,
     /// consolidated*.safetensors, tekken.json or tokenizer.model.v*), see [`mistral`].
     pub mistral_format: Option<mistral::MistralFormat>,
+    /// `--mtp` / `--no-mtp` (`--no-nextn`): the next-token-prediction layers of a class
+    /// with MTP export; any other class refuses both.
+    pub mtp: Mtp,
+}
+
+/// What becomes of a model's next-token-prediction (MTP, NextN) layers: the reference's
+/// `--mtp` and `--no-mtp` / `--no-nextn` (mutually exclusive; only for the model classes
+/// with `supports_mtp_export`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mtp {
+    /// No switch: the class's own behaviour (GLM-4.5, Qwen3-Next and Nemotron-H keep them).
+    #[default]
+    Keep,
+    /// `--no-mtp` / `--no-nextn`: the MTP tensors are dropped, the block count and the
+    /// `nextn_predict_layers` key leave them out.
+    Drop,
+    /// `--mtp`: only the MTP tensors and the ones they share with the model (embeddings,
+    /// final norm, output) are written, with the model's full metadata, under an `mtp-`
+    /// prefixed default file name (without size label).
+    Only,
 }
 
 impl Default for HfOptions {
@@ -80,6 +100,7 @@ impl Default for HfOptions {
             lora_base: None,
             fp8_as_q8: false,
             mistral_format: None,
+            mtp: Mtp::Keep,
         }
     }
 }
@@ -117,15 +138,35 @@ pub fn supported_architectures() -> &'static [&'static str] {
     })
 }
 
-/// Every supported HF architecture name with the GGUF architecture it converts to, sorted
-/// by HF name (`gguf-convert --list-architectures`).
-pub fn architecture_table() -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<(&'static str, &'static str)> = arch::ALL
+/// One row of `gguf-convert --list-architectures`: an HF class with what it converts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchitectureRow {
+    /// The HF architecture name (`architectures[0]`).
+    pub hf: &'static str,
+    /// The GGUF architecture of its text model, if ggufkit (and the reference) converts it.
+    pub gguf: Option<&'static str>,
+    /// Its `--mmproj` projector, if any: the projector type and the encoders written.
+    pub mmproj: Option<(&'static str, Vec<&'static str>)>,
+}
+
+/// Every HF architecture with a text conversion or a projector (`--mmproj`), sorted by HF
+/// name.
+pub fn architecture_rows() -> Vec<ArchitectureRow> {
+    let mut names: Vec<&'static str> = arch::ALL
         .iter()
-        .flat_map(|a| a.hf_names.iter().map(move |n| (*n, a.gguf)))
+        .flat_map(|a| a.hf_names.iter().copied())
+        .chain(mmproj::ALL.iter().flat_map(|p| p.hf_names.iter().copied()))
         .collect();
-    v.sort_unstable();
-    v
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|hf| ArchitectureRow {
+            hf,
+            gguf: arch::lookup(hf).map(|a| a.gguf),
+            mmproj: mmproj::lookup(hf).map(|p| (p.projector_type, p.encoders())),
+        })
+        .collect()
 }
 
 /// Up to three supported names nearest to `name` (case-insensitive edit distance; names
@@ -168,6 +209,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     if lora::is_adapter(dir) {
+        if opts.mtp != Mtp::Keep {
+            return Err(ConvertError::Unsupported(
+                "--mtp / --no-nextn are not supported for a LoRA adapter".into(),
+            ));
+        }
         let base = match &opts.lora_base {
             Some(b) => b.clone(),
             None => lora::base_from_config(dir)?,
@@ -211,7 +257,16 @@ fn convert_dir(
     shards: safetensors::Shards,
     mistral: Option<tokenizer::mistral::TemplateChoice>,
 ) -> Result<HfConversion, ConvertError> {
-    let entries = tensors::collect(arch, shards.tensors);
+    if opts.mtp != Mtp::Keep {
+        if arch.rules.mtp_export.is_none() || mistral.is_some() {
+            return Err(ConvertError::Unsupported(format!(
+                "--mtp / --no-nextn are not supported for {}",
+                hp.arch
+            )));
+        }
+        hp.mtp = opts.mtp;
+    }
+    let entries = tensors::collect(arch, &hp, shards.tensors)?;
     let entries = match arch.rules.mtp {
         Some(rename) => rename(&mut hp, entries)?,
         None => entries,
@@ -234,12 +289,12 @@ fn convert_dir(
     };
     let (entries, nvfp4) = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
 
-    let (planned, early_kvs) = if opts.vocab_only {
-        (Vec::new(), Vec::new())
+    let (planned, early_kvs, mut a16) = if opts.vocab_only {
+        (Vec::new(), Vec::new(), Vec::new())
     } else {
         let extra = (arch.extra)(&hp)?;
-        let planned = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
-        (planned, extra.early_kvs)
+        let (planned, a16) = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
+        (planned, extra.early_kvs, a16)
     };
 
     let gguf_arch = arch::gguf_arch(arch, &hp);
@@ -272,9 +327,29 @@ fn convert_dir(
         md: &mut md,
     })?;
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    if !a16.is_empty() {
+        // `_prec_a4`: the W4A16_NVFP4 weights, sorted, each with 4-bit activations off.
+        a16.sort();
+        a16.dedup();
+        let off = vec![false; a16.len()];
+        md.set(
+            keys::general::TENSOR_EXTRA_NAME,
+            Value::Array(ArrayValue::String(a16.iter().map(String::as_str).collect())),
+        );
+        md.set(
+            keys::general::TENSOR_EXTRA_PREC_A4,
+            Value::Array(ArrayValue::Bool(off)),
+        );
+    }
     check_f32_overflow(&hp, &md)?;
 
-    let default_file_name = if opts.vocab_only {
+    let default_file_name = if hp.mtp == Mtp::Only {
+        // The MTP head's own name (also under --vocab-only): no size label.
+        format!(
+            "mtp-{}",
+            metadata::file_name(&meta, None, Some(label), None)
+        )
+    } else if opts.vocab_only {
         metadata::file_name(&meta, None, None, Some("vocab"))
     } else {
         metadata::file_name(&meta, meta.size_label.as_deref(), Some(label), None)

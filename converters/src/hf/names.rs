@@ -159,6 +159,39 @@ pub enum Tensor {
     FfnLatentDown,
     /// `blk.{bid}.ffn_latent_up`.
     FfnLatentUp,
+    // Gemma 3n: per-layer embeddings, AltUp, LAuReL.
+    /// `per_layer_token_embd` (Gemma 3n's per-layer token embeddings).
+    PerLayerTokenEmbd,
+    /// `per_layer_model_proj`.
+    PerLayerModelProj,
+    /// `per_layer_proj_norm`.
+    PerLayerProjNorm,
+    /// `altup_proj` (the stacked AltUp input projections).
+    AltupProj,
+    /// `altup_unembd_proj`.
+    AltupUnembdProj,
+    /// `blk.{bid}.inp_gate`.
+    PerLayerInpGate,
+    /// `blk.{bid}.proj`.
+    PerLayerProj,
+    /// `blk.{bid}.post_norm`.
+    PerLayerPostNorm,
+    /// `blk.{bid}.altup_correct_coef`.
+    AltupCorrectCoef,
+    /// `blk.{bid}.altup_correct_scale`.
+    AltupCorrectScale,
+    /// `blk.{bid}.altup_predict_coef`.
+    AltupPredictCoef,
+    /// `blk.{bid}.altup_router`.
+    AltupRouter,
+    /// `blk.{bid}.altup_router_norm`.
+    AltupRouterNorm,
+    /// `blk.{bid}.laurel_l`.
+    LaurelL,
+    /// `blk.{bid}.laurel_r`.
+    LaurelR,
+    /// `blk.{bid}.laurel_post_norm`.
+    LaurelPostNorm,
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
     FfnPreNorm,
@@ -324,6 +357,22 @@ impl Tensor {
             T::EncFfnUp => "enc.blk.{bid}.ffn_up",
             T::EncFfnDown => "enc.blk.{bid}.ffn_down",
             T::EncOutputNorm => "enc.output_norm",
+            T::PerLayerTokenEmbd => "per_layer_token_embd",
+            T::PerLayerModelProj => "per_layer_model_proj",
+            T::PerLayerProjNorm => "per_layer_proj_norm",
+            T::AltupProj => "altup_proj",
+            T::AltupUnembdProj => "altup_unembd_proj",
+            T::PerLayerInpGate => "blk.{bid}.inp_gate",
+            T::PerLayerProj => "blk.{bid}.proj",
+            T::PerLayerPostNorm => "blk.{bid}.post_norm",
+            T::AltupCorrectCoef => "blk.{bid}.altup_correct_coef",
+            T::AltupCorrectScale => "blk.{bid}.altup_correct_scale",
+            T::AltupPredictCoef => "blk.{bid}.altup_predict_coef",
+            T::AltupRouter => "blk.{bid}.altup_router",
+            T::AltupRouterNorm => "blk.{bid}.altup_router_norm",
+            T::LaurelL => "blk.{bid}.laurel_l",
+            T::LaurelR => "blk.{bid}.laurel_r",
+            T::LaurelPostNorm => "blk.{bid}.laurel_post_norm",
         }
     }
 }
@@ -570,6 +619,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.router",
             "model.layers.{bid}.feed_forward.gate",
             "backbone.layers.{bid}.mixer.gate",
+            "layers.{bid}.gate",
         ],
     ),
     (
@@ -664,6 +714,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_expert.gate_proj",
             "model.layers.{bid}.mlp.shared_experts.gate_proj",
             "model.layers.{bid}.feed_forward.shared_expert.gate_proj",
+            "layers.{bid}.shared_experts.w1",
         ],
     ),
     (
@@ -673,6 +724,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_experts.up_proj",
             "model.layers.{bid}.feed_forward.shared_expert.up_proj",
             "backbone.layers.{bid}.mixer.shared_experts.up_proj",
+            "layers.{bid}.shared_experts.w3",
         ],
     ),
     (
@@ -683,6 +735,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.shared_experts.down_proj",
             "model.layers.{bid}.feed_forward.shared_expert.down_proj",
             "backbone.layers.{bid}.mixer.shared_experts.down_proj",
+            "layers.{bid}.shared_experts.w2",
         ],
     ),
     (
@@ -703,22 +756,56 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         ],
     ),
     // MLA attention, next-token-prediction layers and attention sinks (issue #14).
-    (T::AttnQA, &["model.layers.{bid}.self_attn.q_a_proj"]),
-    (T::AttnQB, &["model.layers.{bid}.self_attn.q_b_proj"]),
+    // `layers.{bid}.attention.*`: Mistral Large 3's native names.
+    (
+        T::AttnQA,
+        &[
+            "model.layers.{bid}.self_attn.q_a_proj",
+            "layers.{bid}.attention.wq_a",
+        ],
+    ),
+    (
+        T::AttnQB,
+        &[
+            "model.layers.{bid}.self_attn.q_b_proj",
+            "layers.{bid}.attention.wq_b",
+        ],
+    ),
     (
         T::AttnKvAMqa,
-        &["model.layers.{bid}.self_attn.kv_a_proj_with_mqa"],
+        &[
+            "model.layers.{bid}.self_attn.kv_a_proj_with_mqa",
+            "layers.{bid}.attention.wkv_a_with_mqa",
+        ],
     ),
     (T::AttnKvB, &["model.layers.{bid}.self_attn.kv_b_proj"]),
-    (T::AttnKB, &["model.layers.{bid}.self_attn.k_b_proj"]),
-    (T::AttnVB, &["model.layers.{bid}.self_attn.v_b_proj"]),
+    (
+        T::AttnKB,
+        &[
+            "model.layers.{bid}.self_attn.k_b_proj",
+            "layers.{bid}.attention.k_b_proj",
+        ],
+    ),
+    (
+        T::AttnVB,
+        &[
+            "model.layers.{bid}.self_attn.v_b_proj",
+            "layers.{bid}.attention.v_b_proj",
+        ],
+    ),
     (
         T::AttnQANorm,
-        &["model.layers.{bid}.self_attn.q_a_layernorm"],
+        &[
+            "model.layers.{bid}.self_attn.q_a_layernorm",
+            "layers.{bid}.attention.q_a_norm",
+        ],
     ),
     (
         T::AttnKvANorm,
-        &["model.layers.{bid}.self_attn.kv_a_layernorm"],
+        &[
+            "model.layers.{bid}.self_attn.kv_a_layernorm",
+            "layers.{bid}.attention.kv_a_norm",
+        ],
     ),
     (T::NextnEhProj, &["model.layers.{bid}.eh_proj"]),
     (T::NextnEmbedTokens, &["model.layers.{bid}.embed_tokens"]),
@@ -943,6 +1030,50 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &["encoder.block.{bid}.layer.1.DenseReluDense.wo"],
     ),
     (T::EncOutputNorm, &["encoder.final_layer_norm"]),
+    // Gemma 3n.
+    (T::PerLayerTokenEmbd, &["model.embed_tokens_per_layer"]),
+    (T::PerLayerModelProj, &["model.per_layer_model_projection"]),
+    (T::PerLayerProjNorm, &["model.per_layer_projection_norm"]),
+    (T::AltupProj, &["model.altup_projections"]),
+    (T::AltupUnembdProj, &["model.altup_unembed_projections"]),
+    (
+        T::PerLayerInpGate,
+        &["model.layers.{bid}.per_layer_input_gate"],
+    ),
+    (
+        T::PerLayerProj,
+        &["model.layers.{bid}.per_layer_projection"],
+    ),
+    (
+        T::PerLayerPostNorm,
+        &["model.layers.{bid}.post_per_layer_input_norm"],
+    ),
+    (
+        T::AltupCorrectCoef,
+        &["model.layers.{bid}.altup.correction_coefs"],
+    ),
+    (
+        T::AltupCorrectScale,
+        &["model.layers.{bid}.altup.correct_output_scale"],
+    ),
+    (
+        T::AltupPredictCoef,
+        &["model.layers.{bid}.altup.prediction_coefs"],
+    ),
+    (
+        T::AltupRouter,
+        &["model.layers.{bid}.altup.modality_router"],
+    ),
+    (
+        T::AltupRouterNorm,
+        &["model.layers.{bid}.altup.router_norm"],
+    ),
+    (T::LaurelL, &["model.layers.{bid}.laurel.linear_left"]),
+    (T::LaurelR, &["model.layers.{bid}.laurel.linear_right"]),
+    (
+        T::LaurelPostNorm,
+        &["model.layers.{bid}.laurel.post_laurel_norm"],
+    ),
 ];
 
 /// The expanded name table of one architecture and block count.

@@ -99,10 +99,19 @@ const ALWAYS_F32: &[&str] = &[
     "token_types",
     "blk.{bid}.ssm_conv1d",
     "blk.{bid}.shortconv.conv",
+    "blk.{bid}.altup_correct_coef",
+    "blk.{bid}.altup_predict_coef",
 ];
 
 /// Tensors stored as F16 under the ternary outtypes.
-const F16_UNDER_TERNARY: &[&str] = &["token_embd", "per_layer_token_embd", "output"];
+const F16_UNDER_TERNARY: &[&str] = &[
+    "token_embd",
+    "per_layer_token_embd",
+    "output",
+    "blk.{bid}.altup_router",
+    "blk.{bid}.laurel_l",
+    "blk.{bid}.laurel_r",
+];
 
 fn matches_key(name: &str, key: &str, bid: Option<u64>) -> bool {
     let full = match (key.contains("{bid}"), bid) {

@@ -100,6 +100,15 @@ impl Params<'_> {
         self.md.set(key, Value::Array(ArrayValue::Bool(v)));
     }
 
+    /// A FLOAT32 array (skipped when empty, like `add_array` of Python floats).
+    pub fn f32s(&mut self, suffix: &str, v: Vec<f32>) {
+        if v.is_empty() {
+            return;
+        }
+        let key = self.key(suffix);
+        self.md.set(key, Value::Array(ArrayValue::F32(v)));
+    }
+
     /// An INT32 array (skipped when empty, like `add_array` of Python ints).
     pub fn i32s(&mut self, suffix: &str, v: Vec<i32>) {
         if v.is_empty() {

@@ -20,7 +20,13 @@
 //!   per-tensor factors are written beside it as `<name>.scale` / `<name>.input_scale` (F32)
 //!   unless they are 1. The weight is mapped by name only, as the reference writes it before
 //!   the model's own tensors; Llama's q/k rows take the rotary permutation
-//!   (`LlamaModel._repack_nvfp4`).
+//!   (`LlamaModel._repack_nvfp4`). Experts stored one per tensor are stacked per layer and
+//!   projection (`_flush_nvfp4_experts`); compressed-tensors' `nvfp4-pack-quantized` layout
+//!   (`weight_packed`, and the reciprocal factors `weight_global_scale` /
+//!   `input_global_scale`) is read as ModelOpt's; `W4A16_NVFP4` weights are listed in
+//!   `general.tensor_extra.*` with `prec_a4` false.
+
+use std::collections::HashMap;
 
 use ggufkit::ir::{DataError, PackRows, Packed, Rows};
 use ggufkit::quantizers::GgmlType;
@@ -120,17 +126,21 @@ impl PackRows for Mxfp4Rows {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
-        // Interleaved rows share pages with the other half: only a plain range is released.
-        if self.step == 1 && !range.is_empty() {
-            let first = self.source(range.start);
-            let n = range.len();
-            let codes = self.nb * 16;
+        // Per expert, the source rows from the range's first to its last. Interleaved rows
+        // share pages with the other half (gate / up): those pages are released too and
+        // fault back in (from the page cache) when the other half is written.
+        let (codes, mut o) = (self.nb * 16, range.start);
+        while o < range.end && self.rows > 0 {
+            let end = range.end.min((o / self.rows + 1) * self.rows);
+            let (first, last) = (self.source(o), self.source(end - 1));
+            let n = last + 1 - first;
             self.blocks
                 .file
                 .release(self.blocks.offset + first * codes, n * codes);
             self.scales
                 .file
                 .release(self.scales.offset + first * self.nb, n * self.nb);
+            o = end;
         }
     }
 }
@@ -249,25 +259,28 @@ const NVFP4_SUB: usize = 16;
 const NVFP4_BLOCK: usize = 36;
 
 /// Rows of a ModelOpt NVFP4 weight: `weight` U8 `[rows, cols / 2]` (element `2i` in the low
-/// nibble of byte `i`, `2i + 1` in the high one), `scale` E4M3 `[rows, cols / 16]`.
+/// nibble of byte `i`, `2i + 1` in the high one), `scale` E4M3 `[rows, cols / 16]`; several
+/// such pairs of one shape (the experts of a layer) are stacked, expert by expert.
 struct Nvfp4Rows {
     name: String,
-    weight: StTensor,
-    scale: StTensor,
+    /// `(weight, scale)` of each stacked part (one for a plain weight).
+    parts: Vec<(StTensor, StTensor)>,
+    /// Rows of each part.
+    rows: usize,
     /// Sub-blocks per row.
     nb: usize,
-    /// Rows regrouped by Llama's q/k head permutation with this many heads.
+    /// Rows regrouped by Llama's q/k head permutation with this many heads (one part only).
     n_head: Option<usize>,
 }
 
 impl Nvfp4Rows {
-    /// The source row of output row `r` (`LlamaModel.permute`: `reshape(n_head, 2, half,
-    /// …).swapaxes(1, 2)`).
+    /// The source row, within its part, of row `r` of a part (`LlamaModel.permute`:
+    /// `reshape(n_head, 2, half, …).swapaxes(1, 2)`).
     fn source(&self, r: usize) -> usize {
         match self.n_head {
             None => r,
             Some(n) => {
-                let per = self.weight.shape[0] as usize / n;
+                let per = self.rows / n;
                 let half = per / 2;
                 let (h, rem) = (r / per, r % per);
                 h * per + (rem % 2) * half + rem / 2
@@ -291,37 +304,42 @@ fn nvfp4_block(scales: &[u8], codes: &[u8], out: &mut [u8]) {
 
 impl PackRows for Nvfp4Rows {
     fn describe(&self) -> String {
-        format!(
-            "{} from {} / {} (NVFP4)",
-            self.name, self.weight.name, self.scale.name
-        )
+        let (w, s) = &self.parts[0];
+        let more = if self.parts.len() > 1 {
+            format!(", {} experts", self.parts.len())
+        } else {
+            String::new()
+        };
+        format!("{} from {} / {} (NVFP4{more})", self.name, w.name, s.name)
     }
 
     fn rows(&self) -> Rows {
         Rows {
-            count: self.weight.shape[0] as usize,
+            count: self.parts.len() * self.rows,
             out_bytes: self.nb / 4 * NVFP4_BLOCK,
             in_bytes: self.nb * 9,
         }
     }
 
     fn pack_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
-        let (w, s) = (self.weight.bytes(), self.scale.bytes());
         let out_row = self.nb / 4 * NVFP4_BLOCK;
         let mut out = vec![0u8; range.len() * out_row];
         for (r, dst) in range.zip(out.chunks_exact_mut(out_row)) {
-            let src = self.source(r);
-            let (c, e) = match (
-                w.get(src * self.nb * 8..(src + 1) * self.nb * 8),
-                s.get(src * self.nb..(src + 1) * self.nb),
-            ) {
-                (Some(c), Some(e)) => (c, e),
-                _ => {
-                    return Err(DataError(format!(
-                        "{}: row {r} lies outside its source",
-                        self.describe()
-                    )))
+            let (c, e) = match self.parts.get(r / self.rows) {
+                Some((w, s)) => {
+                    let src = self.source(r % self.rows);
+                    (
+                        w.bytes().get(src * self.nb * 8..(src + 1) * self.nb * 8),
+                        s.bytes().get(src * self.nb..(src + 1) * self.nb),
+                    )
                 }
+                None => (None, None),
+            };
+            let (Some(c), Some(e)) = (c, e) else {
+                return Err(DataError(format!(
+                    "{}: row {r} lies outside its source",
+                    self.describe()
+                )));
             };
             for ((d, c), e) in dst
                 .chunks_exact_mut(NVFP4_BLOCK)
@@ -335,17 +353,31 @@ impl PackRows for Nvfp4Rows {
     }
 
     fn release_rows(&self, range: std::ops::Range<usize>) {
-        if self.n_head.is_some() {
+        if self.rows == 0 {
             return;
         }
-        let n = range.len();
-        self.weight.file.release(
-            self.weight.offset + range.start * self.nb * 8,
-            n * self.nb * 8,
-        );
-        self.scale
-            .file
-            .release(self.scale.offset + range.start * self.nb, n * self.nb);
+        // Per part, the rows of the range that lie in it.
+        for (p, (w, s)) in self.parts.iter().enumerate() {
+            let (lo, hi) = (p * self.rows, (p + 1) * self.rows);
+            let (mut a, mut b) = (range.start.max(lo), range.end.min(hi));
+            if let Some(n) = self.n_head.filter(|n| *n > 0) {
+                // Permuted rows stay within their head: release the heads the range covers
+                // whole (their source rows are the same span).
+                let per = self.rows / n;
+                if per == 0 {
+                    continue;
+                }
+                a = lo + (a - lo).div_ceil(per) * per;
+                b = lo + (b.saturating_sub(lo)) / per * per;
+            }
+            if a >= b {
+                continue;
+            }
+            let (first, n) = (a - lo, b - a);
+            w.file
+                .release(w.offset + first * self.nb * 8, n * self.nb * 8);
+            s.file.release(s.offset + first * self.nb, n * self.nb);
+        }
     }
 }
 
@@ -359,19 +391,227 @@ pub struct Nvfp4Out {
     pub weight: Expr,
     /// `(suffix, values)` of the non-trivial per-tensor factors, in writing order.
     pub scales: Vec<(&'static str, Expr)>,
+    /// Quantized as `W4A16_NVFP4` (`_tag_prec_a4`): listed with `prec_a4` false in
+    /// `general.tensor_extra.*`.
+    pub a16: bool,
 }
 
-/// `_generate_nvfp4_tensors` (ModelOpt layout): every `<m>.weight` with a 2-D
-/// `<m>.weight_scale` is repacked into GGML NVFP4 (values `[rows, cols]`), in model order;
-/// its `weight_scale_2` and `input_scale` follow as F32 tensors unless one value equal to 1.
-/// The consumed tensors and every `k_scale` / `v_scale` leave `entries`. Experts stored one
-/// per tensor (`.experts.N.{gate,up,down}_proj.weight`) are not supported here. With
-/// `qk_heads` (`n_head`, `n_head_kv`: Llama and its subclasses, `LlamaModel._repack_nvfp4`)
-/// the rows of `q_proj` and `k_proj` (and their scales) take the rotary head permutation.
-pub fn nvfp4(
-    entries: &mut Vec<Entry>,
-    qk_heads: Option<(u64, Option<u64>)>,
-) -> Result<Vec<Nvfp4Out>, ConvertError> {
+/// What the NVFP4 repacking needs to know of the checkpoint (`prepare_tensors`).
+pub struct Nvfp4Config {
+    /// compressed-tensors' layout (`nvfp4-pack-quantized`): `weight_packed` is the weight,
+    /// and `weight_global_scale` / `input_global_scale` are the reciprocals of ModelOpt's
+    /// `weight_scale_2` / `input_scale`.
+    pub compressed_tensors: bool,
+    /// `num_local_experts` / `num_experts` (0 when absent): a layer's experts stored one per
+    /// tensor are stacked when this many of one projection have been seen.
+    pub n_experts: u64,
+    /// The checkpoint-wide `quant_algo`.
+    pub algo: Option<String>,
+    /// `quantized_layers`: module path → its `quant_algo`.
+    pub layer_algo: HashMap<String, Option<String>>,
+    /// `(n_head, n_head_kv)` for Llama and its subclasses (`LlamaModel._repack_nvfp4`): the
+    /// rows of `q_proj` and `k_proj` (and their scales) take the rotary head permutation.
+    pub qk_heads: Option<(u64, Option<u64>)>,
+}
+
+impl Nvfp4Config {
+    /// `_tag_prec_a4`: the algorithm of the innermost module of `hf_name` listed in
+    /// `quantized_layers` (else the checkpoint's) is `W4A16_NVFP4`.
+    fn a16(&self, hf_name: &str) -> bool {
+        let mut name = hf_name.strip_suffix(".weight").unwrap_or(hf_name);
+        name = name.strip_suffix(".bias").unwrap_or(name);
+        let mut algo = self.algo.as_deref();
+        while !name.is_empty() {
+            if let Some(a) = self.layer_algo.get(name) {
+                algo = a.as_deref();
+                break;
+            }
+            name = name.rsplit_once('.').map_or("", |(head, _)| head);
+        }
+        algo == Some("W4A16_NVFP4")
+    }
+}
+
+/// The checked `(weight, scale)` pair of one NVFP4 weight and its `[rows, sub-blocks]`.
+fn nvfp4_pair(w: &StTensor, s: &StTensor) -> Result<(u64, u64), ConvertError> {
+    if w.dtype != StDtype::U8 {
+        return Err(terr(
+            &w.name,
+            format!("NVFP4 weights must be U8, found {:?}", w.dtype),
+        ));
+    }
+    if !matches!(s.dtype, StDtype::F8E4M3 | StDtype::U8) {
+        return Err(terr(
+            &s.name,
+            format!("NVFP4 scales must be F8_E4M3, found {:?}", s.dtype),
+        ));
+    }
+    let (rows, nb) = (s.shape[0], s.shape[1]);
+    if s.shape.len() != 2
+        || w.shape.len() != 2
+        || w.shape[0] != rows
+        || w.shape[1].checked_mul(2) != nb.checked_mul(NVFP4_SUB as u64)
+        || nb % 4 != 0
+    {
+        return Err(terr(
+            &s.name,
+            format!(
+                "NVFP4 scales {:?} do not fit the weight {:?} (one per 16 values, rows of \
+                 whole 64-value blocks)",
+                s.shape, w.shape
+            ),
+        ));
+    }
+    Ok((rows, nb))
+}
+
+/// `float(t.float().sum())` of a per-tensor factor, 1 when absent (per-expert factors).
+fn factor_sum(entries: &[Entry], name: &str) -> Result<f32, ConvertError> {
+    match entries.iter().find(|e| e.name == name) {
+        None => Ok(1.0),
+        Some(e) => {
+            let v = e.expr.eval_f32().map_err(|err| terr(name, err.0))?;
+            Ok(v.iter().sum::<f32>())
+        }
+    }
+}
+
+/// The experts of one `(layer, projection)` gathered so far: `(expert id, weight, scale,
+/// weight_scale_2, input_scale)`.
+type ExpertParts = Vec<(u64, StTensor, StTensor, f32, f32)>;
+
+/// `_flush_nvfp4_experts`: the experts sorted by id and stacked under
+/// `model.layers.{bid}.mlp.experts.{proj}.weight`, with the per-expert factors as F32
+/// `[n_expert]` tensors unless all are within `np.allclose` of 1.
+fn flush_experts(
+    bid: u64,
+    proj: &str,
+    mut parts: ExpertParts,
+    cfg: &Nvfp4Config,
+) -> Result<Nvfp4Out, ConvertError> {
+    parts.sort_by_key(|p| p.0);
+    let name = format!("model.layers.{bid}.mlp.experts.{proj}.weight");
+    let (first_w, first_s) = (&parts[0].1, &parts[0].2);
+    let (rows, nb) = (first_s.shape[0], first_s.shape[1]);
+    if let Some(p) = parts
+        .iter()
+        .find(|p| p.1.shape != first_w.shape || p.2.shape != first_s.shape)
+    {
+        return Err(terr(
+            &p.1.name,
+            format!(
+                "expert shapes differ ({:?} / {:?} against {:?} / {:?} of {}): they cannot \
+                 be stacked",
+                p.1.shape, p.2.shape, first_w.shape, first_s.shape, first_w.name
+            ),
+        ));
+    }
+    let usize_of = |v: u64| usize::try_from(v).map_err(|_| terr(&first_s.name, "shape too large"));
+    let n = parts.len() as u64;
+    let shape = vec![n, rows, nb * NVFP4_SUB as u64];
+    let mut inputs = Vec::new();
+    for p in &parts {
+        inputs.push(p.1.clone());
+        inputs.push(p.2.clone());
+    }
+    let source = Nvfp4Rows {
+        name: name.clone(),
+        parts: parts.iter().map(|p| (p.1.clone(), p.2.clone())).collect(),
+        rows: usize_of(rows)?,
+        nb: usize_of(nb)?,
+        n_head: None,
+    };
+    let weight = Expr::packed(GgmlType::NVFP4, shape, Packed::new(source), inputs);
+    let mut scales = Vec::new();
+    for (suffix, values) in [
+        (".scale", parts.iter().map(|p| p.3).collect::<Vec<f32>>()),
+        (".input_scale", parts.iter().map(|p| p.4).collect()),
+    ] {
+        // `np.allclose(scales, 1.0, atol=1e-6)` (rtol 1e-5), in double precision.
+        let near_one = values
+            .iter()
+            .all(|v| (*v as f64 - 1.0).abs() <= 1e-6 + 1e-5);
+        if !near_one {
+            scales.push((suffix, Expr::constant(values, vec![n])));
+        }
+    }
+    Ok(Nvfp4Out {
+        a16: cfg.a16(&name),
+        name,
+        weight,
+        scales,
+    })
+}
+
+/// `(layer, projection, expert)` of a per-expert weight `….layers.L….experts.E.{gate,up,down}_proj.weight`
+/// (the layer 0 when the name has none).
+fn expert_of(name: &str) -> Option<(u64, &'static str, u64)> {
+    let (head, tail) = name.rsplit_once(".experts.")?;
+    let (id, proj) = tail.split_once('.')?;
+    let id: u64 = id
+        .parse()
+        .ok()
+        .filter(|_| id.bytes().all(|b| b.is_ascii_digit()))?;
+    let proj = ["gate_proj", "up_proj", "down_proj"]
+        .into_iter()
+        .find(|p| proj == format!("{p}.weight"))?;
+    let bid = head
+        .split(".layers.")
+        .nth(1)
+        .and_then(|r| r.split('.').next())
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(0);
+    Some((bid, proj, id))
+}
+
+/// compressed-tensors' NVFP4 names turned into ModelOpt's (`prepare_tensors`), each renamed
+/// tensor moving to the end, as a re-inserted dict key: `weight_packed` → `weight`, and the
+/// reciprocals of `weight_global_scale` → `weight_scale_2`, `input_global_scale` →
+/// `input_scale` (unless a tensor of the new name exists).
+fn ct_to_modelopt(entries: &mut Vec<Entry>) -> Result<(), ConvertError> {
+    let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+    for old in names {
+        let (new, inverse) = if let Some(b) = old.strip_suffix(".weight_packed") {
+            (format!("{b}.weight"), false)
+        } else if let Some(b) = old.strip_suffix(".weight_global_scale") {
+            (format!("{b}.weight_scale_2"), true)
+        } else if let Some(b) = old.strip_suffix(".input_global_scale") {
+            (format!("{b}.input_scale"), true)
+        } else {
+            continue;
+        };
+        if entries.iter().any(|e| e.name == new) {
+            continue;
+        }
+        let Some(i) = entries.iter().position(|e| e.name == old) else {
+            continue;
+        };
+        let mut e = entries.remove(i);
+        if inverse {
+            // `1.0 / scale.float()`, in f32.
+            let v = e.expr.eval_f32().map_err(|err| terr(&old, err.0))?;
+            let shape = e.expr.shape().to_vec();
+            e.expr = Expr::constant(v.iter().map(|x| 1.0f32 / x).collect(), shape);
+            e.dtype = StDtype::F32;
+        }
+        e.name = new;
+        entries.push(e);
+    }
+    Ok(())
+}
+
+/// `_generate_nvfp4_tensors`: every `<m>.weight` with a 2-D `<m>.weight_scale` is repacked
+/// into GGML NVFP4 (values `[rows, cols]`), in model order; its `weight_scale_2` and
+/// `input_scale` follow as F32 tensors unless one value equal to 1. Experts stored one per
+/// tensor (`….experts.E.{gate,up,down}_proj.weight`) are gathered per layer and projection
+/// and stacked (`[n_expert, rows, cols]`, per-expert factors `[n_expert]`) when the
+/// `n_experts`-th arrives, or after every other weight when fewer do. The consumed tensors
+/// and every `k_scale` / `v_scale` leave `entries`. compressed-tensors' layout is first
+/// renamed to ModelOpt's.
+pub fn nvfp4(entries: &mut Vec<Entry>, cfg: &Nvfp4Config) -> Result<Vec<Nvfp4Out>, ConvertError> {
+    if cfg.compressed_tensors {
+        ct_to_modelopt(entries)?;
+    }
     let find = |entries: &Vec<Entry>, n: &str| entries.iter().position(|e| e.name == n);
     let read = |e: &Entry| -> Result<StTensor, ConvertError> {
         e.expr
@@ -381,6 +621,8 @@ pub fn nvfp4(
     };
     let mut out = Vec::new();
     let mut consumed: Vec<String> = Vec::new();
+    // Experts by (layer, projection), in first-seen order.
+    let mut experts: Vec<((u64, &'static str), ExpertParts)> = Vec::new();
     for e in entries.iter() {
         if !e.name.ends_with(".weight") {
             continue;
@@ -392,46 +634,38 @@ pub fn nvfp4(
         if entries[si].expr.shape().len() < 2 {
             continue;
         }
-        let is_expert = e.name.contains(".experts.")
-            && ["gate_proj", "up_proj", "down_proj"]
-                .iter()
-                .any(|p| e.name.ends_with(&format!("{p}.weight")));
-        if is_expert {
-            return Err(terr(
-                &e.name,
-                "NVFP4 experts stored one per tensor are not supported yet",
-            ));
-        }
         let (w, s) = (read(e)?, read(&entries[si])?);
-        if w.dtype != StDtype::U8 {
-            return Err(terr(
-                &w.name,
-                format!("NVFP4 weights must be U8, found {:?}", w.dtype),
-            ));
+        let (rows, nb) = nvfp4_pair(&w, &s)?;
+        consumed.push(e.name.clone());
+        consumed.push(scale_name);
+        let factor_names = [
+            (e.name.replace(".weight", ".weight_scale_2"), ".scale"),
+            (e.name.replace(".weight", ".input_scale"), ".input_scale"),
+        ];
+        for (n, _) in &factor_names {
+            if find(entries, n).is_some() {
+                consumed.push(n.clone());
+            }
         }
-        if !matches!(s.dtype, StDtype::F8E4M3 | StDtype::U8) {
-            return Err(terr(
-                &s.name,
-                format!("NVFP4 scales must be F8_E4M3, found {:?}", s.dtype),
-            ));
+        if let Some((bid, proj, id)) = expert_of(&e.name) {
+            let s2 = factor_sum(entries, &factor_names[0].0)?;
+            let inp = factor_sum(entries, &factor_names[1].0)?;
+            let key = (bid, proj);
+            let at = match experts.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    experts.push((key, Vec::new()));
+                    experts.len() - 1
+                }
+            };
+            experts[at].1.push((id, w, s, s2, inp));
+            if cfg.n_experts > 0 && experts[at].1.len() as u64 >= cfg.n_experts {
+                let (_, parts) = experts.remove(at);
+                out.push(flush_experts(bid, proj, parts, cfg)?);
+            }
+            continue;
         }
-        let (rows, nb) = (s.shape[0], s.shape[1]);
-        if s.shape.len() != 2
-            || w.shape.len() != 2
-            || w.shape[0] != rows
-            || w.shape[1].checked_mul(2) != nb.checked_mul(NVFP4_SUB as u64)
-            || nb % 4 != 0
-        {
-            return Err(terr(
-                &s.name,
-                format!(
-                    "NVFP4 scales {:?} do not fit the weight {:?} (one per 16 values, \
-                     rows of whole 64-value blocks)",
-                    s.shape, w.shape
-                ),
-            ));
-        }
-        let n_head = match qk_heads {
+        let n_head = match cfg.qk_heads {
             Some((n, _)) if e.name.ends_with("q_proj.weight") => Some(n),
             Some((n, kv)) if e.name.ends_with("k_proj.weight") => {
                 Some(kv.filter(|kv| *kv != n).unwrap_or(n))
@@ -447,11 +681,12 @@ pub fn nvfp4(
             }
         }
         let shape = vec![rows, nb * NVFP4_SUB as u64];
+        let too_large = |_| terr(&s.name, "shape too large");
         let source = Nvfp4Rows {
             name: e.name.clone(),
-            weight: w.clone(),
-            scale: s.clone(),
-            nb: usize::try_from(nb).map_err(|_| terr(&s.name, "shape too large"))?,
+            parts: vec![(w.clone(), s.clone())],
+            rows: usize::try_from(rows).map_err(too_large)?,
+            nb: usize::try_from(nb).map_err(too_large)?,
             n_head: n_head.map(|n| n as usize),
         };
         let weight = Expr::packed(
@@ -460,18 +695,11 @@ pub fn nvfp4(
             Packed::new(source),
             vec![w.clone(), s.clone()],
         );
-        consumed.push(e.name.clone());
-        consumed.push(scale_name);
         let mut scales = Vec::new();
-        for (src, suffix) in [
-            (".weight_scale_2", ".scale"),
-            (".input_scale", ".input_scale"),
-        ] {
-            let n = e.name.replace(".weight", src);
+        for (n, suffix) in factor_names {
             let Some(i) = find(entries, &n) else {
                 continue;
             };
-            consumed.push(n.clone());
             let x = entries[i].expr.clone();
             let numel: u64 = x.shape().iter().product();
             let v = x.eval_f32().map_err(|err| terr(&n, err.0))?;
@@ -482,10 +710,14 @@ pub fn nvfp4(
             scales.push((suffix, x.reshape(&n, vec![numel])?));
         }
         out.push(Nvfp4Out {
+            a16: cfg.a16(&e.name),
             name: e.name.clone(),
             weight,
             scales,
         });
+    }
+    for ((bid, proj), parts) in experts {
+        out.push(flush_experts(bid, proj, parts, cfg)?);
     }
     entries.retain(|e| {
         !consumed.contains(&e.name)

@@ -79,13 +79,39 @@ pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
 
 /// The filtered model tensors in order. A name seen twice keeps its first position and its
 /// last value (a Python dict).
-pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
+///
+/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::arch::MtpExport`] test
+/// then keeps only the next-token-prediction tensors (and the ones they share) or drops them.
+pub fn collect(
+    arch: &Arch,
+    hp: &Hparams,
+    sources: Vec<StTensor>,
+) -> Result<Vec<Entry>, ConvertError> {
     let mut out: Vec<Entry> = Vec::with_capacity(sources.len());
     let mut pos: HashMap<String, usize> = HashMap::new();
+    let export = match hp.mtp {
+        super::Mtp::Keep => None,
+        _ => arch.rules.mtp_export.as_ref(),
+    };
     for t in sources {
         let Some(name) = filter_name(arch, &t.name) else {
             continue;
         };
+        if let Some(x) = export {
+            let seen = if x.raw_names {
+                t.name.as_str()
+            } else {
+                name.as_str()
+            };
+            let is_mtp = (x.is_mtp)(hp, seen)?;
+            let keep = match hp.mtp {
+                super::Mtp::Drop => !is_mtp,
+                _ => is_mtp || x.shared.contains(&seen),
+            };
+            if !keep {
+                continue;
+            }
+        }
         let entry = Entry {
             name: name.clone(),
             dtype: t.dtype,
@@ -101,7 +127,7 @@ pub fn collect(arch: &Arch, sources: Vec<StTensor>) -> Vec<Entry> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The quantization of a checkpoint as `prepare_tensors` detects it: `quantization_config`
@@ -120,8 +146,10 @@ struct QuantInfo<'a> {
     mxfp4: bool,
     /// NVFP4 in compressed-tensors' layout (`nvfp4-pack-quantized`).
     nvfp4_ct: bool,
-    /// Some NVFP4 weights keep 16-bit activations (`W4A16_NVFP4`, globally or per layer).
-    w4a16: bool,
+    /// The checkpoint-wide `quant_algo` (before an NVFP4 layer or group makes it NVFP4).
+    algo: Option<String>,
+    /// `quantized_layers`' object entries: module path → `quant_algo`.
+    layer_algo: HashMap<String, Option<String>>,
 }
 
 fn qstr<'a>(m: Option<&'a serde_json::Map<String, Json>>, key: &str) -> Option<&'a str> {
@@ -182,19 +210,26 @@ fn quant_info<'a>(hp: &'a Hparams, dir: &Path) -> Result<QuantInfo<'a>, ConvertE
     });
     let nvfp4 =
         matches!(algo.as_deref(), Some("NVFP4" | "W4A16_NVFP4")) || nvfp4_groups || nvfp4_layers;
-    let w4a16 = algo.as_deref() == Some("W4A16_NVFP4")
-        || layers.as_ref().is_some_and(|l| {
-            l.values()
-                .filter_map(Json::as_object)
-                .any(|v| v.get("quant_algo").and_then(Json::as_str) == Some("W4A16_NVFP4"))
-        });
+    let layer_algo = layers
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(|(k, v)| {
+            let v = v.as_object()?;
+            let a = v
+                .get("quant_algo")
+                .and_then(Json::as_str)
+                .map(str::to_string);
+            Some((k.clone(), a))
+        })
+        .collect();
     Ok(QuantInfo {
         config,
         method: dequant_method,
         nvfp4,
         mxfp4: method.as_deref() == Some("mxfp4"),
         nvfp4_ct: nvfp4_groups,
-        w4a16,
+        algo,
+        layer_algo,
     })
 }
 
@@ -254,13 +289,6 @@ pub fn dequantize(
     let mut entries = entries;
     let mut nvfp4 = Vec::new();
     if info.nvfp4 {
-        if info.nvfp4_ct || info.w4a16 {
-            return Err(ConvertError::Unsupported(
-                "NVFP4 checkpoints in compressed-tensors' layout or with W4A16_NVFP4 layers are \
-                 not supported (ModelOpt NVFP4 is)"
-                    .into(),
-            ));
-        }
         // Repacked before dequant_model, which is skipped when no scale is left.
         let qk_heads = if arch.rules.permute_qk == QkPermute::WeightsAndBiases {
             match hp.find_u64(&["n_heads", "num_attention_heads"])? {
@@ -270,7 +298,16 @@ pub fn dequantize(
         } else {
             None
         };
-        nvfp4 = super::prequant::nvfp4(&mut entries, qk_heads)?;
+        let cfg = super::prequant::Nvfp4Config {
+            compressed_tensors: info.nvfp4_ct,
+            n_experts: hp
+                .find_u64(&["num_local_experts", "num_experts"])?
+                .unwrap_or(0),
+            algo: info.algo.clone(),
+            layer_algo: info.layer_algo.clone(),
+            qk_heads,
+        };
+        nvfp4 = super::prequant::nvfp4(&mut entries, &cfg)?;
         let left = entries
             .iter()
             .any(|e| e.name.ends_with(".weight_scale") || e.name.ends_with(".weight_scale_inv"));
@@ -511,6 +548,8 @@ struct Modifier<'a> {
     map: TensorMap,
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
+    /// Members of [`super::arch::Rules::stacked`] seen so far, per stack.
+    stacked: HashMap<usize, Vec<Option<Expr>>>,
     vocab_rows: Option<u64>,
     /// `token_embd.weight`, kept for [`super::arch::Rules::omit_tied_output`].
     tok_embd: Option<Expr>,
@@ -531,6 +570,7 @@ impl<'a> Modifier<'a> {
             dir,
             map: TensorMap::new(arch.tensors, arch.tensor_overrides, hp.block_count()?),
             experts: HashMap::new(),
+            stacked: HashMap::new(),
             vocab_rows: None,
             tok_embd: None,
         })
@@ -629,27 +669,13 @@ impl<'a> Modifier<'a> {
                 }
             },
         };
+        if let Some(i) = rules.stacked.iter().position(|s| name.contains(s.marker)) {
+            return self.stack_member(i, name, expr);
+        }
         if rules.headless_arch == Some(hp.arch.as_str()) {
             name = format!("model.{name}");
         }
-        if rules.permute_qk != QkPermute::No {
-            let biases = rules.permute_qk == QkPermute::WeightsAndBiases;
-            let is = |proj: &str| {
-                name.ends_with(&format!("{proj}.weight"))
-                    || (biases && name.ends_with(&format!("{proj}.bias")))
-            };
-            if is("q_proj") {
-                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-                expr = expr.permute_heads(&name, n_head)?;
-            }
-            if is("k_proj") {
-                let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-                let n_kv = hp
-                    .find_u64(&["n_kv_heads", "num_key_value_heads"])?
-                    .unwrap_or(n_head);
-                expr = expr.permute_heads(&name, n_kv)?;
-            }
-        }
+        expr = permute_qk(hp, &name, expr, rules.permute_qk)?;
         if rules.slice_embeddings && name.contains("embed_tokens.weight") {
             let rows = expr.shape().first().copied().unwrap_or(0);
             let n = self.vocab_rows()?.min(rows);
@@ -696,6 +722,39 @@ impl<'a> Modifier<'a> {
             return self.buffer_expert(i, name, expr, bid);
         }
         Ok(vec![(self.map_name(&name)?, expr)])
+    }
+
+    /// One member of a [`super::arch::Stacked`] group: the stack once every member is in.
+    fn stack_member(
+        &mut self,
+        index: usize,
+        name: String,
+        expr: Expr,
+    ) -> Result<Vec<(String, Expr)>, ConvertError> {
+        let st = &self.arch.rules.stacked[index];
+        let member = (0..st.count)
+            .find(|i| name.contains(&format!(".{i}.")))
+            .ok_or_else(|| {
+                terr(
+                    &name,
+                    format!(
+                        "unknown member of {} (expected .0. to .{}.)",
+                        st.merged_name,
+                        st.count.saturating_sub(1)
+                    ),
+                )
+            })?;
+        let slots = self
+            .stacked
+            .entry(index)
+            .or_insert_with(|| vec![None; st.count]);
+        slots[member] = Some(expr);
+        if slots.iter().any(Option::is_none) {
+            return Ok(Vec::new());
+        }
+        let parts: Vec<Expr> = slots.iter().flatten().cloned().collect();
+        let stacked = Expr::stack(st.merged_name, parts)?;
+        Ok(vec![(self.map_name(st.merged_name)?, stacked)])
     }
 
     fn buffer_expert(
@@ -774,7 +833,7 @@ fn skipped(name: &str) -> bool {
 
 /// `prepare_tensors`: the tensors the class repacks (already-quantized, in their own type)
 /// first, then generated tensors, then the model's, each mapped, transformed and given its
-/// output type.
+/// output type. Also returns the GGUF names of the `W4A16_NVFP4` weights (`_prec_a4`).
 pub fn plan(
     arch: &Arch,
     hp: &Hparams,
@@ -783,8 +842,9 @@ pub fn plan(
     nvfp4: Vec<Nvfp4Out>,
     generated: Vec<(String, Expr)>,
     entries: Vec<Entry>,
-) -> Result<Vec<Planned>, ConvertError> {
+) -> Result<(Vec<Planned>, Vec<String>), ConvertError> {
     let mut entries = entries;
+    let mut a16 = Vec::new();
     let packed = match arch.rules.mxfp4 {
         Some(repack) => repack(&mut entries)?,
         None => Vec::new(),
@@ -815,6 +875,9 @@ pub fn plan(
     for o in nvfp4 {
         let bid = block_id(&o.name);
         let name = m.map_name(&o.name)?;
+        if o.a16 {
+            a16.push(name.clone());
+        }
         push(name.clone(), o.weight, bid, false)?;
         for (suffix, expr) in o.scales {
             push(name.replace(".weight", suffix), expr, bid, false)?;
@@ -843,7 +906,7 @@ pub fn plan(
         left.sort();
         return Err(ConvertError::UnprocessedExperts { tensors: left });
     }
-    Ok(out)
+    Ok((out, a16))
 }
 
 /// A LoRA adapter's tensors: for `W = B·A`, the pair under the base model's name of `W`.
@@ -931,4 +994,30 @@ pub fn plan_lora(
         ));
     }
     Ok(out)
+}
+
+/// Llama's q/k head permutation (the reference's `undo_permute`) of `q_proj` / `k_proj`
+/// weights (and biases with [`QkPermute::WeightsAndBiases`]); other tensors pass unchanged.
+pub(crate) fn permute_qk(
+    hp: &Hparams,
+    name: &str,
+    expr: Expr,
+    mode: QkPermute,
+) -> Result<Expr, ConvertError> {
+    let biases = mode == QkPermute::WeightsAndBiases;
+    let is = |proj: &str| {
+        name.ends_with(&format!("{proj}.weight"))
+            || (biases && name.ends_with(&format!("{proj}.bias")))
+    };
+    if mode == QkPermute::No || !(is("q_proj") || is("k_proj")) {
+        return Ok(expr);
+    }
+    let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
+    if is("q_proj") {
+        return expr.permute_heads(name, n_head);
+    }
+    let n_kv = hp
+        .find_u64(&["n_kv_heads", "num_key_value_heads"])?
+        .unwrap_or(n_head);
+    expr.permute_heads(name, n_kv)
 }

@@ -22,12 +22,13 @@
 use ggufkit::gguf::keys::{attention, extra, llm, mla, rope};
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// MLA attention's tensors (with [`DECODER`] and [`MOE_NEXTN_TENSORS`], gguf-py's `deepseek2` list,
@@ -147,7 +148,7 @@ pub const DEEPSEEK2: Arch = Arch {
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
-const DEEPSEEK_EXPERTS: Experts = Experts {
+pub(super) const DEEPSEEK_EXPERTS: Experts = Experts {
     marker: "mlp.experts",
     count_keys: &["n_routed_experts"],
     parts: &["down_proj", "gate_proj", "up_proj"],
@@ -178,7 +179,7 @@ pub(super) fn is_past_layers(name: &str, n_layers: u64) -> bool {
 /// `DeepseekV2Model.modify_tensors` before the generic steps: a tied `lm_head` and the
 /// next-token-prediction layers are dropped, `kv_b_proj` is split into `k_b_proj`
 /// (transposed per head) and `v_b_proj`.
-fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     mla_hook(hp, name, expr, true)
 }
 
@@ -357,13 +358,22 @@ pub const GLM4MOE_LITE: Arch = Arch {
         experts: &[DEEPSEEK_EXPERTS],
         hook: Some(lite_hook),
         nextn_blocks: true,
+        mtp_export: Some(MtpExport {
+            raw_names: false,
+            is_mtp: super::is_past_main_layers,
+            shared: super::GLM_MTP_SHARED,
+        }),
         ..Rules::NONE
     },
     params: lite_params,
     extra: no_extra,
 };
 
+/// The kept next-token-prediction blocks: none under `--no-mtp` (`skip_mtp`).
 fn lite_nextn(hp: &Hparams) -> Result<u64, ConvertError> {
+    if hp.mtp == Mtp::Drop {
+        return Ok(0);
+    }
     Ok(hp.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0))
 }
 

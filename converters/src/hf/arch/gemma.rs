@@ -237,7 +237,7 @@ fn gemma2_params(p: &mut Params) -> Result<(), ConvertError> {
     p.req_u32(attention::SLIDING_WINDOW, &["sliding_window"])
 }
 
-fn gemma3_params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn gemma3_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     let hp = p.hp;
     let u = |k: &str, d: u64| -> Result<u64, ConvertError> { Ok(hp.find_u64(&[k])?.unwrap_or(d)) };

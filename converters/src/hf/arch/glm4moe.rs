@@ -14,10 +14,11 @@ use ggufkit::gguf::keys::{llm, mla, rope};
 use serde_json::Value as Json;
 
 use super::deepseek2::MOE_NEXTN_TENSORS;
-use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, MtpExport, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// GLM-4.5 (MoE).
@@ -83,6 +84,11 @@ pub const GLM4MOE: Arch = Arch {
     rules: Rules {
         experts: &[GLM_EXPERTS],
         nextn_blocks: true,
+        mtp_export: Some(MtpExport {
+            raw_names: false,
+            is_mtp: super::is_past_main_layers,
+            shared: super::GLM_MTP_SHARED,
+        }),
         ..Rules::NONE
     },
     params,
@@ -146,7 +152,10 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
             ))
         }
     }
-    if let Some(n) = hp.find_u64(&["num_nextn_predict_layers"])? {
+    if let Some(n) = hp
+        .find_u64(&["num_nextn_predict_layers"])?
+        .filter(|_| hp.mtp != Mtp::Drop)
+    {
         p.u32(mla::NEXTN_PREDICT_LAYERS, n)?;
     }
     Ok(())

@@ -13,11 +13,12 @@ use ggufkit::gguf::keys::{attention, hybrid, llm, rope, ssm};
 use serde_json::{Map, Value as Json};
 
 use super::mamba::{mamba2_filter, mamba2_tensor, MAMBA2_TENSORS};
-use super::{granite, llama, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{granite, llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::{Params, BLOCK_COUNT_KEYS};
+use crate::hf::tensors::permute_qk;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
@@ -304,19 +305,6 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
         return Ok(Modified::Pass(name, expr));
     }
     // Llama's q/k permutation, on attention layers only.
-    let is = |proj: &str| {
-        name.ends_with(&format!("{proj}.weight")) || name.ends_with(&format!("{proj}.bias"))
-    };
-    let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-    let expr = if is("q_proj") {
-        expr.permute_heads(&name, n_head)?
-    } else if is("k_proj") {
-        let n_kv = hp
-            .find_u64(&["n_kv_heads", "num_key_value_heads"])?
-            .unwrap_or(n_head);
-        expr.permute_heads(&name, n_kv)?
-    } else {
-        expr
-    };
+    let expr = permute_qk(hp, &name, expr, QkPermute::WeightsAndBiases)?;
     Ok(Modified::Pass(name, expr))
 }

@@ -23,6 +23,8 @@ pub const LLAMA: Arch = Arch {
         "MistralForCausalLM",
         "MixtralForCausalLM",
         "LlamaModel",
+        // The text model of LLaVA (its tower and projector are dropped).
+        "LlavaForConditionalGeneration",
     ],
     model_types: &[
         ModelType {

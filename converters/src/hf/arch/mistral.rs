@@ -18,7 +18,7 @@
 use ggufkit::gguf::keys::{extra, rope};
 use serde_json::Value as Json;
 
-use super::{llama, Arch, QkPermute, Rules};
+use super::{deepseek2, llama, no_extra, Arch, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
@@ -60,9 +60,87 @@ pub const MISTRAL_NATIVE_3: Arch = Arch {
     ..MISTRAL_NATIVE
 };
 
+/// `MistralMoeModel` (params.json with a `moe` section, Mistral Large 3's layout): written as
+/// DeepSeek-V2 (`deepseek2`: MLA attention, routed and shared experts), its params.json keys
+/// renamed to the HF ones by [`crate::hf::mistral::load_params`], its tensors renamed by
+/// [`moe_filter`] to the names DeepSeek-V2's steps expect (`kv_b_proj` split into `k_b` /
+/// `v_b`, experts stacked down, gate, up).
+pub const MISTRAL_NATIVE_MOE: Arch = Arch {
+    hf_names: &[],
+    model_types: &[],
+    composites: &[],
+    gguf: "deepseek2",
+    vocab: VocabKind::Llama,
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[
+        DECODER,
+        deepseek2::MLA_TENSORS,
+        deepseek2::MOE_NEXTN_TENSORS,
+    ],
+    tensor_overrides: &[],
+    filter: moe_filter,
+    rules: Rules {
+        experts: &[deepseek2::DEEPSEEK_EXPERTS],
+        hook: Some(deepseek2::hook),
+        ..Rules::NONE
+    },
+    params: moe_params,
+    extra: no_extra,
+};
+
+/// `MistralMoeModel.filter_tensors`: `qscale_act` / `qscale_weight` → `input_scale` /
+/// `weight_scale`, `.wkv_b.` → `.kv_b_proj.`, and an expert `layers.N.experts.E.wK` →
+/// `model.layers.N.mlp.experts.E.{gate,down,up}_proj` (w1, w2, w3).
+fn moe_filter(name: &str) -> Option<String> {
+    let mut name = name.to_string();
+    if let Some(b) = name.strip_suffix(".qscale_act") {
+        name = format!("{b}.input_scale");
+    }
+    if let Some(b) = name.strip_suffix(".qscale_weight") {
+        name = format!("{b}.weight_scale");
+    }
+    name = name.replace(".wkv_b.", ".kv_b_proj.");
+    if name.contains(".experts.") {
+        name = name
+            .replace(".experts.", ".mlp.experts.")
+            .replace(".w1.", ".gate_proj.")
+            .replace(".w2.", ".down_proj.")
+            .replace(".w3.", ".up_proj.");
+        name = format!("model.{name}");
+    }
+    Some(name)
+}
+
+/// `MistralMoeModel.set_gguf_parameters`: DeepSeek-V2's (generic block with one KV head, MLA
+/// and expert keys), `set_mistral_config`, the attention temperature length (yarn's
+/// `original_max_position_embeddings`, which must be there) and the YaRN log multiplier
+/// overwritten with 0.1.
+fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
+    p.generic()?;
+    deepseek2::mla_params(p)?;
+    mistral_config(p)?;
+    let hp = p.hp;
+    let orig = entry(hp, "yarn", "original_max_position_embeddings")?;
+    let orig = crate::hf::config::json_u64(orig).ok_or_else(|| {
+        ConvertError::format(
+            &hp.path,
+            None,
+            format!(
+                "yarn.original_max_position_embeddings: expected a non-negative integer, found \
+                 {orig}"
+            ),
+        )
+    })?;
+    p.u32(extra::ATTN_TEMPERATURE_LENGTH, orig)?;
+    p.f32(extra::ROPE_SCALING_YARN_LOG_MUL, 0.1);
+    Ok(())
+}
+
 /// The description for these hparams (the class's constructor choice).
 pub fn for_params(hp: &Hparams) -> &'static Arch {
-    if hp.map.contains_key("llama_4_scaling") {
+    if hp.get("moe").is_some_and(|m| !m.is_null()) {
+        &MISTRAL_NATIVE_MOE
+    } else if hp.map.contains_key("llama_4_scaling") {
         &MISTRAL_NATIVE_3
     } else {
         &MISTRAL_NATIVE
@@ -106,6 +184,13 @@ fn number(hp: &Hparams, section: &str, key: &str) -> Result<f64, ConvertError> {
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.u32(rope::DIMENSION_COUNT, llama::rope_dim(p.hp)?)?;
+    mistral_config(p)
+}
+
+/// `MistralModel.set_mistral_config`: the `yarn` section as YaRN rope scaling (log
+/// multiplier 0 with `apply_scale`, else 1) and `llama_4_scaling.beta` as the attention
+/// temperature scale.
+fn mistral_config(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
     for section in ["yarn", "llama_4_scaling"] {
         if let Some(v) = hp.get(section).filter(|v| !v.is_object() && !v.is_null()) {

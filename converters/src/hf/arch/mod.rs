@@ -36,6 +36,7 @@ mod exaone4;
 mod falcon;
 mod falcon_h1;
 mod gemma;
+mod gemma3n;
 mod glm4;
 mod gpt2;
 mod gptneox;
@@ -56,6 +57,7 @@ mod olmo;
 mod phi2;
 mod phi3;
 mod qwen;
+mod qwenvl;
 mod seed_oss;
 mod smollm3;
 mod stablelm;
@@ -93,6 +95,19 @@ pub struct Experts {
     pub merged_name: &'static str,
 }
 
+/// Top-level tensors stacked into one along a new leading dimension (Gemma 3n's AltUp
+/// projections): a tensor whose name contains `marker` is member `i` when its name contains
+/// `.{i}.` (`i < count`); the stack is emitted, in member order, when the last member
+/// arrives; members of an incomplete stack are not written.
+pub struct Stacked {
+    /// A tensor whose (filtered) name contains this is a member.
+    pub marker: &'static str,
+    /// The number of members.
+    pub count: usize,
+    /// The stacked tensor's name before mapping.
+    pub merged_name: &'static str,
+}
+
 /// Which q/k tensors get Llama's rotary permutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QkPermute {
@@ -121,6 +136,42 @@ pub type MtpRule = fn(
     Vec<super::tensors::Entry>,
 ) -> Result<Vec<super::tensors::Entry>, ConvertError>;
 
+/// How a class with MTP export tells its next-token-prediction tensors from the others
+/// (its `filter_tensors` under `--mtp` / `--no-mtp`).
+pub struct MtpExport {
+    /// Whether the test sees the checkpoint's names before the class's and the generic
+    /// filters (Nemotron-H) rather than after them.
+    pub raw_names: bool,
+    /// Whether a tensor (by name) belongs to the MTP layers.
+    pub is_mtp: fn(&Hparams, &str) -> Result<bool, ConvertError>,
+    /// The other tensors `--mtp` keeps (those the MTP head shares with the model).
+    pub shared: &'static [&'static str],
+}
+
+/// The `filter_tensors` test of the GLM-4.5 family: `re.match(r"model\.layers\.(\d+)\.")`
+/// with a block at or past `num_hidden_layers` (the first block-count key present).
+pub(crate) fn is_past_main_layers(hp: &Hparams, name: &str) -> Result<bool, ConvertError> {
+    let Some(rest) = name.strip_prefix("model.layers.") else {
+        return Ok(false);
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() || rest.as_bytes().get(digits.len()) != Some(&b'.') {
+        return Ok(false);
+    }
+    let n = hp
+        .find_u64(super::params::BLOCK_COUNT_KEYS)?
+        .ok_or_else(|| hp.missing(super::params::BLOCK_COUNT_KEYS))?;
+    // An index too long for u64 is past any layer count.
+    Ok(digits.parse::<u64>().map_or(true, |i| i >= n))
+}
+
+/// The tensors the GLM-4.5 family's `--mtp` keeps besides the MTP layers.
+pub(crate) const GLM_MTP_SHARED: &[&str] = &[
+    "model.embed_tokens.weight",
+    "model.norm.weight",
+    "lm_head.weight",
+];
+
 /// A class's own `modify_tensors` step, run first (after [`Rules::rename`]).
 pub type Hook = fn(&Hparams, String, Expr) -> Result<Modified, ConvertError>;
 
@@ -141,6 +192,8 @@ pub struct Rules {
     pub fused_experts: bool,
     /// Stack per-expert (or per-head) tensors; the first whose marker the name contains.
     pub experts: &'static [Experts],
+    /// Stack top-level tensors (checked right after the class hook, first marker first).
+    pub stacked: &'static [Stacked],
     /// Rename a (filtered) HF name before mapping.
     pub rename: Option<fn(&Hparams, &str) -> String>,
     /// The class's own step.
@@ -154,6 +207,9 @@ pub struct Rules {
     /// Any other class-level pass over the whole list in the reference's order goes here too:
     /// T5's first-of-three shared embedding (`t5::shared_embedding`).
     pub mtp: Option<MtpRule>,
+    /// The class exports its next-token-prediction layers on request (`supports_mtp_export`:
+    /// `--mtp` / `--no-mtp`); `None` refuses both switches.
+    pub mtp_export: Option<MtpExport>,
     /// Drop `output.weight` when its values equal `token_embd.weight`'s, seen before it
     /// (Mamba's checkpoints save the tied head).
     pub omit_tied_output: bool,
@@ -178,10 +234,12 @@ impl Rules {
         transpose: &[],
         fused_experts: false,
         experts: &[],
+        stacked: &[],
         rename: None,
         hook: None,
         nextn_blocks: false,
         mtp: None,
+        mtp_export: None,
         omit_tied_output: false,
         mxfp4: None,
     };
@@ -255,6 +313,9 @@ pub enum TextType {
     Fixed(&'static str),
     /// The class its own `model_type` names, else this one (Llava's defaults to llama).
     Named(&'static str),
+    /// This class; a config without `text_config` has the text keys at its root, which the
+    /// class moves into its `text_config` (Qwen2-VL's hub configs).
+    Flat(&'static str),
 }
 
 /// One architecture.
@@ -362,6 +423,11 @@ pub static ALL: &[&Arch] = &[
     // Encoder-decoder (issue #14).
     &t5::T5,
     &t5::T5ENCODER,
+    // Gemma 3n (issue #14).
+    &gemma3n::GEMMA3N,
+    // Text models of vision-language classes (issue #16).
+    &qwenvl::QWEN2VL,
+    &qwenvl::QWEN3VL,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,

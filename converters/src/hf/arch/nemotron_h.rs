@@ -20,14 +20,17 @@ use ggufkit::gguf::keys::{attention, llm, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
 
 use super::granite_hybrid::{find, granite_ffn, hybrid_tail, req};
-use super::mamba::mamba2_tensor;
-use super::{granite, llama, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::mamba::{mamba2_tensor, MAMBA2_TENSORS};
+use super::{
+    granite, llama, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, QkPermute, Rules,
+};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::Params;
-use crate::hf::tensors::Entry;
+use crate::hf::tensors::{permute_qk, Entry};
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// `NemotronHForCausalLM` (arch `nemotron_h_moe`, or `nemotron_h`: see [`gguf_arch`]).
@@ -72,45 +75,53 @@ pub const NEMOTRON_H: Arch = Arch {
     vocab: VocabKind::NemotronH,
     vocab_quirks: VocabQuirks::NONE,
     // gguf-py's `nemotron_h_moe` list (a superset of `nemotron_h`'s).
-    tensors: &[&[
-        Tensor::TokenEmbd,
-        Tensor::OutputNorm,
-        Tensor::Output,
-        Tensor::AttnNorm,
-        Tensor::SsmIn,
-        Tensor::SsmConv1d,
-        Tensor::SsmDt,
-        Tensor::SsmA,
-        Tensor::SsmD,
-        Tensor::SsmNorm,
-        Tensor::SsmOut,
-        Tensor::AttnQkv,
-        Tensor::AttnQ,
-        Tensor::AttnK,
-        Tensor::AttnV,
-        Tensor::AttnOut,
-        Tensor::FfnDown,
-        Tensor::FfnUp,
-        Tensor::FfnGateInp,
-        Tensor::FfnUpExp,
-        Tensor::FfnDownExp,
-        Tensor::FfnLatentDown,
-        Tensor::FfnLatentUp,
-        Tensor::FfnDownShexp,
-        Tensor::FfnUpShexp,
-        Tensor::FfnExpProbsB,
-        Tensor::AttnPostNorm,
-        Tensor::NextnEhProj,
-        Tensor::NextnEnorm,
-        Tensor::NextnHnorm,
-        Tensor::NextnSharedHeadNorm,
-    ]],
+    tensors: &[
+        MAMBA2_TENSORS,
+        &[
+            Tensor::AttnQkv,
+            Tensor::AttnQ,
+            Tensor::AttnK,
+            Tensor::AttnV,
+            Tensor::AttnOut,
+            Tensor::FfnDown,
+            Tensor::FfnUp,
+            Tensor::FfnGateInp,
+            Tensor::FfnUpExp,
+            Tensor::FfnDownExp,
+            Tensor::FfnLatentDown,
+            Tensor::FfnLatentUp,
+            Tensor::FfnDownShexp,
+            Tensor::FfnUpShexp,
+            Tensor::FfnExpProbsB,
+            Tensor::AttnPostNorm,
+            Tensor::NextnEhProj,
+            Tensor::NextnEnorm,
+            Tensor::NextnHnorm,
+            Tensor::NextnSharedHeadNorm,
+        ],
+    ],
     tensor_overrides: &[],
     filter,
     rules: Rules {
         hook: Some(hook),
         experts: &[NEMOTRON_EXPERTS],
         mtp: Some(mtp_entries),
+        mtp_export: Some(MtpExport {
+            raw_names: true,
+            is_mtp: |_, name| Ok(name.starts_with("mtp.")),
+            shared: &[
+                "backbone.embeddings.weight",
+                "backbone.norm_f.weight",
+                "lm_head.weight",
+                "lm_head.weight_scale",
+                "lm_head.weight_scale_2",
+                "lm_head.weight_scale_inv",
+                "lm_head.input_scale",
+                "lm_head.input_global_scale",
+                "lm_head.weight_global_scale",
+                "lm_head.weight_packed",
+            ],
+        }),
         ..Rules::NONE
     },
     params,
@@ -277,7 +288,8 @@ fn layout(hp: &Hparams) -> Result<Layout, ConvertError> {
     let ssm = pick(&|c, s| c == 'M' || matches!(s, "mamba" | "linear_attention"));
     let mut mlp = pick(&|c, s| c == if moe { 'E' } else { '-' } || s == "moe");
     let mut mtp = None;
-    if moe {
+    // --no-mtp: no MTP block (`_mtp_bid` stays None).
+    if moe && hp.mtp != Mtp::Drop {
         let nextn = match hp.get("num_nextn_predict_layers") {
             None | Some(Json::Null) => 0,
             Some(v) => json_u64(v).ok_or_else(|| {
@@ -344,6 +356,11 @@ fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, Conv
     }
     let l = layout(hp)?;
     let Some(bid) = l.mtp else {
+        if hp.mtp == Mtp::Only {
+            return Err(ConvertError::Unsupported(
+                "--mtp was requested, but this model does not contain a supported MTP head".into(),
+            ));
+        }
         return Ok(entries);
     };
     hp.extra_blocks = 1;
@@ -448,21 +465,8 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     if !l.attn.contains(&bid) {
         return Ok(Modified::Pass(name, expr));
     }
-    // Llama's q/k permutation (`undo_permute`), on attention layers only.
-    let is = |proj: &str| {
-        name.ends_with(&format!("{proj}.weight")) || name.ends_with(&format!("{proj}.bias"))
-    };
-    let n_head = hp.req_u64(&["n_heads", "num_attention_heads"])?;
-    let expr = if is("q_proj") {
-        expr.permute_heads(&name, n_head)?
-    } else if is("k_proj") {
-        let n_kv = hp
-            .find_u64(&["n_kv_heads", "num_key_value_heads"])?
-            .unwrap_or(n_head);
-        expr.permute_heads(&name, n_kv)?
-    } else {
-        expr
-    };
+    // Llama's q/k permutation, on attention layers only.
+    let expr = permute_qk(hp, &name, expr, QkPermute::WeightsAndBiases)?;
     Ok(Modified::Pass(name, expr))
 }
 

@@ -7,7 +7,7 @@
 use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
@@ -16,7 +16,12 @@ use crate::ConvertError;
 
 /// `Qwen2ForCausalLM` (arch `qwen2`).
 pub const QWEN2: Arch = Arch {
-    hf_names: &["Qwen2ForCausalLM", "Qwen2Model"],
+    // Qwen2-Audio's text model is a Qwen2 (its Whisper tower is dropped).
+    hf_names: &[
+        "Qwen2ForCausalLM",
+        "Qwen2Model",
+        "Qwen2AudioForConditionalGeneration",
+    ],
     model_types: &[ModelType {
         name: "qwen2",
         hf_classes: &["Qwen2ForCausalLM", "Qwen2Model"],
@@ -35,7 +40,7 @@ pub const QWEN2: Arch = Arch {
         kv_heads_key: Some("num_key_value_heads"),
         prepare: None,
     }],
-    composites: &[],
+    composites: &[("qwen2_audio", TextType::Named("qwen2"))],
     gguf: "qwen2",
     vocab: VocabKind::Qwen2,
     vocab_quirks: VocabQuirks::NONE,

@@ -34,13 +34,14 @@ use ggufkit::gguf::keys::{hybrid, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
 
 use super::qwen::{moe_params, QWEN_EXPERTS};
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules, TextType};
+use super::{no_extra, Arch, HeadDim, ModelType, Modified, MtpExport, Rules, TextType};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::{Params, BLOCK_COUNT_KEYS};
 use crate::hf::tensors::Entry;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::Mtp;
 use crate::ConvertError;
 
 /// The attention, norms and next-token-prediction tensors every class here has.
@@ -129,6 +130,7 @@ pub const QWEN3NEXT: Arch = Arch {
         experts: &[QWEN_EXPERTS],
         hook: Some(next_hook),
         mtp: Some(mtp_entries),
+        mtp_export: Some(QWEN_MTP_EXPORT),
         ..Rules::NONE
     },
     params: next_params,
@@ -184,6 +186,7 @@ pub const QWEN35: Arch = Arch {
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
         mtp: Some(mtp_entries),
+        mtp_export: Some(QWEN_MTP_EXPORT),
         ..Rules::NONE
     },
     params: qwen35_params,
@@ -236,6 +239,7 @@ pub const QWEN35MOE: Arch = Arch {
         experts: &[QWEN_EXPERTS],
         hook: Some(qwen35_hook),
         mtp: Some(mtp_entries),
+        mtp_export: Some(QWEN_MTP_EXPORT),
         ..Rules::NONE
     },
     params: qwen35_params,
@@ -278,12 +282,30 @@ fn layer_types(cfg: &mut Map<String, Json>, default_layers: u64) -> bool {
     true
 }
 
+/// `_QwenMtpMixin.filter_tensors` under `--mtp` / `--no-mtp`: the MTP tensors are
+/// `mtp.*` and `model.mtp.*`; `--mtp` keeps the embeddings, final norm and output besides.
+const QWEN_MTP_EXPORT: MtpExport = MtpExport {
+    raw_names: false,
+    is_mtp: |_, name| Ok(name.starts_with("mtp.") || name.starts_with("model.mtp.")),
+    shared: &[
+        "model.embed_tokens.weight",
+        "model.norm.weight",
+        "lm_head.weight",
+        "embed_tokens.weight",
+        "norm.weight",
+    ],
+};
+
 /// `_QwenMtpMixin.filter_tensors` and the block count of its `__init__`: `model.mtp.*` and
 /// `mtp.*` tensors are renamed to the blocks after the config's (`mtp.layers.{i}.X` →
 /// `model.layers.{n + i}.X`; `mtp.fc`, `pre_fc_norm_embedding`, `pre_fc_norm_hidden`, `norm`
 /// → block `n`'s `eh_proj`, `enorm`, `hnorm`, `shared_head.norm`), and `hp` gets the MTP
 /// blocks: `mtp_num_hidden_layers`, else the number of `mtp.layers.*` seen.
 fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
+    if hp.mtp == Mtp::Drop {
+        // --no-mtp: the MTP tensors are gone and the block count is the config's.
+        return Ok(entries);
+    }
     let n = hp
         .find_u64(BLOCK_COUNT_KEYS)?
         .ok_or_else(|| hp.missing(BLOCK_COUNT_KEYS))?;

@@ -137,6 +137,17 @@ pub fn projector_table() -> Vec<(&'static str, &'static str)> {
     v
 }
 
+impl Projector {
+    /// The encoders the file holds (`vision`, `audio`), for listings.
+    pub fn encoders(&self) -> Vec<&'static str> {
+        [("vision", self.vision), ("audio", self.audio)]
+            .into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(e, _)| e)
+            .collect()
+    }
+}
+
 /// What a family's hooks see: the configs and the output type.
 pub struct Ctx {
     /// The merged hparams (text part flattened).

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use super::auto;
 use super::guard;
 use super::json::{json_error, read_text};
 use super::kv::token_type;
@@ -37,6 +38,24 @@ impl HfTokenizer {
             let text = read_text(&path)?;
             let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
             guard::check(&json, &path)?;
+            // The class transformers builds decides the pipeline and the added tokens.
+            let config_path = dir.join("config.json");
+            let config = if config_path.is_file() {
+                Some(super::json::read_json(&config_path)?)
+            } else {
+                None
+            };
+            let class = auto::choose(tc, config.as_ref(), &json);
+            let file_added = json.get("added_tokens").cloned();
+            let (json, text) = match class.map(|c| c.build) {
+                Some(auto::Build::Rebuilt(p)) => {
+                    drop(text);
+                    let j = auto::rebuilt_json(json, p, tc);
+                    let t = j.to_string();
+                    (j, t)
+                }
+                _ => (json, text),
+            };
             let tok = guard::shield(&path, "loading it", || {
                 let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {
                     ConvertError::format(
@@ -49,9 +68,17 @@ impl HfTokenizer {
                 tok.with_truncation(None)
                     .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
                 tok.with_padding(None);
+                if let Some(class) = class {
+                    auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
+                }
                 Ok(tok)
             })?;
             drop(text);
+            // What the file wrote stays readable (messages name a token's written id).
+            let mut json = json;
+            if let (Some(a), Some(o)) = (file_added, json.as_object_mut()) {
+                o.insert("added_tokens".into(), a);
+            }
             return Ok(HfTokenizer { tok, json, path });
         }
         let vocab_txt = dir.join("vocab.txt");

@@ -19,6 +19,7 @@
 //!
 //! Note that Qwen2-MoE / Qwen3-MoE are **`Gpt2`**: their class never tries SentencePiece.
 
+mod auto;
 mod bpe;
 mod guard;
 mod json;

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Golden data for `--mtp` / `--no-mtp` / `--no-nextn` / `--dspark` (multi-token prediction).
+
+Runs the pinned llama.cpp's `convert_hf_to_gguf.py` with the next-token-prediction switches on
+the fixtures of the families whose model class has `supports_mtp_export` (GLM-4.5 MoE and its
+lite variant, Qwen3-Next, Qwen3.5 dense and MoE, Nemotron-H MoE) for every `--outtype`, quantizes
+each f32 output with `llama-quantize ... Q4_K_M`, records the default output name (no
+`--outfile`) and the refusals (a class without MTP export, the switches together, `--dspark`
+on a class other than DeepseekV4ForCausalLM), and writes `testdata/golden/mtp/cases.json`: per
+case the fixture, the arguments, and for a written file its size and sha256 (for a refusal the
+last line of the reference's error). The fixture is copied into a scratch directory named like
+it (the default `general.name` comes from that name).
+
+    python3 conformance/make_mtp_golden.py --llama-cpp <llama.cpp source> \
+        --quantize <llama.cpp build>/bin/llama-quantize
+
+Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and numpy.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTDATA = ROOT / "testdata"
+OUT = TESTDATA / "golden" / "mtp" / "cases.json"
+
+FAMILIES = ["glm4moe", "glm4moelite", "qwen3next", "qwen35", "qwen35moe", "nemotronh"]
+FLAGS = ["--mtp", "--no-mtp"]
+OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
+# Default output names (no --outfile): the file the reference creates in the model directory.
+NAMED = [("glm4moe", ["--mtp"]), ("qwen35", ["--mtp"]), ("glm4moe", ["--no-nextn"])]
+REFUSED = [
+    ("deepseek3", ["--mtp"]),
+    ("deepseek3", ["--no-mtp"]),
+    ("llama-spm", ["--no-nextn"]),
+    ("qwen3", ["--mtp"]),
+    ("glm4moe", ["--mtp", "--no-mtp"]),
+    ("glm4moe", ["--mtp", "--dspark"]),
+    ("glm4moe", ["--dspark"]),
+]
+
+
+def materialize(fixture: str, scratch: Path) -> Path:
+    src = TESTDATA / "hf" / fixture
+    dst = scratch / fixture
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst)
+    shared = dst / "shared-files.txt"
+    if shared.exists():
+        for line in shared.read_text().splitlines():
+            if "=" in line:
+                name, rel = (x.strip() for x in line.split("=", 1))
+                shutil.copy(src / rel, dst / name)
+        shared.unlink()
+    return dst
+
+
+def sha256(p: Path) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--llama-cpp", required=True, type=Path)
+    ap.add_argument("--quantize", required=True, type=Path)
+    a = ap.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(a.llama_cpp / "gguf-py"), NO_LOCAL_GGUF="1")
+    script = str(a.llama_cpp / "convert_hf_to_gguf.py")
+    cases = {}
+
+    def convert(model: Path, args: list, cwd: Path):
+        cmd = [sys.executable, script, str(model)] + args
+        return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        for fixture in FAMILIES:
+            model = materialize(fixture, scratch)
+            for flag in FLAGS:
+                for outtype in OUTTYPES:
+                    out = scratch / f"{fixture}{flag}-{outtype}.gguf"
+                    args = [flag, "--outtype", outtype]
+                    r = convert(model, args + ["--outfile", str(out)], scratch)
+                    if r.returncode != 0:
+                        sys.exit(f"{fixture} {args}: {r.stderr[-2000:]}")
+                    cases[f"{fixture}{flag}-{outtype}"] = {
+                        "fixture": fixture, "args": args, "ok": True,
+                        "size": out.stat().st_size, "sha256": sha256(out),
+                    }
+                    print(fixture, flag, outtype, cases[f"{fixture}{flag}-{outtype}"]["sha256"][:16],
+                          flush=True)
+                f32 = scratch / f"{fixture}{flag}-f32.gguf"
+                q = scratch / f"{fixture}{flag}-q4_k_m.gguf"
+                subprocess.run([str(a.quantize), str(f32), str(q), "Q4_K_M"], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cases[f"{fixture}{flag}-q4_k_m"] = {
+                    "fixture": fixture, "args": [flag, "--outtype", "q4_k_m"], "ok": True,
+                    "quantized_from": f"{fixture}{flag}-f32",
+                    "size": q.stat().st_size, "sha256": sha256(q),
+                }
+        for fixture, args in NAMED:
+            model = materialize(fixture, scratch)
+            before = set(p.name for p in model.iterdir())
+            r = convert(model, args + ["--outtype", "f32"], scratch)
+            if r.returncode != 0:
+                sys.exit(f"{fixture} {args}: {r.stderr[-2000:]}")
+            made = sorted(set(p.name for p in model.iterdir()) - before)
+            assert len(made) == 1, made
+            out = model / made[0]
+            cases[f"{fixture}{''.join(args)}-default-name"] = {
+                "fixture": fixture, "args": args + ["--outtype", "f32"], "ok": True,
+                "default_name": made[0], "size": out.stat().st_size, "sha256": sha256(out),
+            }
+            print(fixture, args, made[0], flush=True)
+        for fixture, args in REFUSED:
+            model = materialize(fixture, scratch)
+            out = scratch / "refused.gguf"
+            r = convert(model, args + ["--outtype", "f32", "--outfile", str(out)], scratch)
+            assert r.returncode != 0 and not out.exists(), (fixture, args)
+            tail = [l for l in r.stderr.splitlines() if l.strip()][-1]
+            cases[f"{fixture}{''.join(args)}-refused"] = {
+                "fixture": fixture, "args": args + ["--outtype", "f32"], "ok": False,
+                "returncode": r.returncode, "error": tail,
+            }
+            print(fixture, args, "refused:", tail, flush=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(cases, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

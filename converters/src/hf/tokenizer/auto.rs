@@ -1,0 +1,577 @@
+//! Which tokenizer `transformers` 5 builds for a directory (the reference converter reads its
+//! vocabulary through `AutoTokenizer`) and the added tokens that tokenizer ends up with.
+//!
+//! transformers 5 picks a class from tokenizer_config.json's `tokenizer_class` (else
+//! config.json's), config.json's `model_type` and a few exceptions, then builds it one of two
+//! ways ([`Build`]):
+//!
+//! - **from the file**: `TokenizersBackend` (also `PreTrainedTokenizerFast`, an unknown class
+//!   name, and `LlamaTokenizer` over a ByteLevel tokenizer.json) loads tokenizer.json as it is,
+//!   with its `added_tokens`;
+//! - **rebuilt**: a class with its own pipeline (`GPT2Tokenizer`, `Qwen2Tokenizer`,
+//!   `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only tokenizer.json's
+//!   vocabulary and merges (and its post-processor), and sets its own normalizer,
+//!   pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. Of the pipelines
+//!   only Qwen2Tokenizer's is modelled ([`Pipeline`]); the others keep tokenizer.json's.
+//!
+//! Either way the added tokens are then replayed in the same order through the same
+//! `tokenizers` core ([`add_configured_tokens`]): tokenizer_config's `added_tokens_decoder`
+//! (or, when the key is absent, added_tokens.json and tokenizer.json's `added_tokens`) in id
+//! order, skipping tokens the tokenizer already holds with the same flags, then the named
+//! special tokens (`bos_token` … `mask_token`, with the class's defaults) and the extra special
+//! tokens that are not yet added tokens. The ids written in the files are not kept: a token
+//! whose text is in the vocabulary takes that id, any other the next free one.
+//!
+//! Everything that depends on the class is in [`CLASSES`]; classes not listed there keep the
+//! behaviour of loading tokenizer.json as it is, without the replay.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::Value as Json;
+use tokenizers::AddedToken;
+
+use super::json;
+use crate::ConvertError;
+
+/// How the class gets its pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// tokenizer.json as written, with its added tokens.
+    File,
+    /// Vocabulary and merges of tokenizer.json under the class's own pipeline; no added tokens
+    /// from tokenizer.json.
+    Rebuilt(Pipeline),
+}
+
+/// The normalizer, pre-tokenizer and decoder a rebuilt class sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pipeline {
+    /// Qwen2: NFC, Split on the Qwen2 regex then ByteLevel without its regex; ByteLevel
+    /// decoder; BPE without unk, prefixes or byte fallback.
+    Qwen2,
+    /// A pipeline not modelled here: tokenizer.json's is kept (only its added tokens are
+    /// dropped).
+    FromFile,
+}
+
+/// A tokenizer class as transformers 5 builds it.
+#[derive(Debug)]
+pub(crate) struct TokenizerClass {
+    /// The class name (a `Fast` suffix is dropped before looking it up).
+    pub name: &'static str,
+    /// How it gets its pipeline.
+    pub build: Build,
+    /// Its constructor's defaults for `bos_token`, `eos_token`, `unk_token`, `sep_token`,
+    /// `pad_token`, `cls_token`, `mask_token` (the order of [`SPECIAL_ATTRS`]).
+    pub defaults: [Option<&'static str>; 7],
+    /// Adds every special token again as special and unnormalized after construction
+    /// (Qwen2Tokenizer).
+    pub readds_specials: bool,
+}
+
+/// transformers' `SPECIAL_TOKENS_ATTRIBUTES`, in its order.
+pub(crate) const SPECIAL_ATTRS: [&str; 7] = [
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+];
+
+const EOT: Option<&str> = Some("<|endoftext|>");
+
+/// The classes modelled, by name. `TokenizersBackend` is the fallback for unknown names.
+pub(crate) const CLASSES: &[TokenizerClass] = &[
+    TokenizerClass {
+        name: "TokenizersBackend",
+        build: Build::File,
+        defaults: [None; 7],
+        readds_specials: false,
+    },
+    TokenizerClass {
+        name: "GPT2Tokenizer",
+        // Its own pipeline is a plain ByteLevel one; tokenizer.json's is kept so that the
+        // structure fallback of the pre-tokenizer detection still sees the file's (for the
+        // smollm vocabularies the chkhsh is the same either way).
+        build: Build::Rebuilt(Pipeline::FromFile),
+        defaults: [EOT, EOT, EOT, None, None, None, None],
+        readds_specials: false,
+    },
+    TokenizerClass {
+        name: "Qwen2Tokenizer",
+        build: Build::Rebuilt(Pipeline::Qwen2),
+        defaults: [None, EOT, EOT, None, EOT, None, None],
+        readds_specials: true,
+    },
+    TokenizerClass {
+        name: "LlamaTokenizer",
+        build: Build::Rebuilt(Pipeline::FromFile),
+        defaults: [
+            Some("<s>"),
+            Some("</s>"),
+            Some("<unk>"),
+            None,
+            None,
+            None,
+            None,
+        ],
+        readds_specials: false,
+    },
+];
+
+/// Real transformers classes with their own pipeline that are not modelled in [`CLASSES`]:
+/// for these tokenizer.json is read as it is (the behaviour before this table).
+const UNMODELLED: &[&str] = &[
+    "BertTokenizer",
+    "CodeGenTokenizer",
+    "CohereTokenizer",
+    "GemmaTokenizer",
+    "GPTNeoXTokenizer",
+    "Qwen3_5Tokenizer",
+    "RobertaTokenizer",
+    "T5Tokenizer",
+    "XLMRobertaTokenizer",
+    "CodeLlamaTokenizer",
+];
+
+/// transformers' tokenizer class per `model_type` (`TOKENIZER_MAPPING_NAMES`, 5.24) for the
+/// model types whose entry changes the choice; a model type not listed has none.
+const REGISTERED: &[(&str, &str)] = &[
+    ("bert", "BertTokenizer"),
+    ("cohere", "CohereTokenizer"),
+    ("cohere2", "CohereTokenizer"),
+    ("ernie4_5", "TokenizersBackend"),
+    ("ernie4_5_moe", "TokenizersBackend"),
+    ("falcon_mamba", "GPTNeoXTokenizer"),
+    ("gemma", "GemmaTokenizer"),
+    ("gemma2", "GemmaTokenizer"),
+    ("gemma3", "GemmaTokenizer"),
+    ("gemma3_text", "GemmaTokenizer"),
+    ("glm", "TokenizersBackend"),
+    ("glm4", "TokenizersBackend"),
+    ("glm4_moe", "TokenizersBackend"),
+    ("glm4_moe_lite", "TokenizersBackend"),
+    ("gpt2", "GPT2Tokenizer"),
+    ("gpt_bigcode", "TokenizersBackend"),
+    ("gpt_neox", "GPTNeoXTokenizer"),
+    ("granite", "TokenizersBackend"),
+    ("granitemoe", "TokenizersBackend"),
+    ("granitemoehybrid", "TokenizersBackend"),
+    ("granitemoeshared", "TokenizersBackend"),
+    ("internlm3", "TokenizersBackend"),
+    ("jamba", "TokenizersBackend"),
+    ("llava", "TokenizersBackend"),
+    ("mamba", "GPTNeoXTokenizer"),
+    ("mamba2", "GPTNeoXTokenizer"),
+    ("ministral", "MistralCommonBackend"),
+    ("ministral3", "MistralCommonBackend"),
+    ("mistral", "MistralCommonBackend"),
+    ("mistral3", "MistralCommonBackend"),
+    ("mixtral", "MistralCommonBackend"),
+    ("modernbert", "TokenizersBackend"),
+    ("nomic_bert", "BertTokenizer"),
+    ("olmo", "GPTNeoXTokenizer"),
+    ("olmo2", "TokenizersBackend"),
+    ("olmo3", "TokenizersBackend"),
+    ("olmoe", "GPTNeoXTokenizer"),
+    ("phi", "GPT2Tokenizer"),
+    ("phi3", "TokenizersBackend"),
+    ("phimoe", "TokenizersBackend"),
+    ("qwen2", "Qwen2Tokenizer"),
+    ("qwen2_5_vl", "Qwen2Tokenizer"),
+    ("qwen2_audio", "Qwen2Tokenizer"),
+    ("qwen2_moe", "Qwen2Tokenizer"),
+    ("qwen2_vl", "Qwen2Tokenizer"),
+    ("qwen3", "Qwen2Tokenizer"),
+    ("qwen3_5", "Qwen3_5Tokenizer"),
+    ("qwen3_5_moe", "Qwen3_5Tokenizer"),
+    ("qwen3_5_moe_text", "Qwen3_5Tokenizer"),
+    ("qwen3_5_text", "Qwen3_5Tokenizer"),
+    ("qwen3_moe", "Qwen2Tokenizer"),
+    ("qwen3_next", "Qwen2Tokenizer"),
+    ("qwen3_vl", "Qwen2Tokenizer"),
+    ("qwen3_vl_moe", "Qwen2Tokenizer"),
+    ("smolvlm", "TokenizersBackend"),
+    ("stablelm", "TokenizersBackend"),
+    ("starcoder2", "GPT2Tokenizer"),
+    ("xlm-roberta", "XLMRobertaTokenizer"),
+];
+
+/// Model types whose Hub `tokenizer_class` transformers distrusts
+/// (`MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS`, the entries among [`REGISTERED`]).
+const INCORRECT_HUB_CLASS: &[&str] = &[
+    "ernie4_5",
+    "ernie4_5_moe",
+    "internlm3",
+    "jamba",
+    "modernbert",
+    "phi3",
+    "phimoe",
+    "qwen2",
+    "qwen3_5",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "smolvlm",
+];
+
+/// Names that build from the file whatever the class (`TokenizersBackend` and its aliases).
+fn is_backend(name: &str) -> bool {
+    matches!(
+        name,
+        "TokenizersBackend" | "PythonBackend" | "PreTrainedTokenizerFast" | "MistralCommonBackend"
+    )
+}
+
+/// What a class name resolves to: a modelled class, or `None` for an unmodelled one.
+fn class_named(name: &str) -> Option<&'static TokenizerClass> {
+    let base = name.strip_suffix("Fast").unwrap_or(name);
+    if let Some(c) = CLASSES.iter().find(|c| c.name == base || c.name == name) {
+        return Some(c);
+    }
+    if UNMODELLED.contains(&base) {
+        return None;
+    }
+    // PreTrainedTokenizer(Fast), and any name transformers does not know: TokenizersBackend.
+    Some(&CLASSES[0])
+}
+
+/// Whether tokenizer.json names a ByteLevel pre-tokenizer or decoder (anywhere in them).
+fn has_byte_level(tj: &Json) -> bool {
+    fn walk(v: &Json) -> bool {
+        match v {
+            Json::Object(o) => {
+                o.get("type").and_then(Json::as_str) == Some("ByteLevel") || o.values().any(walk)
+            }
+            Json::Array(a) => a.iter().any(walk),
+            _ => false,
+        }
+    }
+    tj.get("pre_tokenizer").is_some_and(walk) || tj.get("decoder").is_some_and(walk)
+}
+
+/// The class `AutoTokenizer.from_pretrained` builds for this directory, or `None` when it is
+/// one this table does not model (tokenizer.json is then read as it is).
+pub(crate) fn choose(
+    tc: Option<&Json>,
+    config: Option<&Json>,
+    tj: &Json,
+) -> Option<&'static TokenizerClass> {
+    let backend = Some(&CLASSES[0]);
+    if tc.is_some_and(|t| t.get("auto_map").is_some()) {
+        // Remote code: not modelled.
+        return None;
+    }
+    let tc_class = tc
+        .and_then(|t| t.get("tokenizer_class"))
+        .and_then(Json::as_str);
+    let hub = tc_class.or_else(|| {
+        config
+            .and_then(|c| c.get("tokenizer_class"))
+            .and_then(Json::as_str)
+    });
+    let model_type = config
+        .and_then(|c| c.get("model_type"))
+        .and_then(Json::as_str)
+        .unwrap_or("");
+    let registered = REGISTERED
+        .iter()
+        .find(|(m, _)| *m == model_type)
+        .map(|(_, c)| *c);
+    let incorrect = INCORRECT_HUB_CLASS.contains(&model_type);
+    let strip = |s: &'static str| s.strip_suffix("Fast").unwrap_or(s);
+    if let Some(hub) = hub {
+        let hub_base = hub.strip_suffix("Fast").unwrap_or(hub);
+        if hub_base == "LlamaTokenizer"
+            && registered.map(strip) != Some("MistralCommonBackend")
+            && !incorrect
+            && has_byte_level(tj)
+        {
+            return backend;
+        }
+        if let Some(reg) = registered.filter(|r| strip(r) != hub_base) {
+            if !is_backend(strip(reg)) {
+                let name = if incorrect { reg } else { hub };
+                let class = class_named(name);
+                if class.is_none_or(|c| c.name != "TokenizersBackend") {
+                    return class;
+                }
+            }
+            return backend;
+        }
+        return class_named(hub);
+    }
+    match registered {
+        Some(reg) if !is_backend(reg) => class_named(reg),
+        _ => backend,
+    }
+}
+
+/// tokenizer.json as the rebuilt class holds it: no added tokens, and the class's pipeline.
+pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -> Json {
+    j["added_tokens"] = Json::Array(Vec::new());
+    let add_prefix_space = tc
+        .and_then(|t| t.get("add_prefix_space"))
+        .and_then(Json::as_bool)
+        .unwrap_or(false);
+    let byte_level = |prefix: bool, regex: bool| {
+        serde_json::json!({"type": "ByteLevel", "add_prefix_space": prefix,
+            "trim_offsets": true, "use_regex": regex})
+    };
+    let bpe_model = |j: &mut Json| {
+        if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
+            m.insert("dropout".into(), Json::Null);
+            m.insert("unk_token".into(), Json::Null);
+            m.insert("continuing_subword_prefix".into(), Json::from(""));
+            m.insert("end_of_word_suffix".into(), Json::from(""));
+            m.insert("fuse_unk".into(), Json::from(false));
+            m.insert("byte_fallback".into(), Json::from(false));
+            m.insert("ignore_merges".into(), Json::from(false));
+        }
+    };
+    match pipeline {
+        Pipeline::Qwen2 => {
+            j["normalizer"] = serde_json::json!({"type": "NFC"});
+            j["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": super::pre::RE_QWEN2},
+                 "behavior": "Isolated", "invert": false},
+                byte_level(add_prefix_space, false)]});
+            j["decoder"] = byte_level(true, true);
+            bpe_model(&mut j);
+        }
+        Pipeline::FromFile => {}
+    }
+    j
+}
+
+/// An added token as transformers' `AddedToken(**entry)` reads it: a missing `special` is
+/// false, a missing `normalized` is `not special`.
+fn token_of(v: &Json, path: &Path, what: &str) -> Result<AddedToken, ConvertError> {
+    let content = v.get("content").and_then(Json::as_str).ok_or_else(|| {
+        ConvertError::format(
+            path,
+            None,
+            format!("{what}: an added token without content"),
+        )
+    })?;
+    let flag = |k: &str| v.get(k).and_then(Json::as_bool);
+    let special = flag("special").unwrap_or(false);
+    Ok(AddedToken {
+        content: content.to_string(),
+        single_word: flag("single_word").unwrap_or(false),
+        lstrip: flag("lstrip").unwrap_or(false),
+        rstrip: flag("rstrip").unwrap_or(false),
+        normalized: flag("normalized").unwrap_or(!special),
+        special,
+    })
+}
+
+/// A special token value of tokenizer_config (a string, or an AddedToken object).
+enum Named {
+    Text(String),
+    Token(AddedToken),
+}
+
+impl Named {
+    fn of(v: &Json, path: &Path, what: &str) -> Result<Option<Named>, ConvertError> {
+        Ok(match v {
+            Json::String(s) => Some(Named::Text(s.clone())),
+            Json::Object(_) => Some(Named::Token(token_of(v, path, what)?)),
+            _ => None,
+        })
+    }
+    fn text(&self) -> &str {
+        match self {
+            Named::Text(s) => s,
+            Named::Token(t) => &t.content,
+        }
+    }
+}
+
+/// `added_tokens_decoder` as `from_pretrained` passes it on: tokenizer_config's when it has
+/// the key, else added_tokens.json's and tokenizer.json's added tokens; sorted by id, the
+/// last entry of an id kept.
+fn configured_decoder(
+    dir: &Path,
+    tc: Option<&Json>,
+    file_added: Option<&Json>,
+) -> Result<(Vec<(i128, AddedToken)>, bool), ConvertError> {
+    let tc_path = dir.join("tokenizer_config.json");
+    let mut out: Vec<(i128, AddedToken)> = Vec::new();
+    let mut put = |id: i128, t: AddedToken| {
+        out.retain(|(i, _)| *i != id);
+        out.push((id, t));
+    };
+    let legacy = match tc.and_then(|t| t.get("added_tokens_decoder")) {
+        Some(Json::Object(dec)) => {
+            for (k, v) in dec {
+                let id = k.trim().parse::<i128>().map_err(|_| {
+                    ConvertError::format(
+                        &tc_path,
+                        None,
+                        format!("added_tokens_decoder: key {k:?} is not an integer"),
+                    )
+                })?;
+                put(id, token_of(v, &tc_path, "added_tokens_decoder")?);
+            }
+            false
+        }
+        Some(Json::Null) | None => {
+            let at = dir.join("added_tokens.json");
+            if at.is_file() {
+                let (specials, _) = named_specials(dir, tc, None, true)?;
+                let specials: HashSet<String> =
+                    specials.iter().map(|n| n.text().to_string()).collect();
+                if let Json::Object(m) = json::read_json(&at)? {
+                    for (text, id) in m {
+                        let Some(id) = id.as_i64() else { continue };
+                        let special = specials.contains(&text);
+                        let mut t = AddedToken::from(text, special);
+                        t.normalized = !special;
+                        put(i128::from(id), t);
+                    }
+                }
+            }
+            let tj_path = dir.join("tokenizer.json");
+            for v in file_added.and_then(Json::as_array).into_iter().flatten() {
+                let Some(id) = v.get("id").and_then(Json::as_i64) else {
+                    continue;
+                };
+                put(i128::from(id), token_of(v, &tj_path, "added_tokens")?);
+            }
+            true
+        }
+        Some(_) => {
+            return Err(ConvertError::format(
+                &tc_path,
+                None,
+                "added_tokens_decoder is not an object",
+            ))
+        }
+    };
+    out.sort_by_key(|(id, _)| *id);
+    Ok((out, legacy))
+}
+
+/// The named special tokens in `SPECIAL_ATTRS` order (tokenizer_config's, over the class's
+/// defaults; special_tokens_map.json's over both when the decoder came from the legacy
+/// files) and the extra special tokens.
+fn named_specials(
+    dir: &Path,
+    tc: Option<&Json>,
+    class: Option<&TokenizerClass>,
+    legacy: bool,
+) -> Result<(Vec<Named>, Vec<Named>), ConvertError> {
+    let tc_path = dir.join("tokenizer_config.json");
+    let map = if legacy && dir.join("special_tokens_map.json").is_file() {
+        Some(json::read_json(&dir.join("special_tokens_map.json"))?)
+    } else {
+        None
+    };
+    let mut named = Vec::new();
+    for (i, attr) in SPECIAL_ATTRS.iter().enumerate() {
+        let from_map = map.as_ref().and_then(|m| m.get(*attr));
+        let from_tc = tc.and_then(|t| t.get(*attr));
+        let v = match from_map.or(from_tc) {
+            Some(v) => Named::of(v, &tc_path, attr)?,
+            None => class
+                .and_then(|c| c.defaults[i])
+                .map(|d| Named::Text(d.to_string())),
+        };
+        if let Some(v) = v {
+            named.push(v);
+        }
+    }
+    let mut extra = Vec::new();
+    let list = tc
+        .and_then(|t| t.get("extra_special_tokens"))
+        .filter(|v| v.is_array())
+        .or_else(|| tc.and_then(|t| t.get("additional_special_tokens")));
+    if let Some(Json::Array(a)) = list {
+        for v in a {
+            if let Some(n) = Named::of(v, &tc_path, "extra_special_tokens")? {
+                extra.push(n);
+            }
+        }
+    }
+    Ok((named, extra))
+}
+
+/// Replays the added tokens transformers adds to the tokenizer of `class` (see the module
+/// documentation) on `tok`, whose added tokens are tokenizer.json's ([`Build::File`]) or
+/// none ([`Build::Rebuilt`]); `file_added` is tokenizer.json's `added_tokens`.
+pub(crate) fn add_configured_tokens(
+    tok: &mut tokenizers::Tokenizer,
+    class: &TokenizerClass,
+    dir: &Path,
+    tc: Option<&Json>,
+    file_added: Option<&Json>,
+) -> Result<(), ConvertError> {
+    let (decoder, legacy) = configured_decoder(dir, tc, file_added)?;
+    let (named, extra) = named_specials(dir, tc, Some(class), legacy)?;
+    let existing: Vec<AddedToken> = {
+        let mut v: Vec<(u32, AddedToken)> = tok.get_added_tokens_decoder().into_iter().collect();
+        v.sort_by_key(|(id, _)| *id);
+        v.into_iter().map(|(_, t)| t).collect()
+    };
+    let mut to_add: Vec<AddedToken> = decoder
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| !existing.contains(t))
+        .collect();
+    // Named tokens take the flags of the decoder entry with their text.
+    let by_text = |n: &Named| -> Named {
+        match to_add
+            .iter()
+            .chain(existing.iter())
+            .find(|t| t.content == n.text())
+        {
+            Some(t) if matches!(n, Named::Text(_)) => Named::Token(t.clone()),
+            _ => match n {
+                Named::Text(s) => Named::Text(s.clone()),
+                Named::Token(t) => Named::Token(t.clone()),
+            },
+        }
+    };
+    let named: Vec<Named> = named.iter().map(by_text).collect();
+    let all_named: HashSet<String> = named.iter().map(|n| n.text().to_string()).collect();
+    let mut encoder: HashSet<String> = existing.iter().map(|t| t.content.clone()).collect();
+    encoder.extend(to_add.iter().map(|t| t.content.clone()));
+    for n in named.iter().chain(extra.iter()) {
+        if encoder.contains(n.text()) {
+            continue;
+        }
+        to_add.push(match n {
+            Named::Text(s) => AddedToken::from(s.clone(), true),
+            Named::Token(t) => t.clone(),
+        });
+    }
+    for t in &mut to_add {
+        if !t.special && all_named.contains(&t.content) {
+            t.special = true;
+        }
+    }
+    let err = |e: tokenizers::Error| {
+        ConvertError::format(
+            dir.join("tokenizer_config.json"),
+            None,
+            format!("adding the configured tokens: {e}"),
+        )
+    };
+    if !to_add.is_empty() {
+        tok.add_tokens(to_add).map_err(err)?;
+    }
+    if class.readds_specials {
+        let mut seen = HashSet::new();
+        let again: Vec<AddedToken> = named
+            .iter()
+            .chain(extra.iter())
+            .filter(|n| seen.insert(n.text().to_string()))
+            .map(|n| AddedToken::from(n.text().to_string(), true))
+            .collect();
+        tok.add_tokens(again).map_err(err)?;
+    }
+    Ok(())
+}
