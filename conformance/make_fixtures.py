@@ -66,12 +66,19 @@ TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"
 # first, so this is how its SentencePiece path is taken.
 TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
                            ["tokenizer_config.json", "special_tokens_map.json"])
-# Tokenizer kinds whose shared files are another kind's (stored once).
+# T5 (issue #14): XLM-R's 300-piece unigram model as `spiece.model` (stored once, under
+# XLM-R's name), an `added_tokens.json` of four sentinels (ids 300-303) written here and a
+# small tokenizer_config.json; no tokenizer.json (the reference's T5 path does not read it).
+TOKENIZERS["t5"] = (None, ["spiece.model"],
+                    ["tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"])
+# Shared files stored under another name: kind -> {fixture file name: stored name}.
+SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
 # the files of the synced gemma3 fixture (testdata/hf/gemma3, referenced, not copied).
 TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
                        ["tokenizer_config.json", "special_tokens_map.json"])
-SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm"}
+# Tokenizer kinds whose shared files are another kind's (stored once).
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -313,6 +320,23 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                             id2label={0: "negative", 1: "neutral", 2: "positive"},
                             label2id={"negative": 0, "neutral": 1, "positive": 2}),
                        "xlmr", True),
+    # T5 (issue #14): encoder-decoder with relative attention buckets, v1.1 gated-gelu FFN,
+    # an untied LM head, fewer decoder than encoder blocks; vocab_size above the pieces
+    # (300 + 4 sentinels) so the table is padded with [PAD<i>] entries.
+    "t5": ("T5ForConditionalGeneration", "t5",
+           dict(vocab_size=310, d_model=32, d_kv=8, d_ff=48, num_layers=2, num_decoder_layers=1,
+                num_heads=4, relative_attention_num_buckets=8, relative_attention_max_distance=16,
+                feed_forward_proj="gated-gelu", layer_norm_epsilon=1e-6, pad_token_id=0,
+                eos_token_id=1, bos_token_id=None, decoder_start_token_id=0),
+           "t5", False),
+    # T5 encoder only (sentence-t5 layout): the original ReLU FFN, n_positions given.
+    "t5encoder": ("T5EncoderModel", "t5",
+                  dict(vocab_size=304, d_model=24, d_kv=8, d_ff=40, num_layers=2, num_heads=3,
+                       relative_attention_num_buckets=16, relative_attention_max_distance=32,
+                       feed_forward_proj="relu", layer_norm_epsilon=1e-5, n_positions=96,
+                       pad_token_id=0, eos_token_id=1, bos_token_id=None,
+                       decoder_start_token_id=0),
+                  "t5", True),
     # ModernBERT: fused Wqkv, GLU Wi, per-layer-type rope, a global layer every 2nd.
     "modernbert": ("ModernBertModel", "modernbert",
                    bpe(num_hidden_layers=4, intermediate_size=24, global_attn_every_n_layers=2,
@@ -462,7 +486,13 @@ def _qwen35_text_type(cfg: dict) -> None:
     cfg["model_type"] = "qwen3_5_text"
 
 
+def _untied(cfg: dict) -> None:
+    """T5 v1.1's config.json: the LM head is its own tensor."""
+    cfg["tie_word_embeddings"] = False
+
+
 CONFIG_EDITS = {
+    "t5": _untied,
     "qwen35moe": _qwen35_text_type,
     "granitehybrid": _hub_layer_types,
     "granitehybrid-attn": _hub_layer_types,
@@ -770,6 +800,9 @@ EXTRA_TENSORS = {
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
     "nemotronh": _mtp_nemotronh,
+    # transformers 5's T5Config saves tie_word_embeddings true whatever it is given: the
+    # untied LM head of T5 v1.1 checkpoints is added here (and the config edited below).
+    "t5": lambda kw, saved: {"lm_head.weight": (kw["vocab_size"], kw["d_model"])},
 }
 
 
@@ -903,9 +936,26 @@ def build_raw(name: str, out: Path, seed: int) -> None:
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 
+def _t5_tokenizer(out: Path) -> None:
+    """XLM-R's unigram model as spiece.model, four `<extra_id_N>` sentinels after its 300
+    pieces in added_tokens.json, and T5Tokenizer's config files written directly."""
+    shutil.copyfile(TESTDATA / "tokenizers/xlmr/sentencepiece.bpe.model", out / "spiece.model")
+    extra = {f"<extra_id_{i}>": 303 - i for i in range(4)}
+    (out / "added_tokens.json").write_text(json.dumps(extra, indent=2) + "\n", encoding="utf-8")
+    special = {"eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>",
+               "additional_special_tokens": list(extra)}
+    (out / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n",
+                                                 encoding="utf-8")
+    (out / "tokenizer_config.json").write_text(json.dumps(
+        {**special, "extra_ids": 4, "model_max_length": 512, "tokenizer_class": "T5Tokenizer"},
+        indent=2) + "\n", encoding="utf-8")
+
+
 def add_tokenizer(kind: str, out: Path) -> None:
     if kind == "xlmr":
         return _xlmr_tokenizer(out)
+    if kind == "t5":
+        return _t5_tokenizer(out)
     src, shared, own = TOKENIZERS[kind]
     for f in shared + own:
         shutil.copyfile(SHARED / "fixtures/hf" / src / f, out / f)
@@ -1030,7 +1080,7 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
         out = work / f"{name}-{v}.gguf"
         t0 = time.time()
         p = subprocess.run([str(quantize), str(outputs["convert-f32"]), str(out), "Q4_K_M"],
-                           cwd=work, capture_output=True, text=True)
+                           cwd=work, capture_output=True, text=True, errors="replace")
         st = {"ok": p.returncode == 0, "returncode": p.returncode,
               "seconds": round(time.time() - t0, 2)}
         commands.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
@@ -1099,7 +1149,7 @@ def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     out = work / f"{name}-{v}.gguf"
     t0 = time.time()
     p = subprocess.run([str(quantize), str(f32), str(out), "Q4_K_M"], cwd=work,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")
     st = {"ok": p.returncode == 0, "returncode": p.returncode, "seconds": round(time.time() - t0, 2)}
     entry = {"variant": v, "tool": "llama-quantize",
              "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
@@ -1139,10 +1189,11 @@ def store_fixture(name: str, model_dir: Path) -> None:
         elif f.name in shared:
             tdir = TESTDATA / "tokenizers" / SHARED_AS.get(kind, kind)
             tdir.mkdir(parents=True, exist_ok=True)
-            if not (tdir / f.name).exists():
-                shutil.copyfile(f, tdir / f.name)
-            assert sha256(tdir / f.name) == sha256(f), f"shared {f.name} differs"
-            lines.append(f"{f.name} = ../../tokenizers/{SHARED_AS.get(kind, kind)}/{f.name}")
+            stored = SHARED_NAMES.get(kind, {}).get(f.name, f.name)
+            if not (tdir / stored).exists():
+                shutil.copyfile(f, tdir / stored)
+            assert sha256(tdir / stored) == sha256(f), f"shared {f.name} differs"
+            lines.append(f"{f.name} = ../../tokenizers/{SHARED_AS.get(kind, kind)}/{stored}")
         elif f.is_dir():
             shutil.copytree(f, dest / f.name)
         else:

@@ -208,6 +208,9 @@ fixtures! {
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
     nemotronh => "nemotronh",
+    // Encoder-decoder with relative attention buckets and a unigram vocabulary (issue #14).
+    t5 => "t5",
+    t5encoder => "t5encoder",
     gemma3n => "gemma3n",
 }
 
@@ -253,14 +256,104 @@ fn unsupported_variants_are_refused() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// T5's vocabulary rules: the SentencePiece model is required, a `vocab_size` below its
+/// pieces and a null one are errors, added_tokens.json ids past the table are skipped.
+#[test]
+fn t5_vocabulary_errors_are_typed() {
+    let work = scratch("arch-t5-vocab");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("t5encoder", &work);
+    std::fs::remove_file(dir.join("spiece.model")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("spiece.model"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    set_cfg(&dir, "vocab_size", Json::from(100));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("pieces") && e.contains("100"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    set_cfg(&dir, "vocab_size", Json::Null);
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("vocab_size"), "{e}");
+
+    let dir = materialize("t5encoder", &work);
+    std::fs::write(
+        dir.join("added_tokens.json"),
+        r#"{"<far>": 9999, "<x>": 303}"#,
+    )
+    .unwrap();
+    assert!(read_hf_dir(&dir, &opts).is_ok());
+    std::fs::write(dir.join("added_tokens.json"), r#"{"<x>": "303"}"#).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("added_tokens.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// A T5 checkpoint holding its token embeddings three times (`shared.weight`, and here
+/// `encoder.embed_tokens.weight` all zeros and `decoder.embed_tokens.weight` all ones): the
+/// first in the reference's (sorted) order, the decoder's, is `token_embd`, the others are
+/// dropped. The sha256 is the reference's f32 output for this directory.
+#[test]
+fn t5_first_embedding_copy_wins() {
+    let work = scratch("arch-t5-embeddings");
+    let dir = materialize("t5encoder", &work);
+    let shape = vec![304u64, 24];
+    let n = (24 * 304) as usize;
+    let bf16 = |v: [u8; 2]| v.iter().copied().cycle().take(2 * n).collect::<Vec<u8>>();
+    edit_tensors(
+        &dir,
+        |_| true,
+        vec![
+            (
+                "encoder.embed_tokens.weight".into(),
+                "BF16".into(),
+                shape.clone(),
+                bf16([0, 0]),
+            ),
+            (
+                "decoder.embed_tokens.weight".into(),
+                "BF16".into(),
+                shape,
+                // bf16 1.0 (0x3f80), little-endian.
+                bf16([0x80, 0x3f]),
+            ),
+        ],
+    );
+    let m = convert(&dir, OutType::F32, None, &work.join("t5dup.gguf")).unwrap();
+    assert_eq!(m["tensors"].as_array().unwrap().len(), 19);
+    assert_eq!(
+        m["sha256"],
+        "2a8d4db5b6894669c25f16027dbcf1ecd056b3abadb35d4492e86f4fad3985b0"
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// Rewrites `dir/model.safetensors` keeping only the tensors `keep` accepts.
 fn drop_tensors(dir: &Path, keep: impl Fn(&str) -> bool) {
+    edit_tensors(dir, keep, Vec::new());
+}
+
+/// A safetensors entry: name, dtype, shape, bytes.
+type StTensor = (String, String, Vec<u64>, Vec<u8>);
+
+/// Rewrites `dir/model.safetensors` keeping the tensors `keep` accepts, then `extra`.
+fn edit_tensors(dir: &Path, keep: impl Fn(&str) -> bool, extra: Vec<StTensor>) {
     let path = dir.join("model.safetensors");
     let bytes = std::fs::read(&path).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header: Json = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
     let data = &bytes[8 + n..];
-    let mut kept: Vec<(String, String, Vec<u64>, Vec<u8>)> = Vec::new();
+    let mut kept: Vec<StTensor> = Vec::new();
     for (name, t) in header.as_object().unwrap() {
         if name == "__metadata__" || !keep(name) {
             continue;
@@ -284,6 +377,7 @@ fn drop_tensors(dir: &Path, keep: impl Fn(&str) -> bool) {
             data[off[0]..off[1]].to_vec(),
         ));
     }
+    kept.extend(extra);
     let refs: Vec<(&str, &str, &[u64], Vec<u8>)> = kept
         .iter()
         .map(|(n, d, s, b)| (n.as_str(), d.as_str(), s.as_slice(), b.clone()))

@@ -92,6 +92,10 @@ pub mod llm {
     pub const EMBEDDING_LENGTH: &str = "embedding_length";
     /// The number of blocks.
     pub const BLOCK_COUNT: &str = "block_count";
+    /// The number of decoder blocks of an encoder-decoder model (T5).
+    pub const DECODER_BLOCK_COUNT: &str = "decoder_block_count";
+    /// The token the decoder of an encoder-decoder model starts from (T5).
+    pub const DECODER_START_TOKEN_ID: &str = "decoder_start_token_id";
     /// The FFN width.
     pub const FEED_FORWARD_LENGTH: &str = "feed_forward_length";
     /// One expert's FFN width.
@@ -154,6 +158,8 @@ pub mod attention {
     pub const LAYERNORM_EPS: &str = "attention.layer_norm_epsilon";
     /// RMSNorm epsilon.
     pub const LAYERNORM_RMS_EPS: &str = "attention.layer_norm_rms_epsilon";
+    /// The number of relative-position buckets (T5).
+    pub const REL_BUCKETS_COUNT: &str = "attention.relative_buckets_count";
     /// Whether attention is causal.
     pub const CAUSAL: &str = "attention.causal";
     /// The q/k/v clamp.

@@ -195,6 +195,63 @@ pub enum Tensor {
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
     FfnPreNorm,
+    // T5's encoder and decoder (issue #14).
+    /// `dec.blk.{bid}.attn_norm`.
+    DecAttnNorm,
+    /// `dec.blk.{bid}.attn_q`.
+    DecAttnQ,
+    /// `dec.blk.{bid}.attn_k`.
+    DecAttnK,
+    /// `dec.blk.{bid}.attn_v`.
+    DecAttnV,
+    /// `dec.blk.{bid}.attn_o`.
+    DecAttnOut,
+    /// `dec.blk.{bid}.attn_rel_b`.
+    DecAttnRelB,
+    /// `dec.blk.{bid}.cross_attn_norm`.
+    DecCrossAttnNorm,
+    /// `dec.blk.{bid}.cross_attn_q`.
+    DecCrossAttnQ,
+    /// `dec.blk.{bid}.cross_attn_k`.
+    DecCrossAttnK,
+    /// `dec.blk.{bid}.cross_attn_v`.
+    DecCrossAttnV,
+    /// `dec.blk.{bid}.cross_attn_o`.
+    DecCrossAttnOut,
+    /// `dec.blk.{bid}.cross_attn_rel_b`.
+    DecCrossAttnRelB,
+    /// `dec.blk.{bid}.ffn_norm`.
+    DecFfnNorm,
+    /// `dec.blk.{bid}.ffn_gate`.
+    DecFfnGate,
+    /// `dec.blk.{bid}.ffn_up`.
+    DecFfnUp,
+    /// `dec.blk.{bid}.ffn_down`.
+    DecFfnDown,
+    /// `dec.output_norm`.
+    DecOutputNorm,
+    /// `enc.blk.{bid}.attn_norm`.
+    EncAttnNorm,
+    /// `enc.blk.{bid}.attn_q`.
+    EncAttnQ,
+    /// `enc.blk.{bid}.attn_k`.
+    EncAttnK,
+    /// `enc.blk.{bid}.attn_v`.
+    EncAttnV,
+    /// `enc.blk.{bid}.attn_o`.
+    EncAttnOut,
+    /// `enc.blk.{bid}.attn_rel_b`.
+    EncAttnRelB,
+    /// `enc.blk.{bid}.ffn_norm`.
+    EncFfnNorm,
+    /// `enc.blk.{bid}.ffn_gate`.
+    EncFfnGate,
+    /// `enc.blk.{bid}.ffn_up`.
+    EncFfnUp,
+    /// `enc.blk.{bid}.ffn_down`.
+    EncFfnDown,
+    /// `enc.output_norm`.
+    EncOutputNorm,
 }
 
 impl Tensor {
@@ -272,6 +329,34 @@ impl Tensor {
             T::SsmAlpha => "blk.{bid}.ssm_alpha",
             T::FfnLatentDown => "blk.{bid}.ffn_latent_down",
             T::FfnLatentUp => "blk.{bid}.ffn_latent_up",
+            T::DecAttnNorm => "dec.blk.{bid}.attn_norm",
+            T::DecAttnQ => "dec.blk.{bid}.attn_q",
+            T::DecAttnK => "dec.blk.{bid}.attn_k",
+            T::DecAttnV => "dec.blk.{bid}.attn_v",
+            T::DecAttnOut => "dec.blk.{bid}.attn_o",
+            T::DecAttnRelB => "dec.blk.{bid}.attn_rel_b",
+            T::DecCrossAttnNorm => "dec.blk.{bid}.cross_attn_norm",
+            T::DecCrossAttnQ => "dec.blk.{bid}.cross_attn_q",
+            T::DecCrossAttnK => "dec.blk.{bid}.cross_attn_k",
+            T::DecCrossAttnV => "dec.blk.{bid}.cross_attn_v",
+            T::DecCrossAttnOut => "dec.blk.{bid}.cross_attn_o",
+            T::DecCrossAttnRelB => "dec.blk.{bid}.cross_attn_rel_b",
+            T::DecFfnNorm => "dec.blk.{bid}.ffn_norm",
+            T::DecFfnGate => "dec.blk.{bid}.ffn_gate",
+            T::DecFfnUp => "dec.blk.{bid}.ffn_up",
+            T::DecFfnDown => "dec.blk.{bid}.ffn_down",
+            T::DecOutputNorm => "dec.output_norm",
+            T::EncAttnNorm => "enc.blk.{bid}.attn_norm",
+            T::EncAttnQ => "enc.blk.{bid}.attn_q",
+            T::EncAttnK => "enc.blk.{bid}.attn_k",
+            T::EncAttnV => "enc.blk.{bid}.attn_v",
+            T::EncAttnOut => "enc.blk.{bid}.attn_o",
+            T::EncAttnRelB => "enc.blk.{bid}.attn_rel_b",
+            T::EncFfnNorm => "enc.blk.{bid}.ffn_norm",
+            T::EncFfnGate => "enc.blk.{bid}.ffn_gate",
+            T::EncFfnUp => "enc.blk.{bid}.ffn_up",
+            T::EncFfnDown => "enc.blk.{bid}.ffn_down",
+            T::EncOutputNorm => "enc.output_norm",
             T::PerLayerTokenEmbd => "per_layer_token_embd",
             T::PerLayerModelProj => "per_layer_model_proj",
             T::PerLayerProjNorm => "per_layer_proj_norm",
@@ -352,6 +437,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "embeddings.tok_embeddings",
             "backbone.embedding",
             "backbone.embeddings",
+            "shared",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
@@ -843,6 +929,107 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         T::FfnPreNorm,
         &["model.layers.{bid}.pre_ff_layernorm.weight"],
     ),
+    // T5 (gguf-py's `DEC_*` / `ENC_*`).
+    (T::DecAttnNorm, &["decoder.block.{bid}.layer.0.layer_norm"]),
+    (
+        T::DecAttnQ,
+        &["decoder.block.{bid}.layer.0.SelfAttention.q"],
+    ),
+    (
+        T::DecAttnK,
+        &["decoder.block.{bid}.layer.0.SelfAttention.k"],
+    ),
+    (
+        T::DecAttnV,
+        &["decoder.block.{bid}.layer.0.SelfAttention.v"],
+    ),
+    (
+        T::DecAttnOut,
+        &["decoder.block.{bid}.layer.0.SelfAttention.o"],
+    ),
+    (
+        T::DecAttnRelB,
+        &["decoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias"],
+    ),
+    (
+        T::DecCrossAttnNorm,
+        &["decoder.block.{bid}.layer.1.layer_norm"],
+    ),
+    (
+        T::DecCrossAttnQ,
+        &["decoder.block.{bid}.layer.1.EncDecAttention.q"],
+    ),
+    (
+        T::DecCrossAttnK,
+        &["decoder.block.{bid}.layer.1.EncDecAttention.k"],
+    ),
+    (
+        T::DecCrossAttnV,
+        &["decoder.block.{bid}.layer.1.EncDecAttention.v"],
+    ),
+    (
+        T::DecCrossAttnOut,
+        &["decoder.block.{bid}.layer.1.EncDecAttention.o"],
+    ),
+    (
+        T::DecCrossAttnRelB,
+        &["decoder.block.{bid}.layer.1.EncDecAttention.relative_attention_bias"],
+    ),
+    (T::DecFfnNorm, &["decoder.block.{bid}.layer.2.layer_norm"]),
+    (
+        T::DecFfnGate,
+        &["decoder.block.{bid}.layer.2.DenseReluDense.wi_0"],
+    ),
+    (
+        T::DecFfnUp,
+        &[
+            "decoder.block.{bid}.layer.2.DenseReluDense.wi",
+            "decoder.block.{bid}.layer.2.DenseReluDense.wi_1",
+        ],
+    ),
+    (
+        T::DecFfnDown,
+        &["decoder.block.{bid}.layer.2.DenseReluDense.wo"],
+    ),
+    (T::DecOutputNorm, &["decoder.final_layer_norm"]),
+    (T::EncAttnNorm, &["encoder.block.{bid}.layer.0.layer_norm"]),
+    (
+        T::EncAttnQ,
+        &["encoder.block.{bid}.layer.0.SelfAttention.q"],
+    ),
+    (
+        T::EncAttnK,
+        &["encoder.block.{bid}.layer.0.SelfAttention.k"],
+    ),
+    (
+        T::EncAttnV,
+        &["encoder.block.{bid}.layer.0.SelfAttention.v"],
+    ),
+    (
+        T::EncAttnOut,
+        &["encoder.block.{bid}.layer.0.SelfAttention.o"],
+    ),
+    (
+        T::EncAttnRelB,
+        &["encoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias"],
+    ),
+    (T::EncFfnNorm, &["encoder.block.{bid}.layer.1.layer_norm"]),
+    (
+        T::EncFfnGate,
+        &["encoder.block.{bid}.layer.1.DenseReluDense.wi_0"],
+    ),
+    (
+        T::EncFfnUp,
+        &[
+            "encoder.block.{bid}.layer.1.DenseReluDense.wi",
+            "encoder.block.{bid}.layer.1.DenseReluDense.wi_1",
+        ],
+    ),
+    (
+        T::EncFfnDown,
+        &["encoder.block.{bid}.layer.1.DenseReluDense.wo"],
+    ),
+    (T::EncOutputNorm, &["encoder.final_layer_norm"]),
     // Gemma 3n.
     (T::PerLayerTokenEmbd, &["model.embed_tokens_per_layer"]),
     (T::PerLayerModelProj, &["model.per_layer_model_projection"]),

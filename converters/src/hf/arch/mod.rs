@@ -69,6 +69,8 @@ mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
 mod qwen3next;
+// Encoder-decoder (issue #14).
+mod t5;
 
 /// Tensors and KVs an architecture generates itself (`generate_extra_tensors`).
 #[derive(Default)]
@@ -202,6 +204,8 @@ pub struct Rules {
     /// Renames a checkpoint's next-token-prediction (`mtp.*`) tensors to the blocks after
     /// the config's and extends the block count ([`super::config::Hparams::extra_blocks`]):
     /// Qwen3-Next / Qwen3.5 (`qwen3next::mtp_entries`), Nemotron-H (`nemotron_h::mtp_entries`).
+    /// Any other class-level pass over the whole list in the reference's order goes here too:
+    /// T5's first-of-three shared embedding (`t5::shared_embedding`).
     pub mtp: Option<MtpRule>,
     /// The class exports its next-token-prediction layers on request (`supports_mtp_export`:
     /// `--mtp` / `--no-mtp`); `None` refuses both switches.
@@ -417,6 +421,9 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE_3,
     &mistral::MISTRAL_NATIVE_MOE,
     &nemotron_h::NEMOTRON_H,
+    // Encoder-decoder (issue #14).
+    &t5::T5,
+    &t5::T5ENCODER,
     // Gemma 3n (issue #14).
     &gemma3n::GEMMA3N,
     // Text models of vision-language classes (issue #16).

@@ -68,6 +68,9 @@ pub enum VocabKind {
     /// XLM-RoBERTa: the unigram SentencePiece model `sentencepiece.bpe.model` as a `t5`
     /// vocabulary in fairseq's id layout.
     XlmRoberta,
+    /// T5: the unigram SentencePiece model `tokenizer.model` / `spiece.model` as a `t5`
+    /// vocabulary in its own id layout, with `added_tokens.json`.
+    T5,
     /// InternLM3: SentencePiece (required), `add_space_prefix` from tokenizer_config.json,
     /// then the special tokens with eos moved to a special `<|im_end|>` added token.
     InternLm3,
@@ -261,6 +264,7 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
         VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
         VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
         VocabKind::XlmRoberta => (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None),
+        VocabKind::T5 => (xlmr::set_vocab_t5(dir, req.hparams, &mut kv)?, None),
         VocabKind::InternLm3 => (internlm3(req, tc, &mut kv)?, None),
         VocabKind::NomicBert if crate::hf::arch::nomic_tokenizer_is_unigram(dir)? => {
             (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None)

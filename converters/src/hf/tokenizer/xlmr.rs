@@ -127,3 +127,74 @@ pub(crate) fn set_vocab(
     SpecialVocab::load(dir, false, None, Some(len))?.add_to(kv)?;
     Ok(VocabPath::SentencePiece)
 }
+
+/// `T5Model.set_vocab` / `T5EncoderModel.set_vocab`: the unigram SentencePiece model in
+/// `tokenizer.model` (else `spiece.model`) as a `t5` vocabulary in the model's own id layout
+/// (no fairseq shift), `added_tokens.json` over it (see [`super::spm::create_vocab_t5`]),
+/// then the special tokens. A BPE model (Pile-T5) takes the reference's generic
+/// SentencePiece path, which is not supported here.
+pub(crate) fn set_vocab_t5(
+    dir: &Path,
+    hparams: &Json,
+    kv: &mut Kv,
+) -> Result<VocabPath, ConvertError> {
+    let mut path = dir.join("tokenizer.model");
+    if !path.is_file() {
+        path = dir.join("spiece.model");
+    }
+    let Some(model) = load_model_at(&path)? else {
+        return Err(ConvertError::format(
+            &path,
+            None,
+            "T5: no tokenizer.model or spiece.model (the reference's FileNotFoundError)",
+        ));
+    };
+    match model.model_type.unwrap_or(1) {
+        1 => {}
+        2 => {
+            return Err(ConvertError::Unsupported(format!(
+                "{}: a BPE SentencePiece model in a T5 checkpoint (Pile-T5) is converted by \
+                 the reference's generic SentencePiece path, which is not supported for T5",
+                path.display()
+            )))
+        }
+        t => {
+            return Err(ConvertError::format(
+                &path,
+                None,
+                format!("T5 needs a unigram SentencePiece model (model_type 1), found {t}"),
+            ))
+        }
+    }
+    // `hparams.get('vocab_size', n_pieces)`: an explicit null is the reference's TypeError.
+    if super::hparam(hparams, "vocab_size").is_some_and(Json::is_null) {
+        return Err(ConvertError::NotACount {
+            key: "vocab_size".into(),
+            value: "null".into(),
+        });
+    }
+    let vocab_size = super::hparam_count(hparams, "vocab_size")?;
+    let v = super::spm::create_vocab_t5(dir, &model, vocab_size)?;
+    let len = v.tokens.len();
+    kv.string(key::MODEL, "t5");
+    kv.string(key::PRE, "default");
+    kv.array(key::TOKENS, strings(v.tokens));
+    kv.array(key::SCORES, ArrayValue::F32(v.scores));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
+    kv.bool(
+        key::ADD_SPACE_PREFIX,
+        model.add_dummy_prefix.unwrap_or(true),
+    );
+    kv.bool(
+        REMOVE_EXTRA_WS,
+        model.remove_extra_whitespaces.unwrap_or(true),
+    );
+    if !model.precompiled_charsmap.is_empty() {
+        kv.array(
+            PRECOMPILED_CHARSMAP,
+            ArrayValue::U8(model.precompiled_charsmap),
+        );
+    }
+    SpecialVocab::load(dir, false, None, Some(len))?.add_to(kv)?;
+    Ok(VocabPath::SentencePiece)
+}
