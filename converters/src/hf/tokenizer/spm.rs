@@ -179,19 +179,20 @@ pub(crate) fn create_vocab(
     Ok(v)
 }
 
-/// T5's unigram table (`T5Model.set_vocab`): `vocab_size` entries (the hparam, else the
-/// number of pieces; fewer than the pieces is the reference's IndexError), the pieces, then
-/// `added_tokens.json`'s entries (file order, ids past the table skipped) as USER_DEFINED
-/// with score -1000. tokenizer_config.json's `added_tokens_decoder` is not read.
-pub(crate) fn create_vocab_t5(
+/// The table both T5's and Phi-3's builders start from: `vocab_size` entries (the hparam,
+/// else the number of pieces; fewer than the pieces is the reference's IndexError), the
+/// pieces, then `added_tokens.json`'s entries (file order, ids past the table skipped) as
+/// USER_DEFINED with score -1000. `what` names the model file in the error.
+fn pieces_and_added_json(
     dir: &Path,
     model: &SpmModel,
     vocab_size: Option<usize>,
-) -> Result<SpmVocab, ConvertError> {
+    what: &str,
+) -> Result<(SpmVocab, usize), ConvertError> {
     let n = check_size(vocab_size.unwrap_or(model.pieces.len()))?;
     if model.pieces.len() > n {
         return Err(ConvertError::Other(format!(
-            "the SentencePiece model has {} pieces, more than vocab_size {n}",
+            "{what} has {} pieces, more than vocab_size {n}",
             model.pieces.len()
         )));
     }
@@ -210,7 +211,19 @@ pub(crate) fn create_vocab_t5(
             }
         }
     }
-    Ok(v)
+    Ok((v, n))
+}
+
+/// T5's unigram table (`T5Model.set_vocab`): `vocab_size` entries (the hparam, else the
+/// number of pieces; fewer than the pieces is the reference's IndexError), the pieces, then
+/// `added_tokens.json`'s entries (file order, ids past the table skipped) as USER_DEFINED
+/// with score -1000. tokenizer_config.json's `added_tokens_decoder` is not read.
+pub(crate) fn create_vocab_t5(
+    dir: &Path,
+    model: &SpmModel,
+    vocab_size: Option<usize>,
+) -> Result<SpmVocab, ConvertError> {
+    Ok(pieces_and_added_json(dir, model, vocab_size, "the SentencePiece model")?.0)
 }
 
 /// Phi-3's own SentencePiece builder: added tokens from added_tokens.json, tokenizer_config's
@@ -222,28 +235,7 @@ pub(crate) fn create_vocab_phi3(
     model: &SpmModel,
     vocab_size: Option<usize>,
 ) -> Result<SpmVocab, ConvertError> {
-    let n = check_size(vocab_size.unwrap_or(model.pieces.len()))?;
-    if model.pieces.len() > n {
-        return Err(ConvertError::Other(format!(
-            "tokenizer.model has {} pieces, more than vocab_size {n}",
-            model.pieces.len()
-        )));
-    }
-    let mut v = padded(n);
-    for (id, p) in model.pieces.iter().enumerate() {
-        v.tokens[id] = p.piece.clone();
-        v.scores[id] = p.score;
-        v.types[id] = piece_type(p.kind);
-    }
-    if let Some((added, path)) = added_tokens_json(dir)? {
-        for (text, id) in &added.0 {
-            if let Some(id) = index(id, n, &path, "added_tokens.json")? {
-                v.tokens[id] = text.clone();
-                v.scores[id] = -1000.0;
-                v.types[id] = token_type::USER_DEFINED;
-            }
-        }
-    }
+    let (mut v, n) = pieces_and_added_json(dir, model, vocab_size, "tokenizer.model")?;
     let set = |v: &mut SpmVocab, id: i128, text: &str, special: bool, path: &Path| {
         if id < 0 || id >= n as i128 {
             return Err(ConvertError::format(
