@@ -1085,28 +1085,39 @@ impl TensorMap {
     /// The spellings of `tensors` (GGUF names included) in [`TABLE`] order, then
     /// `overrides` (later entries win), expanded for blocks `0..n_blocks`.
     pub fn new(groups: &[&[Tensor]], overrides: &[(Tensor, &[&str])], n_blocks: u64) -> TensorMap {
-        let mut map = HashMap::new();
-        let mut add = |gguf: &str, hf: &str| {
-            if gguf.contains("{bid}") || hf.contains("{bid}") {
-                for bid in 0..n_blocks {
-                    let b = bid.to_string();
-                    map.insert(hf.replace("{bid}", &b), gguf.replace("{bid}", &b));
-                }
-            } else {
-                map.insert(hf.to_string(), gguf.to_string());
-            }
-        };
+        let mut map = TensorMap::empty();
         let has = |t: &Tensor| groups.iter().any(|g| g.contains(t));
         for t in groups.iter().flat_map(|g| g.iter()) {
-            add(t.gguf(), t.gguf());
+            map.add(t.gguf(), t.gguf(), n_blocks);
         }
         let rows = TABLE.iter().filter(|(t, _)| has(t));
         for (t, spellings) in rows.chain(overrides) {
             for hf in spellings.iter() {
-                add(t.gguf(), hf);
+                map.add(t.gguf(), hf, n_blocks);
             }
         }
-        TensorMap { map }
+        map
+    }
+
+    /// A map with no names.
+    pub(crate) fn empty() -> TensorMap {
+        TensorMap {
+            map: HashMap::new(),
+        }
+    }
+
+    /// Maps the HF spelling `hf` to `gguf` (a later call for the same spelling wins), each
+    /// `{bid}` expanded for blocks `0..n_blocks`.
+    pub(crate) fn add(&mut self, gguf: &str, hf: &str, n_blocks: u64) {
+        if gguf.contains("{bid}") || hf.contains("{bid}") {
+            for bid in 0..n_blocks {
+                let b = bid.to_string();
+                self.map
+                    .insert(hf.replace("{bid}", &b), gguf.replace("{bid}", &b));
+            }
+        } else {
+            self.map.insert(hf.to_string(), gguf.to_string());
+        }
     }
 
     /// The GGUF name of `name`, if the table knows it.

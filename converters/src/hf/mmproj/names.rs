@@ -9,7 +9,7 @@
 //! Pixtral projector's `linear_1` / `linear_2` (rows of `mm.{bid}`) need as many tower
 //! blocks. A lookup tries the full name, then the name without `.weight` / `.bias`.
 
-use std::collections::HashMap;
+use crate::hf::names::TensorMap;
 
 /// A projector-file tensor (gguf-py's `MODEL_TENSOR.V_*` / `A_*`); [`VTensor::gguf`] is
 /// its base name.
@@ -298,27 +298,17 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
 
 /// The projector name map for `n_blocks` tower blocks (GGUF names map to themselves).
 pub struct ProjectorMap {
-    map: HashMap<String, String>,
+    map: TensorMap,
 }
 
 impl ProjectorMap {
     /// Every row of [`TABLE`], later rows winning, expanded for blocks `0..n_blocks`.
     pub fn new(n_blocks: u64) -> ProjectorMap {
-        let mut map = HashMap::new();
-        let mut add = |gguf: &str, hf: &str| {
-            if gguf.contains("{bid}") || hf.contains("{bid}") {
-                for bid in 0..n_blocks {
-                    let b = bid.to_string();
-                    map.insert(hf.replace("{bid}", &b), gguf.replace("{bid}", &b));
-                }
-            } else {
-                map.insert(hf.to_string(), gguf.to_string());
-            }
-        };
+        let mut map = TensorMap::empty();
         for (t, spellings) in TABLE {
-            add(t.gguf(), t.gguf());
+            map.add(t.gguf(), t.gguf(), n_blocks);
             for hf in spellings.iter() {
-                add(t.gguf(), hf);
+                map.add(t.gguf(), hf, n_blocks);
             }
         }
         ProjectorMap { map }
@@ -326,17 +316,7 @@ impl ProjectorMap {
 
     /// The GGUF name of `name`, if the table knows it.
     pub fn get(&self, name: &str) -> Option<String> {
-        if let Some(g) = self.map.get(name) {
-            return Some(g.clone());
-        }
-        for suffix in [".weight", ".bias"] {
-            if let Some(base) = name.strip_suffix(suffix) {
-                if let Some(g) = self.map.get(base) {
-                    return Some(format!("{g}{suffix}"));
-                }
-            }
-        }
-        None
+        self.map.get(name)
     }
 }
 
