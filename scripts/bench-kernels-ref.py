@@ -17,6 +17,7 @@ import argparse
 import ctypes
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -32,7 +33,12 @@ def main() -> None:
     ap.add_argument("--lib", required=True, type=Path)
     ap.add_argument("--dir", required=True, type=Path)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="split the rows over this many threads, as llama-quantize does"
+                         " (wall time; compares with our all-threads column)")
     a = ap.parse_args()
+    if a.threads > 1 and a.cpu:
+        ap.error("--threads times wall time: leave out --cpu")
     ggml = ctypes.CDLL(str(a.lib))
     ggml.ggml_quantize_chunk.restype = ctypes.c_size_t
     ggml.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
@@ -47,15 +53,37 @@ def main() -> None:
     assert src.size == rows * n and imatrix.size == n
     mb = src.size * 4 / 1e6
     clock = timer(a.cpu)
-    print(f"input: {rows} rows x {n} f32 ({mb:.0f} MB); MB/s of f32 input, 1 thread, best of 3"
-          f" ({'CPU' if a.cpu else 'wall'} time)")
+    threads = a.threads
+    column = "1" if threads == 1 else "n"
+    if threads > 1 and ours["threads"] != threads:
+        raise SystemExit(f"our bench ran {ours['threads']} threads, not {threads}")
+    # Contiguous row ranges, one per thread: ctypes releases the GIL during the call, so the
+    # threads quantize in parallel as llama-quantize's workers do.
+    bounds = [rows * i // threads for i in range(threads + 1)]
+
+    def quantize(tid, dst, im):
+        def part(i):
+            ggml.ggml_quantize_chunk(tid, src.ctypes.data, dst.ctypes.data, bounds[i] * n,
+                                     bounds[i + 1] - bounds[i], n,
+                                     None if im is None else im.ctypes.data)
+        if threads == 1:
+            part(0)
+            return
+        workers = [threading.Thread(target=part, args=(i,)) for i in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    print(f"input: {rows} rows x {n} f32 ({mb:.0f} MB); MB/s of f32 input, {threads} thread(s),"
+          f" best of 3 ({'CPU' if a.cpu else 'wall'} time)")
     print("| type | ours | llama.cpp | speed-up | ours, imatrix | llama.cpp, imatrix | speed-up | identical |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for name, t in ours["types"].items():
         dst = np.zeros(ggml.ggml_row_size(t["id"], n) * rows, dtype=np.uint8)
         cells, same = [], []
         for key, im in [("plain", None), ("imatrix", imatrix)]:
-            mine = t[f"{key}_1"]
+            mine = t[f"{key}_{column}"]
             if mine is None:
                 cells += ["-", "-", "-"]
                 continue
@@ -64,8 +92,7 @@ def main() -> None:
                 # As the Rust bench: repeat until a measurement takes 0.2 s.
                 t0, calls = clock(), 0
                 while True:
-                    ggml.ggml_quantize_chunk(t["id"], src.ctypes.data, dst.ctypes.data, 0, rows,
-                                             n, None if im is None else im.ctypes.data)
+                    quantize(t["id"], dst, im)
                     calls += 1
                     if clock() - t0 >= 0.2:
                         break
