@@ -37,7 +37,6 @@ runs in this process, one conversion after another.
 
 import argparse
 import contextlib
-import hashlib
 import io
 import json
 import logging
@@ -45,6 +44,8 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -146,10 +147,6 @@ def read_tokens(path: Path):
     t = r.fields["tokenizer.ggml.token_type"]
     types = [int(t.parts[i][0]) for i in t.data]
     return toks, types
-
-
-def sha256(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def main() -> None:

@@ -20,15 +20,15 @@ Needs Python with torch, transformers, sentencepiece, safetensors and numpy.
 """
 
 import argparse
-import hashlib
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -44,20 +44,6 @@ CASES = {
     # No room: the reference's assertion stops it.
     "added-past-vocab-full": {"vocab_size": 49152, "embedding_rows": 49152, "id": 49155},
 }
-
-
-def materialize(scratch: Path, name: str) -> Path:
-    src = TESTDATA / "hf" / FIXTURE
-    dst = scratch / name
-    shutil.copytree(src, dst)
-    shared = dst / "shared-files.txt"
-    if shared.exists():
-        for line in shared.read_text().splitlines():
-            if "=" in line:
-                n, rel = (x.strip() for x in line.split("=", 1))
-                shutil.copy(src / rel, dst / n)
-        shared.unlink()
-    return dst
 
 
 def pad_embedding(path: Path, rows: int) -> None:
@@ -99,14 +85,6 @@ def mutate(d: Path, case: dict) -> None:
     pad_embedding(d / "model.safetensors", case["embedding_rows"])
 
 
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, type=Path)
@@ -115,7 +93,7 @@ def main() -> None:
     cases = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, case in CASES.items():
-            d = materialize(Path(tmp), name)
+            d = materialize(TESTDATA / "hf" / FIXTURE, Path(tmp) / name)
             mutate(d, case)
             out = Path(tmp) / f"{name}.gguf"
             r = subprocess.run(

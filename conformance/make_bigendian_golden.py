@@ -12,14 +12,14 @@ Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and 
 """
 
 import argparse
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -27,28 +27,6 @@ OUT = TESTDATA / "golden" / "bigendian" / "cases.json"
 
 FIXTURES = ["llama-spm", "qwen2"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
-
-
-def materialize(fixture: str, scratch: Path) -> Path:
-    src = TESTDATA / "hf" / fixture
-    dst = scratch / fixture
-    shutil.copytree(src, dst)
-    shared = dst / "shared-files.txt"
-    if shared.exists():
-        for line in shared.read_text().splitlines():
-            if "=" in line:
-                name, rel = (x.strip() for x in line.split("=", 1))
-                shutil.copy(src / rel, dst / name)
-        shared.unlink()
-    return dst
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def main() -> None:
@@ -60,7 +38,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for fixture in FIXTURES:
-            model = materialize(fixture, scratch)
+            model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             for outtype in OUTTYPES + ["vocab-only"]:
                 out = scratch / f"{fixture}-{outtype}.gguf"
                 args = ["--bigendian"]

@@ -19,7 +19,6 @@ Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and 
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -27,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -71,14 +72,6 @@ CASES = {
 }
 # A file every working directory holds (--metadata's argument).
 METADATA = TESTDATA / "golden" / "cli" / "metadata.json"
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def listing(d: Path) -> set[str]:

@@ -17,7 +17,6 @@ Needs Python with numpy (gguf-py's only dependency that matters here).
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -25,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -123,14 +124,6 @@ CASES = {
     "bigendian-set": ("qwen2-f16-be", "set", ["qwen2.context_length", "4096"]),
     "set-float": ("llama-spm-f16", "set", ["llama.attention.layer_norm_rms_epsilon", "0.001"]),
 }
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def expand(args, **values):

@@ -23,7 +23,6 @@ Usage (see README.md):
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -984,14 +985,6 @@ def add_tokenizer(kind: str, out: Path) -> None:
             json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 _MODULES: dict = {}
 
 
@@ -1111,26 +1104,6 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
     (golden / "commands.txt").write_text("\n".join(commands) + "\n")
 
 
-def materialize(name: str, work: Path) -> Path:
-    """testdata/hf/<name> with its shared tokenizer files, in <work>/<name> (the name matters)."""
-    src = TESTDATA / "hf" / name
-    dest = work / name
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for f in sorted(src.iterdir()):
-        if f.name == "shared-files.txt":
-            for line in f.read_text().splitlines():
-                if "=" in line:
-                    fname, rel = (x.strip() for x in line.split("=", 1))
-                    shutil.copyfile((src / rel).resolve(), dest / fname)
-        elif f.is_dir():
-            shutil.copytree(f, dest / f.name)
-        else:
-            shutil.copyfile(f, dest / f.name)
-    return dest
-
-
 def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     """Adds the quant-Q4_K_M variant to a committed fixture: the reference converter's f32
     output (checked against the committed sha256) quantized by llama-quantize."""
@@ -1140,7 +1113,7 @@ def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     if not status.get("convert-f32", {}).get("ok"):
         print(f"{name}: the reference refused f32; no quant variant", file=sys.stderr)
         return
-    model_dir = materialize(name, work)
+    model_dir = materialize(TESTDATA / "hf" / name, work / name)
     f32 = work / f"{name}-f32.gguf"
     rc, err = convert_in_process(llama, [str(model_dir), "--outtype", "f32", "--outfile", str(f32)], work)
     assert rc == 0, err
@@ -1521,7 +1494,7 @@ def run_config_variants(fixtures: list[str], llama: Path, work_root: Path,
             if work.exists():
                 shutil.rmtree(work)
             work.mkdir(parents=True)
-            d = materialize(fx, work)
+            d = materialize(TESTDATA / "hf" / fx, work / fx)
             (d / "config.json").write_text(json.dumps(_apply_patch(base_cfg, patch), indent=2)
                                            + "\n", encoding="utf-8")
             rec: dict = {"fixture": fx, "variant": name, "patch": patch}

@@ -35,7 +35,6 @@ Needs Python with torch, safetensors, numpy, sentencepiece and protobuf.
 """
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -44,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -55,14 +56,6 @@ OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 DROPPED = ("model.layers.1.", "lm_head.")
 CONFIG_EDITS = {"num_hidden_layers": 1, "tie_word_embeddings": True}
 Q8_OUTTYPES = ["f32", "bf16"]
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def source_tensors() -> dict:
@@ -221,20 +214,6 @@ def write_fixture(kind: str) -> Path:
     return dst
 
 
-def materialize(fixture_dir: Path, scratch: Path, as_name: str) -> Path:
-    dst = scratch / as_name
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(fixture_dir, dst)
-    shared = dst / "shared-files.txt"
-    for line in shared.read_text().splitlines():
-        if "=" in line:
-            name, rel = (x.strip() for x in line.split("=", 1))
-            shutil.copy(fixture_dir / rel, dst / name)
-    shared.unlink()
-    return dst
-
-
 def convert(llama_cpp: Path, model: Path, outtype: str, q8: bool, out: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(llama_cpp / "gguf-py"), NO_LOCAL_GGUF="1")
     cmd = [sys.executable, str(llama_cpp / "convert_hf_to_gguf.py"), str(model),
@@ -275,7 +254,7 @@ def main():
         scratch = Path(tmp)
         for kind in KINDS:
             fx = write_fixture(kind)
-            model = materialize(fx, scratch, fx.name)
+            model = materialize(fx, scratch / fx.name)
             runs = [(t, False) for t in OUTTYPES] + [(t, True) for t in Q8_OUTTYPES]
             for outtype, q8 in runs:
                 case = f"{fx.name}-{outtype}" + ("-fp8-as-q8" if q8 else "")
@@ -284,7 +263,7 @@ def main():
                 print(case, r.get("sha256") or r)
             if kind == "channel":
                 for what, modify in REFUSED.items():
-                    m = materialize(fx, scratch, fx.name)
+                    m = materialize(fx, scratch / fx.name)
                     modify(m)
                     case = f"{fx.name}-refused-{what}"
                     r = convert(args.llama_cpp, m, "f16", False, scratch / "out.gguf")

@@ -14,7 +14,6 @@ Needs Python with torch, transformers, safetensors, sentencepiece, protobuf and 
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from safetensors.torch import save_file
+
+from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -100,10 +101,6 @@ def make_adapter(case: str) -> None:
     if "alora" in extras:
         conf["alora_invocation_tokens"] = extras["alora"]
     (d / "adapter_config.json").write_text(json.dumps(conf, indent=2) + "\n")
-
-
-def sha256(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def main() -> None:

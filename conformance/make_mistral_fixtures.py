@@ -48,7 +48,6 @@ imports it for `--mistral-format`; the pinned sources name no version, 1.13.1 wa
 
 import argparse
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -56,6 +55,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import materialize, sha256, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -85,14 +86,6 @@ SPECIALS = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[
 N_SPECIAL = 36
 
 LOCAL_TEMPLATE = "{{ bos_token }}{% for m in messages %}[INST]{{ m['content'] }}[/INST]{% endfor %}\n"
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def source_tensors() -> dict:
@@ -172,10 +165,6 @@ def tekken_json(version: str = "v7") -> dict:
         "version": 1,
         "type": "Tekken",
     }
-
-
-def write_json(p: Path, v):
-    p.write_text(json.dumps(v, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def write_tekken(p: Path, j: dict):
@@ -335,21 +324,6 @@ def make_moe() -> Path:
     return dst
 
 
-def materialize(fixture_dir: Path, scratch: Path, as_name: str) -> Path:
-    dst = scratch / as_name
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(fixture_dir, dst)
-    shared = dst / "shared-files.txt"
-    if shared.exists():
-        for line in shared.read_text().splitlines():
-            if "=" in line:
-                name, rel = (x.strip() for x in line.split("=", 1))
-                shutil.copy(fixture_dir / rel, dst / name)
-        shared.unlink()
-    return dst
-
-
 # Modifications of a materialized copy (the Rust test makes the same ones).
 def tekken_version(v):
     def f(d: Path):
@@ -446,14 +420,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for fx in fixtures:
-            model = materialize(fx, scratch, fx.name)
+            model = materialize(fx, scratch / fx.name)
             for outtype in OUTTYPES:
                 name = f"{fx.name}-{outtype}"
                 r = convert(args.llama_cpp, model, outtype, [], scratch / "out.gguf")
                 cases[name] = {"fixture": fx.name, "outtype": outtype, "flags": [], **r}
                 print(name, r, flush=True)
             for suffix, mod, flags in VARIANTS[fx.name]:
-                model = materialize(fx, scratch / "modified", fx.name)
+                model = materialize(fx, scratch / "modified" / fx.name)
                 if mod is not None:
                     MODIFY[mod](model)
                 name = f"{fx.name}-f32-{suffix}"
@@ -465,7 +439,7 @@ def main():
                 print(name, r, flush=True)
         if args.hf_only or not args.only:
             for name, source, mod in HF_CASES:
-                model = materialize(TESTDATA / "hf" / source, scratch / "hf", source)
+                model = materialize(TESTDATA / "hf" / source, scratch / "hf" / source)
                 mod(model)
                 r = convert(args.llama_cpp, model, "f32", [], scratch / "out.gguf", mistral=False)
                 cases[name] = {"fixture": source, "outtype": "f32", "flags": [], "hf": True, **r}

@@ -18,14 +18,14 @@ Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and 
 """
 
 import argparse
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -47,30 +47,6 @@ REFUSED = [
 ]
 
 
-def materialize(fixture: str, scratch: Path) -> Path:
-    src = TESTDATA / "hf" / fixture
-    dst = scratch / fixture
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(src, dst)
-    shared = dst / "shared-files.txt"
-    if shared.exists():
-        for line in shared.read_text().splitlines():
-            if "=" in line:
-                name, rel = (x.strip() for x in line.split("=", 1))
-                shutil.copy(src / rel, dst / name)
-        shared.unlink()
-    return dst
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, type=Path)
@@ -87,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for fixture in FAMILIES:
-            model = materialize(fixture, scratch)
+            model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             for flag in FLAGS:
                 for outtype in OUTTYPES:
                     out = scratch / f"{fixture}{flag}-{outtype}.gguf"
@@ -111,7 +87,7 @@ def main() -> None:
                     "size": q.stat().st_size, "sha256": sha256(q),
                 }
         for fixture, args in NAMED:
-            model = materialize(fixture, scratch)
+            model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             before = set(p.name for p in model.iterdir())
             r = convert(model, args + ["--outtype", "f32"], scratch)
             if r.returncode != 0:
@@ -125,7 +101,7 @@ def main() -> None:
             }
             print(fixture, args, made[0], flush=True)
         for fixture, args in REFUSED:
-            model = materialize(fixture, scratch)
+            model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             out = scratch / "refused.gguf"
             r = convert(model, args + ["--outtype", "f32", "--outfile", str(out)], scratch)
             assert r.returncode != 0 and not out.exists(), (fixture, args)

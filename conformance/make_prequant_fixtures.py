@@ -49,7 +49,6 @@ Needs Python with torch, safetensors, numpy and transformers.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -58,6 +57,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fixture_io import materialize, sha256
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "golden" / "prequant" / "cases.json"
@@ -65,14 +66,6 @@ OUTTYPES = ["f32", "f16", "bf16", "q8_0", "auto"]
 PART1 = "model-00001-of-00002.safetensors"
 PART2 = "model-00002-of-00002.safetensors"
 SEED = 15
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # E2M1 values of the codes 0..7 (bit 3 is the sign).
@@ -414,20 +407,6 @@ def write_fixture(name: str) -> Path:
     return dst
 
 
-def materialize(fixture_dir: Path, scratch: Path, as_name: str) -> Path:
-    dst = scratch / as_name
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(fixture_dir, dst)
-    shared = dst / "shared-files.txt"
-    for line in shared.read_text().splitlines():
-        if "=" in line:
-            name, rel = (x.strip() for x in line.split("=", 1))
-            shutil.copy(fixture_dir / rel, dst / name)
-    shared.unlink()
-    return dst
-
-
 def run(cmd, env=None) -> dict:
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -531,7 +510,7 @@ def main():
         for name in names:
             cases = {k: v for k, v in cases.items() if v.get("fixture") != name}
             fx = write_fixture(name)
-            model = materialize(fx, scratch, fx.name)
+            model = materialize(fx, scratch / fx.name)
             for outtype in OUTTYPES:
                 case = f"{name}-{outtype}"
                 out = scratch / f"{case}.gguf"
@@ -547,7 +526,7 @@ def main():
                 if out.exists():
                     out.unlink()
             for what, modify in REFUSED.get(name, {}).items():
-                m = materialize(fx, scratch, fx.name)
+                m = materialize(fx, scratch / fx.name)
                 modify(m)
                 case = f"{name}-refused-{what}"
                 r = convert(args.llama_cpp, m, "f16", scratch / "out.gguf")

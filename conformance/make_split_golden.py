@@ -18,12 +18,13 @@ repository stores no GGUF file.
 """
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -51,14 +52,6 @@ CASES = [
     ("quant-keep-split-no-tensor-first", "llama-quantize",
      ["--keep-split", "out/nf32-00001-of-00004.gguf", "out/keepnf.gguf", "Q8_0"], False),
 ]
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def golden_sha(variant: str) -> str:

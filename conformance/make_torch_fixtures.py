@@ -38,6 +38,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from fixture_io import materialize, sha256
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "golden" / "torch" / "cases.json"
@@ -49,14 +51,6 @@ OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 # The marker every hostile payload would create (the test checks it never appears).
 MARKER = "/tmp/ggufkit-hostile-torch-marker"
-
-
-def sha256(p: Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def source_files(src: Path) -> dict:
@@ -129,21 +123,6 @@ def make_fixture(name: str, shards: int, fused: bool) -> Path:
             json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2) + "\n")
     lines = [f"{n} = ../{name}/{rel}" for n, rel in source_files(src).items()]
     (dst / "shared-files.txt").write_text("\n".join(lines) + "\n")
-    return dst
-
-
-def materialize(fixture_dir: Path, scratch: Path, as_name: str) -> Path:
-    dst = scratch / as_name
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(fixture_dir, dst)
-    shared = dst / "shared-files.txt"
-    if shared.exists():
-        for line in shared.read_text().splitlines():
-            if "=" in line:
-                name, rel = (x.strip() for x in line.split("=", 1))
-                shutil.copy(fixture_dir / rel, dst / name)
-        shared.unlink()
     return dst
 
 
@@ -437,9 +416,9 @@ def main() -> None:
             if a.only and source not in a.only:
                 continue
             fixture = make_fixture(source, shards, fused)
-            as_bin = materialize(fixture, scratch / "a", fixture.name)
-            renamed = materialize(fixture, scratch / "b", source)
-            st = materialize(TESTDATA / "hf" / source, scratch / "c", source)
+            as_bin = materialize(fixture, scratch / "a" / fixture.name)
+            renamed = materialize(fixture, scratch / "b" / source)
+            st = materialize(TESTDATA / "hf" / source, scratch / "c" / source)
             for outtype in OUTTYPES:
                 out = scratch / "out.gguf"
                 case = {
