@@ -153,7 +153,8 @@ struct Cli {
     /// for another output (binary suffixes: 512M, 4G); mapped inputs are extra. Default: 1G.
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
-    /// Write only the metadata and vocabulary.
+    /// Write only the metadata and vocabulary (the weight files may be absent; `auto` is
+    /// then F16).
     #[arg(long)]
     vocab_only: bool,
     /// JSON file of general.* overrides (llama.cpp's --metadata).

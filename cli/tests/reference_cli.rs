@@ -102,6 +102,58 @@ fn the_reference_command_lines_work_unchanged() {
     assert!(!dir.join("no.gguf").exists());
 }
 
+/// `--vocab-only` of a directory that holds the tokenizer and config but no weights writes
+/// the same file as from the whole checkpoint (given the same type), as the reference does (the golden
+/// `convert-vocab-only` case of testdata/golden/cli); an index naming a shard that is not
+/// there is still an error naming it, as in the reference.
+#[test]
+fn vocab_only_needs_no_weight_files() {
+    let cases = read_json(&testdata("golden/cli/cases.json"));
+    let want = cases["convert-vocab-only"]["files"]["vocab.gguf"]["sha256"]
+        .as_str()
+        .expect("the golden vocab-only case");
+    let dir = scratch("vocab-only-no-weights");
+    let model = materialize_fixture("llama-spm", &dir);
+    let index = std::fs::read(model.join("model.safetensors.index.json")).unwrap();
+    for e in std::fs::read_dir(&model).unwrap() {
+        let p = e.unwrap().path();
+        if p.to_string_lossy().contains(".safetensors") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    // The golden file's `auto` came from the BF16 weights; with none to look at, `auto` is
+    // F16 (as in the reference), so the type is named.
+    let o = run(
+        BIN,
+        &[
+            "llama-spm",
+            "--vocab-only",
+            "--outtype",
+            "bf16",
+            "--outfile",
+            "vocab.gguf",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(sha256_file(&dir.join("vocab.gguf")), want);
+    // Without --vocab-only the same directory is refused.
+    let o = run(BIN, &["llama-spm", "--outfile", "full.gguf"], &dir);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no model*.safetensors"));
+    // An index whose shards are gone: refused, naming the shard.
+    std::fs::write(model.join("model.safetensors.index.json"), index).unwrap();
+    let o = run(
+        BIN,
+        &["llama-spm", "--vocab-only", "--outfile", "v2.gguf"],
+        &dir,
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("model-00001-of-00002.safetensors"), "{err}");
+    assert!(!dir.join("v2.gguf").exists() && !dir.join("full.gguf").exists());
+}
+
 /// `--mistral-format` (and `--disable-mistral-community-chat-template`) on Mistral's native
 /// layout write what the reference writes (testdata/golden/mistral, made by
 /// conformance/make_mistral_fixtures.py); a native directory without the flag, or an HF one

@@ -239,9 +239,18 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     })?;
     // The reference reads `.bin` parts only when there are no safetensors weights.
     let shards = if safetensors::is_safetensors(dir)? {
-        safetensors::index_dir(dir)?
+        safetensors::index_dir(dir)
     } else {
-        crate::torch::index_dir(dir)?
+        crate::torch::index_dir(dir)
+    };
+    let shards = match shards {
+        // A vocabulary needs no weights: the reference writes it from a directory that has
+        // none (but not from one whose index names a missing shard).
+        Err(ConvertError::NoWeights { .. }) if opts.vocab_only => safetensors::Shards {
+            tensors: Vec::new(),
+            files: Vec::new(),
+        },
+        r => r?,
     };
     convert_dir(dir, opts, hp, arch, shards, None)
 }
