@@ -27,6 +27,13 @@ native names (`tok_embeddings`, `layers.N.attention.wq`, `layers.N.feed_forward.
                    `...wq.weight` F8_E4M3 (round-to-nearest of w / scale, torch's cast) with a
                    0-dim F32 `qscale_weight` = amax / 448 and an unused `qscale_act`; its own
                    second shard, the first (the BF16 embedding) and the tokenizer shared.
+  mistral-moe      Mistral's MoE layout (see make_moe), converted as DeepSeek-V2.
+  mistral-moe-fp8  mistral-moe with its attention and FFN projections in FP8 the same way
+                   (`quantization` in params.json, `qscale_weight` / `qscale_act` beside
+                   each): the reference refuses it for every outtype (`MistralMoeModel` has no
+                   `dequant_model` of its own and renames the scales to `weight_scale` /
+                   `input_scale`, which no tensor map knows: "Can not map tensor
+                   '...input_scale'"), and so do we (the cases record the refusal).
 
 For each the reference runs with `--mistral-format` for `--outtype` f32, f16, bf16 and q8_0
 (the FP8 one also with `--fp8-as-q8`);
@@ -255,6 +262,42 @@ def make_spm_fp8() -> Path:
     return dst
 
 
+def make_moe_fp8() -> Path:
+    """mistral-moe-fp8: mistral-moe's projections (`attention.*`, `feed_forward.*`,
+    `experts.*`, `shared_experts.*` 2-D weights) as F8_E4M3 with a 0-dim F32 `qscale_weight`
+    (amax / 448) and `qscale_act` (0.5) each, as in mistral-spm-fp8; the router, the output
+    and the norms stay BF16; `quantization` in params.json. Reads mistral-moe's own shard."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    src = TESTDATA / "hf" / "mistral-moe"
+    dst = TESTDATA / "hf" / "mistral-moe-fp8"
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    second = load_file(str(src / "consolidated-00002-of-00002.safetensors"))
+    out = {}
+    projections = ("attention.w", "feed_forward.", "experts.")
+    for name in sorted(second):
+        w = second[name]
+        if w.dim() == 2 and any(p in name for p in projections):
+            scale = (w.float().abs().max() / 448.0).to(torch.float32)
+            out[name] = (w.float() / scale).to(torch.float8_e4m3fn)
+            base = name.removesuffix("weight")
+            out[base + "qscale_weight"] = scale.reshape(())
+            out[base + "qscale_act"] = torch.tensor(0.5, dtype=torch.float32)
+        else:
+            out[name] = w
+    save_file(out, str(dst / "consolidated-00002-of-00002.safetensors"), metadata={"format": "pt"})
+    params = json.loads((src / "params.json").read_text())
+    params["quantization"] = {"qformat_weight": "fp8_e4m3", "qscheme_act": "TENSOR"}
+    write_json(dst / "params.json", params)
+    shutil.copy(src / "config.json", dst / "config.json")
+    (dst / "shared-files.txt").write_text(
+        "consolidated-00001-of-00002.safetensors = ../mistral-spm/consolidated-00001-of-00002.safetensors\n"
+        "tokenizer.model.v3 = ../../tokenizers/spm/tokenizer.model\n")
+    return dst
+
+
 MOE_PARAMS = {
     "dim": 8, "n_layers": 2, "head_dim": 4, "hidden_dim": 12, "n_heads": 2, "n_kv_heads": 2,
     "norm_eps": 1e-05, "vocab_size": 1000, "rope_theta": 10000.0, "max_position_embeddings": 8192,
@@ -373,6 +416,7 @@ VARIANTS = {
     "mistral-moe": [
         ("no-config", "no-config", []),
     ],
+    "mistral-moe-fp8": [],
 }
 
 
@@ -408,7 +452,7 @@ def main():
     ap.add_argument("--only", nargs="*", help="run only these fixtures (their cases replace the ones in cases.json)")
     ap.add_argument("--hf-only", action="store_true", help="run only the HF-directory cases (HF_CASES)")
     args = ap.parse_args()
-    fixtures = [make_tekken(), make_spm(), make_spm_fp8(), make_moe()]
+    fixtures = [make_tekken(), make_spm(), make_spm_fp8(), make_moe(), make_moe_fp8()]
     if args.fixtures_only:
         return
     cases = {}

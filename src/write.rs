@@ -299,12 +299,39 @@ mod tests {
             GgmlType::Q4_K,
             ne0,
             ne1,
+            Some(Arc::new(imatrix.clone())),
+        )
+        .unwrap();
+        // A conversion of a transform computed by rows (a converter's stage, quantized in the
+        // same pass) is computed by rows too.
+        let stage = Convert::new(
+            TensorData::Owned(Arc::new(src.clone())),
+            GgmlType::F32,
+            GgmlType::F16,
+            ne0,
+            ne1,
+            None,
+        )
+        .unwrap();
+        let staged = Convert::new(
+            TensorData::Derived(Arc::new(stage)),
+            GgmlType::F16,
+            GgmlType::Q4_K,
+            ne0,
+            ne1,
             Some(Arc::new(imatrix)),
         )
         .unwrap();
+        assert!(crate::ir::Derive::rows(&staged).is_some());
         let model = Model {
             metadata: Metadata::default(),
             tensors: vec![
+                Tensor {
+                    name: "staged".into(),
+                    dims: vec![ne0 as u64, ne1 as u64, ne2 as u64],
+                    ty: GgmlType::Q4_K,
+                    data: TensorData::Derived(Arc::new(staged)),
+                },
                 Tensor {
                     name: "experts".into(),
                     dims: vec![ne0 as u64, ne1 as u64, ne2 as u64],

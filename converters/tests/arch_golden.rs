@@ -474,6 +474,60 @@ fn stacked_experts_by_rows_equal_whole_tensors() {
     assert!(split >= 40, "{split} stacked tensors computed by rows");
 }
 
+/// A plain read of a float tensor (an embedding, an attention matrix, a 3-D expert tensor
+/// stored stacked) converted to another type is computed a range of rows at a time too, so
+/// that a large BF16 embedding written as Q8_0 is never whole in F32 (issue #15: it was most
+/// of the peak memory of a gpt-oss conversion): any split into row ranges gives the bytes of
+/// the whole tensor, for every outtype, across matrix boundaries.
+#[test]
+fn plain_reads_by_rows_equal_whole_tensors() {
+    use ggufkit::ir::TensorData;
+    let work = scratch("arch-read-rows");
+    let mut split = 0;
+    for fixture in ["llama-spm", "qwen2", "gptoss", "qwen3moe", "t5"] {
+        let dir = materialize(fixture, &work);
+        for outtype in ["f32", "f16", "bf16", "q8_0"] {
+            let opts = HfOptions {
+                outtype: OutType::parse(outtype).unwrap(),
+                ..HfOptions::default()
+            };
+            let conv = read_hf_dir(&dir, &opts).unwrap();
+            // Converted by rows, or a plain copy of the mapped bytes (BF16 to BF16).
+            let mut embd = false;
+            for t in &conv.model.tensors {
+                let TensorData::Derived(d) = &t.data else {
+                    embd |= t.name == "token_embd.weight";
+                    continue;
+                };
+                let Some(rows) = d.rows() else {
+                    continue;
+                };
+                embd |= t.name == "token_embd.weight";
+                let whole = d.compute().unwrap();
+                let mut pieces = Vec::new();
+                let mut start = 0;
+                while start < rows.count {
+                    let end = (start + 3).min(rows.count);
+                    pieces.extend(d.compute_rows(start..end).unwrap());
+                    start = end;
+                }
+                assert!(
+                    pieces == whole,
+                    "{fixture} {outtype} {}: pieces differ",
+                    t.name
+                );
+                split += 1;
+            }
+            assert!(
+                embd,
+                "{fixture} {outtype}: token_embd.weight computed whole"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(split >= 100, "{split} tensors computed by rows");
+}
+
 /// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
 /// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
 /// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts

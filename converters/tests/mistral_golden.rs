@@ -4,7 +4,9 @@
 //! tensors the text conversion drops) and `testdata/hf/mistral-spm` (two
 //! `consolidated-0000N-of-00002.safetensors` shards, `tokenizer.model.v3`, `yarn` and
 //! `llama_4_scaling` in params.json, so architecture `mistral3`; `mistral-spm-fp8` is the same
-//! model with FP8 projections and Mistral's `qscale_weight` scales) are made by
+//! model with FP8 projections and Mistral's `qscale_weight` scales; `mistral-moe` Mistral's
+//! MoE layout, `mistral-moe-fp8` the same with FP8 projections, which the reference refuses)
+//! are made by
 //! `conformance/make_mistral_fixtures.py`, which also ran the pinned
 //! `convert_hf_to_gguf.py --mistral-format` on them and on modified copies (the
 //! modifications are made again here) and wrote `testdata/golden/mistral/cases.json`; the
@@ -26,6 +28,7 @@ const FIXTURES: &[&str] = &[
     "mistral-spm",
     "mistral-spm-fp8",
     "mistral-moe",
+    "mistral-moe-fp8",
 ];
 
 /// Cases the reference converts and we refuse on purpose, with what our error says: the
@@ -325,6 +328,29 @@ fn mistral_moe_is_deepseek2() {
     assert_eq!(dims("blk.1.ffn_gate_inp.weight"), [8, 2]);
     assert_eq!(dims("blk.1.ffn_up_shexp.weight"), [8, 4]);
     assert_eq!(dims("blk.0.ffn_gate.weight"), [8, 12]);
+}
+
+/// A quantized Mistral MoE (FP8 projections with `qscale_weight` / `qscale_act`, as
+/// Mistral ships FP8) is refused, as by the reference (`MistralMoeModel` has no
+/// `dequant_model`: its renamed `input_scale` / `weight_scale` tensors cannot be mapped;
+/// cases `mistral-moe-fp8-*` in cases.json): before any tensor is read, naming params.json
+/// and why.
+#[test]
+fn quantized_mistral_moe_is_refused_as_by_the_reference() {
+    let cases = read_json(&testdata("golden/mistral/cases.json"));
+    for outtype in ["f32", "f16", "bf16", "q8_0"] {
+        let case = &cases[format!("mistral-moe-fp8-{outtype}")];
+        assert_eq!(case["ok"], false, "{outtype}: the reference converted it");
+        let tail = case["error_tail"][0].as_str().unwrap();
+        assert!(tail.contains("Can not map tensor"), "{tail}");
+        let e = read_hf_dir(&fixture("mistral-moe-fp8"), &options(outtype, &[]))
+            .err()
+            .unwrap_or_else(|| panic!("{outtype}: converted"))
+            .to_string();
+        assert!(e.contains("params.json"), "{e}");
+        assert!(e.contains("\"quantization\""), "{e}");
+        assert!(e.contains("MistralMoeModel"), "{e}");
+    }
 }
 
 /// Refusals name the file at fault.

@@ -91,11 +91,15 @@ impl Convert {
 }
 
 impl Convert {
-    /// The input's row layout, when it is stored data (mapped or in memory) whose rows can be
-    /// read one range at a time.
+    /// The input's row layout, when its rows can be read one range at a time: stored data
+    /// (mapped or in memory), or a transform computed by rows whose output rows are rows of
+    /// this conversion's input type (a converter's F32 stage of a BF16 weight, quantized in
+    /// the same pass: it is never whole in memory either).
     fn input_rows(&self) -> Option<Rows> {
         match &self.input {
-            TensorData::Derived(_) => None,
+            TensorData::Derived(d) => d.rows().filter(|r| {
+                ggufkit_quantizers::row_size(self.from, self.n_per_row) == Some(r.out_bytes)
+            }),
             data => data.rows(self.from, self.n_per_row as u64),
         }
     }
@@ -227,7 +231,7 @@ impl Derive for Convert {
         Some(Rows {
             count: input.count,
             out_bytes: ggufkit_quantizers::row_size(self.to, self.n_per_row)?,
-            in_bytes: input.out_bytes,
+            in_bytes: input.out_bytes.checked_add(input.in_bytes)?,
         })
     }
 

@@ -1293,7 +1293,8 @@ impl Derive for Materialize {
     /// Per-expert matrices stacked into one `*_exps` tensor (plain F32/F16/BF16 reads) are
     /// computed by rows too: each output row is one row of one expert's matrix, so the
     /// stacked tensor never exists whole in its source or F32 form, only the output rows of
-    /// a piece.
+    /// a piece. So is a single plain read (a BF16 embedding to Q8_0): its source pages are
+    /// released a piece at a time and its F32 form is never whole.
     fn rows(&self) -> Option<Rows> {
         if let Some(st) = self.row_stack() {
             return Some(Rows {
@@ -1426,12 +1427,13 @@ impl Derive for Materialize {
     }
 }
 
-/// Equal 2-D matrices of one float dtype stacked along a new leading dimension, computed
-/// by rows (see [`Materialize::row_stack`]).
+/// Equal 2-D matrices of one float dtype stacked along a new leading dimension, or one plain
+/// read of a float tensor (a stack of one part), computed by rows (see
+/// [`Materialize::row_stack`]).
 struct RowStack<'a> {
-    /// The stacked matrices (plain reads).
+    /// The stacked matrices (plain reads), or the one read.
     parts: &'a [Expr],
-    /// Rows of one matrix.
+    /// Rows of one part (all its leading dimensions).
     rows: usize,
     /// Elements per row.
     cols: usize,
@@ -1482,14 +1484,19 @@ impl Materialize {
         Some((d, n_head))
     }
 
-    /// A stack of plain reads of equal 2-D F32/F16/BF16 matrices of one dtype, kept in that
-    /// type (the stacked experts of a checkpoint that stores them per expert).
+    /// Plain reads of F32/F16/BF16 data, each output row one source row: a stack of equal
+    /// 2-D matrices of one dtype (the stacked experts of a checkpoint that stores them per
+    /// expert), or a single read of any rank (its rows are all its leading dimensions), the
+    /// common case of a weight converted to another type (a BF16 embedding written as Q8_0
+    /// is never whole in F32).
     fn row_stack(&self) -> Option<RowStack<'_>> {
-        let Op::Stack(parts) = &self.expr.0.op else {
-            return None;
+        let (parts, single) = match &self.expr.0.op {
+            Op::Stack(parts) => (&parts[..], false),
+            Op::Read(_) => (std::slice::from_ref(&self.expr), true),
+            _ => return None,
         };
         let first = parts.first()?.as_read()?;
-        if first.shape.len() != 2
+        if (first.shape.is_empty() || (!single && first.shape.len() != 2))
             || !matches!(first.dtype, StDtype::F32 | StDtype::F16 | StDtype::Bf16)
             || parts[0].work() != self.expr.work()
         {
@@ -1502,14 +1509,21 @@ impl Materialize {
         if !parts.iter().all(same) {
             return None;
         }
-        let rows = usize::try_from(first.shape[0]).ok()?;
-        let cols = usize::try_from(first.shape[1]).ok().filter(|c| *c > 0)?;
+        let (lead, last) = first.shape.split_at(first.shape.len() - 1);
+        let rows = lead
+            .iter()
+            .try_fold(1usize, |n, d| n.checked_mul(usize::try_from(*d).ok()?))?;
+        let cols = usize::try_from(last[0]).ok().filter(|c| *c > 0)?;
+        let size = first.dtype.size() as usize;
+        if rows.checked_mul(cols)?.checked_mul(size)? != first.len {
+            return None;
+        }
         ggufkit::quantizers::row_size(self.out, cols)?;
         Some(RowStack {
             parts,
             rows,
             cols,
-            size: first.dtype.size() as usize,
+            size,
         })
     }
 

@@ -136,7 +136,8 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
 /// probabilities normalised, softmax scoring). Refused as the reference fails: without a
 /// config.json beside params.json (`DeepseekV2Model.__init__` reads the HF config too) or
 /// without a `yarn` section; and a quantized MoE checkpoint, whose FP8 scales the class does
-/// not dequantize (it has no `dequant_model` of its own).
+/// not dequantize (it has no `dequant_model` of its own, and fails with "Can not map tensor"
+/// on the scales it renames `input_scale` / `weight_scale`: cases `mistral-moe-fp8-*`).
 fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(), ConvertError> {
     let refuse = |why: &str| ConvertError::UnsupportedFeature {
         arch: "Mistral native format".into(),
@@ -159,7 +160,8 @@ fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(
     if map.get("quantization").is_some_and(|q| !q.is_null()) {
         return Err(refuse(
             "with \"quantization\" is not converted: the reference's MistralMoeModel does not \
-             dequantize Mistral's FP8 scales",
+             dequantize Mistral's FP8 scales (it fails to map them as input_scale / weight_scale \
+             tensors)",
         ));
     }
     if !map.get("moe").is_some_and(Json::is_object) {
