@@ -8,7 +8,7 @@
 //! value: `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
 use super::blocks::BlockIq1M;
-use super::iq1_search::{best_neighbour2, merge_sort};
+use super::iq1_search::{best_neighbour2, sort_group};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
@@ -82,15 +82,28 @@ fn best_split<S: V8>(
     all: &mut Candidates<S>,
 ) -> Option<(usize, usize, usize, f32)> {
     let n = 16;
-    let mut px = [[0f32; 17]; 2];
-    let mut pw = [[0f32; 17]; 2];
+    // Prefix sums per half, padded (like the i2-only products below) so that eight can be
+    // loaded from any i2 ≤ n. The running sums stay in registers: adding −0 to the other
+    // half's sum leaves it unchanged (x + −0 = x for every x), so no step branches on the
+    // half.
+    let mut px = [[0f32; 24]; 2];
+    let mut pw = [[0f32; 24]; 2];
+    let (mut sx, mut sw) = ([0f32; 2], [0f32; 2]);
+    let neg_zero = (-0f32).to_bits();
     for (j, &(_, i)) in pairs.iter().enumerate() {
         let i = i as usize;
-        let h = usize::from(i >= n / 2);
-        px[h][j + 1] = px[h][j] + weight[i] * xb[i];
-        px[1 - h][j + 1] = px[1 - h][j];
-        pw[h][j + 1] = pw[h][j] + weight[i];
-        pw[1 - h][j + 1] = pw[1 - h][j];
+        let (wx, w) = (weight[i] * xb[i], weight[i]);
+        // All ones where the value is in the first half.
+        let first = 0u32.wrapping_sub(u32::from(i < n / 2));
+        let pick = |v: f32, m: u32| f32::from_bits((v.to_bits() & m) | (neg_zero & !m));
+        sx[0] += pick(wx, first);
+        sx[1] += pick(wx, !first);
+        sw[0] += pick(w, first);
+        sw[1] += pick(w, !first);
+        for h in 0..2 {
+            px[h][j + 1] = sx[h];
+            pw[h][j + 1] = sw[h];
+        }
     }
     let txs = [px[0][n], px[1][n]];
     let tws = [pw[0][n], pw[1][n]];
@@ -99,20 +112,19 @@ fn best_split<S: V8>(
     let cp2 = X_P[1] * X_P[1] - X_P[2] * X_P[2];
     let cm1 = X_M[0] * X_M[0] - X_M[1] * X_M[1];
     let cm2 = X_M[1] * X_M[1] - X_M[2] * X_M[2];
-    // The i2-only products, padded (like the prefix sums) so that eight can be loaded from
-    // any i2 ≤ n. For each i1, eight i2 at a time are scored for all four patterns in
-    // vectors (each lane with the reference's operations) and kept for `Candidates::resolve`.
+    // The i2-only products. For each i1, eight i2 at a time are scored for all four
+    // patterns in vectors (each lane with the reference's operations) and kept for
+    // `Candidates::resolve`.
     let (mut bp, mut bm) = ([[0f32; 24]; 2], [[0f32; 24]; 2]);
-    let (mut qx0, mut qx1) = ([0f32; 24], [0f32; 24]);
     for h in 0..2 {
-        for i2 in 0..=n {
-            bp[h][i2] = pw[h][i2] * cp2;
-            bm[h][i2] = pw[h][i2] * cm2;
+        for c in 0..3 {
+            let w = v8.load(pw[h][8 * c..8 * c + 8].try_into().expect("8"));
+            let (p, m) = (v8.mul(w, v8.splat(cp2)), v8.mul(w, v8.splat(cm2)));
+            bp[h][8 * c..8 * c + 8].copy_from_slice(&v8.to_array(p));
+            bm[h][8 * c..8 * c + 8].copy_from_slice(&v8.to_array(m));
         }
     }
-    qx0[..=n].copy_from_slice(&px[0]);
-    qx1[..=n].copy_from_slice(&px[1]);
-    let pxs = [&qx0, &qx1];
+    let pxs = [&px[0], &px[1]];
     let load = |a: &[f32; 24], at: usize| -> [f32; 8] { a[at..at + 8].try_into().expect("8") };
     let zero = v8.splat(0.0);
     all.clear();
@@ -354,10 +366,7 @@ superblock_quantizer! {
             if max < GROUP_MAX_EPS_IQ1_M {
                 continue;
             }
-            for (j, (p, &x)) in pairs.iter_mut().zip(xb).enumerate() {
-                *p = (x, j as u8);
-            }
-            merge_sort(&mut pairs, &mut tmp);
+            sort_group(v8, xb, &mut pairs, &mut tmp);
             let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max, &mut candidates)
             else {
                 continue;
