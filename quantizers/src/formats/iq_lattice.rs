@@ -49,7 +49,7 @@ pub(crate) struct Lattice {
     #[cfg_attr(not(test), allow(dead_code))]
     neighbours: Vec<u16>,
     /// The neighbour lists again, for the search: the candidates' packed grid codes, 8 to a
-    /// chunk (the winner's grid index is then `map[code]`: two bytes per candidate keep the
+    /// chunk (the winner's grid index is then its `compact` entry: two bytes per candidate keep the
     /// lists of the IQ1 grid, about 650 KB, within reach of the L2 cache). A list's last
     /// chunk is padded with copies of its last candidate (a copy scores like the original
     /// and comes after it, so it never wins).
@@ -306,8 +306,16 @@ impl Lattice {
             let index = s.add(s.mul(best_at, s.splat(8.0)), s.load(&LANE));
             s.hmin(s.select(at_min, index, s.splat(f32::MAX))) as usize
         };
-        // A candidate's code is a grid entry's: its map entry is the grid index.
-        Some(self.map[cands[first] as usize] as u16)
+        // A candidate's code is a grid entry's: its compact entry (read with the code's lanes
+        // as base-`levels` digits; that table is small and hot, unlike `map`) holds the grid
+        // index.
+        let code = cands[first] as usize;
+        let (mask, mut idx, mut place) = ((1usize << self.bits) - 1, 0usize, 1usize);
+        for j in 0..L {
+            idx += ((code >> (self.bits as usize * j)) & mask) * place;
+            place *= self.levels;
+        }
+        Some(self.compact[idx] as u16)
     }
 
     /// [`Lattice::search`] with the lattice's lane count.
