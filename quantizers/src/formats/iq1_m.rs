@@ -8,7 +8,7 @@
 //! value: `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
 use super::blocks::BlockIq1M;
-use super::iq1_search::{best_neighbour2, merge_sort};
+use super::iq1_search::{best_neighbour2, sort_group};
 use super::iq_grids::{IQ1M_DELTA, IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
@@ -82,15 +82,28 @@ fn best_split<S: V8>(
     all: &mut Candidates<S>,
 ) -> Option<(usize, usize, usize, f32)> {
     let n = 16;
-    let mut px = [[0f32; 17]; 2];
-    let mut pw = [[0f32; 17]; 2];
+    // Prefix sums per half, padded (like the i2-only products below) so that eight can be
+    // loaded from any i2 ≤ n. The running sums stay in registers: adding −0 to the other
+    // half's sum leaves it unchanged (x + −0 = x for every x), so no step branches on the
+    // half.
+    let mut px = [[0f32; 24]; 2];
+    let mut pw = [[0f32; 24]; 2];
+    let (mut sx, mut sw) = ([0f32; 2], [0f32; 2]);
+    let neg_zero = (-0f32).to_bits();
     for (j, &(_, i)) in pairs.iter().enumerate() {
         let i = i as usize;
-        let h = usize::from(i >= n / 2);
-        px[h][j + 1] = px[h][j] + weight[i] * xb[i];
-        px[1 - h][j + 1] = px[1 - h][j];
-        pw[h][j + 1] = pw[h][j] + weight[i];
-        pw[1 - h][j + 1] = pw[1 - h][j];
+        let (wx, w) = (weight[i] * xb[i], weight[i]);
+        // All ones where the value is in the first half.
+        let first = 0u32.wrapping_sub(u32::from(i < n / 2));
+        let pick = |v: f32, m: u32| f32::from_bits((v.to_bits() & m) | (neg_zero & !m));
+        sx[0] += pick(wx, first);
+        sx[1] += pick(wx, !first);
+        sw[0] += pick(w, first);
+        sw[1] += pick(w, !first);
+        for h in 0..2 {
+            px[h][j + 1] = sx[h];
+            pw[h][j + 1] = sw[h];
+        }
     }
     let txs = [px[0][n], px[1][n]];
     let tws = [pw[0][n], pw[1][n]];
@@ -99,23 +112,22 @@ fn best_split<S: V8>(
     let cp2 = X_P[1] * X_P[1] - X_P[2] * X_P[2];
     let cm1 = X_M[0] * X_M[0] - X_M[1] * X_M[1];
     let cm2 = X_M[1] * X_M[1] - X_M[2] * X_M[2];
-    // The i2-only products, padded (like the prefix sums) so that eight can be loaded from
-    // any i2 ≤ n. For each i1, eight i2 at a time are scored for all four patterns in
-    // vectors (each lane with the reference's operations) and kept for `Candidates::resolve`.
+    // The i2-only products. For each i1, eight i2 at a time are scored for all four
+    // patterns in vectors (each lane with the reference's operations) and kept for
+    // `Candidates::resolve`.
     let (mut bp, mut bm) = ([[0f32; 24]; 2], [[0f32; 24]; 2]);
-    let (mut qx0, mut qx1) = ([0f32; 24], [0f32; 24]);
     for h in 0..2 {
-        for i2 in 0..=n {
-            bp[h][i2] = pw[h][i2] * cp2;
-            bm[h][i2] = pw[h][i2] * cm2;
+        for c in 0..3 {
+            let w = v8.load(pw[h][8 * c..8 * c + 8].try_into().expect("8"));
+            let (p, m) = (v8.mul(w, v8.splat(cp2)), v8.mul(w, v8.splat(cm2)));
+            bp[h][8 * c..8 * c + 8].copy_from_slice(&v8.to_array(p));
+            bm[h][8 * c..8 * c + 8].copy_from_slice(&v8.to_array(m));
         }
     }
-    qx0[..=n].copy_from_slice(&px[0]);
-    qx1[..=n].copy_from_slice(&px[1]);
-    let pxs = [&qx0, &qx1];
+    let pxs = [&px[0], &px[1]];
     let load = |a: &[f32; 24], at: usize| -> [f32; 8] { a[at..at + 8].try_into().expect("8") };
     let zero = v8.splat(0.0);
-    all.clear();
+    let mut tops = all.clear();
     for i1 in 0..=n {
         let mut ap = [0f32; 2];
         let mut am = [0f32; 2];
@@ -152,10 +164,10 @@ fn best_split<S: V8>(
                 v8.add(q2_m[0], q2_p[1]),
                 v8.add(q2_m[0], q2_m[1]),
             ];
-            all.push(i1, i2, (n + 1 - i2).min(8), x, q);
+            all.push(&mut tops, i1, i2, (n + 1 - i2).min(8), x, q);
         }
     }
-    all.resolve(max)
+    all.resolve(&tops, max)
 }
 
 /// Most blocks of eight splits a group can have: `Σ_{i1 ≤ 16} ⌈(17 − i1)/8⌉`.
@@ -173,7 +185,14 @@ struct Candidates<S: V8> {
     q: [[S::F; 4]; MAX_BLOCKS],
     xx: [[S::F; 4]; MAX_BLOCKS],
     score: [[S::F; 4]; MAX_BLOCKS],
-    top: S::F,
+}
+
+/// What [`Candidates::push`] accumulates while the candidates are scored, kept apart from
+/// the (large, in-memory) candidate arrays so that it stays in registers: one running
+/// largest score per pattern (four independent chains) and the NaN check.
+#[derive(Clone, Copy)]
+struct Tops<S: V8> {
+    top: [S::F; 4],
     /// Lanes of a candidate the reference takes whose score is NaN (infinite inputs): such a
     /// group is scanned.
     unusual: S::F,
@@ -191,22 +210,31 @@ impl<S: V8> Candidates<S> {
             q: [[z; 4]; MAX_BLOCKS],
             xx: [[z; 4]; MAX_BLOCKS],
             score: [[z; 4]; MAX_BLOCKS],
-            top: v8.splat(f32::NEG_INFINITY),
-            unusual: z,
         }
     }
 
-    /// Forgets every block (the arrays are reused, not cleared).
+    /// Forgets every block (the arrays are reused, not cleared) and starts the
+    /// accumulators of the next group.
     #[inline(always)]
-    fn clear(&mut self) {
+    fn clear(&mut self) -> Tops<S> {
         self.blocks = 0;
-        self.top = self.v8.splat(f32::NEG_INFINITY);
-        self.unusual = self.v8.splat(0.0);
+        Tops {
+            top: [self.v8.splat(f32::NEG_INFINITY); 4],
+            unusual: self.v8.splat(0.0),
+        }
     }
 
     /// Adds the block of splits `i1`, `i2 .. i2 + len`.
     #[inline(always)]
-    fn push(&mut self, i1: usize, i2: usize, len: usize, x: [S::F; 4], q: [S::F; 4]) {
+    fn push(
+        &mut self,
+        tops: &mut Tops<S>,
+        i1: usize,
+        i2: usize,
+        len: usize,
+        x: [S::F; 4],
+        q: [S::F; 4],
+    ) {
         let v8 = self.v8;
         let (zero, neg_inf) = (v8.splat(0.0), v8.splat(f32::NEG_INFINITY));
         let in_block = v8.lt(LANE.with(v8), v8.splat(len as f32));
@@ -216,9 +244,9 @@ impl<S: V8> Candidates<S> {
             let s = v8.mul(v8.div(x[k], q[k]), x[k]);
             let usable = v8.and(in_block, v8.lt(zero, q[k]));
             let nan = v8.ne(s, s);
-            self.unusual = v8.or(self.unusual, v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
+            tops.unusual = v8.or(tops.unusual, v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
             let score = v8.select(v8.and(usable, v8.eq(s, s)), s, neg_inf);
-            self.top = v8.max(self.top, score);
+            tops.top[k] = v8.max(tops.top[k], score);
             (self.x[b][k], self.q[b][k], self.xx[b][k], self.score[b][k]) = (x[k], q[k], xx, score);
         }
         self.at[b] = (i1, i2, len);
@@ -234,10 +262,13 @@ impl<S: V8> Candidates<S> {
     /// (`−f32::MAX` or an earlier candidate's score), and no later candidate passes against
     /// `m`'s score. Where either fails (near-ties), the scan runs one candidate at a time.
     #[inline(always)]
-    fn resolve(&self, max: f32) -> Option<(usize, usize, usize, f32)> {
+    fn resolve(&self, tops: &Tops<S>, max: f32) -> Option<(usize, usize, usize, f32)> {
         let v8 = self.v8;
-        let top = -v8.hmin(v8.neg(self.top));
-        if top == f32::NEG_INFINITY || v8.any(self.unusual) {
+        let t = tops.top;
+        // Scores are never NaN: the largest is the same in any order.
+        let top = v8.max(v8.max(t[0], t[1]), v8.max(t[2], t[3]));
+        let top = -v8.hmin(v8.neg(top));
+        if top == f32::NEG_INFINITY || v8.any(tops.unusual) {
             return self.scan(max);
         }
         let tops = v8.splat(top);
@@ -354,10 +385,7 @@ superblock_quantizer! {
             if max < GROUP_MAX_EPS_IQ1_M {
                 continue;
             }
-            for (j, (p, &x)) in pairs.iter_mut().zip(xb).enumerate() {
-                *p = (x, j as u8);
-            }
-            merge_sort(&mut pairs, &mut tmp);
+            sort_group(v8, xb, &mut pairs, &mut tmp);
             let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max, &mut candidates)
             else {
                 continue;
@@ -537,7 +565,7 @@ mod tests {
         let mut all = Candidates::new(v8);
         let mut shortcuts = 0;
         for case in 0..20_000 {
-            all.clear();
+            let mut tops = all.clear();
             let pool = [g.value(&[1.0; 4]), 0.5, 2.0, g.value(&[1.0; 4])];
             let blocks = 1 + case % MAX_BLOCKS;
             for b in 0..blocks {
@@ -549,9 +577,9 @@ mod tests {
                 };
                 let (x, q) = (lanes(), lanes());
                 let len = 1 + (b * 7 + case) % 8;
-                all.push(b, 0, len, x, q);
+                all.push(&mut tops, b, 0, len, x, q);
             }
-            let fast = all.resolve(0.25);
+            let fast = all.resolve(&tops, 0.25);
             let slow = all.scan(0.25);
             let same = match (fast, slow) {
                 (Some((a, b, c, s)), Some((d, e, f, t))) => {

@@ -6,7 +6,7 @@
 //! `d·(2s+1) · (grid ± IQ1S_DELTA)`.
 
 use super::blocks::BlockIq1S;
-use super::iq1_search::{best_neighbour2, merge_sort};
+use super::iq1_search::{best_neighbour2, sort_group};
 use super::iq_grids::{IQ1S_DELTA, IQ1S_GRID};
 use super::iq_lattice;
 use super::iq_search::{cmax, scale_code, sum_squares, superblock_quantizer};
@@ -118,10 +118,7 @@ superblock_quantizer! {
             if max < GROUP_MAX_EPS_IQ1_S {
                 continue;
             }
-            for (j, (p, &x)) in pairs.iter_mut().zip(xb).enumerate() {
-                *p = (x, j as u8);
-            }
-            merge_sort(&mut pairs, &mut tmp);
+            sort_group(v8, xb, &mut pairs, &mut tmp);
             let (mut sumx, mut sumw) = ([0f32; 33], [0f32; 33]);
             for (j, &(_, i)) in pairs.iter().enumerate() {
                 let i = i as usize;

@@ -8,42 +8,65 @@
 use super::iq_lattice::Lattice;
 use crate::simd::V8;
 
-/// Sorts `(value, index)` pairs by value the way glibc's `qsort` does for small arrays: a
-/// top-down merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element
-/// when the comparison is not "greater". With a comparison that calls NaN equal to everything
-/// this fixes the order NaN inputs end up in, which the quantized bits depend on.
+/// Fills `pairs` with `(xb[i], i)` sorted by value the way glibc's `qsort` sorts them (the
+/// reference sorts a group with it), for a group of 8, 16, 24 or 32 values.
 ///
-/// Without NaN the order is total up to ties, which a stable merge sort leaves in index
-/// order; any sort by (value, index) then gives the same result, so that case takes the
-/// standard library's sort.
-pub(crate) fn merge_sort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
-    if v.len() <= 32 && v.iter().all(|p| !p.0.is_nan()) {
-        // Sorted as integers: the value's bits mapped to an unsigned key in the same order
-        // (−0 and +0 made equal, as the comparison has them), then the index.
-        let mut keys = [0u64; 32];
-        let mut vals = [0f32; 256];
-        for (key, &(x, i)) in keys.iter_mut().zip(v.iter()) {
-            let bits = if x == 0.0 { 0 } else { x.to_bits() };
-            let ord = if bits >> 31 == 1 {
-                !bits
-            } else {
-                bits | 0x8000_0000
-            };
-            *key = (u64::from(ord) << 8) | u64::from(i);
-            vals[i as usize] = x;
+/// Without NaN the sorted position of value `i` is its rank: the number of values below it
+/// plus the number of equal values before it (−0 and +0 are equal, as in the comparison).
+/// Ranks are counted eight lanes at a time, without branches: for each value `j`, lanes
+/// after `j` count it when `x_j ≤ x_lane`, the others when `x_j < x_lane`. A group with NaN
+/// takes [`glibc_msort`], which fixes the order NaN inputs end up in (the quantized bits
+/// depend on it); without NaN its stable order is the rank order.
+#[inline(always)]
+pub(crate) fn sort_group<S: V8>(v8: S, xb: &[f32], pairs: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
+    let n = xb.len();
+    debug_assert!(n.is_multiple_of(8) && n <= 32 && pairs.len() == n);
+    let chunks = n / 8;
+    let zero = v8.splat(0.0);
+    let mut v = [zero; 4];
+    let mut nan = zero;
+    for (c, vc) in v.iter_mut().enumerate().take(chunks) {
+        *vc = v8.load(xb[8 * c..8 * c + 8].try_into().expect("8 values"));
+        nan = v8.or(nan, v8.ne(*vc, *vc));
+    }
+    if v8.any(nan) {
+        for (j, (p, &x)) in pairs.iter_mut().zip(xb).enumerate() {
+            *p = (x, j as u8);
         }
-        let keys = &mut keys[..v.len()];
-        keys.sort_unstable();
-        for (p, &key) in v.iter_mut().zip(keys.iter()) {
-            let i = key as u8;
-            *p = (vals[i as usize], i);
-        }
+        glibc_msort(pairs, tmp);
         return;
     }
-    glibc_msort(v, tmp);
+    let one = v8.splat(1.0);
+    let lane = v8.load(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    let mut rank = [zero; 4];
+    for (j, &xj) in xb.iter().enumerate() {
+        let b = v8.splat(xj);
+        let (cj, lj) = (j / 8, (j % 8) as f32);
+        for c in 0..chunks {
+            let counts = match c.cmp(&cj) {
+                std::cmp::Ordering::Less => v8.lt(b, v[c]),
+                std::cmp::Ordering::Greater => v8.le(b, v[c]),
+                std::cmp::Ordering::Equal => {
+                    let after = v8.lt(v8.splat(lj), lane);
+                    v8.select(after, v8.le(b, v[c]), v8.lt(b, v[c]))
+                }
+            };
+            // Counts of at most 31: exact in f32.
+            rank[c] = v8.add(rank[c], v8.and(counts, one));
+        }
+    }
+    for (c, &rc) in rank.iter().enumerate().take(chunks) {
+        for (l, &r) in v8.to_array(rc).iter().enumerate() {
+            let i = 8 * c + l;
+            pairs[r as usize] = (xb[i], i as u8);
+        }
+    }
 }
 
-/// glibc's `msort_with_tmp` for the comparison "a < b ? -1 : a > b ? 1 : 0".
+/// glibc's `msort_with_tmp` for the comparison "a < b ? -1 : a > b ? 1 : 0": a top-down
+/// merge sort that splits `n` into `n/2` and `n − n/2` and takes the left element when the
+/// comparison is not "greater". With a comparison that calls NaN equal to everything this
+/// fixes the order NaN inputs end up in.
 fn glibc_msort(v: &mut [(f32, u8)], tmp: &mut [(f32, u8)]) {
     let n = v.len();
     if n <= 1 {
@@ -123,20 +146,65 @@ pub(crate) fn best_neighbour2<S: V8>(
 mod tests {
     use super::*;
 
+    use crate::simd::{Scalar, Sse2};
+
     #[test]
-    fn merge_sort_is_stable_and_sorted() {
+    fn glibc_msort_is_stable_and_sorted() {
         let mut v: Vec<(f32, u8)> = [3.0, -1.0, 3.0, 0.0, -0.0, 2.0, -1.0]
             .iter()
             .enumerate()
             .map(|(i, &x)| (x, i as u8))
             .collect();
         let mut tmp = vec![(0.0, 0); v.len()];
-        let mut w = v.clone();
-        merge_sort(&mut v, &mut tmp);
+        glibc_msort(&mut v, &mut tmp);
         let idx: Vec<u8> = v.iter().map(|p| p.1).collect();
         assert_eq!(idx, [1, 6, 3, 4, 5, 0, 2]);
-        // The glibc path (taken with NaN) agrees when there is none.
-        glibc_msort(&mut w, &mut tmp);
-        assert_eq!(v, w);
+    }
+
+    /// `sort_group`'s ranks give glibc's order, ties, ±0, infinities and NaN included.
+    fn sort_group_matches_glibc<S: V8>(v8: S) {
+        let pool = [
+            0.0,
+            -0.0,
+            1.5,
+            -1.5,
+            2.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e-40,
+        ];
+        let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+        for case in 0..4000 {
+            let n = 8 * (1 + case % 4);
+            let xb: Vec<f32> = (0..n)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    match s % 16 {
+                        0..=5 => pool[(s >> 8) as usize % pool.len()],
+                        6 if case % 5 == 0 => f32::NAN,
+                        _ => ((s >> 20) as u32 as f32 / u32::MAX as f32 - 0.5) * 8.0,
+                    }
+                })
+                .collect();
+            let mut want: Vec<(f32, u8)> =
+                xb.iter().enumerate().map(|(i, &x)| (x, i as u8)).collect();
+            let mut tmp = vec![(0.0, 0); n];
+            glibc_msort(&mut want, &mut tmp);
+            let mut got = vec![(0.0, 0); n];
+            sort_group(v8, &xb, &mut got, &mut tmp);
+            let key = |v: &[(f32, u8)]| v.iter().map(|p| (p.0.to_bits(), p.1)).collect::<Vec<_>>();
+            assert_eq!(key(&got), key(&want), "case {case}: {xb:?}");
+        }
+    }
+
+    #[test]
+    fn sort_group_is_glibcs_order() {
+        sort_group_matches_glibc(Scalar);
+        sort_group_matches_glibc(Sse2);
+        if let Some(v8) = crate::simd::Avx2::get() {
+            sort_group_matches_glibc(v8);
+        }
     }
 }

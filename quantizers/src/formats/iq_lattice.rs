@@ -43,15 +43,16 @@ pub(crate) struct Lattice {
     /// `map` again, indexed by the codes read as a base-`levels` number (every point in
     /// range, so small enough to stay in the L1 cache): [`ON_GRID`] plus the grid index, or
     /// the point's neighbour list as `(chunk << 9) | count`, its candidates being at
-    /// `candidates[16·chunk..]`.
+    /// `candidates[8·chunk..]`.
     compact: Vec<u32>,
     /// Neighbour lists: a count, then that many grid indices.
     #[cfg_attr(not(test), allow(dead_code))]
     neighbours: Vec<u16>,
-    /// The neighbour lists again, for the search: per chunk of 8 candidates, their packed
-    /// grid codes then their grid indices (one cache line). A list's last chunk is padded
-    /// with copies of its last candidate (a copy scores like the original and comes after
-    /// it, so it never wins).
+    /// The neighbour lists again, for the search: the candidates' packed grid codes, 8 to a
+    /// chunk (the winner's grid index is then its `compact` entry: two bytes per candidate keep the
+    /// lists of the IQ1 grid, about 650 KB, within reach of the L2 cache). A list's last
+    /// chunk is padded with copies of its last candidate (a copy scores like the original
+    /// and comes after it, so it never wins).
     candidates: Vec<u16>,
     /// Lane code → coordinate (`2·code + 1`) as the 8-entry table that
     /// [`V8::lookup8`] reads with the codes shifted to a lane (2-bit codes repeat it).
@@ -133,14 +134,13 @@ impl Lattice {
             let n = neighbours[at] as usize;
             let list = &neighbours[at + 1..at + 1 + n];
             assert!(
-                n < 512 && candidates.len() / 16 < 1 << 22,
+                n < 512 && candidates.len() / 8 < 1 << 22,
                 "neighbour list too long"
             );
-            handles.push(((candidates.len() / 16) << 9 | n) as u32);
+            handles.push(((candidates.len() / 8) << 9 | n) as u32);
             for chunk in 0..n.div_ceil(8) {
                 let g: [u16; 8] = std::array::from_fn(|j| list[(8 * chunk + j).min(n - 1)]);
                 candidates.extend(g.iter().map(|&g| codes[g as usize]));
-                candidates.extend(g);
             }
             at += 1 + n;
         }
@@ -274,7 +274,7 @@ impl Lattice {
         levels: &[f32; 8],
     ) -> Option<u16> {
         let n = k & 511;
-        let cands = &self.candidates[16 * (k >> 9)..][..2 * n.next_multiple_of(8)];
+        let cands = &self.candidates[8 * (k >> 9)..][..n.next_multiple_of(8)];
         let sq = s.mul(s.splat(scale), s.load(levels));
         // A plain loop: a closure would not be compiled with the caller's target features.
         let mut terms = [sq; L];
@@ -283,8 +283,8 @@ impl Lattice {
             *t = s.mul(s.mul(s.splat(w[i]), diff), diff);
         }
         let (mut best, mut best_at) = (s.splat(f32::MAX), s.splat(0.0));
-        for (c8, chunk) in cands.chunks_exact(16).enumerate() {
-            let u = s.load_u16(chunk[..8].try_into().expect("chunks of 16"));
+        for (c8, chunk) in cands.chunks_exact(8).enumerate() {
+            let u = s.load_u16(chunk.try_into().expect("chunks of 8"));
             let mut d2 = s.splat(0.0);
             for (i, &t) in terms.iter().enumerate() {
                 d2 = s.add(d2, s.lookup8(t, u, self.bits * i as u32));
@@ -306,7 +306,16 @@ impl Lattice {
             let index = s.add(s.mul(best_at, s.splat(8.0)), s.load(&LANE));
             s.hmin(s.select(at_min, index, s.splat(f32::MAX))) as usize
         };
-        Some(cands[16 * (first / 8) + 8 + first % 8])
+        // A candidate's code is a grid entry's: its compact entry (read with the code's lanes
+        // as base-`levels` digits; that table is small and hot, unlike `map`) holds the grid
+        // index.
+        let code = cands[first] as usize;
+        let (mask, mut idx, mut place) = ((1usize << self.bits) - 1, 0usize, 1usize);
+        for j in 0..L {
+            idx += ((code >> (self.bits as usize * j)) & mask) * place;
+            place *= self.levels;
+        }
+        Some(self.compact[idx] as u16)
     }
 
     /// [`Lattice::search`] with the lattice's lane count.
