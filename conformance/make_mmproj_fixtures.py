@@ -106,6 +106,12 @@ SPM = [("tokenizer.model", "../../tokenizers/spm"), ("tokenizer.json", "../../to
        ("tokenizer_config.json", "../smollm3"), ("special_tokens_map.json", "../smollm3")]
 SPM_NO_CONFIG = SPM[:2]
 
+# The SmolLM2 BPE tokenizer (testdata/tokenizers/smollm, 49152 tokens, pre-tokenizer hash
+# `smollm`) with qwen3moe's tokenizer_config.json / special_tokens_map.json.
+BPE_VOCAB = 49152
+BPE = [("tokenizer.json", "../../tokenizers/smollm"), ("tokenizer_config.json", "../qwen3moe"),
+       ("special_tokens_map.json", "../qwen3moe")]
+
 QWEN_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
             "image_std": [0.26862954, 0.26130258, 0.27577711]}
 
@@ -179,12 +185,15 @@ FIXTURES = {
                      vision_end_token_id=13, tie_word_embeddings=True),
                 QWEN_PRE, None, SPM, True),
     "qwen3vlmoe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
-                   # no text variants: Qwen3MoeModel reads only a BPE tokenizer.json whose
-                   # pre-tokenizer it recognizes, and the only one in testdata/ (smollm's)
-                   # has 49152 tokens (a 1.5 MB embedding at width 16)
-                   dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=2,
-                                              vocab_size=32, tie_word_embeddings=False,
-                                              num_experts_per_tok=1, moe_intermediate_size=8,
+                   # Qwen3MoeModel reads only a BPE tokenizer.json whose pre-tokenizer it
+                   # recognizes: qwen3moe's (SmolLM2's, 49152 tokens). Tied at width 16, the
+                   # embedding is the first draw, the same bytes as the text fixtures'
+                   # (cohere, qwen2moe, olmoe: stored once by share_tensors.py). Two layers,
+                   # three experts, two used; the experts are stored in the hub layout
+                   # (TRANSPOSE below).
+                   dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=3,
+                                              num_hidden_layers=2, vocab_size=BPE_VOCAB,
+                                              num_experts_per_tok=2, moe_intermediate_size=12,
                                               rope_parameters={
                                                   "rope_type": "default",
                                                   "mrope_section": [1, 1, 2],
@@ -196,8 +205,8 @@ FIXTURES = {
                                            num_position_embeddings=16,
                                            deepstack_visual_indexes=[0]),
                         image_token_id=10, video_token_id=11, vision_start_token_id=12,
-                        vision_end_token_id=13),
-                   QWEN_PRE, None, [], False),
+                        vision_end_token_id=13, tie_word_embeddings=True),
+                   QWEN_PRE, None, BPE, True),
     "qwen2audio": ("Qwen2AudioForConditionalGeneration", "qwen2_audio",
                    dict(text_config=qwen_text("qwen2"),
                         audio_config=dict(model_type="qwen2_audio_encoder", d_model=16,
@@ -242,6 +251,13 @@ def build(name: str, out: Path, seed: int) -> None:
         st = out / "model.safetensors"
         tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
         save_file(tensors, str(st), metadata={"format": "pt"})
+    if name in TRANSPOSE:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v.transpose(1, 2).contiguous()
+                   if any(k.endswith(s) for s in TRANSPOSE[name]) else v
+                   for k, v in load_file(str(st)).items()}
+        save_file(tensors, str(st), metadata={"format": "pt"})
     if name in RENAME:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
@@ -261,6 +277,16 @@ def build(name: str, out: Path, seed: int) -> None:
 # reference maps only the hub spelling: the checkpoint is written in the hub layout.
 RENAME = {
     "gemma3-vl": [("vision_tower.", "vision_tower.vision_model.")],
+}
+
+
+# transformers 5 keeps Qwen3-VL-MoE's experts as `gate_up_proj` [n_expert, 2 * n_ff, n_embd]
+# and `down_proj` [n_expert, n_embd, n_ff] and saves them so; the hub checkpoints
+# (Qwen/Qwen3-VL-30B-A3B-Instruct) and the reference have them input-major
+# ([n_expert, n_embd, 2 * n_ff], [n_expert, n_ff, n_embd]; transformers transposes them on
+# load): the checkpoint is written in the hub layout.
+TRANSPOSE = {
+    "qwen3vlmoe": ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
 }
 
 

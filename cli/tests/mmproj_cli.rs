@@ -221,6 +221,7 @@ fn one_pass_equals_two_runs_for_every_family() {
         "qwen2audio",
         "qwen2vl",
         "qwen3vl",
+        "qwen3vlmoe",
     ] {
         assert!(families.iter().any(|f| f == want), "{want}: {families:?}");
     }
