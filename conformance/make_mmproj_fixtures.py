@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,18 @@ FIXTURES = {
                  {**PRE, "size": {"longest_edge": 56}, "max_image_size": {"longest_edge": 28}},
                  None, [], True),
     "qwen2vl": ("Qwen2VLForConditionalGeneration", "qwen2_vl",
+                dict(text_config=qwen_text("qwen2_vl_text", rope_parameters={
+                         "rope_type": "default", "mrope_section": [1, 1, 2],
+                         "rope_theta": 10000.0}),
+                     vision_config=dict(depth=3, embed_dim=8, hidden_size=16, num_heads=2,
+                                        mlp_ratio=2, patch_size=7, spatial_merge_size=2,
+                                        temporal_patch_size=2),
+                     image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                     vision_end_token_id=13, tie_word_embeddings=True),
+                QWEN_PRE, None, SPM, True),
+    # The base model class (no LM head): the reference registers it for the text model and
+    # the projector.
+    "qwen2vl-model": ("Qwen2VLModel", "qwen2_vl",
                 dict(text_config=qwen_text("qwen2_vl_text", rope_parameters={
                          "rope_type": "default", "mrope_section": [1, 1, 2],
                          "rope_theta": 10000.0}),
@@ -305,7 +318,8 @@ def add_tokenizer(name: str, out: Path) -> list[str]:
         # a file name (taken from fixture `src`) or (file name, directory relative to
         # testdata/hf/<name>)
         f, rel = (f, f"../{src}") if isinstance(f, str) else f
-        shutil.copyfile(TESTDATA / "hf" / name / rel / f, out / f)
+        # normpath: the fixture's own directory may not exist yet
+        shutil.copyfile(os.path.normpath(TESTDATA / "hf" / name / rel / f), out / f)
         lines.append(f"{f} = {rel}/{f}")
     return lines
 

@@ -220,6 +220,7 @@ fn one_pass_equals_two_runs_for_every_family() {
         "qwen25vl",
         "qwen2audio",
         "qwen2vl",
+        "qwen2vl-model",
         "qwen3vl",
         "qwen3vlmoe",
     ] {

@@ -158,6 +158,7 @@ fixtures! {
     smolvlm => "smolvlm",
     idefics3 => "idefics3",
     qwen2vl => "qwen2vl",
+    qwen2vl_model => "qwen2vl-model",
     qwen25vl => "qwen25vl",
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",

@@ -42,6 +42,7 @@ macro_rules! qwen2vl_text {
             name: $name,
             hf_classes: &[
                 "Qwen2VLForConditionalGeneration",
+                "Qwen2VLModel",
                 "Qwen2_5_VLForConditionalGeneration",
             ],
             defaults: defaults! {
@@ -64,8 +65,10 @@ macro_rules! qwen2vl_text {
 
 /// The text model of Qwen2-VL and Qwen2.5-VL (arch `qwen2vl`).
 pub const QWEN2VL: Arch = Arch {
+    // `Qwen2VLModel`, the base model (no LM head), is registered for the text model too.
     hf_names: &[
         "Qwen2VLForConditionalGeneration",
+        "Qwen2VLModel",
         "Qwen2_5_VLForConditionalGeneration",
     ],
     model_types: &[
