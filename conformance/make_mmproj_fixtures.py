@@ -220,6 +220,24 @@ FIXTURES = {
                         image_token_id=10, video_token_id=11, vision_start_token_id=12,
                         vision_end_token_id=13, tie_word_embeddings=True),
                    QWEN_PRE, None, BPE, True),
+    # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
+    # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
+    # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
+    "qwen25omni": ("Qwen2_5OmniModel", "qwen2_5_omni",
+                   dict(thinker_config=dict(
+                            text_config=qwen_text("qwen2_5_omni_text", rope_parameters={
+                                "rope_type": "default", "mrope_section": [1, 1, 2],
+                                "rope_theta": 10000.0}),
+                            vision_config=dict(depth=3, hidden_size=8, intermediate_size=12,
+                                               num_heads=2, out_hidden_size=16, patch_size=7,
+                                               spatial_merge_size=2, temporal_patch_size=2,
+                                               window_size=28, fullatt_block_indexes=[2]),
+                            audio_config=dict(d_model=16, encoder_layers=1,
+                                              encoder_attention_heads=2, encoder_ffn_dim=24,
+                                              num_mel_bins=8, max_source_positions=8,
+                                              n_window=4, output_dim=16)),
+                        enable_audio_output=False),
+                   QWEN_PRE, None, SPM, True),
     "qwen2audio": ("Qwen2AudioForConditionalGeneration", "qwen2_audio",
                    dict(text_config=qwen_text("qwen2"),
                         audio_config=dict(model_type="qwen2_audio_encoder", d_model=16,
@@ -240,7 +258,7 @@ def build(name: str, out: Path, seed: int) -> None:
     config = transformers.AutoConfig.for_model(model_type, **json.loads(json.dumps(kw)))
     config.architectures = [cls_name]
     torch.manual_seed(seed)
-    model = getattr(transformers, cls_name)(config)
+    model = getattr(transformers, BUILD_CLASS.get(name, cls_name))(config)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
@@ -254,6 +272,11 @@ def build(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
+    if name in BUILD_CLASS:
+        # save_pretrained names the class it saved
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["architectures"] = [cls_name]
+        (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     for f, content in OWN_FILES.get(name, {}).items():
         (out / f).write_text(json.dumps(content, indent=2) + "\n")
@@ -291,6 +314,13 @@ def build(name: str, out: Path, seed: int) -> None:
 RENAME = {
     "gemma3-vl": [("vision_tower.", "vision_tower.vision_model.")],
 }
+
+
+# Fixtures built with another transformers class than the one config.json names.
+BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration"}
+
+# Fixtures whose projector ggufkit does not convert: the text variants only.
+TEXT_ONLY = {"qwen25omni"}
 
 
 # transformers 5 keeps Qwen3-VL-MoE's experts as `gate_up_proj` [n_expert, 2 * n_ff, n_embd]
@@ -340,10 +370,12 @@ def run(name: str, model_dir: Path, llama: Path, quantize: Path | None, work: Pa
     outputs: dict[str, Path] = {}
     text = FIXTURES[name][6]
     # bf16 is what auto gives for these bf16 checkpoints (the `mmproj-auto` manifest).
-    runs = [("mmproj", t) for t in ["f32", "f16", "q8_0", "auto"]]
+    runs = [] if name in TEXT_ONLY else \
+        [("mmproj", t) for t in ["f32", "f16", "q8_0", "auto", "default-name"]]
     if text:
-        runs += [("convert", t) for t in ["f32", "f16", "bf16", "q8_0", "auto"]]
-    for kind, t in runs + [("mmproj", "default-name")]:
+        runs = runs[:4] + [("convert", t) for t in ["f32", "f16", "bf16", "q8_0", "auto"]] \
+            + runs[4:]
+    for kind, t in runs:
         v = f"{kind}-{t}"
         out = work / f"{name}-{v}.gguf"
         args = [str(model_dir)] + (["--mmproj"] if kind == "mmproj" else [])

@@ -128,6 +128,7 @@ fn run(fixture: &str) {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
+    // Text-only fixtures (no projector converter: Qwen2.5-Omni) have six.
     assert!(checked >= 5, "{fixture}: only {checked} golden variants");
     assert!(
         problems.is_empty(),
@@ -163,6 +164,7 @@ fixtures! {
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",
     qwen2audio => "qwen2audio",
+    qwen25omni => "qwen25omni",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -65,11 +65,15 @@ macro_rules! qwen2vl_text {
 
 /// The text model of Qwen2-VL and Qwen2.5-VL (arch `qwen2vl`).
 pub const QWEN2VL: Arch = Arch {
-    // `Qwen2VLModel`, the base model (no LM head), is registered for the text model too.
+    // `Qwen2VLModel`, the base model (no LM head), is registered for the text model too, and
+    // so is Qwen2.5-Omni (`Qwen2_5OmniModel`): its thinker's `text_config` (the generic
+    // `thinker_config` rename) and `thinker.` tensors; the talker and token2wav are dropped
+    // by the generic multimodal filter.
     hf_names: &[
         "Qwen2VLForConditionalGeneration",
         "Qwen2VLModel",
         "Qwen2_5_VLForConditionalGeneration",
+        "Qwen2_5OmniModel",
     ],
     model_types: &[
         qwen2vl_text!("qwen2_vl_text"),
@@ -84,7 +88,7 @@ pub const QWEN2VL: Arch = Arch {
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER],
     tensor_overrides: &[],
-    filter: strip_thinker,
+    filter: strip_thinker_prefix,
     rules: Rules::NONE,
     params: |p| p.generic(),
     extra: no_extra,
@@ -268,6 +272,16 @@ fn typed_vision(hp: &Hparams) -> bool {
 /// `Qwen3VLVisionConfig` / `Qwen3VLMoeVisionConfig`'s `deepstack_visual_indexes`
 /// (`[8, 16, 24]`): three layers.
 const DEFAULT_DEEPSTACK_LAYERS: u64 = 3;
+
+/// `Qwen2VLModel.filter_tensors`: drops a leading `thinker.` (and, as the reference's
+/// `replace`, every other occurrence in such a name).
+fn strip_thinker_prefix(name: &str) -> Option<String> {
+    Some(if name.starts_with("thinker.") {
+        name.replace("thinker.", "")
+    } else {
+        name.to_string()
+    })
+}
 
 /// Drops the `thinker.` level of Omni checkpoints' names.
 fn strip_thinker(name: &str) -> Option<String> {
