@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -106,6 +107,12 @@ SPM = [("tokenizer.model", "../../tokenizers/spm"), ("tokenizer.json", "../../to
        ("tokenizer_config.json", "../smollm3"), ("special_tokens_map.json", "../smollm3")]
 SPM_NO_CONFIG = SPM[:2]
 
+# The SmolLM2 BPE tokenizer (testdata/tokenizers/smollm, 49152 tokens, pre-tokenizer hash
+# `smollm`) with qwen3moe's tokenizer_config.json / special_tokens_map.json.
+BPE_VOCAB = 49152
+BPE = [("tokenizer.json", "../../tokenizers/smollm"), ("tokenizer_config.json", "../qwen3moe"),
+       ("special_tokens_map.json", "../qwen3moe")]
+
 QWEN_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
             "image_std": [0.26862954, 0.26130258, 0.27577711]}
 
@@ -155,6 +162,18 @@ FIXTURES = {
                      image_token_id=10, video_token_id=11, vision_start_token_id=12,
                      vision_end_token_id=13, tie_word_embeddings=True),
                 QWEN_PRE, None, SPM, True),
+    # The base model class (no LM head): the reference registers it for the text model and
+    # the projector.
+    "qwen2vl-model": ("Qwen2VLModel", "qwen2_vl",
+                dict(text_config=qwen_text("qwen2_vl_text", rope_parameters={
+                         "rope_type": "default", "mrope_section": [1, 1, 2],
+                         "rope_theta": 10000.0}),
+                     vision_config=dict(depth=3, embed_dim=8, hidden_size=16, num_heads=2,
+                                        mlp_ratio=2, patch_size=7, spatial_merge_size=2,
+                                        temporal_patch_size=2),
+                     image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                     vision_end_token_id=13, tie_word_embeddings=True),
+                QWEN_PRE, None, SPM, True),
     "qwen25vl": ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
                  dict(text_config=qwen_text("qwen2_5_vl_text", rope_parameters={
                           "rope_type": "default", "mrope_section": [1, 1, 2],
@@ -179,12 +198,15 @@ FIXTURES = {
                      vision_end_token_id=13, tie_word_embeddings=True),
                 QWEN_PRE, None, SPM, True),
     "qwen3vlmoe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
-                   # no text variants: Qwen3MoeModel reads only a BPE tokenizer.json whose
-                   # pre-tokenizer it recognizes, and the only one in testdata/ (smollm's)
-                   # has 49152 tokens (a 1.5 MB embedding at width 16)
-                   dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=2,
-                                              vocab_size=32, tie_word_embeddings=False,
-                                              num_experts_per_tok=1, moe_intermediate_size=8,
+                   # Qwen3MoeModel reads only a BPE tokenizer.json whose pre-tokenizer it
+                   # recognizes: qwen3moe's (SmolLM2's, 49152 tokens). Tied at width 16, the
+                   # embedding is the first draw, the same bytes as the text fixtures'
+                   # (cohere, qwen2moe, olmoe: stored once by share_tensors.py). Two layers,
+                   # three experts, two used; the experts are stored in the hub layout
+                   # (TRANSPOSE below).
+                   dict(text_config=qwen_text("qwen3_vl_moe_text", head_dim=8, num_experts=3,
+                                              num_hidden_layers=2, vocab_size=BPE_VOCAB,
+                                              num_experts_per_tok=2, moe_intermediate_size=12,
                                               rope_parameters={
                                                   "rope_type": "default",
                                                   "mrope_section": [1, 1, 2],
@@ -196,8 +218,26 @@ FIXTURES = {
                                            num_position_embeddings=16,
                                            deepstack_visual_indexes=[0]),
                         image_token_id=10, video_token_id=11, vision_start_token_id=12,
-                        vision_end_token_id=13),
-                   QWEN_PRE, None, [], False),
+                        vision_end_token_id=13, tie_word_embeddings=True),
+                   QWEN_PRE, None, BPE, True),
+    # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
+    # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
+    # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
+    "qwen25omni": ("Qwen2_5OmniModel", "qwen2_5_omni",
+                   dict(thinker_config=dict(
+                            text_config=qwen_text("qwen2_5_omni_text", rope_parameters={
+                                "rope_type": "default", "mrope_section": [1, 1, 2],
+                                "rope_theta": 10000.0}),
+                            vision_config=dict(depth=3, hidden_size=8, intermediate_size=12,
+                                               num_heads=2, out_hidden_size=16, patch_size=7,
+                                               spatial_merge_size=2, temporal_patch_size=2,
+                                               window_size=28, fullatt_block_indexes=[2]),
+                            audio_config=dict(d_model=16, encoder_layers=1,
+                                              encoder_attention_heads=2, encoder_ffn_dim=24,
+                                              num_mel_bins=8, max_source_positions=8,
+                                              n_window=4, output_dim=16)),
+                        enable_audio_output=False),
+                   QWEN_PRE, None, SPM, True),
     "qwen2audio": ("Qwen2AudioForConditionalGeneration", "qwen2_audio",
                    dict(text_config=qwen_text("qwen2"),
                         audio_config=dict(model_type="qwen2_audio_encoder", d_model=16,
@@ -218,7 +258,7 @@ def build(name: str, out: Path, seed: int) -> None:
     config = transformers.AutoConfig.for_model(model_type, **json.loads(json.dumps(kw)))
     config.architectures = [cls_name]
     torch.manual_seed(seed)
-    model = getattr(transformers, cls_name)(config)
+    model = getattr(transformers, BUILD_CLASS.get(name, cls_name))(config)
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
@@ -232,6 +272,11 @@ def build(name: str, out: Path, seed: int) -> None:
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
+    if name in BUILD_CLASS:
+        # save_pretrained names the class it saved
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["architectures"] = [cls_name]
+        (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     for f, content in OWN_FILES.get(name, {}).items():
         (out / f).write_text(json.dumps(content, indent=2) + "\n")
@@ -241,6 +286,13 @@ def build(name: str, out: Path, seed: int) -> None:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
         tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
+        save_file(tensors, str(st), metadata={"format": "pt"})
+    if name in TRANSPOSE:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v.transpose(1, 2).contiguous()
+                   if any(k.endswith(s) for s in TRANSPOSE[name]) else v
+                   for k, v in load_file(str(st)).items()}
         save_file(tensors, str(st), metadata={"format": "pt"})
     if name in RENAME:
         from safetensors.torch import load_file, save_file
@@ -264,6 +316,23 @@ RENAME = {
 }
 
 
+# Fixtures built with another transformers class than the one config.json names.
+BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration"}
+
+# Fixtures whose projector ggufkit does not convert: the text variants only.
+TEXT_ONLY = {"qwen25omni"}
+
+
+# transformers 5 keeps Qwen3-VL-MoE's experts as `gate_up_proj` [n_expert, 2 * n_ff, n_embd]
+# and `down_proj` [n_expert, n_embd, n_ff] and saves them so; the hub checkpoints
+# (Qwen/Qwen3-VL-30B-A3B-Instruct) and the reference have them input-major
+# ([n_expert, n_embd, 2 * n_ff], [n_expert, n_ff, n_embd]; transformers transposes them on
+# load): the checkpoint is written in the hub layout.
+TRANSPOSE = {
+    "qwen3vlmoe": ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"],
+}
+
+
 # Qwen2-Audio saves its tied LM head anyway: dropped (the checkpoint stays valid, the text
 # half is written without `output.weight`, and the fixture 32 KB smaller).
 DROP = {
@@ -279,7 +348,8 @@ def add_tokenizer(name: str, out: Path) -> list[str]:
         # a file name (taken from fixture `src`) or (file name, directory relative to
         # testdata/hf/<name>)
         f, rel = (f, f"../{src}") if isinstance(f, str) else f
-        shutil.copyfile(TESTDATA / "hf" / name / rel / f, out / f)
+        # normpath: the fixture's own directory may not exist yet
+        shutil.copyfile(os.path.normpath(TESTDATA / "hf" / name / rel / f), out / f)
         lines.append(f"{f} = {rel}/{f}")
     return lines
 
@@ -300,10 +370,12 @@ def run(name: str, model_dir: Path, llama: Path, quantize: Path | None, work: Pa
     outputs: dict[str, Path] = {}
     text = FIXTURES[name][6]
     # bf16 is what auto gives for these bf16 checkpoints (the `mmproj-auto` manifest).
-    runs = [("mmproj", t) for t in ["f32", "f16", "q8_0", "auto"]]
+    runs = [] if name in TEXT_ONLY else \
+        [("mmproj", t) for t in ["f32", "f16", "q8_0", "auto", "default-name"]]
     if text:
-        runs += [("convert", t) for t in ["f32", "f16", "bf16", "q8_0", "auto"]]
-    for kind, t in runs + [("mmproj", "default-name")]:
+        runs = runs[:4] + [("convert", t) for t in ["f32", "f16", "bf16", "q8_0", "auto"]] \
+            + runs[4:]
+    for kind, t in runs:
         v = f"{kind}-{t}"
         out = work / f"{name}-{v}.gguf"
         args = [str(model_dir)] + (["--mmproj"] if kind == "mmproj" else [])

@@ -337,6 +337,11 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
             "qwen3vl",
             "qwen3vl_merger (vision)",
         ),
+        (
+            "Qwen3VLMoeForConditionalGeneration",
+            "qwen3vlmoe",
+            "qwen3vl_merger (vision)",
+        ),
         ("LlavaForConditionalGeneration", "llama", "pixtral (vision)"),
         (
             "Qwen2AudioForConditionalGeneration",

@@ -128,6 +128,7 @@ fn run(fixture: &str) {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
+    // Text-only fixtures (no projector converter: Qwen2.5-Omni) have six.
     assert!(checked >= 5, "{fixture}: only {checked} golden variants");
     assert!(
         problems.is_empty(),
@@ -158,10 +159,12 @@ fixtures! {
     smolvlm => "smolvlm",
     idefics3 => "idefics3",
     qwen2vl => "qwen2vl",
+    qwen2vl_model => "qwen2vl-model",
     qwen25vl => "qwen25vl",
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",
     qwen2audio => "qwen2audio",
+    qwen25omni => "qwen25omni",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -243,6 +246,107 @@ fn refusals_name_the_class() {
     assert!(
         e.contains("post_layernorm.wxyzab") && e.contains("SmolVLM"),
         "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The fixture's checkpoint rewritten with per-expert tensors
+/// (`mlp.experts.{x}.{gate,up,down}_proj.weight`, output-major, bf16).
+fn per_expert_checkpoint(st: &Path) {
+    let bytes = std::fs::read(st).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: Json = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let data = &bytes[8 + n..];
+    let mut out: Vec<(String, Vec<u64>, Vec<u8>)> = Vec::new();
+    let mut split = 0;
+    for (name, t) in header.as_object().unwrap() {
+        if name == "__metadata__" {
+            continue;
+        }
+        assert_eq!(t["dtype"], "BF16", "{name}");
+        let shape: Vec<u64> = t["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let off = |i: usize| t["data_offsets"][i].as_u64().unwrap() as usize;
+        let raw = &data[off(0)..off(1)];
+        // Columns [c0, c0 + w) of expert x of a [E, R, C] tensor, transposed: [w, R].
+        let cols_t = |x: u64, c0: u64, w: u64| {
+            let mut v = Vec::new();
+            for j in c0..c0 + w {
+                for i in 0..shape[1] {
+                    let k = (((x * shape[1] + i) * shape[2] + j) * 2) as usize;
+                    v.extend_from_slice(&raw[k..k + 2]);
+                }
+            }
+            v
+        };
+        if let Some(base) = name.strip_suffix("gate_up_proj") {
+            let half = shape[2] / 2;
+            for x in 0..shape[0] {
+                let s = vec![half, shape[1]];
+                out.push((
+                    format!("{base}{x}.gate_proj.weight"),
+                    s.clone(),
+                    cols_t(x, 0, half),
+                ));
+                out.push((
+                    format!("{base}{x}.up_proj.weight"),
+                    s,
+                    cols_t(x, half, half),
+                ));
+            }
+            split += 1;
+        } else if let Some(base) = name.strip_suffix("down_proj") {
+            for x in 0..shape[0] {
+                let s = vec![shape[2], shape[1]];
+                out.push((
+                    format!("{base}{x}.down_proj.weight"),
+                    s,
+                    cols_t(x, 0, shape[2]),
+                ));
+            }
+            split += 1;
+        } else {
+            out.push((name.clone(), shape.clone(), raw.to_vec()));
+        }
+    }
+    assert_eq!(split, 4, "two layers of fused experts");
+    let tensors: Vec<(&str, &str, &[u64], Vec<u8>)> = out
+        .iter()
+        .map(|(n, s, d)| (n.as_str(), "BF16", s.as_slice(), d.clone()))
+        .collect();
+    std::fs::write(st, support::safetensors(&tensors)).unwrap();
+}
+
+/// Qwen3-VL-MoE with per-expert tensors (Qwen2-MoE's stacking) converts to the same file
+/// as the fused hub layout (so did the reference: its f32 file from this rewrite was the
+/// golden `convert-f32`); a vision config without `deepstack_visual_indexes` has
+/// AutoConfig's default `[8, 16, 24]`: 3 deepstack layers (the reference's f32 file for that
+/// config, `convert_hf_to_gguf.py qwen3vlmoe --outtype f32` after deleting the key, had
+/// sha256 9e1e91d6…).
+#[test]
+fn qwen3vlmoe_per_expert_tensors_and_default_deepstack() {
+    let work = scratch("mmproj-qwen3vlmoe-experts");
+    let dir = support::materialize_fixture("qwen3vlmoe", &work);
+    per_expert_checkpoint(&dir.join("model.safetensors"));
+    let status = read_json(&testdata("golden/qwen3vlmoe/status.json"));
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    let m = write(conv, None, &work.join("a.gguf")).unwrap();
+    assert_eq!(m["sha256"], status["convert-f32"]["sha256"]);
+    edit_config(&dir, |c| {
+        c["vision_config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("deepstack_visual_indexes");
+    });
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    let m = write(conv, None, &work.join("b.gguf")).unwrap();
+    assert_eq!(
+        m["sha256"],
+        "9e1e91d669beaab6bfe4526ae19933bd92bba4cfdfff73939f4c59ed74a6ec00"
     );
     let _ = std::fs::remove_dir_all(&work);
 }

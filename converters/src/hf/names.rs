@@ -589,6 +589,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feedforward_layernorm",
             "layers.{bid}.mlp_norm",
             "layers.{bid}.pre_feedforward_layernorm",
+            // qwen3-embedding; also a base-model checkpoint whose `language_model.` level
+            // the generic filter drops (Qwen2VLModel). `post_attention_norm` where an
+            // architecture has both (the row below wins).
+            "layers.{bid}.post_attention_layernorm",
             "model.layers.{bid}.ffn_norm",
             "model.layers.{bid}.pre_ff_layernorm",
         ],

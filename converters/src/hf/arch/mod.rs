@@ -429,6 +429,7 @@ pub static ALL: &[&Arch] = &[
     // Text models of vision-language classes (issue #16).
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
+    &qwenvl::QWEN3VLMOE,
 ];
 
 /// `general.architecture` (and the key prefix) for this config: the architecture's own,
