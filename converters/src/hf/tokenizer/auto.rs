@@ -50,6 +50,10 @@ pub(crate) enum Pipeline {
     /// Qwen2: NFC, Split on the Qwen2 regex then ByteLevel without its regex; ByteLevel
     /// decoder; BPE without unk, prefixes or byte fallback.
     Qwen2,
+    /// GPT-2: no normalizer, ByteLevel with the GPT-2 regex (`add_prefix_space` from
+    /// tokenizer_config, default false); ByteLevel decoder; BPE without unk, prefixes or byte
+    /// fallback.
+    Gpt2,
     /// A pipeline not modelled here: tokenizer.json's is kept (only its added tokens are
     /// dropped).
     FromFile,
@@ -93,10 +97,7 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
     },
     TokenizerClass {
         name: "GPT2Tokenizer",
-        // Its own pipeline is a plain ByteLevel one; tokenizer.json's is kept so that the
-        // structure fallback of the pre-tokenizer detection still sees the file's (for the
-        // smollm vocabularies the chkhsh is the same either way).
-        build: Build::Rebuilt(Pipeline::FromFile),
+        build: Build::Rebuilt(Pipeline::Gpt2),
         defaults: [EOT, EOT, EOT, None, None, None, None],
         readds_specials: false,
     },
@@ -322,13 +323,17 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
     };
     let bpe_model = |j: &mut Json| {
         if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
-            m.insert("dropout".into(), Json::Null);
-            m.insert("unk_token".into(), Json::Null);
-            m.insert("continuing_subword_prefix".into(), Json::from(""));
-            m.insert("end_of_word_suffix".into(), Json::from(""));
-            m.insert("fuse_unk".into(), Json::from(false));
-            m.insert("byte_fallback".into(), Json::from(false));
-            m.insert("ignore_merges".into(), Json::from(false));
+            for (k, v) in [
+                ("dropout", Json::Null),
+                ("unk_token", Json::Null),
+                ("continuing_subword_prefix", Json::from("")),
+                ("end_of_word_suffix", Json::from("")),
+                ("fuse_unk", Json::from(false)),
+                ("byte_fallback", Json::from(false)),
+                ("ignore_merges", Json::from(false)),
+            ] {
+                m.insert(k.into(), v);
+            }
         }
     };
     match pipeline {
@@ -341,9 +346,95 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
             j["decoder"] = byte_level(true, true);
             bpe_model(&mut j);
         }
+        Pipeline::Gpt2 => {
+            j["normalizer"] = Json::Null;
+            j["pre_tokenizer"] = byte_level(add_prefix_space, true);
+            j["decoder"] = byte_level(true, true);
+            bpe_model(&mut j);
+        }
         Pipeline::FromFile => {}
     }
     j
+}
+
+/// The rebuilt class's tokenizer.json as text ([`rebuilt_json`]), leaving `j` as it was
+/// (without copying the vocabulary: only the fields the rebuild sets are saved and put back).
+pub(crate) fn rebuilt_text(j: &mut Json, pipeline: Pipeline, tc: Option<&Json>) -> String {
+    const TOP: [&str; 4] = ["added_tokens", "normalizer", "pre_tokenizer", "decoder"];
+    const MODEL: [&str; 7] = [
+        "dropout",
+        "unk_token",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "fuse_unk",
+        "byte_fallback",
+        "ignore_merges",
+    ];
+    let Some(o) = j.as_object() else {
+        return j.to_string();
+    };
+    let top: Vec<Option<Json>> = TOP.iter().map(|k| o.get(*k).cloned()).collect();
+    let model: Vec<Option<Json>> = MODEL
+        .iter()
+        .map(|k| j.get("model").and_then(|m| m.get(*k)).cloned())
+        .collect();
+    let rebuilt = rebuilt_json(std::mem::take(j), pipeline, tc);
+    let text = rebuilt.to_string();
+    *j = rebuilt;
+    let put = |o: &mut serde_json::Map<String, Json>, k: &str, v: Option<Json>| match v {
+        Some(v) => {
+            o.insert(k.to_string(), v);
+        }
+        None => {
+            o.remove(k);
+        }
+    };
+    if let Some(o) = j.as_object_mut() {
+        for (k, v) in TOP.iter().zip(top) {
+            put(o, k, v);
+        }
+        if let Some(m) = o.get_mut("model").and_then(Json::as_object_mut) {
+            for (k, v) in MODEL.iter().zip(model) {
+                put(m, k, v);
+            }
+        }
+    }
+    text
+}
+
+impl Pipeline {
+    /// Refuses the tokenizer_config values the class's constructor refuses: GPT2Tokenizer
+    /// passes `add_prefix_space` as written to the `tokenizers` ByteLevel pre-tokenizer, which
+    /// takes only a bool (so a `null` is refused); Qwen2Tokenizer reads a `null` as false.
+    pub(crate) fn check_config(self, dir: &Path, tc: Option<&Json>) -> Result<(), ConvertError> {
+        let v = tc.and_then(|t| t.get("add_prefix_space"));
+        let refused = match self {
+            Pipeline::Gpt2 => v.is_some_and(|v| !v.is_boolean()),
+            Pipeline::Qwen2 => v.is_some_and(|v| !v.is_boolean() && !v.is_null()),
+            Pipeline::FromFile => false,
+        };
+        if refused {
+            return Err(ConvertError::format(
+                dir.join("tokenizer_config.json"),
+                None,
+                format!(
+                    "add_prefix_space is {}: the tokenizer class's ByteLevel pre-tokenizer \
+                     takes only true or false (transformers refuses it)",
+                    v.unwrap_or(&Json::Null)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the rest of the conversion reads tokenizer.json as written rather than the
+    /// rebuilt pipeline: the chkhsh is always the rebuilt tokenizer's, but the structure
+    /// fallback of the pre-tokenizer detection (which is this project's, not the
+    /// reference's) keeps describing the file for a GPT-2 rebuild, as before the rebuild was
+    /// modelled.
+    pub(crate) fn reads_file_json(self) -> bool {
+        matches!(self, Pipeline::Gpt2 | Pipeline::FromFile)
+    }
 }
 
 /// An added token as transformers' `AddedToken(**entry)` reads it: a missing `special` is
@@ -421,7 +512,7 @@ fn configured_decoder(
         Some(Json::Null) | None => {
             let at = dir.join("added_tokens.json");
             if at.is_file() {
-                let (specials, _) = named_specials(dir, tc, None, true)?;
+                let (specials, _) = named_specials(dir, tc, None, true, false)?;
                 let specials: HashSet<String> =
                     specials.iter().map(|n| n.text().to_string()).collect();
                 if let Json::Object(m) = json::read_json(&at)? {
@@ -455,22 +546,63 @@ fn configured_decoder(
     Ok((out, legacy))
 }
 
-/// The named special tokens in `SPECIAL_ATTRS` order (tokenizer_config's, over the class's
-/// defaults; special_tokens_map.json's over both when the decoder came from the legacy
-/// files) and the extra special tokens.
+/// Whether `from_pretrained` takes the added tokens from the legacy files (tokenizer_config
+/// has no `added_tokens_decoder`, or it is null).
+fn is_legacy(tc: Option<&Json>) -> bool {
+    matches!(
+        tc.and_then(|t| t.get("added_tokens_decoder")),
+        None | Some(Json::Null)
+    )
+}
+
+/// Whether a tokenizer_config key is a model-specific special token's (`image_token`,
+/// `boi_token`, …: any `*_token` key but the seven of [`SPECIAL_ATTRS`]).
+fn is_model_key(k: &str) -> bool {
+    k.ends_with("_token") && !SPECIAL_ATTRS.contains(&k)
+}
+
+/// A serialised `AddedToken` (`{"__type": "AddedToken", …}`), which `from_pretrained`
+/// turns into one.
+fn is_token_object(v: &Json) -> bool {
+    v.get("__type").and_then(Json::as_str) == Some("AddedToken")
+}
+
+/// Sets `key` in an ordered list of named tokens: in place when present, else at the end.
+fn upsert(list: &mut Vec<(String, Named)>, key: &str, value: Named) {
+    match list.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value,
+        None => list.push((key.to_string(), value)),
+    }
+}
+
+/// The named special tokens as `_special_tokens_map` holds them (the seven of
+/// [`SPECIAL_ATTRS`] first, then with `model_specific` the model-specific ones) and the extra
+/// special tokens.
+///
+/// The seven come from tokenizer_config (special_tokens_map.json over it when the decoder
+/// came from the legacy files) over the class's defaults. transformers 5 makes every other
+/// `*_token` key whose value is a string or an AddedToken, and every entry of a dict-form
+/// `extra_special_tokens`, a named special token too: first the AddedToken-valued keys (and
+/// with the legacy files special_tokens_map.json's `*_token` keys), then the string-valued
+/// keys in file order, then the dict's entries (a later one replacing an earlier one of the
+/// same name in place, also one of the seven). The extra special tokens are
+/// `extra_special_tokens` when it is a list that is not empty, else
+/// `additional_special_tokens`.
 fn named_specials(
     dir: &Path,
     tc: Option<&Json>,
     class: Option<&TokenizerClass>,
     legacy: bool,
+    model_specific: bool,
 ) -> Result<(Vec<Named>, Vec<Named>), ConvertError> {
     let tc_path = dir.join("tokenizer_config.json");
-    let map = if legacy && dir.join("special_tokens_map.json").is_file() {
-        Some(json::read_json(&dir.join("special_tokens_map.json"))?)
+    let map_path = dir.join("special_tokens_map.json");
+    let map = if legacy && map_path.is_file() {
+        Some(json::read_json(&map_path)?)
     } else {
         None
     };
-    let mut named = Vec::new();
+    let mut named: Vec<(String, Named)> = Vec::new();
     for (i, attr) in SPECIAL_ATTRS.iter().enumerate() {
         let from_map = map.as_ref().and_then(|m| m.get(*attr));
         let from_tc = tc.and_then(|t| t.get(*attr));
@@ -481,22 +613,121 @@ fn named_specials(
                 .map(|d| Named::Text(d.to_string())),
         };
         if let Some(v) = v {
-            named.push(v);
+            named.push((attr.to_string(), v));
         }
     }
-    let mut extra = Vec::new();
-    let list = tc
-        .and_then(|t| t.get("extra_special_tokens"))
-        .filter(|v| v.is_array())
-        .or_else(|| tc.and_then(|t| t.get("additional_special_tokens")));
-    if let Some(Json::Array(a)) = list {
-        for v in a {
-            if let Some(n) = Named::of(v, &tc_path, "extra_special_tokens")? {
-                extra.push(n);
+    let extra_v = tc.and_then(|t| t.get("extra_special_tokens"));
+    let additional = tc.and_then(|t| t.get("additional_special_tokens"));
+    if model_specific {
+        let order = match tc {
+            Some(_) if tc_path.is_file() => json::read_key_order(&tc_path)?,
+            _ => json::KeyOrder::default(),
+        };
+        let value = |k: &str| tc.and_then(|t| t.get(k)).unwrap_or(&Json::Null);
+        let mut auto: Vec<(String, Named)> = Vec::new();
+        for k in order.keys.iter().filter(|k| is_model_key(k)) {
+            if is_token_object(value(k)) {
+                auto.push((k.clone(), Named::Token(token_of(value(k), &tc_path, k)?)));
             }
         }
+        if let Some(m) = &map {
+            for k in json::read_key_order(&map_path)?.keys {
+                let n = match m.get(&k) {
+                    Some(Json::String(s)) if is_model_key(&k) => Named::Text(s.clone()),
+                    Some(Json::Object(o)) if is_model_key(&k) => {
+                        // AddedToken(**value, special=True), "special" dropped first.
+                        let mut o = o.clone();
+                        o.insert("special".into(), Json::Bool(true));
+                        Named::Token(token_of(&Json::Object(o), &map_path, &k)?)
+                    }
+                    _ => continue,
+                };
+                upsert(&mut auto, &k, n);
+            }
+        }
+        let mut explicit: Vec<(String, Named)> = Vec::new();
+        for k in order.keys.iter().filter(|k| is_model_key(k)) {
+            if let Json::String(s) = value(k) {
+                explicit.push((k.clone(), Named::Text(s.clone())));
+            }
+        }
+        if let Some(Json::Object(d)) = extra_v.filter(|v| json::truthy(Some(v))) {
+            for k in order.of("extra_special_tokens") {
+                let v = &d[k];
+                let n = match v {
+                    Json::String(s) => Named::Text(s.clone()),
+                    v if is_token_object(v) => {
+                        Named::Token(token_of(v, &tc_path, "extra_special_tokens")?)
+                    }
+                    other => {
+                        return Err(ConvertError::format(
+                            &tc_path,
+                            None,
+                            format!(
+                                "extra_special_tokens: the special token {k:?} is {other}, \
+                                 not a string or an AddedToken (transformers refuses it)"
+                            ),
+                        ))
+                    }
+                };
+                upsert(&mut explicit, k, n);
+            }
+        }
+        for (k, v) in explicit {
+            upsert(&mut auto, &k, v);
+        }
+        for (k, v) in auto {
+            upsert(&mut named, &k, v);
+        }
     }
-    Ok((named, extra))
+    // additional_special_tokens stands in for an extra_special_tokens that is falsy, and
+    // for a dict-form one (which became named tokens above).
+    let list =
+        if !json::truthy(extra_v) && additional.is_some() || extra_v.is_some_and(Json::is_object) {
+            additional
+        } else {
+            extra_v
+        };
+    let mut extra = Vec::new();
+    match list {
+        None | Some(Json::Null) => {}
+        Some(Json::Array(a)) => {
+            for v in a {
+                if let Some(n) = Named::of(v, &tc_path, "extra_special_tokens")? {
+                    extra.push(n);
+                }
+            }
+        }
+        Some(other) => {
+            return Err(ConvertError::format(
+                &tc_path,
+                None,
+                format!(
+                    "extra_special_tokens is {other}, not a list or a dict of tokens \
+                     (transformers refuses it)"
+                ),
+            ))
+        }
+    }
+    Ok((named.into_iter().map(|(_, n)| n).collect(), extra))
+}
+
+/// `tokenizer.all_special_tokens` of the tokenizer `class` builds for this directory: the
+/// named special tokens (with the class's defaults and the model-specific ones) then the
+/// extra ones, each text once.
+pub(crate) fn all_special_tokens(
+    dir: &Path,
+    tc: Option<&Json>,
+    class: &TokenizerClass,
+) -> Result<Vec<String>, ConvertError> {
+    let (named, extra) = named_specials(dir, tc, Some(class), is_legacy(tc), true)?;
+    let mut out: Vec<String> = Vec::new();
+    for n in named.iter().chain(extra.iter()) {
+        if !out.iter().any(|t| t == n.text()) {
+            out.push(n.text().to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// Replays the added tokens transformers adds to the tokenizer of `class` (see the module
@@ -510,7 +741,7 @@ pub(crate) fn add_configured_tokens(
     file_added: Option<&Json>,
 ) -> Result<(), ConvertError> {
     let (decoder, legacy) = configured_decoder(dir, tc, file_added)?;
-    let (named, extra) = named_specials(dir, tc, Some(class), legacy)?;
+    let (named, extra) = named_specials(dir, tc, Some(class), legacy, true)?;
     let existing: Vec<AddedToken> = {
         let mut v: Vec<(u32, AddedToken)> = tok.get_added_tokens_decoder().into_iter().collect();
         v.sort_by_key(|(id, _)| *id);
