@@ -65,6 +65,7 @@ TOKENIZER = "tokenizers/smollm/tokenizer.json"
 # Other bases: fixture (config.json, tokenizer_config.json, tensors) and tokenizer.json.
 BASES = {
     "spm-hf": {"fixture": "llama-spm", "tokenizer": "tokenizers/spm/tokenizer.json"},
+    "bert": {"fixture": "bert", "tokenizer": "hf/bert/tokenizer.json"},
 }
 
 CLASSES = [
@@ -82,6 +83,7 @@ CLASSES = [
 # TokenizersBackend).
 FEW_CLASSES = ["GPT2Tokenizer", "TokenizersBackend", "Qwen2Tokenizer"]
 HF_CLASSES = ["GPT2Tokenizer", "LlamaTokenizer", "TokenizersBackend", "Qwen2Tokenizer"]
+BERT_CLASSES = ["BertTokenizer", "TokenizersBackend"]
 # The first cases (those before the model-specific ones) run every class in CLASSES.
 ALL_CLASS_CASES = 11
 
@@ -134,6 +136,28 @@ def cases(vocab_text):
                                            "additional_special_tokens": ["<addl>"]}}],
         # The class's own pre-tokenizer (GPT2Tokenizer: ByteLevel with add_prefix_space).
         "prefix-space": [{"tc": {"add_prefix_space": True}}],
+        # transformers refuses a named token that is not a string or an AddedToken.
+        "extra-dict-not-token": [{"tc": {"extra_special_tokens": {"image_token": 5}}}],
+    }
+
+
+BERT_ROOM = {"config": {"vocab_size": 30530}}
+
+
+def bert_cases():
+    """Cases on the "bert" base (WordPiece, 30,522 tokens; no added_tokens_decoder)."""
+    decoder = {str(i): tok(t) for i, t in
+               ((0, "[PAD]"), (100, "[UNK]"), (101, "[CLS]"), (102, "[SEP]"), (103, "[MASK]"))}
+    return {
+        "bert-same": [],
+        "bert-tj-only-new": [BERT_ROOM, {"tj_add": tok("[NEW]", id=30522)}],
+        "bert-tc-decoder": [BERT_ROOM, {"tj_add": tok("[TJ]", id=30522)},
+                            {"tc": {"added_tokens_decoder": {**decoder,
+                                                              "30523": tok("[NEW]")}}}],
+        "bert-tc-decoder-few": [{"tc": {"added_tokens_decoder": {"0": tok("[PAD]")}}}],
+        "bert-model-token": [{"tc": {"image_token": "[unused0]"}}],
+        "bert-lower": [{"tc": {"do_lower_case": False}}],
+        "bert-lower-null": [{"tc": {"do_lower_case": None}}],
     }
 
 
@@ -242,6 +266,8 @@ def main() -> None:
         all_cases[name] = ("smollm", edits, CLASSES if i < ALL_CLASS_CASES else FEW_CLASSES)
     for name, edits in hf_cases(vocab_of("spm-hf")).items():
         all_cases[name] = ("spm-hf", edits, HF_CLASSES)
+    for name, edits in bert_cases().items():
+        all_cases[name] = ("bert", edits, BERT_CLASSES)
     old = {}
     if OUT.is_file() and not ARGS.all and not ARGS.only:
         old = json.loads(OUT.read_text())["cases"]
@@ -278,7 +304,9 @@ def main() -> None:
                         conv.main()
                     entry = {"size": out.stat().st_size, "sha256": sha256(out)}
                     toks, types = read_tokens(out)
-                    entry["past_vocab"] = [[i, toks[i], types[i]] for i in range(n_vocab, len(toks))]
+                    # (padding tokens, type UNUSED, left out)
+                    entry["past_vocab"] = [[i, toks[i], types[i]] for i in range(n_vocab, len(toks))
+                                           if types[i] != 5]
                     entry["changed"] = [[i, toks[i], types[i]] for i in (1, 2, 3, 300, 301)]
                 except BaseException as e:  # noqa: BLE001 - SystemExit and asserts alike
                     entry = {"refused": f"{type(e).__name__}: {e}"[:300]}

@@ -857,8 +857,18 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
             let d = class_case_dir(&work, &golden, case, class);
             let what = format!("{name} / {class}");
             if let Some(refused) = want.get("refused").and_then(Json::as_str) {
-                if refused.contains("'None' is not an instance of 'bool'") {
-                    // GPT2Tokenizer's ByteLevel given `"add_prefix_space": null`.
+                let needle = if refused.contains("'None' is not an instance of 'bool'") {
+                    // GPT2Tokenizer's ByteLevel given `"add_prefix_space": null`, or
+                    // BertTokenizer's normalizer `"do_lower_case": null`.
+                    Some(" is null: ".to_string())
+                } else {
+                    // A named token that is neither a string nor an AddedToken.
+                    refused
+                        .strip_prefix("TypeError: Special token ")
+                        .and_then(|r| r.split(' ').next())
+                        .map(|k| format!("{k:?}"))
+                };
+                if let Some(needle) = needle {
                     let opts = HfOptions {
                         vocab_only: true,
                         ..HfOptions::default()
@@ -868,9 +878,8 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
                         Err(e) => {
                             let msg = e.to_string();
                             assert!(
-                                msg.contains("tokenizer_config.json")
-                                    && msg.contains("add_prefix_space is null"),
-                                "{what}: {msg}"
+                                msg.contains("tokenizer_config.json") && msg.contains(&needle),
+                                "{what}: {needle} not in {msg}"
                             );
                         }
                     }
@@ -883,10 +892,15 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
                 );
                 let config: Json =
                     serde_json::from_slice(&std::fs::read(d.join("config.json")).unwrap()).unwrap();
+                let bert = case.get("base").and_then(Json::as_str) == Some("bert");
                 let req = VocabRequest {
                     dir: &d,
-                    kind: VocabKind::Llama,
-                    arch: "llama",
+                    kind: if bert {
+                        VocabKind::Bert
+                    } else {
+                        VocabKind::Llama
+                    },
+                    arch: if bert { "bert" } else { "llama" },
                     hparams: &config,
                 };
                 match vocab_metadata_report(&req) {

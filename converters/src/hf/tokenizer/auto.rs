@@ -9,17 +9,22 @@
 //!   name, and `LlamaTokenizer` over a ByteLevel tokenizer.json) loads tokenizer.json as it is,
 //!   with its `added_tokens`;
 //! - **rebuilt**: a class with its own pipeline (`GPT2Tokenizer`, `Qwen2Tokenizer`,
-//!   `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only tokenizer.json's
-//!   vocabulary and merges (and its post-processor), and sets its own normalizer,
-//!   pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. Of the pipelines
-//!   only Qwen2Tokenizer's is modelled ([`Pipeline`]); the others keep tokenizer.json's.
+//!   `BertTokenizer`, `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only
+//!   tokenizer.json's vocabulary and merges (and its post-processor), and sets its own
+//!   normalizer, pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. The
+//!   pipelines of Qwen2Tokenizer, GPT2Tokenizer and BertTokenizer are modelled
+//!   ([`Pipeline`]); LlamaTokenizer's Metaspace one is not (tokenizer.json's is kept): the
+//!   reference reaches it only through `_set_vocab_llama_hf`, which does not encode, or for
+//!   a non-ByteLevel BPE without byte fallback on the GPT-2 path.
 //!
 //! Either way the added tokens are then replayed in the same order through the same
 //! `tokenizers` core ([`add_configured_tokens`]): tokenizer_config's `added_tokens_decoder`
 //! (or, when the key is absent, added_tokens.json and tokenizer.json's `added_tokens`) in id
 //! order, skipping tokens the tokenizer already holds with the same flags, then the named
-//! special tokens (`bos_token` … `mask_token`, with the class's defaults) and the extra special
-//! tokens that are not yet added tokens. The ids written in the files are not kept: a token
+//! special tokens (`bos_token` … `mask_token`, with the class's defaults; then the
+//! model-specific ones: other `*_token` keys such as `image_token`, and the entries of a
+//! dict-form `extra_special_tokens`) and the extra special tokens that are not yet added
+//! tokens. The ids written in the files are not kept: a token
 //! whose text is in the vocabulary takes that id, any other the next free one.
 //!
 //! Everything that depends on the class is in [`CLASSES`]; classes not listed there keep the
@@ -50,6 +55,11 @@ pub(crate) enum Pipeline {
     /// Qwen2: NFC, Split on the Qwen2 regex then ByteLevel without its regex; ByteLevel
     /// decoder; BPE without unk, prefixes or byte fallback.
     Qwen2,
+    /// BERT: BertNormalizer (`do_lower_case`, `tokenize_chinese_chars`, `strip_accents` of
+    /// tokenizer_config), BertPreTokenizer, WordPiece decoder and model (`##`, the unk
+    /// token's text, 100 characters a word); after the added tokens, a `[CLS] $A [SEP]`
+    /// template with the ids of the cls and sep tokens ([`finish`]).
+    Bert,
     /// GPT-2: no normalizer, ByteLevel with the GPT-2 regex (`add_prefix_space` from
     /// tokenizer_config, default false); ByteLevel decoder; BPE without unk, prefixes or byte
     /// fallback.
@@ -102,6 +112,20 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
         readds_specials: false,
     },
     TokenizerClass {
+        name: "BertTokenizer",
+        build: Build::Rebuilt(Pipeline::Bert),
+        defaults: [
+            None,
+            None,
+            Some("[UNK]"),
+            Some("[SEP]"),
+            Some("[PAD]"),
+            Some("[CLS]"),
+            Some("[MASK]"),
+        ],
+        readds_specials: false,
+    },
+    TokenizerClass {
         name: "Qwen2Tokenizer",
         build: Build::Rebuilt(Pipeline::Qwen2),
         defaults: [None, EOT, EOT, None, EOT, None, None],
@@ -126,7 +150,6 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
 /// Real transformers classes with their own pipeline that are not modelled in [`CLASSES`]:
 /// for these tokenizer.json is read as it is (the behaviour before this table).
 const UNMODELLED: &[&str] = &[
-    "BertTokenizer",
     "CodeGenTokenizer",
     "CohereTokenizer",
     "GemmaTokenizer",
@@ -346,6 +369,29 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
             j["decoder"] = byte_level(true, true);
             bpe_model(&mut j);
         }
+        Pipeline::Bert => {
+            let flag = |k: &str, d: bool| {
+                tc.and_then(|t| t.get(k))
+                    .and_then(Json::as_bool)
+                    .unwrap_or(d)
+            };
+            let strip = tc
+                .and_then(|t| t.get("strip_accents"))
+                .and_then(Json::as_bool)
+                .map_or(Json::Null, Json::Bool);
+            j["normalizer"] = serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+                "handle_chinese_chars": flag("tokenize_chinese_chars", true),
+                "strip_accents": strip, "lowercase": flag("do_lower_case", true)});
+            j["pre_tokenizer"] = serde_json::json!({"type": "BertPreTokenizer"});
+            j["decoder"] =
+                serde_json::json!({"type": "WordPiece", "prefix": "##", "cleanup": true});
+            let unk = named_text(tc, "unk_token").unwrap_or_else(|| "[UNK]".to_string());
+            if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
+                m.insert("unk_token".into(), Json::from(unk));
+                m.insert("continuing_subword_prefix".into(), Json::from("##"));
+                m.insert("max_input_chars_per_word".into(), Json::from(100));
+            }
+        }
         Pipeline::Gpt2 => {
             j["normalizer"] = Json::Null;
             j["pre_tokenizer"] = byte_level(add_prefix_space, true);
@@ -361,7 +407,8 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
 /// (without copying the vocabulary: only the fields the rebuild sets are saved and put back).
 pub(crate) fn rebuilt_text(j: &mut Json, pipeline: Pipeline, tc: Option<&Json>) -> String {
     const TOP: [&str; 4] = ["added_tokens", "normalizer", "pre_tokenizer", "decoder"];
-    const MODEL: [&str; 7] = [
+    const MODEL: [&str; 8] = [
+        "max_input_chars_per_word",
         "dropout",
         "unk_token",
         "continuing_subword_prefix",
@@ -411,8 +458,29 @@ impl Pipeline {
         let refused = match self {
             Pipeline::Gpt2 => v.is_some_and(|v| !v.is_boolean()),
             Pipeline::Qwen2 => v.is_some_and(|v| !v.is_boolean() && !v.is_null()),
-            Pipeline::FromFile => false,
+            Pipeline::Bert | Pipeline::FromFile => false,
         };
+        if self == Pipeline::Bert {
+            // BertNormalizer's flags are bools (strip_accents may be null).
+            for (k, null_ok) in [
+                ("do_lower_case", false),
+                ("tokenize_chinese_chars", false),
+                ("strip_accents", true),
+            ] {
+                let v = tc.and_then(|t| t.get(k));
+                if v.is_some_and(|v| !(v.is_boolean() || null_ok && v.is_null())) {
+                    return Err(ConvertError::format(
+                        dir.join("tokenizer_config.json"),
+                        None,
+                        format!(
+                            "{k} is {}: BertTokenizer's normalizer takes only true or false \
+                             (transformers refuses it)",
+                            v.unwrap_or(&Json::Null)
+                        ),
+                    ));
+                }
+            }
+        }
         if refused {
             return Err(ConvertError::format(
                 dir.join("tokenizer_config.json"),
@@ -433,8 +501,63 @@ impl Pipeline {
     /// reference's) keeps describing the file for a GPT-2 rebuild, as before the rebuild was
     /// modelled.
     pub(crate) fn reads_file_json(self) -> bool {
-        matches!(self, Pipeline::Gpt2 | Pipeline::FromFile)
+        matches!(self, Pipeline::Gpt2 | Pipeline::Bert | Pipeline::FromFile)
     }
+}
+
+/// The text of a named token in tokenizer_config (a string, or an AddedToken's content).
+fn named_text(tc: Option<&Json>, attr: &str) -> Option<String> {
+    match tc.and_then(|t| t.get(attr))? {
+        Json::String(s) => Some(s.clone()),
+        v @ Json::Object(_) => v.get("content").and_then(Json::as_str).map(str::to_string),
+        _ => None,
+    }
+}
+
+/// What the class's constructor does after its added tokens: BertTokenizer sets a
+/// `[CLS] $A [SEP]` template (`$A $B` pairs) with the ids the cls and sep tokens have then
+/// (`None` when one is null, 2 and 3 when the text has no id and there is no unk token).
+pub(crate) fn finish(
+    tok: &mut tokenizers::Tokenizer,
+    class: &TokenizerClass,
+    dir: &Path,
+    tc: Option<&Json>,
+) -> Result<(), ConvertError> {
+    if class.build != Build::Rebuilt(Pipeline::Bert) {
+        return Ok(());
+    }
+    let unk = named_text(tc, "unk_token").unwrap_or_else(|| "[UNK]".to_string());
+    // (text, id): a null token is "None" with the default id.
+    let token = |attr: &str, default: &str, default_id: u32| -> (String, u32) {
+        if tc.and_then(|t| t.get(attr)).is_some_and(Json::is_null) {
+            return ("None".to_string(), default_id);
+        }
+        let t = named_text(tc, attr).unwrap_or_else(|| default.to_string());
+        let id = tok
+            .token_to_id(&t)
+            .or_else(|| tok.token_to_id(&unk))
+            .unwrap_or(default_id);
+        (t, id)
+    };
+    let (cls, cls_id) = token("cls_token", "[CLS]", 2);
+    let (sep, sep_id) = token("sep_token", "[SEP]", 3);
+    let err = |e: String| {
+        ConvertError::format(
+            dir.join("tokenizer_config.json"),
+            None,
+            format!("BertTokenizer's template: {e}"),
+        )
+    };
+    let template = tokenizers::processors::template::TemplateProcessing::builder()
+        .try_single(format!("{cls}:0 $A:0 {sep}:0"))
+        .map_err(|e| err(e.to_string()))?
+        .try_pair(format!("{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1"))
+        .map_err(|e| err(e.to_string()))?
+        .special_tokens(vec![(cls.clone(), cls_id), (sep.clone(), sep_id)])
+        .build()
+        .map_err(|e| err(e.to_string()))?;
+    tok.with_post_processor(Some(template));
+    Ok(())
 }
 
 /// An added token as transformers' `AddedToken(**entry)` reads it: a missing `special` is

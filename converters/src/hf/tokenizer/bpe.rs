@@ -82,6 +82,7 @@ impl HfTokenizer {
                 tok.with_padding(None);
                 if let Some(class) = class {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
+                    auto::finish(&mut tok, class, dir, tc)?;
                 }
                 Ok(tok)
             })?;
