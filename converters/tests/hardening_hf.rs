@@ -737,17 +737,23 @@ fn added_tokens_past_the_vocabulary_as_the_reference() {
     }
 }
 
-/// One case of testdata/golden/added-tokens/classes.json: the llama-bpe fixture's config.json
-/// and tokenizer_config.json with the shared smollm tokenizer.json, `tokenizer_class` set to
-/// `class` ("none" removes it), then the case's edits (the generator's format, see
-/// conformance/make_added_token_class_golden.py).
-fn class_case_dir(work: &Path, golden: &Json, edits: &Json, class: &str) -> PathBuf {
+/// One case of testdata/golden/added-tokens/classes.json: its base's fixture's config.json
+/// and tokenizer_config.json with the base's shared tokenizer.json (by default the llama-bpe
+/// fixture's with the smollm tokenizer.json; a case may name another of the golden's
+/// `bases`), `tokenizer_class` set to `class` ("none" removes it), then the case's edits (the
+/// generator's format, see conformance/make_added_token_class_golden.py).
+fn class_case_dir(work: &Path, golden: &Json, case: &Json, class: &str) -> PathBuf {
+    let edits = &case["edits"];
     let d = work.join("model");
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    let fixture = support::fixture(golden["fixture"].as_str().unwrap());
+    let base = match case.get("base").and_then(Json::as_str) {
+        Some(b) => &golden["bases"][b],
+        None => golden,
+    };
+    let fixture = support::fixture(base["fixture"].as_str().unwrap());
     let read = |p: &Path| -> Json { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
-    let mut tj = read(&testdata(golden["tokenizer"].as_str().unwrap()));
+    let mut tj = read(&testdata(base["tokenizer"].as_str().unwrap()));
     let mut tc = read(&fixture.join("tokenizer_config.json"));
     let mut cf = read(&fixture.join("config.json"));
     match class {
@@ -756,6 +762,9 @@ fn class_case_dir(work: &Path, golden: &Json, edits: &Json, class: &str) -> Path
         }
         c => tc["tokenizer_class"] = json!(c),
     }
+    // serde_json's objects here are sorted: keys whose order matters are written last, in
+    // the edit's order.
+    let mut tc_tail: Vec<(String, Json)> = Vec::new();
     for e in edits.as_array().unwrap() {
         let (op, arg) = e.as_object().unwrap().iter().next().unwrap();
         match op.as_str() {
@@ -774,6 +783,17 @@ fn class_case_dir(work: &Path, golden: &Json, edits: &Json, class: &str) -> Path
                 tc["added_tokens_decoder"][arg[0].as_str().unwrap()][arg[1].as_str().unwrap()] =
                     arg[2].clone()
             }
+            "tc_drop" => {
+                tc.as_object_mut().unwrap().remove(arg.as_str().unwrap());
+            }
+            "tc" if arg.is_array() => {
+                // [[key, value], ...]: new keys in this order, after the others.
+                for kv in arg.as_array().unwrap() {
+                    let k = kv[0].as_str().unwrap().to_string();
+                    tc_tail.retain(|(t, _)| *t != k);
+                    tc_tail.push((k, kv[1].clone()));
+                }
+            }
             "tc" | "config" => {
                 let target = if op == "tc" { &mut tc } else { &mut cf };
                 for (k, v) in arg.as_object().unwrap() {
@@ -784,19 +804,35 @@ fn class_case_dir(work: &Path, golden: &Json, edits: &Json, class: &str) -> Path
         }
     }
     // gguf-convert --vocab-only still reads the checkpoint's tensor list (the reference does
-    // not need one): the fixture's, linked.
-    let st = work.join("model.safetensors");
-    if !st.exists() {
-        std::fs::copy(fixture.join("model.safetensors"), &st).unwrap();
+    // not need one): the fixture's safetensors files (and index), linked.
+    let fixture_name = fixture.file_name().unwrap().to_string_lossy().to_string();
+    for e in std::fs::read_dir(&fixture).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        if !(name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json")) {
+            continue;
+        }
+        let st = work.join(format!("{fixture_name}-{name}"));
+        if !st.exists() {
+            std::fs::copy(fixture.join(&name), &st).unwrap();
+        }
+        std::fs::hard_link(&st, d.join(&name))
+            .or_else(|_| std::fs::copy(&st, d.join(&name)).map(|_| ()))
+            .unwrap();
     }
-    std::fs::hard_link(&st, d.join("model.safetensors"))
-        .or_else(|_| std::fs::copy(&st, d.join("model.safetensors")).map(|_| ()))
-        .unwrap();
-    for (name, j) in [
-        ("tokenizer.json", &tj),
-        ("tokenizer_config.json", &tc),
-        ("config.json", &cf),
-    ] {
+    for (k, _) in &tc_tail {
+        tc.as_object_mut().unwrap().remove(k);
+    }
+    let mut tc_text = serde_json::to_string(&tc).unwrap();
+    tc_text.pop(); // the closing brace
+    for (k, v) in &tc_tail {
+        if !tc_text.ends_with('{') {
+            tc_text.push(',');
+        }
+        tc_text += &format!("{}:{}", json!(k), v);
+    }
+    tc_text.push('}');
+    std::fs::write(d.join("tokenizer_config.json"), tc_text).unwrap();
+    for (name, j) in [("tokenizer.json", &tj), ("config.json", &cf)] {
         std::fs::write(d.join(name), serde_json::to_vec(j).unwrap()).unwrap();
     }
     d
@@ -818,19 +854,53 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
     let mut failures = Vec::new();
     for (name, case) in cases {
         for (class, want) in case["classes"].as_object().unwrap() {
-            let d = class_case_dir(&work, &golden, &case["edits"], class);
+            let d = class_case_dir(&work, &golden, case, class);
             let what = format!("{name} / {class}");
             if let Some(refused) = want.get("refused").and_then(Json::as_str) {
+                let needle = if refused.contains("'None' is not an instance of 'bool'") {
+                    // GPT2Tokenizer's ByteLevel given `"add_prefix_space": null`, or
+                    // BertTokenizer's normalizer `"do_lower_case": null`.
+                    Some(" is null: ".to_string())
+                } else {
+                    // A named token that is neither a string nor an AddedToken.
+                    refused
+                        .strip_prefix("TypeError: Special token ")
+                        .and_then(|r| r.split(' ').next())
+                        .map(|k| format!("{k:?}"))
+                };
+                if let Some(needle) = needle {
+                    let opts = HfOptions {
+                        vocab_only: true,
+                        ..HfOptions::default()
+                    };
+                    match read_hf_dir(&d, &opts) {
+                        Ok(_) => failures.push(format!("{what}: accepted, the reference refuses")),
+                        Err(e) => {
+                            let msg = e.to_string();
+                            assert!(
+                                msg.contains("tokenizer_config.json") && msg.contains(&needle),
+                                "{what}: {needle} not in {msg}"
+                            );
+                        }
+                    }
+                    checked += 1;
+                    continue;
+                }
                 assert!(
                     refused.contains("pre-tokenizer was not recognized"),
                     "{what}: a refusal this test does not know: {refused}"
                 );
                 let config: Json =
                     serde_json::from_slice(&std::fs::read(d.join("config.json")).unwrap()).unwrap();
+                let bert = case.get("base").and_then(Json::as_str) == Some("bert");
                 let req = VocabRequest {
                     dir: &d,
-                    kind: VocabKind::Llama,
-                    arch: "llama",
+                    kind: if bert {
+                        VocabKind::Bert
+                    } else {
+                        VocabKind::Llama
+                    },
+                    arch: if bert { "bert" } else { "llama" },
                     hparams: &config,
                 };
                 match vocab_metadata_report(&req) {
@@ -903,5 +973,5 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 80, "{checked}");
+    assert!(checked >= 150, "{checked}");
 }

@@ -9,17 +9,22 @@
 //!   name, and `LlamaTokenizer` over a ByteLevel tokenizer.json) loads tokenizer.json as it is,
 //!   with its `added_tokens`;
 //! - **rebuilt**: a class with its own pipeline (`GPT2Tokenizer`, `Qwen2Tokenizer`,
-//!   `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only tokenizer.json's
-//!   vocabulary and merges (and its post-processor), and sets its own normalizer,
-//!   pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. Of the pipelines
-//!   only Qwen2Tokenizer's is modelled ([`Pipeline`]); the others keep tokenizer.json's.
+//!   `BertTokenizer`, `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only
+//!   tokenizer.json's vocabulary and merges (and its post-processor), and sets its own
+//!   normalizer, pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. The
+//!   pipelines of Qwen2Tokenizer, GPT2Tokenizer and BertTokenizer are modelled
+//!   ([`Pipeline`]); LlamaTokenizer's Metaspace one is not (tokenizer.json's is kept): the
+//!   reference reaches it only through `_set_vocab_llama_hf`, which does not encode, or for
+//!   a non-ByteLevel BPE without byte fallback on the GPT-2 path.
 //!
 //! Either way the added tokens are then replayed in the same order through the same
 //! `tokenizers` core ([`add_configured_tokens`]): tokenizer_config's `added_tokens_decoder`
 //! (or, when the key is absent, added_tokens.json and tokenizer.json's `added_tokens`) in id
 //! order, skipping tokens the tokenizer already holds with the same flags, then the named
-//! special tokens (`bos_token` … `mask_token`, with the class's defaults) and the extra special
-//! tokens that are not yet added tokens. The ids written in the files are not kept: a token
+//! special tokens (`bos_token` … `mask_token`, with the class's defaults; then the
+//! model-specific ones: other `*_token` keys such as `image_token`, and the entries of a
+//! dict-form `extra_special_tokens`) and the extra special tokens that are not yet added
+//! tokens. The ids written in the files are not kept: a token
 //! whose text is in the vocabulary takes that id, any other the next free one.
 //!
 //! Everything that depends on the class is in [`CLASSES`]; classes not listed there keep the
@@ -50,6 +55,15 @@ pub(crate) enum Pipeline {
     /// Qwen2: NFC, Split on the Qwen2 regex then ByteLevel without its regex; ByteLevel
     /// decoder; BPE without unk, prefixes or byte fallback.
     Qwen2,
+    /// BERT: BertNormalizer (`do_lower_case`, `tokenize_chinese_chars`, `strip_accents` of
+    /// tokenizer_config), BertPreTokenizer, WordPiece decoder and model (`##`, the unk
+    /// token's text, 100 characters a word); after the added tokens, a `[CLS] $A [SEP]`
+    /// template with the ids of the cls and sep tokens ([`finish`]).
+    Bert,
+    /// GPT-2: no normalizer, ByteLevel with the GPT-2 regex (`add_prefix_space` from
+    /// tokenizer_config, default false); ByteLevel decoder; BPE without unk, prefixes or byte
+    /// fallback.
+    Gpt2,
     /// A pipeline not modelled here: tokenizer.json's is kept (only its added tokens are
     /// dropped).
     FromFile,
@@ -93,11 +107,22 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
     },
     TokenizerClass {
         name: "GPT2Tokenizer",
-        // Its own pipeline is a plain ByteLevel one; tokenizer.json's is kept so that the
-        // structure fallback of the pre-tokenizer detection still sees the file's (for the
-        // smollm vocabularies the chkhsh is the same either way).
-        build: Build::Rebuilt(Pipeline::FromFile),
+        build: Build::Rebuilt(Pipeline::Gpt2),
         defaults: [EOT, EOT, EOT, None, None, None, None],
+        readds_specials: false,
+    },
+    TokenizerClass {
+        name: "BertTokenizer",
+        build: Build::Rebuilt(Pipeline::Bert),
+        defaults: [
+            None,
+            None,
+            Some("[UNK]"),
+            Some("[SEP]"),
+            Some("[PAD]"),
+            Some("[CLS]"),
+            Some("[MASK]"),
+        ],
         readds_specials: false,
     },
     TokenizerClass {
@@ -125,7 +150,6 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
 /// Real transformers classes with their own pipeline that are not modelled in [`CLASSES`]:
 /// for these tokenizer.json is read as it is (the behaviour before this table).
 const UNMODELLED: &[&str] = &[
-    "BertTokenizer",
     "CodeGenTokenizer",
     "CohereTokenizer",
     "GemmaTokenizer",
@@ -322,13 +346,17 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
     };
     let bpe_model = |j: &mut Json| {
         if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
-            m.insert("dropout".into(), Json::Null);
-            m.insert("unk_token".into(), Json::Null);
-            m.insert("continuing_subword_prefix".into(), Json::from(""));
-            m.insert("end_of_word_suffix".into(), Json::from(""));
-            m.insert("fuse_unk".into(), Json::from(false));
-            m.insert("byte_fallback".into(), Json::from(false));
-            m.insert("ignore_merges".into(), Json::from(false));
+            for (k, v) in [
+                ("dropout", Json::Null),
+                ("unk_token", Json::Null),
+                ("continuing_subword_prefix", Json::from("")),
+                ("end_of_word_suffix", Json::from("")),
+                ("fuse_unk", Json::from(false)),
+                ("byte_fallback", Json::from(false)),
+                ("ignore_merges", Json::from(false)),
+            ] {
+                m.insert(k.into(), v);
+            }
         }
     };
     match pipeline {
@@ -341,9 +369,195 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
             j["decoder"] = byte_level(true, true);
             bpe_model(&mut j);
         }
+        Pipeline::Bert => {
+            let flag = |k: &str, d: bool| {
+                tc.and_then(|t| t.get(k))
+                    .and_then(Json::as_bool)
+                    .unwrap_or(d)
+            };
+            let strip = tc
+                .and_then(|t| t.get("strip_accents"))
+                .and_then(Json::as_bool)
+                .map_or(Json::Null, Json::Bool);
+            j["normalizer"] = serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+                "handle_chinese_chars": flag("tokenize_chinese_chars", true),
+                "strip_accents": strip, "lowercase": flag("do_lower_case", true)});
+            j["pre_tokenizer"] = serde_json::json!({"type": "BertPreTokenizer"});
+            j["decoder"] =
+                serde_json::json!({"type": "WordPiece", "prefix": "##", "cleanup": true});
+            let unk = named_text(tc, "unk_token").unwrap_or_else(|| "[UNK]".to_string());
+            if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
+                m.insert("unk_token".into(), Json::from(unk));
+                m.insert("continuing_subword_prefix".into(), Json::from("##"));
+                m.insert("max_input_chars_per_word".into(), Json::from(100));
+            }
+        }
+        Pipeline::Gpt2 => {
+            j["normalizer"] = Json::Null;
+            j["pre_tokenizer"] = byte_level(add_prefix_space, true);
+            j["decoder"] = byte_level(true, true);
+            bpe_model(&mut j);
+        }
         Pipeline::FromFile => {}
     }
     j
+}
+
+/// The rebuilt class's tokenizer.json as text ([`rebuilt_json`]), leaving `j` as it was
+/// (without copying the vocabulary: only the fields the rebuild sets are saved and put back).
+pub(crate) fn rebuilt_text(j: &mut Json, pipeline: Pipeline, tc: Option<&Json>) -> String {
+    const TOP: [&str; 4] = ["added_tokens", "normalizer", "pre_tokenizer", "decoder"];
+    const MODEL: [&str; 8] = [
+        "max_input_chars_per_word",
+        "dropout",
+        "unk_token",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "fuse_unk",
+        "byte_fallback",
+        "ignore_merges",
+    ];
+    let Some(o) = j.as_object() else {
+        return j.to_string();
+    };
+    let top: Vec<Option<Json>> = TOP.iter().map(|k| o.get(*k).cloned()).collect();
+    let model: Vec<Option<Json>> = MODEL
+        .iter()
+        .map(|k| j.get("model").and_then(|m| m.get(*k)).cloned())
+        .collect();
+    let rebuilt = rebuilt_json(std::mem::take(j), pipeline, tc);
+    let text = rebuilt.to_string();
+    *j = rebuilt;
+    let put = |o: &mut serde_json::Map<String, Json>, k: &str, v: Option<Json>| match v {
+        Some(v) => {
+            o.insert(k.to_string(), v);
+        }
+        None => {
+            o.remove(k);
+        }
+    };
+    if let Some(o) = j.as_object_mut() {
+        for (k, v) in TOP.iter().zip(top) {
+            put(o, k, v);
+        }
+        if let Some(m) = o.get_mut("model").and_then(Json::as_object_mut) {
+            for (k, v) in MODEL.iter().zip(model) {
+                put(m, k, v);
+            }
+        }
+    }
+    text
+}
+
+impl Pipeline {
+    /// Refuses the tokenizer_config values the class's constructor refuses: GPT2Tokenizer
+    /// passes `add_prefix_space` as written to the `tokenizers` ByteLevel pre-tokenizer, which
+    /// takes only a bool (so a `null` is refused); Qwen2Tokenizer reads a `null` as false.
+    pub(crate) fn check_config(self, dir: &Path, tc: Option<&Json>) -> Result<(), ConvertError> {
+        let v = tc.and_then(|t| t.get("add_prefix_space"));
+        let refused = match self {
+            Pipeline::Gpt2 => v.is_some_and(|v| !v.is_boolean()),
+            Pipeline::Qwen2 => v.is_some_and(|v| !v.is_boolean() && !v.is_null()),
+            Pipeline::Bert | Pipeline::FromFile => false,
+        };
+        if self == Pipeline::Bert {
+            // BertNormalizer's flags are bools (strip_accents may be null).
+            for (k, null_ok) in [
+                ("do_lower_case", false),
+                ("tokenize_chinese_chars", false),
+                ("strip_accents", true),
+            ] {
+                let v = tc.and_then(|t| t.get(k));
+                if v.is_some_and(|v| !(v.is_boolean() || null_ok && v.is_null())) {
+                    return Err(ConvertError::format(
+                        dir.join("tokenizer_config.json"),
+                        None,
+                        format!(
+                            "{k} is {}: BertTokenizer's normalizer takes only true or false \
+                             (transformers refuses it)",
+                            v.unwrap_or(&Json::Null)
+                        ),
+                    ));
+                }
+            }
+        }
+        if refused {
+            return Err(ConvertError::format(
+                dir.join("tokenizer_config.json"),
+                None,
+                format!(
+                    "add_prefix_space is {}: the tokenizer class's ByteLevel pre-tokenizer \
+                     takes only true or false (transformers refuses it)",
+                    v.unwrap_or(&Json::Null)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the rest of the conversion reads tokenizer.json as written rather than the
+    /// rebuilt pipeline: the chkhsh is always the rebuilt tokenizer's, but the structure
+    /// fallback of the pre-tokenizer detection (which is this project's, not the
+    /// reference's) keeps describing the file for a GPT-2 rebuild, as before the rebuild was
+    /// modelled.
+    pub(crate) fn reads_file_json(self) -> bool {
+        matches!(self, Pipeline::Gpt2 | Pipeline::Bert | Pipeline::FromFile)
+    }
+}
+
+/// The text of a named token in tokenizer_config (a string, or an AddedToken's content).
+fn named_text(tc: Option<&Json>, attr: &str) -> Option<String> {
+    match tc.and_then(|t| t.get(attr))? {
+        Json::String(s) => Some(s.clone()),
+        v @ Json::Object(_) => v.get("content").and_then(Json::as_str).map(str::to_string),
+        _ => None,
+    }
+}
+
+/// What the class's constructor does after its added tokens: BertTokenizer sets a
+/// `[CLS] $A [SEP]` template (`$A $B` pairs) with the ids the cls and sep tokens have then
+/// (`None` when one is null, 2 and 3 when the text has no id and there is no unk token).
+pub(crate) fn finish(
+    tok: &mut tokenizers::Tokenizer,
+    class: &TokenizerClass,
+    dir: &Path,
+    tc: Option<&Json>,
+) -> Result<(), ConvertError> {
+    if class.build != Build::Rebuilt(Pipeline::Bert) {
+        return Ok(());
+    }
+    let unk = named_text(tc, "unk_token").unwrap_or_else(|| "[UNK]".to_string());
+    // (text, id): a null token is "None" with the default id.
+    let token = |attr: &str, default: &str, default_id: u32| -> (String, u32) {
+        if tc.and_then(|t| t.get(attr)).is_some_and(Json::is_null) {
+            return ("None".to_string(), default_id);
+        }
+        let t = named_text(tc, attr).unwrap_or_else(|| default.to_string());
+        let id = tok
+            .token_to_id(&t)
+            .or_else(|| tok.token_to_id(&unk))
+            .unwrap_or(default_id);
+        (t, id)
+    };
+    let (cls, cls_id) = token("cls_token", "[CLS]", 2);
+    let (sep, sep_id) = token("sep_token", "[SEP]", 3);
+    let err = |e: String| {
+        ConvertError::format(
+            dir.join("tokenizer_config.json"),
+            None,
+            format!("BertTokenizer's template: {e}"),
+        )
+    };
+    let template = tokenizers::processors::template::TemplateProcessing::builder()
+        .try_single(format!("{cls}:0 $A:0 {sep}:0"))
+        .map_err(|e| err(e.to_string()))?
+        .try_pair(format!("{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1"))
+        .map_err(|e| err(e.to_string()))?
+        .special_tokens(vec![(cls.clone(), cls_id), (sep.clone(), sep_id)])
+        .build()
+        .map_err(|e| err(e.to_string()))?;
+    tok.with_post_processor(Some(template));
+    Ok(())
 }
 
 /// An added token as transformers' `AddedToken(**entry)` reads it: a missing `special` is
@@ -421,7 +635,7 @@ fn configured_decoder(
         Some(Json::Null) | None => {
             let at = dir.join("added_tokens.json");
             if at.is_file() {
-                let (specials, _) = named_specials(dir, tc, None, true)?;
+                let (specials, _) = named_specials(dir, tc, None, true, false)?;
                 let specials: HashSet<String> =
                     specials.iter().map(|n| n.text().to_string()).collect();
                 if let Json::Object(m) = json::read_json(&at)? {
@@ -455,22 +669,63 @@ fn configured_decoder(
     Ok((out, legacy))
 }
 
-/// The named special tokens in `SPECIAL_ATTRS` order (tokenizer_config's, over the class's
-/// defaults; special_tokens_map.json's over both when the decoder came from the legacy
-/// files) and the extra special tokens.
+/// Whether `from_pretrained` takes the added tokens from the legacy files (tokenizer_config
+/// has no `added_tokens_decoder`, or it is null).
+fn is_legacy(tc: Option<&Json>) -> bool {
+    matches!(
+        tc.and_then(|t| t.get("added_tokens_decoder")),
+        None | Some(Json::Null)
+    )
+}
+
+/// Whether a tokenizer_config key is a model-specific special token's (`image_token`,
+/// `boi_token`, …: any `*_token` key but the seven of [`SPECIAL_ATTRS`]).
+fn is_model_key(k: &str) -> bool {
+    k.ends_with("_token") && !SPECIAL_ATTRS.contains(&k)
+}
+
+/// A serialised `AddedToken` (`{"__type": "AddedToken", …}`), which `from_pretrained`
+/// turns into one.
+fn is_token_object(v: &Json) -> bool {
+    v.get("__type").and_then(Json::as_str) == Some("AddedToken")
+}
+
+/// Sets `key` in an ordered list of named tokens: in place when present, else at the end.
+fn upsert(list: &mut Vec<(String, Named)>, key: &str, value: Named) {
+    match list.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value,
+        None => list.push((key.to_string(), value)),
+    }
+}
+
+/// The named special tokens as `_special_tokens_map` holds them (the seven of
+/// [`SPECIAL_ATTRS`] first, then with `model_specific` the model-specific ones) and the extra
+/// special tokens.
+///
+/// The seven come from tokenizer_config (special_tokens_map.json over it when the decoder
+/// came from the legacy files) over the class's defaults. transformers 5 makes every other
+/// `*_token` key whose value is a string or an AddedToken, and every entry of a dict-form
+/// `extra_special_tokens`, a named special token too: first the AddedToken-valued keys (and
+/// with the legacy files special_tokens_map.json's `*_token` keys), then the string-valued
+/// keys in file order, then the dict's entries (a later one replacing an earlier one of the
+/// same name in place, also one of the seven). The extra special tokens are
+/// `extra_special_tokens` when it is a list that is not empty, else
+/// `additional_special_tokens`.
 fn named_specials(
     dir: &Path,
     tc: Option<&Json>,
     class: Option<&TokenizerClass>,
     legacy: bool,
+    model_specific: bool,
 ) -> Result<(Vec<Named>, Vec<Named>), ConvertError> {
     let tc_path = dir.join("tokenizer_config.json");
-    let map = if legacy && dir.join("special_tokens_map.json").is_file() {
-        Some(json::read_json(&dir.join("special_tokens_map.json"))?)
+    let map_path = dir.join("special_tokens_map.json");
+    let map = if legacy && map_path.is_file() {
+        Some(json::read_json(&map_path)?)
     } else {
         None
     };
-    let mut named = Vec::new();
+    let mut named: Vec<(String, Named)> = Vec::new();
     for (i, attr) in SPECIAL_ATTRS.iter().enumerate() {
         let from_map = map.as_ref().and_then(|m| m.get(*attr));
         let from_tc = tc.and_then(|t| t.get(*attr));
@@ -481,22 +736,121 @@ fn named_specials(
                 .map(|d| Named::Text(d.to_string())),
         };
         if let Some(v) = v {
-            named.push(v);
+            named.push((attr.to_string(), v));
         }
     }
-    let mut extra = Vec::new();
-    let list = tc
-        .and_then(|t| t.get("extra_special_tokens"))
-        .filter(|v| v.is_array())
-        .or_else(|| tc.and_then(|t| t.get("additional_special_tokens")));
-    if let Some(Json::Array(a)) = list {
-        for v in a {
-            if let Some(n) = Named::of(v, &tc_path, "extra_special_tokens")? {
-                extra.push(n);
+    let extra_v = tc.and_then(|t| t.get("extra_special_tokens"));
+    let additional = tc.and_then(|t| t.get("additional_special_tokens"));
+    if model_specific {
+        let order = match tc {
+            Some(_) if tc_path.is_file() => json::read_key_order(&tc_path)?,
+            _ => json::KeyOrder::default(),
+        };
+        let value = |k: &str| tc.and_then(|t| t.get(k)).unwrap_or(&Json::Null);
+        let mut auto: Vec<(String, Named)> = Vec::new();
+        for k in order.keys.iter().filter(|k| is_model_key(k)) {
+            if is_token_object(value(k)) {
+                auto.push((k.clone(), Named::Token(token_of(value(k), &tc_path, k)?)));
             }
         }
+        if let Some(m) = &map {
+            for k in json::read_key_order(&map_path)?.keys {
+                let n = match m.get(&k) {
+                    Some(Json::String(s)) if is_model_key(&k) => Named::Text(s.clone()),
+                    Some(Json::Object(o)) if is_model_key(&k) => {
+                        // AddedToken(**value, special=True), "special" dropped first.
+                        let mut o = o.clone();
+                        o.insert("special".into(), Json::Bool(true));
+                        Named::Token(token_of(&Json::Object(o), &map_path, &k)?)
+                    }
+                    _ => continue,
+                };
+                upsert(&mut auto, &k, n);
+            }
+        }
+        let mut explicit: Vec<(String, Named)> = Vec::new();
+        for k in order.keys.iter().filter(|k| is_model_key(k)) {
+            if let Json::String(s) = value(k) {
+                explicit.push((k.clone(), Named::Text(s.clone())));
+            }
+        }
+        if let Some(Json::Object(d)) = extra_v.filter(|v| json::truthy(Some(v))) {
+            for k in order.of("extra_special_tokens") {
+                let v = &d[k];
+                let n = match v {
+                    Json::String(s) => Named::Text(s.clone()),
+                    v if is_token_object(v) => {
+                        Named::Token(token_of(v, &tc_path, "extra_special_tokens")?)
+                    }
+                    other => {
+                        return Err(ConvertError::format(
+                            &tc_path,
+                            None,
+                            format!(
+                                "extra_special_tokens: the special token {k:?} is {other}, \
+                                 not a string or an AddedToken (transformers refuses it)"
+                            ),
+                        ))
+                    }
+                };
+                upsert(&mut explicit, k, n);
+            }
+        }
+        for (k, v) in explicit {
+            upsert(&mut auto, &k, v);
+        }
+        for (k, v) in auto {
+            upsert(&mut named, &k, v);
+        }
     }
-    Ok((named, extra))
+    // additional_special_tokens stands in for an extra_special_tokens that is falsy, and
+    // for a dict-form one (which became named tokens above).
+    let list =
+        if !json::truthy(extra_v) && additional.is_some() || extra_v.is_some_and(Json::is_object) {
+            additional
+        } else {
+            extra_v
+        };
+    let mut extra = Vec::new();
+    match list {
+        None | Some(Json::Null) => {}
+        Some(Json::Array(a)) => {
+            for v in a {
+                if let Some(n) = Named::of(v, &tc_path, "extra_special_tokens")? {
+                    extra.push(n);
+                }
+            }
+        }
+        Some(other) => {
+            return Err(ConvertError::format(
+                &tc_path,
+                None,
+                format!(
+                    "extra_special_tokens is {other}, not a list or a dict of tokens \
+                     (transformers refuses it)"
+                ),
+            ))
+        }
+    }
+    Ok((named.into_iter().map(|(_, n)| n).collect(), extra))
+}
+
+/// `tokenizer.all_special_tokens` of the tokenizer `class` builds for this directory: the
+/// named special tokens (with the class's defaults and the model-specific ones) then the
+/// extra ones, each text once.
+pub(crate) fn all_special_tokens(
+    dir: &Path,
+    tc: Option<&Json>,
+    class: &TokenizerClass,
+) -> Result<Vec<String>, ConvertError> {
+    let (named, extra) = named_specials(dir, tc, Some(class), is_legacy(tc), true)?;
+    let mut out: Vec<String> = Vec::new();
+    for n in named.iter().chain(extra.iter()) {
+        if !out.iter().any(|t| t == n.text()) {
+            out.push(n.text().to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// Replays the added tokens transformers adds to the tokenizer of `class` (see the module
@@ -510,7 +864,7 @@ pub(crate) fn add_configured_tokens(
     file_added: Option<&Json>,
 ) -> Result<(), ConvertError> {
     let (decoder, legacy) = configured_decoder(dir, tc, file_added)?;
-    let (named, extra) = named_specials(dir, tc, Some(class), legacy)?;
+    let (named, extra) = named_specials(dir, tc, Some(class), legacy, true)?;
     let existing: Vec<AddedToken> = {
         let mut v: Vec<(u32, AddedToken)> = tok.get_added_tokens_decoder().into_iter().collect();
         v.sort_by_key(|(id, _)| *id);

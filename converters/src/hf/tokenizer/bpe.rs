@@ -27,6 +27,9 @@ pub(crate) struct HfTokenizer {
     pub json: Json,
     /// The file it was read from.
     pub path: PathBuf,
+    /// `all_special_tokens` of the class transformers builds, when that class is modelled
+    /// ([`auto::all_special_tokens`]); else tokenizer_config's are read as before.
+    pub specials: Option<Vec<String>>,
 }
 
 impl HfTokenizer {
@@ -46,8 +49,17 @@ impl HfTokenizer {
                 None
             };
             let class = auto::choose(tc, config.as_ref(), &json);
+            if let Some(auto::Build::Rebuilt(p)) = class.map(|c| c.build) {
+                p.check_config(dir, tc)?;
+            }
             let file_added = json.get("added_tokens").cloned();
             let (json, text) = match class.map(|c| c.build) {
+                Some(auto::Build::Rebuilt(p)) if p.reads_file_json() => {
+                    drop(text);
+                    let mut json = json;
+                    let t = auto::rebuilt_text(&mut json, p, tc);
+                    (json, t)
+                }
                 Some(auto::Build::Rebuilt(p)) => {
                     drop(text);
                     let j = auto::rebuilt_json(json, p, tc);
@@ -70,6 +82,7 @@ impl HfTokenizer {
                 tok.with_padding(None);
                 if let Some(class) = class {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
+                    auto::finish(&mut tok, class, dir, tc)?;
                 }
                 Ok(tok)
             })?;
@@ -79,7 +92,16 @@ impl HfTokenizer {
             if let (Some(a), Some(o)) = (file_added, json.as_object_mut()) {
                 o.insert("added_tokens".into(), a);
             }
-            return Ok(HfTokenizer { tok, json, path });
+            let specials = match class {
+                Some(c) => Some(auto::all_special_tokens(dir, tc, c)?),
+                None => None,
+            };
+            return Ok(HfTokenizer {
+                tok,
+                json,
+                path,
+                specials,
+            });
         }
         let vocab_txt = dir.join("vocab.txt");
         if vocab_txt.is_file() {
@@ -385,7 +407,11 @@ pub(crate) fn llama_hf_vocab(
     added.sort();
     let added_ids: HashSet<u32> = added.iter().map(|(id, _)| *id).collect();
     let mut specials: HashMap<String, u32> = HashMap::new();
-    for t in all_special_tokens(tc) {
+    let named = match &hf.specials {
+        Some(s) => s.clone(),
+        None => all_special_tokens(tc),
+    };
+    for t in named {
         let id = vocab.get(&t).copied().ok_or_else(|| {
             ConvertError::format(
                 &hf.path,

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 
 use crate::ConvertError;
@@ -94,6 +94,108 @@ impl<'de> Deserialize<'de> for Ordered {
     }
 }
 
+/// The key order of a JSON object: its keys in file order (first occurrence), and for each
+/// object-valued key the keys of that object (from its last occurrence, as a Python dict
+/// would hold it). Values are skipped.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct KeyOrder {
+    /// Top-level keys in file order.
+    pub keys: Vec<String>,
+    /// Key → the keys of its object value in file order.
+    pub nested: Vec<(String, Vec<String>)>,
+}
+
+impl KeyOrder {
+    /// The keys of the object under `key`, in file order (empty when it is not an object).
+    pub fn of(&self, key: &str) -> &[String] {
+        self.nested
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+}
+
+/// Reads the key order of a JSON file whose top level is an object.
+pub(crate) fn read_key_order(path: &Path) -> Result<KeyOrder, ConvertError> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| json_error(path, &e))
+}
+
+/// An object's keys in file order, or `None` for any other value.
+struct KeysOf(Option<Vec<String>>);
+
+impl<'de> Deserialize<'de> for KeysOf {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeysOf;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeysOf, A::Error> {
+                let mut keys: Vec<String> = Vec::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    map.next_value::<IgnoredAny>()?;
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+                Ok(KeysOf(Some(keys)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<KeysOf, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(KeysOf(None))
+            }
+            fn visit_unit<E>(self) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KeysOf, E> {
+                Ok(KeysOf(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyOrder {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyOrder;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyOrder, A::Error> {
+                let mut out = KeyOrder::default();
+                while let Some(k) = map.next_key::<String>()? {
+                    let KeysOf(inner) = map.next_value::<KeysOf>()?;
+                    out.nested.retain(|(n, _)| *n != k);
+                    if let Some(inner) = inner {
+                        out.nested.push((k.clone(), inner));
+                    }
+                    if !out.keys.contains(&k) {
+                        out.keys.push(k);
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// `tokenizer_config.json` as far as its key order matters: the `added_tokens_decoder`
 /// object in file order.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -113,6 +215,17 @@ mod tests {
             o.0,
             vec![("b".into(), Json::from(3)), ("a".into(), Json::from(2))]
         );
+    }
+
+    #[test]
+    fn key_order_is_file_order() {
+        let o: KeyOrder = serde_json::from_str(
+            r#"{"b": 1, "x": {"z": 1, "y": [2]}, "a": [], "b": 3, "x": {"w": {}, "v": 0}}"#,
+        )
+        .unwrap();
+        assert_eq!(o.keys, ["b", "x", "a"]);
+        assert_eq!(o.of("x"), ["w", "v"]);
+        assert!(o.of("a").is_empty());
     }
 
     #[test]

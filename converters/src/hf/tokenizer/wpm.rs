@@ -166,6 +166,7 @@ pub(crate) fn bert_from_vocab_txt(
         tok,
         json: tj,
         path: path.to_path_buf(),
+        specials: None,
     })
 }
 
