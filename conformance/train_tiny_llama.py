@@ -20,7 +20,7 @@ one on the CPU in a bounded time:
 
     python conformance/train_tiny_llama.py OUT_DIR [--steps 400] [--threads 2]
 
-(400 steps of 8 x 128 tokens: about 6 CPU-minutes on a 2-core machine.)
+(400 steps of 8 x 128 tokens: about 14 CPU-minutes on a 2-core machine.)
 
 OUT_DIR gets a HuggingFace model directory (config.json, model.safetensors in F32, the
 tokenizer files), train.txt, heldout.txt and train-log.txt (loss curve, held-out perplexity).
