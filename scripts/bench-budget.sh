@@ -13,12 +13,21 @@
 # testdata/golden), a structured copy of it (cli/examples/gen_structured.rs: per-matrix and
 # per-column log-normal scales, outlier columns; its own imatrix from llama-imatrix on the
 # calibration text when the reference tools exist), both also without imatrix (`-plain`:
-# plain squared error), and the qwen3moe fixture (MoE, no imatrix). MODELS="name=path[:imatrix] ..." adds others (e.g. a real model).
+# plain squared error), and the qwen3moe fixture (MoE, no imatrix). MODELS="name=path[:imatrix] ..." replaces these
+# (MODELS="" keeps only the trained model below).
+#
+# A trained model: with TRAIN=1 (default when /work/ref/torchvenv or $TORCH_PY has torch),
+# conformance/train_tiny_llama.py trains the llama-spm shapes on the Python standard library's
+# docstrings and the licence texts (a few CPU-minutes, `nice`), the model is converted to F32,
+# llama-imatrix makes its imatrix on the training text, and `tiny-llama` (with that imatrix)
+# and `tiny-llama-plain` join the models; their KL divergence and perplexity are measured on
+# the held-out text (never trained on), REAL_CHUNKS (200) chunks of 128 tokens.
 #
 # With PERPLEXITY=1 and llama-perplexity available, also the mean KL divergence of each file's
 # next-token distributions from the F32 model's (llama-perplexity, KLD_CHUNKS (60) chunks of 128
-# tokens), for the
-# models in KLD_MODELS (default: llama-spm llama-spm-structured).
+# tokens) and the perplexity of the text, for the models in KLD_MODELS (default: llama-spm
+# llama-spm-structured tiny-llama tiny-llama-plain); with ABSOLUTE=1 also for a third file,
+# ours with --budget-metric absolute.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${1:-/tmp/bench-budget}
@@ -65,7 +74,30 @@ if [[ -x $REF_BIN/llama-imatrix ]]; then
   [[ -f $SIM ]] || "$REF_BIN/llama-imatrix" -m "$structured" -f "$TEXT" -o "$SIM" -c 128 -t 2 \
     >/dev/null 2>&1 || SIM=$IM
 fi
-MODELS=${MODELS:-"llama-spm=$spm:$IM llama-spm-structured=$structured:$SIM llama-spm-plain=$spm llama-spm-structured-plain=$structured$([[ -f $moe ]] && echo " qwen3moe=$moe")"}
+MODELS=${MODELS-"llama-spm=$spm:$IM llama-spm-structured=$structured:$SIM llama-spm-plain=$spm llama-spm-structured-plain=$structured$([[ -f $moe ]] && echo " qwen3moe=$moe")"}
+
+# The trained model (see the top).
+TORCH_PY=${TORCH_PY:-/work/ref/torchvenv/bin/python}
+declare -A KTEXT_OF=() KCHUNKS_OF=()
+if [[ ${TRAIN:-$([[ -x $TORCH_PY ]] && "$TORCH_PY" -c "import torch" 2>/dev/null && echo 1 || echo 0)} == 1 ]]; then
+  TL=$W/tiny-llama
+  grep -qs "^saved" "$TL/train-log.txt" ||
+    nice -n 10 "$TORCH_PY" "$ROOT/conformance/train_tiny_llama.py" "$TL" >"$W/train.log" 2>&1
+  grep -h "perplexity" "$TL/train-log.txt" | sed 's/^/trained model (torch): /'
+  tl=$W/tiny-llama-f32.gguf
+  [[ -f $tl ]] || "$T/gguf-convert" -q "$TL" --outtype f32 --outfile "$tl"
+  TIM=""
+  if [[ -x $REF_BIN/llama-imatrix ]]; then
+    TIM=$W/tiny-llama-imatrix.gguf
+    [[ -f $TIM ]] || "$REF_BIN/llama-imatrix" -m "$tl" -f "$TL/train.txt" -o "$TIM" -c 128 \
+      --chunks "${IMATRIX_CHUNKS:-400}" -t 2 >/dev/null 2>&1 || TIM=""
+  fi
+  MODELS="$MODELS tiny-llama=$tl${TIM:+:$TIM} tiny-llama-plain=$tl"
+  for n in tiny-llama tiny-llama-plain; do
+    KTEXT_OF[$n]=$TL/heldout.txt
+    KCHUNKS_OF[$n]=${REAL_CHUNKS:-200}
+  done
+fi
 
 total() { # FILE SOURCE [IMATRIX] -> the total error compare reports
   local j
@@ -78,14 +110,28 @@ total() { # FILE SOURCE [IMATRIX] -> the total error compare reports
   fi
 }
 
-kld() { # FILE -> mean KLD against the f32 base logits in $base
+kld() { # FILE -> "KLD|PPL|PPL of the base": mean KLD against the f32 logits in $base, perplexities
   # The summary ("Mean    KLD:") is sometimes lost (llama.cpp's log thread is not always
-  # flushed at exit); then the running mean of the last chunk line (5 decimals) is used.
-  "$REF_BIN/llama-perplexity" -m "$1" -f "$KTEXT" --kl-divergence-base "$base" --kl-divergence \
-    -c 128 -b 128 --chunks "$KCHUNKS" -t 2 2>&1 | awk '
+  # flushed at exit): up to 3 runs, then the running means of the last chunk line are used.
+  local out try
+  for try in 1 2 3; do
+    # (to a file: through a pipe the summary is lost more often)
+    "$REF_BIN/llama-perplexity" -m "$1" -f "$ktext" --kl-divergence-base "$base" --kl-divergence \
+      -c 128 -b 128 --chunks "$kchunks" -t 2 >"$W/perplexity.log" 2>&1 || true
+    out=$(cat "$W/perplexity.log")
+    grep -q "^Mean    KLD:" <<<"$out" && break
+  done
+  awk '
       /^Mean    KLD:/ { mean = $3 }
-      $1 ~ /^[0-9]+$/ && $3 == "±" && NF >= 10 { last = $8; chunks = $1 }
-      END { if (mean != "") print mean; else if (last != "") print last " (" chunks " chunks)" }'
+      /^Mean PPL\(Q\) / && $3 == ":" { ppl = $4 }
+      /^Mean PPL\(base\) / && $3 == ":" { bppl = $4 }
+      $1 ~ /^[0-9]+$/ && $3 == "±" && NF >= 10 { last = $8; lppl = $2; chunks = $1 }
+      END {
+        if (mean != "") printf "%s", mean; else if (last != "") printf "%s (%s chunks)", last, chunks
+        printf "|"
+        if (ppl != "") printf "%s", ppl; else if (lppl != "") printf "%s (%s chunks)", lppl, chunks
+        print "|" bppl
+      }' <<<"$out"
 }
 
 echo "reference: $REF_NAME"
@@ -102,11 +148,13 @@ for m in $MODELS; do
   [[ -n $im ]] && imargs=(--imatrix "$im")
   metric=$([[ -n $im ]] && echo "imatrix-weighted" || echo "squared")
   kld_on=0
-  [[ ${PERPLEXITY:-0} == 1 && -x $REF_BIN/llama-perplexity && " ${KLD_MODELS:-llama-spm llama-spm-structured} " == *" $name "* ]] && kld_on=1
+  [[ ${PERPLEXITY:-0} == 1 && -x $REF_BIN/llama-perplexity && " ${KLD_MODELS:-llama-spm llama-spm-structured tiny-llama tiny-llama-plain} " == *" $name "* ]] && kld_on=1
+  ktext=${KTEXT_OF[$name]:-$KTEXT}
+  kchunks=${KCHUNKS_OF[$name]:-$KCHUNKS}
   if [[ $kld_on == 1 ]]; then
     base=$W/$name.kld-base
-    "$REF_BIN/llama-perplexity" -m "$src" -f "$KTEXT" --kl-divergence-base "$base" -c 128 -b 128 --chunks "$KCHUNKS" -t 2 \
-      >/dev/null 2>&1 || true
+    "$REF_BIN/llama-perplexity" -m "$src" -f "$ktext" --kl-divergence-base "$base" -c 128 -b 128 \
+      --chunks "$kchunks" -t 2 >/dev/null 2>&1 || true
   fi
   for mix in Q3_K_M Q4_K_M Q5_K_M; do
     ref=$W/$name-$mix-ref.gguf
@@ -124,7 +172,20 @@ for m in $MODELS; do
     diff=$(awk -v a="$osize" -v b="$size" 'BEGIN { printf "%+.2f%%", 100 * (a - b) / b }')
     echo "| $name | $mix | $metric | $size | $osize | $diff | $e_ref | $e_ours | $ratio | $rratio |"
     if [[ $kld_on == 1 && -f $base ]]; then
-      echo "| $name | $mix | mean KLD vs f32 | | | | $(kld "$ref") | $(kld "$ours") | | |"
+      IFS='|' read -r k_ref p_ref p_base < <(kld "$ref")
+      [[ $mix == Q3_K_M ]] &&
+        echo "| $name | F32 | perplexity ($(basename "$ktext"), $kchunks x 128 tokens) | | | | $p_base | | | |"
+      IFS='|' read -r k_ours p_ours _ < <(kld "$ours")
+      echo "| $name | $mix | mean KLD vs f32 | | | | $k_ref | $k_ours | $(awk -v a="${k_ours%% *}" -v b="${k_ref%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b }') | |"
+      echo "| $name | $mix | perplexity | | | | $p_ref | $p_ours | | |"
+      if [[ ${ABSOLUTE:-0} == 1 ]]; then
+        # The other metric, for the quality figures: ours with --budget-metric absolute.
+        abs=$W/$name-$mix-budget-absolute.gguf
+        "$Q" -q "${imargs[@]}" --budget-metric absolute --target-size "$size" "$src" "$abs"
+        read -r e_abs _ < <(total "$abs" "$src" "$im")
+        IFS='|' read -r k_abs p_abs _ < <(kld "$abs")
+        echo "| $name | $mix | ours --budget-metric absolute: $metric, KLD, perplexity | | $(stat -c %s "$abs") | | | $(printf "%.4g" "$e_abs") | $(awk -v a="$e_abs" -v b="$e_ref" 'BEGIN { printf "%.3f", a / b }') | KLD $k_abs, PPL $p_abs |"
+      fi
     fi
   done
 done

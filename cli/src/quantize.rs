@@ -127,6 +127,10 @@ struct Cli {
     /// share of its output lost; default) or `absolute` (the error as it is).
     #[arg(long, value_name = "METRIC", value_parser = ["relative", "absolute"], default_value = "relative")]
     budget_metric: String,
+    /// Budget mode: the factor a routed expert's error is scaled by (default: the share of
+    /// tokens it sees, expert_used_count / expert_count; 1 weighs it as a dense tensor).
+    #[arg(long, value_name = "W")]
+    budget_expert_weight: Option<f64>,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -263,6 +267,11 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
             "--keep-split cannot be combined with --target-size/--target-bpw"
         )));
     }
+    if let Some(w) = cli.budget_expert_weight {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(usage(anyhow!(budget::BudgetError::BadExpertWeight(w))));
+        }
+    }
     let mut o = BudgetOptions::new(target);
     if let Some(list) = &cli.budget_types {
         o.candidates = list
@@ -273,6 +282,7 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
             .map_err(usage)?;
     }
     o.sample_elements = cli.budget_sample;
+    o.expert_weight = cli.budget_expert_weight;
     o.metric = if cli.budget_metric == "absolute" {
         Metric::Absolute
     } else {

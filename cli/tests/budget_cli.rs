@@ -232,3 +232,91 @@ fn compare_reports_zero_for_a_copy_and_errors_for_a_quant() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
+    let input = conv::golden_gguf("qwen3moe", "convert-f32");
+    let md = ggufkit::gguf::GgufFile::open(&input).unwrap().metadata;
+    let int = |k: &str| md.get(k).and_then(|v| v.as_int()).unwrap() as f64;
+    let share = int("qwen3moe.expert_used_count") / int("qwen3moe.expert_count");
+    assert!(share < 1.0);
+    // One candidate type, so both plans choose the same types and the errors compare.
+    let plan = |extra: &[&str]| {
+        let mut a = vec![
+            "--dry-run",
+            "--json",
+            "--target-bpw",
+            "9",
+            "--budget-types",
+            "q8_0",
+        ];
+        a.extend_from_slice(extra);
+        a.push(s(&input));
+        let j = json(&run(QUANTIZE, &a));
+        j["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| !t["error"].is_null())
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_string(),
+                    t["error"].as_f64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let prior = plan(&[]);
+    let dense = plan(&["--budget-expert-weight", "1"]);
+    assert_eq!(prior.len(), dense.len());
+    let mut experts = 0;
+    for ((name, p), (name2, d)) in prior.iter().zip(&dense) {
+        assert_eq!(name, name2);
+        let want = if name.contains("_exps") {
+            experts += 1;
+            d * share
+        } else {
+            *d
+        };
+        assert!(
+            (p - want).abs() <= 1e-9 * want.abs(),
+            "{name}: {p} vs {want}"
+        );
+    }
+    assert!(experts > 0);
+    // The override is recorded with the metric.
+    let dir = scratch("budget-expert-weight");
+    let out = dir.join("out.gguf");
+    run(
+        QUANTIZE,
+        &[
+            "-q",
+            "--target-bpw",
+            "6",
+            "--budget-expert-weight",
+            "1",
+            s(&input),
+            s(&out),
+        ],
+    );
+    let f = ggufkit::gguf::GgufFile::open(&out).unwrap();
+    assert_eq!(
+        f.metadata.get_str("ggufkit.quantize.metric").ok(),
+        Some("relative squared error (expert weight 1)")
+    );
+    // Not a positive number: a usage error.
+    for bad in ["0", "-1", "nan"] {
+        let o = Command::new(QUANTIZE)
+            .args([
+                "--dry-run",
+                "--target-bpw",
+                "6",
+                "--budget-expert-weight",
+                bad,
+                s(&input),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
+}

@@ -80,6 +80,9 @@ pub struct BudgetOptions {
     pub sample_elements: usize,
     /// What the allocation minimises.
     pub metric: Metric,
+    /// The factor a routed-expert tensor's error is scaled by; `None`: the share of tokens
+    /// an expert sees, `expert_used_count / expert_count` (1 when the model says neither).
+    pub expert_weight: Option<f64>,
 }
 
 /// What the allocation minimises (summed over tensors).
@@ -114,6 +117,7 @@ impl BudgetOptions {
             candidates: DEFAULT_CANDIDATES.to_vec(),
             sample_elements: DEFAULT_SAMPLE_ELEMENTS,
             metric: Metric::Relative,
+            expert_weight: None,
         }
     }
 }
@@ -130,6 +134,9 @@ pub enum BudgetError {
     /// A bits-per-weight target that is not a positive finite number.
     #[error("invalid bits per weight {0}: must be a positive number")]
     BadBpw(f64),
+    /// An expert weight that is not a positive finite number.
+    #[error("invalid expert weight {0}: must be a positive number")]
+    BadExpertWeight(f64),
     /// A base file type that does not quantize.
     #[error("a budget needs a quantized base type, not {0}")]
     BaseNotQuantized(&'static str),
@@ -619,6 +626,11 @@ pub fn plan_budget(
             return Err(BudgetError::BadBpw(b));
         }
     }
+    if let Some(w) = budget.expert_weight {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(BudgetError::BadExpertWeight(w));
+        }
+    }
     if budget.candidates.is_empty() {
         return Err(BudgetError::NoCandidates);
     }
@@ -657,10 +669,10 @@ pub fn plan_budget(
     let arch = md.get_str(keys::general::ARCHITECTURE).unwrap_or("");
     let n_expert = meta_int(md, &format!("{arch}.expert_count")).unwrap_or(0);
     let n_used = meta_int(md, &format!("{arch}.expert_used_count")).unwrap_or(0);
-    let routed_share = if n_expert > 0 && n_used > 0 && n_used <= n_expert {
-        n_used as f64 / n_expert as f64
-    } else {
-        1.0
+    let routed_share = match budget.expert_weight {
+        Some(w) => w,
+        None if n_expert > 0 && n_used > 0 && n_used <= n_expert => n_used as f64 / n_expert as f64,
+        None => 1.0,
     };
 
     // The final metadata (its size does not depend on the types chosen).
@@ -673,10 +685,11 @@ pub fn plan_budget(
             env!("CARGO_PKG_VERSION")
         )),
     );
-    metadata.set_last(
-        keys::ggufkit::METRIC,
-        Value::from(budget.metric.name(weighted)),
-    );
+    let metric = match budget.expert_weight {
+        Some(w) => format!("{} (expert weight {w})", budget.metric.name(weighted)),
+        None => budget.metric.name(weighted).to_string(),
+    };
+    metadata.set_last(keys::ggufkit::METRIC, Value::from(metric));
     let names: Vec<&str> = budget.candidates.iter().map(|t| t.name()).collect();
     metadata.set_last(keys::ggufkit::CANDIDATES, Value::from(names.join(",")));
     let base_layout =
