@@ -32,7 +32,7 @@ fn compare(out: &Path, golden_manifest: &Path) -> Vec<String> {
 
 /// Copies the imatrix files into `dir`, which is used as the working directory so that the
 /// relative name stored in `quantize.imatrix.file` matches llama.cpp's.
-fn workdir(name: &str, imatrix_dir: &Path) -> PathBuf {
+fn workdir(name: &str, imatrix_dir: &Path) -> ggufkit_testsupport::Scratch {
     let dir = scratch(name);
     for f in ["imatrix.gguf", "imatrix.dat"] {
         let src = imatrix_dir.join(f);

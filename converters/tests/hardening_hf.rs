@@ -40,7 +40,7 @@ fn byte_level() -> Json {
     json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})
 }
 
-fn write_dir(tag: &str, files: &[(&str, Vec<u8>)]) -> PathBuf {
+fn write_dir(tag: &str, files: &[(&str, Vec<u8>)]) -> ggufkit_testsupport::Scratch {
     let d = scratch(tag);
     for (name, bytes) in files {
         std::fs::write(d.join(name), bytes).unwrap();
@@ -310,7 +310,7 @@ fn strip_from_the_start_is_accepted() {
 // config.json: sub-configs merge as AutoConfig + TextModel merge them.
 
 /// The qwen2 fixture with its config.json edited by `edit`.
-fn qwen2_with(tag: &str, edit: impl FnOnce(&mut Json)) -> PathBuf {
+fn qwen2_with(tag: &str, edit: impl FnOnce(&mut Json)) -> ggufkit_testsupport::Scratch {
     let src = testdata("hf/qwen2");
     let d = scratch(tag);
     for e in std::fs::read_dir(&src).unwrap() {

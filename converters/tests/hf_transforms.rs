@@ -235,7 +235,8 @@ fn llama3_rope_generates_rope_freqs_first() {
 
 #[test]
 fn model_card_front_matter_feeds_general_metadata() {
-    let d = support::scratch("card").join("qwen2");
+    let card = support::scratch("card");
+    let d = card.join("qwen2");
     std::fs::create_dir_all(&d).unwrap();
     for e in std::fs::read_dir(support::testdata("hf/qwen2"))
         .unwrap()

@@ -874,9 +874,9 @@ fn vocab_dir_must_agree_with_the_file() {
         },
         e => panic!("{e}"),
     }
-    let empty = scratch("metadata-empty");
+    let empty_dir = scratch("metadata-empty");
     let opts = LegacyOptions {
-        vocab_dir: Some(empty),
+        vocab_dir: Some(empty_dir.to_path_buf()),
         ..LegacyOptions::default()
     };
     let e = read_legacy(&testdata("legacy/ggjt-v3-q4_0.bin"), &opts).unwrap_err();

@@ -525,7 +525,7 @@ pub fn f32s(v: &[f32]) -> Vec<u8> {
 }
 
 /// A scratch model directory with `config.json` and the given files.
-pub fn model_dir(tag: &str, config: &str, files: &[(&str, Vec<u8>)]) -> PathBuf {
+pub fn model_dir(tag: &str, config: &str, files: &[(&str, Vec<u8>)]) -> crate::Scratch {
     let d = scratch(tag);
     std::fs::write(d.join("config.json"), config).unwrap();
     for (name, bytes) in files {

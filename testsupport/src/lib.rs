@@ -20,7 +20,7 @@ pub mod golden;
 pub mod legacy;
 pub mod limits;
 pub mod paths;
-pub use paths::{copy_tree, fixture, golden_dir, root, scratch, testdata};
+pub use paths::{copy_tree, fixture, golden_dir, root, scratch, testdata, Scratch};
 pub mod record;
 pub use record::{profile_dir, record};
 

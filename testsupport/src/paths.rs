@@ -208,8 +208,9 @@ pub fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// A fresh scratch directory for one test (named after the crate, the test and the process,
-/// so concurrent test binaries never share one).
-pub fn scratch(name: &str) -> PathBuf {
+/// so concurrent test binaries never share one). It is removed when the value is dropped,
+/// unless the test is panicking (then it is kept for a look at what the run left).
+pub fn scratch(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!(
         "{}-test-{name}-{}",
         env!("CARGO_PKG_NAME"),
@@ -217,7 +218,45 @@ pub fn scratch(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
+}
+
+/// A test's scratch directory ([`scratch`]): derefs to its path, removed on drop.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Copies `testdata/hf/<fixture>` into `<scratch>/<fixture>` (the directory name is the
