@@ -349,6 +349,7 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
             "qwen2a (audio)",
         ),
         ("SmolVLMForConditionalGeneration", "-", "idefics3 (vision)"),
+        ("InternVisionModel", "-", "internvl (vision)"),
     ] {
         let line = text
             .lines()

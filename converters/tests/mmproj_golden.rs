@@ -165,6 +165,7 @@ fixtures! {
     qwen3vlmoe => "qwen3vlmoe",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
+    internvl3 => "internvl3",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
