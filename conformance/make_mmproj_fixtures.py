@@ -256,6 +256,13 @@ FIXTURES = {
     "internvl3": ("InternVLChatModel", "internvl_chat", None, IMAGENET_PRE, "qwen2",
                   ["tokenizer.model", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json"], True),
+    # Ultravox (remote code: UltravoxModel). Built by hand (HAND_BUILT) in the hub layout
+    # (fixie-ai/ultravox-v0_5-llama-3_2-1b): a Whisper encoder and the stacking projector,
+    # no text weights (the text model is loaded from `text_model_id`) and no tokenizer: the
+    # text variants record the reference's refusal.
+    "ultravox": ("UltravoxModel", "ultravox", None,
+                 {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
+                  "sampling_rate": 16000}, None, [], True),
 }
 
 
@@ -361,25 +368,106 @@ def internvl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
     return out
 
 
-def build_internvl(out: Path, seed: int) -> None:
+# Ultravox v0.5: a Whisper encoder (three blocks: `conv1` / `conv2` and the projector's
+# `linear_1` / `linear_2` map through the block table), frames stacked 8 at a time, the
+# projector RMSNorm (ln_pre) -> Linear -> SwiGLU -> RMSNorm (ln_mid, `projector_ln_mid`) ->
+# Linear, no biases.
+ULTRAVOX = dict(d=16, layers=3, heads=2, ffn=24, mel=8, positions=8, stack=8, hidden=64,
+                text_hidden=16)
+
+
+def ultravox_config() -> dict:
+    import transformers
+
+    u = ULTRAVOX
+    audio = transformers.WhisperConfig(
+        d_model=u["d"], encoder_layers=u["layers"], encoder_attention_heads=u["heads"],
+        encoder_ffn_dim=u["ffn"], decoder_layers=1, decoder_attention_heads=u["heads"],
+        decoder_ffn_dim=u["ffn"], num_mel_bins=u["mel"], max_source_positions=u["positions"],
+        vocab_size=64).to_dict()
+    audio["_name_or_path"] = "openai/whisper-large-v3-turbo"
+    audio.pop("transformers_version", None)
+    text = transformers.LlamaConfig(
+        hidden_size=u["text_hidden"], intermediate_size=24, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, vocab_size=1024,
+        max_position_embeddings=256).to_dict()
+    text["_name_or_path"] = "meta-llama/Llama-3.2-1B-Instruct"
+    text["architectures"] = ["LlamaForCausalLM"]
+    text.pop("transformers_version", None)
+    return {
+        "architectures": ["UltravoxModel"], "audio_config": audio,
+        "audio_model_id": "openai/whisper-large-v3-turbo", "audio_token_index": 1000,
+        "auto_map": {"AutoConfig": "ultravox_config.UltravoxConfig",
+                     "AutoModel": "ultravox_model.UltravoxModel",
+                     "AutoProcessor": "ultravox_processing.UltravoxProcessor"},
+        "hidden_size": u["hidden"], "ignore_index": -100, "initializer_range": 0.02,
+        "model_type": "ultravox", "norm_init": 0.4, "pad_token_id": 1002,
+        "projector_act": "swiglu", "projector_ln_mid": True, "stack_factor": u["stack"],
+        "text_config": text, "text_model_id": "meta-llama/Llama-3.2-1B-Instruct",
+        "torch_dtype": "bfloat16", "transformers_version": "4.47.0", "vocab_size": 1024,
+    }
+
+
+def ultravox_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    """name -> (shape, is a norm scale)."""
+    u = ULTRAVOX
+    d, f = u["d"], u["ffn"]
+    out: dict[str, tuple[tuple[int, ...], bool]] = {
+        "audio_tower.conv1.weight": ((d, u["mel"], 3), False),
+        "audio_tower.conv1.bias": ((d,), False),
+        "audio_tower.conv2.weight": ((d, d, 3), False),
+        "audio_tower.conv2.bias": ((d,), False),
+        "audio_tower.embed_positions.weight": ((u["positions"], d), False),
+        "audio_tower.layer_norm.weight": ((d,), True),
+        "audio_tower.layer_norm.bias": ((d,), False),
+        "multi_modal_projector.ln_pre.weight": ((d * u["stack"],), True),
+        "multi_modal_projector.linear_1.weight": ((u["hidden"], d * u["stack"]), False),
+        "multi_modal_projector.ln_mid.weight": ((u["hidden"] // 2,), True),
+        "multi_modal_projector.linear_2.weight": ((u["text_hidden"], u["hidden"] // 2), False),
+    }
+    for i in range(u["layers"]):
+        p = f"audio_tower.layers.{i}."
+        out.update({
+            p + "self_attn.k_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.bias": ((d,), False),
+            p + "self_attn.q_proj.weight": ((d, d), False),
+            p + "self_attn.q_proj.bias": ((d,), False),
+            p + "self_attn.out_proj.weight": ((d, d), False),
+            p + "self_attn.out_proj.bias": ((d,), False),
+            p + "self_attn_layer_norm.weight": ((d,), True),
+            p + "self_attn_layer_norm.bias": ((d,), False),
+            p + "fc1.weight": ((f, d), False), p + "fc1.bias": ((f,), False),
+            p + "fc2.weight": ((d, f), False), p + "fc2.bias": ((d,), False),
+            p + "final_layer_norm.weight": ((d,), True),
+            p + "final_layer_norm.bias": ((d,), False),
+        })
+    return out
+
+
+def build_hand(out: Path, seed: int, spec: dict, config: dict) -> None:
+    """Draws `spec`'s tensors as build() does (sorted names), saves them as bf16 and writes
+    config.json."""
     import numpy as np
     import torch
     from safetensors.torch import save_file
 
     rng = np.random.default_rng(seed)
     tensors = {}
-    spec = internvl_tensors()
     for name in sorted(spec):
         shape, is_norm = spec[name]
         v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
             else 0.02 * rng.standard_normal(shape)
         tensors[name] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
-    (out / "config.json").write_text(json.dumps(internvl_config(), indent=2) + "\n")
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
 # Fixtures of remote-code classes, written without transformers: name -> builder.
-HAND_BUILT = {"internvl3": build_internvl}
+HAND_BUILT = {
+    "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
+    "ultravox": lambda out, seed: build_hand(out, seed, ultravox_tensors(), ultravox_config()),
+}
 
 
 def build(name: str, out: Path, seed: int) -> None:

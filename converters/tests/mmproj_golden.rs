@@ -166,6 +166,7 @@ fixtures! {
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
     internvl3 => "internvl3",
+    ultravox => "ultravox",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

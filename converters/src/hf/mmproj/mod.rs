@@ -121,6 +121,7 @@ pub static ALL: &[&Projector] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &whisper::QWEN2AUDIO,
+    &whisper::ULTRAVOX,
     &internvl::INTERNVL,
 ];
 

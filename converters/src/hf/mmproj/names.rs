@@ -99,6 +99,12 @@ pub enum VTensor {
     AEncFfnDown,
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc,
+    /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
+    AMmproj,
+    /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
+    AMmNormPre,
+    /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
+    AMmNormMid,
 }
 
 impl VTensor {
@@ -148,6 +154,9 @@ impl VTensor {
             AEncFfnUp => "a.blk.{bid}.ffn_up",
             AEncFfnDown => "a.blk.{bid}.ffn_down",
             AMmprojFc => "mm.a.fc",
+            AMmproj => "mm.a.mlp.{bid}",
+            AMmNormPre => "mm.a.norm_pre",
+            AMmNormMid => "mm.a.norm_mid",
         }
     }
 }
@@ -361,6 +370,9 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
     (V::AEncFfnUp, &["audio_tower.layers.{bid}.fc1"]),
     (V::AEncFfnDown, &["audio_tower.layers.{bid}.fc2"]),
     (V::AMmprojFc, &["audio.multi_modal_projector.linear"]), // Qwen2-Audio
+    (V::AMmproj, &["audio.multi_modal_projector.linear_{bid}"]), // Ultravox
+    (V::AMmNormPre, &["audio.multi_modal_projector.ln_pre"]), // Ultravox
+    (V::AMmNormMid, &["audio.multi_modal_projector.ln_mid"]), // Ultravox
 ];
 
 /// The projector name map for `n_blocks` tower blocks (GGUF names map to themselves).
