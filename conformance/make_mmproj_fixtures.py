@@ -113,6 +113,10 @@ BPE_VOCAB = 49152
 BPE = [("tokenizer.json", "../../tokenizers/smollm"), ("tokenizer_config.json", "../qwen3moe"),
        ("special_tokens_map.json", "../qwen3moe")]
 
+IMAGENET_PRE = {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225],
+                "crop_size": 28, "do_center_crop": True, "do_normalize": True,
+                "do_resize": True, "image_processor_type": "CLIPImageProcessor", "size": 28}
+
 QWEN_PRE = {"image_mean": [0.48145466, 0.4578275, 0.40821073],
             "image_std": [0.26862954, 0.26130258, 0.27577711]}
 
@@ -246,6 +250,223 @@ FIXTURES = {
                                           max_source_positions=8),
                         audio_token_index=10, tie_word_embeddings=True),
                    {"feature_size": 8, "sampling_rate": 16000}, None, SPM, True),
+    # InternVL (remote code: InternVLChatModel, not in transformers). Built by hand
+    # (HAND_BUILT): config.json in the hub layout (OpenGVLab/InternVL3-1B), tensors named as
+    # its checkpoint; the text half is Qwen2 with the qwen2 fixture's tokenizer.
+    "internvl3": ("InternVLChatModel", "internvl_chat", None, IMAGENET_PRE, "qwen2",
+                  ["tokenizer.model", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json"], True),
+    # Ultravox (remote code: UltravoxModel). Built by hand (HAND_BUILT) in the hub layout
+    # (fixie-ai/ultravox-v0_5-llama-3_2-1b): a Whisper encoder and the stacking projector,
+    # no text weights (the text model is loaded from `text_model_id`) and no tokenizer: the
+    # text variants record the reference's refusal.
+    "ultravox": ("UltravoxModel", "ultravox", None,
+                 {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
+                  "sampling_rate": 16000}, None, [], True),
+}
+
+
+# InternVL3 in the hub layout: the InternViT tower (`vision_model.`, fused qkv with bias,
+# layer scales ls1 / ls2, class and position embeddings as bare parameters; q/k norms as the
+# 6B tower has them, `qk_normalization`), the pixel-shuffle MLP projector `mlp1.{0,1,3}`
+# (LayerNorm, Linear, GELU, Linear) and the Qwen2 text model under `language_model.`. The
+# tower has four blocks: `mlp1.3` maps through the block table (`mm.model.mlp.{bid}`).
+INTERNVL_VIT = dict(hidden=16, layers=4, heads=2, ffn=32, image=28, patch=7)
+INTERNVL_LLM = dict(hidden=16, layers=1, heads=2, kv_heads=1, ffn=24, vocab=1024)
+
+
+def internvl_config() -> dict:
+    v, t = INTERNVL_VIT, INTERNVL_LLM
+    llm = {
+        "_name_or_path": "./pretrained/Qwen2.5-0.5B-Instruct",
+        "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+        "bos_token_id": 1001, "eos_token_id": 1002, "hidden_act": "silu",
+        "hidden_size": t["hidden"], "initializer_range": 0.02,
+        "intermediate_size": t["ffn"], "max_position_embeddings": 256,
+        "max_window_layers": 21, "model_type": "qwen2",
+        "num_attention_heads": t["heads"], "num_hidden_layers": t["layers"],
+        "num_key_value_heads": t["kv_heads"], "rms_norm_eps": 1e-06,
+        "rope_scaling": None, "rope_theta": 1000000.0, "sliding_window": None,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "transformers_version": "4.37.2", "use_bfloat16": True, "use_cache": False,
+        "use_sliding_window": False, "vocab_size": t["vocab"],
+    }
+    vision = {
+        "architectures": ["InternVisionModel"], "attention_dropout": 0.0,
+        "drop_path_rate": 0.0, "dropout": 0.0, "hidden_act": "gelu",
+        "hidden_size": v["hidden"], "image_size": v["image"], "initializer_factor": 0.1,
+        "initializer_range": 1e-10, "intermediate_size": v["ffn"], "layer_norm_eps": 1e-06,
+        "model_type": "intern_vit_6b", "norm_type": "layer_norm",
+        "num_attention_heads": v["heads"], "num_channels": 3,
+        "num_hidden_layers": v["layers"], "patch_size": v["patch"], "qk_normalization": True,
+        "qkv_bias": True, "torch_dtype": "bfloat16", "transformers_version": "4.37.2",
+        "use_bfloat16": True, "use_flash_attn": False,
+    }
+    return {
+        "architectures": ["InternVLChatModel"],
+        "auto_map": {"AutoConfig": "configuration_internvl_chat.InternVLChatConfig",
+                     "AutoModel": "modeling_internvl_chat.InternVLChatModel",
+                     "AutoModelForCausalLM": "modeling_internvl_chat.InternVLChatModel"},
+        "downsample_ratio": 0.5, "dynamic_image_size": True, "force_image_size": v["image"],
+        "hidden_size": t["hidden"], "image_fold": None, "llm_config": llm,
+        "max_dynamic_patch": 12, "min_dynamic_patch": 1, "model_type": "internvl_chat",
+        "pad2square": False, "ps_version": "v2", "select_layer": -1, "system_message": None,
+        "template": "internvl2_5", "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "transformers_version": None, "use_backbone_lora": 0, "use_llm_lora": 0,
+        "use_thumbnail": True, "vision_config": vision,
+    }
+
+
+def internvl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    """name -> (shape, is a norm scale)."""
+    v, t = INTERNVL_VIT, INTERNVL_LLM
+    c, f = v["hidden"], v["ffn"]
+    n_pos = (v["image"] // v["patch"]) ** 2 + 1
+    out: dict[str, tuple[tuple[int, ...], bool]] = {
+        "vision_model.embeddings.class_embedding": ((1, 1, c), False),
+        "vision_model.embeddings.patch_embedding.weight": ((c, 3, v["patch"], v["patch"]), False),
+        "vision_model.embeddings.patch_embedding.bias": ((c,), False),
+        "vision_model.embeddings.position_embedding": ((1, n_pos, c), False),
+    }
+    for i in range(v["layers"]):
+        p = f"vision_model.encoder.layers.{i}."
+        out.update({
+            p + "attn.qkv.weight": ((3 * c, c), False), p + "attn.qkv.bias": ((3 * c,), False),
+            p + "attn.q_norm.weight": ((c,), True), p + "attn.k_norm.weight": ((c,), True),
+            p + "attn.proj.weight": ((c, c), False), p + "attn.proj.bias": ((c,), False),
+            p + "ls1": ((c,), False), p + "ls2": ((c,), False),
+            p + "mlp.fc1.weight": ((f, c), False), p + "mlp.fc1.bias": ((f,), False),
+            p + "mlp.fc2.weight": ((c, f), False), p + "mlp.fc2.bias": ((c,), False),
+            p + "norm1.weight": ((c,), True), p + "norm1.bias": ((c,), False),
+            p + "norm2.weight": ((c,), True), p + "norm2.bias": ((c,), False),
+        })
+    h, kv = t["hidden"], t["hidden"] // t["heads"] * t["kv_heads"]
+    out.update({
+        "mlp1.0.weight": ((4 * c,), True), "mlp1.0.bias": ((4 * c,), False),
+        "mlp1.1.weight": ((h, 4 * c), False), "mlp1.1.bias": ((h,), False),
+        "mlp1.3.weight": ((h, h), False), "mlp1.3.bias": ((h,), False),
+        "language_model.model.embed_tokens.weight": ((t["vocab"], h), False),
+        "language_model.model.norm.weight": ((h,), True),
+        "language_model.lm_head.weight": ((t["vocab"], h), False),
+    })
+    for i in range(t["layers"]):
+        p = f"language_model.model.layers.{i}."
+        out.update({
+            p + "input_layernorm.weight": ((h,), True),
+            p + "post_attention_layernorm.weight": ((h,), True),
+            p + "self_attn.q_proj.weight": ((h, h), False),
+            p + "self_attn.q_proj.bias": ((h,), False),
+            p + "self_attn.k_proj.weight": ((kv, h), False),
+            p + "self_attn.k_proj.bias": ((kv,), False),
+            p + "self_attn.v_proj.weight": ((kv, h), False),
+            p + "self_attn.v_proj.bias": ((kv,), False),
+            p + "self_attn.o_proj.weight": ((h, h), False),
+            p + "mlp.gate_proj.weight": ((t["ffn"], h), False),
+            p + "mlp.up_proj.weight": ((t["ffn"], h), False),
+            p + "mlp.down_proj.weight": ((h, t["ffn"]), False),
+        })
+    return out
+
+
+# Ultravox v0.5: a Whisper encoder (three blocks: `conv1` / `conv2` and the projector's
+# `linear_1` / `linear_2` map through the block table), frames stacked 8 at a time, the
+# projector RMSNorm (ln_pre) -> Linear -> SwiGLU -> RMSNorm (ln_mid, `projector_ln_mid`) ->
+# Linear, no biases.
+ULTRAVOX = dict(d=16, layers=3, heads=2, ffn=24, mel=8, positions=8, stack=8, hidden=64,
+                text_hidden=16)
+
+
+def ultravox_config() -> dict:
+    import transformers
+
+    u = ULTRAVOX
+    audio = transformers.WhisperConfig(
+        d_model=u["d"], encoder_layers=u["layers"], encoder_attention_heads=u["heads"],
+        encoder_ffn_dim=u["ffn"], decoder_layers=1, decoder_attention_heads=u["heads"],
+        decoder_ffn_dim=u["ffn"], num_mel_bins=u["mel"], max_source_positions=u["positions"],
+        vocab_size=64).to_dict()
+    audio["_name_or_path"] = "openai/whisper-large-v3-turbo"
+    audio.pop("transformers_version", None)
+    text = transformers.LlamaConfig(
+        hidden_size=u["text_hidden"], intermediate_size=24, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, vocab_size=1024,
+        max_position_embeddings=256).to_dict()
+    text["_name_or_path"] = "meta-llama/Llama-3.2-1B-Instruct"
+    text["architectures"] = ["LlamaForCausalLM"]
+    text.pop("transformers_version", None)
+    return {
+        "architectures": ["UltravoxModel"], "audio_config": audio,
+        "audio_model_id": "openai/whisper-large-v3-turbo", "audio_token_index": 1000,
+        "auto_map": {"AutoConfig": "ultravox_config.UltravoxConfig",
+                     "AutoModel": "ultravox_model.UltravoxModel",
+                     "AutoProcessor": "ultravox_processing.UltravoxProcessor"},
+        "hidden_size": u["hidden"], "ignore_index": -100, "initializer_range": 0.02,
+        "model_type": "ultravox", "norm_init": 0.4, "pad_token_id": 1002,
+        "projector_act": "swiglu", "projector_ln_mid": True, "stack_factor": u["stack"],
+        "text_config": text, "text_model_id": "meta-llama/Llama-3.2-1B-Instruct",
+        "torch_dtype": "bfloat16", "transformers_version": "4.47.0", "vocab_size": 1024,
+    }
+
+
+def ultravox_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    """name -> (shape, is a norm scale)."""
+    u = ULTRAVOX
+    d, f = u["d"], u["ffn"]
+    out: dict[str, tuple[tuple[int, ...], bool]] = {
+        "audio_tower.conv1.weight": ((d, u["mel"], 3), False),
+        "audio_tower.conv1.bias": ((d,), False),
+        "audio_tower.conv2.weight": ((d, d, 3), False),
+        "audio_tower.conv2.bias": ((d,), False),
+        "audio_tower.embed_positions.weight": ((u["positions"], d), False),
+        "audio_tower.layer_norm.weight": ((d,), True),
+        "audio_tower.layer_norm.bias": ((d,), False),
+        "multi_modal_projector.ln_pre.weight": ((d * u["stack"],), True),
+        "multi_modal_projector.linear_1.weight": ((u["hidden"], d * u["stack"]), False),
+        "multi_modal_projector.ln_mid.weight": ((u["hidden"] // 2,), True),
+        "multi_modal_projector.linear_2.weight": ((u["text_hidden"], u["hidden"] // 2), False),
+    }
+    for i in range(u["layers"]):
+        p = f"audio_tower.layers.{i}."
+        out.update({
+            p + "self_attn.k_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.bias": ((d,), False),
+            p + "self_attn.q_proj.weight": ((d, d), False),
+            p + "self_attn.q_proj.bias": ((d,), False),
+            p + "self_attn.out_proj.weight": ((d, d), False),
+            p + "self_attn.out_proj.bias": ((d,), False),
+            p + "self_attn_layer_norm.weight": ((d,), True),
+            p + "self_attn_layer_norm.bias": ((d,), False),
+            p + "fc1.weight": ((f, d), False), p + "fc1.bias": ((f,), False),
+            p + "fc2.weight": ((d, f), False), p + "fc2.bias": ((d,), False),
+            p + "final_layer_norm.weight": ((d,), True),
+            p + "final_layer_norm.bias": ((d,), False),
+        })
+    return out
+
+
+def build_hand(out: Path, seed: int, spec: dict, config: dict) -> None:
+    """Draws `spec`'s tensors as build() does (sorted names), saves them as bf16 and writes
+    config.json."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+
+    rng = np.random.default_rng(seed)
+    tensors = {}
+    for name in sorted(spec):
+        shape, is_norm = spec[name]
+        v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+            else 0.02 * rng.standard_normal(shape)
+        tensors[name] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
+# Fixtures of remote-code classes, written without transformers: name -> builder.
+HAND_BUILT = {
+    "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
+    "ultravox": lambda out, seed: build_hand(out, seed, ultravox_tensors(), ultravox_config()),
 }
 
 
@@ -255,6 +476,10 @@ def build(name: str, out: Path, seed: int) -> None:
     import transformers
 
     cls_name, model_type, kw, pre, _, _, _ = FIXTURES[name]
+    if name in HAND_BUILT:
+        HAND_BUILT[name](out, seed)
+        (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+        return
     config = transformers.AutoConfig.for_model(model_type, **json.loads(json.dumps(kw)))
     config.architectures = [cls_name]
     torch.manual_seed(seed)

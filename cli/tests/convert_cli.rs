@@ -349,6 +349,8 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
             "qwen2a (audio)",
         ),
         ("SmolVLMForConditionalGeneration", "-", "idefics3 (vision)"),
+        ("InternVisionModel", "-", "internvl (vision)"),
+        ("UltravoxModel", "-", "ultravox (audio)"),
     ] {
         let line = text
             .lines()

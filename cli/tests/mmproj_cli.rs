@@ -219,6 +219,7 @@ fn one_pass_equals_two_runs_for_every_family() {
     families.sort();
     for want in [
         "gemma3-vl",
+        "internvl3",
         "llava-pixtral",
         "qwen25vl",
         "qwen2audio",

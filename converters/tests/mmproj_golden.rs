@@ -165,6 +165,8 @@ fixtures! {
     qwen3vlmoe => "qwen3vlmoe",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
+    internvl3 => "internvl3",
+    ultravox => "ultravox",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -348,5 +350,69 @@ fn qwen3vlmoe_per_expert_tensors_and_default_deepstack() {
         m["sha256"],
         "9e1e91d669beaab6bfe4526ae19933bd92bba4cfdfff73939f4c59ed74a6ec00"
     );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The remote-code families read config.json as written: InternVL's image and patch sizes
+/// may be lists (their first value is used: the same file as the golden one); a tower
+/// activation other than GELU / SiLU, a missing or zero `downsample_ratio`, Ultravox without
+/// `stack_factor` or a Whisper config without its sizes are refused with the class named.
+#[test]
+fn internvl_and_ultravox_config_edges() {
+    let work = scratch("mmproj-remote-code-edges");
+    let dir = support::materialize_fixture("internvl3", &work);
+    let status = read_json(&testdata("golden/internvl3/status.json"));
+    edit_config(&dir, |c| {
+        c["vision_config"]["image_size"] = serde_json::json!([28, 28]);
+        c["vision_config"]["patch_size"] = serde_json::json!([7, 7]);
+    });
+    let conv = read_mmproj_dir(&dir, &opts(OutType::F16)).unwrap();
+    let m = write(conv, None, &work.join("a.gguf")).unwrap();
+    assert_eq!(m["sha256"], status["mmproj-f16"]["sha256"]);
+    for (edit, words) in [
+        (
+            &(|c: &mut Json| c["vision_config"]["hidden_act"] = Json::from("relu"))
+                as &dyn Fn(&mut Json),
+            &["InternVisionModel", "hidden_act", "relu"][..],
+        ),
+        (
+            &|c: &mut Json| {
+                c.as_object_mut().unwrap().remove("downsample_ratio");
+            },
+            &["InternVisionModel", "downsample_ratio"],
+        ),
+        (
+            &|c: &mut Json| c["downsample_ratio"] = Json::from(0.0),
+            &["InternVisionModel", "downsample_ratio"],
+        ),
+        (
+            &|c: &mut Json| c["vision_config"]["image_size"] = serde_json::json!([]),
+            &["InternVisionModel", "image_size"],
+        ),
+    ] {
+        let dir = support::materialize_fixture("internvl3", &work.join("edit"));
+        edit_config(&dir, edit);
+        let e = refusal(&dir).to_string();
+        assert!(words.iter().all(|w| e.contains(w)), "{e}");
+    }
+    for (edit, words) in [
+        (
+            &(|c: &mut Json| {
+                c.as_object_mut().unwrap().remove("stack_factor");
+            }) as &dyn Fn(&mut Json),
+            &["UltravoxModel", "stack_factor"][..],
+        ),
+        (
+            &|c: &mut Json| {
+                c["audio_config"].as_object_mut().unwrap().remove("d_model");
+            },
+            &["UltravoxModel", "d_model"],
+        ),
+    ] {
+        let dir = support::materialize_fixture("ultravox", &work.join("edit"));
+        edit_config(&dir, edit);
+        let e = refusal(&dir).to_string();
+        assert!(words.iter().all(|w| e.contains(w)), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -402,6 +402,10 @@ pub mod clip {
         pub const IMAGE_MAX_PIXELS: &str = "clip.vision.image_max_pixels";
         /// The preprocessor's image size (tiling towers).
         pub const PREPROC_IMAGE_SIZE: &str = "clip.vision.preproc_image_size";
+        /// The fewest tiles an image is cut into (dynamic tiling, InternVL).
+        pub const PREPROC_MIN_TILES: &str = "clip.vision.preproc_min_tiles";
+        /// The most tiles an image is cut into (dynamic tiling, InternVL).
+        pub const PREPROC_MAX_TILES: &str = "clip.vision.preproc_max_tiles";
         /// The patch size.
         pub const PATCH_SIZE: &str = "clip.vision.patch_size";
         /// The tower's width.

@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod gemma3;
+mod internvl;
 pub mod names;
 mod pixtral;
 mod qwenvl;
@@ -120,6 +121,8 @@ pub static ALL: &[&Projector] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &whisper::QWEN2AUDIO,
+    &whisper::ULTRAVOX,
+    &internvl::INTERNVL,
 ];
 
 /// The projector family of an HF architecture name.

@@ -19,6 +19,10 @@ pub enum VTensor {
     Mmproj,
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc,
+    /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
+    MmprojMlp,
+    /// `v.class_embd`.
+    EncEmbdCls,
     /// `v.patch_embd`.
     EncEmbdPatch,
     /// `v.position_embd`.
@@ -31,6 +35,10 @@ pub enum VTensor {
     EncAttnK,
     /// `v.blk.{bid}.attn_v`.
     EncAttnV,
+    /// `v.blk.{bid}.attn_q_norm`.
+    EncAttnQNorm,
+    /// `v.blk.{bid}.attn_k_norm`.
+    EncAttnKNorm,
     /// `v.blk.{bid}.ln1`.
     EncInputNorm,
     /// `v.blk.{bid}.attn_out`.
@@ -43,6 +51,10 @@ pub enum VTensor {
     EncFfnGate,
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown,
+    /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
+    LayerScale1,
+    /// `v.blk.{bid}.ls2`: the layer scale of the FFN branch.
+    LayerScale2,
     /// `v.pre_ln`.
     PreNorm,
     /// `v.post_ln`.
@@ -87,6 +99,12 @@ pub enum VTensor {
     AEncFfnDown,
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc,
+    /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
+    AMmproj,
+    /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
+    AMmNormPre,
+    /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
+    AMmNormMid,
 }
 
 impl VTensor {
@@ -96,18 +114,24 @@ impl VTensor {
         match self {
             Mmproj => "mm.{bid}",
             MmprojFc => "mm.model.fc",
+            MmprojMlp => "mm.model.mlp.{bid}",
+            EncEmbdCls => "v.class_embd",
             EncEmbdPatch => "v.patch_embd",
             EncEmbdPos => "v.position_embd",
             EncAttnQkv => "v.blk.{bid}.attn_qkv",
             EncAttnQ => "v.blk.{bid}.attn_q",
             EncAttnK => "v.blk.{bid}.attn_k",
             EncAttnV => "v.blk.{bid}.attn_v",
+            EncAttnQNorm => "v.blk.{bid}.attn_q_norm",
+            EncAttnKNorm => "v.blk.{bid}.attn_k_norm",
             EncInputNorm => "v.blk.{bid}.ln1",
             EncAttnO => "v.blk.{bid}.attn_out",
             EncPostAttnNorm => "v.blk.{bid}.ln2",
             EncFfnUp => "v.blk.{bid}.ffn_up",
             EncFfnGate => "v.blk.{bid}.ffn_gate",
             EncFfnDown => "v.blk.{bid}.ffn_down",
+            LayerScale1 => "v.blk.{bid}.ls1",
+            LayerScale2 => "v.blk.{bid}.ls2",
             PreNorm => "v.pre_ln",
             PostNorm => "v.post_ln",
             MmInpProj => "mm.input_projection",
@@ -130,6 +154,9 @@ impl VTensor {
             AEncFfnUp => "a.blk.{bid}.ffn_up",
             AEncFfnDown => "a.blk.{bid}.ffn_down",
             AMmprojFc => "mm.a.fc",
+            AMmproj => "mm.a.mlp.{bid}",
+            AMmNormPre => "mm.a.norm_pre",
+            AMmNormMid => "mm.a.norm_mid",
         }
     }
 }
@@ -149,6 +176,14 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
         V::MmprojFc,
         &["model.connector.modality_projection.proj"], // SmolVLM, Idefics3
     ),
+    (V::MmprojMlp, &["mlp1.{bid}"]), // InternVL
+    (
+        V::EncEmbdCls,
+        &[
+            "vision_tower.vision_model.embeddings.class_embedding", // InternVL
+            "model.vision_tower.embeddings.cls_token",              // Intern-S1
+        ],
+    ),
     (
         V::EncEmbdPatch,
         &[
@@ -156,6 +191,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.embeddings.patch_embedding",        // SmolVLM
             "vision_tower.patch_conv",                              // Pixtral
             "visual.patch_embed.proj",                              // Qwen-VL
+            "model.vision_tower.embeddings.patch_embeddings.projection", // Intern-S1
         ],
     ),
     (
@@ -163,7 +199,8 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
         &[
             "vision_tower.vision_model.embeddings.position_embedding",
             "model.vision_model.embeddings.position_embedding",
-            "visual.pos_embed", // Qwen3-VL
+            "visual.pos_embed",                                  // Qwen3-VL
+            "model.vision_tower.embeddings.position_embeddings", // Intern-S1
         ],
     ),
     (V::EncAttnQkv, &["visual.blocks.{bid}.attn.qkv"]),
@@ -174,6 +211,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.self_attn.q_proj",
             "vision_tower.transformer.layers.{bid}.attention.q_proj",
             "visual.blocks.{bid}.attn.q",
+            "model.vision_tower.encoder.layer.{bid}.attention.q_proj", // Intern-S1
         ],
     ),
     (
@@ -183,6 +221,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.self_attn.k_proj",
             "vision_tower.transformer.layers.{bid}.attention.k_proj",
             "visual.blocks.{bid}.attn.k",
+            "model.vision_tower.encoder.layer.{bid}.attention.k_proj", // Intern-S1
         ],
     ),
     (
@@ -192,6 +231,21 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.self_attn.v_proj",
             "vision_tower.transformer.layers.{bid}.attention.v_proj",
             "visual.blocks.{bid}.attn.v",
+            "model.vision_tower.encoder.layer.{bid}.attention.v_proj", // Intern-S1
+        ],
+    ),
+    (
+        V::EncAttnQNorm,
+        &[
+            "vision_tower.vision_model.encoder.layers.{bid}.attn.q_norm", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.attention.q_norm",    // Intern-S1
+        ],
+    ),
+    (
+        V::EncAttnKNorm,
+        &[
+            "vision_tower.vision_model.encoder.layers.{bid}.attn.k_norm", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.attention.k_norm",    // Intern-S1
         ],
     ),
     (
@@ -201,6 +255,8 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.layer_norm1",
             "vision_tower.transformer.layers.{bid}.attention_norm",
             "visual.blocks.{bid}.norm1",
+            "vision_tower.vision_model.encoder.layers.{bid}.norm1", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.layernorm_before", // Intern-S1
         ],
     ),
     (
@@ -210,6 +266,8 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.self_attn.out_proj",
             "vision_tower.transformer.layers.{bid}.attention.o_proj",
             "visual.blocks.{bid}.attn.proj",
+            "vision_tower.vision_model.encoder.layers.{bid}.attn.proj", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.attention.projection_layer", // Intern-S1
         ],
     ),
     (
@@ -219,6 +277,8 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.encoder.layers.{bid}.layer_norm2",
             "vision_tower.transformer.layers.{bid}.ffn_norm",
             "visual.blocks.{bid}.norm2",
+            "vision_tower.vision_model.encoder.layers.{bid}.norm2", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.layernorm_after", // Intern-S1
         ],
     ),
     (
@@ -230,6 +290,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "visual.blocks.{bid}.mlp.fc1",
             "visual.blocks.{bid}.mlp.up_proj",
             "visual.blocks.{bid}.mlp.linear_fc1",
+            "model.vision_tower.encoder.layer.{bid}.mlp.fc1", // Intern-S1
         ],
     ),
     (
@@ -248,6 +309,21 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "visual.blocks.{bid}.mlp.fc2",
             "visual.blocks.{bid}.mlp.down_proj",
             "visual.blocks.{bid}.mlp.linear_fc2",
+            "model.vision_tower.encoder.layer.{bid}.mlp.fc2", // Intern-S1
+        ],
+    ),
+    (
+        V::LayerScale1,
+        &[
+            "vision_tower.vision_model.encoder.layers.{bid}.ls1", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.lambda_1",    // Intern-S1
+        ],
+    ),
+    (
+        V::LayerScale2,
+        &[
+            "vision_tower.vision_model.encoder.layers.{bid}.ls2", // InternVL
+            "model.vision_tower.encoder.layer.{bid}.lambda_2",    // Intern-S1
         ],
     ),
     (V::PreNorm, &["vision_tower.ln_pre"]),
@@ -294,6 +370,9 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
     (V::AEncFfnUp, &["audio_tower.layers.{bid}.fc1"]),
     (V::AEncFfnDown, &["audio_tower.layers.{bid}.fc2"]),
     (V::AMmprojFc, &["audio.multi_modal_projector.linear"]), // Qwen2-Audio
+    (V::AMmproj, &["audio.multi_modal_projector.linear_{bid}"]), // Ultravox
+    (V::AMmNormPre, &["audio.multi_modal_projector.ln_pre"]), // Ultravox
+    (V::AMmNormMid, &["audio.multi_modal_projector.ln_mid"]), // Ultravox
 ];
 
 /// The projector name map for `n_blocks` tower blocks (GGUF names map to themselves).

@@ -1,6 +1,9 @@
-//! Whisper-style audio encoders (`WhisperEncoderModel`): Qwen2-Audio. Projector type
-//! `qwen2a`; the convolutions' weights always F16 and their biases stored as `[n, 1]`; the
-//! projector's `multi_modal_projector.linear` becomes `mm.a.fc`.
+//! Whisper-style audio encoders (`WhisperEncoderModel`): Qwen2-Audio and Ultravox. The
+//! convolutions' weights always F16 and their biases stored as `[n, 1]`; the projector's
+//! `multi_modal_projector.*` is read as `audio.multi_modal_projector.*`. Qwen2-Audio
+//! (projector type `qwen2a`) has one linear layer, `mm.a.fc`; Ultravox (`ultravox`, a
+//! remote-code class read from config.json) stacks `stack_factor` frames into an RMSNorm,
+//! SwiGLU MLP, RMSNorm (`mm.a.norm_pre`, `mm.a.mlp.{1,2}`, `mm.a.norm_mid`).
 
 use ggufkit::gguf::keys::clip;
 use ggufkit::quantizers::GgmlType;
@@ -30,8 +33,17 @@ pub const QWEN2AUDIO: Projector = Projector {
     params,
 };
 
+/// `UltravoxModel`: Qwen2-Audio's class with its own projector type and stack factor.
+pub const ULTRAVOX: Projector = Projector {
+    hf_names: &["UltravoxModel"],
+    projector_type: "ultravox",
+    params: ultravox_params,
+    ..QWEN2AUDIO
+};
+
 /// Whisper's names for the sizes.
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
+    let class = ctx.class.clone();
     let a = ctx.audio.as_mut().expect("an audio projector");
     if !a.contains_key("hidden_size") && !a.contains_key("intermediate_size") {
         for (to, from) in [
@@ -43,7 +55,7 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
                 .get(from)
                 .cloned()
                 .ok_or_else(|| ConvertError::UnsupportedFeature {
-                    arch: "Qwen2AudioForConditionalGeneration (--mmproj)".into(),
+                    arch: format!("{class} (--mmproj)"),
                     feature: format!("audio_config has no {from:?}"),
                 })?;
             a.insert(to.into(), v);
@@ -74,4 +86,19 @@ fn params(c: &mut Clip) -> Result<(), ConvertError> {
         .cloned()
         .unwrap_or(Json::from(1e-5));
     c.f32_json(clip::audio::LAYERNORM_EPS, &eps)
+}
+
+/// Qwen2-Audio's keys, the projector type overwritten in place (the reference writes
+/// `qwen2a`, then `ultravox` under the same key), and the frames stacked per step.
+fn ultravox_params(c: &mut Clip) -> Result<(), ConvertError> {
+    params(c)?;
+    c.string(clip::PROJECTOR_TYPE, "ultravox");
+    let stack = c
+        .ctx
+        .hp
+        .raw
+        .get("stack_factor")
+        .cloned()
+        .ok_or_else(|| c.ctx.missing("config", &["stack_factor"]))?;
+    c.u32_json(clip::audio::PROJECTOR_STACK_FACTOR, &stack)
 }
