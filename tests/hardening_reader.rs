@@ -97,7 +97,8 @@ fn qwen2() -> Model {
 
 /// Writes `m`, verifies it, and tries to plan a Q8_0 quantization of it.
 fn verify_and_plan(tag: &str, m: &Model) -> (Vec<String>, Result<(), String>) {
-    let out = scratch(tag).join("m.gguf");
+    let dir = scratch(tag);
+    let out = dir.join("m.gguf");
     write_model(m, &out, &WriteOptions::default()).unwrap();
     let f = GgufFile::open(&out).unwrap();
     let mut r = verify_file(&f);

@@ -108,7 +108,7 @@ fn legacy(file: &str) -> Source {
 
 /// An f16 GGUF made from the f32 test file (what llama-quantize F16 writes).
 fn f16_gguf(tag: &str) -> PathBuf {
-    let dir = scratch(&format!("engine-f16-src-{tag}"));
+    let dir = scratch(&format!("engine-f16-src-{tag}")).keep();
     let p = dir.join("llama-spm-f16.gguf");
     let f = ggufkit::gguf::GgufFile::open(&golden_gguf("llama-spm", "convert-f32")).unwrap();
     let q = plan(

@@ -236,7 +236,8 @@ fn unmappable_tensor_is_named() {
 #[test]
 fn hf_cache_snapshot_with_symlinks() {
     let src = testdata("hf/qwen2");
-    let root = scratch("hf-cache").join("models--org--qwen2");
+    let cache = scratch("hf-cache");
+    let root = cache.join("models--org--qwen2");
     let blobs = root.join("blobs");
     let snap = root.join("snapshots").join("0123abcd");
     std::fs::create_dir_all(&blobs).unwrap();

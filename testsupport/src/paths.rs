@@ -230,6 +230,13 @@ impl Scratch {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// The directory's path, kept after the test (for helpers that return a file made in it).
+    pub fn keep(self) -> PathBuf {
+        let d = self.0.clone();
+        std::mem::forget(self);
+        d
+    }
 }
 
 impl std::ops::Deref for Scratch {
