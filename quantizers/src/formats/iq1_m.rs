@@ -363,15 +363,32 @@ impl Lanes {
     }
 }
 
+/// What the first pass over a super-block keeps of a group for the second: the split's sign
+/// pattern and scale, and per 8 values the grid index or the neighbour list to search.
+#[derive(Clone, Copy)]
+struct Fit {
+    pattern: usize,
+    scale: f32,
+    points: [Result<u16, usize>; 2],
+}
+
 superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_m`).
+    ///
+    /// Each super-block takes two passes over its groups: the first sorts each group, finds
+    /// its split and looks its two points up, asking for the neighbour lists of the points off
+    /// the grid to be fetched into the cache; the second runs the neighbour searches and the
+    /// refits. A group's steps and their results are those of the reference's single loop
+    /// (no group's search depends on another's), but the lists' memory is read while the
+    /// other groups' splits are computed instead of stalling the searches.
     setup {
         let lat = iq_lattice::iq1s();
-        let mut weight = [0f32; 16];
+        let mut weight = [0f32; QK];
         let mut pairs = [(0f32, 0u8); 16];
         let mut tmp = [(0f32, 0u8); 16];
         let mut l = [0i8; 16];
         let mut candidates = Candidates::new(v8);
+        let mut fits: [Option<Fit>; QK / 16] = [None; QK / 16];
     }
     |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
@@ -379,14 +396,16 @@ superblock_quantizer! {
         let mut shifts = [0usize; 16];
         let mut max_scale = 0f32;
         for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            fits[ib] = None;
             let qw = qw.map(|qw| &qw[16 * ib..]);
-            weights(qw, sigma2, xb, &mut weight);
+            let weight: &mut [f32; 16] = (&mut weight[16 * ib..16 * ib + 16]).try_into().expect("16");
+            weights(qw, sigma2, xb, weight);
             let max = xb[1..].iter().fold(xb[0].abs(), |m, &v| cmax(m, v.abs()));
             if max < GROUP_MAX_EPS_IQ1_M {
                 continue;
             }
             sort_group(v8, xb, &mut pairs, &mut tmp);
-            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max, &mut candidates)
+            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, weight, max, &mut candidates)
             else {
                 continue;
             };
@@ -406,15 +425,25 @@ superblock_quantizer! {
                 scale = -scale;
                 pattern = 3 - pattern;
             }
-            let mut all_on_grid = true;
+            let points: [Result<u16, usize>; 2] = std::array::from_fn(|k| lat.lookup(&l[8 * k..8 * k + 8]));
+            for p in points {
+                if let Err(list) = p {
+                    lat.prefetch(list);
+                }
+            }
+            fits[ib] = Some(Fit { pattern, scale, points });
+        }
+        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            let Some(Fit { pattern, mut scale, points }) = fits[ib] else {
+                continue;
+            };
+            let weight = &weight[16 * ib..16 * ib + 16];
             let mut index = [0u16; 2];
             for (k, idx) in index.iter_mut().enumerate() {
-                let xx = levels(pattern, k);
-                let lk = &mut l[8 * k..8 * k + 8];
-                *idx = match lat.lookup(lk) {
+                *idx = match points[k] {
                     Ok(g) => g,
                     Err(list) => {
-                        all_on_grid = false;
+                        let xx = levels(pattern, k);
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
                             v8,
@@ -425,14 +454,14 @@ superblock_quantizer! {
                             w,
                             scale,
                             xx,
-                            lk,
+                            &mut l[..8],
                             2048,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }
                 };
             }
-            if !all_on_grid {
+            if points.iter().any(|p| p.is_err()) {
                 let (mut sumqx, mut sumq2) = (0f32, 0f32);
                 for (k, &g) in index.iter().enumerate() {
                     let xx = levels(pattern, k);
@@ -469,8 +498,7 @@ superblock_quantizer! {
             let code = scale_code(id, scales[ib], 7);
             sc[ib / 4] |= (code as u16) << (3 * (ib % 4));
             y[QH + ib] |= MASKS[shifts[ib]];
-            let qw = qw.map(|qw| &qw[16 * ib..]);
-            weights(qw, sigma2, xb, &mut weight);
+            let weight = &weight[16 * ib..16 * ib + 16];
             let mult = (2 * code as i32 + 1) as f32;
             for k in 0..2 {
                 let xx = levels(shifts[ib], k);
