@@ -169,12 +169,14 @@ fn best_split<S: V8>(
     }
     // Every candidate's `q` is a sum of all 16 weights times squared levels of at least δ²
     // = 1/64 and at most 1.27: with no negative weight it lies within a factor 128 of
-    // their sum (rounding moves it by a few units of `u`).
+    // their sum (rounding moves it by a few units of `u`). Values of at most 2⁴⁰ keep
+    // every `x` finite.
     let total = tws[0] + tws[1];
-    let tame = weight.iter().all(|&w| w >= 0.0)
+    let safe = weight.iter().all(|&w| w >= 0.0)
         && (total / 128.0 >= *TAME.start())
-        && (total * 2.0 <= *TAME.end());
-    all.resolve(&tops, max, tame)
+        && (total * 2.0 <= *TAME.end())
+        && xb.iter().all(|&v| v.abs() <= (1u64 << 40) as f32);
+    all.resolve(&tops, max, safe)
 }
 
 /// Most blocks of eight splits a group can have: `Σ_{i1 ≤ 16} ⌈(17 − i1)/8⌉`.
@@ -198,18 +200,16 @@ struct Candidates<S: V8> {
 }
 
 /// What [`Candidates::push`] accumulates while the candidates are scored, kept apart from
-/// the (large, in-memory) candidate arrays so that it stays in registers (four vectors):
+/// the (large, in-memory) candidate arrays so that it stays in registers (three vectors):
 /// per lane, over all blocks and patterns, the largest score so far, the second largest
 /// (equal to the largest on a tie) and where the largest is (`4·block + pattern`, its
-/// first), and the NaN check.
+/// first). Their scores are those of [`Candidates::score`] when the group is safe (see
+/// [`Candidates::resolve`]); otherwise they are not used.
 #[derive(Clone, Copy)]
 struct Tops<S: V8> {
     top: S::F,
     second: S::F,
     place: S::F,
-    /// Lanes of a candidate the reference may take whose score is NaN (NaN or infinite
-    /// inputs): such a group is scanned.
-    unusual: S::F,
 }
 
 impl<S: V8> Candidates<S> {
@@ -235,7 +235,6 @@ impl<S: V8> Candidates<S> {
             top: neg_inf,
             second: neg_inf,
             place: self.v8.splat(0.0),
-            unusual: self.v8.splat(0.0),
         }
     }
 
@@ -251,15 +250,13 @@ impl<S: V8> Candidates<S> {
         q: [S::F; 4],
     ) {
         let v8 = self.v8;
-        let (zero, neg_inf) = (v8.splat(0.0), v8.splat(f32::NEG_INFINITY));
+        let neg_inf = v8.splat(f32::NEG_INFINITY);
         let in_block = v8.lt(LANE.with(v8), v8.splat(len as f32));
         let b = self.blocks;
         for k in 0..4 {
             let s = v8.mul(v8.div(x[k], q[k]), x[k]);
-            let usable = v8.and(in_block, v8.lt(zero, q[k]));
-            tops.unusual = v8.or(tops.unusual, v8.and(usable, v8.ne(s, s)));
-            // NaN scores only matter when `unusual` is clear, and then there are none.
-            let score = v8.select(usable, s, neg_inf);
+            // In a safe group every `q` is positive and no score is NaN.
+            let score = v8.select(in_block, s, neg_inf);
             let top = tops.top;
             let here = v8.splat((4 * b + k) as f32);
             tops.place = v8.select(v8.lt(top, score), here, tops.place);
@@ -287,8 +284,9 @@ impl<S: V8> Candidates<S> {
     }
 
     /// The candidate the reference's scan ends with, `(i1, i2, pattern, scale)`, `scale`
-    /// starting at `max` as in the reference. `tame`: every candidate with `q > 0` has `q`
-    /// in [`TAME`] (the caller knows it from the weights).
+    /// starting at `max` as in the reference. `safe`: every candidate has `q` in [`TAME`]
+    /// and a finite `x` (the caller knows it from the weights and values), so that no
+    /// score is NaN; unsafe groups are scanned.
     ///
     /// The scan takes a candidate when `x² > best·q` (q > 0) and then sets `best` to its
     /// score. Without rounding the last one taken is the first with the largest score `m`.
@@ -298,9 +296,9 @@ impl<S: V8> Candidates<S> {
     /// above `m·(1 − 4u)`, and every score held before `m`, below `m·(1 − 15u)`, lets `m`
     /// pass.) Otherwise [`Candidates::resolve_exact`] decides.
     #[inline(always)]
-    fn resolve(&self, tops: &Tops<S>, max: f32, tame: bool) -> Option<(usize, usize, usize, f32)> {
+    fn resolve(&self, tops: &Tops<S>, max: f32, safe: bool) -> Option<(usize, usize, usize, f32)> {
         let v8 = self.v8;
-        if v8.any(tops.unusual) {
+        if !safe {
             return self.scan(max);
         }
         let t = tops.top;
@@ -309,7 +307,7 @@ impl<S: V8> Candidates<S> {
         if top == f32::NEG_INFINITY {
             return self.scan(max);
         }
-        if tame && TAME.contains(&top) {
+        if TAME.contains(&top) {
             let at_top = v8.eq(t, v8.splat(top));
             let lanes = v8.mask_bits(at_top);
             if lanes.count_ones() == 1 {
@@ -671,14 +669,14 @@ mod tests {
     fn resolve_equals_scan<S: V8>(v8: S) {
         let mut g = Gen(0x9e37_79b9_7f4a_7c15);
         let mut all = Candidates::new(v8);
-        let (mut shortcuts, mut tames) = (0, 0);
+        let (mut shortcuts, mut safes) = (0, 0);
         for case in 0..20_000 {
             let mut tops = all.clear();
             let pool = [g.value(&[1.0; 4]), 0.5, 2.0, g.value(&[1.0; 4])];
             let blocks = 1 + case % MAX_BLOCKS;
-            // Half the cases have ordinary values only, mostly passing as tame.
+            // Half the cases have ordinary values only (positive `q`), mostly safe.
             let ordinary = case % 2 == 1;
-            let mut tame = true;
+            let mut safe = true;
             for b in 0..blocks {
                 let mut lanes = || -> [S::F; 4] {
                     std::array::from_fn(|_| {
@@ -692,16 +690,20 @@ mod tests {
                         v8.load(&v)
                     })
                 };
-                let (x, q) = (lanes(), lanes());
+                let (x, mut q) = (lanes(), lanes());
+                if ordinary {
+                    q = q.map(|v| v8.load(&v8.to_array(v).map(|v| v.abs() + 0.01)));
+                }
                 let len = 1 + (b * 7 + case) % 8;
-                for qk in q {
-                    let lanes = v8.to_array(qk);
-                    tame &= lanes[..len].iter().all(|&v| v <= 0.0 || TAME.contains(&v));
+                for (xk, qk) in x.into_iter().zip(q) {
+                    let (xs, qs) = (v8.to_array(xk), v8.to_array(qk));
+                    safe &= xs[..len].iter().all(|v| v.is_finite());
+                    safe &= qs[..len].iter().all(|v| TAME.contains(v));
                 }
                 all.push(&mut tops, b, 0, len, x, q);
             }
-            tames += usize::from(tame);
-            let fast = all.resolve(&tops, 0.25, tame);
+            safes += usize::from(safe);
+            let fast = all.resolve(&tops, 0.25, safe);
             let slow = all.scan(0.25);
             let same = match (fast, slow) {
                 (Some((a, b, c, s)), Some((d, e, f, t))) => {
@@ -717,7 +719,7 @@ mod tests {
             shortcuts > 10_000,
             "only {shortcuts} cases found a candidate"
         );
-        assert!(tames > 8_000, "only {tames} tame cases");
+        assert!(safes > 8_000, "only {safes} safe cases");
     }
 
     #[test]
