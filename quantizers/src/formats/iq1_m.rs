@@ -167,35 +167,49 @@ fn best_split<S: V8>(
             all.push(&mut tops, i1, i2, (n + 1 - i2).min(8), x, q);
         }
     }
-    all.resolve(&tops, max)
+    // Every candidate's `q` is a sum of all 16 weights times squared levels of at least δ²
+    // = 1/64 and at most 1.27: with no negative weight it lies within a factor 128 of
+    // their sum (rounding moves it by a few units of `u`). Values of at most 2⁴⁰ keep
+    // every `x` finite.
+    let total = tws[0] + tws[1];
+    let safe = weight.iter().all(|&w| w >= 0.0)
+        && (total / 128.0 >= *TAME.start())
+        && (total * 2.0 <= *TAME.end())
+        && xb.iter().all(|&v| v.abs() <= (1u64 << 40) as f32);
+    all.resolve(&tops, max, safe)
 }
 
 /// Most blocks of eight splits a group can have: `Σ_{i1 ≤ 16} ⌈(17 − i1)/8⌉`.
 const MAX_BLOCKS: usize = 27;
 
+/// The range of `Σ w·q²` (and of the largest score) in which [`Candidates::resolve`]'s
+/// shortcut holds: every product and quotient it relies on is then a normal float.
+const TAME: std::ops::RangeInclusive<f32> =
+    f32::from_bits((127 - 60) << 23)..=f32::from_bits((127 + 60) << 23);
+
 /// Every candidate (split `i1`, `i2` and sign pattern `k`) of a group, eight splits `i2` per
-/// block, in the reference's scan order (`i1`, then `i2`, then `k`): `Σ w·x·q` (`x`),
-/// `Σ w·q²` (`q`), `x²` (`xx`) and the score `(x/q)·x` the reference keeps as its best
-/// (`−∞` where `q ≤ 0`, past the block's `len`, or NaN).
+/// block, in the reference's scan order (`i1`, then `i2`, then `k`): `Σ w·x·q` (`x`) and
+/// `Σ w·q²` (`q`). The score the reference keeps as its best is `(x/q)·x`; it is `−∞` here
+/// where `q ≤ 0` or past the block's `len` (the reference never takes those).
 struct Candidates<S: V8> {
     v8: S,
     blocks: usize,
     at: [(usize, usize, usize); MAX_BLOCKS],
     x: [[S::F; 4]; MAX_BLOCKS],
     q: [[S::F; 4]; MAX_BLOCKS],
-    xx: [[S::F; 4]; MAX_BLOCKS],
-    score: [[S::F; 4]; MAX_BLOCKS],
 }
 
 /// What [`Candidates::push`] accumulates while the candidates are scored, kept apart from
-/// the (large, in-memory) candidate arrays so that it stays in registers: one running
-/// largest score per pattern (four independent chains) and the NaN check.
+/// the (large, in-memory) candidate arrays so that it stays in registers (three vectors):
+/// per lane, over all blocks and patterns, the largest score so far, the second largest
+/// (equal to the largest on a tie) and where the largest is (`4·block + pattern`, its
+/// first). Their scores are those of [`Candidates::score`] when the group is safe (see
+/// [`Candidates::resolve`]); otherwise they are not used.
 #[derive(Clone, Copy)]
 struct Tops<S: V8> {
-    top: [S::F; 4],
-    /// Lanes of a candidate the reference takes whose score is NaN (infinite inputs): such a
-    /// group is scanned.
-    unusual: S::F,
+    top: S::F,
+    second: S::F,
+    place: S::F,
 }
 
 impl<S: V8> Candidates<S> {
@@ -208,8 +222,6 @@ impl<S: V8> Candidates<S> {
             at: [(0, 0, 0); MAX_BLOCKS],
             x: [[z; 4]; MAX_BLOCKS],
             q: [[z; 4]; MAX_BLOCKS],
-            xx: [[z; 4]; MAX_BLOCKS],
-            score: [[z; 4]; MAX_BLOCKS],
         }
     }
 
@@ -218,9 +230,11 @@ impl<S: V8> Candidates<S> {
     #[inline(always)]
     fn clear(&mut self) -> Tops<S> {
         self.blocks = 0;
+        let neg_inf = self.v8.splat(f32::NEG_INFINITY);
         Tops {
-            top: [self.v8.splat(f32::NEG_INFINITY); 4],
-            unusual: self.v8.splat(0.0),
+            top: neg_inf,
+            second: neg_inf,
+            place: self.v8.splat(0.0),
         }
     }
 
@@ -236,46 +250,97 @@ impl<S: V8> Candidates<S> {
         q: [S::F; 4],
     ) {
         let v8 = self.v8;
-        let (zero, neg_inf) = (v8.splat(0.0), v8.splat(f32::NEG_INFINITY));
+        let neg_inf = v8.splat(f32::NEG_INFINITY);
         let in_block = v8.lt(LANE.with(v8), v8.splat(len as f32));
         let b = self.blocks;
         for k in 0..4 {
-            let xx = v8.mul(x[k], x[k]);
             let s = v8.mul(v8.div(x[k], q[k]), x[k]);
-            let usable = v8.and(in_block, v8.lt(zero, q[k]));
-            let nan = v8.ne(s, s);
-            tops.unusual = v8.or(tops.unusual, v8.and(usable, v8.and(nan, v8.eq(xx, xx))));
-            let score = v8.select(v8.and(usable, v8.eq(s, s)), s, neg_inf);
-            tops.top[k] = v8.max(tops.top[k], score);
-            (self.x[b][k], self.q[b][k], self.xx[b][k], self.score[b][k]) = (x[k], q[k], xx, score);
+            // In a safe group every `q` is positive and no score is NaN.
+            let score = v8.select(in_block, s, neg_inf);
+            let top = tops.top;
+            let here = v8.splat((4 * b + k) as f32);
+            tops.place = v8.select(v8.lt(top, score), here, tops.place);
+            tops.second = v8.max(tops.second, v8.min(top, score));
+            tops.top = v8.max(top, score);
+            (self.x[b][k], self.q[b][k]) = (x[k], q[k]);
         }
         self.at[b] = (i1, i2, len);
         self.blocks += 1;
     }
 
+    /// The score of each candidate of block `b` and pattern `k`, as [`Candidates::push`]
+    /// ranks it, and `x²`.
+    #[inline(always)]
+    fn score(&self, b: usize, k: usize) -> (S::F, S::F) {
+        let v8 = self.v8;
+        let (x, q) = (self.x[b][k], self.q[b][k]);
+        let in_block = v8.lt(LANE.with(v8), v8.splat(self.at[b].2 as f32));
+        let s = v8.mul(v8.div(x, q), x);
+        let usable = v8.and(in_block, v8.and(v8.lt(v8.splat(0.0), q), v8.eq(s, s)));
+        (
+            v8.select(usable, s, v8.splat(f32::NEG_INFINITY)),
+            v8.mul(x, x),
+        )
+    }
+
     /// The candidate the reference's scan ends with, `(i1, i2, pattern, scale)`, `scale`
-    /// starting at `max` as in the reference.
+    /// starting at `max` as in the reference. `safe`: every candidate has `q` in [`TAME`]
+    /// and a finite `x` (the caller knows it from the weights and values), so that no
+    /// score is NaN; unsafe groups are scanned.
     ///
     /// The scan takes a candidate when `x² > best·q` (q > 0) and then sets `best` to its
     /// score. Without rounding the last one taken is the first with the largest score `m`.
-    /// Checked exactly: `m` passes against the largest `best` the scan can hold before it
-    /// (`−f32::MAX` or an earlier candidate's score), and no later candidate passes against
-    /// `m`'s score. Where either fails (near-ties), the scan runs one candidate at a time.
+    /// Shortcut: when `m` is the only candidate scoring at least `m·(1 − 2⁻²⁰)`, it is the
+    /// answer. (With every value involved a normal float, each operation errs by at most
+    /// `u = 2⁻²⁴` relatively: a later candidate passing against `m`'s score would score
+    /// above `m·(1 − 4u)`, and every score held before `m`, below `m·(1 − 15u)`, lets `m`
+    /// pass.) Otherwise [`Candidates::resolve_exact`] decides.
     #[inline(always)]
-    fn resolve(&self, tops: &Tops<S>, max: f32) -> Option<(usize, usize, usize, f32)> {
+    fn resolve(&self, tops: &Tops<S>, max: f32, safe: bool) -> Option<(usize, usize, usize, f32)> {
         let v8 = self.v8;
-        let t = tops.top;
-        // Scores are never NaN: the largest is the same in any order.
-        let top = v8.max(v8.max(t[0], t[1]), v8.max(t[2], t[3]));
-        let top = -v8.hmin(v8.neg(top));
-        if top == f32::NEG_INFINITY || v8.any(tops.unusual) {
+        if !safe {
             return self.scan(max);
         }
+        let t = tops.top;
+        // Scores are never NaN here: the largest is the same in any order.
+        let top = -v8.hmin(v8.neg(t));
+        if top == f32::NEG_INFINITY {
+            return self.scan(max);
+        }
+        if TAME.contains(&top) {
+            let at_top = v8.eq(t, v8.splat(top));
+            let lanes = v8.mask_bits(at_top);
+            if lanes.count_ones() == 1 {
+                let rest = v8.select(at_top, v8.splat(f32::NEG_INFINITY), t);
+                let second = -v8.hmin(v8.neg(v8.max(tops.second, rest)));
+                if second < top * (1.0 - 1.0 / (1u32 << 20) as f32) {
+                    let j = lanes.trailing_zeros() as usize;
+                    let place = v8.to_array(tops.place)[j] as usize;
+                    let (b, k) = (place / 4, place % 4);
+                    let xm = v8.to_array(self.x[b][k])[j];
+                    let qm = v8.to_array(self.q[b][k])[j];
+                    let (i1, i2, _) = self.at[b];
+                    return Some((i1, i2 + j, k, xm / qm));
+                }
+            }
+        }
+        self.resolve_exact(top, max)
+    }
+
+    /// [`Candidates::resolve`] without the shortcut, for the largest score `top`: `m` (the
+    /// first candidate with it) passes against the largest `best` the scan can hold before
+    /// it (`−f32::MAX` or an earlier candidate's score), and no later candidate passes
+    /// against `m`'s score. Where either fails (near-ties), the scan runs one candidate at a
+    /// time.
+    #[cold]
+    #[inline(never)]
+    fn resolve_exact(&self, top: f32, max: f32) -> Option<(usize, usize, usize, f32)> {
+        let v8 = self.v8;
         let tops = v8.splat(top);
         // The first candidate with the top score: block `b`, lane `j`, pattern `k`.
         let (b, j, k) = (0..self.blocks).find_map(|b| {
             let at_top: [u32; 4] =
-                std::array::from_fn(|k| v8.mask_bits(v8.eq(self.score[b][k], tops)));
+                std::array::from_fn(|k| v8.mask_bits(v8.eq(self.score(b, k).0, tops)));
             let any = at_top[0] | at_top[1] | at_top[2] | at_top[3];
             if any == 0 {
                 return None;
@@ -284,7 +349,8 @@ impl<S: V8> Candidates<S> {
             (0..4).find(|&k| at_top[k] >> j & 1 == 1).map(|k| (b, j, k))
         })?;
         let lane = |v: S::F| v8.to_array(v)[j];
-        let (xm, qm, xxm) = (lane(self.x[b][k]), lane(self.q[b][k]), lane(self.xx[b][k]));
+        let (xm, qm) = (lane(self.x[b][k]), lane(self.q[b][k]));
+        let xxm = xm * xm;
         let scale = xm / qm;
         let best = scale * xm;
         // Scores before `m`, and whether a later candidate passes against `best`.
@@ -295,6 +361,7 @@ impl<S: V8> Candidates<S> {
             let (_, _, len) = self.at[bb];
             let lanes = (1u32 << len) - 1;
             for kk in 0..4 {
+                let (score, xx) = self.score(bb, kk);
                 // Lanes before `first_m` come before `m`, from `first_later` on after it.
                 let (first_m, first_later) = match bb.cmp(&b) {
                     std::cmp::Ordering::Less => (8, 8),
@@ -305,11 +372,11 @@ impl<S: V8> Candidates<S> {
                 };
                 if first_m > 0 {
                     let earlier = v8.lt(LANE.with(v8), v8.splat(first_m as f32));
-                    let s = v8.select(earlier, self.score[bb][kk], v8.splat(f32::NEG_INFINITY));
+                    let s = v8.select(earlier, score, v8.splat(f32::NEG_INFINITY));
                     before = v8.max(before, s);
                 }
                 if first_later < 8 {
-                    let (q, xx) = (self.q[bb][kk], self.xx[bb][kk]);
+                    let q = self.q[bb][kk];
                     let passes = v8.and(v8.lt(zero, q), v8.lt(v8.mul(bests, q), xx));
                     if v8.mask_bits(passes) & lanes & (0xffu32 << first_later) != 0 {
                         return self.scan(max);
@@ -363,15 +430,32 @@ impl Lanes {
     }
 }
 
+/// What the first pass over a super-block keeps of a group for the second: the split's sign
+/// pattern and scale, and per 8 values the grid index or the neighbour list to search.
+#[derive(Clone, Copy)]
+struct Fit {
+    pattern: usize,
+    scale: f32,
+    points: [Result<u16, usize>; 2],
+}
+
 superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_m`).
+    ///
+    /// Each super-block takes two passes over its groups: the first sorts each group, finds
+    /// its split and looks its two points up, asking for the neighbour lists of the points off
+    /// the grid to be fetched into the cache; the second runs the neighbour searches and the
+    /// refits. A group's steps and their results are those of the reference's single loop
+    /// (no group's search depends on another's), but the lists' memory is read while the
+    /// other groups' splits are computed instead of stalling the searches.
     setup {
         let lat = iq_lattice::iq1s();
-        let mut weight = [0f32; 16];
+        let mut weight = [0f32; QK];
         let mut pairs = [(0f32, 0u8); 16];
         let mut tmp = [(0f32, 0u8); 16];
         let mut l = [0i8; 16];
         let mut candidates = Candidates::new(v8);
+        let mut fits: [Option<Fit>; QK / 16] = [None; QK / 16];
     }
     |v8, xbl, qw, y| {
         let sigma2 = 2.0 * sum_squares(xbl) / QK as f32;
@@ -379,14 +463,16 @@ superblock_quantizer! {
         let mut shifts = [0usize; 16];
         let mut max_scale = 0f32;
         for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            fits[ib] = None;
             let qw = qw.map(|qw| &qw[16 * ib..]);
-            weights(qw, sigma2, xb, &mut weight);
+            let weight: &mut [f32; 16] = (&mut weight[16 * ib..16 * ib + 16]).try_into().expect("16");
+            weights(qw, sigma2, xb, weight);
             let max = xb[1..].iter().fold(xb[0].abs(), |m, &v| cmax(m, v.abs()));
             if max < GROUP_MAX_EPS_IQ1_M {
                 continue;
             }
             sort_group(v8, xb, &mut pairs, &mut tmp);
-            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, &weight, max, &mut candidates)
+            let Some((i1, i2, mut pattern, mut scale)) = best_split(v8, &pairs, xb, weight, max, &mut candidates)
             else {
                 continue;
             };
@@ -406,15 +492,25 @@ superblock_quantizer! {
                 scale = -scale;
                 pattern = 3 - pattern;
             }
-            let mut all_on_grid = true;
+            let points: [Result<u16, usize>; 2] = std::array::from_fn(|k| lat.lookup(&l[8 * k..8 * k + 8]));
+            for p in points {
+                if let Err(list) = p {
+                    lat.prefetch(list);
+                }
+            }
+            fits[ib] = Some(Fit { pattern, scale, points });
+        }
+        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            let Some(Fit { pattern, mut scale, points }) = fits[ib] else {
+                continue;
+            };
+            let weight = &weight[16 * ib..16 * ib + 16];
             let mut index = [0u16; 2];
             for (k, idx) in index.iter_mut().enumerate() {
-                let xx = levels(pattern, k);
-                let lk = &mut l[8 * k..8 * k + 8];
-                *idx = match lat.lookup(lk) {
+                *idx = match points[k] {
                     Ok(g) => g,
                     Err(list) => {
-                        all_on_grid = false;
+                        let xx = levels(pattern, k);
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
                             v8,
@@ -425,14 +521,14 @@ superblock_quantizer! {
                             w,
                             scale,
                             xx,
-                            lk,
+                            &mut l[..8],
                             2048,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }
                 };
             }
-            if !all_on_grid {
+            if points.iter().any(|p| p.is_err()) {
                 let (mut sumqx, mut sumq2) = (0f32, 0f32);
                 for (k, &g) in index.iter().enumerate() {
                     let xx = levels(pattern, k);
@@ -469,8 +565,7 @@ superblock_quantizer! {
             let code = scale_code(id, scales[ib], 7);
             sc[ib / 4] |= (code as u16) << (3 * (ib % 4));
             y[QH + ib] |= MASKS[shifts[ib]];
-            let qw = qw.map(|qw| &qw[16 * ib..]);
-            weights(qw, sigma2, xb, &mut weight);
+            let weight = &weight[16 * ib..16 * ib + 16];
             let mult = (2 * code as i32 + 1) as f32;
             for k in 0..2 {
                 let xx = levels(shifts[ib], k);
@@ -556,6 +651,17 @@ mod tests {
                 _ => ((r >> 16) as u32 as f32 / u32::MAX as f32 - 0.3) * 4.0,
             }
         }
+        /// Ordinary values only, often equal or a few units in the last place apart
+        /// (near-ties).
+        fn ordinary(&mut self, pool: &[f32; 4]) -> f32 {
+            let r = self.next();
+            let p = pool[(r >> 8) as usize % 4];
+            match r % 8 {
+                0..=2 => p,
+                3 | 4 => f32::from_bits(p.to_bits() + (r >> 20) as u32 % 4),
+                _ => ((r >> 16) as u32 as f32 / u32::MAX as f32 - 0.3) * 4.0,
+            }
+        }
     }
 
     /// `resolve`'s vector shortcut ends where the reference's one-at-a-time scan does, for
@@ -563,23 +669,41 @@ mod tests {
     fn resolve_equals_scan<S: V8>(v8: S) {
         let mut g = Gen(0x9e37_79b9_7f4a_7c15);
         let mut all = Candidates::new(v8);
-        let mut shortcuts = 0;
+        let (mut shortcuts, mut safes) = (0, 0);
         for case in 0..20_000 {
             let mut tops = all.clear();
             let pool = [g.value(&[1.0; 4]), 0.5, 2.0, g.value(&[1.0; 4])];
             let blocks = 1 + case % MAX_BLOCKS;
+            // Half the cases have ordinary values only (positive `q`), mostly safe.
+            let ordinary = case % 2 == 1;
+            let mut safe = true;
             for b in 0..blocks {
                 let mut lanes = || -> [S::F; 4] {
                     std::array::from_fn(|_| {
-                        let v: [f32; 8] = std::array::from_fn(|_| g.value(&pool));
+                        let v: [f32; 8] = std::array::from_fn(|_| {
+                            if ordinary {
+                                g.ordinary(&[0.5, 0.75, 2.0, 1.5])
+                            } else {
+                                g.value(&pool)
+                            }
+                        });
                         v8.load(&v)
                     })
                 };
-                let (x, q) = (lanes(), lanes());
+                let (x, mut q) = (lanes(), lanes());
+                if ordinary {
+                    q = q.map(|v| v8.load(&v8.to_array(v).map(|v| v.abs() + 0.01)));
+                }
                 let len = 1 + (b * 7 + case) % 8;
+                for (xk, qk) in x.into_iter().zip(q) {
+                    let (xs, qs) = (v8.to_array(xk), v8.to_array(qk));
+                    safe &= xs[..len].iter().all(|v| v.is_finite());
+                    safe &= qs[..len].iter().all(|v| TAME.contains(v));
+                }
                 all.push(&mut tops, b, 0, len, x, q);
             }
-            let fast = all.resolve(&tops, 0.25);
+            safes += usize::from(safe);
+            let fast = all.resolve(&tops, 0.25, safe);
             let slow = all.scan(0.25);
             let same = match (fast, slow) {
                 (Some((a, b, c, s)), Some((d, e, f, t))) => {
@@ -595,6 +719,7 @@ mod tests {
             shortcuts > 10_000,
             "only {shortcuts} cases found a candidate"
         );
+        assert!(safes > 8_000, "only {safes} safe cases");
     }
 
     #[test]

@@ -95,14 +95,30 @@ fn best_split<S: V8>(
     best.map(|(i1, i2, shift)| (i1, i2, shift, scale))
 }
 
+/// What the first pass over a super-block keeps of a group for the second: the delta's sign
+/// and the scale of its split, and per 8 values the grid index or the neighbour list to
+/// search.
+#[derive(Clone, Copy)]
+struct Fit {
+    shift: i8,
+    scale: f32,
+    points: [Result<u16, usize>; 4],
+}
+
 superblock_quantizer! {
     /// Quantizes one row (`quantize_iq1_s`); the imatrix is required.
+    ///
+    /// Two passes per super-block, as in iq1_m: the first sorts each group, finds its split
+    /// and looks its points up, asking for the neighbour lists of the points off the grid
+    /// to be fetched into the cache; the second runs the neighbour searches and the refits.
+    /// No group's search depends on another's, so the results are the reference's.
     setup {
         let lat = iq_lattice::iq1s();
-        let mut weight = [0f32; 32];
+        let mut weight = [0f32; QK];
         let mut pairs = [(0f32, 0u8); 32];
         let mut tmp = [(0f32, 0u8); 32];
         let mut l = [0i8; 32];
+        let mut fits: [Option<Fit>; QK / 32] = [None; QK / 32];
     }
     |v8, xbl, qw, y| {
         let qw = qw.ok_or("iq1_s needs an importance matrix")?;
@@ -111,6 +127,8 @@ superblock_quantizer! {
         let mut shifts = [1i8; 8];
         let mut max_scale = 0f32;
         for (ib, xb) in xbl.chunks_exact(32).enumerate() {
+            fits[ib] = None;
+            let weight = &mut weight[32 * ib..32 * ib + 32];
             for ((w, &q), &x) in weight.iter_mut().zip(&qw[32 * ib..]).zip(xb) {
                 *w = q * (sigma2 + x * x).sqrt();
             }
@@ -144,15 +162,26 @@ superblock_quantizer! {
                 scale = -scale;
                 shift = -shift;
             }
+            let points: [Result<u16, usize>; 4] =
+                std::array::from_fn(|k| lat.lookup(&l[8 * k..8 * k + 8]));
+            for p in points {
+                if let Err(list) = p {
+                    lat.prefetch(list);
+                }
+            }
+            fits[ib] = Some(Fit { shift, scale, points });
+        }
+        for (ib, xb) in xbl.chunks_exact(32).enumerate() {
+            let Some(Fit { shift, mut scale, points }) = fits[ib] else {
+                continue;
+            };
+            let weight = &weight[32 * ib..32 * ib + 32];
             let xx = if shift == 1 { &X_P } else { &X_M };
-            let mut all_on_grid = true;
             let mut index = [0u16; 4];
             for (k, idx) in index.iter_mut().enumerate() {
-                let lk = &mut l[8 * k..8 * k + 8];
-                *idx = match lat.lookup(lk) {
+                *idx = match points[k] {
                     Ok(g) => g,
                     Err(list) => {
-                        all_on_grid = false;
                         let w = &weight[8 * k..8 * k + 8];
                         best_neighbour2(
                             v8,
@@ -163,14 +192,14 @@ superblock_quantizer! {
                             w,
                             scale,
                             xx,
-                            lk,
+                            &mut l[..8],
                             2048,
                         )
                         .ok_or("no grid neighbour has a finite error")?
                     }
                 };
             }
-            if !all_on_grid {
+            if points.iter().any(|p| p.is_err()) {
                 let (mut sumqx, mut sumq2) = (0f32, 0f32);
                 for (k, &g) in index.iter().enumerate() {
                     let pg = lat.coords(g);

@@ -252,6 +252,31 @@ impl Lattice {
         }
     }
 
+    /// Asks the CPU to bring the first candidates of neighbour list `k` (a handle from
+    /// [`Lattice::lookup`]) into the cache, so that a search over it started later does not
+    /// wait for memory. Only a hint: it changes no result.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, k: usize) {
+        // Two bytes per candidate: the first four cache lines hold 128 candidates.
+        const LINES: usize = 4;
+        let n = (k & 511).next_multiple_of(8);
+        let start = 8 * (k >> 9);
+        let cands = &self.candidates[start..start + n];
+        for line in 0..LINES.min(cands.len().div_ceil(32)) {
+            let p = cands[32 * line..].as_ptr();
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE is part of the x86-64 baseline, and a prefetch never faults (`p`
+            // points into `candidates` anyway).
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.cast::<i8>(),
+                );
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = p;
+        }
+    }
+
     /// The first candidate of neighbour list `k` minimising `Σ w·(scale·q − x)²` summed
     /// lane by lane in the reference's order from 0, with `q = levels[code]` (`levels` an
     /// 8-entry table as [`Lattice::coord_table`], repeated for 2-bit codes), or `None` when
