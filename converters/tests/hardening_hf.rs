@@ -274,6 +274,73 @@ fn hostile_tokenizers_inner() {
     check_big_config_refused();
 }
 
+/// The tokenizer.json files the tokenizer_json fuzz target panicked on
+/// (testdata/fuzz-regressions/tokenizer_json/) are refused with an error naming the file, on
+/// the GPT-2 and llama-hf paths, without a tokenizer_config.json and with one naming each
+/// class the target tries (the class decides whether the pipeline is rebuilt: a top level
+/// that is not an object panicked there).
+#[test]
+fn tokenizer_json_fuzz_regressions_are_refused() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(testdata("fuzz-regressions/tokenizer_json"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    for file in &files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(file).unwrap();
+        for class in [
+            None,
+            Some("GPT2Tokenizer"),
+            Some("Qwen2TokenizerFast"),
+            Some("LlamaTokenizer"),
+            Some("PreTrainedTokenizerFast"),
+            Some("NoSuchTokenizer"),
+        ] {
+            let mut inputs = vec![("tokenizer.json", bytes.clone())];
+            if let Some(c) = class {
+                let tc = json!({"tokenizer_class": c, "eos_token": "<fuzz-eos>"});
+                inputs.push(("tokenizer_config.json", tc.to_string().into_bytes()));
+            }
+            let d = write_dir(
+                &format!("fuzzreg-tj-{name}-{}", class.unwrap_or("none")),
+                &inputs,
+            );
+            for kind in [VocabKind::Gpt2, VocabKind::Llama] {
+                let e = match vocab(&d, kind) {
+                    Ok(_) => panic!("{name} ({class:?}, {kind:?}): accepted"),
+                    Err(e) => e,
+                };
+                let msg = e.to_string();
+                assert!(matches!(e, ConvertError::Format { .. }), "{name}: {msg}");
+                let path = d.join("tokenizer.json").display().to_string();
+                assert!(msg.starts_with(&path), "{name}: {msg}");
+            }
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+}
+
+/// A tokenizer.json whose top level is not an object names what it is.
+#[test]
+fn a_tokenizer_json_that_is_not_an_object_is_refused() {
+    for (text, kind) in [
+        ("\"\"", "a string"),
+        ("[]", "an array"),
+        ("7", "a number"),
+        ("null", "null"),
+        ("true", "a boolean"),
+    ] {
+        let d = write_dir("tok-not-object", &[("tokenizer.json", text.into())]);
+        let e = vocab(&d, VocabKind::Gpt2).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("the top level is {kind}, not an object")),
+            "{text}: {e}"
+        );
+    }
+}
+
 #[test]
 fn a_valid_precompiled_charsmap_is_used() {
     // 'b' -> "x": the normalizer runs in the chkhsh probe and in the added-token round trip.
