@@ -253,6 +253,18 @@ fn hostile_tokenizers() -> Vec<(&'static str, Json, &'static [&'static str])> {
             &["normalizer (Replace)", "can match the empty string"],
         ),
         (
+            // Found by random pipelines: the empty normalized form matches at every byte.
+            "added-token-normalized-to-empty",
+            {
+                let mut t = tj(json!({"type": "Replace", "pattern": {"String": "<x>"},
+                    "content": ""}));
+                t["added_tokens"] = json!([{"id": 4, "content": "<x>", "single_word": false,
+                    "lstrip": false, "rstrip": false, "normalized": true, "special": false}]);
+                t
+            },
+            &["added token 4 \"<x>\" is normalized", "empty string"],
+        ),
+        (
             "fixed-length-0",
             tokenizer_json(
                 Json::Null,
@@ -429,6 +441,32 @@ fn replace_patterns_that_cannot_break_alignments_are_accepted() {
             assert!(msg.contains("is not in llama.cpp's table"), "{tag}: {msg}");
         }
     }
+}
+
+/// A token tokenizer_config.json adds as normalized, which the file's normalizer removes, is
+/// refused too (the configured tokens are added after loading).
+#[test]
+fn a_configured_token_normalized_to_nothing_is_refused() {
+    let tj = tokenizer_json(
+        json!({"type": "Replace", "pattern": {"String": "<y>"}, "content": ""}),
+        byte_level(),
+        Json::Null,
+    );
+    let tc = json!({"tokenizer_class": "PreTrainedTokenizerFast", "added_tokens_decoder": {
+        "4": {"content": "<y>", "single_word": false, "lstrip": false, "rstrip": false,
+              "normalized": true, "special": false}}});
+    let d = write_dir(
+        "tok-configured-empty",
+        &[
+            ("tokenizer.json", serde_json::to_vec(&tj).unwrap()),
+            ("tokenizer_config.json", serde_json::to_vec(&tc).unwrap()),
+        ],
+    );
+    let e = vocab(&d, VocabKind::Gpt2).unwrap_err().to_string();
+    assert!(
+        e.contains("added token 4 \"<y>\" is normalized") && e.contains("empty string"),
+        "{e}"
+    );
 }
 
 /// The inputs the tokenizer_normalizers fuzz target panicked on

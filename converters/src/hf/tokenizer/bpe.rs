@@ -93,6 +93,7 @@ impl HfTokenizer {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
                     auto::finish(&mut tok, class, dir, tc)?;
                 }
+                guard::check_added_tokens(&tok, &path)?;
                 Ok(tok)
             })?;
             drop(text);

@@ -440,6 +440,51 @@ fn check_trie(units: &[u32], normalized: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a loaded tokenizer with a normalized added token that its normalizer maps to the
+/// empty string (a Replace that removes it, say). The crate matches added tokens in the
+/// normalized text by their normalized form: an empty one matches at every byte, splits
+/// inside a multi-byte character and panics ("AddedVocabulary bad split") on the first
+/// encode of such text. The crate normalized these contents itself while loading, so this
+/// runs nothing new; call it inside [`shield`].
+pub(crate) fn check_added_tokens(
+    tok: &tokenizers::Tokenizer,
+    path: &Path,
+) -> Result<(), ConvertError> {
+    use tokenizers::Normalizer;
+    let Some(normalizer) = tok.get_normalizer() else {
+        return Ok(());
+    };
+    let mut added: Vec<(u32, tokenizers::AddedToken)> =
+        tok.get_added_tokens_decoder().into_iter().collect();
+    added.sort_by_key(|(id, _)| *id);
+    for (id, t) in added {
+        if !t.normalized || t.content.is_empty() {
+            continue;
+        }
+        let mut s = tokenizers::NormalizedString::from(t.content.as_str());
+        normalizer.normalize(&mut s).map_err(|e| {
+            ConvertError::format(
+                path,
+                None,
+                format!("added token {id} {:?} cannot be normalized: {e}", t.content),
+            )
+        })?;
+        if s.get().is_empty() {
+            return Err(ConvertError::format(
+                path,
+                None,
+                format!(
+                    "added token {id} {:?} is normalized, and the normalizer turns it into the \
+                     empty string (the tokenizers library would match it at every byte and \
+                     split inside characters)",
+                    t.content
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `f` (a call into the `tokenizers` crate), turning a panic into an error about `path`.
 pub(crate) fn shield<T>(
     path: &Path,
