@@ -9,7 +9,10 @@
 //! indexes before the start of a short token. A `Replace` normalizer whose pattern can match
 //! the empty string inserts its content at the start of the text aligned to nothing; the next
 //! step that maps the text's alignments (any normalizer but `Replace` and `Prepend`, or the
-//! `ByteLevel` pre-tokenizer) leaves them out of its range and indexes past their end.
+//! `ByteLevel` pre-tokenizer) leaves them out of its range and indexes past their end. And a
+//! normalized added token that the normalizer turns into the empty string matches at every
+//! byte of a text and splits inside its characters ([`check_added_tokens`], run on the
+//! loaded tokenizer).
 //!
 //! [`check`] walks a tokenizer.json's normalizer, pre-tokenizer and decoder trees (Sequences
 //! included) and refuses, with the file and the component named, what would make the crate
