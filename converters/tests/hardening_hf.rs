@@ -12,12 +12,20 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ggufkit::gguf::{ArrayValue, Value};
-use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::tokenizer::{
+    detect_pre_tokenizer, vocab_metadata_report, VocabKind, VocabRequest,
+};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions};
 use ggufkit_converters::ConvertError;
 use serde_json::{json, Value as Json};
 use support::limits::{assert_memory_limited, run_under_limits};
 use support::{scratch, testdata};
+
+// The tokenizer_normalizers fuzz target's input decoder, to replay its regression inputs.
+#[path = "../../fuzz/fuzz_targets/common/bytes.rs"]
+mod bytes;
+#[path = "../../fuzz/fuzz_targets/common/normalizers.rs"]
+mod normalizers;
 
 // ---------------------------------------------------------------------------------------
 // Helpers.
@@ -204,6 +212,59 @@ fn hostile_tokenizers() -> Vec<(&'static str, Json, &'static [&'static str])> {
             &["normalizer.normalizers[1] (Prepend)", "prepend is empty"],
         ),
         (
+            // Fuzz finding (tokenizer_normalizers): an empty pattern inserts "x" at the start
+            // aligned to nothing; Nmt's filter then indexed past the alignments.
+            "replace-empty-then-nmt",
+            tj(json!({"type": "Sequence", "normalizers": [
+                {"type": "Replace", "pattern": {"String": ""}, "content": "x"},
+                {"type": "Nmt"}]})),
+            &[
+                "normalizer.normalizers[0] (Replace)",
+                "the pattern is the empty string",
+                "normalizer.normalizers[1] (Nmt)",
+            ],
+        ),
+        (
+            "replace-anchor-then-byte-level",
+            tj(json!({"type": "Replace", "pattern": {"Regex": "^"}, "content": "\u{2581}"})),
+            &[
+                "normalizer (Replace)",
+                "the regex \"^\" can match the empty string",
+                "pre_tokenizer (ByteLevel)",
+            ],
+        ),
+        (
+            "replace-lookahead-then-nfc",
+            tokenizer_json(
+                json!({"type": "Sequence", "normalizers": [
+                    {"type": "Replace", "pattern": {"Regex": "(?=a)"}, "content": "x"},
+                    {"type": "Sequence", "normalizers": [{"type": "NFC"}]}]}),
+                json!({"type": "Whitespace"}),
+                Json::Null,
+            ),
+            &[
+                "may match the empty string",
+                "normalizer.normalizers[1].normalizers[0] (NFC)",
+            ],
+        ),
+        (
+            "replace-misspelt-empty-then-byte-level",
+            tj(json!({"type": "Replce", "pattern": {"Regex": "a*"}, "content": "x"})),
+            &["normalizer (Replace)", "can match the empty string"],
+        ),
+        (
+            // Found by random pipelines: the empty normalized form matches at every byte.
+            "added-token-normalized-to-empty",
+            {
+                let mut t = tj(json!({"type": "Replace", "pattern": {"String": "<x>"},
+                    "content": ""}));
+                t["added_tokens"] = json!([{"id": 4, "content": "<x>", "single_word": false,
+                    "lstrip": false, "rstrip": false, "normalized": true, "special": false}]);
+                t
+            },
+            &["added token 4 \"<x>\" is normalized", "empty string"],
+        ),
+        (
             "fixed-length-0",
             tokenizer_json(
                 Json::Null,
@@ -272,6 +333,187 @@ fn hostile_tokenizers_inner() {
     check_hostile_tokenizers();
     check_vocab_padding_refused();
     check_big_config_refused();
+}
+
+/// The tokenizer.json files the tokenizer_json fuzz target panicked on
+/// (testdata/fuzz-regressions/tokenizer_json/) are refused with an error naming the file, on
+/// the GPT-2 and llama-hf paths, without a tokenizer_config.json and with one naming each
+/// class the target tries (the class decides whether the pipeline is rebuilt: a top level
+/// that is not an object panicked there).
+#[test]
+fn tokenizer_json_fuzz_regressions_are_refused() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(testdata("fuzz-regressions/tokenizer_json"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    for file in &files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(file).unwrap();
+        for class in [
+            None,
+            Some("GPT2Tokenizer"),
+            Some("Qwen2TokenizerFast"),
+            Some("LlamaTokenizer"),
+            Some("PreTrainedTokenizerFast"),
+            Some("NoSuchTokenizer"),
+        ] {
+            let mut inputs = vec![("tokenizer.json", bytes.clone())];
+            if let Some(c) = class {
+                let tc = json!({"tokenizer_class": c, "eos_token": "<fuzz-eos>"});
+                inputs.push(("tokenizer_config.json", tc.to_string().into_bytes()));
+            }
+            let d = write_dir(
+                &format!("fuzzreg-tj-{name}-{}", class.unwrap_or("none")),
+                &inputs,
+            );
+            for kind in [VocabKind::Gpt2, VocabKind::Llama] {
+                let e = match vocab(&d, kind) {
+                    Ok(_) => panic!("{name} ({class:?}, {kind:?}): accepted"),
+                    Err(e) => e,
+                };
+                let msg = e.to_string();
+                assert!(matches!(e, ConvertError::Format { .. }), "{name}: {msg}");
+                let path = d.join("tokenizer.json").display().to_string();
+                assert!(msg.starts_with(&path), "{name}: {msg}");
+            }
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+}
+
+/// A tokenizer.json whose top level is not an object names what it is.
+#[test]
+fn a_tokenizer_json_that_is_not_an_object_is_refused() {
+    for (text, kind) in [
+        ("\"\"", "a string"),
+        ("[]", "an array"),
+        ("7", "a number"),
+        ("null", "null"),
+        ("true", "a boolean"),
+    ] {
+        let d = write_dir("tok-not-object", &[("tokenizer.json", text.into())]);
+        let e = vocab(&d, VocabKind::Gpt2).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("the top level is {kind}, not an object")),
+            "{text}: {e}"
+        );
+    }
+}
+
+/// A Replace that can match the empty string is kept when nothing remaps the text after it
+/// (one that marks the start for a Metaspace pre-tokenizer), and so are the Replace patterns
+/// real tokenizers use before other normalizers and ByteLevel: the tokenizers library loads
+/// them and encodes the probe text (these pipelines are in no llama.cpp table, so the
+/// pre-tokenizer is then not recognized, after the chkhsh was computed).
+#[test]
+fn replace_patterns_that_cannot_break_alignments_are_accepted() {
+    for (tag, normalizer, pre) in [
+        (
+            "anchor-then-metaspace",
+            json!({"type": "Sequence", "normalizers": [
+                {"type": "NFC"},
+                {"type": "Replace", "pattern": {"Regex": "(?<!\\n)^"}, "content": "\u{2581}"},
+                {"type": "Replace", "pattern": {"String": " "}, "content": "\u{2581}"},
+                {"type": "Prepend", "prepend": "\u{2581}"}]}),
+            json!({"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": "never",
+                "split": true}),
+        ),
+        (
+            "nonempty-then-byte-level",
+            json!({"type": "Sequence", "normalizers": [
+                {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+                {"type": "Replace", "pattern": {"Regex": "\\s+|[\\n\\r\\t]"}, "content": " "},
+                {"type": "Replace", "pattern": {"String": "``"}, "content": "\""},
+                {"type": "NFKC"},
+                {"type": "Strip", "strip_left": true, "strip_right": true}]}),
+            byte_level(),
+        ),
+    ] {
+        let tj = tokenizer_json(normalizer, pre, Json::Null);
+        let d = write_dir(
+            &format!("tok-replace-{tag}"),
+            &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())],
+        );
+        if let Err(e) = detect_pre_tokenizer(&d) {
+            let msg = e.to_string();
+            assert!(msg.contains("is not in llama.cpp's table"), "{tag}: {msg}");
+        }
+    }
+}
+
+/// A token tokenizer_config.json adds as normalized, which the file's normalizer removes, is
+/// refused too (the configured tokens are added after loading).
+#[test]
+fn a_configured_token_normalized_to_nothing_is_refused() {
+    let tj = tokenizer_json(
+        json!({"type": "Replace", "pattern": {"String": "<y>"}, "content": ""}),
+        byte_level(),
+        Json::Null,
+    );
+    let tc = json!({"tokenizer_class": "PreTrainedTokenizerFast", "added_tokens_decoder": {
+        "4": {"content": "<y>", "single_word": false, "lstrip": false, "rstrip": false,
+              "normalized": true, "special": false}}});
+    let d = write_dir(
+        "tok-configured-empty",
+        &[
+            ("tokenizer.json", serde_json::to_vec(&tj).unwrap()),
+            ("tokenizer_config.json", serde_json::to_vec(&tc).unwrap()),
+        ],
+    );
+    let e = vocab(&d, VocabKind::Gpt2).unwrap_err().to_string();
+    assert!(
+        e.contains("added token 4 \"<y>\" is normalized") && e.contains("empty string"),
+        "{e}"
+    );
+}
+
+/// The inputs the tokenizer_normalizers fuzz target panicked on
+/// (testdata/fuzz-regressions/tokenizer_normalizers/), decoded by the target's own generator,
+/// are refused on the GPT-2 and llama-hf paths with an error naming the file and the
+/// component at fault.
+#[test]
+fn tokenizer_normalizers_fuzz_regressions_are_refused() {
+    let expected = [
+        (
+            "prepend-empty-then-precompiled",
+            "normalizer.normalizers[1] (Prepend)",
+        ),
+        (
+            "replace-empty-pattern-then-nmt",
+            "normalizer.normalizers[0] (Replace)",
+        ),
+    ];
+    let dir = testdata("fuzz-regressions/tokenizer_normalizers");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        expected.map(|(n, _)| n.to_string()),
+        "one expectation per input"
+    );
+    for (name, needle) in expected {
+        let tj = normalizers::tokenizer_json(&std::fs::read(dir.join(name)).unwrap());
+        let d = write_dir(
+            &format!("fuzzreg-tn-{name}"),
+            &[("tokenizer.json", serde_json::to_vec(&tj).unwrap())],
+        );
+        for kind in [VocabKind::Gpt2, VocabKind::Llama] {
+            let e = match vocab(&d, kind) {
+                Ok(_) => panic!("{name} ({kind:?}): accepted"),
+                Err(e) => e,
+            };
+            let msg = e.to_string();
+            assert!(matches!(e, ConvertError::Format { .. }), "{name}: {msg}");
+            let path = d.join("tokenizer.json").display().to_string();
+            assert!(msg.starts_with(&path), "{name}: {msg}");
+            assert!(msg.contains(needle), "{name}: {needle:?} not in {msg}");
+        }
+    }
 }
 
 #[test]

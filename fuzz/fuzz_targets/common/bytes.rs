@@ -44,4 +44,3 @@ pub fn b64(b: &[u8]) -> String {
     }
     s
 }
-

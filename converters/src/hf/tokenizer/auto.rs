@@ -334,8 +334,14 @@ pub(crate) fn choose(
 }
 
 /// tokenizer.json as the rebuilt class holds it: no added tokens, and the class's pipeline.
+/// A `j` that is not an object is returned as it is (the loader refuses one before this).
 pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -> Json {
-    j["added_tokens"] = Json::Array(Vec::new());
+    // Fields are inserted into the object, never through `j[key] = …`, which panics on a
+    // value that is not an object.
+    let Some(top) = j.as_object_mut() else {
+        return j;
+    };
+    top.insert("added_tokens".into(), Json::Array(Vec::new()));
     let add_prefix_space = tc
         .and_then(|t| t.get("add_prefix_space"))
         .and_then(Json::as_bool)
@@ -344,8 +350,8 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
         serde_json::json!({"type": "ByteLevel", "add_prefix_space": prefix,
             "trim_offsets": true, "use_regex": regex})
     };
-    let bpe_model = |j: &mut Json| {
-        if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
+    let bpe_model = |top: &mut serde_json::Map<String, Json>| {
+        if let Some(m) = top.get_mut("model").and_then(Json::as_object_mut) {
             for (k, v) in [
                 ("dropout", Json::Null),
                 ("unk_token", Json::Null),
@@ -361,13 +367,16 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
     };
     match pipeline {
         Pipeline::Qwen2 => {
-            j["normalizer"] = serde_json::json!({"type": "NFC"});
-            j["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": [
+            top.insert("normalizer".into(), serde_json::json!({"type": "NFC"}));
+            top.insert(
+                "pre_tokenizer".into(),
+                serde_json::json!({"type": "Sequence", "pretokenizers": [
                 {"type": "Split", "pattern": {"Regex": super::pre::RE_QWEN2},
                  "behavior": "Isolated", "invert": false},
-                byte_level(add_prefix_space, false)]});
-            j["decoder"] = byte_level(true, true);
-            bpe_model(&mut j);
+                byte_level(add_prefix_space, false)]}),
+            );
+            top.insert("decoder".into(), byte_level(true, true));
+            bpe_model(top);
         }
         Pipeline::Bert => {
             let flag = |k: &str, d: bool| {
@@ -379,24 +388,32 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
                 .and_then(|t| t.get("strip_accents"))
                 .and_then(Json::as_bool)
                 .map_or(Json::Null, Json::Bool);
-            j["normalizer"] = serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+            top.insert(
+                "normalizer".into(),
+                serde_json::json!({"type": "BertNormalizer", "clean_text": true,
                 "handle_chinese_chars": flag("tokenize_chinese_chars", true),
-                "strip_accents": strip, "lowercase": flag("do_lower_case", true)});
-            j["pre_tokenizer"] = serde_json::json!({"type": "BertPreTokenizer"});
-            j["decoder"] =
-                serde_json::json!({"type": "WordPiece", "prefix": "##", "cleanup": true});
+                "strip_accents": strip, "lowercase": flag("do_lower_case", true)}),
+            );
+            top.insert(
+                "pre_tokenizer".into(),
+                serde_json::json!({"type": "BertPreTokenizer"}),
+            );
+            top.insert(
+                "decoder".into(),
+                serde_json::json!({"type": "WordPiece", "prefix": "##", "cleanup": true}),
+            );
             let unk = named_text(tc, "unk_token").unwrap_or_else(|| "[UNK]".to_string());
-            if let Some(m) = j.get_mut("model").and_then(Json::as_object_mut) {
+            if let Some(m) = top.get_mut("model").and_then(Json::as_object_mut) {
                 m.insert("unk_token".into(), Json::from(unk));
                 m.insert("continuing_subword_prefix".into(), Json::from("##"));
                 m.insert("max_input_chars_per_word".into(), Json::from(100));
             }
         }
         Pipeline::Gpt2 => {
-            j["normalizer"] = Json::Null;
-            j["pre_tokenizer"] = byte_level(add_prefix_space, true);
-            j["decoder"] = byte_level(true, true);
-            bpe_model(&mut j);
+            top.insert("normalizer".into(), Json::Null);
+            top.insert("pre_tokenizer".into(), byte_level(add_prefix_space, true));
+            top.insert("decoder".into(), byte_level(true, true));
+            bpe_model(top);
         }
         Pipeline::FromFile => {}
     }

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::auto;
 use super::guard;
-use super::json::{json_error, read_text};
+use super::json::{json_error, json_kind, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
@@ -40,6 +40,15 @@ impl HfTokenizer {
         if path.is_file() {
             let text = read_text(&path)?;
             let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+            // Everything below reads and rebuilds it as an object (a string, number or list
+            // at the top has no pipeline and no vocabulary).
+            if !json.is_object() {
+                return Err(ConvertError::format(
+                    &path,
+                    None,
+                    format!("the top level is {}, not an object", json_kind(&json)),
+                ));
+            }
             guard::check(&json, &path)?;
             // The class transformers builds decides the pipeline and the added tokens.
             let config_path = dir.join("config.json");
@@ -84,6 +93,7 @@ impl HfTokenizer {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
                     auto::finish(&mut tok, class, dir, tc)?;
                 }
+                guard::check_added_tokens(&tok, &path)?;
                 Ok(tok)
             })?;
             drop(text);

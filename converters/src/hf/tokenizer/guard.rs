@@ -6,7 +6,13 @@
 //! bounds checks (a malformed trie panics on the first encode). A `FixedLength`
 //! pre-tokenizer of length 0 panics too, so does a `Prepend` normalizer of an empty string
 //! followed by one that maps offsets, and a `Strip` decoder that strips from the end
-//! indexes before the start of a short token.
+//! indexes before the start of a short token. A `Replace` normalizer whose pattern can match
+//! the empty string inserts its content at the start of the text aligned to nothing; the next
+//! step that maps the text's alignments (any normalizer but `Replace` and `Prepend`, or the
+//! `ByteLevel` pre-tokenizer) leaves them out of its range and indexes past their end. And a
+//! normalized added token that the normalizer turns into the empty string matches at every
+//! byte of a text and splits inside its characters ([`check_added_tokens`], run on the
+//! loaded tokenizer).
 //!
 //! [`check`] walks a tokenizer.json's normalizer, pre-tokenizer and decoder trees (Sequences
 //! included) and refuses, with the file and the component named, what would make the crate
@@ -29,20 +35,18 @@ pub(crate) fn check(tj: &Json, path: &Path) -> Result<(), ConvertError> {
     let err =
         |at: &str, problem: String| ConvertError::format(path, None, format!("{at}: {problem}"));
     if let Some(n) = tj.get("normalizer") {
-        walk(n, "normalizer", 0, &|at, c| normalizer(at, c)).map_err(|(at, p)| err(&at, p))?;
+        walk(n, "normalizer", 0, &mut normalizer).map_err(|(at, p)| err(&at, p))?;
     }
     if let Some(p) = tj.get("pre_tokenizer") {
-        walk(p, "pre_tokenizer", 0, &|at, c| pre_tokenizer(at, c))
-            .map_err(|(at, p)| err(&at, p))?;
+        walk(p, "pre_tokenizer", 0, &mut pre_tokenizer).map_err(|(at, p)| err(&at, p))?;
     }
     if let Some(d) = tj.get("decoder") {
-        walk(d, "decoder", 0, &|at, c| decoder(at, c)).map_err(|(at, p)| err(&at, p))?;
+        walk(d, "decoder", 0, &mut decoder).map_err(|(at, p)| err(&at, p))?;
     }
     if let Some(p) = tj.get("post_processor") {
-        walk(p, "post_processor", 0, &|at, c| post_processor(at, c))
-            .map_err(|(at, p)| err(&at, p))?;
+        walk(p, "post_processor", 0, &mut post_processor).map_err(|(at, p)| err(&at, p))?;
     }
-    Ok(())
+    empty_match_then_mapping(tj).map_err(|(at, p)| err(&at, p))
 }
 
 type Found = (String, String);
@@ -53,7 +57,7 @@ fn walk(
     c: &Json,
     at: &str,
     depth: usize,
-    one: &dyn Fn(&str, &Json) -> Result<(), Found>,
+    one: &mut dyn FnMut(&str, &Json) -> Result<(), Found>,
 ) -> Result<(), Found> {
     if depth > MAX_DEPTH {
         return Err((at.to_string(), format!("nested deeper than {MAX_DEPTH}")));
@@ -111,6 +115,119 @@ fn normalizer(at: &str, c: &Json) -> Result<(), Found> {
                 )
             })?;
         }
+    }
+    Ok(())
+}
+
+/// The normalizers the `tokenizers` crate has, by `type`. All but `Sequence`, `Replace` and
+/// `Prepend` rewrite the whole text through its alignments.
+const NORMALIZERS: [&str; 14] = [
+    "BertNormalizer",
+    "Strip",
+    "StripAccents",
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Sequence",
+    "Lowercase",
+    "Nmt",
+    "Precompiled",
+    "Replace",
+    "Prepend",
+    "ByteLevel",
+];
+
+/// The pre-tokenizers that only split the text (slices keep their alignments); `ByteLevel`,
+/// the one that remaps each piece, is not among them.
+const SPLITTING_PRE_TOKENIZERS: [&str; 11] = [
+    "BertPreTokenizer",
+    "Delimiter",
+    "Metaspace",
+    "Whitespace",
+    "Sequence",
+    "Split",
+    "Punctuation",
+    "WhitespaceSplit",
+    "Digits",
+    "UnicodeScripts",
+    "FixedLength",
+];
+
+/// Why a `Replace` pattern (`{"String": …}` or `{"Regex": …}`) may match the empty string,
+/// or `None` when it cannot.
+fn matches_empty(pattern: &Json) -> Option<String> {
+    if pattern.get("String").and_then(Json::as_str) == Some("") {
+        return Some("the pattern is the empty string".into());
+    }
+    let re = pattern.get("Regex").and_then(Json::as_str)?;
+    let shown: String = re.chars().take(80).collect();
+    match regex_syntax::parse(re) {
+        Ok(hir) if hir.properties().minimum_len() == Some(0) => {
+            Some(format!("the regex {shown:?} can match the empty string"))
+        }
+        Ok(_) => None,
+        // Lookaround, backreferences and the like (fancy-regex syntax) are zero-width or may
+        // be empty: such a pattern is taken to match the empty string.
+        Err(_) => Some(format!(
+            "the regex {shown:?} may match the empty string (its syntax is beyond what this \
+             check reads)"
+        )),
+    }
+}
+
+/// Refuses a `Replace` normalizer whose pattern can match the empty string when a later
+/// step maps the text's alignments. The crate gives what an empty match inserts at the start
+/// of the text the alignment of nothing (0, 0); a later whole-text transform converts "all of
+/// the original" to a normalized range that starts after those characters, rewrites every
+/// character anyway, and indexes past the end of the alignments (a panic on the first
+/// encode). Elsewhere an inserted character takes its neighbour's alignment, and `Replace`
+/// and `Prepend` themselves work on normalized ranges, so an empty-matching Replace that
+/// nothing remaps afterwards (one that marks the start of the text for a Metaspace
+/// pre-tokenizer, say) is kept.
+fn empty_match_then_mapping(tj: &Json) -> Result<(), Found> {
+    let mut inserts: Option<(String, String)> = None;
+    let mapped_after = |first: &(String, String), at: &str, what: &str| -> Found {
+        (
+            format!("{} (Replace)", first.0),
+            format!(
+                "{}, and {at} ({what}) remaps the text after it: the tokenizers library aligns \
+                 what an empty match inserts at the start to nothing and then indexes past the \
+                 alignments",
+                first.1
+            ),
+        )
+    };
+    if let Some(n) = tj.get("normalizer") {
+        walk(n, "normalizer", 0, &mut |at, c| {
+            if !c.is_object() {
+                return Ok(());
+            }
+            let ty = c.get("type").and_then(Json::as_str);
+            let known = ty.is_some_and(|t| NORMALIZERS.contains(&t));
+            // A component of unknown type is read by its fields: it may be any of them.
+            let maps = !known || !matches!(ty, Some("Sequence" | "Replace" | "Prepend"));
+            if maps {
+                if let Some(first) = &inserts {
+                    return Err(mapped_after(first, at, ty.unwrap_or("no type")));
+                }
+            }
+            if inserts.is_none() && (ty == Some("Replace") || !known) {
+                if let Some(why) = c.get("pattern").and_then(matches_empty) {
+                    inserts = Some((at.to_string(), why));
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if let (Some(first), Some(p)) = (&inserts, tj.get("pre_tokenizer")) {
+        walk(p, "pre_tokenizer", 0, &mut |at, c| {
+            let ty = c.get("type").and_then(Json::as_str);
+            if c.is_object() && !ty.is_some_and(|t| SPLITTING_PRE_TOKENIZERS.contains(&t)) {
+                return Err(mapped_after(first, at, ty.unwrap_or("no type")));
+            }
+            Ok(())
+        })?;
     }
     Ok(())
 }
@@ -326,6 +443,51 @@ fn check_trie(units: &[u32], normalized: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a loaded tokenizer with a normalized added token that its normalizer maps to the
+/// empty string (a Replace that removes it, say). The crate matches added tokens in the
+/// normalized text by their normalized form: an empty one matches at every byte, splits
+/// inside a multi-byte character and panics ("AddedVocabulary bad split") on the first
+/// encode of such text. The crate normalized these contents itself while loading, so this
+/// runs nothing new; call it inside [`shield`].
+pub(crate) fn check_added_tokens(
+    tok: &tokenizers::Tokenizer,
+    path: &Path,
+) -> Result<(), ConvertError> {
+    use tokenizers::Normalizer;
+    let Some(normalizer) = tok.get_normalizer() else {
+        return Ok(());
+    };
+    let mut added: Vec<(u32, tokenizers::AddedToken)> =
+        tok.get_added_tokens_decoder().into_iter().collect();
+    added.sort_by_key(|(id, _)| *id);
+    for (id, t) in added {
+        if !t.normalized || t.content.is_empty() {
+            continue;
+        }
+        let mut s = tokenizers::NormalizedString::from(t.content.as_str());
+        normalizer.normalize(&mut s).map_err(|e| {
+            ConvertError::format(
+                path,
+                None,
+                format!("added token {id} {:?} cannot be normalized: {e}", t.content),
+            )
+        })?;
+        if s.get().is_empty() {
+            return Err(ConvertError::format(
+                path,
+                None,
+                format!(
+                    "added token {id} {:?} is normalized, and the normalizer turns it into the \
+                     empty string (the tokenizers library would match it at every byte and \
+                     split inside characters)",
+                    t.content
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `f` (a call into the `tokenizers` crate), turning a panic into an error about `path`.
 pub(crate) fn shield<T>(
     path: &Path,
@@ -419,6 +581,66 @@ mod tests {
             t["post_processor"] = Json::Null;
             t[key] = component;
             assert!(check(&t, path).is_err(), "{key}: {}", t[key]);
+        }
+    }
+
+    #[test]
+    fn replace_patterns_that_can_match_the_empty_string() {
+        use serde_json::json;
+        for (pattern, empty) in [
+            (json!({"String": ""}), true),
+            (json!({"String": " "}), false),
+            (json!({"String": "``"}), false),
+            (json!({"Regex": ""}), true),
+            (json!({"Regex": "^"}), true),
+            (json!({"Regex": "\\b"}), true),
+            (json!({"Regex": "a*"}), true),
+            (json!({"Regex": "a|"}), true),
+            (json!({"Regex": "(?=a)"}), true),
+            (json!({"Regex": "(?<!\\n)^"}), true),
+            (json!({"Regex": " {2,}"}), false),
+            (json!({"Regex": "\\s+"}), false),
+            (json!({"Regex": "\\s{2,}|[\\n\\r\\t]"}), false),
+            (json!({"Regex": "[^\\s\\S]"}), false),
+            (json!({"Other": ""}), false),
+        ] {
+            assert_eq!(matches_empty(&pattern).is_some(), empty, "{pattern}");
+        }
+    }
+
+    /// The order decides: an empty-matching Replace is refused only when a later normalizer
+    /// or the ByteLevel pre-tokenizer remaps the text.
+    #[test]
+    fn empty_match_is_refused_only_before_a_remapping_step() {
+        use serde_json::json;
+        let empty = json!({"type": "Replace", "pattern": {"String": ""}, "content": "x"});
+        let seq = |v: Vec<Json>| json!({"type": "Sequence", "normalizers": v});
+        let split = json!({"type": "Whitespace"});
+        let byte_level = json!({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated", "invert": false},
+            {"type": "ByteLevel"}]});
+        let nfc = json!({"type": "NFC"});
+        let prepend = json!({"type": "Prepend", "prepend": "_"});
+        for (normalizer, pre, refused) in [
+            (seq(vec![empty.clone(), nfc.clone()]), &split, true),
+            (seq(vec![nfc.clone(), empty.clone()]), &split, false),
+            (
+                seq(vec![empty.clone(), prepend.clone(), empty.clone()]),
+                &split,
+                false,
+            ),
+            (seq(vec![empty.clone(), prepend, nfc.clone()]), &split, true),
+            (seq(vec![nfc.clone(), empty.clone()]), &byte_level, true),
+            (
+                seq(vec![seq(vec![empty.clone()]), seq(vec![nfc])]),
+                &split,
+                true,
+            ),
+            (empty, &Json::Null, false),
+        ] {
+            let tj = json!({"normalizer": normalizer, "pre_tokenizer": pre});
+            let r = check(&tj, Path::new("tokenizer.json"));
+            assert_eq!(r.is_err(), refused, "{tj}: {r:?}");
         }
     }
 

@@ -223,8 +223,7 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
                     dir.display()
                 )));
             }
-            let mut hp = req.hparams.clone();
-            hp["pad_vocab_size_multiple"] = Json::from(8);
+            let hp = with_hparam(req.hparams, "pad_vocab_size_multiple", Json::from(8));
             let req = VocabRequest {
                 hparams: &hp,
                 ..req.clone()
@@ -237,8 +236,7 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
             } else {
                 1
             };
-            let mut hp = req.hparams.clone();
-            hp["pad_vocab_size_multiple"] = Json::from(multiple);
+            let hp = with_hparam(req.hparams, "pad_vocab_size_multiple", Json::from(multiple));
             let req = VocabRequest {
                 hparams: &hp,
                 ..req.clone()
@@ -299,6 +297,16 @@ fn read_tokenizer_config(dir: &Path) -> Result<Option<Json>, ConvertError> {
     } else {
         Ok(None)
     }
+}
+
+/// A copy of the hparams `h` with `key` set to `value` (left as they are when they are not an
+/// object: `h[key] = …` would panic on one).
+fn with_hparam(h: &Json, key: &str, value: Json) -> Json {
+    let mut hp = h.clone();
+    if let Some(o) = hp.as_object_mut() {
+        o.insert(key.into(), value);
+    }
+    hp
 }
 
 /// An hparam as the converter sees it: `text_config` is flattened over the root.
@@ -406,13 +414,13 @@ fn set_vocab_mamba(
         .checked_mul(multiple)
         .filter(|p| *p as usize <= MAX_VOCAB)
         .ok_or_else(|| bad("vocab_size", &Json::from(n)))?;
-    let mut hp = h.clone();
-    hp["vocab_size"] = Json::from(padded);
+    let mut hp = with_hparam(h, "vocab_size", Json::from(padded));
     if let Some(tc) = hp
         .get_mut("text_config")
-        .filter(|t| t.get("vocab_size").is_some())
+        .and_then(Json::as_object_mut)
+        .filter(|t| t.contains_key("vocab_size"))
     {
-        tc["vocab_size"] = Json::from(padded);
+        tc.insert("vocab_size".into(), Json::from(padded));
     }
     let req = VocabRequest {
         hparams: &hp,
