@@ -257,7 +257,7 @@ impl ResidualGains {
                 None => subs.push((at, s, vec![name.clone()])),
             }
         }
-        subs.sort_by(|a, b| a.0.cmp(&b.0));
+        subs.sort_by_key(|s| s.0);
         let tiny = f64::MIN_POSITIVE;
         // Power before each sub-block, and at the end.
         let mut before = Vec::with_capacity(subs.len());
