@@ -22,12 +22,16 @@
 # llama-imatrix makes its imatrix on the training text, and `tiny-llama` (with that imatrix)
 # and `tiny-llama-plain` join the models; their KL divergence and perplexity are measured on
 # the held-out text (never trained on), REAL_CHUNKS (200) chunks of 128 tokens.
+# TINY_LLAMA=DIR uses a model already trained there (default WORKDIR/tiny-llama; it is trained
+# unless DIR/train-log.txt has a "saved" line).
 #
 # With PERPLEXITY=1 and llama-perplexity available, also the mean KL divergence of each file's
 # next-token distributions from the F32 model's (llama-perplexity, KLD_CHUNKS (60) chunks of 128
 # tokens) and the perplexity of the text, for the models in KLD_MODELS (default: llama-spm
-# llama-spm-structured tiny-llama tiny-llama-plain); with ABSOLUTE=1 also for a third file,
-# ours with --budget-metric absolute.
+# llama-spm-structured tiny-llama tiny-llama-plain). METRICS="relative absolute" adds a row per
+# metric: ours with that --budget-metric (its error ratio, and its KLD and perplexity where
+# measured); ABSOLUTE=1 is METRICS=absolute. METRIC=NAME makes the main "ours" file with
+# --budget-metric NAME (default: gguf-quantize's default).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${1:-/tmp/bench-budget}
@@ -80,7 +84,7 @@ MODELS=${MODELS-"llama-spm=$spm:$IM llama-spm-structured=$structured:$SIM llama-
 TORCH_PY=${TORCH_PY:-/work/ref/torchvenv/bin/python}
 declare -A KTEXT_OF=() KCHUNKS_OF=()
 if [[ ${TRAIN:-$([[ -x $TORCH_PY ]] && "$TORCH_PY" -c "import torch" 2>/dev/null && echo 1 || echo 0)} == 1 ]]; then
-  TL=$W/tiny-llama
+  TL=${TINY_LLAMA:-$W/tiny-llama}
   grep -qs "^saved" "$TL/train-log.txt" ||
     nice -n 10 "$TORCH_PY" "$ROOT/conformance/train_tiny_llama.py" "$TL" >"$W/train.log" 2>&1
   grep -h "perplexity" "$TL/train-log.txt" | sed 's/^/trained model (torch): /'
@@ -161,7 +165,7 @@ for m in $MODELS; do
     ours=$W/$name-$mix-budget.gguf
     "$REF" "${imargs[@]}" "$src" "$ref" "$mix" >/dev/null 2>&1
     size=$(stat -c %s "$ref")
-    "$Q" -q "${imargs[@]}" --target-size "$size" "$src" "$ours"
+    "$Q" -q "${imargs[@]}" ${METRIC:+--budget-metric "$METRIC"} --target-size "$size" "$src" "$ours"
     osize=$(stat -c %s "$ours")
     read -r e_ref r_ref < <(total "$ref" "$src" "$im")
     read -r e_ours r_ours < <(total "$ours" "$src" "$im")
@@ -178,14 +182,18 @@ for m in $MODELS; do
       IFS='|' read -r k_ours p_ours _ < <(kld "$ours")
       echo "| $name | $mix | mean KLD vs f32 | | | | $k_ref | $k_ours | $(awk -v a="${k_ours%% *}" -v b="${k_ref%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b }') | |"
       echo "| $name | $mix | perplexity | | | | $p_ref | $p_ours | | |"
-      if [[ ${ABSOLUTE:-0} == 1 ]]; then
-        # The other metric, for the quality figures: ours with --budget-metric absolute.
-        abs=$W/$name-$mix-budget-absolute.gguf
-        "$Q" -q "${imargs[@]}" --budget-metric absolute --target-size "$size" "$src" "$abs"
-        read -r e_abs _ < <(total "$abs" "$src" "$im")
-        IFS='|' read -r k_abs p_abs _ < <(kld "$abs")
-        echo "| $name | $mix | ours --budget-metric absolute: $metric, KLD, perplexity | | $(stat -c %s "$abs") | | | $(printf "%.4g" "$e_abs") | $(awk -v a="$e_abs" -v b="$e_ref" 'BEGIN { printf "%.3f", a / b }') | KLD $k_abs, PPL $p_abs |"
-      fi
     fi
+    for metric_name in ${METRICS:-$([[ ${ABSOLUTE:-0} == 1 ]] && echo absolute)}; do
+      # Another metric: ours with --budget-metric $metric_name.
+      alt=$W/$name-$mix-budget-$metric_name.gguf
+      "$Q" -q "${imargs[@]}" --budget-metric "$metric_name" --target-size "$size" "$src" "$alt"
+      read -r e_alt _ < <(total "$alt" "$src" "$im")
+      quality=""
+      if [[ $kld_on == 1 && -f $base ]]; then
+        IFS='|' read -r k_alt p_alt _ < <(kld "$alt")
+        quality="KLD $k_alt ($(awk -v a="${k_alt%% *}" -v b="${k_ref%% *}" 'BEGIN { if (b > 0) printf "%.3f", a / b }')x), PPL $p_alt"
+      fi
+      echo "| $name | $mix | ours --budget-metric $metric_name: $metric${quality:+, KLD, perplexity} | | $(stat -c %s "$alt") | | | $(printf "%.4g" "$e_alt") | $(awk -v a="$e_alt" -v b="$e_ref" 'BEGIN { printf "%.3f", a / b }') | $quality |"
+    done
   done
 done

@@ -124,13 +124,19 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_SAMPLE_ELEMENTS)]
     budget_sample: usize,
     /// Budget mode: what is minimised: `relative` (each tensor's error over its signal, the
-    /// share of its output lost; default) or `absolute` (the error as it is).
-    #[arg(long, value_name = "METRIC", value_parser = ["relative", "absolute"], default_value = "relative")]
+    /// share of its output lost; default), `absolute` (the error as it is) or `output` (each
+    /// tensor's error carried through what consumes its output to the residual stream, and
+    /// through the later blocks to the logits).
+    #[arg(long, value_name = "METRIC", value_parser = ["relative", "absolute", "output"], default_value = "relative")]
     budget_metric: String,
     /// Budget mode: the factor a routed expert's error is scaled by (default: the share of
     /// tokens it sees, expert_used_count / expert_count; 1 weighs it as a dense tensor).
     #[arg(long, value_name = "W")]
     budget_expert_weight: Option<f64>,
+    /// Budget mode, `--budget-metric output`: weigh each tensor by its output weight to the
+    /// power A times the absolute error's to the power 1 - A (1: output-propagated; 0: absolute).
+    #[arg(long, value_name = "A", default_value_t = budget::DEFAULT_OUTPUT_EXPONENT)]
+    budget_output_exponent: f64,
     /// Print the per-tensor plan (types, sizes, bits per weight) and write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -283,11 +289,14 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
     }
     o.sample_elements = cli.budget_sample;
     o.expert_weight = cli.budget_expert_weight;
-    o.metric = if cli.budget_metric == "absolute" {
-        Metric::Absolute
-    } else {
-        Metric::Relative
-    };
+    if !(0.0..=1.0).contains(&cli.budget_output_exponent) {
+        return Err(usage(anyhow!(budget::BudgetError::BadExponent(
+            cli.budget_output_exponent
+        ))));
+    }
+    o.output_exponent = cli.budget_output_exponent;
+    o.metric = Metric::from_name(&cli.budget_metric)
+        .ok_or_else(|| usage(anyhow!("invalid budget metric '{}'", cli.budget_metric)))?;
     Ok(Some(o))
 }
 

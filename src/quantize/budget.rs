@@ -50,6 +50,9 @@ pub const DEFAULT_CANDIDATES: &[GgmlType] = &[
 /// Elements of each tensor measured by default (whole rows, spread evenly over the tensor).
 pub const DEFAULT_SAMPLE_ELEMENTS: usize = 1 << 20;
 
+/// The default [`BudgetOptions::output_exponent`].
+pub const DEFAULT_OUTPUT_EXPONENT: f64 = 1.0;
+
 /// What the output must fit in.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Target {
@@ -83,11 +86,24 @@ pub struct BudgetOptions {
     /// The factor a routed-expert tensor's error is scaled by; `None`: the share of tokens
     /// an expert sees, `expert_used_count / expert_count` (1 when the model says neither).
     pub expert_weight: Option<f64>,
+    /// With [`Metric::Output`]: the exponent `a` of the blend `output^a · absolute^(1−a)` of
+    /// each tensor's weight (1: the output-propagated error; 0: the absolute error).
+    pub output_exponent: f64,
 }
 
 /// What the allocation minimises (summed over tensors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// Each tensor's error carried to where it shows in the model's output
+    /// ([`output_weight`]): the (imatrix-weighted) squared error of a layer is the power of
+    /// the error in its output; a tensor that adds to the residual stream (`attn_output`,
+    /// `ffn_down`) puts it there, a tensor whose output feeds another layer first
+    /// (`ffn_up`/`ffn_gate` → `ffn_down`, `attn_q`/`attn_k`/`attn_v` → `attn_output`) passes
+    /// on its relative error (error over signal) to that layer's output, the input embedding
+    /// adds its mean row error per token; an error in the residual stream then counts by how
+    /// much the later blocks, reading the normalised stream, amplify it
+    /// ([`ResidualGains`]), and the output head's error against the logits' power.
+    Output,
     /// Each tensor's (imatrix-weighted) squared error divided by its mean (imatrix-weighted)
     /// signal per element `Σ w·x² / n`: each layer's output error measured against its own
     /// output scale (so a layer with small activations is not starved), summed over its
@@ -101,11 +117,205 @@ impl Metric {
     /// The name recorded in `ggufkit.quantize.metric`.
     pub fn name(self, weighted: bool) -> &'static str {
         match (self, weighted) {
+            (Metric::Output, true) => "output-propagated imatrix-weighted squared error",
+            (Metric::Output, false) => "output-propagated squared error",
             (Metric::Relative, true) => "relative imatrix-weighted squared error",
             (Metric::Relative, false) => "relative squared error",
             (Metric::Absolute, true) => "imatrix-weighted squared error",
             (Metric::Absolute, false) => "squared error",
         }
+    }
+
+    /// The metric of a `--budget-metric` value: `output`, `relative` or `absolute`.
+    pub fn from_name(s: &str) -> Option<Metric> {
+        match s {
+            "output" => Some(Metric::Output),
+            "relative" => Some(Metric::Relative),
+            "absolute" => Some(Metric::Absolute),
+            _ => None,
+        }
+    }
+}
+
+/// Where a tensor's output goes, for [`Metric::Output`] (from its GGUF name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Adds to the residual stream: `attn_output`, `ffn_down` (also `_exps`, `_shexp`), and
+    /// any tensor not recognised below.
+    Residual,
+    /// Feeds the named tensor of the same block, which adds to the residual stream.
+    Feeds(String),
+    /// The input embedding (`token_embd`): each token adds one row to the residual stream.
+    Embedding,
+    /// The output head (`output`): its error is in the logits.
+    Logits,
+}
+
+/// The [`Role`] of the tensor named `name`.
+pub fn role(name: &str) -> Role {
+    let base = name.strip_suffix(".weight").unwrap_or(name);
+    match base {
+        "token_embd" => return Role::Embedding,
+        "output" => return Role::Logits,
+        _ => {}
+    }
+    let Some((block, part)) = base
+        .strip_prefix("blk.")
+        .and_then(|r| r.split_once('.'))
+        .map(|(n, p)| (format!("blk.{n}."), p))
+    else {
+        return Role::Residual;
+    };
+    const ATTN_IN: &[&str] = &[
+        "attn_q",
+        "attn_k",
+        "attn_v",
+        "attn_qkv",
+        "attn_q_a",
+        "attn_q_b",
+        "attn_kv_a_mqa",
+        "attn_kv_b",
+    ];
+    if ATTN_IN.contains(&part) {
+        return Role::Feeds(format!("{block}attn_output.weight"));
+    }
+    let suffix = part
+        .strip_prefix("ffn_up")
+        .or_else(|| part.strip_prefix("ffn_gate"));
+    match suffix {
+        // `ffn_up`, `ffn_up_exps`, `ffn_gate_shexp` … (not the router `ffn_gate_inp`)
+        Some(x) if x.is_empty() || (x.starts_with('_') && !x.starts_with("_inp")) => {
+            Role::Feeds(format!("{block}ffn_down{x}.weight"))
+        }
+        _ => Role::Residual,
+    }
+}
+
+/// A tensor that adds to the residual stream: `attn_output` and `ffn_down` (also `_exps`,
+/// `_shexp`) of block `n`: `Some((n, 0))` for attention, `Some((n, 1))` for the feed-forward
+/// part (their order in the stream).
+pub fn writes_residual(name: &str) -> Option<(u64, u8)> {
+    let base = name.strip_suffix(".weight").unwrap_or(name);
+    let (n, part) = base.strip_prefix("blk.")?.split_once('.')?;
+    let n: u64 = n.parse().ok()?;
+    if part == "attn_output" {
+        Some((n, 0))
+    } else if part.starts_with("ffn_down") {
+        Some((n, 1))
+    } else {
+        None
+    }
+}
+
+/// How much an error added to the residual stream at each point shows in the model's
+/// output, for [`Metric::Output`].
+///
+/// The stream starts as the token's embedding row (power `embedding`, per token) and each
+/// sub-block (attention, then feed-forward, of each block in order) adds its output (power
+/// `S`, the sum of the `Σ w·x²` of its writers, [`writes_residual`]; a routed expert's scaled
+/// by the share of tokens it sees): the power before sub-block `m` is `P_m = embedding +
+/// Σ_{k<m} S_k` (uncorrelated additions). A sub-block reads the normalised stream, so an
+/// error `Δ` in the stream is a relative error `|Δ|²/P_m` of its input, which it passes on
+/// as an error of power `S_m·|Δ|²/P_m` in its output (gain 1 in relative terms): the error
+/// grows by `(1 + S_m/P_m)` at each later sub-block (the linearised residual stream,
+/// uncorrelated terms). At the end the output head reads it as a relative error of the
+/// logits `|Δ|²/P_end`. So the gain of an error added after sub-block `m` is
+/// `Π_{k>m} (1 + S_k/P_k) / P_end`, and the embedding's is the product over all sub-blocks.
+/// Early errors matter most where the stream is still small (the embedding, the first
+/// block).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResidualGains {
+    /// The gain of each writer tensor (by name).
+    pub writers: HashMap<String, f64>,
+    /// The gain of an error in the embedding row.
+    pub embedding: f64,
+    /// The gain at the end of the stream, `1 / P_end` (for tensors not placed).
+    pub end: f64,
+}
+
+impl ResidualGains {
+    /// The gains for an embedding row power `embedding` and the output power of every
+    /// writer tensor in `signals` (other names are ignored), routed experts' (`_exps`)
+    /// scaled by `routed_share`.
+    pub fn new(embedding: f64, signals: &HashMap<String, f64>, routed_share: f64) -> Self {
+        // Sub-blocks in stream order, each with its power and writers.
+        let mut subs: Vec<((u64, u8), f64, Vec<String>)> = Vec::new();
+        for (name, &s) in signals {
+            let Some(at) = writes_residual(name) else {
+                continue;
+            };
+            let s = if name.contains("_exps") {
+                s * routed_share
+            } else {
+                s
+            };
+            match subs.iter_mut().find(|(k, ..)| *k == at) {
+                Some((_, p, w)) => {
+                    *p += s;
+                    w.push(name.clone());
+                }
+                None => subs.push((at, s, vec![name.clone()])),
+            }
+        }
+        subs.sort_by_key(|s| s.0);
+        let tiny = f64::MIN_POSITIVE;
+        // Power before each sub-block, and at the end.
+        let mut before = Vec::with_capacity(subs.len());
+        let mut p = embedding.max(0.0);
+        for (_, s, _) in &subs {
+            before.push(p.max(tiny));
+            p += s.max(0.0);
+        }
+        let end = 1.0 / p.max(tiny);
+        // Gain after sub-block m: the product over the later ones, from the end backwards.
+        let mut writers = HashMap::new();
+        let mut g = end;
+        for (m, (_, s, names)) in subs.iter().enumerate().rev() {
+            for n in names {
+                writers.insert(n.clone(), g);
+            }
+            g *= 1.0 + s.max(0.0) / before[m];
+        }
+        ResidualGains {
+            writers,
+            embedding: g,
+            end,
+        }
+    }
+}
+
+/// The factor [`Metric::Output`] multiplies a tensor's measured error by: with `signal` its
+/// own output power (`Σ w·x²`, same weights as the error), `rows` its rows per matrix,
+/// `signals` the output power of the tensors it may feed, `gains` the residual stream's
+/// ([`ResidualGains`]) and `tied` whether the embedding is also the output head:
+///
+/// * [`Role::Residual`]: its writer's gain (the end's when it is not a known writer);
+/// * [`Role::Feeds`] `c`: `signals[c] / signal` times `c`'s gain — its relative error becomes
+///   the consumer's (a product `silu(gate)·up` and an attention-weighted mean of values
+///   pass a relative error on), whose output adds to the residual stream;
+/// * [`Role::Embedding`]: the embedding's gain over `rows` (a token adds one of its rows);
+///   plus `1 / signal` when `tied`;
+/// * [`Role::Logits`]: `1 / signal` (the relative error of the logits).
+pub fn output_weight(
+    name: &str,
+    signal: f64,
+    rows: u64,
+    signals: &HashMap<String, f64>,
+    gains: &ResidualGains,
+    tied: bool,
+) -> f64 {
+    let rel = |s: f64| if s > 0.0 { 1.0 / s } else { 1.0 };
+    let gain = |n: &str| gains.writers.get(n).copied().unwrap_or(gains.end);
+    match role(name) {
+        Role::Residual => gain(name),
+        Role::Feeds(c) => match signals.get(&c) {
+            Some(&sc) if sc > 0.0 && signal > 0.0 => sc / signal * gain(&c),
+            _ => gain(&c),
+        },
+        Role::Embedding => {
+            gains.embedding / rows.max(1) as f64 + if tied { rel(signal) } else { 0.0 }
+        }
+        Role::Logits => rel(signal),
     }
 }
 
@@ -118,6 +328,7 @@ impl BudgetOptions {
             sample_elements: DEFAULT_SAMPLE_ELEMENTS,
             metric: Metric::Relative,
             expert_weight: None,
+            output_exponent: DEFAULT_OUTPUT_EXPONENT,
         }
     }
 }
@@ -137,6 +348,9 @@ pub enum BudgetError {
     /// An expert weight that is not a positive finite number.
     #[error("invalid expert weight {0}: must be a positive number")]
     BadExpertWeight(f64),
+    /// An output exponent outside [0, 1].
+    #[error("invalid output exponent {0}: must be between 0 and 1")]
+    BadExponent(f64),
     /// A base file type that does not quantize.
     #[error("a budget needs a quantized base type, not {0}")]
     BaseNotQuantized(&'static str),
@@ -631,6 +845,9 @@ pub fn plan_budget(
             return Err(BudgetError::BadExpertWeight(w));
         }
     }
+    if !(0.0..=1.0).contains(&budget.output_exponent) {
+        return Err(BudgetError::BadExponent(budget.output_exponent));
+    }
     if budget.candidates.is_empty() {
         return Err(BudgetError::NoCandidates);
     }
@@ -685,10 +902,18 @@ pub fn plan_budget(
             env!("CARGO_PKG_VERSION")
         )),
     );
-    let metric = match budget.expert_weight {
-        Some(w) => format!("{} (expert weight {w})", budget.metric.name(weighted)),
-        None => budget.metric.name(weighted).to_string(),
-    };
+    let mut metric = budget.metric.name(weighted).to_string();
+    if budget.metric == Metric::Output && budget.output_exponent != 1.0 {
+        metric = format!(
+            "{metric}^{a} x {}^{}",
+            Metric::Absolute.name(weighted),
+            1.0 - budget.output_exponent,
+            a = budget.output_exponent
+        );
+    }
+    if let Some(w) = budget.expert_weight {
+        metric = format!("{metric} (expert weight {w})");
+    }
     metadata.set_last(keys::ggufkit::METRIC, Value::from(metric));
     let names: Vec<&str> = budget.candidates.iter().map(|t| t.name()).collect();
     metadata.set_last(keys::ggufkit::CANDIDATES, Value::from(names.join(",")));
@@ -708,23 +933,93 @@ pub fn plan_budget(
     let by_name: HashMap<&str, &Tensor> =
         input.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
     let mut fixed: u64 = 0;
-    // (index in the plan, resolved types, options)
-    let mut budgeted: Vec<(usize, Vec<GgmlType>, Vec<Choice>)> = Vec::new();
+    let mut measured: Vec<Measured> = Vec::new();
     for (i, tp) in base.tensors.iter().enumerate() {
         if !tp.by_rules {
             fixed = fixed.saturating_add(cost(tp.to, &tp.dims, &tp.name)?);
             continue;
         }
-        let (types, options) = options_for(
-            tp,
-            &by_name,
-            imatrix,
-            budget,
-            mean_importance,
-            routed_share,
-            &cost,
-        )?;
-        budgeted.push((i, types, options));
+        measured.push(measure_planned(i, tp, &by_name, imatrix, budget, &cost)?);
+    }
+    // Metric::Output: the output power of every tensor a budgeted one may feed and of every
+    // tensor adding to the residual stream, and the input embedding's mean row power.
+    let mut signals: HashMap<String, f64> = HashMap::new();
+    let mut embedding = 0.0;
+    let mut tied = false;
+    if budget.metric == Metric::Output {
+        let mut wanted: Vec<String> = Vec::new();
+        for m in &measured {
+            if let Role::Feeds(c) = role(&base.tensors[m.index].name) {
+                wanted.push(c);
+            }
+        }
+        let names: Vec<&str> = base.tensors.iter().map(|t| t.name.as_str()).collect();
+        tied = !names.iter().any(|n| role(n) == Role::Logits);
+        for m in &measured {
+            signals.insert(base.tensors[m.index].name.clone(), m.signal);
+        }
+        for tp in &base.tensors {
+            let r = role(&tp.name);
+            let needed = wanted.contains(&tp.name)
+                || writes_residual(&tp.name).is_some()
+                || r == Role::Embedding;
+            if !needed || signals.contains_key(&tp.name) {
+                continue;
+            }
+            if let Some(src) = by_name.get(tp.source.as_str()) {
+                let im = imatrix_entry(imatrix, tp, src);
+                let (_, s) = measure_with_signal(src, im, &[], budget.sample_elements).map_err(
+                    |problem| BudgetError::Measure {
+                        tensor: tp.name.clone(),
+                        problem,
+                    },
+                )?;
+                signals.insert(tp.name.clone(), s);
+            }
+        }
+        if let Some(tp) = base
+            .tensors
+            .iter()
+            .find(|t| role(&t.name) == Role::Embedding)
+        {
+            let rows = tp.dims.get(1).copied().unwrap_or(1).max(1) as f64;
+            embedding = signals.get(&tp.name).copied().unwrap_or(0.0) / rows;
+        }
+    }
+    let gains = ResidualGains::new(embedding, &signals, routed_share);
+    let mut budgeted: Vec<(usize, Vec<GgmlType>, Vec<Choice>)> = Vec::new();
+    for m in measured {
+        let tp = &base.tensors[m.index];
+        let mut w = match budget.metric {
+            Metric::Output => {
+                let a = budget.output_exponent;
+                let out = output_weight(&tp.name, m.signal, m.rows, &signals, &gains, tied);
+                let abs = if imatrix.is_some() && !m.weighted {
+                    mean_importance
+                } else {
+                    1.0
+                };
+                if a == 1.0 {
+                    out
+                } else {
+                    out.powf(a) * abs.powf(1.0 - a)
+                }
+            }
+            Metric::Relative if m.signal > 0.0 => m.n_elements as f64 / m.signal,
+            Metric::Relative => 1.0,
+            Metric::Absolute if imatrix.is_some() && !m.weighted => mean_importance,
+            Metric::Absolute => 1.0,
+        };
+        if m.matrices > 1 {
+            w *= routed_share;
+        }
+        let options = m
+            .costs
+            .iter()
+            .zip(&m.errors)
+            .map(|(&cost, &e)| Choice { cost, error: e * w })
+            .collect();
+        budgeted.push((m.index, m.types, options));
     }
     let limit = match budget.target {
         Target::Size(s) => s.checked_sub(base_layout.data_offset().saturating_add(fixed)),
@@ -811,53 +1106,82 @@ pub fn plan_budget(
 /// What a tensor of a type and shape costs in the budget's units.
 type CostFn<'a> = dyn Fn(GgmlType, &[u64], &str) -> Result<u64, BudgetError> + 'a;
 
-/// The resolved candidate types of one planned tensor and their (cost, error).
-fn options_for(
+/// One budgeted tensor's measurements, before the metric weighs them.
+struct Measured {
+    /// Its index in the plan.
+    index: usize,
+    /// The resolved candidate types.
+    types: Vec<GgmlType>,
+    /// Each type's cost.
+    costs: Vec<u64>,
+    /// Each type's (imatrix-weighted) squared error.
+    errors: Vec<f64>,
+    /// `Σ w·x²` with the same weights.
+    signal: f64,
+    /// Its elements.
+    n_elements: u64,
+    /// Rows per matrix.
+    rows: u64,
+    /// Matrices (experts).
+    matrices: u64,
+    /// The errors are imatrix-weighted.
+    weighted: bool,
+}
+
+/// The imatrix entry of a planned tensor, when it has one of the right length.
+fn imatrix_entry<'a>(
+    imatrix: Option<&'a super::Imatrix>,
+    tp: &TensorPlan,
+    src: &Tensor,
+) -> Option<&'a [f32]> {
+    let ne0 = src.dims.first().copied().unwrap_or(1);
+    let ne2 = src.dims.get(2).copied().unwrap_or(1);
+    imatrix
+        .and_then(|im| im.entries.get(tp.source.as_str()))
+        .filter(|v| v.len() as u64 == ne0 * ne2)
+        .map(|v| v.as_slice())
+}
+
+/// The resolved candidate types of one planned tensor, their costs and errors.
+fn measure_planned(
+    index: usize,
     tp: &TensorPlan,
     by_name: &HashMap<&str, &Tensor>,
     imatrix: Option<&super::Imatrix>,
     budget: &BudgetOptions,
-    mean_importance: f64,
-    routed_share: f64,
     cost: &CostFn<'_>,
-) -> Result<(Vec<GgmlType>, Vec<Choice>), BudgetError> {
+) -> Result<Measured, BudgetError> {
     let src = by_name
         .get(tp.source.as_str())
         .ok_or_else(|| BudgetError::NoCandidate(tp.name.clone()))?;
     let ne0 = src.dims.first().copied().unwrap_or(1);
-    let ne2 = src.dims.get(2).copied().unwrap_or(1);
-    let im = imatrix
-        .and_then(|im| im.entries.get(tp.source.as_str()))
-        .filter(|v| v.len() as u64 == ne0 * ne2)
-        .map(|v| v.as_slice());
+    let im = imatrix_entry(imatrix, tp, src);
     let types = resolve_candidates(ne0, &budget.candidates, im.is_some());
     if types.is_empty() {
         return Err(BudgetError::NoCandidate(tp.name.clone()));
     }
-    let (errs, signal) =
+    let (errors, signal) =
         measure_with_signal(src, im, &types, budget.sample_elements).map_err(|problem| {
             BudgetError::Measure {
                 tensor: tp.name.clone(),
                 problem,
             }
         })?;
-    let mut w = match budget.metric {
-        Metric::Relative if signal > 0.0 => src.n_elements() as f64 / signal,
-        Metric::Relative => 1.0,
-        Metric::Absolute if imatrix.is_some() && im.is_none() => mean_importance,
-        Metric::Absolute => 1.0,
-    };
-    if ne2 > 1 {
-        w *= routed_share;
-    }
-    let mut options = Vec::with_capacity(types.len());
-    for (t, e) in types.iter().zip(errs) {
-        options.push(Choice {
-            cost: cost(*t, &src.dims, &tp.name)?,
-            error: e * w,
-        });
-    }
-    Ok((types, options))
+    let costs = types
+        .iter()
+        .map(|t| cost(*t, &src.dims, &tp.name))
+        .collect::<Result<Vec<u64>, BudgetError>>()?;
+    Ok(Measured {
+        index,
+        types,
+        costs,
+        errors,
+        signal,
+        n_elements: src.n_elements(),
+        rows: src.dims.get(1).copied().unwrap_or(1).max(1),
+        matrices: src.dims.get(2).copied().unwrap_or(1),
+        weighted: im.is_some(),
+    })
 }
 
 #[cfg(test)]
@@ -1050,6 +1374,124 @@ mod tests {
         assert_eq!(
             resolve_candidates(256, &[GgmlType::IQ2_XS], true),
             vec![GgmlType::IQ2_XS]
+        );
+    }
+
+    #[test]
+    fn roles_follow_the_tensor_names() {
+        assert_eq!(role("token_embd.weight"), Role::Embedding);
+        assert_eq!(role("output.weight"), Role::Logits);
+        assert_eq!(role("blk.3.attn_output.weight"), Role::Residual);
+        assert_eq!(role("blk.3.ffn_down.weight"), Role::Residual);
+        for (name, consumer) in [
+            ("blk.3.attn_q.weight", "blk.3.attn_output.weight"),
+            ("blk.3.attn_k.weight", "blk.3.attn_output.weight"),
+            ("blk.3.attn_v.weight", "blk.3.attn_output.weight"),
+            ("blk.3.attn_qkv.weight", "blk.3.attn_output.weight"),
+            ("blk.3.ffn_up.weight", "blk.3.ffn_down.weight"),
+            ("blk.12.ffn_gate.weight", "blk.12.ffn_down.weight"),
+            ("blk.0.ffn_up_exps.weight", "blk.0.ffn_down_exps.weight"),
+            ("blk.0.ffn_gate_shexp.weight", "blk.0.ffn_down_shexp.weight"),
+        ] {
+            assert_eq!(role(name), Role::Feeds(consumer.into()), "{name}");
+        }
+        // The router and unknown tensors are taken to write the residual stream.
+        assert_eq!(role("blk.0.ffn_gate_inp.weight"), Role::Residual);
+        assert_eq!(role("blk.0.ssm_out.weight"), Role::Residual);
+        assert_eq!(writes_residual("blk.0.ffn_down_exps.weight"), Some((0, 1)));
+        assert_eq!(writes_residual("blk.11.attn_output.weight"), Some((11, 0)));
+        assert_eq!(writes_residual("blk.1.attn_v.weight"), None);
+        assert_eq!(writes_residual("output.weight"), None);
+    }
+
+    fn signals(list: &[(&str, f64)]) -> HashMap<String, f64> {
+        list.iter().map(|(n, s)| (n.to_string(), *s)).collect()
+    }
+
+    #[test]
+    fn residual_gains_grow_towards_the_start_of_the_stream() {
+        let s = signals(&[
+            ("blk.0.attn_output.weight", 2.0),
+            ("blk.0.ffn_down.weight", 4.0),
+            ("blk.0.ffn_down_exps.weight", 8.0),
+            ("blk.1.attn_output.weight", 3.0),
+            ("blk.0.ffn_up.weight", 40.0),
+        ]);
+        // Embedding row power 1; powers before the sub-blocks: 1, 3, 3 + 4 + 8/4 = 9; end 12.
+        let g = ResidualGains::new(1.0, &s, 0.25);
+        let end = 1.0 / 12.0;
+        assert_eq!(g.end, end);
+        assert_eq!(g.writers["blk.1.attn_output.weight"], end);
+        let ffn0 = end * (1.0 + 3.0 / 9.0);
+        assert_eq!(g.writers["blk.0.ffn_down.weight"], ffn0);
+        assert_eq!(g.writers["blk.0.ffn_down_exps.weight"], ffn0);
+        let attn0 = ffn0 * (1.0 + 6.0 / 3.0);
+        assert_eq!(g.writers["blk.0.attn_output.weight"], attn0);
+        assert_eq!(g.embedding, attn0 * (1.0 + 2.0 / 1.0));
+        assert!(!g.writers.contains_key("blk.0.ffn_up.weight"));
+        let w = |name: &str, signal: f64, rows: u64, tied: bool| {
+            output_weight(name, signal, rows, &s, &g, tied)
+        };
+        assert_eq!(w("blk.0.ffn_down.weight", 4.0, 8, false), ffn0);
+        // ffn_up's relative error (error / 40) reaches the stream at ffn_down's power 4.
+        assert_eq!(w("blk.0.ffn_up.weight", 40.0, 8, false), 4.0 / 40.0 * ffn0);
+        assert_eq!(w("blk.0.attn_v.weight", 0.5, 8, false), 2.0 / 0.5 * attn0);
+        // No consumer known: as if it wrote the end of the stream.
+        assert_eq!(w("blk.7.attn_q.weight", 0.5, 8, false), end);
+        // The embedding counts per token (one of its 1000 rows), plus its logits when tied.
+        assert_eq!(
+            w("token_embd.weight", 50.0, 1000, false),
+            g.embedding / 1000.0
+        );
+        assert_eq!(
+            w("token_embd.weight", 50.0, 1000, true),
+            g.embedding / 1000.0 + 1.0 / 50.0
+        );
+        assert_eq!(w("output.weight", 20.0, 1000, false), 1.0 / 20.0);
+        let empty = ResidualGains::new(0.0, &HashMap::new(), 1.0);
+        assert!(empty.end.is_finite() && empty.embedding == empty.end);
+    }
+
+    #[test]
+    fn the_output_metric_ranks_differently_from_relative_and_absolute() {
+        // One upgrade fits. A = blk.0.ffn_up: signal 10, its upgrade saves 1.0 of error (10 %
+        // of its signal), but it feeds a weak ffn_down (output power 0.1), so the residual
+        // stream sees 1 % of 0.1. B = blk.1.attn_output: signal 1, its upgrade saves 0.05
+        // (5 %), all of which goes to the residual stream. Both write at its end here (B's
+        // signal is not given, so no later block amplifies ffn_down's error).
+        let signals = signals(&[("blk.0.ffn_down.weight", 0.1)]);
+        let g = ResidualGains::new(1.0, &signals, 1.0);
+        assert_eq!(g.writers["blk.0.ffn_down.weight"], g.end);
+        let n = 1000.0;
+        let curves = |wa: f64, wb: f64| {
+            vec![
+                vec![c(10, 2.0 * wa), c(20, 1.0 * wa)],
+                vec![c(10, 0.10 * wb), c(20, 0.05 * wb)],
+            ]
+        };
+        let upgraded = |wa: f64, wb: f64| {
+            let pick = allocate(&curves(wa, wb), 30).unwrap();
+            if pick == [1, 0] {
+                "A"
+            } else {
+                assert_eq!(pick, [0, 1]);
+                "B"
+            }
+        };
+        // Absolute: 1.0 > 0.05. Relative (n / signal): 100 > 50.
+        assert_eq!(upgraded(1.0, 1.0), "A");
+        assert_eq!(upgraded(n / 10.0, n / 1.0), "A");
+        // Output: A saves 1.0 · 0.1 / 10 = 0.01 of the residual's power, B 0.05.
+        let wa = output_weight("blk.0.ffn_up.weight", 10.0, 8, &signals, &g, false);
+        let wb = output_weight("blk.1.attn_output.weight", 1.0, 8, &signals, &g, false);
+        assert_eq!(upgraded(wa, wb), "B");
+        assert_eq!(Metric::from_name("output"), Some(Metric::Output));
+        assert_eq!(Metric::from_name("relative"), Some(Metric::Relative));
+        assert_eq!(Metric::from_name("absolute"), Some(Metric::Absolute));
+        assert_eq!(Metric::from_name("kld"), None);
+        assert_eq!(
+            BudgetOptions::new(Target::Bpw(4.0)).metric,
+            Metric::Relative
         );
     }
 
