@@ -232,11 +232,12 @@ def make_spm() -> Path:
     return dst
 
 
-def make_spm_fp8() -> Path:
+def fp8_copy(src: Path, dst: Path, quantized) -> None:
+    """dst: src's second shard with each 2-D weight `quantized(name)` selects as F8_E4M3 with a
+    0-dim F32 `qscale_weight` (amax / 448) and `qscale_act` (0.5), the rest unchanged, and
+    params.json's `quantization` (per-tensor FP8, as Mistral's native FP8 checkpoints)."""
     import torch
     from safetensors.torch import load_file, save_file
-    src = TESTDATA / "hf" / "mistral-spm"
-    dst = TESTDATA / "hf" / "mistral-spm-fp8"
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
@@ -244,7 +245,7 @@ def make_spm_fp8() -> Path:
     out = {}
     for name in sorted(second):
         w = second[name]
-        if w.dim() == 2:
+        if w.dim() == 2 and quantized(name):
             scale = (w.float().abs().max() / 448.0).to(torch.float32)
             out[name] = (w.float() / scale).to(torch.float8_e4m3fn)
             base = name.removesuffix("weight")
@@ -256,6 +257,13 @@ def make_spm_fp8() -> Path:
     params = json.loads((src / "params.json").read_text())
     params["quantization"] = {"qformat_weight": "fp8_e4m3", "qscheme_act": "TENSOR"}
     write_json(dst / "params.json", params)
+
+
+def make_spm_fp8() -> Path:
+    """mistral-spm-fp8: every 2-D weight of mistral-spm's second shard in FP8 (fp8_copy)."""
+    src = TESTDATA / "hf" / "mistral-spm"
+    dst = TESTDATA / "hf" / "mistral-spm-fp8"
+    fp8_copy(src, dst, lambda name: True)
     (dst / "shared-files.txt").write_text(
         "consolidated-00001-of-00002.safetensors = ../mistral-spm/consolidated-00001-of-00002.safetensors\n"
         "tokenizer.model.v3 = ../../tokenizers/spm/tokenizer.model\n")
@@ -264,33 +272,12 @@ def make_spm_fp8() -> Path:
 
 def make_moe_fp8() -> Path:
     """mistral-moe-fp8: mistral-moe's projections (`attention.*`, `feed_forward.*`,
-    `experts.*`, `shared_experts.*` 2-D weights) as F8_E4M3 with a 0-dim F32 `qscale_weight`
-    (amax / 448) and `qscale_act` (0.5) each, as in mistral-spm-fp8; the router, the output
-    and the norms stay BF16; `quantization` in params.json. Reads mistral-moe's own shard."""
-    import torch
-    from safetensors.torch import load_file, save_file
+    `experts.*`, `shared_experts.*` 2-D weights) in FP8 (fp8_copy); the router, the output
+    and the norms stay BF16. Reads mistral-moe's own shard."""
     src = TESTDATA / "hf" / "mistral-moe"
     dst = TESTDATA / "hf" / "mistral-moe-fp8"
-    if dst.exists():
-        shutil.rmtree(dst)
-    dst.mkdir(parents=True)
-    second = load_file(str(src / "consolidated-00002-of-00002.safetensors"))
-    out = {}
     projections = ("attention.w", "feed_forward.", "experts.")
-    for name in sorted(second):
-        w = second[name]
-        if w.dim() == 2 and any(p in name for p in projections):
-            scale = (w.float().abs().max() / 448.0).to(torch.float32)
-            out[name] = (w.float() / scale).to(torch.float8_e4m3fn)
-            base = name.removesuffix("weight")
-            out[base + "qscale_weight"] = scale.reshape(())
-            out[base + "qscale_act"] = torch.tensor(0.5, dtype=torch.float32)
-        else:
-            out[name] = w
-    save_file(out, str(dst / "consolidated-00002-of-00002.safetensors"), metadata={"format": "pt"})
-    params = json.loads((src / "params.json").read_text())
-    params["quantization"] = {"qformat_weight": "fp8_e4m3", "qscheme_act": "TENSOR"}
-    write_json(dst / "params.json", params)
+    fp8_copy(src, dst, lambda name: any(p in name for p in projections))
     shutil.copy(src / "config.json", dst / "config.json")
     (dst / "shared-files.txt").write_text(
         "consolidated-00001-of-00002.safetensors = ../mistral-spm/consolidated-00001-of-00002.safetensors\n"
