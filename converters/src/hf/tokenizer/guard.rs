@@ -488,28 +488,15 @@ pub(crate) fn check_added_tokens(
     Ok(())
 }
 
-/// Runs `f` (a call into the `tokenizers` crate) on a thread of its own, turning a panic into
-/// an error about `path`.
-///
-/// The thread is there for memory: the crate's BPE keeps a thread-local cache for every model
-/// instance and never frees it when the model is dropped, so encoding on a long-lived thread
-/// grows without bound across tokenizers (a batch converting many models, or the fuzz targets,
-/// which reached 2 GB). The cache dies with the thread.
-pub(crate) fn shield<T: Send>(
+/// Runs `f` (a call into the `tokenizers` crate), turning a panic into an error about `path`.
+pub(crate) fn shield<T>(
     path: &Path,
     what: &str,
-    f: impl FnOnce() -> Result<T, ConvertError> + Send,
+    f: impl FnOnce() -> Result<T, ConvertError>,
 ) -> Result<T, ConvertError> {
-    let outcome = std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("tokenizers".into())
-            .stack_size(8 << 20)
-            .spawn_scoped(s, || catch_unwind(AssertUnwindSafe(f)))
-            .map(|h| h.join().unwrap_or_else(Err))
-    });
-    match outcome {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
             let msg = p
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -522,11 +509,6 @@ pub(crate) fn shield<T: Send>(
                 format!("the tokenizers library failed while {what}: {msg}"),
             ))
         }
-        Err(e) => Err(ConvertError::format(
-            path,
-            None,
-            format!("cannot start a thread for the tokenizers library while {what}: {e}"),
-        )),
     }
 }
 
