@@ -36,13 +36,22 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let hparams = json!({});
-    for (kind, arch) in [(VocabKind::Gpt2, "gpt2"), (VocabKind::Llama, "llama")] {
-        let req = VocabRequest {
-            dir,
-            kind,
-            arch,
-            hparams: &hparams,
-        };
-        let _ = vocab_metadata_report(&req);
-    }
+    // On a thread of its own: the `tokenizers` crate's BPE keeps a thread-local cache per model
+    // instance that it never frees, so on libFuzzer's one thread the run grew to 2 GB and
+    // stopped out of memory (round 9). A conversion builds a handful of tokenizers, so the
+    // converter itself does not need this (a thread per call cost the address-space-limited
+    // hostile corpus its margin).
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for (kind, arch) in [(VocabKind::Gpt2, "gpt2"), (VocabKind::Llama, "llama")] {
+                let req = VocabRequest {
+                    dir,
+                    kind,
+                    arch,
+                    hparams: &hparams,
+                };
+                let _ = vocab_metadata_report(&req);
+            }
+        });
+    });
 });
