@@ -172,8 +172,8 @@ fn first(v: Option<&Json>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// What kind of JSON value this is, for messages.
-fn json_kind(v: &Json) -> &'static str {
+/// What kind of JSON value this is, for messages ("a string", "an array", …).
+pub(crate) fn json_kind(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",

@@ -12,11 +12,12 @@ use serde_json::Value as Json;
 
 use super::auto;
 use super::guard;
-use super::json::{json_error, json_kind, read_text};
+use super::json::{json_error, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
 use super::{hparam_count, looks_special, MAX_VOCAB};
+use crate::hf::config::json_kind;
 use crate::ConvertError;
 
 /// A loaded HuggingFace tokenizer and the JSON it came from.

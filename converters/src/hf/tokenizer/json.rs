@@ -42,18 +42,6 @@ pub(crate) fn json_error(path: &Path, e: &serde_json::Error) -> ConvertError {
     )
 }
 
-/// What a JSON value is, for messages ("a string", "an array", …).
-pub(crate) fn json_kind(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
 /// Python's `bool(x)` for a JSON value (`None`, `False`, `0`, `""`, `[]`, `{}` are false).
 pub(crate) fn truthy(v: Option<&Json>) -> bool {
     match v {
