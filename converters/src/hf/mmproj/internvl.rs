@@ -99,25 +99,9 @@ fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     if !name.contains(".qkv.") {
         return Ok(vec![Out::Map(name, expr)]);
     }
-    let rows = expr.shape().first().copied().unwrap_or(0);
-    if rows % 3 != 0 {
-        return Err(ConvertError::Tensor {
-            name,
-            problem: format!("fused qkv of {rows} rows is not three equal parts"),
-        });
-    }
-    let c = rows / 3;
-    ["q_proj", "k_proj", "v_proj"]
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let part = expr.clone().narrow(&name, 0, i as u64 * c, c)?;
-            Ok(Out::Map(
-                name.replace("attn.qkv", &format!("self_attn.{p}")),
-                part,
-            ))
-        })
-        .collect()
+    super::split_qkv(&name, expr, |p| {
+        name.replace("attn.qkv", &format!("self_attn.{p}_proj"))
+    })
 }
 
 fn params(c: &mut Clip) -> Result<(), ConvertError> {

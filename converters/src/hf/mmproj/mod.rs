@@ -204,6 +204,31 @@ impl Ctx {
 }
 
 /// The first of `keys` present in `obj`.
+/// A fused q/k/v tensor (weight or bias) split by rows into three equal parts, named
+/// `names(part)` for the parts `q`, `k` and `v`.
+fn split_qkv(
+    name: &str,
+    expr: Expr,
+    names: impl Fn(&str) -> String,
+) -> Result<Vec<Out>, ConvertError> {
+    let rows = expr.shape().first().copied().unwrap_or(0);
+    if rows % 3 != 0 {
+        return Err(ConvertError::Tensor {
+            name: name.to_string(),
+            problem: format!("fused qkv of {rows} rows is not three equal parts"),
+        });
+    }
+    let c = rows / 3;
+    ["q", "k", "v"]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let part = expr.clone().narrow(name, 0, i as u64 * c, c)?;
+            Ok(Out::Map(names(p), part))
+        })
+        .collect()
+}
+
 fn find<'a>(obj: &'a Map<String, Json>, keys: &[&str]) -> Option<&'a Json> {
     keys.iter().find_map(|k| obj.get(*k))
 }

@@ -91,22 +91,7 @@ fn split_patch(name: &str, expr: Expr) -> Result<Vec<Out>, ConvertError> {
 
 fn hook2(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     if name.contains(".qkv.") {
-        let rows = expr.shape().first().copied().unwrap_or(0);
-        if rows % 3 != 0 {
-            return Err(ConvertError::Tensor {
-                name,
-                problem: format!("fused qkv of {rows} rows is not three equal parts"),
-            });
-        }
-        let c = rows / 3;
-        return ["q", "k", "v"]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let part = expr.clone().narrow(&name, 0, i as u64 * c, c)?;
-                Ok(Out::Map(name.replace("qkv", p), part))
-            })
-            .collect();
+        return super::split_qkv(&name, expr, |p| name.replace("qkv", p));
     }
     if name.contains("patch_embed.proj.weight") {
         return split_patch(&name, expr);
