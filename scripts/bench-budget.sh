@@ -5,7 +5,8 @@
 #
 # For every model and every mix (Q3_K_M, Q4_K_M, Q5_K_M): llama-quantize's file (the pinned
 # reference binary when it exists, else ours, which is byte-identical), then
-# `gguf-quantize --target-size <that file's size>`, then `gguf-inspect compare` of both
+# `gguf-quantize --target-size <that file's size> ... <the mix>` (the mix as TYPE: its own mix is
+# the reference the total error is capped at), then `gguf-inspect compare` of both
 # against the F32 source: the total error (imatrix-weighted where the model has an imatrix,
 # plain squared error otherwise) and the ratio ours / llama-quantize's (< 1: ours is better).
 #
@@ -23,7 +24,13 @@
 # and `tiny-llama-plain` join the models; their KL divergence and perplexity are measured on
 # the held-out text (never trained on), REAL_CHUNKS (200) chunks of 128 tokens.
 # TINY_LLAMA=DIR uses a model already trained there (default WORKDIR/tiny-llama; it is trained
-# unless DIR/train-log.txt has a "saved" line).
+# unless DIR/train-log.txt has a "saved" line). TRAINED="name=DIR[:ARGS] ..." replaces it with
+# several (ARGS: train_tiny_llama.py's options, comma-separated, e.g.
+# tl4=/tmp/tl4:--layers,4,--seed,7); each adds NAME and NAME-plain.
+#
+# Sizes: llama-quantize's file size plus the bytes our ggufkit.quantize.* keys add to the
+# header (EQUAL_DATA=1, default; 0: llama-quantize's size exactly), so both files hold the same
+# tensor data (the size column shows the difference, a few hundred bytes).
 #
 # With PERPLEXITY=1 and llama-perplexity available, also the mean KL divergence of each file's
 # next-token distributions from the F32 model's (llama-perplexity, KLD_CHUNKS (60) chunks of 128
@@ -83,23 +90,30 @@ MODELS=${MODELS-"llama-spm=$spm:$IM llama-spm-structured=$structured:$SIM llama-
 # The trained model (see the top).
 TORCH_PY=${TORCH_PY:-/work/ref/torchvenv/bin/python}
 declare -A KTEXT_OF=() KCHUNKS_OF=()
+KLD_DEFAULT="llama-spm llama-spm-structured"
 if [[ ${TRAIN:-$([[ -x $TORCH_PY ]] && "$TORCH_PY" -c "import torch" 2>/dev/null && echo 1 || echo 0)} == 1 ]]; then
-  TL=${TINY_LLAMA:-$W/tiny-llama}
-  grep -qs "^saved" "$TL/train-log.txt" ||
-    nice -n 10 "$TORCH_PY" "$ROOT/conformance/train_tiny_llama.py" "$TL" >"$W/train.log" 2>&1
-  grep -h "perplexity" "$TL/train-log.txt" | sed 's/^/trained model (torch): /'
-  tl=$W/tiny-llama-f32.gguf
-  [[ -f $tl ]] || "$T/gguf-convert" -q "$TL" --outtype f32 --outfile "$tl"
-  TIM=""
-  if [[ -x $REF_BIN/llama-imatrix ]]; then
-    TIM=$W/tiny-llama-imatrix.gguf
-    [[ -f $TIM ]] || "$REF_BIN/llama-imatrix" -m "$tl" -f "$TL/train.txt" -o "$TIM" -c 128 \
-      --chunks "${IMATRIX_CHUNKS:-400}" -t 2 >/dev/null 2>&1 || TIM=""
-  fi
-  MODELS="$MODELS tiny-llama=$tl${TIM:+:$TIM} tiny-llama-plain=$tl"
-  for n in tiny-llama tiny-llama-plain; do
-    KTEXT_OF[$n]=$TL/heldout.txt
-    KCHUNKS_OF[$n]=${REAL_CHUNKS:-200}
+  for entry in ${TRAINED:-tiny-llama=${TINY_LLAMA:-$W/tiny-llama}}; do
+    tname=${entry%%=*}
+    TL=${entry#*=}
+    targs=""
+    [[ $TL == *:* ]] && targs=${TL#*:} && TL=${TL%%:*}
+    grep -qs "^saved" "$TL/train-log.txt" ||
+      nice -n 10 "$TORCH_PY" "$ROOT/conformance/train_tiny_llama.py" "$TL" ${targs//,/ } >"$W/train-$tname.log" 2>&1
+    grep -h "perplexity" "$TL/train-log.txt" | sed "s/^/trained model $tname (torch): /"
+    tl=$W/$tname-f32.gguf
+    [[ -f $tl ]] || "$T/gguf-convert" -q "$TL" --outtype f32 --outfile "$tl"
+    TIM=""
+    if [[ -x $REF_BIN/llama-imatrix ]]; then
+      TIM=$W/$tname-imatrix.gguf
+      [[ -f $TIM ]] || "$REF_BIN/llama-imatrix" -m "$tl" -f "$TL/train.txt" -o "$TIM" -c 128 \
+        --chunks "${IMATRIX_CHUNKS:-400}" -t 2 >/dev/null 2>&1 || TIM=""
+    fi
+    MODELS="$MODELS $tname=$tl${TIM:+:$TIM} $tname-plain=$tl"
+    KLD_DEFAULT="$KLD_DEFAULT $tname $tname-plain"
+    for n in $tname $tname-plain; do
+      KTEXT_OF[$n]=$TL/heldout.txt
+      KCHUNKS_OF[$n]=${REAL_CHUNKS:-200}
+    done
   done
 fi
 
@@ -152,7 +166,7 @@ for m in $MODELS; do
   [[ -n $im ]] && imargs=(--imatrix "$im")
   metric=$([[ -n $im ]] && echo "imatrix-weighted" || echo "squared")
   kld_on=0
-  [[ ${PERPLEXITY:-0} == 1 && -x $REF_BIN/llama-perplexity && " ${KLD_MODELS:-llama-spm llama-spm-structured tiny-llama tiny-llama-plain} " == *" $name "* ]] && kld_on=1
+  [[ ${PERPLEXITY:-0} == 1 && -x $REF_BIN/llama-perplexity && " ${KLD_MODELS:-$KLD_DEFAULT} " == *" $name "* ]] && kld_on=1
   ktext=${KTEXT_OF[$name]:-$KTEXT}
   kchunks=${KCHUNKS_OF[$name]:-$KCHUNKS}
   if [[ $kld_on == 1 ]]; then
@@ -165,7 +179,14 @@ for m in $MODELS; do
     ours=$W/$name-$mix-budget.gguf
     "$REF" "${imargs[@]}" "$src" "$ref" "$mix" >/dev/null 2>&1
     size=$(stat -c %s "$ref")
-    "$Q" -q "${imargs[@]}" ${METRIC:+--budget-metric "$METRIC"} --target-size "$size" "$src" "$ours"
+    "$Q" -q "${imargs[@]}" ${METRIC:+--budget-metric "$METRIC"} --target-size "$size" "$src" "$ours" "$mix"
+    # Equal tensor data: our file's header holds the ggufkit.quantize.* keys llama-quantize's
+    # has not; with EQUAL_DATA=1 (default) the budget is the reference's size plus them.
+    extra=0
+    if [[ ${EQUAL_DATA:-1} == 1 ]]; then
+      extra=$(($("$I" dump "$ours" | awk '/data at/ { print $NF }') - $("$I" dump "$ref" | awk '/data at/ { print $NF }')))
+      ((extra > 0)) && "$Q" -q "${imargs[@]}" ${METRIC:+--budget-metric "$METRIC"} --target-size "$((size + extra))" "$src" "$ours" "$mix"
+    fi
     osize=$(stat -c %s "$ours")
     read -r e_ref r_ref < <(total "$ref" "$src" "$im")
     read -r e_ours r_ours < <(total "$ours" "$src" "$im")
@@ -186,7 +207,7 @@ for m in $MODELS; do
     for metric_name in ${METRICS:-$([[ ${ABSOLUTE:-0} == 1 ]] && echo absolute)}; do
       # Another metric: ours with --budget-metric $metric_name.
       alt=$W/$name-$mix-budget-$metric_name.gguf
-      "$Q" -q "${imargs[@]}" --budget-metric "$metric_name" --target-size "$size" "$src" "$alt"
+      "$Q" -q "${imargs[@]}" --budget-metric "$metric_name" --target-size "$((size + extra))" "$src" "$alt" "$mix"
       read -r e_alt _ < <(total "$alt" "$src" "$im")
       quality=""
       if [[ $kld_on == 1 && -f $base ]]; then

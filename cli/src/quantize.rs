@@ -123,12 +123,17 @@ struct Cli {
     /// Budget mode: elements of each tensor measured (whole rows spread evenly; 0 = all).
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_SAMPLE_ELEMENTS)]
     budget_sample: usize,
-    /// Budget mode: what is minimised: `relative` (each tensor's error over its signal, the
-    /// share of its output lost; default), `absolute` (the error as it is) or `output` (each
-    /// tensor's error carried through what consumes its output to the residual stream, and
-    /// through the later blocks to the logits).
-    #[arg(long, value_name = "METRIC", value_parser = ["relative", "absolute", "output"], default_value = "relative")]
+    /// Budget mode: what is minimised: `kld` (an estimate of the KL divergence each tensor's
+    /// error adds to the next-token distributions; default), `output` (each tensor's error
+    /// carried through what consumes its output to the residual stream, and through the later
+    /// blocks to the logits), `relative` (each tensor's error over its signal) or `absolute`
+    /// (the error as it is, the total `gguf-inspect compare` reports).
+    #[arg(long, value_name = "METRIC", value_parser = ["kld", "output", "relative", "absolute"], default_value = "kld")]
     budget_metric: String,
+    /// Budget mode: do not cap the total error (imatrix-weighted, or squared) at that of
+    /// llama-quantize's own mix of TYPE where the budget allows it.
+    #[arg(long)]
+    budget_no_cap: bool,
     /// Budget mode: the factor a routed expert's error is scaled by (default: the share of
     /// tokens it sees, expert_used_count / expert_count; 1 weighs it as a dense tensor).
     #[arg(long, value_name = "W")]
@@ -295,6 +300,7 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
         ))));
     }
     o.output_exponent = cli.budget_output_exponent;
+    o.reference_cap = !cli.budget_no_cap;
     o.metric = Metric::from_name(&cli.budget_metric)
         .ok_or_else(|| usage(anyhow!("invalid budget metric '{}'", cli.budget_metric)))?;
     Ok(Some(o))
@@ -558,19 +564,37 @@ fn budget_json(b: &BudgetPlan) -> serde_json::Value {
     json!({
         "target": b.target.describe(), "file_size": b.file_size, "total_error": b.total_error,
         "metric": b.metric.name(b.weighted),
+        "reference": b.reference.as_ref().map(|r| json!({
+            "ftype": r.ftype, "fits": r.fits, "reference_error": r.reference_error, "error": r.error,
+        })),
     })
 }
 
 /// The summary line of a budget.
 fn budget_line(b: &BudgetPlan) -> String {
-    format!(
+    let mut line = format!(
         "budget {}: file size {} ({} bytes), total {} {:.6e}",
         b.target.describe(),
         human_bytes(b.file_size),
         b.file_size,
         b.metric.name(b.weighted),
         b.total_error
-    )
+    );
+    if let Some(r) = &b.reference {
+        let what = if b.weighted {
+            "imatrix-weighted"
+        } else {
+            "squared"
+        };
+        line.push_str(&format!(
+            "; {what} error {:.6e} vs {:.6e} for {}'s mix{}",
+            r.error,
+            r.reference_error,
+            r.ftype,
+            if r.fits { "" } else { " (which does not fit)" }
+        ));
+    }
+    line
 }
 
 fn print_dry_run(cli: &Cli, inv: &Invocation, p: &QuantizePlan, b: Option<&BudgetPlan>) {

@@ -100,7 +100,7 @@ fn target_size_beats_q4_k_m_at_its_own_size() {
         .starts_with("ggufkit gguf-quantize "));
     assert_eq!(
         f.metadata.get_str("ggufkit.quantize.metric").unwrap(),
-        "relative imatrix-weighted squared error"
+        "estimated KL divergence (imatrix-weighted); total error at most Q4_K_M's where the budget allows"
     );
     // The default path writes no such key.
     let r = ggufkit::gguf::GgufFile::open(&reference).unwrap();
@@ -152,7 +152,15 @@ fn dry_run_prints_each_tensors_type_error_and_size() {
     assert!(budgeted.len() > 10, "{j}");
     assert!(budgeted.iter().all(|t| t["error"].as_f64().unwrap() >= 0.0));
     assert_eq!(j["budget"]["target"], "bpw=4.5");
-    assert_eq!(j["budget"]["metric"], "relative squared error");
+    assert_eq!(j["budget"]["metric"], "estimated KL divergence");
+    // Q4_K_M's own mix does not fit in 4.5 bits per weight here: compared, not capped.
+    assert_eq!(j["budget"]["reference"]["ftype"], "Q4_K_M");
+    assert!(
+        j["budget"]["reference"]["reference_error"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     // The tensor-type override is honoured: attn_v stays what it was told.
     let o = run(
         QUANTIZE,
@@ -242,6 +250,8 @@ fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
     assert!(share < 1.0);
     // One candidate type, so both plans choose the same types and the errors compare.
     let plan = |extra: &[&str]| {
+        // (The relative metric: the estimated KL divergence also feeds the share into the
+        // residual stream's power, so every tensor's weight would change.)
         let mut a = vec![
             "--dry-run",
             "--json",
@@ -249,6 +259,8 @@ fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
             "9",
             "--budget-types",
             "q8_0",
+            "--budget-metric",
+            "relative",
         ];
         a.extend_from_slice(extra);
         a.push(s(&input));
@@ -295,6 +307,9 @@ fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
             "6",
             "--budget-expert-weight",
             "1",
+            "--budget-metric",
+            "relative",
+            "--budget-no-cap",
             s(&input),
             s(&out),
         ],
@@ -318,5 +333,121 @@ fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
+}
+
+/// The per-tensor plan of a dry run: (name, out_bytes).
+fn planned_bytes(args: &[&str]) -> Vec<(String, u64)> {
+    let j = json(&run(QUANTIZE, args));
+    j["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["out_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_kld_metric_gives_the_embedding_and_output_head_more_bytes_than_the_output_metric() {
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let bytes = |metric: &str| -> u64 {
+        planned_bytes(&[
+            "--dry-run",
+            "--json",
+            "--target-bpw",
+            "4",
+            "--budget-no-cap",
+            "--budget-metric",
+            metric,
+            s(&input),
+        ])
+        .iter()
+        .filter(|(n, _)| n == "token_embd.weight" || n == "output.weight")
+        .map(|(_, b)| b)
+        .sum()
+    };
+    let (kld, output) = (bytes("kld"), bytes("output"));
+    assert!(kld > output, "kld {kld} vs output {output}");
+}
+
+#[test]
+fn the_cap_keeps_the_error_at_most_the_reference_mixs_where_it_fits() {
+    let dir = scratch("budget-cap");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let imatrix = testdata("golden/llama-spm/files/imatrix.gguf");
+    for mix in ["Q3_K_M", "Q5_K_M"] {
+        let reference = dir.join(format!("{mix}.gguf"));
+        run(
+            QUANTIZE,
+            &[
+                "-q",
+                "--imatrix",
+                s(&imatrix),
+                s(&input),
+                s(&reference),
+                mix,
+            ],
+        );
+        // Room for llama-quantize's mix and our four keys: the cap is met.
+        let size = std::fs::metadata(&reference).unwrap().len() + 1024;
+        let target = size.to_string();
+        let plan = |extra: &[&str]| -> serde_json::Value {
+            let mut a = vec![
+                "--dry-run",
+                "--json",
+                "--imatrix",
+                s(&imatrix),
+                "--target-size",
+                &target,
+            ];
+            a.extend_from_slice(extra);
+            a.push(s(&input));
+            a.push(mix);
+            json(&run(QUANTIZE, &a))["budget"].clone()
+        };
+        let budget = plan(&[]);
+        let capped = &budget["reference"];
+        assert_eq!(capped["ftype"], mix);
+        assert_eq!(capped["fits"], true, "{capped}");
+        let (e, r) = (
+            capped["error"].as_f64().unwrap(),
+            capped["reference_error"].as_f64().unwrap(),
+        );
+        assert!(e <= r, "{mix}: {e} > {r}");
+        // The planned error is the one compare measures on the written file.
+        let out = dir.join(format!("{mix}-budget.gguf"));
+        run(
+            QUANTIZE,
+            &[
+                "-q",
+                "--imatrix",
+                s(&imatrix),
+                "--target-size",
+                &target,
+                s(&input),
+                s(&out),
+                mix,
+            ],
+        );
+        let (measured, reference_measured) = (
+            weighted_error(&out, &input, &imatrix),
+            weighted_error(&reference, &input, &imatrix),
+        );
+        assert!(
+            measured <= reference_measured * 1.02,
+            "{mix}: {measured} vs {reference_measured}"
+        );
+        // Without the cap the estimated KL divergence is lower (or equal): the cap costs it.
+        let free = plan(&["--budget-no-cap"]);
+        let (kf, kc) = (
+            free["total_error"].as_f64().unwrap(),
+            budget["total_error"].as_f64().unwrap(),
+        );
+        assert!(kf <= kc * 1.01, "{mix}: free {kf} vs capped {kc}");
     }
 }
