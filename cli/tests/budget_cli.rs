@@ -47,38 +47,40 @@ fn weighted_error(quant: &Path, source: &Path, imatrix: &Path) -> f64 {
     j["total"]["weighted_error"].as_f64().unwrap()
 }
 
+/// `gguf-quantize -q --imatrix IMATRIX INPUT OUT MIX`: llama-quantize's mix, byte for byte.
+fn quantize_mix(imatrix: &Path, input: &Path, out: &Path, mix: &str) {
+    run(
+        QUANTIZE,
+        &["-q", "--imatrix", s(imatrix), s(input), s(out), mix],
+    );
+}
+
+/// `gguf-quantize -q --imatrix IMATRIX --target-size SIZE INPUT OUT [TYPE]`.
+fn quantize_to_size(size: u64, imatrix: &Path, input: &Path, out: &Path, ty: Option<&str>) {
+    let target = size.to_string();
+    let mut a = vec![
+        "-q",
+        "--imatrix",
+        s(imatrix),
+        "--target-size",
+        &target,
+        s(input),
+        s(out),
+    ];
+    a.extend(ty);
+    run(QUANTIZE, &a);
+}
+
 #[test]
 fn target_size_beats_q4_k_m_at_its_own_size() {
     let dir = scratch("budget-q4km");
     let input = conv::golden_gguf("llama-spm", "convert-f32");
     let imatrix = testdata("golden/llama-spm/files/imatrix.gguf");
     let reference = dir.join("q4km.gguf");
-    run(
-        QUANTIZE,
-        &[
-            "-q",
-            "--imatrix",
-            s(&imatrix),
-            s(&input),
-            s(&reference),
-            "Q4_K_M",
-        ],
-    );
+    quantize_mix(&imatrix, &input, &reference, "Q4_K_M");
     let size = std::fs::metadata(&reference).unwrap().len();
     let ours = dir.join("budget.gguf");
-    let target = size.to_string();
-    run(
-        QUANTIZE,
-        &[
-            "-q",
-            "--imatrix",
-            s(&imatrix),
-            "--target-size",
-            &target,
-            s(&input),
-            s(&ours),
-        ],
-    );
+    quantize_to_size(size, &imatrix, &input, &ours, None);
     let got = std::fs::metadata(&ours).unwrap().len();
     assert!(got <= size, "{got} > {size}");
     assert!(got as f64 >= size as f64 * 0.99, "{got} far below {size}");
@@ -382,17 +384,7 @@ fn the_cap_keeps_the_error_at_most_the_reference_mixs_where_it_fits() {
     let imatrix = testdata("golden/llama-spm/files/imatrix.gguf");
     for mix in ["Q3_K_M", "Q5_K_M"] {
         let reference = dir.join(format!("{mix}.gguf"));
-        run(
-            QUANTIZE,
-            &[
-                "-q",
-                "--imatrix",
-                s(&imatrix),
-                s(&input),
-                s(&reference),
-                mix,
-            ],
-        );
+        quantize_mix(&imatrix, &input, &reference, mix);
         // Room for llama-quantize's mix and our four keys: the cap is met.
         let size = std::fs::metadata(&reference).unwrap().len() + 1024;
         let target = size.to_string();
@@ -421,19 +413,7 @@ fn the_cap_keeps_the_error_at_most_the_reference_mixs_where_it_fits() {
         assert!(e <= r, "{mix}: {e} > {r}");
         // The planned error is the one compare measures on the written file.
         let out = dir.join(format!("{mix}-budget.gguf"));
-        run(
-            QUANTIZE,
-            &[
-                "-q",
-                "--imatrix",
-                s(&imatrix),
-                "--target-size",
-                &target,
-                s(&input),
-                s(&out),
-                mix,
-            ],
-        );
+        quantize_to_size(size, &imatrix, &input, &out, Some(mix));
         let (measured, reference_measured) = (
             weighted_error(&out, &input, &imatrix),
             weighted_error(&reference, &input, &imatrix),
