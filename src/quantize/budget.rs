@@ -12,9 +12,14 @@
 //!    candidate type (after llama-quantize's row-length fallback) with our bit-exact
 //!    kernels, and sums the squared error of the dequantized values, weighted per column by
 //!    the imatrix when one is given, scaled to the whole tensor.
-//! 3. [`allocate`] starts every tensor at its cheapest candidate and upgrades along each
-//!    tensor's lower convex hull of (bytes, error) in order of error saved per byte (the
-//!    Lagrangian solution), then spends what is left on the best single upgrades that fit.
+//! 3. Each tensor's error is weighed by the [`Metric`] (by default [`Metric::Kld`], an
+//!    estimate of the KL divergence it adds to the model's output). [`allocate`] starts every
+//!    tensor at its cheapest candidate and upgrades along each tensor's lower convex hull of
+//!    (bytes, error) in order of error saved per byte (the Lagrangian solution; a dynamic
+//!    programme over the bytes is tried too), then spends what is left on the best single
+//!    upgrades that fit. [`allocate_capped`] does so while keeping the total error
+//!    `gguf-inspect compare` reports at most that of llama-quantize's own mix of the base
+//!    type, where the budget allows ([`BudgetOptions::reference_cap`]).
 //! 4. The planner runs again with the chosen types ([`QuantizeOptions::chosen_types`]), so
 //!    the imatrix checks, the lazy conversions and the metadata are those of a normal run;
 //!    the `ggufkit.quantize.*` keys ([`crate::gguf::keys::ggufkit`]) record the budget.
