@@ -9,10 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use ggufkit_converters::hf::tokenizer::{
-    detect_pre_tokenizer, vocab_metadata_report, VocabKind, VocabRequest,
-};
+use ggufkit_converters::hf::tokenizer::{detect_pre_tokenizer, VocabKind};
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/vocab.rs"]
+mod vocab;
 
 /// A scratch model directory for this process (tokenizer.json is rewritten per input).
 fn scratch() -> &'static Path {
@@ -35,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = detect_pre_tokenizer(dir);
     let hparams = serde_json::json!({});
-    for (kind, arch) in [
+    let kinds = [
         (VocabKind::Gpt2, "qwen2moe"),
         (VocabKind::Qwen2, "qwen2"),
         (VocabKind::Llama, "llama"),
@@ -48,15 +49,8 @@ fuzz_target!(|data: &[u8]| {
         (VocabKind::Mamba2, "mamba2"),
         (VocabKind::GraniteHybrid, "granitehybrid"),
         (VocabKind::Jamba, "jamba"),
-    ] {
-        let req = VocabRequest {
-            dir,
-            kind,
-            arch,
-            hparams: &hparams,
-        };
-        let _ = vocab_metadata_report(&req);
-    }
+    ];
+    vocab::report_each(dir, &hparams, &kinds);
     // Again with a tokenizer_config.json naming a tokenizer class (chosen by the input's
     // length): the class decides whether tokenizer.json's pipeline and added tokens are kept
     // or rebuilt, and the added tokens are replayed from the config's `added_tokens_decoder`
@@ -88,15 +82,8 @@ fuzz_target!(|data: &[u8]| {
         "additional_special_tokens": ["<fuzz-extra>"],
     });
     if std::fs::write(dir.join("tokenizer_config.json"), tc.to_string()).is_ok() {
-        for (kind, arch) in [(VocabKind::Gpt2, "qwen2moe"), (VocabKind::Llama, "llama")] {
-            let req = VocabRequest {
-                dir,
-                kind,
-                arch,
-                hparams: &hparams,
-            };
-            let _ = vocab_metadata_report(&req);
-        }
+        let kinds = [(VocabKind::Gpt2, "qwen2moe"), (VocabKind::Llama, "llama")];
+        vocab::report_each(dir, &hparams, &kinds);
         let _ = std::fs::remove_file(dir.join("tokenizer_config.json"));
     }
 });

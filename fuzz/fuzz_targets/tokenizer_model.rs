@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ggufkit_converters::hf::tokenizer::proto::parse_model;
-use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::tokenizer::VocabKind;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/vocab.rs"]
+mod vocab;
 
 /// A scratch model directory for this process (tokenizer.model is rewritten per input).
 fn scratch() -> &'static Path {
@@ -38,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
         serde_json::json!({ "vocab_size": n / 2 }),
     ];
     for hparams in &sizes {
-        for (kind, arch) in [
+        let kinds = [
             (VocabKind::Llama, "llama"),
             (VocabKind::Qwen2, "qwen2"),
             (VocabKind::Gemma, "gemma"),
@@ -50,14 +53,7 @@ fuzz_target!(|data: &[u8]| {
             (VocabKind::Mamba2, "mamba2"),
             (VocabKind::GraniteHybrid, "granitehybrid"),
             (VocabKind::Jamba, "jamba"),
-        ] {
-            let req = VocabRequest {
-                dir,
-                kind,
-                arch,
-                hparams,
-            };
-            let _ = vocab_metadata_report(&req);
-        }
+        ];
+        vocab::report_each(dir, hparams, &kinds);
     }
 });

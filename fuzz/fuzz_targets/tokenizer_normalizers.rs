@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::tokenizer::VocabKind;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
@@ -19,6 +19,8 @@ use serde_json::json;
 mod bytes;
 #[path = "common/normalizers.rs"]
 mod normalizers;
+#[path = "common/vocab.rs"]
+mod vocab;
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -43,15 +45,8 @@ fuzz_target!(|data: &[u8]| {
     // hostile corpus its margin).
     std::thread::scope(|s| {
         s.spawn(|| {
-            for (kind, arch) in [(VocabKind::Gpt2, "gpt2"), (VocabKind::Llama, "llama")] {
-                let req = VocabRequest {
-                    dir,
-                    kind,
-                    arch,
-                    hparams: &hparams,
-                };
-                let _ = vocab_metadata_report(&req);
-            }
+            let kinds = [(VocabKind::Gpt2, "gpt2"), (VocabKind::Llama, "llama")];
+            vocab::report_each(dir, &hparams, &kinds);
         });
     });
 });

@@ -108,8 +108,9 @@ pub struct BudgetOptions {
 /// quantized is proportional to its [`Metric::Output`] error with one factor for the
 /// embedding and the output head (whose relative errors are exact) and a 6–20 times smaller
 /// one for the blocks' tensors, whose output powers the diagonal imatrix underestimates
-/// (trained weights are aligned with their inputs' covariance). Allocations with factors
-/// from 6 to 16 came within 1.0–1.5x of the measured optimum; 8 is the middle.
+/// (trained weights are aligned with their inputs' covariance). Factors from 4 to 16
+/// gave nearly the same mixes on those models; 8 is the middle (README, "The default: an
+/// estimated KL divergence").
 pub const EMBEDDING_OUTPUT_FACTOR: f64 = 8.0;
 
 /// What the allocation minimises (summed over tensors).
