@@ -230,13 +230,13 @@ fn every_golden_quantize_command_matches() {
 fn write_shards(dir: &Path) -> PathBuf {
     use ggufkit::ir::Model;
     use ggufkit::split::{distribute, split_path};
-    use ggufkit::write::{write_model, WriteOptions};
+    use ggufkit_testsupport::write_gguf;
     let f = GgufFile::open(&conv::golden_gguf("llama-spm", "convert-f32")).unwrap();
     let model = Model::from_gguf(&f);
     let shard_of: Vec<usize> = (0..model.tensors.len()).map(|i| i / 10).collect();
     let prefix = dir.join("spm").to_str().unwrap().to_string();
     for (i, part) in distribute(&model, &shard_of).iter().enumerate() {
-        write_model(part, &split_path(&prefix, i, 3), &WriteOptions::default()).unwrap();
+        write_gguf(part, &split_path(&prefix, i, 3)).unwrap();
     }
     split_path(&prefix, 0, 3)
 }

@@ -15,8 +15,8 @@ use std::path::Path;
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
 use ggufkit::quantize::{plan, FileType, QuantizeOptions};
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_testsupport::write_gguf;
 use serde_json::Value as Json;
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 
@@ -37,7 +37,7 @@ fn convert(dir: &Path, outtype: OutType, quant: Option<&str>, out: &Path) -> Res
             plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
         }
     };
-    write_model(&model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    write_gguf(&model, out).map_err(|e| e.to_string())?;
     let file = GgufFile::open(out).map_err(|e| e.to_string())?;
     let m = manifest(&file, out, None);
     let _ = std::fs::remove_file(out);

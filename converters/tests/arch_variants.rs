@@ -17,8 +17,8 @@ use std::path::Path;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_testsupport::write_gguf;
 use serde_json::{json, Value as Json};
 use support::{materialize_fixture, read_json, scratch, testdata};
 
@@ -97,7 +97,7 @@ fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
-    write_model(&conv.model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    write_gguf(&conv.model, out).map_err(|e| e.to_string())?;
     let file = GgufFile::open(out).map_err(|e| e.to_string())?;
     let m = manifest(&file, out, None);
     let _ = std::fs::remove_file(out);

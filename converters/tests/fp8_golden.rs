@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::golden::{f32s, read_json, safetensors, sha256_file};
+use ggufkit_testsupport::write_gguf;
 use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 
 fn options(outtype: &str, fp8_as_q8: bool) -> HfOptions {
@@ -82,7 +82,7 @@ fn fp8_checkpoints_equal_the_reference() {
         }
         let conv = result.unwrap_or_else(|e| panic!("{name}: conversion failed: {e}"));
         let out = work.join("out.gguf");
-        write_model(&conv.model, &out, &WriteOptions::default()).unwrap();
+        write_gguf(&conv.model, &out).unwrap();
         assert_eq!(
             sha256_file(&out),
             field("sha256"),

@@ -16,9 +16,9 @@ use std::path::Path;
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
 use ggufkit::quantize::{plan, FileType, QuantizeOptions};
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfConversion, HfOptions, OutType};
 use ggufkit_converters::ConvertError;
+use ggufkit_testsupport::write_gguf;
 use serde_json::Value as Json;
 use support::{read_json, scratch, testdata};
 
@@ -39,7 +39,7 @@ fn write(conv: HfConversion, quant: Option<&str>, out: &Path) -> Result<Json, St
             plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
         }
     };
-    write_model(&model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    write_gguf(&model, out).map_err(|e| e.to_string())?;
     let file = GgufFile::open(out).map_err(|e| e.to_string())?;
     let m = manifest(&file, out, None);
     let _ = std::fs::remove_file(out);

@@ -15,9 +15,9 @@ use ggufkit::gguf::GgufFile;
 use ggufkit::ir::{Model, TensorData};
 use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit::quantizers::GgmlType;
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::golden::{read_json, sha256_file};
+use ggufkit_testsupport::write_gguf;
 use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 use serde_json::Value as Json;
 
@@ -244,7 +244,7 @@ fn prequantized_checkpoints_equal_the_reference() {
         }
         let model = result.unwrap_or_else(|e| panic!("{name}: failed: {e}"));
         let out = work.join("out.gguf");
-        write_model(&model, &out, &WriteOptions::default()).unwrap();
+        write_gguf(&model, &out).unwrap();
         assert_eq!(
             sha256_file(&out),
             field("sha256"),
@@ -356,7 +356,7 @@ fn quantizing_an_mxfp4_model_follows_llama_quantize() {
     let conv = read_hf_dir(&fixture("gptoss-mxfp4"), &options("f16")).unwrap();
     let work = scratch("prequant-quantize");
     let out = work.join("f16.gguf");
-    write_model(&conv.model, &out, &WriteOptions::default()).unwrap();
+    write_gguf(&conv.model, &out).unwrap();
     let file = GgufFile::open(&out).unwrap();
     let model = Model::from_gguf(&file);
     let q = quantize(&model, "MXFP4_MOE").unwrap();

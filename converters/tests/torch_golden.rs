@@ -9,11 +9,11 @@
 
 use std::path::{Path, PathBuf};
 
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_converters::torch::{TorchError, TorchErrorKind};
 use ggufkit_converters::ConvertError;
 use ggufkit_testsupport::golden::{read_json, sha256_file};
+use ggufkit_testsupport::write_gguf;
 use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 
 /// Converts `dir` at `outtype` and returns the output's sha256.
@@ -25,8 +25,7 @@ fn convert_sha(dir: &Path, outtype: &str, scratch: &Path) -> String {
     let conv = read_hf_dir(dir, &opts)
         .unwrap_or_else(|e| panic!("{}: conversion failed: {e}", dir.display()));
     let out = scratch.join(format!("{outtype}.gguf"));
-    write_model(&conv.model, &out, &WriteOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    write_gguf(&conv.model, &out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     let sha = sha256_file(&out);
     std::fs::remove_file(&out).unwrap();
     sha

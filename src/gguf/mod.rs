@@ -19,8 +19,7 @@ pub use reader::{
 };
 pub use value::{ArrayValue, GgufStr, GgufString, StringArray, Value, ValueType};
 pub use writer::{
-    layout, layout_in, reorder, swapped_width, write_gguf, write_tensor_padded, Layout,
-    TensorHeader,
+    layout, layout_in, reorder, swapped_width, write_gguf, DataWriter, Layout, TensorHeader,
 };
 
 use ggufkit_quantizers::GgmlType;

@@ -186,34 +186,63 @@ pub fn write_gguf<'a, W: Write>(
 ) -> Result<(), GgufError> {
     let io = |source| GgufError::Io { path: None, source };
     out.write_all(&layout.header).map_err(io)?;
-    let zeros = vec![0u8; layout.alignment as usize];
+    let mut data_writer = DataWriter::default();
     for i in 0..layout.sizes.len() {
         let data = tensor_data(i)?;
-        write_tensor_padded(out, layout, i, &data, &zeros)?;
+        data_writer.put(out, layout, i, &data, true)?;
     }
     Ok(())
 }
 
-/// Writes tensor `i`'s data and its padding (the size must match the plan).
-pub fn write_tensor_padded<W: Write>(
-    out: &mut W,
-    layout: &Layout,
-    i: usize,
-    data: &[u8],
-    zeros: &[u8],
-) -> Result<(), GgufError> {
-    if data.len() as u64 != layout.sizes[i] {
-        return Err(GgufError::Invalid(format!(
-            "tensor {i} produced {} bytes, {} were planned",
-            data.len(),
-            layout.sizes[i]
-        )));
+/// Writes the tensor data of a laid-out file in order, each tensor whole or in consecutive
+/// pieces: checks that every tensor gets exactly the bytes its layout plans and follows its
+/// last piece with the zero padding up to the alignment. Every writer of tensor data goes
+/// through it, so the size check and the padding exist once.
+#[derive(Debug, Default)]
+pub struct DataWriter {
+    /// Bytes of the current tensor written so far.
+    in_tensor: u64,
+    /// Zeros for the padding (the alignment's worth, made on first use).
+    zeros: Vec<u8>,
+}
+
+impl DataWriter {
+    /// Writes `data`, the next bytes of tensor `i` of `layout`; `last` marks the tensor's
+    /// final piece, after which its padding is written. Returns the bytes written, padding
+    /// included. A tensor given more bytes than planned, or fewer by its last piece, is an
+    /// [`GgufError::Invalid`] naming the tensor's index and both sizes.
+    pub fn put<W: Write>(
+        &mut self,
+        out: &mut W,
+        layout: &Layout,
+        i: usize,
+        data: &[u8],
+        last: bool,
+    ) -> Result<u64, GgufError> {
+        let planned = *layout
+            .sizes
+            .get(i)
+            .ok_or_else(|| GgufError::Invalid(format!("tensor {i} is not in the layout")))?;
+        let got = self.in_tensor + data.len() as u64;
+        if got > planned || (last && got != planned) {
+            return Err(GgufError::Invalid(format!(
+                "tensor {i} produced {got} bytes, {planned} were planned"
+            )));
+        }
+        let io = |source| GgufError::Io { path: None, source };
+        out.write_all(data).map_err(io)?;
+        if !last {
+            self.in_tensor = got;
+            return Ok(data.len() as u64);
+        }
+        self.in_tensor = 0;
+        let pad = (layout.alignment - got % layout.alignment) % layout.alignment;
+        if self.zeros.len() < pad as usize {
+            self.zeros.resize(layout.alignment as usize, 0);
+        }
+        out.write_all(&self.zeros[..pad as usize]).map_err(io)?;
+        Ok(data.len() as u64 + pad)
     }
-    let io = |source| GgufError::Io { path: None, source };
-    out.write_all(data).map_err(io)?;
-    let pad = (layout.alignment - data.len() as u64 % layout.alignment) % layout.alignment;
-    out.write_all(&zeros[..pad as usize]).map_err(io)?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -224,6 +253,57 @@ mod tests {
 
     fn nested(depth: usize) -> ArrayValue {
         (1..depth).fold(ArrayValue::U8(vec![1]), |a, _| ArrayValue::Array(vec![a]))
+    }
+
+    /// Pieces that add up to a tensor's planned size write the same bytes as the whole
+    /// tensor, padding after the last piece only; too many bytes, or too few by the last
+    /// piece, are refused with both sizes.
+    #[test]
+    fn data_writer_checks_sizes_and_pads_after_the_last_piece() {
+        let mut md = Metadata::new();
+        md.set("general.architecture", "x");
+        let headers = [
+            TensorHeader {
+                name: "a".into(),
+                dims: vec![3],
+                ty: GgmlType::F32,
+            },
+            TensorHeader {
+                name: "b".into(),
+                dims: vec![2],
+                ty: GgmlType::F32,
+            },
+        ];
+        let plan = layout(&md, &headers).unwrap();
+        let a: Vec<u8> = (1..=12).collect();
+        let b: Vec<u8> = (13..=20).collect();
+        let mut whole = Vec::new();
+        let mut w = DataWriter::default();
+        assert_eq!(w.put(&mut whole, &plan, 0, &a, true).unwrap(), 32);
+        assert_eq!(w.put(&mut whole, &plan, 1, &b, true).unwrap(), 32);
+        let mut pieces = Vec::new();
+        let mut w = DataWriter::default();
+        assert_eq!(w.put(&mut pieces, &plan, 0, &a[..5], false).unwrap(), 5);
+        assert_eq!(w.put(&mut pieces, &plan, 0, &a[5..], true).unwrap(), 27);
+        w.put(&mut pieces, &plan, 1, &b, true).unwrap();
+        assert_eq!(pieces, whole);
+        assert_eq!(&whole[..12], &a[..]);
+        assert!(whole[12..32].iter().all(|&z| z == 0));
+
+        let too_many = DataWriter::default().put(&mut Vec::new(), &plan, 0, &[0; 13], false);
+        assert!(
+            matches!(&too_many, Err(GgufError::Invalid(m)) if m == "tensor 0 produced 13 bytes, 12 were planned"),
+            "{too_many:?}"
+        );
+        let mut w = DataWriter::default();
+        w.put(&mut Vec::new(), &plan, 1, &b[..4], false).unwrap();
+        let too_few = w.put(&mut Vec::new(), &plan, 1, &b[4..6], true);
+        assert!(
+            matches!(&too_few, Err(GgufError::Invalid(m)) if m == "tensor 1 produced 6 bytes, 8 were planned"),
+            "{too_few:?}"
+        );
+        let absent = DataWriter::default().put(&mut Vec::new(), &plan, 2, &b, true);
+        assert!(matches!(absent, Err(GgufError::Invalid(_))));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //!
 //! A single conversion or quantization is a list of one. [`execute`] picks how:
 //!
-//! * **one output** ([`alone`]): every shard in turn streamed by [`crate::write`], a bounded
-//!   window of tensors (large ones in pieces of rows) computed in parallel ahead of the
-//!   writer;
+//! * **one output** ([`alone`]): its tensors streamed into its shards by [`stream`], a
+//!   bounded window of tensors (large ones in pieces of rows) computed in parallel ahead of
+//!   the writer;
 //! * **several outputs** ([`joint`]): all of them advance together a window at a time, and
 //!   the f32 stage of a tensor that several outputs encode ([`crate::ir::Stage`]) is computed
 //!   once for all of them ([`products`]), within a memory budget.
@@ -20,6 +20,7 @@
 mod alone;
 mod joint;
 pub mod products;
+pub mod stream;
 mod writer;
 
 use std::path::PathBuf;
@@ -27,7 +28,6 @@ use std::path::PathBuf;
 use crate::gguf::GgufError;
 use crate::ir::{DataError, Model};
 use crate::output::OutputError;
-use crate::write::WriteError;
 
 /// One output file (or shard) to write.
 pub struct ShardPlan {
@@ -167,16 +167,6 @@ pub enum PipelineError {
     /// The engine broke one of its own invariants (a bug, reported rather than a panic).
     #[error("internal: {0}")]
     Internal(String),
-}
-
-impl From<WriteError> for PipelineError {
-    fn from(e: WriteError) -> PipelineError {
-        match e {
-            WriteError::Gguf(g) => PipelineError::Gguf(g),
-            WriteError::Output(o) => PipelineError::Output(o),
-            WriteError::Data { tensor, error } => PipelineError::Data { tensor, error },
-        }
-    }
 }
 
 /// What the engine tells its caller as it goes. Every method has a default that does

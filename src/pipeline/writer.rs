@@ -9,7 +9,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use super::{hex, Observer, OutputPlan, PipelineError, WriteOptions, WrittenFile, WrittenOutput};
-use crate::gguf::{layout_in, reorder, write_tensor_padded, GgufError, Layout};
+use crate::gguf::{layout_in, reorder, DataWriter, GgufError, Layout};
 use crate::ir::DataError;
 use crate::output::{AtomicOutput, FinishedOutput, OutputRules};
 use ggufkit_quantizers::GgmlType;
@@ -67,6 +67,8 @@ pub struct Files {
     types: Vec<GgmlType>,
     /// Tensor elements in all.
     pub n_elements: u64,
+    /// Checks sizes and pads the tensor data of the open shard.
+    data: DataWriter,
     opts: WriteOptions,
 }
 
@@ -83,6 +85,7 @@ impl Files {
             names: Vec::new(),
             types: Vec::new(),
             n_elements: 0,
+            data: DataWriter::default(),
             opts,
         };
         for (si, s) in plan.shards.iter().enumerate() {
@@ -189,12 +192,18 @@ impl Files {
         Ok(())
     }
 
-    /// Writes tensor `i` (its data, then its padding) into its shard.
+    /// Writes tensor `i` whole (its data, then its padding) into its shard.
     pub fn write(&mut self, i: usize, data: &[u8]) -> Result<(), PipelineError> {
+        self.write_piece(i, data, true)
+    }
+
+    /// Writes the next bytes of tensor `i` into its shard (in the output's byte order,
+    /// hashed when asked); `last` marks its final piece, which its padding follows. The
+    /// tensor's bytes must add up to its planned size.
+    pub fn write_piece(&mut self, i: usize, data: &[u8], last: bool) -> Result<(), PipelineError> {
         let (s, j) = self.place[i];
         self.advance_to(s)?;
         let shard = &mut self.shards[s];
-        let zeros = vec![0u8; shard.layout.alignment as usize];
         let out = shard.out.as_mut().expect("open until committed");
         let data = reorder(
             self.types[i],
@@ -206,13 +215,14 @@ impl Files {
             inner: out,
             hasher: shard.hasher.as_mut(),
         };
-        write_tensor_padded(&mut w, &shard.layout, j, &data, &zeros).map_err(|e| match e {
-            GgufError::Invalid(msg) => PipelineError::Data {
+        match self.data.put(&mut w, &shard.layout, j, &data, last) {
+            Ok(_) => Ok(()),
+            Err(GgufError::Invalid(msg)) => Err(PipelineError::Data {
                 tensor: self.names[i].clone(),
                 error: DataError(msg),
-            },
-            e => PipelineError::Gguf(e.with_path(&shard.path)),
-        })
+            }),
+            Err(e) => Err(PipelineError::Gguf(e.with_path(&shard.path))),
+        }
     }
 
     /// Closes every shard (creating those not yet created), asks the observer, and renames

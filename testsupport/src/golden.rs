@@ -11,9 +11,10 @@ pub use crate::paths::{
 };
 pub use crate::record::{profile_dir, record};
 
+use crate::engine::write_gguf;
+
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
-use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use serde_json::Value as Json;
 
@@ -151,8 +152,7 @@ pub fn golden_gguf(fixture_name: &str, variant: &str) -> PathBuf {
     } else {
         panic!("no recipe for golden file {fixture_name}/{variant}")
     };
-    write_model(&model, &tmp, &WriteOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", tmp.display()));
+    write_gguf(&model, &tmp).unwrap_or_else(|e| panic!("{}: {e}", tmp.display()));
     if sha256_file(&tmp) != want {
         let f = GgufFile::open(&tmp).unwrap_or_else(|e| panic!("{}: {e}", tmp.display()));
         let d = diff_manifests(&manifest(&f, &tmp, None), &golden);
@@ -295,7 +295,7 @@ pub fn convert_manifest(dir: &Path, outtype: OutType, scratch: &Path) -> (Json, 
     let conv = read_hf_dir(dir, &opts)
         .unwrap_or_else(|e| panic!("{}: conversion failed: {e}", dir.display()));
     let out = scratch.join(&conv.default_file_name);
-    write_model(&conv.model, &out, &WriteOptions::default())
+    write_gguf(&conv.model, &out)
         .unwrap_or_else(|e| panic!("{}: writing failed: {e}", out.display()));
     let file = GgufFile::open(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     let m = manifest(&file, &out, None);

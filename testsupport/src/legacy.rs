@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 pub use crate::paths::{golden_dir, root, scratch, testdata};
 pub use crate::record::record;
 
+use crate::engine::write_gguf;
+
 use ggufkit::gguf::GgufFile;
 use ggufkit::ir::Model;
 use ggufkit::manifest::{manifest, sha256_hex};
-use ggufkit::write::{write_model, WriteOptions};
 use serde_json::Value as Json;
 
 /// llama.cpp's manifests of the legacy conversions (`testdata/golden/legacy`).
@@ -20,8 +21,7 @@ pub fn legacy_golden() -> PathBuf {
 /// Writes `model` to `path` and returns the manifest of the file written.
 pub fn write_and_manifest(model: &Model, path: &Path) -> Json {
     let _ = std::fs::remove_file(path);
-    write_model(model, path, &WriteOptions::default())
-        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    write_gguf(model, path).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     let f = GgufFile::open(path).unwrap_or_else(|e| panic!("re-reading {}: {e}", path.display()));
     manifest(&f, path, None)
 }

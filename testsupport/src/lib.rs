@@ -1,7 +1,8 @@
 //! What every integration test suite of the workspace shares: where the data is
 //! ([`paths`]), what a conformance suite records for `scripts/test` ([`record`]), the child
 //! process that runs a hostile corpus under memory and time limits ([`limits`]), the golden
-//! GGUF files rebuilt with our own tools and compared with llama.cpp's ([`golden`]), and a
+//! GGUF files rebuilt with our own tools and compared with llama.cpp's ([`golden`]), models
+//! written through the output engine as the tools write them ([`engine`]), a
 //! writer of legacy GGML files that records where every field lies ([`legacy`]), and the
 //! check that a committed hostile corpus equals its generator ([`corpus`]).
 //!
@@ -16,12 +17,14 @@
 use std::path::{Path, PathBuf};
 
 pub mod corpus;
+pub mod engine;
 pub mod golden;
 pub mod legacy;
 pub mod limits;
 pub mod paths;
 pub use paths::{copy_tree, fixture, golden_dir, root, scratch, testdata, Scratch};
 pub mod record;
+pub use engine::write_gguf;
 pub use record::{profile_dir, record};
 
 /// Every `*.gguf` below `dir`, sorted.
