@@ -1,4 +1,4 @@
-//! Budgeted per-tensor types: `gguf-quantize --target-size` / `--target-bpw` (issue #19).
+//! Budgeted per-tensor types: `gguf-quantize --target-size` / `--target-bpw`.
 //!
 //! llama-quantize's mixes (Q4_K_M, …) pick each tensor's type from its name and layer. Given
 //! a size budget instead, this module measures what each candidate stock type costs each
@@ -35,8 +35,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{plan, rules, FileType, QuantizeError, QuantizeOptions, QuantizePlan, TensorPlan};
-use crate::gguf::{align_up, keys, layout, tensor_nbytes, Value};
+use super::{
+    plan, rules, FileType, Imatrix, QuantizeError, QuantizeOptions, QuantizePlan, TensorPlan,
+};
+use crate::gguf::{align_up, keys, layout, tensor_nbytes, Layout, Metadata, Value};
 use crate::ir::{Model, Tensor, TensorData};
 use crate::quantizers::{dequantize_rows, quantize_rows, row_size, traits, GgmlType};
 
@@ -969,11 +971,77 @@ fn meta_int(md: &crate::gguf::Metadata, key: &str) -> Option<i128> {
 
 /// Plans quantizing `input` as [`plan`] does, with the types of the tensors the mixture
 /// rules would choose for picked to minimise the total error within `budget` instead.
+///
+/// The phases:
+/// 1. [`check_budget`]: the options make sense;
+/// 2. the base plan, llama-quantize's own mix of the base type: which tensors its rules type
+///    (those the budget types) and what the others cost;
+/// 3. [`budget_metadata`]: the output's metadata, whose size does not depend on the types;
+/// 4. [`measure_all`]: each budgeted tensor's candidate types, their costs and their errors
+///    on sampled rows;
+/// 5. [`Signals::measure`]: for the output-weighted metrics, the power of the tensors a
+///    budgeted one feeds and of the residual stream;
+/// 6. [`weigh`]: each candidate's error weighted by the metric;
+/// 7. [`allocate_within`]: the limit and the allocation (capped at the reference mix's
+///    error when asked);
+/// 8. [`replan`]: the plan made again with the chosen types.
 pub fn plan_budget(
     input: &Model,
     opts: &QuantizeOptions,
     budget: &BudgetOptions,
 ) -> Result<BudgetPlan, BudgetError> {
+    check_budget(opts, budget)?;
+    let mut base_opts = opts.clone();
+    base_opts.chosen_types = None;
+    let base = plan(input, &base_opts)?;
+    let weighting = Weighting::new(input, opts, budget);
+    let weighted = weighting.imatrix.is_some();
+    let metadata = budget_metadata(&base, opts, budget, weighted);
+    let base_layout =
+        layout(&metadata, &base.model.headers()).map_err(|e| BudgetError::Layout(e.to_string()))?;
+    let alignment = base_layout.alignment;
+    let cost = |ty: GgmlType, dims: &[u64], name: &str| -> Result<u64, BudgetError> {
+        let n = tensor_nbytes(ty, dims).map_err(|e| BudgetError::Layout(format!("{name}: {e}")))?;
+        match budget.target {
+            Target::Size(_) => align_up(n, alignment)
+                .ok_or_else(|| BudgetError::Layout(format!("{name}: size overflows"))),
+            Target::Bpw(_) => Ok(n),
+        }
+    };
+    let by_name: HashMap<&str, &Tensor> =
+        input.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+    let (fixed, measured) = measure_all(&base, &by_name, weighting.imatrix, budget, &cost)?;
+    let signals = Signals::measure(&base, &measured, &by_name, weighting.imatrix, budget)?;
+    let weighed = weigh(&base, measured, &signals, &weighting, budget);
+    let picks = allocate_within(&weighed, &base, &base_layout, fixed, budget)?;
+    let (p, error_of) = replan(input, opts, &base, &weighed, &picks.picks, metadata)?;
+    let file_size = layout(&p.model.metadata, &p.model.headers())
+        .map_err(|e| BudgetError::Layout(e.to_string()))?
+        .file_size;
+    let errors: Vec<Option<f64>> = (0..p.tensors.len())
+        .map(|i| error_of.get(&i).copied())
+        .collect();
+    let total_error = errors.iter().flatten().sum();
+    let reference = weighed.reference.as_ref().map(|r| ReferenceComparison {
+        ftype: opts.ftype.name,
+        fits: picks.reference_fits,
+        reference_error: weighed.compare_total(r),
+        error: weighed.compare_total(&picks.picks),
+    });
+    Ok(BudgetPlan {
+        reference,
+        plan: p,
+        errors,
+        total_error,
+        file_size,
+        weighted,
+        metric: budget.metric,
+        target: budget.target,
+    })
+}
+
+/// Phase 1: refuses options the budget cannot work with.
+fn check_budget(opts: &QuantizeOptions, budget: &BudgetOptions) -> Result<(), BudgetError> {
     if !opts.ftype.default_type.is_some_and(|t| t.is_quantized()) {
         return Err(BudgetError::BaseNotQuantized(opts.ftype.name));
     }
@@ -1000,41 +1068,65 @@ pub fn plan_budget(
     {
         return Err(BudgetError::BadCandidate(t));
     }
-    let mut base_opts = opts.clone();
-    base_opts.chosen_types = None;
-    let base = plan(input, &base_opts)?;
+    Ok(())
+}
 
-    let imatrix = opts
-        .imatrix
-        .as_ref()
-        .map(|(_, im)| im)
-        .filter(|im| !im.entries.is_empty());
-    let weighted = imatrix.is_some();
-    // The typical column importance, for tensors the imatrix has no entry for.
-    let mean_importance = imatrix.map_or(1.0, |im| {
-        let means: Vec<f64> = im
-            .entries
-            .values()
-            .filter(|v| !v.is_empty())
-            .map(|v| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64)
-            .collect();
-        if means.is_empty() {
-            1.0
-        } else {
-            means.iter().sum::<f64>() / means.len() as f64
+/// What weighs the measured errors besides the metric: the imatrix, the typical column
+/// importance (for tensors the imatrix has no entry for), and the share of the routed
+/// experts a token uses.
+struct Weighting<'a> {
+    imatrix: Option<&'a Imatrix>,
+    mean_importance: f64,
+    routed_share: f64,
+}
+
+impl<'a> Weighting<'a> {
+    fn new(input: &Model, opts: &'a QuantizeOptions, budget: &BudgetOptions) -> Self {
+        let imatrix = opts
+            .imatrix
+            .as_ref()
+            .map(|(_, im)| im)
+            .filter(|im| !im.entries.is_empty());
+        let mean_importance = imatrix.map_or(1.0, |im| {
+            let means: Vec<f64> = im
+                .entries
+                .values()
+                .filter(|v| !v.is_empty())
+                .map(|v| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64)
+                .collect();
+            if means.is_empty() {
+                1.0
+            } else {
+                means.iter().sum::<f64>() / means.len() as f64
+            }
+        });
+        let md = &input.metadata;
+        let arch = md.get_str(keys::general::ARCHITECTURE).unwrap_or("");
+        let n_expert = meta_int(md, &keys::arch_key(arch, keys::llm::EXPERT_COUNT)).unwrap_or(0);
+        let n_used = meta_int(md, &keys::arch_key(arch, keys::llm::EXPERT_USED_COUNT)).unwrap_or(0);
+        let routed_share = match budget.expert_weight {
+            Some(w) => w,
+            None if n_expert > 0 && n_used > 0 && n_used <= n_expert => {
+                n_used as f64 / n_expert as f64
+            }
+            None => 1.0,
+        };
+        Weighting {
+            imatrix,
+            mean_importance,
+            routed_share,
         }
-    });
-    let md = &input.metadata;
-    let arch = md.get_str(keys::general::ARCHITECTURE).unwrap_or("");
-    let n_expert = meta_int(md, &format!("{arch}.expert_count")).unwrap_or(0);
-    let n_used = meta_int(md, &format!("{arch}.expert_used_count")).unwrap_or(0);
-    let routed_share = match budget.expert_weight {
-        Some(w) => w,
-        None if n_expert > 0 && n_used > 0 && n_used <= n_expert => n_used as f64 / n_expert as f64,
-        None => 1.0,
-    };
+    }
+}
 
-    // The final metadata (its size does not depend on the types chosen).
+/// Phase 3: the base plan's metadata with the `ggufkit.quantize.*` keys that record the
+/// budget, the tool, the metric and the candidates.
+fn budget_metadata(
+    base: &QuantizePlan,
+    opts: &QuantizeOptions,
+    budget: &BudgetOptions,
+    weighted: bool,
+) -> Metadata {
     let mut metadata = base.model.metadata.clone();
     metadata.set_last(keys::ggufkit::BUDGET, Value::from(budget.target.describe()));
     metadata.set_last(
@@ -1065,21 +1157,18 @@ pub fn plan_budget(
     metadata.set_last(keys::ggufkit::METRIC, Value::from(metric));
     let names: Vec<&str> = budget.candidates.iter().map(|t| t.name()).collect();
     metadata.set_last(keys::ggufkit::CANDIDATES, Value::from(names.join(",")));
-    let base_layout =
-        layout(&metadata, &base.model.headers()).map_err(|e| BudgetError::Layout(e.to_string()))?;
-    let alignment = base_layout.alignment;
+    metadata
+}
 
-    let cost = |ty: GgmlType, dims: &[u64], name: &str| -> Result<u64, BudgetError> {
-        let n = tensor_nbytes(ty, dims).map_err(|e| BudgetError::Layout(format!("{name}: {e}")))?;
-        match budget.target {
-            Target::Size(_) => align_up(n, alignment)
-                .ok_or_else(|| BudgetError::Layout(format!("{name}: size overflows"))),
-            Target::Bpw(_) => Ok(n),
-        }
-    };
-
-    let by_name: HashMap<&str, &Tensor> =
-        input.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+/// Phase 4: the bytes of the tensors the budget does not type, and the measurements of
+/// those it does.
+fn measure_all(
+    base: &QuantizePlan,
+    by_name: &HashMap<&str, &Tensor>,
+    imatrix: Option<&Imatrix>,
+    budget: &BudgetOptions,
+    cost: &CostFn<'_>,
+) -> Result<(u64, Vec<Measured>), BudgetError> {
     let mut fixed: u64 = 0;
     let mut measured: Vec<Measured> = Vec::new();
     for (i, tp) in base.tensors.iter().enumerate() {
@@ -1087,23 +1176,45 @@ pub fn plan_budget(
             fixed = fixed.saturating_add(cost(tp.to, &tp.dims, &tp.name)?);
             continue;
         }
-        measured.push(measure_planned(i, tp, &by_name, imatrix, budget, &cost)?);
+        measured.push(measure_planned(i, tp, by_name, imatrix, budget, cost)?);
     }
-    // Metric::Output: the output power of every tensor a budgeted one may feed and of every
-    // tensor adding to the residual stream, and the input embedding's mean row power.
-    let mut signals: HashMap<String, f64> = HashMap::new();
-    let mut embedding = 0.0;
-    let mut tied = false;
-    if matches!(budget.metric, Metric::Output | Metric::Kld) {
+    Ok((fixed, measured))
+}
+
+/// Phase 5, for [`Metric::Output`] and [`Metric::Kld`]: the output power of every tensor a
+/// budgeted one may feed and of every tensor adding to the residual stream, and the input
+/// embedding's mean row power (empty for the other metrics).
+#[derive(Default)]
+struct Signals {
+    /// Output power by tensor name.
+    by_name: HashMap<String, f64>,
+    /// The embedding's mean row power.
+    embedding: f64,
+    /// The output projection is the embedding (no logits tensor of its own).
+    tied: bool,
+}
+
+impl Signals {
+    fn measure(
+        base: &QuantizePlan,
+        measured: &[Measured],
+        by_name: &HashMap<&str, &Tensor>,
+        imatrix: Option<&Imatrix>,
+        budget: &BudgetOptions,
+    ) -> Result<Signals, BudgetError> {
+        let mut out = Signals::default();
+        if !matches!(budget.metric, Metric::Output | Metric::Kld) {
+            return Ok(out);
+        }
+        let signals = &mut out.by_name;
         let mut wanted: Vec<String> = Vec::new();
-        for m in &measured {
+        for m in measured {
             if let Role::Feeds(c) = role(&base.tensors[m.index].name) {
                 wanted.push(c);
             }
         }
-        let names: Vec<&str> = base.tensors.iter().map(|t| t.name.as_str()).collect();
-        tied = !names.iter().any(|n| role(n) == Role::Logits);
-        for m in &measured {
+        out.tied = !base.tensors.iter().any(|t| role(&t.name) == Role::Logits);
+        for m in measured {
             signals.insert(base.tensors[m.index].name.clone(), m.signal);
         }
         for tp in &base.tensors {
@@ -1131,15 +1242,52 @@ pub fn plan_budget(
             .find(|t| role(&t.name) == Role::Embedding)
         {
             let rows = tp.dims.get(1).copied().unwrap_or(1).max(1) as f64;
-            embedding = signals.get(&tp.name).copied().unwrap_or(0.0) / rows;
+            out.embedding = out.by_name.get(&tp.name).copied().unwrap_or(0.0) / rows;
         }
+        Ok(out)
     }
-    let gains = ResidualGains::new(embedding, &signals, routed_share);
-    let mut budgeted: Vec<(usize, Vec<GgmlType>, Vec<Choice>)> = Vec::new();
-    // Per budgeted tensor: each option's error as `gguf-inspect compare` totals it (tensors
-    // without an imatrix entry do not count in an imatrix-weighted total), and the option
-    // llama-quantize's mix of the base type picks.
-    let mut compare_errors: Vec<Vec<f64>> = Vec::new();
+}
+
+/// The budgeted tensors' options, weighted by the metric.
+struct Weighed {
+    /// Per budgeted tensor: its index in the plan, its candidate types and their options.
+    budgeted: Vec<(usize, Vec<GgmlType>, Vec<Choice>)>,
+    /// Per budgeted tensor: each option's error as `gguf-inspect compare` totals it (tensors
+    /// without an imatrix entry do not count in an imatrix-weighted total).
+    compare_errors: Vec<Vec<f64>>,
+    /// Per budgeted tensor, the option llama-quantize's mix of the base type picks, when
+    /// every one of them is a candidate.
+    reference: Option<Vec<usize>>,
+}
+
+impl Weighed {
+    /// The options' curves, as the allocator takes them.
+    fn curves(&self) -> Vec<Vec<Choice>> {
+        self.budgeted.iter().map(|(_, _, o)| o.clone()).collect()
+    }
+
+    /// The `gguf-inspect compare` total of the options `picks`.
+    fn compare_total(&self, picks: &[usize]) -> f64 {
+        picks
+            .iter()
+            .zip(&self.compare_errors)
+            .map(|(&k, e)| e[k])
+            .sum()
+    }
+}
+
+/// Phase 6: every budgeted tensor's options, errors weighted by the metric.
+fn weigh(
+    base: &QuantizePlan,
+    measured: Vec<Measured>,
+    signals: &Signals,
+    weighting: &Weighting,
+    budget: &BudgetOptions,
+) -> Weighed {
+    let gains = ResidualGains::new(signals.embedding, &signals.by_name, weighting.routed_share);
+    let weighted = weighting.imatrix.is_some();
+    let mut budgeted = Vec::new();
+    let mut compare_errors = Vec::new();
     let mut reference: Vec<Option<usize>> = Vec::new();
     for m in measured {
         let tp = &base.tensors[m.index];
@@ -1151,35 +1299,9 @@ pub fn plan_budget(
                 .collect(),
         );
         reference.push(m.types.iter().position(|&t| t == tp.to));
-        let mut w = match budget.metric {
-            Metric::Kld => {
-                let out = output_weight(&tp.name, m.signal, m.rows, &signals, &gains, tied);
-                match role(&tp.name) {
-                    Role::Embedding | Role::Logits => out * EMBEDDING_OUTPUT_FACTOR,
-                    _ => out,
-                }
-            }
-            Metric::Output => {
-                let a = budget.output_exponent;
-                let out = output_weight(&tp.name, m.signal, m.rows, &signals, &gains, tied);
-                let abs = if imatrix.is_some() && !m.weighted {
-                    mean_importance
-                } else {
-                    1.0
-                };
-                if a == 1.0 {
-                    out
-                } else {
-                    out.powf(a) * abs.powf(1.0 - a)
-                }
-            }
-            Metric::Relative if m.signal > 0.0 => m.n_elements as f64 / m.signal,
-            Metric::Relative => 1.0,
-            Metric::Absolute if imatrix.is_some() && !m.weighted => mean_importance,
-            Metric::Absolute => 1.0,
-        };
+        let mut w = metric_weight(&m, &tp.name, signals, &gains, weighting, budget);
         if m.matrices > 1 {
-            w *= routed_share;
+            w *= weighting.routed_share;
         }
         let options = m
             .costs
@@ -1189,6 +1311,98 @@ pub fn plan_budget(
             .collect();
         budgeted.push((m.index, m.types, options));
     }
+    Weighed {
+        budgeted,
+        compare_errors,
+        reference: reference.into_iter().collect(),
+    }
+}
+
+/// The weight the metric gives the squared error of tensor `name`.
+fn metric_weight(
+    m: &Measured,
+    name: &str,
+    signals: &Signals,
+    gains: &ResidualGains,
+    weighting: &Weighting,
+    budget: &BudgetOptions,
+) -> f64 {
+    let unweighted_in_weighted = weighting.imatrix.is_some() && !m.weighted;
+    match budget.metric {
+        Metric::Kld => {
+            let out = output_weight(
+                name,
+                m.signal,
+                m.rows,
+                &signals.by_name,
+                gains,
+                signals.tied,
+            );
+            match role(name) {
+                Role::Embedding | Role::Logits => out * EMBEDDING_OUTPUT_FACTOR,
+                _ => out,
+            }
+        }
+        Metric::Output => {
+            let a = budget.output_exponent;
+            let out = output_weight(
+                name,
+                m.signal,
+                m.rows,
+                &signals.by_name,
+                gains,
+                signals.tied,
+            );
+            let abs = if unweighted_in_weighted {
+                weighting.mean_importance
+            } else {
+                1.0
+            };
+            if a == 1.0 {
+                out
+            } else {
+                out.powf(a) * abs.powf(1.0 - a)
+            }
+        }
+        Metric::Relative if m.signal > 0.0 => m.n_elements as f64 / m.signal,
+        Metric::Relative => 1.0,
+        Metric::Absolute if unweighted_in_weighted => weighting.mean_importance,
+        Metric::Absolute => 1.0,
+    }
+}
+
+/// The allocation: an option per budgeted tensor, and whether llama-quantize's mix fits.
+struct Allocation {
+    picks: Vec<usize>,
+    reference_fits: bool,
+}
+
+/// Phase 7: the bytes the budgeted tensors may use (the budget less the header and the
+/// fixed tensors), and the options picked within them; with `reference_cap`, the total
+/// error is capped at the reference mix's where the budget allows.
+fn allocate_within(
+    weighed: &Weighed,
+    base: &QuantizePlan,
+    base_layout: &Layout,
+    fixed: u64,
+    budget: &BudgetOptions,
+) -> Result<Allocation, BudgetError> {
+    let curves = weighed.curves();
+    let too_small = || {
+        let (budget_units, extra) = match budget.target {
+            Target::Size(s) => (s, base_layout.data_offset()),
+            Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
+        };
+        let smallest = curves
+            .iter()
+            .map(|o| o.iter().map(|c| c.cost).min().unwrap_or(0))
+            .sum::<u64>()
+            .saturating_add(fixed);
+        BudgetError::TooSmall {
+            budget: budget_units,
+            needed: smallest.saturating_add(extra),
+        }
+    };
     let limit = match budget.target {
         Target::Size(s) => s.checked_sub(base_layout.data_offset().saturating_add(fixed)),
         Target::Bpw(b) => {
@@ -1196,28 +1410,11 @@ pub fn plan_budget(
             ((b * n as f64 / 8.0).floor() as u64).checked_sub(fixed)
         }
     };
-    let smallest = || -> u64 {
-        budgeted
-            .iter()
-            .map(|(_, _, o)| o.iter().map(|c| c.cost).min().unwrap_or(0))
-            .sum::<u64>()
-            .saturating_add(fixed)
-    };
     let Some(limit) = limit else {
-        let (budget_units, extra) = match budget.target {
-            Target::Size(s) => (s, base_layout.data_offset()),
-            Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
-        };
-        return Err(BudgetError::TooSmall {
-            budget: budget_units,
-            needed: smallest().saturating_add(extra),
-        });
+        return Err(too_small());
     };
-    let curves: Vec<Vec<Choice>> = budgeted.iter().map(|(_, _, o)| o.clone()).collect();
-    let reference: Option<Vec<usize>> = reference.into_iter().collect();
-    let compare_total =
-        |c: &[usize]| -> f64 { c.iter().zip(&compare_errors).map(|(&k, e)| e[k]).sum() };
-    let reference_bytes = reference
+    let reference_bytes = weighed
+        .reference
         .as_ref()
         .map(|r| r.iter().zip(&curves).map(|(&k, o)| o[k].cost).sum::<u64>());
     let reference_fits = reference_bytes.is_some_and(|b| b <= limit);
@@ -1230,11 +1427,11 @@ pub fn plan_budget(
         Target::Bpw(_) => 0,
     };
     let reference_near = reference_bytes.is_some_and(|b| b <= limit.saturating_add(our_keys));
-    let picks = match &reference {
+    let picks = match &weighed.reference {
         Some(r) if budget.reference_cap => allocate_capped(
             &curves,
-            &compare_errors,
-            compare_total(r),
+            &weighed.compare_errors,
+            weighed.compare_total(r),
             limit,
             reference_fits.then_some(r.as_slice()),
             reference_near,
@@ -1242,29 +1439,35 @@ pub fn plan_budget(
         _ => allocate(&curves, limit),
     };
     let picks = picks.map_err(|e| match e {
-        BudgetError::TooSmall { .. } => {
-            let (budget_units, extra) = match budget.target {
-                Target::Size(s) => (s, base_layout.data_offset()),
-                Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
-            };
-            BudgetError::TooSmall {
-                budget: budget_units,
-                needed: smallest().saturating_add(extra),
-            }
-        }
+        BudgetError::TooSmall { .. } => too_small(),
         e => e,
     })?;
+    Ok(Allocation {
+        picks,
+        reference_fits,
+    })
+}
 
+/// Phase 8: the plan made again with the picked types (by input tensor name), its metadata
+/// `metadata` with `general.file_type` of the most common quantized type (by elements); and
+/// each budgeted tensor's weighted error, by plan index.
+fn replan(
+    input: &Model,
+    opts: &QuantizeOptions,
+    base: &QuantizePlan,
+    weighed: &Weighed,
+    picks: &[usize],
+    mut metadata: Metadata,
+) -> Result<(QuantizePlan, HashMap<usize, f64>), BudgetError> {
     let mut chosen: HashMap<String, GgmlType> = HashMap::new();
     let mut error_of: HashMap<usize, f64> = HashMap::new();
-    for ((i, types, options), &k) in budgeted.iter().zip(&picks) {
+    for ((i, types, options), &k) in weighed.budgeted.iter().zip(picks) {
         chosen.insert(base.tensors[*i].source.clone(), types[k]);
         error_of.insert(*i, options[k].error);
     }
     let mut final_opts = opts.clone();
     final_opts.chosen_types = Some(Arc::new(chosen));
     let mut p = plan(input, &final_opts)?;
-    // general.file_type: the file type of the most common quantized type (by elements).
     let mut by_type: Vec<(GgmlType, u64)> = Vec::new();
     for t in p.tensors.iter().filter(|t| t.to.is_quantized()) {
         let n: u64 = t.dims.iter().product();
@@ -1280,29 +1483,7 @@ pub fn plan_budget(
         );
     }
     p.model.metadata = metadata;
-    let file_size = layout(&p.model.metadata, &p.model.headers())
-        .map_err(|e| BudgetError::Layout(e.to_string()))?
-        .file_size;
-    let errors: Vec<Option<f64>> = (0..p.tensors.len())
-        .map(|i| error_of.get(&i).copied())
-        .collect();
-    let total_error = errors.iter().flatten().sum();
-    let reference = reference.map(|r| ReferenceComparison {
-        ftype: opts.ftype.name,
-        fits: reference_fits,
-        reference_error: compare_total(&r),
-        error: compare_total(&picks),
-    });
-    Ok(BudgetPlan {
-        reference,
-        plan: p,
-        errors,
-        total_error,
-        file_size,
-        weighted,
-        metric: budget.metric,
-        target: budget.target,
-    })
+    Ok((p, error_of))
 }
 
 /// What a tensor of a type and shape costs in the budget's units.

@@ -427,25 +427,26 @@ fn required_arch_keys(md: &Metadata, arch: &str, n_layer: i64) -> Result<(), Qua
     if arch != "deepseek2" {
         return Ok(());
     }
-    let key = |k: &str| format!("{arch}.{k}");
-    let n_vocab = match first_or_scalar_u32(md, &key("vocab_size"))? {
+    use keys::{attention, llm, mla};
+    let key = |k: &str| keys::arch_key(arch, k);
+    let n_vocab = match first_or_scalar_u32(md, &key(llm::VOCAB_SIZE))? {
         Some(n) => n,
         None => match md.get(keys::tokenizer::TOKENS) {
             Some(Value::Array(a)) => a.len() as i64,
             _ => 0,
         },
     };
-    let nextn = first_or_scalar_u32(md, &key("nextn_predict_layers"))?.unwrap_or(0);
+    let nextn = first_or_scalar_u32(md, &key(mla::NEXTN_PREDICT_LAYERS))?.unwrap_or(0);
     let n = n_layer - nextn;
     let lite = n == 27 || n == 26 || (n == 48 && n_vocab == 128256);
     let mut required = vec![
-        "attention.layer_norm_rms_epsilon",
-        "attention.kv_lora_rank",
-        "expert_feed_forward_length",
-        "expert_shared_count",
+        attention::LAYERNORM_RMS_EPS,
+        mla::KV_LORA_RANK,
+        llm::EXPERT_FEED_FORWARD_LENGTH,
+        llm::EXPERT_SHARED_COUNT,
     ];
     if !lite {
-        required.insert(1, "attention.q_lora_rank");
+        required.insert(1, mla::Q_LORA_RANK);
     }
     match required.into_iter().map(key).find(|k| md.get(k).is_none()) {
         Some(k) => Err(QuantizeError::Input(format!("key not found in model: {k}"))),
@@ -455,11 +456,12 @@ fn required_arch_keys(md: &Metadata, arch: &str, n_layer: i64) -> Result<(), Qua
 
 fn model_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
     let arch = md.get_str(keys::general::ARCHITECTURE)?.to_string();
-    let key = |k: &str| format!("{arch}.{k}");
-    let n_layer = first_or_scalar_u32(md, &key("block_count"))?.unwrap_or(0);
-    let n_head = first_or_scalar_u32(md, &key("attention.head_count"))?.unwrap_or(0);
-    let n_head_kv = first_or_scalar_u32(md, &key("attention.head_count_kv"))?.unwrap_or(n_head);
-    let n_expert = first_or_scalar_u32(md, &key("expert_count"))?.unwrap_or(0);
+    let key = |k: &str| keys::arch_key(&arch, k);
+    let n_layer = first_or_scalar_u32(md, &key(keys::llm::BLOCK_COUNT))?.unwrap_or(0);
+    let n_head = first_or_scalar_u32(md, &key(keys::attention::HEAD_COUNT))?.unwrap_or(0);
+    let n_head_kv =
+        first_or_scalar_u32(md, &key(keys::attention::HEAD_COUNT_KV))?.unwrap_or(n_head);
+    let n_expert = first_or_scalar_u32(md, &key(keys::llm::EXPERT_COUNT))?.unwrap_or(0);
     required_arch_keys(md, &arch, n_layer)?;
     Ok(ModelFacts {
         is_70b: arch == "llama" && n_layer == 80 && n_head != n_head_kv,
@@ -503,19 +505,75 @@ fn copy_file_type(input: &Model) -> u32 {
 }
 
 /// Plans quantizing `input` (a GGUF file through [`Model::from_gguf`], or a converter's
-/// output) with `opts`.
+/// output) with `opts`, in the phases of llama-quantize's `llama_model_quantize_impl`:
+///
+/// 1. [`load_facts`]: the architecture and hyperparameters the rules need, refusing a file
+///    llama.cpp's loader would refuse;
+/// 2. [`visiting_order`]: the tensors in the order they are typed, renamed by
+///    `--prune-layers`;
+/// 3. per tensor, [`Typing::choose`] picks its type and [`encode`] checks it against the
+///    imatrix and the input and makes its lazy data;
+/// 4. [`output_metadata`]: the input's metadata with the quantization's keys.
 pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, QuantizeError> {
-    // llama-quantize loads the architecture and the hyperparameters first.
-    if let Some(p) = crate::inspect::loadable::arch_problems(&input.metadata)
+    let facts = load_facts(&input.metadata)?;
+    let (order, layers) = visiting_order(input, opts)?;
+    let imatrix = opts
+        .imatrix
+        .as_ref()
+        .map(|(_, im)| im)
+        .filter(|im| !im.entries.is_empty());
+    let names = order.iter().map(|(_, n)| n.as_str());
+    let mut typing = Typing::new(opts, &facts, imatrix.is_some(), names);
+    let mut warnings = Vec::new();
+    let mut tensors = Vec::with_capacity(order.len());
+    let mut plans = Vec::with_capacity(order.len());
+    for (info, name) in &order {
+        let choice = typing.choose(info, name)?;
+        let (tensor, plan) = encode(info, name, choice, opts, imatrix, &mut warnings)?;
+        tensors.push(tensor);
+        plans.push(plan);
+    }
+    if typing.state.n_fallback > 0 {
+        warnings.push(format!(
+            "{} of {} tensors required fallback quantization",
+            typing.state.n_fallback,
+            plans.len()
+        ));
+    }
+    Ok(QuantizePlan {
+        model: Model {
+            metadata: output_metadata(input, opts, imatrix, &facts, &layers),
+            tensors,
+        },
+        tensors: plans,
+        warnings,
+    })
+}
+
+/// Phase 1: what llama-quantize loads first, the architecture and the hyperparameters.
+fn load_facts(md: &Metadata) -> Result<ModelFacts, QuantizeError> {
+    if let Some(p) = crate::inspect::loadable::arch_problems(md)
         .into_iter()
         .next()
     {
         return Err(QuantizeError::Input(p));
     }
-    let facts = model_facts(&input.metadata)?;
+    model_facts(md)
+}
+
+/// The tensors to write in visiting order, each with its output name.
+type Visit<'m> = Vec<(&'m Tensor, String)>;
+
+/// Phase 2: the tensors to write, in the order they are typed (llama.cpp's weights order
+/// unless `keep_order`), each with its output name; `--prune-layers` drops the pruned
+/// layers' tensors and renumbers the others (in weights order, whatever the visiting order).
+fn visiting_order<'m>(
+    input: &'m Model,
+    opts: &QuantizeOptions,
+) -> Result<(Visit<'m>, prune::LayerMap), QuantizeError> {
     let mut sorted: Vec<usize> = (0..input.tensors.len()).collect();
     sorted.sort_by(|&a, &b| rules::weights_order(&input.tensors[a].name, &input.tensors[b].name));
-    // Names after --prune-layers (renumbered in weights order; `None`: pruned).
+    // `None`: pruned.
     let mut names: Vec<Option<String>> =
         input.tensors.iter().map(|t| Some(t.name.clone())).collect();
     let mut layers = prune::LayerMap::new();
@@ -532,186 +590,273 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     } else {
         sorted
     };
-    let order: Vec<(&Tensor, &str)> = visit
+    let order = visit
         .into_iter()
-        .filter_map(|i| names[i].as_deref().map(|n| (&input.tensors[i], n)))
+        .filter_map(|i| names[i].take().map(|n| (&input.tensors[i], n)))
         .collect();
+    Ok((order, layers))
+}
 
-    let imatrix = opts
-        .imatrix
-        .as_ref()
-        .map(|(_, im)| im)
-        .filter(|im| !im.entries.is_empty());
-    let rule_opts = RuleOptions {
-        ftype: opts.ftype.id,
-        has_imatrix: imatrix.is_some(),
-        output_tensor_type: opts.output_tensor_type,
-        token_embedding_type: opts.token_embedding_type,
-    };
-    let mut state = MixState::new(order.iter().map(|(_, n)| *n));
-    let mut warnings = Vec::new();
-    let mut tensors = Vec::with_capacity(order.len());
-    let mut plans = Vec::with_capacity(order.len());
+/// A tensor's output type and how it was chosen.
+#[derive(Clone, Copy)]
+struct Choice {
+    to: GgmlType,
+    /// Chosen by llama-quantize's mixture rules (or a budget), not by an override.
+    by_rules: bool,
+    /// The type was replaced by its fallback (rows not whole blocks).
+    fell_back: bool,
+}
 
-    for (info, name) in order {
+/// Phase 3a: how each tensor's type is chosen, in visiting order (llama-quantize's
+/// `llama_tensor_get_type`, with the overrides before it and the fallback after it); the
+/// mixture rules count what they have seen.
+struct Typing<'a> {
+    opts: &'a QuantizeOptions,
+    facts: &'a ModelFacts,
+    rule_opts: RuleOptions,
+    state: MixState,
+}
+
+impl<'a> Typing<'a> {
+    fn new<'n>(
+        opts: &'a QuantizeOptions,
+        facts: &'a ModelFacts,
+        has_imatrix: bool,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Self {
+        Typing {
+            opts,
+            facts,
+            rule_opts: RuleOptions {
+                ftype: opts.ftype.id,
+                has_imatrix,
+                output_tensor_type: opts.output_tensor_type,
+                token_embedding_type: opts.token_embedding_type,
+            },
+            state: MixState::new(names),
+        }
+    }
+
+    /// The type of `info`, written as `name`: its own type when it is not quantized (COPY,
+    /// or a tensor llama-quantize leaves alone); else the token-embedding or output
+    /// override; else the file type's default when that is not a quantized type; else a
+    /// `--tensor-type` match, a budget's choice, the default under `--pure`, or the mixture
+    /// rules, replaced by its fallback when its rows are not whole blocks.
+    fn choose(&mut self, info: &Tensor, name: &str) -> Result<Choice, QuantizeError> {
+        let opts = self.opts;
+        let keep = Choice {
+            to: info.ty,
+            by_rules: false,
+            fell_back: false,
+        };
+        let quantizable = rules::allows_quantization(
+            name,
+            &info.dims,
+            &self.facts.arch,
+            opts.leave_output_tensor,
+        );
+        if opts.ftype.is_copy() || !quantizable {
+            return Ok(keep);
+        }
         let cat = Category::of(name);
+        let regex_match = || opts.tensor_types.iter().find(|o| o.regex.is_match(name));
+        match (opts.token_embedding_type, opts.output_tensor_type) {
+            (Some(e), _)
+                if cat == Category::TokenEmbd
+                    && !(name == "per_layer_token_embd.weight" && regex_match().is_some()) =>
+            {
+                return Ok(Choice { to: e, ..keep });
+            }
+            (_, Some(o)) if cat == Category::Output => return Ok(Choice { to: o, ..keep }),
+            _ => {}
+        }
+        let default = opts.ftype.default_type.expect("COPY handled above");
+        if !default.is_quantized() {
+            return Ok(Choice {
+                to: default,
+                ..keep
+            });
+        }
         let tensor_err = |problem: TensorProblem| QuantizeError::Tensor {
             tensor: name.to_string(),
             problem,
         };
-        let mut fell_back = false;
-        let mut by_rules = false;
-        let to = if opts.ftype.is_copy()
-            || !rules::allows_quantization(name, &info.dims, &facts.arch, opts.leave_output_tensor)
-        {
-            info.ty
-        } else {
-            let regex_match = || opts.tensor_types.iter().find(|o| o.regex.is_match(name));
-            match (opts.token_embedding_type, opts.output_tensor_type) {
-                (Some(e), _)
-                    if cat == Category::TokenEmbd
-                        && !(name == "per_layer_token_embd.weight" && regex_match().is_some()) =>
-                {
-                    e
-                }
-                (_, Some(o)) if cat == Category::Output => o,
-                _ => {
-                    let default = opts.ftype.default_type.expect("COPY handled above");
-                    if default.is_quantized() {
-                        let chosen = opts
-                            .chosen_types
-                            .as_ref()
-                            .and_then(|c| c.get(info.name.as_str()).copied());
-                        by_rules = true;
-                        let t = match regex_match() {
-                            Some(o) => {
-                                by_rules = false;
-                                o.ty
-                            }
-                            None => match chosen {
-                                Some(c) => c,
-                                None if opts.pure => default,
-                                None => rules::mixture(
-                                    &mut state, &facts, &rule_opts, name, &info.dims, cat, default,
-                                )
-                                .map_err(|e| tensor_err(e.into()))?,
-                            },
-                        };
-                        let ne0 = info.dims.first().copied().unwrap_or(1);
-                        let (t, fb) = rules::fallback(ne0, t).map_err(|e| tensor_err(e.into()))?;
-                        if fb {
-                            state.n_fallback += 1;
-                            fell_back = true;
-                        }
-                        t
-                    } else {
-                        default
-                    }
-                }
-            }
-        };
-        let requires_imatrix = rules::requires_imatrix(name, to, opts.ftype.id);
-        let quantize = to != info.ty;
-        let mut im_slice = None;
-        if quantize {
-            if let Some(im) = imatrix {
-                let ne0 = info.dims.first().copied().unwrap_or(1);
-                let ne2 = info.dims.get(2).copied().unwrap_or(1);
-                // Looked up under the tensor's name in the input (before --prune-layers).
-                match im.entries.get(info.name.as_str()) {
-                    None => warnings.push(format!("no imatrix entry for {name}")),
-                    Some(v) if v.len() as u64 == ne0 * ne2 => im_slice = Some(Arc::new(v.clone())),
-                    Some(v) if rules::is_token_embd(name) => warnings.push(format!(
-                        "imatrix size {} differs from tensor size {} for {name}: quantized without it",
-                        v.len(),
-                        ne0 * ne2
-                    )),
-                    Some(v) => {
-                        return Err(tensor_err(TensorProblem::ImatrixSize {
-                            imatrix: v.len(),
-                            tensor: ne0 * ne2,
-                        }))
-                    }
-                }
-            }
-            if requires_imatrix && im_slice.is_none() {
-                let problem = TensorProblem::ImatrixRequired {
-                    to,
-                    imatrix_given: imatrix.is_some(),
+        let (to, by_rules) = match regex_match() {
+            Some(o) => (o.ty, false),
+            None => {
+                let chosen = opts
+                    .chosen_types
+                    .as_ref()
+                    .and_then(|c| c.get(info.name.as_str()).copied());
+                let to = match chosen {
+                    Some(c) => c,
+                    None if opts.pure => default,
+                    None => rules::mixture(
+                        &mut self.state,
+                        self.facts,
+                        &self.rule_opts,
+                        name,
+                        &info.dims,
+                        cat,
+                        default,
+                    )
+                    .map_err(|e| tensor_err(e.into()))?,
                 };
-                if opts.dry_run {
-                    warnings.push(format!("{name}: {problem}"));
-                } else {
-                    return Err(tensor_err(problem));
-                }
+                (to, true)
             }
-            if info.ty.is_quantized() && !opts.allow_requantize {
-                return Err(tensor_err(TensorProblem::Requantize(info.ty)));
-            }
-        }
-        let size =
-            |ty| tensor_nbytes(ty, &info.dims).map_err(|e| tensor_err(TensorProblem::Size(e)));
-        let out_bytes = size(to)?;
-        let in_bytes = size(info.ty)?;
-        let mapped = info.data.clone();
-        let data = if quantize {
-            if !info.ty.is_float() && !info.ty.is_quantized() {
-                return Err(tensor_err(TensorProblem::Unconvertible {
-                    from: info.ty,
-                    to,
-                }));
-            }
-            if traits(to).quantize.is_none() {
-                return Err(tensor_err(TensorProblem::Unsupported(to)));
-            }
-            let n_per_row = info.dims.first().copied().unwrap_or(1) as usize;
-            let rows_per_matrix = info.dims.get(1).copied().unwrap_or(1) as usize;
-            let conv = Convert::new(
-                mapped,
-                info.ty,
-                to,
-                n_per_row,
-                rows_per_matrix,
-                im_slice.clone(),
-            )
-            .map_err(|e| tensor_err(e.into()))?;
-            TensorData::Derived(Arc::new(conv))
-        } else {
-            mapped
         };
-        // llama-quantize writes every tensor with ggml_n_dims: trailing dimensions of 1 are
-        // dropped (a converter's [8, 1] norm becomes [8]).
-        let mut dims = info.dims.clone();
-        while dims.len() > 1 && dims.last() == Some(&1) {
-            dims.pop();
+        let ne0 = info.dims.first().copied().unwrap_or(1);
+        let (to, fell_back) = rules::fallback(ne0, to).map_err(|e| tensor_err(e.into()))?;
+        if fell_back {
+            self.state.n_fallback += 1;
         }
-        plans.push(TensorPlan {
-            name: name.to_string(),
-            dims: dims.clone(),
-            from: info.ty,
+        Ok(Choice {
             to,
-            in_bytes,
-            out_bytes,
-            uses_imatrix: im_slice.is_some(),
-            fallback: fell_back,
-            source: info.name.clone(),
-            by_rules: by_rules && quantize,
-        });
-        tensors.push(Tensor {
-            name: name.to_string(),
-            dims,
-            ty: to,
-            data,
-        });
+            by_rules,
+            fell_back,
+        })
     }
-    if state.n_fallback > 0 {
-        warnings.push(format!(
-            "{} of {} tensors required fallback quantization",
-            state.n_fallback,
-            plans.len()
-        ));
-    }
+}
 
+/// Phase 3b: tensor `info`, written as `name` of type `choice.to`: its imatrix slice (looked
+/// up under its input name), the checks llama-quantize makes before quantizing it (an
+/// imatrix the type requires, a requantization allowed, a type that can be produced), its
+/// lazy data and its plan row.
+fn encode(
+    info: &Tensor,
+    name: &str,
+    choice: Choice,
+    opts: &QuantizeOptions,
+    imatrix: Option<&Imatrix>,
+    warnings: &mut Vec<String>,
+) -> Result<(Tensor, TensorPlan), QuantizeError> {
+    let to = choice.to;
+    let tensor_err = |problem: TensorProblem| QuantizeError::Tensor {
+        tensor: name.to_string(),
+        problem,
+    };
+    let quantize = to != info.ty;
+    let im_slice = if quantize {
+        let im_slice = imatrix_slice(info, name, imatrix, warnings)?;
+        if rules::requires_imatrix(name, to, opts.ftype.id) && im_slice.is_none() {
+            let problem = TensorProblem::ImatrixRequired {
+                to,
+                imatrix_given: imatrix.is_some(),
+            };
+            if opts.dry_run {
+                warnings.push(format!("{name}: {problem}"));
+            } else {
+                return Err(tensor_err(problem));
+            }
+        }
+        if info.ty.is_quantized() && !opts.allow_requantize {
+            return Err(tensor_err(TensorProblem::Requantize(info.ty)));
+        }
+        im_slice
+    } else {
+        None
+    };
+    let size = |ty| tensor_nbytes(ty, &info.dims).map_err(|e| tensor_err(TensorProblem::Size(e)));
+    let out_bytes = size(to)?;
+    let in_bytes = size(info.ty)?;
+    let data = if quantize {
+        if !info.ty.is_float() && !info.ty.is_quantized() {
+            return Err(tensor_err(TensorProblem::Unconvertible {
+                from: info.ty,
+                to,
+            }));
+        }
+        if traits(to).quantize.is_none() {
+            return Err(tensor_err(TensorProblem::Unsupported(to)));
+        }
+        let n_per_row = info.dims.first().copied().unwrap_or(1) as usize;
+        let rows_per_matrix = info.dims.get(1).copied().unwrap_or(1) as usize;
+        let conv = Convert::new(
+            info.data.clone(),
+            info.ty,
+            to,
+            n_per_row,
+            rows_per_matrix,
+            im_slice.clone(),
+        )
+        .map_err(|e| tensor_err(e.into()))?;
+        TensorData::Derived(Arc::new(conv))
+    } else {
+        info.data.clone()
+    };
+    // llama-quantize writes every tensor with ggml_n_dims: trailing dimensions of 1 are
+    // dropped (a converter's [8, 1] norm becomes [8]).
+    let mut dims = info.dims.clone();
+    while dims.len() > 1 && dims.last() == Some(&1) {
+        dims.pop();
+    }
+    let plan = TensorPlan {
+        name: name.to_string(),
+        dims: dims.clone(),
+        from: info.ty,
+        to,
+        in_bytes,
+        out_bytes,
+        uses_imatrix: im_slice.is_some(),
+        fallback: choice.fell_back,
+        source: info.name.clone(),
+        by_rules: choice.by_rules && quantize,
+    };
+    let tensor = Tensor {
+        name: name.to_string(),
+        dims,
+        ty: to,
+        data,
+    };
+    Ok((tensor, plan))
+}
+
+/// The imatrix values of a tensor being quantized, looked up under its input name (before
+/// `--prune-layers`): none (with a warning) when the imatrix has no entry for it or, for the
+/// token embedding, an entry of another size; a size mismatch is an error for any other
+/// tensor.
+fn imatrix_slice(
+    info: &Tensor,
+    name: &str,
+    imatrix: Option<&Imatrix>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Arc<Vec<f32>>>, QuantizeError> {
+    let Some(im) = imatrix else {
+        return Ok(None);
+    };
+    let ne0 = info.dims.first().copied().unwrap_or(1);
+    let ne2 = info.dims.get(2).copied().unwrap_or(1);
+    match im.entries.get(info.name.as_str()) {
+        None => warnings.push(format!("no imatrix entry for {name}")),
+        Some(v) if v.len() as u64 == ne0 * ne2 => return Ok(Some(Arc::new(v.clone()))),
+        Some(v) if rules::is_token_embd(name) => warnings.push(format!(
+            "imatrix size {} differs from tensor size {} for {name}: quantized without it",
+            v.len(),
+            ne0 * ne2
+        )),
+        Some(v) => {
+            return Err(QuantizeError::Tensor {
+                tensor: name.to_string(),
+                problem: TensorProblem::ImatrixSize {
+                    imatrix: v.len(),
+                    tensor: ne0 * ne2,
+                },
+            })
+        }
+    }
+    Ok(None)
+}
+
+/// Phase 4: the output's metadata: the input's, with the quantization version and the file
+/// type last, the split keys removed, the `--override-kv` values, the imatrix's provenance
+/// and, after `--prune-layers`, the new block count.
+fn output_metadata(
+    input: &Model,
+    opts: &QuantizeOptions,
+    imatrix: Option<&Imatrix>,
+    facts: &ModelFacts,
+    layers: &prune::LayerMap,
+) -> Metadata {
     let mut md = input.metadata.clone();
     md.set_last(keys::general::QUANTIZATION_VERSION, Value::U32(2));
     let file_type = if opts.ftype.is_copy() {
@@ -754,18 +899,11 @@ pub fn plan(input: &Model, opts: &QuantizeOptions) -> Result<QuantizePlan, Quant
     }
     if !opts.prune_layers.is_empty() {
         md.set_last(
-            format!("{}.block_count", facts.arch),
+            keys::arch_key(&facts.arch, keys::llm::BLOCK_COUNT),
             Value::U32(layers.block_count() as u32),
         );
     }
-    Ok(QuantizePlan {
-        model: Model {
-            metadata: md,
-            tensors,
-        },
-        tensors: plans,
-        warnings,
-    })
+    md
 }
 
 /// llama-quantize copies override strings into a 128-byte buffer.
