@@ -240,6 +240,35 @@ pub mod tokenizer {
     pub const ADD_SEP: &str = "tokenizer.ggml.add_sep_token";
     /// Whether to add a space prefix.
     pub const ADD_SPACE_PREFIX: &str = "tokenizer.ggml.add_space_prefix";
+    /// Whether SentencePiece collapses runs of whitespace (`remove_extra_whitespaces`).
+    pub const REMOVE_EXTRA_WS: &str = "tokenizer.ggml.remove_extra_whitespaces";
+    /// SentencePiece's precompiled normalization map, as bytes.
+    pub const PRECOMPILED_CHARSMAP: &str = "tokenizer.ggml.precompiled_charsmap";
+    /// Token ids whose logits are suppressed.
+    pub const SUPPRESS_TOKENS: &str = "tokenizer.ggml.suppress_tokens";
+    /// The fill-in-the-middle prefix token id.
+    pub const FIM_PRE_ID: &str = "tokenizer.ggml.fim_pre_token_id";
+    /// The fill-in-the-middle suffix token id.
+    pub const FIM_SUF_ID: &str = "tokenizer.ggml.fim_suf_token_id";
+    /// The fill-in-the-middle middle token id.
+    pub const FIM_MID_ID: &str = "tokenizer.ggml.fim_mid_token_id";
+    /// The fill-in-the-middle padding token id.
+    pub const FIM_PAD_ID: &str = "tokenizer.ggml.fim_pad_token_id";
+    /// The fill-in-the-middle repository-name token id.
+    pub const FIM_REP_ID: &str = "tokenizer.ggml.fim_rep_token_id";
+    /// The fill-in-the-middle file-separator token id.
+    pub const FIM_SEP_ID: &str = "tokenizer.ggml.fim_sep_token_id";
+    /// The older spelling of the fill-in-the-middle prefix token id (gguf-py keeps it,
+    /// deprecated).
+    pub const PREFIX_ID: &str = "tokenizer.ggml.prefix_token_id";
+    /// The older spelling of the fill-in-the-middle suffix token id (deprecated).
+    pub const SUFFIX_ID: &str = "tokenizer.ggml.suffix_token_id";
+    /// The older spelling of the fill-in-the-middle middle token id (deprecated).
+    pub const MIDDLE_ID: &str = "tokenizer.ggml.middle_token_id";
+    /// A whole Hugging Face `tokenizer.json`, as a string.
+    pub const HF_JSON: &str = "tokenizer.huggingface.json";
+    /// The RWKV world tokenizer's vocabulary.
+    pub const RWKV: &str = "tokenizer.rwkv.world";
     /// WordPiece lowercasing.
     pub const LOWERCASE: &str = "tokenizer.ggml.normalizer.lowercase";
     /// WordPiece accent stripping.
@@ -325,8 +354,8 @@ pub mod extra {
     pub const DENSE_FEAT_OUT: &str = "{dense}_feat_out";
 }
 
-/// Per-architecture keys of the MLA, next-token-prediction and gpt-oss families of issue #14
-/// (`{arch}.` + these).
+/// Per-architecture keys of multi-head latent attention (DeepSeek V2/V3), next-token
+/// prediction layers (GLM-4.5) and gpt-oss (`{arch}.` + these).
 pub mod mla {
     /// `attention.q_lora_rank`: the rank of MLA's query down-projection.
     pub const Q_LORA_RANK: &str = "attention.q_lora_rank";

@@ -5,6 +5,8 @@
 //! the alignment, then the tensor data, each tensor padded to the alignment.
 
 mod error;
+#[cfg(test)]
+mod key_literals;
 pub mod keys;
 mod metadata;
 mod reader;

@@ -15,6 +15,9 @@ use crate::ConvertError;
 /// The converter's `--eps` default, the string "5.0e-06" parsed as a Python float and
 /// stored as f32.
 pub const DEFAULT_EPS: f64 = 5.0e-06;
+/// The GGUF architecture of every legacy model: the GGML, GGMF and GGJT files this reader
+/// takes hold LLaMA models only.
+pub const ARCH: &str = "llama";
 /// The converter's `--context-length` default.
 pub const DEFAULT_CONTEXT_LENGTH: u32 = 2048;
 
@@ -40,24 +43,20 @@ pub struct ModelParams {
 impl ModelParams {
     /// The `llama.*` keys in the converter's order.
     pub fn keys(&self) -> Vec<(String, Value)> {
+        use keys::{attention, llm, rope};
+        let key = |suffix: &str| keys::arch_key(ARCH, suffix);
         vec![
-            ("llama.context_length".into(), Value::U32(self.n_ctx)),
-            ("llama.embedding_length".into(), Value::U32(self.n_embd)),
-            ("llama.block_count".into(), Value::U32(self.n_layer)),
-            ("llama.feed_forward_length".into(), Value::U32(self.n_ff)),
+            (key(llm::CONTEXT_LENGTH), Value::U32(self.n_ctx)),
+            (key(llm::EMBEDDING_LENGTH), Value::U32(self.n_embd)),
+            (key(llm::BLOCK_COUNT), Value::U32(self.n_layer)),
+            (key(llm::FEED_FORWARD_LENGTH), Value::U32(self.n_ff)),
             (
-                "llama.rope.dimension_count".into(),
+                key(rope::DIMENSION_COUNT),
                 Value::U32(self.n_embd / self.n_head),
             ),
-            ("llama.attention.head_count".into(), Value::U32(self.n_head)),
-            (
-                "llama.attention.head_count_kv".into(),
-                Value::U32(self.n_head_kv),
-            ),
-            (
-                "llama.attention.layer_norm_rms_epsilon".into(),
-                Value::F32(self.eps),
-            ),
+            (key(attention::HEAD_COUNT), Value::U32(self.n_head)),
+            (key(attention::HEAD_COUNT_KV), Value::U32(self.n_head_kv)),
+            (key(attention::LAYERNORM_RMS_EPS), Value::F32(self.eps)),
         ]
     }
 }
@@ -196,7 +195,7 @@ pub fn from_dir(
     let req = VocabRequest {
         dir,
         kind: VocabKind::Llama,
-        arch: "llama",
+        arch: ARCH,
         hparams: &config,
     };
     let vocab = vocab_metadata(&req)?;

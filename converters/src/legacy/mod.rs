@@ -250,7 +250,7 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
     let file_type = output_ftype(hp.ftype, &reports, &sources, &mut warnings);
 
     let mut md = Metadata::new();
-    md.set(keys::general::ARCHITECTURE, "llama");
+    md.set(keys::general::ARCHITECTURE, metadata::ARCH);
     let name = opts.name.clone().or_else(|| {
         path.file_name()
             .and_then(|n| n.to_str())

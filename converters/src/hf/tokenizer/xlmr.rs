@@ -21,10 +21,7 @@ use crate::ConvertError;
 /// The SentencePiece model file XLM-RoBERTa checkpoints carry.
 pub(crate) const MODEL_FILE: &str = "sentencepiece.bpe.model";
 
-/// `tokenizer.ggml.remove_extra_whitespaces`.
-const REMOVE_EXTRA_WS: &str = "tokenizer.ggml.remove_extra_whitespaces";
-/// `tokenizer.ggml.precompiled_charsmap`.
-const PRECOMPILED_CHARSMAP: &str = "tokenizer.ggml.precompiled_charsmap";
+use key::{PRECOMPILED_CHARSMAP, REMOVE_EXTRA_WS};
 
 /// `head + v[3:-1]`: fairseq's four specials, then the entries from id 3 without the last.
 fn fairseq_layout<T: Clone>(v: Vec<T>, head: [T; 4]) -> Vec<T> {
