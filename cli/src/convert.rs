@@ -28,6 +28,7 @@ use ggufkit_converters::batch::shard::Shard;
 use ggufkit_converters::batch::{run_batch, BatchOptions, Report};
 use ggufkit_converters::hf::mistral::MistralFormat;
 use ggufkit_converters::hf::Mtp;
+use ggufkit_converters::hf::OutType;
 
 /// Convert a HuggingFace model directory or a legacy GGML/GGMF/GGJT .bin to GGUF, identical to
 /// llama.cpp's converters; several types at once; whole batches for CI.
@@ -84,9 +85,9 @@ use ggufkit_converters::hf::Mtp;
 /// runs are removed. Jobs run concurrently within --threads and --max-memory; the bytes do not
 /// depend on either.
 ///
-/// --outtype takes the converter's types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto) or any
-/// gguf-quantize type (q4_k_m, q6_k, …); a quantized type gives the same file as converting
-/// to f32 and then running llama-quantize, without the intermediate file. SRC may also be a
+/// --outtype takes the converter's types (listed under --outtype) or any gguf-quantize type
+/// (q4_k_m, q6_k, …); a quantized type gives the same file as converting to f32 and then
+/// running llama-quantize, without the intermediate file. SRC may also be a
 /// GGUF file (then only quantized types make sense).
 ///
 /// Exit status, one output: 0 success; 1 the conversion failed (nothing is written); 2 usage
@@ -119,9 +120,8 @@ struct Cli {
     /// The output file, as convert_hf_to_gguf.py spells it (same as OUT).
     #[arg(long, value_name = "FILE", conflicts_with = "out")]
     outfile: Option<PathBuf>,
-    /// Output type(s): f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type;
-    /// comma-separated for several outputs in one pass (e.g. f16,q8_0,q4_k_m).
-    #[arg(long, default_value = "auto")]
+    // Output type(s); the help names the converter's types from the file-type table.
+    #[arg(long, default_value = "auto", help = outtype_help())]
     outtype: String,
     /// LoRA adapters (SRC holds adapter_config.json): the base model's directory, as
     /// convert_lora_to_gguf.py's --base (default: the adapter's base_model_name_or_path, a
@@ -680,9 +680,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             Target::Plain(o) => run_one(&cli, &src, Target::Mmproj(o)),
             Target::Mmproj(o) => run_one(&cli, &src, Target::Mmproj(o)),
             Target::Quantized(f) => Err(Failure::Usage(anyhow!(
-                "--mmproj --outtype {t}: a projector is written as f32, f16, bf16, q8_0, \
-                 tq1_0, tq2_0 or auto (as convert_hf_to_gguf.py --mmproj); for a {} text \
-                 model and its projector in one pass use --outtype {t},mmproj",
+                "--mmproj --outtype {t}: a projector is written as one of {} (as \
+                 convert_hf_to_gguf.py --mmproj); for a {} text model and its projector in \
+                 one pass use --outtype {t},mmproj",
+                OutType::names(),
                 f.name
             ))),
         };
@@ -811,6 +812,15 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     bar.finish_and_clear();
     print_done(cli, src, &p, &layout, &written, t0.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--outtype`'s help: the converter's types come from the file-type table.
+fn outtype_help() -> String {
+    format!(
+        "Output type(s): {}, or a gguf-quantize type; comma-separated for several outputs in \
+         one pass (e.g. f16,q8_0,q4_k_m)",
+        OutType::names()
+    )
 }
 
 /// `--dry-run` of one output: every tensor with its source, type and size; the shards.

@@ -410,10 +410,10 @@ fn non_finite_as_null(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The outtypes a fixture has golden conversions for (`convert-<t>.json`).
 pub fn golden_outtypes(dir: &Path) -> Vec<(String, OutType)> {
-    let mut v: Vec<(String, OutType)> = ["f32", "f16", "bf16", "q8_0", "tq1_0", "tq2_0"]
-        .iter()
-        .filter(|t| dir.join(format!("convert-{t}.json")).is_file())
-        .map(|t| (t.to_string(), OutType::parse(t).unwrap()))
+    let mut v: Vec<(String, OutType)> = OutType::all()
+        .filter(|o| *o != OutType::Auto)
+        .map(|o| (o.name().to_string(), o))
+        .filter(|(t, _)| dir.join(format!("convert-{t}.json")).is_file())
         .collect();
     v.sort_by_key(|(t, _)| t.clone());
     v

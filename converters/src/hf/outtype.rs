@@ -1,60 +1,86 @@
 //! `--outtype` → `general.file_type` and the GGML type of each output tensor (`prepare_tensors`).
 
-use ggufkit::quantize::ftype::{ft, LlamaFtype};
+use ggufkit::quantize::ftype::{ft, LlamaFtype, LLAMA_FTYPES};
 use ggufkit::quantizers::GgmlType;
 
 use super::safetensors::StDtype;
 
-/// The requested output type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutType {
-    /// Everything F32.
-    F32,
-    /// Matrices F16.
-    F16,
-    /// Matrices BF16.
-    Bf16,
-    /// Matrices Q8_0.
-    Q8_0,
-    /// Matrices TQ1_0 (ternary models).
-    Tq1_0,
-    /// Matrices TQ2_0 (ternary models).
-    Tq2_0,
+/// The requested output type: a row of the file-type table that names a converter
+/// outtype ([`LlamaFtype::outtype`]), or `auto`. The table is the only list of outtypes:
+/// a file type gains an `outtype("…")` there and `--outtype` accepts it, names it in its
+/// messages and writes it, with nothing to add here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct OutType(Kind);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The file type's id; its row has an `outtype` name.
+    Ftype(u32),
     /// BF16 or F16, from the first 2-D+ tensor's dtype (F16 if none is either).
     Auto,
 }
 
+// The outtypes code names for a rule of its own (a LoRA adapter's choices, the ternary
+// types' F16 embeddings), spelled as convert_hf_to_gguf.py's `--outtype` names them.
+#[allow(non_upper_case_globals)]
 impl OutType {
-    /// The outtypes that name a file type (all but `Auto`).
-    const NAMED: [OutType; 6] = [
-        OutType::F32,
-        OutType::F16,
-        OutType::Bf16,
-        OutType::Q8_0,
-        OutType::Tq1_0,
-        OutType::Tq2_0,
-    ];
+    /// Everything F32.
+    pub const F32: OutType = OutType(Kind::Ftype(ft::F32));
+    /// Matrices F16.
+    pub const F16: OutType = OutType(Kind::Ftype(ft::F16));
+    /// Matrices BF16.
+    pub const Bf16: OutType = OutType(Kind::Ftype(ft::BF16));
+    /// Matrices Q8_0.
+    pub const Q8_0: OutType = OutType(Kind::Ftype(ft::Q8_0));
+    /// Matrices TQ1_0 (ternary models).
+    pub const Tq1_0: OutType = OutType(Kind::Ftype(ft::TQ1_0));
+    /// Matrices TQ2_0 (ternary models).
+    pub const Tq2_0: OutType = OutType(Kind::Ftype(ft::TQ2_0));
+    /// BF16 or F16, from the first 2-D+ tensor's dtype (F16 if none is either).
+    pub const Auto: OutType = OutType(Kind::Auto);
+}
 
-    /// Parses a `--outtype` value.
+impl OutType {
+    /// Every outtype, in the file-type table's order, then `auto`.
+    pub fn all() -> impl Iterator<Item = OutType> {
+        LLAMA_FTYPES
+            .iter()
+            .filter(|row| row.outtype.is_some())
+            .map(|row| OutType(Kind::Ftype(row.id)))
+            .chain(std::iter::once(OutType::Auto))
+    }
+
+    /// Every outtype's name, comma-separated (`f32, f16, …, auto`), for help and messages.
+    pub fn names() -> String {
+        OutType::all()
+            .map(OutType::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Parses a `--outtype` value (case-insensitive).
     pub fn parse(s: &str) -> Option<OutType> {
         if s.eq_ignore_ascii_case("auto") {
             return Some(OutType::Auto);
         }
-        let row = LlamaFtype::by_outtype(s)?;
-        OutType::NAMED.into_iter().find(|o| o.ftype() == row)
+        LlamaFtype::by_outtype(s).map(|row| OutType(Kind::Ftype(row.id)))
+    }
+
+    /// The `--outtype` name (`f16`, `auto`, …).
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            Kind::Auto => "auto",
+            Kind::Ftype(_) => self.ftype().outtype.unwrap_or(""),
+        }
     }
 
     /// The file type's row in the core table; `Auto` stands for f16 until resolved.
     fn ftype(self) -> &'static LlamaFtype {
-        let ft = match self {
-            OutType::F32 => ft::F32,
-            OutType::F16 | OutType::Auto => ft::F16,
-            OutType::Bf16 => ft::BF16,
-            OutType::Q8_0 => ft::Q8_0,
-            OutType::Tq1_0 => ft::TQ1_0,
-            OutType::Tq2_0 => ft::TQ2_0,
+        let id = match self.0 {
+            Kind::Ftype(id) => id,
+            Kind::Auto => ft::F16,
         };
-        LlamaFtype::by_id(ft).expect("every outtype has a file type row")
+        LlamaFtype::by_id(id).expect("an outtype is a row of the file type table")
     }
 
     /// `general.file_type` (`LlamaFileType`); `Auto` must be resolved first.
@@ -72,6 +98,25 @@ impl OutType {
         self.ftype()
             .default_type
             .expect("an outtype's file type is not removed")
+    }
+
+    /// Whether the matrices are stored as ternary blocks (TQ1_0, TQ2_0), under which the
+    /// embeddings and the output stay F16 ([`choose`]).
+    fn is_ternary(self) -> bool {
+        matches!(self.ggml(), GgmlType::TQ1_0 | GgmlType::TQ2_0)
+    }
+}
+
+/// As the variant names of the converter's outtypes were spelled: `F16`, `Bf16`, `Q8_0`,
+/// `Auto`.
+impl std::fmt::Debug for OutType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.name();
+        let mut chars = name.chars();
+        if let Some(c) = chars.next() {
+            write!(f, "{}{}", c.to_ascii_uppercase(), chars.as_str())?;
+        }
+        Ok(())
     }
 }
 
@@ -134,7 +179,7 @@ pub fn choose(outtype: OutType, name: &str, n_dims: usize, row: u64, bid: Option
     if !suffix_ok || ALWAYS_F32.iter().any(|k| matches_key(name, k, bid)) {
         return GgmlType::F32;
     }
-    let ternary = matches!(outtype, OutType::Tq1_0 | OutType::Tq2_0);
+    let ternary = outtype.is_ternary();
     let ty = if ternary && F16_UNDER_TERNARY.iter().any(|k| matches_key(name, k, bid)) {
         GgmlType::F16
     } else {
@@ -167,7 +212,19 @@ mod tests {
 
     #[test]
     fn outtypes_follow_the_file_type_table() {
-        for o in OutType::NAMED {
+        let named: Vec<OutType> = OutType::all().filter(|o| *o != OutType::Auto).collect();
+        assert_eq!(
+            named,
+            [
+                OutType::F32,
+                OutType::F16,
+                OutType::Q8_0,
+                OutType::Bf16,
+                OutType::Tq1_0,
+                OutType::Tq2_0
+            ]
+        );
+        for o in named {
             let row = o.ftype();
             assert_eq!(OutType::parse(row.outtype.unwrap()), Some(o));
             assert_eq!(
@@ -175,6 +232,7 @@ mod tests {
                 Some(o)
             );
             assert_eq!(o.ggml().name(), row.outtype.unwrap());
+            assert_eq!(o.name(), row.outtype.unwrap());
         }
         assert_eq!(OutType::parse("AUTO"), Some(OutType::Auto));
         assert_eq!(OutType::parse("q4_0"), None);
@@ -190,6 +248,10 @@ mod tests {
             (OutType::Tq2_0.file_type(), OutType::Tq2_0.label()),
             (37, "TQ2_0")
         );
+        assert_eq!(OutType::names(), "f32, f16, q8_0, bf16, tq1_0, tq2_0, auto");
+        assert_eq!(format!("{:?}", OutType::Tq1_0), "Tq1_0");
+        assert_eq!(format!("{:?}", OutType::Auto), "Auto");
+        assert!(OutType::Tq2_0.is_ternary() && !OutType::Q8_0.is_ternary());
     }
 
     #[test]
