@@ -1,6 +1,6 @@
 //! gguf-inspect: look inside GGUF files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::inspect::{
-    compare_with_source, diff_files, dump_json, dump_text, quality_report, verify_file, Thresholds,
+    compare_with_source, diff_files, dump_json, dump_text, quality_report, verify_file,
+    CompareReport, Thresholds,
 };
 use ggufkit::ir::Model;
 use ggufkit::manifest::{manifest, to_pretty};
@@ -153,74 +154,15 @@ fn load_source(src: &std::path::Path) -> Result<Model> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
-        Cmd::Dump { file, json } => {
-            let f = open(&file)?;
-            let shown = file.display().to_string();
-            if json {
-                println!("{}", serde_json::to_string_pretty(&dump_json(&f, &shown))?);
-            } else {
-                print!("{}", dump_text(&f, &shown));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Cmd::Manifest { file, name, output } => {
-            let f = open(&file)?;
-            let text = to_pretty(&manifest(&f, &file, name.as_deref()));
-            match output {
-                // Under the output rules: never the GGUF file read (compared by file
-                // identity), written through a temporary file renamed into place.
-                Some(o) => {
-                    let inputs = [file.as_path()];
-                    let rules = ggufkit::output::OutputRules {
-                        inputs: &inputs,
-                        overwrite: true,
-                        sync: false,
-                    };
-                    ggufkit::output::write_file_atomically(&o, (text + "\n").as_bytes(), &rules)
-                        .with_context(|| format!("cannot write {}", o.display()))?
-                }
-                None => println!("{text}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Cmd::Diff { a, b, json } => {
-            let (fa, fb) = (open(&a)?, open(&b)?);
-            let d = diff_files(&fa, &fb);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&d.to_json())?);
-            } else {
-                print!("{}", d.to_text());
-            }
-            Ok(if d.is_identical() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        Cmd::Dump { file, json } => dump(file, json),
+        Cmd::Manifest { file, name, output } => write_manifest(file, name, output),
+        Cmd::Diff { a, b, json } => diff(a, b, json),
         Cmd::Compare {
             quant,
             source,
             imatrix,
             json,
-        } => {
-            let q = Model::from_gguf(&open(&quant)?);
-            let src = load_source(&source)?;
-            let im = imatrix
-                .as_deref()
-                .map(ggufkit::quantize::Imatrix::load)
-                .transpose()?;
-            let r = quality_report(&q, &src, im.as_ref());
-            if json {
-                println!("{}", serde_json::to_string_pretty(&r.to_json())?);
-            } else {
-                print!("{}", r.to_text());
-            }
-            Ok(if r.problems.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        } => compare(quant, source, imatrix, json),
         Cmd::Verify {
             file,
             against,
@@ -230,96 +172,208 @@ fn run(cli: Cli) -> Result<ExitCode> {
             worst,
             json,
         } => {
-            let parsed = GgufFile::open(&file);
-            let mut report = match &parsed {
-                Ok(f) => {
-                    let mut r = verify_file(f);
-                    ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
-                    r
-                }
-                Err(e) => ggufkit::inspect::VerifyReport {
-                    errors: vec![e.to_string()],
-                    ..Default::default()
-                },
-            };
-            let journal = ggufkit::edit::inplace::journal_path(&file);
-            if journal.exists() {
-                report.errors.insert(
-                    0,
-                    format!(
-                        "an in-place edit of this file was interrupted ({} exists): its header \
-                         may be torn; run `gguf-edit recover {}`",
-                        journal.display(),
-                        file.display()
-                    ),
-                );
-            }
             let thresholds = Thresholds {
                 max_rmse,
                 max_abs,
                 min_cosine,
             };
-            let comparison = match (&parsed, &against) {
-                (Ok(f), Some(src)) => Some(compare_with_source(f, &load_source(src)?)),
-                _ => None,
-            };
-            let compare_ok = comparison
-                .as_ref()
-                .is_none_or(|c| c.problems.is_empty() && c.violations(&thresholds).is_empty());
-            if json {
-                let mut j = report.to_json();
-                if let Some(c) = &comparison {
-                    j["against"] = c.to_json(&thresholds);
-                    j["ok"] = serde_json::json!(report.ok() && compare_ok);
-                }
-                println!("{}", serde_json::to_string_pretty(&j)?);
-            } else {
-                if let Some(c) = &comparison {
-                    for p in &c.problems {
-                        println!("error: {p}");
-                    }
-                    for v in c.violations(&thresholds) {
-                        println!("error: {v}");
-                    }
-                    println!("worst tensors against the source:");
-                    for e in c.worst(worst) {
-                        println!(
-                            "  {:<40} {:<8} rmse {:.4e}  max abs {:.4e}  cosine {:.6}",
-                            e.name,
-                            e.ty.name(),
-                            e.rmse,
-                            e.max_abs,
-                            e.cosine
-                        );
-                    }
-                }
-                for e in &report.errors {
-                    println!("error: {e}");
-                }
-                for w in &report.warnings {
-                    println!("warning: {w}");
-                }
-                for (n, nan, inf) in &report.non_finite {
-                    println!("error: tensor '{n}' has {nan} NaN and {inf} Inf values");
-                }
-                println!(
-                    "{}: {} ({} tensors scanned)",
-                    file.display(),
-                    if report.ok() && compare_ok {
-                        "OK"
-                    } else {
-                        "FAILED"
-                    },
-                    report.scanned
-                );
-            }
-            Ok(if report.ok() && compare_ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            verify(file, against, thresholds, worst, json)
         }
     }
+}
+
+/// `dump`: the header, metadata and tensor table.
+fn dump(file: PathBuf, json: bool) -> Result<ExitCode> {
+    let f = open(&file)?;
+    let shown = file.display().to_string();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&dump_json(&f, &shown))?);
+    } else {
+        print!("{}", dump_text(&f, &shown));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `manifest`: the JSON manifest, printed or written to `output`.
+fn write_manifest(
+    file: PathBuf,
+    name: Option<String>,
+    output: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let f = open(&file)?;
+    let text = to_pretty(&manifest(&f, &file, name.as_deref()));
+    match output {
+        // Under the output rules: never the GGUF file read (compared by file
+        // identity), written through a temporary file renamed into place.
+        Some(o) => {
+            let inputs = [file.as_path()];
+            let rules = ggufkit::output::OutputRules {
+                inputs: &inputs,
+                overwrite: true,
+                sync: false,
+            };
+            ggufkit::output::write_file_atomically(&o, (text + "\n").as_bytes(), &rules)
+                .with_context(|| format!("cannot write {}", o.display()))?
+        }
+        None => println!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `diff`: what differs between two files; exit 1 unless identical.
+fn diff(a: PathBuf, b: PathBuf, json: bool) -> Result<ExitCode> {
+    let (fa, fb) = (open(&a)?, open(&b)?);
+    let d = diff_files(&fa, &fb);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d.to_json())?);
+    } else {
+        print!("{}", d.to_text());
+    }
+    Ok(if d.is_identical() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `compare`: the quantization error against the source; exit 1 when a tensor could not be
+/// compared.
+fn compare(
+    quant: PathBuf,
+    source: PathBuf,
+    imatrix: Option<PathBuf>,
+    json: bool,
+) -> Result<ExitCode> {
+    let q = Model::from_gguf(&open(&quant)?);
+    let src = load_source(&source)?;
+    let im = imatrix
+        .as_deref()
+        .map(ggufkit::quantize::Imatrix::load)
+        .transpose()?;
+    let r = quality_report(&q, &src, im.as_ref());
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+    } else {
+        print!("{}", r.to_text());
+    }
+    Ok(if r.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `verify`: the file's own checks, an interrupted in-place edit, and with `against` the
+/// comparison with its source; exit 1 on any error or threshold violated.
+fn verify(
+    file: PathBuf,
+    against: Option<PathBuf>,
+    thresholds: Thresholds,
+    worst: usize,
+    json: bool,
+) -> Result<ExitCode> {
+    let parsed = GgufFile::open(&file);
+    let mut report = match &parsed {
+        Ok(f) => {
+            let mut r = verify_file(f);
+            ggufkit::inspect::verify_split_siblings(&file, f, &mut r);
+            r
+        }
+        Err(e) => ggufkit::inspect::VerifyReport {
+            errors: vec![e.to_string()],
+            ..Default::default()
+        },
+    };
+    let journal = ggufkit::edit::inplace::journal_path(&file);
+    if journal.exists() {
+        report.errors.insert(
+            0,
+            format!(
+                "an in-place edit of this file was interrupted ({} exists): its header \
+                 may be torn; run `gguf-edit recover {}`",
+                journal.display(),
+                file.display()
+            ),
+        );
+    }
+    let comparison = match (&parsed, &against) {
+        (Ok(f), Some(src)) => Some(compare_with_source(f, &load_source(src)?)),
+        _ => None,
+    };
+    let compare_ok = comparison
+        .as_ref()
+        .is_none_or(|c| c.problems.is_empty() && c.violations(&thresholds).is_empty());
+    if json {
+        let mut j = report.to_json();
+        if let Some(c) = &comparison {
+            j["against"] = c.to_json(&thresholds);
+            j["ok"] = serde_json::json!(report.ok() && compare_ok);
+        }
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        print_verify(
+            &file,
+            &report,
+            comparison.as_ref(),
+            &thresholds,
+            worst,
+            compare_ok,
+        );
+    }
+    Ok(if report.ok() && compare_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `verify`'s text report.
+fn print_verify(
+    file: &Path,
+    report: &ggufkit::inspect::VerifyReport,
+    comparison: Option<&CompareReport>,
+    thresholds: &Thresholds,
+    worst: usize,
+    compare_ok: bool,
+) {
+    if let Some(c) = comparison {
+        for p in &c.problems {
+            println!("error: {p}");
+        }
+        for v in c.violations(thresholds) {
+            println!("error: {v}");
+        }
+        println!("worst tensors against the source:");
+        for e in c.worst(worst) {
+            println!(
+                "  {:<40} {:<8} rmse {:.4e}  max abs {:.4e}  cosine {:.6}",
+                e.name,
+                e.ty.name(),
+                e.rmse,
+                e.max_abs,
+                e.cosine
+            );
+        }
+    }
+    for e in &report.errors {
+        println!("error: {e}");
+    }
+    for w in &report.warnings {
+        println!("warning: {w}");
+    }
+    for (n, nan, inf) in &report.non_finite {
+        println!("error: tensor '{n}' has {nan} NaN and {inf} Inf values");
+    }
+    println!(
+        "{}: {} ({} tensors scanned)",
+        file.display(),
+        if report.ok() && compare_ok {
+            "OK"
+        } else {
+            "FAILED"
+        },
+        report.scanned
+    );
 }
 
 /// The tool's entry point.

@@ -194,7 +194,37 @@ impl<'a> Parser<'a> {
         self.take(len, what)
     }
 
+    /// The whole header, in the order of the file: magic and version, the counts, the
+    /// metadata, the alignment it sets, the tensor infos; then the layout they describe.
     fn parse(mut self) -> PResult<Parsed> {
+        let version = self.magic_and_version()?;
+        let (n_tensors, n_kv) = self.counts()?;
+        let (metadata, alignment_at) = self.metadata(n_kv)?;
+        let alignment = self.alignment(&metadata, alignment_at)?;
+        let tensors = self.tensor_infos(n_tensors)?;
+        let end_of_infos = self.c.pos() as u64;
+        let data_offset = align_up(end_of_infos, alignment as u64).ok_or((
+            end_of_infos,
+            FormatError::BadAlignment("padding overflows".into()),
+        ))?;
+        self.check_layout(&tensors, data_offset, alignment)?;
+        Ok(Parsed {
+            version,
+            byte_order: if self.c.is_big_endian() {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            },
+            alignment,
+            data_offset,
+            metadata,
+            tensors,
+        })
+    }
+
+    /// The magic and the version (1 to 3); a version whose low half is zero is a
+    /// big-endian file, which switches the cursor's byte order.
+    fn magic_and_version(&mut self) -> PResult<u32> {
         let magic = self.take(4, &|| "magic".into())?;
         if magic != b"GGUF" {
             let shown = magic
@@ -215,7 +245,12 @@ impl<'a> Parser<'a> {
             return self.fail(4, FormatError::UnsupportedVersion(version));
         }
         self.narrow = version == 1;
+        Ok(version)
+    }
 
+    /// The tensor and metadata counts, each refused when the bytes left could not hold that
+    /// many entries (so nothing is ever allocated from an untrusted count).
+    fn counts(&mut self) -> PResult<(u64, u64)> {
         let at = self.c.pos();
         let n_tensors = self.len(&|| "tensor count".into())?;
         let n_kv = self.len(&|| "metadata count".into())?;
@@ -246,7 +281,12 @@ impl<'a> Parser<'a> {
                 },
             );
         }
+        Ok((n_tensors, n_kv))
+    }
 
+    /// The `n_kv` metadata entries (keys non-empty, NUL-free UTF-8 and unique), and the
+    /// offset of `general.alignment`'s entry, if any.
+    fn metadata(&mut self, n_kv: u64) -> PResult<(Metadata, usize)> {
         let mut metadata = Metadata::new();
         let mut alignment_at = 0;
         for i in 0..n_kv {
@@ -289,29 +329,33 @@ impl<'a> Parser<'a> {
                 return self.fail(at, FormatError::DuplicateKey(key));
             }
         }
+        Ok((metadata, alignment_at))
+    }
 
-        let alignment = match metadata.get(keys::general::ALIGNMENT) {
-            None => DEFAULT_ALIGNMENT,
-            Some(Value::U32(a)) if a.is_power_of_two() && *a <= MAX_ALIGNMENT => *a,
-            Some(Value::U32(a)) => {
-                return self.fail(
-                    alignment_at,
-                    FormatError::BadAlignment(format!(
-                        "is {a}: must be a power of two no larger than {MAX_ALIGNMENT}"
-                    )),
-                )
-            }
-            Some(v) => {
-                return self.fail(
-                    alignment_at,
-                    FormatError::BadAlignment(format!(
-                        "has type {}, must be UINT32",
-                        super::metadata::describe_type(v)
-                    )),
-                )
-            }
-        };
+    /// The tensor data alignment: `general.alignment`, a power-of-two UINT32 no larger than
+    /// the maximum, or the default.
+    fn alignment(&self, metadata: &Metadata, alignment_at: usize) -> PResult<u32> {
+        match metadata.get(keys::general::ALIGNMENT) {
+            None => Ok(DEFAULT_ALIGNMENT),
+            Some(Value::U32(a)) if a.is_power_of_two() && *a <= MAX_ALIGNMENT => Ok(*a),
+            Some(Value::U32(a)) => self.fail(
+                alignment_at,
+                FormatError::BadAlignment(format!(
+                    "is {a}: must be a power of two no larger than {MAX_ALIGNMENT}"
+                )),
+            ),
+            Some(v) => self.fail(
+                alignment_at,
+                FormatError::BadAlignment(format!(
+                    "has type {}, must be UINT32",
+                    super::metadata::describe_type(v)
+                )),
+            ),
+        }
+    }
 
+    /// The `n_tensors` tensor infos, names unique.
+    fn tensor_infos(&mut self, n_tensors: u64) -> PResult<Vec<TensorInfo>> {
         let reserve = (n_tensors as usize).min(MAX_PREALLOC);
         let mut tensors: Vec<TensorInfo> = Vec::with_capacity(reserve);
         let mut names = std::collections::HashSet::with_capacity(reserve);
@@ -322,25 +366,7 @@ impl<'a> Parser<'a> {
             }
             tensors.push(t);
         }
-
-        let end_of_infos = self.c.pos() as u64;
-        let data_offset = align_up(end_of_infos, alignment as u64).ok_or((
-            end_of_infos,
-            FormatError::BadAlignment("padding overflows".into()),
-        ))?;
-        self.check_layout(&tensors, data_offset, alignment)?;
-        Ok(Parsed {
-            version,
-            byte_order: if self.c.is_big_endian() {
-                ByteOrder::Big
-            } else {
-                ByteOrder::Little
-            },
-            alignment,
-            data_offset,
-            metadata,
-            tensors,
-        })
+        Ok(tensors)
     }
 
     fn value(&mut self, vt: ValueType, key: &str, depth: usize) -> PResult<Value> {
@@ -388,6 +414,14 @@ impl<'a> Parser<'a> {
 
     /// An array at nesting level `depth` (0 for a key's own array).
     fn array(&mut self, key: &str, depth: usize) -> PResult<ArrayValue> {
+        let (et, count) = self.array_header(key, depth)?;
+        self.array_items(key, depth, et, count)
+    }
+
+    /// An array's element type and count: refused when the type is not one, would nest
+    /// too deep, is 64-bit in a version-1 file, or when the bytes left could not hold
+    /// `count` items of it.
+    fn array_header(&mut self, key: &str, depth: usize) -> PResult<(ValueType, u64)> {
         let at = self.c.pos();
         let what = || format!("array of key '{key}'");
         let et = self.u32(&what)?;
@@ -453,6 +487,18 @@ impl<'a> Parser<'a> {
                 },
             );
         }
+        Ok((et, count))
+    }
+
+    /// `count` items of type `et` (checked by [`Self::array_header`]).
+    fn array_items(
+        &mut self,
+        key: &str,
+        depth: usize,
+        et: ValueType,
+        count: u64,
+    ) -> PResult<ArrayValue> {
+        let what = || format!("array of key '{key}'");
         let n = count as usize;
         macro_rules! nums {
             ($variant:ident, $t:ty) => {{
