@@ -45,20 +45,35 @@
 
 #![deny(missing_docs)]
 
+// Every module but the two that call the OS directly (`mapped`: mmap and madvise; `output`:
+// restoring SIGPIPE's default disposition) is free of unsafe code, and stays so.
+#[forbid(unsafe_code)]
 pub mod cursor;
+#[forbid(unsafe_code)]
 pub mod edit;
+#[forbid(unsafe_code)]
 pub mod gguf;
+#[forbid(unsafe_code)]
 pub mod inspect;
+#[forbid(unsafe_code)]
 pub mod ir;
+#[forbid(unsafe_code)]
 pub mod manifest;
 pub mod mapped;
 pub mod output;
+#[forbid(unsafe_code)]
 pub mod pipeline;
+#[forbid(unsafe_code)]
 pub mod progress;
+#[forbid(unsafe_code)]
 pub mod quantize;
+#[forbid(unsafe_code)]
 pub mod reshard;
+#[forbid(unsafe_code)]
 pub mod split;
+#[forbid(unsafe_code)]
 pub mod threads;
+#[forbid(unsafe_code)]
 pub mod write;
 
 pub use ggufkit_quantizers as quantizers;

@@ -17,6 +17,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod convert;
 pub mod edge;

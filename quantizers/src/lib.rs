@@ -34,15 +34,24 @@
 
 #![deny(missing_docs)]
 
+// Unsafe code is confined to `simd` (the x86 intrinsics behind the lane types, checked for
+// at run time) and the kernels in `formats` that call it; every other module forbids it.
 #[macro_use]
+#[forbid(unsafe_code)]
 mod type_table;
 
+#[forbid(unsafe_code)]
 mod common;
 mod formats;
+#[forbid(unsafe_code)]
 mod kernel;
+#[forbid(unsafe_code)]
 mod kquants;
+#[forbid(unsafe_code)]
 mod lanes;
+#[forbid(unsafe_code)]
 mod registry;
+#[forbid(unsafe_code)]
 mod rows;
 mod simd;
 

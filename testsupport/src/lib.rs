@@ -13,6 +13,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 

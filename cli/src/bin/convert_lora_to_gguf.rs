@@ -2,6 +2,8 @@
 //! (its default `--outtype f32`), so that scripts written for `convert_lora_to_gguf.py` run
 //! unchanged.
 
+#![forbid(unsafe_code)]
+
 fn main() -> std::process::ExitCode {
     ggufkit_cli::convert::main_lora()
 }
