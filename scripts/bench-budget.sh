@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Budgeted per-tensor types against llama-quantize's mixes at the same file size (issue #19).
+# Budgeted per-tensor types against llama-quantize's mixes at the same file size.
 #
 #   scripts/bench-budget.sh [WORKDIR]
 #

@@ -6,7 +6,7 @@
 #   scripts/bench-convert.sh [WORKDIR] [SIZE_MB] [THREADS]   # defaults: /tmp/ggufkit-bench-convert 2100 all
 #
 # Prints a Markdown table: wall seconds, CPU seconds (user + sys), throughput (source bytes /
-# wall), peak RSS, and the ratios the issue targets:
+# wall), peak RSS, and the ratios it is held to:
 #   - f16 conversion within 1.5x of `cp`: our default run against `cp` + `sync FILE` (we sync
 #     the output before renaming it into place), and `--no-sync` against plain `cp`;
 #   - peak RSS a small fraction of the model size;

@@ -6,7 +6,7 @@
 # Generates (once) a Llama directory of about SIZE_MB of FP8 weights in DeepSeek-V3's layout
 # (F8_E4M3 projections with F32 128x128 `weight_scale_inv` blocks, `quant_method: fp8`;
 # examples/gen_hf_fp8.rs), converts it to each outtype, and prints a Markdown table of wall
-# seconds, CPU seconds, peak RSS and peak RSS as a share of the input (issue #15's target:
+# seconds, CPU seconds, peak RSS and peak RSS as a share of the input (the target:
 # at most 10%). Every FP8 tensor is dequantized to F32 on the fly, one window at a time.
 # Needs about 4x SIZE_MB of free disk in WORKDIR.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): peak memory of gguf-convert when per-expert tensors are stacked into
-# `ffn_*_exps` (issue #14).
+# `ffn_*_exps`.
 #
 #   scripts/bench-moe.sh [WORKDIR] [SIZE_MB] [OUTTYPES]   # defaults: /tmp/ggufkit-bench-moe 2200 "q8_0 bf16"
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): peak memory of gguf-convert on pre-quantized checkpoints that are
-# repacked (MXFP4 gpt-oss experts, ModelOpt NVFP4) or dequantized (GPTQ 4-bit) (issue #15).
+# repacked (MXFP4 gpt-oss experts, ModelOpt NVFP4) or dequantized (GPTQ 4-bit).
 #
 #   scripts/bench-prequant.sh [WORKDIR] [SIZE_MB] [KINDS] [OUTTYPE]
 #   # defaults: /tmp/ggufkit-bench-prequant 2200 "mxfp4 nvfp4 gptq" q8_0

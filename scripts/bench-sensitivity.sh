@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What each tensor's quantization error costs in KL divergence (issue #19's metric calibration).
+# What each tensor's quantization error costs in KL divergence (the calibration of budget mode's metric).
 #
 #   scripts/bench-sensitivity.sh NAME HF_DIR [WORKDIR]
 #

@@ -1,4 +1,4 @@
-//! Hardening II (issue 22), the core's reader side: inputs whose size in memory would
+//! The core's readers under memory limits: inputs whose size in memory would
 //! outgrow the file (a `--tensor-type-file` of millions of tiny patterns), run again in a
 //! child process under `ulimit -v` so an amplification fails the test.
 
