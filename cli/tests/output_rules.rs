@@ -497,7 +497,7 @@ fn every_tool_piped_into_head_ends_quietly() {
         assert!(!err.contains("panicked"), "{bin} {args:?}: {err}");
         assert_eq!(status, sigpipe, "{bin} {args:?}: {err}");
     }
-    // The issue's own example, `gguf-inspect dump FILE | head -1`, with ~400 KB of output
+    // The example of a closed pipe, `gguf-inspect dump FILE | head -1`, with ~400 KB of output
     // (a pipe holds 64 KiB): head leaves after the first line, a later write fails.
     let (status, err) = into_head(
         env!("CARGO_BIN_EXE_gguf-inspect"),
