@@ -575,29 +575,40 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    if let Some(b) = &cli.batch {
-        let mut jobs =
-            jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
-        let shard = cli.shard.as_deref().map(Shard::parse).transpose()?;
-        if let Some(n) = cli.plan {
-            let count = match (n, shard) {
-                (0, Some(s)) => s.count,
-                (0, None) => 1,
-                (n, _) => n,
-            };
-            print_plan(&jobs, count, cli.json);
-            return Ok(ExitCode::SUCCESS);
-        }
-        if let Some(s) = shard {
-            jobs = ggufkit_converters::batch::shard::select(jobs, s);
-            notes_push(
-                &cli,
-                &format!("shard {}/{}: {} job(s)", s.index, s.count, jobs.len()),
-            );
-        }
-        return run_many(&cli, jobs);
+    if let Some(b) = cli.batch.clone() {
+        return run_batch_file(&cli, &b);
     }
+    refuse_unsupported(&cli)?;
     let mut cli = cli;
+    let src = resolve_source(&mut cli)?;
+    run_outtypes(&cli, &src)
+}
+
+/// `--batch FILE`: its jobs (this shard's, with `--shard`), planned (`--plan`) or run.
+fn run_batch_file(cli: &Cli, b: &Path) -> Result<ExitCode, Failure> {
+    let mut jobs = jobs::load(b, cli.outdir.as_deref()).map_err(|e| Failure::Usage(e.into()))?;
+    let shard = cli.shard.as_deref().map(Shard::parse).transpose()?;
+    if let Some(n) = cli.plan {
+        let count = match (n, shard) {
+            (0, Some(s)) => s.count,
+            (0, None) => 1,
+            (n, _) => n,
+        };
+        print_plan(&jobs, count, cli.json);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(s) = shard {
+        jobs = ggufkit_converters::batch::shard::select(jobs, s);
+        notes_push(
+            cli,
+            &format!("shard {}/{}: {} job(s)", s.index, s.count, jobs.len()),
+        );
+    }
+    run_many(cli, jobs)
+}
+
+/// Refuses the reference converter's options ggufkit does not support, and contradictory ones.
+fn refuse_unsupported(cli: &Cli) -> Result<(), Failure> {
     for (on, what) in [
         (
             cli.remote,
@@ -630,12 +641,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             return Err(Failure::Usage(anyhow!("{what}")));
         }
     }
+    Ok(())
+}
+
+/// Normalises the options (`--outfile` is OUT; `--base-model-id` resolved) and resolves SRC:
+/// a model id in the local HuggingFace cache becomes its snapshot directory (outputs then
+/// go to the current directory unless told otherwise).
+fn resolve_source(cli: &mut Cli) -> Result<PathBuf, Failure> {
     if cli.outfile.is_some() {
         cli.out = cli.outfile.take();
     }
     if cli.use_temp_file || cli.no_lazy {
         notes_push(
-            &cli,
+            cli,
             "--use-temp-file / --no-lazy change nothing here: outputs always stream through a temporary file with bounded memory",
         );
     }
@@ -652,7 +670,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if let Some(id) = id {
         src = ggufkit_converters::hub::resolve(&id, cli.revision.as_deref())
             .map_err(|e| Failure::Input(e.into()))?;
-        notes_push(&cli, &format!("{id}: {}", src.display()));
+        notes_push(cli, &format!("{id}: {}", src.display()));
         if cli.out.is_none() && cli.outdir.is_none() {
             // Never write into the cache.
             cli.outdir = Some(PathBuf::from("."));
@@ -662,6 +680,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             "--revision goes with a HuggingFace model id, not a path"
         )));
     }
+    Ok(src)
+}
+
+/// `--outtype`'s list: one output, a projector (`--mmproj`), or several outputs in one pass.
+fn run_outtypes(cli: &Cli, src: &Path) -> Result<ExitCode, Failure> {
     let types =
         jobs::split_types(&cli.outtype).map_err(|e| Failure::Usage(anyhow!("--outtype: {e}")))?;
     if types.is_empty() {
@@ -677,8 +700,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             )));
         };
         return match Target::parse(t)? {
-            Target::Plain(o) => run_one(&cli, &src, Target::Mmproj(o)),
-            Target::Mmproj(o) => run_one(&cli, &src, Target::Mmproj(o)),
+            Target::Plain(o) => run_one(cli, src, Target::Mmproj(o)),
+            Target::Mmproj(o) => run_one(cli, src, Target::Mmproj(o)),
             Target::Quantized(f) => Err(Failure::Usage(anyhow!(
                 "--mmproj --outtype {t}: a projector is written as one of {} (as \
                  convert_hf_to_gguf.py --mmproj); for a {} text model and its projector in \
@@ -689,10 +712,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         };
     }
     if types.len() > 1 {
-        let job = inline_job(&cli, &src, &types)?;
-        return run_many(&cli, vec![job]);
+        let job = inline_job(cli, src, &types)?;
+        return run_many(cli, vec![job]);
     }
-    run_one(&cli, &src, Target::parse(&types[0])?)
+    run_one(cli, src, Target::parse(&types[0])?)
 }
 
 /// One output laid out over its shard files.
