@@ -31,6 +31,7 @@ use ggufkit::mapped::FileBytes;
 use ggufkit_converters::hf::safetensors::{parse_file, StTensor};
 use ggufkit_converters::hf::tokenizer::proto::parse_model;
 use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::ModelDir;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions};
 use ggufkit_converters::ConvertError;
 use serde_json::json;
@@ -126,7 +127,7 @@ fn run(case: &Case, dir: &Path) -> Result<Outcome, ConvertError> {
                 Err(_) => json!({}),
             };
             let req = VocabRequest {
-                dir,
+                dir: &ModelDir::new(dir),
                 kind,
                 arch: "llama",
                 hparams: &hparams,

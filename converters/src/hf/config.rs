@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
 
-use super::arch::{self, HeadDim, TextType};
+use super::arch;
+use super::family::{HeadDim, TextType};
 use crate::ConvertError;
 
 /// Most blocks (layers) a config may declare: 8 times llama.cpp's `LLAMA_MAX_LAYERS`.

@@ -8,7 +8,7 @@
 //! are lazy transforms computed when the writer asks for them.
 //!
 //! Modules: [`config`] (config.json and transformers defaults), [`safetensors`] (shards and
-//! headers), `arch` (one description per architecture), `tensors` (filtering, transforms,
+//! headers), `family` (the types an architecture is described in), `arch` (the list of families), `tensors` (filtering, transforms,
 //! types), `expr` (the lazy transforms), `params` (hparam KVs), [`metadata`] (`general.*`
 //! and the file name), `outtype`, `names`, and [`tokenizer`] (vocabulary KVs).
 
@@ -25,12 +25,14 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+mod family;
 mod intquant;
 pub mod lora;
 pub mod metadata;
 pub mod mistral;
 pub mod mmproj;
 mod model_card;
+mod model_dir;
 mod names;
 mod outtype;
 mod params;
@@ -41,6 +43,7 @@ mod tensors;
 pub mod tokenizer;
 
 pub use mmproj::read_mmproj_dir;
+pub use model_dir::ModelDir;
 pub use outtype::OutType;
 
 /// Options of [`read_hf_dir`] (the converter's command-line switches).
@@ -136,6 +139,12 @@ pub fn supported_architectures() -> &'static [&'static str] {
         v.sort_unstable();
         v
     })
+}
+
+/// The vocabulary path the converter class of an HF architecture name takes (`None` for a
+/// name no architecture claims).
+pub fn vocab_kind(hf_arch: &str) -> Option<tokenizer::VocabKind> {
+    arch::lookup(hf_arch).map(|a| a.vocab)
 }
 
 /// One row of `gguf-convert --list-architectures`: an HF class with what it converts to.
@@ -252,14 +261,14 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         },
         r => r?,
     };
-    convert_dir(dir, opts, hp, arch, shards, None)
+    convert_dir(&ModelDir::new(dir), opts, hp, arch, shards, None)
 }
 
 /// Converts a model directory once its hparams, architecture and weights are known (the HF
 /// and Mistral-native readers share it); `mistral` selects Mistral's tokenizer files and
 /// chat-template rules instead of the HF vocabulary paths.
 fn convert_dir(
-    dir: &Path,
+    dir: &ModelDir,
     opts: &HfOptions,
     mut hp: config::Hparams,
     arch: &'static arch::Arch,
@@ -306,7 +315,7 @@ fn convert_dir(
         (planned, extra.early_kvs, a16)
     };
 
-    let gguf_arch = arch::gguf_arch(arch, &hp);
+    let gguf_arch = arch.gguf_arch(&hp);
     let mut md = Metadata::new();
     md.set(keys::general::ARCHITECTURE, gguf_arch);
     for (k, v) in early_kvs {

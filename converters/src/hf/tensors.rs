@@ -8,30 +8,15 @@ use std::path::Path;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::arch::{Arch, Experts, Modified, QkPermute};
 use super::config::{json_u64, Hparams};
 use super::expr::Expr;
+pub(crate) use super::family::Entry;
+use super::family::{Arch, Experts, Modified, QkPermute};
 use super::names::{block_id, TensorMap};
 use super::outtype::{self, OutType};
 use super::prequant::Nvfp4Out;
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
-
-/// A model tensor after filtering: its (renamed) name, values, and source dtype.
-pub struct Entry {
-    /// Name after the filters.
-    pub name: String,
-    /// The values.
-    pub expr: Expr,
-    /// The source dtype (for `--outtype auto`).
-    pub dtype: StDtype,
-    /// Dequantized from FP8 under `--fp8-as-q8`: its matrices are written as Q8_0.
-    pub fp8_q8: bool,
-    /// The block number the output type is chosen with, when it is not the one of `name`:
-    /// a class that renames a tensor in `modify_tensors` (Nemotron-H's MTP head) still has
-    /// its type chosen with the original name's block (`prepare_tensors`' `bid`).
-    pub type_bid: Option<Option<u64>>,
-}
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
 pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
@@ -80,7 +65,7 @@ pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
 /// The filtered model tensors in order. A name seen twice keeps its first position and its
 /// last value (a Python dict).
 ///
-/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::arch::MtpExport`] test
+/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::family::MtpExport`] test
 /// then keeps only the next-token-prediction tensors (and the ones they share) or drops them.
 pub fn collect(
     arch: &Arch,
@@ -548,10 +533,10 @@ struct Modifier<'a> {
     map: TensorMap,
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
-    /// Members of [`super::arch::Rules::stacked`] seen so far, per stack.
+    /// Members of [`super::family::Rules::stacked`] seen so far, per stack.
     stacked: HashMap<usize, Vec<Option<Expr>>>,
     vocab_rows: Option<u64>,
-    /// `token_embd.weight`, kept for [`super::arch::Rules::omit_tied_output`].
+    /// `token_embd.weight`, kept for [`super::family::Rules::omit_tied_output`].
     tok_embd: Option<Expr>,
 }
 
@@ -724,7 +709,7 @@ impl<'a> Modifier<'a> {
         Ok(vec![(self.map_name(&name)?, expr)])
     }
 
-    /// One member of a [`super::arch::Stacked`] group: the stack once every member is in.
+    /// One member of a [`super::family::Stacked`] group: the stack once every member is in.
     fn stack_member(
         &mut self,
         index: usize,

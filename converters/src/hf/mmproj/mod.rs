@@ -168,7 +168,7 @@ pub struct Ctx {
     /// The resolved outtype.
     pub outtype: OutType,
     /// The model directory.
-    pub dir: std::path::PathBuf,
+    pub dir: crate::hf::ModelDir,
     /// Pixtral: the `[IMG_BREAK]` token id whose embedding row is kept (-1: none).
     pub img_break: i64,
 }
@@ -567,7 +567,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         pre: preprocessor(dir)?,
         n_embd_text,
         outtype: opts.outtype,
-        dir: dir.to_path_buf(),
+        dir: crate::hf::ModelDir::new(dir),
         img_break: -1,
         hp,
     };
