@@ -21,6 +21,9 @@ use crate::ConvertError;
 /// tokenizer_config.json's name.
 pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
 
+/// tokenizer.json's name.
+pub const TOKENIZER_JSON: &str = "tokenizer.json";
+
 /// A model directory and the files read from it so far.
 #[derive(Debug, Default)]
 pub struct ModelDir {
@@ -29,6 +32,9 @@ pub struct ModelDir {
     tokenizer_config_text: OnceLock<Option<String>>,
     /// tokenizer_config.json parsed as Python's `json` reads it.
     tokenizer_config: OnceLock<Option<Json>>,
+    /// tokenizer.json parsed as Python's `json` reads it (the special tokens, the added
+    /// tokens and the model type; the BPE reader loads the file with `tokenizers` itself).
+    tokenizer_json: OnceLock<Option<Json>>,
 }
 
 impl ModelDir {
@@ -78,6 +84,23 @@ impl ModelDir {
             None => None,
         };
         Ok(self.tokenizer_config.get_or_init(|| parsed).as_ref())
+    }
+}
+
+impl ModelDir {
+    /// tokenizer.json as Python's `json` reads it, when the directory has the file.
+    pub fn tokenizer_json(&self) -> Result<Option<&Json>, ConvertError> {
+        if let Some(v) = self.tokenizer_json.get() {
+            return Ok(v.as_ref());
+        }
+        let path = self.path.join(TOKENIZER_JSON);
+        let parsed = if path.is_file() {
+            let text = super::tokenizer::read_text(&path)?;
+            Some(super::tokenizer::parse_json(&path, &text)?)
+        } else {
+            None
+        };
+        Ok(self.tokenizer_json.get_or_init(|| parsed).as_ref())
     }
 }
 
@@ -132,6 +155,15 @@ mod tests {
             let e = md.tokenizer_config().unwrap_err().to_string();
             assert!(e.contains(TOKENIZER_CONFIG), "{e}");
         }
+        assert!(md.tokenizer_json().unwrap().is_none());
+        std::fs::write(d.join(TOKENIZER_JSON), r#"{"model": {"type": "BPE"}}"#).unwrap();
+        // Absence is remembered too; a new value sees the file.
+        assert!(md.tokenizer_json().unwrap().is_none());
+        let md = ModelDir::new(&d);
+        assert_eq!(
+            md.tokenizer_json().unwrap().unwrap()["model"]["type"],
+            "BPE"
+        );
         assert_eq!(md.path(), d.as_path());
         assert_eq!(md.join("x"), d.join("x"));
         std::fs::remove_dir_all(&d).unwrap();

@@ -367,9 +367,11 @@ fn nomic_check(hp: &Hparams) -> Result<(), ConvertError> {
 }
 
 /// Whether tokenizer.json is a Unigram one (XLM-R's vocabulary) rather than WordPiece.
-fn nomic_tokenizer_is_unigram(dir: &std::path::Path) -> Result<bool, ConvertError> {
+fn nomic_tokenizer_is_unigram(dir: &crate::hf::ModelDir) -> Result<bool, ConvertError> {
     let path = dir.join("tokenizer.json");
-    let tj = crate::hf::params::read_json(&path)?;
+    let tj = dir.tokenizer_json()?.ok_or_else(|| {
+        ConvertError::io(&path, std::io::Error::from(std::io::ErrorKind::NotFound))
+    })?;
     match tj["model"]["type"].as_str() {
         Some("Unigram") => Ok(true),
         Some("WordPiece") => Ok(false),

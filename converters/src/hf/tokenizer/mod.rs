@@ -500,8 +500,7 @@ fn set_vocab_llama(
     let result = match spm::load_model(dir)? {
         Some(m) => (sentencepiece(req, &m, kv)?, None),
         None => {
-            let tj = dir.join("tokenizer.json");
-            if tj.is_file() && bpe::is_llama_hf(&json::read_json(&tj)?) {
+            if dir.tokenizer_json()?.is_some_and(bpe::is_llama_hf) {
                 (llama_hf(req, tc, kv)?, None)
             } else {
                 gpt2(req, tc, kv)?

@@ -202,14 +202,10 @@ impl SpecialVocab {
 
     fn load_tokenizer_json(&mut self, dir: &ModelDir) -> Result<(), ConvertError> {
         let tj_path = dir.join("tokenizer.json");
-        let tokenizer = if tj_path.is_file() {
-            Some(read_json(&tj_path)?)
-        } else {
-            None
-        };
+        let tokenizer = dir.tokenizer_json()?;
         let empty = Vec::new();
         let mut added_tokens: &Vec<Json> = &empty;
-        if let Some(tj) = &tokenizer {
+        if let Some(tj) = tokenizer {
             if self.load_merges {
                 if let Some(m) = tj.get("model").and_then(|m| m.get("merges")) {
                     self.read_merges(&tj_path, m)?;
@@ -233,7 +229,7 @@ impl SpecialVocab {
             }
             None => None,
         };
-        if let Some(tj) = tokenizer.as_ref().filter(|t| truthy(Some(t))) {
+        if let Some(tj) = tokenizer.filter(|t| truthy(Some(t))) {
             self.analyse_post_processor(tj, &mut tc);
         }
         let Some(tc) = tc.filter(|m| !m.is_empty()) else {

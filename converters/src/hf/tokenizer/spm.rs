@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use super::json::{as_py_int, read_json, read_ordered, ConfigAddedTokens, Ordered};
+use super::json::{as_py_int, read_ordered, ConfigAddedTokens, Ordered};
 use super::kv::token_type;
 use super::proto::{parse_model, PieceType, SpmModel};
 use super::{looks_special, MAX_VOCAB};
@@ -270,8 +270,7 @@ pub(crate) fn create_vocab_phi3(
         }
     }
     let tj_path = dir.join("tokenizer.json");
-    if tj_path.is_file() {
-        let tj = read_json(&tj_path)?;
+    if let Some(tj) = dir.tokenizer_json()? {
         for entry in tj
             .get("added_tokens")
             .and_then(Json::as_array)
