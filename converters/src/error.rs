@@ -75,6 +75,28 @@ pub enum ConvertError {
         /// The largest accepted.
         max: usize,
     },
+    /// A config.json hparam the converter needs is absent: none of its spellings is there.
+    #[error("{path}: could not find any of {keys:?} (needed by the {arch} converter)")]
+    MissingHparam {
+        /// The config file.
+        path: PathBuf,
+        /// The spellings looked for, in order.
+        keys: Vec<String>,
+        /// The HF architecture whose converter needs it.
+        arch: String,
+    },
+    /// A config.json hparam has a value of the wrong type or range.
+    #[error("{path}: {keys:?}: expected {expected}, found {found}")]
+    BadHparam {
+        /// The config file.
+        path: PathBuf,
+        /// The spellings looked for (the value is the first present).
+        keys: Vec<String>,
+        /// What the converter takes.
+        expected: String,
+        /// The value found, as JSON.
+        found: String,
+    },
     /// An hparam that must be a count is not.
     #[error("hparam {key} = {value} is not a count")]
     NotACount {

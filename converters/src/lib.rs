@@ -29,6 +29,7 @@
 //! ```
 
 #![deny(missing_docs)]
+// The readers parse hostile pickles, zips and JSON: no unsafe code, ever.
 #![forbid(unsafe_code)]
 
 pub mod batch;

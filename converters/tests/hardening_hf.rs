@@ -15,6 +15,7 @@ use ggufkit::gguf::{ArrayValue, Value};
 use ggufkit_converters::hf::tokenizer::{
     detect_pre_tokenizer, vocab_metadata_report, VocabKind, VocabRequest,
 };
+use ggufkit_converters::hf::ModelDir;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions};
 use ggufkit_converters::ConvertError;
 use serde_json::{json, Value as Json};
@@ -59,7 +60,7 @@ fn write_dir(tag: &str, files: &[(&str, Vec<u8>)]) -> ggufkit_testsupport::Scrat
 fn vocab(dir: &Path, kind: VocabKind) -> Result<Vec<(String, Value)>, ConvertError> {
     let hparams = json!({});
     let req = VocabRequest {
-        dir,
+        dir: &ModelDir::new(dir),
         kind,
         arch: "llama",
         hparams: &hparams,
@@ -788,7 +789,7 @@ fn a_token_id_past_vocab_size_is_named() {
     );
     let hparams = json!({"vocab_size": 4});
     let req = VocabRequest {
-        dir: &d,
+        dir: &ModelDir::new(&d),
         kind: VocabKind::Gpt2,
         arch: "gpt2",
         hparams: &hparams,
@@ -1136,7 +1137,7 @@ fn added_tokens_by_tokenizer_class_as_the_reference() {
                     serde_json::from_slice(&std::fs::read(d.join("config.json")).unwrap()).unwrap();
                 let bert = case.get("base").and_then(Json::as_str) == Some("bert");
                 let req = VocabRequest {
-                    dir: &d,
+                    dir: &ModelDir::new(&d),
                     kind: if bert {
                         VocabKind::Bert
                     } else {

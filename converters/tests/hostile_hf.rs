@@ -31,6 +31,7 @@ use ggufkit::mapped::FileBytes;
 use ggufkit_converters::hf::safetensors::{parse_file, StTensor};
 use ggufkit_converters::hf::tokenizer::proto::parse_model;
 use ggufkit_converters::hf::tokenizer::{vocab_metadata_report, VocabKind, VocabRequest};
+use ggufkit_converters::hf::ModelDir;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions};
 use ggufkit_converters::ConvertError;
 use serde_json::json;
@@ -67,6 +68,16 @@ fn format_err(file: &'static str, offset: Option<u64>, needles: &[&str]) -> Expe
     }
 }
 
+/// A config.json hparam of the wrong type or range (about `file`).
+fn bad_hparam(file: &'static str, needles: &[&str]) -> Expect {
+    Expect::Reject {
+        variant: "BadHparam",
+        offset: None,
+        file,
+        needles: needles.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
 fn other_err(variant: &'static str, needles: &[&str]) -> Expect {
     Expect::Reject {
         variant,
@@ -98,6 +109,8 @@ fn variant(e: &ConvertError) -> &'static str {
     match e {
         ConvertError::Io { .. } => "Io",
         ConvertError::Format { .. } => "Format",
+        ConvertError::MissingHparam { .. } => "MissingHparam",
+        ConvertError::BadHparam { .. } => "BadHparam",
         ConvertError::Tensor { .. } => "Tensor",
         ConvertError::Unsupported(_)
         | ConvertError::UnsupportedArchitecture { .. }
@@ -126,7 +139,7 @@ fn run(case: &Case, dir: &Path) -> Result<Outcome, ConvertError> {
                 Err(_) => json!({}),
             };
             let req = VocabRequest {
-                dir,
+                dir: &ModelDir::new(dir),
                 kind,
                 arch: "llama",
                 hparams: &hparams,
@@ -1330,7 +1343,20 @@ fn config_cases(c: &mut Cases) {
                     "llama.embedding_length: value 1099511627776 does not fit in a UINT32".into()
                 }
                 ("hidden", _) => format!("value {v} for llama.embedding_length is not an integer"),
-                _ => format!("{key}: expected a non-negative integer, found {v}"),
+                _ => {
+                    c.add(
+                        &format!("cfg-g14-{short}-{name}"),
+                        with(k, v),
+                        Run::Convert,
+                        bad_hparam(
+                            cfg,
+                            &[&format!(
+                                "{key}: expected a non-negative integer, found {v}"
+                            )],
+                        ),
+                    );
+                    continue;
+                }
             };
             c.add(
                 &format!("cfg-g14-{short}-{name}"),

@@ -814,10 +814,11 @@ fn detect_recognises_the_containers_only() {
 #[test]
 fn vocab_dir_takes_hparams_and_tokenizer_from_the_hf_directory() {
     use ggufkit_converters::hf::tokenizer::{vocab_metadata, VocabKind, VocabRequest};
+    use ggufkit_converters::hf::ModelDir;
     let dir = testdata("hf/llama-spm");
     let config = read_json(&dir.join("config.json"));
     let req = VocabRequest {
-        dir: &dir,
+        dir: &ModelDir::new(&dir),
         kind: VocabKind::Llama,
         arch: "llama",
         hparams: &config,

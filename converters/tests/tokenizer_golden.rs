@@ -14,6 +14,7 @@ use ggufkit_converters::hf::tokenizer::{
     detect_pre_tokenizer, proto, vocab_metadata, vocab_metadata_report, PreTokenizerHow, VocabKind,
     VocabPath, VocabRequest,
 };
+use ggufkit_converters::hf::ModelDir;
 use ggufkit_converters::ConvertError;
 use serde_json::{json, Value as Json};
 
@@ -74,7 +75,7 @@ fn read_json(p: &Path) -> Json {
 fn request_keys(dir: &Path, kind: VocabKind, arch: &str) -> Result<Vec<Json>, ConvertError> {
     let hparams = read_json(&dir.join("config.json"));
     let keys = vocab_metadata(&VocabRequest {
-        dir,
+        dir: &ModelDir::new(dir),
         kind,
         arch,
         hparams: &hparams,
@@ -173,7 +174,7 @@ fn path_and_detection_are_reported() {
     let dir = paths::testdata("hf/qwen2");
     let hparams = read_json(&dir.join("config.json"));
     let r = vocab_metadata_report(&VocabRequest {
-        dir: &dir,
+        dir: &ModelDir::new(&dir),
         kind: VocabKind::Qwen2,
         arch: "qwen2",
         hparams: &hparams,
@@ -243,7 +244,7 @@ fn hostile_vocab_size_is_refused_not_allocated() {
     let d = llama_spm_copy("hugevocab");
     let hparams = json!({"vocab_size": 1u64 << 40});
     let e = vocab_metadata(&VocabRequest {
-        dir: &d,
+        dir: &ModelDir::new(&d),
         kind: VocabKind::Llama,
         arch: "llama",
         hparams: &hparams,
@@ -252,7 +253,7 @@ fn hostile_vocab_size_is_refused_not_allocated() {
     assert!(e.to_string().contains("vocab_size"), "{e}");
     let hparams = json!({"vocab_size": "many"});
     assert!(vocab_metadata(&VocabRequest {
-        dir: &d,
+        dir: &ModelDir::new(&d),
         kind: VocabKind::Llama,
         arch: "llama",
         hparams: &hparams,
@@ -468,7 +469,7 @@ fn merges_in_string_form_give_the_same_keys() {
 
 fn keys_with(dir: &Path, kind: VocabKind, arch: &str, hparams: Json) -> Vec<(String, Json)> {
     vocab_metadata(&VocabRequest {
-        dir,
+        dir: &ModelDir::new(dir),
         kind,
         arch,
         hparams: &hparams,
@@ -485,7 +486,7 @@ fn llama_without_tokenizer_model_takes_the_llama_hf_path() {
     std::fs::remove_file(d.join("tokenizer.model")).unwrap();
     let hparams = read_json(&d.join("config.json"));
     let r = vocab_metadata_report(&VocabRequest {
-        dir: &d,
+        dir: &ModelDir::new(&d),
         kind: VocabKind::Llama,
         arch: "llama",
         hparams: &hparams,

@@ -10,7 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ggufkit_converters::hf::tokenizer::{detect_pre_tokenizer, VocabKind};
+use ggufkit_converters::hf::vocab_kind;
 use libfuzzer_sys::fuzz_target;
+
+/// The vocabulary path of an architecture whose class has its own `set_vocab`.
+fn own(hf_arch: &str) -> VocabKind {
+    vocab_kind(hf_arch).expect("a supported architecture")
+}
 
 #[path = "common/vocab.rs"]
 mod vocab;
@@ -41,14 +47,14 @@ fuzz_target!(|data: &[u8]| {
         (VocabKind::Qwen2, "qwen2"),
         (VocabKind::Llama, "llama"),
         (VocabKind::Bert, "bert"),
-        (VocabKind::NomicBert, "nomic-bert"),
-        (VocabKind::ModernBert, "modern-bert"),
-        (VocabKind::Glm4, "glm4"),
-        (VocabKind::Glm45, "glm4moe"),
-        (VocabKind::Mamba, "mamba"),
-        (VocabKind::Mamba2, "mamba2"),
-        (VocabKind::GraniteHybrid, "granitehybrid"),
-        (VocabKind::Jamba, "jamba"),
+        (own("NomicBertModel"), "nomic-bert"),
+        (own("ModernBertModel"), "modern-bert"),
+        (own("Glm4ForCausalLM"), "glm4"),
+        (own("Glm4MoeForCausalLM"), "glm4moe"),
+        (own("MambaForCausalLM"), "mamba"),
+        (own("Mamba2ForCausalLM"), "mamba2"),
+        (own("GraniteMoeHybridForCausalLM"), "granitehybrid"),
+        (own("JambaForCausalLM"), "jamba"),
     ];
     vocab::report_each(dir, &hparams, &kinds);
     // Again with a tokenizer_config.json naming a tokenizer class (chosen by the input's

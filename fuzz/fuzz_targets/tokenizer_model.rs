@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use ggufkit_converters::hf::tokenizer::proto::parse_model;
 use ggufkit_converters::hf::tokenizer::VocabKind;
+use ggufkit_converters::hf::vocab_kind;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/vocab.rs"]
@@ -23,6 +24,11 @@ fn scratch() -> &'static Path {
         std::fs::create_dir_all(&d).expect("scratch directory");
         d
     })
+}
+
+/// The vocabulary path of an architecture whose class has its own `set_vocab`.
+fn own(hf_arch: &str) -> VocabKind {
+    vocab_kind(hf_arch).expect("a supported architecture")
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -46,13 +52,13 @@ fuzz_target!(|data: &[u8]| {
             (VocabKind::Qwen2, "qwen2"),
             (VocabKind::Gemma, "gemma"),
             (VocabKind::Phi3, "phi3"),
-            (VocabKind::Ernie, "ernie4_5"),
-            (VocabKind::XlmRoberta, "bert"),
-            (VocabKind::InternLm3, "llama"),
-            (VocabKind::Mamba, "mamba"),
-            (VocabKind::Mamba2, "mamba2"),
-            (VocabKind::GraniteHybrid, "granitehybrid"),
-            (VocabKind::Jamba, "jamba"),
+            (own("Ernie4_5_ForCausalLM"), "ernie4_5"),
+            (own("XLMRobertaModel"), "bert"),
+            (own("InternLM3ForCausalLM"), "llama"),
+            (own("MambaForCausalLM"), "mamba"),
+            (own("Mamba2ForCausalLM"), "mamba2"),
+            (own("GraniteMoeHybridForCausalLM"), "granitehybrid"),
+            (own("JambaForCausalLM"), "jamba"),
         ];
         vocab::report_each(dir, hparams, &kinds);
     }

@@ -633,29 +633,8 @@ impl Source {
             ) => FileType::parse(t.label()).map_or(target, Target::Quantized),
             _ => target,
         };
-        if let Target::Mmproj(t) = target {
-            if self.kind != SourceKind::Hf {
-                return Err(PlanError::MmprojNeedsHfSource(self.path.clone()));
-            }
-            if opts.has_quantizer_options() {
-                return Err(PlanError::QuantizerOptionsNeedQuantizedType(target.label()));
-            }
-            let c =
-                read_mmproj_dir(&self.path, &self.hf_options(t)).map_err(|e| PlanError::Hf {
-                    path: self.path.clone(),
-                    error: e.to_string(),
-                })?;
-            let mut model = c.model;
-            apply_kv_overrides(&mut model, opts)?;
-            return Ok(PlannedOutput {
-                model,
-                default_name: c.default_file_name,
-                sources: c.sources,
-                notes: vec![format!("projector of {} → clip", c.hf_arch)],
-            });
-        }
         match (self.kind, target) {
-            (_, Target::Mmproj(_)) => unreachable!("planned above"),
+            (_, Target::Mmproj(t)) => self.plan_mmproj(t, opts),
             (SourceKind::Gguf, Target::Plain(_)) => {
                 self.base()?;
                 Err(PlanError::GgufNeedsQuantizedType)
@@ -670,94 +649,142 @@ impl Source {
                     ),
                 })
             }
-            (SourceKind::Legacy, _) => {
-                let base = self.base()?;
-                let stem = stem(&self.path);
-                // Plain outtypes re-type every quantizable tensor, as the quantizer would.
-                let as_ftype = match target {
-                    Target::Plain(OutType::Auto) => None,
-                    Target::Plain(t) => FileType::parse(t.label()),
-                    Target::Quantized(f) => Some(f),
-                    Target::Mmproj(_) => unreachable!("planned above"),
-                };
-                let mut notes = base.notes.clone();
-                match as_ftype {
-                    None => {
-                        let mut model = base.model.clone();
-                        apply_kv_overrides(&mut model, opts)?;
-                        Ok(PlannedOutput {
-                            model,
-                            default_name: format!("{stem}.gguf"),
-                            sources: base.sources.clone(),
-                            notes,
-                        })
-                    }
-                    Some(ft) => {
-                        let mut qo = opts.quantize_options(ft)?;
-                        qo.allow_requantize = true;
-                        let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
-                            path: self.path.clone(),
-                            error: e.to_string(),
-                        })?;
-                        notes.extend(p.warnings.iter().cloned());
-                        Ok(PlannedOutput {
-                            sources: reorder_sources(&base.model, &base.sources, &p.model),
-                            model: p.model,
-                            default_name: format!("{stem}-{}.gguf", ft.name),
-                            notes,
-                        })
-                    }
-                }
+            (SourceKind::Legacy, Target::Plain(OutType::Auto)) => self.plan_legacy(None, opts),
+            // Plain outtypes re-type every quantizable tensor, as the quantizer would.
+            (SourceKind::Legacy, Target::Plain(t)) => {
+                self.plan_legacy(FileType::parse(t.label()), opts)
             }
-            (SourceKind::Hf, Target::Plain(t)) => {
-                if opts.has_quantizer_options() {
-                    return Err(PlanError::QuantizerOptionsNeedQuantizedType(target.label()));
-                }
-                let b = if t == OutType::F32 {
-                    let b = self.base()?;
-                    Base {
-                        model: b.model.clone(),
-                        default_name: b.default_name.clone(),
-                        sources: b.sources.clone(),
-                        notes: b.notes.clone(),
-                    }
-                } else {
-                    self.read_hf(t)?
-                };
-                let mut model = b.model;
+            (SourceKind::Legacy, Target::Quantized(f)) => self.plan_legacy(Some(f), opts),
+            (SourceKind::Hf, Target::Plain(t)) => self.plan_hf_plain(t, target, opts),
+            (SourceKind::Hf | SourceKind::Gguf, Target::Quantized(ft)) => {
+                self.plan_quantized(ft, opts)
+            }
+        }
+    }
+
+    /// A projector file (`--mmproj`): only from a HuggingFace directory, never quantized.
+    fn plan_mmproj(&self, t: OutType, opts: &OutputOptions) -> Result<PlannedOutput, PlanError> {
+        if self.kind != SourceKind::Hf {
+            return Err(PlanError::MmprojNeedsHfSource(self.path.clone()));
+        }
+        if opts.has_quantizer_options() {
+            return Err(PlanError::QuantizerOptionsNeedQuantizedType(
+                Target::Mmproj(t).label(),
+            ));
+        }
+        let c = read_mmproj_dir(&self.path, &self.hf_options(t)).map_err(|e| PlanError::Hf {
+            path: self.path.clone(),
+            error: e.to_string(),
+        })?;
+        let mut model = c.model;
+        apply_kv_overrides(&mut model, opts)?;
+        Ok(PlannedOutput {
+            model,
+            default_name: c.default_file_name,
+            sources: c.sources,
+            notes: vec![format!("projector of {} → clip", c.hf_arch)],
+        })
+    }
+
+    /// A legacy GGML file: as read (`as_ftype` `None`), or planned by the quantizer for a
+    /// file type.
+    fn plan_legacy(
+        &self,
+        as_ftype: Option<FileType>,
+        opts: &OutputOptions,
+    ) -> Result<PlannedOutput, PlanError> {
+        let base = self.base()?;
+        let stem = stem(&self.path);
+        let mut notes = base.notes.clone();
+        match as_ftype {
+            None => {
+                let mut model = base.model.clone();
                 apply_kv_overrides(&mut model, opts)?;
                 Ok(PlannedOutput {
                     model,
-                    default_name: b.default_name,
-                    sources: b.sources,
-                    notes: b.notes,
+                    default_name: format!("{stem}.gguf"),
+                    sources: base.sources.clone(),
+                    notes,
                 })
             }
-            (SourceKind::Hf | SourceKind::Gguf, Target::Quantized(ft)) => {
-                let base = self.base()?;
-                let qo = opts.quantize_options(ft)?;
+            Some(ft) => {
+                let mut qo = opts.quantize_options(ft)?;
+                qo.allow_requantize = true;
                 let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
                     path: self.path.clone(),
                     error: e.to_string(),
                 })?;
-                let mut notes = base.notes.clone();
                 notes.extend(p.warnings.iter().cloned());
-                let default_name = match base.default_name.rsplit_once("-F32.gguf") {
-                    Some((stem, "")) => format!("{stem}-{}.gguf", ft.name),
-                    _ => format!(
-                        "{}-{}.gguf",
-                        base.default_name.trim_end_matches(".gguf"),
-                        ft.name
-                    ),
-                };
                 Ok(PlannedOutput {
                     sources: reorder_sources(&base.model, &base.sources, &p.model),
                     model: p.model,
-                    default_name,
+                    default_name: format!("{stem}-{}.gguf", ft.name),
                     notes,
                 })
             }
         }
+    }
+
+    /// A HuggingFace directory at a converter outtype: the f32 base read once for every
+    /// output, the other outtypes read on their own.
+    fn plan_hf_plain(
+        &self,
+        t: OutType,
+        target: Target,
+        opts: &OutputOptions,
+    ) -> Result<PlannedOutput, PlanError> {
+        if opts.has_quantizer_options() {
+            return Err(PlanError::QuantizerOptionsNeedQuantizedType(target.label()));
+        }
+        let b = if t == OutType::F32 {
+            let b = self.base()?;
+            Base {
+                model: b.model.clone(),
+                default_name: b.default_name.clone(),
+                sources: b.sources.clone(),
+                notes: b.notes.clone(),
+            }
+        } else {
+            self.read_hf(t)?
+        };
+        let mut model = b.model;
+        apply_kv_overrides(&mut model, opts)?;
+        Ok(PlannedOutput {
+            model,
+            default_name: b.default_name,
+            sources: b.sources,
+            notes: b.notes,
+        })
+    }
+
+    /// A llama-quantize file type of the f32 base (HuggingFace) or of the GGUF input.
+    fn plan_quantized(
+        &self,
+        ft: FileType,
+        opts: &OutputOptions,
+    ) -> Result<PlannedOutput, PlanError> {
+        let base = self.base()?;
+        let qo = opts.quantize_options(ft)?;
+        let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
+            path: self.path.clone(),
+            error: e.to_string(),
+        })?;
+        let mut notes = base.notes.clone();
+        notes.extend(p.warnings.iter().cloned());
+        let default_name = match base.default_name.rsplit_once("-F32.gguf") {
+            Some((stem, "")) => format!("{stem}-{}.gguf", ft.name),
+            _ => format!(
+                "{}-{}.gguf",
+                base.default_name.trim_end_matches(".gguf"),
+                ft.name
+            ),
+        };
+        Ok(PlannedOutput {
+            sources: reorder_sources(&base.model, &base.sources, &p.model),
+            model: p.model,
+            default_name,
+            notes,
+        })
     }
 }
 

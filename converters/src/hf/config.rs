@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
 
-use super::arch::{self, HeadDim, TextType};
+use super::arch;
+use super::family::{HeadDim, TextType};
 use crate::ConvertError;
 
 /// Most blocks (layers) a config may declare: 8 times llama.cpp's `LLAMA_MAX_LAYERS`.
@@ -527,22 +528,20 @@ impl Hparams {
 
     /// The error for a required key that is absent.
     pub fn missing(&self, keys: &[&str]) -> ConvertError {
-        ConvertError::format(
-            &self.path,
-            None,
-            format!(
-                "could not find any of {keys:?} (needed by the {} converter)",
-                self.arch
-            ),
-        )
+        ConvertError::MissingHparam {
+            path: self.path.clone(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            arch: self.arch.clone(),
+        }
     }
 
     fn bad(&self, keys: &[&str], v: &Json, what: &str) -> ConvertError {
-        ConvertError::format(
-            &self.path,
-            None,
-            format!("{keys:?}: expected {what}, found {v}"),
-        )
+        ConvertError::BadHparam {
+            path: self.path.clone(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            expected: what.to_string(),
+            found: v.to_string(),
+        }
     }
 
     /// The rope dict that applies to full-attention layers.
@@ -654,6 +653,31 @@ mod tests {
             "text_config": {"model_type": "qwen2_vl_text", "num_hidden_layers": 2}}));
         assert_eq!(h.get("hidden_size"), Some(&json!(8192)));
         assert_eq!(h.get("num_hidden_layers"), Some(&json!(2)));
+    }
+
+    /// A missing or malformed hparam is a typed error naming the file and the keys, with
+    /// the message the reader has always given.
+    #[test]
+    fn hparam_errors_are_typed() {
+        let h = hp(json!({"architectures": ["LlamaForCausalLM"], "hidden_size": "x"}));
+        let e = h.req_u64(&["num_hidden_layers", "n_layer"]).unwrap_err();
+        assert!(
+            matches!(&e, ConvertError::MissingHparam { keys, arch, .. }
+                if keys == &["num_hidden_layers", "n_layer"] && arch == "LlamaForCausalLM"),
+            "{e:?}"
+        );
+        assert!(e
+            .to_string()
+            .ends_with(r#"could not find any of ["num_hidden_layers", "n_layer"] (needed by the LlamaForCausalLM converter)"#));
+        let e = h.find_u64(&["hidden_size"]).unwrap_err();
+        assert!(
+            matches!(&e, ConvertError::BadHparam { keys, expected, found, .. }
+                if keys == &["hidden_size"] && expected == "a non-negative integer" && found == "\"x\""),
+            "{e:?}"
+        );
+        assert!(e
+            .to_string()
+            .ends_with(r#"["hidden_size"]: expected a non-negative integer, found "x""#));
     }
 
     #[test]

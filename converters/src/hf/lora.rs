@@ -140,10 +140,7 @@ pub fn read_lora_dir(
     let planned = tensors::plan_lora(arch, &hp, base, outtype, plain, pairs)?;
 
     let mut md = Metadata::new();
-    md.set(
-        keys::general::ARCHITECTURE,
-        super::arch::gguf_arch(arch, &hp),
-    );
+    md.set(keys::general::ARCHITECTURE, arch.gguf_arch(&hp));
     md.set(keys::general::TYPE, "adapter");
     md.set("adapter.type", "lora");
     // The model card is the adapter's; the parameter count of an adapter is not exact, which

@@ -650,6 +650,36 @@ pub fn load(
     Ok(m)
 }
 
+/// The `general.*` block of an output (`prepare_metadata` + `set_gguf_parameters`' general
+/// part), shared by the model and projector readers: the values from config.json, the model
+/// card, `--metadata` and `--model-name`, the directory's name when none is given, and the
+/// size label from the parameter count of `tensors` (GGUF names and shapes); written to
+/// `kv`, and returned for the default file name.
+pub(crate) fn write_general<'a>(
+    dir: &Path,
+    config: &Json,
+    opts: &crate::hf::HfOptions,
+    tensors: impl Iterator<Item = (&'a str, &'a [u64])>,
+    kv: &mut Kv,
+) -> Result<ModelMeta, ConvertError> {
+    let count = count_params(tensors);
+    let mut meta = load(
+        dir,
+        config,
+        opts.metadata_override.as_deref(),
+        opts.model_name.as_deref(),
+        count.total as i64,
+    )?;
+    if meta.name.is_none() {
+        meta.name = Some(dir_name(dir));
+    }
+    if meta.size_label.is_none() && count.total > 0 {
+        meta.size_label = Some(size_label(&count));
+    }
+    write(&meta, kv);
+    Ok(meta)
+}
+
 /// The directory's name as Python's `Path.name` gives it.
 pub fn dir_name(dir: &Path) -> String {
     match dir.file_name() {

@@ -250,5 +250,12 @@ pub fn read_mistral_dir(
         mistral_format: true,
         disable_community: format.disable_community_chat_template,
     };
-    super::convert_dir(dir, opts, hp, arch, shards, Some(choice))
+    super::convert_dir(
+        &super::ModelDir::new(dir),
+        opts,
+        hp,
+        arch,
+        shards,
+        Some(choice),
+    )
 }

@@ -8,7 +8,7 @@
 //! are lazy transforms computed when the writer asks for them.
 //!
 //! Modules: [`config`] (config.json and transformers defaults), [`safetensors`] (shards and
-//! headers), `arch` (one description per architecture), `tensors` (filtering, transforms,
+//! headers), `family` (the types an architecture is described in), `arch` (the list of families), `tensors` (filtering, transforms,
 //! types), `expr` (the lazy transforms), `params` (hparam KVs), [`metadata`] (`general.*`
 //! and the file name), `outtype`, `names`, and [`tokenizer`] (vocabulary KVs).
 
@@ -25,12 +25,14 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+mod family;
 mod intquant;
 pub mod lora;
 pub mod metadata;
 pub mod mistral;
 pub mod mmproj;
 mod model_card;
+mod model_dir;
 mod names;
 mod outtype;
 mod params;
@@ -41,6 +43,7 @@ mod tensors;
 pub mod tokenizer;
 
 pub use mmproj::read_mmproj_dir;
+pub use model_dir::ModelDir;
 pub use outtype::OutType;
 
 /// Options of [`read_hf_dir`] (the converter's command-line switches).
@@ -136,6 +139,12 @@ pub fn supported_architectures() -> &'static [&'static str] {
         v.sort_unstable();
         v
     })
+}
+
+/// The vocabulary path the converter class of an HF architecture name takes (`None` for a
+/// name no architecture claims).
+pub fn vocab_kind(hf_arch: &str) -> Option<tokenizer::VocabKind> {
+    arch::lookup(hf_arch).map(|a| a.vocab)
 }
 
 /// One row of `gguf-convert --list-architectures`: an HF class with what it converts to.
@@ -252,29 +261,26 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         },
         r => r?,
     };
-    convert_dir(dir, opts, hp, arch, shards, None)
+    convert_dir(&ModelDir::new(dir), opts, hp, arch, shards, None)
 }
 
 /// Converts a model directory once its hparams, architecture and weights are known (the HF
 /// and Mistral-native readers share it); `mistral` selects Mistral's tokenizer files and
 /// chat-template rules instead of the HF vocabulary paths.
+///
+/// The phases, in the reference's order: the MTP switches, the model's tensors
+/// (`index_tensors`, `filter_tensors`, the class's whole-list pass), the outtype and file
+/// type, `dequant_model` and `prepare_tensors`, the metadata (`general.*`, the hparam KVs),
+/// the default file name, then the vocabulary.
 fn convert_dir(
-    dir: &Path,
+    dir: &ModelDir,
     opts: &HfOptions,
     mut hp: config::Hparams,
     arch: &'static arch::Arch,
     shards: safetensors::Shards,
     mistral: Option<tokenizer::mistral::TemplateChoice>,
 ) -> Result<HfConversion, ConvertError> {
-    if opts.mtp != Mtp::Keep {
-        if arch.rules.mtp_export.is_none() || mistral.is_some() {
-            return Err(ConvertError::Unsupported(format!(
-                "--mtp / --no-nextn are not supported for {}",
-                hp.arch
-            )));
-        }
-        hp.mtp = opts.mtp;
-    }
+    apply_mtp_switch(opts, &mut hp, arch, mistral.is_some())?;
     let entries = tensors::collect(arch, &hp, shards.tensors)?;
     let entries = match arch.rules.mtp {
         Some(rename) => rename(&mut hp, entries)?,
@@ -287,83 +293,24 @@ fn convert_dir(
         }
         t => t,
     };
-    // prepare_metadata: a checkpoint whose weights stay quantized is labelled with their file
-    // type rather than a float outtype's.
-    let (file_type, label) = match tensors::packed_file_type(&hp, dir)? {
-        Some(ft) if matches!(outtype, OutType::F32 | OutType::F16 | OutType::Bf16) => {
-            let name = ggufkit::quantize::ftype::LlamaFtype::by_id(ft).map_or("", |f| f.name);
-            (ft, name)
-        }
-        _ => (outtype.file_type(), outtype.label()),
-    };
+    let (file_type, label) = file_type_and_label(&hp, dir, outtype)?;
     let (entries, nvfp4) = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
-
-    let (planned, early_kvs, mut a16) = if opts.vocab_only {
+    let (planned, early_kvs, a16) = if opts.vocab_only {
         (Vec::new(), Vec::new(), Vec::new())
     } else {
         let extra = (arch.extra)(&hp)?;
         let (planned, a16) = tensors::plan(arch, &hp, dir, outtype, nvfp4, extra.tensors, entries)?;
         (planned, extra.early_kvs, a16)
     };
-
-    let gguf_arch = arch::gguf_arch(arch, &hp);
-    let mut md = Metadata::new();
-    md.set(keys::general::ARCHITECTURE, gguf_arch);
-    for (k, v) in early_kvs {
-        md.set(k, v);
-    }
-    md.set(keys::general::TYPE, "model");
-    let count = metadata::count_params(planned.iter().map(|p| (p.name.as_str(), p.expr.shape())));
-    let mut meta = metadata::load(
-        dir,
-        &hp.raw,
-        opts.metadata_override.as_deref(),
-        opts.model_name.as_deref(),
-        count.total as i64,
-    )?;
-    if meta.name.is_none() {
-        meta.name = Some(metadata::dir_name(dir));
-    }
-    if meta.size_label.is_none() && count.total > 0 {
-        meta.size_label = Some(metadata::size_label(&count));
-    }
-    metadata::write(&meta, &mut md);
-    (arch.params)(&mut params::Params {
-        hp: &hp,
-        arch: gguf_arch,
-        dir,
+    let gguf_arch = arch.gguf_arch(&hp);
+    let head = ModelHead {
+        gguf_arch,
+        early_kvs,
         file_type,
-        md: &mut md,
-    })?;
-    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
-    if !a16.is_empty() {
-        // `_prec_a4`: the W4A16_NVFP4 weights, sorted, each with 4-bit activations off.
-        a16.sort();
-        a16.dedup();
-        let off = vec![false; a16.len()];
-        md.set(
-            keys::general::TENSOR_EXTRA_NAME,
-            Value::Array(ArrayValue::String(a16.iter().map(String::as_str).collect())),
-        );
-        md.set(
-            keys::general::TENSOR_EXTRA_PREC_A4,
-            Value::Array(ArrayValue::Bool(off)),
-        );
-    }
-    check_f32_overflow(&hp, &md)?;
-
-    let default_file_name = if hp.mtp == Mtp::Only {
-        // The MTP head's own name (also under --vocab-only): no size label.
-        format!(
-            "mtp-{}",
-            metadata::file_name(&meta, None, Some(label), None)
-        )
-    } else if opts.vocab_only {
-        metadata::file_name(&meta, None, None, Some("vocab"))
-    } else {
-        metadata::file_name(&meta, meta.size_label.as_deref(), Some(label), None)
-    } + ".gguf";
-
+        a16,
+    };
+    let (mut md, meta) = model_metadata(dir, opts, &hp, arch, &planned, head)?;
+    let default_file_name = default_file_name(&meta, &hp, opts, label);
     let vocab = match mistral {
         // The reference writes Mistral's vocabulary as it is: no padding to params.json's
         // vocab_size.
@@ -404,6 +351,125 @@ fn convert_dir(
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
+}
+
+/// `--mtp` / `--no-mtp`: refused for a class without MTP export (and for Mistral's native
+/// format), else recorded in the hparams the class's filters read.
+fn apply_mtp_switch(
+    opts: &HfOptions,
+    hp: &mut config::Hparams,
+    arch: &arch::Arch,
+    mistral: bool,
+) -> Result<(), ConvertError> {
+    if opts.mtp != Mtp::Keep {
+        if arch.rules.mtp_export.is_none() || mistral {
+            return Err(ConvertError::Unsupported(format!(
+                "--mtp / --no-nextn are not supported for {}",
+                hp.arch
+            )));
+        }
+        hp.mtp = opts.mtp;
+    }
+    Ok(())
+}
+
+/// `general.file_type` and the file name's type label (`prepare_metadata`): a checkpoint
+/// whose weights stay quantized is labelled with their file type rather than a float
+/// outtype's.
+fn file_type_and_label(
+    hp: &config::Hparams,
+    dir: &Path,
+    outtype: OutType,
+) -> Result<(u32, &'static str), ConvertError> {
+    Ok(match tensors::packed_file_type(hp, dir)? {
+        Some(ft) if matches!(outtype, OutType::F32 | OutType::F16 | OutType::Bf16) => {
+            let name = ggufkit::quantize::ftype::LlamaFtype::by_id(ft).map_or("", |f| f.name);
+            (ft, name)
+        }
+        _ => (outtype.file_type(), outtype.label()),
+    })
+}
+
+/// What the metadata phase needs besides the hparams and the planned tensors.
+struct ModelHead {
+    /// `general.architecture` (and the key prefix).
+    gguf_arch: &'static str,
+    /// KVs the class adds while its tensors are generated (before `general.type`).
+    early_kvs: Vec<(String, Value)>,
+    /// `general.file_type`.
+    file_type: u32,
+    /// The W4A16_NVFP4 weights (`_prec_a4`).
+    a16: Vec<String>,
+}
+
+/// The model's metadata before the vocabulary, in the reference's order: the architecture
+/// and the class's early KVs, `general.type`, the `general.*` block, the hparam KVs, the
+/// quantization version and the NVFP4 precision lists; and the `general.*` values (for the
+/// file name).
+fn model_metadata(
+    dir: &ModelDir,
+    opts: &HfOptions,
+    hp: &config::Hparams,
+    arch: &arch::Arch,
+    planned: &[tensors::Planned],
+    head: ModelHead,
+) -> Result<(Metadata, metadata::ModelMeta), ConvertError> {
+    let mut md = Metadata::new();
+    md.set(keys::general::ARCHITECTURE, head.gguf_arch);
+    for (k, v) in head.early_kvs {
+        md.set(k, v);
+    }
+    md.set(keys::general::TYPE, "model");
+    let meta = metadata::write_general(
+        dir,
+        &hp.raw,
+        opts,
+        planned.iter().map(|p| (p.name.as_str(), p.expr.shape())),
+        &mut md,
+    )?;
+    (arch.params)(&mut params::Params {
+        hp,
+        arch: head.gguf_arch,
+        dir,
+        file_type: head.file_type,
+        md: &mut md,
+    })?;
+    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    let mut a16 = head.a16;
+    if !a16.is_empty() {
+        // `_prec_a4`: the W4A16_NVFP4 weights, sorted, each with 4-bit activations off.
+        a16.sort();
+        a16.dedup();
+        let off = vec![false; a16.len()];
+        md.set(
+            keys::general::TENSOR_EXTRA_NAME,
+            Value::Array(ArrayValue::String(a16.iter().map(String::as_str).collect())),
+        );
+        md.set(
+            keys::general::TENSOR_EXTRA_PREC_A4,
+            Value::Array(ArrayValue::Bool(off)),
+        );
+    }
+    check_f32_overflow(hp, &md)?;
+    Ok((md, meta))
+}
+
+/// llama.cpp's default output name: the MTP head's own (no size label, also under
+/// `--vocab-only`), a vocabulary's, or the model's.
+fn default_file_name(
+    meta: &metadata::ModelMeta,
+    hp: &config::Hparams,
+    opts: &HfOptions,
+    label: &str,
+) -> String {
+    let stem = if hp.mtp == Mtp::Only {
+        format!("mtp-{}", metadata::file_name(meta, None, Some(label), None))
+    } else if opts.vocab_only {
+        metadata::file_name(meta, None, None, Some("vocab"))
+    } else {
+        metadata::file_name(meta, meta.size_label.as_deref(), Some(label), None)
+    };
+    stem + ".gguf"
 }
 
 /// gguf-py packs FLOAT32 values with `struct.pack("<f", x)`, which raises OverflowError for a

@@ -20,7 +20,7 @@ pub struct Params<'a> {
     /// `general.architecture` (the key prefix).
     pub arch: &'a str,
     /// The model directory.
-    pub dir: &'a Path,
+    pub dir: &'a super::ModelDir,
     /// `general.file_type`.
     pub file_type: u32,
     /// Where the KVs go.

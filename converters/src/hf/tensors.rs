@@ -8,30 +8,15 @@ use std::path::Path;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::arch::{Arch, Experts, Modified, QkPermute};
 use super::config::{json_u64, Hparams};
 use super::expr::Expr;
+pub(crate) use super::family::Entry;
+use super::family::{Arch, Experts, Modified, QkPermute};
 use super::names::{block_id, TensorMap};
 use super::outtype::{self, OutType};
 use super::prequant::Nvfp4Out;
 use super::safetensors::{StDtype, StTensor};
 use crate::ConvertError;
-
-/// A model tensor after filtering: its (renamed) name, values, and source dtype.
-pub struct Entry {
-    /// Name after the filters.
-    pub name: String,
-    /// The values.
-    pub expr: Expr,
-    /// The source dtype (for `--outtype auto`).
-    pub dtype: StDtype,
-    /// Dequantized from FP8 under `--fp8-as-q8`: its matrices are written as Q8_0.
-    pub fp8_q8: bool,
-    /// The block number the output type is chosen with, when it is not the one of `name`:
-    /// a class that renames a tensor in `modify_tensors` (Nemotron-H's MTP head) still has
-    /// its type chosen with the original name's block (`prepare_tensors`' `bid`).
-    pub type_bid: Option<Option<u64>>,
-}
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
 pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
@@ -80,7 +65,7 @@ pub(crate) fn filter_name(arch: &Arch, name: &str) -> Option<String> {
 /// The filtered model tensors in order. A name seen twice keeps its first position and its
 /// last value (a Python dict).
 ///
-/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::arch::MtpExport`] test
+/// Under `--mtp` / `--no-mtp` ([`Hparams::mtp`]) the class's [`super::family::MtpExport`] test
 /// then keeps only the next-token-prediction tensors (and the ones they share) or drops them.
 pub fn collect(
     arch: &Arch,
@@ -333,28 +318,72 @@ fn dequant_method(
     entries: Vec<Entry>,
     fp8_as_q8: bool,
 ) -> Result<Vec<Entry>, ConvertError> {
-    let unsupported = |what: String| Err(ConvertError::Unsupported(what));
-    let cfg_missing = |k: &str| hp.missing(&[&format!("quantization_config.{k}")]);
-    let parse_block = |v: Option<&Json>, key: &str| -> Result<Option<Vec<u64>>, ConvertError> {
-        match v {
-            None | Some(Json::Null) => Ok(None),
-            Some(Json::Array(a)) => a
-                .iter()
-                .map(json_u64)
-                .collect::<Option<Vec<u64>>>()
-                .map(Some)
-                .ok_or_else(|| cfg_missing(key)),
-            Some(_) => Err(cfg_missing(key)),
+    match quant_scheme(hp, qc, method)? {
+        Scheme::PackQuantized { bits, group_size } => {
+            super::intquant::pack_quantized(entries, bits, group_size)
         }
-    };
-    // What each name is, per method, and whether the weights are FP8 (for --fp8-as-q8).
-    let (block, role, fp8): (Option<Vec<u64>>, RoleOf, Option<bool>) = match method {
-        "fp8" => (
-            parse_block(
+        Scheme::Gptq { bits, v1 } => super::intquant::gptq(entries, bits, v1),
+        Scheme::Scaled { block, role, fp8 } => {
+            attach_scales(entries, method == "modelopt", block, role, fp8, fp8_as_q8)
+        }
+    }
+}
+
+/// How a `quant_method` stores its weights.
+enum Scheme {
+    /// Each weight with scale tensors beside it: the block shape of a scale element (`None`:
+    /// one scale per row or per tensor), which names are scales of which weight, and whether
+    /// the weights are FP8 (`None`: as their own dtype says), for `--fp8-as-q8`.
+    Scaled {
+        block: Option<Vec<u64>>,
+        role: RoleOf,
+        fp8: Option<bool>,
+    },
+    /// compressed-tensors' packed integers in groups.
+    PackQuantized { bits: u64, group_size: u64 },
+    /// GPTQ (`v1`: zero points stored minus one).
+    Gptq { bits: u64, v1: bool },
+}
+
+/// A `quantization_config` key the method needs is absent or malformed.
+fn cfg_missing(hp: &Hparams, key: &str) -> ConvertError {
+    hp.missing(&[&format!("quantization_config.{key}")])
+}
+
+/// A block shape (`weight_block_size`, `block_structure`): `None` when absent or null.
+fn parse_block(
+    hp: &Hparams,
+    v: Option<&Json>,
+    key: &str,
+) -> Result<Option<Vec<u64>>, ConvertError> {
+    match v {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Array(a)) => a
+            .iter()
+            .map(json_u64)
+            .collect::<Option<Vec<u64>>>()
+            .map(Some)
+            .ok_or_else(|| cfg_missing(hp, key)),
+        Some(_) => Err(cfg_missing(hp, key)),
+    }
+}
+
+/// The storage scheme of `quant_method` from its `quantization_config`; the methods and
+/// variants the reference refuses are refused.
+fn quant_scheme(
+    hp: &Hparams,
+    qc: Option<&serde_json::Map<String, Json>>,
+    method: &str,
+) -> Result<Scheme, ConvertError> {
+    let unsupported = |what: String| Err(ConvertError::Unsupported(what));
+    match method {
+        "fp8" => Ok(Scheme::Scaled {
+            block: parse_block(
+                hp,
                 qc.and_then(|q| q.get("weight_block_size")),
                 "weight_block_size",
             )?,
-            |name| {
+            role: |name| {
                 if let Some(w) = name.strip_suffix("_scale_inv") {
                     return Some(ScaleRole::ScaleOf(w.to_string()));
                 }
@@ -368,92 +397,12 @@ fn dequant_method(
                     .any(|s| name.ends_with(s))
                     .then_some(ScaleRole::Unused)
             },
-            Some(true),
-        ),
-        "compressed-tensors" => {
-            let format = qstr(qc, "format").ok_or_else(|| cfg_missing("format"))?;
-            let groups = qc
-                .and_then(|q| q.get("config_groups"))
-                .and_then(Json::as_object)
-                .ok_or_else(|| cfg_missing("config_groups"))?;
-            if groups.len() > 1 {
-                return unsupported(
-                    "compressed-tensors checkpoints with more than one config group are not \
-                         supported (nor by the reference)"
-                        .into(),
-                );
-            }
-            let weights = groups
-                .values()
-                .next()
-                .and_then(|g| g.get("weights"))
-                .and_then(Json::as_object)
-                .ok_or_else(|| cfg_missing("config_groups.*.weights"))?;
-            if format == "pack-quantized" {
-                let strategy = weights.get("strategy").and_then(Json::as_str);
-                if strategy != Some("group") {
-                    return unsupported(format!(
-                        "compressed-tensors pack-quantized weight strategy {strategy:?} is not \
-                         supported (the reference takes \"group\")"
-                    ));
-                }
-                let ty = weights.get("type").map_or(Some("int"), Json::as_str);
-                if ty != Some("int") {
-                    return unsupported(format!(
-                        "compressed-tensors pack-quantized weights of type {ty:?} are not \
-                         supported (the reference takes \"int\")"
-                    ));
-                }
-                let int = |k: &str| {
-                    weights
-                        .get(k)
-                        .and_then(Json::as_u64)
-                        .ok_or_else(|| cfg_missing(&format!("config_groups.*.weights.{k}")))
-                };
-                return super::intquant::pack_quantized(
-                    entries,
-                    int("num_bits")?,
-                    int("group_size")?,
-                );
-            }
-            if !matches!(
-                format,
-                "float-quantized" | "int-quantized" | "naive-quantized"
-            ) {
-                return unsupported(format!(
-                    "compressed-tensors format {format:?} is not supported (only \
-                         float-quantized, int-quantized and naive-quantized)"
-                ));
-            }
-            let strategy = weights.get("strategy").and_then(Json::as_str);
-            if !matches!(strategy, Some("channel" | "block")) {
-                return unsupported(format!(
-                    "compressed-tensors weight strategy {strategy:?} is not supported (the \
-                         reference takes \"channel\" and \"block\")"
-                ));
-            }
-            if !matches!(weights.get("group_size"), None | Some(Json::Null)) {
-                return unsupported(
-                    "compressed-tensors weights with a group_size are not supported (nor \
-                         by the reference)"
-                        .into(),
-                );
-            }
-            let is_fp8 = format == "float-quantized"
-                && weights.get("type").and_then(Json::as_str) == Some("float")
-                && weights.get("num_bits").and_then(Json::as_u64) == Some(8);
-            (
-                parse_block(weights.get("block_structure"), "block_structure")?,
-                |name| {
-                    name.strip_suffix(".weight_scale")
-                        .map(|b| ScaleRole::ScaleOf(format!("{b}.weight")))
-                },
-                Some(is_fp8),
-            )
-        }
-        "modelopt" => (
-            None,
-            |name| {
+            fp8: Some(true),
+        }),
+        "compressed-tensors" => compressed_tensors_scheme(hp, qc),
+        "modelopt" => Ok(Scheme::Scaled {
+            block: None,
+            role: |name| {
                 if let Some(b) = name.strip_suffix(".weight_scale") {
                     return Some(ScaleRole::ScaleOf(format!("{b}.weight")));
                 }
@@ -463,32 +412,128 @@ fn dequant_method(
                     .then_some(ScaleRole::Unused)
             },
             // FP8 when the weight's own dtype is.
-            None,
-        ),
+            fp8: None,
+        }),
         "gptq" => {
             let bits = qc
                 .and_then(|q| q.get("bits"))
                 .and_then(Json::as_u64)
-                .ok_or_else(|| cfg_missing("bits"))?;
+                .ok_or_else(|| cfg_missing(hp, "bits"))?;
             // `checkpoint_format` "gptq" (the default) stores zero points minus one.
             let v1 = match qc.and_then(|q| q.get("checkpoint_format")) {
                 None => true,
                 Some(f) => f.as_str() == Some("gptq"),
             };
-            return super::intquant::gptq(entries, bits, v1);
+            Ok(Scheme::Gptq { bits, v1 })
         }
-        "bitnet" => {
+        "bitnet" => unsupported(format!(
+            "quantized checkpoints with quant_method {method:?} are not supported"
+        )),
+        m => unsupported(format!(
+            "quantized checkpoints with quant_method {m:?} are not supported (nor by \
+                 the reference)"
+        )),
+    }
+}
+
+/// compressed-tensors' scheme: one config group, whose `format` and weight `strategy` the
+/// reference takes.
+fn compressed_tensors_scheme(
+    hp: &Hparams,
+    qc: Option<&serde_json::Map<String, Json>>,
+) -> Result<Scheme, ConvertError> {
+    let unsupported = |what: String| Err(ConvertError::Unsupported(what));
+    let format = qstr(qc, "format").ok_or_else(|| cfg_missing(hp, "format"))?;
+    let groups = qc
+        .and_then(|q| q.get("config_groups"))
+        .and_then(Json::as_object)
+        .ok_or_else(|| cfg_missing(hp, "config_groups"))?;
+    if groups.len() > 1 {
+        return unsupported(
+            "compressed-tensors checkpoints with more than one config group are not \
+                 supported (nor by the reference)"
+                .into(),
+        );
+    }
+    let weights = groups
+        .values()
+        .next()
+        .and_then(|g| g.get("weights"))
+        .and_then(Json::as_object)
+        .ok_or_else(|| cfg_missing(hp, "config_groups.*.weights"))?;
+    if format == "pack-quantized" {
+        let strategy = weights.get("strategy").and_then(Json::as_str);
+        if strategy != Some("group") {
             return unsupported(format!(
-                "quantized checkpoints with quant_method {method:?} are not supported"
-            ))
+                "compressed-tensors pack-quantized weight strategy {strategy:?} is not \
+                 supported (the reference takes \"group\")"
+            ));
         }
-        m => {
+        let ty = weights.get("type").map_or(Some("int"), Json::as_str);
+        if ty != Some("int") {
             return unsupported(format!(
-                "quantized checkpoints with quant_method {m:?} are not supported (nor by \
-                     the reference)"
-            ))
+                "compressed-tensors pack-quantized weights of type {ty:?} are not \
+                 supported (the reference takes \"int\")"
+            ));
         }
-    };
+        let int = |k: &str| {
+            weights
+                .get(k)
+                .and_then(Json::as_u64)
+                .ok_or_else(|| cfg_missing(hp, &format!("config_groups.*.weights.{k}")))
+        };
+        return Ok(Scheme::PackQuantized {
+            bits: int("num_bits")?,
+            group_size: int("group_size")?,
+        });
+    }
+    if !matches!(
+        format,
+        "float-quantized" | "int-quantized" | "naive-quantized"
+    ) {
+        return unsupported(format!(
+            "compressed-tensors format {format:?} is not supported (only \
+                 float-quantized, int-quantized and naive-quantized)"
+        ));
+    }
+    let strategy = weights.get("strategy").and_then(Json::as_str);
+    if !matches!(strategy, Some("channel" | "block")) {
+        return unsupported(format!(
+            "compressed-tensors weight strategy {strategy:?} is not supported (the \
+                 reference takes \"channel\" and \"block\")"
+        ));
+    }
+    if !matches!(weights.get("group_size"), None | Some(Json::Null)) {
+        return unsupported(
+            "compressed-tensors weights with a group_size are not supported (nor \
+                 by the reference)"
+                .into(),
+        );
+    }
+    let is_fp8 = format == "float-quantized"
+        && weights.get("type").and_then(Json::as_str) == Some("float")
+        && weights.get("num_bits").and_then(Json::as_u64) == Some(8);
+    Ok(Scheme::Scaled {
+        block: parse_block(hp, weights.get("block_structure"), "block_structure")?,
+        role: |name| {
+            name.strip_suffix(".weight_scale")
+                .map(|b| ScaleRole::ScaleOf(format!("{b}.weight")))
+        },
+        fp8: Some(is_fp8),
+    })
+}
+
+/// Each weight's scales folded into it as a dequantization ([`Expr::dequant`]), the other
+/// scale tensors dropped; `orphans_dropped`: a scale whose weight is absent is dropped
+/// (ModelOpt) rather than refused.
+fn attach_scales(
+    entries: Vec<Entry>,
+    orphans_dropped: bool,
+    block: Option<Vec<u64>>,
+    role: RoleOf,
+    fp8: Option<bool>,
+    fp8_as_q8: bool,
+) -> Result<Vec<Entry>, ConvertError> {
     let pos: HashMap<String, usize> = entries
         .iter()
         .enumerate()
@@ -501,7 +546,7 @@ fn dequant_method(
             None => continue,
         };
         let role = match role(&name) {
-            Some(ScaleRole::ScaleOf(w)) if method == "modelopt" && !pos.contains_key(&w) => {
+            Some(ScaleRole::ScaleOf(w)) if orphans_dropped && !pos.contains_key(&w) => {
                 ScaleRole::Orphan
             }
             Some(r) => r,
@@ -548,10 +593,10 @@ struct Modifier<'a> {
     map: TensorMap,
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
-    /// Members of [`super::arch::Rules::stacked`] seen so far, per stack.
+    /// Members of [`super::family::Rules::stacked`] seen so far, per stack.
     stacked: HashMap<usize, Vec<Option<Expr>>>,
     vocab_rows: Option<u64>,
-    /// `token_embd.weight`, kept for [`super::arch::Rules::omit_tied_output`].
+    /// `token_embd.weight`, kept for [`super::family::Rules::omit_tied_output`].
     tok_embd: Option<Expr>,
 }
 
@@ -724,7 +769,7 @@ impl<'a> Modifier<'a> {
         Ok(vec![(self.map_name(&name)?, expr)])
     }
 
-    /// One member of a [`super::arch::Stacked`] group: the stack once every member is in.
+    /// One member of a [`super::family::Stacked`] group: the stack once every member is in.
     fn stack_member(
         &mut self,
         index: usize,

@@ -193,7 +193,7 @@ pub fn from_dir(
         return Err(meta_err(dir, "head counts must not be 0".into()));
     }
     let req = VocabRequest {
-        dir,
+        dir: &crate::hf::ModelDir::new(dir),
         kind: VocabKind::Llama,
         arch: ARCH,
         hparams: &config,

@@ -10,7 +10,7 @@ use ggufkit::gguf::keys::xielu;
 use ggufkit::gguf::{ArrayValue, Value};
 use serde_json::{json, Map, Value as Json};
 
-use super::{llama, Arch, Extra, HeadDim, ModelType, Modified, Rules};
+use super::{llama, Arch, Extra, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor, DECODER};
@@ -51,6 +51,7 @@ pub const APERTUS: Arch = Arch {
     },
     params: llama::params,
     extra,
+    hooks: Hooks::NONE,
 };
 
 /// ApertusConfig's default rope: Llama-3 scaling with theta 12e6, when the file has neither

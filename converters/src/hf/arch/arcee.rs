@@ -3,7 +3,7 @@
 //! Llama's conversion (ReLU² MLP: `up_proj` and `down_proj` only) plus the
 //! sentence-transformers pooling type when the directory has one.
 
-use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
+use super::{llama, Arch, HeadDim, Hooks, ModelType, QkPermute, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -54,6 +54,7 @@ pub const ARCEE: Arch = Arch {
     },
     params,
     extra: llama::rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {

@@ -7,12 +7,12 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The BERT class.
@@ -72,6 +72,7 @@ pub const BERT: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `BertModel.filter_tensors`.
@@ -164,7 +165,7 @@ pub const XLM_ROBERTA: Arch = Arch {
     }],
     composites: &[],
     gguf: "bert",
-    vocab: VocabKind::XlmRoberta,
+    vocab: VocabKind::Own(xlmr_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: BERT.tensors,
     tensor_overrides: &[],
@@ -176,6 +177,7 @@ pub const XLM_ROBERTA: Arch = Arch {
     },
     params: xlmr_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn xlmr_filter(name: &str) -> Option<String> {
@@ -278,7 +280,7 @@ pub const NOMIC_BERT: Arch = Arch {
     }],
     composites: &[],
     gguf: "nomic-bert",
-    vocab: VocabKind::NomicBert,
+    vocab: VocabKind::Own(nomic_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -302,6 +304,7 @@ pub const NOMIC_BERT: Arch = Arch {
     },
     params: nomic_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn nomic_filter(name: &str) -> Option<String> {
@@ -364,9 +367,11 @@ fn nomic_check(hp: &Hparams) -> Result<(), ConvertError> {
 }
 
 /// Whether tokenizer.json is a Unigram one (XLM-R's vocabulary) rather than WordPiece.
-pub(crate) fn nomic_tokenizer_is_unigram(dir: &std::path::Path) -> Result<bool, ConvertError> {
+fn nomic_tokenizer_is_unigram(dir: &crate::hf::ModelDir) -> Result<bool, ConvertError> {
     let path = dir.join("tokenizer.json");
-    let tj = crate::hf::params::read_json(&path)?;
+    let tj = dir.tokenizer_json()?.ok_or_else(|| {
+        ConvertError::io(&path, std::io::Error::from(std::io::ErrorKind::NotFound))
+    })?;
     match tj["model"]["type"].as_str() {
         Some("Unigram") => Ok(true),
         Some("WordPiece") => Ok(false),
@@ -399,6 +404,21 @@ fn nomic_params(p: &mut Params) -> Result<(), ConvertError> {
         }
     }
     Ok(())
+}
+
+/// `XLMRobertaModel.set_vocab`: the unigram `sentencepiece.bpe.model` as a `t5` vocabulary.
+fn xlmr_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.xlmr_unigram()
+}
+
+/// `NomicBertModel.set_vocab`: XLM-R's unigram vocabulary when tokenizer.json is a Unigram
+/// one, else BERT's WordPiece.
+fn nomic_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    if nomic_tokenizer_is_unigram(b.dir())? {
+        b.xlmr_unigram()
+    } else {
+        b.wordpiece()
+    }
 }
 
 #[cfg(test)]

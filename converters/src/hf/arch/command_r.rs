@@ -6,7 +6,7 @@
 //! partial rotary dimensions from `rotary_pct`, and drops bias tensors (which must be zero).
 //! Both have tied embeddings only (no `output` tensor).
 
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -60,6 +60,7 @@ pub const COMMAND_R: Arch = Arch {
     rules: Rules::NONE,
     params: command_r_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Cohere2ForCausalLM` (arch `cohere2`).
@@ -108,6 +109,7 @@ pub const COHERE2: Arch = Arch {
     },
     params: cohere2_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn logit_scale(p: &mut Params) -> Result<(), ConvertError> {

@@ -22,7 +22,7 @@
 use ggufkit::gguf::keys::{attention, extra, llm, mla, rope};
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, MtpExport, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
@@ -145,6 +145,7 @@ pub const DEEPSEEK2: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
@@ -349,7 +350,7 @@ pub const GLM4MOE_LITE: Arch = Arch {
     }],
     composites: &[],
     gguf: "deepseek2",
-    vocab: VocabKind::Glm45,
+    vocab: VocabKind::Own(super::glm4moe::set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER, MLA_TENSORS, MOE_NEXTN_TENSORS],
     tensor_overrides: &[],
@@ -360,13 +361,14 @@ pub const GLM4MOE_LITE: Arch = Arch {
         nextn_blocks: true,
         mtp_export: Some(MtpExport {
             raw_names: false,
-            is_mtp: super::is_past_main_layers,
-            shared: super::GLM_MTP_SHARED,
+            is_mtp: super::glm4moe::is_past_main_layers,
+            shared: super::glm4moe::GLM_MTP_SHARED,
         }),
         ..Rules::NONE
     },
     params: lite_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The kept next-token-prediction blocks: none under `--no-mtp` (`skip_mtp`).

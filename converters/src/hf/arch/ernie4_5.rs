@@ -16,12 +16,12 @@
 use ggufkit::gguf::keys::llm;
 use serde_json::{Map, Value as Json};
 
-use super::{no_extra, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The ERNIE 4.5 (dense) class.
@@ -49,7 +49,7 @@ pub const ERNIE4_5: Arch = Arch {
     }],
     composites: &[],
     gguf: "ernie4_5",
-    vocab: VocabKind::Ernie,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER],
     tensor_overrides: &[],
@@ -60,6 +60,7 @@ pub const ERNIE4_5: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Ernie4_5_MoeForCausalLM` (arch `ernie4_5-moe`).
@@ -93,7 +94,7 @@ pub const ERNIE4_5_MOE: Arch = Arch {
     }],
     composites: &[],
     gguf: "ernie4_5-moe",
-    vocab: VocabKind::Ernie,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         DECODER,
@@ -117,6 +118,7 @@ pub const ERNIE4_5_MOE: Arch = Arch {
     },
     params: moe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Per-expert `gate/up/down_proj` under `mlp.experts.{xid}`, stacked in that order.
@@ -261,6 +263,15 @@ fn split_fused(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
         return Ok(Modified::Out(out));
     }
     Ok(Modified::Pass(name, expr))
+}
+
+/// `Ernie4_5Model.set_vocab`: SentencePiece (required), then `add_space_prefix` from
+/// tokenizer_config.json when it has the key.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let model = b.require_spm_model("ERNIE 4.5 needs tokenizer.model")?;
+    let path = b.sentencepiece(&model)?;
+    b.space_prefix_from_config();
+    Ok((path, None))
 }
 
 #[cfg(test)]

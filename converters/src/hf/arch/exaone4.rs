@@ -8,7 +8,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{Map, Value as Json};
 
-use super::{keep, llama, Arch, Extra, HeadDim, ModelType, Rules};
+use super::{keep, llama, Arch, Extra, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
@@ -64,6 +64,7 @@ pub const EXAONE4: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra,
+    hooks: Hooks::NONE,
 };
 
 fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {

@@ -5,7 +5,7 @@
 //! then all value heads ("jploski" layout, written as `tensor_data_layout`). The context
 //! length is always 2048 and the FFN length `4 * hidden_size`.
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -61,6 +61,7 @@ pub const FALCON: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// FalconConfig takes the old `n_embed` as `hidden_size` (and drops it).

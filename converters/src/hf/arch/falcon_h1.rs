@@ -13,7 +13,7 @@ use ggufkit::gguf::keys::{attention, llm, rope};
 use serde_json::Value as Json;
 
 use super::mamba::{mamba2_filter, mamba2_tensor, or_u64, Mamba2Keys};
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -67,6 +67,7 @@ pub const FALCON_H1: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The class's `find_hparam`: the plain keys, then each with a `mamba_` prefix.

@@ -8,7 +8,7 @@
 use ggufkit::gguf::keys::{attention, llm, rope};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, HeadDim, ModelType, Rules, TextType};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Rules, TextType};
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -48,6 +48,7 @@ pub const GEMMA: Arch = Arch {
             ("fsep", 70),
             ("eot", 107),
         ],
+        ..VocabQuirks::NONE
     },
     tensors: &[DECODER],
     tensor_overrides: &[],
@@ -58,6 +59,7 @@ pub const GEMMA: Arch = Arch {
     },
     params: gemma_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Gemma2ForCausalLM` (arch `gemma2`).
@@ -91,6 +93,7 @@ pub const GEMMA2: Arch = Arch {
     vocab_quirks: VocabQuirks {
         requires_spm: true,
         fixed_special_tokens: &[],
+        ..VocabQuirks::NONE
     },
     tensors: &[DECODER, &[Tensor::AttnPostNorm, Tensor::FfnPostNorm]],
     tensor_overrides: &[],
@@ -101,6 +104,7 @@ pub const GEMMA2: Arch = Arch {
     },
     params: gemma2_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Gemma3ForCausalLM` and the text part of `Gemma3ForConditionalGeneration` (arch `gemma3`).
@@ -149,6 +153,7 @@ pub const GEMMA3: Arch = Arch {
     },
     params: gemma3_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Gemma3TextModel`, EmbeddingGemma (arch `gemma-embedding`, `EmbeddingGemma(Gemma3Model)`):
@@ -174,6 +179,7 @@ pub const EMBEDDING_GEMMA: Arch = Arch {
     },
     params: embedding_gemma_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn embedding_gemma_params(p: &mut Params) -> Result<(), ConvertError> {

@@ -20,7 +20,7 @@
 use ggufkit::gguf::keys::attention;
 use serde_json::{json, Map, Value as Json};
 
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules, Stacked, TextType};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules, Stacked, TextType};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
@@ -61,7 +61,11 @@ pub const GEMMA3N: Arch = Arch {
     composites: &[("gemma3n", TextType::Fixed("gemma3n_text"))],
     gguf: "gemma3n",
     vocab: VocabKind::Gemma,
-    vocab_quirks: VocabQuirks::NONE,
+    // The class hides `vocab_size_per_layer_input` during `set_vocab`.
+    vocab_quirks: VocabQuirks {
+        spm_size_keys: &["vocab_size"],
+        ..VocabQuirks::NONE
+    },
     tensors: &[
         DECODER,
         &[
@@ -109,6 +113,7 @@ pub const GEMMA3N: Arch = Arch {
     },
     params: gemma3n_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Gemma3nTextConfig.__post_init__`: per-layer FFN sizes, the default layer types (every

@@ -8,11 +8,11 @@
 use ggufkit::gguf::keys::rope;
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Extra, HeadDim, ModelType, Rules};
+use super::{keep, Arch, Extra, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The GLM-4 class.
@@ -41,7 +41,7 @@ pub const GLM4: Arch = Arch {
     }],
     composites: &[],
     gguf: "glm4",
-    vocab: VocabKind::Glm4,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -66,6 +66,7 @@ pub const GLM4: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra: refuse_unsupported,
+    hooks: Hooks::NONE,
 };
 
 fn partial_rotary_factor(hp: &Hparams) -> f64 {
@@ -115,4 +116,13 @@ fn refuse_unsupported(hp: &Hparams) -> Result<Extra, ConvertError> {
         });
     }
     Ok(Extra::default())
+}
+
+/// `Glm4Model.set_vocab`: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>`
+/// when the special-token files do not set them.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.gpt2_with_added_specials(|find| {
+        let (eot, eos) = (find("<|user|>")?, find("<|endoftext|>")?);
+        Ok(vec![("eos", eos), ("eot", eot), ("unk", eos), ("bos", eos)])
+    })
 }

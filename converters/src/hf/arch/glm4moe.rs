@@ -14,10 +14,10 @@ use ggufkit::gguf::keys::{llm, mla, rope};
 use serde_json::Value as Json;
 
 use super::deepseek2::MOE_NEXTN_TENSORS;
-use super::{keep, no_extra, Arch, Experts, HeadDim, ModelType, MtpExport, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, MtpExport, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
 
@@ -57,7 +57,7 @@ pub const GLM4MOE: Arch = Arch {
     }],
     composites: &[],
     gguf: "glm4moe",
-    vocab: VocabKind::Glm45,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         &[
@@ -86,13 +86,14 @@ pub const GLM4MOE: Arch = Arch {
         nextn_blocks: true,
         mtp_export: Some(MtpExport {
             raw_names: false,
-            is_mtp: super::is_past_main_layers,
-            shared: super::GLM_MTP_SHARED,
+            is_mtp: is_past_main_layers,
+            shared: GLM_MTP_SHARED,
         }),
         ..Rules::NONE
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
@@ -159,4 +160,44 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         p.u32(mla::NEXTN_PREDICT_LAYERS, n)?;
     }
     Ok(())
+}
+
+/// The `filter_tensors` test of the GLM-4.5 family: `re.match(r"model\.layers\.(\d+)\.")`
+/// with a block at or past `num_hidden_layers` (the first block-count key present).
+pub(crate) fn is_past_main_layers(
+    hp: &crate::hf::config::Hparams,
+    name: &str,
+) -> Result<bool, ConvertError> {
+    let Some(rest) = name.strip_prefix("model.layers.") else {
+        return Ok(false);
+    };
+    let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() || rest.as_bytes().get(digits.len()) != Some(&b'.') {
+        return Ok(false);
+    }
+    let n = hp
+        .find_u64(crate::hf::params::BLOCK_COUNT_KEYS)?
+        .ok_or_else(|| hp.missing(crate::hf::params::BLOCK_COUNT_KEYS))?;
+    // An index too long for u64 is past any layer count.
+    Ok(digits.parse::<u64>().map_or(true, |i| i >= n))
+}
+
+/// The tensors the GLM-4.5 family's `--mtp` keeps besides the MTP layers.
+pub(crate) const GLM_MTP_SHARED: &[&str] = &[
+    "model.embed_tokens.weight",
+    "model.norm.weight",
+    "lm_head.weight",
+];
+
+/// `_set_vocab_glm` (GLM-4.5): GPT-2 BPE with bos = `[gMASK]`, eot = `<|user|>`, unk =
+/// `<|endoftext|>` and eom = `<|observation|>` when the special-token files do not set them.
+pub(super) fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.gpt2_with_added_specials(|find| {
+        Ok(vec![
+            ("bos", find("[gMASK]")?),
+            ("eot", find("<|user|>")?),
+            ("unk", find("<|endoftext|>")?),
+            ("eom", find("<|observation|>")?),
+        ])
+    })
 }

@@ -3,7 +3,7 @@
 //! Conv1D weights (`c_attn`, `c_proj`, `c_fc`) are stored `[in, out]` and are transposed;
 //! the hparams are GPT-2's own short list.
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -52,6 +52,7 @@ pub const GPT2: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {

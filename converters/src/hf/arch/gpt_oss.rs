@@ -16,7 +16,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -79,6 +79,7 @@ pub const GPT_OSS: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `GptOssModel.filter_tensors`: a sinks tensor gets a `.weight` suffix.

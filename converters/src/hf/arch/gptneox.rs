@@ -7,7 +7,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{Map, Value as Json};
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -60,6 +60,7 @@ pub const GPTNEOX: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {

@@ -8,7 +8,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
+use super::{llama, Arch, HeadDim, Hooks, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
@@ -53,6 +53,7 @@ pub const GRANITE: Arch = Arch {
     },
     params: granite_params,
     extra: llama::no_rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// `GraniteMoeForCausalLM`, `GraniteMoeSharedForCausalLM` (arch `granitemoe`).
@@ -128,6 +129,7 @@ pub const GRANITE_MOE: Arch = Arch {
     },
     params: moe_params,
     extra: llama::no_rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// `GraniteModel.filter_tensors`: the vision parts of Granite-Vision checkpoints go, then

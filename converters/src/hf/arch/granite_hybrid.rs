@@ -13,13 +13,13 @@ use ggufkit::gguf::keys::{attention, hybrid, llm, rope, ssm};
 use serde_json::{Map, Value as Json};
 
 use super::mamba::{mamba2_filter, mamba2_tensor, MAMBA2_TENSORS};
-use super::{granite, llama, Arch, HeadDim, ModelType, Modified, QkPermute, Rules};
+use super::{granite, llama, Arch, HeadDim, Hooks, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::{Params, BLOCK_COUNT_KEYS};
 use crate::hf::tensors::permute_qk;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{PadMultiple, VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// `GraniteMoeHybridForCausalLM` (arch `granitehybrid`).
@@ -36,7 +36,7 @@ pub const GRANITE_HYBRID: Arch = Arch {
     }],
     composites: &[],
     gguf: "granitehybrid",
-    vocab: VocabKind::GraniteHybrid,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[
         MAMBA2_TENSORS,
@@ -67,6 +67,9 @@ pub const GRANITE_HYBRID: Arch = Arch {
     },
     params,
     extra: llama::no_rope_freqs,
+    hooks: Hooks {
+        gguf_arch: Some(gguf_arch),
+    },
 };
 
 /// `Mamba2Model.filter_tensors`, then Granite's.
@@ -135,7 +138,7 @@ pub fn gguf_arch(hp: &Hparams) -> &'static str {
 
 /// Whether a GraniteMoeHybrid config has SSM layers (its vocabulary is then padded to a
 /// multiple of 8, else not at all).
-pub(crate) fn granite_hybrid_has_ssm(hparams: &Json) -> bool {
+fn has_ssm(hparams: &Json) -> bool {
     hparams
         .as_object()
         .and_then(|h| ssm_layers(h).ok())
@@ -307,4 +310,11 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     // Llama's q/k permutation, on attention layers only.
     let expr = permute_qk(hp, &name, expr, QkPermute::WeightsAndBiases)?;
     Ok(Modified::Pass(name, expr))
+}
+
+/// `GraniteHybridModel.set_vocab`: Mamba-2's path, padded to a multiple of 8 when the model
+/// has SSM layers, else not at all (`pad_vocab_size_multiple` is overridden).
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let multiple = if has_ssm(b.hparams()) { 8 } else { 1 };
+    b.padded(PadMultiple::Always(multiple), true)
 }

@@ -5,9 +5,10 @@
 //! biases) and hparams (`vocab_size`, rope dimensions), but no Llama-3 `rope_freqs` tensor,
 //! vision tensors dropped, and its own SentencePiece vocabulary path.
 
-use super::{llama, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
+use super::{llama, no_extra, Arch, HeadDim, Hooks, ModelType, QkPermute, Rules};
 use crate::hf::names::DECODER;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
+use crate::ConvertError;
 
 /// The InternLM3 class.
 pub const INTERNLM3: Arch = Arch {
@@ -33,7 +34,7 @@ pub const INTERNLM3: Arch = Arch {
     }],
     composites: &[],
     gguf: "llama",
-    vocab: VocabKind::InternLm3,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER],
     tensor_overrides: &[],
@@ -44,9 +45,20 @@ pub const INTERNLM3: Arch = Arch {
     },
     params: llama::params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `InternLM3Model.filter_tensors`: no vision tensors.
 fn filter(name: &str) -> Option<String> {
     (!name.starts_with("mlp") && !name.starts_with("vision_model")).then(|| name.to_string())
+}
+
+/// `InternLM3Model.set_vocab`: SentencePiece (required), `add_space_prefix` from
+/// tokenizer_config.json, then its special tokens with `eos` moved to `<|im_end|>`.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let path = b.sentencepiece_with_config_specials(
+        "InternLM3ForCausalLM needs tokenizer.model",
+        "<|im_end|>",
+    )?;
+    Ok((path, None))
 }

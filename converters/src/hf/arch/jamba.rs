@@ -12,12 +12,12 @@ use ggufkit::gguf::keys::{attention, llm, ssm};
 use serde_json::{Map, Value as Json};
 
 use super::mamba::or_u64;
-use super::{no_extra, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// `JambaForCausalLM` (arch `jamba`).
@@ -51,7 +51,7 @@ pub const JAMBA: Arch = Arch {
     }],
     composites: &[],
     gguf: "jamba",
-    vocab: VocabKind::Jamba,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -91,6 +91,7 @@ pub const JAMBA: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Jamba's per-expert projections, stacked under Qwen-MoE's merged names.
@@ -192,4 +193,17 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
         expr = expr.neg_exp();
     }
     Ok(Modified::Pass(name, expr))
+}
+
+/// `JambaModel.set_vocab`: SentencePiece, else the byte-fallback HF path with
+/// `add_space_prefix` false.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    match b.spm_model()? {
+        Some(model) => Ok((b.sentencepiece(&model)?, None)),
+        None => {
+            let path = b.llama_hf()?;
+            b.set_bool(ggufkit::gguf::keys::tokenizer::ADD_SPACE_PREFIX, false);
+            Ok((path, None))
+        }
+    }
 }

@@ -10,7 +10,7 @@
 use ggufkit::gguf::keys::{attention, llm, shortconv};
 use serde_json::{Map, Value as Json};
 
-use super::{no_extra, Arch, Experts, HeadDim, ModelType, Modified, Rules};
+use super::{no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -56,6 +56,7 @@ pub const LFM2: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Lfm2MoeForCausalLM` (arch `lfm2moe`): LFM2 with routed experts after
@@ -108,6 +109,7 @@ pub const LFM2MOE: Arch = Arch {
     },
     params: moe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The tensors of LFM2's embedding, short-convolution, attention and dense blocks.

@@ -7,7 +7,7 @@
 use ggufkit::gguf::keys::{llm, rope};
 use serde_json::Value as Json;
 
-use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, QkPermute, Rules, TextType};
+use super::{keep, Arch, Experts, Extra, HeadDim, Hooks, ModelType, QkPermute, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
@@ -111,6 +111,7 @@ pub const LLAMA: Arch = Arch {
     },
     params,
     extra: rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// Mixtral's per-expert `w1`/`w2`/`w3`.

@@ -13,7 +13,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{json, Map, Value as Json};
 
-use super::{llama, Arch, HeadDim, ModelType, Modified, Rules, TextType};
+use super::{llama, Arch, HeadDim, Hooks, ModelType, Modified, Rules, TextType};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
@@ -85,6 +85,7 @@ pub const LLAMA4: Arch = Arch {
     },
     params,
     extra: llama::rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// `Llama4TextConfig.__post_init__`: without `layer_types`, a layer is chunked attention

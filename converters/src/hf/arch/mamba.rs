@@ -10,12 +10,12 @@
 
 use ggufkit::gguf::keys::{attention, llm, ssm};
 
-use super::{keep, no_extra, Arch, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{PadMultiple, VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// Neither class loads its config through AutoConfig.
@@ -50,7 +50,7 @@ pub const MAMBA: Arch = Arch {
     ],
     composites: &[],
     gguf: "mamba",
-    vocab: VocabKind::Mamba,
+    vocab: VocabKind::Own(mamba_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -74,6 +74,7 @@ pub const MAMBA: Arch = Arch {
     },
     params: mamba_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Mamba2ForCausalLM` (arch `mamba2`).
@@ -89,7 +90,7 @@ pub const MAMBA2: Arch = Arch {
     }],
     composites: &[],
     gguf: "mamba2",
-    vocab: VocabKind::Mamba2,
+    vocab: VocabKind::Own(mamba2_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[MAMBA2_TENSORS],
     tensor_overrides: &[],
@@ -100,6 +101,7 @@ pub const MAMBA2: Arch = Arch {
     },
     params: mamba2_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The tensors of a Mamba-2 model.
@@ -314,4 +316,16 @@ fn mamba2_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
     let (_, _, d_inner, n_group) = mamba2_sizes(hp)?;
     let expr = mamba2_tensor(hp, d_inner, n_group, &name, expr)?;
     Ok(Modified::Pass(name, expr))
+}
+
+/// `MambaModel.set_vocab`: `vocab_size` padded to `pad_vocab_size_multiple` (default 8),
+/// then GPT-2 BPE from tokenizer.json, else SentencePiece.
+fn mamba_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.padded(PadMultiple::Default(8), false)
+}
+
+/// `Mamba2Model.set_vocab`: `vocab_size` padded to `pad_vocab_size_multiple` (default 16),
+/// then SentencePiece, else GPT-2 BPE.
+fn mamba2_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.padded(PadMultiple::Default(16), true)
 }

@@ -18,7 +18,7 @@
 use ggufkit::gguf::keys::{extra, rope};
 use serde_json::Value as Json;
 
-use super::{deepseek2, llama, no_extra, Arch, QkPermute, Rules};
+use super::{deepseek2, llama, no_extra, Arch, Hooks, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
@@ -51,6 +51,7 @@ pub const MISTRAL_NATIVE: Arch = Arch {
     },
     params,
     extra: llama::rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// `MistralModel` written as `mistral3` (params.json with `llama_4_scaling`).
@@ -86,6 +87,7 @@ pub const MISTRAL_NATIVE_MOE: Arch = Arch {
     },
     params: moe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `MistralMoeModel.filter_tensors`: `qscale_act` / `qscale_weight` → `input_scale` /

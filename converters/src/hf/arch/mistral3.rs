@@ -11,7 +11,7 @@
 use ggufkit::gguf::keys::extra as keys;
 use serde_json::{json, Map, Value as Json};
 
-use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
+use super::{llama, Arch, HeadDim, Hooks, ModelType, QkPermute, Rules};
 use crate::hf::names::DECODER;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -52,6 +52,7 @@ pub const MISTRAL3: Arch = Arch {
     },
     params,
     extra: llama::rope_freqs,
+    hooks: Hooks::NONE,
 };
 
 /// Ministral3Config's default rope (yarn, factor 16), when the file gives neither

@@ -12,11 +12,11 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{json, Map, Value as Json};
 
-use super::{bert, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{bert, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::config::json_u64;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The ModernBERT class.
@@ -56,7 +56,7 @@ pub const MODERN_BERT: Arch = Arch {
     }],
     composites: &[],
     gguf: "modern-bert",
-    vocab: VocabKind::ModernBert,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -80,6 +80,7 @@ pub const MODERN_BERT: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn filter(name: &str) -> Option<String> {
@@ -183,6 +184,15 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 
 /// `{arch}.hidden_activation`.
 const HIDDEN_ACT: &str = "hidden_activation";
+
+/// `ModernBertModel.set_vocab`: `add_bos`, `add_eos` and `add_sep` set first, then the
+/// GPT-2 BPE path.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.set_bool(ggufkit::gguf::keys::tokenizer::ADD_BOS, true);
+    b.set_bool(ggufkit::gguf::keys::tokenizer::ADD_EOS, true);
+    b.set_bool(ggufkit::gguf::keys::tokenizer::ADD_SEP, true);
+    b.gpt2()
+}
 
 #[cfg(test)]
 mod tests {

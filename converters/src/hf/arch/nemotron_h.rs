@@ -22,14 +22,14 @@ use serde_json::{json, Map, Value as Json};
 use super::granite_hybrid::{find, granite_ffn, hybrid_tail, req};
 use super::mamba::{mamba2_tensor, MAMBA2_TENSORS};
 use super::{
-    granite, llama, Arch, Experts, HeadDim, ModelType, Modified, MtpExport, QkPermute, Rules,
+    granite, llama, Arch, Experts, HeadDim, Hooks, ModelType, Modified, MtpExport, QkPermute, Rules,
 };
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
 use crate::hf::params::Params;
 use crate::hf::tensors::{permute_qk, Entry};
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{PadMultiple, VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
 
@@ -72,7 +72,7 @@ pub const NEMOTRON_H: Arch = Arch {
     }],
     composites: &[],
     gguf: "nemotron_h_moe",
-    vocab: VocabKind::NemotronH,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     // gguf-py's `nemotron_h_moe` list (a superset of `nemotron_h`'s).
     tensors: &[
@@ -126,6 +126,9 @@ pub const NEMOTRON_H: Arch = Arch {
     },
     params,
     extra: llama::rope_freqs,
+    hooks: Hooks {
+        gguf_arch: Some(gguf_arch),
+    },
 };
 
 /// The MoE variant's routed experts (`up_proj`, `down_proj`), stacked down first.
@@ -555,4 +558,17 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         )?;
     }
     Ok(())
+}
+
+/// `NemotronHModel.set_vocab`: `vocab_size` padded to a multiple of 8 (whatever the config
+/// says), then the GPT-2 BPE path from tokenizer.json (required: the class loads it through
+/// AutoTokenizer and writes a `gpt2` vocabulary).
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    if !b.dir().join("tokenizer.json").is_file() {
+        return Err(ConvertError::Unsupported(format!(
+            "{}: Nemotron-H needs tokenizer.json (its converter writes a GPT-2 BPE vocabulary)",
+            b.dir().display()
+        )));
+    }
+    b.padded(PadMultiple::Always(8), false)
 }

@@ -7,7 +7,7 @@
 //! per-expert `down/gate/up_proj` like Qwen-MoE and fixes the RMS epsilon at 1e-5.
 
 use super::qwen::QWEN_EXPERTS;
-use super::{keep, no_extra, Arch, HeadDim, ModelType, QkPermute, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, QkPermute, Rules};
 use crate::hf::names::{Tensor, MOE_DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -58,6 +58,7 @@ pub const OLMO: Arch = Arch {
     },
     params: olmo_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Olmo2ForCausalLM` and `Olmo3ForCausalLM` (arch `olmo2`): OLMo 3 adds a sliding-window
@@ -126,6 +127,7 @@ pub const OLMO2: Arch = Arch {
     rules: Rules::NONE,
     params: olmo2_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `OlmoeForCausalLM` (arch `olmoe`).
@@ -164,6 +166,7 @@ pub const OLMOE: Arch = Arch {
     },
     params: olmoe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Olmo3Config's `__post_init__`: the default layer types (every fourth layer global) and

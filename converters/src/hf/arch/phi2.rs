@@ -9,7 +9,7 @@ use ggufkit::gguf::keys::{attention, llm, rope, tokenizer};
 use ggufkit::gguf::Value;
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -59,6 +59,7 @@ pub const PHI2: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {

@@ -10,7 +10,7 @@ use ggufkit::gguf::keys::{self, attention, llm, rope};
 use ggufkit::gguf::Value;
 use serde_json::{Map, Value as Json};
 
-use super::{keep, Arch, Experts, Extra, HeadDim, ModelType, Rules};
+use super::{keep, Arch, Experts, Extra, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, MOE_DECODER};
@@ -59,6 +59,7 @@ pub const PHI3: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra,
+    hooks: Hooks::NONE,
 };
 
 /// Phi3Config's rope validation: `su` and `yarn` become `longrope`; any other type than
@@ -141,6 +142,7 @@ pub const PHIMOE: Arch = Arch {
     },
     params: phimoe_params,
     extra: phimoe_extra,
+    hooks: Hooks::NONE,
 };
 
 /// Phi-3.5-MoE's per-expert `w1`/`w2`/`w3` (gate, down, up), stacked in that order.

@@ -7,7 +7,7 @@
 use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, ModelType, Rules, TextType};
+use super::{keep, no_extra, Arch, Experts, Extra, HeadDim, Hooks, ModelType, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
@@ -53,6 +53,7 @@ pub const QWEN2: Arch = Arch {
     },
     params: dense_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Qwen3ForCausalLM` (arch `qwen3`).
@@ -87,6 +88,7 @@ pub const QWEN3: Arch = Arch {
     rules: Rules::NONE,
     params: dense_params,
     extra: refuse_reranker,
+    hooks: Hooks::NONE,
 };
 
 /// `Qwen2MoeForCausalLM` (arch `qwen2moe`).
@@ -132,6 +134,7 @@ pub const QWEN2MOE: Arch = Arch {
     rules: MOE_RULES,
     params: moe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Qwen3MoeForCausalLM` (arch `qwen3moe`).
@@ -168,6 +171,7 @@ pub const QWEN3MOE: Arch = Arch {
     rules: MOE_RULES,
     params: moe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 const MOE_RULES: Rules = Rules {

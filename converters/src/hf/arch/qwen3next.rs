@@ -34,7 +34,7 @@ use ggufkit::gguf::keys::{hybrid, mla, rope, ssm};
 use serde_json::{json, Map, Value as Json};
 
 use super::qwen::{moe_params, QWEN_EXPERTS};
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, MtpExport, Rules, TextType};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, MtpExport, Rules, TextType};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor};
@@ -135,6 +135,7 @@ pub const QWEN3NEXT: Arch = Arch {
     },
     params: next_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Qwen3_5ForCausalLM` and the text model of `Qwen3_5ForConditionalGeneration` (arch
@@ -191,6 +192,7 @@ pub const QWEN35: Arch = Arch {
     },
     params: qwen35_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `Qwen3_5MoeForCausalLM` and the text model of `Qwen3_5MoeForConditionalGeneration` (arch
@@ -244,6 +246,7 @@ pub const QWEN35MOE: Arch = Arch {
     },
     params: qwen35_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The config classes' `__post_init__`: without `layer_types`, every

@@ -27,7 +27,7 @@ use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
 use super::qwen::{moe_params, QWEN3, QWEN_EXPERTS};
-use super::{no_extra, Arch, HeadDim, ModelType, Modified, Rules, TextType};
+use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules, TextType};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
@@ -92,6 +92,7 @@ pub const QWEN2VL: Arch = Arch {
     rules: Rules::NONE,
     params: |p| p.generic(),
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The text model of Qwen3-VL (arch `qwen3vl`).
@@ -126,6 +127,7 @@ pub const QWEN3VL: Arch = Arch {
     rules: Rules::NONE,
     params: qwen3vl_params,
     extra: QWEN3.extra,
+    hooks: Hooks::NONE,
 };
 
 /// The text model of Qwen3-VL-MoE (arch `qwen3vlmoe`).
@@ -170,6 +172,7 @@ pub const QWEN3VLMOE: Arch = Arch {
     },
     params: qwen3vlmoe_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn terr(name: &str, problem: String) -> ConvertError {

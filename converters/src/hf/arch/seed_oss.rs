@@ -3,7 +3,7 @@
 //! The generic hparams and Llama's tensor names, except that the norm after attention is
 //! `post_attention_norm` (there is no `ffn_norm`); q/k/v biases are optional.
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -41,6 +41,7 @@ pub const SEED_OSS: Arch = Arch {
     rules: Rules::NONE,
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {

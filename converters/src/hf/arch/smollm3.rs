@@ -3,7 +3,7 @@
 //! Everything is Llama's: vocabulary path, q/k permutation, hparams (`vocab_size`, rope
 //! dimensions) and the Llama-3 `rope_freqs` tensor; the NoPE layer list is not written.
 
-use super::{llama, Arch, HeadDim, ModelType, QkPermute, Rules};
+use super::{llama, Arch, HeadDim, Hooks, ModelType, QkPermute, Rules};
 use crate::hf::names::DECODER;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 
@@ -42,4 +42,5 @@ pub const SMOLLM3: Arch = Arch {
     },
     params: llama::params,
     extra: llama::rope_freqs,
+    hooks: Hooks::NONE,
 };

@@ -9,7 +9,7 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Modified, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
@@ -55,6 +55,7 @@ pub const STABLELM: Arch = Arch {
     },
     params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn refuse_per_head_norms(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {

@@ -5,7 +5,7 @@
 //! non-gated MLP (`c_fc`, `c_proj`). `GPTBigCodeForCausalLM` (arch `starcoder`) is GPT-2
 //! shaped with multi-query attention (one KV head) and learned positions.
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -45,6 +45,7 @@ pub const STARCODER2: Arch = Arch {
     rules: Rules::NONE,
     params: starcoder2_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `GPTBigCodeForCausalLM` (arch `starcoder`).
@@ -88,6 +89,7 @@ pub const STARCODER: Arch = Arch {
     rules: Rules::NONE,
     params: starcoder_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 fn starcoder2_params(p: &mut Params) -> Result<(), ConvertError> {

@@ -12,12 +12,12 @@
 use ggufkit::gguf::keys::{attention, llm};
 use serde_json::{Map, Value as Json};
 
-use super::{keep, no_extra, Arch, HeadDim, ModelType, Rules};
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tensors::Entry;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The encoder's tensors (gguf-py's `MODEL_TENSORS[T5ENCODER]`).
@@ -153,7 +153,7 @@ pub const T5: Arch = Arch {
     ],
     composites: &[],
     gguf: "t5",
-    vocab: VocabKind::T5,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[ENCODER, DECODER],
     tensor_overrides: &[],
@@ -164,6 +164,7 @@ pub const T5: Arch = Arch {
     },
     params: t5_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// `T5EncoderModel`.
@@ -172,7 +173,7 @@ pub const T5ENCODER: Arch = Arch {
     model_types: &[],
     composites: &[],
     gguf: "t5encoder",
-    vocab: VocabKind::T5,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[ENCODER],
     tensor_overrides: &[],
@@ -183,6 +184,7 @@ pub const T5ENCODER: Arch = Arch {
     },
     params: encoder_params,
     extra: no_extra,
+    hooks: Hooks::NONE,
 };
 
 /// The names a T5 checkpoint stores its token embeddings under (one or several copies).
@@ -253,6 +255,12 @@ fn encoder_params(p: &mut Params) -> Result<(), ConvertError> {
     common_attention(p)?;
     p.file_type();
     Ok(())
+}
+
+/// `T5Model.set_vocab`: the unigram `tokenizer.model` / `spiece.model` as a `t5` vocabulary
+/// in its own id layout, with `added_tokens.json`.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    b.t5_unigram()
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::config::{self, json_u64, Hparams};
 use super::expr::Expr;
 use super::names::block_id;
 use super::outtype::{self, OutType};
-use super::safetensors::{self, StDtype};
+use super::safetensors::{self, StDtype, StTensor};
 use super::tensors::Planned;
 use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
@@ -168,7 +168,7 @@ pub struct Ctx {
     /// The resolved outtype.
     pub outtype: OutType,
     /// The model directory.
-    pub dir: std::path::PathBuf,
+    pub dir: crate::hf::ModelDir,
     /// Pixtral: the `[IMG_BREAK]` token id whose embedding row is kept (-1: none).
     pub img_break: i64,
 }
@@ -532,6 +532,72 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
     let hp = config::load(dir)?;
     let class = mmproj_arch(&hp.raw).unwrap_or_else(|| hp.arch.clone());
     let p = lookup(&class).ok_or_else(|| no_projector(&hp, &class))?;
+    let mut ctx = projector_context(dir, opts, p, class, hp)?;
+    let n_blocks = tower_block_count(&ctx)?;
+    let shards = if safetensors::is_safetensors(dir)? {
+        safetensors::index_dir(dir)?
+    } else {
+        crate::torch::index_dir(dir)?
+    };
+    let entries = projector_entries(p, shards.tensors);
+    let outtype = match opts.outtype {
+        OutType::Auto => {
+            outtype::resolve_auto(entries.iter().map(|(_, e, d)| (e.shape().len(), *d)))
+        }
+        t => t,
+    };
+    ctx.outtype = outtype;
+    let planned = plan_projector(p, &ctx, entries, n_blocks)?;
+
+    let mut md = Metadata::new();
+    md.set(keys::general::ARCHITECTURE, "clip");
+    md.set(keys::general::TYPE, "mmproj");
+    let meta = metadata::write_general(
+        dir,
+        &ctx.hp.raw,
+        opts,
+        planned.iter().map(|p| (p.name.as_str(), p.expr.shape())),
+        &mut md,
+    )?;
+    let file_type = outtype.file_type();
+    {
+        let mut c = Clip {
+            ctx: &ctx,
+            md: &mut md,
+        };
+        c.base(p, file_type)?;
+        (p.params)(&mut c)?;
+    }
+    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    let default_file_name = format!(
+        "mmproj-{}.gguf",
+        metadata::file_name(&meta, None, Some(outtype.label()), None)
+    );
+    let (sources, tensors) = super::to_ir_all(planned);
+    Ok(HfConversion {
+        model: Model {
+            metadata: md,
+            tensors,
+        },
+        file_type,
+        outtype,
+        default_file_name,
+        sources,
+        hf_arch: ctx.class,
+        vocab_error: None,
+    })
+}
+
+/// The projector's context from its config (`MmprojModel.__init__`): the refusals (a
+/// vocabulary, an adapter, no encoder config), the encoders' configs, the preprocessor
+/// config and the text model's width, then the base defaults and the class's `prepare`.
+fn projector_context(
+    dir: &Path,
+    opts: &HfOptions,
+    p: &Projector,
+    class: String,
+    hp: config::Hparams,
+) -> Result<Ctx, ConvertError> {
     if opts.vocab_only {
         return Err(ConvertError::Unsupported(format!(
             "{class}: --vocab-only and --mmproj together: a projector file has no vocabulary"
@@ -561,13 +627,13 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         return Err(hp.missing(&["text_config.hidden_size", "hidden_size", "n_embd"]));
     }
     let mut ctx = Ctx {
-        class: class.clone(),
+        class,
         vision: if p.vision { vision } else { None },
         audio: if p.audio { audio } else { None },
         pre: preprocessor(dir)?,
         n_embd_text,
         outtype: opts.outtype,
-        dir: dir.to_path_buf(),
+        dir: crate::hf::ModelDir::new(dir),
         img_break: -1,
         hp,
     };
@@ -580,30 +646,32 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
     }
     defaults(&mut ctx);
     (p.prepare)(&mut ctx)?;
-    let n_blocks = {
-        let v = find(ctx.tower(), BLOCK_KEYS).ok_or_else(|| ctx.missing("tower", BLOCK_KEYS))?;
-        json_u64(v)
-            .filter(|n| *n <= config::MAX_BLOCK_COUNT)
-            .ok_or_else(|| {
-                ConvertError::format(
-                    &ctx.hp.path,
-                    None,
-                    format!(
-                        "tower block count {v}: expected an integer up to {}",
-                        config::MAX_BLOCK_COUNT
-                    ),
-                )
-            })?
-    };
-    let shards = if safetensors::is_safetensors(dir)? {
-        safetensors::index_dir(dir)?
-    } else {
-        crate::torch::index_dir(dir)?
-    };
-    // index_tensors with the class's filter, then MmprojModel's and ModelBase's.
+    Ok(ctx)
+}
+
+/// The tower's block count (bounded: the names of every block are generated).
+fn tower_block_count(ctx: &Ctx) -> Result<u64, ConvertError> {
+    let v = find(ctx.tower(), BLOCK_KEYS).ok_or_else(|| ctx.missing("tower", BLOCK_KEYS))?;
+    json_u64(v)
+        .filter(|n| *n <= config::MAX_BLOCK_COUNT)
+        .ok_or_else(|| {
+            ConvertError::format(
+                &ctx.hp.path,
+                None,
+                format!(
+                    "tower block count {v}: expected an integer up to {}",
+                    config::MAX_BLOCK_COUNT
+                ),
+            )
+        })
+}
+
+/// `index_tensors` with the class's filter, then MmprojModel's and ModelBase's: the text
+/// model's tensors dropped, a later tensor of one name replacing the earlier in place.
+fn projector_entries(p: &Projector, tensors: Vec<StTensor>) -> Vec<(String, Expr, StDtype)> {
     let mut entries: Vec<(String, Expr, StDtype)> = Vec::new();
     let mut pos = std::collections::HashMap::new();
-    for t in shards.tensors {
+    for t in tensors {
         let Some(name) = (p.filter)(&t.name) else {
             continue;
         };
@@ -625,13 +693,17 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
             }
         }
     }
-    let outtype = match opts.outtype {
-        OutType::Auto => {
-            outtype::resolve_auto(entries.iter().map(|(_, e, d)| (e.shape().len(), *d)))
-        }
-        t => t,
-    };
-    ctx.outtype = outtype;
+    entries
+}
+
+/// `modify_tensors` and `prepare_tensors`: each tensor through the class's hook, mapped to
+/// its GGUF name and given its output type (`ctx.outtype` resolved).
+fn plan_projector(
+    p: &Projector,
+    ctx: &Ctx,
+    entries: Vec<(String, Expr, StDtype)>,
+    n_blocks: u64,
+) -> Result<Vec<Planned>, ConvertError> {
     let map = ProjectorMap::new(n_blocks);
     let map_name = |name: &str| {
         map.get(name).ok_or_else(|| ConvertError::Tensor {
@@ -657,7 +729,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         }
         let bid = block_id(&name);
         let outs = match p.hook {
-            Some(h) => h(&ctx, name.clone(), expr)?,
+            Some(h) => h(ctx, name.clone(), expr)?,
             None => vec![Out::Map(name.clone(), expr)],
         };
         for out in outs {
@@ -674,7 +746,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
             let shape = expr.shape();
             let row = shape.last().copied().unwrap_or(1);
             let ty = choose(
-                outtype,
+                ctx.outtype,
                 forced(p, &name, &gguf),
                 &gguf,
                 shape.len(),
@@ -688,52 +760,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
             });
         }
     }
-
-    let mut md = Metadata::new();
-    md.set(keys::general::ARCHITECTURE, "clip");
-    md.set(keys::general::TYPE, "mmproj");
-    let count = metadata::count_params(planned.iter().map(|p| (p.name.as_str(), p.expr.shape())));
-    let mut meta = metadata::load(
-        dir,
-        &ctx.hp.raw,
-        opts.metadata_override.as_deref(),
-        opts.model_name.as_deref(),
-        count.total as i64,
-    )?;
-    if meta.name.is_none() {
-        meta.name = Some(metadata::dir_name(dir));
-    }
-    if meta.size_label.is_none() && count.total > 0 {
-        meta.size_label = Some(metadata::size_label(&count));
-    }
-    metadata::write(&meta, &mut md);
-    let file_type = outtype.file_type();
-    {
-        let mut c = Clip {
-            ctx: &ctx,
-            md: &mut md,
-        };
-        c.base(p, file_type)?;
-        (p.params)(&mut c)?;
-    }
-    md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
-    let default_file_name = format!(
-        "mmproj-{}.gguf",
-        metadata::file_name(&meta, None, Some(outtype.label()), None)
-    );
-    let (sources, tensors) = super::to_ir_all(planned);
-    Ok(HfConversion {
-        model: Model {
-            metadata: md,
-            tensors,
-        },
-        file_type,
-        outtype,
-        default_file_name,
-        sources,
-        hf_arch: class,
-        vocab_error: None,
-    })
+    Ok(planned)
 }
 
 /// What AutoConfig fills into a tower's config that the converter reads (transformers 5

@@ -54,13 +54,18 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
 /// A token's id: tokenizer_config.json's `added_tokens_decoder`, then tokenizer.json's
 /// `added_tokens`.
 fn token_id(ctx: &Ctx, token: &str) -> Result<i64, ConvertError> {
-    let tc = read_json(&ctx.dir.join("tokenizer_config.json"))?;
+    let tc = ctx.dir.tokenizer_config()?.ok_or_else(|| {
+        ConvertError::io(
+            ctx.dir.tokenizer_config_path(),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })?;
     if let Some(m) = tc.get("added_tokens_decoder").and_then(Json::as_object) {
         for (id, t) in m {
             if t.get("content").and_then(Json::as_str) == Some(token) {
                 return id.parse().map_err(|_| {
                     ConvertError::format(
-                        ctx.dir.join("tokenizer_config.json"),
+                        ctx.dir.tokenizer_config_path(),
                         None,
                         format!("added_tokens_decoder: {id:?} is not a token id"),
                     )

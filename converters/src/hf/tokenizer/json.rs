@@ -12,8 +12,12 @@ use crate::ConvertError;
 
 /// Reads and parses a JSON file.
 pub(crate) fn read_json(path: &Path) -> Result<Json, ConvertError> {
-    let text = read_text(path)?;
-    serde_json::from_str(&crate::hf::config::python_json(&text)).map_err(|e| json_error(path, &e))
+    parse_json(path, &read_text(path)?)
+}
+
+/// Parses the text of the JSON file at `path` as Python's `json` does (`NaN`, `Infinity`).
+pub(crate) fn parse_json(path: &Path, text: &str) -> Result<Json, ConvertError> {
+    serde_json::from_str(&crate::hf::config::python_json(text)).map_err(|e| json_error(path, &e))
 }
 
 /// Reads a JSON file whose top level is an object, keeping the order of its keys.

@@ -21,6 +21,7 @@
 
 mod auto;
 mod bpe;
+mod build;
 mod guard;
 mod json;
 mod kv;
@@ -37,102 +38,55 @@ use std::path::Path;
 use ggufkit::gguf::{ArrayValue, Value};
 use serde_json::Value as Json;
 
+use crate::hf::ModelDir;
 use crate::ConvertError;
+pub(crate) use json::{parse_json, read_text};
 use kv::{key, strings, Kv};
 use special::SpecialVocab;
 
+pub use crate::hf::family::VocabQuirks;
+pub use build::{PadMultiple, VocabBuild, VocabOutcome};
 pub use pre::{
     chkhsh_of_ids, name_for_chkhsh, PreTokenizerHow, PreTokenizerMatch, StructureRule, CHKTXT,
     STRUCTURE_RULES,
 };
 
-/// Which vocabulary path an architecture's converter class takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which vocabulary path an architecture's converter class takes: one of the shared paths
+/// of the reference's base classes, or the class's own `set_vocab`.
+#[derive(Debug, Clone, Copy)]
 pub enum VocabKind {
     /// `LlamaModel.set_vocab`: SentencePiece if `tokenizer.model` exists, else the
     /// byte-fallback HF path, else GPT-2 BPE.
     Llama,
-    /// Qwen2: SentencePiece first, else GPT-2 BPE.
+    /// SentencePiece first, else GPT-2 BPE (`Qwen2Model.set_vocab`).
     Qwen2,
     /// GPT-2 style BPE from `tokenizer.json`.
     Gpt2,
-    /// Gemma's SentencePiece vocabulary.
+    /// The Gemma classes' SentencePiece vocabulary (with the architecture's
+    /// [`VocabQuirks`]).
     Gemma,
     /// Phi-3's SentencePiece vocabulary with added tokens.
     Phi3,
     /// BERT WordPiece.
     Bert,
-    /// ERNIE 4.5: SentencePiece, then `add_space_prefix` from tokenizer_config.json when it
-    /// has the key.
-    Ernie,
-    /// XLM-RoBERTa: the unigram SentencePiece model `sentencepiece.bpe.model` as a `t5`
-    /// vocabulary in fairseq's id layout.
-    XlmRoberta,
-    /// T5: the unigram SentencePiece model `tokenizer.model` / `spiece.model` as a `t5`
-    /// vocabulary in its own id layout, with `added_tokens.json`.
-    T5,
-    /// InternLM3: SentencePiece (required), `add_space_prefix` from tokenizer_config.json,
-    /// then the special tokens with eos moved to a special `<|im_end|>` added token.
-    InternLm3,
-    /// NomicBERT: XLM-R's unigram vocabulary when tokenizer.json is a Unigram one, else
-    /// BERT's WordPiece.
-    NomicBert,
-    /// ModernBERT: `add_bos`, `add_eos`, `add_sep` set first, then the GPT-2 BPE path.
-    ModernBert,
-    /// GLM-4: GPT-2 BPE with eos/unk/bos = `<|endoftext|>` and eot = `<|user|>` when the
-    /// special-token files do not set them (`Glm4Model.set_vocab`).
-    Glm4,
-    /// GLM-4.5 (`_set_vocab_glm`): GPT-2 BPE with bos = `[gMASK]`, eot = `<|user|>`, unk =
-    /// `<|endoftext|>` and eom = `<|observation|>` when the special-token files do not set
-    /// them.
-    Glm45,
-    /// Mamba: `vocab_size` padded to `pad_vocab_size_multiple` (default 8), then GPT-2 BPE
-    /// from tokenizer.json, else SentencePiece (llama.cpp's built-in GPT-NeoX vocabulary
-    /// for a directory with neither is refused).
-    Mamba,
-    /// Mamba-2: `vocab_size` padded to `pad_vocab_size_multiple` (default 16), then
-    /// SentencePiece, else GPT-2 BPE.
-    Mamba2,
-    /// Granite 4 hybrids: Mamba-2's path, padded to a multiple of 8 when the model has SSM
-    /// layers, else not at all (`pad_vocab_size_multiple` is overridden).
-    GraniteHybrid,
-    /// Jamba: SentencePiece, else the byte-fallback HF path with `add_space_prefix` false.
-    Jamba,
-    /// Nemotron-H: `vocab_size` padded to a multiple of 8 (whatever the config says), then
-    /// the GPT-2 BPE path from tokenizer.json (required: the class loads it through
-    /// AutoTokenizer and writes a `gpt2` vocabulary).
-    NemotronH,
+    /// The class's own `set_vocab`, written in its architecture's file from the steps of
+    /// [`VocabBuild`].
+    Own(SetVocab),
 }
 
-/// What an architecture's `set_vocab` does beyond its [`VocabKind`]'s path (read by the
-/// Gemma path).
-#[derive(Debug, Clone, Copy)]
-pub struct VocabQuirks {
-    /// `tokenizer.model` is required: no fallback to tokenizer.json (Gemma 1 and 2).
-    pub requires_spm: bool,
-    /// Special tokens set by id through a second SpecialVocab of just these types, whose
-    /// chat template is not written (Gemma's fill-in-the-middle tokens and `eot`).
-    pub fixed_special_tokens: &'static [(&'static str, i128)],
-}
+/// A class's own `set_vocab` (see [`VocabKind::Own`]).
+pub type SetVocab = fn(&mut VocabBuild) -> Result<VocabOutcome, ConvertError>;
 
-impl VocabQuirks {
-    /// Nothing beyond the path.
-    pub const NONE: VocabQuirks = VocabQuirks {
-        requires_spm: false,
-        fixed_special_tokens: &[],
-    };
-
-    /// The quirks of the architecture whose `general.architecture` is `arch`.
-    fn of(arch: &str) -> VocabQuirks {
-        crate::hf::arch::by_gguf(arch).map_or(VocabQuirks::NONE, |a| a.vocab_quirks)
-    }
-}
+/// Chooses special tokens by their text (see [`VocabBuild::gpt2_with_added_specials`]).
+pub type AddedSpecials = fn(
+    &dyn Fn(&str) -> Result<i128, ConvertError>,
+) -> Result<Vec<(&'static str, i128)>, ConvertError>;
 
 /// What the tokenizer converter needs to know.
 #[derive(Debug, Clone)]
 pub struct VocabRequest<'a> {
     /// The model directory.
-    pub dir: &'a Path,
+    pub dir: &'a ModelDir,
     /// The vocabulary path.
     pub kind: VocabKind,
     /// `general.architecture` (some rules depend on it).
@@ -181,98 +135,25 @@ pub fn vocab_metadata(req: &VocabRequest) -> Result<Vec<(String, Value)>, Conver
 
 /// The tokenizer keys, in order, with the path taken and the pre-tokenizer detection.
 pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertError> {
-    let dir = req.dir;
-    let tc = read_tokenizer_config(dir)?;
-    let tc = tc.as_ref();
-    let mut kv = Kv::new();
-    let (path, pre) = match req.kind {
-        VocabKind::Llama => set_vocab_llama(req, tc, &mut kv)?,
-        VocabKind::Qwen2 => match spm::load_model(dir)? {
-            Some(m) => (sentencepiece(req, &m, &mut kv)?, None),
-            None => gpt2(req, tc, &mut kv)?,
-        },
-        VocabKind::Gpt2 => gpt2(req, tc, &mut kv)?,
-        VocabKind::ModernBert => {
-            kv.bool(key::ADD_BOS, true);
-            kv.bool(key::ADD_EOS, true);
-            kv.bool(key::ADD_SEP, true);
-            gpt2(req, tc, &mut kv)?
-        }
-        VocabKind::Glm4 => glm4(req, tc, &mut kv, false)?,
-        VocabKind::Glm45 => glm4(req, tc, &mut kv, true)?,
-        VocabKind::Mamba | VocabKind::Mamba2 => {
-            let (multiple, spm_first) = match req.kind {
-                VocabKind::Mamba => (8, false),
-                _ => (16, true),
-            };
-            set_vocab_mamba(req, tc, multiple, spm_first, &mut kv)?
-        }
-        VocabKind::Jamba => match spm::load_model(dir)? {
-            Some(m) => (sentencepiece(req, &m, &mut kv)?, None),
-            None => {
-                let path = llama_hf(req, tc, &mut kv)?;
-                kv.bool(key::ADD_SPACE_PREFIX, false);
-                (path, None)
-            }
-        },
-        VocabKind::NemotronH => {
-            if !dir.join("tokenizer.json").is_file() {
-                return Err(ConvertError::Unsupported(format!(
-                    "{}: Nemotron-H needs tokenizer.json (its converter writes a GPT-2 BPE \
-                     vocabulary)",
-                    dir.display()
-                )));
-            }
-            let hp = with_hparam(req.hparams, "pad_vocab_size_multiple", Json::from(8));
-            let req = VocabRequest {
-                hparams: &hp,
-                ..req.clone()
-            };
-            set_vocab_mamba(&req, tc, 8, false, &mut kv)?
-        }
-        VocabKind::GraniteHybrid => {
-            let multiple = if crate::hf::arch::granite_hybrid_has_ssm(req.hparams) {
-                8
-            } else {
-                1
-            };
-            let hp = with_hparam(req.hparams, "pad_vocab_size_multiple", Json::from(multiple));
-            let req = VocabRequest {
-                hparams: &hp,
-                ..req.clone()
-            };
-            set_vocab_mamba(&req, tc, multiple, true, &mut kv)?
-        }
-        VocabKind::Ernie => {
-            let m = spm::load_model(dir)?.ok_or_else(|| {
-                ConvertError::io(
-                    dir.join("tokenizer.model"),
-                    std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "ERNIE 4.5 needs tokenizer.model",
-                    ),
-                )
-            })?;
-            let path = sentencepiece(req, &m, &mut kv)?;
-            if let Some(v) = tc.and_then(|t| t.get("add_prefix_space")) {
-                kv.bool(key::ADD_SPACE_PREFIX, json::truthy(Some(v)));
-            }
-            (path, None)
-        }
-        VocabKind::Gemma => set_vocab_gemma(req, tc, &mut kv)?,
-        VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut kv)?,
-        VocabKind::XlmRoberta => (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None),
-        VocabKind::T5 => (xlmr::set_vocab_t5(dir, req.hparams, &mut kv)?, None),
-        VocabKind::InternLm3 => (internlm3(req, tc, &mut kv)?, None),
-        VocabKind::NomicBert if crate::hf::arch::nomic_tokenizer_is_unigram(dir)? => {
-            (xlmr::set_vocab(dir, req.hparams, &mut kv)?, None)
-        }
-        VocabKind::Bert | VocabKind::NomicBert => {
-            let (k, pre) = wpm::set_vocab_bert(dir, req.hparams, tc)?;
-            kv.extend(k);
-            (VocabPath::WordPiece, Some(pre))
-        }
+    let tc = req.dir.tokenizer_config()?;
+    let mut b = VocabBuild {
+        req,
+        tc,
+        kv: Kv::new(),
     };
+    let (path, pre) = match req.kind {
+        VocabKind::Llama => set_vocab_llama(req, tc, &mut b.kv)?,
+        VocabKind::Qwen2 => match b.spm_model()? {
+            Some(m) => (b.sentencepiece(&m)?, None),
+            None => b.gpt2()?,
+        },
+        VocabKind::Gpt2 => b.gpt2()?,
+        VocabKind::Gemma => set_vocab_gemma(req, tc, &mut b.kv)?,
+        VocabKind::Phi3 => set_vocab_phi3(req, tc, &mut b.kv)?,
+        VocabKind::Bert => b.wordpiece()?,
+        VocabKind::Own(set_vocab) => set_vocab(&mut b)?,
+    };
+    let kv = b.kv;
     Ok(VocabReport {
         keys: kv.into_vec(),
         path,
@@ -285,18 +166,10 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
 /// tokenizer.json (see [`STRUCTURE_RULES`]). Fails, naming the hash and the pipeline found,
 /// when neither recognises it.
 pub fn detect_pre_tokenizer(dir: &Path) -> Result<PreTokenizerMatch, ConvertError> {
-    let tc = read_tokenizer_config(dir)?;
-    let hf = bpe::HfTokenizer::load(dir, tc.as_ref())?;
-    pre::detect(&hf.tok, &hf.json, tc.as_ref(), &hf.path)
-}
-
-fn read_tokenizer_config(dir: &Path) -> Result<Option<Json>, ConvertError> {
-    let p = dir.join("tokenizer_config.json");
-    if p.is_file() {
-        Ok(Some(json::read_json(&p)?))
-    } else {
-        Ok(None)
-    }
+    let dir = ModelDir::new(dir);
+    let tc = dir.tokenizer_config()?;
+    let hf = bpe::HfTokenizer::load(&dir, tc)?;
+    pre::detect(&hf.tok, &hf.json, tc, &hf.path)
 }
 
 /// A copy of the hparams `h` with `key` set to `value` (left as they are when they are not an
@@ -357,13 +230,7 @@ fn sentencepiece(
     model: &proto::SpmModel,
     kv: &mut Kv,
 ) -> Result<VocabPath, ConvertError> {
-    // gemma3n's converter hides vocab_size_per_layer_input during set_vocab.
-    let keys: &[&str] = if req.arch == "gemma3n" {
-        &["vocab_size"]
-    } else {
-        &["vocab_size_per_layer_input", "vocab_size"]
-    };
-    let n = match find_hparam(req.hparams, keys) {
+    let n = match find_hparam(req.hparams, quirks_of(req.arch).spm_size_keys) {
         Some(v) => count(v, "vocab_size")?,
         None => None,
     };
@@ -372,7 +239,7 @@ fn sentencepiece(
     Ok(VocabPath::SentencePiece)
 }
 
-fn write_spm(dir: &Path, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertError> {
+fn write_spm(dir: &ModelDir, v: spm::SpmVocab, kv: &mut Kv) -> Result<(), ConvertError> {
     let n = v.tokens.len();
     kv.string(key::MODEL, "llama");
     kv.string(key::PRE, "default");
@@ -450,20 +317,21 @@ fn set_vocab_mamba(
     )))
 }
 
-/// `InternLM3Model.set_vocab`.
-fn internlm3(
+/// SentencePiece (required: `why` says so), `add_space_prefix` from tokenizer_config.json,
+/// then the special tokens of its `added_tokens_decoder`, with `eos` moved to the added token
+/// `eos_text`.
+fn sentencepiece_with_config_specials(
     req: &VocabRequest,
     tc: Option<&Json>,
     kv: &mut Kv,
+    why: &str,
+    eos_text: &str,
 ) -> Result<VocabPath, ConvertError> {
     let dir = req.dir;
     let model = spm::load_model(dir)?.ok_or_else(|| {
         ConvertError::io(
             dir.join("tokenizer.model"),
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "InternLM3ForCausalLM needs tokenizer.model",
-            ),
+            std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
         )
     })?;
     let n = match find_hparam(req.hparams, &["vocab_size_per_layer_input", "vocab_size"]) {
@@ -496,7 +364,7 @@ fn internlm3(
                 // Keyed by its text, which no writer method handles: only the eos update
                 // below has an effect.
                 sv.set_special_token(content, id)?;
-                if content == "<|im_end|>" {
+                if content == eos_text {
                     if let Some(e) = sv.special_token_ids.iter_mut().find(|(k, _)| k == "eos") {
                         e.1 = u32::try_from(id)
                             .map_err(|_| ConvertError::Other(format!("eos id {id} exceeds u32")))?;
@@ -526,14 +394,14 @@ fn gpt2(
     Ok((VocabPath::Gpt2, Some(base.pre)))
 }
 
-/// `Glm4Model.set_vocab`: the GPT-2 path, with special tokens taken from the tokenizer's
-/// added vocabulary where the special-token files leave them unset.
-fn glm4(
+/// The GPT-2 path, with special tokens taken from the tokenizer's added vocabulary where the
+/// special-token files leave them unset (see [`VocabBuild::gpt2_with_added_specials`]).
+fn gpt2_with_added_specials(
     req: &VocabRequest,
     tc: Option<&Json>,
     kv: &mut Kv,
-    glm45: bool,
-) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    choose: AddedSpecials,
+) -> Result<VocabOutcome, ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
     // `tokenizer.get_added_vocab()`: tokenizer.json's added tokens and tokenizer_config's
     // added_tokens_decoder.
@@ -559,21 +427,11 @@ fn glm4(
                 ConvertError::format(
                     &hf.path,
                     None,
-                    format!("GLM-4 needs the added token {content:?} (a special token)"),
+                    format!("the vocabulary needs the added token {content:?} (a special token)"),
                 )
             })
     };
-    let ids = if glm45 {
-        [
-            ("bos", find("[gMASK]")?),
-            ("eot", find("<|user|>")?),
-            ("unk", find("<|endoftext|>")?),
-            ("eom", find("<|observation|>")?),
-        ]
-    } else {
-        let (eot, eos) = (find("<|user|>")?, find("<|endoftext|>")?);
-        [("eos", eos), ("eot", eot), ("unk", eos), ("bos", eos)]
-    };
+    let ids = choose(&find)?;
     let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
     kv.string(key::MODEL, "gpt2");
     kv.string(key::PRE, &base.pre.name);
@@ -585,6 +443,22 @@ fn glm4(
     }
     sv.add_to(kv)?;
     Ok((VocabPath::Gpt2, Some(base.pre)))
+}
+
+/// `BertModel.set_vocab`: WordPiece.
+fn wordpiece(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+) -> Result<VocabOutcome, ConvertError> {
+    let (k, pre) = wpm::set_vocab_bert(req.dir, req.hparams, tc)?;
+    kv.extend(k);
+    Ok((VocabPath::WordPiece, Some(pre)))
+}
+
+/// The quirks of the architecture whose `general.architecture` is `arch`.
+fn quirks_of(arch: &str) -> VocabQuirks {
+    crate::hf::arch::by_gguf(arch).map_or(VocabQuirks::NONE, |a| a.vocab_quirks)
 }
 
 /// `_set_vocab_llama_hf`.
@@ -626,8 +500,7 @@ fn set_vocab_llama(
     let result = match spm::load_model(dir)? {
         Some(m) => (sentencepiece(req, &m, kv)?, None),
         None => {
-            let tj = dir.join("tokenizer.json");
-            if tj.is_file() && bpe::is_llama_hf(&json::read_json(&tj)?) {
+            if dir.tokenizer_json()?.is_some_and(bpe::is_llama_hf) {
                 (llama_hf(req, tc, kv)?, None)
             } else {
                 gpt2(req, tc, kv)?
@@ -668,7 +541,7 @@ fn set_vocab_gemma(
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
     let model = spm::load_model(dir)?;
-    let quirks = VocabQuirks::of(req.arch);
+    let quirks = quirks_of(req.arch);
     let Some(model) = model else {
         if quirks.requires_spm {
             return Err(ConvertError::io(

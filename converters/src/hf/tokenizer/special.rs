@@ -14,6 +14,7 @@ use serde_json::{Map, Value as Json};
 
 use super::json::{as_py_int, read_json, read_text, truthy};
 use super::kv::{key, strings, Kv};
+use crate::hf::ModelDir;
 use crate::ConvertError;
 
 /// The default special token types.
@@ -79,7 +80,7 @@ fn is_one_of(x: &str, a: &Json, b: &Json) -> bool {
 impl SpecialVocab {
     /// Loads the special vocabulary of `dir` (`SpecialVocab(dir, load_merges, types, n_vocab)`).
     pub fn load(
-        dir: &Path,
+        dir: &ModelDir,
         load_merges: bool,
         types: Option<&[&str]>,
         n_vocab: Option<usize>,
@@ -199,16 +200,12 @@ impl SpecialVocab {
         Ok(())
     }
 
-    fn load_tokenizer_json(&mut self, dir: &Path) -> Result<(), ConvertError> {
+    fn load_tokenizer_json(&mut self, dir: &ModelDir) -> Result<(), ConvertError> {
         let tj_path = dir.join("tokenizer.json");
-        let tokenizer = if tj_path.is_file() {
-            Some(read_json(&tj_path)?)
-        } else {
-            None
-        };
+        let tokenizer = dir.tokenizer_json()?;
         let empty = Vec::new();
         let mut added_tokens: &Vec<Json> = &empty;
-        if let Some(tj) = &tokenizer {
+        if let Some(tj) = tokenizer {
             if self.load_merges {
                 if let Some(m) = tj.get("model").and_then(|m| m.get("merges")) {
                     self.read_merges(&tj_path, m)?;
@@ -221,17 +218,18 @@ impl SpecialVocab {
                 added_tokens = a;
             }
         }
-        let tc_path = dir.join("tokenizer_config.json");
-        let mut tc: Option<Map<String, Json>> = None;
-        if tc_path.is_file() {
-            match read_json(&tc_path)? {
-                Json::Object(o) => tc = Some(o),
-                _ => {
-                    return Err(ConvertError::format(&tc_path, None, "not a JSON object"));
-                }
+        let mut tc: Option<Map<String, Json>> = match dir.tokenizer_config()? {
+            Some(Json::Object(o)) => Some(o.clone()),
+            Some(_) => {
+                return Err(ConvertError::format(
+                    dir.tokenizer_config_path(),
+                    None,
+                    "not a JSON object",
+                ));
             }
-        }
-        if let Some(tj) = tokenizer.as_ref().filter(|t| truthy(Some(t))) {
+            None => None,
+        };
+        if let Some(tj) = tokenizer.filter(|t| truthy(Some(t))) {
             self.analyse_post_processor(tj, &mut tc);
         }
         let Some(tc) = tc.filter(|m| !m.is_empty()) else {

@@ -5,10 +5,11 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use super::json::{as_py_int, read_json, read_ordered, ConfigAddedTokens, Ordered};
+use super::json::{as_py_int, read_ordered, ConfigAddedTokens, Ordered};
 use super::kv::token_type;
 use super::proto::{parse_model, PieceType, SpmModel};
 use super::{looks_special, MAX_VOCAB};
+use crate::hf::ModelDir;
 use crate::ConvertError;
 
 /// Tokens, scores and types in id order.
@@ -96,13 +97,14 @@ fn added_tokens_json(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>
 }
 
 /// tokenizer_config.json's `added_tokens_decoder` in file order.
-fn added_tokens_decoder(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
-    let path = dir.join("tokenizer_config.json");
-    if !path.is_file() {
+fn added_tokens_decoder(
+    dir: &ModelDir,
+) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
+    let Some(text) = dir.tokenizer_config_text()? else {
         return Ok(None);
-    }
-    let text = super::json::read_text(&path)?;
-    let c: ConfigAddedTokens = serde_json::from_str(&text)
+    };
+    let path = dir.tokenizer_config_path();
+    let c: ConfigAddedTokens = serde_json::from_str(text)
         .map_err(|e| ConvertError::format(&path, None, format!("invalid JSON: {e}")))?;
     Ok(Some((c.added_tokens_decoder.unwrap_or_default(), path)))
 }
@@ -130,7 +132,7 @@ fn content<'a>(entry: &'a Json, path: &Path, what: &str) -> Result<&'a str, Conv
 /// `_create_vocab_sentencepiece`. `vocab_size` is the hparam (`vocab_size_per_layer_input` or
 /// `vocab_size`), `None`/0 meaning the number of pieces.
 pub(crate) fn create_vocab(
-    dir: &Path,
+    dir: &ModelDir,
     model: &SpmModel,
     vocab_size: Option<usize>,
 ) -> Result<SpmVocab, ConvertError> {
@@ -184,7 +186,7 @@ pub(crate) fn create_vocab(
 /// pieces, then `added_tokens.json`'s entries (file order, ids past the table skipped) as
 /// USER_DEFINED with score -1000. `what` names the model file in the error.
 fn pieces_and_added_json(
-    dir: &Path,
+    dir: &ModelDir,
     model: &SpmModel,
     vocab_size: Option<usize>,
     what: &str,
@@ -219,7 +221,7 @@ fn pieces_and_added_json(
 /// `added_tokens.json`'s entries (file order, ids past the table skipped) as USER_DEFINED
 /// with score -1000. tokenizer_config.json's `added_tokens_decoder` is not read.
 pub(crate) fn create_vocab_t5(
-    dir: &Path,
+    dir: &ModelDir,
     model: &SpmModel,
     vocab_size: Option<usize>,
 ) -> Result<SpmVocab, ConvertError> {
@@ -231,7 +233,7 @@ pub(crate) fn create_vocab_t5(
 /// `special`), no "looks special" rule, no `▁` rewrite; ids past the vocabulary are errors
 /// (an IndexError upstream) except in added_tokens.json.
 pub(crate) fn create_vocab_phi3(
-    dir: &Path,
+    dir: &ModelDir,
     model: &SpmModel,
     vocab_size: Option<usize>,
 ) -> Result<SpmVocab, ConvertError> {
@@ -268,8 +270,7 @@ pub(crate) fn create_vocab_phi3(
         }
     }
     let tj_path = dir.join("tokenizer.json");
-    if tj_path.is_file() {
-        let tj = read_json(&tj_path)?;
+    if let Some(tj) = dir.tokenizer_json()? {
         for entry in tj
             .get("added_tokens")
             .and_then(Json::as_array)

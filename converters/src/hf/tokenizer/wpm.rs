@@ -10,6 +10,7 @@ use super::json::{read_text, truthy};
 use super::kv::{key, strings, token_type, Kv};
 use super::special::SpecialVocab;
 use super::{hparam_count, PreTokenizerMatch};
+use crate::hf::ModelDir;
 use crate::ConvertError;
 use ggufkit::gguf::ArrayValue;
 
@@ -26,7 +27,7 @@ pub(crate) fn phantom(token: &str, ty: i32) -> String {
 
 /// `BertModel.set_vocab`.
 pub(crate) fn set_vocab_bert(
-    dir: &Path,
+    dir: &ModelDir,
     hparams: &Json,
     tc: Option<&Json>,
 ) -> Result<(Kv, PreTokenizerMatch), ConvertError> {

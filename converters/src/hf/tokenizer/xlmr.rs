@@ -6,8 +6,6 @@
 //! by one; the reference does that by prepending the four and dropping the table's first
 //! three entries and its last one, so the length stays the same.
 
-use std::path::Path;
-
 use ggufkit::gguf::keys::tokenizer as key;
 use ggufkit::gguf::ArrayValue;
 use serde_json::Value as Json;
@@ -16,6 +14,7 @@ use super::kv::{strings, token_type, Kv};
 use super::special::SpecialVocab;
 use super::spm::{check_size, load_model_at, piece_type};
 use super::{hparam, VocabPath};
+use crate::hf::ModelDir;
 use crate::ConvertError;
 
 /// The SentencePiece model file XLM-RoBERTa checkpoints carry.
@@ -35,7 +34,7 @@ fn fairseq_layout<T: Clone>(v: Vec<T>, head: [T; 4]) -> Vec<T> {
 /// it the reference builds the table through transformers' `AutoTokenizer` from
 /// tokenizer.json, which is refused here.
 pub(crate) fn set_vocab(
-    dir: &Path,
+    dir: &ModelDir,
     hparams: &Json,
     kv: &mut Kv,
 ) -> Result<VocabPath, ConvertError> {
@@ -131,7 +130,7 @@ pub(crate) fn set_vocab(
 /// then the special tokens. A BPE model (Pile-T5) takes the reference's generic
 /// SentencePiece path, which is not supported here.
 pub(crate) fn set_vocab_t5(
-    dir: &Path,
+    dir: &ModelDir,
     hparams: &Json,
     kv: &mut Kv,
 ) -> Result<VocabPath, ConvertError> {

@@ -1,0 +1,159 @@
+//! The steps a converter class's own `set_vocab` is made of.
+//!
+//! Most architectures take one of the shared vocabulary paths ([`super::VocabKind`]); a class
+//! whose `set_vocab` does something of its own is written in its architecture's file as a
+//! [`super::SetVocab`] function over a [`VocabBuild`]: it chooses among these steps, in the
+//! order its reference class runs them, and the keys they write accumulate here.
+
+use serde_json::Value as Json;
+
+use super::kv::Kv;
+use super::{proto, PreTokenizerMatch, VocabPath, VocabRequest};
+use crate::ConvertError;
+
+/// The path taken and, for the BPE and WordPiece paths, the pre-tokenizer detection.
+pub type VocabOutcome = (VocabPath, Option<PreTokenizerMatch>);
+
+/// How a padded vocabulary (`MambaModel.set_vocab`) chooses its multiple.
+#[derive(Debug, Clone, Copy)]
+pub enum PadMultiple {
+    /// The config's `pad_vocab_size_multiple`, else this.
+    Default(u64),
+    /// This, whatever the config says (the class overrides the hparam).
+    Always(u64),
+}
+
+/// One vocabulary being built: the request, tokenizer_config.json and the keys so far.
+pub struct VocabBuild<'a> {
+    pub(super) req: &'a VocabRequest<'a>,
+    pub(super) tc: Option<&'a Json>,
+    pub(super) kv: Kv,
+}
+
+impl VocabBuild<'_> {
+    /// The model directory.
+    pub fn dir(&self) -> &crate::hf::ModelDir {
+        self.req.dir
+    }
+
+    /// The merged hparams.
+    pub fn hparams(&self) -> &Json {
+        self.req.hparams
+    }
+
+    /// tokenizer_config.json, when the directory has one.
+    pub fn tokenizer_config(&self) -> Option<&Json> {
+        self.tc
+    }
+
+    /// Sets a boolean key (`tokenizer.ggml.add_*`); a key already written keeps its place.
+    pub fn set_bool(&mut self, key: &str, v: bool) {
+        self.kv.bool(key, v);
+    }
+
+    /// `tokenizer.ggml.add_space_prefix` from tokenizer_config.json's `add_prefix_space`,
+    /// when it has the key (Python truthiness).
+    pub fn space_prefix_from_config(&mut self) {
+        if let Some(v) = self.tc.and_then(|t| t.get("add_prefix_space")) {
+            self.kv
+                .bool(super::key::ADD_SPACE_PREFIX, super::json::truthy(Some(v)));
+        }
+    }
+
+    /// The SentencePiece model (`tokenizer.model`), if there is one.
+    pub fn spm_model(&self) -> Result<Option<proto::SpmModel>, ConvertError> {
+        super::spm::load_model(self.req.dir)
+    }
+
+    /// The SentencePiece model, refused with `why` when there is none.
+    pub fn require_spm_model(&self, why: &str) -> Result<proto::SpmModel, ConvertError> {
+        self.spm_model()?.ok_or_else(|| {
+            ConvertError::io(
+                self.req.dir.join("tokenizer.model"),
+                std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
+            )
+        })
+    }
+
+    /// `_set_vocab_sentencepiece` with this model.
+    pub fn sentencepiece(&mut self, model: &proto::SpmModel) -> Result<VocabPath, ConvertError> {
+        super::sentencepiece(self.req, model, &mut self.kv)
+    }
+
+    /// `_set_vocab_gpt2`.
+    pub fn gpt2(&mut self) -> Result<VocabOutcome, ConvertError> {
+        super::gpt2(self.req, self.tc, &mut self.kv)
+    }
+
+    /// `_set_vocab_llama_hf`.
+    pub fn llama_hf(&mut self) -> Result<VocabPath, ConvertError> {
+        super::llama_hf(self.req, self.tc, &mut self.kv)
+    }
+
+    /// The GPT-2 path with special tokens chosen by their text in the tokenizer's added
+    /// vocabulary (tokenizer.json's `added_tokens` and tokenizer_config.json's
+    /// `added_tokens_decoder`) where the special-token files leave them unset: `ids` looks
+    /// each text up with the function it is given (an error names a text that is not there)
+    /// and returns the `(type, id)` pairs in the order they are set.
+    pub fn gpt2_with_added_specials(
+        &mut self,
+        ids: super::AddedSpecials,
+    ) -> Result<VocabOutcome, ConvertError> {
+        super::gpt2_with_added_specials(self.req, self.tc, &mut self.kv, ids)
+    }
+
+    /// SentencePiece (required, `why` says so), `add_space_prefix` from tokenizer_config.json,
+    /// then the special tokens of its `added_tokens_decoder`, `eos` moved to the added token
+    /// `eos_text`.
+    pub fn sentencepiece_with_config_specials(
+        &mut self,
+        why: &str,
+        eos_text: &str,
+    ) -> Result<VocabPath, ConvertError> {
+        super::sentencepiece_with_config_specials(self.req, self.tc, &mut self.kv, why, eos_text)
+    }
+
+    /// `MambaModel.set_vocab` / `Mamba2Model.set_vocab`: `vocab_size` rounded up to a
+    /// multiple, then SentencePiece or GPT-2 BPE (SentencePiece first when `spm_first`).
+    pub fn padded(
+        &mut self,
+        multiple: PadMultiple,
+        spm_first: bool,
+    ) -> Result<VocabOutcome, ConvertError> {
+        match multiple {
+            PadMultiple::Default(m) => {
+                super::set_vocab_mamba(self.req, self.tc, m, spm_first, &mut self.kv)
+            }
+            PadMultiple::Always(m) => {
+                let hp = super::with_hparam(self.req.hparams, "pad_vocab_size_multiple", m.into());
+                let req = VocabRequest {
+                    hparams: &hp,
+                    ..self.req.clone()
+                };
+                super::set_vocab_mamba(&req, self.tc, m, spm_first, &mut self.kv)
+            }
+        }
+    }
+
+    /// XLM-RoBERTa's unigram SentencePiece model (`sentencepiece.bpe.model`) as a `t5`
+    /// vocabulary in fairseq's id layout.
+    pub fn xlmr_unigram(&mut self) -> Result<VocabOutcome, ConvertError> {
+        Ok((
+            super::xlmr::set_vocab(self.req.dir, self.req.hparams, &mut self.kv)?,
+            None,
+        ))
+    }
+
+    /// T5's unigram SentencePiece model as a `t5` vocabulary in its own id layout.
+    pub fn t5_unigram(&mut self) -> Result<VocabOutcome, ConvertError> {
+        Ok((
+            super::xlmr::set_vocab_t5(self.req.dir, self.req.hparams, &mut self.kv)?,
+            None,
+        ))
+    }
+
+    /// `BertModel.set_vocab`: WordPiece.
+    pub fn wordpiece(&mut self) -> Result<VocabOutcome, ConvertError> {
+        super::wordpiece(self.req, self.tc, &mut self.kv)
+    }
+}
