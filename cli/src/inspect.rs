@@ -112,6 +112,23 @@ enum Cmd {
     /// any tool. Exit 0 when every tensor could be compared.
     ///
     /// Example: gguf-inspect compare model-Q4_K_M.gguf model-f16.gguf --imatrix imatrix.gguf
+    /// Print a quantized file's per-tensor layout as a recipe: its base file type
+    /// (`general.file_type`) and, one `PATTERN=TYPE` a line, the tensors whose type differs
+    /// from what llama-quantize's rules pick for that type. `gguf-quantize --recipe` reads
+    /// it; with --plain the comment lines are left out, giving the `--tensor-type-file`
+    /// llama-quantize reads (run it with the base type as TYPE).
+    ///
+    /// Example: gguf-inspect recipe model-Q4_K_M.gguf > q4_k_m.recipe
+    Recipe {
+        /// The quantized GGUF file.
+        file: PathBuf,
+        /// Only the PATTERN=TYPE items (llama-quantize's --tensor-type-file).
+        #[arg(long, conflicts_with = "json")]
+        plain: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     Compare {
         /// The quantized GGUF file.
         quant: PathBuf,
@@ -163,6 +180,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             imatrix,
             json,
         } => compare(quant, source, imatrix, json),
+        Cmd::Recipe { file, plain, json } => recipe(file, plain, json),
         Cmd::Verify {
             file,
             against,
@@ -261,6 +279,35 @@ fn compare(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `recipe`: the file's layout as a base file type and overrides.
+fn recipe(file: PathBuf, plain: bool, json: bool) -> Result<ExitCode> {
+    let model = Model::from_gguf(&open(&file)?);
+    let r = match ggufkit::quantize::Recipe::of_model(&model) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("gguf-inspect: error: {}: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if json {
+        let items: Vec<_> = r
+            .items
+            .iter()
+            .map(|i| serde_json::json!({"pattern": i.pattern, "tensor": i.tensor, "type": i.ty.name()}))
+            .collect();
+        let j = serde_json::json!({
+            "file": file, "base": r.base.name, "file_type": r.base.id, "imatrix": r.imatrix,
+            "overrides": items, "tensor_type_file": r.items_text(),
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else if plain {
+        print!("{}", r.items_text());
+    } else {
+        print!("{}", r.to_text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `verify`: the file's own checks, an interrupted in-place edit, and with `against` the

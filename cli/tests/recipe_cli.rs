@@ -1,0 +1,282 @@
+//! Recipes round-trip: the recipe `gguf-inspect recipe` reads out of a llama-quantize output
+//! quantizes the same source to the same bytes, through `gguf-quantize --recipe`, through
+//! `--like`, and through the `--tensor-type-file` llama-quantize reads (`--plain`) with the
+//! base type.
+
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::{diff_manifests, manifest};
+use serde_json::Value as Json;
+use support::*;
+
+const QUANTIZE: &str = env!("CARGO_BIN_EXE_gguf-quantize");
+const INSPECT: &str = env!("CARGO_BIN_EXE_gguf-inspect");
+
+fn run(bin: &str, args: &[String], cwd: &Path) -> Output {
+    Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run tool")
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn diff_with(out: &Path, golden_manifest: &Path) -> Vec<String> {
+    let parsed = GgufFile::open(out).unwrap_or_else(|e| panic!("{e}"));
+    let ours = manifest(&parsed, out, None);
+    let golden: Json = serde_json::from_slice(&std::fs::read(golden_manifest).unwrap()).unwrap();
+    diff_manifests(&ours, &golden)
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// The llama-spm golden llama-quantize commands that succeed, as (variant, options before
+/// the input, input, type, manifest).
+fn golden_commands() -> Vec<(String, Vec<String>, PathBuf, String, PathBuf)> {
+    let fdir = golden_dir("recipe round trips").join("llama-spm");
+    let variants: Json =
+        serde_json::from_slice(&std::fs::read(fdir.join("variants.json")).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for v in variants["variants"].as_array().unwrap() {
+        if v["tool"] != "llama-quantize" || !v["ok"].as_bool().unwrap() {
+            continue;
+        }
+        let args: Vec<String> = v["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let at = args
+            .iter()
+            .position(|a| a.starts_with("{variant:"))
+            .unwrap();
+        let src = &args[at]["{variant:".len()..args[at].len() - 1];
+        out.push((
+            v["variant"].as_str().unwrap().to_string(),
+            args[..at].to_vec(),
+            conv::golden_gguf("llama-spm", src),
+            args.last().unwrap().clone(),
+            fdir.join(v["manifests"][0].as_str().unwrap()),
+        ));
+    }
+    out
+}
+
+/// Only the `--imatrix FILE` of a command's options (the rest is what the recipe records).
+fn imatrix_args(opts: &[String]) -> Vec<String> {
+    match opts.iter().position(|a| a == "--imatrix") {
+        Some(i) => opts[i..i + 2].to_vec(),
+        None => Vec::new(),
+    }
+}
+
+#[test]
+fn recipes_of_every_golden_quantization_reproduce_it() {
+    let dir = scratch("recipe-golden");
+    for f in ["imatrix.gguf", "imatrix.dat"] {
+        std::fs::copy(
+            testdata(&format!("golden/llama-spm/files/{f}")),
+            dir.join(f),
+        )
+        .unwrap();
+    }
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut overrides = 0;
+    for (variant, opts, input, ty, golden) in golden_commands() {
+        let first = dir.join(format!("{variant}.gguf"));
+        let mut argv = vec!["-q".to_string()];
+        argv.extend(opts.iter().cloned());
+        argv.extend([s(&input), s(&first), ty.clone()]);
+        ok(&run(QUANTIZE, &argv, &dir), &variant);
+        let recipe = dir.join(format!("{variant}.recipe"));
+        let text = ok(&run(INSPECT, &["recipe".into(), s(&first)], &dir), &variant);
+        std::fs::write(&recipe, &text).unwrap();
+        overrides += text.lines().filter(|l| !l.starts_with('#')).count();
+        let plain = dir.join(format!("{variant}.tensor-types"));
+        let items = ok(
+            &run(
+                INSPECT,
+                &["recipe".into(), "--plain".into(), s(&first)],
+                &dir,
+            ),
+            &variant,
+        );
+        std::fs::write(&plain, &items).unwrap();
+        let im = imatrix_args(&opts);
+        let base = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# base: "))
+            .unwrap()
+            .to_string();
+        let ways: [(&str, Vec<String>); 3] = [
+            ("--recipe", vec!["--recipe".into(), s(&recipe)]),
+            ("--like", vec!["--like".into(), s(&first)]),
+            (
+                "--tensor-type-file",
+                vec!["--tensor-type-file".into(), s(&plain)],
+            ),
+        ];
+        for (way, extra) in ways {
+            let again = dir.join(format!("{variant}-again.gguf"));
+            let mut argv = vec!["-q".to_string()];
+            argv.extend(im.iter().cloned());
+            argv.extend(extra);
+            argv.extend([s(&input), s(&again)]);
+            if way == "--tensor-type-file" {
+                argv.push(base.clone());
+            }
+            let o = run(QUANTIZE, &argv, &dir);
+            if !o.status.success() {
+                failures.push(format!(
+                    "{variant} {way}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ));
+                continue;
+            }
+            let d = diff_with(&again, &golden);
+            if !d.is_empty() {
+                failures.push(format!("{variant} {way}:\n  {}", d.join("\n  ")));
+            }
+            checked += 1;
+        }
+        std::fs::remove_file(&first).unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 3 * 40, "only {checked} round trips");
+    // The options-made variants (pure, leave-output, output/embedding types, tensor-type)
+    // need overrides; the plain mixes need none.
+    assert!(overrides > 0);
+    eprintln!("{checked} recipe round trips, {overrides} overrides in all");
+}
+
+#[test]
+fn a_plain_mix_has_no_overrides_and_options_become_overrides() {
+    let dir = scratch("recipe-shape");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let out = dir.join("o.gguf");
+    let quantize = |extra: &[&str], ty: &str| {
+        let mut argv: Vec<String> = vec!["-q".into()];
+        argv.extend(extra.iter().map(|x| x.to_string()));
+        argv.extend([s(&input), s(&out), ty.into()]);
+        ok(&run(QUANTIZE, &argv, &dir), ty);
+        ok(&run(INSPECT, &["recipe".into(), s(&out)], &dir), "recipe")
+    };
+    let text = quantize(&[], "Q4_K_M");
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with('#')).count(),
+        0,
+        "{text}"
+    );
+    assert!(text.contains("# base: Q4_K_M\n# imatrix: no\n"), "{text}");
+    let text = quantize(&["--output-tensor-type", "q8_0"], "Q3_K_S");
+    let items: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(items, [r"^output\.weight$=q8_0"], "{text}");
+    let j: Json = serde_json::from_str(&ok(
+        &run(INSPECT, &["recipe".into(), "--json".into(), s(&out)], &dir),
+        "json",
+    ))
+    .unwrap();
+    assert_eq!(j["base"], "Q3_K_S");
+    assert_eq!(j["overrides"][0]["tensor"], "output.weight");
+    assert_eq!(j["overrides"][0]["type"], "q8_0");
+}
+
+#[test]
+fn recipe_errors_are_usage_errors_naming_the_line() {
+    let dir = scratch("recipe-bad");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_K_M\nffn_down=q9_k\n").unwrap();
+    let o = run(
+        QUANTIZE,
+        &[
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("r.recipe: line 2: invalid ggml type 'q9_k'"),
+        "{err}"
+    );
+    assert!(!dir.join("o.gguf").exists());
+    // --like of a file that is not a quantized GGUF: an input error naming it.
+    let o = run(
+        QUANTIZE,
+        &[
+            "--like".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--like"));
+}
+
+#[test]
+fn budget_mode_writes_the_recipe_it_chose() {
+    let dir = scratch("recipe-budget");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let out = dir.join("b.gguf");
+    let recipe = dir.join("b.recipe");
+    let o = run(
+        QUANTIZE,
+        &[
+            "-q".into(),
+            "--target-bpw".into(),
+            "5".into(),
+            "--recipe-out".into(),
+            s(&recipe),
+            s(&input),
+            s(&out),
+        ],
+        &dir,
+    );
+    ok(&o, "budget");
+    let again = dir.join("again.gguf");
+    let o = run(
+        QUANTIZE,
+        &[
+            "-q".into(),
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&again),
+        ],
+        &dir,
+    );
+    ok(&o, "recipe");
+    // The budget's file records its choice under ggufkit.quantize.*; every tensor is the same.
+    let (a, b) = (
+        GgufFile::open(&out).unwrap(),
+        GgufFile::open(&again).unwrap(),
+    );
+    assert_eq!(a.tensors.len(), b.tensors.len());
+    for (x, y) in a.tensors.iter().zip(&b.tensors) {
+        assert_eq!((&x.name, x.ty), (&y.name, y.ty));
+        assert_eq!(a.tensor_data(x), b.tensor_data(y), "{}", x.name);
+    }
+}
