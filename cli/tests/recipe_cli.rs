@@ -280,3 +280,73 @@ fn budget_mode_writes_the_recipe_it_chose() {
         assert_eq!(a.tensor_data(x), b.tensor_data(y), "{}", x.name);
     }
 }
+
+/// A jobs file whose outputs are recipes (and another file's layout) regenerates those
+/// quantizations byte for byte in one pass over the source.
+#[test]
+fn batch_outputs_that_are_recipes_reproduce_the_files() {
+    let dir = scratch("recipe-batch");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let golden = golden_dir("recipe batch").join("llama-spm");
+    let made = |name: &str, args: &[&str]| {
+        let out = dir.join(name);
+        let mut argv: Vec<String> = vec!["-q".into()];
+        argv.extend(args[..args.len() - 1].iter().map(|x| x.to_string()));
+        argv.extend([s(&input), s(&out), args[args.len() - 1].into()]);
+        ok(&run(QUANTIZE, &argv, &dir), name);
+        out
+    };
+    let tt = made("tt.gguf", &["--tensor-type", "ffn_down=q8_0", "Q4_K_M"]);
+    let text = ok(&run(INSPECT, &["recipe".into(), s(&tt)], &dir), "recipe");
+    std::fs::write(dir.join("tt.recipe"), text).unwrap();
+    made("q3.gguf", &["Q3_K_L"]);
+    let outdir = dir.join("out");
+    std::fs::write(
+        dir.join("jobs.toml"),
+        format!(
+            "[[job]]\nsource = {:?}\noutdir = \"out\"\noutputs = [\n  \
+             {{ recipe = \"tt.recipe\", name = \"tt.gguf\" }},\n  \
+             {{ like = \"q3.gguf\", name = \"q3.gguf\" }},\n]\n",
+            s(&input)
+        ),
+    )
+    .unwrap();
+    let o = run(
+        env!("CARGO_BIN_EXE_gguf-convert"),
+        &["--batch".into(), "jobs.toml".into(), "-q".into()],
+        &dir,
+    );
+    ok(&o, "batch");
+    for (file, manifest) in [
+        ("tt.gguf", "quant-tensortype-ffn_down-q8_0-Q4_K_M.json"),
+        ("q3.gguf", "quant-Q3_K_L.json"),
+    ] {
+        let d = diff_with(&outdir.join(file), &golden.join(manifest));
+        assert!(d.is_empty(), "{file}:\n{}", d.join("\n"));
+    }
+    // An output with neither a type nor a recipe is refused, naming the job.
+    std::fs::write(
+        dir.join("bad.toml"),
+        format!(
+            "[[job]]\nsource = {:?}\noutputs = [{{ name = \"x.gguf\" }}]\n",
+            s(&input)
+        ),
+    )
+    .unwrap();
+    let o = run(
+        env!("CARGO_BIN_EXE_gguf-convert"),
+        &["--batch".into(), "bad.toml".into(), "-q".into()],
+        &dir,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("job 1") && err.contains("needs a type"),
+        "{err}"
+    );
+}

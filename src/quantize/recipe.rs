@@ -245,6 +245,12 @@ impl Recipe {
                     .ok_or_else(|| bad(format!("'{item}' is not PATTERN=TYPE")))?;
                 let ty = GgmlType::from_name(ty)
                     .ok_or_else(|| bad(format!("invalid ggml type '{ty}' in '{item}'")))?;
+                if items.len() >= super::MAX_TENSOR_TYPE_PATTERNS {
+                    return Err(bad(format!(
+                        "more than {} items",
+                        super::MAX_TENSOR_TYPE_PATTERNS
+                    )));
+                }
                 items.push(RecipeItem {
                     pattern: pattern.to_string(),
                     ty,
