@@ -350,3 +350,43 @@ fn batch_outputs_that_are_recipes_reproduce_the_files() {
         "{err}"
     );
 }
+
+/// A recipe type whose blocks do not divide a tensor's rows falls back as llama-quantize's
+/// rules say, and the tensor is reported.
+#[test]
+fn a_recipe_type_that_does_not_divide_a_row_falls_back_and_is_reported() {
+    let dir = scratch("recipe-fallback");
+    let input = conv::golden_gguf("arcee", "convert-f32");
+    let f = GgufFile::open(&input).unwrap();
+    let q = f
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.weight")
+        .unwrap();
+    assert_ne!(
+        q.dims[0] % 256,
+        0,
+        "the fixture's rows must not be whole Q4_K blocks"
+    );
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_0\n^blk\\.0\\.attn_q\\.weight$=q4_k\n").unwrap();
+    let out = dir.join("o.gguf");
+    let o = run(
+        QUANTIZE,
+        &["--recipe".into(), s(&recipe), s(&input), s(&out)],
+        &dir,
+    );
+    ok(&o, "fallback");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("blk.0.attn_q.weight: its rows are not whole blocks"),
+        "{err}"
+    );
+    let g = GgufFile::open(&out).unwrap();
+    let t = g
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.weight")
+        .unwrap();
+    assert_ne!(t.ty, ggufkit::quantizers::GgmlType::Q4_K);
+}
