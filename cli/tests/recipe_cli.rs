@@ -390,3 +390,32 @@ fn a_recipe_type_that_does_not_divide_a_row_falls_back_and_is_reported() {
         .unwrap();
     assert_ne!(t.ty, ggufkit::quantizers::GgmlType::Q4_K);
 }
+
+/// A run whose conditions differ from the recipe's (no imatrix for a layout made with one,
+/// another base type) is warned: the rules may type the tensors the recipe leaves to them
+/// otherwise.
+#[test]
+fn a_run_unlike_the_recipes_conditions_is_warned() {
+    let dir = scratch("recipe-warn");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_K_M\n# imatrix: yes\n").unwrap();
+    let o = run(
+        QUANTIZE,
+        &[
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+            "Q5_K_M".into(),
+        ],
+        &dir,
+    );
+    ok(&o, "warned run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("base file type is Q4_K_M, this run's Q5_K_M"),
+        "{err}"
+    );
+    assert!(err.contains("made with an importance matrix"), "{err}");
+}
