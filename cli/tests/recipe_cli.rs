@@ -419,3 +419,67 @@ fn a_run_unlike_the_recipes_conditions_is_warned() {
     );
     assert!(err.contains("made with an importance matrix"), "{err}");
 }
+
+/// Provenance: a quantization of the source is identical to what the source gives with the
+/// file's recipe; a tensor with one byte changed and an edited key are named, exit 1.
+#[test]
+fn provenance_names_exactly_what_differs() {
+    use ggufkit::gguf::Value;
+    use ggufkit::ir::{Model, TensorData};
+    use std::sync::Arc;
+    let dir = scratch("recipe-provenance");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let q = dir.join("q.gguf");
+    ok(
+        &run(
+            QUANTIZE,
+            &[
+                "-q".into(),
+                "--tensor-type".into(),
+                "attn_q=q8_0".into(),
+                s(&input),
+                s(&q),
+                "Q3_K_M".into(),
+            ],
+            &dir,
+        ),
+        "quantize",
+    );
+    let check = |file: &Path| {
+        run(
+            INSPECT,
+            &["provenance".into(), s(file), "--from".into(), s(&input)],
+            &dir,
+        )
+    };
+    let o = check(&q);
+    let out = ok(&o, "provenance of an honest file");
+    assert!(out.contains("identical"), "{out}");
+    let f = GgufFile::open(&q).unwrap();
+    let mut m = Model::from_gguf(&f);
+    let t = m
+        .tensors
+        .iter_mut()
+        .find(|t| t.name == "blk.1.ffn_up.weight")
+        .unwrap();
+    let mut bytes = t.data.bytes().unwrap().into_owned();
+    bytes[100] ^= 1;
+    t.data = TensorData::Owned(Arc::new(bytes));
+    m.metadata
+        .set_last("general.name", Value::from("someone else's"));
+    let bad = dir.join("bad.gguf");
+    write_gguf(&m, &bad).unwrap();
+    let o = check(&bad);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "tensor blk.1.ffn_up.weight: different (1 of 56320 bytes differ)",
+            "key general.name: different"
+        ],
+        "{out}"
+    );
+    assert!(lines[2].contains("DIFFERS"), "{out}");
+}
