@@ -112,6 +112,38 @@ enum Cmd {
     /// any tool. Exit 0 when every tensor could be compared.
     ///
     /// Example: gguf-inspect compare model-Q4_K_M.gguf model-f16.gguf --imatrix imatrix.gguf
+    /// Print a quantized file's per-tensor layout as a recipe: its base file type
+    /// (`general.file_type`) and, one `PATTERN=TYPE` a line, the tensors whose type differs
+    /// from what llama-quantize's rules pick for that type. `gguf-quantize --recipe` reads
+    /// it; with --plain the comment lines are left out, giving the `--tensor-type-file`
+    /// llama-quantize reads (run it with the base type as TYPE).
+    ///
+    /// Example: gguf-inspect recipe model-Q4_K_M.gguf > q4_k_m.recipe
+    Recipe {
+        /// The quantized GGUF file.
+        file: PathBuf,
+        /// Only the PATTERN=TYPE items (llama-quantize's --tensor-type-file).
+        #[arg(long, conflicts_with = "json")]
+        plain: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that a quantized file is what its claimed source gives: its recipe is read, the
+    /// source (an f32/f16/bf16 GGUF) is quantized with it a tensor at a time in memory, and
+    /// every tensor and metadata key is compared. Exit 0 identical, 1 something differs.
+    ///
+    /// Example: gguf-inspect provenance model-Q4_K_M.gguf --from model-f16.gguf
+    Provenance {
+        /// The quantized GGUF file.
+        file: PathBuf,
+        /// The source it claims: a GGUF file.
+        #[arg(long, value_name = "SOURCE")]
+        from: PathBuf,
+        /// The importance matrix the file was made with.
+        #[arg(long, value_name = "FILE")]
+        imatrix: Option<PathBuf>,
+    },
     Compare {
         /// The quantized GGUF file.
         quant: PathBuf,
@@ -163,6 +195,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             imatrix,
             json,
         } => compare(quant, source, imatrix, json),
+        Cmd::Recipe { file, plain, json } => recipe(file, plain, json),
+        Cmd::Provenance {
+            file,
+            from,
+            imatrix,
+        } => provenance(file, from, imatrix),
         Cmd::Verify {
             file,
             against,
@@ -257,6 +295,112 @@ fn compare(
         print!("{}", r.to_text());
     }
     Ok(if r.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `recipe`: the file's layout as a base file type and overrides.
+fn recipe(file: PathBuf, plain: bool, json: bool) -> Result<ExitCode> {
+    let model = Model::from_gguf(&open(&file)?);
+    let r = match ggufkit::quantize::Recipe::of_model(&model) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("gguf-inspect: error: {}: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if json {
+        let items: Vec<_> = r
+            .items
+            .iter()
+            .map(|i| serde_json::json!({"pattern": i.pattern, "tensor": i.tensor, "type": i.ty.name()}))
+            .collect();
+        let j = serde_json::json!({
+            "file": file, "base": r.base.name, "file_type": r.base.id, "imatrix": r.imatrix,
+            "overrides": items, "tensor_type_file": r.items_text(),
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else if plain {
+        print!("{}", r.items_text());
+    } else {
+        print!("{}", r.to_text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `provenance`: the file against its source quantized with the file's recipe, a tensor
+/// at a time; exit 1 when a tensor or a metadata key differs.
+fn provenance(file: PathBuf, from: PathBuf, imatrix: Option<PathBuf>) -> Result<ExitCode> {
+    use ggufkit::quantize::{plan, Imatrix, QuantizeOptions, Recipe, TensorTypeList};
+    let f = open(&file)?;
+    let have = Model::from_gguf(&f);
+    let recipe = Recipe::of_model(&have).with_context(|| file.display().to_string())?;
+    let src = Model::from_gguf(&open(&from)?);
+    let mut opts = QuantizeOptions::new(recipe.base);
+    let mut tt = TensorTypeList::new();
+    recipe.extend(&mut tt, &file.display().to_string())?;
+    opts.tensor_types = tt.into_vec();
+    if let Some(p) = &imatrix {
+        let name = have
+            .metadata
+            .get(ggufkit::gguf::keys::quantize::IMATRIX_FILE)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| p.display().to_string());
+        opts.imatrix = Some((name, Imatrix::load(p)?));
+    }
+    let p = plan(&src, &opts).with_context(|| from.display().to_string())?;
+    let mut differ = Vec::new();
+    for t in &p.model.tensors {
+        let Some(h) = have.tensors.iter().find(|h| h.name == t.name) else {
+            differ.push(format!("tensor {}: not in {}", t.name, file.display()));
+            continue;
+        };
+        let (want, got) = (t.data.bytes()?, h.data.bytes()?);
+        if h.ty != t.ty || h.dims != t.dims || want != got {
+            let n = want.iter().zip(got.iter()).filter(|(a, b)| a != b).count();
+            differ.push(format!(
+                "tensor {}: different ({} of {} bytes differ)",
+                t.name,
+                n + want.len().abs_diff(got.len()),
+                want.len()
+            ));
+        }
+    }
+    for h in &have.tensors {
+        if !p.model.tensors.iter().any(|t| t.name == h.name) {
+            differ.push(format!("tensor {}: not made from the source", h.name));
+        }
+    }
+    for (k, v) in have.metadata.iter() {
+        match p.model.metadata.get(k) {
+            Some(w) if w == v => {}
+            Some(_) => differ.push(format!("key {k}: different")),
+            None => differ.push(format!("key {k}: not written from the source")),
+        }
+    }
+    for (k, _) in p.model.metadata.iter() {
+        if have.metadata.get(k).is_none() {
+            differ.push(format!("key {k}: missing"));
+        }
+    }
+    for d in &differ {
+        println!("{d}");
+    }
+    println!(
+        "{}: {} against {} ({} tensors, {} keys)",
+        file.display(),
+        if differ.is_empty() {
+            "identical"
+        } else {
+            "DIFFERS"
+        },
+        from.display(),
+        have.tensors.len(),
+        have.metadata.iter().count()
+    );
+    Ok(if differ.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -17,7 +17,7 @@ use ggufkit::progress::TensorBar;
 use ggufkit::quantize::budget::{self, BudgetOptions, BudgetPlan, Metric, Target};
 use ggufkit::quantize::{
     default_output_path, plan, FileType, Imatrix, KvOverride, QuantizeOptions, QuantizePlan,
-    TensorTypeList, FILE_TYPES,
+    Recipe, RecipeError, TensorTypeList, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
 use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
@@ -54,6 +54,14 @@ fn type_list() -> String {
 ///
 ///   gguf-quantize --target-size 3.2G --imatrix imatrix.gguf model-f16.gguf out.gguf
 ///   gguf-quantize --target-bpw 4.5 --dry-run model-f16.gguf
+///
+/// Recipes (not llama-quantize's options): --like OTHER.gguf quantizes with another file's
+/// per-tensor layout (tensors matched by name; a type whose blocks do not divide a row falls
+/// back as llama-quantize's rules say, and is reported); --recipe FILE reads the layout
+/// `gguf-inspect recipe` prints. TYPE is then optional (the recipe's base file type):
+///
+///   gguf-quantize --like upstream-Q4_K_M.gguf model-f16.gguf out.gguf
+///   gguf-quantize --recipe q4_k_m.recipe model-f16.gguf out.gguf
 ///
 /// Exit status: 0 success; 1 the quantization failed (nothing is written); 2 usage error;
 /// 3 the input or imatrix could not be read.
@@ -100,6 +108,18 @@ struct Cli {
     /// KEY=TYPE:VALUE metadata to set in the output (TYPE: int, float, bool, str; repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE")]
     override_kv: Vec<String>,
+    /// A recipe file (`gguf-inspect recipe`'s output, or written by hand): its base file type
+    /// is TYPE when none is given; its PATTERN=TYPE items apply after any --tensor-type.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["like", "target_size", "target_bpw"])]
+    recipe: Option<PathBuf>,
+    /// Quantize with OTHER.gguf's per-tensor layout: its recipe, as `gguf-inspect recipe`
+    /// prints it, used as --recipe.
+    #[arg(long, value_name = "OTHER.gguf", conflicts_with_all = ["target_size", "target_bpw"])]
+    like: Option<PathBuf>,
+    /// Write the recipe of the output's layout to FILE (with budget mode: the layout the
+    /// budget chose), also with --dry-run.
+    #[arg(long, value_name = "FILE")]
+    recipe_out: Option<PathBuf>,
     /// Write one output shard per input shard (<OUT>-00001-of-0000N.gguf, …).
     #[arg(long)]
     keep_split: bool,
@@ -196,8 +216,8 @@ fn parse_threads(s: &str) -> Result<usize> {
     s.parse().map_err(|_| anyhow!("invalid thread count '{s}'"))
 }
 
-/// Resolves llama-quantize's positional grammar.
-fn resolve(cli: &Cli) -> Result<Invocation> {
+/// Resolves llama-quantize's positional grammar; with a recipe, TYPE may be left out.
+fn resolve(cli: &Cli, recipe: Option<&Recipe>) -> Result<Invocation> {
     let a = &cli.args;
     let input = PathBuf::from(&a[0]);
     let mut threads = cli.threads;
@@ -213,6 +233,10 @@ fn resolve(cli: &Cli) -> Result<Invocation> {
     } else if budgeted(cli) && a.len() <= 2 && a.get(1).is_none_or(|s| FileType::parse(s).is_none())
     {
         (a.get(1).map(PathBuf::from), budget_base())
+    } else if let Some(r) =
+        recipe.filter(|_| a.len() <= 2 && a.get(1).is_none_or(|s| FileType::parse(s).is_none()))
+    {
+        (a.get(1).map(PathBuf::from), r.base)
     } else {
         let second = a
             .get(1)
@@ -310,7 +334,71 @@ fn parse_ggml_type(s: &str) -> Result<GgmlType> {
     GgmlType::from_name(s).ok_or_else(|| anyhow!("invalid ggml type '{s}'"))
 }
 
-fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure> {
+/// The recipe of `--recipe` or `--like`, with the name errors give it.
+fn load_recipe(cli: &Cli) -> Result<Option<(Recipe, String)>, Failure> {
+    if let Some(p) = &cli.recipe {
+        let r = Recipe::load(p).map_err(|e| match e {
+            RecipeError::Read { .. } => Failure::Input(anyhow!(e)),
+            e => Failure::Usage(anyhow!(e)),
+        })?;
+        return Ok(Some((r, p.display().to_string())));
+    }
+    let Some(p) = &cli.like else {
+        return Ok(None);
+    };
+    let f = ggufkit::gguf::GgufFile::open(p)
+        .with_context(|| format!("--like {}", p.display()))
+        .map_err(Failure::Input)?;
+    let r = Recipe::of_model(&ggufkit::ir::Model::from_gguf(&f))
+        .map_err(|e| Failure::Input(anyhow!("--like {}: {e}", p.display())))?;
+    Ok(Some((r, format!("the layout of {}", p.display()))))
+}
+
+/// What differs between the run and the recipe's own conditions, which can change the
+/// types the rules give to tensors the recipe leaves to them.
+fn recipe_warnings(recipe: &Recipe, opts: &QuantizeOptions) -> Vec<String> {
+    let mut w = Vec::new();
+    if recipe.base.id != opts.ftype.id {
+        w.push(format!(
+            "the recipe's base file type is {}, this run's {}: tensors it does not name get \
+             {}'s rules",
+            recipe.base.name, opts.ftype.name, opts.ftype.name
+        ));
+    }
+    if recipe.imatrix != opts.imatrix.is_some() {
+        w.push(format!(
+            "the recipe's layout was made {} an importance matrix and this run {} one: the \
+             rules may type some tensors differently",
+            if recipe.imatrix { "with" } else { "without" },
+            if recipe.imatrix { "has no" } else { "has" },
+        ));
+    }
+    w
+}
+
+/// The layout `p` writes, as a recipe, written to `path`.
+fn write_recipe_out(cli: &Cli, path: &std::path::Path, p: &QuantizePlan) -> Result<(), Failure> {
+    let r = Recipe::of_model(&p.model).map_err(|e| Failure::Run(anyhow!(e)))?;
+    let input = PathBuf::from(&cli.args[0]);
+    let inputs: Vec<&std::path::Path> = [Some(input.as_path()), cli.imatrix.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let rules = ggufkit::output::OutputRules {
+        inputs: &inputs,
+        overwrite: !cli.no_clobber,
+        sync: !cli.no_sync,
+    };
+    ggufkit::output::write_file_atomically(path, r.to_text().as_bytes(), &rules)
+        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(Failure::Run)
+}
+
+fn build_options(
+    cli: &Cli,
+    inv: &Invocation,
+    recipe: Option<&(Recipe, String)>,
+) -> Result<QuantizeOptions, Failure> {
     let usage = Failure::Usage;
     let mut o = QuantizeOptions::new(inv.ftype);
     o.allow_requantize = cli.allow_requantize;
@@ -342,6 +430,9 @@ fn build_options(cli: &Cli, inv: &Invocation) -> Result<QuantizeOptions, Failure
             .with_context(|| format!("cannot read {}", f.display()))
             .map_err(Failure::Input)?;
         tt.read_file(f).map_err(|e| usage(anyhow!(e)))?;
+    }
+    if let Some((r, origin)) = recipe {
+        r.extend(&mut tt, origin).map_err(|e| usage(anyhow!(e)))?;
     }
     o.tensor_types = tt.into_vec();
     for kv in &cli.override_kv {
@@ -484,6 +575,9 @@ fn output_plan(cli: &Cli, inv: &Invocation, input: &Input, p: &QuantizePlan) -> 
         .filter_map(|s| s.bytes().path().map(PathBuf::from))
         .chain(cli.imatrix.iter().cloned())
         .chain(cli.tensor_type_file.iter().cloned())
+        .chain(cli.recipe.iter().cloned())
+        .chain(cli.like.iter().cloned())
+        .chain(cli.recipe_out.iter().cloned())
         .collect();
     let defaults = WriteOptions::default();
     OutputPlan {
@@ -502,12 +596,13 @@ fn output_plan(cli: &Cli, inv: &Invocation, input: &Input, p: &QuantizePlan) -> 
 
 /// Parse, plan, execute, render.
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let inv = resolve(&cli).map_err(Failure::Usage)?;
+    let recipe = load_recipe(&cli)?;
+    let inv = resolve(&cli, recipe.as_ref().map(|(r, _)| r)).map_err(Failure::Usage)?;
     let (_, note) = ggufkit::threads::configure(inv.threads);
     if let (Some(note), false) = (note, cli.quiet || cli.json) {
         eprintln!("note: {note}");
     }
-    let mut opts = build_options(&cli, &inv)?;
+    let mut opts = build_options(&cli, &inv, recipe.as_ref())?;
     let input = read_input(&cli, &inv, &mut opts)?;
     let t0 = Instant::now();
     let budget_plan = match budget_options(&cli)? {
@@ -522,6 +617,21 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         None => plan(&input.model, &opts)
             .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
     };
+    let mut p = p;
+    if let Some((r, _)) = &recipe {
+        p.warnings.extend(recipe_warnings(r, &opts));
+        for t in p.tensors.iter().filter(|t| t.fallback) {
+            p.warnings.push(format!(
+                "{}: its rows are not whole blocks of its planned type: {} used \
+                     (llama-quantize's fallback)",
+                t.name,
+                t.to.name()
+            ));
+        }
+    }
+    if let Some(path) = &cli.recipe_out {
+        write_recipe_out(&cli, path, &p)?;
+    }
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
             eprintln!("warning: {w}");

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod ftype;
 mod imatrix;
 pub mod prune;
+pub mod recipe;
 pub mod rules;
 mod tensor_types;
 
@@ -22,6 +23,7 @@ use regex::Regex;
 
 pub use ftype::{FileType, FILE_TYPES};
 pub use imatrix::{Imatrix, ImatrixError, ImatrixProblem};
+pub use recipe::{Recipe, RecipeError, RecipeItem};
 pub use rules::RuleError;
 pub use tensor_types::{
     ItemProblem, TensorTypeError, TensorTypeList, MAX_TENSOR_TYPE_ITEM, MAX_TENSOR_TYPE_PATTERNS,

@@ -19,6 +19,12 @@
 //! ]
 //! ```
 //!
+//! An output may be a recipe instead of a type: `{ recipe = "q4_k_m.recipe" }` (a file
+//! `gguf-inspect recipe` wrote) or `{ like = "upstream-Q4_K_M.gguf" }` (that file's layout);
+//! the recipe's base file type is the output's type unless `type` is given, and its items
+//! apply after any `tensor_type`. So one job whose outputs are an uploader's recipes
+//! regenerates their set of quants from the base model.
+//!
 //! The JSON form has the same fields, with `jobs` (or `job`) the list. Relative paths are
 //! relative to the jobs file's directory. Unknown fields are errors (a typo must not be
 //! silently ignored).
@@ -26,6 +32,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use ggufkit::quantize::Recipe;
 
 use super::plan::{parse_size, OutputOptions, PlanError, SourceOptions, SplitOptions, Target};
 
@@ -106,6 +114,8 @@ struct OptionFields {
     split_max_size: Option<Size>,
     split_max_tensors: Option<usize>,
     no_tensor_first_split: Option<bool>,
+    recipe: Option<PathBuf>,
+    like: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -141,8 +151,8 @@ enum OutputEntry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OutputTable {
-    #[serde(rename = "type", alias = "outtype")]
-    ty: String,
+    #[serde(rename = "type", alias = "outtype", default)]
+    ty: Option<String>,
     #[serde(alias = "path", alias = "file")]
     name: Option<PathBuf>,
     #[serde(flatten)]
@@ -216,6 +226,8 @@ const OPTION_FIELDS: &[&str] = &[
     "split_max_size",
     "split_max_tensors",
     "no_tensor_first_split",
+    "recipe",
+    "like",
 ];
 
 /// A field of a jobs file that is not one of the known ones (or a missing required one).
@@ -322,14 +334,71 @@ fn merged(job: &OptionFields, out: &OptionFields) -> OptionFields {
             .or_else(|| job.split_max_size.clone()),
         split_max_tensors: out.split_max_tensors.or(job.split_max_tensors),
         no_tensor_first_split: out.no_tensor_first_split.or(job.no_tensor_first_split),
+        // An output's own recipe (or layout) replaces the job's.
+        recipe: if out.recipe.is_some() || out.like.is_some() {
+            out.recipe.clone()
+        } else {
+            job.recipe.clone()
+        },
+        like: if out.recipe.is_some() || out.like.is_some() {
+            out.like.clone()
+        } else {
+            job.like.clone()
+        },
     }
 }
 
+/// The recipe an output names (`recipe = FILE` or `like = OTHER.gguf`), if any.
+fn output_recipe(dir: &Path, o: &OptionFields) -> Result<Option<Recipe>, String> {
+    match (&o.recipe, &o.like) {
+        (Some(_), Some(_)) => Err("an output takes recipe or like, not both".into()),
+        (Some(p), None) => Recipe::load(&resolve(dir, p))
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        (None, Some(p)) => {
+            let p = resolve(dir, p);
+            let f = ggufkit::gguf::GgufFile::open(&p)
+                .map_err(|e| format!("like {}: {e}", p.display()))?;
+            Recipe::of_model(&ggufkit::ir::Model::from_gguf(&f))
+                .map(Some)
+                .map_err(|e| format!("like {}: {e}", p.display()))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The output of type `outtype` (or, when none is given, its recipe's base file type).
 fn output_spec(
+    dir: &Path,
+    outtype: Option<&str>,
+    name: Option<PathBuf>,
+    o: &OptionFields,
+) -> Result<OutputSpec, String> {
+    let recipe = output_recipe(dir, o)?;
+    let outtype = match (outtype, &recipe) {
+        (Some(t), _) => t.to_string(),
+        (None, Some(r)) => r.base.name.to_string(),
+        (None, None) => return Err("an output needs a type (or a recipe or like)".into()),
+    };
+    let mut tensor_types = o
+        .tensor_type
+        .clone()
+        .map(StrOrList::into_vec)
+        .unwrap_or_default();
+    tensor_types.extend(
+        recipe
+            .iter()
+            .flat_map(|r| r.items.iter().map(|i| i.to_item())),
+    );
+    output_spec_typed(dir, &outtype, name, o, tensor_types).map_err(|e| e.to_string())
+}
+
+fn output_spec_typed(
     dir: &Path,
     outtype: &str,
     name: Option<PathBuf>,
     o: &OptionFields,
+    tensor_types: Vec<String>,
 ) -> Result<OutputSpec, PlanError> {
     Ok(OutputSpec {
         target: Target::parse(outtype)?,
@@ -340,11 +409,7 @@ fn output_spec(
             // llama-quantize stores its argument).
             imatrix: o.imatrix.as_ref().map(|p| resolve(dir, p)),
             imatrix_name: o.imatrix.as_ref().map(|p| p.to_string_lossy().into_owned()),
-            tensor_types: o
-                .tensor_type
-                .clone()
-                .map(StrOrList::into_vec)
-                .unwrap_or_default(),
+            tensor_types,
             pure: o.pure.unwrap_or(false),
             output_tensor_type: o.output_tensor_type.clone(),
             token_embedding_type: o.token_embedding_type.clone(),
@@ -450,11 +515,11 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
         for e in entries {
             let spec = match e {
                 OutputEntry::Type(t) => {
-                    output_spec(&dir, &t, None, &j.opts).map_err(|e| invalid(e.to_string()))?
+                    output_spec(&dir, Some(&t), None, &j.opts).map_err(invalid)?
                 }
                 OutputEntry::Full(o) => {
                     let m = merged(&j.opts, &o.opts);
-                    output_spec(&dir, &o.ty, o.name, &m).map_err(|e| invalid(e.to_string()))?
+                    output_spec(&dir, o.ty.as_deref(), o.name, &m).map_err(invalid)?
                 }
             };
             outputs.push(spec);

@@ -1,0 +1,485 @@
+//! Recipes round-trip: the recipe `gguf-inspect recipe` reads out of a llama-quantize output
+//! quantizes the same source to the same bytes, through `gguf-quantize --recipe`, through
+//! `--like`, and through the `--tensor-type-file` llama-quantize reads (`--plain`) with the
+//! base type.
+
+use ggufkit_testsupport as support;
+use ggufkit_testsupport::golden as conv;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::{diff_manifests, manifest};
+use serde_json::Value as Json;
+use support::*;
+
+const QUANTIZE: &str = env!("CARGO_BIN_EXE_gguf-quantize");
+const INSPECT: &str = env!("CARGO_BIN_EXE_gguf-inspect");
+
+fn run(bin: &str, args: &[String], cwd: &Path) -> Output {
+    Command::new(bin)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run tool")
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn diff_with(out: &Path, golden_manifest: &Path) -> Vec<String> {
+    let parsed = GgufFile::open(out).unwrap_or_else(|e| panic!("{e}"));
+    let ours = manifest(&parsed, out, None);
+    let golden: Json = serde_json::from_slice(&std::fs::read(golden_manifest).unwrap()).unwrap();
+    diff_manifests(&ours, &golden)
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// The llama-spm golden llama-quantize commands that succeed, as (variant, options before
+/// the input, input, type, manifest).
+fn golden_commands() -> Vec<(String, Vec<String>, PathBuf, String, PathBuf)> {
+    let fdir = golden_dir("recipe round trips").join("llama-spm");
+    let variants: Json =
+        serde_json::from_slice(&std::fs::read(fdir.join("variants.json")).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for v in variants["variants"].as_array().unwrap() {
+        if v["tool"] != "llama-quantize" || !v["ok"].as_bool().unwrap() {
+            continue;
+        }
+        let args: Vec<String> = v["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let at = args
+            .iter()
+            .position(|a| a.starts_with("{variant:"))
+            .unwrap();
+        let src = &args[at]["{variant:".len()..args[at].len() - 1];
+        out.push((
+            v["variant"].as_str().unwrap().to_string(),
+            args[..at].to_vec(),
+            conv::golden_gguf("llama-spm", src),
+            args.last().unwrap().clone(),
+            fdir.join(v["manifests"][0].as_str().unwrap()),
+        ));
+    }
+    out
+}
+
+/// Only the `--imatrix FILE` of a command's options (the rest is what the recipe records).
+fn imatrix_args(opts: &[String]) -> Vec<String> {
+    match opts.iter().position(|a| a == "--imatrix") {
+        Some(i) => opts[i..i + 2].to_vec(),
+        None => Vec::new(),
+    }
+}
+
+#[test]
+fn recipes_of_every_golden_quantization_reproduce_it() {
+    let dir = scratch("recipe-golden");
+    for f in ["imatrix.gguf", "imatrix.dat"] {
+        std::fs::copy(
+            testdata(&format!("golden/llama-spm/files/{f}")),
+            dir.join(f),
+        )
+        .unwrap();
+    }
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut overrides = 0;
+    for (variant, opts, input, ty, golden) in golden_commands() {
+        let first = dir.join(format!("{variant}.gguf"));
+        let mut argv = vec!["-q".to_string()];
+        argv.extend(opts.iter().cloned());
+        argv.extend([s(&input), s(&first), ty.clone()]);
+        ok(&run(QUANTIZE, &argv, &dir), &variant);
+        let recipe = dir.join(format!("{variant}.recipe"));
+        let text = ok(&run(INSPECT, &["recipe".into(), s(&first)], &dir), &variant);
+        std::fs::write(&recipe, &text).unwrap();
+        overrides += text.lines().filter(|l| !l.starts_with('#')).count();
+        let plain = dir.join(format!("{variant}.tensor-types"));
+        let items = ok(
+            &run(
+                INSPECT,
+                &["recipe".into(), "--plain".into(), s(&first)],
+                &dir,
+            ),
+            &variant,
+        );
+        std::fs::write(&plain, &items).unwrap();
+        let im = imatrix_args(&opts);
+        let base = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# base: "))
+            .unwrap()
+            .to_string();
+        let ways: [(&str, Vec<String>); 3] = [
+            ("--recipe", vec!["--recipe".into(), s(&recipe)]),
+            ("--like", vec!["--like".into(), s(&first)]),
+            (
+                "--tensor-type-file",
+                vec!["--tensor-type-file".into(), s(&plain)],
+            ),
+        ];
+        for (way, extra) in ways {
+            let again = dir.join(format!("{variant}-again.gguf"));
+            let mut argv = vec!["-q".to_string()];
+            argv.extend(im.iter().cloned());
+            argv.extend(extra);
+            argv.extend([s(&input), s(&again)]);
+            if way == "--tensor-type-file" {
+                argv.push(base.clone());
+            }
+            let o = run(QUANTIZE, &argv, &dir);
+            if !o.status.success() {
+                failures.push(format!(
+                    "{variant} {way}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                ));
+                continue;
+            }
+            let d = diff_with(&again, &golden);
+            if !d.is_empty() {
+                failures.push(format!("{variant} {way}:\n  {}", d.join("\n  ")));
+            }
+            checked += 1;
+        }
+        std::fs::remove_file(&first).unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 3 * 40, "only {checked} round trips");
+    // The options-made variants (pure, leave-output, output/embedding types, tensor-type)
+    // need overrides; the plain mixes need none.
+    assert!(overrides > 0);
+    eprintln!("{checked} recipe round trips, {overrides} overrides in all");
+}
+
+#[test]
+fn a_plain_mix_has_no_overrides_and_options_become_overrides() {
+    let dir = scratch("recipe-shape");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let out = dir.join("o.gguf");
+    let quantize = |extra: &[&str], ty: &str| {
+        let mut argv: Vec<String> = vec!["-q".into()];
+        argv.extend(extra.iter().map(|x| x.to_string()));
+        argv.extend([s(&input), s(&out), ty.into()]);
+        ok(&run(QUANTIZE, &argv, &dir), ty);
+        ok(&run(INSPECT, &["recipe".into(), s(&out)], &dir), "recipe")
+    };
+    let text = quantize(&[], "Q4_K_M");
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with('#')).count(),
+        0,
+        "{text}"
+    );
+    assert!(text.contains("# base: Q4_K_M\n# imatrix: no\n"), "{text}");
+    let text = quantize(&["--output-tensor-type", "q8_0"], "Q3_K_S");
+    let items: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(items, [r"^output\.weight$=q8_0"], "{text}");
+    let j: Json = serde_json::from_str(&ok(
+        &run(INSPECT, &["recipe".into(), "--json".into(), s(&out)], &dir),
+        "json",
+    ))
+    .unwrap();
+    assert_eq!(j["base"], "Q3_K_S");
+    assert_eq!(j["overrides"][0]["tensor"], "output.weight");
+    assert_eq!(j["overrides"][0]["type"], "q8_0");
+}
+
+#[test]
+fn recipe_errors_are_usage_errors_naming_the_line() {
+    let dir = scratch("recipe-bad");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_K_M\nffn_down=q9_k\n").unwrap();
+    let o = run(
+        QUANTIZE,
+        &[
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("r.recipe: line 2: invalid ggml type 'q9_k'"),
+        "{err}"
+    );
+    assert!(!dir.join("o.gguf").exists());
+    // --like of a file that is not a quantized GGUF: an input error naming it.
+    let o = run(
+        QUANTIZE,
+        &[
+            "--like".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--like"));
+}
+
+#[test]
+fn budget_mode_writes_the_recipe_it_chose() {
+    let dir = scratch("recipe-budget");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let out = dir.join("b.gguf");
+    let recipe = dir.join("b.recipe");
+    let o = run(
+        QUANTIZE,
+        &[
+            "-q".into(),
+            "--target-bpw".into(),
+            "5".into(),
+            "--recipe-out".into(),
+            s(&recipe),
+            s(&input),
+            s(&out),
+        ],
+        &dir,
+    );
+    ok(&o, "budget");
+    let again = dir.join("again.gguf");
+    let o = run(
+        QUANTIZE,
+        &[
+            "-q".into(),
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&again),
+        ],
+        &dir,
+    );
+    ok(&o, "recipe");
+    // The budget's file records its choice under ggufkit.quantize.*; every tensor is the same.
+    let (a, b) = (
+        GgufFile::open(&out).unwrap(),
+        GgufFile::open(&again).unwrap(),
+    );
+    assert_eq!(a.tensors.len(), b.tensors.len());
+    for (x, y) in a.tensors.iter().zip(&b.tensors) {
+        assert_eq!((&x.name, x.ty), (&y.name, y.ty));
+        assert_eq!(a.tensor_data(x), b.tensor_data(y), "{}", x.name);
+    }
+}
+
+/// A jobs file whose outputs are recipes (and another file's layout) regenerates those
+/// quantizations byte for byte in one pass over the source.
+#[test]
+fn batch_outputs_that_are_recipes_reproduce_the_files() {
+    let dir = scratch("recipe-batch");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let golden = golden_dir("recipe batch").join("llama-spm");
+    let made = |name: &str, args: &[&str]| {
+        let out = dir.join(name);
+        let mut argv: Vec<String> = vec!["-q".into()];
+        argv.extend(args[..args.len() - 1].iter().map(|x| x.to_string()));
+        argv.extend([s(&input), s(&out), args[args.len() - 1].into()]);
+        ok(&run(QUANTIZE, &argv, &dir), name);
+        out
+    };
+    let tt = made("tt.gguf", &["--tensor-type", "ffn_down=q8_0", "Q4_K_M"]);
+    let text = ok(&run(INSPECT, &["recipe".into(), s(&tt)], &dir), "recipe");
+    std::fs::write(dir.join("tt.recipe"), text).unwrap();
+    made("q3.gguf", &["Q3_K_L"]);
+    let outdir = dir.join("out");
+    std::fs::write(
+        dir.join("jobs.toml"),
+        format!(
+            "[[job]]\nsource = {:?}\noutdir = \"out\"\noutputs = [\n  \
+             {{ recipe = \"tt.recipe\", name = \"tt.gguf\" }},\n  \
+             {{ like = \"q3.gguf\", name = \"q3.gguf\" }},\n]\n",
+            s(&input)
+        ),
+    )
+    .unwrap();
+    let o = run(
+        env!("CARGO_BIN_EXE_gguf-convert"),
+        &["--batch".into(), "jobs.toml".into(), "-q".into()],
+        &dir,
+    );
+    ok(&o, "batch");
+    for (file, manifest) in [
+        ("tt.gguf", "quant-tensortype-ffn_down-q8_0-Q4_K_M.json"),
+        ("q3.gguf", "quant-Q3_K_L.json"),
+    ] {
+        let d = diff_with(&outdir.join(file), &golden.join(manifest));
+        assert!(d.is_empty(), "{file}:\n{}", d.join("\n"));
+    }
+    // An output with neither a type nor a recipe is refused, naming the job.
+    std::fs::write(
+        dir.join("bad.toml"),
+        format!(
+            "[[job]]\nsource = {:?}\noutputs = [{{ name = \"x.gguf\" }}]\n",
+            s(&input)
+        ),
+    )
+    .unwrap();
+    let o = run(
+        env!("CARGO_BIN_EXE_gguf-convert"),
+        &["--batch".into(), "bad.toml".into(), "-q".into()],
+        &dir,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("job 1") && err.contains("needs a type"),
+        "{err}"
+    );
+}
+
+/// A recipe type whose blocks do not divide a tensor's rows falls back as llama-quantize's
+/// rules say, and the tensor is reported.
+#[test]
+fn a_recipe_type_that_does_not_divide_a_row_falls_back_and_is_reported() {
+    let dir = scratch("recipe-fallback");
+    let input = conv::golden_gguf("arcee", "convert-f32");
+    let f = GgufFile::open(&input).unwrap();
+    let q = f
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.weight")
+        .unwrap();
+    assert_ne!(
+        q.dims[0] % 256,
+        0,
+        "the fixture's rows must not be whole Q4_K blocks"
+    );
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_0\n^blk\\.0\\.attn_q\\.weight$=q4_k\n").unwrap();
+    let out = dir.join("o.gguf");
+    let o = run(
+        QUANTIZE,
+        &["--recipe".into(), s(&recipe), s(&input), s(&out)],
+        &dir,
+    );
+    ok(&o, "fallback");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("blk.0.attn_q.weight: its rows are not whole blocks"),
+        "{err}"
+    );
+    let g = GgufFile::open(&out).unwrap();
+    let t = g
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_q.weight")
+        .unwrap();
+    assert_ne!(t.ty, ggufkit::quantizers::GgmlType::Q4_K);
+}
+
+/// A run whose conditions differ from the recipe's (no imatrix for a layout made with one,
+/// another base type) is warned: the rules may type the tensors the recipe leaves to them
+/// otherwise.
+#[test]
+fn a_run_unlike_the_recipes_conditions_is_warned() {
+    let dir = scratch("recipe-warn");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let recipe = dir.join("r.recipe");
+    std::fs::write(&recipe, "# base: Q4_K_M\n# imatrix: yes\n").unwrap();
+    let o = run(
+        QUANTIZE,
+        &[
+            "--recipe".into(),
+            s(&recipe),
+            s(&input),
+            s(&dir.join("o.gguf")),
+            "Q5_K_M".into(),
+        ],
+        &dir,
+    );
+    ok(&o, "warned run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("base file type is Q4_K_M, this run's Q5_K_M"),
+        "{err}"
+    );
+    assert!(err.contains("made with an importance matrix"), "{err}");
+}
+
+/// Provenance: a quantization of the source is identical to what the source gives with the
+/// file's recipe; a tensor with one byte changed and an edited key are named, exit 1.
+#[test]
+fn provenance_names_exactly_what_differs() {
+    use ggufkit::gguf::Value;
+    use ggufkit::ir::{Model, TensorData};
+    use std::sync::Arc;
+    let dir = scratch("recipe-provenance");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let q = dir.join("q.gguf");
+    ok(
+        &run(
+            QUANTIZE,
+            &[
+                "-q".into(),
+                "--tensor-type".into(),
+                "attn_q=q8_0".into(),
+                s(&input),
+                s(&q),
+                "Q3_K_M".into(),
+            ],
+            &dir,
+        ),
+        "quantize",
+    );
+    let check = |file: &Path| {
+        run(
+            INSPECT,
+            &["provenance".into(), s(file), "--from".into(), s(&input)],
+            &dir,
+        )
+    };
+    let o = check(&q);
+    let out = ok(&o, "provenance of an honest file");
+    assert!(out.contains("identical"), "{out}");
+    let f = GgufFile::open(&q).unwrap();
+    let mut m = Model::from_gguf(&f);
+    let t = m
+        .tensors
+        .iter_mut()
+        .find(|t| t.name == "blk.1.ffn_up.weight")
+        .unwrap();
+    let mut bytes = t.data.bytes().unwrap().into_owned();
+    bytes[100] ^= 1;
+    t.data = TensorData::Owned(Arc::new(bytes));
+    m.metadata
+        .set_last("general.name", Value::from("someone else's"));
+    let bad = dir.join("bad.gguf");
+    write_gguf(&m, &bad).unwrap();
+    let o = check(&bad);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "tensor blk.1.ffn_up.weight: different (1 of 56320 bytes differ)",
+            "key general.name: different"
+        ],
+        "{out}"
+    );
+    assert!(lines[2].contains("DIFFERS"), "{out}");
+}
