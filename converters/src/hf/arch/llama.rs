@@ -25,6 +25,9 @@ pub const LLAMA: Arch = Arch {
         "LlamaModel",
         // The text model of LLaVA (its tower and projector are dropped).
         "LlavaForConditionalGeneration",
+        // SmolVLM's and Idefics3's text model, as their hub configs name it in
+        // `text_config.architectures` (the tower and connector are dropped).
+        "VLlama3ForCausalLM",
     ],
     model_types: &[
         ModelType {
