@@ -39,6 +39,7 @@ pub mod safetensors;
 mod st_header;
 mod tensors;
 pub mod tokenizer;
+pub mod torch_math;
 
 pub use mmproj::read_mmproj_dir;
 pub use outtype::OutType;
