@@ -8,9 +8,11 @@ where torch differs from the correctly rounded exp (a diagnostic: ggufkit's tabl
 make_torch_exp_table.py), and
 the sha256 of `-exp(x)` over all non-NaN bfloat16 inputs (F32 little-endian) and over all
 non-NaN float16 inputs (F16 little-endian), which the unit test `neg_exp_matches_torch`
-checks (on MKL's generic path, ggufkit's default). Run it with the reference's venv:
+checks (on torch's default MKL dispatch of an AVX-512 x86-64 CPU, ggufkit's default path;
+`MKL_CBWR=COMPATIBLE` gives the generic path's values instead). Run it with the reference's
+venv, without `MKL_CBWR`:
 
-    MKL_CBWR=COMPATIBLE python conformance/make_exp_table.py
+    python conformance/make_exp_table.py
 """
 import hashlib
 

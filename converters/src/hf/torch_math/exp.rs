@@ -3,11 +3,12 @@
 //! torch hands a contiguous float32 tensor's `exp` to MKL's vector exp (`vsExp`,
 //! high-accuracy mode). MKL picks its code path from the CPU on its own (`ATEN_CPU_CAPABILITY`
 //! changes nothing; `MKL_CBWR` does), and the paths disagree in the last bit for about 1% of
-//! inputs (the AVX2 path for 4%). Two are matched ([`MklPath`]): MKL's generic path
-//! (`MKL_CBWR=COMPATIBLE`, what MKL runs where it does not pick a tuned path), with which the
-//! project's reference outputs were made, and the AVX-512 path of an AVX-512 Intel CPU.
-//! [`torch_exp_f32`] follows the path `GGUFKIT_TORCH_MKL` names (`compatible`, the default,
-//! or `avx512`). Each result depends on its input alone: not on the tensor's size, the
+//! inputs (the AVX2 path for 4%). Two are matched ([`MklPath`]): the AVX-512 path, which torch's
+//! default dispatch takes on an AVX-512 x86-64 CPU and with which the project's reference
+//! outputs were made, and MKL's generic path (what the reference computes with
+//! `MKL_CBWR=COMPATIBLE`, on any x86-64 CPU). [`torch_exp_f32`] follows the path
+//! `GGUFKIT_TORCH_MKL` names (`avx512`, the default, or `compatible`). The AVX2 path is not
+//! matched. Each result depends on its input alone: not on the tensor's size, the
 //! element's position (no separate tail path), the stride or the thread count.
 //!
 //! MKL's result is the correctly rounded exp, or the float on the exact value's other side
@@ -29,21 +30,27 @@ static TABLE_AVX512: &[u8] = include_bytes!("exp_avx512.bin");
 /// One of MKL's code paths for float32 exp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MklPath {
-    /// The generic x86-64 path (`MKL_CBWR=COMPATIBLE`): the default.
-    Compatible,
-    /// The AVX-512 path MKL takes on an AVX-512 Intel CPU.
+    /// The AVX-512 path torch's default MKL dispatch takes on an AVX-512 x86-64 CPU: the
+    /// default.
     Avx512,
+    /// The generic x86-64 path, which the reference takes with `MKL_CBWR=COMPATIBLE`.
+    Compatible,
 }
 
 impl MklPath {
-    /// The path `GGUFKIT_TORCH_MKL` selects (`avx512`; anything else, or nothing, is
-    /// [`MklPath::Compatible`]), read once.
+    /// The path `GGUFKIT_TORCH_MKL` selects, read once: `compatible` (any case) is
+    /// [`MklPath::Compatible`]; `avx512`, anything else, or nothing is [`MklPath::Avx512`].
     pub fn selected() -> MklPath {
         static SELECTED: OnceLock<MklPath> = OnceLock::new();
-        *SELECTED.get_or_init(|| match std::env::var("GGUFKIT_TORCH_MKL") {
-            Ok(v) if v.eq_ignore_ascii_case("avx512") => MklPath::Avx512,
-            _ => MklPath::Compatible,
-        })
+        *SELECTED.get_or_init(|| MklPath::from_setting(std::env::var("GGUFKIT_TORCH_MKL").ok()))
+    }
+
+    /// The path a `GGUFKIT_TORCH_MKL` value (`None` when unset) names; see [`MklPath::selected`].
+    pub fn from_setting(value: Option<String>) -> MklPath {
+        match value {
+            Some(v) if v.eq_ignore_ascii_case("compatible") => MklPath::Compatible,
+            _ => MklPath::Avx512,
+        }
     }
 }
 
@@ -190,6 +197,19 @@ mod tests {
     }
 
     #[test]
+    fn the_default_path_is_avx512() {
+        assert_eq!(MklPath::from_setting(None), MklPath::Avx512);
+        assert_eq!(
+            MklPath::from_setting(Some("avx512".into())),
+            MklPath::Avx512
+        );
+        assert_eq!(
+            MklPath::from_setting(Some("COMPATIBLE".into())),
+            MklPath::Compatible
+        );
+    }
+
+    #[test]
     fn special_values() {
         for path in [MklPath::Compatible, MklPath::Avx512] {
             let e = |x: f32| torch_exp_f32_on(path, x);
@@ -199,6 +219,19 @@ mod tests {
             assert_eq!(e(f32::NEG_INFINITY), 0.0);
             assert_eq!(e(f32::from_bits(0x7f80_0001)).to_bits(), 0x7fc0_0001);
             assert_eq!(e(100.0), f32::INFINITY);
+        }
+    }
+
+    /// The four inputs whose `-exp` is −0.99421847 with torch's default dispatch on an
+    /// AVX-512 machine (the reference outputs' path) and −0.9942184 on the generic path
+    /// (measured with torch 2.15, with and without `MKL_CBWR=COMPATIBLE`).
+    #[test]
+    fn the_default_path_gives_the_reference_value() {
+        for bits in [0xbbbd_ffffu32, 0xbbbe_0000, 0xbbbe_0001, 0xbbbe_0002] {
+            let x = f32::from_bits(bits);
+            let on = |path| -torch_exp_f32_on(path, x);
+            assert_eq!(on(MklPath::from_setting(None)), -0.994_218_47, "{bits:#x}");
+            assert_eq!(on(MklPath::Compatible), -0.994_218_4, "{bits:#x}");
         }
     }
 

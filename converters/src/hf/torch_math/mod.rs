@@ -4,9 +4,9 @@
 //! torch rather than plain IEEE arithmetic: Mamba-style `A = -exp(A_log)` and Llama 3's
 //! RoPE frequencies `base ** (arange(0, dim, 2) / dim)`. torch picks a kernel for those by
 //! the CPU it runs on, and the kernels disagree in the last bit. For `exp` (MKL) this module
-//! matches MKL's generic path, with which the project's reference outputs were made, or on
-//! request its AVX-512 path ([`MklPath`]); for `pow` (SLEEF in torch's AVX-512 kernels) the
-//! AVX-512 build. `docs/torch-float-semantics.md` lists
+//! matches MKL's AVX-512 path, which torch's default dispatch takes on an AVX-512 x86-64 CPU
+//! and with which the project's reference outputs were made, or on request its generic path
+//! ([`MklPath`]); for `pow` (SLEEF in torch's AVX-512 kernels) the AVX-512 build. `docs/torch-float-semantics.md` lists
 //! every float operation of the reference's conversions, where ggufkit computes each and
 //! why the result is identical; `conformance/make_torch_exp_table.py` and
 //! `conformance/make_torch_math_golden.py` measure torch, and
