@@ -4,10 +4,13 @@
 The converter computes `-torch.exp(x)` on the working dtype: F32 for BF16 and F32 sources,
 F16 for F16 ones. torch's CPU exp (MKL's vector exp on x86-64) is not always the correctly
 rounded value. For every one of the 65536 bfloat16 inputs (as F32), this prints the inputs
-where torch differs from the correctly rounded exp (`TORCH_EXP_EXCEPTIONS` in expr.rs), and
+where torch differs from the correctly rounded exp (a diagnostic: ggufkit's tables come from
+make_torch_exp_table.py), and
 the sha256 of `-exp(x)` over all non-NaN bfloat16 inputs (F32 little-endian) and over all
 non-NaN float16 inputs (F16 little-endian), which the unit test `neg_exp_matches_torch`
-checks. Run it with the reference's venv:
+checks (on torch's default MKL dispatch of an AVX-512 x86-64 CPU, ggufkit's default path;
+`MKL_CBWR=COMPATIBLE` gives the generic path's values instead). Run it with the reference's
+venv, without `MKL_CBWR`:
 
     python conformance/make_exp_table.py
 """

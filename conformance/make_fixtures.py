@@ -17,8 +17,9 @@ For every fixture below this script
    testdata/golden/<fixture>/ in the format of ../shared/golden (variants.json, status.json,
    commands.txt, one manifest per variant).
 
-Usage (see README.md):
+Usage (see README.md; torch's default MKL dispatch on an AVX-512 x86-64 CPU, no MKL_CBWR):
     make_fixtures.py --llama-cpp DIR [--quantize BIN] [--only NAME ...] [--work DIR]
+    make_fixtures.py --llama-cpp DIR --golden-only [--only NAME ...]   # goldens only
 """
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
-SHARED = ROOT.parent / "shared"
+# The shared reference directory (tools/gguf_manifest.py, fixtures): GGUFKIT_SHARED, or
+# the checkout's sibling `shared`.
+SHARED = Path(os.environ.get("GGUFKIT_SHARED") or ROOT.parent / "shared")
 
 # Tokenizers: (source fixture in ../shared/fixtures/hf, shared files, per-fixture files).
 TOKENIZERS = {
@@ -1146,6 +1149,37 @@ def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     print(f"{name}: {v} {'ok' if p.returncode == 0 else 'FAILED'}", file=sys.stderr)
 
 
+def remake_golden(name: str, llama: Path, quantize: Path | None, work: Path) -> None:
+    """Remakes the golden data of a committed fixture from its stored files (the weights stay
+    as they are). Without llama-quantize, an existing quant-Q4_K_M record is kept when the
+    f32 output is unchanged, and removed (with a note to run `--quantize-only`) when it is not,
+    since it was made from the old f32 file."""
+    golden = TESTDATA / "golden" / name
+    old_status = json.loads((golden / "status.json").read_text()) if (golden / "status.json").is_file() else {}
+    old_variants = json.loads((golden / "variants.json").read_text()) if (golden / "variants.json").is_file() else {}
+    old_commands = (golden / "commands.txt").read_text().splitlines() if (golden / "commands.txt").is_file() else []
+    model_dir = materialize(TESTDATA / "hf" / name, work / "hf" / name)
+    run_variants(name, model_dir, llama, quantize, golden, work)
+    v = "quant-Q4_K_M"
+    if quantize is not None or v not in old_status:
+        return
+    same_f32 = old_status.get("convert-f32", {}).get("sha256") == \
+        json.loads((golden / "status.json").read_text()).get("convert-f32", {}).get("sha256")
+    if not same_f32:
+        (golden / f"{v}.json").unlink(missing_ok=True)
+        print(f"{name}: the f32 output changed; remake {v} with --quantize-only", file=sys.stderr)
+        return
+    status = json.loads((golden / "status.json").read_text())
+    variants = json.loads((golden / "variants.json").read_text())
+    status[v] = old_status[v]
+    variants["variants"] += [x for x in old_variants.get("variants", []) if x["variant"] == v]
+    (golden / "status.json").write_text(json.dumps(status, indent=1) + "\n")
+    (golden / "variants.json").write_text(json.dumps(variants, indent=1) + "\n")
+    kept = [line for line in old_commands if line.startswith(f"[{v}]")]
+    with (golden / "commands.txt").open("a") as f:
+        f.write("".join(line + "\n" for line in kept))
+
+
 def store_fixture(name: str, model_dir: Path) -> None:
     """Copies the fixture into testdata/hf/<name>, big tokenizer files by reference."""
     kind = FIXTURES[name][3]
@@ -1543,6 +1577,8 @@ def main() -> int:
     ap.add_argument("--variants", action="store_true",
                     help="config variants of the committed fixtures (testdata/golden/variants)")
     ap.add_argument("--variant", nargs="*", help="with --variants: only these variant names")
+    ap.add_argument("--golden-only", action="store_true",
+                    help="remake only the golden data, from the committed fixtures' files")
     a = ap.parse_args()
     if a.variants:
         run_config_variants(a.only or VARIANT_FIXTURES, a.llama_cpp, a.work / "variants",
@@ -1572,6 +1608,9 @@ def main() -> int:
             shutil.rmtree(work)
         model_dir = work / name  # the directory name is general.name
         model_dir.mkdir(parents=True)
+        if a.golden_only:
+            remake_golden(name, a.llama_cpp, quantize, work)
+            continue
         build_model(name, model_dir, a.seed)
         add_tokenizer(FIXTURES[name][3], model_dir)
         if name in EXTRA_FILES:

@@ -34,6 +34,8 @@ HF = Path(__file__).resolve().parent.parent / "testdata" / "hf"
 # Fixtures the tests also read in place (and the reference ones): never cut.
 PREFERRED = ["llama-spm", "llama-bpe", "qwen2", "qwen3", "qwen3moe", "gemma3", "mixtral",
              "phi3", "gpt2", "bert"]
+# make_seed_fixtures.py's fixtures copy their base fixture's embeddings: the base keeps them.
+SECOND_SEED = "-s2"
 MIN_SHARED = 64 * 1024  # smaller tensors are not worth a splice line
 SHARED_LIST = "shared-files.txt"
 HOLLOW = ".hollow"
@@ -116,10 +118,11 @@ def restore():
 
 
 def share(check):
-    files = []  # complete safetensors files, preferred fixtures first
+    files = []  # complete safetensors files, preferred fixtures first, second seeds last
     order = {name: i for i, name in enumerate(PREFERRED)}
     for p in sorted(HF.glob("*/*.safetensors"),
-                    key=lambda p: (order.get(p.parent.name, len(order)), str(p))):
+                    key=lambda p: (order.get(p.parent.name, len(order)),
+                                   p.parent.name.endswith(SECOND_SEED), str(p))):
         if not p.is_symlink():
             files.append(p)
     by_hash = defaultdict(list)

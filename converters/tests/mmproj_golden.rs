@@ -158,6 +158,8 @@ fixtures! {
     mistral3_vl => "mistral3-vl",
     smolvlm => "smolvlm",
     idefics3 => "idefics3",
+    smolvlm2_hub => "smolvlm2-hub",
+    idefics3_hub => "idefics3-hub",
     qwen2vl => "qwen2vl",
     qwen2vl_model => "qwen2vl-model",
     qwen25vl => "qwen25vl",

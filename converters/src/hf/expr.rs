@@ -21,6 +21,7 @@ use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows
 
 use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
+use super::torch_math::torch_exp_f32;
 use crate::ConvertError;
 
 /// Element representation while transforming.
@@ -586,7 +587,7 @@ impl Expr {
     }
 
     /// `-exp(x)` as torch computes it on the converter's working type: in F16 for an F16
-    /// tensor, else in F32 (see [`torch_exp_f32`]).
+    /// tensor, else in F32 (torch's float32 exp: [`torch_exp_f32`]).
     pub fn neg_exp(self) -> Expr {
         let shape = self.shape().to_vec();
         let work = if self.work() == Work::F16 {
@@ -998,70 +999,6 @@ impl Expr {
             }
         })
     }
-}
-
-/// Inputs (f32 bits) whose `torch.exp` in the reference environment (torch 2.15 on x86-64
-/// with AVX-512: MKL's vector exp) is not the correctly rounded value, with the value it
-/// gives instead: every such input among the 65536 bfloat16 values, measured exhaustively
-/// (`conformance/make_exp_table.py`). Sorted by input.
-const TORCH_EXP_EXCEPTIONS: &[(u32, u32)] = &[
-    (0x3380_0000, 0x3f80_0000),
-    (0x3ad9_0000, 0x3f80_364b),
-    (0x3b49_0000, 0x3f80_64a8),
-    (0x3b4e_0000, 0x3f80_672a),
-    (0x3b61_0000, 0x3f80_70b2),
-    (0x3df0_0000, 0x3f8f_ea0e),
-    (0x3e43_0000, 0x3f9a_d9b8),
-    (0x3ec1_0000, 0x3fba_9a5f),
-    (0x3ed7_0000, 0x3fc2_cbbe),
-    (0x3f7a_0000, 0x4029_f0a5),
-    (0x3fb6_0000, 0x4084_a2e6),
-    (0x404c_0000, 0x41c1_d280),
-    (0x4070_0000, 0x422a_1596),
-    (0x4079_0000, 0x4243_c40f),
-    (0x407f_0000, 0x4257_01ba),
-    (0x40ac_0000, 0x4357_f09c),
-    (0x40e1_0000, 0x448d_6e35),
-    (0x40e5_0000, 0x44a0_4303),
-    (0x4226_0000, 0x5d6a_3d77),
-    (0x425d_0000, 0x6751_3937),
-    (0x4279_0000, 0x6c60_105a),
-    (0x428f_0000, 0x730e_4a5e),
-    (0xbae9_0000, 0x3f7f_8b9b),
-    (0xbafa_0000, 0x3f7f_831f),
-    (0xbafe_0000, 0x3f7f_8120),
-    (0xbb03_0000, 0x3f7f_7d22),
-    (0xbb17_0000, 0x3f7f_692d),
-    (0xbb1c_0000, 0x3f7f_6430),
-    (0xbb24_0000, 0x3f7f_5c35),
-    (0xbb33_0000, 0x3f7f_4d3e),
-    (0xbb3a_0000, 0x3f7f_4643),
-    (0xbb55_0000, 0x3f7f_2b58),
-    (0xbc0d_0000, 0x3f7d_ce6b),
-    (0xbc42_0000, 0x3f7c_fc94),
-    (0xbc69_0000, 0x3f7c_6298),
-    (0xbc9d_0000, 0x3f7b_23f5),
-    (0xbc9e_0000, 0x3f7b_1c1c),
-    (0xbcc5_0000, 0x3f79_eacd),
-    (0xbd0e_0000, 0x3f77_46ef),
-    (0xbd11_0000, 0x3f77_1895),
-    (0xbd95_0000, 0x3f6e_0951),
-    (0xbdc2_0000, 0x3f68_dcf7),
-    (0xbe0d_0000, 0x3f5f_11b9),
-    (0xbf52_0000, 0x3ee1_6e39),
-    (0xbf67_0000, 0x3ecf_ad25),
-];
-
-/// `torch.exp` of an f32 as the reference computes it: the correctly rounded value
-/// (computed in f64, then rounded), except for the inputs of [`TORCH_EXP_EXCEPTIONS`].
-/// This is exact for every bfloat16 and float16 input (the dtypes of real checkpoints'
-/// `A_log`); for arbitrary f32 inputs torch's vector exp is off by one ulp from the
-/// correctly rounded value for about 1% of them, which is not reproduced.
-pub fn torch_exp_f32(x: f32) -> f32 {
-    if let Ok(i) = TORCH_EXP_EXCEPTIONS.binary_search_by_key(&x.to_bits(), |e| e.0) {
-        return f32::from_bits(TORCH_EXP_EXCEPTIONS[i].1);
-    }
-    (x as f64).exp() as f32
 }
 
 /// `-exp(x)` of a half (bits): exp rounded to half, then negated (a sign flip), as torch's
@@ -1743,7 +1680,7 @@ mod tests {
 
     /// `-exp(x)` over every non-NaN bfloat16 input (as F32) and every non-NaN float16 input
     /// (in F16) hashes like torch's in the reference environment
-    /// (`conformance/make_exp_table.py`).
+    /// on MKL's default AVX-512 path (`conformance/make_exp_table.py`).
     #[test]
     fn neg_exp_matches_torch() {
         use sha2::{Digest, Sha256};
@@ -1757,7 +1694,7 @@ mod tests {
         assert_eq!(v.work, Work::F32);
         assert_eq!(
             hex(&Sha256::digest(&v.bytes)),
-            "4af7923aff8c43bef6f54c09d1e7bade792b9fe5fe4552fb208cd1b40bc6a416"
+            "c016398f22200106a5e3d9c3ad55efbc6cc7e324de9feba43d186d8260f57479"
         );
         let h: Vec<u8> = (0..=u16::MAX)
             .filter(|b| !f16_to_f32(*b).is_nan())

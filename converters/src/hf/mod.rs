@@ -41,6 +41,7 @@ pub mod safetensors;
 mod st_header;
 mod tensors;
 pub mod tokenizer;
+pub mod torch_math;
 
 pub use mmproj::read_mmproj_dir;
 pub use model_dir::ModelDir;

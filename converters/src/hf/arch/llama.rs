@@ -13,6 +13,7 @@ use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::torch_math::torch_pow_f32;
 use crate::ConvertError;
 
 /// The llama class.
@@ -25,6 +26,9 @@ pub const LLAMA: Arch = Arch {
         "LlamaModel",
         // The text model of LLaVA (its tower and projector are dropped).
         "LlavaForConditionalGeneration",
+        // SmolVLM's and Idefics3's text model, as their hub configs name it in
+        // `text_config.architectures` (the tower and connector are dropped).
+        "VLlama3ForCausalLM",
     ],
     model_types: &[
         ModelType {
@@ -212,7 +216,9 @@ pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, Con
 /// The Llama-3 frequency factors, evaluated as the converter's torch code evaluates them:
 /// every tensor operation in f32 with the Python scalars rounded to f32, and a Python
 /// scalar divided by a tensor computed as `tensor.reciprocal() * scalar` (torch's
-/// `__rdiv__`). Each factor is stored as f32.
+/// `__rdiv__`), and `base ** exponents` as torch's pow kernel computes the whole tensor
+/// ([`torch_pow_f32`]: an element's result depends on its index). Each factor is stored
+/// as f32.
 pub fn llama3_factors(
     base: f64,
     dim: u64,
@@ -225,10 +231,11 @@ pub fn llama3_factors(
     let (low_wl, high_wl) = ((old_ctx / low) as f32, (old_ctx / high) as f32);
     let two_pi = (2.0 * std::f64::consts::PI) as f32;
     let (f_factor, f_low, f_span) = (factor as f32, low as f32, (high - low) as f32);
-    (0..dim)
-        .step_by(2)
-        .map(|k| {
-            let freq = recip((base as f32).powf(k as f32 / dim as f32));
+    let exponents: Vec<f32> = (0..dim).step_by(2).map(|k| k as f32 / dim as f32).collect();
+    torch_pow_f32(base as f32, &exponents)
+        .into_iter()
+        .map(|p| {
+            let freq = recip(p);
             let wavelen = recip(freq) * two_pi;
             if wavelen < high_wl {
                 1.0
@@ -240,4 +247,20 @@ pub fn llama3_factors(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod llama3_rope_tests {
+    use super::llama3_factors;
+
+    /// torch's `base ** exponents` runs SLEEF's powf on the vector body: with head size 96
+    /// (48 frequencies, 32 of them in the body) two configurations land a body frequency in
+    /// the smoothing band one float off libm's `powf` (values measured with torch 2.15).
+    #[test]
+    fn factors_follow_torchs_vector_pow() {
+        let f = llama3_factors(500000.0, 96, 8.0, 1.0, 4.0, 4096.0);
+        assert_eq!(f[19].to_bits(), 0x3f90_19df);
+        let f = llama3_factors(50000.0, 96, 32.0, 1.0, 4.0, 8192.0);
+        assert_eq!(f[28].to_bits(), 0x4007_6d1a);
+    }
 }

@@ -1,0 +1,170 @@
+//! The torch computations of the reference converter against torch's own outputs
+//! (`testdata/golden/torch-math/`, made by `conformance/make_torch_exp_table.py` and
+//! `conformance/make_torch_math_golden.py`).
+//!
+//! `exp` is checked on MKL's two matched paths: the golden holds the sha256 of torch's output
+//! for each run of 2^20 consecutive bit patterns (all 4096 runs for AVX-512; the 576 runs of
+//! magnitudes [2^-27, 128) for the generic path). The default tests check a spread sample;
+//! `exp_on_every_measured_input` (ignored by default) checks them all.
+
+use ggufkit::quantizers::{f32_to_bf16, f32_to_f16};
+use ggufkit_converters::hf::torch_math::{torch_exp_f32_on, torch_pow_f32, MklPath};
+use ggufkit_testsupport::golden::read_json;
+use ggufkit_testsupport::testdata;
+use rayon::prelude::*;
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+
+const RUN: u64 = 1 << 20;
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha_f32(v: impl Iterator<Item = f32>) -> String {
+    let mut h = Sha256::new();
+    for x in v {
+        h.update(x.to_le_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// The golden runs of a path: (run index, sha256), a run being 2^20 consecutive bit
+/// patterns, listed 16 at a time from each `first_runs` entry.
+fn exp_golden(path: &str) -> Vec<(usize, String)> {
+    let j = read_json(&testdata(&format!(
+        "golden/torch-math/exp-chunks-{path}.json"
+    )));
+    let firsts = j["first_runs"].as_array().expect("first_runs");
+    let hashes = j["chunks"].as_array().expect("chunks");
+    assert_eq!(hashes.len(), 16 * firsts.len());
+    hashes
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let run = firsts[i / 16].as_u64().unwrap() as usize + i % 16;
+            (run, h.as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The runs among `golden` (every `step`-th) whose torch exp differs from ours.
+fn exp_mismatches(path: MklPath, golden: &[(usize, String)], step: usize) -> Vec<usize> {
+    golden
+        .par_iter()
+        .step_by(step)
+        .filter(|(r, want)| {
+            let start = *r as u64 * RUN;
+            let got = sha_f32(
+                (start..start + RUN).map(|b| torch_exp_f32_on(path, f32::from_bits(b as u32))),
+            );
+            got != *want
+        })
+        .map(|(r, _)| *r)
+        .collect()
+}
+
+/// MKL's generic path (the default): every 4th run of the measured magnitudes
+/// [2^-27, 128), both signs.
+#[test]
+fn exp_matches_torch_generic_path() {
+    let golden = exp_golden("compatible");
+    let bad = exp_mismatches(MklPath::Compatible, &golden, 4);
+    assert!(bad.is_empty(), "torch exp differs on runs {bad:x?}");
+}
+
+/// The AVX-512 path: every 16th run of all 4096 (the extremes and every exponent).
+#[test]
+fn exp_matches_torch_avx512_path() {
+    let golden = exp_golden("avx512");
+    assert_eq!(golden.len(), 4096);
+    let bad = exp_mismatches(MklPath::Avx512, &golden, 16);
+    assert!(bad.is_empty(), "torch exp differs on runs {bad:x?}");
+}
+
+#[test]
+#[ignore = "4.6 billion evaluations: run with --ignored"]
+fn exp_on_every_measured_input() {
+    for (name, path) in [
+        ("compatible", MklPath::Compatible),
+        ("avx512", MklPath::Avx512),
+    ] {
+        let bad = exp_mismatches(path, &exp_golden(name), 1);
+        assert!(bad.is_empty(), "{name}: torch exp differs on runs {bad:x?}");
+    }
+}
+
+fn ops() -> Json {
+    read_json(&testdata("golden/torch-math/ops.json"))
+}
+
+fn case<'a>(j: &'a Json, name: &str) -> &'a str {
+    j["cases"][name]
+        .as_str()
+        .unwrap_or_else(|| panic!("no case {name}"))
+}
+
+/// Llama 3's RoPE frequencies for every even head size up to 512 (every tensor length from
+/// 1 to 256: the vector body, the scalar tail and both) and a sweep of exponents.
+#[test]
+fn pow_matches_torch() {
+    let j = ops();
+    let bases: Vec<f64> = j["bases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_f64().unwrap())
+        .collect();
+    let sweep: Vec<f32> = (0u64..)
+        .map(|k| k * 4099)
+        .take_while(|&b| b < 0x3f80_0000)
+        .map(|b| f32::from_bits(b as u32))
+        .collect();
+    assert_eq!(sweep.len(), 259_906);
+    let mut problems = Vec::new();
+    for (i, &b) in bases.iter().enumerate() {
+        let base = b as f32;
+        let rope: Vec<f32> = (2..514u32)
+            .step_by(2)
+            .flat_map(|dim| {
+                let e: Vec<f32> = (0..dim).step_by(2).map(|k| k as f32 / dim as f32).collect();
+                torch_pow_f32(base, &e)
+            })
+            .collect();
+        if sha_f32(rope.into_iter()) != case(&j, &format!("pow-rope/{i}")) {
+            problems.push(format!("pow-rope base {b}"));
+        }
+        if sha_f32(torch_pow_f32(base, &sweep).into_iter()) != case(&j, &format!("pow-sweep/{i}")) {
+            problems.push(format!("pow-sweep base {b}"));
+        }
+        let parts = sweep[..1011 * 257]
+            .chunks(1011)
+            .flat_map(|c| torch_pow_f32(base, c));
+        if sha_f32(parts) != case(&j, &format!("pow-sweep-1011/{i}")) {
+            problems.push(format!("pow-sweep-1011 base {b}"));
+        }
+    }
+    assert!(problems.is_empty(), "differences: {problems:?}");
+}
+
+/// The f32 → f16 and f32 → bf16 roundings of the reference's output types, on 65,536 inputs
+/// spread over every exponent (f16: the non-NaN ones).
+#[test]
+fn half_and_bfloat_roundings_match() {
+    let j = ops();
+    let xs: Vec<f32> = (0u64..65536)
+        .map(|k| f32::from_bits((k * 65537 + 3) as u32))
+        .collect();
+    // NaNs aside: numpy keeps a NaN's payload in f16, ggml writes 0x7e00 with the sign.
+    let f16: Vec<u8> = xs
+        .iter()
+        .filter(|x| !x.is_nan())
+        .flat_map(|&x| f32_to_f16(x).to_le_bytes())
+        .collect();
+    let bf16: Vec<u8> = xs
+        .iter()
+        .flat_map(|&x| f32_to_bf16(x).to_le_bytes())
+        .collect();
+    assert_eq!(hex(&Sha256::digest(&f16)), case(&j, "f16-round"));
+    assert_eq!(hex(&Sha256::digest(&bf16)), case(&j, "bf16-round"));
+}
