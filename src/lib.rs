@@ -53,6 +53,7 @@ pub mod ir;
 pub mod manifest;
 pub mod mapped;
 pub mod output;
+pub mod patterns;
 pub mod pipeline;
 pub mod progress;
 pub mod quantize;

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
 use clap::Parser;
-use regex::Regex;
 
 use ggufkit::edit::copy;
 use ggufkit::edit::inplace::{self, Faults, FileLock, Recovery};
@@ -17,6 +16,7 @@ use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
 use ggufkit::output::OutputRules;
+use ggufkit::patterns::PatternBudget;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 use ggufkit::quantize::KvOverride;
 
@@ -203,8 +203,11 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.set(keys::tokenizer::PRE, Value::from(p));
     }
     e.remove = cli.remove_metadata.clone();
+    // Every pattern of the run is compiled under one memory budget.
+    let mut budget = PatternBudget::default();
     for pattern in &cli.remove_matching {
-        let re = Regex::new(pattern)
+        let re = budget
+            .compile(pattern)
             .map_err(|err| usage(anyhow!("--remove-matching '{pattern}': {err}")))?;
         e.remove.extend(
             md.iter()

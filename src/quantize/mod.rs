@@ -66,6 +66,14 @@ pub enum OverrideError {
         /// The item.
         item: String,
     },
+    /// A pattern that does not fit in the memory the run's patterns may take together.
+    #[error("'{item}': {problem}")]
+    PatternBudget {
+        /// The item.
+        item: String,
+        /// The budget that is exhausted.
+        problem: String,
+    },
     /// A pattern the regex engine rejects.
     #[error("invalid pattern '{pattern}': {source}")]
     InvalidPattern {
@@ -79,11 +87,27 @@ pub enum OverrideError {
 impl TensorTypeOverride {
     /// Parses `PATTERN=TYPE`.
     pub fn parse(s: &str) -> Result<TensorTypeOverride, OverrideError> {
+        Self::parse_within(s, &mut crate::patterns::PatternBudget::default())
+    }
+
+    /// Parses `PATTERN=TYPE`, compiling the pattern under `budget`, which the other patterns
+    /// of the run share (see [`crate::patterns`]).
+    pub fn parse_within(
+        s: &str,
+        budget: &mut crate::patterns::PatternBudget,
+    ) -> Result<TensorTypeOverride, OverrideError> {
+        use crate::patterns::PatternError;
         let (pat, ty) = Self::split(s)?;
         let pattern = pat.to_lowercase();
-        let regex = Regex::new(&pattern).map_err(|source| OverrideError::InvalidPattern {
-            pattern: pattern.clone(),
-            source,
+        let regex = budget.compile(&pattern).map_err(|e| match e {
+            PatternError::Invalid(source) => OverrideError::InvalidPattern {
+                pattern: pattern.clone(),
+                source,
+            },
+            PatternError::OverBudget { .. } => OverrideError::PatternBudget {
+                item: s.to_string(),
+                problem: e.to_string(),
+            },
         })?;
         Ok(TensorTypeOverride { pattern, regex, ty })
     }
