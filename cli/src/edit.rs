@@ -245,7 +245,7 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.set(key, Value::U32(n as u32));
     }
     for item in &cli.set {
-        let kv = KvOverride::parse(item).map_err(usage)?;
+        let kv = KvOverride::parse_exact(item).map_err(usage)?;
         e.set(&kv.key, kv.value);
     }
     Ok(e)

@@ -339,7 +339,7 @@ impl OutputOptions {
     pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
         self.override_kv
             .iter()
-            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::KvOverride(e.to_string())))
+            .map(|s| KvOverride::parse_exact(s).map_err(|e| PlanError::KvOverride(e.to_string())))
             .collect()
     }
 
