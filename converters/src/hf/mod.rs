@@ -25,6 +25,7 @@ use crate::ConvertError;
 mod arch;
 pub mod config;
 pub(crate) mod expr;
+mod float_range;
 mod intquant;
 pub mod lora;
 pub mod metadata;
