@@ -335,16 +335,31 @@ fn dequant_method(
 ) -> Result<Vec<Entry>, ConvertError> {
     let unsupported = |what: String| Err(ConvertError::Unsupported(what));
     let cfg_missing = |k: &str| hp.missing(&[&format!("quantization_config.{k}")]);
+    // A value that is there but unusable is reported as invalid, at its own key.
+    let cfg_invalid = |k: &str, v: &Json, want: &str| {
+        ConvertError::format(
+            &hp.path,
+            None,
+            format!("quantization_config.{k} is {v}: not {want}"),
+        )
+    };
+    let cfg_u64 = |k: &str, v: Option<&Json>| match v {
+        None | Some(Json::Null) => Err(cfg_missing(k)),
+        Some(x) => x
+            .as_u64()
+            .ok_or_else(|| cfg_invalid(k, x, "a non-negative integer")),
+    };
     let parse_block = |v: Option<&Json>, key: &str| -> Result<Option<Vec<u64>>, ConvertError> {
+        let invalid = |x: &Json| cfg_invalid(key, x, "a list of non-negative integers");
         match v {
             None | Some(Json::Null) => Ok(None),
-            Some(Json::Array(a)) => a
+            Some(x @ Json::Array(a)) => a
                 .iter()
                 .map(json_u64)
                 .collect::<Option<Vec<u64>>>()
                 .map(Some)
-                .ok_or_else(|| cfg_missing(key)),
-            Some(_) => Err(cfg_missing(key)),
+                .ok_or_else(|| invalid(x)),
+            Some(x) => Err(invalid(x)),
         }
     };
     // What each name is, per method, and whether the weights are FP8 (for --fp8-as-q8).
@@ -383,12 +398,14 @@ fn dequant_method(
                         .into(),
                 );
             }
+            let group = groups.keys().next().cloned().unwrap_or_default();
             let weights = groups
                 .values()
                 .next()
                 .and_then(|g| g.get("weights"))
                 .and_then(Json::as_object)
                 .ok_or_else(|| cfg_missing("config_groups.*.weights"))?;
+            let weights_key = |k: &str| format!("config_groups.{group}.weights.{k}");
             if format == "pack-quantized" {
                 let strategy = weights.get("strategy").and_then(Json::as_str);
                 if strategy != Some("group") {
@@ -404,12 +421,7 @@ fn dequant_method(
                          supported (the reference takes \"int\")"
                     ));
                 }
-                let int = |k: &str| {
-                    weights
-                        .get(k)
-                        .and_then(Json::as_u64)
-                        .ok_or_else(|| cfg_missing(&format!("config_groups.*.weights.{k}")))
-                };
+                let int = |k: &str| cfg_u64(&weights_key(k), weights.get(k));
                 return super::intquant::pack_quantized(
                     entries,
                     int("num_bits")?,
@@ -443,7 +455,10 @@ fn dequant_method(
                 && weights.get("type").and_then(Json::as_str) == Some("float")
                 && weights.get("num_bits").and_then(Json::as_u64) == Some(8);
             (
-                parse_block(weights.get("block_structure"), "block_structure")?,
+                parse_block(
+                    weights.get("block_structure"),
+                    &weights_key("block_structure"),
+                )?,
                 |name| {
                     name.strip_suffix(".weight_scale")
                         .map(|b| ScaleRole::ScaleOf(format!("{b}.weight")))
@@ -466,10 +481,7 @@ fn dequant_method(
             None,
         ),
         "gptq" => {
-            let bits = qc
-                .and_then(|q| q.get("bits"))
-                .and_then(Json::as_u64)
-                .ok_or_else(|| cfg_missing("bits"))?;
+            let bits = cfg_u64("bits", qc.and_then(|q| q.get("bits")))?;
             // `checkpoint_format` "gptq" (the default) stores zero points minus one.
             let v1 = match qc.and_then(|q| q.get("checkpoint_format")) {
                 None => true,
