@@ -587,7 +587,9 @@ fn nvfp4_compressed_tensors_and_w4a16() {
 #[test]
 fn an_invalid_quantization_value_is_named_where_it_is() {
     let work = scratch("prequant-invalid-value");
-    let cases: [(&str, &str, fn(&mut Json), &str); 3] = [
+    // (fixture, tag, the change to quantization_config, what the error says)
+    type Case = (&'static str, &'static str, fn(&mut Json), &'static str);
+    let cases: [Case; 3] = [
         (
             "llama-bpe-gptq4",
             "bits-string",
