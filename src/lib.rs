@@ -62,6 +62,8 @@ pub mod manifest;
 pub mod mapped;
 pub mod output;
 #[forbid(unsafe_code)]
+pub mod patterns;
+#[forbid(unsafe_code)]
 pub mod pipeline;
 #[forbid(unsafe_code)]
 pub mod progress;

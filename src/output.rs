@@ -20,6 +20,18 @@
 //! Dropping an uncommitted output removes its temporary file; on SIGINT/SIGTERM the handler
 //! installed by [`install_signal_cleanup`] removes every live temporary file before the
 //! process exits. A SIGKILL leaves only a recognisable temporary file (see [`TEMP_MARKER`]).
+//!
+//! A rename over an existing regular file first takes the file's advisory lock
+//! ([`lock::FileLock`]), which in-place writers hold while they change a file, so a file is
+//! never replaced in the middle of someone else's in-place edit.
+//!
+//! ggufkit's own files (the batch state and its journal, edit journals) follow stricter
+//! rules ([`internal`]): never through a symlink, never over anything but a regular file.
+//! Files appended to at the user's request (a batch report) follow [`append`].
+
+pub mod append;
+pub mod internal;
+pub mod lock;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -121,7 +133,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Where the bytes go.
-enum Destination {
+pub(crate) enum Destination {
     /// A temporary file, renamed over `dest` (the target with symlinks resolved) at commit.
     Rename { dest: PathBuf, temp: PathBuf },
     /// A character device or FIFO, written in place.
@@ -204,7 +216,7 @@ pub fn check(target: &Path, rules: &OutputRules) -> Result<(), OutputError> {
 }
 
 /// The directory a file path lives in (`.` for a bare name).
-fn parent_dir(path: &Path) -> &Path {
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
@@ -212,7 +224,7 @@ fn parent_dir(path: &Path) -> &Path {
 
 /// Creates the temporary file for `dest`: exclusively, with an unpredictable name, in the
 /// same directory (so the final rename is atomic), with `dest`'s permissions when it exists.
-fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf), OutputError> {
+pub(crate) fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf), OutputError> {
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -250,8 +262,8 @@ fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf), OutputErro
 
 /// An output file being written.
 pub struct AtomicOutput {
-    target: PathBuf,
-    dest: Destination,
+    pub(crate) target: PathBuf,
+    pub(crate) dest: Destination,
     writer: Option<BufWriter<File>>,
     flusher: Option<Flusher>,
     unflushed: u64,
@@ -272,25 +284,39 @@ impl AtomicOutput {
             (file, Destination::InPlace)
         } else {
             let (file, temp) = create_temp(&dest, target)?;
+            (file, Destination::Rename { dest, temp })
+        };
+        Ok(Self::from_parts(target, file, dest, rules.sync))
+    }
+
+    /// An output over `file` (created by the caller) going to `dest`; a temporary file is
+    /// registered for removal on a signal.
+    pub(crate) fn from_parts(
+        target: &Path,
+        file: File,
+        dest: Destination,
+        sync: bool,
+    ) -> AtomicOutput {
+        install_signal_cleanup();
+        if let Destination::Rename { temp, .. } = &dest {
             LIVE_TEMPS
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(temp.clone());
-            (file, Destination::Rename { dest, temp })
-        };
+        }
         // Without a second handle the output is still correct, only synced at the end.
         let flusher = match dest {
-            Destination::Rename { .. } if rules.sync => file.try_clone().ok().map(Flusher::start),
+            Destination::Rename { .. } if sync => file.try_clone().ok().map(Flusher::start),
             _ => None,
         };
-        Ok(AtomicOutput {
+        AtomicOutput {
             target: target.to_path_buf(),
             dest,
             writer: Some(BufWriter::with_capacity(8 << 20, file)),
             flusher,
             unflushed: 0,
-            sync: rules.sync,
-        })
+            sync,
+        }
     }
 
     /// The final path, as given.
@@ -305,7 +331,7 @@ impl AtomicOutput {
             .expect("writer is present until finished")
     }
 
-    fn io(&self) -> impl Fn(std::io::Error) -> OutputError {
+    pub(crate) fn io(&self) -> impl Fn(std::io::Error) -> OutputError {
         let path = self.target.clone();
         move |source| OutputError::Io {
             path: path.clone(),
@@ -388,14 +414,19 @@ impl FinishedOutput {
     }
 
     /// Renames the file into place (and, with `sync`, syncs the directory so the rename
-    /// itself is durable). A failed rename removes the temporary file.
+    /// itself is durable), holding the lock of the file it replaces ([`lock`]). A failed
+    /// rename removes the temporary file.
     pub fn commit(mut self, sync: bool) -> Result<(), OutputError> {
         let Destination::Rename { dest, temp } =
             std::mem::replace(&mut self.dest, Destination::InPlace)
         else {
             return Ok(());
         };
-        let renamed = std::fs::rename(&temp, &dest);
+        let locked = lock::for_replacing(&dest);
+        let renamed = match &locked {
+            Ok(_) => std::fs::rename(&temp, &dest),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        };
         if renamed.is_err() {
             let _ = std::fs::remove_file(&temp);
         }
@@ -409,6 +440,7 @@ impl FinishedOutput {
                 let _ = dir.sync_all();
             }
         }
+        drop(locked);
         Ok(())
     }
 }

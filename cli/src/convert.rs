@@ -455,10 +455,17 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
     };
     let mut sinks: Vec<Box<dyn std::io::Write + Send>> = Vec::new();
     if let Some(r) = &cli.report {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(r)
+        // Appended to, so never one of the run's inputs (the jobs file, a source, …).
+        let mut inputs: Vec<PathBuf> = cli
+            .metadata
+            .iter()
+            .chain(&cli.imatrix)
+            .chain(&cli.batch)
+            .cloned()
+            .collect();
+        inputs.extend(jobs.iter().flat_map(JobSpec::input_paths));
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        let f = ggufkit::output::append::open_append(r, &inputs)
             .with_context(|| format!("cannot open the report {}", r.display()))
             .map_err(Failure::Usage)?;
         sinks.push(Box::new(f));

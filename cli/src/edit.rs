@@ -8,15 +8,15 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
 use clap::Parser;
-use regex::Regex;
 
 use ggufkit::edit::copy;
-use ggufkit::edit::inplace::{self, Faults, Recovery};
+use ggufkit::edit::inplace::{self, Faults, FileLock, Recovery};
 use ggufkit::edit::{apply, set_scalar, ChatTemplate, MetadataEdits};
 use ggufkit::gguf::{GgufFile, Metadata, Value};
 use ggufkit::inspect::human_bytes;
 use ggufkit::ir::Model;
 use ggufkit::output::OutputRules;
+use ggufkit::patterns::PatternBudget;
 use ggufkit::pipeline::{self, ExecuteOptions, OutputPlan, ShardPlan, WriteOptions};
 use ggufkit::quantize::KvOverride;
 
@@ -203,8 +203,11 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.set(keys::tokenizer::PRE, Value::from(p));
     }
     e.remove = cli.remove_metadata.clone();
+    // Every pattern of the run is compiled under one memory budget.
+    let mut budget = PatternBudget::default();
     for pattern in &cli.remove_matching {
-        let re = Regex::new(pattern)
+        let re = budget
+            .compile(pattern)
             .map_err(|err| usage(anyhow!("--remove-matching '{pattern}': {err}")))?;
         e.remove.extend(
             md.iter()
@@ -242,7 +245,7 @@ fn edits(cli: &Cli, md: &Metadata) -> Result<MetadataEdits, Failure> {
         e.set(key, Value::U32(n as u32));
     }
     for item in &cli.set {
-        let kv = KvOverride::parse(item).map_err(usage)?;
+        let kv = KvOverride::parse_exact(item).map_err(usage)?;
         e.set(&kv.key, kv.value);
     }
     Ok(e)
@@ -387,10 +390,31 @@ fn describe_in_place(path: &Path, how: &InPlace) -> String {
     }
 }
 
-/// Finishes an interrupted in-place edit of `path`, if there is one.
-fn finish_interrupted(path: &Path, quiet: bool) -> Result<(), Failure> {
+/// Locks `path` for an in-place change (see [`FileLock`]): taken before the file is read
+/// and held until the change is on disk, so no other ggufkit writer replaces or rewrites
+/// the file in between.
+fn lock(path: &Path) -> Result<FileLock, Failure> {
+    FileLock::acquire(path, false).map_err(|e| match e {
+        ggufkit::output::lock::LockError::Io { .. } => Failure::Input(e.into()),
+        _ => Failure::Run(e.into()),
+    })
+}
+
+/// Opens the locked file for writing as well; fails before anything is written.
+fn upgrade(lock: &mut FileLock) -> Result<(), Failure> {
+    lock.upgrade().map_err(|e| Failure::Run(e.into()))
+}
+
+/// Finishes an interrupted in-place edit of the locked file, if there is one.
+fn finish_interrupted(lock: &mut FileLock, quiet: bool) -> Result<(), Failure> {
+    let path = lock.path().to_path_buf();
+    let path = path.as_path();
+    if !inplace::pending(path) {
+        return Ok(());
+    }
+    upgrade(lock)?;
     let r =
-        inplace::recover(path, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
+        inplace::recover(lock, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
     if !quiet {
         match r {
             Recovery::Clean => {}
@@ -421,23 +445,26 @@ fn refuse_pending(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes `metadata` into `path` in place: the header alone when `how` allows, else a
-/// streamed copy renamed over it. `option_inputs` as for [`write`]. Returns the bytes
+/// Writes `metadata` into the locked file in place: the header alone when `how` allows,
+/// else a streamed copy renamed over it. `option_inputs` as for [`write`]. Returns the bytes
 /// written.
 fn write_in_place(
     file: GgufFile,
     metadata: Metadata,
-    path: &Path,
+    mut lock: FileLock,
     option_inputs: &[PathBuf],
     how: InPlace,
     sync: bool,
 ) -> Result<u64, Failure> {
+    let path = lock.path().to_path_buf();
+    let path = path.as_path();
     refuse_option_input(path, option_inputs)?;
     match how {
         InPlace::Header(old, new) => {
             drop(file);
             if old != new {
-                inplace::rewrite_header(path, &old, &new, sync, &mut Faults::none())
+                upgrade(&mut lock)?;
+                inplace::rewrite_header(&lock, &old, &new, sync, &mut Faults::none())
                     .map_err(|e| Failure::Run(e.into()))?;
             }
             Ok(new.len() as u64)
@@ -474,8 +501,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         (Some(out), false) => out.clone(),
         (None, true) => cli.input.clone(),
     };
+    let mut held = None;
     if cli.in_place && !cli.dry_run {
-        finish_interrupted(&cli.input, cli.quiet)?;
+        let mut l = lock(&cli.input)?;
+        finish_interrupted(&mut l, cli.quiet)?;
+        held = Some(l);
     } else {
         refuse_pending(&cli.input)?;
     }
@@ -511,8 +541,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 InPlace::Header(..) => "header rewritten in place",
                 InPlace::Copy(_) => "rewritten",
             };
+            let lock = held.ok_or_else(|| Failure::Run(anyhow!("the file is not locked")))?;
             (
-                write_in_place(file, new, &target, &option_inputs(&cli), how, !cli.no_sync)?,
+                write_in_place(file, new, lock, &option_inputs(&cli), how, !cli.no_sync)?,
                 mode,
             )
         }
@@ -544,10 +575,13 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
 }
 
 fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
+    let mut held = None;
     if cli.dry_run {
         refuse_pending(&cli.model)?;
     } else {
-        finish_interrupted(&cli.model, cli.quiet)?;
+        let mut l = lock(&cli.model)?;
+        finish_interrupted(&mut l, cli.quiet)?;
+        held = Some(l);
     }
     let file = open(&cli.model)?;
     let Some(value) = set_scalar(&file.metadata, &cli.key, &cli.value).map_err(|e| match e {
@@ -571,7 +605,8 @@ fn run_set(cli: SetCli) -> Result<ExitCode, Failure> {
         println!("{}", describe_in_place(&cli.model, &how));
         return Ok(ExitCode::SUCCESS);
     }
-    write_in_place(file, md, &cli.model, &[], how, true)?;
+    let lock = held.ok_or_else(|| Failure::Run(anyhow!("the file is not locked")))?;
+    write_in_place(file, md, lock, &[], how, true)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -581,8 +616,11 @@ fn run_recover(args: &[std::ffi::OsString]) -> Result<ExitCode, Failure> {
         return Err(usage(anyhow!("usage: gguf-edit recover FILE")));
     };
     let path = Path::new(file);
-    let r =
-        inplace::recover(path, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
+    let mut l = lock(path)?;
+    if inplace::pending(path) {
+        upgrade(&mut l)?;
+    }
+    let r = inplace::recover(&l, true, &mut Faults::none()).map_err(|e| Failure::Run(e.into()))?;
     let what = match r {
         Recovery::Clean => "no interrupted edit",
         Recovery::Discarded => {

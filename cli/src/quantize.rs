@@ -438,6 +438,10 @@ fn build_options(
     for kv in &cli.override_kv {
         o.kv_overrides
             .push(KvOverride::parse(kv).map_err(|e| usage(anyhow!(e)))?);
+        // llama-quantize's arithmetic is kept for byte identity, but not silently.
+        if let Err(e) = KvOverride::parse_exact(kv) {
+            eprintln!("gguf-quantize: warning: {e}; written as llama-quantize writes it");
+        }
     }
     if let Some(p) = &cli.imatrix {
         let mut im = Imatrix::load(p).map_err(|e| Failure::Input(e.into()))?;

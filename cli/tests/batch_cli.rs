@@ -964,3 +964,79 @@ fn split_outputs_equal_split_single_runs() {
     let recs = outputs(&lines(&o.stdout));
     assert!(recs.values().all(|r| r["status"] == "skipped"), "{recs:?}");
 }
+
+#[test]
+fn the_batch_state_and_report_are_never_written_over_an_input() {
+    let work = scratch("batch-no-input-writes");
+    let src = work.join("model.gguf");
+    std::fs::copy(golden_gguf("llama-spm", "convert-f32"), &src).unwrap();
+    std::fs::write(
+        work.join("jobs.json"),
+        r#"{"outdir": "out", "jobs": [{"source": "model.gguf", "outputs": ["q8_0"]}]}"#,
+    )
+    .unwrap();
+    let (src_sha, jobs_sha) = (sha(&src), sha(&work.join("jobs.json")));
+    let unchanged = |what: &str| {
+        assert_eq!(sha(&src), src_sha, "{what}: the source changed");
+        assert_eq!(
+            sha(&work.join("jobs.json")),
+            jobs_sha,
+            "{what}: the jobs file changed"
+        );
+    };
+    std::fs::create_dir_all(work.join("out")).unwrap();
+    let state = work.join("out/.ggufkit-batch.json");
+    let journal = work.join("out/.ggufkit-batch.json.journal");
+    // The state file (and its journal) as symlinks to the source and to the jobs file.
+    for (link, to) in [
+        (&state, &src),
+        (&state, &work.join("jobs.json")),
+        (&journal, &src),
+    ] {
+        let _ = std::fs::remove_file(&state);
+        let _ = std::fs::remove_file(&journal);
+        if link == &journal {
+            // A journal counts beside a real state file.
+            let o = run(&["--batch", "jobs.json", "-q", "--force"], &work);
+            assert_eq!(o.status.code(), Some(0));
+        }
+        std::os::unix::fs::symlink(to, link).unwrap();
+        let o = run(&["--batch", "jobs.json", "-q", "--force"], &work);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {e}", link.display());
+        assert!(e.contains("symlink"), "{e}");
+        unchanged(&link.display().to_string());
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
+    }
+    let _ = std::fs::remove_file(&state);
+    let _ = std::fs::remove_file(&journal);
+    // --report naming an input: refused before anything runs.
+    for (report, what) in [
+        ("jobs.json", "the jobs file"),
+        ("model.gguf", "a source"),
+        ("link.jsonl", "a link to a source"),
+    ] {
+        if report == "link.jsonl" {
+            std::os::unix::fs::symlink(&src, work.join(report)).unwrap();
+        }
+        let o = run(&["--batch", "jobs.json", "-q", "--report", report], &work);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {e}");
+        assert!(e.contains("input"), "{what}: {e}");
+        unchanged(what);
+    }
+    let o = run(
+        &[
+            "--batch",
+            "jobs.json",
+            "-q",
+            "--force",
+            "--report",
+            "report.jsonl",
+        ],
+        &work,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!lines(&std::fs::read(work.join("report.jsonl")).unwrap()).is_empty());
+    std::fs::remove_dir_all(&work).unwrap();
+}

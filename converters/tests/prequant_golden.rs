@@ -581,3 +581,48 @@ fn nvfp4_compressed_tensors_and_w4a16() {
         ))
     );
 }
+
+/// A quantization setting that is present but invalid is reported as invalid, at the key
+/// where it is, never as missing.
+#[test]
+fn an_invalid_quantization_value_is_named_where_it_is() {
+    let work = scratch("prequant-invalid-value");
+    // (fixture, tag, the change to quantization_config, what the error says)
+    type Case = (&'static str, &'static str, fn(&mut Json), &'static str);
+    let cases: [Case; 3] = [
+        (
+            "llama-bpe-gptq4",
+            "bits-string",
+            |q| q["bits"] = Json::from("4"),
+            "quantization_config.bits is \"4\"",
+        ),
+        (
+            "llama-bpe-gptq4",
+            "bits-negative",
+            |q| q["bits"] = Json::from(-1),
+            "quantization_config.bits is -1",
+        ),
+        (
+            "llama-spm-fp8-block",
+            "block",
+            |q| {
+                let g = q["config_groups"].as_object_mut().unwrap();
+                let first = g.values_mut().next().unwrap();
+                first["weights"]["block_structure"] = Json::from("big");
+            },
+            ".weights.block_structure is \"big\"",
+        ),
+    ];
+    for (fixture_name, tag, change, want) in cases {
+        let dir = work.join(tag);
+        copy_tree(&fixture(fixture_name), &dir);
+        edit_config(&dir, change);
+        let Err(e) = read_hf_dir(&dir, &options("f16")) else {
+            panic!("{tag}: accepted");
+        };
+        let e = e.to_string();
+        assert!(e.contains(want), "{tag}: {e}");
+        assert!(!e.contains("could not find"), "{tag}: {e}");
+        assert!(!e.contains(".*."), "{tag}: {e}");
+    }
+}

@@ -278,6 +278,30 @@ fn run_resource_cases() -> usize {
             .unwrap_or_else(|| panic!("{name}: accepted"));
         check(name, &Expect::Limit(what), e, &path);
     }
+    // A 1 MiB storage key named by 3,000 entries (a copy of the key per entry was 3 GB):
+    // read in bounded memory, then refused because no archive member can have that name.
+    let key = "k".repeat(1 << 20);
+    let mut pkl = b"\x80\x02}ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX".to_vec();
+    pkl.extend((key.len() as u32).to_le_bytes());
+    pkl.extend(key.as_bytes());
+    pkl.extend(b"X\x03\x00\x00\x00cpuK\x01tQK\x00K\x01\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtRq\x000");
+    for i in 0..3000 {
+        let name = format!("w{i:05}");
+        pkl.extend([0x8c, name.len() as u8]);
+        pkl.extend(name.as_bytes());
+        pkl.extend(b"h\x00s");
+    }
+    pkl.push(b'.');
+    let path = dir.join("long-key.bin");
+    std::fs::write(
+        &path,
+        stored_zip(&[("data.pkl", &pkl), ("byteorder", b"little")]),
+    )
+    .unwrap();
+    let Err(e) = read_checkpoint(&path, &FileBytes::map(&path).unwrap()) else {
+        panic!("long key: accepted");
+    };
+    check("long-key", &Expect::Tensor("has no member"), e, &path);
     // The same archive with a valid one-tensor pickle is read: the builder is sound.
     let pkl = b"\x80\x02}X\x01\x00\x00\x00wctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00\
 storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x01K\x02K\x01\x86K\x01K\x01\x86\

@@ -30,13 +30,15 @@
 //! Readers that do not know the journal (llama.cpp) must not load a file while its journal
 //! exists; the window is the few milliseconds of step 2.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use crate::gguf::{ByteOrder, GgufFile, Layout};
+use crate::output::internal;
+pub use crate::output::lock::FileLock;
 
 /// Suffix of the journal of an in-place edit (`model.gguf.gguf-edit-journal`).
 pub const JOURNAL_SUFFIX: &str = ".gguf-edit-journal";
@@ -155,6 +157,10 @@ pub enum InPlaceError {
         /// What differs.
         problem: String,
     },
+    /// The file's header is no longer the one the edit was planned from: another writer
+    /// changed it.
+    #[error("{0}: the file changed since it was read (another program wrote it); nothing was written, run the edit again")]
+    Changed(PathBuf),
     /// Old and new headers differ in size (not an in-place edit).
     #[error("the new header has {new} bytes, the old one {old}")]
     SizeChange {
@@ -174,6 +180,10 @@ pub struct Faults {
     pub fail_at: Option<usize>,
     /// Steps taken so far.
     pub steps: usize,
+    /// Whether the header write has not yet written any byte of the file.
+    untouched: bool,
+    /// Whether an injected crash happened (the operation then cleans nothing up).
+    crashed: bool,
 }
 
 impl Faults {
@@ -186,12 +196,13 @@ impl Faults {
     pub fn crash_at(k: usize) -> Faults {
         Faults {
             fail_at: Some(k),
-            steps: 0,
+            ..Faults::default()
         }
     }
 
     fn step(&mut self, path: &Path) -> Result<(), InPlaceError> {
         if self.fail_at == Some(self.steps) {
+            self.crashed = true;
             return Err(InPlaceError::Io {
                 path: path.to_path_buf(),
                 source: std::io::Error::other(format!("injected crash at step {}", self.steps)),
@@ -256,17 +267,24 @@ fn decode_journal(j: &[u8]) -> Option<Journal> {
     })
 }
 
-/// Writes `new` over the first bytes of `path` (which hold `old`) through the journal (see
-/// the module documentation). `sync` false skips the syncs (then a power failure, unlike a
-/// crash, can lose the journal's protection). A journal already there is an error
-/// ([`InPlaceError::Pending`]): call [`recover`] first.
+/// Writes `new` over the first bytes of the locked file (which must hold `old`) through the
+/// journal (see the module documentation). `sync` false skips the syncs (then a power
+/// failure, unlike a crash, can lose the journal's protection). A journal already there is
+/// an error ([`InPlaceError::Pending`]): call [`recover`] first. The file must have been
+/// locked for writing before it was read, so that nobody replaced it since
+/// ([`FileLock::acquire`]); its first bytes are compared with `old` all the same (a writer
+/// that ignores the lock), and nothing is written when they differ. The journal is written
+/// aside and renamed into place, so it is complete or absent, and it exists only while the
+/// file is being changed: any failure before the header write starts removes it.
 pub fn rewrite_header(
-    path: &Path,
+    lock: &FileLock,
     old: &[u8],
     new: &[u8],
     sync: bool,
     faults: &mut Faults,
 ) -> Result<(), InPlaceError> {
+    use std::os::unix::fs::FileExt;
+    let path = lock.path();
     if old.len() != new.len() {
         return Err(InPlaceError::SizeChange {
             old: old.len(),
@@ -280,31 +298,25 @@ pub fn rewrite_header(
             journal: jpath,
         });
     }
-    let file_len = std::fs::metadata(path).map_err(io(path))?.len();
+    let mut head = vec![0u8; old.len()];
+    lock.file().read_exact_at(&mut head, 0).map_err(io(path))?;
+    if head != old {
+        return Err(InPlaceError::Changed(path.to_path_buf()));
+    }
+    let file_len = lock.file().metadata().map_err(io(path))?.len();
     let journal = encode_journal(file_len, old, new);
 
     // 1. The journal, complete and on disk before the file is touched.
-    faults.step(&jpath)?;
-    let mut j = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&jpath)
-        .map_err(io(&jpath))?;
-    let half = journal.len() / 2;
-    faults.step(&jpath)?;
-    j.write_all(&journal[..half]).map_err(io(&jpath))?;
-    faults.step(&jpath)?;
-    j.write_all(&journal[half..]).map_err(io(&jpath))?;
-    if sync {
-        faults.step(&jpath)?;
-        j.sync_all().map_err(io(&jpath))?;
-        faults.step(&jpath)?;
-        sync_dir(&jpath)?;
-    }
-    drop(j);
+    write_journal(&jpath, &journal, sync, faults)?;
 
     // 2. The new header over the old one (in two writes: a crash may tear it).
-    write_header(path, new, sync, faults)?;
+    if let Err(e) = write_header(lock, new, sync, faults) {
+        if faults.untouched && !faults.crashed {
+            // Nothing of the file was written: the journal must not outlive the edit.
+            let _ = std::fs::remove_file(&jpath);
+        }
+        return Err(e);
+    }
 
     // 3. The journal goes.
     faults.step(&jpath)?;
@@ -316,21 +328,46 @@ pub fn rewrite_header(
     Ok(())
 }
 
+/// Writes the journal beside the file as ggufkit's own file (never through a link): a
+/// temporary file, synced, renamed into place. A failure leaves no journal.
+fn write_journal(
+    jpath: &Path,
+    journal: &[u8],
+    sync: bool,
+    faults: &mut Faults,
+) -> Result<(), InPlaceError> {
+    let out_err = |e: crate::output::OutputError| InPlaceError::Io {
+        path: jpath.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    };
+    faults.step(jpath)?;
+    let mut j = internal::create(jpath, sync).map_err(out_err)?;
+    let half = journal.len() / 2;
+    faults.step(jpath)?;
+    j.write_all(&journal[..half]).map_err(io(jpath))?;
+    faults.step(jpath)?;
+    j.write_all(&journal[half..]).map_err(io(jpath))?;
+    faults.step(jpath)?;
+    let finished = j.finish().map_err(out_err)?;
+    faults.step(jpath)?;
+    finished.commit(sync).map_err(out_err)
+}
+
 fn write_header(
-    path: &Path,
+    lock: &FileLock,
     new: &[u8],
     sync: bool,
     faults: &mut Faults,
 ) -> Result<(), InPlaceError> {
     use std::os::unix::fs::FileExt;
+    let path = lock.path();
+    let f = lock.writer();
+    faults.untouched = true;
     faults.step(path)?;
-    let f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(io(path))?;
     let half = new.len() / 2;
     faults.step(path)?;
     f.write_all_at(&new[..half], 0).map_err(io(path))?;
+    faults.untouched = false;
     faults.step(path)?;
     f.write_all_at(&new[half..], half as u64)
         .map_err(io(path))?;
@@ -352,9 +389,25 @@ pub enum Recovery {
     RolledForward,
 }
 
-/// Finishes an interrupted [`rewrite_header`] of `path` (see the module documentation).
-pub fn recover(path: &Path, sync: bool, faults: &mut Faults) -> Result<Recovery, InPlaceError> {
+/// Whether `path` has a journal (an interrupted in-place edit) to recover.
+pub fn pending(path: &Path) -> bool {
+    std::fs::symlink_metadata(journal_path(path)).is_ok()
+}
+
+/// Finishes an interrupted [`rewrite_header`] of the locked file (see the module
+/// documentation). The file must be locked for writing when it has a journal.
+pub fn recover(lock: &FileLock, sync: bool, faults: &mut Faults) -> Result<Recovery, InPlaceError> {
+    use std::os::unix::fs::FileExt;
+    let path = lock.path();
     let jpath = journal_path(path);
+    if std::fs::symlink_metadata(&jpath).is_ok_and(|m| !m.is_file()) {
+        return Err(InPlaceError::Io {
+            path: jpath,
+            source: std::io::Error::other(
+                "not a regular file (a journal is never a symlink); remove it",
+            ),
+        });
+    }
     let mut bytes = Vec::new();
     match File::open(&jpath) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Recovery::Clean),
@@ -377,7 +430,7 @@ pub fn recover(path: &Path, sync: bool, faults: &mut Faults) -> Result<Recovery,
         journal: jpath.clone(),
         problem,
     };
-    let len = std::fs::metadata(path).map_err(io(path))?.len();
+    let len = lock.file().metadata().map_err(io(path))?.len();
     if len != journal.file_len {
         return Err(mismatch(format!(
             "the file has {len} bytes, the journal says {}",
@@ -385,9 +438,7 @@ pub fn recover(path: &Path, sync: bool, faults: &mut Faults) -> Result<Recovery,
         )));
     }
     let mut head = vec![0u8; journal.new.len()];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .map_err(io(path))?;
+    lock.file().read_exact_at(&mut head, 0).map_err(io(path))?;
     let foreign = head
         .iter()
         .zip(journal.old.iter().zip(&journal.new))
@@ -398,7 +449,7 @@ pub fn recover(path: &Path, sync: bool, faults: &mut Faults) -> Result<Recovery,
         )));
     }
     if head != journal.new {
-        write_header(path, &journal.new, sync, faults)?;
+        write_header(lock, &journal.new, sync, faults)?;
     }
     faults.step(&jpath)?;
     std::fs::remove_file(&jpath).map_err(io(&jpath))?;
@@ -483,8 +534,10 @@ mod tests {
         loop {
             std::fs::write(&target, &old).unwrap();
             let mut faults = Faults::crash_at(k);
+            let lock = FileLock::acquire(&target, true).unwrap();
             let done =
-                rewrite_header(&target, &old[..header.len()], &header, true, &mut faults).is_ok();
+                rewrite_header(&lock, &old[..header.len()], &header, true, &mut faults).is_ok();
+            drop(lock);
             let crashed = std::fs::read(&target).unwrap();
             if done {
                 assert_eq!(crashed, new, "no crash: the new file");
@@ -506,11 +559,13 @@ mod tests {
             loop {
                 std::fs::write(&target, &crashed).unwrap();
                 std::fs::write(&jpath, &journal).unwrap();
-                let first = recover(&target, true, &mut Faults::crash_at(j));
+                let lock = FileLock::acquire(&target, true).unwrap();
+                let first = recover(&lock, true, &mut Faults::crash_at(j));
                 let outcome = match first {
                     Ok(r) => r,
-                    Err(_) => recover(&target, true, &mut Faults::none()).unwrap(),
+                    Err(_) => recover(&lock, true, &mut Faults::none()).unwrap(),
                 };
+                drop(lock);
                 let after = std::fs::read(&target).unwrap();
                 assert!(!jpath.exists(), "step {k}/{j}: journal left");
                 // A complete journal rolls forward; an incomplete one means an untouched file.
@@ -548,10 +603,11 @@ mod tests {
         std::fs::write(&target, &old).unwrap();
         // Crash after the journal is complete, before the file is touched.
         let mut f = Faults::crash_at(5);
-        assert!(rewrite_header(&target, &old[..header.len()], &header, true, &mut f).is_err());
+        let lock = FileLock::acquire(&target, true).unwrap();
+        assert!(rewrite_header(&lock, &old[..header.len()], &header, true, &mut f).is_err());
         assert!(journal_path(&target).exists());
         let e = rewrite_header(
-            &target,
+            &lock,
             &old[..header.len()],
             &header,
             true,
@@ -564,15 +620,58 @@ mod tests {
         let mut changed = old.clone();
         changed[10] ^= 0xff;
         std::fs::write(&target, &changed).unwrap();
-        let e = recover(&target, true, &mut Faults::none()).unwrap_err();
+        let e = recover(&lock, true, &mut Faults::none()).unwrap_err();
         assert!(matches!(e, InPlaceError::Mismatch { .. }), "{e}");
         std::fs::write(&target, &old[..old.len() - 1]).unwrap();
-        let e = recover(&target, true, &mut Faults::none()).unwrap_err();
+        let e = recover(&lock, true, &mut Faults::none()).unwrap_err();
         assert!(e.to_string().contains("bytes"), "{e}");
+        drop(lock);
+        let none = dir.join("none.gguf");
+        std::fs::write(&none, &old).unwrap();
+        let lock = FileLock::acquire(&none, true).unwrap();
         assert_eq!(
-            recover(&dir.join("none.gguf"), true, &mut Faults::none()).unwrap(),
+            recover(&lock, true, &mut Faults::none()).unwrap(),
             Recovery::Clean
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_header_changed_since_it_was_read_is_never_overwritten() {
+        let dir = scratch("changed");
+        let (old, _, header) = setup(&dir);
+        let target = dir.join("m.gguf");
+        let mut other = old.clone();
+        other[header.len() - 1] ^= 0x55;
+        std::fs::write(&target, &other).unwrap();
+        let lock = FileLock::acquire(&target, true).unwrap();
+        let e = rewrite_header(
+            &lock,
+            &old[..header.len()],
+            &header,
+            true,
+            &mut Faults::none(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, InPlaceError::Changed(_)), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), other);
+        assert!(!journal_path(&target).exists());
+        // A journal that is a symlink is never followed.
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        std::fs::write(&target, &old).unwrap();
+        std::os::unix::fs::symlink(&victim, journal_path(&target)).unwrap();
+        assert!(recover(&lock, true, &mut Faults::none()).is_err());
+        assert!(rewrite_header(
+            &lock,
+            &old[..header.len()],
+            &header,
+            true,
+            &mut Faults::none()
+        )
+        .is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&target).unwrap(), old);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

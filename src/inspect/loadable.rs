@@ -209,6 +209,7 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
             Some(Some(_)) => {}
         }
     }
+    out.extend(super::experts::expert_problems(md, &arch));
     if out.is_empty() {
         for (archs, required) in ARCH_REQUIRED_FLOATS {
             if !archs.contains(&arch.as_str()) {

@@ -4,6 +4,7 @@ pub mod change;
 mod compare;
 mod diff;
 mod dump;
+mod experts;
 pub mod loadable;
 mod quality;
 pub mod textdiff;

@@ -68,6 +68,14 @@ pub enum OverrideError {
         /// The item.
         item: String,
     },
+    /// A pattern that does not fit in the memory the run's patterns may take together.
+    #[error("'{item}': {problem}")]
+    PatternBudget {
+        /// The item.
+        item: String,
+        /// The budget that is exhausted.
+        problem: String,
+    },
     /// A pattern the regex engine rejects.
     #[error("invalid pattern '{pattern}': {source}")]
     InvalidPattern {
@@ -81,11 +89,27 @@ pub enum OverrideError {
 impl TensorTypeOverride {
     /// Parses `PATTERN=TYPE`.
     pub fn parse(s: &str) -> Result<TensorTypeOverride, OverrideError> {
+        Self::parse_within(s, &mut crate::patterns::PatternBudget::default())
+    }
+
+    /// Parses `PATTERN=TYPE`, compiling the pattern under `budget`, which the other patterns
+    /// of the run share (see [`crate::patterns`]).
+    pub fn parse_within(
+        s: &str,
+        budget: &mut crate::patterns::PatternBudget,
+    ) -> Result<TensorTypeOverride, OverrideError> {
+        use crate::patterns::PatternError;
         let (pat, ty) = Self::split(s)?;
         let pattern = pat.to_lowercase();
-        let regex = Regex::new(&pattern).map_err(|source| OverrideError::InvalidPattern {
-            pattern: pattern.clone(),
-            source,
+        let regex = budget.compile(&pattern).map_err(|e| match e {
+            PatternError::Invalid(source) => OverrideError::InvalidPattern {
+                pattern: pattern.clone(),
+                source,
+            },
+            PatternError::OverBudget { .. } => OverrideError::PatternBudget {
+                item: s.to_string(),
+                problem: e.to_string(),
+            },
         })?;
         Ok(TensorTypeOverride { pattern, regex, ty })
     }
@@ -155,6 +179,18 @@ pub enum KvOverrideError {
         /// The key.
         key: String,
     },
+    /// A value its GGUF type cannot hold (refused by [`KvOverride::parse_exact`]).
+    #[error("'{value}' in '{item}' does not fit {gguf_type}{why}")]
+    OutOfRange {
+        /// The value.
+        value: String,
+        /// The item.
+        item: String,
+        /// The GGUF type it would be written as.
+        gguf_type: &'static str,
+        /// What it would become.
+        why: String,
+    },
     /// A type other than `int`, `float`, `bool`, `str`.
     #[error("invalid override type '{ty}' in '{item}' (int, float, bool, str)")]
     InvalidType {
@@ -166,6 +202,43 @@ pub enum KvOverrideError {
 }
 
 impl KvOverride {
+    /// Parses `KEY=TYPE:VALUE` as [`KvOverride::parse`] does, refusing a value that its GGUF
+    /// type cannot hold instead of writing llama-quantize's conversion of it: an `int`
+    /// outside 0..=4294967295 (UINT32) or a finite `float` beyond f32's range (FLOAT32).
+    /// Every writer but gguf-quantize (which must write what llama-quantize writes) uses this.
+    pub fn parse_exact(s: &str) -> Result<KvOverride, KvOverrideError> {
+        let kv = Self::parse(s)?;
+        let val = s
+            .split_once('=')
+            .and_then(|(_, r)| r.split_once(':'))
+            .map_or("", |(_, v)| v);
+        let out = |gguf_type, why: String| KvOverrideError::OutOfRange {
+            value: val.to_string(),
+            item: s.to_string(),
+            gguf_type,
+            why,
+        };
+        match &kv.value {
+            Value::U32(u) => {
+                let v: i64 = val.parse().unwrap_or_default();
+                if u64::try_from(v).ok() != Some(u64::from(*u)) {
+                    return Err(out(
+                        "UINT32 (0 to 4294967295)",
+                        format!(" (llama-quantize would write {u})"),
+                    ));
+                }
+            }
+            Value::F32(f) if !f.is_finite() => {
+                let v: f64 = val.parse().unwrap_or_default();
+                if v.is_finite() {
+                    return Err(out("FLOAT32", format!(" (it would become {f})")));
+                }
+            }
+            _ => {}
+        }
+        Ok(kv)
+    }
+
     /// Parses `KEY=TYPE:VALUE` with TYPE one of `int`, `float`, `bool`, `str`.
     pub fn parse(s: &str) -> Result<KvOverride, KvOverrideError> {
         let malformed = || KvOverrideError::Malformed {

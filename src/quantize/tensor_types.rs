@@ -6,7 +6,8 @@
 //! are compiled. The file is read token by token (whitespace-separated, as llama-quantize's
 //! `>>` extraction does), never held whole, and at most [`MAX_TENSOR_TYPE_PATTERNS`]
 //! distinct patterns are compiled: each compiled regex costs kilobytes, so a 20 MB file of
-//! tiny patterns would otherwise cost a gigabyte.
+//! tiny patterns would otherwise cost a gigabyte. Large patterns are bounded by their sum:
+//! they all share one compile budget ([`crate::patterns`]).
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufReader, Read};
@@ -81,11 +82,13 @@ pub enum ItemProblem {
     Override(#[from] OverrideError),
 }
 
-/// Collects overrides in order, dropping repeated patterns (the first one wins anyway).
+/// Collects overrides in order, dropping repeated patterns (the first one wins anyway); all
+/// of them are compiled under one memory budget ([`crate::patterns`]).
 #[derive(Debug, Default)]
 pub struct TensorTypeList {
     items: Vec<TensorTypeOverride>,
     seen: HashSet<String>,
+    budget: crate::patterns::PatternBudget,
 }
 
 impl TensorTypeList {
@@ -119,7 +122,7 @@ impl TensorTypeList {
         if self.items.len() >= MAX_TENSOR_TYPE_PATTERNS {
             return Err(ItemProblem::TooManyPatterns);
         }
-        let o = TensorTypeOverride::parse(item)?;
+        let o = TensorTypeOverride::parse_within(item, &mut self.budget)?;
         self.seen.insert(o.pattern.clone());
         self.items.push(o);
         Ok(())
@@ -206,6 +209,19 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].pattern, "attn_v");
         assert_eq!(v[1].pattern, "ffn");
+    }
+
+    #[test]
+    fn large_patterns_share_one_budget() {
+        // 9 KB of text; each pattern alone is under the engine's limit.
+        let text: String = (0..400)
+            .map(|i| format!("p{i}[a-z]{{120000}}=q8_0\n"))
+            .collect();
+        let e = TensorTypeList::new()
+            .read(text.as_bytes(), "f")
+            .unwrap_err();
+        assert!(e.to_string().contains("MiB compiled"), "{e}");
+        assert!(e.to_string().starts_with("f: item "), "{e}");
     }
 
     #[test]

@@ -52,6 +52,25 @@ pub struct JobSpec {
     pub outputs: Vec<OutputSpec>,
 }
 
+impl JobSpec {
+    /// Every file or directory the job reads: the source, its option files and each
+    /// output's imatrix. No file the batch writes may be one of them.
+    pub fn input_paths(&self) -> Vec<PathBuf> {
+        let o = &self.source_opts;
+        std::iter::once(&self.source)
+            .chain(&o.metadata)
+            .chain(&o.vocab_dir)
+            .chain(&o.lora_base)
+            .chain(
+                self.outputs
+                    .iter()
+                    .filter_map(|out| out.opts.imatrix.as_ref()),
+            )
+            .cloned()
+            .collect()
+    }
+}
+
 /// One requested output of a job.
 #[derive(Debug, Clone)]
 pub struct OutputSpec {

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::ir::Model;
-use ggufkit::quantize::{plan, FileType, Imatrix, KvOverride, QuantizeOptions, TensorTypeOverride};
+use ggufkit::quantize::{plan, FileType, Imatrix, KvOverride, QuantizeOptions, TensorTypeList};
 use ggufkit::quantizers::GgmlType;
 
 use crate::hf::{read_hf_dir, read_mmproj_dir, HfOptions, OutType};
@@ -339,7 +339,7 @@ impl OutputOptions {
     pub fn kv_overrides(&self) -> Result<Vec<KvOverride>, PlanError> {
         self.override_kv
             .iter()
-            .map(|s| KvOverride::parse(s).map_err(|e| PlanError::KvOverride(e.to_string())))
+            .map(|s| KvOverride::parse_exact(s).map_err(|e| PlanError::KvOverride(e.to_string())))
             .collect()
     }
 
@@ -356,11 +356,13 @@ impl OutputOptions {
         o.dry_run = self.dry_run;
         o.output_tensor_type = ty(&self.output_tensor_type)?;
         o.token_embedding_type = ty(&self.token_embedding_type)?;
+        // As on the command line: repeats dropped, counted and compiled under one budget.
+        let mut list = TensorTypeList::new();
         for t in &self.tensor_types {
-            o.tensor_types.push(
-                TensorTypeOverride::parse(t).map_err(|e| PlanError::TensorType(e.to_string()))?,
-            );
+            list.push(t, "")
+                .map_err(|e| PlanError::TensorType(e.to_string()))?;
         }
+        o.tensor_types = list.into_vec();
         o.kv_overrides = self.kv_overrides()?;
         if let Some(p) = &self.imatrix {
             let im = Imatrix::load(p).map_err(|e| PlanError::Imatrix {

@@ -141,7 +141,11 @@ static DIRS: Mutex<BTreeMap<PathBuf, DirState>> = Mutex::new(BTreeMap::new());
 /// Reads the state file, then replays the journal over it. A line that does not parse (the
 /// tail of a write cut short by a crash) ends the replay.
 fn read_state(dir: &Path) -> DirState {
-    let Ok(bytes) = std::fs::read(state_path(dir)) else {
+    // A state file that is not a regular file (a symlink to some other file) is not ours:
+    // it is not read, and writing the state refuses it.
+    let own = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    let path = state_path(dir);
+    let Some(Ok(bytes)) = own(&path).then(|| std::fs::read(&path)) else {
         return DirState {
             outputs: BTreeMap::new(),
             journal_lines: 0,
@@ -154,7 +158,8 @@ fn read_state(dir: &Path) -> DirState {
         .and_then(|o| serde_json::from_value(o).ok())
         .unwrap_or_default();
     let mut journal_lines = 0;
-    if let Ok(text) = std::fs::read_to_string(journal_path(dir)) {
+    let journal = journal_path(dir);
+    if let Some(Ok(text)) = own(&journal).then(|| std::fs::read_to_string(&journal)) {
         for line in text.lines() {
             let Ok(entry) = serde_json::from_str::<Json>(line) else {
                 break;
@@ -198,12 +203,8 @@ fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<
         let (n, b, jl, jb) = w.get();
         w.set((n + 1, b + bytes.len() as u64, jl, jb));
     });
-    let rules = ggufkit::output::OutputRules {
-        inputs: &[],
-        overwrite: true,
-        sync: false,
-    };
-    ggufkit::output::write_file_atomically(&state_path(dir), &bytes, &rules)
+    // ggufkit's own file: never written through a link, so never over an input.
+    ggufkit::output::internal::write(&state_path(dir), &bytes, false)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     match std::fs::remove_file(journal_path(dir)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
@@ -215,12 +216,6 @@ fn write_state(dir: &Path, outputs: &BTreeMap<String, Json>) -> std::io::Result<
 fn append_journal(dir: &Path, key: &str, record: Option<&Json>) -> std::io::Result<()> {
     use std::io::Write;
     let path = journal_path(dir);
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-        return Err(std::io::Error::other(format!(
-            "{} is not a regular file",
-            path.display()
-        )));
-    }
     let mut line = serde_json::to_vec(&json!({ "key": key, "record": record })).expect("json");
     line.push(b'\n');
     #[cfg(test)]
@@ -228,10 +223,8 @@ fn append_journal(dir: &Path, key: &str, record: Option<&Json>) -> std::io::Resu
         let (n, b, jl, jb) = w.get();
         w.set((n, b, jl + 1, jb + line.len() as u64));
     });
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
+    let mut f = ggufkit::output::internal::open_append(&path)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     f.write_all(&line)
 }
 

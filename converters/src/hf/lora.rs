@@ -164,6 +164,7 @@ pub fn read_lora_dir(
         );
     }
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    super::float_range::refuse_f32_overflow(&cfg_path, &md)?;
     let default_file_name = metadata::file_name(
         &meta,
         meta.size_label.as_deref(),

@@ -26,6 +26,7 @@ mod arch;
 pub mod config;
 pub(crate) mod expr;
 mod family;
+mod float_range;
 mod intquant;
 pub mod lora;
 pub mod metadata;

@@ -345,7 +345,7 @@ enum Scheme {
     Gptq { bits: u64, v1: bool },
 }
 
-/// A `quantization_config` key the method needs is absent or malformed.
+/// A `quantization_config` key the method needs is absent.
 fn cfg_missing(hp: &Hparams, key: &str) -> ConvertError {
     hp.missing(&[&format!("quantization_config.{key}")])
 }
@@ -358,13 +358,33 @@ fn parse_block(
 ) -> Result<Option<Vec<u64>>, ConvertError> {
     match v {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Array(a)) => a
+        Some(x @ Json::Array(a)) => a
             .iter()
             .map(json_u64)
             .collect::<Option<Vec<u64>>>()
             .map(Some)
-            .ok_or_else(|| cfg_missing(hp, key)),
-        Some(_) => Err(cfg_missing(hp, key)),
+            .ok_or_else(|| cfg_invalid(hp, key, x, "a list of non-negative integers")),
+        Some(x) => Err(cfg_invalid(hp, key, x, "a list of non-negative integers")),
+    }
+}
+
+/// A `quantization_config` value that is present but unusable, named at its own key.
+fn cfg_invalid(hp: &Hparams, key: &str, v: &Json, want: &str) -> ConvertError {
+    ConvertError::format(
+        &hp.path,
+        None,
+        format!("quantization_config.{key} is {v}: not {want}"),
+    )
+}
+
+/// A non-negative integer `quantization_config` value: missing when absent or null,
+/// invalid when present as anything else.
+fn cfg_u64(hp: &Hparams, key: &str, v: Option<&Json>) -> Result<u64, ConvertError> {
+    match v {
+        None | Some(Json::Null) => Err(cfg_missing(hp, key)),
+        Some(x) => x
+            .as_u64()
+            .ok_or_else(|| cfg_invalid(hp, key, x, "a non-negative integer")),
     }
 }
 
@@ -415,10 +435,7 @@ fn quant_scheme(
             fp8: None,
         }),
         "gptq" => {
-            let bits = qc
-                .and_then(|q| q.get("bits"))
-                .and_then(Json::as_u64)
-                .ok_or_else(|| cfg_missing(hp, "bits"))?;
+            let bits = cfg_u64(hp, "bits", qc.and_then(|q| q.get("bits")))?;
             // `checkpoint_format` "gptq" (the default) stores zero points minus one.
             let v1 = match qc.and_then(|q| q.get("checkpoint_format")) {
                 None => true,
@@ -455,6 +472,8 @@ fn compressed_tensors_scheme(
                 .into(),
         );
     }
+    let group = groups.keys().next().cloned().unwrap_or_default();
+    let weights_key = |k: &str| format!("config_groups.{group}.weights.{k}");
     let weights = groups
         .values()
         .next()
@@ -476,12 +495,7 @@ fn compressed_tensors_scheme(
                  supported (the reference takes \"int\")"
             ));
         }
-        let int = |k: &str| {
-            weights
-                .get(k)
-                .and_then(Json::as_u64)
-                .ok_or_else(|| cfg_missing(hp, &format!("config_groups.*.weights.{k}")))
-        };
+        let int = |k: &str| cfg_u64(hp, &weights_key(k), weights.get(k));
         return Ok(Scheme::PackQuantized {
             bits: int("num_bits")?,
             group_size: int("group_size")?,
@@ -514,7 +528,11 @@ fn compressed_tensors_scheme(
         && weights.get("type").and_then(Json::as_str) == Some("float")
         && weights.get("num_bits").and_then(Json::as_u64) == Some(8);
     Ok(Scheme::Scaled {
-        block: parse_block(hp, weights.get("block_structure"), "block_structure")?,
+        block: parse_block(
+            hp,
+            weights.get("block_structure"),
+            &weights_key("block_structure"),
+        )?,
         role: |name| {
             name.strip_suffix(".weight_scale")
                 .map(|b| ScaleRole::ScaleOf(format!("{b}.weight")))

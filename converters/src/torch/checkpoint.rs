@@ -92,6 +92,7 @@ pub fn read_checkpoint(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTenso
     let specs = pickle::load_state_dict(pkl_bytes).map_err(|e| err(e.into()))?;
 
     let mut out = Vec::with_capacity(specs.len());
+    let mut members_of: HashMap<*const u8, &Member> = HashMap::new();
     for s in specs {
         let terr = |problem: String| {
             err(TorchErrorKind::Tensor {
@@ -99,13 +100,21 @@ pub fn read_checkpoint(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTenso
                 problem,
             })
         };
-        let member_name = format!("{prefix}/data/{}", s.storage);
-        let member = stored(&member_name)?.ok_or_else(|| {
-            terr(format!(
-                "its storage '{}' has no member '{member_name}' in the archive",
-                s.storage
-            ))
-        })?;
+        // Looked up once per storage: the key is shared, and may be long.
+        let member = match members_of.get(&s.storage.as_ptr()) {
+            Some(&m) => m,
+            None => {
+                let member_name = format!("{prefix}/data/{}", s.storage);
+                let m = stored(&member_name)?.ok_or_else(|| {
+                    terr(format!(
+                        "its storage '{}' has no member '{member_name}' in the archive",
+                        s.storage
+                    ))
+                })?;
+                members_of.insert(s.storage.as_ptr(), m);
+                m
+            }
+        };
         if member.size != s.storage_bytes {
             return Err(terr(format!(
                 "storage '{}' is {} bytes in the archive but the pickle declares {}",

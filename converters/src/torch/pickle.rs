@@ -14,9 +14,18 @@
 //! grown one entry at a time for the dense indices pickle writes (0, 1, 2, ...) and a map for
 //! any other index (never a vector sized by an index from the file), and the stack, the
 //! marks, the memo and the arena each have a fixed limit.
+//!
+//! Counts alone do not bound memory: a few bytes of pickle (a memo `GET` and a `SETITEM`)
+//! can name a large object again, and a copy per name would grow with the names, not the
+//! file. So nothing is copied per reference (a storage key is shared by every tensor that
+//! names it, in the state dict returned too), and everything the machine builds — strings,
+//! objects, dict entries, memo entries, the returned records — is charged to one memory
+//! budget proportional to the pickle's size ([`BUDGET_PER_BYTE`] bytes per pickle byte,
+//! plus [`BUDGET_FLOOR`]); a pickle that needs more is refused with [`PickleError::Limit`].
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ggufkit::cursor::{Cursor, Short};
 
@@ -35,6 +44,13 @@ pub const MAX_OBJECTS: usize = 1 << 20;
 const MAX_GLOBAL_LINE: usize = 1024;
 /// Most dimensions of a tensor.
 pub const MAX_DIMS: usize = 64;
+/// Memory the unpickler may use per byte of pickle, counting the records it returns and the
+/// tensor table made of them. `torch.save`'s pickles need about 17 (the test
+/// `the_fixtures_need_at_most_two_thirds_of_the_budget` measures them); a state dict whose
+/// entries name one tensor again and again needs 50 or more.
+pub const BUDGET_PER_BYTE: usize = 32;
+/// Memory the unpickler may use whatever the pickle's size.
+pub const BUDGET_FLOOR: usize = 64 << 20;
 
 /// Why a pickle was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -105,8 +121,8 @@ fn truncated(s: Short) -> PickleError {
 pub struct TensorSpec {
     /// Key in the state dict.
     pub name: String,
-    /// Storage key (the member `<archive>/data/<key>`).
-    pub storage: String,
+    /// Storage key (the member `<archive>/data/<key>`), shared by the tensors of a storage.
+    pub storage: Arc<str>,
     /// Bytes the storage reference declares.
     pub storage_bytes: u64,
     /// Element type.
@@ -287,9 +303,34 @@ struct Machine<'a> {
     arena: Vec<Obj>,
     /// Offset of the opcode being run (for errors).
     at: u64,
+    /// Bytes of the memory budget left.
+    budget: usize,
+    /// The whole budget (for errors).
+    budget_total: usize,
+}
+
+/// Bytes an object holds, as charged to the budget.
+fn obj_bytes(o: &Obj) -> usize {
+    let payload = match o {
+        Obj::Tuple(items) => items.len() * std::mem::size_of::<Value>(),
+        Obj::Dict(_) => std::mem::size_of::<Dict>(),
+        Obj::Storage(_) => 0,
+        Obj::Tensor(t) => std::mem::size_of::<Tensor>() + (t.shape.len() + t.stride.len()) * 8,
+    };
+    std::mem::size_of::<Obj>() + payload
 }
 
 impl Machine<'_> {
+    /// Takes `bytes` from the memory budget, or refuses the pickle.
+    fn charge(&mut self, bytes: usize) -> Result<(), PickleError> {
+        self.budget = self.budget.checked_sub(bytes).ok_or(PickleError::Limit {
+            offset: self.at,
+            what: "bytes of memory for the objects and records of a pickle this size",
+            limit: self.budget_total,
+        })?;
+        Ok(())
+    }
+
     fn push(&mut self, v: Value) -> Result<(), PickleError> {
         if self.stack.len() >= MAX_STACK {
             return Err(PickleError::Limit {
@@ -332,6 +373,7 @@ impl Machine<'_> {
     }
 
     fn alloc(&mut self, o: Obj) -> Result<Value, PickleError> {
+        self.charge(obj_bytes(&o))?;
         if self.arena.len() >= MAX_OBJECTS {
             return Err(PickleError::Limit {
                 offset: self.at,
@@ -369,6 +411,7 @@ impl Machine<'_> {
                 limit: MAX_MEMO,
             });
         }
+        self.charge(2 * std::mem::size_of::<Value>())?;
         if i == self.memo.len() {
             self.memo.push(v);
         } else {
@@ -391,6 +434,7 @@ impl Machine<'_> {
         let at = self.at;
         let bytes = self.c.take(len).map_err(truncated)?;
         let s = std::str::from_utf8(bytes).map_err(|_| bad(at, "string is not UTF-8"))?;
+        self.charge(s.len() + 16)?;
         self.push(Value::Str(s.into()))
     }
 
@@ -453,6 +497,9 @@ impl Machine<'_> {
             };
             pairs.push((k, v));
         }
+        // A new entry: the pair, its index slot, and room for the vectors to double.
+        let entry = 2 * (std::mem::size_of::<(Rc<str>, Value)>() + 32);
+        self.charge(pairs.len() * entry)?;
         match self.arena.get_mut(target) {
             Some(Obj::Dict(d)) => {
                 for (k, v) in pairs {
@@ -941,6 +988,16 @@ fn opcode_name(op: u8) -> &'static str {
 /// Runs the pickle `bytes` (the member `data.pkl`, at `base` in its file... offsets in errors
 /// are relative to the pickle) and returns the state dict it builds, in the dict's order.
 pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
+    let budget = bytes
+        .len()
+        .saturating_mul(BUDGET_PER_BYTE)
+        .saturating_add(BUDGET_FLOOR);
+    load_within(bytes, budget).map(|(specs, _)| specs)
+}
+
+/// [`load_state_dict`] with a memory budget of `budget` bytes; also returns how much of it
+/// was used.
+fn load_within(bytes: &[u8], budget: usize) -> Result<(Vec<TensorSpec>, usize), PickleError> {
     let mut m = Machine {
         c: Cursor::new(bytes),
         stack: Vec::new(),
@@ -949,6 +1006,8 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
         sparse_memo: HashMap::new(),
         arena: Vec::new(),
         at: 0,
+        budget,
+        budget_total: budget,
     };
     let root = m.run()?;
     let end = m.at;
@@ -961,8 +1020,12 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
             ),
         ));
     };
-    let mut out = Vec::with_capacity(d.entries.len());
-    for (name, v) in &d.entries {
+    let entries = &d.entries;
+    // One shared key per storage, however many tensors name it.
+    let mut keys: HashMap<*const u8, Arc<str>> = HashMap::new();
+    let mut left = m.budget;
+    let mut out = Vec::new();
+    for (name, v) in entries {
         let Some(Obj::Tensor(t)) = m.obj(v) else {
             return Err(bad(
                 end,
@@ -982,9 +1045,24 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
                 ),
             )
         })?;
+        // The record, its name and dims, and the tensor-table entry made of it.
+        let record = std::mem::size_of::<TensorSpec>()
+            + std::mem::size_of::<crate::hf::safetensors::StTensor>()
+            + 2 * name.len()
+            + (2 * t.shape.len() + t.stride.len()) * 8
+            + 64;
+        left = left.checked_sub(record).ok_or(PickleError::Limit {
+            offset: end,
+            what: "bytes of memory for the objects and records of a pickle this size",
+            limit: m.budget_total,
+        })?;
+        let storage = keys
+            .entry(t.storage.key.as_ptr())
+            .or_insert_with(|| Arc::from(&*t.storage.key))
+            .clone();
         out.push(TensorSpec {
             name: name.to_string(),
-            storage: t.storage.key.to_string(),
+            storage,
             storage_bytes,
             dtype: t.dtype,
             offset: t.offset,
@@ -992,12 +1070,86 @@ pub fn load_state_dict(bytes: &[u8]) -> Result<Vec<TensorSpec>, PickleError> {
             stride: t.stride.clone(),
         });
     }
-    Ok(out)
+    Ok((out, m.budget_total - left))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fixtures_need_at_most_two_thirds_of_the_budget() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/hf");
+        let mut seen = 0;
+        for dir in ["llama-spm-bin", "qwen2-bin"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                let p = e.path();
+                if p.extension().is_none_or(|x| x != "bin") {
+                    continue;
+                }
+                let file = std::fs::read(&p).unwrap();
+                let members = super::super::zip::read_members(&file).unwrap();
+                let pkl = members
+                    .iter()
+                    .find(|m| m.name.ends_with("/data.pkl"))
+                    .unwrap();
+                let bytes = pkl.data(&file);
+                let (specs, used) = load_within(bytes, usize::MAX).unwrap();
+                assert!(!specs.is_empty());
+                let per_byte = used as f64 / bytes.len() as f64;
+                assert!(
+                    per_byte * 3.0 <= BUDGET_PER_BYTE as f64 * 2.0,
+                    "{}: {per_byte:.1} bytes of memory per pickle byte",
+                    p.display()
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 3);
+    }
+
+    #[test]
+    fn entries_naming_one_tensor_share_its_storage_key_and_are_budgeted() {
+        // One tensor on a storage whose key is 64 KiB long, memoized, then named by many
+        // keys: the key is shared, never copied per entry.
+        let key = "k".repeat(64 << 10);
+        let tensor = |key: &str| {
+            let mut p = b"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX".to_vec();
+            p.extend((key.len() as u32).to_le_bytes());
+            p.extend(key.as_bytes());
+            p.extend(b"X\x03\x00\x00\x00cpuK\x01tQK\x00K\x01\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR");
+            p
+        };
+        let named = |n: usize| {
+            let mut p = b"\x80\x02}".to_vec();
+            p.extend(tensor(&key));
+            p.extend(b"q\x000");
+            for i in 0..n {
+                // Four characters each: the shortest distinct names a few bytes can hold.
+                let name: String = (0..4)
+                    .map(|d| (b'0' + ((i >> (6 * d)) & 63) as u8) as char)
+                    .collect();
+                p.push(0x8c);
+                p.push(name.len() as u8);
+                p.extend(name.as_bytes());
+                p.extend(b"h\x00s");
+            }
+            p.push(b'.');
+            p
+        };
+        let pkl = named(3000);
+        let specs = load_state_dict(&pkl).unwrap();
+        assert_eq!(specs.len(), 3000);
+        assert!(specs
+            .iter()
+            .all(|s| Arc::ptr_eq(&s.storage, &specs[0].storage)));
+        // Many more names of the one tensor than the pickle's size can pay for: refused.
+        let pkl = named(800_000);
+        match load_state_dict(&pkl) {
+            Err(PickleError::Limit { what, .. }) => assert!(what.contains("memory"), "{what}"),
+            other => panic!("{:?}", other.map(|s| s.len())),
+        }
+    }
 
     #[test]
     fn a_forbidden_global_is_refused_by_name() {

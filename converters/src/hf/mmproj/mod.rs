@@ -569,6 +569,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         (p.params)(&mut c)?;
     }
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
+    super::float_range::refuse_f32_overflow(dir, &md)?;
     let default_file_name = format!(
         "mmproj-{}.gguf",
         metadata::file_name(&meta, None, Some(outtype.label()), None)
