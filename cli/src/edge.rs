@@ -40,9 +40,13 @@ pub fn exit_with(tool: &str, outcome: Result<ExitCode, Failure>) -> ExitCode {
 /// whose output goes into `head` ends quietly, killed by SIGPIPE like any Unix tool, instead
 /// of panicking on the first write to the closed pipe; see
 /// [`ggufkit::output::default_sigpipe`]), then `--completions` / `--man` are handled (see
-/// [`handle_generators`]). Call it first thing in a tool's `main`, before any thread exists.
+/// [`handle_generators`]). SIGINT/SIGTERM are handled from here on, so an interrupt at any
+/// moment of a run (planning included, before an output exists) removes what the run had
+/// started to write and exits with 130 ([`ggufkit::output::install_signal_cleanup`]). Call it
+/// first thing in a tool's `main`, before any thread exists.
 pub fn start<C: CommandFactory>() {
     ggufkit::output::default_sigpipe();
+    ggufkit::output::install_signal_cleanup();
     handle_generators::<C>();
 }
 

@@ -22,6 +22,7 @@ fn check(path: &Path) -> Result<(), OutputError> {
     };
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(refused("it is a symlink")),
+        Ok(m) if m.is_dir() => Err(refused("it is a directory")),
         Ok(m) if !m.is_file() => Err(refused("it is not a regular file")),
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
