@@ -246,6 +246,7 @@ pub fn read_mistral_dir(
         ));
     }
     let shards = safetensors::index_parts(dir, &CONSOLIDATED)?;
+    super::mistral_params::check(&hp.path, &hp.map, &shards.tensors)?;
     let choice = TemplateChoice {
         mistral_format: true,
         disable_community: format.disable_community_chat_template,
