@@ -416,3 +416,99 @@ fn mistral_refusals_name_the_file() {
     assert!(e.contains("--mistral-format"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `fx` copied to `<work>/<name>` with params.json's `key` set to `value`.
+fn with_param(work: &Path, fx: &str, name: &str, key: &str, value: serde_json::Value) -> PathBuf {
+    let dir = copy_named(&fixture(fx), work, name);
+    let path = dir.join("params.json");
+    let mut p = read_json(&path);
+    p[key] = value;
+    std::fs::write(&path, p.to_string()).unwrap();
+    dir
+}
+
+/// A params.json that contradicts itself or the weights is refused before any tensor is
+/// planned, naming params.json and the contradiction (the CLI side, a non-zero exit and no
+/// output file, is `cli/tests/mistral_params_cli.rs`).
+#[test]
+fn contradictory_mistral_params_are_refused() {
+    use serde_json::json;
+    let work = scratch("mistral-bad-params");
+    let cases: &[(&str, &str, serde_json::Value, &[&str])] = &[
+        ("dim", "mistral-spm", json!(0), &["dim is 0"]),
+        ("n_heads", "mistral-spm", json!(0), &["n_heads is 0"]),
+        (
+            "n_kv_heads",
+            "mistral-spm",
+            json!(3),
+            &["n_kv_heads is 3", "n_heads is 2"],
+        ),
+        (
+            "n_kv_heads",
+            "mistral-tekken",
+            json!(3),
+            &["n_kv_heads is 3", "divide"],
+        ),
+        ("n_kv_heads", "mistral-spm", json!(0), &["n_kv_heads is 0"]),
+        (
+            "head_dim",
+            "mistral-spm",
+            json!(8),
+            &["head_dim 8", "attention.wq"],
+        ),
+        ("head_dim", "mistral-moe", json!(0), &["head_dim is 0"]),
+        (
+            "hidden_dim",
+            "mistral-spm",
+            json!(16),
+            &["hidden_dim is 16", "w1"],
+        ),
+        (
+            "hidden_dim",
+            "mistral-moe",
+            json!(10),
+            &["hidden_dim is 10", "w1"],
+        ),
+        (
+            "dim",
+            "mistral-tekken",
+            json!(16),
+            &["dim is 16", "tok_embeddings"],
+        ),
+        (
+            "n_layers",
+            "mistral-spm",
+            json!(40),
+            &["n_layers is 40 but the weights have 2 layers"],
+        ),
+        (
+            "n_layers",
+            "mistral-moe",
+            json!(3),
+            &["n_layers is 3 but the weights have 2 layers"],
+        ),
+        ("n_layers", "mistral-spm-fp8", json!(5), &["n_layers is 5"]),
+        (
+            "dim",
+            "mistral-spm",
+            json!(-8),
+            &["dim is -8", "non-negative integer"],
+        ),
+    ];
+    for (i, (key, fx, value, wanted)) in cases.iter().enumerate() {
+        let dir = with_param(&work, fx, &format!("case{i}"), key, value.clone());
+        let e = error(&dir);
+        assert!(e.contains("params.json"), "{key}={value} on {fx}: {e}");
+        for w in *wanted {
+            assert!(e.contains(w), "{key}={value} on {fx}: {e} lacks {w:?}");
+        }
+    }
+    // The unmodified fixtures still pass the checks.
+    for fx in FIXTURES
+        .iter()
+        .filter(|f| !f.starts_with("mistral-moe-fp8"))
+    {
+        convert(&fixture(fx), &[]).unwrap_or_else(|e| panic!("{fx}: {e}"));
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -12,6 +12,8 @@
 //! `vision_encoder` in params.json) is converted with the vision tensors dropped. The MoE
 //! layout (`moe` in params.json, Mistral Large 3) is converted as the reference converts it,
 //! as DeepSeek-V2 (`MistralMoeModel`, see [`moe_hparams`]).
+//! params.json is checked against the weights' shapes before anything is converted
+//! (`mistral_params.rs`).
 //! `general.*` comes from the directory as for an HF model (its README.md model card and a
 //! config.json beside params.json when there is one).
 
@@ -246,6 +248,7 @@ pub fn read_mistral_dir(
         ));
     }
     let shards = safetensors::index_parts(dir, &CONSOLIDATED)?;
+    super::mistral_params::check(&hp.path, &hp.map, &shards.tensors)?;
     let choice = TemplateChoice {
         mistral_format: true,
         disable_community: format.disable_community_chat_template,

@@ -31,6 +31,7 @@ mod intquant;
 pub mod lora;
 pub mod metadata;
 pub mod mistral;
+mod mistral_params;
 pub mod mmproj;
 mod model_card;
 mod model_dir;
