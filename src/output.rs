@@ -234,6 +234,7 @@ pub(crate) fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf),
     // The pid lets a later batch run tell a dead run's leftovers from a live one's; the
     // random part makes the name unpredictable.
     builder.prefix(&prefix).rand_bytes(10);
+    install_signal_cleanup();
     #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;
@@ -245,6 +246,10 @@ pub(crate) fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf),
         builder.permissions(std::fs::Permissions::from_mode(0o666));
         mode
     };
+    // The list of live temporaries stays locked from before the file exists until its name
+    // is on the list: a signal handled in between would otherwise miss it. The handler holds
+    // the same lock until the process exits, so no file is created after its sweep.
+    let mut live = LIVE_TEMPS.lock().unwrap_or_else(|e| e.into_inner());
     let (file, temp) = builder
         .tempfile_in(parent_dir(dest))
         .and_then(|t| t.keep().map_err(|e| e.error))
@@ -252,6 +257,8 @@ pub(crate) fn create_temp(dest: &Path, target: &Path) -> Result<(File, PathBuf),
             path: target.to_path_buf(),
             source,
         })?;
+    live.push(temp.clone());
+    drop(live);
     #[cfg(unix)]
     if std::fs::metadata(dest).is_ok() {
         use std::os::unix::fs::PermissionsExt;
@@ -289,8 +296,8 @@ impl AtomicOutput {
         Ok(Self::from_parts(target, file, dest, rules.sync))
     }
 
-    /// An output over `file` (created by the caller) going to `dest`; a temporary file is
-    /// registered for removal on a signal.
+    /// An output over `file` (created by the caller) going to `dest`; a temporary file comes
+    /// from [`create_temp`], which registered it for removal on a signal.
     pub(crate) fn from_parts(
         target: &Path,
         file: File,
@@ -298,12 +305,6 @@ impl AtomicOutput {
         sync: bool,
     ) -> AtomicOutput {
         install_signal_cleanup();
-        if let Destination::Rename { temp, .. } = &dest {
-            LIVE_TEMPS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(temp.clone());
-        }
         // Without a second handle the output is still correct, only synced at the end.
         let flusher = match dest {
             Destination::Rename { .. } if sync => file.try_clone().ok().map(Flusher::start),
@@ -467,7 +468,9 @@ pub fn install_signal_cleanup() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
-            for p in LIVE_TEMPS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            // The lock is held until exit, so no temporary file is created after the sweep.
+            let live = LIVE_TEMPS.lock().unwrap_or_else(|e| e.into_inner());
+            for p in live.iter() {
                 let _ = std::fs::remove_file(p);
             }
             eprintln!("interrupted: no output was written");
