@@ -7,7 +7,8 @@ For every fixture NAME of make_fixtures.py's table this script
 1. builds the model exactly as make_fixtures.py does, but with seed 29 and, in the config,
    every intermediate size and SSM state size that is a multiple of 8 increased by 4 (so the
    FFN and state dimensions are not multiples of 8 or 32); a size the class refuses that way
-   is left as it was (the fixture still differs by its seed);
+   is left as it was (the fixture still differs by its seed); the biggest MoE fixtures also
+   get fewer layers and experts (`SMALLER`, recorded as `smaller`);
 2. replaces every `A_log` tensor (Mamba, Mamba-2, Jamba, Falcon-H1, Granite-hybrid,
    Nemotron-H, Qwen3-Next) by float32 draws of `log(uniform(1, 16))`, the range the HF
    classes initialise and trained checkpoints keep, so the reference's `-exp(A_log)` runs
@@ -153,17 +154,29 @@ SIZE_OVERRIDES = {
 }
 
 
+# The biggest MoE fixtures, made smaller for their second seed (testdata's size budget): fewer
+# layers and experts, every kind of layer the base fixture has still present once (Ernie 4.5
+# MoE: a dense layer 0, then MoE layers from moe_layer_start_index to moe_layer_end_index).
+SMALLER = {
+    "ernie4_5moe": {"num_hidden_layers": 2, "moe_layer_end_index": 1, "moe_num_experts": 3},
+    "phimoe": {"num_local_experts": 3},
+}
+
+
 def attempt(name: str, sizes: dict, llama: Path, work: Path) -> dict | None:
-    """Builds NAME with `sizes` and converts it; None when the class or the reference
-    refuses the sizes (not the fixture)."""
+    """Builds NAME with `sizes` (and its SMALLER changes) and converts it; None when the
+    class or the reference refuses the sizes (not the fixture)."""
     cls_name, model_type, kw, tok, tie = mf.FIXTURES[name]
     if work.exists():
         shutil.rmtree(work)
     model_dir = work / (name + SUFFIX)  # the directory name is general.name
     model_dir.mkdir(parents=True)
     record: dict = {"fixture": name, "seed": SEED, "sizes": sizes}
+    smaller = SMALLER.get(name, {})
+    if smaller:
+        record["smaller"] = smaller
     kw2 = json.loads(json.dumps(kw))
-    (kw2.get("text_config", kw2)).update(sizes)
+    (kw2.get("text_config", kw2)).update({**sizes, **smaller})
     mf.FIXTURES[name] = (cls_name, model_type, kw2, tok, tie)
     try:
         mf.build_model(name, model_dir, SEED)

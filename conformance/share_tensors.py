@@ -2,23 +2,26 @@
 """Stores each tensor that several fixtures hold byte for byte only once.
 
 Many generated fixtures of testdata/hf come from the same seed, so the same embedding or
-projection appears in a dozen `model.safetensors` files. This tool keeps one *complete*
-copy of each such tensor (in the fixture chosen first: the ten reference fixtures, then by
-name) and cuts it out of the others. A cut file is stored as `<name>.hollow` and its
-fixture's `shared-files.txt` gets a splice line that rebuilds it:
+projection appears in a dozen weight files, and the PyTorch checkpoints of the `-bin`
+fixtures hold the tensors of their safetensors twins. This tool keeps one copy of each such
+tensor (in the fixture chosen first: the ten reference fixtures, then by name, second seeds
+and PyTorch checkpoints last) and cuts it out of the others. A cut file is stored as
+`<name>.hollow` and its fixture's `shared-files.txt` gets a splice line that rebuilds it:
 
     model.safetensors = model.safetensors.hollow | 2048 ../olmo/model.safetensors 4096 1572864
 
 meaning: take `model.safetensors.hollow`, and at offset 2048 of the rebuilt file insert the
 1572864 bytes found at offset 4096 of `../olmo/model.safetensors` (paths relative to the
-fixture directory; several `| at source offset length` segments, in increasing `at`).
-Sources are always complete stored files, never hollow ones. The Rust tests rebuild the
-files through `ggufkit_testsupport::paths::fixture` / `materialize_fixture`; generators that
-read a fixture's weights should run `--restore` first and this tool again afterwards.
+fixture directory; several `| at source offset length` segments, in increasing `at`). A
+source is a stored file: a complete one, or a `.hollow` file, for a tensor it still holds.
+Tensors are the data regions of a safetensors file and the stored (uncompressed) storages
+`*/data/<key>` of a PyTorch zip checkpoint. The Rust tests rebuild the files through
+`ggufkit_testsupport::paths::fixture` / `materialize_fixture`; generators that read a
+fixture's weights should run `--restore` first and this tool again afterwards.
 
     conformance/share_tensors.py            # cut shared tensors out (idempotent)
     conformance/share_tensors.py --restore  # rebuild every hollow file in place
-    conformance/share_tensors.py --check    # exit 1 if anything could still be shared
+    conformance/share_tensors.py --check    # exit 1 if the stored files differ from the plan
 """
 
 import argparse
@@ -39,11 +42,15 @@ SECOND_SEED = "-s2"
 MIN_SHARED = 64 * 1024  # smaller tensors are not worth a splice line
 SHARED_LIST = "shared-files.txt"
 HOLLOW = ".hollow"
+# Weight files whose tensors are shared.
+WEIGHTS = (".safetensors", ".bin")
+ZIP_LOCAL = b"PK\x03\x04"
+ZIP_CENTRAL = b"PK\x01\x02"
+ZIP_END = b"PK\x05\x06"
 
 
-def tensor_regions(path):
+def safetensors_regions(data):
     """(absolute offset, length) of each tensor's data in a safetensors file."""
-    data = path.read_bytes()
     (n,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + n])
     out = []
@@ -52,7 +59,38 @@ def tensor_regions(path):
             continue
         begin, end = info["data_offsets"]
         out.append((8 + n + begin, end - begin))
-    return data, sorted(out)
+    return sorted(out)
+
+
+def zip_regions(data):
+    """(absolute offset, length) of each stored storage (`*/data/<key>`) of a PyTorch zip
+    checkpoint, found through the central directory."""
+    end = data.rfind(ZIP_END)
+    if end < 0:
+        raise ValueError("no end of central directory")
+    count, _, at = struct.unpack("<HII", data[end + 10:end + 20])
+    out = []
+    for _ in range(count):
+        if data[at:at + 4] != ZIP_CENTRAL:
+            raise ValueError(f"no central header at {at}")
+        method, = struct.unpack("<H", data[at + 10:at + 12])
+        size, = struct.unpack("<I", data[at + 20:at + 24])
+        nlen, xlen, clen = struct.unpack("<HHH", data[at + 28:at + 34])
+        local, = struct.unpack("<I", data[at + 42:at + 46])
+        name = data[at + 46:at + 46 + nlen].decode()
+        at += 46 + nlen + xlen + clen
+        if method != 0 or "/data/" not in name:
+            continue
+        if data[local:local + 4] != ZIP_LOCAL:
+            raise ValueError(f"{name}: no local header at {local}")
+        lnlen, lxlen = struct.unpack("<HH", data[local + 26:local + 30])
+        out.append((local + 30 + lnlen + lxlen, size))
+    return sorted(out)
+
+
+def tensor_regions(path, data):
+    """The tensors' data regions of weight file `path` whose bytes are `data`."""
+    return zip_regions(data) if path.suffix == ".bin" else safetensors_regions(data)
 
 
 def parse_list(fixture):
@@ -72,8 +110,12 @@ def parse_list(fixture):
 
 
 def write_list(fixture, entries):
-    lines = [rest if name is None else f"{name} = {rest}" for name, rest in entries]
-    (fixture / SHARED_LIST).write_text("\n".join(lines) + "\n")
+    """Writes shared-files.txt, or removes it when `entries` names no file."""
+    if any(n is not None for n, _ in entries):
+        lines = [rest if name is None else f"{name} = {rest}" for name, rest in entries]
+        (fixture / SHARED_LIST).write_text("\n".join(lines) + "\n")
+    elif (fixture / SHARED_LIST).exists():
+        (fixture / SHARED_LIST).unlink()
 
 
 def rebuild(fixture, rest):
@@ -97,98 +139,147 @@ def rebuild(fixture, rest):
     return bytes(out)
 
 
+def fixtures():
+    return sorted(p for p in HF.iterdir() if p.is_dir())
+
+
+def whole_files():
+    """Every weight file as the converters see it: {path: bytes}, a cut file rebuilt under
+    its own name. Read completely before anything is written, since sources may be hollow
+    files that are about to change."""
+    out = {}
+    for fixture in fixtures():
+        for name, rest in parse_list(fixture):
+            if name is not None and "|" in rest:
+                out[fixture / name] = rebuild(fixture, rest)
+        for p in sorted(fixture.iterdir()):
+            if p.suffix in WEIGHTS and p.is_file() and not p.is_symlink():
+                out[p] = p.read_bytes()
+    return out
+
+
 def restore():
-    for fixture in sorted(p for p in HF.iterdir() if p.is_dir()):
+    whole = whole_files()
+    for fixture in fixtures():
         entries = parse_list(fixture)
-        kept = []
-        changed = False
+        kept = [(n, r) for n, r in entries if n is None or "|" not in r]
+        if len(kept) == len(entries):
+            continue
         for name, rest in entries:
             if name is not None and "|" in rest:
-                (fixture / name).write_bytes(rebuild(fixture, rest))
+                (fixture / name).write_bytes(whole[fixture / name])
                 (fixture / rest.split("|")[0].strip()).unlink()
-                changed = True
-                continue
-            kept.append((name, rest))
-        if changed:
-            if any(n is not None for n, _ in kept):
-                write_list(fixture, kept)
-            else:
-                (fixture / SHARED_LIST).unlink()
-            print(f"restored {fixture.name}")
+        write_list(fixture, kept)
+        print(f"restored {fixture.name}")
 
 
-def share(check):
-    files = []  # complete safetensors files, preferred fixtures first, second seeds last
+def plan(whole):
+    """Which tensors to cut out of which files: {file: [(offset, length, source, source
+    offset)]}, sources given in the whole files' coordinates."""
     order = {name: i for i, name in enumerate(PREFERRED)}
-    for p in sorted(HF.glob("*/*.safetensors"),
-                    key=lambda p: (order.get(p.parent.name, len(order)),
-                                   p.parent.name.endswith(SECOND_SEED), str(p))):
-        if not p.is_symlink():
-            files.append(p)
+    files = sorted(whole, key=lambda p: (order.get(p.parent.name, len(order)),
+                                         p.suffix == ".bin",
+                                         p.parent.name.endswith(SECOND_SEED), str(p)))
     by_hash = defaultdict(list)
-    loaded = {}
     for p in files:
+        data = whole[p]
         try:
-            data, regions = tensor_regions(p)
-        except (ValueError, KeyError, struct.error) as e:
+            regions = tensor_regions(p, data)
+        except (ValueError, KeyError, struct.error, UnicodeDecodeError) as e:
             print(f"skipped {p}: {e}", file=sys.stderr)
             continue
-        loaded[p] = (data, regions)
         for off, length in regions:
             if length >= MIN_SHARED:
                 by_hash[hashlib.sha256(data[off:off + length]).digest()].append((p, off, length))
-    # Files that stay whole: another file copies from them (a splice, or a plain
-    # `shared-files.txt` line of another fixture).
-    complete = set()
-    for fixture in HF.iterdir():
-        for name, rest in parse_list(fixture) if fixture.is_dir() else []:
+    # Files that stay whole: a plain `shared-files.txt` line of another fixture names them.
+    named = set()
+    for fixture in fixtures():
+        for name, rest in parse_list(fixture):
             if name is not None and "|" not in rest:
-                complete.add((fixture / rest).resolve())
-    complete = {p for p in files if p.resolve() in complete}
-    cuts = defaultdict(list)  # file -> [(offset, length, source, source offset)]
+                named.add((fixture / rest).resolve())
+    complete = {p for p in files if p.resolve() in named}
+    cuts = defaultdict(list)
     # Biggest savings first, so their sources are chosen freely.
     groups = sorted(by_hash.values(), key=lambda pl: -len({p for p, _, _ in pl}) * pl[0][2])
     for places in groups:
-        owners = {p for p, _, _ in places}
-        if len(owners) < 2:
+        if len({p for p, _, _ in places}) < 2:
             continue
-        source = next((pl for pl in places if pl[0] in complete), None)
-        if source is None:
-            source = next((pl for pl in places if pl[0] not in cuts), None)
-        if source is None:
-            continue  # every holder is already cut elsewhere; keep them as they are
-        complete.add(source[0])
+        # A file that must stay whole, else one not cut yet, else the first (its hollow
+        # file keeps this tensor).
+        source = next((pl for pl in places if pl[0] in complete), None) \
+            or next((pl for pl in places if pl[0] not in cuts), None) or places[0]
         for p, off, length in places:
             if p not in complete and p != source[0]:
                 cuts[p].append((off, length, source[0], source[1]))
+    return cuts
+
+
+def stored_at(cuts, src, off):
+    """Where the byte at `off` of whole file `src` is stored: its hollow file when it is cut
+    (the byte itself is never cut out: it is a source)."""
+    if src not in cuts:
+        return src, off
+    before = sum(length for o, length, _, _ in cuts[src] if o < off)
+    return src.parent / (src.name + HOLLOW), off - before
+
+
+def layout(whole, cuts):
+    """{fixture: shared-files.txt entries} and {hollow path: bytes} of the plan."""
+    lists, hollows = {}, {}
+    for fixture in fixtures():
+        entries = [(n, r) for n, r in parse_list(fixture) if n is None or "|" not in r]
+        for p in sorted(q for q in cuts if q.parent == fixture):
+            data = whole[p]
+            kept = bytearray()
+            pos = 0
+            line = [p.name + HOLLOW]
+            for off, length, src, src_off in sorted(cuts[p]):
+                kept += data[pos:off]
+                pos = off + length
+                at, where = stored_at(cuts, src, src_off)
+                line.append(f"{off} {os.path.relpath(at, p.parent)} {where} {length}")
+            kept += data[pos:]
+            hollows[p.parent / (p.name + HOLLOW)] = bytes(kept)
+            entries.append((p.name, " | ".join(line)))
+        lists[fixture] = entries
+    return lists, hollows
+
+
+def share(check):
+    whole = whole_files()
+    cuts = plan(whole)
+    lists, hollows = layout(whole, cuts)
     saved = sum(length for c in cuts.values() for _, length, _, _ in c)
     print(f"{len(cuts)} files cut, {saved / 1e6:.2f} MB saved")
+    changed = [f for f in fixtures() if lists[f] != parse_list(f)]
     if check:
-        return 1 if cuts else 0
-    for p, segs in sorted(cuts.items()):
-        data = loaded[p][0]
-        segs.sort()
-        kept = bytearray()
-        pos = 0
-        line = [p.name + HOLLOW]
-        for off, length, src, src_off in segs:
-            kept += data[pos:off]
-            pos = off + length
-            line.append(f"{off} {os.path.relpath(src, p.parent)} {src_off} {length}")
-        kept += data[pos:]
-        (p.parent / (p.name + HOLLOW)).write_bytes(kept)
-        entries = [e for e in parse_list(p.parent) if e[0] != p.name]
-        entries.append((p.name, " | ".join(line)))
-        write_list(p.parent, entries)
-        assert rebuild(p.parent, " | ".join(line)) == data, p
-        p.unlink()
+        for f in changed:
+            print(f"{f.name}: not stored as planned", file=sys.stderr)
+        return 1 if changed else 0
+    for fixture in changed:
+        for name, rest in parse_list(fixture):
+            if name is not None and "|" in rest:
+                (fixture / rest.split("|")[0].strip()).unlink()
+        for p in (p for p in whole if p.parent == fixture):
+            if p in cuts:
+                if p.exists():
+                    p.unlink()
+            else:
+                p.write_bytes(whole[p])
+        for h, data in hollows.items():
+            if h.parent == fixture:
+                h.write_bytes(data)
+        write_list(fixture, lists[fixture])
+    for p in cuts:
+        assert rebuild(p.parent, dict(lists[p.parent])[p.name]) == whole[p], p
     return 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--restore", action="store_true", help="rebuild every hollow file in place")
-    ap.add_argument("--check", action="store_true", help="exit 1 if a tensor could be shared")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if the fixtures are not stored as planned")
     args = ap.parse_args()
     if args.restore:
         restore()

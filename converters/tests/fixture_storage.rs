@@ -1,9 +1,11 @@
 //! How `testdata/` stores the fixtures: within its size budget, no tensor stored twice
-//! (`conformance/share_tensors.py` cuts the copies out), and every cut file rebuilt exactly.
+//! (`conformance/share_tensors.py` cuts the copies out of safetensors files and PyTorch
+//! checkpoints), and every cut file rebuilt exactly.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use ggufkit_converters::torch::zip::{crc32, read_members};
 use ggufkit_testsupport::paths::{fixture_files, testdata, Content};
 use sha2::{Digest, Sha256};
 
@@ -53,8 +55,45 @@ fn tensor_regions(bytes: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The tensors' data regions of a weight file: each tensor of a safetensors file, each
+/// stored storage (`*/data/<key>`) of a PyTorch zip checkpoint.
+fn weight_regions(name: &Path, bytes: &[u8]) -> Vec<(usize, usize)> {
+    if name.extension().is_some_and(|x| x == "bin") {
+        read_members(bytes)
+            .unwrap()
+            .iter()
+            .filter(|m| m.method == 0 && m.name.contains("/data/"))
+            .map(|m| (m.data_offset as usize, m.size as usize))
+            .collect()
+    } else {
+        tensor_regions(bytes)
+    }
+}
+
+/// For each file a splice line of `dir`'s shared-files.txt rebuilds, the offsets at which
+/// it inserts bytes stored elsewhere.
+fn spliced_offsets(dir: &Path) -> HashMap<PathBuf, Vec<usize>> {
+    let text = std::fs::read_to_string(dir.join("shared-files.txt")).unwrap_or_default();
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once('=') else {
+            continue;
+        };
+        let ats = rest
+            .split('|')
+            .skip(1)
+            .map(|seg| seg.split_whitespace().next().unwrap().parse().unwrap())
+            .collect();
+        out.insert(PathBuf::from(name.trim()), ats);
+    }
+    out
+}
+
 #[test]
 fn no_fixture_tensor_is_stored_twice() {
+    // Every tensor byte stored in a fixture directory counts: complete safetensors files and
+    // PyTorch checkpoints, and what a hollow file keeps (a rebuilt file's tensors minus the
+    // ones its splice line inserts).
     let mut seen: HashMap<[u8; 32], PathBuf> = HashMap::new();
     let mut twice = Vec::new();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(testdata("hf"))
@@ -64,31 +103,42 @@ fn no_fixture_tensor_is_stored_twice() {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
+    let mut weights = 0;
     for dir in dirs {
-        let mut stored: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
-            .collect();
-        stored.sort();
-        for path in stored {
-            let bytes = std::fs::read(&path).unwrap();
-            for (at, len) in tensor_regions(&bytes) {
-                if len < MIN_SHARED {
+        let spliced = spliced_offsets(&dir);
+        let mut files = fixture_files(&dir);
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        for (rel, content) in files {
+            let weight = rel
+                .extension()
+                .is_some_and(|x| x == "safetensors" || x == "bin");
+            // A plain shared-files.txt line: the file is stored in another fixture.
+            let elsewhere = matches!(&content, Content::Copy(p) if p.parent() != Some(&dir));
+            if !weight || elsewhere {
+                continue;
+            }
+            weights += 1;
+            let label = dir.join(&rel);
+            let bytes = content.bytes();
+            let cut = spliced.get(&rel).cloned().unwrap_or_default();
+            for (at, len) in weight_regions(&rel, &bytes) {
+                if len < MIN_SHARED || cut.contains(&at) {
                     continue;
                 }
                 let hash: [u8; 32] = Sha256::digest(&bytes[at..at + len]).into();
-                if let Some(first) = seen.get(&hash) {
-                    if first != &path {
-                        twice.push(format!("{} and {}", first.display(), path.display()));
+                match seen.get(&hash) {
+                    Some(first) if first != &label => {
+                        twice.push(format!("{} and {}", first.display(), label.display()))
                     }
-                } else {
-                    seen.insert(hash, path.clone());
+                    Some(_) => {}
+                    None => {
+                        seen.insert(hash, label.clone());
+                    }
                 }
             }
         }
     }
+    assert!(weights >= 100, "only {weights} weight files");
     assert!(
         twice.is_empty(),
         "run conformance/share_tensors.py: the same tensor is stored in {}",
@@ -105,6 +155,16 @@ fn hollow_files_rebuild_to_valid_safetensors() {
         }
         for (rel, content) in fixture_files(&e.path()) {
             if let Content::Spliced(bytes) = content {
+                if rel.extension().is_some_and(|x| x == "bin") {
+                    // A PyTorch checkpoint: a ZIP archive whose stored members check out
+                    // against their CRC-32.
+                    for m in read_members(&bytes).unwrap() {
+                        assert_eq!(m.method, 0, "{}: {}", e.path().display(), m.name);
+                        assert_eq!(crc32(m.data(&bytes)), m.crc32, "{}", m.name);
+                    }
+                    rebuilt += 1;
+                    continue;
+                }
                 // Every tensor's data lies inside the file and the data section ends it.
                 let regions = tensor_regions(&bytes);
                 let end = regions.iter().map(|(a, l)| a + l).max().unwrap_or(0);
