@@ -20,8 +20,8 @@ use ggufkit::progress::TensorBar;
 use ggufkit::split::{distribute, split_path};
 use ggufkit_converters::batch::jobs::{self, JobSpec, OutputSpec};
 use ggufkit_converters::batch::plan::{
-    parse_memory, parse_size, OutputOptions, PlanError, PlanErrorKind, PlannedOutput, Source,
-    SourceOptions, SplitOptions, Target,
+    parse_memory, parse_size, text_mtp, OutputOptions, PlanError, PlanErrorKind, PlannedOutput,
+    Source, SourceOptions, SplitOptions, Target,
 };
 use ggufkit_converters::batch::progress::{Mode, Progress};
 use ggufkit_converters::batch::shard::Shard;
@@ -51,6 +51,12 @@ use ggufkit_converters::hf::OutType;
 ///   gguf-convert ./gemma-3-4b-it --mmproj                     # mmproj-Gemma-3-4B-It-BF16.gguf
 ///   gguf-convert ./gemma-3-4b-it --outtype q4_k_m,mmproj       # both files, one read
 ///
+/// Models with a multi-token-prediction (MTP / NextN) head: the text model without it (as
+/// --no-mtp), its projector and its MTP draft (as --mtp; `mtp:q4_k_m` for another type) in
+/// one pass:
+///
+///   gguf-convert ./Qwen3.5-9B --outtype q8_0,mmproj,mtp       # three files, one read
+///
 /// A batch of jobs (TOML or JSON; see below), with a JSON Lines report:
 ///
 ///   gguf-convert --batch jobs.toml --report report.jsonl --max-memory 8G -j 8
@@ -67,6 +73,9 @@ use ggufkit_converters::hf::OutType;
 ///   [[job]]
 ///   source = "models/gemma-3-4b-it"
 ///   outputs = ["q4_k_m", "mmproj"]        # the text model and its projector, one read
+///   [[job]]
+///   source = "models/GLM-4.5-Air"
+///   outputs = ["q8_0", "mtp:q8_0"]        # the model without its MTP layers, and its draft
 ///
 /// Job options: outdir, name, vocab_only, metadata, model_name, gqa, eps, context_length,
 /// vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
@@ -276,7 +285,9 @@ struct Cli {
     /// speculative decoding (the reference's --mtp): its layers and the tensors it shares
     /// with the model (embeddings, final norm, output), with the model's metadata; the
     /// default file name gets an `mtp-` prefix. Only for the classes the reference exports
-    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE).
+    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE). The model
+    /// and its draft in one pass: `--outtype q8_0,mtp` (or `mtp:q4_k_m`), or an output
+    /// `"mtp"` in a batch job.
     #[arg(long)]
     mtp: bool,
     /// Leave the multi-token-prediction (NextN) layers out (the reference's --no-mtp /
@@ -569,13 +580,16 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
             "--mtp / --no-nextn are not supported for a projector (mmproj)"
         )));
     }
+    let mut source_opts = source_options(cli);
+    // With a draft among the outputs, the text outputs leave the MTP layers out.
+    source_opts.mtp = text_mtp(source_opts.mtp, outputs.iter().map(|o| o.target))?;
     Ok(JobSpec {
         label: src
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| src.display().to_string()),
         source: src.to_path_buf(),
-        source_opts: source_options(cli),
+        source_opts,
         outdir,
         outputs,
     })
@@ -709,6 +723,11 @@ fn run_outtypes(cli: &Cli, src: &Path) -> Result<ExitCode, Failure> {
         return match Target::parse(t)? {
             Target::Plain(o) => run_one(cli, src, Target::Mmproj(o)),
             Target::Mmproj(o) => run_one(cli, src, Target::Mmproj(o)),
+            Target::Mtp(_) => Err(Failure::Usage(anyhow!(
+                "--mmproj --outtype {t}: --mmproj writes the projector alone; for the model, its \
+                 projector and its MTP draft in one pass, name the outputs: \
+                 --outtype q8_0,mmproj,mtp"
+            ))),
             Target::Quantized(f) => Err(Failure::Usage(anyhow!(
                 "--mmproj --outtype {t}: a projector is written as one of {} (as \
                  convert_hf_to_gguf.py --mmproj); for a {} text model and its projector in \
@@ -848,7 +867,9 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
 fn outtype_help() -> String {
     format!(
         "Output type(s): {}, or a gguf-quantize type; comma-separated for several outputs in \
-         one pass (e.g. f16,q8_0,q4_k_m)",
+         one pass (e.g. f16,q8_0,q4_k_m); `mmproj[:TYPE]` adds the projector, `mtp[:TYPE]` the \
+         multi-token-prediction draft (then the text outputs leave the MTP layers out, as \
+         --no-mtp): --outtype q8_0,mmproj,mtp",
         OutType::names()
     )
 }

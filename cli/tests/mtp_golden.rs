@@ -234,3 +234,151 @@ fn mtp_switch_spellings_and_projectors() {
         assert!(err.contains("not supported for a projector"), "{err}");
     }
 }
+
+/// The `.gguf` files in `dir`, by name.
+fn gguf_files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".gguf"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The sha256 the reference recorded for `case`.
+fn golden_sha(cases: &[(String, serde_json::Value)], case: &str) -> String {
+    let (_, c) = cases
+        .iter()
+        .find(|(k, _)| k == case)
+        .unwrap_or_else(|| panic!("no case {case}"));
+    c["sha256"].as_str().unwrap().to_string()
+}
+
+/// `--outtype q8_0,q4_k_m,mtp:f16,mtp:q4_k_m`: the text model without its MTP layers and
+/// the MTP draft, in one pass, each file equal to the reference run that makes it alone
+/// (`--no-mtp --outtype q8_0`, …, `--mtp --outtype f16`, llama-quantize of `--mtp` f32).
+#[test]
+fn mtp_draft_outputs_equal_the_reference_runs_alone() {
+    let cases = cases();
+    let mut checked = 0;
+    for fixture in [
+        "glm4moe",
+        "glm4moelite",
+        "qwen3next",
+        "qwen35",
+        "qwen35moe",
+        "nemotronh",
+    ] {
+        let dir = scratch(&format!("mtp-draft-{fixture}"));
+        let out = dir.join("out");
+        let model = ggufkit_testsupport::fixture(fixture);
+        let o = run(
+            BIN,
+            &[
+                model.to_str().unwrap(),
+                "--outtype",
+                "q8_0,q4_k_m,mtp:f16,mtp:q4_k_m",
+                "--outdir",
+                out.to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert!(
+            o.status.success(),
+            "{fixture}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let files = gguf_files(&out);
+        assert_eq!(files.len(), 4, "{fixture}: {files:?}");
+        // Default names: the draft's have the reference's `mtp-` prefix.
+        let pick = |draft: bool, ty: &str| {
+            files
+                .iter()
+                .find(|n| n.starts_with("mtp-") == draft && n.ends_with(&format!("-{ty}.gguf")))
+                .unwrap_or_else(|| panic!("{fixture}: no {ty} file (draft {draft}) in {files:?}"))
+                .clone()
+        };
+        for (draft, ty, case) in [
+            (false, "Q8_0", "--no-mtp-q8_0"),
+            (false, "Q4_K_M", "--no-mtp-q4_k_m"),
+            (true, "F16", "--mtp-f16"),
+            (true, "Q4_K_M", "--mtp-q4_k_m"),
+        ] {
+            let name = pick(draft, ty);
+            assert_eq!(
+                sha256_file(&out.join(&name)),
+                golden_sha(&cases, &format!("{fixture}{case}")),
+                "{fixture}: {name} differs from the reference's {case}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 24);
+}
+
+/// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text
+/// output the `--no-mtp` one; `--mtp` together with a draft output is a usage error, and a
+/// source that is no HuggingFace directory has no draft.
+#[test]
+fn mtp_draft_in_batch_jobs_and_its_refusals() {
+    let cases = cases();
+    let dir = scratch("mtp-draft-batch");
+    let model = ggufkit_testsupport::fixture("qwen35");
+    let jobs = dir.join("jobs.toml");
+    std::fs::write(
+        &jobs,
+        format!(
+            "outdir = \"out\"\n[[job]]\nsource = {:?}\noutputs = [\"bf16\", \
+             {{ type = \"mtp\", name = \"draft.gguf\" }}]\n",
+            model.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let o = run(BIN, &["--batch", jobs.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The fixture's weights are bf16, so `auto` is bf16 for the draft.
+    assert_eq!(
+        sha256_file(&dir.join("out/draft.gguf")),
+        golden_sha(&cases, "qwen35--mtp-bf16")
+    );
+    let text: Vec<String> = gguf_files(&dir.join("out"))
+        .into_iter()
+        .filter(|n| n != "draft.gguf")
+        .collect();
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert_eq!(
+        sha256_file(&dir.join("out").join(&text[0])),
+        golden_sha(&cases, "qwen35--no-mtp-bf16")
+    );
+
+    let m = model.to_str().unwrap();
+    let o = run(
+        BIN,
+        &[m, "--mtp", "--outtype", "q8_0,mtp", "--outdir", "x"],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("name the draft as an output"), "{err}");
+    let o = run(BIN, &[m, "--outtype", "q8_0,mtp:q9", "--outdir", "x"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("mtp:q9"), "{err}");
+    let gguf = dir.join("out").join(&text[0]);
+    let o = run(
+        BIN,
+        &[
+            gguf.to_str().unwrap(),
+            "--outtype",
+            "q8_0,mtp",
+            "--outdir",
+            "y",
+        ],
+        &dir,
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("HuggingFace model directory"), "{err}");
+    assert!(!dir.join("x").exists());
+}

@@ -35,7 +35,9 @@ use serde::Deserialize;
 
 use ggufkit::quantize::Recipe;
 
-use super::plan::{parse_size, OutputOptions, PlanError, SourceOptions, SplitOptions, Target};
+use super::plan::{
+    parse_size, text_mtp, OutputOptions, PlanError, SourceOptions, SplitOptions, Target,
+};
 
 /// A job as resolved from a jobs file or the command line.
 #[derive(Debug, Clone)]
@@ -569,7 +571,9 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
                 lora_base: None,
                 fp8_as_q8: false,
                 mistral_format: None,
-                mtp: Default::default(),
+                // The text outputs leave the MTP layers to a draft output (`mtp`).
+                mtp: text_mtp(Default::default(), outputs.iter().map(|o| o.target))
+                    .map_err(|e| invalid(e.to_string()))?,
             },
             source,
             outputs,

@@ -33,6 +33,15 @@ pub enum PlanError {
     /// A projector of a source that is not a HuggingFace directory.
     #[error("{}: a multimodal projector (mmproj) is converted from a HuggingFace model directory", .0.display())]
     MmprojNeedsHfSource(PathBuf),
+    /// An MTP draft type that is neither a converter type nor a quantized one.
+    #[error("unknown MTP draft type 'mtp:{0}': use a converter type (f32, f16, bf16, q8_0, auto) or a gguf-quantize type such as q4_k_m")]
+    UnknownMtpType(String),
+    /// An MTP draft of a source that is not a HuggingFace directory.
+    #[error("{}: a multi-token-prediction draft (mtp) is converted from a HuggingFace model directory", .0.display())]
+    MtpNeedsHfSource(PathBuf),
+    /// `--mtp` (every output is the draft) with an `mtp` output among others.
+    #[error("--mtp makes every output the MTP draft; to write the model and its draft in one pass, name the draft as an output instead (e.g. --outtype q8_0,mtp)")]
+    MtpOnlyWithDraftOutput,
     /// A split size that is not a size.
     #[error("invalid size '{0}' (e.g. 500M, 2G)")]
     InvalidSize(String),
@@ -126,6 +135,9 @@ impl PlanError {
             UnknownOutType(_)
             | UnknownMmprojType(_)
             | MmprojNeedsHfSource(_)
+            | UnknownMtpType(_)
+            | MtpNeedsHfSource(_)
+            | MtpOnlyWithDraftOutput
             | InvalidSize(_)
             | SizeTooLarge(_)
             | InvalidMemory(_)
@@ -151,6 +163,28 @@ pub enum Target {
     /// The multimodal projector (`convert_hf_to_gguf.py --mmproj`) in one of the
     /// converter's own types (`mmproj` is `auto`, `mmproj:f16`, …).
     Mmproj(OutType),
+    /// The multi-token-prediction draft (`convert_hf_to_gguf.py --mtp`): `mtp` is `auto`,
+    /// `mtp:q8_0` a converter type, `mtp:q4_k_m` a llama-quantize type of its f32
+    /// conversion. A job with a draft output writes its text outputs without the MTP
+    /// layers (as `--no-mtp`).
+    Mtp(DraftType),
+}
+
+/// The type of an MTP draft output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DraftType {
+    /// One of the converter's own types (`--mtp --outtype q8_0`).
+    Plain(OutType),
+    /// A llama-quantize type applied to the draft's f32 conversion.
+    Quantized(FileType),
+}
+
+/// The value of a `KIND:TYPE` output (`mmproj:f16`) when `s` starts with `KIND:` (any case).
+fn kind_value<'a>(s: &'a str, kind: &str) -> Option<&'a str> {
+    let n = kind.len() + 1;
+    s.get(..n)
+        .filter(|p| p[..kind.len()].eq_ignore_ascii_case(kind) && p.ends_with(':'))
+        .map(|_| &s[n..])
 }
 
 impl Target {
@@ -159,14 +193,22 @@ impl Target {
         if s.eq_ignore_ascii_case("mmproj") {
             return Ok(Target::Mmproj(OutType::Auto));
         }
-        if let Some(t) = s
-            .get(..7)
-            .filter(|p| p.eq_ignore_ascii_case("mmproj:"))
-            .map(|_| &s[7..])
-        {
+        if let Some(t) = kind_value(s, "mmproj") {
             return OutType::parse(t)
                 .map(Target::Mmproj)
                 .ok_or_else(|| PlanError::UnknownMmprojType(t.to_string()));
+        }
+        if s.eq_ignore_ascii_case("mtp") {
+            return Ok(Target::Mtp(DraftType::Plain(OutType::Auto)));
+        }
+        if let Some(t) = kind_value(s, "mtp") {
+            if let Some(o) = OutType::parse(t) {
+                return Ok(Target::Mtp(DraftType::Plain(o)));
+            }
+            return match FileType::parse(t) {
+                Some(f) if !f.is_copy() => Ok(Target::Mtp(DraftType::Quantized(f))),
+                _ => Err(PlanError::UnknownMtpType(t.to_string())),
+            };
         }
         if let Some(t) = OutType::parse(s) {
             return Ok(Target::Plain(t));
@@ -185,7 +227,26 @@ impl Target {
             Target::Quantized(f) => f.name.into(),
             Target::Mmproj(OutType::Auto) => "mmproj".into(),
             Target::Mmproj(t) => format!("mmproj:{}", t.label()),
+            Target::Mtp(DraftType::Plain(OutType::Auto)) => "mtp".into(),
+            Target::Mtp(DraftType::Plain(t)) => format!("mtp:{}", t.label()),
+            Target::Mtp(DraftType::Quantized(f)) => format!("mtp:{}", f.name),
         }
+    }
+}
+
+/// The MTP switch of the text outputs of a job whose outputs are `targets`: with an MTP
+/// draft among them, the text model is written without its MTP layers (as the reference's
+/// `--no-mtp`, the other half of a release), unless `--mtp` asked for drafts only.
+pub fn text_mtp(
+    mtp: crate::hf::Mtp,
+    targets: impl IntoIterator<Item = Target>,
+) -> Result<crate::hf::Mtp, PlanError> {
+    use crate::hf::Mtp;
+    let draft = targets.into_iter().any(|t| matches!(t, Target::Mtp(_)));
+    match (draft, mtp) {
+        (false, m) => Ok(m),
+        (true, Mtp::Only) => Err(PlanError::MtpOnlyWithDraftOutput),
+        (true, _) => Ok(Mtp::Drop),
     }
 }
 
@@ -411,6 +472,8 @@ pub struct Source {
     /// Its options.
     pub opts: SourceOptions,
     base: OnceLock<Base>,
+    /// The f32 conversion of the MTP draft (made on first use by quantized drafts).
+    draft_base: OnceLock<Base>,
 }
 
 /// One planned output.
@@ -458,6 +521,7 @@ impl Source {
             kind,
             opts,
             base: OnceLock::new(),
+            draft_base: OnceLock::new(),
         })
     }
 
@@ -512,7 +576,8 @@ impl Source {
         v
     }
 
-    fn hf_options(&self, outtype: OutType) -> HfOptions {
+    /// The reader's options for `outtype`, with the MTP switch `mtp`.
+    fn hf_options(&self, outtype: OutType, mtp: crate::hf::Mtp) -> HfOptions {
         HfOptions {
             outtype,
             vocab_only: self.opts.vocab_only,
@@ -522,12 +587,17 @@ impl Source {
             lora_base: self.opts.lora_base.clone(),
             fp8_as_q8: self.opts.fp8_as_q8,
             mistral_format: self.opts.mistral_format,
-            mtp: self.opts.mtp,
+            mtp,
         }
     }
 
     fn read_hf(&self, outtype: OutType) -> Result<Base, PlanError> {
-        let c = read_hf_dir(&self.path, &self.hf_options(outtype)).map_err(|e| PlanError::Hf {
+        self.read_hf_mtp(outtype, self.opts.mtp)
+    }
+
+    fn read_hf_mtp(&self, outtype: OutType, mtp: crate::hf::Mtp) -> Result<Base, PlanError> {
+        let opts = self.hf_options(outtype, mtp);
+        let c = read_hf_dir(&self.path, &opts).map_err(|e| PlanError::Hf {
             path: self.path.clone(),
             error: e.to_string(),
         })?;
@@ -637,6 +707,7 @@ impl Source {
         };
         match (self.kind, target) {
             (_, Target::Mmproj(t)) => self.plan_mmproj(t, opts),
+            (_, Target::Mtp(t)) => self.plan_draft(t, opts),
             (SourceKind::Gguf, Target::Plain(_)) => {
                 self.base()?;
                 Err(PlanError::GgufNeedsQuantizedType)
@@ -674,7 +745,9 @@ impl Source {
                 Target::Mmproj(t).label(),
             ));
         }
-        let c = read_mmproj_dir(&self.path, &self.hf_options(t)).map_err(|e| PlanError::Hf {
+        // A projector has no MTP layers: a draft among the job's outputs changes nothing here.
+        let hf = self.hf_options(t, crate::hf::Mtp::Keep);
+        let c = read_mmproj_dir(&self.path, &hf).map_err(|e| PlanError::Hf {
             path: self.path.clone(),
             error: e.to_string(),
         })?;
@@ -686,6 +759,43 @@ impl Source {
             sources: c.sources,
             notes: vec![format!("projector of {} → clip", c.hf_arch)],
         })
+    }
+
+    /// The MTP draft (`--mtp`): only from a HuggingFace directory; a converter type is read
+    /// as such, a quantized type planned from the draft's f32 conversion.
+    fn plan_draft(&self, t: DraftType, opts: &OutputOptions) -> Result<PlannedOutput, PlanError> {
+        use crate::hf::Mtp;
+        if self.kind != SourceKind::Hf {
+            return Err(PlanError::MtpNeedsHfSource(self.path.clone()));
+        }
+        match t {
+            DraftType::Plain(o) => {
+                if opts.has_quantizer_options() {
+                    return Err(PlanError::QuantizerOptionsNeedQuantizedType(
+                        Target::Mtp(t).label(),
+                    ));
+                }
+                let b = self.read_hf_mtp(o, Mtp::Only)?;
+                let mut model = b.model;
+                apply_kv_overrides(&mut model, opts)?;
+                Ok(PlannedOutput {
+                    model,
+                    default_name: b.default_name,
+                    sources: b.sources,
+                    notes: b.notes,
+                })
+            }
+            DraftType::Quantized(ft) => {
+                let base = match self.draft_base.get() {
+                    Some(b) => b,
+                    None => {
+                        let b = self.read_hf_mtp(OutType::F32, Mtp::Only)?;
+                        self.draft_base.get_or_init(|| b)
+                    }
+                };
+                self.quantize_base(base, ft, opts)
+            }
+        }
     }
 
     /// A legacy GGML file: as read (`as_ftype` `None`), or planned by the quantizer for a
@@ -765,7 +875,16 @@ impl Source {
         ft: FileType,
         opts: &OutputOptions,
     ) -> Result<PlannedOutput, PlanError> {
-        let base = self.base()?;
+        self.quantize_base(self.base()?, ft, opts)
+    }
+
+    /// `base` (an f32 conversion or a GGUF input) planned by the quantizer for `ft`.
+    fn quantize_base(
+        &self,
+        base: &Base,
+        ft: FileType,
+        opts: &OutputOptions,
+    ) -> Result<PlannedOutput, PlanError> {
         let qo = opts.quantize_options(ft)?;
         let p = plan(&base.model, &qo).map_err(|e| PlanError::Quantize {
             path: self.path.clone(),
@@ -885,6 +1004,39 @@ mod tests {
         assert!(matches!(
             Target::parse("copy"),
             Err(PlanError::UnknownOutType(_))
+        ));
+    }
+
+    #[test]
+    fn mtp_draft_targets() {
+        use crate::hf::Mtp;
+        assert_eq!(
+            Target::parse("MTP").unwrap(),
+            Target::Mtp(DraftType::Plain(OutType::Auto))
+        );
+        assert_eq!(Target::parse("mtp").unwrap().label(), "mtp");
+        assert_eq!(Target::parse("mtp:q8_0").unwrap().label(), "mtp:Q8_0");
+        assert_eq!(Target::parse("Mtp:Q4_K_M").unwrap().label(), "mtp:Q4_K_M");
+        for bad in ["mtp:q9", "mtp:copy", "mtp:"] {
+            assert!(
+                matches!(Target::parse(bad), Err(PlanError::UnknownMtpType(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Target::parse("mtpx"),
+            Err(PlanError::UnknownOutType(_))
+        ));
+        // A draft among the outputs: the text outputs leave the MTP layers out.
+        let draft = Target::parse("mtp").unwrap();
+        let text = Target::parse("q8_0").unwrap();
+        assert_eq!(text_mtp(Mtp::Keep, [text, draft]).unwrap(), Mtp::Drop);
+        assert_eq!(text_mtp(Mtp::Drop, [text, draft]).unwrap(), Mtp::Drop);
+        assert_eq!(text_mtp(Mtp::Keep, [text]).unwrap(), Mtp::Keep);
+        assert_eq!(text_mtp(Mtp::Only, [text]).unwrap(), Mtp::Only);
+        assert!(matches!(
+            text_mtp(Mtp::Only, [text, draft]),
+            Err(PlanError::MtpOnlyWithDraftOutput)
         ));
     }
 
