@@ -209,6 +209,7 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
             Some(Some(_)) => {}
         }
     }
+    out.extend(nextn_problem(md, &arch));
     out.extend(super::experts::expert_problems(md, &arch));
     if out.is_empty() {
         for (archs, required) in ARCH_REQUIRED_FLOATS {
@@ -330,6 +331,25 @@ pub fn missing_layer_tensors<'a>(
     out
 }
 
+/// llama.cpp's loader reads `{arch}.nextn_predict_layers` (the trailing next-token-prediction
+/// blocks, 0 when absent) among the block count and stops unless it is an unsigned integer
+/// no larger than `{arch}.block_count`.
+fn nextn_problem(md: &Metadata, arch: &str) -> Option<String> {
+    let key = keys::arch_key(arch, keys::mla::NEXTN_PREDICT_LAYERS);
+    let nextn = match md.get(&key).map(scalar_u64)? {
+        None => return Some(format!("{key} is not an unsigned integer")),
+        Some(n) => n,
+    };
+    let blocks_key = keys::arch_key(arch, keys::llm::BLOCK_COUNT);
+    let blocks = md.get(&blocks_key).and_then(scalar_u64)?;
+    (nextn > blocks).then(|| {
+        format!(
+            "{key} = {nextn} is more than {blocks_key} = {blocks}: there are not that many \
+             blocks to predict with (llama.cpp's loader stops here)"
+        )
+    })
+}
+
 fn scalar_u64(v: &Value) -> Option<u64> {
     match v {
         Value::U8(x) => Some(u64::from(*x)),
@@ -344,5 +364,45 @@ fn scalar_u64(v: &Value) -> Option<u64> {
         Value::Array(ArrayValue::U32(a)) => a.first().map(|x| u64::from(*x)),
         Value::Array(ArrayValue::I32(a)) => a.first().and_then(|x| u64::try_from(*x).ok()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(pairs: &[(&str, Value)]) -> Metadata {
+        let mut m = Metadata::new();
+        m.set(
+            keys::general::ARCHITECTURE.to_string(),
+            Value::String("glm4moe".into()),
+        );
+        for (k, v) in pairs {
+            m.set(format!("glm4moe.{k}"), v.clone());
+        }
+        m
+    }
+
+    #[test]
+    fn nextn_layers_fit_in_the_blocks() {
+        let blocks = ("block_count", Value::U32(4));
+        assert_eq!(
+            nextn_problem(&md(std::slice::from_ref(&blocks)), "glm4moe"),
+            None
+        );
+        for ok in [0, 1, 4] {
+            let m = md(&[blocks.clone(), ("nextn_predict_layers", Value::U32(ok))]);
+            assert_eq!(nextn_problem(&m, "glm4moe"), None, "{ok}");
+        }
+        let m = md(&[blocks.clone(), ("nextn_predict_layers", Value::U32(5))]);
+        let p = nextn_problem(&m, "glm4moe").unwrap();
+        assert!(
+            p.contains("glm4moe.nextn_predict_layers = 5") && p.contains("glm4moe.block_count = 4"),
+            "{p}"
+        );
+        let m = md(&[blocks, ("nextn_predict_layers", Value::I32(-1))]);
+        assert!(nextn_problem(&m, "glm4moe")
+            .unwrap()
+            .contains("not an unsigned integer"));
     }
 }
