@@ -1,8 +1,9 @@
 //! `--mtp`, `--no-mtp` / `--no-nextn` and `--dspark` as convert_hf_to_gguf.py has them
 //! (testdata/golden/mtp/cases.json, made by conformance/make_mtp_golden.py): byte-identical
 //! outputs per family, flag and outtype, the one-pass Q4_K_M equal to llama-quantize's of the
-//! reference f32 output (and gguf-quantize's of ours), the `mtp-` default file name, and the
-//! reference's refusals.
+//! reference f32 output (and gguf-quantize's of ours), the `mtp-` default file name, the
+//! reference's refusals, and the draft as an output of its own (`--outtype q8_0,mtp`, a batch
+//! job's `mtp` output) beside the text model written without its MTP layers.
 
 use ggufkit_testsupport::golden as support;
 
