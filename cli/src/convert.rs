@@ -52,10 +52,10 @@ use ggufkit_converters::hf::OutType;
 ///   gguf-convert ./gemma-3-4b-it --outtype q4_k_m,mmproj       # both files, one read
 ///
 /// Models with a multi-token-prediction (MTP / NextN) head: the text model without it (as
-/// --no-mtp), its projector and its MTP draft (as --mtp; `mtp:q4_k_m` for another type) in
-/// one pass:
+/// --no-mtp) and its MTP draft (as --mtp; `mtp:q4_k_m` for another type) in one pass, with
+/// `mmproj` too for a model that also has a projector (`--outtype q8_0,mmproj,mtp`):
 ///
-///   gguf-convert ./Qwen3.5-9B --outtype q8_0,mmproj,mtp       # three files, one read
+///   gguf-convert ./GLM-4.5-Air --outtype q8_0,mtp             # model + draft, one read
 ///
 /// A batch of jobs (TOML or JSON; see below), with a JSON Lines report:
 ///
