@@ -83,11 +83,14 @@ impl V8 for Fused {
     }
 }
 
+/// One row's quantizer.
+type RowFn = fn(&[f32], &mut [u8]);
+
 /// Quantizes `src` (whole rows of `ty`'s blocks) into `dst` as a build with fused
 /// multiply-adds does, without an importance matrix. Q4_K and Q5_K only; other types are
 /// refused with [`QuantError::NoQuantizer`].
 pub fn quantize_rows_fused(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantError> {
-    let (qk, bytes, row): (usize, usize, fn(&[f32], &mut [u8])) = match ty {
+    let (qk, bytes, row): (usize, usize, RowFn) = match ty {
         GgmlType::Q4_K => (
             256,
             crate::formats::q4_k::BLOCK_BYTES,
@@ -100,7 +103,7 @@ pub fn quantize_rows_fused(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<
         ),
         _ => return Err(QuantError::NoQuantizer(ty)),
     };
-    if src.len() % qk != 0 {
+    if !src.len().is_multiple_of(qk) {
         return Err(QuantError::RowNotBlockAligned {
             ty,
             n_per_row: src.len(),
@@ -124,7 +127,9 @@ mod tests {
         let mut s = seed;
         (0..n)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.1
             })
             .collect()
@@ -148,13 +153,21 @@ mod tests {
                 .filter(|(a, b)| a != b)
                 .count();
             assert!(differ > 0, "{ty}: no block differs");
-            assert!(differ * 20 < n / 256, "{ty}: {differ} of {} blocks differ", n / 256);
+            assert!(
+                differ * 20 < n / 256,
+                "{ty}: {differ} of {} blocks differ",
+                n / 256
+            );
             // Each differing block is about as close to its input either way.
             let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
             crate::dequantize_rows(ty, &plain, &mut a).unwrap();
             crate::dequantize_rows(ty, &fused, &mut b).unwrap();
             let sse = |q: &[f32], r: std::ops::Range<usize>| -> f64 {
-                q[r.clone()].iter().zip(&x[r]).map(|(&q, &v)| ((q - v) as f64).powi(2)).sum()
+                q[r.clone()]
+                    .iter()
+                    .zip(&x[r])
+                    .map(|(&q, &v)| ((q - v) as f64).powi(2))
+                    .sum()
             };
             let mut worst = 0f64;
             for i in 0..n / 256 {
