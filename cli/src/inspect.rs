@@ -106,12 +106,6 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// How much a quantized file lost against its source: per tensor the RMSE, the relative
-    /// error sqrt(sum (q-x)^2 / sum x^2) and, with --imatrix, the importance-weighted squared
-    /// error sum w_col (q-x)^2 and its relative form; then totals. Works on files made by
-    /// any tool. Exit 0 when every tensor could be compared.
-    ///
-    /// Example: gguf-inspect compare model-Q4_K_M.gguf model-f16.gguf --imatrix imatrix.gguf
     /// Print a quantized file's per-tensor layout as a recipe: its base file type
     /// (`general.file_type`) and, one `PATTERN=TYPE` a line, the tensors whose type differs
     /// from what llama-quantize's rules pick for that type. `gguf-quantize --recipe` reads
@@ -129,21 +123,56 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Check that a quantized file is what its claimed source gives: its recipe is read, the
-    /// source (an f32/f16/bf16 GGUF) is quantized with it a tensor at a time in memory, and
-    /// every tensor and metadata key is compared. Exit 0 identical, 1 something differs.
+    /// Check that a quantized file is what its claimed source gives. The file's recipe is read
+    /// (its base type and per-tensor overrides, as `recipe` prints it), the source is
+    /// converted (a HuggingFace directory or cache id) or read (a GGUF) and quantized with
+    /// that recipe a tensor at a time in memory, and every tensor and metadata key is
+    /// compared. Each tensor is identical, equivalent within rounding (bytes that differ only
+    /// as a build with fused multiply-adds makes them differ, as llama.cpp's arm64 builds do:
+    /// a few blocks, none of them further from the source), or different, with the size of
+    /// the difference. A changed chat template is shown as a diff.
     ///
-    /// Example: gguf-inspect provenance model-Q4_K_M.gguf --from model-f16.gguf
+    /// Exit status: 0 identical (or, with --allow-rounding, equivalent within rounding); 1
+    /// something differs; 2 usage; 3 an input cannot be read.
+    ///
+    /// Examples:
+    ///   gguf-inspect provenance model-Q4_K_M.gguf --from model-f16.gguf
+    ///   gguf-inspect provenance model-Q4_K_M.gguf --from ./Llama-3.2-1B-Instruct --json
+    ///   gguf-inspect provenance model-IQ2_XXS.gguf --from org/name --imatrix imatrix.gguf
     Provenance {
         /// The quantized GGUF file.
         file: PathBuf,
-        /// The source it claims: a GGUF file.
+        /// The source it claims: a GGUF file (f32/f16/bf16), a HuggingFace directory, or a
+        /// model id in the local HuggingFace cache (org/name, hf:org/name).
         #[arg(long, value_name = "SOURCE")]
         from: PathBuf,
+        /// With a model id: the branch, tag or commit to use (default: main).
+        #[arg(long, value_name = "REV")]
+        revision: Option<String>,
+        /// With a HuggingFace source: the converter outtype the file was made from (f32, f16,
+        /// bf16, q8_0, tq1_0, tq2_0). Default: the file's own type when the converter writes
+        /// it (a plain conversion), else f32 (what `gguf-convert --outtype q4_k_m` quantizes
+        /// from; a bf16 checkpoint gives the same values through bf16, while f16 rounds them).
+        #[arg(long, value_name = "TYPE", value_parser = ["f32", "f16", "bf16", "q8_0", "tq1_0", "tq2_0"])]
+        via: Option<String>,
         /// The importance matrix the file was made with.
         #[arg(long, value_name = "FILE")]
         imatrix: Option<PathBuf>,
+        /// Accept tensors equivalent within rounding (exit 0 when nothing else differs). A
+        /// change that small is also what moving a weight to a neighbouring level at a tie
+        /// looks like, so it is not accepted by default.
+        #[arg(long)]
+        allow_rounding: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
+    /// How much a quantized file lost against its source: per tensor the RMSE, the relative
+    /// error sqrt(sum (q-x)^2 / sum x^2) and, with --imatrix, the importance-weighted squared
+    /// error sum w_col (q-x)^2 and its relative form; then totals. Works on files made by
+    /// any tool. Exit 0 when every tensor could be compared.
+    ///
+    /// Example: gguf-inspect compare model-Q4_K_M.gguf model-f16.gguf --imatrix imatrix.gguf
     Compare {
         /// The quantized GGUF file.
         quant: PathBuf,
@@ -199,8 +228,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Provenance {
             file,
             from,
+            revision,
+            via,
             imatrix,
-        } => provenance(file, from, imatrix),
+            allow_rounding,
+            json,
+        } => provenance(ProvenanceArgs {
+            file,
+            from,
+            revision,
+            via,
+            imatrix,
+            allow_rounding,
+            json,
+        }),
         Cmd::Verify {
             file,
             against,
@@ -330,19 +371,153 @@ fn recipe(file: PathBuf, plain: bool, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `provenance`: the file against its source quantized with the file's recipe, a tensor
-/// at a time; exit 1 when a tensor or a metadata key differs.
-fn provenance(file: PathBuf, from: PathBuf, imatrix: Option<PathBuf>) -> Result<ExitCode> {
+/// The arguments of `provenance`.
+struct ProvenanceArgs {
+    file: PathBuf,
+    from: PathBuf,
+    revision: Option<String>,
+    via: Option<String>,
+    imatrix: Option<PathBuf>,
+    allow_rounding: bool,
+    json: bool,
+}
+
+/// Where `provenance`'s source is: a HuggingFace directory (a cache id resolved) or a file.
+fn provenance_source_path(a: &ProvenanceArgs) -> Result<(PathBuf, String)> {
+    let id = a
+        .from
+        .to_str()
+        .filter(|_| !a.from.exists())
+        .and_then(ggufkit_converters::hub::model_id)
+        .map(str::to_string);
+    match id {
+        Some(id) => Ok((
+            ggufkit_converters::hub::resolve(&id, a.revision.as_deref())?,
+            id,
+        )),
+        None if a.revision.is_some() => {
+            anyhow::bail!("--revision goes with a HuggingFace model id, not a path")
+        }
+        None => Ok((a.from.clone(), a.from.display().to_string())),
+    }
+}
+
+/// The converter outtype `provenance` converts a HuggingFace source to: `--via`, else the
+/// file's own type when the converter writes it, else f32.
+fn provenance_outtype(a: &ProvenanceArgs, file_type: Option<u32>) -> OutType {
+    let by_name = |n: &str| OutType::parse(n).unwrap_or(OutType::F32);
+    match &a.via {
+        Some(v) => by_name(v),
+        None => OutType::all()
+            .filter(|t| *t != OutType::Auto)
+            .find(|t| Some(t.file_type()) == file_type)
+            .unwrap_or(OutType::F32),
+    }
+}
+
+/// `provenance`: the file against what its source gives (see
+/// [`ggufkit::inspect::provenance`]). A file of a type the converter writes is compared with
+/// the conversion itself; a quantized file with the conversion (or GGUF) quantized by the
+/// file's recipe. A `Q8_0` file can be either, and gets the closer of the two.
+fn provenance(a: ProvenanceArgs) -> Result<ExitCode> {
+    use ggufkit::inspect::provenance::{check, Outcome, ProvenanceReport};
+    let f = open(&a.file)?;
+    let file_type = file_type_of(&Model::from_gguf(&f));
+    let (path, label) = provenance_source_path(&a)?;
+    let report: ProvenanceReport = if path.is_dir() {
+        let outtype = provenance_outtype(&a, file_type);
+        let opts = HfOptions {
+            outtype,
+            ..Default::default()
+        };
+        let converted = read_hf_dir(&path, &opts)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .model;
+        let converted_type = file_type_of(&converted);
+        if converted_type == file_type {
+            let direct = check(&f, &converted, &converted);
+            if direct.outcome() == Outcome::Identical || !quantize_type(file_type) {
+                direct
+            } else {
+                // Q8_0 (or a ternary type) made by llama-quantize rather than the converter.
+                let base = if [OutType::F32, OutType::F16, OutType::Bf16].contains(&outtype) {
+                    converted
+                } else {
+                    let opts = HfOptions {
+                        outtype: OutType::F32,
+                        ..Default::default()
+                    };
+                    read_hf_dir(&path, &opts)?.model
+                };
+                let requantized = provenance_quantized(&a, &f, &base, &label)?;
+                if requantized.outcome() == Outcome::Differs {
+                    direct
+                } else {
+                    requantized
+                }
+            }
+        } else {
+            provenance_quantized(&a, &f, &converted, &label)?
+        }
+    } else {
+        let src =
+            GgufFile::open(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let src = Model::from_gguf(&src);
+        if file_type_of(&src) == file_type {
+            check(&f, &src, &src)
+        } else {
+            provenance_quantized(&a, &f, &src, &label)?
+        }
+    };
+    let file_label = a.file.display().to_string();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.to_json(&file_label, &label))?
+        );
+    } else {
+        for line in report.detail_lines() {
+            println!("{line}");
+        }
+        println!("{}", report.summary(&file_label, &label));
+    }
+    Ok(match report.outcome() {
+        Outcome::Identical => ExitCode::SUCCESS,
+        Outcome::WithinRounding if a.allow_rounding => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+/// A model's `general.file_type`.
+fn file_type_of(m: &Model) -> Option<u32> {
+    use ggufkit::gguf::keys::general::FILE_TYPE;
+    m.metadata
+        .get(FILE_TYPE)
+        .and_then(|v| v.as_int())
+        .and_then(|i| u32::try_from(i).ok())
+}
+
+/// Whether llama-quantize writes file type `id`.
+fn quantize_type(id: Option<u32>) -> bool {
+    id.is_some_and(|id| ggufkit::quantize::FileType::parse(&id.to_string()).is_some())
+}
+
+/// The file against `src` quantized with the file's recipe, a tensor at a time.
+fn provenance_quantized(
+    a: &ProvenanceArgs,
+    f: &GgufFile,
+    src: &Model,
+    label: &str,
+) -> Result<ggufkit::inspect::provenance::ProvenanceReport> {
     use ggufkit::quantize::{plan, Imatrix, QuantizeOptions, Recipe, TensorTypeList};
-    let f = open(&file)?;
-    let have = Model::from_gguf(&f);
-    let recipe = Recipe::of_model(&have).with_context(|| file.display().to_string())?;
-    let src = Model::from_gguf(&open(&from)?);
+    let have = Model::from_gguf(f);
+    let recipe = Recipe::of_model(&have).with_context(|| a.file.display().to_string())?;
     let mut opts = QuantizeOptions::new(recipe.base);
     let mut tt = TensorTypeList::new();
-    recipe.extend(&mut tt, &file.display().to_string())?;
+    recipe.extend(&mut tt, &a.file.display().to_string())?;
     opts.tensor_types = tt.into_vec();
-    if let Some(p) = &imatrix {
+    if let Some(p) = &a.imatrix {
+        // The file records the imatrix under the name it was given; the key must match.
         let name = have
             .metadata
             .get(ggufkit::gguf::keys::quantize::IMATRIX_FILE)
@@ -350,61 +525,8 @@ fn provenance(file: PathBuf, from: PathBuf, imatrix: Option<PathBuf>) -> Result<
             .unwrap_or_else(|| p.display().to_string());
         opts.imatrix = Some((name, Imatrix::load(p)?));
     }
-    let p = plan(&src, &opts).with_context(|| from.display().to_string())?;
-    let mut differ = Vec::new();
-    for t in &p.model.tensors {
-        let Some(h) = have.tensors.iter().find(|h| h.name == t.name) else {
-            differ.push(format!("tensor {}: not in {}", t.name, file.display()));
-            continue;
-        };
-        let (want, got) = (t.data.bytes()?, h.data.bytes()?);
-        if h.ty != t.ty || h.dims != t.dims || want != got {
-            let n = want.iter().zip(got.iter()).filter(|(a, b)| a != b).count();
-            differ.push(format!(
-                "tensor {}: different ({} of {} bytes differ)",
-                t.name,
-                n + want.len().abs_diff(got.len()),
-                want.len()
-            ));
-        }
-    }
-    for h in &have.tensors {
-        if !p.model.tensors.iter().any(|t| t.name == h.name) {
-            differ.push(format!("tensor {}: not made from the source", h.name));
-        }
-    }
-    for (k, v) in have.metadata.iter() {
-        match p.model.metadata.get(k) {
-            Some(w) if w == v => {}
-            Some(_) => differ.push(format!("key {k}: different")),
-            None => differ.push(format!("key {k}: not written from the source")),
-        }
-    }
-    for (k, _) in p.model.metadata.iter() {
-        if have.metadata.get(k).is_none() {
-            differ.push(format!("key {k}: missing"));
-        }
-    }
-    for d in &differ {
-        println!("{d}");
-    }
-    println!(
-        "{}: {} against {} ({} tensors, {} keys)",
-        file.display(),
-        if differ.is_empty() {
-            "identical"
-        } else {
-            "DIFFERS"
-        },
-        from.display(),
-        have.tensors.len(),
-        have.metadata.iter().count()
-    );
-    Ok(if differ.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let p = plan(src, &opts).with_context(|| label.to_string())?;
+    Ok(ggufkit::inspect::provenance::check(f, &p.model, src))
 }
 
 /// `verify`: the file's own checks, an interrupted in-place edit, and with `against` the

@@ -99,6 +99,7 @@ fn recipes_of_every_golden_quantization_reproduce_it() {
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut overrides = 0;
+    let mut provenances = 0;
     for (variant, opts, input, ty, golden) in golden_commands() {
         let first = dir.join(format!("{variant}.gguf"));
         let mut argv = vec!["-q".to_string()];
@@ -156,10 +157,28 @@ fn recipes_of_every_golden_quantization_reproduce_it() {
             }
             checked += 1;
         }
+        // Provenance: the file is what its source gives with the file's own recipe.
+        let mut argv = vec![
+            "provenance".to_string(),
+            s(&first),
+            "--from".into(),
+            s(&input),
+        ];
+        argv.extend(im.iter().cloned());
+        let o = run(INSPECT, &argv, &dir);
+        let out = String::from_utf8_lossy(&o.stdout);
+        if !o.status.success() || !out.contains(": identical against") {
+            failures.push(format!(
+                "{variant} provenance: {out}{}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        provenances += 1;
         std::fs::remove_file(&first).unwrap();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 3 * 40, "only {checked} round trips");
+    assert!(provenances >= 40, "only {provenances} provenance checks");
     // The options-made variants (pure, leave-output, output/embedding types, tensor-type)
     // need overrides; the plain mixes need none.
     assert!(overrides > 0);
@@ -420,66 +439,271 @@ fn a_run_unlike_the_recipes_conditions_is_warned() {
     assert!(err.contains("made with an importance matrix"), "{err}");
 }
 
-/// Provenance: a quantization of the source is identical to what the source gives with the
-/// file's recipe; a tensor with one byte changed and an edited key are named, exit 1.
+/// The tensor `name` of `m` with its bytes changed by `f`.
+fn tamper(m: &mut ggufkit::ir::Model, name: &str, f: impl FnOnce(&mut Vec<u8>)) {
+    use ggufkit::ir::TensorData;
+    let t = m.tensors.iter_mut().find(|t| t.name == name).unwrap();
+    let mut bytes = t.data.bytes().unwrap().into_owned();
+    f(&mut bytes);
+    t.data = TensorData::Owned(std::sync::Arc::new(bytes));
+}
+
+/// Provenance: an honest quantization is identical; a swapped row, one ulp in a float tensor
+/// and an edited chat template are named exactly, with the size of each difference and the
+/// template's diff (exit 1); `--json` says the same.
 #[test]
 fn provenance_names_exactly_what_differs() {
     use ggufkit::gguf::Value;
-    use ggufkit::ir::{Model, TensorData};
-    use std::sync::Arc;
+    use ggufkit::ir::Model;
     let dir = scratch("recipe-provenance");
     let input = conv::golden_gguf("llama-spm", "convert-f32");
     let q = dir.join("q.gguf");
-    ok(
-        &run(
-            QUANTIZE,
-            &[
-                "-q".into(),
-                "--tensor-type".into(),
-                "attn_q=q8_0".into(),
-                s(&input),
-                s(&q),
-                "Q3_K_M".into(),
-            ],
-            &dir,
-        ),
-        "quantize",
-    );
-    let check = |file: &Path| {
-        run(
-            INSPECT,
-            &["provenance".into(), s(file), "--from".into(), s(&input)],
-            &dir,
-        )
+    let argv: Vec<String> = vec!["-q".into(), s(&input), s(&q), "Q4_K_M".into()];
+    ok(&run(QUANTIZE, &argv, &dir), "quantize");
+    let check = |file: &Path, extra: &[&str]| {
+        let mut argv = vec!["provenance".into(), s(file), "--from".into(), s(&input)];
+        argv.extend(extra.iter().map(|a| a.to_string()));
+        run(INSPECT, &argv, &dir)
     };
-    let o = check(&q);
-    let out = ok(&o, "provenance of an honest file");
-    assert!(out.contains("identical"), "{out}");
+    let out = ok(&check(&q, &[]), "provenance of an honest file");
+    assert!(out.contains(": identical against"), "{out}");
+
     let f = GgufFile::open(&q).unwrap();
     let mut m = Model::from_gguf(&f);
-    let t = m
-        .tensors
-        .iter_mut()
-        .find(|t| t.name == "blk.1.ffn_up.weight")
+    let row = {
+        let t = m
+            .tensors
+            .iter()
+            .find(|t| t.name == "blk.0.attn_q.weight")
+            .unwrap();
+        ggufkit::quantizers::row_size(t.ty, t.dims[0] as usize).unwrap()
+    };
+    tamper(&mut m, "blk.0.attn_q.weight", |b| {
+        let (a, rest) = b.split_at_mut(row);
+        a.swap_with_slice(&mut rest[..row]);
+    });
+    tamper(&mut m, "blk.1.attn_norm.weight", |b| {
+        let v = f32::from_le_bytes(b[..4].try_into().unwrap());
+        b[..4].copy_from_slice(&f32::from_bits(v.to_bits() + 1).to_le_bytes());
+    });
+    let template = m
+        .metadata
+        .get("tokenizer.chat_template")
+        .and_then(|v| v.as_str().map(str::to_string))
         .unwrap();
-    let mut bytes = t.data.bytes().unwrap().into_owned();
-    bytes[100] ^= 1;
-    t.data = TensorData::Owned(Arc::new(bytes));
-    m.metadata
-        .set_last("general.name", Value::from("someone else's"));
+    m.metadata.set(
+        "tokenizer.chat_template",
+        Value::from(template.replacen("[INST]", "[INST] (obey the hidden rules)", 1)),
+    );
     let bad = dir.join("bad.gguf");
     write_gguf(&m, &bad).unwrap();
-    let o = check(&bad);
+    let o = check(&bad, &[]);
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
-    let lines: Vec<&str> = out.lines().collect();
+    let named: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("tensor ") || l.starts_with("key "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
     assert_eq!(
-        lines[..2],
+        named,
         [
-            "tensor blk.1.ffn_up.weight: different (1 of 56320 bytes differ)",
-            "key general.name: different"
+            "tensor blk.0.attn_q.weight",
+            "tensor blk.1.attn_norm.weight",
+            "key tokenizer.chat_template"
         ],
         "{out}"
     );
-    assert!(lines[2].contains("DIFFERS"), "{out}");
+    assert!(
+        out.contains("tensor blk.0.attn_q.weight: different ("),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "tensor blk.1.attn_norm.weight: different (1 of 1024 bytes, 1 of 256 blocks differ"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("+++ tokenizer.chat_template (in the file)"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with('+') && l.contains("(obey the hidden rules)")),
+        "{out}"
+    );
+    let summary = out.lines().last().unwrap();
+    assert!(summary.contains("DIFFERS"), "{summary}");
+    assert!(
+        summary.contains("2 different; 30 keys, 1 different"),
+        "{summary}"
+    );
+
+    let o = check(&bad, &["--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["outcome"], "differs");
+    assert_eq!(j["counts"]["different"], 2);
+    let verdicts: Vec<(&str, &str)> = j["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["verdict"] != "identical")
+        .map(|t| (t["name"].as_str().unwrap(), t["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("blk.0.attn_q.weight", "different"),
+            ("blk.1.attn_norm.weight", "different")
+        ]
+    );
+    assert_eq!(j["keys"][0]["key"], "tokenizer.chat_template");
+    assert!(j["chat_template_diff"].as_array().unwrap().len() > 3);
+}
+
+/// A file whose Q4_K tensors were quantized as a build with fused multiply-adds computes
+/// them (llama.cpp on arm64) is "equivalent within rounding": the tensors that came out
+/// differently are named as such, nothing is "different", and the exit status is 1 unless
+/// `--allow-rounding` is given.
+#[test]
+fn provenance_tells_a_fused_multiply_add_build_from_a_change() {
+    use ggufkit::ir::Model;
+    use ggufkit::quantizers::{fused::quantize_rows_fused, GgmlType};
+    let dir = scratch("recipe-provenance-fma");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let q = dir.join("q.gguf");
+    let argv: Vec<String> = vec!["-q".into(), s(&input), s(&q), "Q4_K_M".into()];
+    ok(&run(QUANTIZE, &argv, &dir), "quantize");
+    let src = GgufFile::open(&input).unwrap();
+    let f = GgufFile::open(&q).unwrap();
+    let mut m = Model::from_gguf(&f);
+    let mut changed = Vec::new();
+    let q4k: Vec<String> = m
+        .tensors
+        .iter()
+        .filter(|t| t.ty == GgmlType::Q4_K)
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(q4k.len() >= 8);
+    for name in &q4k {
+        let x: Vec<f32> = src
+            .tensor_data(src.tensors.iter().find(|t| &t.name == name).unwrap())
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        tamper(&mut m, name, |b| {
+            let before = b.clone();
+            quantize_rows_fused(GgmlType::Q4_K, &x, b).unwrap();
+            if *b != before {
+                changed.push(name.clone());
+            }
+        });
+    }
+    assert!(!changed.is_empty(), "the fused kernel changed no tensor");
+    let fused = dir.join("fused.gguf");
+    write_gguf(&m, &fused).unwrap();
+    let args = |extra: &[&str]| {
+        let mut argv = vec!["provenance".into(), s(&fused), "--from".into(), s(&input)];
+        argv.extend(extra.iter().map(|a| a.to_string()));
+        argv
+    };
+    let o = run(INSPECT, &args(&[]), &dir);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let within: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(": equivalent within rounding ("))
+        .map(|l| l.split(':').next().unwrap().trim_start_matches("tensor "))
+        .collect();
+    assert_eq!(within, changed, "{out}");
+    assert!(!out.contains(": different"), "{out}");
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .contains("equivalent within rounding, not identical"),
+        "{out}"
+    );
+    let o = run(INSPECT, &args(&["--allow-rounding"]), &dir);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Provenance from a HuggingFace directory: every fixture's one-pass `q4_k_m` and its `f16`
+/// conversion are identical to what the directory gives; `--via` takes only converter float
+/// types.
+#[test]
+fn provenance_from_huggingface_directories() {
+    const CONVERT: &str = env!("CARGO_BIN_EXE_gguf-convert");
+    let dir = scratch("recipe-provenance-hf");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(testdata("hf"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut fixtures = Vec::new();
+    for name in &names {
+        let work = dir.join(name);
+        std::fs::create_dir_all(&work).unwrap();
+        let fixture = support::paths::materialize_fixture(name, &work);
+        if fixture.join("config.json").is_file() {
+            fixtures.push(fixture);
+        }
+    }
+    for fixture in &fixtures {
+        for ty in ["q4_k_m", "f16"] {
+            let out = dir.join(format!("{ty}.gguf"));
+            let _ = std::fs::remove_file(&out);
+            let argv = vec![
+                s(fixture),
+                s(&out),
+                "--outtype".into(),
+                ty.into(),
+                "-q".into(),
+            ];
+            if !run(CONVERT, &argv, &dir).status.success() {
+                continue; // refused as by the reference; the conversion tests cover it
+            }
+            let mut argv = vec!["provenance".into(), s(&out), "--from".into(), s(fixture)];
+            if ty == "f16" {
+                // Some fixtures convert to another file type (NVFP4) whatever the outtype.
+                argv.extend(["--via".into(), ty.into()]);
+            }
+            let o = run(INSPECT, &argv, &dir);
+            let text = String::from_utf8_lossy(&o.stdout);
+            if !o.status.success() || !text.contains(": identical against") {
+                failures.push(format!(
+                    "{} {ty}: {text}{}",
+                    fixture.display(),
+                    String::from_utf8_lossy(&o.stderr)
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 100, "only {checked} conversions checked");
+    eprintln!(
+        "{checked} conversions of {} fixtures identical by provenance",
+        fixtures.len()
+    );
+    let argv: Vec<String> = vec![
+        "provenance".into(),
+        "x.gguf".into(),
+        "--from".into(),
+        s(&fixtures[0]),
+        "--via".into(),
+        "q4_k_m".into(),
+    ];
+    assert_eq!(run(INSPECT, &argv, &dir).status.code(), Some(2));
 }

@@ -18,7 +18,7 @@
 
 use crate::common::nearest_int;
 use crate::kquants::{QkxSearch, GROUP_MAX_EPS};
-use crate::simd::V8;
+use crate::simd::{madd, V8};
 
 /// Groups per vector.
 pub(crate) const LANES: usize = 8;
@@ -338,7 +338,7 @@ fn qkx_search_with<S: V8, const N: usize, const USE_MAD: bool>(
         min = s.min(x, min);
         max = s.max(x, max);
         sum_w = s.add(sum_w, w);
-        sum_x = s.add(sum_x, s.mul(w, x));
+        sum_x = s.acc_mul(sum_x, w, x);
     }
     // `if min > 0 { min = 0 }` (keeps a -0 or NaN `min`).
     min = s.min(zero, min);
@@ -352,8 +352,8 @@ fn qkx_search_with<S: V8, const N: usize, const USE_MAD: bool>(
     for (x, w) in xt.iter().zip(wt) {
         let x = s.load(x);
         let l = s.level(s.mul(iscale, s.sub(x, min)), 0.0, nmaxf);
-        let diff = s.sub(s.add(s.mul(scale, l), min), x);
-        best = s.add(best, s.mul(s.load(w), err::<S, USE_MAD>(s, diff)));
+        let diff = s.sub(s.mul_add(scale, l, min), x);
+        best = s.acc_mul(best, s.load(w), err::<S, USE_MAD>(s, diff));
     }
     let (mut level_iscale, mut level_min) = (iscale, min);
 
@@ -365,7 +365,7 @@ fn qkx_search_with<S: V8, const N: usize, const USE_MAD: bool>(
         search.nstep + 1
     };
     for is in 0..candidates {
-        let c = search.rmin + search.rdelta * is as f32 + nmaxf;
+        let c = madd::<S>(search.rdelta, is as f32, search.rmin) + nmaxf;
         let iscale = s.div(s.splat(c), s.sub(max, min));
         let (mut sum_l, mut sum_l2, mut sum_xl) = (zero, zero, zero);
         for ((lq, x), w) in lq.iter_mut().zip(xt).zip(wt) {
@@ -373,22 +373,23 @@ fn qkx_search_with<S: V8, const N: usize, const USE_MAD: bool>(
             let q = s.level(s.mul(iscale, s.sub(x, min)), 0.0, nmaxf);
             *lq = s.to_array(q);
             // `w*l`, `w*l*l` and `w*l*x` all start with the product `w*l`.
-            let wq = s.mul(s.load(w), q);
-            sum_l = s.add(sum_l, wq);
-            sum_l2 = s.add(sum_l2, s.mul(wq, q));
-            sum_xl = s.add(sum_xl, s.mul(wq, x));
+            let w = s.load(w);
+            let wq = s.mul(w, q);
+            sum_l = s.acc_mul(sum_l, w, q);
+            sum_l2 = s.acc_mul(sum_l2, wq, q);
+            sum_xl = s.acc_mul(sum_xl, wq, x);
         }
-        let det = s.sub(s.mul(sum_w, sum_l2), s.mul(sum_l, sum_l));
-        let fit_scale = s.div(s.sub(s.mul(sum_w, sum_xl), s.mul(sum_x, sum_l)), det);
-        let fit_min = s.div(s.sub(s.mul(sum_l2, sum_x), s.mul(sum_l, sum_xl)), det);
+        let det = s.mul_sub_mul(sum_w, sum_l2, sum_l, sum_l);
+        let fit_scale = s.div(s.mul_sub_mul(sum_w, sum_xl, sum_x, sum_l), det);
+        let fit_min = s.div(s.mul_sub_mul(sum_l2, sum_x, sum_l, sum_xl), det);
         // A positive offset is replaced by 0 and the scale refitted alone.
         let pos = s.lt(zero, fit_min);
         let this_scale = s.select(pos, s.div(sum_xl, sum_l2), fit_scale);
         let this_min = s.select(pos, zero, fit_min);
         let mut cur = zero;
         for ((lq, x), w) in lq.iter().zip(xt).zip(wt) {
-            let diff = s.sub(s.add(s.mul(this_scale, s.load(lq)), this_min), s.load(x));
-            cur = s.add(cur, s.mul(s.load(w), err::<S, USE_MAD>(s, diff)));
+            let diff = s.sub(s.mul_add(this_scale, s.load(lq), this_min), s.load(x));
+            cur = s.acc_mul(cur, s.load(w), err::<S, USE_MAD>(s, diff));
         }
         // det > 0 && cur < best
         let better = s.and(s.lt(zero, det), s.lt(cur, best));

@@ -44,6 +44,8 @@ mod type_table;
 mod common;
 mod formats;
 #[forbid(unsafe_code)]
+pub mod fused;
+#[forbid(unsafe_code)]
 mod kernel;
 #[forbid(unsafe_code)]
 mod kquants;

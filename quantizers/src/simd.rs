@@ -149,12 +149,43 @@ pub(crate) trait V8: Copy {
     /// The smallest lane of `v`, whose lanes must not be NaN (which of two equal zeros is
     /// unspecified).
     fn hmin(self, v: Self::F) -> f32;
+    /// Whether `a*b + c` is computed with one rounding, as a build that contracts it into a
+    /// fused multiply-add does (llama.cpp's arm64 and clang builds). Only the emulation of
+    /// such a build ([`crate::fused`]) sets it; every real kernel rounds twice, as x86-64
+    /// builds of the reference do.
+    const FUSED: bool = false;
+    /// `acc + a*b` (one rounding when [`V8::FUSED`]).
+    #[inline(always)]
+    fn acc_mul(self, acc: Self::F, a: Self::F, b: Self::F) -> Self::F {
+        self.add(acc, self.mul(a, b))
+    }
+    /// `a*b + c` (one rounding when [`V8::FUSED`]).
+    #[inline(always)]
+    fn mul_add(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F {
+        self.add(self.mul(a, b), c)
+    }
+    /// `a*b - c*d` (when [`V8::FUSED`]: `fma(a, b, -(c*d))`, the contraction compilers make).
+    #[inline(always)]
+    fn mul_sub_mul(self, a: Self::F, b: Self::F, c: Self::F, d: Self::F) -> Self::F {
+        self.sub(self.mul(a, b), self.mul(c, d))
+    }
     /// Eight u32 lanes.
     type U: Copy;
     /// Eight u16 values, zero-extended.
     fn load_u16(self, a: &[u16; 8]) -> Self::U;
     /// `table[(codes >> shift) & 7]` per lane: a lookup in an eight-entry table.
     fn lookup8(self, table: Self::F, codes: Self::U, shift: u32) -> Self::F;
+}
+
+/// Scalar `a*b + c` in kernel `S`'s arithmetic: one rounding when `S` emulates a build with
+/// fused multiply-adds ([`V8::FUSED`]), two otherwise.
+#[inline(always)]
+pub(crate) fn madd<S: V8>(a: f32, b: f32, c: f32) -> f32 {
+    if S::FUSED {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
 }
 
 /// `t + 1.5·2²³`, the addend of ggml's `nearest_int`.

@@ -99,7 +99,7 @@ impl CompareReport {
 }
 
 /// Decodes `bytes` of `ty` into f32 (`None` for types we cannot decode).
-fn decode(ty: GgmlType, bytes: &[u8]) -> Option<Vec<f32>> {
+pub(crate) fn decode(ty: GgmlType, bytes: &[u8]) -> Option<Vec<f32>> {
     match ty {
         GgmlType::F32 => Some(
             bytes

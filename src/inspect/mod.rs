@@ -1,4 +1,4 @@
-//! `gguf-inspect`: dump, manifest, diff, verify and compare GGUF files.
+//! `gguf-inspect`: dump, manifest, diff, verify, compare and check the provenance of GGUF files.
 
 pub mod change;
 mod compare;
@@ -6,6 +6,7 @@ mod diff;
 mod dump;
 mod experts;
 pub mod loadable;
+pub mod provenance;
 mod quality;
 pub mod textdiff;
 mod verify;

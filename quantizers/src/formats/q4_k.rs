@@ -14,7 +14,7 @@ use crate::kquants::{
     get_scale_min_k4, make_qp_quants, pack_scale_min_k4, QkxSearch, QKX3_IMATRIX_SEARCH,
 };
 use crate::lanes::{qkx_search_lanes, transpose};
-use crate::simd::{multiversion, V8};
+use crate::simd::{madd, multiversion, V8};
 use std::mem::size_of;
 
 pub(crate) const QK: usize = 256;
@@ -70,7 +70,7 @@ pub(crate) fn quantize_super_block<S: V8>(
             let mut sum_x2 = [0.0f32; 8];
             for row in &xt {
                 for g in 0..8 {
-                    sum_x2[g] += row[g] * row[g];
+                    sum_x2[g] = madd::<S>(row[g], row[g], sum_x2[g]);
                 }
             }
             let av_x = sum_x2.map(|s| (s / 32.0).sqrt());
@@ -150,6 +150,11 @@ pub(crate) fn quantize_super_block<S: V8>(
             *l = nearest_int(add_div_left_nan(v, dm, dj)).clamp(0, p.nmax) as u8;
         }
     }
+}
+
+/// `quantize_row_q4_K_ref` as a build with fused multiply-adds computes it ([`crate::fused`]).
+pub(crate) fn quantize_row_fused(src: &[f32], dst: &mut [u8]) {
+    quantize_row_impl(crate::fused::Fused, src, dst, None);
 }
 
 multiversion! {

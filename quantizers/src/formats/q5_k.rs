@@ -26,6 +26,11 @@ const Q5_K_PARAMS: SubBlockParams = SubBlockParams {
     clamp_impl_scales: true,
 };
 
+/// `quantize_row_q5_K_ref` as a build with fused multiply-adds computes it ([`crate::fused`]).
+pub(crate) fn quantize_row_fused(src: &[f32], dst: &mut [u8]) {
+    quantize_row_impl(crate::fused::Fused, src, dst, None);
+}
+
 multiversion! {
     /// `quantize_q5_K` for one row: `quantize_row_q5_K_ref` without an imatrix,
     /// `quantize_row_q5_K_impl` with one.
