@@ -40,8 +40,9 @@ use crate::quantizers::{traits, GgmlType};
 /// - in every block that differs, the decoded values' squared error against the source is at
 ///   most [`WithinRounding::MAX_BLOCK_RATIO`] times the recomputed block's (plus a tiny
 ///   absolute slack for blocks that are almost exact);
-/// - over the whole tensor, its squared error against the source is at most
-///   [`WithinRounding::MAX_TENSOR_RATIO`] times the recomputed tensor's.
+/// - over the rows that hold a difference (compared in windows of 16 MiB), its squared error
+///   against the source is at most [`WithinRounding::MAX_TENSOR_RATIO`] times the recomputed
+///   rows'.
 ///
 /// A swapped row, an edited weight or a tensor quantized from other values fails these by
 /// orders of magnitude. A change as small as a tie-break (one weight moved to the next level
@@ -72,11 +73,12 @@ pub struct Difference {
     /// Largest absolute difference between the decoded values of the file and the
     /// recomputed tensor (`None` when either cannot be decoded).
     pub max_abs: Option<f64>,
-    /// RMS difference between the decoded values.
+    /// RMS difference between the decoded values, over the rows compared in windows that
+    /// hold a difference (windows of 16 MiB of output; the other rows are exact).
     pub rms: Option<f64>,
-    /// The file's RMS error against the source values.
+    /// The file's RMS error against the source values, over the same rows.
     pub error_file: Option<f64>,
-    /// The recomputed tensor's RMS error against the source values.
+    /// The recomputed tensor's RMS error against the source values, over the same rows.
     pub error_ours: Option<f64>,
 }
 
@@ -320,12 +322,14 @@ fn size(d: &Difference) -> String {
 }
 
 /// Compares `file` with `ours` (the source planned and quantized with the file's recipe;
-/// tensors are computed lazily, one at a time). `source` gives the values each tensor was
-/// quantized from, under the same names, for the error sizes and the rounding test.
+/// tensors are computed lazily, a window of rows at a time, and their pages released, so
+/// memory stays a few windows whatever the model's size). `source` gives the values each
+/// tensor was quantized from, under the same names, for the error sizes and the rounding test.
 pub fn check(file: &GgufFile, ours: &Model, source: &Model) -> ProvenanceReport {
     let mut report = ProvenanceReport::default();
-    let file_tensors: std::collections::HashMap<&str, &crate::gguf::TensorInfo> =
-        file.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+    let have = Model::from_gguf(file);
+    let file_tensors: std::collections::HashMap<&str, &Tensor> =
+        have.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
     let source_tensors: std::collections::HashMap<&str, &Tensor> = source
         .tensors
         .iter()
@@ -334,13 +338,7 @@ pub fn check(file: &GgufFile, ours: &Model, source: &Model) -> ProvenanceReport 
     for t in &ours.tensors {
         let verdict = match file_tensors.get(t.name.as_str()) {
             None => Verdict::MissingFromFile,
-            Some(h) => tensor_verdict(
-                t,
-                h.ty,
-                &h.dims,
-                file.tensor_data(h),
-                source_tensors.get(t.name.as_str()).copied(),
-            ),
+            Some(h) => tensor_verdict(t, h, source_tensors.get(t.name.as_str()).copied()),
         };
         report.tensors.push(TensorVerdict {
             name: t.name.clone(),
@@ -349,7 +347,7 @@ pub fn check(file: &GgufFile, ours: &Model, source: &Model) -> ProvenanceReport 
     }
     let made: std::collections::HashSet<&str> =
         ours.tensors.iter().map(|t| t.name.as_str()).collect();
-    for h in &file.tensors {
+    for h in &have.tensors {
         if !made.contains(h.name.as_str()) {
             report.tensors.push(TensorVerdict {
                 name: h.name.clone(),
@@ -357,12 +355,12 @@ pub fn check(file: &GgufFile, ours: &Model, source: &Model) -> ProvenanceReport 
             });
         }
     }
-    compare_keys(file, ours, &mut report);
+    compare_keys(&have, ours, &mut report);
     report
 }
 
-fn compare_keys(file: &GgufFile, ours: &Model, report: &mut ProvenanceReport) {
-    let have = Model::from_gguf(file).metadata;
+fn compare_keys(have: &Model, ours: &Model, report: &mut ProvenanceReport) {
+    let have = &have.metadata;
     for (k, v) in have.iter() {
         report.keys_compared += 1;
         match ours.metadata.get(k) {
@@ -402,100 +400,171 @@ fn compare_keys(file: &GgufFile, ours: &Model, report: &mut ProvenanceReport) {
     }
 }
 
-fn tensor_verdict(
-    t: &Tensor,
-    ty: GgmlType,
-    dims: &[u64],
-    got: &[u8],
-    source: Option<&Tensor>,
-) -> Verdict {
-    if ty != t.ty || dims != t.dims.as_slice() {
+/// Output bytes compared per window of rows.
+const WINDOW_BYTES: usize = 16 << 20;
+
+/// What the windows of one tensor add up to.
+#[derive(Default)]
+struct Tally {
+    diff: Difference,
+    /// Sum of squared differences between the decoded values.
+    se: f64,
+    /// Elements decoded.
+    n: u64,
+    /// Squared errors against the source: the recomputed tensor's, the file's.
+    e_ours: f64,
+    e_file: f64,
+    /// Every differing window could be decoded, with source values.
+    measured: bool,
+    /// Every differing block passed the block test of [`WithinRounding`].
+    blocks_ok: bool,
+}
+
+impl Tally {
+    /// Adds a window: `want` (recomputed) and `got` (the file) of type `ty`, and the source
+    /// values of the same elements when known.
+    fn add(&mut self, ty: GgmlType, want: &[u8], got: &[u8], source: Option<Vec<f32>>) {
+        let tr = traits(ty);
+        let (bs, ts) = if tr.block_size > 1 {
+            (tr.block_size, tr.type_size)
+        } else {
+            (1, tr.type_size.max(1))
+        };
+        self.diff.bytes += want.len() as u64;
+        self.diff.blocks += (want.len() / ts) as u64;
+        if want == got {
+            return;
+        }
+        self.diff.bytes_differ += want.iter().zip(got).filter(|(a, b)| a != b).count() as u64
+            + want.len().abs_diff(got.len()) as u64;
+        let differing: Vec<usize> = want
+            .chunks(ts)
+            .zip(got.chunks(ts))
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, _)| i)
+            .collect();
+        self.diff.blocks_differ += differing.len() as u64;
+        let (a, b) = rayon::join(|| decode(ty, want), || decode(ty, got));
+        let (Some(a), Some(b)) = (a, b) else {
+            self.measured = false;
+            return;
+        };
+        if a.len() != b.len() {
+            self.measured = false;
+            return;
+        }
+        for (&x, &y) in a.iter().zip(&b) {
+            let d = (x as f64 - y as f64).abs();
+            self.diff.max_abs = Some(self.diff.max_abs.unwrap_or(0.0).max(d));
+            self.se += d * d;
+        }
+        self.n += a.len() as u64;
+        let Some(x) = source.filter(|x| x.len() == a.len()) else {
+            self.measured = false;
+            return;
+        };
+        let sq = |v: &[f32], r: std::ops::Range<usize>| -> f64 {
+            v[r.clone()]
+                .iter()
+                .zip(&x[r])
+                .map(|(&q, &s)| {
+                    let e = q as f64 - s as f64;
+                    e * e
+                })
+                .sum()
+        };
+        self.e_ours += sq(&a, 0..a.len());
+        self.e_file += sq(&b, 0..b.len());
+        if bs > 1 {
+            self.blocks_ok &= differing.iter().all(|&i| {
+                let r = i * bs..(i + 1) * bs;
+                let scale: f64 = x[r.clone()].iter().map(|&v| (v as f64) * (v as f64)).sum();
+                sq(&b, r.clone()) <= WithinRounding::MAX_BLOCK_RATIO * sq(&a, r) + 1e-9 * scale
+            });
+        } else {
+            self.blocks_ok = false;
+        }
+    }
+
+    fn verdict(mut self) -> Verdict {
+        if self.diff.bytes_differ == 0 {
+            return Verdict::Identical;
+        }
+        // The figures cover the windows that differ (the others are exact).
+        let n = self.n.max(1) as f64;
+        if self.n > 0 {
+            self.diff.rms = Some((self.se / n).sqrt());
+        }
+        if !self.measured {
+            return Verdict::Different(self.diff);
+        }
+        self.diff.error_ours = Some((self.e_ours / n).sqrt());
+        self.diff.error_file = Some((self.e_file / n).sqrt());
+        let within = self.blocks_ok
+            && self.e_file.is_finite()
+            && (self.diff.blocks_differ as f64)
+                <= WithinRounding::MAX_BLOCK_FRACTION * self.diff.blocks as f64
+            && self.e_file <= WithinRounding::MAX_TENSOR_RATIO * self.e_ours;
+        if within {
+            Verdict::WithinRounding(self.diff)
+        } else {
+            Verdict::Different(self.diff)
+        }
+    }
+}
+
+fn tensor_verdict(t: &Tensor, h: &Tensor, source: Option<&Tensor>) -> Verdict {
+    if h.ty != t.ty || h.dims != t.dims {
         return Verdict::Layout {
-            file: (ty, dims.to_vec()),
+            file: (h.ty, h.dims.clone()),
             ours: (t.ty, t.dims.clone()),
         };
     }
-    let want = match t.data.bytes() {
-        Ok(b) => b,
-        Err(e) => return Verdict::Failed(e.to_string()),
-    };
-    if want.as_ref() == got {
-        return Verdict::Identical;
-    }
-    let tr = traits(ty);
-    let (bs, ts) = if tr.block_size > 1 {
-        (tr.block_size, tr.type_size)
-    } else {
-        (1, tr.type_size.max(1))
-    };
-    let mut d = Difference {
-        bytes_differ: want.iter().zip(got).filter(|(a, b)| a != b).count() as u64
-            + want.len().abs_diff(got.len()) as u64,
-        bytes: want.len() as u64,
-        blocks: (want.len() / ts) as u64,
+    let ne0 = t.dims.first().copied().unwrap_or(1);
+    let mut tally = Tally {
+        measured: true,
+        blocks_ok: true,
         ..Default::default()
     };
-    let differing: Vec<usize> = want
-        .chunks(ts)
-        .zip(got.chunks(ts))
-        .enumerate()
-        .filter(|(_, (a, b))| a != b)
-        .map(|(i, _)| i)
-        .collect();
-    d.blocks_differ = differing.len() as u64;
-    let src_values = source.and_then(|s| {
-        let b = s.data.bytes().ok()?;
-        decode(s.ty, &b)
-    });
-    let (a, b) = rayon::join(|| decode(ty, &want), || decode(ty, got));
-    let (Some(a), Some(b)) = (a, b) else {
-        return Verdict::Different(d);
+    // Row windows of the recomputed tensor, the file's and the source's alike.
+    let rows = (t.data.rows(t.ty, ne0), h.data.rows(h.ty, ne0));
+    let source_rows = source.and_then(|s| s.data.rows(s.ty, ne0).map(|r| (s, r)));
+    let (Some(ours), Some(theirs)) = rows else {
+        let (want, got) = match (t.data.bytes(), h.data.bytes()) {
+            (Ok(w), Ok(g)) => (w, g),
+            (Err(e), _) | (_, Err(e)) => return Verdict::Failed(e.to_string()),
+        };
+        let x = source.and_then(|s| decode(s.ty, &s.data.bytes().ok()?));
+        tally.add(t.ty, &want, &got, x);
+        return tally.verdict();
     };
-    if a.len() != b.len() {
-        return Verdict::Different(d);
+    if ours.count != theirs.count || ours.out_bytes != theirs.out_bytes {
+        return Verdict::Failed("the file's rows do not match the recomputed ones".into());
     }
-    let (mut max_abs, mut se) = (0f64, 0f64);
-    for (&x, &y) in a.iter().zip(&b) {
-        let diff = (x as f64 - y as f64).abs();
-        max_abs = max_abs.max(diff);
-        se += diff * diff;
+    let step = (WINDOW_BYTES / ours.out_bytes.max(1)).max(1);
+    let mut start = 0;
+    while start < ours.count {
+        let r = start..(start + step).min(ours.count);
+        let (want, got) = match (
+            t.data.bytes_rows(&ours, r.clone()),
+            h.data.bytes_rows(&theirs, r.clone()),
+        ) {
+            (Ok(w), Ok(g)) => (w, g),
+            (Err(e), _) | (_, Err(e)) => return Verdict::Failed(e.to_string()),
+        };
+        let x = || {
+            let (s, sr) = source_rows.as_ref()?;
+            let b = s.data.bytes_rows(sr, r.clone()).ok()?;
+            let v = decode(s.ty, &b);
+            s.data.release_rows(sr, r.clone());
+            v
+        };
+        let x = if want != got { x() } else { None };
+        tally.add(t.ty, &want, &got, x);
+        t.data.release_rows(&ours, r.clone());
+        h.data.release_rows(&theirs, r.clone());
+        start = r.end;
     }
-    let n = a.len().max(1) as f64;
-    d.max_abs = Some(max_abs);
-    d.rms = Some((se / n).sqrt());
-    let Some(x) = src_values.filter(|x| x.len() == a.len()) else {
-        return Verdict::Different(d);
-    };
-    let sq = |v: &[f32], r: std::ops::Range<usize>| -> f64 {
-        v[r.clone()]
-            .iter()
-            .zip(&x[r])
-            .map(|(&q, &s)| {
-                let e = q as f64 - s as f64;
-                e * e
-            })
-            .sum()
-    };
-    let (e_ours, e_file) = (sq(&a, 0..a.len()), sq(&b, 0..b.len()));
-    d.error_ours = Some((e_ours / n).sqrt());
-    d.error_file = Some((e_file / n).sqrt());
-    if bs == 1 || !e_file.is_finite() {
-        return Verdict::Different(d);
-    }
-    let blocks_ok = differing.iter().all(|&i| {
-        let r = i * bs..(i + 1) * bs;
-        let scale: f64 = x[r.clone()]
-            .iter()
-            .map(|&v| (v as f64) * (v as f64))
-            .sum::<f64>();
-        sq(&b, r.clone()) <= WithinRounding::MAX_BLOCK_RATIO * sq(&a, r) + 1e-9 * scale
-    });
-    let within = blocks_ok
-        && (d.blocks_differ as f64) <= WithinRounding::MAX_BLOCK_FRACTION * d.blocks as f64
-        && e_file <= WithinRounding::MAX_TENSOR_RATIO * e_ours;
-    if within {
-        Verdict::WithinRounding(d)
-    } else {
-        Verdict::Different(d)
-    }
+    tally.verdict()
 }
