@@ -300,8 +300,9 @@ fn budget_mode_writes_the_recipe_it_chose() {
     }
 }
 
-/// A jobs file whose outputs are recipes (and another file's layout) regenerates those
-/// quantizations byte for byte in one pass over the source.
+/// The README's ladder: recipes read out of an uploader's quants (Q2_K … Q8_0 and a custom
+/// layout), a jobs file of recipe outputs (and one `like`), one pass over the source: every
+/// file equals the llama-quantize command that made the original, byte for byte.
 #[test]
 fn batch_outputs_that_are_recipes_reproduce_the_files() {
     let dir = scratch("recipe-batch");
@@ -315,32 +316,57 @@ fn batch_outputs_that_are_recipes_reproduce_the_files() {
         ok(&run(QUANTIZE, &argv, &dir), name);
         out
     };
-    let tt = made("tt.gguf", &["--tensor-type", "ffn_down=q8_0", "Q4_K_M"]);
-    let text = ok(&run(INSPECT, &["recipe".into(), s(&tt)], &dir), "recipe");
-    std::fs::write(dir.join("tt.recipe"), text).unwrap();
+    // The uploader's files (llama-quantize's, which gguf-quantize reproduces byte for byte).
+    let ladder = ["Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0"];
+    let upstream = dir.join("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    let mut files: Vec<(String, PathBuf, String)> = Vec::new();
+    for q in ladder {
+        let f = made(&format!("upstream/model-{q}.gguf"), &[q]);
+        files.push((q.to_string(), f, format!("quant-{q}.json")));
+    }
+    let custom = made(
+        "upstream/model-custom.gguf",
+        &["--tensor-type", "ffn_down=q8_0", "Q4_K_M"],
+    );
+    files.push((
+        "custom".into(),
+        custom,
+        "quant-tensortype-ffn_down-q8_0-Q4_K_M.json".into(),
+    ));
+    let mut outputs = String::new();
+    for (q, f, _) in &files {
+        let text = ok(&run(INSPECT, &["recipe".into(), s(f)], &dir), q);
+        std::fs::write(dir.join(format!("{q}.recipe")), text).unwrap();
+        outputs.push_str(&format!(
+            "  {{ recipe = \"{q}.recipe\", name = \"model-{q}.gguf\" }},\n"
+        ));
+    }
     made("q3.gguf", &["Q3_K_L"]);
+    outputs.push_str("  { like = \"q3.gguf\", name = \"q3.gguf\" },\n");
     let outdir = dir.join("out");
     std::fs::write(
-        dir.join("jobs.toml"),
+        dir.join("ladder.toml"),
         format!(
-            "[[job]]\nsource = {:?}\noutdir = \"out\"\noutputs = [\n  \
-             {{ recipe = \"tt.recipe\", name = \"tt.gguf\" }},\n  \
-             {{ like = \"q3.gguf\", name = \"q3.gguf\" }},\n]\n",
+            "[[job]]\nsource = {:?}\noutdir = \"out\"\noutputs = [\n{outputs}]\n",
             s(&input)
         ),
     )
     .unwrap();
     let o = run(
         env!("CARGO_BIN_EXE_gguf-convert"),
-        &["--batch".into(), "jobs.toml".into(), "-q".into()],
+        &["--batch".into(), "ladder.toml".into(), "-q".into()],
         &dir,
     );
     ok(&o, "batch");
-    for (file, manifest) in [
-        ("tt.gguf", "quant-tensortype-ffn_down-q8_0-Q4_K_M.json"),
-        ("q3.gguf", "quant-Q3_K_L.json"),
-    ] {
-        let d = diff_with(&outdir.join(file), &golden.join(manifest));
+    files.push(("q3".into(), dir.join("q3.gguf"), "quant-Q3_K_L.json".into()));
+    for (q, _, manifest) in &files {
+        let file = if q == "q3" {
+            "q3.gguf".to_string()
+        } else {
+            format!("model-{q}.gguf")
+        };
+        let d = diff_with(&outdir.join(&file), &golden.join(manifest));
         assert!(d.is_empty(), "{file}:\n{}", d.join("\n"));
     }
     // An output with neither a type nor a recipe is refused, naming the job.
