@@ -24,6 +24,7 @@ Usage (see README.md):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -83,6 +84,19 @@ def qwen_text(model_type, **kw):
              max_position_embeddings=256, tie_word_embeddings=True)
     d.update(kw)
     return d
+
+
+# Qwen3.5's text model as the qwen35 text fixture has it (make_fixtures.py QWEN_LINEAR):
+# one linear-attention and one full-attention layer, partial rotary with interleaved mrope.
+QWEN35_TEXT = dict(hidden_size=4, num_hidden_layers=2, num_attention_heads=2,
+                   num_key_value_heads=1, head_dim=16, linear_conv_kernel_dim=4,
+                   linear_key_head_dim=8, linear_value_head_dim=8, linear_num_key_heads=2,
+                   linear_num_value_heads=4, max_position_embeddings=4096,
+                   layer_types=["linear_attention", "full_attention"], vocab_size=49152,
+                   tie_word_embeddings=True,
+                   rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
+                                    "partial_rotary_factor": 0.25,
+                                    "mrope_section": [1, 1, 0], "mrope_interleaved": True})
 
 
 # The merger's `mlp.0` / `mlp.2` (Qwen2-VL, Qwen2.5-VL) and the audio tower's `conv1` /
@@ -249,6 +263,34 @@ FIXTURES = {
                         image_token_id=10, video_token_id=11, vision_start_token_id=12,
                         vision_end_token_id=13, tie_word_embeddings=True),
                    QWEN_PRE, None, BPE, True),
+    # Qwen3.5 (dense and MoE): the Qwen3-VL tower without deepstack mergers before a
+    # Qwen3.5 text model (linear-attention and full-attention layers, qwen35's sizes). The
+    # text half reads the BPE tokenizer: tied at width 4, the embedding is the first draw,
+    # the same bytes as the qwen35 fixture's (stored once by share_tensors.py). The MoE
+    # experts stay in transformers' fused layout, as in the qwen35moe fixture.
+    "qwen35-vl": ("Qwen3_5ForConditionalGeneration", "qwen3_5",
+                  dict(text_config=dict(QWEN35_TEXT, model_type="qwen3_5_text",
+                                        intermediate_size=32, mtp_num_hidden_layers=1),
+                       vision_config=dict(depth=2, hidden_size=8, intermediate_size=12,
+                                          num_heads=2, out_hidden_size=4, patch_size=7,
+                                          spatial_merge_size=2, temporal_patch_size=2,
+                                          num_position_embeddings=16),
+                       image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                       vision_end_token_id=13, tie_word_embeddings=True),
+                  QWEN_PRE, None, BPE, True),
+    "qwen35moe-vl": ("Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe",
+                     dict(text_config=dict(QWEN35_TEXT, model_type="qwen3_5_moe_text",
+                                           num_experts=3, num_experts_per_tok=2,
+                                           moe_intermediate_size=12,
+                                           shared_expert_intermediate_size=8,
+                                           mtp_num_hidden_layers=1),
+                          vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                             num_heads=2, out_hidden_size=4, patch_size=7,
+                                             spatial_merge_size=2, temporal_patch_size=2,
+                                             num_position_embeddings=16, hidden_act="gelu"),
+                          image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                          vision_end_token_id=13, tie_word_embeddings=True),
+                     QWEN_PRE, None, BPE, True),
     # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
     # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
     # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
@@ -532,6 +574,8 @@ def build(name: str, out: Path, seed: int) -> None:
         (out / f).write_text(json.dumps(content, indent=2) + "\n")
     for f in ("generation_config.json",):
         (out / f).unlink(missing_ok=True)
+    if name in EXTRA_TENSORS:
+        mf.add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)
     if name in DROP:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
@@ -583,11 +627,70 @@ TRANSPOSE = {
 }
 
 
+def _mtp_qwen35(kw: dict, saved: dict) -> dict:
+    """Qwen3.5's next-token-prediction block as the released composite checkpoints name it
+    (top-level `mtp.`; transformers does not build it): mtp.fc, the two pre-fc norms,
+    mtp.norm and a decoder layer shaped like the text model's last (full-attention) one."""
+    t = kw["text_config"]
+    e, n = t["hidden_size"], t["num_hidden_layers"]
+    last = f"model.language_model.layers.{n - 1}."
+    out = {"mtp.layers.0." + k[len(last):]: tuple(v.shape)
+           for k, v in saved.items() if k.startswith(last)}
+    out.update({"mtp.fc.weight": (e, 2 * e), "mtp.pre_fc_norm_embedding.weight": (e,),
+                "mtp.pre_fc_norm_hidden.weight": (e,), "mtp.norm.weight": (e,)})
+    return out
+
+
+# Tensors transformers does not build, drawn like the others (seed + 1) and added to the
+# saved checkpoint: name -> shapes(config kwargs, saved tensors).
+EXTRA_TENSORS = {
+    "qwen35-vl": _mtp_qwen35,
+    "qwen35moe-vl": _mtp_qwen35,
+}
+
+
 # Qwen2-Audio saves its tied LM head anyway: dropped (the checkpoint stays valid, the text
 # half is written without `output.weight`, and the fixture 32 KB smaller).
 DROP = {
     "qwen2audio": ["language_model.lm_head.weight"],
 }
+
+
+# Fixtures whose text half the reference refuses only because its test tokenizer's chkhsh is
+# not in its table: transformers builds a composite Qwen3.5 config's tokenizer as
+# Qwen3_5Tokenizer (its model types distrust the hub's tokenizer_class), whose pre-tokenizer
+# over the small test vocabulary hashes to no known value, while a released checkpoint's
+# vocabulary hashes to `qwen35`. For these fixtures the reference's get_vocab_base_pre is
+# wrapped to name such a tokenizer as ggufkit's structure rule does (`qwen35-split`), so the
+# text variants record everything else the reference writes. name -> pre-tokenizer name.
+PRE_FALLBACK = {
+    "qwen35-vl": "qwen35",
+    "qwen35moe-vl": "qwen35",
+}
+
+
+@contextlib.contextmanager
+def pre_fallback(llama: Path, pre: str | None):
+    """While active, an unrecognized BPE pre-tokenizer is named `pre` instead of refused."""
+    if pre is None:
+        yield
+        return
+    mf._reference(llama)
+    from conversion.base import TextModel
+
+    original = TextModel.get_vocab_base_pre
+
+    def named(self, tokenizer):
+        try:
+            return original(self, tokenizer)
+        except NotImplementedError:
+            return pre
+
+    TextModel.get_vocab_base_pre = named
+    try:
+        yield
+    finally:
+        TextModel.get_vocab_base_pre = original
 
 
 def add_tokenizer(name: str, out: Path) -> list[str]:
@@ -617,6 +720,9 @@ def run(name: str, model_dir: Path, llama: Path, quantize: Path | None, work: Pa
         f"{__import__('transformers').__version__}, torch {__import__('torch').__version__}",
         "# generated by conformance/make_mmproj_fixtures.py",
     ]
+    if name in PRE_FALLBACK:
+        commands.append(f"# text variants: an unknown chkhsh is named {PRE_FALLBACK[name]!r} "
+                        "(get_vocab_base_pre wrapped, see PRE_FALLBACK)")
     outputs: dict[str, Path] = {}
     text = FIXTURES[name][6]
     # bf16 is what auto gives for these bf16 checkpoints (the `mmproj-auto` manifest).
@@ -634,7 +740,8 @@ def run(name: str, model_dir: Path, llama: Path, quantize: Path | None, work: Pa
         else:
             args += ["--outtype", t, "--outfile", str(out)]
         t0 = time.time()
-        rc, err = mf.convert_in_process(llama, args, work)
+        with pre_fallback(llama, PRE_FALLBACK.get(name)):
+            rc, err = mf.convert_in_process(llama, args, work)
         st = {"ok": rc == 0, "returncode": rc, "seconds": round(time.time() - t0, 2)}
         shown = " ".join(["<testdata>/hf/" + name] + args[1:]).replace(str(work), "<work>")
         commands.append(f"[{v}] (cd <work> && python <llama.cpp>/convert_hf_to_gguf.py {shown})")

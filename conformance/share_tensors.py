@@ -137,13 +137,18 @@ def share(check):
         for off, length in regions:
             if length >= MIN_SHARED:
                 by_hash[hashlib.sha256(data[off:off + length]).digest()].append((p, off, length))
-    # Files that stay whole: another file copies from them (a splice, or a plain
-    # `shared-files.txt` line of another fixture).
+    # Files that stay whole: another file copies from them (a plain `shared-files.txt` line
+    # of another fixture, or a splice segment already stored).
     complete = set()
     for fixture in HF.iterdir():
         for name, rest in parse_list(fixture) if fixture.is_dir() else []:
-            if name is not None and "|" not in rest:
+            if name is None:
+                continue
+            if "|" not in rest:
                 complete.add((fixture / rest).resolve())
+                continue
+            for seg in rest.split("|")[1:]:
+                complete.add((fixture / seg.split()[1]).resolve())
     complete = {p for p in files if p.resolve() in complete}
     cuts = defaultdict(list)  # file -> [(offset, length, source, source offset)]
     # Biggest savings first, so their sources are chosen freely.

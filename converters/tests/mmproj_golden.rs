@@ -165,6 +165,8 @@ fixtures! {
     qwen25vl => "qwen25vl",
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",
+    qwen35_vl => "qwen35-vl",
+    qwen35moe_vl => "qwen35moe-vl",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
     internvl3 => "internvl3",
