@@ -107,8 +107,19 @@ IMG_BREAK = {"added_tokens_decoder": {"12": {
     "content": "[IMG_BREAK]", "lstrip": False, "normalized": False, "rstrip": False,
     "single_word": False, "special": True}}}
 
+def _glm_tokenizer_config() -> dict:
+    """The glm4 fixture's tokenizer_config.json naming the fast tokenizer class, as GLM's
+    released checkpoints do: transformers has no tokenizer registered for `glm_ocr`, so the
+    class named here is the one built, and a GPT2Tokenizer (the glm4 fixture's) would drop
+    tokenizer.json's added `<|user|>`, which GLM's vocabulary step looks up."""
+    tc = json.loads((TESTDATA / "hf" / "glm4" / "tokenizer_config.json").read_text())
+    tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+    return tc
+
+
 # Small files a fixture has of its own (written as JSON).
 OWN_FILES = {
+    "glmocr": {"tokenizer_config.json": _glm_tokenizer_config()},
     "llava-pixtral": {"tokenizer_config.json": IMG_BREAK},
     "mistral3-vl": {"tokenizer_config.json": IMG_BREAK},
 }
@@ -291,6 +302,75 @@ FIXTURES = {
                           image_token_id=10, video_token_id=11, vision_start_token_id=12,
                           vision_end_token_id=13, tie_word_embeddings=True),
                      QWEN_PRE, None, BPE, True),
+    # GLM-4.1V / GLM-4.5V / GLM-OCR: the GLM-4V tower (RMS-normed blocks, fused qkv, SwiGLU
+    # FFN, a post-conv norm, learned position embeddings, a strided-conv downsample and the
+    # SwiGLU merger). The text halves take the glm4 / glm4moe fixtures' widths, vocabularies
+    # and tokenizers (their embeddings, the first draws, are those fixtures' bytes); the
+    # dense ones use M-RoPE (the reference regroups q/k rows for it).
+    "glm4v": ("Glm4vForConditionalGeneration", "glm4v",
+              dict(text_config=dict(model_type="glm4v_text", hidden_size=16,
+                                    intermediate_size=40, num_hidden_layers=2,
+                                    num_attention_heads=2, num_key_value_heads=1,
+                                    vocab_size=BPE_VOCAB + 1, max_position_embeddings=4096,
+                                    rms_norm_eps=1e-5, tie_word_embeddings=True,
+                                    rope_parameters={"rope_type": "default",
+                                                     "rope_theta": 10000.0,
+                                                     "partial_rotary_factor": 0.5,
+                                                     "mrope_section": [1, 1, 0]}),
+                   vision_config=dict(depth=2, hidden_size=8, intermediate_size=12,
+                                      num_heads=2, out_hidden_size=16, image_size=28,
+                                      patch_size=7, spatial_merge_size=2,
+                                      temporal_patch_size=2, hidden_act="silu",
+                                      rms_norm_eps=1e-6),
+                   image_token_id=10, video_token_id=11, image_start_token_id=12,
+                   image_end_token_id=13, video_start_token_id=14, video_end_token_id=15,
+                   tie_word_embeddings=True),
+              QWEN_PRE, "glm4", [("tokenizer.json", "../../tokenizers/smollm-glm"),
+                                 "tokenizer_config.json", "special_tokens_map.json"], True),
+    "glm4vmoe": ("Glm4vMoeForConditionalGeneration", "glm4v_moe",
+                 dict(text_config=dict(model_type="glm4v_moe_text", hidden_size=4,
+                                       head_dim=16, intermediate_size=40,
+                                       num_hidden_layers=2, num_attention_heads=2,
+                                       num_key_value_heads=1, vocab_size=BPE_VOCAB + 3,
+                                       max_position_embeddings=4096, attention_bias=True,
+                                       moe_intermediate_size=24, n_routed_experts=4,
+                                       n_shared_experts=1, num_experts_per_tok=2,
+                                       first_k_dense_replace=1, n_group=1, topk_group=1,
+                                       routed_scaling_factor=2.5, norm_topk_prob=True,
+                                       rope_parameters={"rope_type": "default",
+                                                        "rope_theta": 10000.0,
+                                                        "partial_rotary_factor": 0.5,
+                                                        "mrope_section": [2, 1, 1]}),
+                      vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                         num_heads=2, out_hidden_size=4, image_size=28,
+                                         patch_size=7, spatial_merge_size=2,
+                                         temporal_patch_size=2, hidden_act="gelu"),
+                      image_token_id=10, video_token_id=11, image_start_token_id=12,
+                      image_end_token_id=13, video_start_token_id=14, video_end_token_id=15),
+                 QWEN_PRE, "glm4moe", [("tokenizer.json", "../../tokenizers/smollm-glm45"),
+                                       "tokenizer_config.json", "special_tokens_map.json"],
+                 True),
+    "glmocr": ("GlmOcrForConditionalGeneration", "glm_ocr",
+               dict(text_config=dict(model_type="glm_ocr_text", hidden_size=16,
+                                     intermediate_size=40, num_hidden_layers=2,
+                                     num_attention_heads=2, num_key_value_heads=1,
+                                     vocab_size=BPE_VOCAB + 1, max_position_embeddings=4096,
+                                     rms_norm_eps=1e-5, tie_word_embeddings=True,
+                                     num_nextn_predict_layers=1,
+                                     rope_parameters={"rope_type": "default",
+                                                      "rope_theta": 10000.0,
+                                                      "partial_rotary_factor": 0.5,
+                                                      "mrope_section": [1, 1, 0]}),
+                    vision_config=dict(depth=2, hidden_size=8, intermediate_size=12,
+                                       num_heads=2, out_hidden_size=16, image_size=28,
+                                       patch_size=7, spatial_merge_size=2,
+                                       temporal_patch_size=2, hidden_act="silu",
+                                       attention_bias=True),
+                    image_token_id=10, video_token_id=11, image_start_token_id=12,
+                    image_end_token_id=13, video_start_token_id=14, video_end_token_id=15,
+                    tie_word_embeddings=True),
+               QWEN_PRE, "glm4", [("tokenizer.json", "../../tokenizers/smollm-glm"),
+                                  "special_tokens_map.json"], True),
     # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
     # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
     # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
@@ -641,11 +721,25 @@ def _mtp_qwen35(kw: dict, saved: dict) -> dict:
     return out
 
 
+def _nextn_glm(kw: dict, saved: dict) -> dict:
+    """GLM-OCR's next-token-prediction layer as its checkpoint names it (transformers does
+    not build it): a decoder layer after the last one (its shapes) plus eh_proj, enorm, hnorm
+    and shared_head.norm."""
+    t = kw["text_config"]
+    e, n = t["hidden_size"], t["num_hidden_layers"]
+    last, p = f"model.language_model.layers.{n - 1}.", f"model.language_model.layers.{n}."
+    out = {p + k[len(last):]: tuple(v.shape) for k, v in saved.items() if k.startswith(last)}
+    out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,)})
+    return out
+
+
 # Tensors transformers does not build, drawn like the others (seed + 1) and added to the
 # saved checkpoint: name -> shapes(config kwargs, saved tensors).
 EXTRA_TENSORS = {
     "qwen35-vl": _mtp_qwen35,
     "qwen35moe-vl": _mtp_qwen35,
+    "glmocr": _nextn_glm,
 }
 
 

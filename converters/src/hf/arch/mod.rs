@@ -91,6 +91,7 @@ pub static ALL: &[&Arch] = &[
     &falcon::FALCON,
     &exaone4::EXAONE4,
     &glm4::GLM4,
+    &glm4::GLMOCR,
     &ernie4_5::ERNIE4_5,
     &apertus::APERTUS,
     &mistral3::MISTRAL3,

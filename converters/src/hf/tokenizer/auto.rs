@@ -186,6 +186,8 @@ const REGISTERED: &[(&str, &str)] = &[
     ("glm4", "TokenizersBackend"),
     ("glm4_moe", "TokenizersBackend"),
     ("glm4_moe_lite", "TokenizersBackend"),
+    ("glm4v", "TokenizersBackend"),
+    ("glm4v_moe", "TokenizersBackend"),
     ("gpt2", "GPT2Tokenizer"),
     ("gpt_bigcode", "TokenizersBackend"),
     ("gpt_neox", "GPTNeoXTokenizer"),
