@@ -371,6 +371,31 @@ FIXTURES = {
                     tie_word_embeddings=True),
                QWEN_PRE, "glm4", [("tokenizer.json", "../../tokenizers/smollm-glm"),
                                   "special_tokens_map.json"], True),
+    # GLM-5.3-Flash: the GLM-4V tower with per-head q/k norms and no post-conv norm or
+    # position embeddings, a SwiGLU clamp; the preprocessor's token budget (written as
+    # pixels). Projector only: ggufkit has no converter for its text model (MLA, indexer,
+    # linear attention and hyper-connections), drawn as small as transformers allows.
+    "glm5next": ("Glm5NextForConditionalGeneration", "glm5_next",
+                 dict(text_config=dict(model_type="glm5_next_text", vocab_size=64,
+                                       hidden_size=16, intermediate_size=24,
+                                       moe_intermediate_size=8, num_hidden_layers=1,
+                                       num_attention_heads=2, num_key_value_heads=2,
+                                       n_routed_experts=2, num_experts_per_tok=1,
+                                       kv_lora_rank=8, q_lora_rank=8, qk_rope_head_dim=0,
+                                       v_head_dim=8, qk_nope_head_dim=8, index_topk=4,
+                                       index_kpool=2, index_head_dim=8, index_n_heads=2,
+                                       linear_head_dim=8, linear_num_heads=2, hc_mult=2,
+                                       pad_token_id=0, max_position_embeddings=256),
+                      vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                         num_heads=2, out_hidden_size=16, image_size=28,
+                                         patch_size=7, spatial_merge_size=2,
+                                         temporal_patch_size=2, projection_intermediate_size=20,
+                                         swiglu_limit=7.0),
+                      image_token_id=10, video_token_id=11, image_start_token_id=12,
+                      image_end_token_id=13, video_start_token_id=14, video_end_token_id=15),
+                 {**QWEN_PRE, "patch_size": 7, "merge_size": 2, "min_image_tokens": 4,
+                  "max_image_tokens": 1024},
+                 None, [], False),
     # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
     # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
     # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.

@@ -170,6 +170,7 @@ fixtures! {
     glm4v => "glm4v",
     glm4vmoe => "glm4vmoe",
     glmocr => "glmocr",
+    glm5next => "glm5next",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
     internvl3 => "internvl3",
