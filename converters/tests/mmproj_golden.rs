@@ -424,3 +424,54 @@ fn internvl_and_ultravox_config_edges() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// GLM-5V's optional keys: without `swiglu_limit` in the tower's config and without a token
+/// budget in the preprocessor config, the clamp and the pixel bounds are not written (the
+/// spatial merge size still is); a budget that is not a whole number is refused, naming it.
+#[test]
+fn glm5v_optional_keys_and_bad_budget() {
+    use ggufkit::gguf::keys::clip::vision;
+    let work = scratch("mmproj-glm5v-edges");
+    let dir = support::materialize_fixture("glm5next", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("swiglu_limit");
+    });
+    let pre = dir.join("preprocessor_config.json");
+    let mut p: Json = serde_json::from_str(&std::fs::read_to_string(&pre).unwrap()).unwrap();
+    for k in ["min_image_tokens", "max_image_tokens"] {
+        p.as_object_mut().unwrap().remove(k);
+    }
+    std::fs::write(&pre, p.to_string()).unwrap();
+    let conv = read_mmproj_dir(&dir, &opts(OutType::F32)).unwrap();
+    let md = &conv.model.metadata;
+    assert!(md.get(vision::SWIGLU_CLAMP).is_none());
+    assert!(md.get(vision::IMAGE_MIN_PIXELS).is_none());
+    assert!(md.get(vision::IMAGE_MAX_PIXELS).is_none());
+    assert!(md.get(vision::SPATIAL_MERGE_SIZE).is_some());
+    p["max_image_tokens"] = Json::from("many");
+    std::fs::write(&pre, p.to_string()).unwrap();
+    let e = refusal(&dir).to_string();
+    assert!(e.contains("max_image_tokens"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// GLM-4.1V's M-RoPE regrouping needs the q/k rows to be whole heads of the configured
+/// count: a config whose kv head count the `k_proj` rows do not have is refused with the
+/// tensor named, not converted with misplaced rows.
+#[test]
+fn glm4v_mrope_regrouping_checks_the_heads() {
+    let work = scratch("mmproj-glm4v-mrope-heads");
+    let dir = support::materialize_fixture("glm4v", &work);
+    edit_config(&dir, |c| {
+        c["text_config"]["num_key_value_heads"] = Json::from(2);
+    });
+    let e = match read_hf_dir(&dir, &opts(OutType::F32)) {
+        Ok(_) => panic!("converted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("k_proj") && e.contains("M-RoPE"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
