@@ -396,6 +396,22 @@ FIXTURES = {
                  {**QWEN_PRE, "patch_size": 7, "merge_size": 2, "min_image_tokens": 4,
                   "max_image_tokens": 1024},
                  None, [], False),
+    # Qwen3-ASR (the transformers layout, Qwen/Qwen3-ASR-0.6B-hf): a Qwen3 text model after
+    # the Qwen3-ASR audio encoder. The text half only (TEXT_ONLY): the projector's audio
+    # position table is computed with torch's sin / cos, which ggufkit does not reproduce.
+    "qwen3asr": ("Qwen3ASRForConditionalGeneration", "qwen3_asr",
+                 dict(text_config=qwen_text("qwen3", head_dim=8),
+                      audio_config=dict(d_model=16, encoder_layers=1,
+                                        encoder_attention_heads=2, encoder_ffn_dim=24,
+                                        num_mel_bins=8, n_window=4, output_dim=16,
+                                        downsample_hidden_size=8),
+                      audio_token_id=10, timestamp_token_id=11, pad_token_id=2,
+                      eos_token_id=[2, 3], tie_word_embeddings=True),
+                 {"feature_size": 8, "sampling_rate": 16000}, None,
+                 # internlm3's tokenizer config: the SentencePiece vocabulary with an added
+                 # `<|im_end|>`, which the class makes the BOS and EOS token.
+                 SPM[:2] + [("tokenizer_config.json", "../internlm3"),
+                            ("special_tokens_map.json", "../internlm3")], True),
     # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
     # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
     # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
@@ -719,7 +735,7 @@ RENAME = {
 BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration"}
 
 # Fixtures whose projector ggufkit does not convert: the text variants only.
-TEXT_ONLY = {"qwen25omni"}
+TEXT_ONLY = {"qwen25omni", "qwen3asr"}
 
 
 # transformers 5 keeps Qwen3-VL-MoE's experts as `gate_up_proj` [n_expert, 2 * n_ff, n_embd]

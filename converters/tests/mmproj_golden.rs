@@ -173,6 +173,7 @@ fixtures! {
     glm5next => "glm5next",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
+    qwen3asr => "qwen3asr",
     internvl3 => "internvl3",
     ultravox => "ultravox",
 }
@@ -473,5 +474,41 @@ fn glm4v_mrope_regrouping_checks_the_heads() {
         Err(e) => e.to_string(),
     };
     assert!(e.contains("k_proj") && e.contains("M-RoPE"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Qwen3-ASR's vocabulary step reads tokenizer_config.json whatever the tokenizer: without
+/// it the text model is refused with the file named (the reference fails opening it); with
+/// no `<|im_end|>` among its added tokens, BOS and EOS stay as the special-token files set
+/// them while the ChatML template is still written.
+#[test]
+fn qwen3asr_reads_tokenizer_config() {
+    use ggufkit::gguf::keys::tokenizer as tk;
+    use ggufkit::gguf::Value;
+    let work = scratch("mmproj-qwen3asr-tc");
+    let dir = support::materialize_fixture("qwen3asr", &work);
+    let tc = dir.join("tokenizer_config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&tc).unwrap()).unwrap();
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    assert_eq!(
+        conv.model.metadata.get(tk::EOS_ID),
+        Some(&Value::U32(999)),
+        "<|im_end|> is the EOS token"
+    );
+    cfg["added_tokens_decoder"]
+        .as_object_mut()
+        .unwrap()
+        .remove("999");
+    std::fs::write(&tc, cfg.to_string()).unwrap();
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    let md = &conv.model.metadata;
+    assert_ne!(md.get(tk::EOS_ID), Some(&Value::U32(999)));
+    assert!(md.get(tk::CHAT_TEMPLATE).is_some());
+    std::fs::remove_file(&tc).unwrap();
+    let e = match read_hf_dir(&dir, &opts(OutType::F32)) {
+        Ok(_) => panic!("converted without tokenizer_config.json"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("tokenizer_config.json"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }
