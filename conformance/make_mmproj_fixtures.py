@@ -412,6 +412,36 @@ FIXTURES = {
                  # `<|im_end|>`, which the class makes the BOS and EOS token.
                  SPM[:2] + [("tokenizer_config.json", "../internlm3"),
                             ("special_tokens_map.json", "../internlm3")], True),
+    # Qwen3-Omni-MoE's thinker (no talker / code2wav: enable_audio_output false): the
+    # Qwen3-VL-MoE text model (two layers, three experts) with the Qwen3-VL tower and the
+    # Qwen3-Omni audio encoder. The text half only (TEXT_ONLY, as qwen3asr). Its vocabulary
+    # is qwen3moe's BPE (`<|im_end|>` is id 2); the tied width-16 embedding is drawn first
+    # (DRAW_FIRST): qwen3vlmoe's bytes, stored once.
+    "qwen3omni": ("Qwen3OmniMoeForConditionalGeneration", "qwen3_omni_moe",
+                  dict(thinker_config=dict(
+                           text_config=dict(hidden_size=16, intermediate_size=24,
+                                            num_hidden_layers=2, num_attention_heads=2,
+                                            num_key_value_heads=1, head_dim=8,
+                                            vocab_size=BPE_VOCAB, max_position_embeddings=256,
+                                            num_experts=3, num_experts_per_tok=2,
+                                            moe_intermediate_size=12, decoder_sparse_step=1,
+                                            tie_word_embeddings=True,
+                                            rope_parameters={"rope_type": "default",
+                                                             "mrope_section": [1, 1, 2],
+                                                             "mrope_interleaved": True,
+                                                             "rope_theta": 10000.0}),
+                           vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                              num_heads=2, out_hidden_size=16, patch_size=7,
+                                              spatial_merge_size=2, temporal_patch_size=2,
+                                              num_position_embeddings=16,
+                                              deepstack_visual_indexes=[0]),
+                           audio_config=dict(d_model=16, encoder_layers=1,
+                                             encoder_attention_heads=2, encoder_ffn_dim=24,
+                                             num_mel_bins=8, n_window=4, output_dim=16,
+                                             downsample_hidden_size=8),
+                           tie_word_embeddings=True),
+                       enable_audio_output=False),
+                  QWEN_PRE, None, BPE, True),
     # Qwen2.5-Omni's thinker: the text half only (ggufkit has no projector converter for
     # it, TEXT_ONLY), no talker / token2wav (enable_audio_output false); built as
     # Qwen2_5OmniForConditionalGeneration, saved under the hub's class name.
@@ -675,7 +705,8 @@ def build(name: str, out: Path, seed: int) -> None:
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         params = dict(model.named_parameters())
-        for pname in sorted(params):
+        first = [n for n in DRAW_FIRST.get(name, []) if n in params]
+        for pname in first + sorted(n for n in params if n not in first):
             p = params[pname]
             shape = tuple(p.shape)
             is_norm = ("norm" in pname or "ln_" in pname or "layernorm" in pname.lower()) \
@@ -731,11 +762,18 @@ RENAME = {
 }
 
 
+# Parameters drawn before the others (then the rest in sorted order): a text embedding
+# drawn first has the same bytes as the text fixtures' of its shape, stored once.
+DRAW_FIRST = {
+    "qwen3omni": ["thinker.model.language_model.embed_tokens.weight"],
+}
+
+
 # Fixtures built with another transformers class than the one config.json names.
 BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration"}
 
 # Fixtures whose projector ggufkit does not convert: the text variants only.
-TEXT_ONLY = {"qwen25omni", "qwen3asr"}
+TEXT_ONLY = {"qwen25omni", "qwen3asr", "qwen3omni"}
 
 
 # transformers 5 keeps Qwen3-VL-MoE's experts as `gate_up_proj` [n_expert, 2 * n_ff, n_embd]

@@ -174,6 +174,7 @@ fixtures! {
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
     qwen3asr => "qwen3asr",
+    qwen3omni => "qwen3omni",
     internvl3 => "internvl3",
     ultravox => "ultravox",
 }

@@ -53,8 +53,8 @@ mod glm4moe;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
-mod qwen3asr;
 mod qwen3next;
+mod qwen3omni;
 // Encoder-decoder (issue #14).
 mod t5;
 
@@ -131,7 +131,8 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
-    &qwen3asr::QWEN3ASR,
+    &qwen3omni::QWEN3OMNIMOE,
+    &qwen3omni::QWEN3ASR,
 ];
 
 /// The description for an HF architecture name.
