@@ -290,3 +290,44 @@ fn one_pass_equals_two_runs_for_every_family() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// Qwen 3.5 / 3.6 (dense and MoE) and the GLM-4V family: `--outtype q8_0,mmproj` writes the
+/// text model and the projector in one pass, and both are the reference's files (its q8_0
+/// text conversion and its `--mmproj` auto file); without a llama-quantize record these
+/// fixtures are not yet in `one_pass_equals_two_runs_for_every_family`.
+#[test]
+fn qwen35_and_glm4v_text_and_projector_in_one_pass() {
+    let work = scratch("mmproj-cli-qwen35-glm4v-one-pass");
+    for fixture in ["qwen35-vl", "qwen35moe-vl", "glm4v", "glm4vmoe", "glmocr"] {
+        let dir = materialize_fixture(fixture, &work);
+        let out = work.join(format!("{fixture}-out"));
+        std::fs::create_dir_all(&out).unwrap();
+        ok(&run(
+            &[
+                dir.to_str().unwrap(),
+                "--outtype",
+                "q8_0,mmproj",
+                "--outdir",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+            &work,
+        ));
+        let names = gguf_names(&out);
+        assert_eq!(names.len(), 2, "{fixture}: {names:?}");
+        for n in &names {
+            let variant = if n.starts_with("mmproj-") {
+                "mmproj-auto"
+            } else {
+                assert!(n.ends_with("-Q8_0.gguf"), "{fixture}: {n}");
+                "convert-q8_0"
+            };
+            assert_eq!(
+                sha256_file(&out.join(n)),
+                golden_sha_of(fixture, variant),
+                "{fixture} {n}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

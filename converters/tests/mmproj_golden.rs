@@ -165,8 +165,16 @@ fixtures! {
     qwen25vl => "qwen25vl",
     qwen3vl => "qwen3vl",
     qwen3vlmoe => "qwen3vlmoe",
+    qwen35_vl => "qwen35-vl",
+    qwen35moe_vl => "qwen35moe-vl",
+    glm4v => "glm4v",
+    glm4vmoe => "glm4vmoe",
+    glmocr => "glmocr",
+    glm5next => "glm5next",
     qwen2audio => "qwen2audio",
     qwen25omni => "qwen25omni",
+    qwen3asr => "qwen3asr",
+    qwen3omni => "qwen3omni",
     internvl3 => "internvl3",
     ultravox => "ultravox",
 }
@@ -416,5 +424,92 @@ fn internvl_and_ultravox_config_edges() {
         let e = refusal(&dir).to_string();
         assert!(words.iter().all(|w| e.contains(w)), "{e}");
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// GLM-5V's optional keys: without `swiglu_limit` in the tower's config and without a token
+/// budget in the preprocessor config, the clamp and the pixel bounds are not written (the
+/// spatial merge size still is); a budget that is not a whole number is refused, naming it.
+#[test]
+fn glm5v_optional_keys_and_bad_budget() {
+    use ggufkit::gguf::keys::clip::vision;
+    let work = scratch("mmproj-glm5v-edges");
+    let dir = support::materialize_fixture("glm5next", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("swiglu_limit");
+    });
+    let pre = dir.join("preprocessor_config.json");
+    let mut p: Json = serde_json::from_str(&std::fs::read_to_string(&pre).unwrap()).unwrap();
+    for k in ["min_image_tokens", "max_image_tokens"] {
+        p.as_object_mut().unwrap().remove(k);
+    }
+    std::fs::write(&pre, p.to_string()).unwrap();
+    let conv = read_mmproj_dir(&dir, &opts(OutType::F32)).unwrap();
+    let md = &conv.model.metadata;
+    assert!(md.get(vision::SWIGLU_CLAMP).is_none());
+    assert!(md.get(vision::IMAGE_MIN_PIXELS).is_none());
+    assert!(md.get(vision::IMAGE_MAX_PIXELS).is_none());
+    assert!(md.get(vision::SPATIAL_MERGE_SIZE).is_some());
+    p["max_image_tokens"] = Json::from("many");
+    std::fs::write(&pre, p.to_string()).unwrap();
+    let e = refusal(&dir).to_string();
+    assert!(e.contains("max_image_tokens"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// GLM-4.1V's M-RoPE regrouping needs the q/k rows to be whole heads of the configured
+/// count: a config whose kv head count the `k_proj` rows do not have is refused with the
+/// tensor named, not converted with misplaced rows.
+#[test]
+fn glm4v_mrope_regrouping_checks_the_heads() {
+    let work = scratch("mmproj-glm4v-mrope-heads");
+    let dir = support::materialize_fixture("glm4v", &work);
+    edit_config(&dir, |c| {
+        c["text_config"]["num_key_value_heads"] = Json::from(2);
+    });
+    let e = match read_hf_dir(&dir, &opts(OutType::F32)) {
+        Ok(_) => panic!("converted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("k_proj") && e.contains("M-RoPE"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Qwen3-ASR's vocabulary step reads tokenizer_config.json whatever the tokenizer: without
+/// it the text model is refused with the file named (the reference fails opening it); with
+/// no `<|im_end|>` among its added tokens, BOS and EOS stay as the special-token files set
+/// them while the ChatML template is still written.
+#[test]
+fn qwen3asr_reads_tokenizer_config() {
+    use ggufkit::gguf::keys::tokenizer as tk;
+    use ggufkit::gguf::Value;
+    let work = scratch("mmproj-qwen3asr-tc");
+    let dir = support::materialize_fixture("qwen3asr", &work);
+    let tc = dir.join("tokenizer_config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&tc).unwrap()).unwrap();
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    assert_eq!(
+        conv.model.metadata.get(tk::EOS_ID),
+        Some(&Value::U32(999)),
+        "<|im_end|> is the EOS token"
+    );
+    cfg["added_tokens_decoder"]
+        .as_object_mut()
+        .unwrap()
+        .remove("999");
+    std::fs::write(&tc, cfg.to_string()).unwrap();
+    let conv = read_hf_dir(&dir, &opts(OutType::F32)).unwrap();
+    let md = &conv.model.metadata;
+    assert_ne!(md.get(tk::EOS_ID), Some(&Value::U32(999)));
+    assert!(md.get(tk::CHAT_TEMPLATE).is_some());
+    std::fs::remove_file(&tc).unwrap();
+    let e = match read_hf_dir(&dir, &opts(OutType::F32)) {
+        Ok(_) => panic!("converted without tokenizer_config.json"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("tokenizer_config.json"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -457,6 +457,8 @@ pub mod clip {
         pub const IS_DEEPSTACK_LAYERS: &str = "clip.vision.is_deepstack_layers";
         /// Windowed attention's window size.
         pub const WINDOW_SIZE: &str = "clip.vision.window_size";
+        /// The bound the tower's SwiGLU activations are clamped to (GLM-5V).
+        pub const SWIGLU_CLAMP: &str = "clip.vision.swiglu_clamp";
         /// The attention heads.
         pub const HEAD_COUNT: &str = "clip.vision.attention.head_count";
         /// The layer norm epsilon.

@@ -1,4 +1,5 @@
-//! `Glm4MoeForCausalLM` (arch `glm4moe`, `Glm4MoeModel` in `conversion/glm.py`).
+//! `Glm4MoeForCausalLM` and the text model of `Glm4vMoeForConditionalGeneration` (GLM-4.5V)
+//! (arch `glm4moe`, `Glm4MoeModel` in `conversion/glm.py`).
 //!
 //! GLM-4.5: `first_k_dense_replace` dense blocks, then routed experts (per-expert
 //! `down/gate/up_proj` stacked in that order) with shared experts and the expert selection
@@ -14,7 +15,7 @@ use ggufkit::gguf::keys::{llm, mla, rope};
 use serde_json::Value as Json;
 
 use super::deepseek2::MOE_NEXTN_TENSORS;
-use super::{keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, MtpExport, Rules};
+use super::{keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, MtpExport, Rules, TextType};
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
@@ -23,39 +24,72 @@ use crate::ConvertError;
 
 /// GLM-4.5 (MoE).
 pub const GLM4MOE: Arch = Arch {
-    hf_names: &["Glm4MoeForCausalLM"],
-    model_types: &[ModelType {
-        name: "glm4_moe",
-        hf_classes: &["Glm4MoeForCausalLM"],
-        defaults: defaults! {
-            "vocab_size" => 151552,
-            "hidden_size" => 4096,
-            "intermediate_size" => 10944,
-            "num_hidden_layers" => 46,
-            "num_attention_heads" => 96,
-            "num_key_value_heads" => 8,
-            "max_position_embeddings" => 131072,
-            "rms_norm_eps" => 1e-5,
-            "rope_theta" => 10000.0,
-            "partial_rotary_factor" => 0.5,
-            "attention_bias" => false,
-            "moe_intermediate_size" => 1408,
-            "num_experts_per_tok" => 8,
-            "n_shared_experts" => 1,
-            "n_routed_experts" => 128,
-            "routed_scaling_factor" => 1.0,
-            "n_group" => 1,
-            "topk_group" => 1,
-            "first_k_dense_replace" => 1,
-            "norm_topk_prob" => true,
-            "use_qk_norm" => false,
-            "num_nextn_predict_layers" => 1,
+    hf_names: &["Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"],
+    model_types: &[
+        ModelType {
+            name: "glm4_moe",
+            hf_classes: &["Glm4MoeForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 151552,
+                "hidden_size" => 4096,
+                "intermediate_size" => 10944,
+                "num_hidden_layers" => 46,
+                "num_attention_heads" => 96,
+                "num_key_value_heads" => 8,
+                "max_position_embeddings" => 131072,
+                "rms_norm_eps" => 1e-5,
+                "rope_theta" => 10000.0,
+                "partial_rotary_factor" => 0.5,
+                "attention_bias" => false,
+                "moe_intermediate_size" => 1408,
+                "num_experts_per_tok" => 8,
+                "n_shared_experts" => 1,
+                "n_routed_experts" => 128,
+                "routed_scaling_factor" => 1.0,
+                "n_group" => 1,
+                "topk_group" => 1,
+                "first_k_dense_replace" => 1,
+                "norm_topk_prob" => true,
+                "use_qk_norm" => false,
+                "num_nextn_predict_layers" => 1,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: None,
+            prepare: None,
         },
-        head_dim: HeadDim::Keep,
-        kv_heads_key: None,
-        prepare: None,
-    }],
-    composites: &[],
+        // `Glm4vMoeTextConfig`: no q/k norms and no next-token-prediction layers unless the
+        // config lists them; its rope is NeoX-ordered already (no q/k regrouping).
+        ModelType {
+            name: "glm4v_moe_text",
+            hf_classes: &["Glm4vMoeForConditionalGeneration"],
+            defaults: defaults! {
+                "vocab_size" => 151424,
+                "hidden_size" => 4096,
+                "intermediate_size" => 10944,
+                "num_hidden_layers" => 46,
+                "num_attention_heads" => 96,
+                "num_key_value_heads" => 8,
+                "max_position_embeddings" => 65536,
+                "rms_norm_eps" => 1e-5,
+                "rope_theta" => 10000.0,
+                "partial_rotary_factor" => 0.5,
+                "attention_bias" => true,
+                "moe_intermediate_size" => 1408,
+                "num_experts_per_tok" => 8,
+                "n_shared_experts" => 1,
+                "n_routed_experts" => 128,
+                "routed_scaling_factor" => 1.0,
+                "n_group" => 1,
+                "topk_group" => 1,
+                "first_k_dense_replace" => 1,
+                "norm_topk_prob" => true,
+            },
+            head_dim: HeadDim::Keep,
+            kv_heads_key: None,
+            prepare: None,
+        },
+    ],
+    composites: &[("glm4v_moe", TextType::Fixed("glm4v_moe_text"))],
     gguf: "glm4moe",
     vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,

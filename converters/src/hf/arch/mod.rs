@@ -54,6 +54,7 @@ mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
 mod qwen3next;
+mod qwen3omni;
 // Encoder-decoder (issue #14).
 mod t5;
 
@@ -91,6 +92,7 @@ pub static ALL: &[&Arch] = &[
     &falcon::FALCON,
     &exaone4::EXAONE4,
     &glm4::GLM4,
+    &glm4::GLMOCR,
     &ernie4_5::ERNIE4_5,
     &apertus::APERTUS,
     &mistral3::MISTRAL3,
@@ -129,6 +131,8 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
+    &qwen3omni::QWEN3OMNIMOE,
+    &qwen3omni::QWEN3ASR,
 ];
 
 /// The description for an HF architecture name.

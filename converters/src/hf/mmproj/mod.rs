@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod gemma3;
+mod glm4v;
 mod internvl;
 pub mod names;
 mod pixtral;
@@ -123,6 +124,8 @@ pub static ALL: &[&Projector] = &[
     &whisper::QWEN2AUDIO,
     &whisper::ULTRAVOX,
     &internvl::INTERNVL,
+    &glm4v::GLM4V,
+    &glm4v::GLM5V,
 ];
 
 /// The projector family of an HF architecture name.

@@ -75,6 +75,16 @@ pub enum VTensor {
     DsFc1,
     /// `v.deepstack.{bid}.fc2`.
     DsFc2,
+    /// `v.norm_embd`: the norm after the patch embedding (GLM-4V).
+    EncEmbdNorm,
+    /// `mm.post_norm`: the norm after the merger's projection (GLM-4V).
+    MmPostNorm,
+    /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
+    MmUp,
+    /// `mm.down`: the merger's down projection (GLM-4V).
+    MmDown,
+    /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
+    MmGate,
     /// `a.conv1d.{bid}`.
     AEncConv1d,
     /// `a.position_embd`.
@@ -142,6 +152,11 @@ impl VTensor {
             DsNorm => "v.deepstack.{bid}.norm",
             DsFc1 => "v.deepstack.{bid}.fc1",
             DsFc2 => "v.deepstack.{bid}.fc2",
+            EncEmbdNorm => "v.norm_embd",
+            MmPostNorm => "mm.post_norm",
+            MmUp => "mm.up",
+            MmDown => "mm.down",
+            MmGate => "mm.gate",
             AEncConv1d => "a.conv1d.{bid}",
             AEncEmbdPos => "a.position_embd",
             APostNorm => "a.post_ln",
@@ -174,7 +189,10 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
     ),
     (
         V::MmprojFc,
-        &["model.connector.modality_projection.proj"], // SmolVLM, Idefics3
+        &[
+            "model.connector.modality_projection.proj", // SmolVLM, Idefics3
+            "visual.merger.proj",                       // GLM-4V
+        ],
     ),
     (V::MmprojMlp, &["mlp1.{bid}"]), // InternVL
     (
@@ -201,6 +219,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "model.vision_model.embeddings.position_embedding",
             "visual.pos_embed",                                  // Qwen3-VL
             "model.vision_tower.embeddings.position_embeddings", // Intern-S1
+            "visual.embeddings.position_embedding",              // GLM-4V
         ],
     ),
     (V::EncAttnQkv, &["visual.blocks.{bid}.attn.qkv"]),
@@ -239,6 +258,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
         &[
             "vision_tower.vision_model.encoder.layers.{bid}.attn.q_norm", // InternVL
             "model.vision_tower.encoder.layer.{bid}.attention.q_norm",    // Intern-S1
+            "visual.blocks.{bid}.attn.q_norm",                            // GLM-OCR
         ],
     ),
     (
@@ -246,6 +266,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
         &[
             "vision_tower.vision_model.encoder.layers.{bid}.attn.k_norm", // InternVL
             "model.vision_tower.encoder.layer.{bid}.attention.k_norm",    // Intern-S1
+            "visual.blocks.{bid}.attn.k_norm",                            // GLM-OCR
         ],
     ),
     (
@@ -333,6 +354,7 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
             "vision_tower.vision_model.post_layernorm",
             "model.vision_model.post_layernorm",
             "visual.merger.ln_q",
+            "visual.post_layernorm", // GLM-4V
         ],
     ),
     (V::MmInpProj, &["multi_modal_projector.mm_input_projection"]),
@@ -344,11 +366,19 @@ pub static TABLE: &[(VTensor, &[&str])] = &[
     (V::TokEmbdImgBreak, &[]), // written under its GGUF name
     (
         V::MmPatchMerger,
-        &["multi_modal_projector.patch_merger.merging_layer"],
+        &[
+            "multi_modal_projector.patch_merger.merging_layer",
+            "visual.downsample", // GLM-4V
+        ],
     ),
-    (V::DsNorm, &[]), // written under its GGUF name
-    (V::DsFc1, &[]),  // written under its GGUF name
-    (V::DsFc2, &[]),  // written under its GGUF name
+    (V::DsNorm, &[]),                                  // written under its GGUF name
+    (V::DsFc1, &[]),                                   // written under its GGUF name
+    (V::DsFc2, &[]),                                   // written under its GGUF name
+    (V::EncEmbdNorm, &["visual.post_conv_layernorm"]), // GLM-4V
+    (V::MmPostNorm, &["visual.merger.post_projection_norm"]), // GLM-4V
+    (V::MmUp, &["visual.merger.up_proj"]),             // GLM-4V
+    (V::MmDown, &["visual.merger.down_proj"]),         // GLM-4V
+    (V::MmGate, &["visual.merger.gate_proj"]),         // GLM-4V
     (V::AEncConv1d, &["audio_tower.conv{bid}"]),
     (V::AEncEmbdPos, &["audio_tower.embed_positions"]),
     (V::APostNorm, &["audio_tower.layer_norm"]),

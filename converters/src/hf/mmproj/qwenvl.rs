@@ -30,11 +30,15 @@ pub const QWEN2VL: Projector = Projector {
     params: params2,
 };
 
-/// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`.
+/// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration` and Qwen 3.5/3.6's
+/// `Qwen3_5ForConditionalGeneration`, `Qwen3_5MoeForConditionalGeneration` (the same tower;
+/// a Qwen3.5 vision config lists no deepstack blocks, so every block is flagged false).
 pub const QWEN3VL: Projector = Projector {
     hf_names: &[
         "Qwen3VLForConditionalGeneration",
         "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
     ],
     projector_type: "qwen3vl_merger",
     vision: true,
@@ -145,7 +149,7 @@ fn params2(c: &mut Clip) -> Result<(), ConvertError> {
     c.f32_json(clip::vision::LAYERNORM_EPS, &eps)
 }
 
-fn filter3(name: &str) -> Option<String> {
+pub(super) fn filter3(name: &str) -> Option<String> {
     if name.starts_with("lm_head.") || name.starts_with("mtp.") {
         return None;
     }
@@ -156,7 +160,7 @@ fn filter3(name: &str) -> Option<String> {
     name.starts_with("visual.").then_some(name)
 }
 
-fn prepare3(ctx: &mut Ctx) -> Result<(), ConvertError> {
+pub(super) fn prepare3(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let v = vision(ctx);
     if !v.contains_key("image_size") {
         let n = v
@@ -174,7 +178,7 @@ fn prepare3(ctx: &mut Ctx) -> Result<(), ConvertError> {
 }
 
 /// Which blocks feed a deepstack merger.
-fn deepstack(ctx: &Ctx) -> Result<(Vec<bool>, Vec<u64>), ConvertError> {
+pub(super) fn deepstack(ctx: &Ctx) -> Result<(Vec<bool>, Vec<u64>), ConvertError> {
     let v = ctx.tower();
     let n = v.get("num_hidden_layers").and_then(json_u64).unwrap_or(0);
     let idx: Vec<u64> = v
@@ -193,7 +197,7 @@ fn deepstack(ctx: &Ctx) -> Result<(Vec<bool>, Vec<u64>), ConvertError> {
     Ok((flags, idx))
 }
 
-fn hook3(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+pub(super) fn hook3(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     let bad = |what: &str| ConvertError::Tensor {
         name: name.clone(),
         problem: format!("unexpected {what} tensor"),

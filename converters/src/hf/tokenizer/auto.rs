@@ -12,7 +12,7 @@
 //!   `BertTokenizer`, `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only
 //!   tokenizer.json's vocabulary and merges (and its post-processor), and sets its own
 //!   normalizer, pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. The
-//!   pipelines of Qwen2Tokenizer, GPT2Tokenizer and BertTokenizer are modelled
+//!   pipelines of Qwen2Tokenizer, Qwen3_5Tokenizer, GPT2Tokenizer and BertTokenizer are modelled
 //!   ([`Pipeline`]); LlamaTokenizer's Metaspace one is not (tokenizer.json's is kept): the
 //!   reference reaches it only through `_set_vocab_llama_hf`, which does not encode, or for
 //!   a non-ByteLevel BPE without byte fallback on the GPT-2 path.
@@ -55,6 +55,9 @@ pub(crate) enum Pipeline {
     /// Qwen2: NFC, Split on the Qwen2 regex then ByteLevel without its regex; ByteLevel
     /// decoder; BPE without unk, prefixes or byte fallback.
     Qwen2,
+    /// Qwen3.5: Qwen2's pipeline with the Qwen3.5 regex (letters and combining marks are
+    /// one class).
+    Qwen35,
     /// BERT: BertNormalizer (`do_lower_case`, `tokenize_chinese_chars`, `strip_accents` of
     /// tokenizer_config), BertPreTokenizer, WordPiece decoder and model (`##`, the unk
     /// token's text, 100 characters a word); after the added tokens, a `[CLS] $A [SEP]`
@@ -132,6 +135,12 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
         readds_specials: true,
     },
     TokenizerClass {
+        name: "Qwen3_5Tokenizer",
+        build: Build::Rebuilt(Pipeline::Qwen35),
+        defaults: [None, EOT, EOT, None, EOT, None, None],
+        readds_specials: false,
+    },
+    TokenizerClass {
         name: "LlamaTokenizer",
         build: Build::Rebuilt(Pipeline::FromFile),
         defaults: [
@@ -154,7 +163,6 @@ const UNMODELLED: &[&str] = &[
     "CohereTokenizer",
     "GemmaTokenizer",
     "GPTNeoXTokenizer",
-    "Qwen3_5Tokenizer",
     "RobertaTokenizer",
     "T5Tokenizer",
     "XLMRobertaTokenizer",
@@ -178,6 +186,8 @@ const REGISTERED: &[(&str, &str)] = &[
     ("glm4", "TokenizersBackend"),
     ("glm4_moe", "TokenizersBackend"),
     ("glm4_moe_lite", "TokenizersBackend"),
+    ("glm4v", "TokenizersBackend"),
+    ("glm4v_moe", "TokenizersBackend"),
     ("gpt2", "GPT2Tokenizer"),
     ("gpt_bigcode", "TokenizersBackend"),
     ("gpt_neox", "GPTNeoXTokenizer"),
@@ -366,12 +376,17 @@ pub(crate) fn rebuilt_json(mut j: Json, pipeline: Pipeline, tc: Option<&Json>) -
         }
     };
     match pipeline {
-        Pipeline::Qwen2 => {
+        Pipeline::Qwen2 | Pipeline::Qwen35 => {
+            let regex = if pipeline == Pipeline::Qwen2 {
+                super::pre::RE_QWEN2
+            } else {
+                super::pre::RE_QWEN35
+            };
             top.insert("normalizer".into(), serde_json::json!({"type": "NFC"}));
             top.insert(
                 "pre_tokenizer".into(),
                 serde_json::json!({"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": super::pre::RE_QWEN2},
+                {"type": "Split", "pattern": {"Regex": regex},
                  "behavior": "Isolated", "invert": false},
                 byte_level(add_prefix_space, false)]}),
             );
@@ -474,7 +489,9 @@ impl Pipeline {
         let v = tc.and_then(|t| t.get("add_prefix_space"));
         let refused = match self {
             Pipeline::Gpt2 => v.is_some_and(|v| !v.is_boolean()),
-            Pipeline::Qwen2 => v.is_some_and(|v| !v.is_boolean() && !v.is_null()),
+            Pipeline::Qwen2 | Pipeline::Qwen35 => {
+                v.is_some_and(|v| !v.is_boolean() && !v.is_null())
+            }
             Pipeline::Bert | Pipeline::FromFile => false,
         };
         if self == Pipeline::Bert {

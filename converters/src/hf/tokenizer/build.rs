@@ -51,6 +51,18 @@ impl VocabBuild<'_> {
         self.kv.bool(key, v);
     }
 
+    /// Sets a string key (`add_string`: an empty string is not written); a key already
+    /// written keeps its place and takes the new value.
+    pub fn set_string(&mut self, key: &str, s: &str) {
+        self.kv.string(key, s);
+    }
+
+    /// Sets a UINT32 key (a special token id); a key already written keeps its place and
+    /// takes the new value.
+    pub fn set_u32(&mut self, key: &str, v: u32) {
+        self.kv.u32(key, v);
+    }
+
     /// `tokenizer.ggml.add_space_prefix` from tokenizer_config.json's `add_prefix_space`,
     /// when it has the key (Python truthiness).
     pub fn space_prefix_from_config(&mut self) {
