@@ -227,9 +227,37 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
                 }
             }
         }
+        for (archs, required) in ARCH_REQUIRED_KEYS {
+            if !archs.contains(&arch.as_str()) {
+                continue;
+            }
+            for k in required.iter() {
+                let key = keys::arch_key(&arch, k);
+                if md.get(&key).is_none() {
+                    out.push(format!(
+                        "key not found in model: {key} (llama.cpp requires it for {arch})"
+                    ));
+                }
+            }
+        }
     }
     out
 }
+
+/// Keys (a value or an array) an architecture's loader requires (`get_key_or_arr` with
+/// `required = true` in its `load_arch_hparams`): the M-RoPE sections of the Qwen VL text
+/// models, which the converter does not write for every class that maps to them.
+const ARCH_REQUIRED_KEYS: &[(&[&str], &[&str])] = &[(
+    &[
+        "qwen2vl",
+        "qwen3vl",
+        "qwen3vlmoe",
+        "qwen35",
+        "qwen35moe",
+        "qwen4exp",
+    ],
+    &[keys::rope::DIMENSION_SECTIONS],
+)];
 
 /// FLOAT32 hyperparameters an architecture's loader requires (`ml.get_key` without
 /// `required = false` in its `load_arch_hparams`), for the architectures listed here.
