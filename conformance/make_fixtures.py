@@ -75,6 +75,10 @@ TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
 # small tokenizer_config.json; no tokenizer.json (the reference's T5 path does not read it).
 TOKENIZERS["t5"] = (None, ["spiece.model"],
                     ["tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"])
+# DeepSeek V3.2's tokenizer files as published: tokenizer_class LlamaTokenizerFast and
+# add_bos_token true in tokenizer_config.json (the SmolLM2 files, so edited).
+TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
+                             ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -82,7 +86,7 @@ SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
                        ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr"}
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -583,6 +587,16 @@ FIXTURES.update({
                          n_group=1, topk_group=1, routed_scaling_factor=1.8,
                          norm_topk_prob=True, num_nextn_predict_layers=1),
                     "smollm-glm45", True),
+    # DeepSeek V3.2: the V3 layout plus the lightning indexer (wq_b, wk, k_norm with bias,
+    # weights_proj) in every block, one next-token-prediction block (model.layers.3, see
+    # EXTRA_TENSORS) kept as blk.3, tokenizer files in the published layout (which the
+    # reference refuses under transformers 5: tokenizer.json makes it drop add_bos_token).
+    "deepseek32": ("DeepseekV32ForCausalLM", "deepseek_v32",
+                   dict(MLA, q_lora_rank=24, v_head_dim=16, n_group=2, topk_group=1,
+                        routed_scaling_factor=2.5, norm_topk_prob=True,
+                        num_nextn_predict_layers=1, index_n_heads=2, index_head_dim=16,
+                        index_topk=64),
+                   "smollm-ds32", True),
 })
 
 
@@ -800,6 +814,7 @@ EXTRA_TENSORS = {
     "deepseek3": _mtp_deepseek,
     "glm4moe": _mtp_glm4moe,
     "glm4moelite": _mtp_copy_last,
+    "deepseek32": _mtp_copy_last,
     "qwen3next": _mtp_qwen,
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
@@ -969,6 +984,11 @@ def add_tokenizer(kind: str, out: Path) -> None:
             "content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": False,
             "single_word": False, "special": True}
         tc["add_prefix_space"] = False
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind == "smollm-ds32":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc.update(add_bos_token=True, add_eos_token=False, tokenizer_class="LlamaTokenizerFast")
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
     if kind == "smollm-glm45":

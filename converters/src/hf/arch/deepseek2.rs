@@ -395,7 +395,7 @@ fn lite_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// Python truthiness of a config value (absent and null are false).
-fn truthy(v: Option<&Json>) -> bool {
+pub(super) fn truthy(v: Option<&Json>) -> bool {
     match v {
         None | Some(Json::Null) => false,
         Some(Json::Bool(b)) => *b,

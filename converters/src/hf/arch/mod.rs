@@ -49,6 +49,7 @@ mod stablelm;
 mod starcoder;
 // Issue #14: MLA, next-token-prediction layers, gpt-oss.
 mod deepseek2;
+mod deepseek32;
 mod glm4moe;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
@@ -104,6 +105,7 @@ pub static ALL: &[&Arch] = &[
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
     &deepseek2::GLM4MOE_LITE,
+    &deepseek32::DEEPSEEK32,
     // State-space and hybrid families (issue #14).
     &mamba::MAMBA,
     &mamba::MAMBA2,
