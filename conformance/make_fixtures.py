@@ -597,6 +597,19 @@ FIXTURES.update({
                         num_nextn_predict_layers=1, index_n_heads=2, index_head_dim=16,
                         index_topk=64),
                    "smollm-ds32", True),
+    # DeepSeek-MoE (V1, remote code: written directly, see RAW_MODELS): Llama attention with
+    # GQA (the q/k permutation), one dense block, then 4 routed experts and 2 shared ones;
+    # the SentencePiece vocabulary (the class tries it before GPT-2 BPE).
+    "deepseek": ("DeepseekForCausalLM", "deepseek",
+                 dict(hidden_size=32, intermediate_size=48, moe_intermediate_size=24,
+                      num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                      n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2,
+                      first_k_dense_replace=1, moe_layer_freq=1, norm_topk_prob=False,
+                      scoring_func="softmax", rms_norm_eps=1e-6, rope_theta=10000.0,
+                      rope_scaling=None, max_position_embeddings=4096, vocab_size=SPM_VOCAB,
+                      hidden_act="silu", attention_bias=False, bos_token_id=1,
+                      eos_token_id=2),
+                 "spm", False),
 })
 
 
@@ -687,10 +700,44 @@ def _nomic_tensors(kw: dict) -> dict:
     return out
 
 
+def _deepseek_v1_tensors(kw: dict) -> dict:
+    """DeepseekForCausalLM's tensor names and shapes (deepseek-moe's remote code): Llama
+    attention, `first_k_dense_replace` dense MLPs, then per-expert MLPs, shared experts and
+    the router, an untied LM head."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv, ff = kw["num_attention_heads"], kw["num_key_value_heads"], kw["moe_intermediate_size"]
+    hd = e // nh
+    sh = ff * kw["n_shared_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "lm_head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        out[p + "mlp.gate.weight"] = (kw["n_routed_experts"], e)
+        out.update({p + "mlp.shared_experts.gate_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sh)})
+        for x in range(kw["n_routed_experts"]):
+            q = p + f"mlp.experts.{x}."
+            out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
+                        q + "down_proj.weight": (e, ff)})
+    return out
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
+    "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).

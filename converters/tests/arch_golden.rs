@@ -179,6 +179,7 @@ fixtures! {
     gptoss => "gptoss",
     glm4moelite => "glm4moelite",
     deepseek32 => "deepseek32",
+    deepseek => "deepseek",
     // State-space and hybrid families (issue #14).
     mamba => "mamba",
     mamba2 => "mamba2",

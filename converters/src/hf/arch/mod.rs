@@ -48,6 +48,7 @@ mod smollm3;
 mod stablelm;
 mod starcoder;
 // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+mod deepseek;
 mod deepseek2;
 mod deepseek32;
 mod glm4moe;
@@ -106,6 +107,7 @@ pub static ALL: &[&Arch] = &[
     &gpt_oss::GPT_OSS,
     &deepseek2::GLM4MOE_LITE,
     &deepseek32::DEEPSEEK32,
+    &deepseek::DEEPSEEK,
     // State-space and hybrid families (issue #14).
     &mamba::MAMBA,
     &mamba::MAMBA2,
