@@ -610,6 +610,20 @@ FIXTURES.update({
                       hidden_act="silu", attention_bias=False, bos_token_id=1,
                       eos_token_id=2),
                  "spm", False),
+    # Kimi-K2.5 (the text half of KimiK25ForConditionalGeneration, written directly in the
+    # published layout, see RAW_MODELS): the DeepSeek-V3 text model in a `kimi_k2`
+    # text_config (which transformers builds as deepseek_v3, defaults included) under
+    # `language_model.`, with vision tensors the text conversion drops.
+    "kimik25": ("KimiK25ForConditionalGeneration", "kimi_k25",
+                dict(text_config=dict(MLA, model_type="kimi_k2", vocab_size=BPE_VOCAB,
+                                      q_lora_rank=24, v_head_dim=12, n_group=2, topk_group=1,
+                                      routed_scaling_factor=2.827, norm_topk_prob=True,
+                                      scoring_func="sigmoid", topk_method="noaux_tc",
+                                      tie_word_embeddings=True, rms_norm_eps=1e-5,
+                                      rope_theta=50000.0, bos_token_id=1, eos_token_id=2),
+                     vision_config=dict(model_type="kimi_k25_vision"),
+                     bos_token_id=1, eos_token_id=2),
+                "smollm", True),
 })
 
 
@@ -733,11 +747,54 @@ def _deepseek_v1_tensors(kw: dict) -> dict:
     return out
 
 
+def _kimik25_tensors(kw: dict) -> dict:
+    """Kimi-K2.5's checkpoint layout: the DeepSeek-V3 text model (MLA with q-lora, one dense
+    block, routed experts with the selection bias and a shared expert) under
+    `language_model.`, tied embeddings, and a vision tower and projector (`vision_tower.`,
+    `mm_projector.`) that the text conversion drops."""
+    t = kw["text_config"]
+    e, i, v = t["hidden_size"], t["intermediate_size"], t["vocab_size"]
+    nh, nope, rope, vd = (t["num_attention_heads"], t["qk_nope_head_dim"],
+                          t["qk_rope_head_dim"], t["v_head_dim"])
+    kvr, qr, ff, x = t["kv_lora_rank"], t["q_lora_rank"], t["moe_intermediate_size"], \
+        t["n_routed_experts"]
+    sh = ff * t["n_shared_experts"]
+    out = {"language_model.model.embed_tokens.weight": (v, e),
+           "language_model.model.norm.weight": (e,),
+           "vision_tower.patch_embed.proj.weight": (8, 3, 2, 2),
+           "mm_projector.proj.0.weight": (e, 32)}
+    for b in range(t["num_hidden_layers"]):
+        p = f"language_model.model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_a_proj.weight": (qr, e),
+                    p + "self_attn.q_a_layernorm.weight": (qr,),
+                    p + "self_attn.q_b_proj.weight": (nh * (nope + rope), qr),
+                    p + "self_attn.kv_a_proj_with_mqa.weight": (kvr + rope, e),
+                    p + "self_attn.kv_a_layernorm.weight": (kvr,),
+                    p + "self_attn.kv_b_proj.weight": (nh * (nope + vd), kvr),
+                    p + "self_attn.o_proj.weight": (e, nh * vd)})
+        if b < t["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.e_score_correction_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sh)})
+        for j in range(x):
+            q = p + f"mlp.experts.{j}."
+            out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
+                        q + "down_proj.weight": (e, ff)})
+    return out
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
+    "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).

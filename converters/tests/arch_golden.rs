@@ -180,6 +180,7 @@ fixtures! {
     glm4moelite => "glm4moelite",
     deepseek32 => "deepseek32",
     deepseek => "deepseek",
+    kimik25 => "kimik25",
     // State-space and hybrid families (issue #14).
     mamba => "mamba",
     mamba2 => "mamba2",
