@@ -79,6 +79,11 @@ TOKENIZERS["t5"] = (None, ["spiece.model"],
 # add_bos_token true in tokenizer_config.json (the SmolLM2 files, so edited).
 TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
                              ["tokenizer_config.json", "special_tokens_map.json"])
+# GLM-5's tokenizer_config names PreTrainedTokenizerFast (tokenizer.json loaded as it is,
+# its added tokens kept): the GLM-4.5 files so edited (glm_moe_dsa has no registered
+# tokenizer class, so the SmolLM2 config's GPT2Tokenizer would drop [gMASK] & co.).
+TOKENIZERS["smollm-glm5"] = ("llama-bpe", ["tokenizer.json"],
+                             ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -86,7 +91,8 @@ SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
                        ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm"}
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
+             "smollm-glm5": "smollm-glm45"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -624,6 +630,18 @@ FIXTURES.update({
                      vision_config=dict(model_type="kimi_k25_vision"),
                      bos_token_id=1, eos_token_id=2),
                 "smollm", True),
+    # GLM-5 (GlmMoeDsa): the DeepSeek-V2 layout with q-lora, the sparse-attention indexer,
+    # GLM's vocabulary, rope on half the rope head (partial_rotary_factor), indexer types
+    # from index_topk_freq 2 (full, full, shared), one next-token-prediction block
+    # (model.layers.3, see EXTRA_TENSORS) kept as blk.3.
+    "glmdsa": ("GlmMoeDsaForCausalLM", "glm_moe_dsa",
+               dict(MLA, vocab_size=BPE_VOCAB + 3, q_lora_rank=24, v_head_dim=12,
+                    n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                    num_nextn_predict_layers=1, index_n_heads=2, index_head_dim=16,
+                    index_topk=64, index_topk_freq=2,
+                    rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                     "partial_rotary_factor": 0.5}),
+               "smollm-glm5", True),
 })
 
 
@@ -919,6 +937,7 @@ EXTRA_TENSORS = {
     "glm4moe": _mtp_glm4moe,
     "glm4moelite": _mtp_copy_last,
     "deepseek32": _mtp_copy_last,
+    "glmdsa": _mtp_copy_last,
     "qwen3next": _mtp_qwen,
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
@@ -1095,7 +1114,12 @@ def add_tokenizer(kind: str, out: Path) -> None:
         tc.update(add_bos_token=True, add_eos_token=False, tokenizer_class="LlamaTokenizerFast")
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
-    if kind == "smollm-glm45":
+    if kind == "smollm-glm5":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind in ("smollm-glm45", "smollm-glm5"):
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         for i, tok in enumerate(["[gMASK]", "<|user|>", "<|observation|>"]):
             tj["added_tokens"].append({"id": BPE_VOCAB + i, "content": tok, "single_word": False,

@@ -276,7 +276,8 @@ struct Cli {
     /// speculative decoding (the reference's --mtp): its layers and the tensors it shares
     /// with the model (embeddings, final norm, output), with the model's metadata; the
     /// default file name gets an `mtp-` prefix. Only for the classes the reference exports
-    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE, DeepSeek-V3.2).
+    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE, DeepSeek-V3.2,
+    /// GLM-5).
     #[arg(long)]
     mtp: bool,
     /// Leave the multi-token-prediction (NextN) layers out (the reference's --no-mtp /

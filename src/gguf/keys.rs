@@ -382,6 +382,9 @@ pub mod indexer {
     pub const KEY_LENGTH: &str = "attention.indexer.key_length";
     /// The number of keys each query selects.
     pub const TOP_K: &str = "attention.indexer.top_k";
+    /// Per layer: whether the indexer runs there (`full`) or the layer reuses the previous
+    /// full layer's selection.
+    pub const TYPES: &str = "attention.indexer.types";
 }
 
 /// `ssm.*`: state-space mixer parameters (Mamba, Mamba-2 and the hybrids), `{arch}.` + these.

@@ -110,7 +110,7 @@ pub const DEEPSEEK32: Arch = Arch {
 
 /// `DeepseekV32Config`: `num_local_experts` is stored as `n_routed_experts`
 /// (`attribute_map`), and a `num_experts` given to the constructor sets it too.
-fn expert_count_aliases(cfg: &mut Map<String, Json>) -> bool {
+pub(super) fn expert_count_aliases(cfg: &mut Map<String, Json>) -> bool {
     if let Some(v) = cfg.remove("num_local_experts") {
         cfg.insert("n_routed_experts".into(), v);
     }
@@ -122,7 +122,7 @@ fn expert_count_aliases(cfg: &mut Map<String, Json>) -> bool {
 
 /// `DeepseekV2Model.filter_tensors`: the DeepSeek-OCR vision towers (`sam_model`,
 /// `qwen2_model`) are not part of the text model.
-fn drop_ocr_towers(name: &str) -> Option<String> {
+pub(super) fn drop_ocr_towers(name: &str) -> Option<String> {
     if name.contains("sam_model") || name.contains("qwen2_model") {
         return None;
     }

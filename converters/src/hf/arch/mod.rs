@@ -52,6 +52,7 @@ mod deepseek;
 mod deepseek2;
 mod deepseek32;
 mod glm4moe;
+mod glm_dsa;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
@@ -108,6 +109,7 @@ pub static ALL: &[&Arch] = &[
     &deepseek2::GLM4MOE_LITE,
     &deepseek32::DEEPSEEK32,
     &deepseek::DEEPSEEK,
+    &glm_dsa::GLM_DSA,
     // State-space and hybrid families (issue #14).
     &mamba::MAMBA,
     &mamba::MAMBA2,
