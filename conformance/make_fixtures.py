@@ -75,6 +75,15 @@ TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
 # small tokenizer_config.json; no tokenizer.json (the reference's T5 path does not read it).
 TOKENIZERS["t5"] = (None, ["spiece.model"],
                     ["tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"])
+# DeepSeek V3.2's tokenizer files as published: tokenizer_class LlamaTokenizerFast and
+# add_bos_token true in tokenizer_config.json (the SmolLM2 files, so edited).
+TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
+                             ["tokenizer_config.json", "special_tokens_map.json"])
+# GLM-5's tokenizer_config names PreTrainedTokenizerFast (tokenizer.json loaded as it is,
+# its added tokens kept): the GLM-4.5 files so edited (glm_moe_dsa has no registered
+# tokenizer class, so the SmolLM2 config's GPT2Tokenizer would drop [gMASK] & co.).
+TOKENIZERS["smollm-glm5"] = ("llama-bpe", ["tokenizer.json"],
+                             ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -82,7 +91,8 @@ SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
                        ["tokenizer_config.json", "special_tokens_map.json"])
 # Tokenizer kinds whose shared files are another kind's (stored once).
-SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr"}
+SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
+             "smollm-glm5": "smollm-glm45"}
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -583,6 +593,55 @@ FIXTURES.update({
                          n_group=1, topk_group=1, routed_scaling_factor=1.8,
                          norm_topk_prob=True, num_nextn_predict_layers=1),
                     "smollm-glm45", True),
+    # DeepSeek V3.2: the V3 layout plus the lightning indexer (wq_b, wk, k_norm with bias,
+    # weights_proj) in every block, one next-token-prediction block (model.layers.3, see
+    # EXTRA_TENSORS) kept as blk.3, tokenizer files in the published layout (which the
+    # reference refuses under transformers 5: tokenizer.json makes it drop add_bos_token).
+    "deepseek32": ("DeepseekV32ForCausalLM", "deepseek_v32",
+                   dict(MLA, q_lora_rank=24, v_head_dim=16, n_group=2, topk_group=1,
+                        routed_scaling_factor=2.5, norm_topk_prob=True,
+                        num_nextn_predict_layers=1, index_n_heads=2, index_head_dim=16,
+                        index_topk=64),
+                   "smollm-ds32", True),
+    # DeepSeek-MoE (V1, remote code: written directly, see RAW_MODELS): Llama attention with
+    # GQA (the q/k permutation), one dense block, then 4 routed experts and 2 shared ones;
+    # the SentencePiece vocabulary (the class tries it before GPT-2 BPE).
+    "deepseek": ("DeepseekForCausalLM", "deepseek",
+                 dict(hidden_size=32, intermediate_size=48, moe_intermediate_size=24,
+                      num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                      n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2,
+                      first_k_dense_replace=1, moe_layer_freq=1, norm_topk_prob=False,
+                      scoring_func="softmax", rms_norm_eps=1e-6, rope_theta=10000.0,
+                      rope_scaling=None, max_position_embeddings=4096, vocab_size=SPM_VOCAB,
+                      hidden_act="silu", attention_bias=False, bos_token_id=1,
+                      eos_token_id=2),
+                 "spm", False),
+    # Kimi-K2.5 (the text half of KimiK25ForConditionalGeneration, written directly in the
+    # published layout, see RAW_MODELS): the DeepSeek-V3 text model in a `kimi_k2`
+    # text_config (which transformers builds as deepseek_v3, defaults included) under
+    # `language_model.`, with vision tensors the text conversion drops.
+    "kimik25": ("KimiK25ForConditionalGeneration", "kimi_k25",
+                dict(text_config=dict(MLA, model_type="kimi_k2", vocab_size=BPE_VOCAB,
+                                      q_lora_rank=24, v_head_dim=12, n_group=2, topk_group=1,
+                                      routed_scaling_factor=2.827, norm_topk_prob=True,
+                                      scoring_func="sigmoid", topk_method="noaux_tc",
+                                      tie_word_embeddings=True, rms_norm_eps=1e-5,
+                                      rope_theta=50000.0, bos_token_id=1, eos_token_id=2),
+                     vision_config=dict(model_type="kimi_k25_vision"),
+                     bos_token_id=1, eos_token_id=2),
+                "smollm", True),
+    # GLM-5 (GlmMoeDsa): the DeepSeek-V2 layout with q-lora, the sparse-attention indexer,
+    # GLM's vocabulary, rope on half the rope head (partial_rotary_factor), indexer types
+    # from index_topk_freq 2 (full, full, shared), one next-token-prediction block
+    # (model.layers.3, see EXTRA_TENSORS) kept as blk.3.
+    "glmdsa": ("GlmMoeDsaForCausalLM", "glm_moe_dsa",
+               dict(MLA, vocab_size=BPE_VOCAB + 3, q_lora_rank=24, v_head_dim=12,
+                    n_group=1, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                    num_nextn_predict_layers=1, index_n_heads=2, index_head_dim=16,
+                    index_topk=64, index_topk_freq=2,
+                    rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                     "partial_rotary_factor": 0.5}),
+               "smollm-glm5", True),
 })
 
 
@@ -673,10 +732,87 @@ def _nomic_tensors(kw: dict) -> dict:
     return out
 
 
+def _deepseek_v1_tensors(kw: dict) -> dict:
+    """DeepseekForCausalLM's tensor names and shapes (deepseek-moe's remote code): Llama
+    attention, `first_k_dense_replace` dense MLPs, then per-expert MLPs, shared experts and
+    the router, an untied LM head."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv, ff = kw["num_attention_heads"], kw["num_key_value_heads"], kw["moe_intermediate_size"]
+    hd = e // nh
+    sh = ff * kw["n_shared_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "lm_head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        out[p + "mlp.gate.weight"] = (kw["n_routed_experts"], e)
+        out.update({p + "mlp.shared_experts.gate_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sh)})
+        for x in range(kw["n_routed_experts"]):
+            q = p + f"mlp.experts.{x}."
+            out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
+                        q + "down_proj.weight": (e, ff)})
+    return out
+
+
+def _kimik25_tensors(kw: dict) -> dict:
+    """Kimi-K2.5's checkpoint layout: the DeepSeek-V3 text model (MLA with q-lora, one dense
+    block, routed experts with the selection bias and a shared expert) under
+    `language_model.`, tied embeddings, and a vision tower and projector (`vision_tower.`,
+    `mm_projector.`) that the text conversion drops."""
+    t = kw["text_config"]
+    e, i, v = t["hidden_size"], t["intermediate_size"], t["vocab_size"]
+    nh, nope, rope, vd = (t["num_attention_heads"], t["qk_nope_head_dim"],
+                          t["qk_rope_head_dim"], t["v_head_dim"])
+    kvr, qr, ff, x = t["kv_lora_rank"], t["q_lora_rank"], t["moe_intermediate_size"], \
+        t["n_routed_experts"]
+    sh = ff * t["n_shared_experts"]
+    out = {"language_model.model.embed_tokens.weight": (v, e),
+           "language_model.model.norm.weight": (e,),
+           "vision_tower.patch_embed.proj.weight": (8, 3, 2, 2),
+           "mm_projector.proj.0.weight": (e, 32)}
+    for b in range(t["num_hidden_layers"]):
+        p = f"language_model.model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_a_proj.weight": (qr, e),
+                    p + "self_attn.q_a_layernorm.weight": (qr,),
+                    p + "self_attn.q_b_proj.weight": (nh * (nope + rope), qr),
+                    p + "self_attn.kv_a_proj_with_mqa.weight": (kvr + rope, e),
+                    p + "self_attn.kv_a_layernorm.weight": (kvr,),
+                    p + "self_attn.kv_b_proj.weight": (nh * (nope + vd), kvr),
+                    p + "self_attn.o_proj.weight": (e, nh * vd)})
+        if b < t["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.e_score_correction_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sh)})
+        for j in range(x):
+            q = p + f"mlp.experts.{j}."
+            out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
+                        q + "down_proj.weight": (e, ff)})
+    return out
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
+    "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
+    "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
 }
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
@@ -800,6 +936,8 @@ EXTRA_TENSORS = {
     "deepseek3": _mtp_deepseek,
     "glm4moe": _mtp_glm4moe,
     "glm4moelite": _mtp_copy_last,
+    "deepseek32": _mtp_copy_last,
+    "glmdsa": _mtp_copy_last,
     "qwen3next": _mtp_qwen,
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
@@ -971,7 +1109,17 @@ def add_tokenizer(kind: str, out: Path) -> None:
         tc["add_prefix_space"] = False
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
-    if kind == "smollm-glm45":
+    if kind == "smollm-ds32":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc.update(add_bos_token=True, add_eos_token=False, tokenizer_class="LlamaTokenizerFast")
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind == "smollm-glm5":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind in ("smollm-glm45", "smollm-glm5"):
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         for i, tok in enumerate(["[gMASK]", "<|user|>", "<|observation|>"]):
             tj["added_tokens"].append({"id": BPE_VOCAB + i, "content": tok, "single_word": False,

@@ -285,9 +285,9 @@ struct Cli {
     /// speculative decoding (the reference's --mtp): its layers and the tensors it shares
     /// with the model (embeddings, final norm, output), with the model's metadata; the
     /// default file name gets an `mtp-` prefix. Only for the classes the reference exports
-    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE). The model
-    /// and its draft in one pass: `--outtype q8_0,mtp` (or `mtp:q4_k_m`), or an output
-    /// `"mtp"` in a batch job.
+    /// MTP for (GLM-4.5 MoE, GLM-4.7-Flash, Qwen3-Next, Qwen3.5, Nemotron-H MoE,
+    /// DeepSeek-V3.2, GLM-5). The model and its draft in one pass: `--outtype q8_0,mtp` (or
+    /// `mtp:q4_k_m`), or an output `"mtp"` in a batch job.
     #[arg(long)]
     mtp: bool,
     /// Leave the multi-token-prediction (NextN) layers out (the reference's --no-mtp /

@@ -178,6 +178,10 @@ fixtures! {
     glm4moe => "glm4moe",
     gptoss => "gptoss",
     glm4moelite => "glm4moelite",
+    deepseek32 => "deepseek32",
+    deepseek => "deepseek",
+    kimik25 => "kimik25",
+    glmdsa => "glmdsa",
     // State-space and hybrid families (issue #14).
     mamba => "mamba",
     mamba2 => "mamba2",
@@ -238,6 +242,58 @@ fn unsupported_variants_are_refused() {
         e.contains("XLMRobertaForSequenceClassification") && e.contains("lora"),
         "{e}"
     );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// DeepSeek V3.2's tokenizer check: with a tokenizer.json, transformers 5 ignores
+/// tokenizer_config.json's `add_bos_token` and the class refuses the tokenizer (the golden
+/// records the reference's refusal); without one the setting is read and `true` passes on
+/// to the GPT-2 path.
+#[test]
+fn deepseek32_requires_add_bos_token() {
+    let work = scratch("arch-deepseek32-bos");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let dir = materialize("deepseek32", &work);
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("tokenizer_config.json") && e.contains("add_bos_token"),
+        "{e}"
+    );
+    // Without tokenizer.json the check passes; the GPT-2 path then needs the file.
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(!e.contains("add_bos_token"), "{e}");
+    // ... and `add_bos_token: false` is refused again.
+    let tc_path = dir.join("tokenizer_config.json");
+    let mut tc: Json = serde_json::from_str(&std::fs::read_to_string(&tc_path).unwrap()).unwrap();
+    tc["add_bos_token"] = Json::Bool(false);
+    std::fs::write(&tc_path, tc.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("add_bos_token"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// GLM's special tokens are looked up among the added tokens of the tokenizer transformers
+/// builds: a GPT2Tokenizer config (glm_moe_dsa registers no tokenizer class) rebuilds the
+/// pipeline and drops tokenizer.json's added tokens, so `[gMASK]` is missing and the
+/// conversion is refused, as the reference's `get_added_vocab()["[gMASK]"]` fails.
+#[test]
+fn glm_specials_come_from_the_built_tokenizer() {
+    let work = scratch("arch-glmdsa-specials");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let dir = materialize("glmdsa", &work);
+    let tc_path = dir.join("tokenizer_config.json");
+    let mut tc: Json = serde_json::from_str(&std::fs::read_to_string(&tc_path).unwrap()).unwrap();
+    tc["tokenizer_class"] = Json::from("GPT2Tokenizer");
+    std::fs::write(&tc_path, tc.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("[gMASK]"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }
 

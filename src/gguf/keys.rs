@@ -373,6 +373,20 @@ pub mod mla {
     pub const NEXTN_PREDICT_LAYERS: &str = "nextn_predict_layers";
 }
 
+/// `attention.indexer.*`: the lightning indexer of DeepSeek sparse attention (DSA), which
+/// picks the keys each query attends to, `{arch}.` + these.
+pub mod indexer {
+    /// The indexer's query heads.
+    pub const HEAD_COUNT: &str = "attention.indexer.head_count";
+    /// The indexer's key (and query head) size.
+    pub const KEY_LENGTH: &str = "attention.indexer.key_length";
+    /// The number of keys each query selects.
+    pub const TOP_K: &str = "attention.indexer.top_k";
+    /// Per layer: whether the indexer runs there (`full`) or the layer reuses the previous
+    /// full layer's selection.
+    pub const TYPES: &str = "attention.indexer.types";
+}
+
 /// `ssm.*`: state-space mixer parameters (Mamba, Mamba-2 and the hybrids), `{arch}.` + these.
 pub mod ssm {
     /// The depthwise convolution's kernel size.

@@ -327,6 +327,16 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
                     .and_then(Json::as_str)
                     .unwrap_or(default)
                     .to_string(),
+                TextType::NamedRenamed(default, renames) => {
+                    let named = tc.get("model_type").and_then(Json::as_str);
+                    match named.and_then(|n| renames.iter().find(|(from, _)| *from == n)) {
+                        Some((_, to)) => {
+                            tc.insert("model_type".into(), Json::from(*to));
+                            to.to_string()
+                        }
+                        None => named.unwrap_or(default).to_string(),
+                    }
+                }
             };
             if cfg
                 .get("text_config")

@@ -275,6 +275,10 @@ pub enum TextType {
     /// This class; a config without `text_config` has the text keys at its root, which the
     /// class moves into its `text_config` (Qwen2-VL's hub configs).
     Flat(&'static str),
+    /// Like [`TextType::Named`], except that a text_config naming the first `model_type` of
+    /// a pair is built (and shown, `model_type` included) as the second: the hub's
+    /// remote-code spelling of a class transformers has under another name.
+    NamedRenamed(&'static str, &'static [(&'static str, &'static str)]),
 }
 
 /// One architecture.

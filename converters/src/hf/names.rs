@@ -252,6 +252,14 @@ pub enum Tensor {
     EncFfnDown,
     /// `enc.output_norm`.
     EncOutputNorm,
+    /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
+    IndexerKNorm,
+    /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
+    IndexerProj,
+    /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
+    IndexerAttnK,
+    /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
+    IndexerAttnQB,
 }
 
 impl Tensor {
@@ -373,6 +381,10 @@ impl Tensor {
             T::LaurelL => "blk.{bid}.laurel_l",
             T::LaurelR => "blk.{bid}.laurel_r",
             T::LaurelPostNorm => "blk.{bid}.laurel_post_norm",
+            T::IndexerKNorm => "blk.{bid}.indexer.k_norm",
+            T::IndexerProj => "blk.{bid}.indexer.proj",
+            T::IndexerAttnK => "blk.{bid}.indexer.attn_k",
+            T::IndexerAttnQB => "blk.{bid}.indexer.attn_q_b",
         }
     }
 }
@@ -1077,6 +1089,25 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (
         T::LaurelPostNorm,
         &["model.layers.{bid}.laurel.post_laurel_norm"],
+    ),
+    (
+        T::IndexerKNorm,
+        &[
+            "model.layers.{bid}.self_attn.indexer.k_norm",
+            "model.layers.{bid}.self_attn.index_k_norm",
+        ],
+    ),
+    (
+        T::IndexerProj,
+        &["model.layers.{bid}.self_attn.indexer.weights_proj"],
+    ),
+    (
+        T::IndexerAttnK,
+        &["model.layers.{bid}.self_attn.indexer.wk"],
+    ),
+    (
+        T::IndexerAttnQB,
+        &["model.layers.{bid}.self_attn.indexer.wq_b"],
     ),
 ];
 

@@ -146,6 +146,10 @@ const ALWAYS_F32: &[&str] = &[
     "blk.{bid}.shortconv.conv",
     "blk.{bid}.altup_correct_coef",
     "blk.{bid}.altup_predict_coef",
+    "blk.{bid}.ssm_conv1d_q",
+    "blk.{bid}.ssm_conv1d_k",
+    "blk.{bid}.ssm_conv1d_v",
+    "blk.{bid}.indexer.proj",
 ];
 
 /// Tensors stored as F16 under the ternary outtypes.
@@ -279,6 +283,15 @@ mod tests {
         );
         assert_eq!(
             choose(q, "position_embd.weight", 2, 64, None),
+            GgmlType::F32
+        );
+        // The sparse-attention indexer's head weights and Kimi's q/k/v convolutions.
+        assert_eq!(
+            choose(q, "blk.2.indexer.proj.weight", 2, 64, Some(2)),
+            GgmlType::F32
+        );
+        assert_eq!(
+            choose(q, "blk.0.ssm_conv1d_k.weight", 2, 64, Some(0)),
             GgmlType::F32
         );
         assert_eq!(choose(q, "token_embd.weight", 2, 64, None), GgmlType::Q8_0);

@@ -22,7 +22,9 @@
 use ggufkit::gguf::keys::{attention, extra, llm, mla, rope};
 use serde_json::Value as Json;
 
-use super::{keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, MtpExport, Rules};
+use super::{
+    keep, no_extra, Arch, Experts, HeadDim, Hooks, ModelType, Modified, MtpExport, Rules, TextType,
+};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
@@ -65,7 +67,12 @@ pub(super) const MOE_NEXTN_TENSORS: &[Tensor] = &[
 
 /// DeepSeek V2 / V3.
 pub const DEEPSEEK2: Arch = Arch {
-    hf_names: &["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"],
+    hf_names: &[
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "KimiVLForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+    ],
     model_types: &[
         ModelType {
             name: "deepseek_v2",
@@ -131,7 +138,11 @@ pub const DEEPSEEK2: Arch = Arch {
             prepare: None,
         },
     ],
-    composites: &[],
+    // Kimi-K2.5's text_config names `kimi_k2`, which transformers builds as `deepseek_v3`.
+    composites: &[(
+        "kimi_k25",
+        TextType::NamedRenamed("deepseek_v3", &[("kimi_k2", "deepseek_v3")]),
+    )],
     gguf: "deepseek2",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,
@@ -395,7 +406,7 @@ fn lite_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// Python truthiness of a config value (absent and null are false).
-fn truthy(v: Option<&Json>) -> bool {
+pub(super) fn truthy(v: Option<&Json>) -> bool {
     match v {
         None | Some(Json::Null) => false,
         Some(Json::Bool(b)) => *b,
@@ -447,6 +458,21 @@ mod tests {
         assert_eq!(v.eval_f32().unwrap(), [20., 21., 50., 51.]);
         let wrong = Expr::constant(vec![0.; 10], vec![5, 2]);
         assert!(split_kv_b(&hp, "kv_b_proj.weight", wrong).is_err());
+    }
+
+    #[test]
+    fn kimi_k2_text_config_is_built_as_deepseek_v3() {
+        let cfg = serde_json::json!({
+            "architectures": ["KimiK25ForConditionalGeneration"],
+            "model_type": "kimi_k25",
+            "text_config": {"model_type": "kimi_k2", "hidden_size": 8},
+        });
+        let hp = crate::hf::config::from_json(cfg, "config.json".into()).unwrap();
+        // DeepseekV3Config's defaults fill what the file leaves out.
+        assert_eq!(hp.get("max_position_embeddings"), Some(&Json::from(4096)));
+        assert_eq!(hp.get("routed_scaling_factor"), Some(&Json::from(2.5)));
+        assert_eq!(hp.get("hidden_size"), Some(&Json::from(8)));
+        assert_eq!(hp.get("model_type"), Some(&Json::from("deepseek_v3")));
     }
 
     #[test]

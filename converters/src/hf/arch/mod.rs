@@ -48,8 +48,11 @@ mod smollm3;
 mod stablelm;
 mod starcoder;
 // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+mod deepseek;
 mod deepseek2;
+mod deepseek32;
 mod glm4moe;
+mod glm_dsa;
 mod gpt_oss;
 // Gated delta-net hybrids (issue #14, helper arch2).
 mod nemotron_h;
@@ -106,6 +109,9 @@ pub static ALL: &[&Arch] = &[
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
     &deepseek2::GLM4MOE_LITE,
+    &deepseek32::DEEPSEEK32,
+    &deepseek::DEEPSEEK,
+    &glm_dsa::GLM_DSA,
     // State-space and hybrid families (issue #14).
     &mamba::MAMBA,
     &mamba::MAMBA2,

@@ -128,7 +128,7 @@ impl HfTokenizer {
     }
 
     /// `tokenizer.get_added_vocab()`: content → id of every added token.
-    fn added_vocab(&self) -> HashMap<String, u32> {
+    pub(crate) fn added_vocab(&self) -> HashMap<String, u32> {
         let mut by_id: Vec<(u32, String)> = self
             .tok
             .get_added_tokens_decoder()

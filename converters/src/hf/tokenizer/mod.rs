@@ -403,18 +403,30 @@ fn gpt2_with_added_specials(
     choose: AddedSpecials,
 ) -> Result<VocabOutcome, ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
-    // `tokenizer.get_added_vocab()`: tokenizer.json's added tokens and tokenizer_config's
-    // added_tokens_decoder.
+    // `tokenizer.get_added_vocab()`. Where the tokenizer class transformers builds is
+    // modelled, its added tokens are the ones that class ends up with (a class that rebuilds
+    // its pipeline drops tokenizer.json's); otherwise tokenizer.json's added tokens and
+    // tokenizer_config's added_tokens_decoder.
     let mut added: Vec<(String, i128)> = Vec::new();
-    for t in hf.json["added_tokens"].as_array().into_iter().flatten() {
-        if let (Some(c), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) {
-            added.push((c.to_string(), id as i128));
+    if hf.specials.is_some() {
+        let mut by_id: Vec<(String, i128)> = hf
+            .added_vocab()
+            .into_iter()
+            .map(|(c, id)| (c, i128::from(id)))
+            .collect();
+        by_id.sort_by_key(|(_, id)| *id);
+        added = by_id;
+    } else {
+        for t in hf.json["added_tokens"].as_array().into_iter().flatten() {
+            if let (Some(c), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) {
+                added.push((c.to_string(), id as i128));
+            }
         }
-    }
-    if let Some(Json::Object(dec)) = tc.and_then(|t| t.get("added_tokens_decoder")) {
-        for (id, t) in dec {
-            if let (Some(c), Ok(id)) = (t["content"].as_str(), id.parse::<i128>()) {
-                added.push((c.to_string(), id));
+        if let Some(Json::Object(dec)) = tc.and_then(|t| t.get("added_tokens_decoder")) {
+            for (id, t) in dec {
+                if let (Some(c), Ok(id)) = (t["content"].as_str(), id.parse::<i128>()) {
+                    added.push((c.to_string(), id));
+                }
             }
         }
     }
