@@ -197,6 +197,10 @@ fixtures! {
     t5 => "t5",
     t5encoder => "t5encoder",
     gemma3n => "gemma3n",
+    gemma4 => "gemma4",
+    gemma4moe => "gemma4moe",
+    gemma4unified => "gemma4unified",
+    gemma4assistant => "gemma4assistant",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -589,4 +593,73 @@ fn gemma3n_conditional_generation_is_the_text_model() {
     let d = diff_manifests(&support::as_read_back(&ours), &want);
     let _ = std::fs::remove_dir_all(&work);
     assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+/// Gemma 4 Unified's text config has no expert width, and the reference looks it up
+/// (`find_hparam(["expert_intermediate_size", "moe_intermediate_size"])`: KeyError when
+/// neither key is there): without the key the fixture is refused, naming both keys, before
+/// anything is written.
+#[test]
+fn gemma4_unified_without_expert_width_is_refused() {
+    let work = scratch("arch-gemma4unified-no-moe");
+    let dir = materialize("gemma4unified", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg = read_json(&cfg_path);
+    let removed = cfg["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("moe_intermediate_size");
+    assert!(removed.is_some(), "the fixture names moe_intermediate_size");
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    let out = work.join("out.gguf");
+    let e = convert(&dir, OutType::F32, None, &out).expect_err("refused");
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(
+        e.contains("expert_intermediate_size") && e.contains("moe_intermediate_size"),
+        "{e}"
+    );
+}
+
+/// The assistant's config class makes every layer reuse the target model's KV cache when
+/// `num_kv_shared_layers` is 0, and defaults `backbone_hidden_size` to 1536: with both
+/// taken out of the fixture's config.json the reference writes `shared_kv_layers` 2 (the
+/// block count) and `embedding_length_out` 1536, and so do we; every other KV and tensor
+/// is the fixture's.
+#[test]
+fn gemma4_assistant_config_class_defaults() {
+    let work = scratch("arch-gemma4assistant-defaults");
+    let dir = materialize("gemma4assistant", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg = read_json(&cfg_path);
+    cfg["text_config"]["num_kv_shared_layers"] = Json::from(0);
+    cfg.as_object_mut().unwrap().remove("backbone_hidden_size");
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let ours = support::as_read_back(&ours);
+    let _ = std::fs::remove_dir_all(&work);
+    let want = read_json(&testdata("golden/gemma4assistant/convert-f32.json"));
+    let kv = |m: &Json, key: &str| {
+        m["kv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e[0] == key)
+            .cloned()
+    };
+    let shared = "gemma4-assistant.attention.shared_kv_layers";
+    let width = "gemma4-assistant.embedding_length_out";
+    assert_eq!(kv(&ours, shared).unwrap()[2], Json::from(2));
+    assert_eq!(kv(&ours, width).unwrap()[2], Json::from(1536));
+    assert_eq!(kv(&want, width).unwrap()[2], Json::from(24));
+    let others = |m: &Json| -> Vec<Json> {
+        m["kv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e[0] != width)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(others(&ours), others(&want));
+    assert_eq!(ours["tensors"], want["tensors"]);
 }

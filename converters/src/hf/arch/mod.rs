@@ -23,6 +23,8 @@ mod falcon;
 mod falcon_h1;
 mod gemma;
 mod gemma3n;
+mod gemma4;
+mod gemma4_assistant;
 mod glm4;
 mod gpt2;
 mod gptneox;
@@ -129,6 +131,9 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
+    &gemma4::GEMMA4,
+    &gemma4::GEMMA4_UNIFIED,
+    &gemma4_assistant::GEMMA4_ASSISTANT,
 ];
 
 /// The description for an HF architecture name.
