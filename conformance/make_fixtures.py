@@ -1321,6 +1321,7 @@ VARIANT_FIXTURES = [
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
     "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
+    "gemma4", "gemma4moe",
 ]
 
 
@@ -1564,6 +1565,28 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
         # The vision-language class's name on the text checkpoint: the same text model.
         v["arch-conditional"] = {"architectures": ["Gemma3nForConditionalGeneration"]}
+    if fx in ("gemma4", "gemma4moe"):
+        # Bidirectional attention over everything (non-causal, even window); the full layers'
+        # sizes from global_head_dim (and, keys equal to values, num_global_key_value_heads)
+        # instead of per_layer_config; the class defaults of the per-layer input size and the
+        # expert width; KV sharing and the double-wide MLP off; default rope on full layers
+        # (the reference asserts proportional).
+        full_rope = dict(c["rope_parameters"])
+        full_rope["full_attention"] = {"rope_type": "default", "rope_theta": 1000000.0}
+        v["fam-bidirectional-all"] = {"use_bidirectional_attention": "all",
+                                      "sliding_window": 65}
+        v["fam-full-rope-default"] = {"rope_parameters": full_rope}
+        v["fam-per-layer-absent"] = {"hidden_size_per_layer_input": None}
+        v["fam-moe-size-absent"] = {"moe_intermediate_size": None}
+        if fx == "gemma4":
+            v["fam-global-head-dim"] = {"per_layer_config": None, "global_head_dim": 64}
+            v["fam-kv-shared-0"] = {"num_kv_shared_layers": 0}
+            v["fam-double-wide-off"] = {"use_double_wide_mlp": False}
+        else:
+            v["fam-global-kv-heads"] = {"per_layer_config": None, "global_head_dim": 16,
+                                        "num_global_key_value_heads": 2}
+            v["fam-k-eq-v-off"] = {"attention_k_eq_v": False, "per_layer_config": None,
+                                   "global_head_dim": 16, "num_global_key_value_heads": 2}
     return v
 
 

@@ -532,15 +532,16 @@ fn plain_reads_by_rows_equal_whole_tensors() {
     assert!(split >= 100, "{split} tensors computed by rows");
 }
 
-/// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
-/// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
-/// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
-/// to the fixture's golden f32 file (the reference gives the same sha256 for this
-/// directory: the encoders are filtered out, `language_model.` is dropped).
-#[test]
-fn gemma3n_conditional_generation_is_the_text_model() {
-    let work = scratch("arch-gemma3n-conditional");
-    let dir = materialize("gemma3n", &work);
+/// Rewrites the text fixture in `dir` as a vision-language checkpoint of `class` (config
+/// `model_type`): its tensors under `model.language_model.`, the zero-filled F32 `encoders`
+/// beside them, its hparams in `text_config` next to the `sub_configs`.
+fn as_conditional_generation(
+    dir: &Path,
+    class: &str,
+    model_type: &str,
+    encoders: &[(&str, &[u64])],
+    sub_configs: Json,
+) {
     let st_path = dir.join("model.safetensors");
     let bytes = std::fs::read(&st_path).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
@@ -554,6 +555,41 @@ fn gemma3n_conditional_generation_is_the_text_model() {
         };
         renamed.insert(k, v.clone());
     }
+    for (name, shape) in encoders {
+        let start = data.len();
+        data.resize(start + 4 * shape.iter().product::<u64>() as usize, 0);
+        renamed.insert(
+            name.to_string(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    let h = serde_json::to_vec(&Json::Object(renamed)).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&data);
+    std::fs::write(&st_path, out).unwrap();
+    let cfg_path = dir.join("config.json");
+    let mut text = read_json(&cfg_path);
+    text.as_object_mut().unwrap().remove("architectures");
+    let mut cfg = serde_json::json!({
+        "architectures": [class], "model_type": model_type,
+        "text_config": text, "tie_word_embeddings": true,
+    });
+    for (k, v) in sub_configs.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+}
+
+/// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
+/// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
+/// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
+/// to the fixture's golden f32 file (the reference gives the same sha256 for this
+/// directory: the encoders are filtered out, `language_model.` is dropped).
+#[test]
+fn gemma3n_conditional_generation_is_the_text_model() {
+    let work = scratch("arch-gemma3n-conditional");
+    let dir = materialize("gemma3n", &work);
     let encoders: [(&str, &[u64]); 4] = [
         (
             "model.vision_tower.timm_model.conv_stem.conv.weight",
@@ -566,28 +602,14 @@ fn gemma3n_conditional_generation_is_the_text_model() {
         ),
         ("model.embed_audio.embedding.weight", &[4, 16]),
     ];
-    for (name, shape) in encoders {
-        let start = data.len();
-        data.resize(start + 4 * shape.iter().product::<u64>() as usize, 0);
-        renamed.insert(
-            name.into(),
-            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
-        );
-    }
-    let h = serde_json::to_vec(&Json::Object(renamed)).unwrap();
-    let mut out = (h.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(&h);
-    out.extend_from_slice(&data);
-    std::fs::write(&st_path, out).unwrap();
-    let cfg_path = dir.join("config.json");
-    let mut text = read_json(&cfg_path);
-    text.as_object_mut().unwrap().remove("architectures");
-    let cfg = serde_json::json!({
-        "architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
-        "text_config": text, "vision_config": {"model_type": "gemma3n_vision"},
-        "audio_config": {"model_type": "gemma3n_audio"}, "tie_word_embeddings": true,
-    });
-    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    as_conditional_generation(
+        &dir,
+        "Gemma3nForConditionalGeneration",
+        "gemma3n",
+        &encoders,
+        serde_json::json!({"vision_config": {"model_type": "gemma3n_vision"},
+            "audio_config": {"model_type": "gemma3n_audio"}}),
+    );
     let want = read_json(&testdata("golden/gemma3n/convert-f32.json"));
     let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
     let d = diff_manifests(&support::as_read_back(&ours), &want);
@@ -662,4 +684,36 @@ fn gemma4_assistant_config_class_defaults() {
     };
     assert_eq!(others(&ours), others(&want));
     assert_eq!(ours["tensors"], want["tensors"]);
+}
+
+/// `Gemma4ForConditionalGeneration`'s text half is the Gemma 4 text model: the gemma4 fixture
+/// rewritten as the vision-language checkpoint (vision and audio tower and embedder tensors
+/// beside the text ones, a `gemma4` config) converts to the fixture's golden f32 file, as
+/// the reference does (same sha256 for this directory).
+#[test]
+fn gemma4_conditional_generation_is_the_text_model() {
+    let work = scratch("arch-gemma4-conditional");
+    let dir = materialize("gemma4", &work);
+    let encoders: [(&str, &[u64]); 4] = [
+        (
+            "model.vision_tower.patch_embedder.input_proj.weight",
+            &[4, 12],
+        ),
+        ("model.embed_vision.embedding_projection.weight", &[16, 4]),
+        ("model.audio_tower.output_proj.weight", &[4, 4]),
+        ("model.embed_audio.embedding_projection.weight", &[16, 4]),
+    ];
+    as_conditional_generation(
+        &dir,
+        "Gemma4ForConditionalGeneration",
+        "gemma4",
+        &encoders,
+        serde_json::json!({"vision_config": {"model_type": "gemma4_vision"},
+            "audio_config": {"model_type": "gemma4_audio"}}),
+    );
+    let want = read_json(&testdata("golden/gemma4/convert-f32.json"));
+    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(d.is_empty(), "{}", d.join("\n"));
 }

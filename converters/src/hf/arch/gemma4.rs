@@ -201,17 +201,21 @@ fn layer_count(cfg: &Map<String, Json>) -> Option<u64> {
 /// `num_global_key_value_heads` for every full-attention layer (both keys are consumed).
 /// `false` (AutoConfig raises) when the layer count is not a count.
 fn post_init(cfg: &mut Map<String, Json>) -> bool {
-    post_init_with(cfg, 512)
+    post_init_with(cfg, 512, TEXT_CONFIG.defaults)
 }
 
 /// `Gemma4UnifiedTextConfig.__post_init__`: [`post_init`]'s with its own default window.
 fn unified_post_init(cfg: &mut Map<String, Json>) -> bool {
-    post_init_with(cfg, 1024)
+    post_init_with(cfg, 1024, UNIFIED_TEXT_CONFIG.defaults)
 }
 
 /// The shared `__post_init__` of the Gemma 4 text configs (`default_window`: the class's
-/// `sliding_window` default).
-fn post_init_with(cfg: &mut Map<String, Json>, default_window: u64) -> bool {
+/// `sliding_window` default, `defaults`: its field defaults).
+fn post_init_with(
+    cfg: &mut Map<String, Json>,
+    default_window: u64,
+    defaults: &[super::ConfigDefault],
+) -> bool {
     let Some(n) = layer_count(cfg) else {
         return false;
     };
@@ -283,11 +287,63 @@ fn post_init_with(cfg: &mut Map<String, Json>, default_window: u64) -> bool {
         }
         cfg.insert("per_layer_config".into(), Json::Object(per_layer));
     }
+    keep_overrides_only(cfg, defaults);
     true
+}
+
+/// transformers keeps in `per_layer_config` only what differs from the config itself: a
+/// layer's value equal to the config's (or its class default) is dropped, and so is a layer
+/// left with nothing (a full layer whose head size is `head_dim` then has none, and the
+/// reference refuses the model).
+fn keep_overrides_only(cfg: &mut Map<String, Json>, defaults: &[super::ConfigDefault]) {
+    let base = |cfg: &Map<String, Json>, key: &str| {
+        cfg.get(key)
+            .cloned()
+            .or_else(|| defaults.iter().find(|(k, _)| *k == key).map(|(_, v)| v()))
+    };
+    let same = |a: &Json, b: &Json| match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    };
+    let Some(Json::Object(per_layer)) = cfg.get("per_layer_config").cloned() else {
+        return;
+    };
+    let mut kept = Map::new();
+    for (idx, layer) in per_layer {
+        let Json::Object(layer) = layer else {
+            kept.insert(idx, layer);
+            continue;
+        };
+        let layer: Map<String, Json> = layer
+            .into_iter()
+            .filter(|(k, v)| !base(cfg, k).is_some_and(|b| same(&b, v)))
+            .collect();
+        if !layer.is_empty() {
+            kept.insert(idx, Json::Object(layer));
+        }
+    }
+    cfg.insert("per_layer_config".into(), Json::Object(kept));
 }
 
 /// `Gemma4Model.set_vocab`.
 pub(super) fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    // `LlamaHfVocab` loads the tokenizer through AutoTokenizer, which builds the config
+    // again and lets its validation error through (the reference's own config loading falls
+    // back to config.json instead): a value the config class's field cannot hold is refused.
+    match b.hparams().get("use_bidirectional_attention") {
+        None | Some(Json::Null) => {}
+        Some(Json::String(s)) if s == "all" || s == "vision" => {}
+        Some(v) => {
+            return Err(ConvertError::format(
+                b.dir().join("config.json"),
+                None,
+                format!(
+                    "use_bidirectional_attention: expected \"all\", \"vision\" or null, \
+                     found {v} (transformers refuses this config when it loads the tokenizer)"
+                ),
+            ))
+        }
+    }
     let path = b.llama_hf_as("gemma4", VISIBLE_TOKENS)?;
     b.set_bool(ADD_SPACE_PREFIX, false);
     b.set_bool(ADD_BOS, true);
@@ -609,6 +665,29 @@ mod tests {
             cfg["rope_parameters"]["full_attention"]["rope_type"],
             json!("proportional")
         );
+    }
+
+    #[test]
+    fn per_layer_config_keeps_only_overrides() {
+        let mut cfg = Map::new();
+        cfg.insert("num_hidden_layers".into(), json!(2));
+        cfg.insert("head_dim".into(), json!(16));
+        cfg.insert("num_key_value_heads".into(), json!(2));
+        cfg.insert("attention_k_eq_v".into(), json!(true));
+        cfg.insert("global_head_dim".into(), json!(32));
+        cfg.insert("num_global_key_value_heads".into(), json!(2));
+        assert!(post_init(&mut cfg));
+        assert_eq!(cfg["per_layer_config"], json!({"1": {"head_dim": 32}}));
+        // A given per_layer_config is reduced alike (4 is the class's KV head default).
+        let mut cfg = Map::new();
+        cfg.insert("num_hidden_layers".into(), json!(2));
+        cfg.insert("head_dim".into(), json!(16));
+        cfg.insert(
+            "per_layer_config".into(),
+            json!({"1": {"head_dim": 16, "num_key_value_heads": 4}}),
+        );
+        assert!(post_init(&mut cfg));
+        assert_eq!(cfg["per_layer_config"], json!({}));
     }
 
     #[test]
