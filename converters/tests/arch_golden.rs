@@ -717,3 +717,37 @@ fn gemma4_conditional_generation_is_the_text_model() {
     let _ = std::fs::remove_dir_all(&work);
     assert!(d.is_empty(), "{}", d.join("\n"));
 }
+
+/// `Gemma4AssistantConfig` refuses a text config with per-layer inputs, experts, a
+/// double-wide MLP or layers that do not all share the KV cache (transformers raises, and
+/// the reference's tokenizer loading lets the error through): each is refused, naming the
+/// key. The class defaults of the text config (per-layer input sizes 256 and 262144) are
+/// such values, so a config that does not zero them is refused too.
+#[test]
+fn gemma4_assistant_invalid_architectures_are_refused() {
+    let cases: [(&str, Json); 5] = [
+        ("vocab_size_per_layer_input", Json::Null),
+        ("hidden_size_per_layer_input", Json::from(4)),
+        ("num_kv_shared_layers", Json::from(1)),
+        ("enable_moe_block", Json::Bool(true)),
+        ("use_double_wide_mlp", Json::Bool(true)),
+    ];
+    for (key, value) in cases {
+        let work = scratch("arch-gemma4assistant-invalid");
+        let dir = materialize("gemma4assistant", &work);
+        let cfg_path = dir.join("config.json");
+        let mut cfg = read_json(&cfg_path);
+        let tc = cfg["text_config"].as_object_mut().unwrap();
+        if value.is_null() {
+            tc.remove(key);
+        } else {
+            tc.insert(key.into(), value);
+        }
+        std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+        let out = work.join("out.gguf");
+        let e = convert(&dir, OutType::F32, None, &out).expect_err(key);
+        assert!(!out.exists(), "{key}: a refused conversion left a file");
+        let _ = std::fs::remove_dir_all(&work);
+        assert!(e.contains(key), "{key}: {e}");
+    }
+}

@@ -107,6 +107,9 @@ fn assistant_params(p: &mut Params) -> Result<(), ConvertError> {
                 .or_insert_with(|| Json::from(d));
         }
     }
+    if class_default(p.hp) == Some(1536) {
+        validate_architecture(&hp)?;
+    }
     let mut q = Params {
         hp: &hp,
         arch: p.arch,
@@ -118,6 +121,55 @@ fn assistant_params(p: &mut Params) -> Result<(), ConvertError> {
     q.req_u32(layered::EMBEDDING_LENGTH_OUT, &["backbone_hidden_size"])?;
     let n = q.block_count()?;
     q.u32(mla::NEXTN_PREDICT_LAYERS, n)
+}
+
+/// `Gemma4AssistantConfig.validate_architecture`: no per-layer inputs, experts or
+/// double-wide MLP, and every layer sharing the KV cache. transformers raises when it builds
+/// such a config, and the reference's tokenizer loading builds it again and lets the error
+/// through: the model is refused.
+fn validate_architecture(hp: &Hparams) -> Result<(), ConvertError> {
+    let problem = |what: String| {
+        Err(ConvertError::format(
+            &hp.path,
+            None,
+            format!("{what} (Gemma4AssistantConfig refuses this config)"),
+        ))
+    };
+    let is_zero = |k: &str| hp.get(k).and_then(Json::as_f64) == Some(0.0);
+    for k in ["hidden_size_per_layer_input"] {
+        if !is_zero(k) {
+            return problem(format!("{k} must be 0, got {}", show(hp.get(k))));
+        }
+    }
+    for k in ["enable_moe_block", "use_double_wide_mlp"] {
+        if hp.get(k) != Some(&Json::Bool(false)) {
+            return problem(format!("{k} must be False, got {}", show(hp.get(k))));
+        }
+    }
+    if !is_zero("vocab_size_per_layer_input") {
+        let v = show(hp.get("vocab_size_per_layer_input"));
+        return problem(format!("vocab_size_per_layer_input must be 0, got {v}"));
+    }
+    let shared = hp.get("num_kv_shared_layers");
+    let layers = hp.get("num_hidden_layers");
+    let equal = match (shared.and_then(Json::as_f64), layers.and_then(Json::as_f64)) {
+        (Some(a), Some(b)) => a == b,
+        _ => shared == layers,
+    };
+    if !equal {
+        return problem(format!(
+            "all layers of a Gemma 4 assistant must share the KV cache: \
+             num_kv_shared_layers {} is not num_hidden_layers {}",
+            show(shared),
+            show(layers)
+        ));
+    }
+    Ok(())
+}
+
+/// A config value as a message shows it (absent: None).
+fn show(v: Option<&Json>) -> String {
+    v.map_or("None".to_string(), Json::to_string)
 }
 
 #[cfg(test)]
