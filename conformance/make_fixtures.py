@@ -90,6 +90,13 @@ SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # the files of the synced gemma3 fixture (testdata/hf/gemma3, referenced, not copied).
 TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
                        ["tokenizer_config.json", "special_tokens_map.json"])
+# Gemma 4 (`LlamaHfVocab`, tokenizer.json only): Gemma's 1000-piece byte-fallback BPE file
+# with Gemma 4's chat-parser tokens appended as special added tokens (ids 1000-1004, in
+# tokenizer.json and tokenizer_config.json; the class writes four of them as USER_DEFINED)
+# and no tokenizer.model, as Gemma 4 ships.
+TOKENIZERS["gemma4"] = ("gemma3", ["tokenizer.json"],
+                        ["tokenizer_config.json", "special_tokens_map.json"])
+GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
@@ -505,8 +512,14 @@ def _untied(cfg: dict) -> None:
     cfg["tie_word_embeddings"] = False
 
 
+def _gemma4_unified_moe_size(cfg: dict) -> None:
+    """Gemma 4 Unified: the expert width the reference looks up, present and null."""
+    cfg["text_config"]["moe_intermediate_size"] = None
+
+
 CONFIG_EDITS = {
     "t5": _untied,
+    "gemma4unified": _gemma4_unified_moe_size,
     "qwen35moe": _qwen35_text_type,
     "granitehybrid": _hub_layer_types,
     "granitehybrid-attn": _hub_layer_types,
@@ -715,6 +728,58 @@ FIXTURES.update({
     "gemma3n": ("Gemma3nForCausalLM", "gemma3n_text", dict(GEMMA3N), "gemma", True),
 })
 
+
+# Gemma 4 (helper gemma4), E2B style: per-layer input embeddings (hidden 4 per layer), sliding
+# and full layers with their own head sizes (16 and 32) and rope layouts, the last two layers
+# sharing the KV cache of the first two (no k/v tensors) with double-wide MLPs, logit
+# soft-capping. The MoE fixture (26B-A4B style): 3 experts, 2 used, keys equal to values on
+# full layers with their own KV head count, no per-layer embeddings. The tokenizer is the
+# byte-fallback BPE file (1005 tokens); the embedding has 1024 rows and is cut by the class.
+GEMMA4 = dict(hidden_size=16, intermediate_size=40, num_hidden_layers=4,
+              num_attention_heads=2, num_key_value_heads=1, head_dim=16, global_head_dim=32,
+              hidden_size_per_layer_input=4, vocab_size=1024, vocab_size_per_layer_input=1024,
+              num_kv_shared_layers=2, use_double_wide_mlp=True, sliding_window=64,
+              max_position_embeddings=4096, final_logit_softcapping=30.0,
+              layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention"],
+              bos_token_id=2, eos_token_id=1, pad_token_id=0)
+GEMMA4_MOE = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=2, head_dim=8, global_head_dim=16,
+                  num_global_key_value_heads=1, attention_k_eq_v=True,
+                  hidden_size_per_layer_input=0, vocab_size=1024,
+                  vocab_size_per_layer_input=1024, enable_moe_block=True, num_experts=3,
+                  top_k_experts=2, moe_intermediate_size=12, sliding_window=32,
+                  max_position_embeddings=4096,
+                  layer_types=["sliding_attention", "full_attention"],
+                  bos_token_id=2, eos_token_id=1, pad_token_id=0)
+# Gemma 4 Unified (text; the transformer-less vision and audio embedders are filtered out):
+# transformers 5 saves no `moe_intermediate_size` for its text config and the reference then
+# fails on it (KeyError), so config.json names it (null), and generation_config.json lists
+# tokens to suppress. The assistant (MTP draft head, arch gemma4-assistant): every layer reuses
+# the target model's KV cache, ordered embeddings (a masked embedder the reference skips),
+# pre/post projections to the target model's width.
+GEMMA4_TEXT = dict(vocab_size=1024, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                   num_attention_heads=2, num_key_value_heads=1, head_dim=8, global_head_dim=16,
+                   layer_types=["sliding_attention", "full_attention"], sliding_window=32,
+                   max_position_embeddings=4096, bos_token_id=2, eos_token_id=1, pad_token_id=0)
+FIXTURES.update({
+    "gemma4": ("Gemma4ForCausalLM", "gemma4_text", dict(GEMMA4), "gemma4", True),
+    "gemma4moe": ("Gemma4ForCausalLM", "gemma4_text", dict(GEMMA4_MOE), "gemma4", False),
+    "gemma4unified": ("Gemma4UnifiedForConditionalGeneration", "gemma4_unified",
+                      dict(text_config=dict(GEMMA4_TEXT, final_logit_softcapping=30.0),
+                           vision_config=dict(patch_size=2, pooling_kernel_size=2,
+                                              mm_embed_dim=16, mm_posemb_size=8,
+                                              output_proj_dims=16),
+                           audio_config=dict(audio_embed_dim=8)),
+                      "gemma4", True),
+    "gemma4assistant": ("Gemma4AssistantForCausalLM", "gemma4_assistant",
+                        dict(text_config=dict(GEMMA4_TEXT, model_type="gemma4_text",
+                                              hidden_size_per_layer_input=0,
+                                              vocab_size_per_layer_input=0),
+                             backbone_hidden_size=24, use_ordered_embeddings=True,
+                             num_centroids=8, centroid_intermediate_top_k=2),
+                        "gemma4", True),
+})
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -970,7 +1035,16 @@ EXTRA_FILES = {
     "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
     "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
     "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
+    "gemma4unified": lambda out: _suppress_tokens(out, [5, 1003]),
 }
+
+
+def _suppress_tokens(out: Path, ids: list[int]) -> None:
+    """generation_config.json with `suppress_tokens`."""
+    p = out / "generation_config.json"
+    gen = json.loads(p.read_text(encoding="utf-8"))
+    gen["suppress_tokens"] = ids
+    p.write_text(json.dumps(gen, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _xlmr_tokenizer(out: Path) -> None:
@@ -1127,6 +1201,22 @@ def add_tokenizer(kind: str, out: Path) -> None:
                                        "special": True})
         (out / "tokenizer.json").write_text(
             json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    if kind == "gemma4":
+        tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+        for i, tok in enumerate(GEMMA4_ADDED):
+            tj["added_tokens"].append({"id": SPM_VOCAB + i, "content": tok, "single_word": False,
+                                       "lstrip": False, "rstrip": False, "normalized": False,
+                                       "special": True})
+        (out / "tokenizer.json").write_text(
+            json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        # transformers 5 takes a Gemma tokenizer's added tokens from tokenizer_config.json.
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        for i, tok in enumerate(GEMMA4_ADDED):
+            tc["added_tokens_decoder"][str(SPM_VOCAB + i)] = {
+                "content": tok, "lstrip": False, "normalized": False, "rstrip": False,
+                "single_word": False, "special": True}
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
     if kind == "smollm-glm":
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
@@ -1379,6 +1469,7 @@ VARIANT_FIXTURES = [
     "qwen2moe", "olmoe", "granitemoe", "phimoe", "ernie4_5moe", "llama4-vl", "granitemoeshared",
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
     "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
+    "gemma4", "gemma4moe",
 ]
 
 
@@ -1622,6 +1713,28 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
         # The vision-language class's name on the text checkpoint: the same text model.
         v["arch-conditional"] = {"architectures": ["Gemma3nForConditionalGeneration"]}
+    if fx in ("gemma4", "gemma4moe"):
+        # Bidirectional attention over everything (non-causal, even window); the full layers'
+        # sizes from global_head_dim (and, keys equal to values, num_global_key_value_heads)
+        # instead of per_layer_config; the class defaults of the per-layer input size and the
+        # expert width; KV sharing and the double-wide MLP off; default rope on full layers
+        # (the reference asserts proportional).
+        full_rope = dict(c["rope_parameters"])
+        full_rope["full_attention"] = {"rope_type": "default", "rope_theta": 1000000.0}
+        v["fam-bidirectional-all"] = {"use_bidirectional_attention": "all",
+                                      "sliding_window": 65}
+        v["fam-full-rope-default"] = {"rope_parameters": full_rope}
+        v["fam-per-layer-absent"] = {"hidden_size_per_layer_input": None}
+        v["fam-moe-size-absent"] = {"moe_intermediate_size": None}
+        if fx == "gemma4":
+            v["fam-global-head-dim"] = {"per_layer_config": None, "global_head_dim": 64}
+            v["fam-kv-shared-0"] = {"num_kv_shared_layers": 0}
+            v["fam-double-wide-off"] = {"use_double_wide_mlp": False}
+        else:
+            v["fam-global-kv-heads"] = {"per_layer_config": None, "global_head_dim": 16,
+                                        "num_global_key_value_heads": 2}
+            v["fam-k-eq-v-off"] = {"attention_k_eq_v": False, "per_layer_config": None,
+                                   "global_head_dim": 16, "num_global_key_value_heads": 2}
     return v
 
 

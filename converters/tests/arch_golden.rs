@@ -201,6 +201,10 @@ fixtures! {
     t5 => "t5",
     t5encoder => "t5encoder",
     gemma3n => "gemma3n",
+    gemma4 => "gemma4",
+    gemma4moe => "gemma4moe",
+    gemma4unified => "gemma4unified",
+    gemma4assistant => "gemma4assistant",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -584,15 +588,16 @@ fn plain_reads_by_rows_equal_whole_tensors() {
     assert!(split >= 100, "{split} tensors computed by rows");
 }
 
-/// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
-/// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
-/// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
-/// to the fixture's golden f32 file (the reference gives the same sha256 for this
-/// directory: the encoders are filtered out, `language_model.` is dropped).
-#[test]
-fn gemma3n_conditional_generation_is_the_text_model() {
-    let work = scratch("arch-gemma3n-conditional");
-    let dir = materialize("gemma3n", &work);
+/// Rewrites the text fixture in `dir` as a vision-language checkpoint of `class` (config
+/// `model_type`): its tensors under `model.language_model.`, the zero-filled F32 `encoders`
+/// beside them, its hparams in `text_config` next to the `sub_configs`.
+fn as_conditional_generation(
+    dir: &Path,
+    class: &str,
+    model_type: &str,
+    encoders: &[(&str, &[u64])],
+    sub_configs: Json,
+) {
     let st_path = dir.join("model.safetensors");
     let bytes = std::fs::read(&st_path).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
@@ -606,6 +611,41 @@ fn gemma3n_conditional_generation_is_the_text_model() {
         };
         renamed.insert(k, v.clone());
     }
+    for (name, shape) in encoders {
+        let start = data.len();
+        data.resize(start + 4 * shape.iter().product::<u64>() as usize, 0);
+        renamed.insert(
+            name.to_string(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    let h = serde_json::to_vec(&Json::Object(renamed)).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&data);
+    std::fs::write(&st_path, out).unwrap();
+    let cfg_path = dir.join("config.json");
+    let mut text = read_json(&cfg_path);
+    text.as_object_mut().unwrap().remove("architectures");
+    let mut cfg = serde_json::json!({
+        "architectures": [class], "model_type": model_type,
+        "text_config": text, "tie_word_embeddings": true,
+    });
+    for (k, v) in sub_configs.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+}
+
+/// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
+/// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
+/// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
+/// to the fixture's golden f32 file (the reference gives the same sha256 for this
+/// directory: the encoders are filtered out, `language_model.` is dropped).
+#[test]
+fn gemma3n_conditional_generation_is_the_text_model() {
+    let work = scratch("arch-gemma3n-conditional");
+    let dir = materialize("gemma3n", &work);
     let encoders: [(&str, &[u64]); 4] = [
         (
             "model.vision_tower.timm_model.conv_stem.conv.weight",
@@ -618,31 +658,152 @@ fn gemma3n_conditional_generation_is_the_text_model() {
         ),
         ("model.embed_audio.embedding.weight", &[4, 16]),
     ];
-    for (name, shape) in encoders {
-        let start = data.len();
-        data.resize(start + 4 * shape.iter().product::<u64>() as usize, 0);
-        renamed.insert(
-            name.into(),
-            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
-        );
-    }
-    let h = serde_json::to_vec(&Json::Object(renamed)).unwrap();
-    let mut out = (h.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(&h);
-    out.extend_from_slice(&data);
-    std::fs::write(&st_path, out).unwrap();
-    let cfg_path = dir.join("config.json");
-    let mut text = read_json(&cfg_path);
-    text.as_object_mut().unwrap().remove("architectures");
-    let cfg = serde_json::json!({
-        "architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
-        "text_config": text, "vision_config": {"model_type": "gemma3n_vision"},
-        "audio_config": {"model_type": "gemma3n_audio"}, "tie_word_embeddings": true,
-    });
-    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    as_conditional_generation(
+        &dir,
+        "Gemma3nForConditionalGeneration",
+        "gemma3n",
+        &encoders,
+        serde_json::json!({"vision_config": {"model_type": "gemma3n_vision"},
+            "audio_config": {"model_type": "gemma3n_audio"}}),
+    );
     let want = read_json(&testdata("golden/gemma3n/convert-f32.json"));
     let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
     let d = diff_manifests(&support::as_read_back(&ours), &want);
     let _ = std::fs::remove_dir_all(&work);
     assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+/// Gemma 4 Unified's text config has no expert width, and the reference looks it up
+/// (`find_hparam(["expert_intermediate_size", "moe_intermediate_size"])`: KeyError when
+/// neither key is there): without the key the fixture is refused, naming both keys, before
+/// anything is written.
+#[test]
+fn gemma4_unified_without_expert_width_is_refused() {
+    let work = scratch("arch-gemma4unified-no-moe");
+    let dir = materialize("gemma4unified", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg = read_json(&cfg_path);
+    let removed = cfg["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("moe_intermediate_size");
+    assert!(removed.is_some(), "the fixture names moe_intermediate_size");
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    let out = work.join("out.gguf");
+    let e = convert(&dir, OutType::F32, None, &out).expect_err("refused");
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(
+        e.contains("expert_intermediate_size") && e.contains("moe_intermediate_size"),
+        "{e}"
+    );
+}
+
+/// The assistant's config class makes every layer reuse the target model's KV cache when
+/// `num_kv_shared_layers` is 0, and defaults `backbone_hidden_size` to 1536: with both
+/// taken out of the fixture's config.json the reference writes `shared_kv_layers` 2 (the
+/// block count) and `embedding_length_out` 1536, and so do we; every other KV and tensor
+/// is the fixture's.
+#[test]
+fn gemma4_assistant_config_class_defaults() {
+    let work = scratch("arch-gemma4assistant-defaults");
+    let dir = materialize("gemma4assistant", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg = read_json(&cfg_path);
+    cfg["text_config"]["num_kv_shared_layers"] = Json::from(0);
+    cfg.as_object_mut().unwrap().remove("backbone_hidden_size");
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let ours = support::as_read_back(&ours);
+    let _ = std::fs::remove_dir_all(&work);
+    let want = read_json(&testdata("golden/gemma4assistant/convert-f32.json"));
+    let kv = |m: &Json, key: &str| {
+        m["kv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e[0] == key)
+            .cloned()
+    };
+    let shared = "gemma4-assistant.attention.shared_kv_layers";
+    let width = "gemma4-assistant.embedding_length_out";
+    assert_eq!(kv(&ours, shared).unwrap()[2], Json::from(2));
+    assert_eq!(kv(&ours, width).unwrap()[2], Json::from(1536));
+    assert_eq!(kv(&want, width).unwrap()[2], Json::from(24));
+    let others = |m: &Json| -> Vec<Json> {
+        m["kv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e[0] != width)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(others(&ours), others(&want));
+    assert_eq!(ours["tensors"], want["tensors"]);
+}
+
+/// `Gemma4ForConditionalGeneration`'s text half is the Gemma 4 text model: the gemma4 fixture
+/// rewritten as the vision-language checkpoint (vision and audio tower and embedder tensors
+/// beside the text ones, a `gemma4` config) converts to the fixture's golden f32 file, as
+/// the reference does (same sha256 for this directory).
+#[test]
+fn gemma4_conditional_generation_is_the_text_model() {
+    let work = scratch("arch-gemma4-conditional");
+    let dir = materialize("gemma4", &work);
+    let encoders: [(&str, &[u64]); 4] = [
+        (
+            "model.vision_tower.patch_embedder.input_proj.weight",
+            &[4, 12],
+        ),
+        ("model.embed_vision.embedding_projection.weight", &[16, 4]),
+        ("model.audio_tower.output_proj.weight", &[4, 4]),
+        ("model.embed_audio.embedding_projection.weight", &[16, 4]),
+    ];
+    as_conditional_generation(
+        &dir,
+        "Gemma4ForConditionalGeneration",
+        "gemma4",
+        &encoders,
+        serde_json::json!({"vision_config": {"model_type": "gemma4_vision"},
+            "audio_config": {"model_type": "gemma4_audio"}}),
+    );
+    let want = read_json(&testdata("golden/gemma4/convert-f32.json"));
+    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+/// `Gemma4AssistantConfig` refuses a text config with per-layer inputs, experts, a
+/// double-wide MLP or layers that do not all share the KV cache (transformers raises, and
+/// the reference's tokenizer loading lets the error through): each is refused, naming the
+/// key. The class defaults of the text config (per-layer input sizes 256 and 262144) are
+/// such values, so a config that does not zero them is refused too.
+#[test]
+fn gemma4_assistant_invalid_architectures_are_refused() {
+    let cases: [(&str, Json); 5] = [
+        ("vocab_size_per_layer_input", Json::Null),
+        ("hidden_size_per_layer_input", Json::from(4)),
+        ("num_kv_shared_layers", Json::from(1)),
+        ("enable_moe_block", Json::Bool(true)),
+        ("use_double_wide_mlp", Json::Bool(true)),
+    ];
+    for (key, value) in cases {
+        let work = scratch("arch-gemma4assistant-invalid");
+        let dir = materialize("gemma4assistant", &work);
+        let cfg_path = dir.join("config.json");
+        let mut cfg = read_json(&cfg_path);
+        let tc = cfg["text_config"].as_object_mut().unwrap();
+        if value.is_null() {
+            tc.remove(key);
+        } else {
+            tc.insert(key.into(), value);
+        }
+        std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+        let out = work.join("out.gguf");
+        let e = convert(&dir, OutType::F32, None, &out).expect_err(key);
+        assert!(!out.exists(), "{key}: a refused conversion left a file");
+        let _ = std::fs::remove_dir_all(&work);
+        assert!(e.contains(key), "{key}: {e}");
+    }
 }

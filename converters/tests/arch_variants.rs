@@ -229,6 +229,8 @@ fixtures! {
     falcon => "falcon",
     gemma3 => "gemma3",
     gemma3n => "gemma3n",
+    gemma4 => "gemma4",
+    gemma4moe => "gemma4moe",
     glm4 => "glm4",
     gptbigcode => "gptbigcode",
     gptneox => "gptneox",

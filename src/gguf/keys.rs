@@ -503,3 +503,21 @@ pub mod clip {
         pub const PROJECTOR_STACK_FACTOR: &str = "clip.audio.projector.stack_factor";
     }
 }
+
+/// Per-architecture keys of models whose sliding-window layers have their own head and
+/// rotary sizes, whose last layers reuse earlier layers' KV cache, and which add a per-layer
+/// input embedding (`{arch}.` + these).
+pub mod layered {
+    /// `attention.key_length_swa`: the key head size of sliding-window layers.
+    pub const KEY_LENGTH_SWA: &str = "attention.key_length_swa";
+    /// `attention.value_length_swa`: the value head size of sliding-window layers.
+    pub const VALUE_LENGTH_SWA: &str = "attention.value_length_swa";
+    /// `rope.dimension_count_swa`: the rotary dimensions of sliding-window layers.
+    pub const ROPE_DIMENSION_COUNT_SWA: &str = "rope.dimension_count_swa";
+    /// `attention.shared_kv_layers`: how many last layers reuse an earlier layer's KV cache.
+    pub const SHARED_KV_LAYERS: &str = "attention.shared_kv_layers";
+    /// `embedding_length_per_layer_input`: the width of the per-layer input embedding.
+    pub const EMBEDDING_LENGTH_PER_LAYER_INPUT: &str = "embedding_length_per_layer_input";
+    /// `embedding_length_out`: the width of the hidden state a draft head hands back.
+    pub const EMBEDDING_LENGTH_OUT: &str = "embedding_length_out";
+}

@@ -93,6 +93,9 @@ pub enum Modified {
     Drop,
     /// These tensors (GGUF names, or HF names the table maps), written as they are.
     Out(Vec<(String, Expr)>),
+    /// These tensors under exactly these GGUF names, not looked up in the table (a class
+    /// that yields a name with a suffix the table has no spelling for, such as `.scale`).
+    Named(Vec<(String, Expr)>),
 }
 
 /// A class's next-token-prediction renaming (see [`Rules::mtp`]), run on the filtered tensors
@@ -219,6 +222,10 @@ pub struct VocabQuirks {
     /// The hparams a SentencePiece vocabulary takes its size from, the first present
     /// (possibly null) winning; a class that hides one during `set_vocab` leaves it out.
     pub spm_size_keys: &'static [&'static str],
+    /// The vocabulary path pads the token list to `vocab_size`, so a `vocab_size` beyond the
+    /// token embedding's rows is refused; `false` for a class whose vocabulary is the
+    /// tokenizer's own size whatever the config says (Gemma 4's `LlamaHfVocab`).
+    pub pads_to_vocab_size: bool,
 }
 
 impl VocabQuirks {
@@ -227,6 +234,7 @@ impl VocabQuirks {
         requires_spm: false,
         fixed_special_tokens: &[],
         spm_size_keys: &["vocab_size_per_layer_input", "vocab_size"],
+        pads_to_vocab_size: true,
     };
 }
 

@@ -319,7 +319,9 @@ fn convert_dir(
         // vocab_size.
         Some(choice) => tokenizer::mistral::vocab_metadata(dir, gguf_arch, choice),
         None => {
-            check_vocab_padding(&hp, &planned)?;
+            if arch.vocab_quirks.pads_to_vocab_size {
+                check_vocab_padding(&hp, &planned)?;
+            }
             let hparams = hp.to_json();
             let req = tokenizer::VocabRequest {
                 dir,

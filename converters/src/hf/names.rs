@@ -260,6 +260,21 @@ pub enum Tensor {
     IndexerAttnK,
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB,
+    // Gemma 4.
+    /// `blk.{bid}.ffn_gate_up_exps`: the experts' gate and up projections in one tensor.
+    FfnGateUpExp,
+    /// `blk.{bid}.pre_ffw_norm_2`.
+    FfnPreNorm2,
+    /// `blk.{bid}.post_ffw_norm_1`.
+    FfnPostNorm1,
+    /// `blk.{bid}.post_ffw_norm_2`.
+    FfnPostNorm2,
+    /// `blk.{bid}.layer_output_scale`.
+    LayerOutScale,
+    /// `nextn.pre_projection`: a draft head's projection of its input.
+    NextnProjPre,
+    /// `nextn.post_projection`: a draft head's projection to the target model's width.
+    NextnProjPost,
 }
 
 impl Tensor {
@@ -385,6 +400,13 @@ impl Tensor {
             T::IndexerProj => "blk.{bid}.indexer.proj",
             T::IndexerAttnK => "blk.{bid}.indexer.attn_k",
             T::IndexerAttnQB => "blk.{bid}.indexer.attn_q_b",
+            T::FfnGateUpExp => "blk.{bid}.ffn_gate_up_exps",
+            T::FfnPreNorm2 => "blk.{bid}.pre_ffw_norm_2",
+            T::FfnPostNorm1 => "blk.{bid}.post_ffw_norm_1",
+            T::FfnPostNorm2 => "blk.{bid}.post_ffw_norm_2",
+            T::LayerOutScale => "blk.{bid}.layer_output_scale",
+            T::NextnProjPre => "nextn.pre_projection",
+            T::NextnProjPost => "nextn.post_projection",
         }
     }
 }
@@ -636,6 +658,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.gate",
             "backbone.layers.{bid}.mixer.gate",
             "layers.{bid}.gate",
+            "model.layers.{bid}.router.proj",
         ],
     ),
     (
@@ -722,6 +745,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.experts.down_proj",
             "model.layers.{bid}.block_sparse_moe.experts.w2",
             "model.layers.{bid}.feed_forward.experts.down_proj",
+            "model.layers.{bid}.experts.down_proj",
         ],
     ),
     (
@@ -1109,6 +1133,30 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         T::IndexerAttnQB,
         &["model.layers.{bid}.self_attn.indexer.wq_b"],
     ),
+    // Gemma 4: the fused experts and their router, the second FFN's norms, the layer scalar.
+    (
+        T::FfnGateUpExp,
+        &[
+            "model.layers.{bid}.mlp.experts.gate_up_proj",
+            "model.layers.{bid}.experts.gate_up_proj",
+        ],
+    ),
+    (
+        T::FfnPreNorm2,
+        &["model.layers.{bid}.pre_feedforward_layernorm_2"],
+    ),
+    (
+        T::FfnPostNorm1,
+        &["model.layers.{bid}.post_feedforward_layernorm_1"],
+    ),
+    (
+        T::FfnPostNorm2,
+        &["model.layers.{bid}.post_feedforward_layernorm_2"],
+    ),
+    (T::LayerOutScale, &["model.layers.{bid}.layer_scalar"]),
+    // Gemma 4's assistant (draft head).
+    (T::NextnProjPre, &["pre_projection"]),
+    (T::NextnProjPost, &["post_projection"]),
 ];
 
 /// The expanded name table of one architecture and block count.

@@ -730,6 +730,7 @@ impl<'a> Modifier<'a> {
                         .map(|(n, e)| Ok((self.map_name(&n)?, e)))
                         .collect()
                 }
+                Modified::Named(v) => return Ok(v),
             },
         };
         if let Some(i) = rules.stacked.iter().position(|s| name.contains(s.marker)) {

@@ -17,7 +17,7 @@
 //!   quantile of each layer's sparsity, as torch computes it in f32) and the sliding-window
 //!   pattern from `layer_types`.
 
-use ggufkit::gguf::keys::attention;
+use ggufkit::gguf::keys::{attention, layered};
 use serde_json::{json, Map, Value as Json};
 
 use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules, Stacked, TextType};
@@ -214,10 +214,10 @@ fn gemma3n_params(p: &mut Params) -> Result<(), ConvertError> {
     p.req_u32("altup.active_idx", &["altup_active_idx"])?;
     p.req_u32("altup.num_inputs", &["altup_num_inputs"])?;
     p.req_u32(
-        "embedding_length_per_layer_input",
+        layered::EMBEDDING_LENGTH_PER_LAYER_INPUT,
         &["hidden_size_per_layer_input"],
     )?;
-    p.req_u32("attention.shared_kv_layers", &["num_kv_shared_layers"])?;
+    p.req_u32(layered::SHARED_KV_LAYERS, &["num_kv_shared_layers"])?;
     let pattern = match hp.get("activation_sparsity_pattern") {
         Some(Json::Array(a)) => a,
         _ => return Err(hp.missing(&["activation_sparsity_pattern"])),

@@ -23,6 +23,8 @@ mod falcon;
 mod falcon_h1;
 mod gemma;
 mod gemma3n;
+mod gemma4;
+mod gemma4_assistant;
 mod glm4;
 mod gpt2;
 mod gptneox;
@@ -139,6 +141,9 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN3VLMOE,
     &qwen3omni::QWEN3OMNIMOE,
     &qwen3omni::QWEN3ASR,
+    &gemma4::GEMMA4,
+    &gemma4::GEMMA4_UNIFIED,
+    &gemma4_assistant::GEMMA4_ASSISTANT,
 ];
 
 /// The description for an HF architecture name.

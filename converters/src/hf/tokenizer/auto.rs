@@ -12,10 +12,11 @@
 //!   `BertTokenizer`, `LlamaTokenizer`, …; a `Fast` suffix names the same class) keeps only
 //!   tokenizer.json's vocabulary and merges (and its post-processor), and sets its own
 //!   normalizer, pre-tokenizer and decoder. tokenizer.json's `added_tokens` are dropped. The
-//!   pipelines of Qwen2Tokenizer, Qwen3_5Tokenizer, GPT2Tokenizer and BertTokenizer are modelled
-//!   ([`Pipeline`]); LlamaTokenizer's Metaspace one is not (tokenizer.json's is kept): the
-//!   reference reaches it only through `_set_vocab_llama_hf`, which does not encode, or for
-//!   a non-ByteLevel BPE without byte fallback on the GPT-2 path.
+//!   pipelines of Qwen2Tokenizer, Qwen3_5Tokenizer, GPT2Tokenizer and BertTokenizer are
+//!   modelled ([`Pipeline`]); LlamaTokenizer's and GemmaTokenizer's Metaspace ones are not
+//!   (tokenizer.json's is kept): the reference reaches them only through `LlamaHfVocab`,
+//!   which does not encode, or for a non-ByteLevel BPE without byte fallback on the GPT-2
+//!   path.
 //!
 //! Either way the added tokens are then replayed in the same order through the same
 //! `tokenizers` core ([`add_configured_tokens`]): tokenizer_config's `added_tokens_decoder`
@@ -154,6 +155,22 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
         ],
         readds_specials: false,
     },
+    // Gemma's byte-fallback BPE: tokenizer.json's vocabulary and merges (its pipeline kept
+    // here), the added tokens from tokenizer_config, `<mask>` among the default specials.
+    TokenizerClass {
+        name: "GemmaTokenizer",
+        build: Build::Rebuilt(Pipeline::FromFile),
+        defaults: [
+            Some("<bos>"),
+            Some("<eos>"),
+            Some("<unk>"),
+            None,
+            Some("<pad>"),
+            None,
+            Some("<mask>"),
+        ],
+        readds_specials: false,
+    },
 ];
 
 /// Real transformers classes with their own pipeline that are not modelled in [`CLASSES`]:
@@ -161,7 +178,6 @@ pub(crate) const CLASSES: &[TokenizerClass] = &[
 const UNMODELLED: &[&str] = &[
     "CodeGenTokenizer",
     "CohereTokenizer",
-    "GemmaTokenizer",
     "GPTNeoXTokenizer",
     "RobertaTokenizer",
     "T5Tokenizer",

@@ -102,6 +102,17 @@ impl VocabBuild<'_> {
         super::llama_hf(self.req, self.tc, &mut self.kv)
     }
 
+    /// `LlamaHfVocab`'s tokens as a vocabulary of tokenizer model `model` (the tokens whose
+    /// text is in `user_defined` typed USER_DEFINED) with the special vocabulary and its
+    /// merges; no fallback to another path (Gemma 4's `set_vocab`).
+    pub fn llama_hf_as(
+        &mut self,
+        model: &str,
+        user_defined: &[&str],
+    ) -> Result<VocabPath, ConvertError> {
+        super::llama_hf_as(self.req, self.tc, &mut self.kv, model, user_defined)
+    }
+
     /// The GPT-2 path with special tokens chosen by their text in the tokenizer's added
     /// vocabulary (tokenizer.json's `added_tokens` and tokenizer_config.json's
     /// `added_tokens_decoder`) where the special-token files leave them unset: `ids` looks

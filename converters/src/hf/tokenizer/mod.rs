@@ -40,7 +40,12 @@ use serde_json::Value as Json;
 
 use crate::hf::ModelDir;
 use crate::ConvertError;
-pub(crate) use json::{parse_json, read_text};
+pub(crate) use json::{parse_json, read_text, truthy as json_truthy_opt};
+
+/// Python truthiness of a JSON value.
+pub(crate) fn json_truthy(v: &Json) -> bool {
+    json_truthy_opt(Some(v))
+}
 use kv::{key, strings, Kv};
 use special::SpecialVocab;
 
@@ -477,6 +482,56 @@ fn quirks_of(arch: &str) -> VocabQuirks {
 fn llama_hf(req: &VocabRequest, tc: Option<&Json>, kv: &mut Kv) -> Result<VocabPath, ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
     write_spm(req.dir, bpe::llama_hf_vocab(&hf, tc)?, kv)?;
+    Ok(VocabPath::LlamaHf)
+}
+
+/// `LlamaHfVocab`'s tokens written as a vocabulary of tokenizer model `model`, the tokens
+/// whose text is in `user_defined` typed USER_DEFINED, then the special vocabulary with its
+/// merges (`SpecialVocab(dir, load_merges=True)`). Unlike `_set_vocab_llama_hf` there is no
+/// fallback: a tokenizer.json that `LlamaHfVocab` refuses (not a byte-fallback BPE with a
+/// Sequence decoder, or Llama 3's) is refused, and so is a directory without one.
+fn llama_hf_as(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+    model: &str,
+    user_defined: &[&str],
+) -> Result<VocabPath, ConvertError> {
+    let path = req.dir.join("tokenizer.json");
+    match req.dir.tokenizer_json()? {
+        Some(tj) if bpe::is_llama_hf(tj) => {}
+        Some(_) => {
+            return Err(ConvertError::format(
+                &path,
+                None,
+                format!(
+                    "the {model} vocabulary needs a byte-fallback BPE tokenizer with a \
+                     Sequence decoder (LlamaHfVocab)"
+                ),
+            ))
+        }
+        None => {
+            return Err(ConvertError::io(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("the {model} vocabulary is read from tokenizer.json"),
+                ),
+            ))
+        }
+    }
+    let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+    let mut v = bpe::llama_hf_vocab(&hf, tc)?;
+    for (text, ty) in v.tokens.iter().zip(v.types.iter_mut()) {
+        if user_defined.contains(&text.as_str()) {
+            *ty = kv::token_type::USER_DEFINED;
+        }
+    }
+    kv.string(key::MODEL, model);
+    kv.array(key::TOKENS, strings(v.tokens));
+    kv.array(key::SCORES, ArrayValue::F32(v.scores));
+    kv.array(key::TOKEN_TYPE, ArrayValue::I32(v.types));
+    SpecialVocab::load(req.dir, true, None, None)?.add_to(kv)?;
     Ok(VocabPath::LlamaHf)
 }
 
