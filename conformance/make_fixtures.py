@@ -657,6 +657,27 @@ FIXTURES.update({
 })
 
 
+# 2025-2026 MoE text families (helper arch-misc). BPE vocabulary, hidden size 16 and tied
+# embeddings (the embedding is the one other fixtures share), 4 routed experts.
+FIXTURES.update({
+    # dots.llm1: a Qwen2-MoE subclass with DeepSeek-style routing: one dense block, a shared
+    # expert, the expert selection bias, routed scaling, q/k norms.
+    "dots1": ("Dots1ForCausalLM", "dots1",
+              bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                  n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+                  first_k_dense_replace=1, norm_topk_prob=True, routed_scaling_factor=2.5),
+              "smollm", True),
+    # Hunyuan dense: q/k norms named query_/key_layernorm, NTK-alpha ("dynamic") rope scaling
+    # folded into the rope base, eod as eos and the first of generation_config's eos as eot.
+    "hunyuan-dense": ("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense",
+                      bpe(head_dim=8, max_position_embeddings=32768, eod_token_id=5,
+                          eos_token_id=[2, 7],
+                          rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
+                                           "rope_theta": 10000.0}),
+                      "smollm", True),
+})
+
+
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
     e, i, v, t = kw["n_embd"], kw["n_inner"], kw["vocab_size"], kw["type_vocab_size"]

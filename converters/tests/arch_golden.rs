@@ -197,6 +197,9 @@ fixtures! {
     t5 => "t5",
     t5encoder => "t5encoder",
     gemma3n => "gemma3n",
+    // 2025-2026 MoE text families.
+    dots1 => "dots1",
+    hunyuan_dense => "hunyuan-dense",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -589,4 +592,41 @@ fn gemma3n_conditional_generation_is_the_text_model() {
     let d = diff_manifests(&support::as_read_back(&ours), &want);
     let _ = std::fs::remove_dir_all(&work);
     assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+/// Hunyuan dense: NTK-alpha ("dynamic") rope outside the base and lengths the reference
+/// asserts, and a checkpoint without tokenizer.json (its tiktoken tokenizer is remote code),
+/// are refused with the reason.
+#[test]
+fn hunyuan_dense_refusals() {
+    let work = scratch("arch-hunyuan-refusals");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg = read_json(&path);
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("hunyuan-dense", &work);
+    set_cfg(&dir, "max_position_embeddings", Json::from(4096));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("max_position_embeddings"), "{e}");
+
+    let dir = materialize("hunyuan-dense", &work);
+    set_cfg(
+        &dir,
+        "rope_parameters",
+        serde_json::json!({"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0, "rope_theta": 20000.0}),
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("rope_theta 20000"), "{e}");
+
+    let dir = materialize("hunyuan-dense", &work);
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("tokenizer.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
 }

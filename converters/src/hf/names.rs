@@ -567,6 +567,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.q_norm",
             "model.layers.{bid}.self_attn.q_layernorm",
             "layers.{bid}.self_attn.q_norm",
+            "model.layers.{bid}.self_attn.query_layernorm",
         ],
     ),
     (
@@ -575,6 +576,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.k_norm",
             "model.layers.{bid}.self_attn.k_layernorm",
             "layers.{bid}.self_attn.k_norm",
+            "model.layers.{bid}.self_attn.key_layernorm",
         ],
     ),
     (

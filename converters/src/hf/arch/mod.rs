@@ -56,6 +56,9 @@ mod nemotron_h;
 mod qwen3next;
 // Encoder-decoder (issue #14).
 mod t5;
+// 2025-2026 MoE text families.
+mod dots1;
+mod hunyuan;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -129,6 +132,9 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
+    // 2025-2026 MoE text families.
+    &dots1::DOTS1,
+    &hunyuan::HUNYUAN_DENSE,
 ];
 
 /// The description for an HF architecture name.

@@ -85,6 +85,22 @@ impl VocabBuild<'_> {
         super::gpt2(self.req, self.tc, &mut self.kv)
     }
 
+    /// `_set_vocab_gpt2` whose special vocabulary reads only the token types `types`
+    /// (`SpecialVocab(dir, load_merges=True, special_token_types=types)`).
+    pub fn gpt2_special_types(&mut self, types: &[&str]) -> Result<VocabOutcome, ConvertError> {
+        super::gpt2_special_types(self.req, self.tc, &mut self.kv, Some(types))
+    }
+
+    /// Sets a special token id key (`add_eos_token_id`, ...): a key already written keeps
+    /// its place; an id outside UINT32 is an error naming the key.
+    pub fn set_token_id(&mut self, key: &str, id: i128) -> Result<(), ConvertError> {
+        let v = u32::try_from(id).map_err(|_| {
+            ConvertError::Other(format!("{key}: token id {id} does not fit in a UINT32"))
+        })?;
+        self.kv.u32(key, v);
+        Ok(())
+    }
+
     /// `_set_vocab_llama_hf`.
     pub fn llama_hf(&mut self) -> Result<VocabPath, ConvertError> {
         super::llama_hf(self.req, self.tc, &mut self.kv)
