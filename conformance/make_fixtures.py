@@ -675,6 +675,12 @@ FIXTURES.update({
                           rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
                                            "rope_theta": 10000.0}),
                       "smollm", True),
+    # MiniMax-M2: every block MoE (block_sparse_moe, w1/w2/w3 experts), sigmoid routing with
+    # the selection bias, full-width q/k norms, partial rotary from the legacy rotary_dim.
+    "minimax-m2": ("MiniMaxM2ForCausalLM", "minimax_m2",
+                   bpe(head_dim=8, intermediate_size=24, num_local_experts=4,
+                       num_experts_per_tok=2, rotary_dim=4, scoring_func="sigmoid"),
+                   "smollm", True),
 })
 
 

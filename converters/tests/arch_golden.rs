@@ -200,6 +200,7 @@ fixtures! {
     // 2025-2026 MoE text families.
     dots1 => "dots1",
     hunyuan_dense => "hunyuan-dense",
+    minimax_m2 => "minimax-m2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -752,6 +752,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.moe_statics.e_score_correction",
             "model.layers.{bid}.feed_forward.expert_bias",
             "backbone.layers.{bid}.mixer.gate.e_score_correction",
+            "model.layers.{bid}.block_sparse_moe.e_score_correction",
         ],
     ),
     (

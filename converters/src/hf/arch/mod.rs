@@ -59,6 +59,7 @@ mod t5;
 // 2025-2026 MoE text families.
 mod dots1;
 mod hunyuan;
+mod minimax;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -135,6 +136,7 @@ pub static ALL: &[&Arch] = &[
     // 2025-2026 MoE text families.
     &dots1::DOTS1,
     &hunyuan::HUNYUAN_DENSE,
+    &minimax::MINIMAX_M2,
 ];
 
 /// The description for an HF architecture name.
