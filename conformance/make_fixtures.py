@@ -681,6 +681,14 @@ FIXTURES.update({
                    bpe(head_dim=8, intermediate_size=24, num_local_experts=4,
                        num_experts_per_tok=2, rotary_dim=4, scoring_func="sigmoid"),
                    "smollm", True),
+    # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
+    # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
+    # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
+    "afmoe": ("AfmoeForCausalLM", "afmoe",
+              bpe(num_hidden_layers=3, head_dim=8, moe_intermediate_size=24, num_dense_layers=1,
+                  num_experts=4, num_experts_per_tok=2, num_shared_experts=1, route_scale=2.0,
+                  route_norm=True, global_attn_every_n_layers=2, sliding_window=64),
+              "smollm", True),
 })
 
 

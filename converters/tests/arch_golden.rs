@@ -201,6 +201,7 @@ fixtures! {
     dots1 => "dots1",
     hunyuan_dense => "hunyuan-dense",
     minimax_m2 => "minimax-m2",
+    afmoe => "afmoe",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

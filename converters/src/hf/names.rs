@@ -626,6 +626,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.gate",
             "backbone.layers.{bid}.mixer.gate",
             "layers.{bid}.gate",
+            "model.layers.{bid}.mlp.router.gate",
         ],
     ),
     (
@@ -753,6 +754,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.feed_forward.expert_bias",
             "backbone.layers.{bid}.mixer.gate.e_score_correction",
             "model.layers.{bid}.block_sparse_moe.e_score_correction",
+            "model.layers.{bid}.mlp.expert_bias",
         ],
     ),
     (
@@ -913,7 +915,13 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.linear_attn.out_proj",
         ],
     ),
-    (T::AttnGate, &["model.layers.{bid}.linear_attn.in_proj_z"]),
+    (
+        T::AttnGate,
+        &[
+            "model.layers.{bid}.linear_attn.in_proj_z",
+            "model.layers.{bid}.self_attn.gate_proj",
+        ],
+    ),
     (
         T::SsmBetaAlpha,
         &["model.layers.{bid}.linear_attn.in_proj_ba"],
@@ -934,7 +942,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
     (
         T::FfnPreNorm,
-        &["model.layers.{bid}.pre_ff_layernorm.weight"],
+        &[
+            "model.layers.{bid}.pre_ff_layernorm.weight",
+            "model.layers.{bid}.pre_mlp_layernorm",
+        ],
     ),
     // T5 (gguf-py's `DEC_*` / `ENC_*`).
     (T::DecAttnNorm, &["decoder.block.{bid}.layer.0.layer_norm"]),

@@ -57,6 +57,7 @@ mod qwen3next;
 // Encoder-decoder (issue #14).
 mod t5;
 // 2025-2026 MoE text families.
+mod afmoe;
 mod dots1;
 mod hunyuan;
 mod minimax;
@@ -137,6 +138,7 @@ pub static ALL: &[&Arch] = &[
     &dots1::DOTS1,
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
+    &afmoe::AFMOE,
 ];
 
 /// The description for an HF architecture name.
