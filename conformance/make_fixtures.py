@@ -689,6 +689,14 @@ FIXTURES.update({
                   num_experts=4, num_experts_per_tok=2, num_shared_experts=1, route_scale=2.0,
                   route_norm=True, global_attn_every_n_layers=2, sliding_window=64),
               "smollm", True),
+    # K-EXAONE: EXAONE 4's attention (q/k norms, sliding layers) with pre-norms, one dense
+    # block, routed experts with a shared one and the selection bias, and one
+    # next-token-prediction layer (mtp.*, see EXTRA_TENSORS) written as blk.3.
+    "exaonemoe": ("ExaoneMoeForCausalLM", "exaone_moe",
+                  bpe(num_hidden_layers=3, moe_intermediate_size=24, first_k_dense_replace=1,
+                      num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+                      sliding_window=64, sliding_window_pattern=2, num_nextn_predict_layers=1),
+                  "smollm", True),
 })
 
 
@@ -829,6 +837,22 @@ def _mtp_nemotronh(kw: dict, saved: dict) -> dict:
     return out
 
 
+def _mtp_exaone(kw: dict, saved: dict) -> dict:
+    """K-EXAONE's next-token-prediction layer as the released checkpoints name it
+    (transformers does not build it): mtp.fc, the two pre-fc norms, mtp.norm and a decoder
+    layer under mtp.layers.0 with a dense MLP (the reference refuses routed experts there)."""
+    e, n, ff = kw["hidden_size"], kw["num_hidden_layers"], kw["intermediate_size"]
+    last = f"model.layers.{n - 1}."
+    out = {"mtp.layers.0." + k[len(last):]: tuple(v.shape) for k, v in saved.items()
+           if k.startswith(last) and ".mlp." not in k}
+    out.update({"mtp.layers.0.mlp.gate_proj.weight": (ff, e),
+                "mtp.layers.0.mlp.up_proj.weight": (ff, e),
+                "mtp.layers.0.mlp.down_proj.weight": (e, ff),
+                "mtp.fc.weight": (e, 2 * e), "mtp.pre_fc_norm_embedding.weight": (e,),
+                "mtp.pre_fc_norm_hidden.weight": (e,), "mtp.norm.weight": (e,)})
+    return out
+
+
 # Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
 # the config. Drawn like build_model's (sorted names, its own seed).
 EXTRA_TENSORS = {
@@ -839,6 +863,7 @@ EXTRA_TENSORS = {
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
     "nemotronh": _mtp_nemotronh,
+    "exaonemoe": _mtp_exaone,
     # transformers 5's T5Config saves tie_word_embeddings true whatever it is given: the
     # untied LM head of T5 v1.1 checkpoints is added here (and the config edited below).
     "t5": lambda kw, saved: {"lm_head.weight": (kw["vocab_size"], kw["d_model"])},

@@ -202,6 +202,7 @@ fixtures! {
     hunyuan_dense => "hunyuan-dense",
     minimax_m2 => "minimax-m2",
     afmoe => "afmoe",
+    exaonemoe => "exaonemoe",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -630,5 +631,36 @@ fn hunyuan_dense_refusals() {
     std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
     let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
     assert!(e.contains("tokenizer.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// K-EXAONE's next-token-prediction tensors: routed experts inside an MTP layer and an
+/// `mtp.*` tensor the class does not know are refused (the reference fails on both), naming
+/// the tensor.
+#[test]
+fn exaonemoe_mtp_refusals() {
+    let work = scratch("arch-exaonemoe-mtp");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let bf16 = |n: usize| vec![0u8; 2 * n];
+    for (name, shape) in [
+        (
+            "mtp.layers.0.mlp.experts.0.gate_proj.weight",
+            vec![24u64, 16],
+        ),
+        ("mtp.extra_norm.weight", vec![16u64]),
+    ] {
+        let dir = materialize("exaonemoe", &work);
+        let n = shape.iter().product::<u64>() as usize;
+        edit_tensors(
+            &dir,
+            |_| true,
+            vec![(name.into(), "BF16".into(), shape, bf16(n))],
+        );
+        let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+        assert!(e.contains(name), "{e}");
+    }
     let _ = std::fs::remove_dir_all(&work);
 }

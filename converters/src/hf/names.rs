@@ -755,6 +755,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "backbone.layers.{bid}.mixer.gate.e_score_correction",
             "model.layers.{bid}.block_sparse_moe.e_score_correction",
             "model.layers.{bid}.mlp.expert_bias",
+            "model.layers.{bid}.mlp.e_score_correction",
         ],
     ),
     (

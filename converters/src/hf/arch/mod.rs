@@ -59,6 +59,7 @@ mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
 mod dots1;
+mod exaone_moe;
 mod hunyuan;
 mod minimax;
 
@@ -139,6 +140,7 @@ pub static ALL: &[&Arch] = &[
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
     &afmoe::AFMOE,
+    &exaone_moe::EXAONE_MOE,
 ];
 
 /// The description for an HF architecture name.
