@@ -697,6 +697,15 @@ FIXTURES.update({
                       num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
                       sliding_window=64, sliding_window_pattern=2, num_nextn_predict_layers=1),
                   "smollm", True),
+    # Cohere2 MoE (North): Cohere2's parallel block with routed experts and a shared one
+    # (average combination), one dense prefix block (first_k_dense_replace, which the config
+    # class turns into mlp_layer_types), sliding layers every other one, logit scale.
+    "cohere2moe": ("Cohere2MoeForCausalLM", "cohere2_moe",
+                   bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24, num_experts=4,
+                       num_experts_per_tok=2, num_shared_experts=1, first_k_dense_replace=1,
+                       prefix_dense_intermediate_size=40, sliding_window=64,
+                       sliding_window_pattern=2, logit_scale=0.25),
+                   "smollm", True),
 })
 
 

@@ -203,6 +203,7 @@ fixtures! {
     minimax_m2 => "minimax-m2",
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",
+    cohere2moe => "cohere2moe",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -662,5 +663,50 @@ fn exaonemoe_mtp_refusals() {
         let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
         assert!(e.contains(name), "{e}");
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Cohere2 MoE's bias rule: an all-zero bias is dropped (the file is the reference's), a
+/// non-zero one is refused naming it; a shared-expert combination other than "average" is
+/// refused.
+#[test]
+fn cohere2moe_biases_and_shared_strategy() {
+    let work = scratch("arch-cohere2moe-rules");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let bias = "model.layers.1.self_attn.q_proj.bias";
+    let dir = materialize("cohere2moe", &work);
+    edit_tensors(
+        &dir,
+        |_| true,
+        vec![(bias.into(), "BF16".into(), vec![16], vec![0u8; 32])],
+    );
+    let want = read_json(&testdata("golden/cohere2moe/convert-f32.json"));
+    let ours = convert(&dir, OutType::F32, None, &work.join("zero-bias.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    assert!(d.is_empty(), "{}", d.join("\n"));
+
+    let dir = materialize("cohere2moe", &work);
+    // bf16 1.0 at the first element.
+    let mut bytes = vec![0u8; 32];
+    bytes[0] = 0x80;
+    bytes[1] = 0x3f;
+    edit_tensors(
+        &dir,
+        |_| true,
+        vec![(bias.into(), "BF16".into(), vec![16], bytes)],
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains(bias) && e.contains("not zero"), "{e}");
+
+    let dir = materialize("cohere2moe", &work);
+    let path = dir.join("config.json");
+    let mut cfg = read_json(&path);
+    cfg["shared_expert_combination_strategy"] = Json::from("sum");
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("average"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -58,6 +58,7 @@ mod qwen3next;
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
+mod cohere2moe;
 mod dots1;
 mod exaone_moe;
 mod hunyuan;
@@ -141,6 +142,7 @@ pub static ALL: &[&Arch] = &[
     &minimax::MINIMAX_M2,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,
+    &cohere2moe::COHERE2MOE,
 ];
 
 /// The description for an HF architecture name.
