@@ -144,6 +144,12 @@ def share(check):
         for name, rest in parse_list(fixture) if fixture.is_dir() else []:
             if name is not None and "|" not in rest:
                 complete.add((fixture / rest).resolve())
+            elif name is not None:
+                # The source of each splice segment (`| at source offset length`).
+                for seg in rest.split("|")[1:]:
+                    parts = seg.split()
+                    if len(parts) == 4:
+                        complete.add((fixture / parts[1]).resolve())
     complete = {p for p in files if p.resolve() in complete}
     cuts = defaultdict(list)  # file -> [(offset, length, source, source offset)]
     # Biggest savings first, so their sources are chosen freely.
