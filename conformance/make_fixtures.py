@@ -706,6 +706,20 @@ FIXTURES.update({
                        prefix_dense_intermediate_size=40, sliding_window=64,
                        sliding_window_pattern=2, logit_scale=0.25),
                    "smollm", True),
+    # Ling 2.0 (BailingMoeV2, remote code: written directly, see RAW_MODELS): fused QKV with
+    # q/k norms, partial rotary, one dense block, routed experts with a shared one and the
+    # selection bias (mlp.gate.expert_bias), sigmoid routing.
+    "bailingmoe2": ("BailingMoeV2ForCausalLM", "bailing_moe_v2",
+                    dict(hidden_size=16, intermediate_size=40, num_hidden_layers=3,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                         vocab_size=BPE_VOCAB, max_position_embeddings=4096, rms_norm_eps=1e-6,
+                         rope_theta=600000.0, partial_rotary_factor=0.5, first_k_dense_replace=1,
+                         moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                         num_shared_experts=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                         n_group=2, topk_group=1, score_function="sigmoid", use_qk_norm=True,
+                         num_nextn_predict_layers=0, rope_scaling=None,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=None),
+                    "smollm", True),
 })
 
 
@@ -725,11 +739,44 @@ def _nomic_tensors(kw: dict) -> dict:
     return out
 
 
+def _bailing2_tensors(kw: dict) -> dict:
+    """BailingMoeV2ForCausalLM's tensor names and shapes (inclusionAI's remote code)."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    sff = mff * kw["num_shared_experts"]
+    out = {"model.word_embeddings.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "attention.query_key_value.weight": ((nh + 2 * nkv) * h, e),
+                    p + "attention.dense.weight": (e, nh * h),
+                    p + "attention.query_layernorm.weight": (h,),
+                    p + "attention.key_layernorm.weight": (h,)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.expert_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+    return out
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
+    "bailingmoe2": (_bailing2_tensors, {"model_type": "bailing_moe_v2"}),
 }
+# Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
+# first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
+RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
@@ -1000,7 +1047,10 @@ def build_raw(name: str, out: Path, seed: int) -> None:
     (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     rng = np.random.default_rng(seed)
     tensors = {}
-    for pname, shape in sorted(shapes_of(kw).items()):
+    shapes = shapes_of(kw)
+    first = RAW_FIRST.get(name, [])
+    for pname, shape in [(n, shapes[n]) for n in first] + \
+            [(n, v) for n, v in sorted(shapes.items()) if n not in first]:
         is_norm = ("norm" in pname or "ln" in pname) and len(shape) == 1 \
             and pname.endswith("weight")
         v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \

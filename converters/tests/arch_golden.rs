@@ -204,6 +204,7 @@ fixtures! {
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",
     cohere2moe => "cohere2moe",
+    bailingmoe2 => "bailingmoe2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -438,6 +438,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "backbone.embedding",
             "backbone.embeddings",
             "shared",
+            "model.word_embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
@@ -503,6 +504,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.attn.Wqkv",
             "encoder.layers.{bid}.attn.Wqkv",
             "model.layers.{bid}.linear_attn.in_proj_qkv",
+            "model.layers.{bid}.attention.query_key_value",
         ],
     ),
     (
@@ -552,6 +554,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layers.{bid}.attn.out_proj",
             "model.layers.{bid}.self_attn.out_proj",
             "backbone.layers.{bid}.mixer.o_proj",
+            "model.layers.{bid}.attention.dense",
         ],
     ),
     (
@@ -568,6 +571,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.q_layernorm",
             "layers.{bid}.self_attn.q_norm",
             "model.layers.{bid}.self_attn.query_layernorm",
+            "model.layers.{bid}.attention.query_layernorm",
         ],
     ),
     (
@@ -577,6 +581,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.k_layernorm",
             "layers.{bid}.self_attn.k_norm",
             "model.layers.{bid}.self_attn.key_layernorm",
+            "model.layers.{bid}.attention.key_layernorm",
         ],
     ),
     (
@@ -756,6 +761,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.block_sparse_moe.e_score_correction",
             "model.layers.{bid}.mlp.expert_bias",
             "model.layers.{bid}.mlp.e_score_correction",
+            "model.layers.{bid}.mlp.gate.expert_bias",
         ],
     ),
     (
@@ -763,6 +769,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "encoder.layer.{bid}.output.LayerNorm",
             "encoder.layers.{bid}.norm2",
+            "model.layers.{bid}.final_layernorm",
         ],
     ),
     // MLA attention, next-token-prediction layers and attention sinks (issue #14).

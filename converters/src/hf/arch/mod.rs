@@ -58,6 +58,7 @@ mod qwen3next;
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
+mod bailingmoe2;
 mod cohere2moe;
 mod dots1;
 mod exaone_moe;
@@ -143,6 +144,7 @@ pub static ALL: &[&Arch] = &[
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,
     &cohere2moe::COHERE2MOE,
+    &bailingmoe2::BAILINGMOE2,
 ];
 
 /// The description for an HF architecture name.
