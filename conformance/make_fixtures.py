@@ -720,6 +720,16 @@ FIXTURES.update({
                          num_nextn_predict_layers=0, rope_scaling=None,
                          bos_token_id=1, eos_token_id=2, pad_token_id=None),
                     "smollm", True),
+    # Laguna (poolside): per-layer head counts, a per-head attention output gate (g_proj),
+    # q/k norms, sliding and full layers with per-layer-type partial rotary, one dense block,
+    # routed experts with a shared one and the selection bias, eos list -> eot.
+    "laguna": ("LagunaForCausalLM", "laguna",
+               bpe(num_hidden_layers=3, head_dim=8, num_attention_heads_per_layer=[2, 4, 2],
+                   moe_intermediate_size=24, shared_expert_intermediate_size=16, num_experts=4,
+                   num_experts_per_tok=2, sliding_window=64, moe_routed_scaling_factor=2.0,
+                   layer_types=["full_attention", "sliding_attention", "full_attention"],
+                   eos_token_id=[2, 5]),
+               "smollm", True),
 })
 
 

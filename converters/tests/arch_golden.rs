@@ -205,6 +205,7 @@ fixtures! {
     exaonemoe => "exaonemoe",
     cohere2moe => "cohere2moe",
     bailingmoe2 => "bailingmoe2",
+    laguna => "laguna",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -709,5 +710,37 @@ fn cohere2moe_biases_and_shared_strategy() {
     std::fs::write(&path, cfg.to_string()).unwrap();
     let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
     assert!(e.contains("average"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Laguna's attention gate rules: a per-element gate that `gating` does not declare as the
+/// string "per-element" is refused, and a declared per-element gate whose weights are per
+/// head (width = heads) is refused naming the tensor (the reference fails on both).
+#[test]
+fn laguna_gate_refusals() {
+    let work = scratch("arch-laguna-gates");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg = read_json(&path);
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("laguna", &work);
+    set_cfg(
+        &dir,
+        "gating_types",
+        serde_json::json!(["per_element", "per_head", "per_head"]),
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("per-element"), "{e}");
+
+    let dir = materialize("laguna", &work);
+    set_cfg(&dir, "gating", Json::from("per-element"));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("g_proj") && e.contains("expected 16"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -762,6 +762,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.expert_bias",
             "model.layers.{bid}.mlp.e_score_correction",
             "model.layers.{bid}.mlp.gate.expert_bias",
+            "model.layers.{bid}.mlp.experts.e_score_correction",
         ],
     ),
     (
@@ -928,6 +929,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "model.layers.{bid}.linear_attn.in_proj_z",
             "model.layers.{bid}.self_attn.gate_proj",
+            "model.layers.{bid}.self_attn.g_proj",
         ],
     ),
     (

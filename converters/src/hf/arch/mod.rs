@@ -63,6 +63,7 @@ mod cohere2moe;
 mod dots1;
 mod exaone_moe;
 mod hunyuan;
+mod laguna;
 mod minimax;
 
 /// Every supported architecture.
@@ -145,6 +146,7 @@ pub static ALL: &[&Arch] = &[
     &exaone_moe::EXAONE_MOE,
     &cohere2moe::COHERE2MOE,
     &bailingmoe2::BAILINGMOE2,
+    &laguna::LAGUNA,
 ];
 
 /// The description for an HF architecture name.

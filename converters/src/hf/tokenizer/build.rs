@@ -101,6 +101,41 @@ impl VocabBuild<'_> {
         Ok(())
     }
 
+    /// Gives every token whose text is `text` the type `ty` (`gguf.TokenType`) in the token
+    /// list written so far (a class's `get_vocab_base` that re-types a token).
+    pub fn set_token_type(&mut self, text: &str, ty: i32) {
+        use ggufkit::gguf::{ArrayValue, Value};
+        let Some(Value::Array(ArrayValue::String(tokens))) = self.kv.get(super::key::TOKENS) else {
+            return;
+        };
+        let hits: Vec<usize> = tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.0 == text.as_bytes())
+            .map(|(i, _)| i)
+            .collect();
+        if hits.is_empty() {
+            return;
+        }
+        let Some(Value::Array(ArrayValue::I32(types))) = self.kv.get(super::key::TOKEN_TYPE) else {
+            return;
+        };
+        let mut types = types.clone();
+        for i in hits {
+            if let Some(t) = types.get_mut(i) {
+                *t = ty;
+            }
+        }
+        self.kv
+            .array(super::key::TOKEN_TYPE, ArrayValue::I32(types));
+    }
+
+    /// Sets the chat template (`add_chat_template` of one template): a key already written
+    /// keeps its place.
+    pub fn set_chat_template(&mut self, template: &str) {
+        self.kv.string(super::key::CHAT_TEMPLATE, template);
+    }
+
     /// `_set_vocab_llama_hf`.
     pub fn llama_hf(&mut self) -> Result<VocabPath, ConvertError> {
         super::llama_hf(self.req, self.tc, &mut self.kv)
