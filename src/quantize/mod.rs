@@ -493,12 +493,85 @@ fn first_or_scalar_u32(md: &Metadata, key: &str) -> Result<Option<i64>, Quantize
     }
 }
 
+/// The per-architecture keys llama-quantize's model loader (`load_arch_hparams`) reads
+/// without a default, in the order it reads them: a file without one is refused with the
+/// first missing key.
+const REQUIRED_KEYS: &[(&str, &[&str])] = {
+    use keys::{attention as at, llm};
+    &[
+        (
+            "exaone-moe",
+            &[
+                at::SLIDING_WINDOW,
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_GATING_FUNC,
+            ],
+        ),
+        (
+            "dots1",
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+            ],
+        ),
+        (
+            "minimax-m2",
+            &[at::LAYERNORM_RMS_EPS, llm::EXPERT_FEED_FORWARD_LENGTH],
+        ),
+        (
+            "afmoe",
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+            ],
+        ),
+        (
+            "cohere2moe",
+            &[
+                at::SLIDING_WINDOW,
+                llm::LOGIT_SCALE,
+                llm::LEADING_DENSE_BLOCK_COUNT,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+            ],
+        ),
+        (
+            "bailingmoe2",
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+                llm::EXPERT_GATING_FUNC,
+            ],
+        ),
+        (
+            "laguna",
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::LEADING_DENSE_BLOCK_COUNT,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+            ],
+        ),
+    ]
+};
+
 /// The keys llama-quantize's hparams loading (`load_arch_hparams`) requires beyond the
 /// generic ones, for the architectures whose files can lack them: DeepSeek-V2's loader
 /// wants `attention.q_lora_rank` unless the block count is one of its "lite" models' (26 or
 /// 27 blocks, or 48 with a 128256-token vocabulary), so a converted DeepSeek-V2 without
 /// q-lora of another depth cannot be quantized.
 fn required_arch_keys(md: &Metadata, arch: &str, n_layer: i64) -> Result<(), QuantizeError> {
+    if let Some((_, required)) = REQUIRED_KEYS.iter().find(|(a, _)| *a == arch) {
+        let missing = required
+            .iter()
+            .map(|k| keys::arch_key(arch, k))
+            .find(|k| md.get(k).is_none());
+        if let Some(k) = missing {
+            return Err(QuantizeError::Input(format!("key not found in model: {k}")));
+        }
+    }
     if arch != "deepseek2" {
         return Ok(());
     }
