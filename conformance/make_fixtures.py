@@ -781,6 +781,82 @@ FIXTURES.update({
                         "gemma4", True),
 })
 
+# 2025-2026 MoE text families (helper arch-misc). BPE vocabulary, hidden size 16 and tied
+# embeddings (the embedding is the one other fixtures share), 4 routed experts.
+FIXTURES.update({
+    # dots.llm1: a Qwen2-MoE subclass with DeepSeek-style routing: one dense block, a shared
+    # expert, the expert selection bias, routed scaling, q/k norms.
+    "dots1": ("Dots1ForCausalLM", "dots1",
+              bpe(num_hidden_layers=3, intermediate_size=40, moe_intermediate_size=24,
+                  n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+                  first_k_dense_replace=1, norm_topk_prob=True, routed_scaling_factor=2.5),
+              "smollm", True),
+    # Hunyuan dense: q/k norms named query_/key_layernorm, NTK-alpha ("dynamic") rope scaling
+    # folded into the rope base, eod as eos and the first of generation_config's eos as eot.
+    "hunyuan-dense": ("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense",
+                      bpe(head_dim=8, max_position_embeddings=32768, eod_token_id=5,
+                          eos_token_id=[2, 7],
+                          rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
+                                           "rope_theta": 10000.0}),
+                      "smollm", True),
+    # MiniMax-M2: every block MoE (block_sparse_moe, w1/w2/w3 experts), sigmoid routing with
+    # the selection bias, full-width q/k norms, partial rotary from the legacy rotary_dim.
+    "minimax-m2": ("MiniMaxM2ForCausalLM", "minimax_m2",
+                   bpe(head_dim=8, intermediate_size=24, num_local_experts=4,
+                       num_experts_per_tok=2, rotary_dim=4, scoring_func="sigmoid"),
+                   "smollm", True),
+    # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
+    # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
+    # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
+    "afmoe": ("AfmoeForCausalLM", "afmoe",
+              bpe(num_hidden_layers=3, head_dim=8, moe_intermediate_size=24, num_dense_layers=1,
+                  num_experts=4, num_experts_per_tok=2, num_shared_experts=1, route_scale=2.0,
+                  route_norm=True, global_attn_every_n_layers=2, sliding_window=64),
+              "smollm", True),
+    # K-EXAONE: EXAONE 4's attention (q/k norms, sliding layers) with pre-norms, one dense
+    # block, routed experts with a shared one and the selection bias, and one
+    # next-token-prediction layer (mtp.*, see EXTRA_TENSORS) written as blk.3.
+    "exaonemoe": ("ExaoneMoeForCausalLM", "exaone_moe",
+                  bpe(num_hidden_layers=3, moe_intermediate_size=24, first_k_dense_replace=1,
+                      num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+                      sliding_window=64, sliding_window_pattern=2, num_nextn_predict_layers=1),
+                  "smollm", True),
+    # Cohere2 MoE (North): Cohere2's parallel block with routed experts and a shared one
+    # (average combination), one dense prefix block (first_k_dense_replace, which the config
+    # class turns into mlp_layer_types), sliding layers every other one, logit scale.
+    "cohere2moe": ("Cohere2MoeForCausalLM", "cohere2_moe",
+                   bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24, num_experts=4,
+                       num_experts_per_tok=2, num_shared_experts=1, first_k_dense_replace=1,
+                       prefix_dense_intermediate_size=40, sliding_window=64,
+                       sliding_window_pattern=2, logit_scale=0.25),
+                   "smollm", True),
+    # Ling 2.0 (BailingMoeV2, remote code: written directly, see RAW_MODELS): fused QKV with
+    # q/k norms, partial rotary, one dense block, routed experts with a shared one and the
+    # selection bias (mlp.gate.expert_bias), sigmoid routing.
+    "bailingmoe2": ("BailingMoeV2ForCausalLM", "bailing_moe_v2",
+                    dict(hidden_size=16, intermediate_size=40, num_hidden_layers=3,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                         vocab_size=BPE_VOCAB, max_position_embeddings=4096, rms_norm_eps=1e-6,
+                         rope_theta=600000.0, partial_rotary_factor=0.5, first_k_dense_replace=1,
+                         moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                         num_shared_experts=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                         n_group=2, topk_group=1, score_function="sigmoid", use_qk_norm=True,
+                         num_nextn_predict_layers=0, rope_scaling=None,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=None),
+                    "smollm", True),
+    # Laguna (poolside): per-layer head counts, a per-head attention output gate (g_proj),
+    # q/k norms, sliding and full layers with per-layer-type partial rotary, one dense block,
+    # routed experts with a shared one and the selection bias, eos list -> eot.
+    "laguna": ("LagunaForCausalLM", "laguna",
+               bpe(num_hidden_layers=3, head_dim=8, num_attention_heads_per_layer=[2, 4, 2],
+                   moe_intermediate_size=24, shared_expert_intermediate_size=16, num_experts=4,
+                   num_experts_per_tok=2, sliding_window=64, moe_routed_scaling_factor=2.0,
+                   layer_types=["full_attention", "sliding_attention", "full_attention"],
+                   eos_token_id=[2, 5]),
+               "smollm", True),
+})
+
+
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
     e, i, v, t = kw["n_embd"], kw["n_inner"], kw["vocab_size"], kw["type_vocab_size"]
@@ -869,6 +945,32 @@ def _kimik25_tensors(kw: dict) -> dict:
             q = p + f"mlp.experts.{j}."
             out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
                         q + "down_proj.weight": (e, ff)})
+def _bailing2_tensors(kw: dict) -> dict:
+    """BailingMoeV2ForCausalLM's tensor names and shapes (inclusionAI's remote code)."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    sff = mff * kw["num_shared_experts"]
+    out = {"model.word_embeddings.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "attention.query_key_value.weight": ((nh + 2 * nkv) * h, e),
+                    p + "attention.dense.weight": (e, nh * h),
+                    p + "attention.query_layernorm.weight": (h,),
+                    p + "attention.key_layernorm.weight": (h,)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.expert_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
     return out
 
 
@@ -878,7 +980,11 @@ RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
     "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
+    "bailingmoe2": (_bailing2_tensors, {"model_type": "bailing_moe_v2"}),
 }
+# Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
+# first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
+RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
@@ -995,6 +1101,22 @@ def _mtp_nemotronh(kw: dict, saved: dict) -> dict:
     return out
 
 
+def _mtp_exaone(kw: dict, saved: dict) -> dict:
+    """K-EXAONE's next-token-prediction layer as the released checkpoints name it
+    (transformers does not build it): mtp.fc, the two pre-fc norms, mtp.norm and a decoder
+    layer under mtp.layers.0 with a dense MLP (the reference refuses routed experts there)."""
+    e, n, ff = kw["hidden_size"], kw["num_hidden_layers"], kw["intermediate_size"]
+    last = f"model.layers.{n - 1}."
+    out = {"mtp.layers.0." + k[len(last):]: tuple(v.shape) for k, v in saved.items()
+           if k.startswith(last) and ".mlp." not in k}
+    out.update({"mtp.layers.0.mlp.gate_proj.weight": (ff, e),
+                "mtp.layers.0.mlp.up_proj.weight": (ff, e),
+                "mtp.layers.0.mlp.down_proj.weight": (e, ff),
+                "mtp.fc.weight": (e, 2 * e), "mtp.pre_fc_norm_embedding.weight": (e,),
+                "mtp.pre_fc_norm_hidden.weight": (e,), "mtp.norm.weight": (e,)})
+    return out
+
+
 # Tensors transformers does not build, added to the saved checkpoint: name -> shapes from
 # the config. Drawn like build_model's (sorted names, its own seed).
 EXTRA_TENSORS = {
@@ -1007,6 +1129,7 @@ EXTRA_TENSORS = {
     "qwen35": _mtp_qwen,
     "qwen35moe": _mtp_qwen,
     "nemotronh": _mtp_nemotronh,
+    "exaonemoe": _mtp_exaone,
     # transformers 5's T5Config saves tie_word_embeddings true whatever it is given: the
     # untied LM head of T5 v1.1 checkpoints is added here (and the config edited below).
     "t5": lambda kw, saved: {"lm_head.weight": (kw["vocab_size"], kw["d_model"])},
@@ -1143,7 +1266,10 @@ def build_raw(name: str, out: Path, seed: int) -> None:
     (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     rng = np.random.default_rng(seed)
     tensors = {}
-    for pname, shape in sorted(shapes_of(kw).items()):
+    shapes = shapes_of(kw)
+    first = RAW_FIRST.get(name, [])
+    for pname, shape in [(n, shapes[n]) for n in first] + \
+            [(n, v) for n, v in sorted(shapes.items()) if n not in first]:
         is_norm = ("norm" in pname or "ln" in pname) and len(shape) == 1 \
             and pname.endswith("weight")
         v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \

@@ -205,6 +205,15 @@ fixtures! {
     gemma4moe => "gemma4moe",
     gemma4unified => "gemma4unified",
     gemma4assistant => "gemma4assistant",
+    // 2025-2026 MoE text families.
+    dots1 => "dots1",
+    hunyuan_dense => "hunyuan-dense",
+    minimax_m2 => "minimax-m2",
+    afmoe => "afmoe",
+    exaonemoe => "exaonemoe",
+    cohere2moe => "cohere2moe",
+    bailingmoe2 => "bailingmoe2",
+    laguna => "laguna",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -806,4 +815,149 @@ fn gemma4_assistant_invalid_architectures_are_refused() {
         let _ = std::fs::remove_dir_all(&work);
         assert!(e.contains(key), "{key}: {e}");
     }
+}
+
+/// Hunyuan dense: NTK-alpha ("dynamic") rope outside the base and lengths the reference
+/// asserts, and a checkpoint without tokenizer.json (its tiktoken tokenizer is remote code),
+/// are refused with the reason.
+#[test]
+fn hunyuan_dense_refusals() {
+    let work = scratch("arch-hunyuan-refusals");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg = read_json(&path);
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("hunyuan-dense", &work);
+    set_cfg(&dir, "max_position_embeddings", Json::from(4096));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("max_position_embeddings"), "{e}");
+
+    let dir = materialize("hunyuan-dense", &work);
+    set_cfg(
+        &dir,
+        "rope_parameters",
+        serde_json::json!({"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0, "rope_theta": 20000.0}),
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("rope_theta 20000"), "{e}");
+
+    let dir = materialize("hunyuan-dense", &work);
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("tokenizer.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// K-EXAONE's next-token-prediction tensors: routed experts inside an MTP layer and an
+/// `mtp.*` tensor the class does not know are refused (the reference fails on both), naming
+/// the tensor.
+#[test]
+fn exaonemoe_mtp_refusals() {
+    let work = scratch("arch-exaonemoe-mtp");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let bf16 = |n: usize| vec![0u8; 2 * n];
+    for (name, shape) in [
+        (
+            "mtp.layers.0.mlp.experts.0.gate_proj.weight",
+            vec![24u64, 16],
+        ),
+        ("mtp.extra_norm.weight", vec![16u64]),
+    ] {
+        let dir = materialize("exaonemoe", &work);
+        let n = shape.iter().product::<u64>() as usize;
+        edit_tensors(
+            &dir,
+            |_| true,
+            vec![(name.into(), "BF16".into(), shape, bf16(n))],
+        );
+        let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+        assert!(e.contains(name), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Cohere2 MoE's bias rule: an all-zero bias is dropped (the file is the reference's), a
+/// non-zero one is refused naming it; a shared-expert combination other than "average" is
+/// refused.
+#[test]
+fn cohere2moe_biases_and_shared_strategy() {
+    let work = scratch("arch-cohere2moe-rules");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let bias = "model.layers.1.self_attn.q_proj.bias";
+    let dir = materialize("cohere2moe", &work);
+    edit_tensors(
+        &dir,
+        |_| true,
+        vec![(bias.into(), "BF16".into(), vec![16], vec![0u8; 32])],
+    );
+    let want = read_json(&testdata("golden/cohere2moe/convert-f32.json"));
+    let ours = convert(&dir, OutType::F32, None, &work.join("zero-bias.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    assert!(d.is_empty(), "{}", d.join("\n"));
+
+    let dir = materialize("cohere2moe", &work);
+    // bf16 1.0 at the first element.
+    let mut bytes = vec![0u8; 32];
+    bytes[0] = 0x80;
+    bytes[1] = 0x3f;
+    edit_tensors(
+        &dir,
+        |_| true,
+        vec![(bias.into(), "BF16".into(), vec![16], bytes)],
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains(bias) && e.contains("not zero"), "{e}");
+
+    let dir = materialize("cohere2moe", &work);
+    let path = dir.join("config.json");
+    let mut cfg = read_json(&path);
+    cfg["shared_expert_combination_strategy"] = Json::from("sum");
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("average"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Laguna's attention gate rules: a per-element gate that `gating` does not declare as the
+/// string "per-element" is refused, and a declared per-element gate whose weights are per
+/// head (width = heads) is refused naming the tensor (the reference fails on both).
+#[test]
+fn laguna_gate_refusals() {
+    let work = scratch("arch-laguna-gates");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let set_cfg = |dir: &Path, key: &str, v: Json| {
+        let path = dir.join("config.json");
+        let mut cfg = read_json(&path);
+        cfg[key] = v;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    };
+    let dir = materialize("laguna", &work);
+    set_cfg(
+        &dir,
+        "gating_types",
+        serde_json::json!(["per_element", "per_head", "per_head"]),
+    );
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("per-element"), "{e}");
+
+    let dir = materialize("laguna", &work);
+    set_cfg(&dir, "gating", Json::from("per-element"));
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("g_proj") && e.contains("expected 16"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
 }

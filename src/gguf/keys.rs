@@ -176,6 +176,8 @@ pub mod attention {
 pub mod rope {
     /// Rotary dimensions.
     pub const DIMENSION_COUNT: &str = "rope.dimension_count";
+    /// Rotary dimensions of the sliding-window layers.
+    pub const DIMENSION_COUNT_SWA: &str = "rope.dimension_count_swa";
     /// M-RoPE sections.
     pub const DIMENSION_SECTIONS: &str = "rope.dimension_sections";
     /// The rope base frequency.

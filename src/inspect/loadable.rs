@@ -244,20 +244,83 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
     out
 }
 
-/// Keys (a value or an array) an architecture's loader requires (`get_key_or_arr` with
-/// `required = true` in its `load_arch_hparams`): the M-RoPE sections of the Qwen VL text
-/// models, which the converter does not write for every class that maps to them.
-const ARCH_REQUIRED_KEYS: &[(&[&str], &[&str])] = &[(
+/// The per-architecture keys (a value or an array) llama.cpp's model loader
+/// (`load_arch_hparams`) reads without a default, in the order it reads them, for the
+/// architectures whose files can lack them: a file without one is refused with the first
+/// missing key.
+const ARCH_REQUIRED_KEYS: &[(&[&str], &[&str])] = {
+    use keys::{attention as at, llm};
     &[
-        "qwen2vl",
-        "qwen3vl",
-        "qwen3vlmoe",
-        "qwen35",
-        "qwen35moe",
-        "qwen4exp",
-    ],
-    &[keys::rope::DIMENSION_SECTIONS],
-)];
+        // The M-RoPE sections of the Qwen VL text models (`get_key_or_arr`, required), which
+        // the converter does not write for every class that maps to them.
+        (
+            &[
+                "qwen2vl",
+                "qwen3vl",
+                "qwen3vlmoe",
+                "qwen35",
+                "qwen35moe",
+                "qwen4exp",
+            ],
+            &[keys::rope::DIMENSION_SECTIONS],
+        ),
+        (
+            &["exaone-moe"],
+            &[
+                at::SLIDING_WINDOW,
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_GATING_FUNC,
+            ],
+        ),
+        (
+            &["dots1"],
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+            ],
+        ),
+        (
+            &["minimax-m2"],
+            &[at::LAYERNORM_RMS_EPS, llm::EXPERT_FEED_FORWARD_LENGTH],
+        ),
+        (
+            &["afmoe"],
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+            ],
+        ),
+        (
+            &["cohere2moe"],
+            &[
+                at::SLIDING_WINDOW,
+                llm::LOGIT_SCALE,
+                llm::LEADING_DENSE_BLOCK_COUNT,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+            ],
+        ),
+        (
+            &["bailingmoe2"],
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+                llm::EXPERT_SHARED_COUNT,
+                llm::EXPERT_GATING_FUNC,
+            ],
+        ),
+        (
+            &["laguna"],
+            &[
+                at::LAYERNORM_RMS_EPS,
+                llm::LEADING_DENSE_BLOCK_COUNT,
+                llm::EXPERT_FEED_FORWARD_LENGTH,
+            ],
+        ),
+    ]
+};
 
 /// FLOAT32 hyperparameters an architecture's loader requires (`ml.get_key` without
 /// `required = false` in its `load_arch_hparams`), for the architectures listed here.

@@ -372,7 +372,7 @@ fn compare_keys(have: &Model, ours: &Model, report: &mut ProvenanceReport) {
                     ours: Some(format_value_short(w)),
                 });
                 if let (Value::String(a), Value::String(b)) = (w, v) {
-                    if k.starts_with("tokenizer.chat_template") {
+                    if k.starts_with(crate::gguf::keys::tokenizer::CHAT_TEMPLATE) {
                         report.template_diff.extend(unified(
                             &a.to_lossy(),
                             &b.to_lossy(),

@@ -531,6 +531,20 @@ impl Hparams {
         Ok(n)
     }
 
+    /// The first present key as a boolean; `None` when absent or null.
+    pub fn find_bool(&self, keys: &[&str]) -> Result<Option<bool>, ConvertError> {
+        match self.find(keys) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.bad(keys, v, "a boolean")),
+        }
+    }
+
+    /// Like [`Hparams::find_bool`] but required.
+    pub fn req_bool(&self, keys: &[&str]) -> Result<bool, ConvertError> {
+        self.find_bool(keys)?.ok_or_else(|| self.missing(keys))
+    }
+
     /// Like [`Hparams::find_f64`] but required.
     pub fn req_f64(&self, keys: &[&str]) -> Result<f64, ConvertError> {
         self.find_f64(keys)?.ok_or_else(|| self.missing(keys))

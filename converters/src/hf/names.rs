@@ -472,6 +472,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "backbone.embedding",
             "backbone.embeddings",
             "shared",
+            "model.word_embeddings",
         ],
     ),
     (T::TokenTypes, &["embeddings.token_type_embeddings"]),
@@ -537,6 +538,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "layers.{bid}.attn.Wqkv",
             "encoder.layers.{bid}.attn.Wqkv",
             "model.layers.{bid}.linear_attn.in_proj_qkv",
+            "model.layers.{bid}.attention.query_key_value",
         ],
     ),
     (
@@ -586,6 +588,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "encoder.layers.{bid}.attn.out_proj",
             "model.layers.{bid}.self_attn.out_proj",
             "backbone.layers.{bid}.mixer.o_proj",
+            "model.layers.{bid}.attention.dense",
         ],
     ),
     (
@@ -601,6 +604,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.q_norm",
             "model.layers.{bid}.self_attn.q_layernorm",
             "layers.{bid}.self_attn.q_norm",
+            "model.layers.{bid}.self_attn.query_layernorm",
+            "model.layers.{bid}.attention.query_layernorm",
         ],
     ),
     (
@@ -609,6 +614,8 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.self_attn.k_norm",
             "model.layers.{bid}.self_attn.k_layernorm",
             "layers.{bid}.self_attn.k_norm",
+            "model.layers.{bid}.self_attn.key_layernorm",
+            "model.layers.{bid}.attention.key_layernorm",
         ],
     ),
     (
@@ -659,6 +666,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "backbone.layers.{bid}.mixer.gate",
             "layers.{bid}.gate",
             "model.layers.{bid}.router.proj",
+            "model.layers.{bid}.mlp.router.gate",
         ],
     ),
     (
@@ -786,6 +794,11 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.mlp.moe_statics.e_score_correction",
             "model.layers.{bid}.feed_forward.expert_bias",
             "backbone.layers.{bid}.mixer.gate.e_score_correction",
+            "model.layers.{bid}.block_sparse_moe.e_score_correction",
+            "model.layers.{bid}.mlp.expert_bias",
+            "model.layers.{bid}.mlp.e_score_correction",
+            "model.layers.{bid}.mlp.gate.expert_bias",
+            "model.layers.{bid}.mlp.experts.e_score_correction",
         ],
     ),
     (
@@ -793,6 +806,7 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
         &[
             "encoder.layer.{bid}.output.LayerNorm",
             "encoder.layers.{bid}.norm2",
+            "model.layers.{bid}.final_layernorm",
         ],
     ),
     // MLA attention, next-token-prediction layers and attention sinks (issue #14).
@@ -946,7 +960,14 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
             "model.layers.{bid}.linear_attn.out_proj",
         ],
     ),
-    (T::AttnGate, &["model.layers.{bid}.linear_attn.in_proj_z"]),
+    (
+        T::AttnGate,
+        &[
+            "model.layers.{bid}.linear_attn.in_proj_z",
+            "model.layers.{bid}.self_attn.gate_proj",
+            "model.layers.{bid}.self_attn.g_proj",
+        ],
+    ),
     (
         T::SsmBetaAlpha,
         &["model.layers.{bid}.linear_attn.in_proj_ba"],
@@ -967,7 +988,10 @@ pub static TABLE: &[(Tensor, &[&str])] = &[
     (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
     (
         T::FfnPreNorm,
-        &["model.layers.{bid}.pre_ff_layernorm.weight"],
+        &[
+            "model.layers.{bid}.pre_ff_layernorm.weight",
+            "model.layers.{bid}.pre_mlp_layernorm",
+        ],
     ),
     // T5 (gguf-py's `DEC_*` / `ENC_*`).
     (T::DecAttnNorm, &["decoder.block.{bid}.layer.0.layer_norm"]),

@@ -67,11 +67,13 @@ pub const EXAONE4: Arch = Arch {
     hooks: Hooks::NONE,
 };
 
-fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
+/// `Exaone4Model.generate_extra_tensors`: Llama-3 rope factors (default factor 16).
+pub(super) fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     llama::llama3_rope_freqs(hp, 16.0)
 }
 
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+/// `Exaone4Model.set_gguf_parameters`.
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     let hp = p.hp;
@@ -121,7 +123,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 /// `Exaone4Config`'s derived `layer_types` (sliding except every `sliding_window_pattern`-th
 /// layer). False when the config class would raise (no sliding window, or a pattern that is
 /// not a positive integer), which makes the converter fall back to the raw config.json.
-fn derive_layer_types(cfg: &mut Map<String, Json>) -> bool {
+pub(super) fn derive_layer_types(cfg: &mut Map<String, Json>) -> bool {
     if cfg.get("layer_types").is_some_and(|v| !v.is_null()) {
         return true;
     }

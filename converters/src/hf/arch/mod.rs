@@ -62,6 +62,15 @@ mod qwen3next;
 mod qwen3omni;
 // Encoder-decoder (issue #14).
 mod t5;
+// 2025-2026 MoE text families.
+mod afmoe;
+mod bailingmoe2;
+mod cohere2moe;
+mod dots1;
+mod exaone_moe;
+mod hunyuan;
+mod laguna;
+mod minimax;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -144,6 +153,15 @@ pub static ALL: &[&Arch] = &[
     &gemma4::GEMMA4,
     &gemma4::GEMMA4_UNIFIED,
     &gemma4_assistant::GEMMA4_ASSISTANT,
+    // 2025-2026 MoE text families.
+    &dots1::DOTS1,
+    &hunyuan::HUNYUAN_DENSE,
+    &minimax::MINIMAX_M2,
+    &afmoe::AFMOE,
+    &exaone_moe::EXAONE_MOE,
+    &cohere2moe::COHERE2MOE,
+    &bailingmoe2::BAILINGMOE2,
+    &laguna::LAGUNA,
 ];
 
 /// The description for an HF architecture name.

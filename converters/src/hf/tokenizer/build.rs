@@ -97,6 +97,57 @@ impl VocabBuild<'_> {
         super::gpt2(self.req, self.tc, &mut self.kv)
     }
 
+    /// `_set_vocab_gpt2` whose special vocabulary reads only the token types `types`
+    /// (`SpecialVocab(dir, load_merges=True, special_token_types=types)`).
+    pub fn gpt2_special_types(&mut self, types: &[&str]) -> Result<VocabOutcome, ConvertError> {
+        super::gpt2_special_types(self.req, self.tc, &mut self.kv, Some(types))
+    }
+
+    /// Sets a special token id key (`add_eos_token_id`, ...): a key already written keeps
+    /// its place; an id outside UINT32 is an error naming the key.
+    pub fn set_token_id(&mut self, key: &str, id: i128) -> Result<(), ConvertError> {
+        let v = u32::try_from(id).map_err(|_| {
+            ConvertError::Other(format!("{key}: token id {id} does not fit in a UINT32"))
+        })?;
+        self.kv.u32(key, v);
+        Ok(())
+    }
+
+    /// Gives every token whose text is `text` the type `ty` (`gguf.TokenType`) in the token
+    /// list written so far (a class's `get_vocab_base` that re-types a token).
+    pub fn set_token_type(&mut self, text: &str, ty: i32) {
+        use ggufkit::gguf::{ArrayValue, Value};
+        let Some(Value::Array(ArrayValue::String(tokens))) = self.kv.get(super::key::TOKENS) else {
+            return;
+        };
+        let hits: Vec<usize> = tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.0 == text.as_bytes())
+            .map(|(i, _)| i)
+            .collect();
+        if hits.is_empty() {
+            return;
+        }
+        let Some(Value::Array(ArrayValue::I32(types))) = self.kv.get(super::key::TOKEN_TYPE) else {
+            return;
+        };
+        let mut types = types.clone();
+        for i in hits {
+            if let Some(t) = types.get_mut(i) {
+                *t = ty;
+            }
+        }
+        self.kv
+            .array(super::key::TOKEN_TYPE, ArrayValue::I32(types));
+    }
+
+    /// Sets the chat template (`add_chat_template` of one template): a key already written
+    /// keeps its place.
+    pub fn set_chat_template(&mut self, template: &str) {
+        self.kv.string(super::key::CHAT_TEMPLATE, template);
+    }
+
     /// `_set_vocab_llama_hf`.
     pub fn llama_hf(&mut self) -> Result<VocabPath, ConvertError> {
         super::llama_hf(self.req, self.tc, &mut self.kv)

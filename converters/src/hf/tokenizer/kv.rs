@@ -47,6 +47,11 @@ impl Kv {
         }
     }
 
+    /// The value written for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.get(key)
+    }
+
     pub fn u32(&mut self, key: &str, v: u32) {
         self.set(key, Value::U32(v));
     }

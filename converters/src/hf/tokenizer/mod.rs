@@ -388,6 +388,17 @@ fn gpt2(
     tc: Option<&Json>,
     kv: &mut Kv,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    gpt2_special_types(req, tc, kv, None)
+}
+
+/// `_set_vocab_gpt2` whose special vocabulary reads only the token types `types` (all of
+/// gguf-py's default ones when `None`).
+fn gpt2_special_types(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+    types: Option<&[&str]>,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
     bpe::check_bpe_model(&hf)?;
     let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
@@ -395,7 +406,7 @@ fn gpt2(
     kv.string(key::PRE, &base.pre.name);
     kv.array(key::TOKENS, strings(base.tokens));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
-    SpecialVocab::load(req.dir, true, None, None)?.add_to(kv)?;
+    SpecialVocab::load(req.dir, true, types, None)?.add_to(kv)?;
     Ok((VocabPath::Gpt2, Some(base.pre)))
 }
 
