@@ -816,6 +816,11 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
         print_dry_run(cli, src, &p, &layout);
         return Ok(ExitCode::SUCCESS);
     }
+    if let (None, Some(dir)) = (&cli.out, &cli.outdir) {
+        // As with several outputs (a batch job creates its outdir): --outdir is created.
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Run(anyhow!("--outdir {}: {e}", dir.display())))?;
+    }
     if !cli.quiet && !cli.json {
         for n in &p.notes {
             eprintln!("note: {n}");

@@ -278,6 +278,40 @@ fn dry_run_json_lists_sources_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
 }
 
+/// A missing `--outdir` is created for one output as for several (a dry run creates
+/// nothing), and the file in it is the one an explicit path gets.
+#[test]
+fn a_missing_outdir_is_created_for_one_output() {
+    let work = scratch("cli-outdir");
+    let model = testdata("hf/llama-spm");
+    let outdir = work.join("new").join("sub");
+    let args = |extra: &[&str]| {
+        let mut a = vec![s(&model), "--outtype".into(), "f16".into()];
+        a.extend(extra.iter().map(|x| x.to_string()));
+        a
+    };
+    let o = convert(&args(&["--outdir", &s(&outdir), "--dry-run"]), &work);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !work.join("new").exists(),
+        "a dry run created the directory"
+    );
+    let o = convert(&args(&["--outdir", &s(&outdir)]), &work);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files: Vec<_> = std::fs::read_dir(&outdir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let explicit = work.join("explicit.gguf");
+    let o = convert(
+        &[args(&[])[..3].to_vec(), vec![s(&explicit)]].concat(),
+        &work,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read(files[0].path()).unwrap(),
+        std::fs::read(&explicit).unwrap()
+    );
+}
+
 #[test]
 fn bad_arguments_and_inputs_have_distinct_exit_codes() {
     let work = scratch("cli-bad");
