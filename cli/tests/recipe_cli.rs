@@ -465,6 +465,15 @@ fn a_run_unlike_the_recipes_conditions_is_warned() {
     assert!(err.contains("made with an importance matrix"), "{err}");
 }
 
+/// llama-spm's f32 golden file and its Q4_K_M made by gguf-quantize in `dir`.
+fn llama_spm_q4_k_m(dir: &Path) -> (PathBuf, PathBuf) {
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let q = dir.join("q.gguf");
+    let argv: Vec<String> = vec!["-q".into(), s(&input), s(&q), "Q4_K_M".into()];
+    ok(&run(QUANTIZE, &argv, dir), "quantize");
+    (input, q)
+}
+
 /// The tensor `name` of `m` with its bytes changed by `f`.
 fn tamper(m: &mut ggufkit::ir::Model, name: &str, f: impl FnOnce(&mut Vec<u8>)) {
     use ggufkit::ir::TensorData;
@@ -482,10 +491,7 @@ fn provenance_names_exactly_what_differs() {
     use ggufkit::gguf::Value;
     use ggufkit::ir::Model;
     let dir = scratch("recipe-provenance");
-    let input = conv::golden_gguf("llama-spm", "convert-f32");
-    let q = dir.join("q.gguf");
-    let argv: Vec<String> = vec!["-q".into(), s(&input), s(&q), "Q4_K_M".into()];
-    ok(&run(QUANTIZE, &argv, &dir), "quantize");
+    let (input, q) = llama_spm_q4_k_m(&dir);
     let check = |file: &Path, extra: &[&str]| {
         let mut argv = vec!["provenance".into(), s(file), "--from".into(), s(&input)];
         argv.extend(extra.iter().map(|a| a.to_string()));
@@ -598,10 +604,7 @@ fn provenance_tells_a_fused_multiply_add_build_from_a_change() {
     use ggufkit::ir::Model;
     use ggufkit::quantizers::{fused::quantize_rows_fused, GgmlType};
     let dir = scratch("recipe-provenance-fma");
-    let input = conv::golden_gguf("llama-spm", "convert-f32");
-    let q = dir.join("q.gguf");
-    let argv: Vec<String> = vec!["-q".into(), s(&input), s(&q), "Q4_K_M".into()];
-    ok(&run(QUANTIZE, &argv, &dir), "quantize");
+    let (input, q) = llama_spm_q4_k_m(&dir);
     let src = GgufFile::open(&input).unwrap();
     let f = GgufFile::open(&q).unwrap();
     let mut m = Model::from_gguf(&f);
