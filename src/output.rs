@@ -1,7 +1,7 @@
 //! Crash-safe output files: written under a temporary name beside the target and renamed
 //! into place only when complete.
 //!
-//! The rules, in the order they are checked (the README's Security section lists them too):
+//! The rules, in the order they are checked (`docs/security.md` lists them too):
 //!
 //! 1. An empty path, or one ending in `/`, is refused: it cannot name a file.
 //! 2. A symlinked output is written *through*, like `cp`: the file the link points to is
