@@ -2,13 +2,17 @@
 //! (`testdata/golden/torch-math/`, made by `conformance/make_torch_exp_table.py` and
 //! `conformance/make_torch_math_golden.py`).
 //!
-//! `exp` is checked on MKL's two matched paths: the golden holds the sha256 of torch's output
+//! `exp` and `erfinv` are checked on MKL's two matched paths: the golden holds the sha256 of torch's output
 //! for each run of 2^20 consecutive bit patterns (all 4096 runs for AVX-512; the 576 runs of
-//! magnitudes [2^-27, 128) for the generic path). The default tests check a spread sample;
-//! `exp_on_every_measured_input` (ignored by default) checks them all.
+//! magnitudes [2^-27, 128) for the generic path; for `erfinv` the 1,016 runs of [0, 1), and
+//! Gemma 3n's normal quantile on every decimal of up to four digits and every 4096th float of
+//! [0, 1]). The default tests check a spread sample; `exp_on_every_measured_input` and
+//! `erfinv_on_every_input` (ignored by default) check them all.
 
 use ggufkit::quantizers::{f32_to_bf16, f32_to_f16};
-use ggufkit_converters::hf::torch_math::{torch_exp_f32_on, torch_pow_f32, MklPath};
+use ggufkit_converters::hf::torch_math::{
+    torch_erfinv_f32_on, torch_exp_f32_on, torch_normal_icdf_f32, torch_pow_f32, MklPath,
+};
 use ggufkit_testsupport::golden::read_json;
 use ggufkit_testsupport::testdata;
 use rayon::prelude::*;
@@ -91,6 +95,112 @@ fn exp_on_every_measured_input() {
     ] {
         let bad = exp_mismatches(path, &exp_golden(name), 1);
         assert!(bad.is_empty(), "{name}: torch exp differs on runs {bad:x?}");
+    }
+}
+
+fn erfinv_golden(path: &str) -> Json {
+    read_json(&testdata(&format!("golden/torch-math/erfinv-{path}.json")))
+}
+
+/// The runs of 2^20 bit patterns of [0, 1) among `runs` whose torch erfinv differs from ours.
+fn erfinv_mismatches(path: MklPath, golden: &Json, runs: &[usize]) -> Vec<usize> {
+    let hashes = golden["chunks"].as_array().expect("chunks");
+    assert_eq!(hashes.len(), 1016, "runs of [0, 1)");
+    runs.par_iter()
+        .copied()
+        .filter(|&r| {
+            let start = r as u64 * RUN;
+            let end = (start + RUN).min(0x3f80_0000);
+            let got =
+                sha_f32((start..end).map(|b| torch_erfinv_f32_on(path, f32::from_bits(b as u32))));
+            got != hashes[r].as_str().unwrap()
+        })
+        .collect()
+}
+
+/// torch's float32 erfinv on both MKL paths: every 32nd run of 2^20 consecutive inputs of
+/// [0, 1) (the exponents down to 2^-126 and the subnormals) and the last one (the inputs next
+/// to 1, where the continued fraction takes over), and the negative half by symmetry.
+#[test]
+fn erfinv_matches_torch() {
+    for (name, path) in [
+        ("avx512", MklPath::Avx512),
+        ("compatible", MklPath::Compatible),
+    ] {
+        let golden = erfinv_golden(name);
+        let mut runs: Vec<usize> = (0..1016).step_by(32).collect();
+        runs.push(1015);
+        let bad = erfinv_mismatches(path, &golden, &runs);
+        assert!(
+            bad.is_empty(),
+            "{name}: torch erfinv differs on runs {bad:x?}"
+        );
+        for b in (0u32..0x3f80_0000).step_by(9973) {
+            let y = f32::from_bits(b);
+            let (pos, neg) = (torch_erfinv_f32_on(path, y), torch_erfinv_f32_on(path, -y));
+            assert_eq!(neg.to_bits(), (-pos).to_bits(), "{name}: erfinv(-{y})");
+        }
+    }
+}
+
+#[test]
+#[ignore = "2 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test torch_math_golden -- --ignored"]
+fn erfinv_on_every_input() {
+    for (name, path) in [
+        ("avx512", MklPath::Avx512),
+        ("compatible", MklPath::Compatible),
+    ] {
+        let all: Vec<usize> = (0..1016).collect();
+        let bad = erfinv_mismatches(path, &erfinv_golden(name), &all);
+        assert!(
+            bad.is_empty(),
+            "{name}: torch erfinv differs on runs {bad:x?}"
+        );
+    }
+}
+
+/// `Normal(0, 1).icdf(p)` (Gemma 3n's activation sparsity scales) on the default path: every
+/// decimal with up to four digits, every 4096th float32 of [0, 1], and the extremes.
+#[test]
+fn normal_icdf_matches_torch() {
+    let j = erfinv_golden("avx512");
+    let mut decimals: Vec<f64> = (1..=4u32)
+        .flat_map(|n| {
+            let d = 10u64.pow(n);
+            (0..=d).map(move |k| k as f64 / d as f64)
+        })
+        .collect();
+    decimals.sort_by(f64::total_cmp);
+    decimals.dedup();
+    let sets: [(&str, Vec<f32>); 3] = [
+        ("decimals", decimals.iter().map(|&d| d as f32).collect()),
+        (
+            "strided",
+            (0u32..=0x3f80_0000)
+                .step_by(4096)
+                .map(f32::from_bits)
+                .collect(),
+        ),
+        (
+            "extremes",
+            vec![
+                0.0,
+                1.0,
+                1e-45,
+                // Python's literals are doubles, rounded to float32 by numpy.
+                1e-30f64 as f32,
+                1e-8f64 as f32,
+                0.5,
+                1.0 - 2f32.powi(-24),
+                1.0 - 2f32.powi(-23),
+            ],
+        ),
+    ];
+    for (name, ps) in sets {
+        let want = &j["icdf"][name];
+        assert_eq!(want["n"].as_u64(), Some(ps.len() as u64), "{name}: inputs");
+        let got = sha_f32(ps.iter().map(|&p| torch_normal_icdf_f32(p)));
+        assert_eq!(got, want["sha256"].as_str().unwrap(), "icdf on {name}");
     }
 }
 

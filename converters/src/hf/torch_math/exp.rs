@@ -23,6 +23,8 @@
 
 use std::sync::OnceLock;
 
+use super::deviations::{near_midpoint, round_and_other, Deviations};
+
 /// The measured deviations of each path (format in `conformance/make_torch_exp_table.py`).
 static TABLE_COMPATIBLE: &[u8] = include_bytes!("exp_compatible.bin");
 static TABLE_AVX512: &[u8] = include_bytes!("exp_avx512.bin");
@@ -54,87 +56,17 @@ impl MklPath {
     }
 }
 
-/// How close (in units of the f32 spacing) to a rounding midpoint an exp must be for its
-/// result to be listed explicitly; the generator uses the same bound.
-const NEAR: f64 = 1.0 / (1u64 << 20) as f64;
-
-/// The decoded table: runs of input bit patterns whose result is the other neighbour, and
-/// the explicit `(input, output)` bit pairs.
-struct Deviations {
-    starts: Vec<u32>,
-    ends: Vec<u32>,
-    explicit: Vec<(u32, u32)>,
-}
-
-fn leb128(bytes: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = bytes[*at];
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return v;
-        }
-        shift += 7;
-    }
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
 /// The path's table, decoded on first use (a table is compiled in, not input: its shape is
 /// checked by the unit tests).
 fn deviations(path: MklPath) -> &'static Deviations {
     static COMPATIBLE: OnceLock<Deviations> = OnceLock::new();
     static AVX512: OnceLock<Deviations> = OnceLock::new();
     match path {
-        MklPath::Compatible => COMPATIBLE.get_or_init(|| decode(TABLE_COMPATIBLE)),
-        MklPath::Avx512 => AVX512.get_or_init(|| decode(TABLE_AVX512)),
+        MklPath::Compatible => {
+            COMPATIBLE.get_or_init(|| Deviations::decode(TABLE_COMPATIBLE, b"TEXP"))
+        }
+        MklPath::Avx512 => AVX512.get_or_init(|| Deviations::decode(TABLE_AVX512, b"TEXP")),
     }
-}
-
-fn decode(table: &[u8]) -> Deviations {
-    assert_eq!(&table[..4], b"TEXP", "torch exp table: bad magic");
-    let n_runs = u32_at(table, 4) as usize;
-    let n_explicit = u32_at(table, 8) as usize;
-    let mut at = 12;
-    let (mut starts, mut ends) = (Vec::with_capacity(n_runs), Vec::with_capacity(n_runs));
-    let mut prev = 0u64;
-    for _ in 0..n_runs {
-        let start = prev + leb128(table, &mut at);
-        let end = start + leb128(table, &mut at) + 1;
-        starts.push(start as u32);
-        // A run may end at 2^32 (the last bit pattern); `end` is stored minus one.
-        ends.push((end - 1) as u32);
-        prev = end;
-    }
-    let explicit = (0..n_explicit)
-        .map(|i| (u32_at(table, at + 8 * i), u32_at(table, at + 8 * i + 4)))
-        .collect();
-    assert_eq!(
-        at + 8 * n_explicit,
-        table.len(),
-        "torch exp table: bad length"
-    );
-    Deviations {
-        starts,
-        ends,
-        explicit,
-    }
-}
-
-/// The next float toward +∞ (`up`) or −∞ from a non-NaN `r`.
-fn step(r: f32, up: bool) -> f32 {
-    if r == 0.0 {
-        let tiny = f32::from_bits(1);
-        return if up { tiny } else { -tiny };
-    }
-    let b = r.to_bits();
-    // Away from zero means a larger magnitude, i.e. the next bit pattern.
-    let away = up == (r > 0.0);
-    f32::from_bits(if away { b + 1 } else { b - 1 })
 }
 
 /// `torch.exp(x)` for a float32 `x` on the path [`MklPath::selected`] names.
@@ -149,31 +81,18 @@ pub fn torch_exp_f32_on(path: MklPath, x: f32) -> f32 {
         return f32::from_bits(x.to_bits() | 0x0040_0000);
     }
     let e = (x as f64).exp();
-    let r = e as f32;
-    let r64 = r as f64;
-    if e == r64 {
+    let (r, other) = round_and_other(e);
+    let Some(other) = other else {
         return r;
-    }
-    let up = e > r64;
-    let other = if r.is_infinite() && !up {
-        f32::MAX
-    } else {
-        step(r, up)
     };
     let dev = deviations(path);
-    let o64 = other as f64;
-    if r.is_finite() && other.is_finite() {
-        let mid = (r64 + o64) * 0.5;
-        if ((e - mid).abs() / (o64 - r64).abs()) < NEAR {
-            let bits = x.to_bits();
-            if let Ok(i) = dev.explicit.binary_search_by_key(&bits, |p| p.0) {
-                return f32::from_bits(dev.explicit[i].1);
-            }
+    let bits = x.to_bits();
+    if near_midpoint(e, r, other) {
+        if let Some(v) = dev.explicit(bits) {
+            return v;
         }
     }
-    let bits = x.to_bits();
-    let i = dev.starts.partition_point(|&s| s <= bits);
-    if i > 0 && bits <= dev.ends[i - 1] {
+    if dev.deviates(bits) {
         other
     } else {
         r
@@ -188,11 +107,8 @@ mod tests {
     fn the_tables_decode_whole_and_sorted() {
         for path in [MklPath::Compatible, MklPath::Avx512] {
             let d = deviations(path);
-            assert!(d.starts.len() > 100_000, "{path:?}");
-            assert!(d.starts.windows(2).all(|w| w[0] < w[1]));
-            assert!(d.starts.iter().zip(&d.ends).all(|(s, e)| s <= e));
-            assert!(d.ends.windows(2).all(|w| w[0] < w[1]));
-            assert!(d.explicit.windows(2).all(|w| w[0].0 < w[1].0));
+            assert!(d.runs() > 100_000, "{path:?}");
+            assert!(d.is_well_formed(), "{path:?}");
         }
     }
 
