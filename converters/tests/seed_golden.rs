@@ -163,4 +163,8 @@ fixtures! {
     hunyuan_dense_s2 => "hunyuan-dense-s2",
     laguna_s2 => "laguna-s2",
     minimax_m2_s2 => "minimax-m2-s2",
+    bailingmoe2_s2 => "bailingmoe2-s2",
+    deepseek_s2 => "deepseek-s2",
+    gemma4assistant_s2 => "gemma4assistant-s2",
+    gemma4unified_s2 => "gemma4unified-s2",
 }
