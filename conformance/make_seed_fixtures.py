@@ -27,6 +27,11 @@ Usage (torch's default MKL dispatch on an AVX-512 x86-64 CPU, as the project's g
 without MKL_CBWR; then conformance/share_tensors.py):
     GGUFKIT_SHARED=<shared dir> make_seed_fixtures.py --llama-cpp DIR [--only NAME ...]
 
+The hand-made fixtures of FROM_CHECKPOINT (not in make_fixtures.py's table) are rebuilt the
+same way from their own config.json (its class, model type and keys; float32 ones stay float32
+so that their vocabulary-sized tensors are shared, float16 ones come out bfloat16) with their
+own tokenizer files.
+
 With --golden-only the committed testdata/hf/NAME-s2 fixtures are converted again and only
 the reference's outcomes in their records are replaced (the weights stay as they are).
 """
@@ -147,10 +152,70 @@ def store(name: str, model_dir: Path) -> None:
     (dest / "shared-files.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
 
 
+# Hand-made fixtures (from the shared fixtures, not make_fixtures.py's table) reseeded from
+# their own config.json: one per family that has no generated fixture.
+FROM_CHECKPOINT = ("bert", "gemma3", "gpt2", "llama-spm", "mixtral", "phi3", "qwen2", "qwen3",
+                   "qwen3moe")
+# The tokenizer kind FROM_CHECKPOINT fixtures are registered with: their files are copied
+# from the base fixture instead of make_fixtures.py's tokenizer sources.
+OWN_TOKENIZER = "own"
+# Files of a base fixture that are not its tokenizer's.
+NOT_TOKENIZER = ("config.json", "model.safetensors.index.json", "shared-files.txt")
+
+
+def register_from_checkpoint(name: str) -> None:
+    """Adds fixture `name` to make_fixtures.py's table from its committed config.json."""
+    import transformers
+    cfg = json.loads((mf.TESTDATA / "hf" / name / "config.json").read_text())
+    drop = {"architectures", "model_type", "transformers_version", "torch_dtype", "dtype",
+            "_name_or_path"}
+    kw = {k: v for k, v in cfg.items() if k not in drop}
+    tie = kw.pop("tie_word_embeddings", None)
+    if tie is None:
+        tie = transformers.AutoConfig.for_model(cfg["model_type"]).tie_word_embeddings
+    mf.FIXTURES[name] = (cfg["architectures"][0], cfg["model_type"], kw, OWN_TOKENIZER, tie)
+
+
+def copy_own_tokenizer(name: str, model_dir: Path, work: Path) -> None:
+    """Copies the base fixture's tokenizer (and other non-weight) files and directories (a
+    sentence-transformers `1_Pooling/`) into `model_dir`."""
+    base_dir = materialize(mf.TESTDATA / "hf" / name, work / "base-files")
+    for f in sorted(base_dir.iterdir()):
+        if (model_dir / f.name).exists() or f.name in NOT_TOKENIZER:
+            continue
+        if f.is_dir():
+            shutil.copytree(f, model_dir / f.name)
+        elif f.suffix != ".safetensors":
+            shutil.copyfile(f, model_dir / f.name)
+
+
+def keep_base_dtype(name: str, model_dir: Path) -> None:
+    """Stores a FROM_CHECKPOINT fixture's tensors as float32 when its base fixture's are (the
+    build makes bfloat16), so that its vocabulary-sized tensors can be the base's."""
+    from safetensors.torch import load_file, save_file
+    import torch
+    base_cfg = json.loads((mf.TESTDATA / "hf" / name / "config.json").read_text())
+    if base_cfg.get("torch_dtype", base_cfg.get("dtype")) != "float32":
+        return
+    for st in sorted(model_dir.glob("*.safetensors")):
+        tensors = {k: v.to(torch.float32) for k, v in load_file(str(st)).items()}
+        save_file(tensors, str(st), metadata={"format": "pt"})
+    cfg_path = model_dir / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    for key in ("torch_dtype", "dtype"):
+        if key in cfg:
+            cfg[key] = "float32"
+    cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+# GPT-2's FFN width is `n_inner` (None: 4 · n_embd), which the generic rule does not see.
+GPT2_INNER = {"n_inner": 4 * 32 + 4}
+
 # Families whose sizes are tied together (the reference asserts Mamba's d_inner = 2 d_model):
 # the changes to make instead of the generic ones.
 SIZE_OVERRIDES = {
     "mamba": {"hidden_size": 132, "intermediate_size": 264, "state_size": 20},
+    "gpt2": GPT2_INNER,
 }
 
 
@@ -160,6 +225,9 @@ SIZE_OVERRIDES = {
 SMALLER = {
     "ernie4_5moe": {"num_hidden_layers": 2, "moe_layer_end_index": 1, "moe_num_experts": 3},
     "phimoe": {"num_local_experts": 3},
+    # Hand-made fixtures of width 128-256: one layer.
+    "llama-spm": {"num_hidden_layers": 1},
+    "mixtral": {"num_hidden_layers": 1},
 }
 
 
@@ -185,9 +253,14 @@ def attempt(name: str, sizes: dict, llama: Path, work: Path) -> dict | None:
         return None
     finally:
         mf.FIXTURES[name] = (cls_name, model_type, kw, tok, tie)
+    if name in FROM_CHECKPOINT:
+        keep_base_dtype(name, model_dir)
     record["from_base"] = base_vocab_tensors(name, model_dir, work)
     record["a_log_f32"] = realistic_a_log(model_dir, SEED + 1)
-    mf.add_tokenizer(tok, model_dir)
+    if tok == OWN_TOKENIZER:
+        copy_own_tokenizer(name, model_dir, work)
+    else:
+        mf.add_tokenizer(tok, model_dir)
     if name in mf.EXTRA_FILES:
         mf.EXTRA_FILES[name](model_dir)
     convert_record(name, model_dir, llama, work, record)
@@ -252,8 +325,10 @@ def main() -> int:
     a = ap.parse_args()
     golden = mf.TESTDATA / "golden" / "seeds"
     golden.mkdir(parents=True, exist_ok=True)
+    for name in FROM_CHECKPOINT:
+        register_from_checkpoint(name)
     for name in a.only or list(mf.FIXTURES):
-        if not mf._transformers_ok(name):
+        if name not in FROM_CHECKPOINT and not mf._transformers_ok(name):
             continue
         print(f"== {name}", file=sys.stderr)
         if a.golden_only:

@@ -167,4 +167,13 @@ fixtures! {
     deepseek_s2 => "deepseek-s2",
     gemma4assistant_s2 => "gemma4assistant-s2",
     gemma4unified_s2 => "gemma4unified-s2",
+    bert_s2 => "bert-s2",
+    gemma3_s2 => "gemma3-s2",
+    gpt2_s2 => "gpt2-s2",
+    llama_spm_s2 => "llama-spm-s2",
+    mixtral_s2 => "mixtral-s2",
+    phi3_s2 => "phi3-s2",
+    qwen2_s2 => "qwen2-s2",
+    qwen3_s2 => "qwen3-s2",
+    qwen3moe_s2 => "qwen3moe-s2",
 }
