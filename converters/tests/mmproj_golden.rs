@@ -519,3 +519,86 @@ fn qwen3asr_reads_tokenizer_config() {
     assert!(e.contains("tokenizer_config.json"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `config` with a composite-variant patch applied: `remove` and `set` name dotted
+/// `sub_config.key` paths.
+fn patched(config: &Json, patch: &Json) -> Json {
+    let mut cfg = config.clone();
+    let split = |k: &str| {
+        k.split_once('.')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    };
+    for k in patch["remove"].as_array().expect("remove") {
+        let (outer, inner) = split(k.as_str().unwrap()).expect("dotted key");
+        cfg[&outer]
+            .as_object_mut()
+            .expect("sub-config")
+            .remove(&inner);
+    }
+    for (k, v) in patch["set"].as_object().expect("set") {
+        let (outer, inner) = split(k).expect("dotted key");
+        cfg[&outer][&inner] = v.clone();
+    }
+    cfg
+}
+
+/// Composite-config variants (`conformance/make_composite_variants.py`): every vision- or
+/// audio-language fixture with `text_config.architectures` removed (where present) or set to
+/// the top-level class, `vision_config.architectures` set to the top-level class, and
+/// `audio_config.architectures` set to an unregistered class (which the reference ignores).
+/// The text half (where the fixture's own golden has one) and the `--mmproj` file are the
+/// reference's bytes, or refused where it refused.
+#[test]
+fn composite_config_variants() {
+    let rec = read_json(&testdata("golden/composite-variants.json"));
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (fixture, variants) in rec.as_object().expect("fixtures") {
+        let status = read_json(&testdata(&format!("golden/{fixture}/status.json")));
+        let work = scratch(&format!("composite-{fixture}"));
+        let dir = support::materialize_fixture(fixture, &work);
+        let cfg_path = dir.join("config.json");
+        let base: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap())
+            .expect("config.json");
+        for (name, v) in variants.as_object().expect("variants") {
+            std::fs::write(&cfg_path, patched(&base, &v["patch"]).to_string()).unwrap();
+            for (key, mmproj) in [("text-f32", false), ("mmproj-f32", true)] {
+                // The reference environment converted no text half of the fixture itself
+                // (its tokenizer needs what the venv lacks): nothing to compare.
+                if !mmproj && status.get("convert-f32").is_none() {
+                    continue;
+                }
+                checked += 1;
+                let want = &v[key];
+                let o = opts(OutType::F32);
+                let conv = if mmproj {
+                    read_mmproj_dir(&dir, &o)
+                } else {
+                    read_hf_dir(&dir, &o)
+                };
+                let what = format!("{fixture} {name} {key}");
+                match (want["ok"] == Json::Bool(true), conv) {
+                    (true, Ok(c)) => match write(c, None, &work.join("out.gguf")) {
+                        Ok(m) if m["sha256"] == want["sha256"] => {}
+                        Ok(_) => problems.push(format!("{what}: other bytes")),
+                        Err(e) => problems.push(format!("{what}: writing failed: {e}")),
+                    },
+                    (true, Err(e)) => problems.push(format!("{what}: we refused: {e}")),
+                    (false, Ok(_)) => problems.push(format!(
+                        "{what}: the reference refused ({}), we converted",
+                        want["error"]
+                    )),
+                    (false, Err(_)) => {}
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    assert!(checked >= 60, "only {checked} outputs compared");
+    assert!(
+        problems.is_empty(),
+        "{} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

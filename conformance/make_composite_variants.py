@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Composite-config variants of the vision-language and audio fixtures, converted by the
+reference.
+
+The reference picks the class for a composite checkpoint's text half from
+`text_config.architectures[0]` when that key is present (else `architectures[0]`), and for
+`--mmproj` from `vision_config.architectures[0]` (else `architectures[0]`); it never reads
+`audio_config.architectures`. Published checkpoints spell these sub-config keys or leave
+them out, so for every fixture of make_mmproj_fixtures.py (those with a `--mmproj` golden)
+this script writes config variants with and without them:
+
+* `text-arch-absent`: `text_config.architectures` removed (fixtures that have it);
+* `text-arch-top`: `text_config.architectures` set to the top-level class;
+* `vision-arch-top`: `vision_config.architectures` set to the top-level class;
+* `audio-arch-other`: `audio_config.architectures` set to a class nobody registers (ignored).
+
+Each variant is the fixture's config.json with the patch applied, converted with
+`convert_hf_to_gguf.py --outtype f32` (text half) and `--mmproj --outtype f32` in a directory
+named as the fixture (general.name comes from it), with make_mmproj_fixtures.py's
+pre-tokenizer fallback for the fixtures it applies it to. `testdata/golden/composite-variants.json`
+records per fixture and variant the patch and, per output, the file's sha256 or the
+reference's error; converters/tests/mmproj_golden.rs applies the same patches and compares.
+
+Usage (the reference's venv; --only to limit the fixtures):
+    make_composite_variants.py --llama-cpp DIR [--only FIXTURE ...]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_fixtures as mf  # noqa: E402
+import make_mmproj_fixtures as mm  # noqa: E402
+from fixture_io import materialize  # noqa: E402
+
+GOLDEN = mf.TESTDATA / "golden" / "composite-variants.json"
+# A class no converter registers, for the audio sub-config the reference does not read.
+UNREGISTERED = "NoSuchAudioEncoder"
+
+
+def variants(cfg: dict) -> dict[str, dict]:
+    """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
+    top = (cfg.get("architectures") or [None])[0]
+    out: dict[str, dict] = {}
+    text = cfg.get("text_config")
+    if isinstance(text, dict):
+        if "architectures" in text:
+            out["text-arch-absent"] = {"set": {}, "remove": ["text_config.architectures"]}
+        if top is not None:
+            out["text-arch-top"] = {"set": {"text_config.architectures": [top]}, "remove": []}
+    if isinstance(cfg.get("vision_config"), dict) and top is not None:
+        out["vision-arch-top"] = {"set": {"vision_config.architectures": [top]}, "remove": []}
+    if isinstance(cfg.get("audio_config"), dict):
+        out["audio-arch-other"] = {"set": {"audio_config.architectures": [UNREGISTERED]},
+                                   "remove": []}
+    return out
+
+
+def apply(cfg: dict, patch: dict) -> dict:
+    cfg = json.loads(json.dumps(cfg))
+    for key in patch["remove"]:
+        outer, inner = key.split(".")
+        cfg[outer].pop(inner, None)
+    for key, value in patch["set"].items():
+        outer, inner = key.split(".")
+        cfg[outer][inner] = value
+    return cfg
+
+
+def convert(llama: Path, model_dir: Path, mmproj: bool, work: Path) -> dict:
+    out = work / ("mmproj.gguf" if mmproj else "text.gguf")
+    args = [str(model_dir), *(["--mmproj"] if mmproj else []), "--outtype", "f32",
+            "--outfile", str(out)]
+    # The fixture's tokenizer is named as make_mmproj_fixtures.py names it (PRE_FALLBACK).
+    with mm.pre_fallback(llama, mm.PRE_FALLBACK.get(model_dir.name)):
+        rc, err = mf.convert_in_process(llama, args, work)
+    if rc != 0 or not out.is_file():
+        return {"ok": False, "error": (err.strip().splitlines() or [""])[-1][-300:]}
+    rec = {"ok": True, "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
+    out.unlink()
+    return rec
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--llama-cpp", type=Path, required=True)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-composite-variants"))
+    a = ap.parse_args()
+    fixtures = sorted(p.parent.name for p in (mf.TESTDATA / "golden").glob("*/status.json")
+                      if "mmproj-f32" in json.loads(p.read_text()))
+    record = json.loads(GOLDEN.read_text()) if GOLDEN.is_file() else {}
+    for name in a.only or fixtures:
+        print(f"== {name}", file=sys.stderr)
+        work = a.work / name
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        model_dir = materialize(mf.TESTDATA / "hf" / name, work / name)
+        cfg_path = model_dir / "config.json"
+        base = json.loads(cfg_path.read_text())
+        record[name] = {}
+        for vname, patch in variants(base).items():
+            cfg_path.write_text(json.dumps(apply(base, patch), indent=2) + "\n")
+            record[name][vname] = {
+                "patch": patch,
+                "text-f32": convert(a.llama_cpp, model_dir, False, work),
+                "mmproj-f32": convert(a.llama_cpp, model_dir, True, work),
+            }
+            print(f"   {vname}: text {record[name][vname]['text-f32']['ok']}, "
+                  f"mmproj {record[name][vname]['mmproj-f32']['ok']}", file=sys.stderr)
+        cfg_path.write_text(json.dumps(base, indent=2) + "\n")
+    GOLDEN.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
