@@ -11,6 +11,8 @@ this script writes config variants with and without them:
 
 * `text-arch-absent`: `text_config.architectures` removed (fixtures that have it);
 * `text-arch-top`: `text_config.architectures` set to the top-level class;
+* `text-arch-hub`: `text_config.architectures` set as published checkpoints of the family set
+  it (`HUB_TEXT_CLASS`: SmolVLM's and Idefics3's `VLlama3ForCausalLM`), where it is absent;
 * `vision-arch-top`: `vision_config.architectures` set to the top-level class;
 * `audio-arch-other`: `audio_config.architectures` set to a class nobody registers (ignored).
 
@@ -39,6 +41,8 @@ import make_mmproj_fixtures as mm  # noqa: E402
 from fixture_io import materialize  # noqa: E402
 
 GOLDEN = mf.TESTDATA / "golden" / "composite-variants.json"
+# The text class published checkpoints name in `text_config.architectures`, by model type.
+HUB_TEXT_CLASS = {"smolvlm": "VLlama3ForCausalLM", "idefics3": "VLlama3ForCausalLM"}
 # A class no converter registers, for the audio sub-config the reference does not read.
 UNREGISTERED = "NoSuchAudioEncoder"
 
@@ -51,6 +55,9 @@ def variants(cfg: dict) -> dict[str, dict]:
     if isinstance(text, dict):
         if "architectures" in text:
             out["text-arch-absent"] = {"set": {}, "remove": ["text_config.architectures"]}
+        hub = HUB_TEXT_CLASS.get(cfg.get("model_type"))
+        if hub is not None and "architectures" not in text:
+            out["text-arch-hub"] = {"set": {"text_config.architectures": [hub]}, "remove": []}
         if top is not None:
             out["text-arch-top"] = {"set": {"text_config.architectures": [top]}, "remove": []}
     if isinstance(cfg.get("vision_config"), dict) and top is not None:
