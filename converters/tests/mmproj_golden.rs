@@ -542,6 +542,46 @@ fn patched(config: &Json, patch: &Json) -> Json {
     cfg
 }
 
+/// Converts `dir` (text half or `--mmproj`, f32) and compares with the reference's record
+/// `want` (`ok` and `sha256`, or its refusal); a difference goes to `problems`.
+fn compare_f32(dir: &Path, mmproj: bool, want: &Json, what: &str, problems: &mut Vec<String>) {
+    let o = opts(OutType::F32);
+    let conv = if mmproj {
+        read_mmproj_dir(dir, &o)
+    } else {
+        read_hf_dir(dir, &o)
+    };
+    let out = dir.with_extension("out.gguf");
+    match (want["ok"] == Json::Bool(true), conv) {
+        (true, Ok(c)) => match write(c, None, &out) {
+            Ok(m) if m["sha256"] == want["sha256"] => {}
+            Ok(_) => problems.push(format!("{what}: other bytes")),
+            Err(e) => problems.push(format!("{what}: writing failed: {e}")),
+        },
+        (true, Err(e)) => problems.push(format!("{what}: we refused: {e}")),
+        (false, Ok(_)) => problems.push(format!(
+            "{what}: the reference refused ({}), we converted",
+            want["error"]
+        )),
+        (false, Err(_)) => {}
+    }
+}
+
+/// The outputs of fixture `fixture`'s variants worth comparing: the text half only where the
+/// fixture's own golden has one (the reference environment converted no text half of some:
+/// their tokenizer needs what its venv lacks), the projector only where it has one.
+fn outputs_of(fixture: &str) -> Vec<(&'static str, bool)> {
+    let status = read_json(&testdata(&format!("golden/{fixture}/status.json")));
+    [
+        ("text-f32", false, "convert-f32"),
+        ("mmproj-f32", true, "mmproj-f32"),
+    ]
+    .into_iter()
+    .filter(|(_, _, base)| status.get(*base).is_some())
+    .map(|(key, mmproj, _)| (key, mmproj))
+    .collect()
+}
+
 /// Composite-config variants (`conformance/make_composite_variants.py`): every vision- or
 /// audio-language fixture with `text_config.architectures` removed (where present) or set to
 /// the top-level class, `vision_config.architectures` set to the top-level class, and
@@ -554,7 +594,7 @@ fn composite_config_variants() {
     let mut problems = Vec::new();
     let mut checked = 0;
     for (fixture, variants) in rec.as_object().expect("fixtures") {
-        let status = read_json(&testdata(&format!("golden/{fixture}/status.json")));
+        let outputs = outputs_of(fixture);
         let work = scratch(&format!("composite-{fixture}"));
         let dir = support::materialize_fixture(fixture, &work);
         let cfg_path = dir.join("config.json");
@@ -562,39 +602,49 @@ fn composite_config_variants() {
             .expect("config.json");
         for (name, v) in variants.as_object().expect("variants") {
             std::fs::write(&cfg_path, patched(&base, &v["patch"]).to_string()).unwrap();
-            for (key, mmproj) in [("text-f32", false), ("mmproj-f32", true)] {
-                // The reference environment converted no text half of the fixture itself
-                // (its tokenizer needs what the venv lacks): nothing to compare.
-                if !mmproj && status.get("convert-f32").is_none() {
-                    continue;
-                }
+            for &(key, mmproj) in &outputs {
                 checked += 1;
-                let want = &v[key];
-                let o = opts(OutType::F32);
-                let conv = if mmproj {
-                    read_mmproj_dir(&dir, &o)
-                } else {
-                    read_hf_dir(&dir, &o)
-                };
                 let what = format!("{fixture} {name} {key}");
-                match (want["ok"] == Json::Bool(true), conv) {
-                    (true, Ok(c)) => match write(c, None, &work.join("out.gguf")) {
-                        Ok(m) if m["sha256"] == want["sha256"] => {}
-                        Ok(_) => problems.push(format!("{what}: other bytes")),
-                        Err(e) => problems.push(format!("{what}: writing failed: {e}")),
-                    },
-                    (true, Err(e)) => problems.push(format!("{what}: we refused: {e}")),
-                    (false, Ok(_)) => problems.push(format!(
-                        "{what}: the reference refused ({}), we converted",
-                        want["error"]
-                    )),
-                    (false, Err(_)) => {}
-                }
+                compare_f32(&dir, mmproj, &v[key], &what, &mut problems);
             }
         }
         let _ = std::fs::remove_dir_all(&work);
     }
     assert!(checked >= 60, "only {checked} outputs compared");
+    assert!(
+        problems.is_empty(),
+        "{} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Second-seed projector fixtures (`conformance/make_projector_seed_fixtures.py`): every
+/// transformers-built vision- or audio-language fixture again with seed 29 and FFN widths
+/// off the multiples of 8 in each sub-config; the text half and `--mmproj` (f32) are the
+/// reference's bytes, or refused where it refused.
+#[test]
+fn projector_seed_fixtures() {
+    let rec = read_json(&testdata("golden/projector-seeds.json"));
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (fixture, want) in rec.as_object().expect("fixtures") {
+        let base = fixture.strip_suffix("-s2").expect("an -s2 fixture");
+        let work = scratch(&format!("projector-seed-{fixture}"));
+        let dir = support::materialize_fixture(fixture, &work);
+        for (key, mmproj) in outputs_of(base) {
+            checked += 1;
+            compare_f32(
+                &dir,
+                mmproj,
+                &want[key],
+                &format!("{fixture} {key}"),
+                &mut problems,
+            );
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    assert!(checked >= 30, "only {checked} outputs compared");
     assert!(
         problems.is_empty(),
         "{} differences:\n{}",
