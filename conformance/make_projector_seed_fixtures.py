@@ -8,7 +8,8 @@ hand-written InternVL and Ultravox checkpoints) this script
    config and of each sub-config (`text_config`, `vision_config`, `audio_config`) that is a
    multiple of 8 increased by 4 (make_seed_fixtures.py's rule); sizes the class or the
    reference refuses are left as they were (the fixture then differs by its seed);
-2. adds the fixture's tokenizer files;
+2. adds the fixture's tokenizer files and takes the base fixture's vocabulary-sized tensors
+   (`from_base`: embeddings, LM heads), which share_tensors.py stores once;
 3. runs llama.cpp's convert_hf_to_gguf.py for the text half and for `--mmproj`, both f32, in a
    directory named NAME-s2 (general.name comes from it), with make_mmproj_fixtures.py's
    pre-tokenizer fallback where it applies one;
@@ -60,6 +61,33 @@ def with_sizes(kw: dict, sizes: dict[str, dict[str, int]]) -> dict:
     return kw
 
 
+# A dimension this large is a vocabulary's (the fixtures' own widths are below 1024).
+VOCAB_SIZED = 1 << 14
+
+
+def base_vocab_tensors(name: str, model_dir: Path, work: Path) -> list[str]:
+    """Replaces every tensor with a vocabulary-sized dimension (token embeddings, LM heads)
+    by the base fixture's tensor of the same name, shape and dtype, which share_tensors.py
+    then stores once; returns the names."""
+    from safetensors.torch import load_file, save_file
+    from fixture_io import materialize
+    base_dir = materialize(mf.TESTDATA / "hf" / name, work / "base")
+    base = {}
+    for st in sorted(base_dir.glob("*.safetensors")):
+        base.update(load_file(str(st)))
+    copied = []
+    for st in sorted(model_dir.glob("*.safetensors")):
+        tensors = load_file(str(st))
+        for k, v in tensors.items():
+            b = base.get(k)
+            if max(v.shape, default=0) >= VOCAB_SIZED and b is not None \
+                    and b.shape == v.shape and b.dtype == v.dtype:
+                tensors[k] = b
+                copied.append(k)
+        save_file(tensors, str(st), metadata={"format": "pt"})
+    return sorted(copied)
+
+
 def attempt(name: str, sizes: dict, llama: Path, work: Path) -> dict | None:
     """Builds NAME-s2 with `sizes` and converts it; None when transformers or the reference
     refuses the sizes."""
@@ -77,7 +105,8 @@ def attempt(name: str, sizes: dict, llama: Path, work: Path) -> dict | None:
     finally:
         mm.FIXTURES[name] = entry
     mm.add_tokenizer(name, model_dir)
-    record = {"seed": ms.SEED, "sizes": sizes}
+    record = {"seed": ms.SEED, "sizes": sizes,
+              "from_base": base_vocab_tensors(name, model_dir, work)}
     for key, mmproj in (("text-f32", False), ("mmproj-f32", True)):
         # convert() applies the pre-tokenizer fallback by the directory's name: the base's.
         with mm.pre_fallback(llama, mm.PRE_FALLBACK.get(name)):
