@@ -1834,6 +1834,8 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["altup-inputs-3"] = {"altup_num_inputs": 3}
         v["sparsity-absent"] = {"activation_sparsity_pattern": None}
         v["sparsity-other"] = {"activation_sparsity_pattern": [0.5, 0.99, 0.1]}
+        # Quantiles where MKL's float32 erfinv is not what two Newton steps give (0.8454).
+        v["sparsity-decimals"] = {"activation_sparsity_pattern": [0.8454, 0.3, 0.0]}
         v["ffn-scalar"] = {"intermediate_size": 40}
         v["ffn-list-short"] = {"intermediate_size": [32, 48]}
         v["sparsity-short"] = {"activation_sparsity_pattern": [0.95, 0.0]}
