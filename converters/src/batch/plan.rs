@@ -983,6 +983,35 @@ fn list_files(p: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    /// Every message about an unknown type names every converter outtype the file-type
+    /// table offers, and each of them parses as a plain, projector and draft type.
+    #[test]
+    fn unknown_type_messages_list_every_outtype() {
+        let messages = [
+            PlanError::UnknownOutType("x".into()).to_string(),
+            PlanError::UnknownMmprojType("x".into()).to_string(),
+            PlanError::UnknownMtpType("x".into()).to_string(),
+        ];
+        let mut n = 0;
+        for t in OutType::all() {
+            let name = t.name();
+            for m in &messages {
+                assert!(m.contains(name), "{name} missing from: {m}");
+            }
+            assert_eq!(Target::parse(name).unwrap(), Target::Plain(t));
+            assert_eq!(
+                Target::parse(&format!("mmproj:{name}")).unwrap(),
+                Target::Mmproj(t)
+            );
+            assert_eq!(
+                Target::parse(&format!("mtp:{name}")).unwrap(),
+                Target::Mtp(DraftType::Plain(t))
+            );
+            n += 1;
+        }
+        assert!(n >= 7, "only {n} outtypes");
+    }
+
     #[test]
     fn sizes_and_targets() {
         assert_eq!(parse_size("2G").unwrap(), 2_000_000_000);
