@@ -49,18 +49,18 @@ mod seed_oss;
 mod smollm3;
 mod stablelm;
 mod starcoder;
-// Issue #14: MLA, next-token-prediction layers, gpt-oss.
+// MLA attention, next-token-prediction layers, gpt-oss.
 mod deepseek;
 mod deepseek2;
 mod deepseek32;
 mod glm4moe;
 mod glm_dsa;
 mod gpt_oss;
-// Gated delta-net hybrids (issue #14, helper arch2).
+// Gated delta-net hybrids.
 mod nemotron_h;
 mod qwen3next;
 mod qwen3omni;
-// Encoder-decoder (issue #14).
+// Encoder-decoder.
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
@@ -115,7 +115,7 @@ pub static ALL: &[&Arch] = &[
     &modernbert::MODERN_BERT,
     &bert::NOMIC_BERT,
     &internlm3::INTERNLM3,
-    // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+    // MLA attention, next-token-prediction layers, gpt-oss.
     &deepseek2::DEEPSEEK2,
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
@@ -123,7 +123,7 @@ pub static ALL: &[&Arch] = &[
     &deepseek32::DEEPSEEK32,
     &deepseek::DEEPSEEK,
     &glm_dsa::GLM_DSA,
-    // State-space and hybrid families (issue #14).
+    // State-space and hybrid families.
     &mamba::MAMBA,
     &mamba::MAMBA2,
     &granite_hybrid::GRANITE_HYBRID,
@@ -139,12 +139,12 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE_3,
     &mistral::MISTRAL_NATIVE_MOE,
     &nemotron_h::NEMOTRON_H,
-    // Encoder-decoder (issue #14).
+    // Encoder-decoder.
     &t5::T5,
     &t5::T5ENCODER,
-    // Gemma 3n (issue #14).
+    // Gemma 3n.
     &gemma3n::GEMMA3N,
-    // Text models of vision-language classes (issue #16).
+    // Text models of vision-language classes.
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
