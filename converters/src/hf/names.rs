@@ -13,16 +13,18 @@
 
 use std::collections::HashMap;
 
-/// An HF spelling of a tensor and the GGUF architectures whose conversions use it.
+/// An HF spelling of a tensor and the families whose conversions use it.
 #[derive(Debug)]
 pub struct Spelling {
     /// The HF name without `.weight` / `.bias` (unless the suffix is part of the spelling),
     /// `{bid}` for the block number.
     pub hf: &'static str,
-    /// The `general.architecture` of each family that uses this spelling (gguf-py's
-    /// comments beside each name in `tensor_mapping.py`, made checkable): a family's name map
-    /// resolves the spelling to this row's tensor, and a fixture tensor name of the family
-    /// that resolves through the spelling is listed here (see the tests of `arch`).
+    /// The families that use this spelling (gguf-py's comments beside each name in
+    /// `tensor_mapping.py`, made checkable). In [`TABLE`], the `general.architecture` of each
+    /// text family: its name map resolves the spelling to the row's tensor, and a fixture
+    /// tensor name of the family that resolves through the spelling is listed here (see the
+    /// tests of `arch`). In the projector table, the `clip.projector_type` of each projector
+    /// family.
     /// Documentation the tests check; the conversion itself reads only [`Spelling::hf`].
     #[allow(dead_code)]
     pub used_by: &'static [&'static str],
