@@ -29,7 +29,10 @@
 //! rules ([`internal`]): never through a symlink, never over anything but a regular file.
 //! Files appended to at the user's request (a batch report) follow [`append`].
 
+// Only `lock` (flock) and this module (SIGPIPE's disposition) call the OS directly.
+#[forbid(unsafe_code)]
 pub mod append;
+#[forbid(unsafe_code)]
 pub mod internal;
 pub mod lock;
 

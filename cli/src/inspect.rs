@@ -149,11 +149,12 @@ enum Cmd {
         /// With a model id: the branch, tag or commit to use (default: main).
         #[arg(long, value_name = "REV")]
         revision: Option<String>,
-        /// With a HuggingFace source: the converter outtype the file was made from (f32, f16,
-        /// bf16, q8_0, tq1_0, tq2_0). Default: the file's own type when the converter writes
-        /// it (a plain conversion), else f32 (what `gguf-convert --outtype q4_k_m` quantizes
-        /// from; a bf16 checkpoint gives the same values through bf16, while f16 rounds them).
-        #[arg(long, value_name = "TYPE", value_parser = ["f32", "f16", "bf16", "q8_0", "tq1_0", "tq2_0"])]
+        /// With a HuggingFace source: the converter outtype the file was made from (one of
+        /// gguf-convert's types but `auto`). Default: the file's own type when the converter
+        /// writes it (a plain conversion), else f32 (what `gguf-convert --outtype q4_k_m`
+        /// quantizes from; a bf16 checkpoint gives the same values through bf16, while f16
+        /// rounds them).
+        #[arg(long, value_name = "TYPE", value_parser = via_types())]
         via: Option<String>,
         /// The importance matrix the file was made with.
         #[arg(long, value_name = "FILE")]
@@ -400,6 +401,15 @@ fn provenance_source_path(a: &ProvenanceArgs) -> Result<(PathBuf, String)> {
         }
         None => Ok((a.from.clone(), a.from.display().to_string())),
     }
+}
+
+/// `--via`'s values: the converter's outtypes but `auto` (the file-type table's rows).
+fn via_types() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        OutType::all()
+            .filter(|t| *t != OutType::Auto)
+            .map(OutType::name),
+    )
 }
 
 /// The converter outtype `provenance` converts a HuggingFace source to: `--via`, else the

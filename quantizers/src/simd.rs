@@ -71,6 +71,7 @@ macro_rules! multiversion {
             #[cfg(target_arch = "x86_64")]
             {
                 if let Some(v8) = $crate::simd::Avx2::get() {
+                    // Unsafe to call: the CPU must support AVX2 (the caller below checks).
                     #[target_feature(enable = "avx2")]
                     unsafe fn avx2(v8: $crate::simd::Avx2, $($arg: $ty),*) $(-> $ret)? {
                         $body(v8, $($arg),*)

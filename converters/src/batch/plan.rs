@@ -25,16 +25,19 @@ use crate::legacy::{read_legacy, LegacyOptions};
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PlanError {
     /// An `--outtype` that is no known type.
-    #[error("unknown --outtype '{0}': use f32, f16, bf16, q8_0, tq1_0, tq2_0, auto, or a gguf-quantize type such as q4_k_m")]
+    #[error(
+        "unknown --outtype '{0}': use {names}, or a gguf-quantize type such as q4_k_m",
+        names = OutType::names()
+    )]
     UnknownOutType(String),
     /// A projector type the reference's converter does not offer.
-    #[error("unknown projector type 'mmproj:{0}': a projector is written as f32, f16, bf16, q8_0, tq1_0, tq2_0 or auto (as convert_hf_to_gguf.py --mmproj)")]
+    #[error("unknown projector type 'mmproj:{0}': a projector is written as one of {names} (as convert_hf_to_gguf.py --mmproj)", names = OutType::names())]
     UnknownMmprojType(String),
     /// A projector of a source that is not a HuggingFace directory.
     #[error("{}: a multimodal projector (mmproj) is converted from a HuggingFace model directory", .0.display())]
     MmprojNeedsHfSource(PathBuf),
     /// An MTP draft type that is neither a converter type nor a quantized one.
-    #[error("unknown MTP draft type 'mtp:{0}': use a converter type (f32, f16, bf16, q8_0, auto) or a gguf-quantize type such as q4_k_m")]
+    #[error("unknown MTP draft type 'mtp:{0}': use a converter type ({names}) or a gguf-quantize type such as q4_k_m", names = OutType::names())]
     UnknownMtpType(String),
     /// An MTP draft of a source that is not a HuggingFace directory.
     #[error("{}: a multi-token-prediction draft (mtp) is converted from a HuggingFace model directory", .0.display())]
@@ -156,7 +159,7 @@ impl PlanError {
 /// What `--outtype` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    /// One of the converter's own types (f32, f16, bf16, q8_0, tq1_0, tq2_0, auto).
+    /// One of the converter's own types ([`OutType::all`]).
     Plain(OutType),
     /// A llama-quantize type, applied to the f32 conversion.
     Quantized(FileType),
@@ -979,6 +982,35 @@ fn list_files(p: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every message about an unknown type names every converter outtype the file-type
+    /// table offers, and each of them parses as a plain, projector and draft type.
+    #[test]
+    fn unknown_type_messages_list_every_outtype() {
+        let messages = [
+            PlanError::UnknownOutType("x".into()).to_string(),
+            PlanError::UnknownMmprojType("x".into()).to_string(),
+            PlanError::UnknownMtpType("x".into()).to_string(),
+        ];
+        let mut n = 0;
+        for t in OutType::all() {
+            let name = t.name();
+            for m in &messages {
+                assert!(m.contains(name), "{name} missing from: {m}");
+            }
+            assert_eq!(Target::parse(name).unwrap(), Target::Plain(t));
+            assert_eq!(
+                Target::parse(&format!("mmproj:{name}")).unwrap(),
+                Target::Mmproj(t)
+            );
+            assert_eq!(
+                Target::parse(&format!("mtp:{name}")).unwrap(),
+                Target::Mtp(DraftType::Plain(t))
+            );
+            n += 1;
+        }
+        assert!(n >= 7, "only {n} outtypes");
+    }
 
     #[test]
     fn sizes_and_targets() {

@@ -1,7 +1,7 @@
 //! HuggingFace model directories → model IR, as llama.cpp's `convert_hf_to_gguf.py` does.
 //!
 //! [`read_hf_dir`] returns the IR with every tensor already in its output type for the
-//! plain outtypes (f32, f16, bf16, q8_0, tq1_0, tq2_0); quantized outtypes are applied by
+//! plain outtypes ([`OutType::all`]); quantized outtypes are applied by
 //! the caller with `ggufkit::quantize::plan` on the f32 IR. Nothing is read whole: tensors
 //! that need no conversion point at byte ranges of the mapped safetensors files (or PyTorch
 //! checkpoints, [`crate::torch`], when the directory has no safetensors), the others

@@ -1,7 +1,8 @@
 //! HF tensor name → GGUF tensor name (gguf-py's `tensor_mapping.py`).
 //!
 //! [`TABLE`] lists, for each GGUF tensor ([`Tensor`]), every HF spelling of it, with `{bid}`
-//! standing for the block number; each architecture lists which GGUF tensors it has
+//! standing for the block number, and which families use each spelling (as gguf-py's
+//! comments do; the tests of `arch` check them); each architecture lists which GGUF tensors it has
 //! (`Arch::tensors`, gguf-py's `MODEL_TENSORS`), and its [`TensorMap`] holds the spellings
 //! of those tensors only. Where one HF spelling names different tensors in different
 //! architectures, the later row of [`TABLE`] wins among the tensors an architecture has, and
@@ -12,406 +13,951 @@
 
 use std::collections::HashMap;
 
-/// A GGUF tensor (gguf-py's `MODEL_TENSOR`); [`Tensor::gguf`] is its base name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tensor {
+/// An HF spelling of a tensor and the families whose conversions use it.
+#[derive(Debug)]
+pub struct Spelling {
+    /// The HF name without `.weight` / `.bias` (unless the suffix is part of the spelling),
+    /// `{bid}` for the block number.
+    pub hf: &'static str,
+    /// The families that use this spelling (gguf-py's comments beside each name in
+    /// `tensor_mapping.py`, made checkable). In [`TABLE`], the `general.architecture` of each
+    /// text family: its name map resolves the spelling to the row's tensor, and a fixture
+    /// tensor name of the family that resolves through the spelling is listed here (see the
+    /// tests of `arch`). In the projector table, the `clip.projector_type` of each projector
+    /// family.
+    /// Documentation the tests check; the conversion itself reads only [`Spelling::hf`].
+    #[allow(dead_code)]
+    pub used_by: &'static [&'static str],
+}
+
+/// One GGUF tensor and every HF spelling of it.
+#[derive(Debug)]
+pub struct Row {
+    /// The GGUF tensor.
+    pub tensor: Tensor,
+    /// Its HF spellings, each with the families that use it.
+    pub spellings: &'static [Spelling],
+}
+
+/// Declares [`Tensor`], [`Tensor::gguf`] and [`TABLE`] from one row per tensor: its
+/// documentation, its variant and GGUF base name, then each HF spelling with the families
+/// (GGUF architectures) that use it.
+macro_rules! tensors {
+    ($(
+        $(#[$doc:meta])*
+        $t:ident = $gguf:literal {
+            $($hf:literal: [$($family:literal),+ $(,)?]),* $(,)?
+        }
+    )*) => {
+        /// A GGUF tensor (gguf-py's `MODEL_TENSOR`); [`Tensor::gguf`] is its base name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Tensor {
+            $($(#[$doc])* $t,)*
+        }
+
+        impl Tensor {
+            /// The GGUF base name (no `.weight` / `.bias`), `{bid}` for the block.
+            pub const fn gguf(self) -> &'static str {
+                match self {
+                    $(Tensor::$t => $gguf,)*
+                }
+            }
+        }
+
+        /// Every GGUF tensor with its HF spellings, in the order the rows are written. Order
+        /// matters only where a spelling appears in two rows: `post_attention_layernorm` is
+        /// `ffn_norm` in Llama-style blocks, but `post_attention_norm` in an architecture
+        /// that has both (Gemma 2/3, Seed-OSS): among the tensors an architecture has, the
+        /// later row wins.
+        pub static TABLE: &[Row] = &[$(Row {
+            tensor: Tensor::$t,
+            spellings: &[$(Spelling { hf: $hf, used_by: &[$($family),+] }),*],
+        }),*];
+    };
+}
+
+tensors! {
     /// `token_embd`.
-    TokenEmbd,
+    TokenEmbd = "token_embd" {
+        "model.embed_tokens": [
+            "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
+            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
+            "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
+            "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
+            "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
+            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "seed_oss", "smollm3", "stablelm", "starcoder2",
+        ],
+        "embeddings.word_embeddings": ["bert", "nomic-bert"],
+        "tok_embeddings": ["deepseek2", "llama", "mistral3"],
+        "transformer.word_embeddings": ["falcon"],
+        "transformer.wte": ["gpt2", "starcoder"],
+        "wte": ["gpt2"],
+        "gpt_neox.embed_in": ["gptneox"],
+        "transformer.embd.wte": ["phi2"],
+        "embed_tokens": ["gemma-embedding", "qwen2vl"],
+        "embeddings.tok_embeddings": ["modern-bert"],
+        "backbone.embedding": ["mamba", "mamba2"],
+        "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
+        "shared": ["t5", "t5encoder"],
+        "model.word_embeddings": ["bailingmoe2"],
+    }
     /// `token_types`.
-    TokenTypes,
+    TokenTypes = "token_types" {
+        "embeddings.token_type_embeddings": ["bert", "nomic-bert"],
+    }
     /// `token_embd_norm`.
-    TokenEmbdNorm,
+    TokenEmbdNorm = "token_embd_norm" {
+        "embeddings.LayerNorm": ["bert"],
+        "embeddings.norm": ["modern-bert"],
+        "emb_ln": ["nomic-bert"],
+        "model.embedding_norm": ["lfm2", "lfm2moe"],
+    }
     /// `position_embd`.
-    PosEmbd,
+    PosEmbd = "position_embd" {
+        "embeddings.position_embeddings": ["bert"],
+        "transformer.wpe": ["gpt2", "starcoder"],
+        "wpe": ["gpt2"],
+    }
     /// `output`.
-    Output,
+    Output = "output" {
+        "lm_head": [
+            "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
+            "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
+            "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5",
+        ],
+        "embed_out": ["gptneox"],
+        "lm_head.linear": ["phi2"],
+    }
     /// `output_norm`.
-    OutputNorm,
+    OutputNorm = "output_norm" {
+        "model.norm": [
+            "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
+            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
+            "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
+            "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
+            "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
+            "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
+        ],
+        "norm": ["deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl"],
+        "transformer.ln_f": ["falcon", "gpt2", "starcoder"],
+        "ln_f": ["gpt2"],
+        "gpt_neox.final_layer_norm": ["gptneox"],
+        "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
+        "lm_head.ln": ["phi2"],
+        "final_norm": ["modern-bert"],
+        "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
+    }
     /// `cls`.
-    Cls,
+    Cls = "cls" {
+        "classifier": ["bert", "modern-bert"],
+        "classifier.dense": ["bert"],
+        "head.dense": ["modern-bert"],
+    }
     /// `cls.output`.
-    ClsOut,
+    ClsOut = "cls.output" {
+        "classifier.out_proj": ["bert", "modern-bert"],
+    }
     /// `cls.norm`.
-    ClsNorm,
+    ClsNorm = "cls.norm" {
+        "head.norm": ["modern-bert"],
+    }
     /// `blk.{bid}.attn_norm`.
-    AttnNorm,
+    AttnNorm = "blk.{bid}.attn_norm" {
+        "model.layers.{bid}.input_layernorm": [
+            "afmoe", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek",
+            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe",
+            "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
+            "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
+            "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
+            "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
+            "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
+        ],
+        "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
+        "transformer.h.{bid}.input_layernorm": ["falcon"],
+        "transformer.h.{bid}.ln_mlp": ["falcon"],
+        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder"],
+        "h.{bid}.ln_1": ["gpt2"],
+        "gpt_neox.layers.{bid}.input_layernorm": ["gptneox"],
+        "transformer.h.{bid}.ln": ["phi2"],
+        "model.layers.{bid}.attention_layernorm": ["apertus"],
+        "layers.{bid}.input_layernorm": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.attn_norm": ["modern-bert"],
+        "backbone.layers.{bid}.norm": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.operator_norm": ["lfm2", "lfm2moe"],
+    }
     /// `blk.{bid}.attn_norm_2`.
-    AttnNorm2,
+    AttnNorm2 = "blk.{bid}.attn_norm_2" {
+        "transformer.h.{bid}.ln_attn": ["falcon"],
+    }
     /// `blk.{bid}.attn_qkv`.
-    AttnQkv,
+    AttnQkv = "blk.{bid}.attn_qkv" {
+        "transformer.h.{bid}.self_attention.query_key_value": ["falcon"],
+        "transformer.h.{bid}.attn.c_attn": ["gpt2", "starcoder"],
+        "h.{bid}.attn.c_attn": ["gpt2"],
+        "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
+        "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
+        "model.layers.{bid}.self_attn.qkv_proj": ["phi3"],
+        "layers.{bid}.attn.Wqkv": ["modern-bert"],
+        "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
+        "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.attention.query_key_value": ["bailingmoe2"],
+    }
     /// `blk.{bid}.attn_q`.
-    AttnQ,
+    AttnQ = "blk.{bid}.attn_q" {
+        "model.layers.{bid}.self_attn.q_proj": [
+            "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
+            "deepseek2", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1",
+            "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm4", "glm4moe", "gpt-oss",
+            "granite", "granitehybrid", "granitemoe", "hunyuan-dense", "jamba", "laguna", "lfm2",
+            "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
+            "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
+            "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
+            "starcoder2",
+        ],
+        "encoder.layer.{bid}.attention.self.query": ["bert"],
+        "layers.{bid}.attention.wq": ["llama", "mistral3"],
+        "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl"],
+        "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.attn_k`.
-    AttnK,
+    AttnK = "blk.{bid}.attn_k" {
+        "model.layers.{bid}.self_attn.k_proj": [
+            "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek", "dots1",
+            "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
+            "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
+            "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
+            "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
+            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "seed_oss", "smollm3", "stablelm", "starcoder2",
+        ],
+        "encoder.layer.{bid}.attention.self.key": ["bert"],
+        "layers.{bid}.attention.wk": ["llama", "mistral3"],
+        "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl"],
+        "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.attn_v`.
-    AttnV,
+    AttnV = "blk.{bid}.attn_v" {
+        "model.layers.{bid}.self_attn.v_proj": [
+            "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek", "dots1",
+            "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
+            "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
+            "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
+            "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
+            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "seed_oss", "smollm3", "stablelm", "starcoder2",
+        ],
+        "encoder.layer.{bid}.attention.self.value": ["bert"],
+        "layers.{bid}.attention.wv": ["llama", "mistral3"],
+        "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl"],
+        "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.attn_output`.
-    AttnOut,
+    AttnOut = "blk.{bid}.attn_output" {
+        "model.layers.{bid}.self_attn.o_proj": [
+            "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
+            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
+            "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
+            "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
+            "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
+            "stablelm", "starcoder2",
+        ],
+        "encoder.layer.{bid}.attention.output.dense": ["bert"],
+        "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
+        "transformer.h.{bid}.self_attention.dense": ["falcon"],
+        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder"],
+        "h.{bid}.attn.c_proj": ["gpt2"],
+        "gpt_neox.layers.{bid}.attention.dense": ["gptneox"],
+        "model.layers.{bid}.self_attn.dense": ["phi2"],
+        "transformer.h.{bid}.mixer.out_proj": ["phi2"],
+        "layers.{bid}.self_attn.o_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.attn.Wo": ["modern-bert"],
+        "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
+        "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
+        "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.attention.dense": ["bailingmoe2"],
+    }
     /// `blk.{bid}.attn_output_norm`.
-    AttnOutNorm,
+    AttnOutNorm = "blk.{bid}.attn_output_norm" {
+        "encoder.layer.{bid}.attention.output.LayerNorm": ["bert"],
+        "encoder.layers.{bid}.norm1": ["nomic-bert"],
+    }
     /// `blk.{bid}.attn_q_norm`.
-    AttnQNorm,
+    AttnQNorm = "blk.{bid}.attn_q_norm" {
+        "model.layers.{bid}.self_attn.q_norm": [
+            "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
+            "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
+            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
+        "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
+        "model.layers.{bid}.self_attn.query_layernorm": ["hunyuan-dense"],
+        "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
+    }
     /// `blk.{bid}.attn_k_norm`.
-    AttnKNorm,
+    AttnKNorm = "blk.{bid}.attn_k_norm" {
+        "model.layers.{bid}.self_attn.k_norm": [
+            "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
+            "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
+        "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
+        "model.layers.{bid}.self_attn.key_layernorm": ["hunyuan-dense"],
+        "model.layers.{bid}.attention.key_layernorm": ["bailingmoe2"],
+    }
     /// `blk.{bid}.ffn_norm`.
-    FfnNorm,
+    FfnNorm = "blk.{bid}.ffn_norm" {
+        "model.layers.{bid}.post_attention_layernorm": [
+            "arcee", "bailingmoe2", "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4", "granite", "granitehybrid",
+            "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
+            "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
+            "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2",
+        ],
+        "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
+        "model.layers.{bid}.pre_feedforward_layernorm": [
+            "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
+        ],
+        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder"],
+        "h.{bid}.ln_2": ["gpt2"],
+        "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
+        "model.layers.{bid}.feedforward_layernorm": ["apertus"],
+        "layers.{bid}.mlp_norm": ["modern-bert"],
+        "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
+        "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3"],
+        "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.pre_ff_layernorm": ["jamba"],
+    }
     /// `blk.{bid}.post_attention_norm`.
-    AttnPostNorm,
+    AttnPostNorm = "blk.{bid}.post_attention_norm" {
+        "model.layers.{bid}.post_attention_layernorm": [
+            "afmoe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm4moe",
+            "gpt-oss", "nemotron_h_moe", "olmo2", "qwen35", "qwen35moe", "qwen3next", "seed_oss",
+        ],
+        "model.layers.{bid}.post_self_attn_layernorm": ["glm4"],
+        "layers.{bid}.post_attention_layernorm": ["gemma-embedding"],
+    }
     /// `blk.{bid}.post_ffw_norm`.
-    FfnPostNorm,
+    FfnPostNorm = "blk.{bid}.post_ffw_norm" {
+        "model.layers.{bid}.post_feedforward_layernorm": [
+            "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "olmo2",
+        ],
+        "model.layers.{bid}.post_mlp_layernorm": ["afmoe", "glm4"],
+        "layers.{bid}.post_feedforward_layernorm": ["gemma-embedding"],
+    }
     /// `blk.{bid}.ffn_gate_inp`.
-    FfnGateInp,
+    FfnGateInp = "blk.{bid}.ffn_gate_inp" {
+        "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
+        "model.layers.{bid}.block_sparse_moe.gate": ["llama", "minimax-m2", "phimoe"],
+        "model.layers.{bid}.mlp.gate": [
+            "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
+        "model.layers.{bid}.mlp.router": ["gpt-oss"],
+        "model.layers.{bid}.feed_forward.gate": ["lfm2moe"],
+        "backbone.layers.{bid}.mixer.gate": ["nemotron_h_moe"],
+        "layers.{bid}.gate": ["deepseek2"],
+        "model.layers.{bid}.router.proj": ["gemma4"],
+        "model.layers.{bid}.mlp.router.gate": ["afmoe"],
+    }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
-    FfnGateInpShexp,
+    FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
+        "model.layers.{bid}.mlp.shared_expert_gate": ["qwen2moe", "qwen35moe", "qwen3next"],
+    }
     /// `blk.{bid}.ffn_gate`.
-    FfnGate,
+    FfnGate = "blk.{bid}.ffn_gate" {
+        "model.layers.{bid}.mlp.gate_proj": [
+            "afmoe", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek", "deepseek2",
+            "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
+            "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
+            "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
+            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
+        ],
+        "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
+        "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
+        "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl"],
+        "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
+        "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe"],
+    }
     /// `blk.{bid}.ffn_up`.
-    FfnUp,
+    FfnUp = "blk.{bid}.ffn_up" {
+        "model.layers.{bid}.mlp.up_proj": [
+            "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
+            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
+            "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
+            "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
+        ],
+        "encoder.layer.{bid}.intermediate.dense": ["bert"],
+        "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
+        "transformer.h.{bid}.mlp.dense_h_to_4h": ["falcon"],
+        "model.layers.{bid}.mlp.gate_up_proj": ["glm4", "phi3"],
+        "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder"],
+        "h.{bid}.mlp.c_fc": ["gpt2"],
+        "gpt_neox.layers.{bid}.mlp.dense_h_to_4h": ["gptneox"],
+        "model.layers.{bid}.mlp.fc1": ["phi2"],
+        "transformer.h.{bid}.mlp.fc1": ["phi2"],
+        "model.layers.{bid}.mlp.c_fc": ["starcoder2"],
+        "model.layers.{bid}.feed_forward.up_proj": ["falcon-h1", "jamba", "llama4"],
+        "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.mlp.Wi": ["modern-bert"],
+        "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
+        "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
+        "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.ffn_down`.
-    FfnDown,
+    FfnDown = "blk.{bid}.ffn_down" {
+        "model.layers.{bid}.mlp.down_proj": [
+            "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
+            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
+            "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
+            "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
+            "smollm3", "stablelm",
+        ],
+        "encoder.layer.{bid}.output.dense": ["bert"],
+        "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
+        "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon"],
+        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder"],
+        "h.{bid}.mlp.c_proj": ["gpt2"],
+        "gpt_neox.layers.{bid}.mlp.dense_4h_to_h": ["gptneox"],
+        "model.layers.{bid}.mlp.fc2": ["phi2"],
+        "transformer.h.{bid}.mlp.fc2": ["phi2"],
+        "model.layers.{bid}.mlp.c_proj": ["starcoder2"],
+        "model.layers.{bid}.feed_forward.down_proj": ["falcon-h1", "jamba", "llama4"],
+        "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.mlp.Wo": ["modern-bert"],
+        "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
+        "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
+        "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.ffn_gate_exps`.
-    FfnGateExp,
+    FfnGateExp = "blk.{bid}.ffn_gate_exps" {
+        "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama"],
+        "model.layers.{bid}.mlp.experts.gate_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
+            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
+    }
     /// `blk.{bid}.ffn_up_exps`.
-    FfnUpExp,
+    FfnUpExp = "blk.{bid}.ffn_up_exps" {
+        "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama"],
+        "model.layers.{bid}.mlp.experts.up_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
+            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
+            "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
+    }
     /// `blk.{bid}.ffn_down_exps`.
-    FfnDownExp,
+    FfnDownExp = "blk.{bid}.ffn_down_exps" {
+        "model.layers.{bid}.block_sparse_moe.output_linear": ["granitehybrid", "granitemoe"],
+        "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama"],
+        "model.layers.{bid}.mlp.experts.down_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
+            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
+            "qwen3vlmoe",
+        ],
+        "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
+        "model.layers.{bid}.experts.down_proj": ["gemma4"],
+    }
     /// `blk.{bid}.ffn_gate_shexp`.
-    FfnGateShexp,
+    FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
+        "model.layers.{bid}.mlp.shared_expert.gate_proj": [
+            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+        ],
+        "model.layers.{bid}.mlp.shared_experts.gate_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+        ],
+        "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
+        "layers.{bid}.shared_experts.w1": ["deepseek2"],
+    }
     /// `blk.{bid}.ffn_up_shexp`.
-    FfnUpShexp,
+    FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
+        "model.layers.{bid}.mlp.shared_expert.up_proj": [
+            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+        ],
+        "model.layers.{bid}.mlp.shared_experts.up_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+        ],
+        "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
+        "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
+        "layers.{bid}.shared_experts.w3": ["deepseek2"],
+    }
     /// `blk.{bid}.ffn_down_shexp`.
-    FfnDownShexp,
+    FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
+        "model.layers.{bid}.shared_mlp.output_linear": ["granitehybrid", "granitemoe"],
+        "model.layers.{bid}.mlp.shared_expert.down_proj": [
+            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+        ],
+        "model.layers.{bid}.mlp.shared_experts.down_proj": [
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+        ],
+        "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
+        "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
+        "layers.{bid}.shared_experts.w2": ["deepseek2"],
+    }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
-    FfnExpProbsB,
+    FfnExpProbsB = "blk.{bid}.exp_probs_b" {
+        "model.layers.{bid}.mlp.gate.e_score_correction": [
+            "deepseek2", "deepseek32", "dots1", "glm-dsa", "glm4moe",
+        ],
+        "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
+        "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
+        "backbone.layers.{bid}.mixer.gate.e_score_correction": ["nemotron_h_moe"],
+        "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2"],
+        "model.layers.{bid}.mlp.expert_bias": ["afmoe"],
+        "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
+        "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
+        "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
+    }
     /// `blk.{bid}.layer_output_norm`.
-    LayerOutNorm,
-    // MLA attention, next-token-prediction layers and attention sinks (issue #14).
+    LayerOutNorm = "blk.{bid}.layer_output_norm" {
+        "encoder.layer.{bid}.output.LayerNorm": ["bert"],
+        "encoder.layers.{bid}.norm2": ["nomic-bert"],
+        "model.layers.{bid}.final_layernorm": ["bailingmoe2"],
+    }
+    // MLA attention, next-token-prediction layers and attention sinks.
+    // `layers.{bid}.attention.*`: Mistral Large 3's native names.
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
-    AttnQA,
+    AttnQA = "blk.{bid}.attn_q_a" {
+        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.wq_a": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
-    AttnQB,
+    AttnQB = "blk.{bid}.attn_q_b" {
+        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.wq_b": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
-    AttnKvAMqa,
+    AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
+        "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
-    AttnKvB,
+    AttnKvB = "blk.{bid}.attn_kv_b" {
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+    }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
-    AttnKB,
+    AttnKB = "blk.{bid}.attn_k_b" {
+        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.k_b_proj": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
-    AttnVB,
+    AttnVB = "blk.{bid}.attn_v_b" {
+        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.v_b_proj": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_q_a_norm`.
-    AttnQANorm,
+    AttnQANorm = "blk.{bid}.attn_q_a_norm" {
+        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.q_a_norm": ["deepseek2"],
+    }
     /// `blk.{bid}.attn_kv_a_norm`.
-    AttnKvANorm,
+    AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
+        "model.layers.{bid}.self_attn.kv_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
+    }
     /// `blk.{bid}.nextn.eh_proj`.
-    NextnEhProj,
+    NextnEhProj = "blk.{bid}.nextn.eh_proj" {
+        "model.layers.{bid}.eh_proj": [
+            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "qwen35", "qwen35moe", "qwen3next",
+        ],
+    }
     /// `blk.{bid}.nextn.embed_tokens`.
-    NextnEmbedTokens,
+    NextnEmbedTokens = "blk.{bid}.nextn.embed_tokens" {
+        "model.layers.{bid}.embed_tokens": ["glm4moe"],
+    }
     /// `blk.{bid}.nextn.enorm`.
-    NextnEnorm,
+    NextnEnorm = "blk.{bid}.nextn.enorm" {
+        "model.layers.{bid}.enorm": [
+            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "qwen35", "qwen35moe", "qwen3next",
+        ],
+    }
     /// `blk.{bid}.nextn.hnorm`.
-    NextnHnorm,
+    NextnHnorm = "blk.{bid}.nextn.hnorm" {
+        "model.layers.{bid}.hnorm": [
+            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "qwen35", "qwen35moe", "qwen3next",
+        ],
+    }
     /// `blk.{bid}.nextn.shared_head_head`.
-    NextnSharedHeadHead,
+    NextnSharedHeadHead = "blk.{bid}.nextn.shared_head_head" {
+        "model.layers.{bid}.shared_head.head": ["glm4moe"],
+    }
     /// `blk.{bid}.nextn.shared_head_norm`.
-    NextnSharedHeadNorm,
+    NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
+        "model.layers.{bid}.shared_head.norm": [
+            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "qwen35", "qwen35moe", "qwen3next",
+        ],
+    }
     /// `blk.{bid}.attn_sinks`.
-    AttnSinks,
-    // State-space mixers (Mamba, Mamba-2, the hybrids).
+    AttnSinks = "blk.{bid}.attn_sinks" {
+        "model.layers.{bid}.self_attn.sinks": ["gpt-oss"],
+    }
+    // State-space mixers.
     /// `blk.{bid}.ssm_in`.
-    SsmIn,
+    SsmIn = "blk.{bid}.ssm_in" {
+        "model.layers.{bid}.in_proj": ["mamba"],
+        "backbone.layers.{bid}.mixer.in_proj": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.in_proj": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.{bid}.linear_attn.in_proj_qkvz": ["qwen3next"],
+    }
     /// `blk.{bid}.ssm_conv1d`.
-    SsmConv1d,
+    SsmConv1d = "blk.{bid}.ssm_conv1d" {
+        "model.layers.{bid}.conv1d": ["mamba"],
+        "backbone.layers.{bid}.mixer.conv1d": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.conv1d": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.{bid}.linear_attn.conv1d": ["qwen35", "qwen35moe", "qwen3next"],
+    }
     /// `blk.{bid}.ssm_x`.
-    SsmX,
+    SsmX = "blk.{bid}.ssm_x" {
+        "model.layers.{bid}.x_proj": ["mamba"],
+        "backbone.layers.{bid}.mixer.x_proj": ["mamba"],
+        "model.layers.{bid}.mamba.x_proj": ["jamba"],
+    }
     /// `blk.{bid}.ssm_dt`.
-    SsmDt,
+    SsmDt = "blk.{bid}.ssm_dt" {
+        "model.layers.{bid}.dt_proj": ["mamba"],
+        "backbone.layers.{bid}.mixer.dt_proj": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen3next"],
+        "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
+    }
     /// `blk.{bid}.ssm_dt_norm`.
-    SsmDtNorm,
+    SsmDtNorm = "blk.{bid}.ssm_dt_norm" {
+        "model.layers.{bid}.mamba.dt_layernorm": ["jamba"],
+    }
     /// `blk.{bid}.ssm_a`.
-    SsmA,
+    SsmA = "blk.{bid}.ssm_a" {
+        "model.layers.{bid}.A_log": ["mamba"],
+        "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen3next"],
+    }
     /// `blk.{bid}.ssm_b_norm`.
-    SsmBNorm,
+    SsmBNorm = "blk.{bid}.ssm_b_norm" {
+        "model.layers.{bid}.mamba.b_layernorm": ["jamba"],
+        "model.layers.{bid}.mamba.B_layernorm": ["jamba"],
+    }
     /// `blk.{bid}.ssm_c_norm`.
-    SsmCNorm,
+    SsmCNorm = "blk.{bid}.ssm_c_norm" {
+        "model.layers.{bid}.mamba.c_layernorm": ["jamba"],
+        "model.layers.{bid}.mamba.C_layernorm": ["jamba"],
+    }
     /// `blk.{bid}.ssm_d`.
-    SsmD,
+    SsmD = "blk.{bid}.ssm_d" {
+        "model.layers.{bid}.D": ["mamba"],
+        "backbone.layers.{bid}.mixer.D": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.D": ["falcon-h1", "granitehybrid", "jamba"],
+    }
     /// `blk.{bid}.ssm_norm`.
-    SsmNorm,
+    SsmNorm = "blk.{bid}.ssm_norm" {
+        "model.layers.{bid}.mamba.norm": ["granitehybrid"],
+        "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen3next"],
+    }
     /// `blk.{bid}.ssm_out`.
-    SsmOut,
+    SsmOut = "blk.{bid}.ssm_out" {
+        "model.layers.{bid}.out_proj": ["mamba"],
+        "backbone.layers.{bid}.mixer.out_proj": ["mamba", "mamba2", "nemotron_h_moe"],
+        "model.layers.{bid}.mamba.out_proj": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.{bid}.linear_attn.out_proj": ["qwen35", "qwen35moe", "qwen3next"],
+    }
+    /// `blk.{bid}.attn_gate` (the output gate of linear attention).
+    AttnGate = "blk.{bid}.attn_gate" {
+        "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
+        "model.layers.{bid}.self_attn.g_proj": ["laguna"],
+    }
+    /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
+    SsmBetaAlpha = "blk.{bid}.ssm_ba" {
+        "model.layers.{bid}.linear_attn.in_proj_ba": ["qwen3next"],
+    }
+    /// `blk.{bid}.ssm_beta`.
+    SsmBeta = "blk.{bid}.ssm_beta" {
+        "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe"],
+    }
+    /// `blk.{bid}.ssm_alpha`.
+    SsmAlpha = "blk.{bid}.ssm_alpha" {
+        "model.layers.{bid}.linear_attn.in_proj_a": ["qwen35", "qwen35moe"],
+    }
+    /// `blk.{bid}.ffn_latent_down` (Nemotron 3 Super's expert latent projection).
+    FfnLatentDown = "blk.{bid}.ffn_latent_down" {
+        "backbone.layers.{bid}.mixer.fc1_latent_proj": ["nemotron_h_moe"],
+    }
+    /// `blk.{bid}.ffn_latent_up`.
+    FfnLatentUp = "blk.{bid}.ffn_latent_up" {
+        "backbone.layers.{bid}.mixer.fc2_latent_proj": ["nemotron_h_moe"],
+    }
     // LFM2's short convolution.
     /// `blk.{bid}.shortconv.conv`.
-    ShortConv,
+    ShortConv = "blk.{bid}.shortconv.conv" {
+        "model.layers.{bid}.conv.conv": ["lfm2", "lfm2moe"],
+    }
     /// `blk.{bid}.shortconv.in_proj`.
-    ShortConvIn,
+    ShortConvIn = "blk.{bid}.shortconv.in_proj" {
+        "model.layers.{bid}.conv.in_proj": ["lfm2", "lfm2moe"],
+    }
     /// `blk.{bid}.shortconv.out_proj`.
-    ShortConvOut,
-    // Gated delta-net (Qwen3-Next, Qwen3.5).
-    /// `blk.{bid}.attn_gate` (the output gate of linear attention).
-    AttnGate,
-    /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
-    SsmBetaAlpha,
-    /// `blk.{bid}.ssm_beta`.
-    SsmBeta,
-    /// `blk.{bid}.ssm_alpha`.
-    SsmAlpha,
-    /// `blk.{bid}.ffn_latent_down` (Nemotron 3 Super's expert latent projection).
-    FfnLatentDown,
-    /// `blk.{bid}.ffn_latent_up`.
-    FfnLatentUp,
-    // Gemma 3n: per-layer embeddings, AltUp, LAuReL.
-    /// `per_layer_token_embd` (Gemma 3n's per-layer token embeddings).
-    PerLayerTokenEmbd,
-    /// `per_layer_model_proj`.
-    PerLayerModelProj,
-    /// `per_layer_proj_norm`.
-    PerLayerProjNorm,
-    /// `altup_proj` (the stacked AltUp input projections).
-    AltupProj,
-    /// `altup_unembd_proj`.
-    AltupUnembdProj,
-    /// `blk.{bid}.inp_gate`.
-    PerLayerInpGate,
-    /// `blk.{bid}.proj`.
-    PerLayerProj,
-    /// `blk.{bid}.post_norm`.
-    PerLayerPostNorm,
-    /// `blk.{bid}.altup_correct_coef`.
-    AltupCorrectCoef,
-    /// `blk.{bid}.altup_correct_scale`.
-    AltupCorrectScale,
-    /// `blk.{bid}.altup_predict_coef`.
-    AltupPredictCoef,
-    /// `blk.{bid}.altup_router`.
-    AltupRouter,
-    /// `blk.{bid}.altup_router_norm`.
-    AltupRouterNorm,
-    /// `blk.{bid}.laurel_l`.
-    LaurelL,
-    /// `blk.{bid}.laurel_r`.
-    LaurelR,
-    /// `blk.{bid}.laurel_post_norm`.
-    LaurelPostNorm,
+    ShortConvOut = "blk.{bid}.shortconv.out_proj" {
+        "model.layers.{bid}.conv.out_proj": ["lfm2", "lfm2moe"],
+    }
     /// `blk.{bid}.ffn_norm` as gguf-py's `FFN_PRE_NORM` (Falcon-H1): its one spelling
     /// includes `.weight`, so the GGUF name has no suffix.
-    FfnPreNorm,
-    // T5's encoder and decoder (issue #14).
+    FfnPreNorm = "blk.{bid}.ffn_norm" {
+        "model.layers.{bid}.pre_ff_layernorm.weight": ["falcon-h1"],
+        "model.layers.{bid}.pre_mlp_layernorm": ["afmoe"],
+    }
+    // T5 (gguf-py's `DEC_*` / `ENC_*`).
     /// `dec.blk.{bid}.attn_norm`.
-    DecAttnNorm,
+    DecAttnNorm = "dec.blk.{bid}.attn_norm" {
+        "decoder.block.{bid}.layer.0.layer_norm": ["t5"],
+    }
     /// `dec.blk.{bid}.attn_q`.
-    DecAttnQ,
+    DecAttnQ = "dec.blk.{bid}.attn_q" {
+        "decoder.block.{bid}.layer.0.SelfAttention.q": ["t5"],
+    }
     /// `dec.blk.{bid}.attn_k`.
-    DecAttnK,
+    DecAttnK = "dec.blk.{bid}.attn_k" {
+        "decoder.block.{bid}.layer.0.SelfAttention.k": ["t5"],
+    }
     /// `dec.blk.{bid}.attn_v`.
-    DecAttnV,
+    DecAttnV = "dec.blk.{bid}.attn_v" {
+        "decoder.block.{bid}.layer.0.SelfAttention.v": ["t5"],
+    }
     /// `dec.blk.{bid}.attn_o`.
-    DecAttnOut,
+    DecAttnOut = "dec.blk.{bid}.attn_o" {
+        "decoder.block.{bid}.layer.0.SelfAttention.o": ["t5"],
+    }
     /// `dec.blk.{bid}.attn_rel_b`.
-    DecAttnRelB,
+    DecAttnRelB = "dec.blk.{bid}.attn_rel_b" {
+        "decoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_norm`.
-    DecCrossAttnNorm,
+    DecCrossAttnNorm = "dec.blk.{bid}.cross_attn_norm" {
+        "decoder.block.{bid}.layer.1.layer_norm": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_q`.
-    DecCrossAttnQ,
+    DecCrossAttnQ = "dec.blk.{bid}.cross_attn_q" {
+        "decoder.block.{bid}.layer.1.EncDecAttention.q": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_k`.
-    DecCrossAttnK,
+    DecCrossAttnK = "dec.blk.{bid}.cross_attn_k" {
+        "decoder.block.{bid}.layer.1.EncDecAttention.k": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_v`.
-    DecCrossAttnV,
+    DecCrossAttnV = "dec.blk.{bid}.cross_attn_v" {
+        "decoder.block.{bid}.layer.1.EncDecAttention.v": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_o`.
-    DecCrossAttnOut,
+    DecCrossAttnOut = "dec.blk.{bid}.cross_attn_o" {
+        "decoder.block.{bid}.layer.1.EncDecAttention.o": ["t5"],
+    }
     /// `dec.blk.{bid}.cross_attn_rel_b`.
-    DecCrossAttnRelB,
+    DecCrossAttnRelB = "dec.blk.{bid}.cross_attn_rel_b" {
+        "decoder.block.{bid}.layer.1.EncDecAttention.relative_attention_bias": ["t5"],
+    }
     /// `dec.blk.{bid}.ffn_norm`.
-    DecFfnNorm,
+    DecFfnNorm = "dec.blk.{bid}.ffn_norm" {
+        "decoder.block.{bid}.layer.2.layer_norm": ["t5"],
+    }
     /// `dec.blk.{bid}.ffn_gate`.
-    DecFfnGate,
+    DecFfnGate = "dec.blk.{bid}.ffn_gate" {
+        "decoder.block.{bid}.layer.2.DenseReluDense.wi_0": ["t5"],
+    }
     /// `dec.blk.{bid}.ffn_up`.
-    DecFfnUp,
+    DecFfnUp = "dec.blk.{bid}.ffn_up" {
+        "decoder.block.{bid}.layer.2.DenseReluDense.wi": ["t5"],
+        "decoder.block.{bid}.layer.2.DenseReluDense.wi_1": ["t5"],
+    }
     /// `dec.blk.{bid}.ffn_down`.
-    DecFfnDown,
+    DecFfnDown = "dec.blk.{bid}.ffn_down" {
+        "decoder.block.{bid}.layer.2.DenseReluDense.wo": ["t5"],
+    }
     /// `dec.output_norm`.
-    DecOutputNorm,
+    DecOutputNorm = "dec.output_norm" {
+        "decoder.final_layer_norm": ["t5"],
+    }
     /// `enc.blk.{bid}.attn_norm`.
-    EncAttnNorm,
+    EncAttnNorm = "enc.blk.{bid}.attn_norm" {
+        "encoder.block.{bid}.layer.0.layer_norm": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.attn_q`.
-    EncAttnQ,
+    EncAttnQ = "enc.blk.{bid}.attn_q" {
+        "encoder.block.{bid}.layer.0.SelfAttention.q": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.attn_k`.
-    EncAttnK,
+    EncAttnK = "enc.blk.{bid}.attn_k" {
+        "encoder.block.{bid}.layer.0.SelfAttention.k": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.attn_v`.
-    EncAttnV,
+    EncAttnV = "enc.blk.{bid}.attn_v" {
+        "encoder.block.{bid}.layer.0.SelfAttention.v": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.attn_o`.
-    EncAttnOut,
+    EncAttnOut = "enc.blk.{bid}.attn_o" {
+        "encoder.block.{bid}.layer.0.SelfAttention.o": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.attn_rel_b`.
-    EncAttnRelB,
+    EncAttnRelB = "enc.blk.{bid}.attn_rel_b" {
+        "encoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.ffn_norm`.
-    EncFfnNorm,
+    EncFfnNorm = "enc.blk.{bid}.ffn_norm" {
+        "encoder.block.{bid}.layer.1.layer_norm": ["t5", "t5encoder"],
+    }
     /// `enc.blk.{bid}.ffn_gate`.
-    EncFfnGate,
+    EncFfnGate = "enc.blk.{bid}.ffn_gate" {
+        "encoder.block.{bid}.layer.1.DenseReluDense.wi_0": ["t5"],
+    }
     /// `enc.blk.{bid}.ffn_up`.
-    EncFfnUp,
+    EncFfnUp = "enc.blk.{bid}.ffn_up" {
+        "encoder.block.{bid}.layer.1.DenseReluDense.wi": ["t5encoder"],
+        "encoder.block.{bid}.layer.1.DenseReluDense.wi_1": ["t5"],
+    }
     /// `enc.blk.{bid}.ffn_down`.
-    EncFfnDown,
+    EncFfnDown = "enc.blk.{bid}.ffn_down" {
+        "encoder.block.{bid}.layer.1.DenseReluDense.wo": ["t5", "t5encoder"],
+    }
     /// `enc.output_norm`.
-    EncOutputNorm,
+    EncOutputNorm = "enc.output_norm" {
+        "encoder.final_layer_norm": ["t5", "t5encoder"],
+    }
+    // Gemma 3n.
+    /// `per_layer_token_embd` (Gemma 3n's per-layer token embeddings).
+    PerLayerTokenEmbd = "per_layer_token_embd" {
+        "model.embed_tokens_per_layer": ["gemma3n", "gemma4"],
+    }
+    /// `per_layer_model_proj`.
+    PerLayerModelProj = "per_layer_model_proj" {
+        "model.per_layer_model_projection": ["gemma3n", "gemma4"],
+    }
+    /// `per_layer_proj_norm`.
+    PerLayerProjNorm = "per_layer_proj_norm" {
+        "model.per_layer_projection_norm": ["gemma3n", "gemma4"],
+    }
+    /// `altup_proj` (the stacked AltUp input projections).
+    AltupProj = "altup_proj" {
+        "model.altup_projections": ["gemma3n"],
+    }
+    /// `altup_unembd_proj`.
+    AltupUnembdProj = "altup_unembd_proj" {
+        "model.altup_unembed_projections": ["gemma3n"],
+    }
+    /// `blk.{bid}.inp_gate`.
+    PerLayerInpGate = "blk.{bid}.inp_gate" {
+        "model.layers.{bid}.per_layer_input_gate": ["gemma3n", "gemma4"],
+    }
+    /// `blk.{bid}.proj`.
+    PerLayerProj = "blk.{bid}.proj" {
+        "model.layers.{bid}.per_layer_projection": ["gemma3n", "gemma4"],
+    }
+    /// `blk.{bid}.post_norm`.
+    PerLayerPostNorm = "blk.{bid}.post_norm" {
+        "model.layers.{bid}.post_per_layer_input_norm": ["gemma3n", "gemma4"],
+    }
+    /// `blk.{bid}.altup_correct_coef`.
+    AltupCorrectCoef = "blk.{bid}.altup_correct_coef" {
+        "model.layers.{bid}.altup.correction_coefs": ["gemma3n"],
+    }
+    /// `blk.{bid}.altup_correct_scale`.
+    AltupCorrectScale = "blk.{bid}.altup_correct_scale" {
+        "model.layers.{bid}.altup.correct_output_scale": ["gemma3n"],
+    }
+    /// `blk.{bid}.altup_predict_coef`.
+    AltupPredictCoef = "blk.{bid}.altup_predict_coef" {
+        "model.layers.{bid}.altup.prediction_coefs": ["gemma3n"],
+    }
+    /// `blk.{bid}.altup_router`.
+    AltupRouter = "blk.{bid}.altup_router" {
+        "model.layers.{bid}.altup.modality_router": ["gemma3n"],
+    }
+    /// `blk.{bid}.altup_router_norm`.
+    AltupRouterNorm = "blk.{bid}.altup_router_norm" {
+        "model.layers.{bid}.altup.router_norm": ["gemma3n"],
+    }
+    /// `blk.{bid}.laurel_l`.
+    LaurelL = "blk.{bid}.laurel_l" {
+        "model.layers.{bid}.laurel.linear_left": ["gemma3n"],
+    }
+    /// `blk.{bid}.laurel_r`.
+    LaurelR = "blk.{bid}.laurel_r" {
+        "model.layers.{bid}.laurel.linear_right": ["gemma3n"],
+    }
+    /// `blk.{bid}.laurel_post_norm`.
+    LaurelPostNorm = "blk.{bid}.laurel_post_norm" {
+        "model.layers.{bid}.laurel.post_laurel_norm": ["gemma3n"],
+    }
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
-    IndexerKNorm,
+    IndexerKNorm = "blk.{bid}.indexer.k_norm" {
+        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa"],
+    }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
-    IndexerProj,
+    IndexerProj = "blk.{bid}.indexer.proj" {
+        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa"],
+    }
     /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
-    IndexerAttnK,
+    IndexerAttnK = "blk.{bid}.indexer.attn_k" {
+        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa"],
+    }
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
-    IndexerAttnQB,
-    // Gemma 4.
+    IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
+        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa"],
+    }
+    // Gemma 4: the fused experts and their router, the second FFN's norms, the layer scalar.
     /// `blk.{bid}.ffn_gate_up_exps`: the experts' gate and up projections in one tensor.
-    FfnGateUpExp,
+    FfnGateUpExp = "blk.{bid}.ffn_gate_up_exps" {
+        "model.layers.{bid}.mlp.experts.gate_up_proj": ["gemma4"],
+        "model.layers.{bid}.experts.gate_up_proj": ["gemma4"],
+    }
     /// `blk.{bid}.pre_ffw_norm_2`.
-    FfnPreNorm2,
+    FfnPreNorm2 = "blk.{bid}.pre_ffw_norm_2" {
+        "model.layers.{bid}.pre_feedforward_layernorm_2": ["gemma4"],
+    }
     /// `blk.{bid}.post_ffw_norm_1`.
-    FfnPostNorm1,
+    FfnPostNorm1 = "blk.{bid}.post_ffw_norm_1" {
+        "model.layers.{bid}.post_feedforward_layernorm_1": ["gemma4"],
+    }
     /// `blk.{bid}.post_ffw_norm_2`.
-    FfnPostNorm2,
+    FfnPostNorm2 = "blk.{bid}.post_ffw_norm_2" {
+        "model.layers.{bid}.post_feedforward_layernorm_2": ["gemma4"],
+    }
     /// `blk.{bid}.layer_output_scale`.
-    LayerOutScale,
+    LayerOutScale = "blk.{bid}.layer_output_scale" {
+        "model.layers.{bid}.layer_scalar": ["gemma4", "gemma4-assistant"],
+    }
+    // Gemma 4's assistant (draft head).
     /// `nextn.pre_projection`: a draft head's projection of its input.
-    NextnProjPre,
+    NextnProjPre = "nextn.pre_projection" {
+        "pre_projection": ["gemma4-assistant"],
+    }
     /// `nextn.post_projection`: a draft head's projection to the target model's width.
-    NextnProjPost,
-}
-
-impl Tensor {
-    /// The GGUF base name (no `.weight` / `.bias`), `{bid}` for the block.
-    pub const fn gguf(self) -> &'static str {
-        match self {
-            T::TokenEmbd => "token_embd",
-            T::TokenTypes => "token_types",
-            T::TokenEmbdNorm => "token_embd_norm",
-            T::PosEmbd => "position_embd",
-            T::Output => "output",
-            T::OutputNorm => "output_norm",
-            T::Cls => "cls",
-            T::ClsOut => "cls.output",
-            T::ClsNorm => "cls.norm",
-            T::AttnNorm => "blk.{bid}.attn_norm",
-            T::AttnNorm2 => "blk.{bid}.attn_norm_2",
-            T::AttnQkv => "blk.{bid}.attn_qkv",
-            T::AttnQ => "blk.{bid}.attn_q",
-            T::AttnK => "blk.{bid}.attn_k",
-            T::AttnV => "blk.{bid}.attn_v",
-            T::AttnOut => "blk.{bid}.attn_output",
-            T::AttnOutNorm => "blk.{bid}.attn_output_norm",
-            T::AttnQNorm => "blk.{bid}.attn_q_norm",
-            T::AttnKNorm => "blk.{bid}.attn_k_norm",
-            T::FfnNorm => "blk.{bid}.ffn_norm",
-            T::AttnPostNorm => "blk.{bid}.post_attention_norm",
-            T::FfnPostNorm => "blk.{bid}.post_ffw_norm",
-            T::FfnGateInp => "blk.{bid}.ffn_gate_inp",
-            T::FfnGateInpShexp => "blk.{bid}.ffn_gate_inp_shexp",
-            T::FfnGate => "blk.{bid}.ffn_gate",
-            T::FfnUp => "blk.{bid}.ffn_up",
-            T::FfnDown => "blk.{bid}.ffn_down",
-            T::FfnGateExp => "blk.{bid}.ffn_gate_exps",
-            T::FfnUpExp => "blk.{bid}.ffn_up_exps",
-            T::FfnDownExp => "blk.{bid}.ffn_down_exps",
-            T::FfnGateShexp => "blk.{bid}.ffn_gate_shexp",
-            T::FfnUpShexp => "blk.{bid}.ffn_up_shexp",
-            T::FfnDownShexp => "blk.{bid}.ffn_down_shexp",
-            T::FfnExpProbsB => "blk.{bid}.exp_probs_b",
-            T::LayerOutNorm => "blk.{bid}.layer_output_norm",
-            T::AttnQA => "blk.{bid}.attn_q_a",
-            T::AttnQB => "blk.{bid}.attn_q_b",
-            T::AttnKvAMqa => "blk.{bid}.attn_kv_a_mqa",
-            T::AttnKvB => "blk.{bid}.attn_kv_b",
-            T::AttnKB => "blk.{bid}.attn_k_b",
-            T::AttnVB => "blk.{bid}.attn_v_b",
-            T::AttnQANorm => "blk.{bid}.attn_q_a_norm",
-            T::AttnKvANorm => "blk.{bid}.attn_kv_a_norm",
-            T::NextnEhProj => "blk.{bid}.nextn.eh_proj",
-            T::NextnEmbedTokens => "blk.{bid}.nextn.embed_tokens",
-            T::NextnEnorm => "blk.{bid}.nextn.enorm",
-            T::NextnHnorm => "blk.{bid}.nextn.hnorm",
-            T::NextnSharedHeadHead => "blk.{bid}.nextn.shared_head_head",
-            T::NextnSharedHeadNorm => "blk.{bid}.nextn.shared_head_norm",
-            T::AttnSinks => "blk.{bid}.attn_sinks",
-            T::SsmIn => "blk.{bid}.ssm_in",
-            T::SsmConv1d => "blk.{bid}.ssm_conv1d",
-            T::SsmX => "blk.{bid}.ssm_x",
-            T::SsmDt => "blk.{bid}.ssm_dt",
-            T::SsmDtNorm => "blk.{bid}.ssm_dt_norm",
-            T::SsmA => "blk.{bid}.ssm_a",
-            T::SsmBNorm => "blk.{bid}.ssm_b_norm",
-            T::SsmCNorm => "blk.{bid}.ssm_c_norm",
-            T::SsmD => "blk.{bid}.ssm_d",
-            T::SsmNorm => "blk.{bid}.ssm_norm",
-            T::SsmOut => "blk.{bid}.ssm_out",
-            T::ShortConv => "blk.{bid}.shortconv.conv",
-            T::ShortConvIn => "blk.{bid}.shortconv.in_proj",
-            T::ShortConvOut => "blk.{bid}.shortconv.out_proj",
-            T::FfnPreNorm => "blk.{bid}.ffn_norm",
-            T::AttnGate => "blk.{bid}.attn_gate",
-            T::SsmBetaAlpha => "blk.{bid}.ssm_ba",
-            T::SsmBeta => "blk.{bid}.ssm_beta",
-            T::SsmAlpha => "blk.{bid}.ssm_alpha",
-            T::FfnLatentDown => "blk.{bid}.ffn_latent_down",
-            T::FfnLatentUp => "blk.{bid}.ffn_latent_up",
-            T::DecAttnNorm => "dec.blk.{bid}.attn_norm",
-            T::DecAttnQ => "dec.blk.{bid}.attn_q",
-            T::DecAttnK => "dec.blk.{bid}.attn_k",
-            T::DecAttnV => "dec.blk.{bid}.attn_v",
-            T::DecAttnOut => "dec.blk.{bid}.attn_o",
-            T::DecAttnRelB => "dec.blk.{bid}.attn_rel_b",
-            T::DecCrossAttnNorm => "dec.blk.{bid}.cross_attn_norm",
-            T::DecCrossAttnQ => "dec.blk.{bid}.cross_attn_q",
-            T::DecCrossAttnK => "dec.blk.{bid}.cross_attn_k",
-            T::DecCrossAttnV => "dec.blk.{bid}.cross_attn_v",
-            T::DecCrossAttnOut => "dec.blk.{bid}.cross_attn_o",
-            T::DecCrossAttnRelB => "dec.blk.{bid}.cross_attn_rel_b",
-            T::DecFfnNorm => "dec.blk.{bid}.ffn_norm",
-            T::DecFfnGate => "dec.blk.{bid}.ffn_gate",
-            T::DecFfnUp => "dec.blk.{bid}.ffn_up",
-            T::DecFfnDown => "dec.blk.{bid}.ffn_down",
-            T::DecOutputNorm => "dec.output_norm",
-            T::EncAttnNorm => "enc.blk.{bid}.attn_norm",
-            T::EncAttnQ => "enc.blk.{bid}.attn_q",
-            T::EncAttnK => "enc.blk.{bid}.attn_k",
-            T::EncAttnV => "enc.blk.{bid}.attn_v",
-            T::EncAttnOut => "enc.blk.{bid}.attn_o",
-            T::EncAttnRelB => "enc.blk.{bid}.attn_rel_b",
-            T::EncFfnNorm => "enc.blk.{bid}.ffn_norm",
-            T::EncFfnGate => "enc.blk.{bid}.ffn_gate",
-            T::EncFfnUp => "enc.blk.{bid}.ffn_up",
-            T::EncFfnDown => "enc.blk.{bid}.ffn_down",
-            T::EncOutputNorm => "enc.output_norm",
-            T::PerLayerTokenEmbd => "per_layer_token_embd",
-            T::PerLayerModelProj => "per_layer_model_proj",
-            T::PerLayerProjNorm => "per_layer_proj_norm",
-            T::AltupProj => "altup_proj",
-            T::AltupUnembdProj => "altup_unembd_proj",
-            T::PerLayerInpGate => "blk.{bid}.inp_gate",
-            T::PerLayerProj => "blk.{bid}.proj",
-            T::PerLayerPostNorm => "blk.{bid}.post_norm",
-            T::AltupCorrectCoef => "blk.{bid}.altup_correct_coef",
-            T::AltupCorrectScale => "blk.{bid}.altup_correct_scale",
-            T::AltupPredictCoef => "blk.{bid}.altup_predict_coef",
-            T::AltupRouter => "blk.{bid}.altup_router",
-            T::AltupRouterNorm => "blk.{bid}.altup_router_norm",
-            T::LaurelL => "blk.{bid}.laurel_l",
-            T::LaurelR => "blk.{bid}.laurel_r",
-            T::LaurelPostNorm => "blk.{bid}.laurel_post_norm",
-            T::IndexerKNorm => "blk.{bid}.indexer.k_norm",
-            T::IndexerProj => "blk.{bid}.indexer.proj",
-            T::IndexerAttnK => "blk.{bid}.indexer.attn_k",
-            T::IndexerAttnQB => "blk.{bid}.indexer.attn_q_b",
-            T::FfnGateUpExp => "blk.{bid}.ffn_gate_up_exps",
-            T::FfnPreNorm2 => "blk.{bid}.pre_ffw_norm_2",
-            T::FfnPostNorm1 => "blk.{bid}.post_ffw_norm_1",
-            T::FfnPostNorm2 => "blk.{bid}.post_ffw_norm_2",
-            T::LayerOutScale => "blk.{bid}.layer_output_scale",
-            T::NextnProjPre => "nextn.pre_projection",
-            T::NextnProjPost => "nextn.post_projection",
-        }
+    NextnProjPost = "nextn.post_projection" {
+        "post_projection": ["gemma4-assistant"],
     }
 }
-
-use Tensor as T;
 
 /// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and
 /// the gated feed-forward with their norms), which most architectures have; an
@@ -452,737 +998,6 @@ pub const MOE_DECODER: &[Tensor] = &[
     Tensor::FfnDownExp,
 ];
 
-/// Every GGUF tensor with its HF spellings (without `.weight` / `.bias`). Order matters only
-/// where a spelling appears twice: `post_attention_layernorm` is `ffn_norm` in Llama-style
-/// blocks, but `post_attention_norm` in an architecture that has both (Gemma 2/3, Seed-OSS).
-pub static TABLE: &[(Tensor, &[&str])] = &[
-    (
-        T::TokenEmbd,
-        &[
-            "model.embed_tokens",
-            "embeddings.word_embeddings",
-            "tok_embeddings",
-            "transformer.word_embeddings",
-            "transformer.wte",
-            "wte",
-            "gpt_neox.embed_in",
-            "transformer.embd.wte",
-            "embed_tokens",
-            "embeddings.tok_embeddings",
-            "backbone.embedding",
-            "backbone.embeddings",
-            "shared",
-            "model.word_embeddings",
-        ],
-    ),
-    (T::TokenTypes, &["embeddings.token_type_embeddings"]),
-    (
-        T::TokenEmbdNorm,
-        &[
-            "embeddings.LayerNorm",
-            "embeddings.norm",
-            "emb_ln",
-            "model.embedding_norm",
-        ],
-    ),
-    (
-        T::PosEmbd,
-        &["embeddings.position_embeddings", "transformer.wpe", "wpe"],
-    ),
-    (T::Output, &["lm_head", "embed_out", "lm_head.linear"]),
-    (
-        T::OutputNorm,
-        &[
-            "model.norm",
-            "norm",
-            "transformer.ln_f",
-            "ln_f",
-            "gpt_neox.final_layer_norm",
-            "model.final_layernorm",
-            "lm_head.ln",
-            "final_norm",
-            "backbone.norm_f",
-        ],
-    ),
-    (T::Cls, &["classifier", "classifier.dense", "head.dense"]),
-    (T::ClsOut, &["classifier.out_proj"]),
-    (T::ClsNorm, &["head.norm"]),
-    (
-        T::AttnNorm,
-        &[
-            "model.layers.{bid}.input_layernorm",
-            "layers.{bid}.attention_norm",
-            "transformer.h.{bid}.input_layernorm",
-            "transformer.h.{bid}.ln_mlp",
-            "transformer.h.{bid}.ln_1",
-            "h.{bid}.ln_1",
-            "gpt_neox.layers.{bid}.input_layernorm",
-            "transformer.h.{bid}.ln",
-            "model.layers.{bid}.attention_layernorm",
-            "layers.{bid}.input_layernorm",
-            "layers.{bid}.attn_norm",
-            "backbone.layers.{bid}.norm",
-            "model.layers.{bid}.operator_norm",
-        ],
-    ),
-    (T::AttnNorm2, &["transformer.h.{bid}.ln_attn"]),
-    (
-        T::AttnQkv,
-        &[
-            "transformer.h.{bid}.self_attention.query_key_value",
-            "transformer.h.{bid}.attn.c_attn",
-            "h.{bid}.attn.c_attn",
-            "gpt_neox.layers.{bid}.attention.query_key_value",
-            "transformer.h.{bid}.mixer.Wqkv",
-            "model.layers.{bid}.self_attn.qkv_proj",
-            "layers.{bid}.attn.Wqkv",
-            "encoder.layers.{bid}.attn.Wqkv",
-            "model.layers.{bid}.linear_attn.in_proj_qkv",
-            "model.layers.{bid}.attention.query_key_value",
-        ],
-    ),
-    (
-        T::AttnQ,
-        &[
-            "model.layers.{bid}.self_attn.q_proj",
-            "encoder.layer.{bid}.attention.self.query",
-            "layers.{bid}.attention.wq",
-            "layers.{bid}.self_attn.q_proj",
-            "backbone.layers.{bid}.mixer.q_proj",
-        ],
-    ),
-    (
-        T::AttnK,
-        &[
-            "model.layers.{bid}.self_attn.k_proj",
-            "encoder.layer.{bid}.attention.self.key",
-            "layers.{bid}.attention.wk",
-            "layers.{bid}.self_attn.k_proj",
-            "backbone.layers.{bid}.mixer.k_proj",
-        ],
-    ),
-    (
-        T::AttnV,
-        &[
-            "model.layers.{bid}.self_attn.v_proj",
-            "encoder.layer.{bid}.attention.self.value",
-            "layers.{bid}.attention.wv",
-            "layers.{bid}.self_attn.v_proj",
-            "backbone.layers.{bid}.mixer.v_proj",
-        ],
-    ),
-    (
-        T::AttnOut,
-        &[
-            "model.layers.{bid}.self_attn.o_proj",
-            "encoder.layer.{bid}.attention.output.dense",
-            "layers.{bid}.attention.wo",
-            "transformer.h.{bid}.self_attention.dense",
-            "transformer.h.{bid}.attn.c_proj",
-            "h.{bid}.attn.c_proj",
-            "gpt_neox.layers.{bid}.attention.dense",
-            "model.layers.{bid}.self_attn.dense",
-            "transformer.h.{bid}.mixer.out_proj",
-            "layers.{bid}.self_attn.o_proj",
-            "layers.{bid}.attn.Wo",
-            "encoder.layers.{bid}.attn.out_proj",
-            "model.layers.{bid}.self_attn.out_proj",
-            "backbone.layers.{bid}.mixer.o_proj",
-            "model.layers.{bid}.attention.dense",
-        ],
-    ),
-    (
-        T::AttnOutNorm,
-        &[
-            "encoder.layer.{bid}.attention.output.LayerNorm",
-            "encoder.layers.{bid}.norm1",
-        ],
-    ),
-    (
-        T::AttnQNorm,
-        &[
-            "model.layers.{bid}.self_attn.q_norm",
-            "model.layers.{bid}.self_attn.q_layernorm",
-            "layers.{bid}.self_attn.q_norm",
-            "model.layers.{bid}.self_attn.query_layernorm",
-            "model.layers.{bid}.attention.query_layernorm",
-        ],
-    ),
-    (
-        T::AttnKNorm,
-        &[
-            "model.layers.{bid}.self_attn.k_norm",
-            "model.layers.{bid}.self_attn.k_layernorm",
-            "layers.{bid}.self_attn.k_norm",
-            "model.layers.{bid}.self_attn.key_layernorm",
-            "model.layers.{bid}.attention.key_layernorm",
-        ],
-    ),
-    (
-        T::FfnNorm,
-        &[
-            "model.layers.{bid}.post_attention_layernorm",
-            "layers.{bid}.ffn_norm",
-            "model.layers.{bid}.pre_feedforward_layernorm",
-            "transformer.h.{bid}.ln_2",
-            "h.{bid}.ln_2",
-            "gpt_neox.layers.{bid}.post_attention_layernorm",
-            "model.layers.{bid}.feedforward_layernorm",
-            "layers.{bid}.mlp_norm",
-            "layers.{bid}.pre_feedforward_layernorm",
-            // qwen3-embedding; also a base-model checkpoint whose `language_model.` level
-            // the generic filter drops (Qwen2VLModel). `post_attention_norm` where an
-            // architecture has both (the row below wins).
-            "layers.{bid}.post_attention_layernorm",
-            "model.layers.{bid}.ffn_norm",
-            "model.layers.{bid}.pre_ff_layernorm",
-        ],
-    ),
-    (
-        T::AttnPostNorm,
-        &[
-            "model.layers.{bid}.post_attention_layernorm",
-            "model.layers.{bid}.post_self_attn_layernorm",
-            "layers.{bid}.post_attention_layernorm",
-        ],
-    ),
-    (
-        T::FfnPostNorm,
-        &[
-            "model.layers.{bid}.post_feedforward_layernorm",
-            "model.layers.{bid}.post_mlp_layernorm",
-            "layers.{bid}.post_feedforward_layernorm",
-        ],
-    ),
-    (
-        T::FfnGateInp,
-        &[
-            "model.layers.{bid}.block_sparse_moe.router.layer",
-            "model.layers.{bid}.block_sparse_moe.gate",
-            "model.layers.{bid}.mlp.gate",
-            "model.layers.{bid}.feed_forward.router",
-            "model.layers.{bid}.mlp.router",
-            "model.layers.{bid}.feed_forward.gate",
-            "backbone.layers.{bid}.mixer.gate",
-            "layers.{bid}.gate",
-            "model.layers.{bid}.router.proj",
-            "model.layers.{bid}.mlp.router.gate",
-        ],
-    ),
-    (
-        T::FfnGateInpShexp,
-        &["model.layers.{bid}.mlp.shared_expert_gate"],
-    ),
-    (
-        T::FfnGate,
-        &[
-            "model.layers.{bid}.mlp.gate_proj",
-            "layers.{bid}.feed_forward.w1",
-            "model.layers.{bid}.feed_forward.gate_proj",
-            "layers.{bid}.mlp.gate_proj",
-            "encoder.layers.{bid}.mlp.fc12",
-            "model.layers.{bid}.feed_forward.w1",
-        ],
-    ),
-    (
-        T::FfnUp,
-        &[
-            "model.layers.{bid}.mlp.up_proj",
-            "encoder.layer.{bid}.intermediate.dense",
-            "layers.{bid}.feed_forward.w3",
-            "transformer.h.{bid}.mlp.dense_h_to_4h",
-            "model.layers.{bid}.mlp.gate_up_proj",
-            "transformer.h.{bid}.mlp.c_fc",
-            "h.{bid}.mlp.c_fc",
-            "gpt_neox.layers.{bid}.mlp.dense_h_to_4h",
-            "model.layers.{bid}.mlp.fc1",
-            "transformer.h.{bid}.mlp.fc1",
-            "model.layers.{bid}.mlp.c_fc",
-            "model.layers.{bid}.feed_forward.up_proj",
-            "layers.{bid}.mlp.up_proj",
-            "layers.{bid}.mlp.Wi",
-            "encoder.layers.{bid}.mlp.fc11",
-            "model.layers.{bid}.feed_forward.w3",
-            "backbone.layers.{bid}.mixer.up_proj",
-        ],
-    ),
-    (
-        T::FfnDown,
-        &[
-            "model.layers.{bid}.mlp.down_proj",
-            "encoder.layer.{bid}.output.dense",
-            "layers.{bid}.feed_forward.w2",
-            "transformer.h.{bid}.mlp.dense_4h_to_h",
-            "transformer.h.{bid}.mlp.c_proj",
-            "h.{bid}.mlp.c_proj",
-            "gpt_neox.layers.{bid}.mlp.dense_4h_to_h",
-            "model.layers.{bid}.mlp.fc2",
-            "transformer.h.{bid}.mlp.fc2",
-            "model.layers.{bid}.mlp.c_proj",
-            "model.layers.{bid}.feed_forward.down_proj",
-            "layers.{bid}.mlp.down_proj",
-            "layers.{bid}.mlp.Wo",
-            "encoder.layers.{bid}.mlp.fc2",
-            "model.layers.{bid}.feed_forward.w2",
-            "backbone.layers.{bid}.mixer.down_proj",
-        ],
-    ),
-    (
-        T::FfnGateExp,
-        &[
-            "layers.{bid}.feed_forward.experts.w1",
-            "model.layers.{bid}.mlp.experts.gate_proj",
-            "model.layers.{bid}.block_sparse_moe.experts.w1",
-            "model.layers.{bid}.feed_forward.experts.gate_proj",
-        ],
-    ),
-    (
-        T::FfnUpExp,
-        &[
-            "layers.{bid}.feed_forward.experts.w3",
-            "model.layers.{bid}.mlp.experts.up_proj",
-            "model.layers.{bid}.block_sparse_moe.experts.w3",
-            "model.layers.{bid}.feed_forward.experts.up_proj",
-        ],
-    ),
-    (
-        T::FfnDownExp,
-        &[
-            "model.layers.{bid}.block_sparse_moe.output_linear",
-            "layers.{bid}.feed_forward.experts.w2",
-            "model.layers.{bid}.mlp.experts.down_proj",
-            "model.layers.{bid}.block_sparse_moe.experts.w2",
-            "model.layers.{bid}.feed_forward.experts.down_proj",
-            "model.layers.{bid}.experts.down_proj",
-        ],
-    ),
-    (
-        T::FfnGateShexp,
-        &[
-            "model.layers.{bid}.mlp.shared_expert.gate_proj",
-            "model.layers.{bid}.mlp.shared_experts.gate_proj",
-            "model.layers.{bid}.feed_forward.shared_expert.gate_proj",
-            "layers.{bid}.shared_experts.w1",
-        ],
-    ),
-    (
-        T::FfnUpShexp,
-        &[
-            "model.layers.{bid}.mlp.shared_expert.up_proj",
-            "model.layers.{bid}.mlp.shared_experts.up_proj",
-            "model.layers.{bid}.feed_forward.shared_expert.up_proj",
-            "backbone.layers.{bid}.mixer.shared_experts.up_proj",
-            "layers.{bid}.shared_experts.w3",
-        ],
-    ),
-    (
-        T::FfnDownShexp,
-        &[
-            "model.layers.{bid}.shared_mlp.output_linear",
-            "model.layers.{bid}.mlp.shared_expert.down_proj",
-            "model.layers.{bid}.mlp.shared_experts.down_proj",
-            "model.layers.{bid}.feed_forward.shared_expert.down_proj",
-            "backbone.layers.{bid}.mixer.shared_experts.down_proj",
-            "layers.{bid}.shared_experts.w2",
-        ],
-    ),
-    (
-        T::FfnExpProbsB,
-        &[
-            "model.layers.{bid}.mlp.gate.e_score_correction",
-            "model.layers.{bid}.mlp.moe_statics.e_score_correction",
-            "model.layers.{bid}.mlp.moe_statics.e_score_correction",
-            "model.layers.{bid}.feed_forward.expert_bias",
-            "backbone.layers.{bid}.mixer.gate.e_score_correction",
-            "model.layers.{bid}.block_sparse_moe.e_score_correction",
-            "model.layers.{bid}.mlp.expert_bias",
-            "model.layers.{bid}.mlp.e_score_correction",
-            "model.layers.{bid}.mlp.gate.expert_bias",
-            "model.layers.{bid}.mlp.experts.e_score_correction",
-        ],
-    ),
-    (
-        T::LayerOutNorm,
-        &[
-            "encoder.layer.{bid}.output.LayerNorm",
-            "encoder.layers.{bid}.norm2",
-            "model.layers.{bid}.final_layernorm",
-        ],
-    ),
-    // MLA attention, next-token-prediction layers and attention sinks (issue #14).
-    // `layers.{bid}.attention.*`: Mistral Large 3's native names.
-    (
-        T::AttnQA,
-        &[
-            "model.layers.{bid}.self_attn.q_a_proj",
-            "layers.{bid}.attention.wq_a",
-        ],
-    ),
-    (
-        T::AttnQB,
-        &[
-            "model.layers.{bid}.self_attn.q_b_proj",
-            "layers.{bid}.attention.wq_b",
-        ],
-    ),
-    (
-        T::AttnKvAMqa,
-        &[
-            "model.layers.{bid}.self_attn.kv_a_proj_with_mqa",
-            "layers.{bid}.attention.wkv_a_with_mqa",
-        ],
-    ),
-    (T::AttnKvB, &["model.layers.{bid}.self_attn.kv_b_proj"]),
-    (
-        T::AttnKB,
-        &[
-            "model.layers.{bid}.self_attn.k_b_proj",
-            "layers.{bid}.attention.k_b_proj",
-        ],
-    ),
-    (
-        T::AttnVB,
-        &[
-            "model.layers.{bid}.self_attn.v_b_proj",
-            "layers.{bid}.attention.v_b_proj",
-        ],
-    ),
-    (
-        T::AttnQANorm,
-        &[
-            "model.layers.{bid}.self_attn.q_a_layernorm",
-            "layers.{bid}.attention.q_a_norm",
-        ],
-    ),
-    (
-        T::AttnKvANorm,
-        &[
-            "model.layers.{bid}.self_attn.kv_a_layernorm",
-            "layers.{bid}.attention.kv_a_norm",
-        ],
-    ),
-    (T::NextnEhProj, &["model.layers.{bid}.eh_proj"]),
-    (T::NextnEmbedTokens, &["model.layers.{bid}.embed_tokens"]),
-    (T::NextnEnorm, &["model.layers.{bid}.enorm"]),
-    (T::NextnHnorm, &["model.layers.{bid}.hnorm"]),
-    (
-        T::NextnSharedHeadHead,
-        &["model.layers.{bid}.shared_head.head"],
-    ),
-    (
-        T::NextnSharedHeadNorm,
-        &["model.layers.{bid}.shared_head.norm"],
-    ),
-    (T::AttnSinks, &["model.layers.{bid}.self_attn.sinks"]),
-    // State-space mixers.
-    (
-        T::SsmIn,
-        &[
-            "model.layers.{bid}.in_proj",
-            "backbone.layers.{bid}.mixer.in_proj",
-            "model.layers.{bid}.mamba.in_proj",
-            "model.layers.{bid}.linear_attn.in_proj_qkvz",
-        ],
-    ),
-    (
-        T::SsmConv1d,
-        &[
-            "model.layers.{bid}.conv1d",
-            "backbone.layers.{bid}.mixer.conv1d",
-            "model.layers.{bid}.mamba.conv1d",
-            "model.layers.{bid}.linear_attn.conv1d",
-        ],
-    ),
-    (
-        T::SsmX,
-        &[
-            "model.layers.{bid}.x_proj",
-            "backbone.layers.{bid}.mixer.x_proj",
-            "model.layers.{bid}.mamba.x_proj",
-        ],
-    ),
-    (
-        T::SsmDt,
-        &[
-            "model.layers.{bid}.dt_proj",
-            "backbone.layers.{bid}.mixer.dt_proj",
-            "model.layers.{bid}.mamba.dt_proj",
-            "model.layers.{bid}.linear_attn.dt_proj",
-            "backbone.layers.{bid}.mixer.dt",
-        ],
-    ),
-    (T::SsmDtNorm, &["model.layers.{bid}.mamba.dt_layernorm"]),
-    (
-        T::SsmA,
-        &[
-            "model.layers.{bid}.A_log",
-            "backbone.layers.{bid}.mixer.A_log",
-            "model.layers.{bid}.mamba.A_log",
-            "model.layers.{bid}.linear_attn.A_log",
-        ],
-    ),
-    (
-        T::SsmBNorm,
-        &[
-            "model.layers.{bid}.mamba.b_layernorm",
-            "model.layers.{bid}.mamba.B_layernorm",
-        ],
-    ),
-    (
-        T::SsmCNorm,
-        &[
-            "model.layers.{bid}.mamba.c_layernorm",
-            "model.layers.{bid}.mamba.C_layernorm",
-        ],
-    ),
-    (
-        T::SsmD,
-        &[
-            "model.layers.{bid}.D",
-            "backbone.layers.{bid}.mixer.D",
-            "model.layers.{bid}.mamba.D",
-        ],
-    ),
-    (
-        T::SsmNorm,
-        &[
-            "model.layers.{bid}.mamba.norm",
-            "backbone.layers.{bid}.mixer.norm",
-            "model.layers.{bid}.linear_attn.norm",
-        ],
-    ),
-    (
-        T::SsmOut,
-        &[
-            "model.layers.{bid}.out_proj",
-            "backbone.layers.{bid}.mixer.out_proj",
-            "model.layers.{bid}.mamba.out_proj",
-            "model.layers.{bid}.linear_attn.out_proj",
-        ],
-    ),
-    (
-        T::AttnGate,
-        &[
-            "model.layers.{bid}.linear_attn.in_proj_z",
-            "model.layers.{bid}.self_attn.gate_proj",
-            "model.layers.{bid}.self_attn.g_proj",
-        ],
-    ),
-    (
-        T::SsmBetaAlpha,
-        &["model.layers.{bid}.linear_attn.in_proj_ba"],
-    ),
-    (T::SsmBeta, &["model.layers.{bid}.linear_attn.in_proj_b"]),
-    (T::SsmAlpha, &["model.layers.{bid}.linear_attn.in_proj_a"]),
-    (
-        T::FfnLatentDown,
-        &["backbone.layers.{bid}.mixer.fc1_latent_proj"],
-    ),
-    (
-        T::FfnLatentUp,
-        &["backbone.layers.{bid}.mixer.fc2_latent_proj"],
-    ),
-    // LFM2's short convolution.
-    (T::ShortConv, &["model.layers.{bid}.conv.conv"]),
-    (T::ShortConvIn, &["model.layers.{bid}.conv.in_proj"]),
-    (T::ShortConvOut, &["model.layers.{bid}.conv.out_proj"]),
-    (
-        T::FfnPreNorm,
-        &[
-            "model.layers.{bid}.pre_ff_layernorm.weight",
-            "model.layers.{bid}.pre_mlp_layernorm",
-        ],
-    ),
-    // T5 (gguf-py's `DEC_*` / `ENC_*`).
-    (T::DecAttnNorm, &["decoder.block.{bid}.layer.0.layer_norm"]),
-    (
-        T::DecAttnQ,
-        &["decoder.block.{bid}.layer.0.SelfAttention.q"],
-    ),
-    (
-        T::DecAttnK,
-        &["decoder.block.{bid}.layer.0.SelfAttention.k"],
-    ),
-    (
-        T::DecAttnV,
-        &["decoder.block.{bid}.layer.0.SelfAttention.v"],
-    ),
-    (
-        T::DecAttnOut,
-        &["decoder.block.{bid}.layer.0.SelfAttention.o"],
-    ),
-    (
-        T::DecAttnRelB,
-        &["decoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias"],
-    ),
-    (
-        T::DecCrossAttnNorm,
-        &["decoder.block.{bid}.layer.1.layer_norm"],
-    ),
-    (
-        T::DecCrossAttnQ,
-        &["decoder.block.{bid}.layer.1.EncDecAttention.q"],
-    ),
-    (
-        T::DecCrossAttnK,
-        &["decoder.block.{bid}.layer.1.EncDecAttention.k"],
-    ),
-    (
-        T::DecCrossAttnV,
-        &["decoder.block.{bid}.layer.1.EncDecAttention.v"],
-    ),
-    (
-        T::DecCrossAttnOut,
-        &["decoder.block.{bid}.layer.1.EncDecAttention.o"],
-    ),
-    (
-        T::DecCrossAttnRelB,
-        &["decoder.block.{bid}.layer.1.EncDecAttention.relative_attention_bias"],
-    ),
-    (T::DecFfnNorm, &["decoder.block.{bid}.layer.2.layer_norm"]),
-    (
-        T::DecFfnGate,
-        &["decoder.block.{bid}.layer.2.DenseReluDense.wi_0"],
-    ),
-    (
-        T::DecFfnUp,
-        &[
-            "decoder.block.{bid}.layer.2.DenseReluDense.wi",
-            "decoder.block.{bid}.layer.2.DenseReluDense.wi_1",
-        ],
-    ),
-    (
-        T::DecFfnDown,
-        &["decoder.block.{bid}.layer.2.DenseReluDense.wo"],
-    ),
-    (T::DecOutputNorm, &["decoder.final_layer_norm"]),
-    (T::EncAttnNorm, &["encoder.block.{bid}.layer.0.layer_norm"]),
-    (
-        T::EncAttnQ,
-        &["encoder.block.{bid}.layer.0.SelfAttention.q"],
-    ),
-    (
-        T::EncAttnK,
-        &["encoder.block.{bid}.layer.0.SelfAttention.k"],
-    ),
-    (
-        T::EncAttnV,
-        &["encoder.block.{bid}.layer.0.SelfAttention.v"],
-    ),
-    (
-        T::EncAttnOut,
-        &["encoder.block.{bid}.layer.0.SelfAttention.o"],
-    ),
-    (
-        T::EncAttnRelB,
-        &["encoder.block.{bid}.layer.0.SelfAttention.relative_attention_bias"],
-    ),
-    (T::EncFfnNorm, &["encoder.block.{bid}.layer.1.layer_norm"]),
-    (
-        T::EncFfnGate,
-        &["encoder.block.{bid}.layer.1.DenseReluDense.wi_0"],
-    ),
-    (
-        T::EncFfnUp,
-        &[
-            "encoder.block.{bid}.layer.1.DenseReluDense.wi",
-            "encoder.block.{bid}.layer.1.DenseReluDense.wi_1",
-        ],
-    ),
-    (
-        T::EncFfnDown,
-        &["encoder.block.{bid}.layer.1.DenseReluDense.wo"],
-    ),
-    (T::EncOutputNorm, &["encoder.final_layer_norm"]),
-    // Gemma 3n.
-    (T::PerLayerTokenEmbd, &["model.embed_tokens_per_layer"]),
-    (T::PerLayerModelProj, &["model.per_layer_model_projection"]),
-    (T::PerLayerProjNorm, &["model.per_layer_projection_norm"]),
-    (T::AltupProj, &["model.altup_projections"]),
-    (T::AltupUnembdProj, &["model.altup_unembed_projections"]),
-    (
-        T::PerLayerInpGate,
-        &["model.layers.{bid}.per_layer_input_gate"],
-    ),
-    (
-        T::PerLayerProj,
-        &["model.layers.{bid}.per_layer_projection"],
-    ),
-    (
-        T::PerLayerPostNorm,
-        &["model.layers.{bid}.post_per_layer_input_norm"],
-    ),
-    (
-        T::AltupCorrectCoef,
-        &["model.layers.{bid}.altup.correction_coefs"],
-    ),
-    (
-        T::AltupCorrectScale,
-        &["model.layers.{bid}.altup.correct_output_scale"],
-    ),
-    (
-        T::AltupPredictCoef,
-        &["model.layers.{bid}.altup.prediction_coefs"],
-    ),
-    (
-        T::AltupRouter,
-        &["model.layers.{bid}.altup.modality_router"],
-    ),
-    (
-        T::AltupRouterNorm,
-        &["model.layers.{bid}.altup.router_norm"],
-    ),
-    (T::LaurelL, &["model.layers.{bid}.laurel.linear_left"]),
-    (T::LaurelR, &["model.layers.{bid}.laurel.linear_right"]),
-    (
-        T::LaurelPostNorm,
-        &["model.layers.{bid}.laurel.post_laurel_norm"],
-    ),
-    (
-        T::IndexerKNorm,
-        &[
-            "model.layers.{bid}.self_attn.indexer.k_norm",
-            "model.layers.{bid}.self_attn.index_k_norm",
-        ],
-    ),
-    (
-        T::IndexerProj,
-        &["model.layers.{bid}.self_attn.indexer.weights_proj"],
-    ),
-    (
-        T::IndexerAttnK,
-        &["model.layers.{bid}.self_attn.indexer.wk"],
-    ),
-    (
-        T::IndexerAttnQB,
-        &["model.layers.{bid}.self_attn.indexer.wq_b"],
-    ),
-    // Gemma 4: the fused experts and their router, the second FFN's norms, the layer scalar.
-    (
-        T::FfnGateUpExp,
-        &[
-            "model.layers.{bid}.mlp.experts.gate_up_proj",
-            "model.layers.{bid}.experts.gate_up_proj",
-        ],
-    ),
-    (
-        T::FfnPreNorm2,
-        &["model.layers.{bid}.pre_feedforward_layernorm_2"],
-    ),
-    (
-        T::FfnPostNorm1,
-        &["model.layers.{bid}.post_feedforward_layernorm_1"],
-    ),
-    (
-        T::FfnPostNorm2,
-        &["model.layers.{bid}.post_feedforward_layernorm_2"],
-    ),
-    (T::LayerOutScale, &["model.layers.{bid}.layer_scalar"]),
-    // Gemma 4's assistant (draft head).
-    (T::NextnProjPre, &["pre_projection"]),
-    (T::NextnProjPost, &["post_projection"]),
-];
-
 /// The expanded name table of one architecture and block count.
 pub struct TensorMap {
     map: HashMap<String, String>,
@@ -1197,8 +1012,12 @@ impl TensorMap {
         for t in groups.iter().flat_map(|g| g.iter()) {
             map.add(t.gguf(), t.gguf(), n_blocks);
         }
-        let rows = TABLE.iter().filter(|(t, _)| has(t));
-        for (t, spellings) in rows.chain(overrides) {
+        for row in TABLE.iter().filter(|r| has(&r.tensor)) {
+            for s in row.spellings {
+                map.add(row.tensor.gguf(), s.hf, n_blocks);
+            }
+        }
+        for (t, spellings) in overrides {
             for hf in spellings.iter() {
                 map.add(t.gguf(), hf, n_blocks);
             }
@@ -1253,6 +1072,7 @@ pub fn block_id(name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Tensor as T;
 
     #[test]
     fn lookup_with_and_without_suffix() {
@@ -1290,8 +1110,8 @@ mod tests {
     #[test]
     fn each_tensor_has_one_row() {
         let mut seen = std::collections::HashSet::new();
-        for (t, _) in TABLE {
-            assert!(seen.insert(*t), "{t:?} has two rows");
+        for row in TABLE {
+            assert!(seen.insert(row.tensor), "{:?} has two rows", row.tensor);
         }
     }
 }

@@ -49,18 +49,18 @@ mod seed_oss;
 mod smollm3;
 mod stablelm;
 mod starcoder;
-// Issue #14: MLA, next-token-prediction layers, gpt-oss.
+// MLA attention, next-token-prediction layers, gpt-oss.
 mod deepseek;
 mod deepseek2;
 mod deepseek32;
 mod glm4moe;
 mod glm_dsa;
 mod gpt_oss;
-// Gated delta-net hybrids (issue #14, helper arch2).
+// Gated delta-net hybrids.
 mod nemotron_h;
 mod qwen3next;
 mod qwen3omni;
-// Encoder-decoder (issue #14).
+// Encoder-decoder.
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
@@ -115,7 +115,7 @@ pub static ALL: &[&Arch] = &[
     &modernbert::MODERN_BERT,
     &bert::NOMIC_BERT,
     &internlm3::INTERNLM3,
-    // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+    // MLA attention, next-token-prediction layers, gpt-oss.
     &deepseek2::DEEPSEEK2,
     &glm4moe::GLM4MOE,
     &gpt_oss::GPT_OSS,
@@ -123,7 +123,7 @@ pub static ALL: &[&Arch] = &[
     &deepseek32::DEEPSEEK32,
     &deepseek::DEEPSEEK,
     &glm_dsa::GLM_DSA,
-    // State-space and hybrid families (issue #14).
+    // State-space and hybrid families.
     &mamba::MAMBA,
     &mamba::MAMBA2,
     &granite_hybrid::GRANITE_HYBRID,
@@ -139,12 +139,12 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE_3,
     &mistral::MISTRAL_NATIVE_MOE,
     &nemotron_h::NEMOTRON_H,
-    // Encoder-decoder (issue #14).
+    // Encoder-decoder.
     &t5::T5,
     &t5::T5ENCODER,
-    // Gemma 3n (issue #14).
+    // Gemma 3n.
     &gemma3n::GEMMA3N,
-    // Text models of vision-language classes (issue #16).
+    // Text models of vision-language classes.
     &qwenvl::QWEN2VL,
     &qwenvl::QWEN3VL,
     &qwenvl::QWEN3VLMOE,
@@ -191,13 +191,13 @@ pub fn composite_text_type(model_type: &str) -> Option<TextType> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-    use std::path::Path;
+    use std::collections::{BTreeSet, HashSet};
+    use std::path::{Path, PathBuf};
 
     use serde_json::Value as Json;
 
     use super::*;
-    use crate::hf::names::{Tensor, TABLE};
+    use crate::hf::names::{block_id, Spelling, Tensor, TensorMap, TABLE};
 
     fn src_dir() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src/hf/arch")
@@ -249,7 +249,7 @@ mod tests {
     #[test]
     fn the_list_is_consistent() {
         let (mut gguf, mut hf, mut types) = (HashSet::new(), HashSet::new(), HashSet::new());
-        let tabled: HashSet<Tensor> = TABLE.iter().map(|(t, _)| *t).collect();
+        let tabled: HashSet<Tensor> = TABLE.iter().map(|r| r.tensor).collect();
         for a in ALL {
             // Several classes may write one GGUF architecture (XLM-R is a BERT); the
             // vocabulary quirks, looked up by GGUF name, must then agree.
@@ -326,5 +326,187 @@ mod tests {
             n += 1;
         }
         assert!(n >= 16, "only {n} fixtures in {}", dir.display());
+    }
+
+    /// Each spelling is written once in its row and names the families that use it, each
+    /// once; a spelling in two rows (`post_attention_layernorm`) is used by different
+    /// families in each, so every family gives it one meaning.
+    #[test]
+    fn every_spelling_is_written_once_and_used_by_some_family() {
+        let (mut pairs, mut meanings) = (HashSet::new(), HashSet::new());
+        let mut n = 0;
+        for row in TABLE {
+            for s in row.spellings {
+                assert!(
+                    pairs.insert((row.tensor, s.hf)),
+                    "{} twice in the {:?} row",
+                    s.hf,
+                    row.tensor
+                );
+                assert!(!s.used_by.is_empty(), "{} is used by no family", s.hf);
+                for family in s.used_by {
+                    assert!(
+                        meanings.insert((s.hf, *family)),
+                        "{family} uses {} twice (or in two rows)",
+                        s.hf
+                    );
+                }
+                n += 1;
+            }
+        }
+        assert!(n > 300, "only {n} spellings");
+    }
+
+    /// A spelling's families are real: each is the GGUF architecture of a family whose name
+    /// map (its tensors and overrides, the table's later row winning) resolves the spelling
+    /// to the row's tensor.
+    #[test]
+    fn every_family_of_a_spelling_maps_it_to_its_tensor() {
+        let mut wrong = Vec::new();
+        for row in TABLE {
+            let want = row.tensor.gguf().replace("{bid}", "0");
+            for s in row.spellings {
+                let name = s.hf.replace("{bid}", "0");
+                for family in s.used_by {
+                    let archs: Vec<&Arch> =
+                        ALL.iter().filter(|a| a.gguf == *family).copied().collect();
+                    let got: BTreeSet<String> = archs
+                        .iter()
+                        .map(|a| {
+                            let map = TensorMap::new(a.tensors, a.tensor_overrides, 1);
+                            map.get(&name).unwrap_or_else(|| "nothing".into())
+                        })
+                        .collect();
+                    if !got.contains(&want) {
+                        wrong.push(format!("{family}: {} is {got:?}, not {want}", s.hf));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "wrong families:\n{}", wrong.join("\n"));
+    }
+
+    /// The tensor names of the weight files of a fixture directory: its safetensors files,
+    /// stored whole, hollow (the header stays in place) or shared (`shared-files.txt`).
+    fn fixture_tensor_names(dir: &Path) -> Vec<String> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        if let Ok(shared) = std::fs::read_to_string(dir.join("shared-files.txt")) {
+            for line in shared.lines() {
+                if let Some((_, stored)) = line.split_once(" = ") {
+                    let stored = stored.split(" | ").next().unwrap();
+                    files.push(dir.join(stored));
+                }
+            }
+        }
+        let mut names = Vec::new();
+        for f in files {
+            let name = f.file_name().unwrap().to_string_lossy();
+            if !(name.ends_with(".safetensors") || name.ends_with(".safetensors.hollow")) {
+                continue;
+            }
+            let bytes = std::fs::read(&f).unwrap();
+            let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+            let header: Json = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+            names.extend(
+                header
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .filter(|k| *k != "__metadata__")
+                    .cloned(),
+            );
+        }
+        names
+    }
+
+    /// Whether `name` is `spelling` with `{bid}` a block number.
+    fn spells(spelling: &str, name: &str) -> bool {
+        match spelling.split_once("{bid}") {
+            None => spelling == name,
+            Some((pre, post)) => name
+                .strip_prefix(pre)
+                .and_then(|rest| rest.strip_suffix(post))
+                .is_some_and(|b| !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit())),
+        }
+    }
+
+    /// The table spelling (and its tensor) a family's name map resolves `name` through, as
+    /// [`TensorMap::get`] does: the whole name first, then without `.weight` / `.bias`; among
+    /// the tensors the family has, the later row winning; `None` for a name an override or
+    /// no spelling maps.
+    fn spelling_of(arch: &Arch, name: &str) -> Option<(&'static Spelling, Tensor)> {
+        let has = |t: &Tensor| arch.tensors.iter().any(|g| g.contains(t));
+        let find = |n: &str| {
+            TABLE
+                .iter()
+                .filter(|r| has(&r.tensor))
+                .flat_map(|r| r.spellings.iter().map(move |s| (s, r.tensor)))
+                .rfind(|(s, _)| spells(s.hf, n))
+        };
+        let overridden = |n: &str| {
+            arch.tensor_overrides
+                .iter()
+                .any(|(_, spellings)| spellings.iter().any(|s| spells(s, n)))
+        };
+        let bases = [".weight", ".bias"].map(|x| name.strip_suffix(x));
+        for n in std::iter::once(Some(name)).chain(bases).flatten() {
+            if overridden(n) {
+                return None;
+            }
+            if let Some(found) = find(n) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// Every spelling a fixture's checkpoint uses is listed as used by the fixture's family:
+    /// a tensor name of a fixture that the family's name map resolves through a spelling of
+    /// the table names that family among the spelling's users.
+    #[test]
+    fn fixture_tensor_names_are_used_by_their_family() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/hf");
+        let (mut checked, mut missing) = (0, BTreeSet::new());
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path().join("config.json")) else {
+                continue;
+            };
+            let cfg: Json = serde_json::from_str(&crate::hf::config::python_json(&text)).unwrap();
+            let Some(arch) = cfg["architectures"][0].as_str().and_then(lookup) else {
+                continue;
+            };
+            let names = fixture_tensor_names(&e.path());
+            let blocks = names
+                .iter()
+                .filter_map(|n| block_id(n))
+                .max()
+                .map_or(1, |b| b + 1);
+            let map = TensorMap::new(arch.tensors, arch.tensor_overrides, blocks);
+            for name in &names {
+                let Some(gguf) = map.get(name) else { continue };
+                if let Some((s, _)) = spelling_of(arch, name).filter(|(_, t)| {
+                    let bid = block_id(name).map_or(String::new(), |b| b.to_string());
+                    gguf.starts_with(&t.gguf().replace("{bid}", &bid))
+                }) {
+                    if !s.used_by.contains(&arch.gguf) {
+                        missing.insert(format!("{}: {} ({name})", arch.gguf, s.hf));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(
+            checked > 1000,
+            "only {checked} fixture tensor names resolved"
+        );
+        assert!(
+            missing.is_empty(),
+            "spellings a fixture uses without its family among their users:\n{}",
+            missing.into_iter().collect::<Vec<_>>().join("\n")
+        );
     }
 }

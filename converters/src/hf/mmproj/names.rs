@@ -2,408 +2,320 @@
 //! the `MODEL_ARCH.MMPROJ` rows).
 //!
 //! [`TABLE`] lists, for each projector tensor ([`VTensor`]), every HF spelling of it that a
-//! supported family uses, with `{bid}` standing for the block number. Unlike text
+//! supported family uses, with `{bid}` standing for the block number, and the projector
+//! types (`clip.projector_type`) of the families that use it. Unlike text
 //! architectures, every projector family maps through the whole table (gguf-py builds the
 //! MMPROJ map from all of `MODEL_TENSORS[MMPROJ]`); a spelling with `{bid}` exists for the
 //! blocks `0..n` of the vision (or audio) config's block count only, which is why a
 //! Pixtral projector's `linear_1` / `linear_2` (rows of `mm.{bid}`) need as many tower
 //! blocks. A lookup tries the full name, then the name without `.weight` / `.bias`.
 
-use crate::hf::names::TensorMap;
+use crate::hf::names::{Spelling, TensorMap};
 
-/// A projector-file tensor (gguf-py's `MODEL_TENSOR.V_*` / `A_*`); [`VTensor::gguf`] is
-/// its base name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum VTensor {
-    /// `mm.{bid}`: the numbered layers of an MLP projector.
-    Mmproj,
-    /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
-    MmprojFc,
-    /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
-    MmprojMlp,
-    /// `v.class_embd`.
-    EncEmbdCls,
-    /// `v.patch_embd`.
-    EncEmbdPatch,
-    /// `v.position_embd`.
-    EncEmbdPos,
-    /// `v.blk.{bid}.attn_qkv`.
-    EncAttnQkv,
-    /// `v.blk.{bid}.attn_q`.
-    EncAttnQ,
-    /// `v.blk.{bid}.attn_k`.
-    EncAttnK,
-    /// `v.blk.{bid}.attn_v`.
-    EncAttnV,
-    /// `v.blk.{bid}.attn_q_norm`.
-    EncAttnQNorm,
-    /// `v.blk.{bid}.attn_k_norm`.
-    EncAttnKNorm,
-    /// `v.blk.{bid}.ln1`.
-    EncInputNorm,
-    /// `v.blk.{bid}.attn_out`.
-    EncAttnO,
-    /// `v.blk.{bid}.ln2`.
-    EncPostAttnNorm,
-    /// `v.blk.{bid}.ffn_up`.
-    EncFfnUp,
-    /// `v.blk.{bid}.ffn_gate`.
-    EncFfnGate,
-    /// `v.blk.{bid}.ffn_down`.
-    EncFfnDown,
-    /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
-    LayerScale1,
-    /// `v.blk.{bid}.ls2`: the layer scale of the FFN branch.
-    LayerScale2,
-    /// `v.pre_ln`.
-    PreNorm,
-    /// `v.post_ln`.
-    PostNorm,
-    /// `mm.input_projection`.
-    MmInpProj,
-    /// `mm.input_norm`.
-    MmInpNorm,
-    /// `mm.soft_emb_norm`.
-    MmSoftEmbNorm,
-    /// `v.token_embd.img_break`.
-    TokEmbdImgBreak,
-    /// `mm.patch_merger`.
-    MmPatchMerger,
-    /// `v.deepstack.{bid}.norm`.
-    DsNorm,
-    /// `v.deepstack.{bid}.fc1`.
-    DsFc1,
-    /// `v.deepstack.{bid}.fc2`.
-    DsFc2,
-    /// `v.norm_embd`: the norm after the patch embedding (GLM-4V).
-    EncEmbdNorm,
-    /// `mm.post_norm`: the norm after the merger's projection (GLM-4V).
-    MmPostNorm,
-    /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
-    MmUp,
-    /// `mm.down`: the merger's down projection (GLM-4V).
-    MmDown,
-    /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
-    MmGate,
-    /// `a.conv1d.{bid}`.
-    AEncConv1d,
-    /// `a.position_embd`.
-    AEncEmbdPos,
-    /// `a.post_ln`.
-    APostNorm,
-    /// `a.blk.{bid}.attn_q`.
-    AEncAttnQ,
-    /// `a.blk.{bid}.attn_k`.
-    AEncAttnK,
-    /// `a.blk.{bid}.attn_v`.
-    AEncAttnV,
-    /// `a.blk.{bid}.ln1`.
-    AEncInputNorm,
-    /// `a.blk.{bid}.attn_out`.
-    AEncOutput,
-    /// `a.blk.{bid}.ln2`.
-    AEncOutputNorm,
-    /// `a.blk.{bid}.ffn_up`.
-    AEncFfnUp,
-    /// `a.blk.{bid}.ffn_down`.
-    AEncFfnDown,
-    /// `mm.a.fc`: Qwen2-Audio's linear projector.
-    AMmprojFc,
-    /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
-    AMmproj,
-    /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
-    AMmNormPre,
-    /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
-    AMmNormMid,
+/// One projector tensor and every HF spelling of it, each with the projector families
+/// (`clip.projector_type`) that use it.
+#[derive(Debug)]
+pub struct VRow {
+    /// The projector tensor.
+    pub tensor: VTensor,
+    /// Its HF spellings, each with the projector types of the families that use it.
+    pub spellings: &'static [Spelling],
 }
 
-impl VTensor {
-    /// The GGUF base name (`{bid}` for the block).
-    pub const fn gguf(self) -> &'static str {
-        use VTensor::*;
-        match self {
-            Mmproj => "mm.{bid}",
-            MmprojFc => "mm.model.fc",
-            MmprojMlp => "mm.model.mlp.{bid}",
-            EncEmbdCls => "v.class_embd",
-            EncEmbdPatch => "v.patch_embd",
-            EncEmbdPos => "v.position_embd",
-            EncAttnQkv => "v.blk.{bid}.attn_qkv",
-            EncAttnQ => "v.blk.{bid}.attn_q",
-            EncAttnK => "v.blk.{bid}.attn_k",
-            EncAttnV => "v.blk.{bid}.attn_v",
-            EncAttnQNorm => "v.blk.{bid}.attn_q_norm",
-            EncAttnKNorm => "v.blk.{bid}.attn_k_norm",
-            EncInputNorm => "v.blk.{bid}.ln1",
-            EncAttnO => "v.blk.{bid}.attn_out",
-            EncPostAttnNorm => "v.blk.{bid}.ln2",
-            EncFfnUp => "v.blk.{bid}.ffn_up",
-            EncFfnGate => "v.blk.{bid}.ffn_gate",
-            EncFfnDown => "v.blk.{bid}.ffn_down",
-            LayerScale1 => "v.blk.{bid}.ls1",
-            LayerScale2 => "v.blk.{bid}.ls2",
-            PreNorm => "v.pre_ln",
-            PostNorm => "v.post_ln",
-            MmInpProj => "mm.input_projection",
-            MmInpNorm => "mm.input_norm",
-            MmSoftEmbNorm => "mm.soft_emb_norm",
-            TokEmbdImgBreak => "v.token_embd.img_break",
-            MmPatchMerger => "mm.patch_merger",
-            DsNorm => "v.deepstack.{bid}.norm",
-            DsFc1 => "v.deepstack.{bid}.fc1",
-            DsFc2 => "v.deepstack.{bid}.fc2",
-            EncEmbdNorm => "v.norm_embd",
-            MmPostNorm => "mm.post_norm",
-            MmUp => "mm.up",
-            MmDown => "mm.down",
-            MmGate => "mm.gate",
-            AEncConv1d => "a.conv1d.{bid}",
-            AEncEmbdPos => "a.position_embd",
-            APostNorm => "a.post_ln",
-            AEncAttnQ => "a.blk.{bid}.attn_q",
-            AEncAttnK => "a.blk.{bid}.attn_k",
-            AEncAttnV => "a.blk.{bid}.attn_v",
-            AEncInputNorm => "a.blk.{bid}.ln1",
-            AEncOutput => "a.blk.{bid}.attn_out",
-            AEncOutputNorm => "a.blk.{bid}.ln2",
-            AEncFfnUp => "a.blk.{bid}.ffn_up",
-            AEncFfnDown => "a.blk.{bid}.ffn_down",
-            AMmprojFc => "mm.a.fc",
-            AMmproj => "mm.a.mlp.{bid}",
-            AMmNormPre => "mm.a.norm_pre",
-            AMmNormMid => "mm.a.norm_mid",
+/// Declares [`VTensor`], [`VTensor::gguf`] and [`TABLE`] from one row per tensor: its
+/// documentation, its variant and GGUF base name, then each HF spelling with the projector
+/// types that use it.
+macro_rules! vtensors {
+    ($(
+        $(#[$doc:meta])*
+        $t:ident = $gguf:literal {
+            $($hf:literal: [$($family:literal),+ $(,)?]),* $(,)?
         }
+    )*) => {
+        /// A projector-file tensor (gguf-py's `MODEL_TENSOR.V_*` / `A_*`); [`VTensor::gguf`]
+        /// is its base name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum VTensor {
+            $($(#[$doc])* $t,)*
+        }
+
+        impl VTensor {
+            /// The GGUF base name (`{bid}` for the block).
+            pub const fn gguf(self) -> &'static str {
+                match self {
+                    $(VTensor::$t => $gguf,)*
+                }
+            }
+        }
+
+        /// Every HF spelling of each projector tensor, one row per tensor, later rows
+        /// winning where a spelling appears twice.
+        pub static TABLE: &[VRow] = &[$(VRow {
+            tensor: VTensor::$t,
+            spellings: &[$(Spelling { hf: $hf, used_by: &[$($family),+] }),*],
+        }),*];
+    };
+}
+
+vtensors! {
+    /// `mm.{bid}`: the numbered layers of an MLP projector.
+    Mmproj = "mm.{bid}" {
+        "multi_modal_projector.linear_{bid}": ["pixtral"],
+        "visual.merger.mlp.{bid}": ["qwen2vl_merger"],
+    }
+    /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
+    MmprojFc = "mm.model.fc" {
+        "model.connector.modality_projection.proj": ["idefics3"],
+        "visual.merger.proj": ["glm4v", "glm5v"],
+    }
+    /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
+    MmprojMlp = "mm.model.mlp.{bid}" {
+        "mlp1.{bid}": ["internvl"],
+    }
+    /// `v.class_embd`.
+    EncEmbdCls = "v.class_embd" {
+        "vision_tower.vision_model.embeddings.class_embedding": ["internvl"],
+        "model.vision_tower.embeddings.cls_token": ["internvl"],
+    }
+    /// `v.patch_embd`.
+    EncEmbdPatch = "v.patch_embd" {
+        "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl"],
+        "model.vision_model.embeddings.patch_embedding": ["idefics3"],
+        "vision_tower.patch_conv": ["pixtral"],
+        "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
+        "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
+    }
+    /// `v.position_embd`.
+    EncEmbdPos = "v.position_embd" {
+        "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl"],
+        "model.vision_model.embeddings.position_embedding": ["idefics3"],
+        "visual.pos_embed": ["qwen3vl_merger"],
+        "model.vision_tower.embeddings.position_embeddings": ["internvl"],
+        "visual.embeddings.position_embedding": ["glm4v"],
+    }
+    /// `v.blk.{bid}.attn_qkv`.
+    EncAttnQkv = "v.blk.{bid}.attn_qkv" {
+        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
+    }
+    /// `v.blk.{bid}.attn_q`.
+    EncAttnQ = "v.blk.{bid}.attn_q" {
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral"],
+        "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
+        "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
+    }
+    /// `v.blk.{bid}.attn_k`.
+    EncAttnK = "v.blk.{bid}.attn_k" {
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral"],
+        "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
+        "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
+    }
+    /// `v.blk.{bid}.attn_v`.
+    EncAttnV = "v.blk.{bid}.attn_v" {
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral"],
+        "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
+        "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
+    }
+    /// `v.blk.{bid}.attn_q_norm`.
+    EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
+        "vision_tower.vision_model.encoder.layers.{bid}.attn.q_norm": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.attention.q_norm": ["internvl"],
+        "visual.blocks.{bid}.attn.q_norm": ["glm4v", "glm5v"],
+    }
+    /// `v.blk.{bid}.attn_k_norm`.
+    EncAttnKNorm = "v.blk.{bid}.attn_k_norm" {
+        "vision_tower.vision_model.encoder.layers.{bid}.attn.k_norm": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.attention.k_norm": ["internvl"],
+        "visual.blocks.{bid}.attn.k_norm": ["glm4v", "glm5v"],
+    }
+    /// `v.blk.{bid}.ln1`.
+    EncInputNorm = "v.blk.{bid}.ln1" {
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral"],
+        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
+    }
+    /// `v.blk.{bid}.attn_out`.
+    EncAttnO = "v.blk.{bid}.attn_out" {
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral"],
+        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
+    }
+    /// `v.blk.{bid}.ln2`.
+    EncPostAttnNorm = "v.blk.{bid}.ln2" {
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral"],
+        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
+    }
+    /// `v.blk.{bid}.ffn_up`.
+    EncFfnUp = "v.blk.{bid}.ffn_up" {
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral"],
+        "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger"],
+        "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
+    }
+    /// `v.blk.{bid}.ffn_gate`.
+    EncFfnGate = "v.blk.{bid}.ffn_gate" {
+        "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+    }
+    /// `v.blk.{bid}.ffn_down`.
+    EncFfnDown = "v.blk.{bid}.ffn_down" {
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3"],
+        "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral"],
+        "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger"],
+        "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
+    }
+    /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
+    LayerScale1 = "v.blk.{bid}.ls1" {
+        "vision_tower.vision_model.encoder.layers.{bid}.ls1": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.lambda_1": ["internvl"],
+    }
+    /// `v.blk.{bid}.ls2`: the layer scale of the FFN branch.
+    LayerScale2 = "v.blk.{bid}.ls2" {
+        "vision_tower.vision_model.encoder.layers.{bid}.ls2": ["internvl"],
+        "model.vision_tower.encoder.layer.{bid}.lambda_2": ["internvl"],
+    }
+    /// `v.pre_ln`.
+    PreNorm = "v.pre_ln" {
+        "vision_tower.ln_pre": ["pixtral"],
+    }
+    /// `v.post_ln`.
+    PostNorm = "v.post_ln" {
+        "vision_tower.vision_model.post_layernorm": ["gemma3"],
+        "model.vision_model.post_layernorm": ["idefics3"],
+        "visual.merger.ln_q": ["qwen2vl_merger"],
+        "visual.post_layernorm": ["glm4v", "glm5v"],
+    }
+    /// `mm.input_projection`.
+    MmInpProj = "mm.input_projection" {
+        "multi_modal_projector.mm_input_projection": ["gemma3"],
+    }
+    /// `mm.input_norm`.
+    MmInpNorm = "mm.input_norm" {
+        "multi_modal_projector.norm": ["pixtral"],
+    }
+    /// `mm.soft_emb_norm`.
+    MmSoftEmbNorm = "mm.soft_emb_norm" {
+        "multi_modal_projector.mm_soft_emb_norm": ["gemma3"],
+    }
+    /// `v.token_embd.img_break`.
+    TokEmbdImgBreak = "v.token_embd.img_break" {
+    }
+    /// `mm.patch_merger`.
+    MmPatchMerger = "mm.patch_merger" {
+        "multi_modal_projector.patch_merger.merging_layer": ["pixtral"],
+        "visual.downsample": ["glm4v", "glm5v"],
+    }
+    /// `v.deepstack.{bid}.norm`.
+    DsNorm = "v.deepstack.{bid}.norm" {
+    }
+    /// `v.deepstack.{bid}.fc1`.
+    DsFc1 = "v.deepstack.{bid}.fc1" {
+    }
+    /// `v.deepstack.{bid}.fc2`.
+    DsFc2 = "v.deepstack.{bid}.fc2" {
+    }
+    /// `v.norm_embd`: the norm after the patch embedding (GLM-4V).
+    EncEmbdNorm = "v.norm_embd" {
+        "visual.post_conv_layernorm": ["glm4v"],
+    }
+    /// `mm.post_norm`: the norm after the merger's projection (GLM-4V).
+    MmPostNorm = "mm.post_norm" {
+        "visual.merger.post_projection_norm": ["glm4v", "glm5v"],
+    }
+    /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
+    MmUp = "mm.up" {
+        "visual.merger.up_proj": ["glm4v", "glm5v"],
+    }
+    /// `mm.down`: the merger's down projection (GLM-4V).
+    MmDown = "mm.down" {
+        "visual.merger.down_proj": ["glm4v", "glm5v"],
+    }
+    /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
+    MmGate = "mm.gate" {
+        "visual.merger.gate_proj": ["glm4v", "glm5v"],
+    }
+    /// `a.conv1d.{bid}`.
+    AEncConv1d = "a.conv1d.{bid}" {
+        "audio_tower.conv{bid}": ["qwen2a", "ultravox"],
+    }
+    /// `a.position_embd`.
+    AEncEmbdPos = "a.position_embd" {
+        "audio_tower.embed_positions": ["qwen2a", "ultravox"],
+    }
+    /// `a.post_ln`.
+    APostNorm = "a.post_ln" {
+        "audio_tower.layer_norm": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.attn_q`.
+    AEncAttnQ = "a.blk.{bid}.attn_q" {
+        "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.attn_k`.
+    AEncAttnK = "a.blk.{bid}.attn_k" {
+        "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.attn_v`.
+    AEncAttnV = "a.blk.{bid}.attn_v" {
+        "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.ln1`.
+    AEncInputNorm = "a.blk.{bid}.ln1" {
+        "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.attn_out`.
+    AEncOutput = "a.blk.{bid}.attn_out" {
+        "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.ln2`.
+    AEncOutputNorm = "a.blk.{bid}.ln2" {
+        "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.ffn_up`.
+    AEncFfnUp = "a.blk.{bid}.ffn_up" {
+        "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox"],
+    }
+    /// `a.blk.{bid}.ffn_down`.
+    AEncFfnDown = "a.blk.{bid}.ffn_down" {
+        "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox"],
+    }
+    /// `mm.a.fc`: Qwen2-Audio's linear projector.
+    AMmprojFc = "mm.a.fc" {
+        "audio.multi_modal_projector.linear": ["qwen2a"],
+    }
+    /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
+    AMmproj = "mm.a.mlp.{bid}" {
+        "audio.multi_modal_projector.linear_{bid}": ["ultravox"],
+    }
+    /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
+    AMmNormPre = "mm.a.norm_pre" {
+        "audio.multi_modal_projector.ln_pre": ["ultravox"],
+    }
+    /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
+    AMmNormMid = "mm.a.norm_mid" {
+        "audio.multi_modal_projector.ln_mid": ["ultravox"],
     }
 }
-
-use VTensor as V;
-
-/// Every HF spelling of each projector tensor, one row per tensor.
-pub static TABLE: &[(VTensor, &[&str])] = &[
-    (
-        V::Mmproj,
-        &[
-            "multi_modal_projector.linear_{bid}",
-            "visual.merger.mlp.{bid}", // Qwen2-VL
-        ],
-    ),
-    (
-        V::MmprojFc,
-        &[
-            "model.connector.modality_projection.proj", // SmolVLM, Idefics3
-            "visual.merger.proj",                       // GLM-4V
-        ],
-    ),
-    (V::MmprojMlp, &["mlp1.{bid}"]), // InternVL
-    (
-        V::EncEmbdCls,
-        &[
-            "vision_tower.vision_model.embeddings.class_embedding", // InternVL
-            "model.vision_tower.embeddings.cls_token",              // Intern-S1
-        ],
-    ),
-    (
-        V::EncEmbdPatch,
-        &[
-            "vision_tower.vision_model.embeddings.patch_embedding", // SigLIP
-            "model.vision_model.embeddings.patch_embedding",        // SmolVLM
-            "vision_tower.patch_conv",                              // Pixtral
-            "visual.patch_embed.proj",                              // Qwen-VL
-            "model.vision_tower.embeddings.patch_embeddings.projection", // Intern-S1
-        ],
-    ),
-    (
-        V::EncEmbdPos,
-        &[
-            "vision_tower.vision_model.embeddings.position_embedding",
-            "model.vision_model.embeddings.position_embedding",
-            "visual.pos_embed",                                  // Qwen3-VL
-            "model.vision_tower.embeddings.position_embeddings", // Intern-S1
-            "visual.embeddings.position_embedding",              // GLM-4V
-        ],
-    ),
-    (V::EncAttnQkv, &["visual.blocks.{bid}.attn.qkv"]),
-    (
-        V::EncAttnQ,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj",
-            "model.vision_model.encoder.layers.{bid}.self_attn.q_proj",
-            "vision_tower.transformer.layers.{bid}.attention.q_proj",
-            "visual.blocks.{bid}.attn.q",
-            "model.vision_tower.encoder.layer.{bid}.attention.q_proj", // Intern-S1
-        ],
-    ),
-    (
-        V::EncAttnK,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj",
-            "model.vision_model.encoder.layers.{bid}.self_attn.k_proj",
-            "vision_tower.transformer.layers.{bid}.attention.k_proj",
-            "visual.blocks.{bid}.attn.k",
-            "model.vision_tower.encoder.layer.{bid}.attention.k_proj", // Intern-S1
-        ],
-    ),
-    (
-        V::EncAttnV,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj",
-            "model.vision_model.encoder.layers.{bid}.self_attn.v_proj",
-            "vision_tower.transformer.layers.{bid}.attention.v_proj",
-            "visual.blocks.{bid}.attn.v",
-            "model.vision_tower.encoder.layer.{bid}.attention.v_proj", // Intern-S1
-        ],
-    ),
-    (
-        V::EncAttnQNorm,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.attn.q_norm", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.attention.q_norm",    // Intern-S1
-            "visual.blocks.{bid}.attn.q_norm",                            // GLM-OCR
-        ],
-    ),
-    (
-        V::EncAttnKNorm,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.attn.k_norm", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.attention.k_norm",    // Intern-S1
-            "visual.blocks.{bid}.attn.k_norm",                            // GLM-OCR
-        ],
-    ),
-    (
-        V::EncInputNorm,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1",
-            "model.vision_model.encoder.layers.{bid}.layer_norm1",
-            "vision_tower.transformer.layers.{bid}.attention_norm",
-            "visual.blocks.{bid}.norm1",
-            "vision_tower.vision_model.encoder.layers.{bid}.norm1", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.layernorm_before", // Intern-S1
-        ],
-    ),
-    (
-        V::EncAttnO,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj",
-            "model.vision_model.encoder.layers.{bid}.self_attn.out_proj",
-            "vision_tower.transformer.layers.{bid}.attention.o_proj",
-            "visual.blocks.{bid}.attn.proj",
-            "vision_tower.vision_model.encoder.layers.{bid}.attn.proj", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.attention.projection_layer", // Intern-S1
-        ],
-    ),
-    (
-        V::EncPostAttnNorm,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2",
-            "model.vision_model.encoder.layers.{bid}.layer_norm2",
-            "vision_tower.transformer.layers.{bid}.ffn_norm",
-            "visual.blocks.{bid}.norm2",
-            "vision_tower.vision_model.encoder.layers.{bid}.norm2", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.layernorm_after", // Intern-S1
-        ],
-    ),
-    (
-        V::EncFfnUp,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1",
-            "model.vision_model.encoder.layers.{bid}.mlp.fc1",
-            "vision_tower.transformer.layers.{bid}.feed_forward.up_proj",
-            "visual.blocks.{bid}.mlp.fc1",
-            "visual.blocks.{bid}.mlp.up_proj",
-            "visual.blocks.{bid}.mlp.linear_fc1",
-            "model.vision_tower.encoder.layer.{bid}.mlp.fc1", // Intern-S1
-        ],
-    ),
-    (
-        V::EncFfnGate,
-        &[
-            "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj",
-            "visual.blocks.{bid}.mlp.gate_proj",
-        ],
-    ),
-    (
-        V::EncFfnDown,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2",
-            "model.vision_model.encoder.layers.{bid}.mlp.fc2",
-            "vision_tower.transformer.layers.{bid}.feed_forward.down_proj",
-            "visual.blocks.{bid}.mlp.fc2",
-            "visual.blocks.{bid}.mlp.down_proj",
-            "visual.blocks.{bid}.mlp.linear_fc2",
-            "model.vision_tower.encoder.layer.{bid}.mlp.fc2", // Intern-S1
-        ],
-    ),
-    (
-        V::LayerScale1,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.ls1", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.lambda_1",    // Intern-S1
-        ],
-    ),
-    (
-        V::LayerScale2,
-        &[
-            "vision_tower.vision_model.encoder.layers.{bid}.ls2", // InternVL
-            "model.vision_tower.encoder.layer.{bid}.lambda_2",    // Intern-S1
-        ],
-    ),
-    (V::PreNorm, &["vision_tower.ln_pre"]),
-    (
-        V::PostNorm,
-        &[
-            "vision_tower.vision_model.post_layernorm",
-            "model.vision_model.post_layernorm",
-            "visual.merger.ln_q",
-            "visual.post_layernorm", // GLM-4V
-        ],
-    ),
-    (V::MmInpProj, &["multi_modal_projector.mm_input_projection"]),
-    (V::MmInpNorm, &["multi_modal_projector.norm"]),
-    (
-        V::MmSoftEmbNorm,
-        &["multi_modal_projector.mm_soft_emb_norm"],
-    ),
-    (V::TokEmbdImgBreak, &[]), // written under its GGUF name
-    (
-        V::MmPatchMerger,
-        &[
-            "multi_modal_projector.patch_merger.merging_layer",
-            "visual.downsample", // GLM-4V
-        ],
-    ),
-    (V::DsNorm, &[]),                                  // written under its GGUF name
-    (V::DsFc1, &[]),                                   // written under its GGUF name
-    (V::DsFc2, &[]),                                   // written under its GGUF name
-    (V::EncEmbdNorm, &["visual.post_conv_layernorm"]), // GLM-4V
-    (V::MmPostNorm, &["visual.merger.post_projection_norm"]), // GLM-4V
-    (V::MmUp, &["visual.merger.up_proj"]),             // GLM-4V
-    (V::MmDown, &["visual.merger.down_proj"]),         // GLM-4V
-    (V::MmGate, &["visual.merger.gate_proj"]),         // GLM-4V
-    (V::AEncConv1d, &["audio_tower.conv{bid}"]),
-    (V::AEncEmbdPos, &["audio_tower.embed_positions"]),
-    (V::APostNorm, &["audio_tower.layer_norm"]),
-    (V::AEncAttnQ, &["audio_tower.layers.{bid}.self_attn.q_proj"]),
-    (V::AEncAttnK, &["audio_tower.layers.{bid}.self_attn.k_proj"]),
-    (V::AEncAttnV, &["audio_tower.layers.{bid}.self_attn.v_proj"]),
-    (
-        V::AEncInputNorm,
-        &["audio_tower.layers.{bid}.self_attn_layer_norm"],
-    ),
-    (
-        V::AEncOutput,
-        &["audio_tower.layers.{bid}.self_attn.out_proj"],
-    ),
-    (
-        V::AEncOutputNorm,
-        &["audio_tower.layers.{bid}.final_layer_norm"],
-    ),
-    (V::AEncFfnUp, &["audio_tower.layers.{bid}.fc1"]),
-    (V::AEncFfnDown, &["audio_tower.layers.{bid}.fc2"]),
-    (V::AMmprojFc, &["audio.multi_modal_projector.linear"]), // Qwen2-Audio
-    (V::AMmproj, &["audio.multi_modal_projector.linear_{bid}"]), // Ultravox
-    (V::AMmNormPre, &["audio.multi_modal_projector.ln_pre"]), // Ultravox
-    (V::AMmNormMid, &["audio.multi_modal_projector.ln_mid"]), // Ultravox
-];
 
 /// The projector name map for `n_blocks` tower blocks (GGUF names map to themselves).
 pub struct ProjectorMap {
@@ -414,10 +326,11 @@ impl ProjectorMap {
     /// Every row of [`TABLE`], later rows winning, expanded for blocks `0..n_blocks`.
     pub fn new(n_blocks: u64) -> ProjectorMap {
         let mut map = TensorMap::empty();
-        for (t, spellings) in TABLE {
-            map.add(t.gguf(), t.gguf(), n_blocks);
-            for hf in spellings.iter() {
-                map.add(t.gguf(), hf, n_blocks);
+        for row in TABLE {
+            let gguf = row.tensor.gguf();
+            map.add(gguf, gguf, n_blocks);
+            for s in row.spellings {
+                map.add(gguf, s.hf, n_blocks);
             }
         }
         ProjectorMap { map }
@@ -431,14 +344,16 @@ impl ProjectorMap {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
     #[test]
     fn each_tensor_has_one_row_and_gguf_names_are_projector_names() {
         let mut seen = std::collections::HashSet::new();
-        for (t, _) in TABLE {
-            assert!(seen.insert(*t), "{t:?} has two rows");
-            let g = t.gguf();
+        for row in TABLE {
+            assert!(seen.insert(row.tensor), "{:?} has two rows", row.tensor);
+            let g = row.tensor.gguf();
             assert!(
                 g.starts_with("v.") || g.starts_with("mm.") || g.starts_with("a."),
                 "{g}"
@@ -462,5 +377,32 @@ mod tests {
             "v.blk.1.ffn_up.bias"
         );
         assert_eq!(m.get("v.post_ln.weight").unwrap(), "v.post_ln.weight");
+    }
+
+    /// Each spelling is written once and names the projector families that use it: each a
+    /// supported projector type, each once, and the map resolves the spelling to its row.
+    #[test]
+    fn every_spelling_is_written_once_and_used_by_a_projector_family() {
+        let types: HashSet<&str> = super::super::ALL.iter().map(|p| p.projector_type).collect();
+        let m = ProjectorMap::new(2);
+        let mut spellings = HashSet::new();
+        for row in TABLE {
+            for s in row.spellings {
+                assert!(spellings.insert(s.hf), "{} written twice", s.hf);
+                let mut families = HashSet::new();
+                for f in s.used_by {
+                    assert!(types.contains(f), "{}: {f} is no projector type", s.hf);
+                    assert!(families.insert(f), "{}: {f} twice", s.hf);
+                }
+                let name = s.hf.replace("{bid}", "0");
+                assert_eq!(
+                    m.get(&name),
+                    Some(row.tensor.gguf().replace("{bid}", "0")),
+                    "{}",
+                    s.hf
+                );
+            }
+        }
+        assert!(spellings.len() > 100, "only {} spellings", spellings.len());
     }
 }
