@@ -180,10 +180,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         None | Some(Json::Null) => {}
         Some(Json::Bool(b)) => p.bool(mla::EXPERT_WEIGHTS_NORM, *b),
         Some(v) => {
-            return Err(ConvertError::format(
+            return Err(ConvertError::wrong_type(
                 &hp.path,
-                None,
-                format!("norm_topk_prob: expected a boolean, found {v}"),
+                "norm_topk_prob",
+                "a boolean",
+                v,
             ))
         }
     }
