@@ -208,11 +208,12 @@ fn alora_tokens(lparams: &Json, path: &Path) -> Result<Option<Vec<u32>>, Convert
                     ConvertError::format(path, None, "alora_invocation_tokens are not token ids")
                 })?,
         ),
-        Some(_) => {
-            return Err(ConvertError::format(
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
                 path,
-                None,
-                "alora_invocation_tokens is not an array",
+                "alora_invocation_tokens",
+                "an array",
+                v,
             ))
         }
     };

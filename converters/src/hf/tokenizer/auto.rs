@@ -708,11 +708,12 @@ fn configured_decoder(
             }
             true
         }
-        Some(_) => {
-            return Err(ConvertError::format(
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
                 &tc_path,
-                None,
-                "added_tokens_decoder is not an object",
+                "added_tokens_decoder",
+                "an object",
+                crate::hf::config::json_kind(v),
             ))
         }
     };

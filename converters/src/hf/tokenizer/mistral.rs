@@ -408,8 +408,15 @@ fn special_piece_id(m: &SpmModel, which: usize, default: &str, ty: i32) -> i64 {
 
 /// A JSON field of `tekken.json`, or an error naming it.
 fn field<'a>(path: &Path, v: &'a Json, key: &str, what: &str) -> Result<&'a Json, ConvertError> {
-    v.get(key)
-        .ok_or_else(|| ConvertError::format(path, None, format!("{what}: no \"{key}\"")))
+    v.get(key).ok_or_else(|| {
+        // `what` is the object looked in: the file itself, or a dotted path inside it.
+        let at = if path.file_name().is_some_and(|n| n == what) {
+            key.to_string()
+        } else {
+            format!("{what}.{key}")
+        };
+        ConvertError::missing_key(path, at, "the Tekken tokenizer reads it")
+    })
 }
 
 fn as_count(path: &Path, v: &Json, what: &str) -> Result<u64, ConvertError> {
@@ -750,6 +757,34 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key Tekken needs that tekken.json lacks is a `MissingKey` naming the file and the
+    /// key's place in it.
+    #[test]
+    fn a_missing_tekken_key_is_typed() {
+        let d = std::env::temp_dir().join(format!("ggufkit-tekken-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let path = d.join("tekken.json");
+        for (text, want) in [
+            (r#"{"vocab": []}"#, "config"),
+            (
+                r#"{"config": {"version": "v3", "default_num_special_tokens": 20,
+                   "default_vocab_size": 20}, "vocab": []}"#,
+                "config.pattern",
+            ),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            match load_tekken(&path) {
+                Err(ConvertError::MissingKey { path: p, key, .. }) => {
+                    assert_eq!(p, path);
+                    assert_eq!(key, want);
+                }
+                Err(e) => panic!("{want}: {e}"),
+                Ok(_) => panic!("{want}: accepted"),
+            }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn base64_decodes_padded_strings() {
