@@ -25,6 +25,62 @@ pub enum ConvertError {
         /// What is wrong.
         problem: String,
     },
+    /// A JSON file that does not parse (as Python's `json` reads it, where the file allows
+    /// `NaN` and `Infinity`).
+    #[error("{path}: invalid JSON (line {line}, column {column}): {problem}")]
+    BadJson {
+        /// The file.
+        path: PathBuf,
+        /// The line of the first error (1-based).
+        line: usize,
+        /// Its column (1-based).
+        column: usize,
+        /// What the parser found.
+        problem: String,
+    },
+    /// A file that must be UTF-8 text is not.
+    #[error("{path}: at byte {offset}: not UTF-8")]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// The offset of the first byte that is not part of a UTF-8 character.
+        offset: u64,
+    },
+    /// A key a JSON file must have is absent (a config.json hparam is
+    /// [`ConvertError::MissingHparam`]).
+    #[error("{path}: no {key:?}: {why}")]
+    MissingKey {
+        /// The file.
+        path: PathBuf,
+        /// The key (dotted for a nested one).
+        key: String,
+        /// What needs it, or what to do instead.
+        why: String,
+    },
+    /// A JSON value (a file's top level, a section, a key's value) of the wrong kind.
+    #[error("{path}: {key}: expected {expected}, found {found}")]
+    WrongType {
+        /// The file.
+        path: PathBuf,
+        /// Where the value is (a key, a dotted path, or "the top level").
+        key: String,
+        /// What the converter takes.
+        expected: String,
+        /// The value found, as JSON, or its kind.
+        found: String,
+    },
+    /// A value of the right kind outside the range the output (or the reference) takes.
+    #[error("{path}: {key}: {value} is out of range: {allowed}")]
+    OutOfRange {
+        /// The file the value comes from.
+        path: PathBuf,
+        /// Where the value is (a key, or what is computed from keys).
+        key: String,
+        /// The value, as written or computed.
+        value: String,
+        /// The range taken, or what overflows.
+        allowed: String,
+    },
     /// A tensor cannot be converted.
     #[error("tensor '{name}': {problem}")]
     Tensor {
@@ -138,11 +194,123 @@ impl ConvertError {
         }
     }
 
+    /// A JSON parse error in `path`.
+    pub fn bad_json(path: impl Into<PathBuf>, e: &serde_json::Error) -> Self {
+        ConvertError::BadJson {
+            path: path.into(),
+            line: e.line(),
+            column: e.column(),
+            problem: e.to_string(),
+        }
+    }
+
+    /// A value at `key` of `path` that is not `expected` (`found`: the value or its kind).
+    pub fn wrong_type(
+        path: impl Into<PathBuf>,
+        key: impl Into<String>,
+        expected: impl Into<String>,
+        found: impl std::fmt::Display,
+    ) -> Self {
+        ConvertError::WrongType {
+            path: path.into(),
+            key: key.into(),
+            expected: expected.into(),
+            found: found.to_string(),
+        }
+    }
+
+    /// `key` absent from `path`, needed for `why`.
+    pub fn missing_key(
+        path: impl Into<PathBuf>,
+        key: impl Into<String>,
+        why: impl Into<String>,
+    ) -> Self {
+        ConvertError::MissingKey {
+            path: path.into(),
+            key: key.into(),
+            why: why.into(),
+        }
+    }
+
+    /// A value at `key` of `path` outside the range `allowed`.
+    pub fn out_of_range(
+        path: impl Into<PathBuf>,
+        key: impl Into<String>,
+        value: impl std::fmt::Display,
+        allowed: impl Into<String>,
+    ) -> Self {
+        ConvertError::OutOfRange {
+            path: path.into(),
+            key: key.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ConvertError::Io {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Each typed variant keeps what a test matches on (file, position, key, values) and a
+    /// message that names the file first.
+    #[test]
+    fn typed_variants_carry_their_facts() {
+        let e = serde_json::from_str::<serde_json::Value>("{\n  \"a\": ").unwrap_err();
+        match ConvertError::bad_json("d/x.json", &e) {
+            ConvertError::BadJson {
+                ref path,
+                line,
+                column,
+                ref problem,
+            } => {
+                assert_eq!(path, Path::new("d/x.json"));
+                assert_eq!((line, column), (2, 7));
+                assert!(problem.contains("EOF"), "{problem}");
+            }
+            other => panic!("{other}"),
+        }
+        let e = ConvertError::bad_json("d/x.json", &e).to_string();
+        assert!(
+            e.starts_with("d/x.json: invalid JSON (line 2, column 7): "),
+            "{e}"
+        );
+
+        let e = ConvertError::wrong_type("c.json", "sliding_window", "an integer", "\"x\"");
+        assert!(matches!(&e, ConvertError::WrongType { key, found, .. }
+            if key == "sliding_window" && found == "\"x\""));
+        assert_eq!(
+            e.to_string(),
+            "c.json: sliding_window: expected an integer, found \"x\""
+        );
+
+        let e = ConvertError::out_of_range("c.json", "llama.vocab_size", 1u64 << 40, "a UINT32");
+        assert!(matches!(&e, ConvertError::OutOfRange { value, .. } if value == "1099511627776"));
+        assert_eq!(
+            e.to_string(),
+            "c.json: llama.vocab_size: 1099511627776 is out of range: a UINT32"
+        );
+
+        let e = ConvertError::missing_key("i.json", "weight_map", "the index names no shard");
+        assert!(matches!(&e, ConvertError::MissingKey { key, .. } if key == "weight_map"));
+        assert_eq!(
+            e.to_string(),
+            "i.json: no \"weight_map\": the index names no shard"
+        );
+
+        let e = ConvertError::NotUtf8 {
+            path: "t.json".into(),
+            offset: 3,
+        };
+        assert_eq!(e.to_string(), "t.json: at byte 3: not UTF-8");
     }
 }

@@ -375,7 +375,17 @@ fn tokenizer_json_fuzz_regressions_are_refused() {
                     Err(e) => e,
                 };
                 let msg = e.to_string();
-                assert!(matches!(e, ConvertError::Format { .. }), "{name}: {msg}");
+                // A file error about tokenizer.json: malformed, not JSON, or a top level
+                // of the wrong kind.
+                assert!(
+                    matches!(
+                        e,
+                        ConvertError::Format { .. }
+                            | ConvertError::BadJson { .. }
+                            | ConvertError::WrongType { .. }
+                    ),
+                    "{name}: {msg}"
+                );
                 let path = d.join("tokenizer.json").display().to_string();
                 assert!(msg.starts_with(&path), "{name}: {msg}");
             }
@@ -395,11 +405,20 @@ fn a_tokenizer_json_that_is_not_an_object_is_refused() {
         ("true", "a boolean"),
     ] {
         let d = write_dir("tok-not-object", &[("tokenizer.json", text.into())]);
-        let e = vocab(&d, VocabKind::Gpt2).unwrap_err().to_string();
-        assert!(
-            e.contains(&format!("the top level is {kind}, not an object")),
-            "{text}: {e}"
-        );
+        match vocab(&d, VocabKind::Gpt2).unwrap_err() {
+            ConvertError::WrongType {
+                path,
+                key,
+                expected,
+                found,
+            } => {
+                assert_eq!(path, d.join("tokenizer.json"), "{text}");
+                assert_eq!(key, "the top level", "{text}");
+                assert_eq!(expected, "an object", "{text}");
+                assert_eq!(found, kind, "{text}");
+            }
+            e => panic!("{text}: {e}"),
+        }
     }
 }
 

@@ -68,6 +68,21 @@ fn format_err(file: &'static str, offset: Option<u64>, needles: &[&str]) -> Expe
     }
 }
 
+/// A typed error of `variant` about `file` (no offset), with these words in its message.
+fn typed_err(variant: &'static str, file: &'static str, needles: &[&str]) -> Expect {
+    Expect::Reject {
+        variant,
+        offset: None,
+        file,
+        needles: needles.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// A JSON file that does not parse, with the parser's words.
+fn json_err(file: &'static str, needles: &[&str]) -> Expect {
+    typed_err("BadJson", file, needles)
+}
+
 /// A config.json hparam of the wrong type or range (about `file`).
 fn bad_hparam(file: &'static str, needles: &[&str]) -> Expect {
     Expect::Reject {
@@ -109,6 +124,11 @@ fn variant(e: &ConvertError) -> &'static str {
     match e {
         ConvertError::Io { .. } => "Io",
         ConvertError::Format { .. } => "Format",
+        ConvertError::BadJson { .. } => "BadJson",
+        ConvertError::NotUtf8 { .. } => "NotUtf8",
+        ConvertError::WrongType { .. } => "WrongType",
+        ConvertError::OutOfRange { .. } => "OutOfRange",
+        ConvertError::MissingKey { .. } => "MissingKey",
         ConvertError::MissingHparam { .. } => "MissingHparam",
         ConvertError::BadHparam { .. } => "BadHparam",
         ConvertError::Tensor { .. } => "Tensor",
@@ -190,8 +210,14 @@ impl Case {
                     eprintln!("{name}: {} {msg}", variant(&e));
                 }
                 assert_eq!(variant(&e), *v, "{name}: {msg}");
-                if let ConvertError::Format { offset: got, .. } = &e {
-                    assert_eq!(got, offset, "{name}: offset in {msg}");
+                match &e {
+                    ConvertError::Format { offset: got, .. } => {
+                        assert_eq!(got, offset, "{name}: offset in {msg}")
+                    }
+                    ConvertError::NotUtf8 { offset: got, .. } => {
+                        assert_eq!(Some(*got), *offset, "{name}: offset in {msg}")
+                    }
+                    _ => {}
                 }
                 if !file.is_empty() {
                     let want = dir.join(file).display().to_string();
@@ -738,19 +764,19 @@ fn index_cases(c: &mut Cases) {
         "idx-g04-not-json",
         one_shard("{\"weight_map\": {"),
         Run::Convert,
-        format_err(INDEX, None, &["not valid JSON", "EOF"]),
+        json_err(INDEX, &["EOF"]),
     );
     c.add(
         "idx-g06-nested-10000",
         one_shard(&format!(r#"{{"weight_map": {}}}"#, nested(10_000))),
         Run::Convert,
-        format_err(INDEX, None, &["not valid JSON", "recursion limit exceeded"]),
+        json_err(INDEX, &["recursion limit exceeded"]),
     );
     c.add(
         "idx-g06-weight-map-array",
         one_shard(r#"{"weight_map": ["model.safetensors"]}"#),
         Run::Convert,
-        format_err(INDEX, None, &["no \"weight_map\" object"]),
+        typed_err("MissingKey", INDEX, &["no \"weight_map\""]),
     );
     c.add(
         "idx-g06-weight-map-value-number",
@@ -1191,13 +1217,18 @@ fn json_cases(c: &mut Cases) {
         "tok-g04-invalid-json",
         vec![(TJ, b"{\"model\": ".to_vec())],
         gpt2,
-        format_err(TJ, None, &["invalid JSON (line 1, column 10)"]),
+        json_err(TJ, &["(line 1, column 10)"]),
     );
     c.add(
         "tok-g04-invalid-utf8",
         vec![(TJ, b"{\"m\xffodel\": 1}".to_vec())],
         gpt2,
-        format_err(TJ, Some(3), &["not UTF-8"]),
+        Expect::Reject {
+            variant: "NotUtf8",
+            offset: Some(3),
+            file: TJ,
+            needles: Vec::new(),
+        },
     );
     c.add(
         "tok-g06-nested-10000",
@@ -1206,7 +1237,7 @@ fn json_cases(c: &mut Cases) {
             format!(r#"{{"model": {}}}"#, nested(10_000)).into_bytes(),
         )],
         gpt2,
-        format_err(TJ, None, &["recursion limit exceeded"]),
+        json_err(TJ, &["recursion limit exceeded"]),
     );
     c.add(
         "tok-g03-vocab-id-out-of-range",
@@ -1290,7 +1321,7 @@ fn json_cases(c: &mut Cases) {
             (TC, b"{".to_vec()),
         ],
         gpt2,
-        format_err(TC, None, &["invalid JSON"]),
+        json_err(TC, &[]),
     );
     c.add(
         "tc-g06-nested-10000",
@@ -1299,7 +1330,7 @@ fn json_cases(c: &mut Cases) {
             (TC, format!(r#"{{"x": {}}}"#, nested(10_000)).into_bytes()),
         ],
         gpt2,
-        format_err(TC, None, &["recursion limit exceeded"]),
+        json_err(TC, &["recursion limit exceeded"]),
     );
 }
 
@@ -1332,17 +1363,24 @@ fn config_cases(c: &mut Cases) {
             ("string", "\"32\""),
             ("float", "1.5"),
         ] {
-            let want = match (short, name) {
+            let out_of_range = |want: String| typed_err("OutOfRange", cfg, &[&want]);
+            let expect = match (short, name) {
                 ("layers", "2p40") => {
-                    format!("{key}: block count 1099511627776 is larger than 4096")
+                    out_of_range(format!("{key}: block count: 1099511627776 is out of range"))
                 }
                 ("vocab", "2p40") => {
-                    "llama.vocab_size: value 1099511627776 does not fit in a UINT32".into()
+                    out_of_range("llama.vocab_size: 1099511627776 is out of range".into())
                 }
                 ("hidden", "2p40") => {
-                    "llama.embedding_length: value 1099511627776 does not fit in a UINT32".into()
+                    out_of_range("llama.embedding_length: 1099511627776 is out of range".into())
                 }
-                ("hidden", _) => format!("value {v} for llama.embedding_length is not an integer"),
+                ("hidden", _) => format_err(
+                    cfg,
+                    None,
+                    &[&format!(
+                        "value {v} for llama.embedding_length is not an integer"
+                    )],
+                ),
                 _ => {
                     c.add(
                         &format!("cfg-g14-{short}-{name}"),
@@ -1362,7 +1400,7 @@ fn config_cases(c: &mut Cases) {
                 &format!("cfg-g14-{short}-{name}"),
                 with(k, v),
                 Run::Convert,
-                format_err(cfg, None, &[&want]),
+                expect,
             );
         }
     }
@@ -1381,12 +1419,10 @@ fn config_cases(c: &mut Cases) {
             &format!("cfg-g14-rope-llama3-{name}"),
             files,
             Run::Convert,
-            format_err(
+            typed_err(
+                "OutOfRange",
                 cfg_name(),
-                None,
-                &[&format!(
-                    "rope dimension {dim} (head_dim) is larger than 65536"
-                )],
+                &[&format!("rope dimension (head_dim): {dim} is out of range")],
             ),
         );
     }
@@ -1395,23 +1431,23 @@ fn config_cases(c: &mut Cases) {
         "cfg-g04-invalid-json",
         raw(b"{\"model_type\": ".to_vec()),
         Run::Convert,
-        format_err(
-            cfg,
-            None,
-            &["not valid JSON: EOF while parsing a value at line 1 column 15"],
-        ),
+        json_err(cfg, &["EOF while parsing a value at line 1 column 15"]),
     );
     c.add(
         "cfg-g06-nested-10000",
         raw(format!(r#"{{"x": {}}}"#, nested(10_000)).into_bytes()),
         Run::Convert,
-        format_err(cfg, None, &["not valid JSON: recursion limit exceeded"]),
+        json_err(cfg, &["recursion limit exceeded"]),
     );
     c.add(
         "cfg-g06-top-level-array",
         raw(b"[]".to_vec()),
         Run::Convert,
-        format_err(cfg, None, &["config.json is not a JSON object"]),
+        typed_err(
+            "WrongType",
+            cfg,
+            &["the top level: expected an object, found an array"],
+        ),
     );
 }
 

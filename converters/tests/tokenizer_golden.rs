@@ -366,7 +366,15 @@ fn unreadable_tokenizer_json_is_a_format_error() {
     std::fs::write(d.join("config.json"), b"{}").unwrap();
     std::fs::write(d.join("tokenizer.json"), b"{\"model\": ").unwrap();
     let e = request_keys(&d, VocabKind::Gpt2, "gpt2").unwrap_err();
-    assert!(matches!(e, ConvertError::Format { .. }), "{e}");
+    match &e {
+        ConvertError::BadJson {
+            path, line, column, ..
+        } => {
+            assert_eq!(path, &d.join("tokenizer.json"), "{e}");
+            assert_eq!((*line, *column), (1, 10), "{e}");
+        }
+        _ => panic!("{e}"),
+    }
     std::fs::write(
         d.join("tokenizer.json"),
         b"{\"model\": {\"type\": \"Nope\"}}",

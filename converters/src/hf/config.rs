@@ -190,8 +190,11 @@ pub(crate) fn json_kind(v: &Json) -> &'static str {
 /// three times over (as written, merged, and as the tokenizer's view).
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
+/// The key of [`ConvertError::WrongType`] for a JSON file's top level.
+pub const TOP_LEVEL: &str = "the top level";
+
 /// Reads config.json, refusing one larger than [`MAX_CONFIG_BYTES`].
-fn read_bounded(path: &Path) -> Result<String, ConvertError> {
+pub(crate) fn read_bounded(path: &Path) -> Result<String, ConvertError> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| ConvertError::io(path, e))?;
     let mut bytes = Vec::new();
@@ -208,8 +211,9 @@ fn read_bounded(path: &Path) -> Result<String, ConvertError> {
             ),
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
+    String::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to() as u64,
     })
 }
 
@@ -255,154 +259,26 @@ pub(crate) fn python_json(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Reads `dir/config.json` and builds the hparams.
-pub fn load(dir: &Path) -> Result<Hparams, ConvertError> {
-    let path = dir.join("config.json");
-    if !path.is_file() {
-        let problem = match std::fs::metadata(&path) {
-            Err(_) => "missing config.json: not a HuggingFace model directory".to_string(),
-            Ok(m) => format!(
-                "config.json is {}, not a regular file",
-                super::safetensors::file_kind(&m)
-            ),
-        };
-        return Err(ConvertError::format(&path, None, problem));
-    }
-    let text = read_bounded(&path)?;
-    let raw: Json = serde_json::from_str(&python_json(&text))
-        .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
-    from_json(raw, path)
+/// Builds the hparams from the directory's config.json.
+pub fn load(dir: &super::ModelDir) -> Result<Hparams, ConvertError> {
+    from_json(dir.config()?.clone(), dir.config_path())
 }
 
-/// Builds the hparams from a parsed config.json (`path` is for messages).
+/// Builds the hparams from a parsed config.json (`path` is for messages), in
+/// `TextModel.__init__`'s order: AutoConfig's class defaults, the sub-config renames, the
+/// model class, the text config merged into the root, then the rope dict.
 pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
     let Json::Object(mut cfg) = raw.clone() else {
-        return Err(ConvertError::format(
+        return Err(ConvertError::wrong_type(
             &path,
-            None,
-            "config.json is not a JSON object",
+            TOP_LEVEL,
+            "an object",
+            json_kind(&raw),
         ));
     };
-    // AutoConfig's `to_dict()`: a text-model class fills its own defaults at the root and
-    // keeps a `text_config` key as the plain value the file gives; a composite class (a
-    // vision-language wrapper) builds its `text_config` as a typed sub-config, defaults
-    // included, and has no text hparams of its own.
-    // Without `model_type` AutoConfig fails ("Unrecognized model") and the reference reads
-    // config.json as written: no class defaults, no renames of v4 keys.
-    let top_type = cfg
-        .get("model_type")
-        .and_then(Json::as_str)
-        .map(str::to_string);
-    match top_type.as_deref().and_then(arch::composite_text_type) {
-        Some(text_type) => {
-            let mut tc = match cfg.get("text_config") {
-                None | Some(Json::Null) => Map::new(),
-                Some(Json::Object(m)) => m.clone(),
-                // AutoConfig fails on it and the reference falls back to config.json as
-                // written (no defaults); a later rename may still replace it.
-                Some(_) => Map::new(),
-            };
-            if matches!(cfg.get("text_config"), Some(v) if !v.is_object() && !v.is_null()) {
-                tc.clear();
-            }
-            if let TextType::Flat(t) = text_type {
-                // A flat (hub) config: the class moves the root's text keys into its
-                // `text_config`; flattened back, the root's values win over the defaults.
-                if cfg.get("text_config").is_none_or(Json::is_null) {
-                    for (k, v) in &cfg {
-                        if !matches!(
-                            k.as_str(),
-                            "model_type" | "architectures" | "text_config" | "vision_config"
-                        ) {
-                            tc.insert(k.clone(), v.clone());
-                        }
-                    }
-                    tc.insert("model_type".into(), Json::from(t));
-                }
-            }
-            let mt = match text_type {
-                TextType::Fixed(t) | TextType::Flat(t) => t.to_string(),
-                TextType::Named(default) => tc
-                    .get("model_type")
-                    .and_then(Json::as_str)
-                    .unwrap_or(default)
-                    .to_string(),
-                TextType::NamedRenamed(default, renames) => {
-                    let named = tc.get("model_type").and_then(Json::as_str);
-                    match named.and_then(|n| renames.iter().find(|(from, _)| *from == n)) {
-                        Some((_, to)) => {
-                            tc.insert("model_type".into(), Json::from(*to));
-                            to.to_string()
-                        }
-                        None => named.unwrap_or(default).to_string(),
-                    }
-                }
-            };
-            if cfg
-                .get("text_config")
-                .is_none_or(|v| v.is_object() || v.is_null())
-            {
-                apply_class_defaults(&mut tc, &mt);
-                cfg.insert("text_config".into(), Json::Object(tc));
-            }
-        }
-        None => {
-            if let Some(mt) = &top_type {
-                apply_class_defaults(&mut cfg, mt);
-            }
-        }
-    }
-    // Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio), in the
-    // reference's order: the last one present wins.
-    for key in [
-        "llm_config",
-        "lm_config",
-        "thinker_config",
-        "language_config",
-        "lfm",
-    ] {
-        let Some(v) = cfg.get(key) else { continue };
-        let v = if key == "thinker_config" {
-            v.get("text_config").cloned().ok_or_else(|| {
-                ConvertError::format(
-                    &path,
-                    None,
-                    "\"thinker_config\" has no \"text_config\" object",
-                )
-            })?
-        } else {
-            v.clone()
-        };
-        cfg.insert("text_config".into(), v);
-    }
-    let mut arch = first(cfg.get("architectures"));
-    match cfg.get("text_config") {
-        None => {}
-        Some(Json::Object(tc)) => {
-            if let Some(t) = first(tc.get("architectures")) {
-                arch = Some(t);
-            }
-        }
-        // TextModel merges it into the root with `{**hparams, **text_config}`, which only
-        // a dict survives.
-        Some(v) => {
-            return Err(ConvertError::format(
-                &path,
-                None,
-                format!(
-                    "\"text_config\" (or the sub-config renamed to it) is {}, not an object",
-                    json_kind(v)
-                ),
-            ))
-        }
-    }
-    let arch = arch.ok_or_else(|| {
-        ConvertError::format(
-            &path,
-            None,
-            "no \"architectures\" entry: cannot detect the model class",
-        )
-    })?;
+    apply_auto_config(&mut cfg);
+    rename_sub_configs(&mut cfg, &path)?;
+    let arch = model_class(&cfg, &path)?;
     if let Some(Json::Object(tc)) = cfg.get("text_config").cloned() {
         for (k, v) in tc {
             cfg.insert(k, v);
@@ -417,6 +293,136 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         path,
         extra_blocks: 0,
         mtp: super::Mtp::Keep,
+    })
+}
+
+/// AutoConfig's `to_dict()`: a text-model class fills its own defaults at the root and
+/// keeps a `text_config` key as the plain value the file gives; a composite class (a
+/// vision-language wrapper) builds its `text_config` as a typed sub-config, defaults
+/// included, and has no text hparams of its own.
+/// Without `model_type` AutoConfig fails ("Unrecognized model") and the reference reads
+/// config.json as written: no class defaults, no renames of v4 keys.
+fn apply_auto_config(cfg: &mut Map<String, Json>) {
+    let top_type = cfg
+        .get("model_type")
+        .and_then(Json::as_str)
+        .map(str::to_string);
+    match top_type.as_deref().and_then(arch::composite_text_type) {
+        Some(text_type) => composite_text_config(cfg, text_type),
+        None => {
+            if let Some(mt) = &top_type {
+                apply_class_defaults(cfg, mt);
+            }
+        }
+    }
+}
+
+/// A composite class's typed `text_config`: the file's (or, for a flat hub config, the
+/// root's text keys), its model type chosen, with that class's defaults.
+fn composite_text_config(cfg: &mut Map<String, Json>, text_type: TextType) {
+    let mut tc = match cfg.get("text_config") {
+        None | Some(Json::Null) => Map::new(),
+        Some(Json::Object(m)) => m.clone(),
+        // AutoConfig fails on it and the reference falls back to config.json as
+        // written (no defaults); a later rename may still replace it.
+        Some(_) => Map::new(),
+    };
+    if matches!(cfg.get("text_config"), Some(v) if !v.is_object() && !v.is_null()) {
+        tc.clear();
+    }
+    if let TextType::Flat(t) = text_type {
+        // A flat (hub) config: the class moves the root's text keys into its
+        // `text_config`; flattened back, the root's values win over the defaults.
+        if cfg.get("text_config").is_none_or(Json::is_null) {
+            for (k, v) in cfg.iter() {
+                if !matches!(
+                    k.as_str(),
+                    "model_type" | "architectures" | "text_config" | "vision_config"
+                ) {
+                    tc.insert(k.clone(), v.clone());
+                }
+            }
+            tc.insert("model_type".into(), Json::from(t));
+        }
+    }
+    let mt = match text_type {
+        TextType::Fixed(t) | TextType::Flat(t) => t.to_string(),
+        TextType::Named(default) => tc
+            .get("model_type")
+            .and_then(Json::as_str)
+            .unwrap_or(default)
+            .to_string(),
+        TextType::NamedRenamed(default, renames) => {
+            let named = tc.get("model_type").and_then(Json::as_str);
+            match named.and_then(|n| renames.iter().find(|(from, _)| *from == n)) {
+                Some((_, to)) => {
+                    tc.insert("model_type".into(), Json::from(*to));
+                    to.to_string()
+                }
+                None => named.unwrap_or(default).to_string(),
+            }
+        }
+    };
+    if cfg
+        .get("text_config")
+        .is_none_or(|v| v.is_object() || v.is_null())
+    {
+        apply_class_defaults(&mut tc, &mt);
+        cfg.insert("text_config".into(), Json::Object(tc));
+    }
+}
+
+/// Sub-config renames (InternVL, GlmASR, Qwen2.5-Omni, DeepSeekOCR, LFM2-Audio), in the
+/// reference's order: the last one present becomes `text_config`.
+fn rename_sub_configs(cfg: &mut Map<String, Json>, path: &Path) -> Result<(), ConvertError> {
+    for key in [
+        "llm_config",
+        "lm_config",
+        "thinker_config",
+        "language_config",
+        "lfm",
+    ] {
+        let Some(v) = cfg.get(key) else { continue };
+        let v = if key == "thinker_config" {
+            v.get("text_config").cloned().ok_or_else(|| {
+                ConvertError::missing_key(
+                    path,
+                    "thinker_config.text_config",
+                    "the text model's configuration",
+                )
+            })?
+        } else {
+            v.clone()
+        };
+        cfg.insert("text_config".into(), v);
+    }
+    Ok(())
+}
+
+/// The model class: `architectures[0]` of the text config, else of the root; a
+/// `text_config` that is not an object is refused (the root merge needs a dict).
+fn model_class(cfg: &Map<String, Json>, path: &Path) -> Result<String, ConvertError> {
+    let mut arch = first(cfg.get("architectures"));
+    match cfg.get("text_config") {
+        None => {}
+        Some(Json::Object(tc)) => {
+            if let Some(t) = first(tc.get("architectures")) {
+                arch = Some(t);
+            }
+        }
+        // TextModel merges it into the root with `{**hparams, **text_config}`, which only
+        // a dict survives.
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
+                path,
+                "\"text_config\" (or the sub-config renamed to it)",
+                "an object",
+                json_kind(v),
+            ))
+        }
+    }
+    arch.ok_or_else(|| {
+        ConvertError::missing_key(path, "architectures", "cannot detect the model class")
     })
 }
 
@@ -522,10 +528,11 @@ impl Hparams {
         }
         n = n.saturating_add(self.extra_blocks);
         if n > MAX_BLOCK_COUNT {
-            return Err(ConvertError::format(
+            return Err(ConvertError::out_of_range(
                 &self.path,
-                None,
-                format!("{keys:?}: block count {n} is larger than {MAX_BLOCK_COUNT}"),
+                format!("{keys:?}: block count"),
+                n,
+                format!("at most {MAX_BLOCK_COUNT}"),
             ));
         }
         Ok(n)

@@ -34,10 +34,10 @@ pub fn base_from_config(dir: &Path) -> Result<std::path::PathBuf, ConvertError> 
         .get("base_model_name_or_path")
         .and_then(Json::as_str)
     else {
-        return Err(ConvertError::format(
+        return Err(ConvertError::missing_key(
             &cfg_path,
-            None,
-            "no base_model_name_or_path: give the base model's directory with --base",
+            "base_model_name_or_path",
+            "give the base model's directory with --base",
         ));
     };
     let local = Path::new(id);
@@ -86,7 +86,7 @@ pub fn read_lora_dir(
     base: &Path,
     opts: &HfOptions,
 ) -> Result<HfConversion, ConvertError> {
-    let hp = config::load(base)?;
+    let hp = config::load(&super::ModelDir::new(base))?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
         arch: hp.arch.clone(),
         nearest: super::nearest_architectures(&hp.arch),
@@ -137,7 +137,14 @@ pub fn read_lora_dir(
             ))
         }
     };
-    let planned = tensors::plan_lora(arch, &hp, base, outtype, plain, pairs)?;
+    let planned = tensors::plan_lora(
+        arch,
+        &hp,
+        &super::ModelDir::new(base),
+        outtype,
+        plain,
+        pairs,
+    )?;
 
     let mut md = Metadata::new();
     md.set(keys::general::ARCHITECTURE, arch.gguf_arch(&hp));
@@ -146,7 +153,7 @@ pub fn read_lora_dir(
     // The model card is the adapter's; the parameter count of an adapter is not exact, which
     // the reference signals with a negative total (no size label).
     let mut meta = metadata::load(
-        dir,
+        &super::ModelDir::new(dir),
         &Json::Null,
         opts.metadata_override.as_deref(),
         opts.model_name.as_deref(),
@@ -201,11 +208,12 @@ fn alora_tokens(lparams: &Json, path: &Path) -> Result<Option<Vec<u32>>, Convert
                     ConvertError::format(path, None, "alora_invocation_tokens are not token ids")
                 })?,
         ),
-        Some(_) => {
-            return Err(ConvertError::format(
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
                 path,
-                None,
-                "alora_invocation_tokens is not an array",
+                "alora_invocation_tokens",
+                "an array",
+                v,
             ))
         }
     };

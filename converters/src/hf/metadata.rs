@@ -516,14 +516,9 @@ fn source_entry(e: &Json, total_params: i64) -> Option<Map<String, Json>> {
     Some(out)
 }
 
-fn read_json_opt(path: &Path) -> Option<Json> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
 /// `Metadata.load`: heuristics, generation config, override file, `--model-name`.
 pub fn load(
-    dir: &Path,
+    dir: &super::ModelDir,
     raw_config: &Json,
     override_file: Option<&Path>,
     model_name: Option<&str>,
@@ -543,15 +538,20 @@ pub fn load(
     }
     m.apply_id(&dir_name(dir), total_params);
 
-    let gen = read_json_opt(&dir.join("generation_config.json")).unwrap_or(Json::Null);
+    // A generation_config.json that cannot be read or parsed adds nothing here.
+    let gen = match dir.generation_config() {
+        Ok(Some(v)) => v.clone(),
+        _ => Json::Null,
+    };
     let ovr = match override_file {
         Some(p) if p.is_file() => {
             let v = super::params::read_json(p)?;
             if !v.is_object() {
-                return Err(ConvertError::format(
+                return Err(ConvertError::wrong_type(
                     p,
-                    None,
-                    "metadata override is not a JSON object",
+                    "the metadata override's top level",
+                    "an object",
+                    super::config::json_kind(&v),
                 ));
             }
             v
@@ -656,7 +656,7 @@ pub fn load(
 /// size label from the parameter count of `tensors` (GGUF names and shapes); written to
 /// `kv`, and returned for the default file name.
 pub(crate) fn write_general<'a>(
-    dir: &Path,
+    dir: &super::ModelDir,
     config: &Json,
     opts: &crate::hf::HfOptions,
     tensors: impl Iterator<Item = (&'a str, &'a [u64])>,

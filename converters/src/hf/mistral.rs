@@ -75,7 +75,7 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
     let text =
         ggufkit::mapped::read_input_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
     let raw: Json = serde_json::from_str(&config::python_json(&text))
-        .map_err(|e| ConvertError::format(&path, None, format!("not valid JSON: {e}")))?;
+        .map_err(|e| ConvertError::bad_json(&path, &e))?;
     let Json::Object(mut map) = raw else {
         return Err(ConvertError::format(
             &path,

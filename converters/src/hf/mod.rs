@@ -220,6 +220,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
+    let dir = &ModelDir::new(dir);
     if lora::is_adapter(dir) {
         if opts.mtp != Mtp::Keep {
             return Err(ConvertError::Unsupported(
@@ -235,9 +236,9 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     if let Some(format) = opts.mistral_format {
         return mistral::read_mistral_dir(dir, opts, format);
     }
-    if !dir.join("config.json").exists() && dir.join("params.json").is_file() {
+    if !dir.config_path().exists() && dir.has_file("params.json") {
         return Err(ConvertError::format(
-            dir.join("config.json"),
+            dir.config_path(),
             None,
             "missing config.json, but params.json is there: this looks like Mistral's native \
              format; convert it with --mistral-format",
@@ -264,7 +265,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         },
         r => r?,
     };
-    convert_dir(&ModelDir::new(dir), opts, hp, arch, shards, None)
+    convert_dir(dir, opts, hp, arch, shards, None)
 }
 
 /// Converts a model directory once its hparams, architecture and weights are known (the HF
@@ -432,13 +433,13 @@ fn model_metadata(
         planned.iter().map(|p| (p.name.as_str(), p.expr.shape())),
         &mut md,
     )?;
-    (arch.params)(&mut params::Params {
+    (arch.params)(&mut params::Params::new(
         hp,
-        arch: head.gguf_arch,
+        head.gguf_arch,
         dir,
-        file_type: head.file_type,
-        md: &mut md,
-    })?;
+        head.file_type,
+        &mut md,
+    ))?;
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
     let mut a16 = head.a16;
     if !a16.is_empty() {

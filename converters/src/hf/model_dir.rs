@@ -1,14 +1,16 @@
 //! A model directory as one value: where its files are, and the shared files read once.
 //!
 //! Everything below the reader's entry point takes a [`ModelDir`] instead of a path, so a
-//! file several steps consult (tokenizer_config.json: the vocabulary path, the special
-//! tokens, the SentencePiece added tokens) is read and parsed once, with one error for a bad
-//! one. It dereferences to its [`Path`], so code that only joins names onto it is unchanged.
+//! file several steps consult (config.json, tokenizer_config.json, tokenizer.json,
+//! tokenizer.model, generation_config.json) is read, parsed and validated once, with one
+//! error, naming the file, for a bad one. It dereferences to its [`Path`], so code that only
+//! joins names onto it (a file one step reads for itself) is unchanged.
 //!
 //! Files are read when first asked for, not when the value is made: a conversion that never
 //! needs one (a `--vocab-only` run that fails before the vocabulary, a weights-only check)
 //! neither reads it nor fails on it, exactly as when each step opened its own file. A read
-//! that fails is not remembered: the next request reads again and fails the same way.
+//! that fails is not remembered: the next request reads again and fails the same way. The
+//! absence of a file is remembered.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,11 @@ use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 
+use super::tokenizer::proto::SpmModel;
 use crate::ConvertError;
+
+/// config.json's name.
+pub const CONFIG: &str = "config.json";
 
 /// tokenizer_config.json's name.
 pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
@@ -24,17 +30,46 @@ pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
 /// tokenizer.json's name.
 pub const TOKENIZER_JSON: &str = "tokenizer.json";
 
+/// tokenizer.model's name (a SentencePiece model).
+pub const TOKENIZER_MODEL: &str = "tokenizer.model";
+
+/// generation_config.json's name.
+pub const GENERATION_CONFIG: &str = "generation_config.json";
+
+/// A file's cached content: `None` when the directory has no such file.
+type Slot<T> = OnceLock<Option<T>>;
+
+/// The value in `slot`, loading it first when it is not there yet; a failed load leaves the
+/// slot empty.
+fn cached<T>(
+    slot: &Slot<T>,
+    load: impl FnOnce() -> Result<Option<T>, ConvertError>,
+) -> Result<Option<&T>, ConvertError> {
+    if let Some(v) = slot.get() {
+        return Ok(v.as_ref());
+    }
+    let v = load()?;
+    Ok(slot.get_or_init(|| v).as_ref())
+}
+
 /// A model directory and the files read from it so far.
 #[derive(Debug, Default)]
 pub struct ModelDir {
     path: PathBuf,
-    /// tokenizer_config.json's text (`None`: the directory has no such file).
-    tokenizer_config_text: OnceLock<Option<String>>,
+    /// config.json parsed as Python's `json` reads it, at most
+    /// [`super::config::MAX_CONFIG_BYTES`] long.
+    config: Slot<Json>,
+    /// tokenizer_config.json's text.
+    tokenizer_config_text: Slot<String>,
     /// tokenizer_config.json parsed as Python's `json` reads it.
-    tokenizer_config: OnceLock<Option<Json>>,
+    tokenizer_config: Slot<Json>,
     /// tokenizer.json parsed as Python's `json` reads it (the special tokens, the added
     /// tokens and the model type; the BPE reader loads the file with `tokenizers` itself).
-    tokenizer_json: OnceLock<Option<Json>>,
+    tokenizer_json: Slot<Json>,
+    /// tokenizer.model decoded.
+    tokenizer_model: Slot<SpmModel>,
+    /// generation_config.json parsed as strict JSON (transformers' `GenerationConfig`).
+    generation_config: Slot<Json>,
 }
 
 impl ModelDir {
@@ -51,56 +86,124 @@ impl ModelDir {
         &self.path
     }
 
+    /// Whether the directory has a regular file (or a link to one) called `name`.
+    pub fn has_file(&self, name: &str) -> bool {
+        self.path.join(name).is_file()
+    }
+
+    /// config.json's path.
+    pub fn config_path(&self) -> PathBuf {
+        self.path.join(CONFIG)
+    }
+
     /// tokenizer_config.json's path.
     pub fn tokenizer_config_path(&self) -> PathBuf {
         self.path.join(TOKENIZER_CONFIG)
     }
 
+    /// tokenizer.json's path.
+    pub fn tokenizer_json_path(&self) -> PathBuf {
+        self.path.join(TOKENIZER_JSON)
+    }
+
+    /// tokenizer.model's path.
+    pub fn tokenizer_model_path(&self) -> PathBuf {
+        self.path.join(TOKENIZER_MODEL)
+    }
+
+    /// generation_config.json's path.
+    pub fn generation_config_path(&self) -> PathBuf {
+        self.path.join(GENERATION_CONFIG)
+    }
+}
+
+impl ModelDir {
+    /// config.json as Python's `json` reads it; an error naming the file when there is
+    /// none, when it is not a regular file, too large, not UTF-8 or not JSON.
+    pub fn config(&self) -> Result<&Json, ConvertError> {
+        if let Some(v) = self.config_if_present()? {
+            return Ok(v);
+        }
+        let path = self.config_path();
+        let problem = match std::fs::metadata(&path) {
+            Err(_) => "missing config.json: not a HuggingFace model directory".to_string(),
+            Ok(m) => format!(
+                "config.json is {}, not a regular file",
+                super::safetensors::file_kind(&m)
+            ),
+        };
+        Err(ConvertError::format(&path, None, problem))
+    }
+
+    /// config.json as Python's `json` reads it, when the directory has the file (a
+    /// vocabulary directory may have none).
+    pub fn config_if_present(&self) -> Result<Option<&Json>, ConvertError> {
+        cached(&self.config, || {
+            let path = self.config_path();
+            if !path.is_file() {
+                return Ok(None);
+            }
+            let text = super::config::read_bounded(&path)?;
+            let v = serde_json::from_str(&super::config::python_json(&text))
+                .map_err(|e| ConvertError::bad_json(&path, &e))?;
+            Ok(Some(v))
+        })
+    }
+
     /// tokenizer_config.json's text, when the directory has the file.
     pub fn tokenizer_config_text(&self) -> Result<Option<&str>, ConvertError> {
-        if let Some(t) = self.tokenizer_config_text.get() {
-            return Ok(t.as_deref());
-        }
-        let path = self.tokenizer_config_path();
-        let text = if path.is_file() {
-            Some(super::tokenizer::read_text(&path)?)
-        } else {
-            None
-        };
-        Ok(self.tokenizer_config_text.get_or_init(|| text).as_deref())
+        cached(&self.tokenizer_config_text, || {
+            let path = self.tokenizer_config_path();
+            if !path.is_file() {
+                return Ok(None);
+            }
+            super::tokenizer::read_text(&path).map(Some)
+        })
+        .map(|t| t.map(String::as_str))
     }
 
     /// tokenizer_config.json as Python's `json` reads it (`NaN` and `Infinity` accepted),
     /// when the directory has the file.
     pub fn tokenizer_config(&self) -> Result<Option<&Json>, ConvertError> {
-        if let Some(v) = self.tokenizer_config.get() {
-            return Ok(v.as_ref());
-        }
-        let parsed = match self.tokenizer_config_text()? {
-            Some(text) => Some(super::tokenizer::parse_json(
-                &self.tokenizer_config_path(),
-                text,
-            )?),
-            None => None,
-        };
-        Ok(self.tokenizer_config.get_or_init(|| parsed).as_ref())
+        cached(&self.tokenizer_config, || {
+            match self.tokenizer_config_text()? {
+                Some(text) => {
+                    super::tokenizer::parse_json(&self.tokenizer_config_path(), text).map(Some)
+                }
+                None => Ok(None),
+            }
+        })
     }
-}
 
-impl ModelDir {
     /// tokenizer.json as Python's `json` reads it, when the directory has the file.
     pub fn tokenizer_json(&self) -> Result<Option<&Json>, ConvertError> {
-        if let Some(v) = self.tokenizer_json.get() {
-            return Ok(v.as_ref());
-        }
-        let path = self.path.join(TOKENIZER_JSON);
-        let parsed = if path.is_file() {
+        cached(&self.tokenizer_json, || {
+            let path = self.tokenizer_json_path();
+            if !path.is_file() {
+                return Ok(None);
+            }
             let text = super::tokenizer::read_text(&path)?;
-            Some(super::tokenizer::parse_json(&path, &text)?)
-        } else {
-            None
-        };
-        Ok(self.tokenizer_json.get_or_init(|| parsed).as_ref())
+            super::tokenizer::parse_json(&path, &text).map(Some)
+        })
+    }
+
+    /// tokenizer.model decoded, when the directory has the file (its absence is the
+    /// reference's `FileNotFoundError`, which sends several classes to another path).
+    pub fn tokenizer_model(&self) -> Result<Option<&SpmModel>, ConvertError> {
+        cached(&self.tokenizer_model, || {
+            super::tokenizer::load_model_at(&self.tokenizer_model_path())
+        })
+    }
+
+    /// generation_config.json as strict JSON, when the directory has the file.
+    pub fn generation_config(&self) -> Result<Option<&Json>, ConvertError> {
+        cached(&self.generation_config, || {
+            let path = self.generation_config_path();
+            if !path.is_file() {
+                return Ok(None);
+            }
+            super::params::read_json(&path).map(Some)
+        })
     }
 }
 
@@ -166,6 +269,44 @@ mod tests {
         );
         assert_eq!(md.path(), d.as_path());
         assert_eq!(md.join("x"), d.join("x"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// config.json, generation_config.json and tokenizer.model are read once too; a missing
+    /// config.json is an error naming it, the optional files are `None`.
+    #[test]
+    fn shared_files_are_read_once() {
+        let d = scratch("shared");
+        let md = ModelDir::new(&d);
+        let e = md.config().unwrap_err().to_string();
+        assert!(e.contains(CONFIG) && e.contains("missing"), "{e}");
+        assert!(md.generation_config().unwrap().is_none());
+        assert!(md.tokenizer_model().unwrap().is_none());
+        assert!(!md.has_file(TOKENIZER_MODEL));
+
+        std::fs::write(d.join(CONFIG), r#"{"model_type": "x", "limit": Infinity}"#).unwrap();
+        std::fs::write(d.join(GENERATION_CONFIG), r#"{"eos_token_id": [1, 2]}"#).unwrap();
+        let md = ModelDir::new(&d);
+        assert_eq!(md.config().unwrap()["model_type"], "x");
+        assert!(md.config().unwrap()["limit"].as_f64().unwrap() > 1e308);
+        assert_eq!(
+            md.generation_config().unwrap().unwrap()["eos_token_id"][1],
+            2
+        );
+        std::fs::write(d.join(CONFIG), r#"{"model_type": "y"}"#).unwrap();
+        std::fs::remove_file(d.join(GENERATION_CONFIG)).unwrap();
+        assert_eq!(md.config_if_present().unwrap().unwrap()["model_type"], "x");
+        assert!(md.generation_config().unwrap().is_some());
+
+        // generation_config.json is strict JSON (transformers' GenerationConfig), and a bad
+        // tokenizer.model is an error naming the file.
+        std::fs::write(d.join(GENERATION_CONFIG), r#"{"temperature": NaN}"#).unwrap();
+        std::fs::write(d.join(TOKENIZER_MODEL), [0xffu8; 7]).unwrap();
+        let md = ModelDir::new(&d);
+        let e = md.generation_config().unwrap_err().to_string();
+        assert!(e.contains(GENERATION_CONFIG), "{e}");
+        let e = md.tokenizer_model().unwrap_err().to_string();
+        assert!(e.contains(TOKENIZER_MODEL), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

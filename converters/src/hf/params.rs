@@ -5,7 +5,7 @@
 //! architectures start from.
 
 use ggufkit::gguf::keys::{self, attention, llm, rope};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ggufkit::gguf::{ArrayValue, GgufString, Metadata, Value};
 use serde_json::Value as Json;
@@ -19,12 +19,64 @@ pub struct Params<'a> {
     pub hp: &'a Hparams,
     /// `general.architecture` (the key prefix).
     pub arch: &'a str,
-    /// The model directory.
-    pub dir: &'a super::ModelDir,
+    /// The model directory: read only through the accessors below, which hand a family the
+    /// parsed file it asks for.
+    files: &'a super::ModelDir,
     /// `general.file_type`.
     pub file_type: u32,
     /// Where the KVs go.
     pub md: &'a mut Metadata,
+}
+
+impl<'a> Params<'a> {
+    /// The writer of `arch`'s KVs into `md`, for the model whose files are in `files`.
+    pub fn new(
+        hp: &'a Hparams,
+        arch: &'a str,
+        files: &'a super::ModelDir,
+        file_type: u32,
+        md: &'a mut Metadata,
+    ) -> Self {
+        Params {
+            hp,
+            arch,
+            files,
+            file_type,
+            md,
+        }
+    }
+
+    /// The same writer reading other hparams (a class that writes its KVs from a derived
+    /// or sub-config).
+    pub fn with_hparams<'b>(&'b mut self, hp: &'b Hparams) -> Params<'b> {
+        Params {
+            hp,
+            arch: self.arch,
+            files: self.files,
+            file_type: self.file_type,
+            md: &mut *self.md,
+        }
+    }
+
+    /// generation_config.json, when the directory has one.
+    pub fn generation_config(&self) -> Result<Option<&'a Json>, ConvertError> {
+        self.files.generation_config()
+    }
+
+    /// generation_config.json's path (for messages).
+    pub fn generation_config_path(&self) -> PathBuf {
+        self.files.generation_config_path()
+    }
+
+    /// tokenizer.json, when the directory has one.
+    pub fn tokenizer_json(&self) -> Result<Option<&'a Json>, ConvertError> {
+        self.files.tokenizer_json()
+    }
+
+    /// tokenizer.json's path (for messages).
+    pub fn tokenizer_json_path(&self) -> PathBuf {
+        self.files.tokenizer_json_path()
+    }
 }
 
 /// A pooling mode (`gguf.PoolingType`).
@@ -46,11 +98,7 @@ impl Params<'_> {
     pub fn u32(&mut self, suffix: &str, v: u64) -> Result<(), ConvertError> {
         let key = self.key(suffix);
         let v = u32::try_from(v).map_err(|_| {
-            ConvertError::format(
-                &self.hp.path,
-                None,
-                format!("{key}: value {v} does not fit in a UINT32"),
-            )
+            ConvertError::out_of_range(&self.hp.path, &key, v, "a UINT32 holds at most 4294967295")
         })?;
         self.md.set(key, Value::U32(v));
         Ok(())
@@ -138,10 +186,11 @@ impl Params<'_> {
             None => true,
             Some(Json::Bool(b)) => *b,
             Some(v) => {
-                return Err(ConvertError::format(
+                return Err(ConvertError::wrong_type(
                     &self.hp.path,
-                    None,
-                    format!("use_parallel_residual: expected a boolean, found {v}"),
+                    "use_parallel_residual",
+                    "a boolean",
+                    v,
                 ))
             }
         };
@@ -164,10 +213,11 @@ impl Params<'_> {
                     .map(|t| t.as_str() == Some("sliding_attention"))
                     .collect(),
             )),
-            Some(v) => Err(ConvertError::format(
+            Some(v) => Err(ConvertError::wrong_type(
                 &self.hp.path,
-                None,
-                format!("layer_types: expected a list, found {v}"),
+                "layer_types",
+                "a list",
+                v,
             )),
         }
     }
@@ -412,7 +462,7 @@ impl Params<'_> {
 
     /// `_try_set_pooling_type`: sentence-transformers pooling and classifier pooling.
     pub fn pooling(&mut self) -> Result<(), ConvertError> {
-        let modules = self.dir.join("modules.json");
+        let modules = self.files.join("modules.json");
         let mut pooling_path = None;
         if modules.is_file() {
             let mods = read_json(&modules)?;
@@ -425,7 +475,7 @@ impl Params<'_> {
             }
         }
         if let Some(p) = pooling_path {
-            let cfg_path = self.dir.join(&p).join("config.json");
+            let cfg_path = self.files.join(&p).join("config.json");
             let cfg = read_json(&cfg_path)?;
             let truthy = |k: &str| match cfg.get(k) {
                 Some(Json::Bool(b)) => *b,
@@ -478,6 +528,5 @@ pub const BLOCK_COUNT_KEYS: &[&str] = &["n_layers", "num_hidden_layers", "n_laye
 pub fn read_json(path: &Path) -> Result<Json, ConvertError> {
     let text =
         ggufkit::mapped::read_input_to_string(path).map_err(|e| ConvertError::io(path, e))?;
-    serde_json::from_str(&text)
-        .map_err(|e| ConvertError::format(path, None, format!("not valid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| ConvertError::bad_json(path, &e))
 }

@@ -318,65 +318,99 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
 /// sorted.
 pub fn index_parts(dir: &Path, format: &PartFormat) -> Result<Shards, ConvertError> {
     let index_path = dir.join(format.index_name);
-    let mut parts = list_parts(dir, format)?;
-    let mut weight_map: Option<HashMap<String, String>> = None;
-    if index_path.is_file() {
-        let text = ggufkit::mapped::read_input_to_string(&index_path)
-            .map_err(|e| ConvertError::io(&index_path, e))?;
-        let json: Json = serde_json::from_str(&text)
-            .map_err(|e| ConvertError::format(&index_path, None, format!("not valid JSON: {e}")))?;
-        let map = json
-            .get("weight_map")
-            .and_then(Json::as_object)
-            .ok_or_else(|| {
-                ConvertError::format(&index_path, None, "no \"weight_map\" object".to_string())
-            })?;
-        let mut wm = HashMap::with_capacity(map.len());
-        for (k, v) in map {
-            let file = v.as_str().ok_or_else(|| {
-                ConvertError::format(
-                    &index_path,
-                    None,
-                    format!("weight_map entry '{k}' is not a file name"),
-                )
-            })?;
-            if !is_plain_file_name(file) {
-                return Err(ConvertError::format(
-                    &index_path,
-                    None,
-                    format!(
-                        "weight_map entry '{k}' names a file outside the model directory: {file:?}"
-                    ),
-                ));
-            }
-            wm.insert(k.clone(), file.to_string());
-        }
-        if wm.is_empty() {
-            return Err(ConvertError::format(
-                &index_path,
-                None,
-                "the weight_map is empty: the index names no shard".to_string(),
-            ));
-        }
-        parts = wm
-            .values()
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        weight_map = Some(wm);
-    }
+    let listed = list_parts(dir, format)?;
+    let weight_map = read_weight_map(&index_path)?;
+    let parts = match &weight_map {
+        Some(wm) => shard_names(wm),
+        None => listed,
+    };
     if parts.is_empty() {
         return Err(ConvertError::NoWeights {
             dir: dir.to_path_buf(),
         });
     }
+    let index = weight_map.as_ref().map(|_| index_path.as_path());
+    let shards = map_parts(dir, format, &parts, index)?;
+    if let Some(wm) = &weight_map {
+        check_weight_map(&index_path, wm, &shards.tensors)?;
+    }
+    Ok(shards)
+}
+
+/// The index's `weight_map` (tensor name → shard file name), when the index exists: an
+/// object of plain file names, not empty.
+fn read_weight_map(index_path: &Path) -> Result<Option<HashMap<String, String>>, ConvertError> {
+    if !index_path.is_file() {
+        return Ok(None);
+    }
+    let text = ggufkit::mapped::read_input_to_string(index_path)
+        .map_err(|e| ConvertError::io(index_path, e))?;
+    let json: Json =
+        serde_json::from_str(&text).map_err(|e| ConvertError::bad_json(index_path, &e))?;
+    let map = json
+        .get("weight_map")
+        .and_then(Json::as_object)
+        .ok_or_else(|| {
+            ConvertError::missing_key(
+                index_path,
+                "weight_map",
+                "the index's object naming each tensor's shard",
+            )
+        })?;
+    let mut wm = HashMap::with_capacity(map.len());
+    for (k, v) in map {
+        let file = v.as_str().ok_or_else(|| {
+            ConvertError::format(
+                index_path,
+                None,
+                format!("weight_map entry '{k}' is not a file name"),
+            )
+        })?;
+        if !is_plain_file_name(file) {
+            return Err(ConvertError::format(
+                index_path,
+                None,
+                format!(
+                    "weight_map entry '{k}' names a file outside the model directory: {file:?}"
+                ),
+            ));
+        }
+        wm.insert(k.clone(), file.to_string());
+    }
+    if wm.is_empty() {
+        return Err(ConvertError::format(
+            index_path,
+            None,
+            "the weight_map is empty: the index names no shard".to_string(),
+        ));
+    }
+    Ok(Some(wm))
+}
+
+/// The shard files a weight map names, sorted and unique.
+fn shard_names(wm: &HashMap<String, String>) -> Vec<String> {
+    wm.values()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// Maps and parses each part in order; a part that is not a regular file, or a tensor
+/// name a part shares with an earlier one, is refused. `index`: the index that named the
+/// parts, if one did (for messages).
+fn map_parts(
+    dir: &Path,
+    format: &PartFormat,
+    parts: &[String],
+    index: Option<&Path>,
+) -> Result<Shards, ConvertError> {
     let mut tensors = Vec::new();
     let mut files = Vec::new();
     // Tensor name → index of the shard that holds it: a name in two shards would give the
     // output two tensors of that name.
     let mut seen: HashMap<String, usize> = HashMap::new();
-    for part in &parts {
+    for part in parts {
         let path = dir.join(part);
         if !path.is_file() {
             // Say what is there instead: a directory or a FIFO is not "missing".
@@ -384,13 +418,12 @@ pub fn index_parts(dir: &Path, format: &PartFormat) -> Result<Shards, ConvertErr
                 Err(_) => "is missing".to_string(),
                 Ok(m) => format!("is {}, not a regular file", file_kind(&m)),
             };
-            let what = if weight_map.is_some() {
-                format!(
+            let what = match index {
+                Some(index_path) => format!(
                     "shard named by {} {state}",
                     index_path.file_name().unwrap_or_default().to_string_lossy()
-                )
-            } else {
-                format!("shard {state}")
+                ),
+                None => format!("shard {state}"),
             };
             return Err(ConvertError::format(&path, None, what));
         }
@@ -411,49 +444,57 @@ pub fn index_parts(dir: &Path, format: &PartFormat) -> Result<Shards, ConvertErr
         tensors.append(&mut t);
         files.push(path);
     }
-    if let Some(wm) = &weight_map {
-        let present: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-        let mut extra: Vec<&str> = present
-            .iter()
-            .copied()
-            .filter(|n| !wm.contains_key(*n))
-            .collect();
-        let mut missing: Vec<&str> = wm
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !present.contains(k))
-            .collect();
-        missing.sort_unstable();
-        extra.sort_unstable();
-        if !extra.is_empty() {
-            return Err(ConvertError::format(
-                &index_path,
-                None,
-                format!(
-                    "mismatch between weight map and model parts: tensors {} are in the shards \
-                     but not in the weight map{}",
-                    abbreviate(&extra),
-                    if missing.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; tensors {} are missing", abbreviate(&missing))
-                    }
-                ),
-            ));
-        }
-        if !missing.is_empty() {
-            let files: BTreeSet<&str> = missing.iter().map(|k| wm[*k].as_str()).collect();
-            return Err(ConvertError::format(
-                &index_path,
-                None,
-                format!(
-                    "missing or incomplete model files {files:?}: tensors {} not found",
-                    abbreviate(&missing)
-                ),
-            ));
-        }
-    }
     Ok(Shards { tensors, files })
+}
+
+/// The tensors of the parts are exactly the ones the weight map names: a tensor the map
+/// does not name, or one it names that no part holds, is refused.
+fn check_weight_map(
+    index_path: &Path,
+    wm: &HashMap<String, String>,
+    tensors: &[StTensor],
+) -> Result<(), ConvertError> {
+    let present: BTreeSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+    let mut extra: Vec<&str> = present
+        .iter()
+        .copied()
+        .filter(|n| !wm.contains_key(*n))
+        .collect();
+    let mut missing: Vec<&str> = wm
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !present.contains(k))
+        .collect();
+    missing.sort_unstable();
+    extra.sort_unstable();
+    if !extra.is_empty() {
+        return Err(ConvertError::format(
+            index_path,
+            None,
+            format!(
+                "mismatch between weight map and model parts: tensors {} are in the shards \
+                 but not in the weight map{}",
+                abbreviate(&extra),
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; tensors {} are missing", abbreviate(&missing))
+                }
+            ),
+        ));
+    }
+    if !missing.is_empty() {
+        let files: BTreeSet<&str> = missing.iter().map(|k| wm[*k].as_str()).collect();
+        return Err(ConvertError::format(
+            index_path,
+            None,
+            format!(
+                "missing or incomplete model files {files:?}: tensors {} not found",
+                abbreviate(&missing)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether an index's shard name is one plain file name: not empty, `.`, `..`, absolute or

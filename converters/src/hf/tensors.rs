@@ -16,6 +16,7 @@ use super::names::{block_id, TensorMap};
 use super::outtype::{self, OutType};
 use super::prequant::Nvfp4Out;
 use super::safetensors::{StDtype, StTensor};
+use super::ModelDir;
 use crate::ConvertError;
 
 /// `TextModel.filter_tensors` + `ModelBase.filter_tensors`, after the class's own filter.
@@ -607,7 +608,7 @@ pub struct Planned {
 struct Modifier<'a> {
     arch: &'a Arch,
     hp: &'a Hparams,
-    dir: &'a Path,
+    dir: &'a ModelDir,
     map: TensorMap,
     /// Buffered stack members per (stack index, block).
     experts: HashMap<(usize, u64), Vec<(String, Expr)>>,
@@ -626,7 +627,7 @@ fn terr(name: &str, problem: impl Into<String>) -> ConvertError {
 }
 
 impl<'a> Modifier<'a> {
-    fn new(arch: &'a Arch, hp: &'a Hparams, dir: &'a Path) -> Result<Self, ConvertError> {
+    fn new(arch: &'a Arch, hp: &'a Hparams, dir: &'a ModelDir) -> Result<Self, ConvertError> {
         Ok(Modifier {
             arch,
             hp,
@@ -657,11 +658,15 @@ impl<'a> Modifier<'a> {
         if let Some(n) = self.vocab_rows {
             return Ok(n);
         }
-        let n = if self.dir.join("tokenizer.model").is_file() {
+        let n = if self.dir.has_file(super::model_dir::TOKENIZER_MODEL) {
             self.hp.req_u64(&["vocab_size"])?
         } else {
-            let path = self.dir.join("tokenizer.json");
-            let tj = super::params::read_json(&path)?;
+            let tj = self.dir.tokenizer_json()?.ok_or_else(|| {
+                ConvertError::io(
+                    self.dir.tokenizer_json_path(),
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                )
+            })?;
             let vocab = tj
                 .get("model")
                 .and_then(|m| m.get("vocab"))
@@ -901,7 +906,7 @@ fn skipped(name: &str) -> bool {
 pub fn plan(
     arch: &Arch,
     hp: &Hparams,
-    dir: &Path,
+    dir: &ModelDir,
     outtype: OutType,
     nvfp4: Vec<Nvfp4Out>,
     generated: Vec<(String, Expr)>,
@@ -991,7 +996,7 @@ pub struct LoraPair {
 pub fn plan_lora(
     arch: &Arch,
     hp: &Hparams,
-    dir: &Path,
+    dir: &ModelDir,
     outtype: OutType,
     plain: Vec<Entry>,
     pairs: Vec<LoraPair>,

@@ -152,89 +152,32 @@ impl std::fmt::Debug for LegacyConversion {
     }
 }
 
-/// Reads the legacy llama model whose (first) file is `path` and maps it to the IR.
+/// Reads the legacy llama model whose (first) file is `path` and maps it to the IR: the
+/// parts opened and assembled, the tensors named, the hyperparameters and vocabulary (from
+/// the file, or a metadata directory), the shapes checked, each tensor planned, then the
+/// metadata.
 pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion, ConvertError> {
-    if let Some(t) = opts.outtype_for_changed_layouts {
-        if !tensors::can_produce(t) {
-            return Err(ConvertError::Unsupported(format!(
-                "cannot write changed-layout tensors as {t} (no quantizer, or it needs an importance matrix)"
-            )));
-        }
-    }
+    check_changed_layout_type(opts)?;
     let mut warnings = Vec::new();
     let first = ParsedFile::open(path)?;
     let (kind, hp) = (first.kind, first.hparams);
-    let ftype_label = layout::ftype_name(kind, hp.ftype).expect("checked by the parser");
     let parts = parts::open_parts(first, &mut warnings)?;
     let sources = parts::assemble(&parts)?;
     let part_paths: Vec<PathBuf> = parts.iter().map(|p| p.path.clone()).collect();
     let vocab = std::mem::take(&mut parts.into_iter().next().expect("one part").vocab);
 
     let named = map_names(&sources, hp.n_layer)?;
-    let find = |n: &str| sources.iter().find(|s| s.name == n);
-    let w1 = find("layers.0.feed_forward.w1.weight").ok_or_else(|| {
-        ConvertError::Legacy(Box::new(LegacyError {
-            path: path.to_path_buf(),
-            offset: None,
-            tensor: None,
-            kind: LegacyErrorKind::MissingTensor("layers.0.feed_forward.w1.weight"),
-        }))
-    })?;
-    let n_ff = match w1.ne.get(1).map(|&v| u32::try_from(v)) {
-        Some(Ok(v)) => v,
-        _ => {
-            return Err(w1.error(LegacyErrorKind::BadShape {
-                dims: w1.ne.clone(),
-                problem: "layers.0.feed_forward.w1 must be [n_embd, n_ff]".into(),
-            }))
-        }
+    let n_ff = feed_forward_length(path, &sources)?;
+    let file = FileFacts {
+        path,
+        kind,
+        hp: &hp,
+        n_ff,
+        sources: &sources,
+        vocab: &vocab,
     };
-
-    // Hyperparameters and vocabulary.
-    let (params, vocab_kv) = match &opts.vocab_dir {
-        Some(dir) => {
-            for (set, name) in [
-                (opts.gqa.is_some(), "gqa"),
-                (opts.eps.is_some(), "eps"),
-                (opts.context_length.is_some(), "context_length"),
-            ] {
-                if set {
-                    warnings.push(format!(
-                        "{name} is ignored: the metadata directory gives it"
-                    ));
-                }
-            }
-            metadata::from_dir(dir, &hp, n_ff)?
-        }
-        None => {
-            let n_head_kv = head_count_kv(
-                path,
-                &hp,
-                opts.gqa,
-                find("layers.0.attention.wk.weight"),
-                &mut warnings,
-            )?;
-            let params = metadata::ModelParams {
-                n_ctx: opts.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH),
-                n_embd: hp.n_embd,
-                n_layer: hp.n_layer,
-                n_ff,
-                n_head: hp.n_head,
-                n_head_kv,
-                eps: opts.eps.unwrap_or(DEFAULT_EPS as f32),
-            };
-            if kind.format == LegacyFormat::Ggml {
-                warnings.push(
-                    "unversioned GGML files store no vocabulary scores (all 0): use vocab_dir for a usable tokenizer"
-                        .into(),
-                );
-            }
-            (params, metadata::file_vocab(&vocab))
-        }
-    };
+    let (params, vocab_kv) = params_and_vocab(&file, opts, &mut warnings)?;
     check_shapes(&sources, &hp, &params, &mut warnings);
-
-    // Tensors.
     let mut out_tensors = Vec::with_capacity(sources.len());
     let mut reports = Vec::with_capacity(sources.len());
     for (src, gguf_name) in sources.iter().zip(&named) {
@@ -248,11 +191,124 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
         reports.push(r);
     }
     let file_type = output_ftype(hp.ftype, &reports, &sources, &mut warnings);
+    let md = legacy_metadata(&file, opts, file_type, &params, vocab_kv);
+    Ok(LegacyConversion {
+        model: Model {
+            metadata: md,
+            tensors: out_tensors,
+        },
+        warnings,
+        kind,
+        hparams: hp,
+        parts: part_paths,
+        tensors: reports,
+    })
+}
 
+/// What the file gives the later phases: its path and kind, its hyperparameters, the
+/// feed-forward length, the assembled tensors and the vocabulary.
+struct FileFacts<'a> {
+    path: &'a Path,
+    kind: LegacyKind,
+    hp: &'a Hparams,
+    n_ff: u32,
+    sources: &'a [SourceTensor],
+    vocab: &'a [container::VocabItem],
+}
+
+/// A type for changed-layout tensors must be one the converter can produce.
+fn check_changed_layout_type(opts: &LegacyOptions) -> Result<(), ConvertError> {
+    if let Some(t) = opts.outtype_for_changed_layouts {
+        if !tensors::can_produce(t) {
+            return Err(ConvertError::Unsupported(format!(
+                "cannot write changed-layout tensors as {t} (no quantizer, or it needs an importance matrix)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The feed-forward length: the second dimension of `layers.0.feed_forward.w1.weight`.
+fn feed_forward_length(path: &Path, sources: &[SourceTensor]) -> Result<u32, ConvertError> {
+    const W1: &str = "layers.0.feed_forward.w1.weight";
+    let w1 = sources.iter().find(|s| s.name == W1).ok_or_else(|| {
+        ConvertError::Legacy(Box::new(LegacyError {
+            path: path.to_path_buf(),
+            offset: None,
+            tensor: None,
+            kind: LegacyErrorKind::MissingTensor(W1),
+        }))
+    })?;
+    match w1.ne.get(1).map(|&v| u32::try_from(v)) {
+        Some(Ok(v)) => Ok(v),
+        _ => Err(w1.error(LegacyErrorKind::BadShape {
+            dims: w1.ne.clone(),
+            problem: "layers.0.feed_forward.w1 must be [n_embd, n_ff]".into(),
+        })),
+    }
+}
+
+/// The model's hyperparameters and vocabulary keys: from the metadata directory when one
+/// is given (the options it overrides are reported), else from the file and the options.
+fn params_and_vocab(
+    file: &FileFacts,
+    opts: &LegacyOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(metadata::ModelParams, Vec<(String, Value)>), ConvertError> {
+    let hp = file.hp;
+    if let Some(dir) = &opts.vocab_dir {
+        for (set, name) in [
+            (opts.gqa.is_some(), "gqa"),
+            (opts.eps.is_some(), "eps"),
+            (opts.context_length.is_some(), "context_length"),
+        ] {
+            if set {
+                warnings.push(format!(
+                    "{name} is ignored: the metadata directory gives it"
+                ));
+            }
+        }
+        return metadata::from_dir(dir, hp, file.n_ff);
+    }
+    let wk = file
+        .sources
+        .iter()
+        .find(|s| s.name == "layers.0.attention.wk.weight");
+    let n_head_kv = head_count_kv(file.path, hp, opts.gqa, wk, warnings)?;
+    let params = metadata::ModelParams {
+        n_ctx: opts.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH),
+        n_embd: hp.n_embd,
+        n_layer: hp.n_layer,
+        n_ff: file.n_ff,
+        n_head: hp.n_head,
+        n_head_kv,
+        eps: opts.eps.unwrap_or(DEFAULT_EPS as f32),
+    };
+    if file.kind.format == LegacyFormat::Ggml {
+        warnings.push(
+            "unversioned GGML files store no vocabulary scores (all 0): use vocab_dir for a usable tokenizer"
+                .into(),
+        );
+    }
+    Ok((params, metadata::file_vocab(file.vocab)))
+}
+
+/// The output's metadata: architecture, name, description, file type, the hyperparameter
+/// keys, then the vocabulary.
+fn legacy_metadata(
+    file: &FileFacts,
+    opts: &LegacyOptions,
+    file_type: u32,
+    params: &metadata::ModelParams,
+    vocab_kv: Vec<(String, Value)>,
+) -> Metadata {
+    let kind = file.kind;
+    let ftype_label = layout::ftype_name(kind, file.hp.ftype).expect("checked by the parser");
     let mut md = Metadata::new();
     md.set(keys::general::ARCHITECTURE, metadata::ARCH);
     let name = opts.name.clone().or_else(|| {
-        path.file_name()
+        file.path
+            .file_name()
             .and_then(|n| n.to_str())
             .map(str::to_string)
     });
@@ -278,18 +334,7 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
     for (k, v) in vocab_kv {
         md.set(k, v);
     }
-
-    Ok(LegacyConversion {
-        model: Model {
-            metadata: md,
-            tensors: out_tensors,
-        },
-        warnings,
-        kind,
-        hparams: hp,
-        parts: part_paths,
-        tensors: reports,
-    })
+    md
 }
 
 /// GGUF names for every tensor; unknown names abort, as in the converter.

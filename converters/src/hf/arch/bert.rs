@@ -367,9 +367,11 @@ fn nomic_check(hp: &Hparams) -> Result<(), ConvertError> {
 }
 
 /// Whether tokenizer.json is a Unigram one (XLM-R's vocabulary) rather than WordPiece.
-fn nomic_tokenizer_is_unigram(dir: &crate::hf::ModelDir) -> Result<bool, ConvertError> {
-    let path = dir.join("tokenizer.json");
-    let tj = dir.tokenizer_json()?.ok_or_else(|| {
+fn nomic_tokenizer_is_unigram(
+    tj: Option<&Json>,
+    path: std::path::PathBuf,
+) -> Result<bool, ConvertError> {
+    let tj = tj.ok_or_else(|| {
         ConvertError::io(&path, std::io::Error::from(std::io::ErrorKind::NotFound))
     })?;
     match tj["model"]["type"].as_str() {
@@ -385,7 +387,7 @@ fn nomic_tokenizer_is_unigram(dir: &crate::hf::ModelDir) -> Result<bool, Convert
 
 fn nomic_params(p: &mut Params) -> Result<(), ConvertError> {
     nomic_check(p.hp)?;
-    let unigram = nomic_tokenizer_is_unigram(p.dir)?;
+    let unigram = nomic_tokenizer_is_unigram(p.tokenizer_json()?, p.tokenizer_json_path())?;
     params(p)?;
     // With XLM-R's tokenizer, `_xlmroberta_tokenizer_init` lowers max_position_embeddings
     // by pad_token_id + 1 before the generic block reads it.
@@ -414,7 +416,7 @@ fn xlmr_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
 /// `NomicBertModel.set_vocab`: XLM-R's unigram vocabulary when tokenizer.json is a Unigram
 /// one, else BERT's WordPiece.
 fn nomic_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
-    if nomic_tokenizer_is_unigram(b.dir())? {
+    if nomic_tokenizer_is_unigram(b.dir().tokenizer_json()?, b.dir().tokenizer_json_path())? {
         b.xlmr_unigram()
     } else {
         b.wordpiece()

@@ -127,13 +127,7 @@ fn command_r_params(p: &mut Params) -> Result<(), ConvertError> {
         .cloned()
         .ok_or_else(|| hp.missing(&["model_max_length", "max_position_embeddings"]))?;
     hp.map.insert("max_position_embeddings".into(), ctx);
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     q.generic()?;
     logit_scale(&mut q)?;
     q.rope_scaling_none();

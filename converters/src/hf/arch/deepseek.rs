@@ -55,7 +55,7 @@ pub const DEEPSEEK: Arch = Arch {
 /// `tokenizer.model`.
 fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     match b.spm_model()? {
-        Some(model) => Ok((b.sentencepiece(&model)?, None)),
+        Some(model) => Ok((b.sentencepiece(model)?, None)),
         None => b.gpt2(),
     }
 }

@@ -314,7 +314,7 @@ pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
     p.u32(rope::DIMENSION_COUNT, rope_dim)?;
     if let Some(m) = hp.rope.get("mscale_all_dim").filter(|v| !v.is_null()) {
         let m = m.as_f64().ok_or_else(|| {
-            ConvertError::format(&hp.path, None, "rope mscale_all_dim is not a number")
+            ConvertError::wrong_type(&hp.path, "rope mscale_all_dim", "a number", m)
         })?;
         p.f32(extra::ROPE_SCALING_YARN_LOG_MUL, 0.1 * m);
     }

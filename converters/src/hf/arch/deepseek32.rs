@@ -163,7 +163,7 @@ fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
         .and_then(Json::as_str)
         .map(|c| c.strip_suffix("Fast").unwrap_or(c));
     let class_default = class == Some(BOS_BY_DEFAULT);
-    let has_tokenizer_json = b.dir().path().join("tokenizer.json").is_file();
+    let has_tokenizer_json = b.dir().has_file(crate::hf::model_dir::TOKENIZER_JSON);
     let add_bos = if has_tokenizer_json {
         class_default
     } else {

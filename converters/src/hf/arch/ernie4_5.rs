@@ -269,7 +269,7 @@ fn split_fused(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conve
 /// tokenizer_config.json when it has the key.
 fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     let model = b.require_spm_model("ERNIE 4.5 needs tokenizer.model")?;
-    let path = b.sentencepiece(&model)?;
+    let path = b.sentencepiece(model)?;
     b.space_prefix_from_config();
     Ok((path, None))
 }

@@ -186,20 +186,9 @@ fn embedding_gemma_params(p: &mut Params) -> Result<(), ConvertError> {
     gemma3_params(p)?;
     let raw = p.hp.raw.get("sliding_window").cloned();
     let sw = match raw {
-        None | Some(Json::Null) => {
-            return Err(ConvertError::format(
-                &p.hp.path,
-                None,
-                "sliding_window not found in model config - this is required for the model \
-                 (Gemma3TextModel)",
-            ))
-        }
+        None | Some(Json::Null) => return Err(p.hp.missing(&["sliding_window"])),
         Some(v) => crate::hf::config::json_u64(&v).ok_or_else(|| {
-            ConvertError::format(
-                &p.hp.path,
-                None,
-                format!("sliding_window: expected an integer, found {v}"),
-            )
+            ConvertError::wrong_type(&p.hp.path, "sliding_window", "an integer", v)
         })?,
     };
     p.u32(attention::SLIDING_WINDOW, sw)?;

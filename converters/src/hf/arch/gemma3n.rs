@@ -226,11 +226,7 @@ fn gemma3n_params(p: &mut Params) -> Result<(), ConvertError> {
     let mut scales = Vec::with_capacity(pattern.len());
     for v in pattern {
         let s = v.as_f64().ok_or_else(|| {
-            ConvertError::format(
-                &hp.path,
-                None,
-                format!("activation_sparsity_pattern: expected numbers, found {v}"),
-            )
+            ConvertError::wrong_type(&hp.path, "activation_sparsity_pattern", "numbers", v)
         })?;
         scales.push(torch_normal_icdf_f32(s as f32));
     }

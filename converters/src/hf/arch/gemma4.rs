@@ -335,7 +335,7 @@ pub(super) fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError
         Some(Json::String(s)) if s == "all" || s == "vision" => {}
         Some(v) => {
             return Err(ConvertError::format(
-                b.dir().join("config.json"),
+                b.dir().config_path(),
                 None,
                 format!(
                     "use_bidirectional_attention: expected \"all\", \"vision\" or null, \
@@ -540,11 +540,7 @@ pub(super) fn gemma4_params(p: &mut Params) -> Result<(), ConvertError> {
     let factor = match hp.rope.get("partial_rotary_factor") {
         None => 1.0,
         Some(v) => v.as_f64().ok_or_else(|| {
-            ConvertError::format(
-                &hp.path,
-                None,
-                format!("partial_rotary_factor: expected a number, found {v}"),
-            )
+            ConvertError::wrong_type(&hp.path, "partial_rotary_factor", "a number", v)
         })?,
     };
     p.u32(rope::DIMENSION_COUNT, hd_full)?;
@@ -563,19 +559,19 @@ pub(super) fn gemma4_params(p: &mut Params) -> Result<(), ConvertError> {
 /// generation_config.json when it has the key (null: nothing).
 fn unified_params(p: &mut Params) -> Result<(), ConvertError> {
     gemma4_params(p)?;
-    let path = p.dir.join("generation_config.json");
-    if !path.is_file() {
+    let Some(gen) = p.generation_config()? else {
         return Ok(());
-    }
-    let gen = crate::hf::params::read_json(&path)?;
+    };
+    let path = p.generation_config_path();
     let ids = match gen.get("suppress_tokens") {
         None | Some(Json::Null) => return Ok(()),
         Some(Json::Array(ids)) => ids,
         Some(v) => {
-            return Err(ConvertError::format(
+            return Err(ConvertError::wrong_type(
                 &path,
-                None,
-                format!("suppress_tokens: expected a list of token ids, found {v}"),
+                "suppress_tokens",
+                "a list of token ids",
+                v,
             ))
         }
     };

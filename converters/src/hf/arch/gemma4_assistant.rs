@@ -110,13 +110,7 @@ fn assistant_params(p: &mut Params) -> Result<(), ConvertError> {
     if class_default(p.hp) == Some(1536) {
         validate_architecture(&hp)?;
     }
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     gemma4_params(&mut q)?;
     q.req_u32(layered::EMBEDDING_LENGTH_OUT, &["backbone_hidden_size"])?;
     let n = q.block_count()?;

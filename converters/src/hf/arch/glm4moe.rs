@@ -155,7 +155,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let factor = match hp.rope.get("partial_rotary_factor") {
         None => 0.5,
         Some(v) => v.as_f64().ok_or_else(|| {
-            ConvertError::format(&hp.path, None, "partial_rotary_factor is not a number")
+            ConvertError::wrong_type(&hp.path, "partial_rotary_factor", "a number", v)
         })?,
     };
     p.u32(rope::DIMENSION_COUNT, (head_dim as f64 * factor) as u64)?;
@@ -180,10 +180,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         None | Some(Json::Null) => {}
         Some(Json::Bool(b)) => p.bool(mla::EXPERT_WEIGHTS_NORM, *b),
         Some(v) => {
-            return Err(ConvertError::format(
+            return Err(ConvertError::wrong_type(
                 &hp.path,
-                None,
-                format!("norm_topk_prob: expected a boolean, found {v}"),
+                "norm_topk_prob",
+                "a boolean",
+                v,
             ))
         }
     }

@@ -168,7 +168,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let factor = match hp.rope.get("partial_rotary_factor") {
         None | Some(Json::Null) => 1.0,
         Some(v) => v.as_f64().ok_or_else(|| {
-            ConvertError::format(&hp.path, None, "rope partial_rotary_factor is not a number")
+            ConvertError::wrong_type(&hp.path, "rope partial_rotary_factor", "a number", v)
         })?,
     };
     let dims = rope_dim as f64 * factor;
@@ -194,11 +194,12 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
             let full = a.iter().map(|t| t.as_str() == Some("full")).collect();
             p.bools(indexer::TYPES, full);
         }
-        Some(_) => {
-            return Err(ConvertError::format(
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
                 &hp.path,
-                None,
-                "indexer_types is not a list",
+                "indexer_types",
+                "a list",
+                v,
             ))
         }
     }

@@ -157,13 +157,7 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     // `hparams.pop("head_dim")`: neither the key/value lengths nor the rope dimensions use it.
     let mut hp: Hparams = p.hp.clone();
     hp.map.remove("head_dim");
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     llama::params(&mut q)?;
     for (key, suffix) in [
         ("attention_multiplier", attention::SCALE),
@@ -172,13 +166,9 @@ fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
         ("logits_scaling", llm::LOGIT_SCALE),
     ] {
         if let Some(v) = hp.get(key).filter(|v| truthy(v)) {
-            let f = v.as_f64().ok_or_else(|| {
-                ConvertError::format(
-                    &hp.path,
-                    None,
-                    format!("{key}: expected a number, found {v}"),
-                )
-            })?;
+            let f = v
+                .as_f64()
+                .ok_or_else(|| ConvertError::wrong_type(&hp.path, key, "a number", v))?;
             q.f32(suffix, f);
         }
     }

@@ -19,7 +19,7 @@ use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Modified, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
-use crate::hf::params::{read_json, Params};
+use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -101,14 +101,7 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
     // The generic block runs with `num_experts` hidden: a single "expert" is not a MoE.
     let mut hidden = p.hp.clone();
     hidden.map.remove("num_experts");
-    Params {
-        hp: &hidden,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: p.md,
-    }
-    .generic()?;
+    p.with_hparams(&hidden).generic()?;
     let hp = p.hp;
     let rope_type = hp.rope.get("rope_type").and_then(Json::as_str);
     if !matches!(rope_type, Some("dynamic" | "xdrope")) {
@@ -118,11 +111,7 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
         match hp.rope.get(key) {
             None => Ok(default),
             Some(v) => v.as_f64().ok_or_else(|| {
-                ConvertError::format(
-                    &hp.path,
-                    None,
-                    format!("rope parameter {key}: expected a number, found {v}"),
-                )
+                ConvertError::wrong_type(&hp.path, format!("rope parameter {key}"), "a number", v)
             }),
         }
     };
@@ -158,7 +147,7 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
 /// `HunYuanModel.set_vocab`.
 fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     let hp = b.hparams().clone();
-    if !b.dir().join("tokenizer.json").is_file() {
+    if !b.dir().has_file(crate::hf::model_dir::TOKENIZER_JSON) {
         return Err(ConvertError::Unsupported(
             "HunYuanDenseV1ForCausalLM without tokenizer.json: its tiktoken tokenizer needs \
              the model's remote code, which is not run"
@@ -176,25 +165,17 @@ fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
         None | Some(Json::Null) => {}
         Some(v) => {
             let id = v.as_i64().ok_or_else(|| {
-                ConvertError::format(
-                    b.dir().join("config.json"),
-                    None,
-                    format!("eod_token_id: expected an integer, found {v}"),
-                )
+                ConvertError::wrong_type(b.dir().config_path(), "eod_token_id", "an integer", v)
             })?;
             b.set_token_id(keys::tokenizer::EOS_ID, id.into())?;
         }
     }
-    let gen = b.dir().join("generation_config.json");
-    if gen.is_file() {
-        let eos = read_json(&gen)?.get("eos_token_id").cloned();
+    if let Some(gen_config) = b.dir().generation_config()? {
+        let gen = b.dir().generation_config_path();
+        let eos = gen_config.get("eos_token_id").cloned();
         if let Some(Json::Array(ids)) = eos.filter(|e| e.as_array().is_some_and(|a| a.len() >= 2)) {
             let id = ids[0].as_i64().ok_or_else(|| {
-                ConvertError::format(
-                    &gen,
-                    None,
-                    format!("eos_token_id[0]: expected an integer, found {}", ids[0]),
-                )
+                ConvertError::wrong_type(&gen, "eos_token_id[0]", "an integer", &ids[0])
             })?;
             b.set_token_id(keys::tokenizer::EOT_ID, id.into())?;
         }

@@ -199,7 +199,7 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
 /// `add_space_prefix` false.
 fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     match b.spm_model()? {
-        Some(model) => Ok((b.sentencepiece(&model)?, None)),
+        Some(model) => Ok((b.sentencepiece(model)?, None)),
         None => {
             let path = b.llama_hf()?;
             b.set_bool(ggufkit::gguf::keys::tokenizer::ADD_SPACE_PREFIX, false);

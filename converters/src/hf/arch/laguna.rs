@@ -372,11 +372,7 @@ fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
         let bos = hp.get("bos_token_id");
         if let Some(extra) = ids.iter().find(|e| Some(*e) != bos) {
             let id = extra.as_i64().ok_or_else(|| {
-                ConvertError::format(
-                    b.dir().join("config.json"),
-                    None,
-                    format!("eos_token_id: expected integers, found {extra}"),
-                )
+                ConvertError::wrong_type(b.dir().config_path(), "eos_token_id", "integers", extra)
             })?;
             b.set_token_id(keys::tokenizer::EOT_ID, id.into())?;
         }

@@ -153,13 +153,7 @@ fn moe_filter(name: &str) -> Option<String> {
 /// `LFM2MoeModel.set_gguf_parameters`.
 fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = kv_per_layer(p.hp, |t| t == "full_attention")?;
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     q.generic()?;
     q.req_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["moe_intermediate_size"])?;
     q.req_u32(llm::LEADING_DENSE_BLOCK_COUNT, &["num_dense_layers"])?;
@@ -256,13 +250,7 @@ pub fn kv_per_layer(hp: &Hparams, is_kv: fn(&str) -> bool) -> Result<Hparams, Co
 
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = kv_per_layer(p.hp, |t| t != "conv")?;
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     q.generic()?;
     q.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
     q.req_u32(shortconv::L_CACHE, &["conv_L_cache"])?;

@@ -195,10 +195,11 @@ pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, Con
     let dim = rope_dim(hp)?;
     if dim > MAX_ROPE_DIM {
         // One factor is computed per dimension pair: the config must not size that alone.
-        return Err(ConvertError::format(
+        return Err(ConvertError::out_of_range(
             &hp.path,
-            None,
-            format!("rope dimension {dim} (head_dim) is larger than {MAX_ROPE_DIM}"),
+            "rope dimension (head_dim)",
+            dim,
+            format!("at most {MAX_ROPE_DIM}"),
         ));
     }
     let factor = num("factor", default_factor);

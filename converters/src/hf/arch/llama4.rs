@@ -159,13 +159,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         .ok_or_else(|| hp.missing(&["intermediate_size_mlp"]))?;
     hp.map.insert("intermediate_size_moe".into(), moe.clone());
     hp.map.insert("intermediate_size".into(), mlp);
-    let mut q = Params {
-        hp: &hp,
-        arch: p.arch,
-        dir: p.dir,
-        file_type: p.file_type,
-        md: &mut *p.md,
-    };
+    let mut q = p.with_hparams(&hp);
     llama::params(&mut q)?;
     q.req_u32(
         llm::INTERLEAVE_MOE_LAYER_STEP,
@@ -180,10 +174,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         }
         Some(Json::Array(_)) => {}
         Some(v) => {
-            return Err(ConvertError::format(
+            return Err(ConvertError::wrong_type(
                 &hp.path,
-                None,
-                format!("layer_types: expected a list, found {v}"),
+                "layer_types",
+                "a list",
+                v,
             ))
         }
     }

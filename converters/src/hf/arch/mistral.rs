@@ -172,11 +172,7 @@ fn entry<'a>(hp: &'a Hparams, section: &str, key: &str) -> Result<&'a Json, Conv
 fn number(hp: &Hparams, section: &str, key: &str) -> Result<f64, ConvertError> {
     let v = entry(hp, section, key)?;
     v.as_f64().ok_or_else(|| {
-        ConvertError::format(
-            &hp.path,
-            None,
-            format!("{section}.{key}: expected a number, found {v}"),
-        )
+        ConvertError::wrong_type(&hp.path, format!("{section}.{key}"), "a number", v)
     })
 }
 

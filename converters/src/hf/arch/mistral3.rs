@@ -120,11 +120,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let num = |k: &str| -> Result<f64, ConvertError> {
         match rope.get(k) {
             Some(v) => v.as_f64().ok_or_else(|| {
-                ConvertError::format(
-                    &hp.path,
-                    None,
-                    format!("rope_parameters.{k}: expected a number, found {v}"),
-                )
+                ConvertError::wrong_type(&hp.path, format!("rope_parameters.{k}"), "a number", v)
             }),
             None => Err(hp.missing(&[&format!("rope_parameters.{k}")])),
         }

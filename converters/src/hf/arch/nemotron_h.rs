@@ -238,10 +238,11 @@ fn pattern(hp: &Hparams) -> Result<Option<Pattern>, ConvertError> {
                 .map(|t| t.as_str().unwrap_or_default().to_string())
                 .collect(),
         ))),
-        _ => Err(ConvertError::format(
+        _ => Err(ConvertError::wrong_type(
             &hp.path,
-            None,
-            format!("layer pattern: expected a string or a list, found {v}"),
+            "layer pattern",
+            "a string or a list",
+            v,
         )),
     }
 }
@@ -296,11 +297,7 @@ fn layout(hp: &Hparams) -> Result<Layout, ConvertError> {
         let nextn = match hp.get("num_nextn_predict_layers") {
             None | Some(Json::Null) => 0,
             Some(v) => json_u64(v).ok_or_else(|| {
-                ConvertError::format(
-                    &hp.path,
-                    None,
-                    format!("num_nextn_predict_layers: expected a count, found {v}"),
-                )
+                ConvertError::wrong_type(&hp.path, "num_nextn_predict_layers", "a count", v)
             })?,
         };
         if nextn > 1 {
@@ -534,10 +531,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         match hp.get("norm_topk_prob") {
             Some(Json::Bool(b)) => p.bool(mla::EXPERT_WEIGHTS_NORM, *b),
             v => {
-                return Err(ConvertError::format(
+                return Err(ConvertError::wrong_type(
                     &hp.path,
-                    None,
-                    format!("norm_topk_prob: expected a boolean, found {v:?}"),
+                    "norm_topk_prob",
+                    "a boolean",
+                    format!("{v:?}"),
                 ))
             }
         }
@@ -564,7 +562,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 /// says), then the GPT-2 BPE path from tokenizer.json (required: the class loads it through
 /// AutoTokenizer and writes a `gpt2` vocabulary).
 fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
-    if !b.dir().join("tokenizer.json").is_file() {
+    if !b.dir().has_file(crate::hf::model_dir::TOKENIZER_JSON) {
         return Err(ConvertError::Unsupported(format!(
             "{}: Nemotron-H needs tokenizer.json (its converter writes a GPT-2 BPE vocabulary)",
             b.dir().display()

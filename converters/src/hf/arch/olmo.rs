@@ -258,13 +258,8 @@ fn olmo2_params(p: &mut Params) -> Result<(), ConvertError> {
     let Some(sw) = p.hp.get("sliding_window").cloned() else {
         return Ok(());
     };
-    let sw = crate::hf::config::json_u64(&sw).ok_or_else(|| {
-        ConvertError::format(
-            &p.hp.path,
-            None,
-            format!("sliding_window: expected an integer, found {sw}"),
-        )
-    })?;
+    let sw = crate::hf::config::json_u64(&sw)
+        .ok_or_else(|| ConvertError::wrong_type(&p.hp.path, "sliding_window", "an integer", sw))?;
     p.u32(attention::SLIDING_WINDOW, sw)?;
     let pattern = match p.layer_types_pattern()? {
         Some(v) => v,

@@ -346,11 +346,7 @@ fn mtp_entries(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, Conv
     let extra = match hp.get("mtp_num_hidden_layers") {
         None => 0,
         Some(v) => json_u64(v).ok_or_else(|| {
-            ConvertError::format(
-                &hp.path,
-                None,
-                format!("mtp_num_hidden_layers: expected a count, found {v}"),
-            )
+            ConvertError::wrong_type(&hp.path, "mtp_num_hidden_layers", "a count", v)
         })?,
     };
     let extra = if extra == 0 { seen } else { extra };

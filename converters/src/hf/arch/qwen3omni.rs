@@ -51,7 +51,7 @@ fn omni_set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
 /// Qwen3-VL's vocabulary, the ChatML template, then `<|im_end|>` as BOS and EOS.
 fn asr_set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     let out = match b.spm_model()? {
-        Some(m) => (b.sentencepiece(&m)?, None),
+        Some(m) => (b.sentencepiece(m)?, None),
         None => b.gpt2()?,
     };
     b.set_string(tk::CHAT_TEMPLATE, CHATML);
@@ -62,7 +62,7 @@ fn asr_set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
 /// The id of the added token `<|im_end|>` in tokenizer_config.json, written as the BOS and
 /// EOS token ids when there is one.
 fn im_end_as_bos_eos(b: &mut VocabBuild) -> Result<(), ConvertError> {
-    let path = b.dir().join("tokenizer_config.json");
+    let path = b.dir().tokenizer_config_path();
     let Some(tc) = b.tokenizer_config() else {
         return Err(ConvertError::io(
             path,

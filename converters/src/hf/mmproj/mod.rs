@@ -266,11 +266,7 @@ impl Clip<'_> {
         let n = json_u64(v)
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| {
-                ConvertError::format(
-                    self.path(),
-                    None,
-                    format!("{key}: expected an integer that fits in a UINT32, found {v}"),
-                )
+                ConvertError::wrong_type(self.path(), key, "an integer that fits in a UINT32", v)
             })?;
         self.md.set(key, Value::U32(n));
         Ok(())
@@ -283,13 +279,9 @@ impl Clip<'_> {
 
     /// `key` as FLOAT32 from a JSON number.
     pub fn f32_json(&mut self, key: &str, v: &Json) -> Result<(), ConvertError> {
-        let x = v.as_f64().ok_or_else(|| {
-            ConvertError::format(
-                self.path(),
-                None,
-                format!("{key}: expected a number, found {v}"),
-            )
-        })?;
+        let x = v
+            .as_f64()
+            .ok_or_else(|| ConvertError::wrong_type(self.path(), key, "a number", v))?;
         self.md.set(key, Value::F32(x as f32));
         Ok(())
     }
@@ -307,13 +299,7 @@ impl Clip<'_> {
     /// `key` as an array of numbers, typed like gguf-py's `add_array` (by the first item:
     /// FLOAT32 for floats, INT32 for integers).
     pub fn numbers(&mut self, key: &str, v: &Json) -> Result<(), ConvertError> {
-        let bad = || {
-            ConvertError::format(
-                self.path(),
-                None,
-                format!("{key}: expected a list of numbers of one kind, found {v}"),
-            )
-        };
+        let bad = || ConvertError::wrong_type(self.path(), key, "a list of numbers of one kind", v);
         let items = v.as_array().ok_or_else(bad)?;
         if items.is_empty() {
             return Ok(());
@@ -435,7 +421,12 @@ fn read_json_object(path: &Path) -> Result<Option<Map<String, Json>>, ConvertErr
     }
     match super::params::read_json(path)? {
         Json::Object(m) => Ok(Some(m)),
-        _ => Err(ConvertError::format(path, None, "not a JSON object")),
+        other => Err(ConvertError::wrong_type(
+            path,
+            config::TOP_LEVEL,
+            "an object",
+            config::json_kind(&other),
+        )),
     }
 }
 
@@ -532,10 +523,11 @@ fn no_projector(hp: &Hparams, class: &str) -> ConvertError {
 
 /// Converts the projector of the HF model in `dir` (`convert_hf_to_gguf.py --mmproj`).
 pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
-    let hp = config::load(dir)?;
+    let model_dir = crate::hf::ModelDir::new(dir);
+    let hp = config::load(&model_dir)?;
     let class = mmproj_arch(&hp.raw).unwrap_or_else(|| hp.arch.clone());
     let p = lookup(&class).ok_or_else(|| no_projector(&hp, &class))?;
-    let mut ctx = projector_context(dir, opts, p, class, hp)?;
+    let mut ctx = projector_context(model_dir, opts, p, class, hp)?;
     let n_blocks = tower_block_count(&ctx)?;
     let shards = if safetensors::is_safetensors(dir)? {
         safetensors::index_dir(dir)?
@@ -556,7 +548,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
     md.set(keys::general::ARCHITECTURE, "clip");
     md.set(keys::general::TYPE, "mmproj");
     let meta = metadata::write_general(
-        dir,
+        &ctx.dir,
         &ctx.hp.raw,
         opts,
         planned.iter().map(|p| (p.name.as_str(), p.expr.shape())),
@@ -596,7 +588,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
 /// vocabulary, an adapter, no encoder config), the encoders' configs, the preprocessor
 /// config and the text model's width, then the base defaults and the class's `prepare`.
 fn projector_context(
-    dir: &Path,
+    dir: crate::hf::ModelDir,
     opts: &HfOptions,
     p: &Projector,
     class: String,
@@ -607,7 +599,7 @@ fn projector_context(
             "{class}: --vocab-only and --mmproj together: a projector file has no vocabulary"
         )));
     }
-    if super::lora::is_adapter(dir) {
+    if super::lora::is_adapter(&dir) {
         return Err(ConvertError::Unsupported(
             "--mmproj of a LoRA adapter is not supported".into(),
         ));
@@ -634,10 +626,10 @@ fn projector_context(
         class,
         vision: if p.vision { vision } else { None },
         audio: if p.audio { audio } else { None },
-        pre: preprocessor(dir)?,
+        pre: preprocessor(&dir)?,
         n_embd_text,
         outtype: opts.outtype,
-        dir: crate::hf::ModelDir::new(dir),
+        dir,
         img_break: -1,
         hp,
     };

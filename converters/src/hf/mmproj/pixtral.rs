@@ -10,7 +10,6 @@ use serde_json::Value as Json;
 
 use super::{Clip, Ctx, Out, Projector};
 use crate::hf::expr::Expr;
-use crate::hf::params::read_json;
 use crate::ConvertError;
 
 /// `LlavaForConditionalGeneration`, `Mistral3ForConditionalGeneration`.
@@ -73,8 +72,10 @@ fn token_id(ctx: &Ctx, token: &str) -> Result<i64, ConvertError> {
             }
         }
     }
-    let tj_path = ctx.dir.join("tokenizer.json");
-    let tj = read_json(&tj_path)?;
+    let tj_path = ctx.dir.tokenizer_json_path();
+    let tj = ctx.dir.tokenizer_json()?.ok_or_else(|| {
+        ConvertError::io(&tj_path, std::io::Error::from(std::io::ErrorKind::NotFound))
+    })?;
     for t in tj
         .get("added_tokens")
         .and_then(Json::as_array)

@@ -38,6 +38,7 @@ use serde_json::Value as Json;
 use tokenizers::AddedToken;
 
 use super::json;
+use crate::hf::ModelDir;
 use crate::ConvertError;
 
 /// How the class gets its pipeline.
@@ -658,11 +659,11 @@ impl Named {
 /// the key, else added_tokens.json's and tokenizer.json's added tokens; sorted by id, the
 /// last entry of an id kept.
 fn configured_decoder(
-    dir: &Path,
+    dir: &ModelDir,
     tc: Option<&Json>,
     file_added: Option<&Json>,
 ) -> Result<(Vec<(i128, AddedToken)>, bool), ConvertError> {
-    let tc_path = dir.join("tokenizer_config.json");
+    let tc_path = dir.tokenizer_config_path();
     let mut out: Vec<(i128, AddedToken)> = Vec::new();
     let mut put = |id: i128, t: AddedToken| {
         out.retain(|(i, _)| *i != id);
@@ -707,11 +708,12 @@ fn configured_decoder(
             }
             true
         }
-        Some(_) => {
-            return Err(ConvertError::format(
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
                 &tc_path,
-                None,
-                "added_tokens_decoder is not an object",
+                "added_tokens_decoder",
+                "an object",
+                crate::hf::config::json_kind(v),
             ))
         }
     };
@@ -762,13 +764,13 @@ fn upsert(list: &mut Vec<(String, Named)>, key: &str, value: Named) {
 /// `extra_special_tokens` when it is a list that is not empty, else
 /// `additional_special_tokens`.
 fn named_specials(
-    dir: &Path,
+    dir: &ModelDir,
     tc: Option<&Json>,
     class: Option<&TokenizerClass>,
     legacy: bool,
     model_specific: bool,
 ) -> Result<(Vec<Named>, Vec<Named>), ConvertError> {
-    let tc_path = dir.join("tokenizer_config.json");
+    let tc_path = dir.tokenizer_config_path();
     let map_path = dir.join("special_tokens_map.json");
     let map = if legacy && map_path.is_file() {
         Some(json::read_json(&map_path)?)
@@ -792,8 +794,8 @@ fn named_specials(
     let extra_v = tc.and_then(|t| t.get("extra_special_tokens"));
     let additional = tc.and_then(|t| t.get("additional_special_tokens"));
     if model_specific {
-        let order = match tc {
-            Some(_) if tc_path.is_file() => json::read_key_order(&tc_path)?,
+        let order = match (tc, dir.tokenizer_config_text()?) {
+            (Some(_), Some(text)) => json::key_order(&tc_path, text)?,
             _ => json::KeyOrder::default(),
         };
         let value = |k: &str| tc.and_then(|t| t.get(k)).unwrap_or(&Json::Null);
@@ -889,7 +891,7 @@ fn named_specials(
 /// named special tokens (with the class's defaults and the model-specific ones) then the
 /// extra ones, each text once.
 pub(crate) fn all_special_tokens(
-    dir: &Path,
+    dir: &ModelDir,
     tc: Option<&Json>,
     class: &TokenizerClass,
 ) -> Result<Vec<String>, ConvertError> {
@@ -909,7 +911,7 @@ pub(crate) fn all_special_tokens(
 pub(crate) fn add_configured_tokens(
     tok: &mut tokenizers::Tokenizer,
     class: &TokenizerClass,
-    dir: &Path,
+    dir: &ModelDir,
     tc: Option<&Json>,
     file_added: Option<&Json>,
 ) -> Result<(), ConvertError> {

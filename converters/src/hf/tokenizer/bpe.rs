@@ -6,7 +6,7 @@
 //! added tokens are the reference's.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value as Json;
 
@@ -18,6 +18,7 @@ use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
 use super::{hparam_count, looks_special, MAX_VOCAB};
 use crate::hf::config::json_kind;
+use crate::hf::ModelDir;
 use crate::ConvertError;
 
 /// A loaded HuggingFace tokenizer and the JSON it came from.
@@ -36,29 +37,25 @@ pub(crate) struct HfTokenizer {
 impl HfTokenizer {
     /// Loads `dir/tokenizer.json`, or for a WordPiece directory without one, builds BERT's
     /// pipeline from `vocab.txt` and tokenizer_config.json as `transformers` does.
-    pub fn load(dir: &Path, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
-        let path = dir.join("tokenizer.json");
+    pub fn load(dir: &ModelDir, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
+        let path = dir.tokenizer_json_path();
         if path.is_file() {
             let text = read_text(&path)?;
             let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
             // Everything below reads and rebuilds it as an object (a string, number or list
             // at the top has no pipeline and no vocabulary).
             if !json.is_object() {
-                return Err(ConvertError::format(
+                return Err(ConvertError::wrong_type(
                     &path,
-                    None,
-                    format!("the top level is {}, not an object", json_kind(&json)),
+                    crate::hf::config::TOP_LEVEL,
+                    "an object",
+                    json_kind(&json),
                 ));
             }
             guard::check(&json, &path)?;
             // The class transformers builds decides the pipeline and the added tokens.
-            let config_path = dir.join("config.json");
-            let config = if config_path.is_file() {
-                Some(super::json::read_json(&config_path)?)
-            } else {
-                None
-            };
-            let class = auto::choose(tc, config.as_ref(), &json);
+            let config = dir.config_if_present()?;
+            let class = auto::choose(tc, config, &json);
             if let Some(auto::Build::Rebuilt(p)) = class.map(|c| c.build) {
                 p.check_config(dir, tc)?;
             }

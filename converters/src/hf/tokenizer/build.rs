@@ -30,10 +30,25 @@ pub struct VocabBuild<'a> {
     pub(super) kv: Kv,
 }
 
-impl VocabBuild<'_> {
+impl<'a> VocabBuild<'a> {
     /// The model directory.
-    pub fn dir(&self) -> &crate::hf::ModelDir {
+    pub fn dir(&self) -> &'a crate::hf::ModelDir {
         self.req.dir
+    }
+
+    /// The SentencePiece model (`tokenizer.model`), if there is one.
+    pub fn spm_model(&self) -> Result<Option<&'a proto::SpmModel>, ConvertError> {
+        self.req.dir.tokenizer_model()
+    }
+
+    /// The SentencePiece model, refused with `why` when there is none.
+    pub fn require_spm_model(&self, why: &str) -> Result<&'a proto::SpmModel, ConvertError> {
+        self.spm_model()?.ok_or_else(|| {
+            ConvertError::io(
+                self.req.dir.tokenizer_model_path(),
+                std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
+            )
+        })
     }
 
     /// The merged hparams.
@@ -70,21 +85,6 @@ impl VocabBuild<'_> {
             self.kv
                 .bool(super::key::ADD_SPACE_PREFIX, super::json::truthy(Some(v)));
         }
-    }
-
-    /// The SentencePiece model (`tokenizer.model`), if there is one.
-    pub fn spm_model(&self) -> Result<Option<proto::SpmModel>, ConvertError> {
-        super::spm::load_model(self.req.dir)
-    }
-
-    /// The SentencePiece model, refused with `why` when there is none.
-    pub fn require_spm_model(&self, why: &str) -> Result<proto::SpmModel, ConvertError> {
-        self.spm_model()?.ok_or_else(|| {
-            ConvertError::io(
-                self.req.dir.join("tokenizer.model"),
-                std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
-            )
-        })
     }
 
     /// `_set_vocab_sentencepiece` with this model.

@@ -29,21 +29,14 @@ pub(crate) fn read_ordered(path: &Path) -> Result<Ordered, ConvertError> {
 /// Reads a UTF-8 text file.
 pub(crate) fn read_text(path: &Path) -> Result<String, ConvertError> {
     let bytes = ggufkit::mapped::read_input(path).map_err(|e| ConvertError::io(path, e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        ConvertError::format(path, Some(e.utf8_error().valid_up_to() as u64), "not UTF-8")
+    String::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to() as u64,
     })
 }
 
 pub(crate) fn json_error(path: &Path, e: &serde_json::Error) -> ConvertError {
-    ConvertError::format(
-        path,
-        None,
-        format!(
-            "invalid JSON (line {}, column {}): {e}",
-            e.line(),
-            e.column()
-        ),
-    )
+    ConvertError::bad_json(path, e)
 }
 
 /// Python's `bool(x)` for a JSON value (`None`, `False`, `0`, `""`, `[]`, `{}` are false).
@@ -121,8 +114,12 @@ impl KeyOrder {
 
 /// Reads the key order of a JSON file whose top level is an object.
 pub(crate) fn read_key_order(path: &Path) -> Result<KeyOrder, ConvertError> {
-    let text = read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| json_error(path, &e))
+    key_order(path, &read_text(path)?)
+}
+
+/// The key order of the JSON text of the file at `path` (for messages).
+pub(crate) fn key_order(path: &Path, text: &str) -> Result<KeyOrder, ConvertError> {
+    serde_json::from_str(text).map_err(|e| json_error(path, &e))
 }
 
 /// An object's keys in file order, or `None` for any other value.

@@ -408,167 +408,46 @@ fn special_piece_id(m: &SpmModel, which: usize, default: &str, ty: i32) -> i64 {
 
 /// A JSON field of `tekken.json`, or an error naming it.
 fn field<'a>(path: &Path, v: &'a Json, key: &str, what: &str) -> Result<&'a Json, ConvertError> {
-    v.get(key)
-        .ok_or_else(|| ConvertError::format(path, None, format!("{what}: no \"{key}\"")))
-}
-
-fn as_count(path: &Path, v: &Json, what: &str) -> Result<u64, ConvertError> {
-    v.as_u64().ok_or_else(|| {
-        ConvertError::format(
-            path,
-            None,
-            format!("{what}: expected a non-negative integer, found {v}"),
-        )
+    v.get(key).ok_or_else(|| {
+        // `what` is the object looked in: the file itself, or a dotted path inside it.
+        let at = if path.file_name().is_some_and(|n| n == what) {
+            key.to_string()
+        } else {
+            format!("{what}.{key}")
+        };
+        ConvertError::missing_key(path, at, "the Tekken tokenizer reads it")
     })
 }
 
-/// `Tekkenizer.from_file` (and the instruct tokenizer built on it).
+fn as_count(path: &Path, v: &Json, what: &str) -> Result<u64, ConvertError> {
+    v.as_u64()
+        .ok_or_else(|| ConvertError::wrong_type(path, what, "a non-negative integer", v))
+}
+
+/// `Tekkenizer.from_file` (and the instruct tokenizer built on it): the file, its
+/// version, the special tokens, the byte vocabulary, then the tokens and merges written.
 fn load_tekken(path: &Path) -> Result<Loaded, ConvertError> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| ConvertError::io(path, e))?
-        .len();
-    if len > MAX_TEKKEN_BYTES {
-        return Err(ConvertError::format(
-            path,
-            None,
-            format!("larger than {} MiB", MAX_TEKKEN_BYTES >> 20),
-        ));
-    }
-    let text =
-        ggufkit::mapped::read_input_to_string(path).map_err(|e| ConvertError::io(path, e))?;
-    let j: Json = serde_json::from_str(&text)
-        .map_err(|e| ConvertError::format(path, None, format!("not valid JSON: {e}")))?;
-    let bad = |msg: String| ConvertError::format(path, None, msg);
+    let j = read_tekken_json(path)?;
     let config = field(path, &j, "config", "tekken.json")?;
-    let version = config.get("version").and_then(Json::as_str).unwrap_or("");
-    let version = known_version(version).ok_or_else(|| {
-        bad(format!(
-            "unknown tokenizer version {:?} (known: {})",
-            config.get("version").unwrap_or(&Json::Null),
-            VERSIONS.join(", ")
-        ))
-    })?;
+    let version = tekken_version(path, &j, config)?;
     let vi = version_index(version).unwrap_or(0);
-    if config
-        .get("model_settings_builder")
-        .or_else(|| j.get("model_settings_builder"))
-        .is_some_and(|v| !v.is_null())
-        && vi < version_index("v15").unwrap_or(0)
-    {
-        return Err(bad(format!(
-            "model_settings_builder is not supported for tokenizer version {version}"
-        )));
-    }
-    // Special tokens: (rank, text), in the file's order, then the fillers.
-    let mut specials: Vec<(u64, String)> = match j.get("special_tokens") {
-        None | Some(Json::Null) => {
-            if vi > version_index("v7").unwrap_or(0) {
-                return Err(bad(format!(
-                    "no \"special_tokens\": required for tokenizer version {version}"
-                )));
-            }
-            DEPRECATED_SPECIAL_TOKENS
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (i as u64, s.to_string()))
-                .collect()
-        }
-        Some(Json::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let what = format!("special_tokens[{i}]");
-                let rank = as_count(path, field(path, t, "rank", &what)?, &what)?;
-                let s = field(path, t, "token_str", &what)?
-                    .as_str()
-                    .ok_or_else(|| bad(format!("{what}: token_str is not a string")))?;
-                Ok((rank, s.to_string()))
-            })
-            .collect::<Result<_, ConvertError>>()?,
-        Some(v) => return Err(bad(format!("\"special_tokens\" is {v}, not a list"))),
-    };
-    let num_special = as_count(
-        path,
-        field(path, config, "default_num_special_tokens", "config")?,
-        "config.default_num_special_tokens",
-    )?;
-    let vocab_size = as_count(
-        path,
-        field(path, config, "default_vocab_size", "config")?,
-        "config.default_vocab_size",
-    )?;
-    check_size(usize::try_from(vocab_size).unwrap_or(usize::MAX))?;
-    check_size(usize::try_from(num_special).unwrap_or(usize::MAX))?;
-    let (vocab_size, num_special) = (vocab_size as usize, num_special as usize);
-    if specials.len() > num_special {
-        return Err(bad(format!(
-            "{} special tokens, more than default_num_special_tokens {num_special}",
-            specials.len()
-        )));
-    }
-    for i in specials.len()..num_special {
-        specials.push((i as u64, format!("<SPECIAL_{i}>")));
-    }
+    let (specials, vocab_size) = tekken_specials(path, &j, config, version, vi)?;
+    let num_special = specials.len();
     let mut by_text: HashMap<&str, u64> = HashMap::with_capacity(specials.len());
     for (rank, s) in &specials {
         if by_text.insert(s.as_str(), *rank).is_some() {
-            return Err(bad(format!("special token {s:?} is listed twice")));
+            return Err(bad(path, format!("special token {s:?} is listed twice")));
         }
     }
     field(path, config, "pattern", "config")?
         .as_str()
-        .ok_or_else(|| bad("config.pattern is not a string".into()))?;
-    let vocab = field(path, &j, "vocab", "tekken.json")?
-        .as_array()
-        .ok_or_else(|| bad("\"vocab\" is not a list".into()))?;
-    if vocab_size > vocab.len() + num_special || vocab_size < num_special {
-        return Err(bad(format!(
-            "default_vocab_size {vocab_size} does not fit {} vocabulary entries and \
-             {num_special} special tokens",
-            vocab.len()
-        )));
-    }
-    let inner = vocab_size - num_special;
-    // The byte strings of the kept vocabulary, by rank.
-    let mut bytes: Vec<Vec<u8>> = Vec::with_capacity(inner);
-    let mut rank_of: HashMap<Vec<u8>, usize> = HashMap::with_capacity(inner);
-    for (i, t) in vocab.iter().take(inner).enumerate() {
-        let what = format!("vocab[{i}]");
-        let obj = t
-            .as_object()
-            .ok_or_else(|| bad(format!("{what} is not an object")))?;
-        if obj.len() != 3
-            || !["rank", "token_bytes", "token_str"]
-                .iter()
-                .all(|k| obj.contains_key(*k))
-        {
-            return Err(bad(format!(
-                "{what}: expected exactly rank, token_bytes and token_str"
-            )));
-        }
-        if obj["rank"].as_u64() != Some(i as u64) {
-            return Err(bad(format!("{what}: rank {} is not {i}", obj["rank"])));
-        }
-        let b64 = obj["token_bytes"]
-            .as_str()
-            .ok_or_else(|| bad(format!("{what}: token_bytes is not a string")))?;
-        let b = base64_decode(b64)
-            .ok_or_else(|| bad(format!("{what}: token_bytes is not base64: {b64:?}")))?;
-        if i < 256 && b != [i as u8] {
-            return Err(bad(format!(
-                "{what}: the first 256 tokens must be the single bytes in order"
-            )));
-        }
-        if rank_of.insert(b.clone(), i).is_some() {
-            return Err(bad(format!("{what}: the same bytes as an earlier token")));
-        }
-        bytes.push(b);
-    }
+        .ok_or_else(|| bad(path, "config.pattern is not a string".into()))?;
+    let (bytes, rank_of) = tekken_vocab(path, &j, vocab_size, num_special)?;
     let special_id = |s: &str| -> Result<i64, ConvertError> {
         by_text
             .get(s)
             .map(|&r| r as i64)
-            .ok_or_else(|| bad(format!("no special token {s:?}")))
+            .ok_or_else(|| bad(path, format!("no special token {s:?}")))
     };
     for (from, list) in REQUIRED_CONTROL_TOKENS {
         if vi >= version_index(from).unwrap_or(0) {
@@ -589,25 +468,7 @@ fn load_tekken(path: &Path) -> Result<Loaded, ConvertError> {
         tokens.push(unicode(b));
         types.push(token_type::NORMAL);
     }
-    let mut merges = Vec::new();
-    for (i, b) in bytes.iter().enumerate().skip(256) {
-        let mut local: Vec<(usize, usize, usize)> = (1..b.len())
-            .filter_map(|j| {
-                let l = *rank_of.get(&b[..j])?;
-                let r = *rank_of.get(&b[j..])?;
-                Some((l, r, j))
-            })
-            .collect();
-        if local.is_empty() {
-            return Err(bad(format!(
-                "vocab[{i}]: no two tokens make it, so it has no merge"
-            )));
-        }
-        local.sort_by_key(|&(l, r, _)| (l, r));
-        for (_, _, j) in local {
-            merges.push(format!("{} {}", unicode(&b[..j]), unicode(&b[j..])));
-        }
-    }
+    let merges = tekken_merges(path, &bytes, &rank_of, &unicode)?;
     let bos = special_id("<s>")?;
     let eos = special_id("</s>")?;
     let unk = special_id("<unk>")?;
@@ -624,6 +485,222 @@ fn load_tekken(path: &Path) -> Result<Loaded, ConvertError> {
         unk,
         pad,
     })
+}
+
+/// A token's bytes → its rank.
+type RankOf = HashMap<Vec<u8>, usize>;
+
+/// A format error in the tokenizer file at `path`.
+fn bad(path: &Path, msg: String) -> ConvertError {
+    ConvertError::format(path, None, msg)
+}
+
+/// tekken.json parsed, refused when larger than [`MAX_TEKKEN_BYTES`].
+fn read_tekken_json(path: &Path) -> Result<Json, ConvertError> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| ConvertError::io(path, e))?
+        .len();
+    if len > MAX_TEKKEN_BYTES {
+        return Err(ConvertError::format(
+            path,
+            None,
+            format!("larger than {} MiB", MAX_TEKKEN_BYTES >> 20),
+        ));
+    }
+    let text =
+        ggufkit::mapped::read_input_to_string(path).map_err(|e| ConvertError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| ConvertError::bad_json(path, &e))
+}
+
+/// The tokenizer version (a known one), refusing a model settings builder before v15.
+fn tekken_version(path: &Path, j: &Json, config: &Json) -> Result<&'static str, ConvertError> {
+    let version = config.get("version").and_then(Json::as_str).unwrap_or("");
+    let version = known_version(version).ok_or_else(|| {
+        bad(
+            path,
+            format!(
+                "unknown tokenizer version {:?} (known: {})",
+                config.get("version").unwrap_or(&Json::Null),
+                VERSIONS.join(", ")
+            ),
+        )
+    })?;
+    let vi = version_index(version).unwrap_or(0);
+    if config
+        .get("model_settings_builder")
+        .or_else(|| j.get("model_settings_builder"))
+        .is_some_and(|v| !v.is_null())
+        && vi < version_index("v15").unwrap_or(0)
+    {
+        return Err(bad(
+            path,
+            format!("model_settings_builder is not supported for tokenizer version {version}"),
+        ));
+    }
+    Ok(version)
+}
+
+/// The special tokens as (rank, text), in the file's order then the `<SPECIAL_i>` fillers
+/// up to `default_num_special_tokens`; and `default_vocab_size`.
+fn tekken_specials(
+    path: &Path,
+    j: &Json,
+    config: &Json,
+    version: &str,
+    vi: usize,
+) -> Result<(Vec<(u64, String)>, usize), ConvertError> {
+    let mut specials: Vec<(u64, String)> = match j.get("special_tokens") {
+        None | Some(Json::Null) => {
+            if vi > version_index("v7").unwrap_or(0) {
+                return Err(bad(
+                    path,
+                    format!("no \"special_tokens\": required for tokenizer version {version}"),
+                ));
+            }
+            DEPRECATED_SPECIAL_TOKENS
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i as u64, s.to_string()))
+                .collect()
+        }
+        Some(Json::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let what = format!("special_tokens[{i}]");
+                let rank = as_count(path, field(path, t, "rank", &what)?, &what)?;
+                let s = field(path, t, "token_str", &what)?
+                    .as_str()
+                    .ok_or_else(|| bad(path, format!("{what}: token_str is not a string")))?;
+                Ok((rank, s.to_string()))
+            })
+            .collect::<Result<_, ConvertError>>()?,
+        Some(v) => return Err(bad(path, format!("\"special_tokens\" is {v}, not a list"))),
+    };
+    let num_special = as_count(
+        path,
+        field(path, config, "default_num_special_tokens", "config")?,
+        "config.default_num_special_tokens",
+    )?;
+    let vocab_size = as_count(
+        path,
+        field(path, config, "default_vocab_size", "config")?,
+        "config.default_vocab_size",
+    )?;
+    check_size(usize::try_from(vocab_size).unwrap_or(usize::MAX))?;
+    check_size(usize::try_from(num_special).unwrap_or(usize::MAX))?;
+    let (vocab_size, num_special) = (vocab_size as usize, num_special as usize);
+    if specials.len() > num_special {
+        return Err(bad(
+            path,
+            format!(
+                "{} special tokens, more than default_num_special_tokens {num_special}",
+                specials.len()
+            ),
+        ));
+    }
+    for i in specials.len()..num_special {
+        specials.push((i as u64, format!("<SPECIAL_{i}>")));
+    }
+    Ok((specials, vocab_size))
+}
+
+/// The byte strings of the kept vocabulary (the first `vocab_size - num_special` entries),
+/// by rank, and each one's rank: the first 256 are the single bytes in order, none twice.
+fn tekken_vocab(
+    path: &Path,
+    j: &Json,
+    vocab_size: usize,
+    num_special: usize,
+) -> Result<(Vec<Vec<u8>>, RankOf), ConvertError> {
+    let vocab = field(path, j, "vocab", "tekken.json")?
+        .as_array()
+        .ok_or_else(|| bad(path, "\"vocab\" is not a list".into()))?;
+    if vocab_size > vocab.len() + num_special || vocab_size < num_special {
+        return Err(bad(
+            path,
+            format!(
+                "default_vocab_size {vocab_size} does not fit {} vocabulary entries and \
+                 {num_special} special tokens",
+                vocab.len()
+            ),
+        ));
+    }
+    let inner = vocab_size - num_special;
+    let mut bytes: Vec<Vec<u8>> = Vec::with_capacity(inner);
+    let mut rank_of: RankOf = HashMap::with_capacity(inner);
+    for (i, t) in vocab.iter().take(inner).enumerate() {
+        let what = format!("vocab[{i}]");
+        let obj = t
+            .as_object()
+            .ok_or_else(|| bad(path, format!("{what} is not an object")))?;
+        if obj.len() != 3
+            || !["rank", "token_bytes", "token_str"]
+                .iter()
+                .all(|k| obj.contains_key(*k))
+        {
+            return Err(bad(
+                path,
+                format!("{what}: expected exactly rank, token_bytes and token_str"),
+            ));
+        }
+        if obj["rank"].as_u64() != Some(i as u64) {
+            return Err(bad(
+                path,
+                format!("{what}: rank {} is not {i}", obj["rank"]),
+            ));
+        }
+        let b64 = obj["token_bytes"]
+            .as_str()
+            .ok_or_else(|| bad(path, format!("{what}: token_bytes is not a string")))?;
+        let b = base64_decode(b64)
+            .ok_or_else(|| bad(path, format!("{what}: token_bytes is not base64: {b64:?}")))?;
+        if i < 256 && b != [i as u8] {
+            return Err(bad(
+                path,
+                format!("{what}: the first 256 tokens must be the single bytes in order"),
+            ));
+        }
+        if rank_of.insert(b.clone(), i).is_some() {
+            return Err(bad(
+                path,
+                format!("{what}: the same bytes as an earlier token"),
+            ));
+        }
+        bytes.push(b);
+    }
+    Ok((bytes, rank_of))
+}
+
+/// The merges of each token past the single bytes: every split into two tokens, by the
+/// ranks of its halves; a token no two tokens make is refused.
+fn tekken_merges(
+    path: &Path,
+    bytes: &[Vec<u8>],
+    rank_of: &RankOf,
+    unicode: &dyn Fn(&[u8]) -> String,
+) -> Result<Vec<String>, ConvertError> {
+    let mut merges = Vec::new();
+    for (i, b) in bytes.iter().enumerate().skip(256) {
+        let mut local: Vec<(usize, usize, usize)> = (1..b.len())
+            .filter_map(|j| {
+                let l = *rank_of.get(&b[..j])?;
+                let r = *rank_of.get(&b[j..])?;
+                Some((l, r, j))
+            })
+            .collect();
+        if local.is_empty() {
+            return Err(bad(
+                path,
+                format!("vocab[{i}]: no two tokens make it, so it has no merge"),
+            ));
+        }
+        local.sort_by_key(|&(l, r, _)| (l, r));
+        for (_, _, j) in local {
+            merges.push(format!("{} {}", unicode(&b[..j]), unicode(&b[j..])));
+        }
+    }
+    Ok(merges)
 }
 
 /// GPT-2's byte → character table (`bytes_to_unicode`): printable Latin-1 bytes stand for
@@ -680,6 +757,34 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key Tekken needs that tekken.json lacks is a `MissingKey` naming the file and the
+    /// key's place in it.
+    #[test]
+    fn a_missing_tekken_key_is_typed() {
+        let d = std::env::temp_dir().join(format!("ggufkit-tekken-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let path = d.join("tekken.json");
+        for (text, want) in [
+            (r#"{"vocab": []}"#, "config"),
+            (
+                r#"{"config": {"version": "v3", "default_num_special_tokens": 20,
+                   "default_vocab_size": 20}, "vocab": []}"#,
+                "config.pattern",
+            ),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            match load_tekken(&path) {
+                Err(ConvertError::MissingKey { path: p, key, .. }) => {
+                    assert_eq!(p, path);
+                    assert_eq!(key, want);
+                }
+                Err(e) => panic!("{want}: {e}"),
+                Ok(_) => panic!("{want}: accepted"),
+            }
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn base64_decodes_padded_strings() {

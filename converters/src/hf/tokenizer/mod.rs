@@ -41,6 +41,7 @@ use serde_json::Value as Json;
 use crate::hf::ModelDir;
 use crate::ConvertError;
 pub(crate) use json::{parse_json, read_text, truthy as json_truthy_opt};
+pub(crate) use spm::load_model_at;
 
 /// Python truthiness of a JSON value.
 pub(crate) fn json_truthy(v: &Json) -> bool {
@@ -149,7 +150,7 @@ pub fn vocab_metadata_report(req: &VocabRequest) -> Result<VocabReport, ConvertE
     let (path, pre) = match req.kind {
         VocabKind::Llama => set_vocab_llama(req, tc, &mut b.kv)?,
         VocabKind::Qwen2 => match b.spm_model()? {
-            Some(m) => (b.sentencepiece(&m)?, None),
+            Some(m) => (b.sentencepiece(m)?, None),
             None => b.gpt2()?,
         },
         VocabKind::Gpt2 => b.gpt2()?,
@@ -303,8 +304,8 @@ fn set_vocab_mamba(
     if !spm_first && has_json {
         return gpt2(&req, tc, kv);
     }
-    if let Some(m) = spm::load_model(dir)? {
-        return Ok((sentencepiece(&req, &m, kv)?, None));
+    if let Some(m) = dir.tokenizer_model()? {
+        return Ok((sentencepiece(&req, m, kv)?, None));
     }
     if spm_first && dir.join("tokenizer.model.v3").is_file() {
         return Err(ConvertError::Unsupported(format!(
@@ -333,7 +334,7 @@ fn sentencepiece_with_config_specials(
     eos_text: &str,
 ) -> Result<VocabPath, ConvertError> {
     let dir = req.dir;
-    let model = spm::load_model(dir)?.ok_or_else(|| {
+    let model = dir.tokenizer_model()?.ok_or_else(|| {
         ConvertError::io(
             dir.join("tokenizer.model"),
             std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
@@ -343,7 +344,7 @@ fn sentencepiece_with_config_specials(
         Some(v) => count(v, "vocab_size")?,
         None => None,
     };
-    let v = spm::create_vocab(dir, &model, n)?;
+    let v = spm::create_vocab(dir, model, n)?;
     let len = v.tokens.len();
     kv.string(key::MODEL, "llama");
     kv.string(key::PRE, "default");
@@ -575,8 +576,8 @@ fn set_vocab_llama(
             ));
         }
     }
-    let result = match spm::load_model(dir)? {
-        Some(m) => (sentencepiece(req, &m, kv)?, None),
+    let result = match dir.tokenizer_model()? {
+        Some(m) => (sentencepiece(req, m, kv)?, None),
         None => {
             if dir.tokenizer_json()?.is_some_and(bpe::is_llama_hf) {
                 (llama_hf(req, tc, kv)?, None)
@@ -618,7 +619,7 @@ fn set_vocab_gemma(
     kv: &mut Kv,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
-    let model = spm::load_model(dir)?;
+    let model = dir.tokenizer_model()?;
     let quirks = quirks_of(req.arch);
     let Some(model) = model else {
         if quirks.requires_spm {
@@ -629,7 +630,7 @@ fn set_vocab_gemma(
         }
         return gpt2(req, tc, kv);
     };
-    let path = sentencepiece(req, &model, kv)?;
+    let path = sentencepiece(req, model, kv)?;
     if !quirks.fixed_special_tokens.is_empty() {
         let types: Vec<&str> = quirks
             .fixed_special_tokens
@@ -666,7 +667,7 @@ fn set_vocab_phi3(
             return gpt2(req, Some(tc), kv);
         }
     }
-    let model = spm::load_model(dir)?.ok_or_else(|| {
+    let model = dir.tokenizer_model()?.ok_or_else(|| {
         ConvertError::io(
             dir.join("tokenizer.model"),
             std::io::Error::new(std::io::ErrorKind::NotFound, "Phi-3 needs tokenizer.model"),
@@ -680,7 +681,7 @@ fn set_vocab_phi3(
         ),
         None => None,
     };
-    let v = spm::create_vocab_phi3(dir, &model, n)?;
+    let v = spm::create_vocab_phi3(dir, model, n)?;
     write_spm(dir, v, kv)?;
     Ok((VocabPath::Phi3SentencePiece, None))
 }

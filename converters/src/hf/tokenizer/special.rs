@@ -201,7 +201,7 @@ impl SpecialVocab {
     }
 
     fn load_tokenizer_json(&mut self, dir: &ModelDir) -> Result<(), ConvertError> {
-        let tj_path = dir.join("tokenizer.json");
+        let tj_path = dir.tokenizer_json_path();
         let tokenizer = dir.tokenizer_json()?;
         let empty = Vec::new();
         let mut added_tokens: &Vec<Json> = &empty;
@@ -220,11 +220,12 @@ impl SpecialVocab {
         }
         let mut tc: Option<Map<String, Json>> = match dir.tokenizer_config()? {
             Some(Json::Object(o)) => Some(o.clone()),
-            Some(_) => {
-                return Err(ConvertError::format(
+            Some(other) => {
+                return Err(ConvertError::wrong_type(
                     dir.tokenizer_config_path(),
-                    None,
-                    "not a JSON object",
+                    crate::hf::config::TOP_LEVEL,
+                    "an object",
+                    crate::hf::config::json_kind(other),
                 ));
             }
             None => None,
@@ -462,12 +463,10 @@ impl SpecialVocab {
         Ok(())
     }
 
-    fn load_config_json(&mut self, dir: &Path) -> Result<(), ConvertError> {
-        let path = dir.join("config.json");
-        if !path.is_file() {
+    fn load_config_json(&mut self, dir: &ModelDir) -> Result<(), ConvertError> {
+        let Some(config) = dir.config_if_present()? else {
             return Ok(());
-        }
-        let config = read_json(&path)?;
+        };
         let types = self.types.clone();
         for typ in &types {
             let k = format!("{typ}_token_id");

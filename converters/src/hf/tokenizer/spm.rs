@@ -20,12 +20,6 @@ pub(crate) struct SpmVocab {
     pub types: Vec<i32>,
 }
 
-/// Reads and decodes `dir/tokenizer.model`; `Ok(None)` when there is none (the reference's
-/// `FileNotFoundError`, which sends several classes to another path).
-pub(crate) fn load_model(dir: &Path) -> Result<Option<SpmModel>, ConvertError> {
-    load_model_at(&dir.join("tokenizer.model"))
-}
-
 /// Reads and decodes the SentencePiece model at `path`; `Ok(None)` when there is none.
 pub(crate) fn load_model_at(path: &Path) -> Result<Option<SpmModel>, ConvertError> {
     let path = path.to_path_buf();
@@ -104,8 +98,8 @@ fn added_tokens_decoder(
         return Ok(None);
     };
     let path = dir.tokenizer_config_path();
-    let c: ConfigAddedTokens = serde_json::from_str(text)
-        .map_err(|e| ConvertError::format(&path, None, format!("invalid JSON: {e}")))?;
+    let c: ConfigAddedTokens =
+        serde_json::from_str(text).map_err(|e| ConvertError::bad_json(&path, &e))?;
     Ok(Some((c.added_tokens_decoder.unwrap_or_default(), path)))
 }
 
@@ -269,7 +263,7 @@ pub(crate) fn create_vocab_phi3(
             )?;
         }
     }
-    let tj_path = dir.join("tokenizer.json");
+    let tj_path = dir.tokenizer_json_path();
     if let Some(tj) = dir.tokenizer_json()? {
         for entry in tj
             .get("added_tokens")

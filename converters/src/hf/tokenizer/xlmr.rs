@@ -117,7 +117,7 @@ pub(crate) fn set_vocab(
     if !model.precompiled_charsmap.is_empty() {
         kv.array(
             PRECOMPILED_CHARSMAP,
-            ArrayValue::U8(model.precompiled_charsmap),
+            ArrayValue::U8(model.precompiled_charsmap.clone()),
         );
     }
     SpecialVocab::load(dir, false, None, Some(len))?.add_to(kv)?;
@@ -134,11 +134,19 @@ pub(crate) fn set_vocab_t5(
     hparams: &Json,
     kv: &mut Kv,
 ) -> Result<VocabPath, ConvertError> {
-    let mut path = dir.join("tokenizer.model");
-    if !path.is_file() {
-        path = dir.join("spiece.model");
-    }
-    let Some(model) = load_model_at(&path)? else {
+    // T5's own name for the model, read when there is no tokenizer.model.
+    let spiece = dir.join("spiece.model");
+    let (path, model) = match dir.tokenizer_model()? {
+        Some(m) => (
+            dir.tokenizer_model_path(),
+            Some(std::borrow::Cow::Borrowed(m)),
+        ),
+        None => {
+            let m = load_model_at(&spiece)?.map(std::borrow::Cow::Owned);
+            (spiece, m)
+        }
+    };
+    let Some(model) = model else {
         return Err(ConvertError::format(
             &path,
             None,
@@ -188,7 +196,7 @@ pub(crate) fn set_vocab_t5(
     if !model.precompiled_charsmap.is_empty() {
         kv.array(
             PRECOMPILED_CHARSMAP,
-            ArrayValue::U8(model.precompiled_charsmap),
+            ArrayValue::U8(model.precompiled_charsmap.clone()),
         );
     }
     SpecialVocab::load(dir, false, None, Some(len))?.add_to(kv)?;
