@@ -281,6 +281,12 @@ struct Cli {
     /// --outtype says (the rest follows --outtype), as convert_hf_to_gguf.py does.
     #[arg(long = "fp8-as-q8")]
     fp8_as_q8: bool,
+    /// Write the model even when its hyperparameters contradict its tensors (a config.json
+    /// hidden_size, head count, head_dim, intermediate_size or layer count the weights do
+    /// not have). llama.cpp cannot load such a file, so by default gguf-convert stops and
+    /// names each contradiction; convert_hf_to_gguf.py writes it, and so does this switch.
+    #[arg(long = "allow-unloadable")]
+    allow_unloadable: bool,
     /// Write only the multi-token-prediction (MTP / NextN) head, as a separate GGUF for
     /// speculative decoding (the reference's --mtp): its layers and the tensors it shares
     /// with the model (embeddings, final norm, output), with the model's metadata; the
@@ -355,6 +361,7 @@ fn source_options(cli: &Cli) -> SourceOptions {
         } else {
             Mtp::Keep
         },
+        allow_unloadable: cli.allow_unloadable,
     }
 }
 

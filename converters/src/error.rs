@@ -178,6 +178,19 @@ pub enum ConvertError {
     /// global outside the unpickler's allow-list).
     #[error(transparent)]
     Torch(#[from] Box<crate::torch::TorchError>),
+    /// The model's hyperparameters contradict its tensors: the file would be refused by
+    /// llama.cpp's loader when it creates the tensors, so it is not written.
+    #[error(
+        "{}: the hyperparameters contradict the tensors (llama.cpp could not load the file): {}",
+        .config.display(),
+        .problems.join("; ")
+    )]
+    HparamsContradictTensors {
+        /// The file the hyperparameters come from (config.json, params.json, a legacy file).
+        config: PathBuf,
+        /// Each contradiction, naming the key, its value and the tensor.
+        problems: Vec<String>,
+    },
 }
 
 impl ConvertError {

@@ -16,6 +16,7 @@ use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
 use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_testsupport::unloadable::{is_unloadable, UNLOADABLE_FIXTURES};
 use ggufkit_testsupport::write_gguf;
 use serde_json::Value as Json;
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
@@ -25,6 +26,7 @@ use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 fn convert(dir: &Path, outtype: OutType, quant: Option<&str>, out: &Path) -> Result<Json, String> {
     let opts = HfOptions {
         outtype,
+        allow_unloadable: is_unloadable(dir),
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
@@ -482,7 +484,15 @@ fn qwen3next_needs_its_mtp_layers() {
     let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
     cfg["mtp_num_hidden_layers"] = Json::from(2);
     std::fs::write(&cfg_path, cfg.to_string()).unwrap();
-    let conv = read_hf_dir(&dir, &opts).unwrap();
+    // The reference counts the two MTP layers the weights do not have into the block count:
+    // llama.cpp cannot load that file, so it is written only with `allow_unloadable`.
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("no tensor is in block 2"), "{e}");
+    let unloadable = HfOptions {
+        allow_unloadable: true,
+        ..opts.clone()
+    };
+    let conv = read_hf_dir(&dir, &unloadable).unwrap();
     let md = &conv.model.metadata;
     assert_eq!(
         md.get("qwen3next.block_count"),
@@ -960,4 +970,32 @@ fn laguna_gate_refusals() {
     let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
     assert!(e.contains("g_proj") && e.contains("expected 16"), "{e}");
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Every fixture whose reference conversion llama.cpp cannot load is refused by default,
+/// with the contradiction named and the hyperparameters' file given.
+#[test]
+fn unloadable_reference_conversions_are_refused_by_default() {
+    for (name, why) in UNLOADABLE_FIXTURES {
+        let dir = ggufkit_testsupport::fixture(name);
+        let opts = HfOptions {
+            outtype: OutType::F32,
+            ..HfOptions::default()
+        };
+        match read_hf_dir(&dir, &opts) {
+            Err(ggufkit_converters::ConvertError::HparamsContradictTensors {
+                config,
+                problems,
+            }) => {
+                assert!(
+                    config.ends_with("config.json"),
+                    "{name}: {}",
+                    config.display()
+                );
+                assert!(!problems.is_empty(), "{name}");
+            }
+            Err(e) => panic!("{name} ({why}): refused for another reason: {e}"),
+            Ok(_) => panic!("{name} ({why}): converted without allow_unloadable"),
+        }
+    }
 }

@@ -7,10 +7,13 @@ use ggufkit::quantizers::{f32_to_f16, GgmlType};
 use ggufkit_converters::hf::{read_hf_dir, HfConversion, HfOptions, OutType};
 use support::{f32s, model_dir, safetensors};
 
+/// Converts a model made of the few tensors a transform needs (not a model llama.cpp could
+/// load: hence `allow_unloadable`).
 fn convert(dir: &std::path::Path, outtype: OutType) -> HfConversion {
     let opts = HfOptions {
         outtype,
         allow_missing_vocab: true,
+        allow_unloadable: true,
         ..HfOptions::default()
     };
     read_hf_dir(dir, &opts).unwrap_or_else(|e| panic!("{e}"))

@@ -142,6 +142,7 @@ fn variant(e: &ConvertError) -> &'static str {
         | ConvertError::UnprocessedExperts { .. } => "Other",
         ConvertError::Legacy(_) => "Legacy",
         ConvertError::Torch(_) => "Torch",
+        ConvertError::HparamsContradictTensors { .. } => "HparamsContradictTensors",
     }
 }
 

@@ -235,14 +235,28 @@ fn defaults_follow_the_converter_and_the_shapes() {
         "{:?}",
         conv.warnings
     );
-    // gqa 1 is the converter's default, taken literally, with a warning about wk.
+    // gqa 1 is the converter's default: it contradicts wk, so llama.cpp could not load the
+    // file. Refused, naming wk; with allow_unloadable, taken literally with a warning.
+    let gqa1 = LegacyOptions {
+        gqa: Some(1),
+        context_length: Some(4096),
+        name: Some("x".into()),
+        ..Default::default()
+    };
+    let path = testdata("legacy/ggjt-v3-q4_0.bin");
+    match read_legacy(&path, &gqa1) {
+        Err(ggufkit_converters::ConvertError::HparamsContradictTensors { config, problems }) => {
+            assert_eq!(config, path);
+            assert!(problems[0].contains("blk.0.attn_k.weight"), "{problems:?}");
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("gqa 1 converted"),
+    }
     let conv = convert(
-        &testdata("legacy/ggjt-v3-q4_0.bin"),
+        &path,
         &LegacyOptions {
-            gqa: Some(1),
-            context_length: Some(4096),
-            name: Some("x".into()),
-            ..Default::default()
+            allow_unloadable: true,
+            ..gqa1
         },
     );
     assert_eq!(md_u32(&conv.model, "llama.attention.head_count_kv"), 4);

@@ -17,6 +17,7 @@ use ggufkit::quantize::{plan, FileType, QuantizeOptions};
 use ggufkit::quantizers::GgmlType;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::golden::{read_json, sha256_file};
+use ggufkit_testsupport::unloadable::is_unloadable;
 use ggufkit_testsupport::write_gguf;
 use ggufkit_testsupport::{copy_tree, fixture, record, scratch, testdata};
 use serde_json::Value as Json;
@@ -38,6 +39,18 @@ fn options(outtype: &str) -> HfOptions {
     HfOptions {
         outtype: OutType::parse(outtype).unwrap(),
         ..HfOptions::default()
+    }
+}
+
+/// The fixture whose NVFP4 experts are 64 wide in a 32-wide model (NVFP4 rows are whole
+/// 64-value blocks): llama.cpp cannot load what the reference writes from it.
+const UNLOADABLE: &str = "qwen3moe-nvfp4";
+
+/// [`options`] for fixture `fx`: the unloadable ones are converted as the reference does.
+fn fixture_options(fx: &str, outtype: &str) -> HfOptions {
+    HfOptions {
+        allow_unloadable: is_unloadable(Path::new(fx)),
+        ..options(outtype)
     }
 }
 
@@ -218,7 +231,7 @@ fn prequantized_checkpoints_equal_the_reference() {
             dir = copy_named(&dir, &work.join("modified"), fx);
             modify(&dir, what);
         }
-        let result = read_hf_dir(&dir, &options(outtype));
+        let result = read_hf_dir(&dir, &fixture_options(fx, outtype));
         let quant = case.get("quantize").and_then(|q| q.as_str());
         let result = match (result, quant) {
             (Ok(conv), Some(q)) => quantize(&conv.model, q),
@@ -509,7 +522,7 @@ fn rows_equal_whole(t: &ggufkit::ir::Tensor) {
 /// their per-expert factors as `[n_expert]` F32 tensors (down_proj's are all 1: none).
 #[test]
 fn nvfp4_experts_are_stacked_per_projection() {
-    let conv = read_hf_dir(&fixture("qwen3moe-nvfp4"), &options("f16")).unwrap();
+    let conv = read_hf_dir(&fixture(UNLOADABLE), &fixture_options(UNLOADABLE, "f16")).unwrap();
     let head: Vec<(&str, GgmlType, Vec<u64>)> = conv.model.tensors[..5]
         .iter()
         .map(|t| (t.name.as_str(), t.ty, t.dims.clone()))
@@ -625,4 +638,25 @@ fn an_invalid_quantization_value_is_named_where_it_is() {
         assert!(!e.contains("could not find"), "{tag}: {e}");
         assert!(!e.contains(".*."), "{tag}: {e}");
     }
+}
+
+/// Without `allow_unloadable` the 64-wide experts of a 32-wide model are refused, naming the
+/// tensor, its shape and the shape the hyperparameters give it.
+#[test]
+fn experts_wider_than_the_model_are_refused_by_default() {
+    let Err(e) = read_hf_dir(&fixture(UNLOADABLE), &options("f16")) else {
+        panic!("{UNLOADABLE} converted without allow_unloadable");
+    };
+    let ggufkit_converters::ConvertError::HparamsContradictTensors { config, problems } = &e else {
+        panic!("{UNLOADABLE}: {e}");
+    };
+    assert!(config.ends_with("config.json"), "{}", config.display());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("blk.2.ffn_down_exps.weight")
+                && p.contains("[64, 64, 4]")
+                && p.contains("[32, 32, 4]")),
+        "{problems:?}"
+    );
 }

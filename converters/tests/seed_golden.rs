@@ -22,6 +22,7 @@ use serde_json::Value as Json;
 fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
     let opts = HfOptions {
         outtype,
+        allow_unloadable: ggufkit_testsupport::unloadable::is_unloadable(dir),
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;

@@ -210,6 +210,7 @@ pub fn arch_problems(md: &Metadata) -> Vec<String> {
         }
     }
     out.extend(nextn_problem(md, &arch));
+    out.extend(rope_problem(md, &arch));
     out.extend(super::experts::expert_problems(md, &arch));
     if out.is_empty() {
         for (archs, required) in ARCH_REQUIRED_FLOATS {
@@ -437,6 +438,35 @@ fn nextn_problem(md: &Metadata, arch: &str) -> Option<String> {
         format!(
             "{key} = {nextn} is more than {blocks_key} = {blocks}: there are not that many \
              blocks to predict with (llama.cpp's loader stops here)"
+        )
+    })
+}
+
+/// Architectures whose loader requires the rotary dimensions to be the whole key head.
+const FULL_ROPE_ARCHITECTURES: &[&str] = &["llama", "deci", "falcon", "llama-embed"];
+
+/// llama.cpp's loader stops with "invalid n_rot" when, for the architectures of
+/// [`FULL_ROPE_ARCHITECTURES`], `{arch}.rope.dimension_count` is not the key head size
+/// (`{arch}.attention.key_length`, else `embedding_length / head_count`).
+fn rope_problem(md: &Metadata, arch: &str) -> Option<String> {
+    if !FULL_ROPE_ARCHITECTURES.contains(&arch) {
+        return None;
+    }
+    let get = |k: &str| md.get(&keys::arch_key(arch, k));
+    let first = |k: &str| match get(k)? {
+        Value::Array(ArrayValue::U32(xs)) => xs.first().map(|&x| u64::from(x)),
+        Value::Array(ArrayValue::I32(xs)) => xs.first().and_then(|&x| u64::try_from(x).ok()),
+        v => scalar_u64(v),
+    };
+    let heads = first(keys::attention::HEAD_COUNT).filter(|&h| h > 0)?;
+    let embd = first(keys::llm::EMBEDDING_LENGTH)?;
+    let head = first(keys::attention::KEY_LENGTH).unwrap_or(embd / heads);
+    let rot = first(keys::rope::DIMENSION_COUNT)?;
+    (rot != head).then(|| {
+        format!(
+            "{} = {rot} is not the key head size {head}: invalid n_rot (llama.cpp's loader \
+             stops here)",
+            keys::arch_key(arch, keys::rope::DIMENSION_COUNT)
         )
     })
 }

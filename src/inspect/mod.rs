@@ -8,6 +8,7 @@ mod experts;
 pub mod loadable;
 pub mod provenance;
 mod quality;
+pub mod shapes;
 pub mod textdiff;
 mod verify;
 

@@ -164,6 +164,12 @@ pub fn verify_file(file: &GgufFile) -> VerifyReport {
         md,
         file.tensors.iter().map(|t| t.name.as_str()),
     ));
+    r.errors.extend(super::shapes::shape_problems(
+        md,
+        file.tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.dims.as_slice())),
+    ));
     if let Some(n) = md.get(keys::split::COUNT).and_then(|v| v.as_int()) {
         if n > 1 && !md.contains(keys::split::NO) {
             r.errors.push(format!(

@@ -123,11 +123,12 @@ pub fn golden_gguf(fixture_name: &str, variant: &str) -> PathBuf {
         std::process::id()
     ));
     let model = if let Some(t) = variant.strip_prefix("convert-") {
+        let dir = fixture(fixture_name);
         let opts = HfOptions {
             outtype: OutType::parse(t).unwrap_or_else(|| panic!("outtype {t}")),
+            allow_unloadable: crate::unloadable::is_unloadable(&dir),
             ..HfOptions::default()
         };
-        let dir = fixture(fixture_name);
         read_hf_dir(&dir, &opts)
             .unwrap_or_else(|e| panic!("{}: conversion failed: {e}", dir.display()))
             .model
@@ -290,6 +291,7 @@ pub fn convert_manifest(dir: &Path, outtype: OutType, scratch: &Path) -> (Json, 
     let opts = HfOptions {
         outtype,
         allow_missing_vocab: true,
+        allow_unloadable: crate::unloadable::is_unloadable(dir),
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts)

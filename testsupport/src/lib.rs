@@ -25,6 +25,7 @@ pub mod limits;
 pub mod paths;
 pub use paths::{copy_tree, fixture, golden_dir, root, scratch, testdata, Scratch};
 pub mod record;
+pub mod unloadable;
 pub use engine::write_gguf;
 pub use record::{profile_dir, record};
 

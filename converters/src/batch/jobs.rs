@@ -574,6 +574,7 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
                 // The text outputs leave the MTP layers to a draft output (`mtp`).
                 mtp: text_mtp(Default::default(), outputs.iter().map(|o| o.target))
                     .map_err(|e| invalid(e.to_string()))?,
+                allow_unloadable: false,
             },
             source,
             outputs,

@@ -362,6 +362,8 @@ pub struct SourceOptions {
     pub mistral_format: Option<crate::hf::mistral::MistralFormat>,
     /// HF: `--mtp` / `--no-mtp` (the next-token-prediction layers).
     pub mtp: crate::hf::Mtp,
+    /// HF: `--allow-unloadable` (write a model whose hyperparameters contradict its tensors).
+    pub allow_unloadable: bool,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -591,6 +593,7 @@ impl Source {
             fp8_as_q8: self.opts.fp8_as_q8,
             mistral_format: self.opts.mistral_format,
             mtp,
+            allow_unloadable: self.opts.allow_unloadable,
         }
     }
 
@@ -654,6 +657,7 @@ impl Source {
                     outtype_for_changed_layouts: None,
                     name: self.opts.model_name.clone(),
                     description: self.opts.desc.clone(),
+                    allow_unloadable: self.opts.allow_unloadable,
                 };
                 let c = read_legacy(&self.path, &opts).map_err(|e| PlanError::Legacy {
                     path: self.path.clone(),

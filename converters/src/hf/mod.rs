@@ -76,6 +76,10 @@ pub struct HfOptions {
     /// `--mtp` / `--no-mtp` (`--no-nextn`): the next-token-prediction layers of a class
     /// with MTP export; any other class refuses both.
     pub mtp: Mtp,
+    /// `--allow-unloadable`: write the model even when its hyperparameters contradict its
+    /// tensors (llama.cpp's loader refuses such a file; convert_hf_to_gguf.py writes it). By
+    /// default the conversion stops, naming each contradiction.
+    pub allow_unloadable: bool,
 }
 
 /// What becomes of a model's next-token-prediction (MTP, NextN) layers: the reference's
@@ -107,6 +111,7 @@ impl Default for HfOptions {
             fp8_as_q8: false,
             mistral_format: None,
             mtp: Mtp::Keep,
+            allow_unloadable: false,
         }
     }
 }
@@ -345,6 +350,14 @@ fn convert_dir(
     };
 
     let (sources, tensors) = to_ir_all(planned);
+    let hparams_file = if mistral.is_some() {
+        "params.json"
+    } else {
+        "config.json"
+    };
+    if !opts.allow_unloadable {
+        check_loadable(&dir.join(hparams_file), &md, &tensors)?;
+    }
     Ok(HfConversion {
         model: Model {
             metadata: md,
@@ -357,6 +370,27 @@ fn convert_dir(
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
+}
+
+/// Refuses a model whose hyperparameters (from `config`) contradict its tensors: llama.cpp's
+/// loader would stop at the file when it creates the tensors.
+pub(crate) fn check_loadable(
+    config: &Path,
+    md: &Metadata,
+    tensors: &[Tensor],
+) -> Result<(), ConvertError> {
+    let problems = ggufkit::inspect::shapes::shape_problems(
+        md,
+        tensors.iter().map(|t| (t.name.as_str(), t.dims.as_slice())),
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ConvertError::HparamsContradictTensors {
+            config: config.to_path_buf(),
+            problems,
+        })
+    }
 }
 
 /// `--mtp` / `--no-mtp`: refused for a class without MTP export (and for Mistral's native

@@ -121,6 +121,9 @@ pub struct LegacyOptions {
     /// `--desc`: `general.description` (default: "converted from legacy GGJTv3 MOSTLY_Q4_0
     /// format" and the like).
     pub description: Option<String>,
+    /// `--allow-unloadable`: write the model even when the header's hyperparameters (or
+    /// `--gqa`) contradict the tensors, as the reference does; by default it is refused.
+    pub allow_unloadable: bool,
 }
 
 /// The result of [`read_legacy`].
@@ -192,6 +195,11 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
     }
     let file_type = output_ftype(hp.ftype, &reports, &sources, &mut warnings);
     let md = legacy_metadata(&file, opts, file_type, &params, vocab_kv);
+    // The hyperparameters come from the file's header (and `--gqa`): refused when its
+    // tensors contradict them, as llama.cpp's loader would refuse the GGUF file.
+    if !opts.allow_unloadable {
+        crate::hf::check_loadable(path, &md, &out_tensors)?;
+    }
     Ok(LegacyConversion {
         model: Model {
             metadata: md,
