@@ -10,7 +10,7 @@
 //! every float operation of the reference's conversions, where ggufkit computes each and
 //! why the result is identical; `conformance/make_torch_exp_table.py` and
 //! `conformance/make_torch_math_golden.py` measure torch, and
-//! `converters/tests/torch_math_golden.rs` compares.
+//! `converters/tests/suite/convert/torch_math_golden.rs` compares.
 
 mod exp;
 mod pow;

@@ -83,7 +83,7 @@ fn exp_matches_torch_avx512_path() {
 }
 
 #[test]
-#[ignore = "4.6 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test torch_math_golden -- --ignored"]
+#[ignore = "4.6 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test suite -- --ignored torch_math_golden"]
 fn exp_on_every_measured_input() {
     for (name, path) in [
         ("compatible", MklPath::Compatible),
