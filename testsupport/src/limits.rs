@@ -84,3 +84,17 @@ pub fn assert_memory_limited(env: &str) {
         assert!(!line.contains("unlimited"), "no memory limit: {line}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::test_name;
+
+    #[test]
+    fn a_test_is_named_by_its_module_path_without_the_crate() {
+        assert_eq!(
+            test_name("suite::security::hostile_gguf", "corpus_inner"),
+            "security::hostile_gguf::corpus_inner"
+        );
+        assert_eq!(test_name("hostile_gguf", "corpus_inner"), "corpus_inner");
+    }
+}

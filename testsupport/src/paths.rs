@@ -280,3 +280,18 @@ pub fn materialize_fixture(fixture: &str, scratch: &Path) -> PathBuf {
     write_files(&fixture_files(&src), &dst);
     dst
 }
+
+#[cfg(test)]
+mod tests {
+    use super::scratch;
+
+    #[test]
+    fn two_scratch_directories_of_one_name_are_distinct() {
+        let a = scratch("same-name");
+        std::fs::write(a.join("mine"), b"a").unwrap();
+        let b = scratch("same-name");
+        assert_ne!(a.path(), b.path());
+        assert_eq!(std::fs::read(a.join("mine")).unwrap(), b"a");
+        assert!(b.read_dir().unwrap().next().is_none());
+    }
+}
