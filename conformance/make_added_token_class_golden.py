@@ -36,7 +36,7 @@ A case whose base and edits are unchanged keeps its results from the existing ou
 case again.
   {"config": {key: value}}              set top-level keys of config.json
 
-Writes testdata/golden/added-tokens/classes.json; converters/tests/hardening_hf.rs
+Writes testdata/golden/added-tokens/classes.json; converters/tests/suite/security/hardening_hf.rs
 (`added_tokens_by_tokenizer_class_as_the_reference`) replays it.
 
     /work/ref/torchvenv/bin/python conformance/make_added_token_class_golden.py \\

@@ -12,7 +12,7 @@ tokenizers library renumbers such a token to the next free id (49,152). The refe
 
 Writes `testdata/golden/added-tokens/cases.json`: per case the mutation, and either the size
 and sha256 of the `--outtype f32` file the reference wrote, or `"refused"` with the last line
-of its error. converters/tests/hardening_hf.rs rebuilds every case the same way and checks it.
+of its error. converters/tests/suite/security/hardening_hf.rs rebuilds every case the same way and checks it.
 
     python3 conformance/make_added_token_golden.py --llama-cpp <llama.cpp source>
 

@@ -9,7 +9,7 @@ example) with the pinned reference, each in a fresh working directory holding th
 `metadata.json` (testdata/golden/cli/metadata.json, for `--metadata`).
 It writes `testdata/golden/cli/cases.json`: per case the tool, its arguments exactly as
 documented, the exit status, and every file the command created (path relative to the
-working directory, size, sha256). `cli/tests/reference_commands.rs` runs the same lines
+working directory, size, sha256). `cli/tests/suite/convert/reference_commands.rs` runs the same lines
 with `convert_hf_to_gguf` / `gguf-quantize` and compares.
 
     python conformance/make_cli_golden.py --llama-cpp <llama.cpp source> \\

@@ -21,7 +21,7 @@ Each variant is the fixture's config.json with the patch applied, converted with
 named as the fixture (general.name comes from it), with make_mmproj_fixtures.py's
 pre-tokenizer fallback for the fixtures it applies it to. `testdata/golden/composite-variants.json`
 records per fixture and variant the patch and, per output, the file's sha256 or the
-reference's error; converters/tests/mmproj_golden.rs applies the same patches and compares.
+reference's error; converters/tests/suite/convert/mmproj_golden.rs applies the same patches and compares.
 
 Usage (the reference's venv; --only to limit the fixtures):
     make_composite_variants.py --llama-cpp DIR [--only FIXTURE ...]

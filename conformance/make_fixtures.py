@@ -1585,7 +1585,7 @@ def store_fixture(name: str, model_dir: Path) -> None:
 # tensor list equal to the base's as "=base" (version, alignment and the counts follow); for
 # bf16 the file's size and sha256. A refused variant keeps the last line of the error. A
 # fixture the reference refuses as it is (gptneox) has no base: its records list every entry.
-# converters/tests/arch_variants.rs rebuilds the manifests and compares whole files.
+# converters/tests/suite/convert/arch_variants.rs rebuilds the manifests and compares whole files.
 
 # Fixtures whose config variants are generated, most-used families first.
 VARIANT_FIXTURES = [

@@ -27,7 +27,7 @@ config.json is the source's plus the quantization config; the other files are th
 (a compressed-tensors config with strategy `tensor`, and one with a static `input_scale`
 tensor) are run on modified copies of the channel fixture, whose changes the Rust test makes
 too. Everything goes to `testdata/golden/fp8/cases.json` (checked by
-`converters/tests/fp8_golden.rs`).
+`converters/tests/suite/convert/fp8_golden.rs`).
 
     python3 conformance/make_fp8_fixtures.py --llama-cpp <llama.cpp source>
 

@@ -45,7 +45,7 @@ without `--mistral-format`, an HF directory (`llama-spm` with its tokenizer.json
 mistral-tekken's `tekken.json`), which `LlamaModel.set_vocab` reads with Mistral's vocabulary
 and the community chat template (`HF_CASES`, marked `"hf": true`). The
 results go to `testdata/golden/mistral/cases.json` (checked by
-`converters/tests/mistral_golden.rs`).
+`converters/tests/suite/convert/mistral_golden.rs`).
 
     python3 conformance/make_mistral_fixtures.py --llama-cpp <llama.cpp source>
 

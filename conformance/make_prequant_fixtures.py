@@ -40,7 +40,7 @@ For each fixture the pinned `convert_hf_to_gguf.py` runs for `--outtype` f32, f1
 auto, and on modified copies the reference refuses (their changes the Rust test makes too);
 `llama-quantize` runs on the f16 output for MXFP4_MOE and Q4_K_M, and (with
 `--allow-requantize`) Q8_0. Everything goes to `testdata/golden/prequant/cases.json`
-(checked by `converters/tests/prequant_golden.rs`).
+(checked by `converters/tests/suite/convert/prequant_golden.rs`).
 
     python3 conformance/make_prequant_fixtures.py --llama-cpp <llama.cpp source> \\
         --llama-quantize <llama-quantize binary>

@@ -18,7 +18,7 @@ hand-written InternVL and Ultravox checkpoints) this script
    sha256 of each output (or the reference's error). Sizes count as refused when an output the
    base fixture's golden has (status.json) fails.
 
-converters/tests/mmproj_golden.rs converts each and compares.
+converters/tests/suite/convert/mmproj_golden.rs converts each and compares.
 
 Usage (the reference's venv; then conformance/share_tensors.py):
     GGUFKIT_SHARED=<shared dir> make_projector_seed_fixtures.py --llama-cpp DIR [--only NAME ...]

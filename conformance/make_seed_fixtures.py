@@ -21,7 +21,7 @@ For every fixture NAME of make_fixtures.py's table this script
    fixture has them) and testdata/golden/seeds/NAME-s2.json: the config changes, the f32
    manifest and the bf16 file's size and sha256 (or the reference's error).
 
-converters/tests/seed_golden.rs converts each and compares whole files.
+converters/tests/suite/convert/seed_golden.rs converts each and compares whole files.
 
 Usage (torch's default MKL dispatch on an AVX-512 x86-64 CPU, as the project's goldens, so
 without MKL_CBWR; then conformance/share_tensors.py):

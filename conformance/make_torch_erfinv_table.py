@@ -23,7 +23,7 @@ bit patterns at a time, and writes:
   pairs `(u32 input bits, u32 output bits)` sorted by input.
 * `testdata/golden/torch-math/erfinv-<path>.json`: the sha256 of torch's output (f32 LE) for
   each run of 2^20 consecutive bit patterns of [0, 1), and of `Normal(0, 1).icdf` on the
-  probability sets `ICDF_SETS` names, which converters/tests/torch_math_golden.rs compares.
+  probability sets `ICDF_SETS` names, which converters/tests/suite/convert/torch_math_golden.rs compares.
 
 Run with the reference's venv, once per MKL path (`MKL_CBWR=AVX512`: the path torch's default
 dispatch takes on an AVX-512 CPU, with which the project's goldens were made; or

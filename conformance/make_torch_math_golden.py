@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Goldens of the float computations the reference converter runs through torch, other than
-`exp` (make_torch_exp_table.py), for converters/tests/torch_math_golden.rs.
+`exp` (make_torch_exp_table.py), for converters/tests/suite/convert/torch_math_golden.rs.
 
 Writes testdata/golden/torch-math/ops.json: for each case the sha256 of torch's float32
 output (little-endian), computed the way the reference computes it:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Generates the llama-quantize golden cases that cli/tests/quantize_iq_golden.rs checks: every
+# Generates the llama-quantize golden cases that cli/tests/suite/quantize/quantize_iq_golden.rs checks: every
 # IQ1-IQ3 ftype of llama-quantize, with and without an imatrix, plus --prune-layers runs, on
 # the llama-spm fixture (its f32 conversion, made by gguf-convert and identical to llama.cpp's,
 # and testdata/golden/llama-spm/files/imatrix.gguf).

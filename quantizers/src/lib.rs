@@ -9,7 +9,7 @@
 //! Fidelity: the kernels reproduce llama.cpp's x86-64 `ggml-base` output byte for byte. That
 //! build evaluates every float expression unfused and in source order, so the kernels here
 //! never use `mul_add`, never reassociate, and keep f32 vs f64 exactly where the reference
-//! does. The golden-vector conformance test (`tests/golden_vectors.rs`) guards this.
+//! does. The golden-vector conformance test (`tests/suite/kernels/golden_vectors.rs`) guards this.
 //!
 //! Speed without reordering: the hot kernels vectorise *across* independent computations
 //! rather than within a reduction. A K-quant super-block's sub-block scale searches, the

@@ -4,7 +4,7 @@
 For each file given, one JSON line: {"file", "version", "data_offset", "kv": [[key, type, value]],
 "tensors": [[name, type, ne, offset, nbytes, sha256]]}. Scalars as JSON numbers/bools/strings;
 arrays as {"array_type", "len", "sha256"} over the canonical little-endian item encoding.
-Used by tests/interop.rs to check that gguf-py reads our files exactly as ggufkit does.
+Used by tests/suite/gguf/interop.rs to check that gguf-py reads our files exactly as ggufkit does.
 Exit status 3 when the gguf package is not installed.
 """
 import hashlib

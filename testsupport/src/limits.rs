@@ -1,11 +1,29 @@
 //! Runs a test binary's hostile-input corpus in a child process under a memory and a time
 //! limit.
 
-/// Runs the ignored test `inner` of the current test binary again in a child process whose
-/// address space is limited to `memory_kib` (`ulimit -v`), with `env` set, and kills it
-/// after `time_limit`: an allocation sized by a hostile value aborts the child, a loop on
-/// one times out, and either fails the calling test.
-pub fn run_under_limits(inner: &str, env: &str, memory_kib: u64, time_limit: std::time::Duration) {
+/// The name libtest gives the test function `test` of the module whose `module_path!()` is
+/// `module`: its path without the crate's (the test binary's) name, e.g.
+/// `security::hostile_gguf::corpus_inner`. `--exact` needs this full name.
+pub fn test_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{test}"),
+        None => test.to_string(),
+    }
+}
+
+/// Runs the ignored test `inner` of the caller's module (`module` is its `module_path!()`)
+/// again in a child process of the current test binary whose address space is limited to
+/// `memory_kib` (`ulimit -v`), with `env` set, and kills it after `time_limit`: an
+/// allocation sized by a hostile value aborts the child, a loop on one times out, and either
+/// fails the calling test.
+pub fn run_under_limits(
+    module: &str,
+    inner: &str,
+    env: &str,
+    memory_kib: u64,
+    time_limit: std::time::Duration,
+) {
+    let inner = &test_name(module, inner);
     use std::io::Read;
     use std::process::{Command, Stdio};
     use std::time::Instant;
@@ -64,5 +82,19 @@ pub fn assert_memory_limited(env: &str) {
             .find(|l| l.starts_with("Max address space"))
             .unwrap_or("Max address space unknown");
         assert!(!line.contains("unlimited"), "no memory limit: {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_name;
+
+    #[test]
+    fn a_test_is_named_by_its_module_path_without_the_crate() {
+        assert_eq!(
+            test_name("suite::security::hostile_gguf", "corpus_inner"),
+            "security::hostile_gguf::corpus_inner"
+        );
+        assert_eq!(test_name("hostile_gguf", "corpus_inner"), "corpus_inner");
     }
 }

@@ -207,14 +207,19 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A fresh scratch directory for one test (named after the crate, the test and the process,
-/// so concurrent test binaries never share one). It is removed when the value is dropped,
-/// unless the test is panicking (then it is kept for a look at what the run left).
+/// A fresh scratch directory for one test, named after the crate, the test, the process and
+/// a count of the directories this process made: concurrent test binaries never share one,
+/// and neither do two tests of one binary that pass the same name. It is removed when the
+/// value is dropped, unless the test is panicking (then it is kept for a look at what the
+/// run left).
 pub fn scratch(name: &str) -> Scratch {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static MADE: AtomicU64 = AtomicU64::new(0);
     let d = std::env::temp_dir().join(format!(
-        "{}-test-{name}-{}",
+        "{}-test-{name}-{}-{}",
         env!("CARGO_PKG_NAME"),
-        std::process::id()
+        std::process::id(),
+        MADE.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
@@ -274,4 +279,19 @@ pub fn materialize_fixture(fixture: &str, scratch: &Path) -> PathBuf {
     let dst = scratch.join(fixture);
     write_files(&fixture_files(&src), &dst);
     dst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scratch;
+
+    #[test]
+    fn two_scratch_directories_of_one_name_are_distinct() {
+        let a = scratch("same-name");
+        std::fs::write(a.join("mine"), b"a").unwrap();
+        let b = scratch("same-name");
+        assert_ne!(a.path(), b.path());
+        assert_eq!(std::fs::read(a.join("mine")).unwrap(), b"a");
+        assert!(b.read_dir().unwrap().next().is_none());
+    }
 }

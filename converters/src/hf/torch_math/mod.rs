@@ -11,7 +11,7 @@
 //! `docs/torch-float-semantics.md` lists every float operation of the reference's
 //! conversions, where ggufkit computes each and why the result is identical;
 //! `conformance/make_torch_exp_table.py`, `make_torch_erfinv_table.py` and
-//! `make_torch_math_golden.py` measure torch, and `converters/tests/torch_math_golden.rs`
+//! `make_torch_math_golden.py` measure torch, and `converters/tests/suite/convert/torch_math_golden.rs`
 //! compares.
 
 mod deviations;

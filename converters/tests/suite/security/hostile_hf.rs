@@ -1681,7 +1681,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(120);
 /// 120 s: an allocation sized by a hostile value aborts it, a loop on one times out.
 #[test]
 fn corpus_under_limits() {
-    support::limits::run_under_limits(INNER, INNER_ENV, MEMORY_LIMIT_KIB, TIME_LIMIT);
+    support::limits::run_under_limits(
+        module_path!(),
+        INNER,
+        INNER_ENV,
+        MEMORY_LIMIT_KIB,
+        TIME_LIMIT,
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //!
 //! * The cases are committed as `testdata/hostile/<case>.gguf`, one per case.
 //!   `committed_corpus_matches_generator` keeps files and generator in step;
-//!   `GGUFKIT_REGEN_HOSTILE=1 cargo test -p ggufkit --test hostile_gguf committed_corpus`
+//!   `GGUFKIT_REGEN_HOSTILE=1 cargo test -p ggufkit --test suite security::hostile_gguf::committed_corpus`
 //!   rewrites the files instead.
 //! * Truncation at every byte of three valid files (little-endian v3 from our writer, a
 //!   big-endian v3 file and a v1 file) is generated, not committed. The builder records the
@@ -2444,7 +2444,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 /// after 60 s: an attempt to allocate by a hostile count aborts it, a loop on one times out.
 #[test]
 fn corpus_under_limits() {
-    support::limits::run_under_limits(INNER, INNER_ENV, MEMORY_LIMIT_KIB, TIME_LIMIT);
+    support::limits::run_under_limits(
+        module_path!(),
+        INNER,
+        INNER_ENV,
+        MEMORY_LIMIT_KIB,
+        TIME_LIMIT,
+    );
 }
 
 #[test]

@@ -286,7 +286,7 @@ fn ggufkit_own_files_are_never_written_through_a_symlink() {
     assert!(!o.status.success());
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     std::fs::remove_file(&journal).unwrap();
-    // The batch state file (cli/tests/batch_cli.rs covers its journal and the report).
+    // The batch state file (cli/tests/suite/batch/batch_cli.rs covers its journal and the report).
     std::fs::write(
         work.join("jobs.json"),
         r#"{"outdir": "out", "jobs": [{"source": "in.gguf", "outputs": ["q8_0"]}]}"#,

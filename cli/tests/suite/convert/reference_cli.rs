@@ -73,7 +73,7 @@ fn the_reference_command_lines_work_unchanged() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
     }
     // A class without MTP export refuses the MTP switches like the reference (exit 1),
-    // naming the class (cli/tests/mtp_golden.rs has the families that export it).
+    // naming the class (cli/tests/suite/convert/mtp_golden.rs has the families that export it).
     for flag in ["--mtp", "--no-mtp", "--no-nextn"] {
         let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
         assert_eq!(o.status.code(), Some(1), "{flag}");

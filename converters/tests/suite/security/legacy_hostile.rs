@@ -6,8 +6,8 @@
 //! * The corpus is generated field by field from a tiny llama model ([`tiny`]) and
 //!   committed as `testdata/legacy/hostile/<case>.bin` (plus `<case>.bin.1` for multi-part
 //!   cases). `committed_corpus_matches_generator` keeps files and generator in step;
-//!   `GGUFKIT_REGEN_HOSTILE=1 cargo test -p ggufkit-converters --test legacy_hostile
-//!   committed_corpus` rewrites them.
+//!   `GGUFKIT_REGEN_HOSTILE=1 cargo test -p ggufkit-converters --test suite
+//!   security::legacy_hostile::committed_corpus` rewrites them.
 //! * `every_case_fails_with_its_error` runs the committed files.
 //! * `truncation_at_every_field` cuts the valid tiny models (GGML, GGMF, GGJT) at every byte
 //!   of every header, vocabulary and record field, and at the edges of every data block; the
@@ -1215,7 +1215,14 @@ fn corpus_under_memory_limit() {
         .arg("120")
         .arg("sh")
         .arg("-c")
-        .arg("ulimit -v 524288 && exec \"$0\" --exact every_case_fails_with_its_error truncation_at_every_field --test-threads=1")
+        .arg(format!(
+            "ulimit -v 524288 && exec \"$0\" --exact {} {} --test-threads=1",
+            ggufkit_testsupport::limits::test_name(
+                module_path!(),
+                "every_case_fails_with_its_error"
+            ),
+            ggufkit_testsupport::limits::test_name(module_path!(), "truncation_at_every_field"),
+        ))
         .arg(&exe)
         .env("GGUFKIT_LEGACY_HOSTILE_CHILD", "1")
         .output()

@@ -352,7 +352,13 @@ fn a_hostile_checkpoint_in_a_model_directory_is_refused() {
 
 #[test]
 fn corpus_under_limits() {
-    limits::run_under_limits(INNER, INNER_ENV, MEMORY_LIMIT_KIB, TIME_LIMIT);
+    limits::run_under_limits(
+        module_path!(),
+        INNER,
+        INNER_ENV,
+        MEMORY_LIMIT_KIB,
+        TIME_LIMIT,
+    );
 }
 
 #[test]

@@ -479,7 +479,13 @@ const INNER_ENV: &str = "GGUFKIT_HOSTILE_INNER";
 
 #[test]
 fn corpus_under_limits() {
-    support::limits::run_under_limits(INNER, INNER_ENV, 256_000, Duration::from_secs(60));
+    support::limits::run_under_limits(
+        module_path!(),
+        INNER,
+        INNER_ENV,
+        256_000,
+        Duration::from_secs(60),
+    );
 }
 
 #[test]

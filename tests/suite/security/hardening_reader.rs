@@ -66,6 +66,7 @@ fn tensor_type_files_stay_small() {
 #[test]
 fn reader_inputs_under_limits() {
     run_under_limits(
+        module_path!(),
         "reader_inputs_inner",
         CHILD,
         256 * 1024,

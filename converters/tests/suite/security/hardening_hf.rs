@@ -23,10 +23,7 @@ use support::limits::{assert_memory_limited, run_under_limits};
 use support::{scratch, testdata};
 
 // The tokenizer_normalizers fuzz target's input decoder, to replay its regression inputs.
-#[path = "../../fuzz/fuzz_targets/common/bytes.rs"]
-mod bytes;
-#[path = "../../fuzz/fuzz_targets/common/normalizers.rs"]
-mod normalizers;
+use crate::normalizers;
 
 // ---------------------------------------------------------------------------------------
 // Helpers.
@@ -320,6 +317,7 @@ fn hostile_tokenizer_components_are_refused() {
 #[test]
 fn hostile_tokenizers_under_limits() {
     run_under_limits(
+        module_path!(),
         "hostile_tokenizers_inner",
         "GGUFKIT_HARDENING_CHILD",
         512 * 1024,

@@ -87,7 +87,7 @@ fn exp_matches_torch_avx512_path() {
 }
 
 #[test]
-#[ignore = "4.6 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test torch_math_golden -- --ignored"]
+#[ignore = "4.6 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test suite -- --ignored torch_math_golden"]
 fn exp_on_every_measured_input() {
     for (name, path) in [
         ("compatible", MklPath::Compatible),
@@ -145,7 +145,7 @@ fn erfinv_matches_torch() {
 }
 
 #[test]
-#[ignore = "2 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test torch_math_golden -- --ignored"]
+#[ignore = "2 billion evaluations, run by hand: cargo test --release -p ggufkit-converters --test suite -- --ignored erfinv_on_every_input"]
 fn erfinv_on_every_input() {
     for (name, path) in [
         ("avx512", MklPath::Avx512),

@@ -429,7 +429,7 @@ fn with_param(work: &Path, fx: &str, name: &str, key: &str, value: serde_json::V
 
 /// A params.json that contradicts itself or the weights is refused before any tensor is
 /// planned, naming params.json and the contradiction (the CLI side, a non-zero exit and no
-/// output file, is `cli/tests/mistral_params_cli.rs`).
+/// output file, is `cli/tests/suite/convert/mistral_params_cli.rs`).
 #[test]
 fn contradictory_mistral_params_are_refused() {
     use serde_json::json;

@@ -1,0 +1,6 @@
+//! gguf-inspect: its reports, diffs and the loader checks `verify` shares with gguf-quantize.
+
+mod expert_counts_cli;
+mod inspect_cli;
+mod inspect_diff;
+mod nextn_layers_cli;

@@ -1,0 +1,18 @@
+//! Conversions against the reference's outputs, byte for byte: HF fixtures of every
+//! architecture and their config and seed variants, pre-quantized and FP8 checkpoints,
+//! Mistral's native format, PyTorch checkpoints and torch's float arithmetic, legacy
+//! GGML/GGJT files, multimodal projectors, and the transforms no fixture exercises.
+
+mod arch_golden;
+mod arch_variants;
+mod fp8_golden;
+mod hf_core;
+mod hf_golden;
+mod hf_transforms;
+mod legacy_golden;
+mod mistral_golden;
+mod mmproj_golden;
+mod prequant_golden;
+mod seed_golden;
+mod torch_golden;
+mod torch_math_golden;

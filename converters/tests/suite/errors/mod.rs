@@ -1,0 +1,4 @@
+//! Bad but not hostile inputs give clear errors naming the file, tensor or value at fault.
+
+mod float_overflow;
+mod hf_errors;

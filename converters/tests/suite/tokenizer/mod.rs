@@ -1,0 +1,3 @@
+//! Tokenizer metadata against llama.cpp's converter.
+
+mod tokenizer_golden;

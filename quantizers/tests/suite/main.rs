@@ -1,0 +1,4 @@
+//! ggufkit-quantizers's integration tests, one test binary whose modules are named by the feature
+//! they check (the index is in ARCHITECTURE.md, "Tests").
+
+mod kernels;
