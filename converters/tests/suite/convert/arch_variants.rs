@@ -91,12 +91,28 @@ fn apply_patch(dir: &Path, patch: &Json) {
 }
 
 /// Converts `dir` to `outtype`, writes `out`, returns its manifest (the file is removed).
+///
+/// A variant whose config contradicts the weights (a key removed that the tensors need, such
+/// as `num_key_value_heads` of a GQA model) makes the reference write a file llama.cpp cannot
+/// load: it is refused by default, and converted with `allow_unloadable` to compare with what
+/// the reference wrote.
 fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
     let opts = HfOptions {
         outtype,
         ..HfOptions::default()
     };
-    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    let conv = match read_hf_dir(dir, &opts) {
+        Err(ggufkit_converters::ConvertError::HparamsContradictTensors { problems, .. }) => {
+            eprintln!("{}: unloadable ({})", dir.display(), problems.join("; "));
+            let opts = HfOptions {
+                allow_unloadable: true,
+                ..opts
+            };
+            read_hf_dir(dir, &opts)
+        }
+        r => r,
+    }
+    .map_err(|e| e.to_string())?;
     write_gguf(&conv.model, out).map_err(|e| e.to_string())?;
     let file = GgufFile::open(out).map_err(|e| e.to_string())?;
     let m = manifest(&file, out, None);
