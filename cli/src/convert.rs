@@ -124,7 +124,8 @@ struct Cli {
     revision: Option<String>,
     /// Output file or directory (default: llama.cpp's name, in --outdir or the model directory).
     /// `{ftype}` / `{FTYPE}` (or `{outtype}`, `{OUTTYPE}`) in the file name become the type,
-    /// as in convert_hf_to_gguf.py.
+    /// as in convert_hf_to_gguf.py (a draft or projector output's `mtp:f16` becomes
+    /// `mtp-f16`).
     out: Option<PathBuf>,
     /// The output file, as convert_hf_to_gguf.py spells it (same as OUT).
     #[arg(long, value_name = "FILE", conflicts_with = "out")]
@@ -565,7 +566,10 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
                          before the model is read; name the type instead"
                     )))
                 }
-                Some(n) => Some(PathBuf::from(fill_template(n, t).map_err(Failure::Usage)?)),
+                // `mtp:f16` names its file `…-mtp-f16…`: no colon in a file name.
+                Some(n) => Some(PathBuf::from(
+                    fill_template(n, &t.replace(':', "-")).map_err(Failure::Usage)?,
+                )),
                 None => None,
             };
             Ok(OutputSpec {

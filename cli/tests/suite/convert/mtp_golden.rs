@@ -383,3 +383,27 @@ fn mtp_draft_in_batch_jobs_and_its_refusals() {
     assert!(err.contains("HuggingFace model directory"), "{err}");
     assert!(!dir.join("x").exists());
 }
+
+/// With several outputs, `{ftype}` in `--outfile` names each file after its type, a draft's
+/// `mtp:f16` as `mtp-f16` (no colon in a file name).
+#[test]
+fn ftype_template_names_draft_outputs_without_a_colon() {
+    let dir = scratch("mtp-ftype-template");
+    let model = ggufkit_testsupport::fixture("glm4moe");
+    let o = run(
+        BIN,
+        &[
+            model.to_str().unwrap(),
+            "--outtype",
+            "q8_0,mtp:f16",
+            "--outfile",
+            "out/x-{ftype}.gguf",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        gguf_files(&dir.join("out")),
+        vec!["x-mtp-f16.gguf".to_string(), "x-q8_0.gguf".to_string()]
+    );
+}
