@@ -37,6 +37,7 @@ pub mod error;
 pub mod hf;
 pub mod hub;
 pub mod legacy;
+mod loadable;
 pub mod torch;
 
 pub use error::ConvertError;

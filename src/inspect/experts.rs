@@ -8,25 +8,12 @@
 //! group, `G` divides `E` and 0 < `Gu` < `G`; without experts, `U` = 0 and `G` = 0. The
 //! Hunyuan dense architectures treat one expert or fewer as none.
 
+use super::loadable::scalar_u64;
 use crate::gguf::keys;
 use crate::gguf::{ArrayValue, Metadata, Value};
 
 /// Most experts llama.cpp's hyperparameters hold.
 pub const MAX_EXPERTS: u64 = 1024;
-
-fn scalar(v: &Value) -> Option<u64> {
-    match v {
-        Value::U8(x) => Some((*x).into()),
-        Value::U16(x) => Some((*x).into()),
-        Value::U32(x) => Some((*x).into()),
-        Value::U64(x) => Some(*x),
-        Value::I8(x) => u64::try_from(*x).ok(),
-        Value::I16(x) => u64::try_from(*x).ok(),
-        Value::I32(x) => u64::try_from(*x).ok(),
-        Value::I64(x) => u64::try_from(*x).ok(),
-        _ => None,
-    }
-}
 
 /// The largest value of a scalar or of an integer array (per-layer values).
 fn largest(v: &Value) -> Option<u64> {
@@ -38,7 +25,7 @@ fn largest(v: &Value) -> Option<u64> {
                 .max()
                 .unwrap_or(0),
         ),
-        other => scalar(other),
+        other => scalar_u64(other),
     }
 }
 

@@ -452,12 +452,7 @@ fn rope_problem(md: &Metadata, arch: &str) -> Option<String> {
     if !FULL_ROPE_ARCHITECTURES.contains(&arch) {
         return None;
     }
-    let get = |k: &str| md.get(&keys::arch_key(arch, k));
-    let first = |k: &str| match get(k)? {
-        Value::Array(ArrayValue::U32(xs)) => xs.first().map(|&x| u64::from(x)),
-        Value::Array(ArrayValue::I32(xs)) => xs.first().and_then(|&x| u64::try_from(x).ok()),
-        v => scalar_u64(v),
-    };
+    let first = |k: &str| md.get(&keys::arch_key(arch, k)).and_then(scalar_u64);
     let heads = first(keys::attention::HEAD_COUNT).filter(|&h| h > 0)?;
     let embd = first(keys::llm::EMBEDDING_LENGTH)?;
     let head = first(keys::attention::KEY_LENGTH).unwrap_or(embd / heads);
@@ -471,7 +466,9 @@ fn rope_problem(md: &Metadata, arch: &str) -> Option<String> {
     })
 }
 
-fn scalar_u64(v: &Value) -> Option<u64> {
+/// An unsigned integer of any width, or the first value of a per-layer array (what
+/// llama.cpp's `get_key_or_arr` gives layer 0).
+pub(super) fn scalar_u64(v: &Value) -> Option<u64> {
     match v {
         Value::U8(x) => Some(u64::from(*x)),
         Value::U16(x) => Some(u64::from(*x)),

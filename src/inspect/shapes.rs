@@ -15,8 +15,9 @@
 //! their `load_arch_tensors` creates them with the layer-0 sizes: the attention projections,
 //! the dense feed-forward, the experts and the shared experts.
 
+use super::loadable::scalar_u64;
 use crate::gguf::keys;
-use crate::gguf::{ArrayValue, Metadata, Value};
+use crate::gguf::Metadata;
 
 /// How an architecture's attention and feed-forward tensors are sized.
 struct Layout {
@@ -130,7 +131,7 @@ pub fn shape_problems<'a>(
 /// Every `blk.N.` tensor below the block count, and every block with a tensor.
 fn block_problems(md: &Metadata, arch: &str, tensors: &[(&str, &[u64])], out: &mut Vec<String>) {
     let key = keys::arch_key(arch, keys::llm::BLOCK_COUNT);
-    let Some(blocks) = md.get(&key).and_then(scalar) else {
+    let Some(blocks) = md.get(&key).and_then(scalar_u64) else {
         return;
     };
     if blocks > super::loadable::MAX_LAYERS {
@@ -158,7 +159,7 @@ fn block_problems(md: &Metadata, arch: &str, tensors: &[(&str, &[u64])], out: &m
     // A multi-token-prediction draft holds only the last `nextn_predict_layers` blocks.
     let nextn = md
         .get(&keys::arch_key(arch, keys::mla::NEXTN_PREDICT_LAYERS))
-        .and_then(scalar)
+        .and_then(scalar_u64)
         .unwrap_or(0);
     let first_nextn = blocks.saturating_sub(nextn) as usize;
     if nextn > 0 && seen.iter().take(first_nextn).all(|s| !s) {
@@ -190,7 +191,7 @@ fn embedding_problems(
         return;
     };
     let key = keys::arch_key(arch, keys::llm::EMBEDDING_LENGTH);
-    if let (Some(embd), Some(&width)) = (md.get(&key).and_then(scalar), dims.first()) {
+    if let (Some(embd), Some(&width)) = (md.get(&key).and_then(scalar_u64), dims.first()) {
         if width != embd {
             out.push(format!(
                 "{key} is {embd} but tensor '{name}' has shape {dims:?} (which means {width})"
@@ -203,7 +204,7 @@ fn embedding_problems(
 /// are zero: the loader's own checks report those).
 fn sizes(md: &Metadata, arch: &str) -> Option<Sizes> {
     let get = |k: &str| md.get(&keys::arch_key(arch, k));
-    let first = |k: &str| get(k).and_then(layer0);
+    let first = |k: &str| get(k).and_then(scalar_u64);
     let embd = first(keys::llm::EMBEDDING_LENGTH)?;
     let heads = first(keys::attention::HEAD_COUNT)?;
     if heads == 0 || get(keys::layered::KEY_LENGTH_SWA).is_some() {
@@ -307,25 +308,10 @@ fn layout_problems(
     }
 }
 
-/// An unsigned integer value.
-fn scalar(v: &Value) -> Option<u64> {
-    v.as_int().and_then(|n| u64::try_from(n).ok())
-}
-
-/// A scalar, or the first entry of a per-layer array.
-fn layer0(v: &Value) -> Option<u64> {
-    match v {
-        Value::Array(ArrayValue::U32(xs)) => xs.first().map(|&x| x.into()),
-        Value::Array(ArrayValue::I32(xs)) => xs.first().and_then(|&x| u64::try_from(x).ok()),
-        Value::Array(ArrayValue::U64(xs)) => xs.first().copied(),
-        Value::Array(ArrayValue::I64(xs)) => xs.first().and_then(|&x| u64::try_from(x).ok()),
-        other => scalar(other),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gguf::Value;
 
     fn md(pairs: &[(&str, Value)]) -> Metadata {
         let mut m = Metadata::new();

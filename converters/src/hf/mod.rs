@@ -356,7 +356,7 @@ fn convert_dir(
         "config.json"
     };
     if !opts.allow_unloadable {
-        check_loadable(&dir.join(hparams_file), &md, &tensors)?;
+        crate::loadable::check_loadable(&dir.join(hparams_file), &md, &tensors)?;
     }
     Ok(HfConversion {
         model: Model {
@@ -370,27 +370,6 @@ fn convert_dir(
         hf_arch: hp.arch.clone(),
         vocab_error,
     })
-}
-
-/// Refuses a model whose hyperparameters (from `config`) contradict its tensors: llama.cpp's
-/// loader would stop at the file when it creates the tensors.
-pub(crate) fn check_loadable(
-    config: &Path,
-    md: &Metadata,
-    tensors: &[Tensor],
-) -> Result<(), ConvertError> {
-    let problems = ggufkit::inspect::shapes::shape_problems(
-        md,
-        tensors.iter().map(|t| (t.name.as_str(), t.dims.as_slice())),
-    );
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ConvertError::HparamsContradictTensors {
-            config: config.to_path_buf(),
-            problems,
-        })
-    }
 }
 
 /// `--mtp` / `--no-mtp`: refused for a class without MTP export (and for Mistral's native

@@ -198,7 +198,7 @@ pub fn read_legacy(path: &Path, opts: &LegacyOptions) -> Result<LegacyConversion
     // The hyperparameters come from the file's header (and `--gqa`): refused when its
     // tensors contradict them, as llama.cpp's loader would refuse the GGUF file.
     if !opts.allow_unloadable {
-        crate::hf::check_loadable(path, &md, &out_tensors)?;
+        crate::loadable::check_loadable(path, &md, &out_tensors)?;
     }
     Ok(LegacyConversion {
         model: Model {
