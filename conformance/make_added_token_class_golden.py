@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden data for added tokens when tokenizer.json and tokenizer_config.json disagree, per
-`tokenizer_class` (issue 22).
+`tokenizer_class`.
 
 transformers 5 builds the tokenizer the reference converter reads (AutoTokenizer) in two ways:
 a class without its own pipeline (TokenizersBackend, PreTrainedTokenizerFast, and LlamaTokenizer

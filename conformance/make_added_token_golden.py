@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden data for added tokens written with an id past the vocabulary (issue 22): what the
+"""Golden data for added tokens written with an id past the vocabulary: what the
 reference converter does with them.
 
 Each case is the llama-bpe fixture (GPT-2 BPE path, smollm tokenizer) with one added token

@@ -56,7 +56,7 @@ CASES = {
     # The last two with layers this 2-layer model has (the documented ones prune nothing here).
     "quantize-tensor-type-prune-1": ("quantize", ["--imatrix", "imatrix.gguf", "--tensor-type", "attn_v=q5_k", "--tensor-type", "ffn_down=q5_k", "--prune-layers", "1", "input-model-f32.gguf", "q4_k_m", "8"]),
     "quantize-override-prune-copy-1": ("quantize", ["--imatrix", "imatrix.gguf", "--override-kv", "llama.expert_used_count=int:16", "--prune-layers", "1", "input-model-f32.gguf", "pruned-model-f32.gguf", "copy", "8"]),
-    # convert_hf_to_gguf.py's own options (issue #20): output written by gguf-py's writer.
+    # convert_hf_to_gguf.py's own options: output written by gguf-py's writer.
     "convert-vocab-only": ("convert", ["llama-spm", "--vocab-only", "--outfile", "vocab.gguf"]),
     "convert-vocab-only-default-name": ("convert", ["llama-spm", "--vocab-only"]),
     "convert-model-name": ("convert", ["llama-spm", "--outtype", "f16", "--model-name", "My Model 7B", "--outfile", "named.gguf"]),

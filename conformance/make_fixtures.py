@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tiny HuggingFace models of the architectures of issue #13, converted by the reference.
+"""Tiny HuggingFace models of the HF architectures, converted by the reference.
 
 For every fixture below this script
 
@@ -70,7 +70,7 @@ TOKENIZERS["spm-internlm3"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"
 # first, so this is how its SentencePiece path is taken.
 TOKENIZERS["spm-model"] = ("llama-spm", ["tokenizer.model"],
                            ["tokenizer_config.json", "special_tokens_map.json"])
-# T5 (issue #14): XLM-R's 300-piece unigram model as `spiece.model` (stored once, under
+# T5: XLM-R's 300-piece unigram model as `spiece.model` (stored once, under
 # XLM-R's name), an `added_tokens.json` of four sentinels (ids 300-303) written here and a
 # small tokenizer_config.json; no tokenizer.json (the reference's T5 path does not read it).
 TOKENIZERS["t5"] = (None, ["spiece.model"],
@@ -220,7 +220,7 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                                   "original_max_position_embeddings": 1024,
                                   "beta_fast": 32.0, "beta_slow": 1.0}),
               "spm", False),
-    # MoE families of issue #13 (helper archb).
+    # MoE families.
     "qwen2moe": ("Qwen2MoeForCausalLM", "qwen2_moe",
                  bpe(num_experts=5, num_experts_per_tok=2, moe_intermediate_size=24,
                      shared_expert_intermediate_size=56, norm_topk_prob=True),
@@ -341,7 +341,7 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                             id2label={0: "negative", 1: "neutral", 2: "positive"},
                             label2id={"negative": 0, "neutral": 1, "positive": 2}),
                        "xlmr", True),
-    # T5 (issue #14): encoder-decoder with relative attention buckets, v1.1 gated-gelu FFN,
+    # T5: encoder-decoder with relative attention buckets, v1.1 gated-gelu FFN,
     # an untied LM head, fewer decoder than encoder blocks; vocab_size above the pieces
     # (300 + 4 sentinels) so the table is padded with [PAD<i>] entries.
     "t5": ("T5ForConditionalGeneration", "t5",
@@ -394,7 +394,7 @@ FIXTURES: dict[str, tuple[str, str, dict, str, bool]] = {
                   "spm-internlm3", False),
 }
 
-# State-space and hybrid families of issue #14 (helper ssm).
+# State-space and hybrid families.
 FIXTURES.update({
     # Mamba: A_log -> -exp, conv1d squeezed, tied head; SentencePiece path (1000 pieces,
     # already a multiple of the padding 8).
@@ -556,7 +556,7 @@ def _transformers_ok(name: str) -> bool:
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
 
-# Issue #14: MLA (DeepSeek V2/V3), next-token-prediction layers (GLM-4.5), gpt-oss.
+# MLA (DeepSeek V2/V3), next-token-prediction layers (GLM-4.5), gpt-oss.
 MLA = dict(hidden_size=8, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
            num_key_value_heads=2, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
            n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=24,

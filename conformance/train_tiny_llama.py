@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Train a small LlamaForCausalLM on real English text that every Debian machine has.
 
-The budget-mode benchmark (scripts/bench-budget.sh, issue #19) needs a *trained* model: a
+The budget-mode benchmark (scripts/bench-budget.sh) needs a *trained* model: a
 random-weight fixture's next-token distributions are close to uniform, so perplexity and KL
 divergence say little about it. No trained LLM can be downloaded here, so this script trains
 one on the CPU in a bounded time:

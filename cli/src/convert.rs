@@ -224,10 +224,12 @@ struct Cli {
     /// With several outputs or --batch: report what would be written or skipped.
     #[arg(long)]
     dry_run: bool,
-    /// Print every supported HuggingFace architecture (config.json `architectures[0]`) with
-    /// the GGUF architecture it converts to (`-`: none) and, for vision/audio classes, the
-    /// `--mmproj` projector type and the encoders it writes; then exit (with --json: a JSON
-    /// array of {hf, gguf, mmproj}).
+    /// Print every HuggingFace architecture (config.json `architectures[0]`) that ggufkit or
+    /// llama.cpp's converter converts, with the GGUF architecture it converts to (`-`: none;
+    /// `(not yet)`: llama.cpp's converter has it, ggufkit not yet; `(refused …)`: both
+    /// refuse it) and, for vision/audio
+    /// classes, the `--mmproj` projector type and the encoders it writes; then exit (with
+    /// --json: a JSON array of {hf, gguf, mmproj, text_status, mmproj_status}).
     /// convert_hf_to_gguf.py's --print-supported-models is the same.
     #[arg(long, alias = "print-supported-models")]
     list_architectures: bool,
@@ -1026,33 +1028,52 @@ pub fn main() -> ExitCode {
     crate::edge::start::<Cli>();
     let cli = Cli::parse();
     if cli.list_architectures {
-        let table = ggufkit_converters::hf::architecture_rows();
-        if cli.json {
-            let rows: Vec<serde_json::Value> = table
-                .iter()
-                .map(|r| {
-                    let mmproj = r
-                        .mmproj
-                        .as_ref()
-                        .map(|(t, enc)| serde_json::json!({"projector_type": t, "encoders": enc}));
-                    serde_json::json!({"hf": r.hf, "gguf": r.gguf, "mmproj": mmproj})
-                })
-                .collect();
-            println!("{}", serde_json::Value::Array(rows));
-        } else {
-            // `HF-class gguf-arch`, then for projector classes `mmproj: TYPE (encoders)`;
-            // `-` where the text model is not converted.
-            for r in table {
-                let line = format!("{:<40} {}", r.hf, r.gguf.unwrap_or("-"));
-                match &r.mmproj {
-                    None => println!("{line}"),
-                    Some((t, enc)) => {
-                        println!("{line:<52} mmproj: {t} ({})", enc.join(", "))
-                    }
-                }
-            }
-        }
+        list_architectures(cli.json);
         return ExitCode::SUCCESS;
     }
     exit_with("gguf-convert", run(cli))
+}
+
+/// `--list-architectures`: every HF class ggufkit or llama.cpp's converter converts, with
+/// the GGUF architecture of its text model and its projector (`--json`: one object per
+/// class, with `text_status` / `mmproj_status` `converted`, `not yet`, `refused` or `none`).
+fn list_architectures(json: bool) {
+    let table = ggufkit_converters::hf::architecture_rows();
+    if json {
+        let rows: Vec<serde_json::Value> = table
+            .iter()
+            .map(|r| {
+                let mmproj = r
+                    .mmproj
+                    .as_ref()
+                    .map(|(t, enc)| serde_json::json!({"projector_type": t, "encoders": enc}));
+                serde_json::json!({
+                    "hf": r.hf,
+                    "gguf": r.gguf,
+                    "mmproj": mmproj,
+                    "text_status": r.text_status.as_str(),
+                    "mmproj_status": r.mmproj_status.as_str(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(rows));
+        return;
+    }
+    // `HF-class gguf-arch`, then for projector classes `mmproj: TYPE (encoders)`; `-` where
+    // neither converter has a text model, `(not yet)` where only llama.cpp's converts it.
+    use ggufkit_converters::hf::Status;
+    for r in table {
+        let text = match (r.gguf, r.text_status) {
+            (Some(g), _) => g.to_string(),
+            (None, Status::NotYet) => "(not yet)".to_string(),
+            (None, Status::Refused) => "(refused: no text model)".to_string(),
+            (None, _) => "-".to_string(),
+        };
+        let line = format!("{:<40} {text}", r.hf);
+        match (&r.mmproj, r.mmproj_status) {
+            (Some((t, enc)), _) => println!("{line:<52} mmproj: {t} ({})", enc.join(", ")),
+            (None, Status::NotYet) => println!("{line:<52} mmproj: (not yet)"),
+            (None, _) => println!("{line}"),
+        }
+    }
 }

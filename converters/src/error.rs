@@ -106,6 +106,24 @@ pub enum ConvertError {
         /// How many HF architectures are supported.
         supported: usize,
     },
+    /// llama.cpp's converter converts this HF architecture; ggufkit does not yet.
+    #[error(
+        "model architecture {arch:?} is converted by llama.cpp's convert_hf_to_gguf.py but \
+         not yet by ggufkit (`gguf-convert --list-architectures` shows what each class \
+         converts to)"
+    )]
+    ArchitectureNotYet {
+        /// The HF architecture.
+        arch: String,
+    },
+    /// The HF class has no text model to convert (llama.cpp's converter refuses it too).
+    #[error("model architecture {arch:?} has no text model: {why}")]
+    NoTextModel {
+        /// The HF architecture.
+        arch: String,
+        /// Why, and what to convert instead.
+        why: &'static str,
+    },
     /// A supported architecture uses a feature the converter does not support.
     #[error("{arch}: {feature}")]
     UnsupportedFeature {

@@ -87,11 +87,7 @@ pub fn read_lora_dir(
     opts: &HfOptions,
 ) -> Result<HfConversion, ConvertError> {
     let hp = config::load(&super::ModelDir::new(base))?;
-    let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
-        arch: hp.arch.clone(),
-        nearest: super::nearest_architectures(&hp.arch),
-        supported: super::supported_architectures().len(),
-    })?;
+    let arch = arch::lookup(&hp.arch).ok_or_else(|| super::unsupported_architecture(&hp.arch))?;
     let cfg_path = dir.join(ADAPTER_CONFIG);
     let lparams = super::params::read_json(&cfg_path)?;
     let alpha = lparams

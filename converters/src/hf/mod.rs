@@ -39,6 +39,7 @@ mod names;
 mod outtype;
 mod params;
 mod prequant;
+pub mod reference;
 pub mod safetensors;
 mod st_header;
 mod tensors;
@@ -160,30 +161,103 @@ pub fn vocab_kind(hf_arch: &str) -> Option<tokenizer::VocabKind> {
 pub struct ArchitectureRow {
     /// The HF architecture name (`architectures[0]`).
     pub hf: &'static str,
-    /// The GGUF architecture of its text model, if ggufkit (and the reference) converts it.
+    /// The GGUF architecture of its text model, if ggufkit converts it.
     pub gguf: Option<&'static str>,
-    /// Its `--mmproj` projector, if any: the projector type and the encoders written.
+    /// Its `--mmproj` projector, if ggufkit converts one: the projector type and the
+    /// encoders written.
     pub mmproj: Option<(&'static str, Vec<&'static str>)>,
+    /// What ggufkit does with the class's text model.
+    pub text_status: Status,
+    /// What ggufkit does with the class's projector (`--mmproj`).
+    pub mmproj_status: Status,
 }
 
-/// Every HF architecture with a text conversion or a projector (`--mmproj`), sorted by HF
-/// name.
+/// What ggufkit does with one half (text model or projector) of an HF class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// ggufkit converts it.
+    Converted,
+    /// llama.cpp's converter converts it; ggufkit does not yet (and refuses it).
+    NotYet,
+    /// llama.cpp's converter lists the class but always refuses it; so does ggufkit.
+    Refused,
+    /// Neither converter has one for the class.
+    None,
+}
+
+impl Status {
+    fn of(ours: bool, reference: bool, refused: bool) -> Status {
+        match (ours, reference, refused) {
+            (true, _, _) => Status::Converted,
+            (false, true, true) => Status::Refused,
+            (false, true, false) => Status::NotYet,
+            (false, false, _) => Status::None,
+        }
+    }
+
+    /// The status as `--list-architectures --json` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Converted => "converted",
+            Status::NotYet => "not yet",
+            Status::Refused => "refused",
+            Status::None => "none",
+        }
+    }
+}
+
+/// Every HF class that ggufkit or llama.cpp's converter converts (a text model or a
+/// projector), sorted by name.
 pub fn architecture_rows() -> Vec<ArchitectureRow> {
     let mut names: Vec<&'static str> = arch::ALL
         .iter()
         .flat_map(|a| a.hf_names.iter().copied())
         .chain(mmproj::ALL.iter().flat_map(|p| p.hf_names.iter().copied()))
+        .chain(reference::TEXT_CLASSES.iter().copied())
+        .chain(reference::MMPROJ_CLASSES.iter().copied())
         .collect();
     names.sort_unstable();
     names.dedup();
     names
         .into_iter()
-        .map(|hf| ArchitectureRow {
-            hf,
-            gguf: arch::lookup(hf).map(|a| a.gguf),
-            mmproj: mmproj::lookup(hf).map(|p| (p.projector_type, p.encoders())),
+        .map(|hf| {
+            let gguf = arch::lookup(hf).map(|a| a.gguf);
+            let mmproj = mmproj::lookup(hf).map(|p| (p.projector_type, p.encoders()));
+            ArchitectureRow {
+                hf,
+                text_status: Status::of(
+                    gguf.is_some(),
+                    reference::converts_text(hf),
+                    reference::text_refusal(hf).is_some(),
+                ),
+                mmproj_status: Status::of(mmproj.is_some(), reference::converts_mmproj(hf), false),
+                gguf,
+                mmproj,
+            }
         })
         .collect()
+}
+
+/// The error for an HF class with no text converter: one the reference always refuses is
+/// refused with its reason, one it converts is "not yet"; any other name is unknown, with
+/// the nearest supported names.
+pub(crate) fn unsupported_architecture(name: &str) -> ConvertError {
+    if let Some(why) = reference::text_refusal(name) {
+        ConvertError::NoTextModel {
+            arch: name.to_string(),
+            why,
+        }
+    } else if reference::converts_text(name) {
+        ConvertError::ArchitectureNotYet {
+            arch: name.to_string(),
+        }
+    } else {
+        ConvertError::UnsupportedArchitecture {
+            arch: name.to_string(),
+            nearest: nearest_architectures(name),
+            supported: supported_architectures().len(),
+        }
+    }
 }
 
 /// Up to three supported names nearest to `name` (case-insensitive edit distance; names
@@ -250,11 +324,7 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
         ));
     }
     let hp = config::load(dir)?;
-    let arch = arch::lookup(&hp.arch).ok_or_else(|| ConvertError::UnsupportedArchitecture {
-        arch: hp.arch.clone(),
-        nearest: nearest_architectures(&hp.arch),
-        supported: supported_architectures().len(),
-    })?;
+    let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;
     // The reference reads `.bin` parts only when there are no safetensors weights.
     let shards = if safetensors::is_safetensors(dir)? {
         safetensors::index_dir(dir)

@@ -384,7 +384,7 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
         ),
         ("SmolVLMForConditionalGeneration", "-", "idefics3 (vision)"),
         ("InternVisionModel", "-", "internvl (vision)"),
-        ("UltravoxModel", "-", "ultravox (audio)"),
+        ("UltravoxModel", "(refused:", "ultravox (audio)"),
     ] {
         let line = text
             .lines()
@@ -408,8 +408,39 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
     assert_eq!(
         row("Qwen2AudioForConditionalGeneration"),
         serde_json::json!({"hf": "Qwen2AudioForConditionalGeneration", "gguf": "qwen2",
-            "mmproj": {"projector_type": "qwen2a", "encoders": ["audio"]}})
+            "mmproj": {"projector_type": "qwen2a", "encoders": ["audio"]},
+            "text_status": "converted", "mmproj_status": "converted"})
     );
+    assert_eq!(row("LlamaForCausalLM")["mmproj_status"], "none");
+    // Every class of llama.cpp's converter's two maps is listed, with its status.
+    let reference: Json =
+        serde_json::from_str(&std::fs::read_to_string(testdata("reference-classes.json")).unwrap())
+            .unwrap();
+    for (map, half, key) in [
+        ("text", "gguf", "text_status"),
+        ("mmproj", "mmproj", "mmproj_status"),
+    ] {
+        for class in reference[map].as_object().unwrap().keys() {
+            let r = row(class);
+            let want = if !r[half].is_null() {
+                "converted"
+            } else if class == "UltravoxModel" && map == "text" {
+                "refused"
+            } else {
+                "not yet"
+            };
+            assert_eq!(r[key], want, "{class}");
+            if want == "not yet" && map == "text" {
+                let line = text
+                    .lines()
+                    .find(|l| l.split_whitespace().next() == Some(class));
+                assert!(
+                    line.is_some_and(|l| l.contains("(not yet)")),
+                    "{class}: {line:?}"
+                );
+            }
+        }
+    }
     assert_eq!(row("Idefics3ForConditionalGeneration")["gguf"], Json::Null);
     assert_eq!(row("LlamaForCausalLM")["mmproj"], Json::Null);
     // convert_hf_to_gguf.py's spelling, through both binary names, prints the same list.

@@ -512,6 +512,11 @@ fn no_projector(hp: &Hparams, class: &str) -> ConvertError {
             "{class} is a text-only model: it has no vision or audio encoder to write as a \
              multimodal projector (--mmproj)"
         )
+    } else if super::reference::converts_mmproj(class) {
+        format!(
+            "{class}: llama.cpp's convert_hf_to_gguf.py writes this class's multimodal \
+             projector (--mmproj); ggufkit does not yet"
+        )
     } else {
         format!(
             "{class}: no multimodal projector converter for this class (--mmproj supports {})",

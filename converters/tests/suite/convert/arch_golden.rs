@@ -1,4 +1,4 @@
-//! The architectures of issue #13 against the reference's output, from `testdata/` alone.
+//! Every HF architecture's fixtures against the reference's output, from `testdata/` alone.
 //!
 //! `conformance/make_fixtures.py` built each tiny model in `testdata/hf/<fixture>/` (big
 //! tokenizer files shared through `shared-files.txt`) and recorded what llama.cpp's
@@ -174,7 +174,7 @@ fixtures! {
     internlm3 => "internlm3",
     olmo => "olmo",
     gptbigcode => "gptbigcode",
-    // Issue #14: MLA, next-token-prediction layers, gpt-oss.
+    // MLA, next-token-prediction layers, gpt-oss.
     deepseek2 => "deepseek2",
     deepseek3 => "deepseek3",
     glm4moe => "glm4moe",
@@ -184,7 +184,7 @@ fixtures! {
     deepseek => "deepseek",
     kimik25 => "kimik25",
     glmdsa => "glmdsa",
-    // State-space and hybrid families (issue #14).
+    // State-space and hybrid families.
     mamba => "mamba",
     mamba2 => "mamba2",
     granitehybrid => "granitehybrid",
@@ -194,12 +194,12 @@ fixtures! {
     lfm2moe => "lfm2moe",
     jamba => "jamba",
     falcon_h1 => "falcon-h1",
-    // Gated delta-net hybrids with next-token-prediction layers (issue #14).
+    // Gated delta-net hybrids with next-token-prediction layers.
     qwen3next => "qwen3next",
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
     nemotronh => "nemotronh",
-    // Encoder-decoder with relative attention buckets and a unigram vocabulary (issue #14).
+    // Encoder-decoder with relative attention buckets and a unigram vocabulary.
     t5 => "t5",
     t5encoder => "t5encoder",
     gemma3n => "gemma3n",
@@ -555,7 +555,7 @@ fn stacked_experts_by_rows_equal_whole_tensors() {
 
 /// A plain read of a float tensor (an embedding, an attention matrix, a 3-D expert tensor
 /// stored stacked) converted to another type is computed a range of rows at a time too, so
-/// that a large BF16 embedding written as Q8_0 is never whole in F32 (issue #15: it was most
+/// that a large BF16 embedding written as Q8_0 is never whole in F32 (that would be most
 /// of the peak memory of a gpt-oss conversion): any split into row ranges gives the bytes of
 /// the whole tensor, for every outtype, across matrix boundaries.
 #[test]

@@ -47,7 +47,7 @@ fn unknown_architecture_suggests_the_nearest_supported_ones() {
     assert!(supported_architectures().contains(&"Qwen3MoeForCausalLM"));
 }
 
-/// Every class of issue #13, with the GGUF architecture the reference's converter registers
+/// The first families' classes, with the GGUF architecture the reference's converter registers
 /// it under (`conversion/*.py` at 0c1e570; NomicBertModel picks `nomic-bert` at run time),
 /// is in the `--list-architectures` table.
 #[test]

@@ -3,3 +3,4 @@
 
 mod fixture_storage;
 mod readme_architectures;
+mod reference_classes;

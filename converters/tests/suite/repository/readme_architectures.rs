@@ -5,26 +5,52 @@
 
 use std::path::PathBuf;
 
-use ggufkit_converters::hf::architecture_rows;
+use ggufkit_converters::hf::{architecture_rows, ArchitectureRow, Status};
 
 /// The lines around the generated table in README.md.
 const BEGIN: &str = "<!-- architectures: made by scripts/readme-architectures from \
                      gguf-convert --list-architectures; do not edit -->";
 const END: &str = "<!-- end of architectures -->";
 
-/// The table: one row per HF class, in the list's order.
+/// The table: one row per HF class ggufkit converts, in the list's order, then a line that
+/// counts them against llama.cpp's converter's classes.
 fn render() -> String {
+    let rows = architecture_rows();
+    let count = |f: &dyn Fn(&ArchitectureRow) -> Status, s: Status| {
+        rows.iter().filter(|r| f(r) == s).count()
+    };
+    let text = |r: &ArchitectureRow| r.text_status;
+    let mmproj = |r: &ArchitectureRow| r.mmproj_status;
     let mut out = String::from(
         "| HF class (`architectures[0]`) | GGUF architecture | projector (`--mmproj`) |\n\
          |---|---|---|\n",
     );
-    for r in architecture_rows() {
+    for r in rows
+        .iter()
+        .filter(|r| r.gguf.is_some() || r.mmproj.is_some())
+    {
+        let r = r.clone();
         let gguf = r.gguf.map_or("–".to_string(), |g| format!("`{g}`"));
         let mmproj = r.mmproj.map_or("–".to_string(), |(t, enc)| {
             format!("`{t}` ({})", enc.join(", "))
         });
         out.push_str(&format!("| `{}` | {gguf} | {mmproj} |\n", r.hf));
     }
+    let (text_ours, text_not_yet) = (
+        count(&text, Status::Converted),
+        count(&text, Status::NotYet) + count(&text, Status::Refused),
+    );
+    let (mm_ours, mm_not_yet) = (
+        count(&mmproj, Status::Converted),
+        count(&mmproj, Status::NotYet),
+    );
+    out.push_str(&format!(
+        "\nggufkit converts {text_ours} of the {} text-model classes and {mm_ours} of the {} \
+         projector classes that llama.cpp's converter knows; `gguf-convert \
+         --list-architectures` marks the others `(not yet)`.\n",
+        text_ours + text_not_yet,
+        mm_ours + mm_not_yet,
+    ));
     out
 }
 

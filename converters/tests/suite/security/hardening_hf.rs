@@ -1,4 +1,4 @@
-//! Hardening II (issue 22), the converters' side: tokenizer.json components that the
+//! Hostile and unusual tokenizer files, the converters' side: tokenizer.json components that the
 //! `tokenizers` crate trusts (Precompiled charsmaps, FixedLength, Strip), the config.json
 //! sub-config merge (`text_config`, `llm_config`, `language_config`, …), padding the
 //! vocabulary beyond what the token embedding holds, and the values the reference refuses.

@@ -134,6 +134,8 @@ fn variant(e: &ConvertError) -> &'static str {
         ConvertError::Tensor { .. } => "Tensor",
         ConvertError::Unsupported(_)
         | ConvertError::UnsupportedArchitecture { .. }
+        | ConvertError::ArchitectureNotYet { .. }
+        | ConvertError::NoTextModel { .. }
         | ConvertError::UnsupportedFeature { .. }
         | ConvertError::NoWeights { .. }
         | ConvertError::VocabTooLarge { .. } => "Unsupported",
