@@ -772,58 +772,32 @@ impl Expr {
     pub fn eval(&self) -> Result<Values, DataError> {
         let node = &*self.0;
         let esize = node.work.size();
+        let f32_values = |f: Vec<f32>| Values {
+            work: Work::F32,
+            bytes: f32_bytes(&f),
+        };
         Ok(match &node.op {
             Op::Read(t) => read_values(t)?,
-            Op::Const(v) => Values {
-                work: Work::F32,
-                bytes: f32_bytes(v),
-            },
+            Op::Const(v) => f32_values(v.to_vec()),
             Op::Int(d) => {
                 let rows: Vec<usize> = (0..node.shape[0] as usize).collect();
-                Values {
-                    work: Work::F32,
-                    bytes: f32_bytes(&d.rows_f32(&rows)?),
-                }
+                f32_values(d.rows_f32(&rows)?)
             }
             Op::Packed { ty, data, .. } => {
                 let raw = data.compute()?;
-                let n = node.shape.iter().product::<u64>() as usize;
-                let mut f = vec![0f32; n];
+                let mut f = vec![0f32; node.shape.iter().product::<u64>() as usize];
                 dequantize_rows(*ty, &raw, &mut f).map_err(|e| DataError(e.to_string()))?;
-                Values {
-                    work: Work::F32,
-                    bytes: f32_bytes(&f),
-                }
+                f32_values(f)
             }
             Op::Dequant {
                 weight,
                 scale,
                 block,
-            } => Values {
-                work: Work::F32,
-                bytes: f32_bytes(&dequant(weight, scale, block.as_deref())?),
-            },
+            } => f32_values(dequant(weight, scale, block.as_deref())?),
             Op::PermuteHeads { input, n_head } => {
                 let v = input.eval()?;
-                let rows = node.shape[0] as usize;
-                let row = v.bytes.len() / rows.max(1);
-                let hd = rows / *n_head as usize;
-                let half = hd / 2;
-                let mut out = vec![0u8; v.bytes.len()];
-                for h in 0..*n_head as usize {
-                    for j in 0..half {
-                        for i in 0..2 {
-                            let dst = h * hd + 2 * j + i;
-                            let src = h * hd + i * half + j;
-                            out[dst * row..(dst + 1) * row]
-                                .copy_from_slice(&v.bytes[src * row..(src + 1) * row]);
-                        }
-                    }
-                }
-                Values {
-                    work: v.work,
-                    bytes: out,
-                }
+                let bytes = permute_heads(&v.bytes, node.shape[0] as usize, *n_head as usize);
+                Values { bytes, ..v }
             }
             Op::GatherRows { input, map } => {
                 let v = input.eval()?;
@@ -833,32 +807,14 @@ impl Expr {
                     let r = r as usize;
                     out.extend_from_slice(&v.bytes[r * row..(r + 1) * row]);
                 }
-                Values {
-                    work: v.work,
-                    bytes: out,
-                }
+                Values { bytes: out, ..v }
             }
             Op::Transpose(input) => {
                 let v = input.eval()?;
-                // Input matrices are `a` rows of `b`; output ones `b` rows of `a`.
                 let n = node.shape.len();
-                let (a, b) = (node.shape[n - 1] as usize, node.shape[n - 2] as usize);
-                let mat = a * b * esize;
-                let mut out = vec![0u8; v.bytes.len()];
-                let mats = v.bytes.chunks_exact(mat.max(1));
-                for (src_m, dst_m) in mats.zip(out.chunks_exact_mut(mat.max(1))) {
-                    for r in 0..a {
-                        for c in 0..b {
-                            let src = (r * b + c) * esize;
-                            let dst = (c * a + r) * esize;
-                            dst_m[dst..dst + esize].copy_from_slice(&src_m[src..src + esize]);
-                        }
-                    }
-                }
-                Values {
-                    work: v.work,
-                    bytes: out,
-                }
+                let (rows, cols) = (node.shape[n - 1] as usize, node.shape[n - 2] as usize);
+                let bytes = transpose_matrices(&v.bytes, rows, cols, esize);
+                Values { bytes, ..v }
             }
             Op::Stack(parts) => {
                 let mut bytes =
@@ -882,27 +838,9 @@ impl Expr {
                 len,
             } => {
                 let v = input.eval()?;
-                let ishape = input.shape();
-                let outer: usize = ishape[..*axis].iter().product::<u64>() as usize;
-                let inner = ishape[axis + 1..].iter().product::<u64>() as usize * esize;
-                let full = ishape[*axis] as usize * inner;
-                let (s, l) = (*start as usize * inner, *len as usize * inner);
-                let mut out = Vec::with_capacity(outer * l);
-                for o in 0..outer {
-                    out.extend_from_slice(&v.bytes[o * full + s..o * full + s + l]);
-                }
-                Values {
-                    work: v.work,
-                    bytes: out,
-                }
-            }
-            Op::Reshape(input) => input.eval()?,
-            Op::PadRows(input) => {
-                let mut v = input.eval()?;
-                let n = node.shape.iter().product::<u64>() as usize * esize;
-                // Zero is all-zero bits in f32, f16 and bf16 alike.
-                v.bytes.resize(n, 0);
-                v
+                let picks: Vec<usize> = (*start as usize..(*start + *len) as usize).collect();
+                let bytes = pick_along(&v.bytes, input.shape(), *axis, &picks, esize);
+                Values { bytes, ..v }
             }
             Op::Strided {
                 input,
@@ -911,100 +849,116 @@ impl Expr {
                 step,
             } => {
                 let v = input.eval()?;
-                let ishape = input.shape();
-                let outer: usize = ishape[..*axis].iter().product::<u64>() as usize;
-                let inner = ishape[axis + 1..].iter().product::<u64>() as usize * esize;
-                let (n_in, n_out) = (ishape[*axis] as usize, node.shape[*axis] as usize);
-                let mut out = Vec::with_capacity(outer * n_out * inner);
-                for o in 0..outer {
-                    for k in 0..n_out {
-                        let i = *start as usize + k * *step as usize;
-                        let at = (o * n_in + i) * inner;
-                        out.extend_from_slice(&v.bytes[at..at + inner]);
-                    }
-                }
-                Values {
-                    work: v.work,
-                    bytes: out,
-                }
+                let picks: Vec<usize> = (0..node.shape[*axis] as usize)
+                    .map(|k| *start as usize + k * *step as usize)
+                    .collect();
+                let bytes = pick_along(&v.bytes, input.shape(), *axis, &picks, esize);
+                Values { bytes, ..v }
+            }
+            Op::Reshape(input) => input.eval()?,
+            Op::PadRows(input) => {
+                let mut v = input.eval()?;
+                // Zero is all-zero bits in f32, f16 and bf16 alike.
+                v.bytes
+                    .resize(node.shape.iter().product::<u64>() as usize * esize, 0);
+                v
             }
             Op::MulRows { input, factors } => {
                 let v = input.eval()?;
                 let rows = factors.len().max(1);
-                let per_row = (v.bytes.len() / v.work.size()) / rows;
-                if v.work == Work::F16 {
-                    let mut out = Vec::with_capacity(v.bytes.len());
-                    for (i, c) in v.bytes.chunks_exact(2).enumerate() {
-                        let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
-                        let f = factors[(i / per_row.max(1)).min(rows - 1)];
-                        out.extend_from_slice(&f32_to_f16(x * f).to_le_bytes());
-                    }
-                    Values {
-                        work: Work::F16,
-                        bytes: out,
-                    }
-                } else {
-                    let f: Vec<f32> = v
-                        .f32s()
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, x)| x * factors[(i / per_row.max(1)).min(rows - 1)])
-                        .collect();
-                    Values {
-                        work: Work::F32,
-                        bytes: f32_bytes(&f),
-                    }
-                }
+                let per_row = ((v.bytes.len() / v.work.size()) / rows).max(1);
+                map_elements(v, |i, x| x * factors[(i / per_row).min(rows - 1)])
             }
-            Op::NegExp(input) => {
-                let v = input.eval()?;
-                if v.work == Work::F16 {
-                    let mut out = Vec::with_capacity(v.bytes.len());
-                    for c in v.bytes.chunks_exact(2) {
-                        let e = neg_exp_f16(u16::from_le_bytes([c[0], c[1]]));
-                        out.extend_from_slice(&e.to_le_bytes());
-                    }
-                    Values {
-                        work: Work::F16,
-                        bytes: out,
-                    }
-                } else {
-                    let f: Vec<f32> = v.f32s().into_iter().map(|x| -torch_exp_f32(x)).collect();
-                    Values {
-                        work: Work::F32,
-                        bytes: f32_bytes(&f),
-                    }
-                }
-            }
-            Op::AddScalar { input, value } => {
-                let v = input.eval()?;
-                if v.work == Work::F16 {
-                    // torch's half arithmetic: widen, add in f32, round back to half.
-                    let mut out = Vec::with_capacity(v.bytes.len());
-                    for c in v.bytes.chunks_exact(2) {
-                        let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
-                        out.extend_from_slice(&f32_to_f16(x + *value).to_le_bytes());
-                    }
-                    Values {
-                        work: Work::F16,
-                        bytes: out,
-                    }
-                } else {
-                    let f: Vec<f32> = v.f32s().into_iter().map(|x| x + *value).collect();
-                    Values {
-                        work: Work::F32,
-                        bytes: f32_bytes(&f),
-                    }
-                }
-            }
+            Op::NegExp(input) => map_elements(input.eval()?, neg_exp),
+            Op::AddScalar { input, value } => map_elements(input.eval()?, |_, x| x + *value),
         })
     }
 }
 
-/// `-exp(x)` of a half (bits): exp rounded to half, then negated (a sign flip), as torch's
-/// half arithmetic gives it.
-fn neg_exp_f16(x: u16) -> u16 {
-    f32_to_f16(torch_exp_f32(f16_to_f32(x))) ^ 0x8000
+/// Applies `f(index, x)` to every element as torch's arithmetic does: a half is widened,
+/// computed in f32 and rounded back to half; anything else is computed in f32.
+fn map_elements(v: Values, f: impl Fn(usize, f32) -> f32) -> Values {
+    if v.work == Work::F16 {
+        let mut out = Vec::with_capacity(v.bytes.len());
+        for (i, c) in v.bytes.chunks_exact(2).enumerate() {
+            let x = f16_to_f32(u16::from_le_bytes([c[0], c[1]]));
+            out.extend_from_slice(&f32_to_f16(f(i, x)).to_le_bytes());
+        }
+        Values {
+            work: Work::F16,
+            bytes: out,
+        }
+    } else {
+        let out: Vec<f32> = v
+            .f32s()
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| f(i, x))
+            .collect();
+        Values {
+            work: Work::F32,
+            bytes: f32_bytes(&out),
+        }
+    }
+}
+
+/// The rows of `n_head` heads reordered from halves (`x0..x_{d/2}, y0..`) to interleaved
+/// pairs (`x0, y0, x1, y1, …`): `rows` rows of `bytes`, `rows / n_head` per head.
+fn permute_heads(bytes: &[u8], rows: usize, n_head: usize) -> Vec<u8> {
+    let row = bytes.len() / rows.max(1);
+    let hd = rows / n_head;
+    let half = hd / 2;
+    let mut out = vec![0u8; bytes.len()];
+    for h in 0..n_head {
+        for j in 0..half {
+            for i in 0..2 {
+                let dst = h * hd + 2 * j + i;
+                let src = h * hd + i * half + j;
+                out[dst * row..(dst + 1) * row].copy_from_slice(&bytes[src * row..(src + 1) * row]);
+            }
+        }
+    }
+    out
+}
+
+/// Each `cols × rows` matrix of elements of `esize` bytes in `bytes`, transposed to
+/// `rows × cols`.
+fn transpose_matrices(bytes: &[u8], rows: usize, cols: usize, esize: usize) -> Vec<u8> {
+    let mat = (rows * cols * esize).max(1);
+    let mut out = vec![0u8; bytes.len()];
+    for (src_m, dst_m) in bytes.chunks_exact(mat).zip(out.chunks_exact_mut(mat)) {
+        for r in 0..rows {
+            for c in 0..cols {
+                let src = (r * cols + c) * esize;
+                let dst = (c * rows + r) * esize;
+                dst_m[dst..dst + esize].copy_from_slice(&src_m[src..src + esize]);
+            }
+        }
+    }
+    out
+}
+
+/// The slices at indices `picks` of axis `axis` of a tensor of shape `shape` (elements of
+/// `esize` bytes), in that order, for every index of the axes before it.
+fn pick_along(bytes: &[u8], shape: &[u64], axis: usize, picks: &[usize], esize: usize) -> Vec<u8> {
+    let outer = shape[..axis].iter().product::<u64>() as usize;
+    let inner = shape[axis + 1..].iter().product::<u64>() as usize * esize;
+    let n_in = shape[axis] as usize;
+    let mut out = Vec::with_capacity(outer * picks.len() * inner);
+    for o in 0..outer {
+        for &i in picks {
+            let at = (o * n_in + i) * inner;
+            out.extend_from_slice(&bytes[at..at + inner]);
+        }
+    }
+    out
+}
+
+/// `-exp(x)` as torch computes `-torch.exp(x)` on a CPU tensor (for a half, [`map_elements`]
+/// rounds the f32 result: exp rounded to half, then a sign flip, as torch's half arithmetic
+/// gives it, since rounding is symmetric).
+fn neg_exp(_: usize, x: f32) -> f32 {
+    -torch_exp_f32(x)
 }
 
 /// Reads a source tensor into its working type.
@@ -1700,10 +1654,14 @@ mod tests {
             .filter(|b| !f16_to_f32(*b).is_nan())
             .flat_map(|b| b.to_le_bytes())
             .collect();
-        let out: Vec<u8> = h
-            .chunks_exact(2)
-            .flat_map(|c| neg_exp_f16(u16::from_le_bytes([c[0], c[1]])).to_le_bytes())
-            .collect();
+        let out = map_elements(
+            Values {
+                work: Work::F16,
+                bytes: h,
+            },
+            neg_exp,
+        )
+        .bytes;
         assert_eq!(
             hex(&Sha256::digest(&out)),
             "f39ad7c906e2ee62a19033c927a2730618c82a1d92af2a62ddccb97116fe2b30"

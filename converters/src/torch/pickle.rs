@@ -759,154 +759,190 @@ impl Machine<'_> {
                 .c
                 .u8()
                 .map_err(|_| bad(self.at, "truncated pickle: no STOP"))?;
-            match op {
-                0x80 => {
-                    let v = self.c.u8().map_err(truncated)?;
-                    if v > 5 {
-                        return Err(bad(self.at, format!("pickle protocol {v} is unknown")));
-                    }
-                }
-                0x95 => {
-                    self.c.u64().map_err(truncated)?;
-                }
-                b'.' => {
-                    if !self.marks.is_empty() {
-                        return Err(bad(self.at, "STOP with an open MARK"));
-                    }
-                    let v = self.pop()?;
-                    if !self.stack.is_empty() {
-                        return Err(bad(self.at, "STOP with more than one value on the stack"));
-                    }
-                    return Ok(v);
-                }
-                b'(' => {
-                    if self.marks.len() >= MAX_MARKS {
-                        return Err(PickleError::Limit {
-                            offset: self.at,
-                            what: "open marks",
-                            limit: MAX_MARKS,
-                        });
-                    }
-                    self.marks.push(self.stack.len());
-                }
-                b'}' => {
-                    let v = self.alloc(Obj::Dict(Box::default()))?;
-                    self.push(v)?;
-                }
-                b')' => self.tuple(Vec::new())?,
-                b't' => {
-                    let items = self.pop_mark()?;
-                    self.tuple(items)?;
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    let mut items = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        items.push(self.pop()?);
-                    }
-                    items.reverse();
-                    self.tuple(items)?;
-                }
-                b'X' => {
-                    let n = self.c.u32().map_err(truncated)?;
-                    self.string(n.into())?;
-                }
-                0x8c => {
-                    let n = self.c.u8().map_err(truncated)?;
-                    self.string(n.into())?;
-                }
-                0x8d => {
-                    let n = self.c.u64().map_err(truncated)?;
-                    self.string(n)?;
-                }
-                b'J' => {
-                    let n = self.c.i32().map_err(truncated)?;
-                    self.push(Value::Int(n.into()))?;
-                }
-                b'K' => {
-                    let n = self.c.u8().map_err(truncated)?;
-                    self.push(Value::Int(n.into()))?;
-                }
-                b'M' => {
-                    let n = u16::from_le_bytes(self.c.le_array().map_err(truncated)?);
-                    self.push(Value::Int(n.into()))?;
-                }
-                0x8a => {
-                    let n = self.c.u8().map_err(truncated)?;
-                    self.int(n.into())?;
-                }
-                0x8b => {
-                    let n = self.c.u32().map_err(truncated)?;
-                    self.int(n.into())?;
-                }
-                b'G' => {
-                    let b: [u8; 8] = self.c.le_array().map_err(truncated)?;
-                    let _ = f64::from_be_bytes(b);
-                    self.push(Value::Float)?;
-                }
-                b'N' => self.push(Value::None)?,
-                0x88 => self.push(Value::Bool)?,
-                0x89 => self.push(Value::Bool)?,
-                b'c' => {
-                    let module = self.line()?.to_string();
-                    let name = self.line()?.to_string();
-                    let g = resolve(self.at, &module, &name)?;
-                    self.push(Value::Global(g))?;
-                }
-                0x93 => {
-                    let name = self.pop()?;
-                    let module = self.pop()?;
-                    let (Value::Str(module), Value::Str(name)) = (module, name) else {
-                        return Err(bad(self.at, "STACK_GLOBAL of values that are not strings"));
-                    };
-                    let g = resolve(self.at, &module, &name)?;
-                    self.push(Value::Global(g))?;
-                }
-                b'Q' => self.persistent_load()?,
-                b'R' => self.reduce()?,
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    self.set_items(vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    self.set_items(items)?;
-                }
-                b'b' => self.build()?,
-                b'q' => {
-                    let i = self.c.u8().map_err(truncated)?;
-                    self.put(i.into())?;
-                }
-                b'r' => {
-                    let i = self.c.u32().map_err(truncated)?;
-                    self.put(i)?;
-                }
-                0x94 => {
-                    let i = u32::try_from(self.memo.len() + self.sparse_memo.len())
-                        .map_err(|_| bad(self.at, "memo overflow"))?;
-                    self.put(i)?;
-                }
-                b'h' => {
-                    let i = self.c.u8().map_err(truncated)?;
-                    self.get(i.into())?;
-                }
-                b'j' => {
-                    let i = self.c.u32().map_err(truncated)?;
-                    self.get(i)?;
-                }
-                b'0' => {
-                    self.pop()?;
-                }
-                _ => {
-                    return Err(PickleError::UnsupportedOpcode {
-                        offset: self.at,
-                        opcode: op,
-                        name: opcode_name(op),
-                    })
+            if op == b'.' {
+                return self.stop();
+            }
+            self.step(op)?;
+        }
+    }
+
+    /// The error for an opcode a state dict does not use.
+    fn unsupported(&self, op: u8) -> PickleError {
+        PickleError::UnsupportedOpcode {
+            offset: self.at,
+            opcode: op,
+            name: opcode_name(op),
+        }
+    }
+
+    /// STOP: the one value left on the stack, with no mark open.
+    fn stop(&mut self) -> Result<Value, PickleError> {
+        if !self.marks.is_empty() {
+            return Err(bad(self.at, "STOP with an open MARK"));
+        }
+        let v = self.pop()?;
+        if !self.stack.is_empty() {
+            return Err(bad(self.at, "STOP with more than one value on the stack"));
+        }
+        Ok(v)
+    }
+
+    /// Runs one opcode other than STOP: the structural ones here, constants in
+    /// [`Machine::literal`], memo traffic in [`Machine::memo`].
+    fn step(&mut self, op: u8) -> Result<(), PickleError> {
+        match op {
+            0x80 => {
+                let v = self.c.u8().map_err(truncated)?;
+                if v > 5 {
+                    return Err(bad(self.at, format!("pickle protocol {v} is unknown")));
                 }
             }
+            0x95 => {
+                self.c.u64().map_err(truncated)?;
+            }
+            b'(' => {
+                if self.marks.len() >= MAX_MARKS {
+                    return Err(PickleError::Limit {
+                        offset: self.at,
+                        what: "open marks",
+                        limit: MAX_MARKS,
+                    });
+                }
+                self.marks.push(self.stack.len());
+            }
+            b'}' => {
+                let v = self.alloc(Obj::Dict(Box::default()))?;
+                self.push(v)?;
+            }
+            b')' => self.tuple(Vec::new())?,
+            b't' => {
+                let items = self.pop_mark()?;
+                self.tuple(items)?;
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop()?);
+                }
+                items.reverse();
+                self.tuple(items)?;
+            }
+            b'c' => {
+                let module = self.line()?.to_string();
+                let name = self.line()?.to_string();
+                let g = resolve(self.at, &module, &name)?;
+                self.push(Value::Global(g))?;
+            }
+            0x93 => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                let (Value::Str(module), Value::Str(name)) = (module, name) else {
+                    return Err(bad(self.at, "STACK_GLOBAL of values that are not strings"));
+                };
+                let g = resolve(self.at, &module, &name)?;
+                self.push(Value::Global(g))?;
+            }
+            b'Q' => self.persistent_load()?,
+            b'R' => self.reduce()?,
+            b's' => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                self.set_items(vec![k, v])?;
+            }
+            b'u' => {
+                let items = self.pop_mark()?;
+                self.set_items(items)?;
+            }
+            b'b' => self.build()?,
+            b'0' => {
+                self.pop()?;
+            }
+            b'X' | 0x8c | 0x8d | b'J' | b'K' | b'M' | 0x8a | 0x8b | b'G' | b'N' | 0x88 | 0x89 => {
+                self.literal(op)?
+            }
+            b'q' | b'r' | 0x94 | b'h' | b'j' => self.memo(op)?,
+            _ => return Err(self.unsupported(op)),
         }
+        Ok(())
+    }
+
+    /// Opcodes that push a constant: strings, integers, floats (only their presence
+    /// matters), None and booleans.
+    fn literal(&mut self, op: u8) -> Result<(), PickleError> {
+        match op {
+            b'X' => {
+                let n = self.c.u32().map_err(truncated)?;
+                self.string(n.into())?;
+            }
+            0x8c => {
+                let n = self.c.u8().map_err(truncated)?;
+                self.string(n.into())?;
+            }
+            0x8d => {
+                let n = self.c.u64().map_err(truncated)?;
+                self.string(n)?;
+            }
+            b'J' => {
+                let n = self.c.i32().map_err(truncated)?;
+                self.push(Value::Int(n.into()))?;
+            }
+            b'K' => {
+                let n = self.c.u8().map_err(truncated)?;
+                self.push(Value::Int(n.into()))?;
+            }
+            b'M' => {
+                let n = u16::from_le_bytes(self.c.le_array().map_err(truncated)?);
+                self.push(Value::Int(n.into()))?;
+            }
+            0x8a => {
+                let n = self.c.u8().map_err(truncated)?;
+                self.int(n.into())?;
+            }
+            0x8b => {
+                let n = self.c.u32().map_err(truncated)?;
+                self.int(n.into())?;
+            }
+            b'G' => {
+                let b: [u8; 8] = self.c.le_array().map_err(truncated)?;
+                let _ = f64::from_be_bytes(b);
+                self.push(Value::Float)?;
+            }
+            b'N' => self.push(Value::None)?,
+            0x88 => self.push(Value::Bool)?,
+            0x89 => self.push(Value::Bool)?,
+            _ => return Err(self.unsupported(op)),
+        }
+        Ok(())
+    }
+
+    /// Opcodes that store the top of the stack in the memo or push a memoized value.
+    fn memo(&mut self, op: u8) -> Result<(), PickleError> {
+        match op {
+            b'q' => {
+                let i = self.c.u8().map_err(truncated)?;
+                self.put(i.into())?;
+            }
+            b'r' => {
+                let i = self.c.u32().map_err(truncated)?;
+                self.put(i)?;
+            }
+            0x94 => {
+                let i = u32::try_from(self.memo.len() + self.sparse_memo.len())
+                    .map_err(|_| bad(self.at, "memo overflow"))?;
+                self.put(i)?;
+            }
+            b'h' => {
+                let i = self.c.u8().map_err(truncated)?;
+                self.get(i.into())?;
+            }
+            b'j' => {
+                let i = self.c.u32().map_err(truncated)?;
+                self.get(i)?;
+            }
+            _ => return Err(self.unsupported(op)),
+        }
+        Ok(())
     }
 }
 
