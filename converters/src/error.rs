@@ -25,6 +25,17 @@ pub enum ConvertError {
         /// What is wrong.
         problem: String,
     },
+    /// A safetensors file that is malformed: what the safetensors crate (which the reference
+    /// converter reads through) refuses, one variant per cause.
+    #[error("{path}{}: {problem}", .offset.map(|o| format!(": at byte {o}")).unwrap_or_default())]
+    Safetensors {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the fault, when known.
+        offset: Option<u64>,
+        /// What is wrong.
+        problem: SafetensorsProblem,
+    },
     /// A JSON file that does not parse (as Python's `json` reads it, where the file allows
     /// `NaN` and `Infinity`).
     #[error("{path}: invalid JSON (line {line}, column {column}): {problem}")]
@@ -208,6 +219,139 @@ pub enum ConvertError {
         config: PathBuf,
         /// Each contradiction, naming the key, its value and the tensor.
         problems: Vec<String>,
+    },
+}
+
+/// Why a safetensors file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SafetensorsProblem {
+    /// Shorter than the 8-byte header length.
+    #[error("safetensors file is {len} bytes, too short for the 8-byte header length")]
+    TooShort {
+        /// The file's length.
+        len: u64,
+    },
+    /// The header length is beyond the limit (the safetensors crate's 100 MB).
+    #[error("safetensors header length {len} exceeds the {limit}-byte limit")]
+    HeaderTooLarge {
+        /// The declared header length.
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The header length runs past the end of the file.
+    #[error(
+        "truncated safetensors header: it declares {declared} bytes but only {available} follow"
+    )]
+    HeaderTruncated {
+        /// The declared header length.
+        declared: u64,
+        /// The bytes after the length.
+        available: u64,
+    },
+    /// The header is not UTF-8.
+    #[error("safetensors header is not UTF-8: {0}")]
+    HeaderNotUtf8(String),
+    /// The header is not the JSON object of tensor entries the format defines.
+    #[error("invalid safetensors header: {0}")]
+    InvalidHeader(String),
+    /// A tensor's dtype is not one the reader knows.
+    #[error("tensor '{tensor}': unsupported dtype {dtype:?}")]
+    UnsupportedDtype {
+        /// The tensor.
+        tensor: String,
+        /// The dtype string.
+        dtype: String,
+    },
+    /// A tensor's data_offsets end before they begin.
+    #[error("tensor '{tensor}': data_offsets [{begin}, {end}] are reversed")]
+    ReversedOffsets {
+        /// The tensor.
+        tensor: String,
+        /// First offset.
+        begin: u64,
+        /// Second offset.
+        end: u64,
+    },
+    /// A tensor's data lies past the end of the file.
+    #[error(
+        "tensor '{tensor}': declared data range [{begin}, {end}) exceeds the file's data area \
+         of {data_len} bytes (file truncated?)"
+    )]
+    OutOfBounds {
+        /// The tensor.
+        tensor: String,
+        /// First offset.
+        begin: u64,
+        /// Second offset.
+        end: u64,
+        /// Bytes after the header.
+        data_len: u64,
+    },
+    /// A tensor's shape has more bytes than 64 bits count.
+    #[error("tensor '{tensor}': shape {shape:?} overflows")]
+    ShapeOverflow {
+        /// The tensor.
+        tensor: String,
+        /// Its shape.
+        shape: Vec<u64>,
+    },
+    /// A tensor's shape and dtype need another size than its data_offsets give.
+    #[error("tensor '{tensor}': shape {shape:?} of {dtype} needs {needed} bytes but data_offsets give {given}")]
+    SizeMismatch {
+        /// The tensor.
+        tensor: String,
+        /// Its shape.
+        shape: Vec<u64>,
+        /// Its dtype.
+        dtype: &'static str,
+        /// Bytes the shape needs.
+        needed: u64,
+        /// Bytes the offsets give.
+        given: u64,
+    },
+    /// Two tensors' data overlap.
+    #[error(
+        "tensor '{tensor}': data_offsets [{begin}, {end}] overlaps the data of the tensor \
+         before it (which ends at {previous_end})"
+    )]
+    Overlap {
+        /// The later tensor.
+        tensor: String,
+        /// First offset.
+        begin: u64,
+        /// Second offset.
+        end: u64,
+        /// Where the earlier tensor's data ends.
+        previous_end: u64,
+    },
+    /// Bytes between two tensors' data (or before the first) belong to no tensor.
+    #[error(
+        "tensor '{tensor}': data_offsets [{begin}, {end}] leaves a gap after the data of the \
+         tensor before it (which ends at {previous_end})"
+    )]
+    Gap {
+        /// The later tensor.
+        tensor: String,
+        /// First offset.
+        begin: u64,
+        /// Second offset.
+        end: u64,
+        /// Where the earlier tensor's data ends.
+        previous_end: u64,
+    },
+    /// Bytes after the last tensor's data.
+    #[error(
+        "{extra} bytes after the last tensor's data (the data area is {data_len} bytes, the \
+         tensors cover {covered})"
+    )]
+    TrailingBytes {
+        /// Bytes past the last tensor.
+        extra: u64,
+        /// Bytes after the header.
+        data_len: u64,
+        /// Bytes the tensors cover.
+        covered: u64,
     },
 }
 

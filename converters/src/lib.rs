@@ -40,4 +40,4 @@ pub mod legacy;
 mod loadable;
 pub mod torch;
 
-pub use error::ConvertError;
+pub use error::{ConvertError, SafetensorsProblem};

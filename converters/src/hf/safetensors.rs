@@ -19,6 +19,7 @@ use ggufkit::mapped::FileBytes;
 use serde_json::Value as Json;
 
 use super::st_header;
+use crate::error::SafetensorsProblem;
 use crate::ConvertError;
 
 /// Largest JSON header we accept (the `safetensors` crate's limit).
@@ -152,90 +153,123 @@ impl std::fmt::Debug for StTensor {
 
 /// Parses the header of a mapped safetensors file; tensors come back sorted by name.
 pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError> {
-    let bad = |offset: Option<u64>, msg: String| ConvertError::format(path, offset, msg);
+    let bad = |offset: Option<u64>, problem: SafetensorsProblem| ConvertError::Safetensors {
+        path: path.to_path_buf(),
+        offset,
+        problem,
+    };
     let total = file.len() as u64;
     if total < 8 {
-        return Err(bad(
-            None,
-            format!("safetensors file is {total} bytes, too short for the 8-byte header length"),
-        ));
+        return Err(bad(None, SafetensorsProblem::TooShort { len: total }));
     }
     let n = u64::from_le_bytes(file[..8].try_into().expect("8 bytes"));
     if n > MAX_HEADER_LEN {
-        return Err(bad(
-            Some(0),
-            format!("safetensors header length {n} exceeds the {MAX_HEADER_LEN}-byte limit"),
-        ));
+        let problem = SafetensorsProblem::HeaderTooLarge {
+            len: n,
+            limit: MAX_HEADER_LEN,
+        };
+        return Err(bad(Some(0), problem));
     }
     if n > total - 8 {
-        return Err(bad(
-            Some(0),
-            format!(
-                "truncated safetensors header: it declares {n} bytes but only {} follow",
-                total - 8
-            ),
-        ));
+        let problem = SafetensorsProblem::HeaderTruncated {
+            declared: n,
+            available: total - 8,
+        };
+        return Err(bad(Some(0), problem));
     }
     let data_start = 8 + n;
     let data_len = total - data_start;
     let text = std::str::from_utf8(&file[8..data_start as usize]).map_err(|e| {
         bad(
             Some(8 + e.valid_up_to() as u64),
-            format!("safetensors header is not UTF-8: {e}"),
+            SafetensorsProblem::HeaderNotUtf8(e.to_string()),
         )
     })?;
     let entries = st_header::parse(text)
-        .map_err(|e| bad(Some(8), format!("invalid safetensors header: {e}")))?;
+        .map_err(|e| bad(Some(8), SafetensorsProblem::InvalidHeader(e.to_string())))?;
     let mut out = Vec::with_capacity(entries.len());
     for raw in entries {
-        let name = raw.name;
-        let tbad = |msg: String| bad(None, format!("tensor '{name}': {msg}"));
-        let dtype = StDtype::parse(&raw.dtype)
-            .ok_or_else(|| tbad(format!("unsupported dtype {:?}", raw.dtype)))?;
-        let (begin, end, shape) = (raw.begin, raw.end, raw.shape);
-        if begin > end {
-            return Err(tbad(format!("data_offsets [{begin}, {end}] are reversed")));
-        }
-        if end > data_len {
-            return Err(tbad(format!(
-                "declared data range [{begin}, {end}) exceeds the file's data area of {data_len} \
-                 bytes (file truncated?)"
-            )));
-        }
-        let expect = shape
-            .iter()
-            .try_fold(dtype.size(), |acc, d| acc.checked_mul(*d))
-            .ok_or_else(|| tbad(format!("shape {shape:?} overflows")))?;
-        if expect != end - begin {
-            return Err(tbad(format!(
-                "shape {shape:?} of {} needs {expect} bytes but data_offsets give {}",
-                dtype.name(),
-                end - begin
-            )));
-        }
+        let e = tensor_extent(raw, data_len).map_err(|p| bad(None, p))?;
         out.push(StTensor {
-            name,
-            dtype,
-            shape,
+            name: e.name,
+            dtype: e.dtype,
+            shape: e.shape,
             file: file.clone(),
-            offset: (data_start + begin) as usize,
-            len: (end - begin) as usize,
+            offset: (data_start + e.begin) as usize,
+            len: e.len as usize,
         });
     }
-    check_coverage(path, &out, data_start, data_len)?;
+    check_coverage(&out, data_start, data_len)
+        .map_err(|(offset, problem)| bad(Some(offset), problem))?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
+/// A header entry checked against the data area: its dtype known, its offsets in order and
+/// inside the data area, its size the one its shape and dtype need.
+struct Extent {
+    name: String,
+    dtype: StDtype,
+    shape: Vec<u64>,
+    /// Its first byte in the data area.
+    begin: u64,
+    /// Its size in bytes.
+    len: u64,
+}
+
+fn tensor_extent(raw: st_header::RawTensor, data_len: u64) -> Result<Extent, SafetensorsProblem> {
+    let tensor = raw.name;
+    let Some(dtype) = StDtype::parse(&raw.dtype) else {
+        return Err(SafetensorsProblem::UnsupportedDtype {
+            tensor,
+            dtype: raw.dtype,
+        });
+    };
+    let (begin, end, shape) = (raw.begin, raw.end, raw.shape);
+    if begin > end {
+        return Err(SafetensorsProblem::ReversedOffsets { tensor, begin, end });
+    }
+    if end > data_len {
+        return Err(SafetensorsProblem::OutOfBounds {
+            tensor,
+            begin,
+            end,
+            data_len,
+        });
+    }
+    let Some(needed) = shape
+        .iter()
+        .try_fold(dtype.size(), |acc, d| acc.checked_mul(*d))
+    else {
+        return Err(SafetensorsProblem::ShapeOverflow { tensor, shape });
+    };
+    if needed != end - begin {
+        return Err(SafetensorsProblem::SizeMismatch {
+            tensor,
+            shape,
+            dtype: dtype.name(),
+            needed,
+            given: end - begin,
+        });
+    }
+    Ok(Extent {
+        name: tensor,
+        dtype,
+        shape,
+        begin,
+        len: end - begin,
+    })
+}
+
 /// The data ranges must tile the data area exactly, as the safetensors crate (which
 /// llama.cpp's converter reads through) requires: in offset order each tensor starts where
-/// the previous one ended, the first at 0, and the last ends at the end of the file.
+/// the previous one ended, the first at 0, and the last ends at the end of the file. A
+/// fault comes back with its file offset.
 fn check_coverage(
-    path: &Path,
     tensors: &[StTensor],
     data_start: u64,
     data_len: u64,
-) -> Result<(), ConvertError> {
+) -> Result<(), (u64, SafetensorsProblem)> {
     let mut by_offset: Vec<&StTensor> = tensors.iter().collect();
     by_offset.sort_by_key(|t| (t.offset, t.len));
     let mut covered = 0u64;
@@ -243,32 +277,33 @@ fn check_coverage(
         let begin = t.offset as u64 - data_start;
         let end = begin + t.len as u64;
         if begin != covered {
-            let how = if begin < covered {
-                "overlaps the data of the tensor before it"
+            let (tensor, previous_end) = (t.name.clone(), covered);
+            let problem = if begin < covered {
+                SafetensorsProblem::Overlap {
+                    tensor,
+                    begin,
+                    end,
+                    previous_end,
+                }
             } else {
-                "leaves a gap after the data of the tensor before it"
+                SafetensorsProblem::Gap {
+                    tensor,
+                    begin,
+                    end,
+                    previous_end,
+                }
             };
-            return Err(ConvertError::format(
-                path,
-                Some(data_start + begin),
-                format!(
-                    "tensor '{}': data_offsets [{begin}, {end}] {how} (which ends at {covered})",
-                    t.name
-                ),
-            ));
+            return Err((data_start + begin, problem));
         }
         covered = end;
     }
     if covered != data_len {
-        return Err(ConvertError::format(
-            path,
-            Some(data_start + covered),
-            format!(
-                "{} bytes after the last tensor's data (the data area is {data_len} bytes, the \
-                 tensors cover {covered})",
-                data_len - covered
-            ),
-        ));
+        let problem = SafetensorsProblem::TrailingBytes {
+            extra: data_len - covered,
+            data_len,
+            covered,
+        };
+        return Err((data_start + covered, problem));
     }
     Ok(())
 }
@@ -559,5 +594,84 @@ pub(crate) fn file_kind(m: &std::fs::Metadata) -> &'static str {
         "a regular file"
     } else {
         "not a regular file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `parse_file` on a file of these bytes: its problem and offset, or the tensor count.
+    fn parse(bytes: Vec<u8>) -> Result<usize, (Option<u64>, SafetensorsProblem)> {
+        match parse_file(Path::new("m.safetensors"), &FileBytes::from_vec(bytes)) {
+            Ok(t) => Ok(t.len()),
+            Err(ConvertError::Safetensors {
+                offset, problem, ..
+            }) => Err((offset, problem)),
+            Err(e) => panic!("not a safetensors problem: {e}"),
+        }
+    }
+
+    /// A file whose header is `header` (JSON) and whose data area is `data` bytes.
+    fn file(header: &str, data: usize) -> Vec<u8> {
+        let mut b = (header.len() as u64).to_le_bytes().to_vec();
+        b.extend_from_slice(header.as_bytes());
+        b.resize(b.len() + data, 0);
+        b
+    }
+
+    #[test]
+    fn each_fault_is_its_own_problem() {
+        use SafetensorsProblem as P;
+        assert_eq!(parse(vec![1, 2]), Err((None, P::TooShort { len: 2 })));
+        let e = parse(u64::MAX.to_le_bytes().to_vec()).unwrap_err();
+        assert!(matches!(e, (Some(0), P::HeaderTooLarge { .. })), "{e:?}");
+        let e = parse(100u64.to_le_bytes().to_vec()).unwrap_err();
+        let truncated = P::HeaderTruncated {
+            declared: 100,
+            available: 0,
+        };
+        assert_eq!(e, (Some(0), truncated));
+        let e = parse(file("[]", 0)).unwrap_err();
+        assert!(matches!(e, (Some(8), P::InvalidHeader(_))), "{e:?}");
+        let t = |dtype: &str, shape: &str, a: u64, b: u64| {
+            format!(
+                r#"{{"t": {{"dtype": "{dtype}", "shape": {shape}, "data_offsets": [{a}, {b}]}}}}"#
+            )
+        };
+        assert_eq!(parse(file(&t("F32", "[2]", 0, 8), 8)), Ok(1));
+        let e = parse(file(&t("Q9", "[2]", 0, 8), 8)).unwrap_err();
+        assert!(matches!(e, (None, P::UnsupportedDtype { .. })), "{e:?}");
+        let e = parse(file(&t("F32", "[2]", 8, 0), 8)).unwrap_err();
+        assert!(matches!(e, (None, P::ReversedOffsets { .. })), "{e:?}");
+        let e = parse(file(&t("F32", "[2]", 0, 8), 4)).unwrap_err();
+        assert!(
+            matches!(e, (None, P::OutOfBounds { data_len: 4, .. })),
+            "{e:?}"
+        );
+        let e = parse(file(&t("F32", "[3]", 0, 8), 8)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                (
+                    None,
+                    P::SizeMismatch {
+                        needed: 12,
+                        given: 8,
+                        ..
+                    }
+                )
+            ),
+            "{e:?}"
+        );
+        let header = t("F32", "[2]", 4, 12);
+        let e = parse(file(&header, 12)).unwrap_err();
+        let at = 8 + header.len() as u64;
+        assert!(
+            matches!(e, (Some(o), P::Gap { .. }) if o == at + 4),
+            "{e:?}"
+        );
+        let e = parse(file(&t("F32", "[2]", 0, 8), 10)).unwrap_err();
+        assert!(matches!(e, (_, P::TrailingBytes { extra: 2, .. })), "{e:?}");
     }
 }

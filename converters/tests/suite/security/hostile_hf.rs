@@ -68,6 +68,16 @@ fn format_err(file: &'static str, offset: Option<u64>, needles: &[&str]) -> Expe
     }
 }
 
+/// A malformed `model.safetensors` (the `Safetensors` variant) at `offset`.
+fn st_err(offset: Option<u64>, needles: &[&str]) -> Expect {
+    Expect::Reject {
+        variant: "Safetensors",
+        offset,
+        file: ST,
+        needles: needles.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
 /// A typed error of `variant` about `file` (no offset), with these words in its message.
 fn typed_err(variant: &'static str, file: &'static str, needles: &[&str]) -> Expect {
     Expect::Reject {
@@ -124,6 +134,7 @@ fn variant(e: &ConvertError) -> &'static str {
     match e {
         ConvertError::Io { .. } => "Io",
         ConvertError::Format { .. } => "Format",
+        ConvertError::Safetensors { .. } => "Safetensors",
         ConvertError::BadJson { .. } => "BadJson",
         ConvertError::NotUtf8 { .. } => "NotUtf8",
         ConvertError::WrongType { .. } => "WrongType",
@@ -214,7 +225,8 @@ impl Case {
                 }
                 assert_eq!(variant(&e), *v, "{name}: {msg}");
                 match &e {
-                    ConvertError::Format { offset: got, .. } => {
+                    ConvertError::Format { offset: got, .. }
+                    | ConvertError::Safetensors { offset: got, .. } => {
                         assert_eq!(got, offset, "{name}: offset in {msg}")
                     }
                     ConvertError::NotUtf8 { offset: got, .. } => {
@@ -310,15 +322,11 @@ fn safetensors_cases(c: &mut Cases) {
     let hl = SMALL_HEADER.len() as u64;
     let ok = |f: fn(&Outcome)| Expect::Accept(f);
     // g01: too short for the length; the valid file itself.
-    c.st(
-        "g01-empty",
-        vec![],
-        format_err(ST, None, &["0 bytes, too short"]),
-    );
+    c.st("g01-empty", vec![], st_err(None, &["0 bytes, too short"]));
     c.st(
         "g01-len-cut",
         vec![8, 0, 0, 0],
-        format_err(ST, None, &["4 bytes, too short"]),
+        st_err(None, &["4 bytes, too short"]),
     );
     c.st(
         "g01-valid-small",
@@ -342,14 +350,13 @@ fn safetensors_cases(c: &mut Cases) {
         c.st(
             &format!("g03-header-len-{name}"),
             st_raw(len, SMALL_HEADER.as_bytes(), &[0; 22]),
-            format_err(ST, Some(0), &[&format!("header length {len} exceeds")]),
+            st_err(Some(0), &[&format!("header length {len} exceeds")]),
         );
     }
     c.st(
         "g03-header-len-remaining-plus-1",
         st_raw(hl + 23, SMALL_HEADER.as_bytes(), &[0; 22]),
-        format_err(
-            ST,
+        st_err(
             Some(0),
             &[&format!(
                 "declares {} bytes but only {} follow",
@@ -361,32 +368,28 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g03-header-len-0",
         st_raw(0, b"", &[]),
-        format_err(ST, Some(8), &["invalid safetensors header", "EOF"]),
+        st_err(Some(8), &["invalid safetensors header", "EOF"]),
     );
     // g04: the header text.
     c.st(
         "g04-not-json",
         st("hello", &[]),
-        format_err(
-            ST,
-            Some(8),
-            &["invalid safetensors header", "line 1 column 1"],
-        ),
+        st_err(Some(8), &["invalid safetensors header", "line 1 column 1"]),
     );
     c.st(
         "g04-not-an-object",
         st("[1,2]", &[]),
-        format_err(ST, Some(8), &["JSON object of tensor entries"]),
+        st_err(Some(8), &["JSON object of tensor entries"]),
     );
     c.st(
         "g04-invalid-utf8",
         st_raw(8, b"{\"\xff\":{}}", &[]),
-        format_err(ST, Some(10), &["not UTF-8"]),
+        st_err(Some(10), &["not UTF-8"]),
     );
     c.st(
         "g04-nul-padding",
         st("{}\0\0\0\0\0\0", &[]),
-        format_err(ST, Some(8), &["trailing characters"]),
+        st_err(Some(8), &["trailing characters"]),
     );
     c.st(
         "g04-space-padding",
@@ -408,8 +411,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g06-nested-10000-unknown-field",
         st(&format!(r#"{{"t":{{"extra":{}}}}}"#, nested(10_000)), &[]),
-        format_err(
-            ST,
+        st_err(
             Some(8),
             &["tensor 't': no \"dtype\" at line 1 column 20015"],
         ),
@@ -417,13 +419,12 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g06-nested-10000-shape",
         st(&format!(r#"{{"t":{{"shape":{}}}}}"#, nested(10_000)), &[]),
-        format_err(ST, Some(8), &["tensor 't': \"shape\" holds an array"]),
+        st_err(Some(8), &["tensor 't': \"shape\" holds an array"]),
     );
     c.st(
         "g06-nested-10000-metadata",
         st(&format!(r#"{{"__metadata__":{}}}"#, nested(10_000)), &[]),
-        format_err(
-            ST,
+        st_err(
             Some(8),
             &["invalid type: sequence, expected \"__metadata__\" as an object"],
         ),
@@ -434,12 +435,12 @@ fn safetensors_cases(c: &mut Cases) {
             &format!(r#"{{"__metadata__":{{"k":{}}}}}"#, nested(10_000)),
             &[],
         ),
-        format_err(ST, Some(8), &["\"__metadata__\" value of 'k' is an array"]),
+        st_err(Some(8), &["\"__metadata__\" value of 'k' is an array"]),
     );
     c.st(
         "g06-entry-not-object",
         st(r#"{"t":[0,4]}"#, &[]),
-        format_err(ST, Some(8), &["tensor 't': the entry is an array"]),
+        st_err(Some(8), &["tensor 't': the entry is an array"]),
     );
     c.st(
         "g06-dtype-number",
@@ -447,23 +448,22 @@ fn safetensors_cases(c: &mut Cases) {
             r#"{"t":{"dtype":4,"shape":[1],"data_offsets":[0,1]}}"#,
             &[0],
         ),
-        format_err(ST, Some(8), &["tensor 't': \"dtype\" is the integer 4"]),
+        st_err(Some(8), &["tensor 't': \"dtype\" is the integer 4"]),
     );
     c.st(
         "g06-missing-shape",
         st(r#"{"t":{"dtype":"U8","data_offsets":[0,1]}}"#, &[0]),
-        format_err(ST, Some(8), &["tensor 't': no \"shape\""]),
+        st_err(Some(8), &["tensor 't': no \"shape\""]),
     );
     c.st(
         "g06-metadata-number",
         st(r#"{"__metadata__":7}"#, &[]),
-        format_err(ST, Some(8), &["__metadata__", "integer `7`"]),
+        st_err(Some(8), &["__metadata__", "integer `7`"]),
     );
     c.st(
         "g06-metadata-value-number",
         st(r#"{"__metadata__":{"format":1}}"#, &[]),
-        format_err(
-            ST,
+        st_err(
             Some(8),
             &["\"__metadata__\" value of 'format' is the integer 1"],
         ),
@@ -480,7 +480,7 @@ fn safetensors_cases(c: &mut Cases) {
             r#"{"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#,
             &[0],
         ),
-        format_err(ST, Some(8), &["tensor 't' appears twice"]),
+        st_err( Some(8), &["tensor 't' appears twice"]),
     );
     c.st(
         "g08-dup-name-different",
@@ -488,12 +488,12 @@ fn safetensors_cases(c: &mut Cases) {
             r#"{"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"t":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}"#,
             &[0, 0],
         ),
-        format_err(ST, Some(8), &["tensor 't' appears twice"]),
+        st_err( Some(8), &["tensor 't' appears twice"]),
     );
     c.st(
         "g08-dup-metadata",
         st(r#"{"__metadata__":{},"__metadata__":{}}"#, &[]),
-        format_err(ST, Some(8), &["\"__metadata__\" appears twice"]),
+        st_err(Some(8), &["\"__metadata__\" appears twice"]),
     );
     // g10: dimensions.
     c.st(
@@ -509,8 +509,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g10-dim-negative",
         one("F32", "[-1]", "[0,0]", 0),
-        format_err(
-            ST,
+        st_err(
             Some(8),
             &["tensor 't': \"shape\" holds the negative number -1"],
         ),
@@ -518,34 +517,33 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g10-dim-negative-2p63",
         one("F32", "[-9223372036854775808]", "[0,0]", 0),
-        format_err(ST, Some(8), &["negative number -9223372036854775808"]),
+        st_err(Some(8), &["negative number -9223372036854775808"]),
     );
     c.st(
         "g10-dim-2p64",
         one("F32", "[18446744073709551616]", "[0,0]", 0),
-        format_err(ST, Some(8), &["tensor 't': \"shape\" holds floating point"]),
+        st_err(Some(8), &["tensor 't': \"shape\" holds floating point"]),
     );
     c.st(
         "g10-dim-float",
         one("F32", "[1.5]", "[0,0]", 0),
-        format_err(ST, Some(8), &["floating point `1.5`"]),
+        st_err(Some(8), &["floating point `1.5`"]),
     );
     c.st(
         "g10-dims-17",
         one("F32", &format!("[{}1]", "1,".repeat(16)), "[0,4]", 4),
-        format_err(ST, Some(8), &["\"shape\" has more than 16 entries"]),
+        st_err(Some(8), &["\"shape\" has more than 16 entries"]),
     );
     c.st(
         "g10-shape-not-array",
         one("F32", "4", "[0,16]", 16),
-        format_err(ST, Some(8), &["\"shape\" is the integer 4, not an array"]),
+        st_err(Some(8), &["\"shape\" is the integer 4, not an array"]),
     );
     // g11: element count and byte size overflow.
     c.st(
         "g11-nelements-2p32x2p32",
         one("U8", "[4294967296,4294967296]", "[0,0]", 0),
-        format_err(
-            ST,
+        st_err(
             None,
             &["tensor 't': shape [4294967296, 4294967296] overflows"],
         ),
@@ -553,11 +551,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g11-nbytes-f64-2p61",
         one("F64", "[2305843009213693952]", "[0,0]", 0),
-        format_err(
-            ST,
-            None,
-            &["tensor 't': shape [2305843009213693952] overflows"],
-        ),
+        st_err(None, &["tensor 't': shape [2305843009213693952] overflows"]),
     );
     c.st(
         "g11-nbytes-huge-fits",
@@ -567,8 +561,7 @@ fn safetensors_cases(c: &mut Cases) {
             "[0,18446744073709551612]",
             4,
         ),
-        format_err(
-            ST,
+        st_err(
             None,
             &["tensor 't'", "exceeds the file's data area of 4 bytes"],
         ),
@@ -584,23 +577,19 @@ fn safetensors_cases(c: &mut Cases) {
         c.st(
             &format!("g12-dtype-{name}"),
             one(dtype, "[1]", "[0,4]", 4),
-            format_err(
-                ST,
-                None,
-                &[&format!("tensor 't': unsupported dtype {dtype:?}")],
-            ),
+            st_err(None, &[&format!("tensor 't': unsupported dtype {dtype:?}")]),
         );
     }
     // g13: data offsets.
     c.st(
         "g13-reversed",
         one("U8", "[4]", "[4,0]", 4),
-        format_err(ST, None, &["tensor 't': data_offsets [4, 0] are reversed"]),
+        st_err(None, &["tensor 't': data_offsets [4, 0] are reversed"]),
     );
     c.st(
         "g13-past-eof",
         one("U8", "[4]", "[0,4]", 3),
-        format_err(ST, None, &["tensor 't'", "[0, 4) exceeds", "3 bytes"]),
+        st_err(None, &["tensor 't'", "[0, 4) exceeds", "3 bytes"]),
     );
     c.st(
         "g13-end-2p64m1",
@@ -610,8 +599,7 @@ fn safetensors_cases(c: &mut Cases) {
             "[18446744073709551611,18446744073709551615]",
             4,
         ),
-        format_err(
-            ST,
+        st_err(
             None,
             &["tensor 't'", "exceeds the file's data area of 4 bytes"],
         ),
@@ -619,8 +607,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-size-mismatch",
         one("F32", "[4]", "[0,12]", 12),
-        format_err(
-            ST,
+        st_err(
             None,
             &["tensor 't': shape [4] of F32 needs 16 bytes but data_offsets give 12"],
         ),
@@ -628,21 +615,17 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-offsets-3",
         one("U8", "[4]", "[0,4,8]", 8),
-        format_err(ST, Some(8), &["\"data_offsets\" has more than 2 entries"]),
+        st_err(Some(8), &["\"data_offsets\" has more than 2 entries"]),
     );
     c.st(
         "g13-offsets-1",
         one("U8", "[4]", "[4]", 4),
-        format_err(ST, Some(8), &["\"data_offsets\" has 1 entries, not 2"]),
+        st_err(Some(8), &["\"data_offsets\" has 1 entries, not 2"]),
     );
     c.st(
         "g13-offset-negative",
         one("U8", "[4]", "[-4,0]", 4),
-        format_err(
-            ST,
-            Some(8),
-            &["\"data_offsets\" holds the negative number -4"],
-        ),
+        st_err(Some(8), &["\"data_offsets\" holds the negative number -4"]),
     );
     let data_at = two("[0,4]", "[4,8]", 0).len() as u64;
     c.st(
@@ -658,8 +641,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-overlap",
         two("[0,4]", "[2,6]", 8),
-        format_err(
-            ST,
+        st_err(
             Some(data_at + 2),
             &["tensor 'b': data_offsets [2, 6] overlaps", "ends at 4"],
         ),
@@ -667,8 +649,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-gap",
         two("[0,4]", "[5,9]", 9),
-        format_err(
-            ST,
+        st_err(
             Some(data_at + 5),
             &["tensor 'b': data_offsets [5, 9] leaves a gap"],
         ),
@@ -676,8 +657,7 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-hole-before-first",
         two("[1,5]", "[5,9]", 9),
-        format_err(
-            ST,
+        st_err(
             Some(data_at + 1),
             &["tensor 'a': data_offsets [1, 5] leaves a gap"],
         ),
@@ -685,20 +665,12 @@ fn safetensors_cases(c: &mut Cases) {
     c.st(
         "g13-same-range",
         two("[0,4]", "[0,4]", 4),
-        format_err(
-            ST,
-            Some(data_at),
-            &["tensor 'b': data_offsets [0, 4] overlaps"],
-        ),
+        st_err(Some(data_at), &["tensor 'b': data_offsets [0, 4] overlaps"]),
     );
     c.st(
         "g13-trailing-byte",
         two("[0,4]", "[4,8]", 9),
-        format_err(
-            ST,
-            Some(data_at + 8),
-            &["1 bytes after the last tensor's data"],
-        ),
+        st_err(Some(data_at + 8), &["1 bytes after the last tensor's data"]),
     );
     c.st(
         "g13-zero-size-pair",
@@ -887,7 +859,7 @@ fn index_cases(c: &mut Cases) {
             ),
         ]),
         Run::Convert,
-        format_err(ST, Some(8), &["JSON object of tensor entries"]),
+        st_err(Some(8), &["JSON object of tensor entries"]),
     );
 }
 
