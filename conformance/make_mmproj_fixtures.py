@@ -481,7 +481,41 @@ FIXTURES = {
     "ultravox": ("UltravoxModel", "ultravox", None,
                  {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
                   "sampling_rate": 16000}, None, [], True),
+    # Gemma 4 (Gemma4ForConditionalGeneration): the gemma4 text fixture's model (its config
+    # and tokenizer) with the Gemma 4 vision tower (patch embedder with a 2-D position table,
+    # two blocks with q/k norms, clipped linears and the standardization scale and bias) and
+    # the conformer audio tower (two-layer subsampling convolution, two blocks, clipped
+    # linears); the clip bounds are drawn finite (CLIP_BOUNDS).
+    "gemma4-vl": ("Gemma4ForConditionalGeneration", "gemma4",
+                  dict(text_config=dict(mf.GEMMA4),
+                       vision_config=dict(hidden_size=16, intermediate_size=24,
+                                          num_hidden_layers=2, num_attention_heads=2,
+                                          num_key_value_heads=2, head_dim=8, patch_size=2,
+                                          pooling_kernel_size=2, position_embedding_size=8,
+                                          use_clipped_linears=True, standardize=True),
+                       audio_config=dict(hidden_size=16, num_hidden_layers=2,
+                                         num_attention_heads=2, subsampling_conv_channels=[4, 4],
+                                         conv_kernel_size=3, output_proj_dims=8)),
+                  PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
+                                  "tokenizer_config.json", "special_tokens_map.json"], True),
+    # Gemma 4 Unified: the gemma4unified text fixture's text model (config edit: CONFIG_EDITS)
+    # with the transformer-less embedders at other sizes: 3 px patches pooled by 2 (a 6 x 6
+    # patch, 108 pixel values reordered to CHW), a 5 x 5 position table, 12-wide audio.
+    "gemma4unified-vl": ("Gemma4UnifiedForConditionalGeneration", "gemma4_unified",
+                         dict(text_config=dict(mf.GEMMA4_TEXT, final_logit_softcapping=30.0),
+                              vision_config=dict(patch_size=3, pooling_kernel_size=2,
+                                                 mm_embed_dim=16, mm_posemb_size=5,
+                                                 output_proj_dims=16),
+                              audio_config=dict(audio_embed_dim=12)),
+                         PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
+                                         "tokenizer_config.json", "special_tokens_map.json"],
+                         True),
 }
+
+
+# The clipped linears' bounds (Gemma 4's `input_min` ... `output_max` buffers, infinite when
+# transformers builds them): drawn finite after the parameters, minima negative.
+CLIP_BOUNDS = {"gemma4-vl"}
 
 
 # InternVL3 in the hub layout: the InternViT tower (`vision_model.`, fused qkv with bias,
@@ -714,12 +748,22 @@ def build(name: str, out: Path, seed: int) -> None:
             v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
                 else 0.02 * rng.standard_normal(shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
+        if name in CLIP_BOUNDS:
+            for bname, b in sorted(model.named_buffers()):
+                last = bname.rsplit(".", 1)[-1]
+                if last in ("input_min", "input_max", "output_min", "output_max"):
+                    x = 1.0 + abs(rng.standard_normal())
+                    b.fill_(-x if last.endswith("min") else x)
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
     if name in BUILD_CLASS:
         # save_pretrained names the class it saved
         cfg = json.loads((out / "config.json").read_text())
         cfg["architectures"] = [cls_name]
+        (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    if name in CONFIG_EDITS:
+        cfg = json.loads((out / "config.json").read_text())
+        CONFIG_EDITS[name](cfg)
         (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     for f, content in OWN_FILES.get(name, {}).items():
@@ -767,6 +811,10 @@ RENAME = {
 DRAW_FIRST = {
     "qwen3omni": ["thinker.model.language_model.embed_tokens.weight"],
 }
+
+
+# config.json edits after saving, as make_fixtures.py's (name -> function of the config).
+CONFIG_EDITS = {"gemma4unified-vl": mf.CONFIG_EDITS["gemma4unified"]}
 
 
 # Fixtures built with another transformers class than the one config.json names.

@@ -221,6 +221,8 @@ fn one_pass_equals_two_runs_for_every_family() {
     families.sort();
     for want in [
         "gemma3-vl",
+        "gemma4-vl",
+        "gemma4unified-vl",
         "internvl3",
         "llava-pixtral",
         "qwen25vl",

@@ -44,7 +44,9 @@ pub const ULTRAVOX: Projector = Projector {
 /// Whisper's names for the sizes.
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let class = ctx.class.clone();
-    let a = ctx.audio.as_mut().expect("an audio projector");
+    let Some(a) = ctx.audio.as_mut() else {
+        return Err(ctx.unsupported("the config has no audio_config"));
+    };
     if !a.contains_key("hidden_size") && !a.contains_key("intermediate_size") {
         for (to, from) in [
             ("hidden_size", "d_model"),

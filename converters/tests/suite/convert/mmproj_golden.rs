@@ -183,6 +183,8 @@ fixtures! {
     qwen3omni => "qwen3omni",
     internvl3 => "internvl3",
     ultravox => "ultravox",
+    gemma4_vl => "gemma4-vl",
+    gemma4unified_vl => "gemma4unified-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
