@@ -498,6 +498,19 @@ FIXTURES = {
                                          conv_kernel_size=3, output_proj_dims=8)),
                   PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
                                   "tokenizer_config.json", "special_tokens_map.json"], True),
+    # Gemma 4 without an audio tower (no audio_config, no audio tensors): a vision-only file.
+    # Other sizes (width 24, three heads and blocks, 3 px patches pooled by 3), no clipped
+    # linears or standardization, CLIP's image mean and std; a small text model (no
+    # per-layer embeddings), projector only.
+    "gemma4-vision": ("Gemma4ForConditionalGeneration", "gemma4",
+                      dict(text_config=dict(mf.GEMMA4_TEXT, hidden_size_per_layer_input=0,
+                                            vocab_size_per_layer_input=0),
+                           vision_config=dict(hidden_size=24, intermediate_size=40,
+                                              num_hidden_layers=3, num_attention_heads=3,
+                                              num_key_value_heads=3, head_dim=8,
+                                              patch_size=3, pooling_kernel_size=3,
+                                              position_embedding_size=12)),
+                      CLIP_PRE, None, [], False),
     # Gemma 4 Unified: the gemma4unified text fixture's text model (config edit: CONFIG_EDITS)
     # with the transformer-less embedders at other sizes: 3 px patches pooled by 2 (a 6 x 6
     # patch, 108 pixel values reordered to CHW), a 5 x 5 position table, 12-wide audio.

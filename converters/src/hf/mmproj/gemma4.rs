@@ -184,8 +184,18 @@ fn prepare_unified(ctx: &mut Ctx) -> Result<(), ConvertError> {
 /// `modify_tensors`: scalars become one-element tensors; audio names move under
 /// `conformer.` with their per-dimension scales through softplus and the depthwise kernel
 /// squeezed to 2-D; vision names move under `vision_model.model.`, the patch projection
-/// becomes a convolution kernel.
-fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+/// becomes a convolution kernel. An audio tensor in a checkpoint whose config has no audio
+/// tower is refused, as the reference refuses it.
+fn hook(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+    if is_audio(&name) && ctx.audio.is_none() {
+        return Err(ConvertError::Tensor {
+            name,
+            problem: format!(
+                "an audio tower tensor, but {} has no audio_config",
+                ctx.hp.path.display()
+            ),
+        });
+    }
     let expr = if expr.shape().is_empty() {
         expr.reshape(&name, vec![1])?
     } else {
