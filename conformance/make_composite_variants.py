@@ -65,6 +65,16 @@ FAMILY_VARIANTS = {
                                  "audio_config.layer_norm_eps": 1e-5,
                                  "vision_config.layer_norm_eps": 1e-5}, "remove": []},
     },
+    "gemma3n-vl": {
+        # AutoConfig's defaults for every size
+        "audio-defaults": {"set": {"audio_config": {}}, "remove": []},
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+        # the sizes the class reads when the config names them
+        "ffn-heads": {"set": {"vision_config.intermediate_size": 24,
+                              "vision_config.num_attention_heads": 4,
+                              "audio_config.intermediate_size": 40}, "remove": []},
+        "audio-absent": {"set": {}, "remove": ["audio_config"]},
+    },
     "gemma4unified-vl": {
         # the patch size named outright (the pooling would give another)
         "model-patch-size": {"set": {"vision_config.model_patch_size": 6,

@@ -511,6 +511,22 @@ FIXTURES = {
                                               patch_size=3, pooling_kernel_size=3,
                                               position_embedding_size=12)),
                       CLIP_PRE, None, [], False),
+    # Gemma 3n (Gemma3nForConditionalGeneration): built by hand (HAND_BUILT; transformers
+    # needs timm for the MobileNetV5 tower): the audio tower and both embedders as
+    # transformers builds them, the vision tower in the hub checkpoints' timm layout (stem,
+    # an edge-residual stage, a stage with an inverted-residual and an attention block, the
+    # multi-scale fusion adapter). The reference cannot map the audio subsampling norms
+    # (`subsample_conv_projection.conv_{i}.norm`) of that layout and refuses every such
+    # checkpoint; the fixture leaves them out, so that the rest is compared. No text weights:
+    # projector only.
+    "gemma3n-vl": ("Gemma3nForConditionalGeneration", "gemma3n", None,
+                   {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, None, [],
+                   False),
+    # The same checkpoint in transformers' layout (with the subsampling norms): the reference
+    # refuses it, every variant.
+    "gemma3n-vl-hf": ("Gemma3nForConditionalGeneration", "gemma3n", None,
+                      {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, None, [],
+                      False),
     # Gemma 4 Unified: the gemma4unified text fixture's text model (config edit: CONFIG_EDITS)
     # with the transformer-less embedders at other sizes: 3 px patches pooled by 2 (a 6 x 6
     # patch, 108 pixel values reordered to CHW), a 5 x 5 position table, 12-wide audio.
@@ -728,10 +744,77 @@ def build_hand(out: Path, seed: int, spec: dict, config: dict) -> None:
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
+def gemma3n_config():
+    import transformers
+
+    cfg = transformers.Gemma3nConfig(
+        text_config=dict(mf.GEMMA3N),
+        vision_config=dict(hidden_size=16, vocab_size=8, vocab_offset=1000),
+        audio_config=dict(hidden_size=16, input_feat_size=8, conf_num_attention_heads=2,
+                          conf_num_hidden_layers=2, sscp_conv_channel_size=[4, 4],
+                          conf_conv_kernel_size=3, vocab_size=8, vocab_offset=1008))
+    cfg.architectures = ["Gemma3nForConditionalGeneration"]
+    return cfg
+
+
+# Gemma 3n's MobileNetV5 tower in the hub layout (8 channels, 16 out of the fusion adapter):
+# name under `model.vision_tower.timm_model.` -> shape.
+GEMMA3N_VISION = {
+    "conv_stem.conv.weight": (8, 3, 3, 3), "conv_stem.conv.bias": (8,),
+    "conv_stem.bn.weight": (8,),
+    "blocks.0.0.conv_exp.weight": (16, 8, 3, 3), "blocks.0.0.bn1.weight": (16,),
+    "blocks.0.0.conv_pwl.weight": (8, 16, 1, 1), "blocks.0.0.bn2.weight": (8,),
+    "blocks.1.0.dw_start.conv.weight": (8, 1, 3, 3), "blocks.1.0.dw_start.bn.weight": (8,),
+    "blocks.1.0.pw_exp.conv.weight": (16, 8, 1, 1), "blocks.1.0.pw_exp.bn.weight": (16,),
+    "blocks.1.0.dw_mid.conv.weight": (16, 1, 3, 3), "blocks.1.0.dw_mid.bn.weight": (16,),
+    "blocks.1.0.pw_proj.conv.weight": (8, 16, 1, 1), "blocks.1.0.pw_proj.bn.weight": (8,),
+    "blocks.1.0.layer_scale.gamma": (8,),
+    "blocks.1.1.norm.weight": (8,), "blocks.1.1.attn.query.proj.weight": (8, 8, 1, 1),
+    "blocks.1.1.attn.key.down_conv.weight": (8, 1, 3, 3), "blocks.1.1.attn.key.norm.weight": (8,),
+    "blocks.1.1.attn.key.proj.weight": (4, 8, 1, 1),
+    "blocks.1.1.attn.value.down_conv.weight": (8, 1, 3, 3),
+    "blocks.1.1.attn.value.norm.weight": (8,), "blocks.1.1.attn.value.proj.weight": (4, 8, 1, 1),
+    "blocks.1.1.attn.output.proj.weight": (8, 8, 1, 1), "blocks.1.1.layer_scale.gamma": (8,),
+    "msfa.ffn.pw_exp.conv.weight": (16, 16, 1, 1), "msfa.ffn.pw_exp.bn.weight": (16,),
+    "msfa.ffn.pw_proj.conv.weight": (16, 16, 1, 1), "msfa.ffn.pw_proj.bn.weight": (16,),
+    "msfa.norm.weight": (16,),
+}
+
+
+def gemma3n_tensors(cfg, norms: bool) -> dict:
+    """The audio tower and the embedders' parameters as transformers names them (the
+    subsampling norms only with `norms`, see FIXTURES), then the vision tower's."""
+    from transformers.models.gemma3n import modeling_gemma3n as g
+
+    spec = {}
+    for prefix, mod in [
+        ("model.audio_tower.", g.Gemma3nAudioEncoder(cfg.audio_config)),
+        ("model.embed_audio.", g.Gemma3nMultimodalEmbedder(cfg.audio_config, cfg.text_config)),
+        ("model.embed_vision.", g.Gemma3nMultimodalEmbedder(cfg.vision_config,
+                                                            cfg.text_config)),
+    ]:
+        for n, p in mod.named_parameters():
+            if ".norm." in n and "subsample_conv_projection" in n and not norms:
+                continue
+            is_norm = "norm" in n and p.ndim == 1 and n.endswith("weight")
+            spec[prefix + n] = (tuple(p.shape), is_norm)
+    for n, shape in GEMMA3N_VISION.items():
+        is_norm = ("norm" in n or ".bn" in n) and len(shape) == 1 and n.endswith("weight")
+        spec["model.vision_tower.timm_model." + n] = (shape, is_norm)
+    return spec
+
+
+def build_gemma3n(out: Path, seed: int, norms: bool = False) -> None:
+    cfg = gemma3n_config()
+    build_hand(out, seed, gemma3n_tensors(cfg, norms), cfg.to_dict())
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
     "ultravox": lambda out, seed: build_hand(out, seed, ultravox_tensors(), ultravox_config()),
+    "gemma3n-vl": build_gemma3n,
+    "gemma3n-vl-hf": lambda out, seed: build_gemma3n(out, seed, norms=True),
 }
 
 

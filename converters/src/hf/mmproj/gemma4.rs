@@ -32,6 +32,7 @@ pub const GEMMA4: Projector = Projector {
     projector_type: "gemma4v",
     vision: true,
     audio: true,
+    default_configs: false,
     filter: |n| Some(n.to_string()),
     force: &[
         (On::HfWhere(audio_conv), Force::Type(GgmlType::F32)),

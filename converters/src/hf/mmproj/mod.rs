@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod gemma3;
+mod gemma3n;
 mod gemma4;
 mod glm4v;
 mod internvl;
@@ -112,6 +113,10 @@ pub struct Projector {
     /// Whether it holds an audio encoder (the class's `prepare` may leave it out of a
     /// checkpoint that has none: [`Ctx::has_audio`]).
     pub audio: bool,
+    /// Whether the class's config builds a missing (or null) `vision_config` /
+    /// `audio_config` from its defaults (AutoConfig's sub-configs that are not optional):
+    /// the tower's config is then an empty object for `prepare` to fill.
+    pub default_configs: bool,
     /// The class's `filter_tensors`: `None` drops, `Some` renames (before the base class
     /// drops `language_model.` tensors).
     pub filter: fn(&str) -> Option<String>,
@@ -139,6 +144,7 @@ pub static ALL: &[&Projector] = &[
     &glm4v::GLM5V,
     &gemma4::GEMMA4,
     &gemma4::GEMMA4_UNIFIED,
+    &gemma3n::GEMMA3N,
 ];
 
 /// The projector family of an HF architecture name.
@@ -623,7 +629,13 @@ fn projector_context(
             "--mmproj of a LoRA adapter is not supported".into(),
         ));
     }
-    let obj = |k: &str| hp.raw.get(k).and_then(Json::as_object).cloned();
+    let obj = |k: &str| {
+        hp.raw
+            .get(k)
+            .and_then(Json::as_object)
+            .cloned()
+            .or_else(|| p.default_configs.then(Map::new))
+    };
     let vision = obj("vision_config");
     let audio = if hp.raw.get("whisper_config").is_some() {
         obj("whisper_config")

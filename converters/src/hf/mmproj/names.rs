@@ -228,7 +228,7 @@ vtensors! {
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
         "multi_modal_projector.mm_input_projection": ["gemma3"],
-        "model.embed_vision.embedding_projection": ["gemma4v", "gemma4uv"],
+        "model.embed_vision.embedding_projection": ["gemma4v", "gemma4uv", "gemma3nv"],
     }
     /// `mm.input_norm`.
     MmInpNorm = "mm.input_norm" {
@@ -237,6 +237,7 @@ vtensors! {
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
         "multi_modal_projector.mm_soft_emb_norm": ["gemma3"],
+        "model.embed_vision.soft_embedding_norm": ["gemma3nv"],
     }
     /// `v.token_embd.img_break`.
     TokEmbdImgBreak = "v.token_embd.img_break" {
@@ -279,6 +280,7 @@ vtensors! {
     AEncConv1d = "a.conv1d.{bid}" {
         "audio_tower.conv{bid}": ["qwen2a", "ultravox"],
         "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
+        "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
@@ -292,40 +294,48 @@ vtensors! {
     AEncAttnQ = "a.blk.{bid}.attn_q" {
         "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
         "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
         "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
         "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
         "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
+        "conformer.layers.{bid}.attention.post": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
         "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.norm_out": ["gemma4v"],
+        "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
         "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
         "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -389,8 +399,8 @@ vtensors! {
     }
     /// `a.blk.{bid}.per_dim_scale`: the per-dimension query scale.
     AEncPerDimScale = "a.blk.{bid}.per_dim_scale" {
-        "conformer.layers.{bid}.self_attn.per_dim_scale": ["gemma4v"],
-        "conformer.layers.{bid}.attention.attn.per_dim_scale": ["gemma4v"],
+        "conformer.layers.{bid}.self_attn.per_dim_scale": ["gemma4v", "gemma3nv"],
+        "conformer.layers.{bid}.attention.attn.per_dim_scale": ["gemma4v", "gemma3nv"],
     }
     /// `a.blk.{bid}.per_dim_k_scale`: the per-dimension key scale.
     APerDimKScale = "a.blk.{bid}.per_dim_k_scale" {
@@ -399,54 +409,125 @@ vtensors! {
     /// `a.blk.{bid}.ffn_norm`: the norm before the first (half-step) FFN.
     AEncFfnNorm = "a.blk.{bid}.ffn_norm" {
         "conformer.layers.{bid}.feed_forward1.pre_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.pre_layer_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_post_norm`: the norm after the first FFN.
     AEncFfnPostNorm = "a.blk.{bid}.ffn_post_norm" {
         "conformer.layers.{bid}.feed_forward1.post_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.post_layer_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_up_1`: the second FFN's up projection.
     AEncFfnUp1 = "a.blk.{bid}.ffn_up_1" {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_1": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.ffw_layer_1": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_down_1`: the second FFN's down projection.
     AEncFfnDown1 = "a.blk.{bid}.ffn_down_1" {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_2": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.ffw_layer_2": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_norm_1`: the norm before the second FFN.
     AEncFfnNorm1 = "a.blk.{bid}.ffn_norm_1" {
         "conformer.layers.{bid}.feed_forward2.pre_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.pre_layer_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_post_norm_1`: the norm after the second FFN.
     AEncFfnPostNorm1 = "a.blk.{bid}.ffn_post_norm_1" {
         "conformer.layers.{bid}.feed_forward2.post_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.post_layer_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.conv_dw`: the light convolution's depthwise kernel.
     AEncConvDw = "a.blk.{bid}.conv_dw" {
-        "conformer.layers.{bid}.lconv1d.depthwise_conv1d": ["gemma4v"],
+        "conformer.layers.{bid}.lconv1d.depthwise_conv1d": ["gemma4v", "gemma3nv"],
     }
     /// `a.blk.{bid}.conv_norm`: the norm before the light convolution.
     AEncConvNorm = "a.blk.{bid}.conv_norm" {
-        "conformer.layers.{bid}.lconv1d.pre_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.lconv1d.pre_layer_norm": ["gemma4v", "gemma3nv"],
     }
     /// `a.blk.{bid}.conv_pw1`: the light convolution's first pointwise projection.
     AEncConvPw1 = "a.blk.{bid}.conv_pw1" {
-        "conformer.layers.{bid}.lconv1d.linear_start": ["gemma4v"],
+        "conformer.layers.{bid}.lconv1d.linear_start": ["gemma4v", "gemma3nv"],
     }
     /// `a.blk.{bid}.conv_pw2`: the light convolution's second pointwise projection.
     AEncConvPw2 = "a.blk.{bid}.conv_pw2" {
-        "conformer.layers.{bid}.lconv1d.linear_end": ["gemma4v"],
+        "conformer.layers.{bid}.lconv1d.linear_end": ["gemma4v", "gemma3nv"],
     }
     /// `a.blk.{bid}.norm_conv`: the norm after the depthwise convolution.
     AEncNormConv = "a.blk.{bid}.norm_conv" {
-        "conformer.layers.{bid}.lconv1d.conv_norm": ["gemma4v"],
+        "conformer.layers.{bid}.lconv1d.conv_norm": ["gemma4v", "gemma3nv"],
     }
     /// `a.pre_encode.out`: the conformer's output projection.
     AEncOut = "a.pre_encode.out" {
         "conformer.output_proj": ["gemma4v"],
+        "model.audio_tower.subsample_conv_projection.input_proj_linear": ["gemma3nv"],
     }
     /// `mm.a.input_projection`: the audio embedder's projection to the text width.
     AMmInpProj = "mm.a.input_projection" {
-        "model.embed_audio.embedding_projection": ["gemma4v", "gemma4uv"],
+        "model.embed_audio.embedding_projection": ["gemma4v", "gemma4uv", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.layer_pre_norm`: the norm at a conformer block's end.
+    AEncLayerPreNorm = "a.blk.{bid}.layer_pre_norm" {
+        "conformer.layers.{bid}.norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.linear_pos`: the relative position projection.
+    AEncLinearPos = "a.blk.{bid}.linear_pos" {
+        "conformer.layers.{bid}.attention.attn.relative_position_embedding.pos_proj": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_scale`: the first FFN's output scale.
+    AEncFfnScale = "a.blk.{bid}.ffn_scale" {
+        "conformer.layers.{bid}.ffw_layer_start.post_layer_scale": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_scale_1`: the second FFN's output scale.
+    AEncFfnScale1 = "a.blk.{bid}.ffn_scale_1" {
+        "conformer.layers.{bid}.ffw_layer_end.post_layer_scale": ["gemma3nv"],
+    }
+    /// `mm.embedding`: the vision embedder's token embedding.
+    MmEmbedding = "mm.embedding" {
+        "model.embed_vision.embedding": ["gemma3nv"],
+    }
+    /// `mm.hard_emb_norm`: the vision embedder's norm of embedded tokens.
+    MmHardEmbNorm = "mm.hard_emb_norm" {
+        "model.embed_vision.hard_embedding_norm": ["gemma3nv"],
+    }
+    /// `mm.a.embedding`: the audio embedder's token embedding.
+    AMmEmbedding = "mm.a.embedding" {
+        "model.embed_audio.embedding": ["gemma3nv"],
+    }
+    /// `mm.a.hard_emb_norm`: the audio embedder's norm of embedded tokens.
+    AMmHardEmbNorm = "mm.a.hard_emb_norm" {
+        "model.embed_audio.hard_embedding_norm": ["gemma3nv"],
+    }
+    /// `mm.a.soft_emb_norm`: the audio embedder's norm of soft tokens.
+    AMmSoftEmbNorm = "mm.a.soft_emb_norm" {
+        "model.embed_audio.soft_embedding_norm": ["gemma3nv"],
+    }
+    /// `v.conv_stem.conv`: the MobileNet stem's convolution.
+    ConvStem = "v.conv_stem.conv" {
+        "model.vision_tower.timm_model.conv_stem.conv": ["gemma3nv"],
+    }
+    /// `v.conv_stem.bn`: the MobileNet stem's norm.
+    ConvStemNorm = "v.conv_stem.bn" {
+        "model.vision_tower.timm_model.conv_stem.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_exp.conv`: the multi-scale fusion adapter's expansion.
+    MsfaFfnExpConv = "v.msfa.ffn.pw_exp.conv" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_exp.conv": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_exp.bn`: its norm.
+    MsfaFfnExpNorm = "v.msfa.ffn.pw_exp.bn" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_exp.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_proj.conv`: the multi-scale fusion adapter's projection.
+    MsfaFfnProjConv = "v.msfa.ffn.pw_proj.conv" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_proj.conv": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_proj.bn`: its norm.
+    MsfaFfnProjNorm = "v.msfa.ffn.pw_proj.bn" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_proj.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.norm`: the multi-scale fusion adapter's output norm.
+    MsfaNorm = "v.msfa.norm" {
+        "model.vision_tower.timm_model.msfa.norm": ["gemma3nv"],
     }
 }
 

@@ -19,6 +19,7 @@ pub const QWEN2AUDIO: Projector = Projector {
     projector_type: "qwen2a",
     vision: false,
     audio: true,
+    default_configs: false,
     filter: |n| {
         Some(if n.starts_with("multi_modal_projector") {
             format!("audio.{n}")

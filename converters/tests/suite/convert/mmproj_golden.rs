@@ -186,6 +186,8 @@ fixtures! {
     gemma4_vl => "gemma4-vl",
     gemma4unified_vl => "gemma4unified-vl",
     gemma4_vision => "gemma4-vision",
+    gemma3n_vl => "gemma3n-vl",
+    gemma3n_vl_hf => "gemma3n-vl-hf",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
