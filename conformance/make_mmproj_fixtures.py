@@ -517,13 +517,14 @@ FIXTURES = {
     # an edge-residual stage, a stage with an inverted-residual and an attention block, the
     # multi-scale fusion adapter). The reference cannot map the audio subsampling norms
     # (`subsample_conv_projection.conv_{i}.norm`) of that layout and refuses every such
-    # checkpoint; the fixture leaves them out, so that the rest is compared. No text weights:
-    # projector only.
+    # checkpoint; the fixture leaves them out, so that the rest is compared. The text model
+    # is the gemma3n text fixture's config under `model.language_model.`, with its tokenizer.
     "gemma3n-vl": ("Gemma3nForConditionalGeneration", "gemma3n", None,
-                   {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, None, [],
-                   False),
-    # The same checkpoint in transformers' layout (with the subsampling norms): the reference
-    # refuses it, every variant.
+                   {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, "gemma3n",
+                   [("tokenizer.model", "../gemma3"), ("tokenizer.json", "../gemma3"),
+                    "tokenizer_config.json", "special_tokens_map.json"], True),
+    # The same checkpoint in transformers' layout (with the subsampling norms), without text
+    # weights: the reference refuses its projector, every variant.
     "gemma3n-vl-hf": ("Gemma3nForConditionalGeneration", "gemma3n", None,
                       {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, None, [],
                       False),
@@ -782,12 +783,14 @@ GEMMA3N_VISION = {
 
 
 def gemma3n_tensors(cfg, norms: bool) -> dict:
-    """The audio tower and the embedders' parameters as transformers names them (the
-    subsampling norms only with `norms`, see FIXTURES), then the vision tower's."""
+    """The text model (without `norms`), the audio tower and the embedders' parameters as
+    transformers names them (the subsampling norms only with `norms`, see FIXTURES), then the
+    vision tower's."""
     from transformers.models.gemma3n import modeling_gemma3n as g
 
     spec = {}
-    for prefix, mod in [
+    text = [] if norms else [("model.language_model.", g.Gemma3nTextModel(cfg.text_config))]
+    for prefix, mod in text + [
         ("model.audio_tower.", g.Gemma3nAudioEncoder(cfg.audio_config)),
         ("model.embed_audio.", g.Gemma3nMultimodalEmbedder(cfg.audio_config, cfg.text_config)),
         ("model.embed_vision.", g.Gemma3nMultimodalEmbedder(cfg.vision_config,
