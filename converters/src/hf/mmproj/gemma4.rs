@@ -334,12 +334,17 @@ fn chw_order(ctx: &Ctx, name: &str, len: Option<u64>) -> Result<Vec<u64>, Conver
             ),
         });
     }
-    Ok((0..n)
+    Ok(chw_perm(p))
+}
+
+/// For each CHW position `i` of a `p × p × 3` patch, its HWC index.
+fn chw_perm(p: u64) -> Vec<u64> {
+    (0..p * p * 3)
         .map(|i| {
             let (ch, row, col) = (i / (p * p), (i % (p * p)) / p, i % p);
             row * p * 3 + col * 3 + ch
         })
-        .collect())
+        .collect()
 }
 
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
@@ -372,6 +377,64 @@ fn params_unified(c: &mut Clip) -> Result<(), ConvertError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn iota(shape: Vec<u64>) -> Expr {
+        let n = shape.iter().product::<u64>();
+        Expr::constant((0..n).map(|x| x as f32).collect(), shape)
+    }
+
+    #[test]
+    fn patch_projection_becomes_a_chw_kernel() {
+        // One output row of a 2 x 2 patch: HWC value (y, x, c) is 6y + 3x + c.
+        let k = patch_kernel("w", iota(vec![1, 12])).unwrap();
+        assert_eq!(k.shape(), &[1, 3, 2, 2]);
+        let v = k.eval_f32().unwrap();
+        // CHW order: channel 0 holds (0,0), (0,1), (1,0), (1,1) = 0, 3, 6, 9.
+        assert_eq!(v, vec![0., 3., 6., 9., 1., 4., 7., 10., 2., 5., 8., 11.]);
+        assert!(patch_kernel("w", iota(vec![1, 2, 6])).is_err());
+    }
+
+    #[test]
+    fn unified_orders_match_the_kernel() {
+        assert_eq!(chw_perm(2), vec![0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11]);
+        let t = swap_first_axes("p", iota(vec![2, 3, 2])).unwrap();
+        assert_eq!(t.shape(), &[3, 2, 2]);
+        // out[j][i] = in[i][j]: rows of two values.
+        assert_eq!(
+            t.eval_f32().unwrap(),
+            vec![0., 1., 6., 7., 2., 3., 8., 9., 4., 5., 10., 11.]
+        );
+        assert!(swap_first_axes("p", iota(vec![4, 2])).is_err());
+    }
+
+    #[test]
+    fn audio_renames_and_kernels() {
+        let (n, e) = audio(
+            "model.audio_tower.layers.1.lconv1d.depthwise_conv1d.weight".into(),
+            iota(vec![4, 1, 3]),
+        )
+        .unwrap();
+        assert_eq!(n, "conformer.layers.1.lconv1d.depthwise_conv1d.weight");
+        assert_eq!(e.shape(), &[4, 3]);
+        assert!(audio(
+            "model.audio_tower.layers.1.lconv1d.depthwise_conv1d.weight".into(),
+            iota(vec![4, 2, 3]),
+        )
+        .is_err());
+        let (n, _) = audio(
+            "model.audio_tower.layers.0.self_attn.q_proj.linear.weight".into(),
+            iota(vec![2, 2]),
+        )
+        .unwrap();
+        assert_eq!(n, "conformer.layers.0.self_attn.q_proj.weight");
+        let (n, e) = audio(
+            "model.audio_tower.layers.0.self_attn.per_dim_scale".into(),
+            Expr::constant(vec![0.0, 30.0], vec![2]),
+        )
+        .unwrap();
+        assert_eq!(n, "conformer.layers.0.self_attn.per_dim_scale.weight");
+        assert_eq!(e.eval_f32().unwrap(), vec![std::f32::consts::LN_2, 30.0]);
+    }
 
     #[test]
     fn audio_convolutions_are_forced_to_f32() {
