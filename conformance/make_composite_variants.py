@@ -15,6 +15,8 @@ this script writes config variants with and without them:
   it (`HUB_TEXT_CLASS`: SmolVLM's and Idefics3's `VLlama3ForCausalLM`), where it is absent;
 * `vision-arch-top`: `vision_config.architectures` set to the top-level class;
 * `audio-arch-other`: `audio_config.architectures` set to a class nobody registers (ignored).
+* the family variants of `FAMILY_VARIANTS` (a key without a dot is a top-level key): Gemma
+  4's optional audio tower, its config defaults and the keys its projector reads.
 
 Each variant is the fixture's config.json with the patch applied, converted with
 `convert_hf_to_gguf.py --outtype f32` (text half) and `--mmproj --outtype f32` in a directory
@@ -47,6 +49,45 @@ HUB_TEXT_CLASS = {"smolvlm": "VLlama3ForCausalLM", "idefics3": "VLlama3ForCausal
 UNREGISTERED = "NoSuchAudioEncoder"
 
 
+# Variants of one fixture's config the reference reads differently: fixture -> name -> patch.
+FAMILY_VARIANTS = {
+    "gemma4-vl": {
+        # no audio tower: a vision-only file (the checkpoint's audio tensors are still
+        # written, as the reference does)
+        "audio-absent": {"set": {}, "remove": ["audio_config"]},
+        "audio-null": {"set": {"audio_config": None}, "remove": []},
+        # the reference asserts a vision tower
+        "vision-absent": {"set": {}, "remove": ["vision_config"]},
+        # AutoConfig's defaults for every size
+        "audio-defaults": {"set": {"audio_config": {}}, "remove": []},
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+        "mel-bins-eps": {"set": {"audio_config.input_feat_size": 80,
+                                 "audio_config.layer_norm_eps": 1e-5,
+                                 "vision_config.layer_norm_eps": 1e-5}, "remove": []},
+    },
+    "gemma3n-vl": {
+        # AutoConfig's defaults for every size
+        "audio-defaults": {"set": {"audio_config": {}}, "remove": []},
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+        # the sizes the class reads when the config names them
+        "ffn-heads": {"set": {"vision_config.intermediate_size": 24,
+                              "vision_config.num_attention_heads": 4,
+                              "audio_config.intermediate_size": 40}, "remove": []},
+        "audio-absent": {"set": {}, "remove": ["audio_config"]},
+    },
+    "gemma4unified-vl": {
+        # the patch size named outright (the pooling would give another)
+        "model-patch-size": {"set": {"vision_config.model_patch_size": 6,
+                                     "vision_config.pooling_kernel_size": 5}, "remove": []},
+        # the reference asserts both embedders
+        "audio-absent": {"set": {}, "remove": ["audio_config"]},
+        # the default 16 px patches pooled by 3 do not fit the checkpoint's 6 x 6 patch
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+        "mel-bins": {"set": {"audio_config.input_feat_size": 64}, "remove": []},
+    },
+}
+
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]
@@ -68,12 +109,22 @@ def variants(cfg: dict) -> dict[str, dict]:
     return out
 
 
+def family_variants(name: str) -> dict[str, dict]:
+    return FAMILY_VARIANTS.get(name, {})
+
+
 def apply(cfg: dict, patch: dict) -> dict:
     cfg = json.loads(json.dumps(cfg))
     for key in patch["remove"]:
+        if "." not in key:
+            cfg.pop(key, None)
+            continue
         outer, inner = key.split(".")
         cfg[outer].pop(inner, None)
     for key, value in patch["set"].items():
+        if "." not in key:
+            cfg[key] = value
+            continue
         outer, inner = key.split(".")
         cfg[outer][inner] = value
     return cfg
@@ -113,7 +164,7 @@ def main() -> int:
         cfg_path = model_dir / "config.json"
         base = json.loads(cfg_path.read_text())
         record[name] = {}
-        for vname, patch in variants(base).items():
+        for vname, patch in {**variants(base), **family_variants(name)}.items():
             cfg_path.write_text(json.dumps(apply(base, patch), indent=2) + "\n")
             record[name][vname] = {
                 "patch": patch,

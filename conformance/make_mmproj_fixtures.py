@@ -481,7 +481,71 @@ FIXTURES = {
     "ultravox": ("UltravoxModel", "ultravox", None,
                  {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
                   "sampling_rate": 16000}, None, [], True),
+    # Gemma 4 (Gemma4ForConditionalGeneration): the gemma4 text fixture's model (its config
+    # and tokenizer) with the Gemma 4 vision tower (patch embedder with a 2-D position table,
+    # two blocks with q/k norms, clipped linears and the standardization scale and bias) and
+    # the conformer audio tower (two-layer subsampling convolution, two blocks, clipped
+    # linears); the clip bounds are drawn finite (CLIP_BOUNDS).
+    "gemma4-vl": ("Gemma4ForConditionalGeneration", "gemma4",
+                  dict(text_config=dict(mf.GEMMA4),
+                       vision_config=dict(hidden_size=16, intermediate_size=24,
+                                          num_hidden_layers=2, num_attention_heads=2,
+                                          num_key_value_heads=2, head_dim=8, patch_size=2,
+                                          pooling_kernel_size=2, position_embedding_size=8,
+                                          use_clipped_linears=True, standardize=True),
+                       audio_config=dict(hidden_size=16, num_hidden_layers=2,
+                                         num_attention_heads=2, subsampling_conv_channels=[4, 4],
+                                         conv_kernel_size=3, output_proj_dims=8)),
+                  PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
+                                  "tokenizer_config.json", "special_tokens_map.json"], True),
+    # Gemma 4 without an audio tower (no audio_config, no audio tensors): a vision-only file.
+    # Other sizes (width 24, three heads and blocks, 3 px patches pooled by 3), no clipped
+    # linears or standardization, CLIP's image mean and std; a small text model (no
+    # per-layer embeddings), projector only.
+    "gemma4-vision": ("Gemma4ForConditionalGeneration", "gemma4",
+                      dict(text_config=dict(mf.GEMMA4_TEXT, hidden_size_per_layer_input=0,
+                                            vocab_size_per_layer_input=0),
+                           vision_config=dict(hidden_size=24, intermediate_size=40,
+                                              num_hidden_layers=3, num_attention_heads=3,
+                                              num_key_value_heads=3, head_dim=8,
+                                              patch_size=3, pooling_kernel_size=3,
+                                              position_embedding_size=12)),
+                      CLIP_PRE, None, [], False),
+    # Gemma 3n (Gemma3nForConditionalGeneration): built by hand (HAND_BUILT; transformers
+    # needs timm for the MobileNetV5 tower): the audio tower and both embedders as
+    # transformers builds them, the vision tower in the hub checkpoints' timm layout (stem,
+    # an edge-residual stage, a stage with an inverted-residual and an attention block, the
+    # multi-scale fusion adapter). The reference cannot map the audio subsampling norms
+    # (`subsample_conv_projection.conv_{i}.norm`) of that layout and refuses every such
+    # checkpoint; the fixture leaves them out, so that the rest is compared. The text model
+    # is the gemma3n text fixture's config under `model.language_model.`, with its tokenizer.
+    "gemma3n-vl": ("Gemma3nForConditionalGeneration", "gemma3n", None,
+                   {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, "gemma3n",
+                   [("tokenizer.model", "../gemma3"), ("tokenizer.json", "../gemma3"),
+                    "tokenizer_config.json", "special_tokens_map.json"], True),
+    # The same checkpoint in transformers' layout (with the subsampling norms), without text
+    # weights: the reference refuses its projector, every variant.
+    "gemma3n-vl-hf": ("Gemma3nForConditionalGeneration", "gemma3n", None,
+                      {"image_seq_length": 4, "size": {"height": 16, "width": 16}}, None, [],
+                      False),
+    # Gemma 4 Unified: the gemma4unified text fixture's text model (config edit: CONFIG_EDITS)
+    # with the transformer-less embedders at other sizes: 3 px patches pooled by 2 (a 6 x 6
+    # patch, 108 pixel values reordered to CHW), a 5 x 5 position table, 12-wide audio.
+    "gemma4unified-vl": ("Gemma4UnifiedForConditionalGeneration", "gemma4_unified",
+                         dict(text_config=dict(mf.GEMMA4_TEXT, final_logit_softcapping=30.0),
+                              vision_config=dict(patch_size=3, pooling_kernel_size=2,
+                                                 mm_embed_dim=16, mm_posemb_size=5,
+                                                 output_proj_dims=16),
+                              audio_config=dict(audio_embed_dim=12)),
+                         PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
+                                         "tokenizer_config.json", "special_tokens_map.json"],
+                         True),
 }
+
+
+# The clipped linears' bounds (Gemma 4's `input_min` ... `output_max` buffers, infinite when
+# transformers builds them): drawn finite after the parameters, minima negative.
+CLIP_BOUNDS = {"gemma4-vl"}
 
 
 # InternVL3 in the hub layout: the InternViT tower (`vision_model.`, fused qkv with bias,
@@ -681,10 +745,79 @@ def build_hand(out: Path, seed: int, spec: dict, config: dict) -> None:
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
+def gemma3n_config():
+    import transformers
+
+    cfg = transformers.Gemma3nConfig(
+        text_config=dict(mf.GEMMA3N),
+        vision_config=dict(hidden_size=16, vocab_size=8, vocab_offset=1000),
+        audio_config=dict(hidden_size=16, input_feat_size=8, conf_num_attention_heads=2,
+                          conf_num_hidden_layers=2, sscp_conv_channel_size=[4, 4],
+                          conf_conv_kernel_size=3, vocab_size=8, vocab_offset=1008))
+    cfg.architectures = ["Gemma3nForConditionalGeneration"]
+    return cfg
+
+
+# Gemma 3n's MobileNetV5 tower in the hub layout (8 channels, 16 out of the fusion adapter):
+# name under `model.vision_tower.timm_model.` -> shape.
+GEMMA3N_VISION = {
+    "conv_stem.conv.weight": (8, 3, 3, 3), "conv_stem.conv.bias": (8,),
+    "conv_stem.bn.weight": (8,),
+    "blocks.0.0.conv_exp.weight": (16, 8, 3, 3), "blocks.0.0.bn1.weight": (16,),
+    "blocks.0.0.conv_pwl.weight": (8, 16, 1, 1), "blocks.0.0.bn2.weight": (8,),
+    "blocks.1.0.dw_start.conv.weight": (8, 1, 3, 3), "blocks.1.0.dw_start.bn.weight": (8,),
+    "blocks.1.0.pw_exp.conv.weight": (16, 8, 1, 1), "blocks.1.0.pw_exp.bn.weight": (16,),
+    "blocks.1.0.dw_mid.conv.weight": (16, 1, 3, 3), "blocks.1.0.dw_mid.bn.weight": (16,),
+    "blocks.1.0.pw_proj.conv.weight": (8, 16, 1, 1), "blocks.1.0.pw_proj.bn.weight": (8,),
+    "blocks.1.0.layer_scale.gamma": (8,),
+    "blocks.1.1.norm.weight": (8,), "blocks.1.1.attn.query.proj.weight": (8, 8, 1, 1),
+    "blocks.1.1.attn.key.down_conv.weight": (8, 1, 3, 3), "blocks.1.1.attn.key.norm.weight": (8,),
+    "blocks.1.1.attn.key.proj.weight": (4, 8, 1, 1),
+    "blocks.1.1.attn.value.down_conv.weight": (8, 1, 3, 3),
+    "blocks.1.1.attn.value.norm.weight": (8,), "blocks.1.1.attn.value.proj.weight": (4, 8, 1, 1),
+    "blocks.1.1.attn.output.proj.weight": (8, 8, 1, 1), "blocks.1.1.layer_scale.gamma": (8,),
+    "msfa.ffn.pw_exp.conv.weight": (16, 16, 1, 1), "msfa.ffn.pw_exp.bn.weight": (16,),
+    "msfa.ffn.pw_proj.conv.weight": (16, 16, 1, 1), "msfa.ffn.pw_proj.bn.weight": (16,),
+    "msfa.norm.weight": (16,),
+}
+
+
+def gemma3n_tensors(cfg, norms: bool) -> dict:
+    """The text model (without `norms`), the audio tower and the embedders' parameters as
+    transformers names them (the subsampling norms only with `norms`, see FIXTURES), then the
+    vision tower's."""
+    from transformers.models.gemma3n import modeling_gemma3n as g
+
+    spec = {}
+    text = [] if norms else [("model.language_model.", g.Gemma3nTextModel(cfg.text_config))]
+    for prefix, mod in text + [
+        ("model.audio_tower.", g.Gemma3nAudioEncoder(cfg.audio_config)),
+        ("model.embed_audio.", g.Gemma3nMultimodalEmbedder(cfg.audio_config, cfg.text_config)),
+        ("model.embed_vision.", g.Gemma3nMultimodalEmbedder(cfg.vision_config,
+                                                            cfg.text_config)),
+    ]:
+        for n, p in mod.named_parameters():
+            if ".norm." in n and "subsample_conv_projection" in n and not norms:
+                continue
+            is_norm = "norm" in n and p.ndim == 1 and n.endswith("weight")
+            spec[prefix + n] = (tuple(p.shape), is_norm)
+    for n, shape in GEMMA3N_VISION.items():
+        is_norm = ("norm" in n or ".bn" in n) and len(shape) == 1 and n.endswith("weight")
+        spec["model.vision_tower.timm_model." + n] = (shape, is_norm)
+    return spec
+
+
+def build_gemma3n(out: Path, seed: int, norms: bool = False) -> None:
+    cfg = gemma3n_config()
+    build_hand(out, seed, gemma3n_tensors(cfg, norms), cfg.to_dict())
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
     "ultravox": lambda out, seed: build_hand(out, seed, ultravox_tensors(), ultravox_config()),
+    "gemma3n-vl": build_gemma3n,
+    "gemma3n-vl-hf": lambda out, seed: build_gemma3n(out, seed, norms=True),
 }
 
 
@@ -714,12 +847,22 @@ def build(name: str, out: Path, seed: int) -> None:
             v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
                 else 0.02 * rng.standard_normal(shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
+        if name in CLIP_BOUNDS:
+            for bname, b in sorted(model.named_buffers()):
+                last = bname.rsplit(".", 1)[-1]
+                if last in ("input_min", "input_max", "output_min", "output_max"):
+                    x = 1.0 + abs(rng.standard_normal())
+                    b.fill_(-x if last.endswith("min") else x)
     model = model.to(torch.bfloat16)
     model.save_pretrained(out)
     if name in BUILD_CLASS:
         # save_pretrained names the class it saved
         cfg = json.loads((out / "config.json").read_text())
         cfg["architectures"] = [cls_name]
+        (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    if name in CONFIG_EDITS:
+        cfg = json.loads((out / "config.json").read_text())
+        CONFIG_EDITS[name](cfg)
         (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
     for f, content in OWN_FILES.get(name, {}).items():
@@ -767,6 +910,10 @@ RENAME = {
 DRAW_FIRST = {
     "qwen3omni": ["thinker.model.language_model.embed_tokens.weight"],
 }
+
+
+# config.json edits after saving, as make_fixtures.py's (name -> function of the config).
+CONFIG_EDITS = {"gemma4unified-vl": mf.CONFIG_EDITS["gemma4unified"]}
 
 
 # Fixtures built with another transformers class than the one config.json names.

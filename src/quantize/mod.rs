@@ -474,6 +474,17 @@ pub enum TensorProblem {
     /// We have no quantizer for the target type.
     #[error("quantizing to {0} is not supported yet")]
     Unsupported(GgmlType),
+    /// It has a fourth dimension above 1 and would change type: llama-quantize converts
+    /// only its first `ne0 · ne1 · ne2` elements and then aborts on the size check (the
+    /// convolution kernels of some projector files).
+    #[error(
+        "a tensor with a fourth dimension of {ne3} cannot change type: llama-quantize \
+         converts only its first three dimensions and aborts"
+    )]
+    FourthDimension {
+        /// The product of the dimensions past the third.
+        ne3: u64,
+    },
     /// The conversion cannot be set up.
     #[error(transparent)]
     Convert(#[from] ConvertError),
@@ -826,6 +837,15 @@ fn encode(
         }
         if info.ty.is_quantized() && !opts.allow_requantize {
             return Err(tensor_err(TensorProblem::Requantize(info.ty)));
+        }
+        let ne3 = info.dims.iter().skip(3).product::<u64>();
+        if ne3 > 1 {
+            let problem = TensorProblem::FourthDimension { ne3 };
+            if opts.dry_run {
+                warnings.push(format!("{name}: {problem}"));
+            } else {
+                return Err(tensor_err(problem));
+            }
         }
         im_slice
     } else {

@@ -21,7 +21,7 @@ use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows
 
 use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
-use super::torch_math::torch_exp_f32;
+use super::torch_math::{torch_exp_f32, torch_softplus_f16, torch_softplus_f32};
 use crate::ConvertError;
 
 /// Element representation while transforming.
@@ -142,6 +142,9 @@ enum Op {
     PadRows(Expr),
     /// `-exp(x)` (Mamba's `A = -exp(A_log)`), in F16 for F16 inputs and F32 otherwise.
     NegExp(Expr),
+    /// `softplus(x)` (beta 1, threshold 20: Gemma 4's audio scales), in F16 for F16 inputs
+    /// and F32 otherwise, over the whole tensor as torch's loops split it.
+    Softplus(Expr),
     /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
     /// F32 otherwise (Falcon-H1's multipliers).
     MulRows { input: Expr, factors: Arc<Vec<f32>> },
@@ -245,6 +248,7 @@ impl Expr {
             | Op::PadRows(input)
             | Op::Strided { input, .. }
             | Op::NegExp(input)
+            | Op::Softplus(input)
             | Op::MulRows { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
@@ -598,6 +602,18 @@ impl Expr {
         Expr::new(Op::NegExp(self), shape, work)
     }
 
+    /// `softplus(x)` as torch computes it on the converter's working type: in F16 for an F16
+    /// tensor, else in F32 ([`torch_softplus_f32`]).
+    pub fn softplus(self) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(Op::Softplus(self), shape, work)
+    }
+
     /// One line describing the computation.
     pub fn describe(&self) -> String {
         match &self.0.op {
@@ -642,6 +658,7 @@ impl Expr {
             Op::Reshape(input) => format!("reshape({}, {:?})", input.describe(), self.shape()),
             Op::PadRows(input) => format!("pad_rows({}, {})", input.describe(), self.shape()[0]),
             Op::NegExp(input) => format!("-exp({})", input.describe()),
+            Op::Softplus(input) => format!("softplus({})", input.describe()),
             Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
         }
     }
@@ -731,6 +748,7 @@ impl Expr {
             Op::Reshape(input) => sub(out, "reshape", &[input]),
             Op::PadRows(input) => sub(out, "padrows", &[input]),
             Op::NegExp(input) => sub(out, "negexp", &[input]),
+            Op::Softplus(input) => sub(out, "softplus", &[input]),
             Op::MulRows { input, factors } => {
                 let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
                 sub(out, &format!("mulrows{bits:x?}"), &[input])
@@ -758,6 +776,7 @@ impl Expr {
             | Op::PadRows(input)
             | Op::Strided { input, .. }
             | Op::NegExp(input)
+            | Op::Softplus(input)
             | Op::MulRows { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
@@ -870,8 +889,34 @@ impl Expr {
                 map_elements(v, |i, x| x * factors[(i / per_row).min(rows - 1)])
             }
             Op::NegExp(input) => map_elements(input.eval()?, neg_exp),
+            Op::Softplus(input) => softplus(input.eval()?),
             Op::AddScalar { input, value } => map_elements(input.eval()?, |_, x| x + *value),
         })
+    }
+}
+
+/// `softplus(x)` over the whole tensor, as torch's vectorized loop splits it: in half for a
+/// half tensor, else in f32.
+fn softplus(v: Values) -> Values {
+    if v.work == Work::F16 {
+        let h: Vec<u16> = v
+            .bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        let bytes = torch_softplus_f16(&h)
+            .into_iter()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        Values {
+            work: Work::F16,
+            bytes,
+        }
+    } else {
+        Values {
+            work: Work::F32,
+            bytes: f32_bytes(&torch_softplus_f32(&v.f32s())),
+        }
     }
 }
 

@@ -1046,12 +1046,18 @@ impl TensorMap {
         }
     }
 
-    /// The GGUF name of `name`, if the table knows it.
+    /// The GGUF name of `name`, if the table knows it: the name itself, or the name
+    /// without `.weight` / `.bias` with that suffix appended to its GGUF name.
     pub fn get(&self, name: &str) -> Option<String> {
+        self.get_with(name, &[".weight", ".bias"])
+    }
+
+    /// [`TensorMap::get`] with other suffixes tried (gguf-py's `try_suffixes`).
+    pub fn get_with(&self, name: &str, suffixes: &[&str]) -> Option<String> {
         if let Some(g) = self.map.get(name) {
             return Some(g.clone());
         }
-        for suffix in [".weight", ".bias"] {
+        for &suffix in suffixes {
             if let Some(base) = name.strip_suffix(suffix) {
                 if let Some(g) = self.map.get(base) {
                     return Some(format!("{g}{suffix}"));

@@ -221,6 +221,9 @@ fn one_pass_equals_two_runs_for_every_family() {
     families.sort();
     for want in [
         "gemma3-vl",
+        "gemma3n-vl",
+        "gemma4-vl",
+        "gemma4unified-vl",
         "internvl3",
         "llava-pixtral",
         "qwen25vl",

@@ -6,5 +6,6 @@ mod imatrix;
 mod quantize_cli;
 mod quantize_golden;
 mod quantize_iq_golden;
+mod quantize_mmproj;
 mod quantize_prune;
 mod recipe_cli;

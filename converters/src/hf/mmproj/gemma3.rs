@@ -16,6 +16,7 @@ pub const GEMMA3: Projector = Projector {
     projector_type: "gemma3",
     vision: true,
     audio: false,
+    default_configs: false,
     filter,
     force: &[
         (On::Hf("input_projection"), Force::Type(GgmlType::F16)),

@@ -31,6 +31,7 @@ pub const GLM4V: Projector = Projector {
     projector_type: "glm4v",
     vision: true,
     audio: false,
+    default_configs: false,
     filter: filter3,
     force: &[],
     prepare,

@@ -20,6 +20,7 @@ pub const INTERNVL: Projector = Projector {
     projector_type: "internvl",
     vision: true,
     audio: false,
+    default_configs: false,
     filter,
     force: &[(On::Gguf(".position_embd."), Force::Type(GgmlType::F32))],
     prepare,

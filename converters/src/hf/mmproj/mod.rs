@@ -32,6 +32,8 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod gemma3;
+mod gemma3n;
+mod gemma4;
 mod glm4v;
 mod internvl;
 pub mod names;
@@ -54,6 +56,10 @@ const BLOCK_KEYS: &[&str] = &[
     "vt_num_hidden_layers",
 ];
 
+/// The block count the name table is expanded for when a file has both encoders
+/// (`MmprojModel.__init__`).
+const MULTI_ENCODER_BLOCKS: u64 = 128;
+
 /// Which part of a tensor's name a [`Force`] rule looks at.
 #[derive(Debug, Clone, Copy)]
 pub enum On {
@@ -63,6 +69,8 @@ pub enum On {
     Gguf(&'static str),
     /// An HF name containing both `.conv` and `.weight` (Whisper's convolutions).
     HfConvWeight,
+    /// An HF name the class's own test accepts.
+    HfWhere(fn(&str) -> bool),
 }
 
 /// A forced tensor type (`tensor_force_quant`).
@@ -86,6 +94,9 @@ pub enum Out {
     Map(String, Expr),
     /// A final GGUF name, written as it is (the reference yields it past the table).
     Named(String, Expr),
+    /// A name the projector table maps, trying these suffixes instead of `.weight` /
+    /// `.bias` (`map_tensor_name(name, try_suffixes)`).
+    MapWith(String, Expr, &'static [&'static str]),
 }
 
 /// A family's `modify_tensors`: (HF name, values) → output tensors; empty drops it.
@@ -97,10 +108,15 @@ pub struct Projector {
     pub hf_names: &'static [&'static str],
     /// What the class writes (`clip.projector_type`), for messages and `--list`.
     pub projector_type: &'static str,
-    /// The encoders the file holds.
+    /// Whether the file holds a vision encoder.
     pub vision: bool,
-    /// Whether it holds an audio encoder.
+    /// Whether it holds an audio encoder (the class's `prepare` may leave it out of a
+    /// checkpoint that has none: [`Ctx::has_audio`]).
     pub audio: bool,
+    /// Whether the class's config builds a missing (or null) `vision_config` /
+    /// `audio_config` from its defaults (AutoConfig's sub-configs that are not optional):
+    /// the tower's config is then an empty object for `prepare` to fill.
+    pub default_configs: bool,
     /// The class's `filter_tensors`: `None` drops, `Some` renames (before the base class
     /// drops `language_model.` tensors).
     pub filter: fn(&str) -> Option<String>,
@@ -126,6 +142,9 @@ pub static ALL: &[&Projector] = &[
     &internvl::INTERNVL,
     &glm4v::GLM4V,
     &glm4v::GLM5V,
+    &gemma4::GEMMA4,
+    &gemma4::GEMMA4_UNIFIED,
+    &gemma3n::GEMMA3N,
 ];
 
 /// The projector family of an HF architecture name.
@@ -174,6 +193,11 @@ pub struct Ctx {
     pub dir: crate::hf::ModelDir,
     /// Pixtral: the `[IMG_BREAK]` token id whose embedding row is kept (-1: none).
     pub img_break: i64,
+    /// Whether the file gets the vision encoder's keys ([`Projector::vision`]).
+    pub has_vision: bool,
+    /// Whether the file gets the audio encoder's keys: [`Projector::audio`], unless the
+    /// class's `prepare` turns it off (a checkpoint without an audio tower).
+    pub has_audio: bool,
 }
 
 impl Ctx {
@@ -333,9 +357,9 @@ impl Clip<'_> {
     }
 
     /// `MmprojModel.set_gguf_parameters`.
-    fn base(&mut self, p: &Projector, file_type: u32) -> Result<(), ConvertError> {
+    fn base(&mut self, file_type: u32) -> Result<(), ConvertError> {
         self.md.set(keys::general::FILE_TYPE, Value::U32(file_type));
-        if p.vision {
+        if self.ctx.has_vision {
             use clip::vision as cv;
             self.bool(clip::HAS_VISION_ENCODER, true);
             let n = self.ctx.n_embd_text;
@@ -380,7 +404,7 @@ impl Clip<'_> {
                 self.numbers(key, &v)?;
             }
         }
-        if p.audio {
+        if self.ctx.has_audio {
             use clip::audio as ca;
             self.bool(clip::HAS_AUDIO_ENCODER, true);
             let n = self.ctx.n_embd_text;
@@ -497,6 +521,7 @@ fn forced(p: &Projector, hf: &str, gguf: &str) -> Option<Force> {
             On::Hf(s) => hf.contains(s),
             On::Gguf(s) => gguf.contains(s),
             On::HfConvWeight => hf.contains(".conv") && hf.contains(".weight"),
+            On::HfWhere(test) => test(hf),
         })
         .map(|(_, f)| *f)
 }
@@ -533,7 +558,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
     let class = mmproj_arch(&hp.raw).unwrap_or_else(|| hp.arch.clone());
     let p = lookup(&class).ok_or_else(|| no_projector(&hp, &class))?;
     let mut ctx = projector_context(model_dir, opts, p, class, hp)?;
-    let n_blocks = tower_block_count(&ctx)?;
+    let n_blocks = tower_block_count(p, &ctx)?;
     let shards = if safetensors::is_safetensors(dir)? {
         safetensors::index_dir(dir)?
     } else {
@@ -565,7 +590,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
             ctx: &ctx,
             md: &mut md,
         };
-        c.base(p, file_type)?;
+        c.base(file_type)?;
         (p.params)(&mut c)?;
     }
     md.set(keys::general::QUANTIZATION_VERSION, Value::U32(2));
@@ -609,7 +634,13 @@ fn projector_context(
             "--mmproj of a LoRA adapter is not supported".into(),
         ));
     }
-    let obj = |k: &str| hp.raw.get(k).and_then(Json::as_object).cloned();
+    let obj = |k: &str| {
+        hp.raw
+            .get(k)
+            .and_then(Json::as_object)
+            .cloned()
+            .or_else(|| p.default_configs.then(Map::new))
+    };
     let vision = obj("vision_config");
     let audio = if hp.raw.get("whisper_config").is_some() {
         obj("whisper_config")
@@ -636,22 +667,30 @@ fn projector_context(
         outtype: opts.outtype,
         dir,
         img_break: -1,
+        has_vision: p.vision,
+        has_audio: p.audio,
         hp,
     };
-    // Every encoder the class writes needs its config (the family code relies on it).
+    // Every encoder the class writes needs its config (the family code relies on it); a
+    // class whose audio tower is optional turns it off in `prepare` when it has none.
     if p.vision && ctx.vision.is_none() {
         return Err(ctx.unsupported("the config has no vision_config"));
     }
-    if p.audio && ctx.audio.is_none() {
-        return Err(ctx.unsupported("the config has no audio_config"));
-    }
     defaults(&mut ctx);
     (p.prepare)(&mut ctx)?;
+    if ctx.has_audio && ctx.audio.is_none() {
+        return Err(ctx.unsupported("the config has no audio_config"));
+    }
     Ok(ctx)
 }
 
-/// The tower's block count (bounded: the names of every block are generated).
-fn tower_block_count(ctx: &Ctx) -> Result<u64, ConvertError> {
+/// The number of blocks the name table is expanded for: the tower's block count (bounded:
+/// the names of every block are generated), or 128 for a class with both encoders, whose
+/// blocks the reference does not count.
+fn tower_block_count(p: &Projector, ctx: &Ctx) -> Result<u64, ConvertError> {
+    if p.vision && p.audio {
+        return Ok(MULTI_ENCODER_BLOCKS);
+    }
     let v = find(ctx.tower(), BLOCK_KEYS).ok_or_else(|| ctx.missing("tower", BLOCK_KEYS))?;
     json_u64(v)
         .filter(|n| *n <= config::MAX_BLOCK_COUNT)
@@ -706,14 +745,15 @@ fn plan_projector(
     n_blocks: u64,
 ) -> Result<Vec<Planned>, ConvertError> {
     let map = ProjectorMap::new(n_blocks);
-    let map_name = |name: &str| {
-        map.get(name).ok_or_else(|| ConvertError::Tensor {
-            name: name.to_string(),
-            problem: format!(
-                "can not map tensor (no projector tensor of {} has this name)",
-                ctx.class
-            ),
-        })
+    let map_name = |name: &str, suffixes: &[&str]| {
+        map.get_with(name, suffixes)
+            .ok_or_else(|| ConvertError::Tensor {
+                name: name.to_string(),
+                problem: format!(
+                    "can not map tensor (no projector tensor of {} has this name)",
+                    ctx.class
+                ),
+            })
     };
     let mut planned: Vec<Planned> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -735,7 +775,8 @@ fn plan_projector(
         };
         for out in outs {
             let (gguf, expr) = match out {
-                Out::Map(n, e) => (map_name(&n)?, e),
+                Out::Map(n, e) => (map_name(&n, &[".weight", ".bias"])?, e),
+                Out::MapWith(n, e, suffixes) => (map_name(&n, suffixes)?, e),
                 Out::Named(n, e) => (n, e),
             };
             if !seen.insert(gguf.clone()) {

@@ -84,6 +84,8 @@ vtensors! {
         "vision_tower.patch_conv": ["pixtral"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
+        "model.vision_tower.patch_embedder.input_proj": ["gemma4v"],
+        "model.vision_embedder.patch_dense": ["gemma4uv"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -92,6 +94,8 @@ vtensors! {
         "visual.pos_embed": ["qwen3vl_merger"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
+        "model.vision_tower.patch_embedder.position_embedding_table": ["gemma4v"],
+        "model.vision_embedder.pos_embedding": ["gemma4uv"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -104,6 +108,8 @@ vtensors! {
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
+        "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.q_proj.linear": ["gemma4v"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
@@ -112,6 +118,8 @@ vtensors! {
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
+        "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.k_proj.linear": ["gemma4v"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
@@ -120,18 +128,22 @@ vtensors! {
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
+        "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.v_proj.linear": ["gemma4v"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
         "vision_tower.vision_model.encoder.layers.{bid}.attn.q_norm": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_norm": ["internvl"],
         "visual.blocks.{bid}.attn.q_norm": ["glm4v", "glm5v"],
+        "vision_model.model.layers.{bid}.self_attn.q_norm": ["gemma4v"],
     }
     /// `v.blk.{bid}.attn_k_norm`.
     EncAttnKNorm = "v.blk.{bid}.attn_k_norm" {
         "vision_tower.vision_model.encoder.layers.{bid}.attn.k_norm": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_norm": ["internvl"],
         "visual.blocks.{bid}.attn.k_norm": ["glm4v", "glm5v"],
+        "vision_model.model.layers.{bid}.self_attn.k_norm": ["gemma4v"],
     }
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
@@ -141,6 +153,7 @@ vtensors! {
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
+        "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -150,6 +163,8 @@ vtensors! {
         "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
+        "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -159,6 +174,7 @@ vtensors! {
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
+        "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -169,11 +185,13 @@ vtensors! {
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
+        "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral"],
         "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
@@ -184,6 +202,7 @@ vtensors! {
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
+        "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -209,6 +228,7 @@ vtensors! {
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
         "multi_modal_projector.mm_input_projection": ["gemma3"],
+        "model.embed_vision.embedding_projection": ["gemma4v", "gemma4uv", "gemma3nv"],
     }
     /// `mm.input_norm`.
     MmInpNorm = "mm.input_norm" {
@@ -217,6 +237,7 @@ vtensors! {
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
         "multi_modal_projector.mm_soft_emb_norm": ["gemma3"],
+        "model.embed_vision.soft_embedding_norm": ["gemma3nv"],
     }
     /// `v.token_embd.img_break`.
     TokEmbdImgBreak = "v.token_embd.img_break" {
@@ -258,6 +279,8 @@ vtensors! {
     /// `a.conv1d.{bid}`.
     AEncConv1d = "a.conv1d.{bid}" {
         "audio_tower.conv{bid}": ["qwen2a", "ultravox"],
+        "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
+        "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
@@ -270,34 +293,49 @@ vtensors! {
     /// `a.blk.{bid}.attn_q`.
     AEncAttnQ = "a.blk.{bid}.attn_q" {
         "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
         "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
         "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
+        "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
         "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
         "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
+        "conformer.layers.{bid}.attention.post": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
         "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.norm_out": ["gemma4v"],
+        "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
         "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
         "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox"],
+        "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -314,6 +352,182 @@ vtensors! {
     /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
     AMmNormMid = "mm.a.norm_mid" {
         "audio.multi_modal_projector.ln_mid": ["ultravox"],
+    }
+    /// `v.patch_norm.{bid}`: the norms around a patch embedder (Gemma 4 Unified).
+    EncEmbdPatchNorm = "v.patch_norm.{bid}" {
+        "model.vision_embedder.patch_ln{bid}": ["gemma4uv"],
+    }
+    /// `v.blk.{bid}.attn_post_norm`: the norm after a block's attention.
+    EncAttnPostNorm = "v.blk.{bid}.attn_post_norm" {
+        "vision_model.model.layers.{bid}.post_attention_layernorm": ["gemma4v"],
+    }
+    /// `v.blk.{bid}.ffn_post_norm`: the norm after a block's FFN.
+    EncFfnPostNorm = "v.blk.{bid}.ffn_post_norm" {
+        "vision_model.model.layers.{bid}.post_feedforward_layernorm": ["gemma4v"],
+    }
+    /// `v.blk.{bid}.out_scale`: a block's output scale.
+    LayerOutScale = "v.blk.{bid}.out_scale" {
+        "vision_model.model.layers.{bid}.layer_scalar": ["gemma4v"],
+    }
+    /// `v.std_bias`: the bias of the tower's output standardization.
+    StdBias = "v.std_bias" {
+        "model.vision_tower.std_bias": ["gemma4v"],
+    }
+    /// `v.std_scale`: the scale of the tower's output standardization.
+    StdScale = "v.std_scale" {
+        "model.vision_tower.std_scale": ["gemma4v"],
+    }
+    /// `a.conv1d.{bid}.norm`: the norm after a subsampling convolution.
+    AEncConv1dNorm = "a.conv1d.{bid}.norm" {
+        "conformer.subsample_conv_projection.layer{bid}.norm": ["gemma4v"],
+    }
+    /// `a.input_projection`: the projection after the subsampling convolutions.
+    AEncInpProj = "a.input_projection" {
+        "conformer.subsample_conv_projection.input_proj_linear": ["gemma4v"],
+    }
+    /// `a.blk.{bid}.attn_k_rel`: the relative-position key projection.
+    AEncAttnKRel = "a.blk.{bid}.attn_k_rel" {
+        "conformer.layers.{bid}.self_attn.relative_k_proj": ["gemma4v"],
+    }
+    /// `a.blk.{bid}.attn_post_norm`.
+    AEncAttnPostNorm = "a.blk.{bid}.attn_post_norm" {
+        "conformer.layers.{bid}.norm_post_attn": ["gemma4v"],
+    }
+    /// `a.blk.{bid}.attn_pre_norm`.
+    AEncAttnPreNorm = "a.blk.{bid}.attn_pre_norm" {
+        "conformer.layers.{bid}.norm_pre_attn": ["gemma4v"],
+    }
+    /// `a.blk.{bid}.per_dim_scale`: the per-dimension query scale.
+    AEncPerDimScale = "a.blk.{bid}.per_dim_scale" {
+        "conformer.layers.{bid}.self_attn.per_dim_scale": ["gemma4v", "gemma3nv"],
+        "conformer.layers.{bid}.attention.attn.per_dim_scale": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.per_dim_k_scale`: the per-dimension key scale.
+    APerDimKScale = "a.blk.{bid}.per_dim_k_scale" {
+        "conformer.layers.{bid}.attention.attn.per_dim_key_scale": ["gemma4v"],
+    }
+    /// `a.blk.{bid}.ffn_norm`: the norm before the first (half-step) FFN.
+    AEncFfnNorm = "a.blk.{bid}.ffn_norm" {
+        "conformer.layers.{bid}.feed_forward1.pre_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.pre_layer_norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_post_norm`: the norm after the first FFN.
+    AEncFfnPostNorm = "a.blk.{bid}.ffn_post_norm" {
+        "conformer.layers.{bid}.feed_forward1.post_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_start.post_layer_norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_up_1`: the second FFN's up projection.
+    AEncFfnUp1 = "a.blk.{bid}.ffn_up_1" {
+        "conformer.layers.{bid}.feed_forward2.ffw_layer_1": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.ffw_layer_1": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_down_1`: the second FFN's down projection.
+    AEncFfnDown1 = "a.blk.{bid}.ffn_down_1" {
+        "conformer.layers.{bid}.feed_forward2.ffw_layer_2": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.ffw_layer_2": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_norm_1`: the norm before the second FFN.
+    AEncFfnNorm1 = "a.blk.{bid}.ffn_norm_1" {
+        "conformer.layers.{bid}.feed_forward2.pre_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.pre_layer_norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_post_norm_1`: the norm after the second FFN.
+    AEncFfnPostNorm1 = "a.blk.{bid}.ffn_post_norm_1" {
+        "conformer.layers.{bid}.feed_forward2.post_layer_norm": ["gemma4v"],
+        "conformer.layers.{bid}.ffw_layer_end.post_layer_norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.conv_dw`: the light convolution's depthwise kernel.
+    AEncConvDw = "a.blk.{bid}.conv_dw" {
+        "conformer.layers.{bid}.lconv1d.depthwise_conv1d": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.conv_norm`: the norm before the light convolution.
+    AEncConvNorm = "a.blk.{bid}.conv_norm" {
+        "conformer.layers.{bid}.lconv1d.pre_layer_norm": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.conv_pw1`: the light convolution's first pointwise projection.
+    AEncConvPw1 = "a.blk.{bid}.conv_pw1" {
+        "conformer.layers.{bid}.lconv1d.linear_start": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.conv_pw2`: the light convolution's second pointwise projection.
+    AEncConvPw2 = "a.blk.{bid}.conv_pw2" {
+        "conformer.layers.{bid}.lconv1d.linear_end": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.norm_conv`: the norm after the depthwise convolution.
+    AEncNormConv = "a.blk.{bid}.norm_conv" {
+        "conformer.layers.{bid}.lconv1d.conv_norm": ["gemma4v", "gemma3nv"],
+    }
+    /// `a.pre_encode.out`: the conformer's output projection.
+    AEncOut = "a.pre_encode.out" {
+        "conformer.output_proj": ["gemma4v"],
+        "model.audio_tower.subsample_conv_projection.input_proj_linear": ["gemma3nv"],
+    }
+    /// `mm.a.input_projection`: the audio embedder's projection to the text width.
+    AMmInpProj = "mm.a.input_projection" {
+        "model.embed_audio.embedding_projection": ["gemma4v", "gemma4uv", "gemma3nv"],
+    }
+    /// `a.blk.{bid}.layer_pre_norm`: the norm at a conformer block's end.
+    AEncLayerPreNorm = "a.blk.{bid}.layer_pre_norm" {
+        "conformer.layers.{bid}.norm": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.linear_pos`: the relative position projection.
+    AEncLinearPos = "a.blk.{bid}.linear_pos" {
+        "conformer.layers.{bid}.attention.attn.relative_position_embedding.pos_proj": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_scale`: the first FFN's output scale.
+    AEncFfnScale = "a.blk.{bid}.ffn_scale" {
+        "conformer.layers.{bid}.ffw_layer_start.post_layer_scale": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.ffn_scale_1`: the second FFN's output scale.
+    AEncFfnScale1 = "a.blk.{bid}.ffn_scale_1" {
+        "conformer.layers.{bid}.ffw_layer_end.post_layer_scale": ["gemma3nv"],
+    }
+    /// `mm.embedding`: the vision embedder's token embedding.
+    MmEmbedding = "mm.embedding" {
+        "model.embed_vision.embedding": ["gemma3nv"],
+    }
+    /// `mm.hard_emb_norm`: the vision embedder's norm of embedded tokens.
+    MmHardEmbNorm = "mm.hard_emb_norm" {
+        "model.embed_vision.hard_embedding_norm": ["gemma3nv"],
+    }
+    /// `mm.a.embedding`: the audio embedder's token embedding.
+    AMmEmbedding = "mm.a.embedding" {
+        "model.embed_audio.embedding": ["gemma3nv"],
+    }
+    /// `mm.a.hard_emb_norm`: the audio embedder's norm of embedded tokens.
+    AMmHardEmbNorm = "mm.a.hard_emb_norm" {
+        "model.embed_audio.hard_embedding_norm": ["gemma3nv"],
+    }
+    /// `mm.a.soft_emb_norm`: the audio embedder's norm of soft tokens.
+    AMmSoftEmbNorm = "mm.a.soft_emb_norm" {
+        "model.embed_audio.soft_embedding_norm": ["gemma3nv"],
+    }
+    /// `v.conv_stem.conv`: the MobileNet stem's convolution.
+    ConvStem = "v.conv_stem.conv" {
+        "model.vision_tower.timm_model.conv_stem.conv": ["gemma3nv"],
+    }
+    /// `v.conv_stem.bn`: the MobileNet stem's norm.
+    ConvStemNorm = "v.conv_stem.bn" {
+        "model.vision_tower.timm_model.conv_stem.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_exp.conv`: the multi-scale fusion adapter's expansion.
+    MsfaFfnExpConv = "v.msfa.ffn.pw_exp.conv" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_exp.conv": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_exp.bn`: its norm.
+    MsfaFfnExpNorm = "v.msfa.ffn.pw_exp.bn" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_exp.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_proj.conv`: the multi-scale fusion adapter's projection.
+    MsfaFfnProjConv = "v.msfa.ffn.pw_proj.conv" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_proj.conv": ["gemma3nv"],
+    }
+    /// `v.msfa.ffn.pw_proj.bn`: its norm.
+    MsfaFfnProjNorm = "v.msfa.ffn.pw_proj.bn" {
+        "model.vision_tower.timm_model.msfa.ffn.pw_proj.bn": ["gemma3nv"],
+    }
+    /// `v.msfa.norm`: the multi-scale fusion adapter's output norm.
+    MsfaNorm = "v.msfa.norm" {
+        "model.vision_tower.timm_model.msfa.norm": ["gemma3nv"],
     }
 }
 
@@ -339,6 +553,11 @@ impl ProjectorMap {
     /// The GGUF name of `name`, if the table knows it.
     pub fn get(&self, name: &str) -> Option<String> {
         self.map.get(name)
+    }
+
+    /// [`ProjectorMap::get`] with other suffixes tried (gguf-py's `try_suffixes`).
+    pub fn get_with(&self, name: &str, suffixes: &[&str]) -> Option<String> {
+        self.map.get_with(name, suffixes)
     }
 }
 

@@ -21,6 +21,7 @@ pub const LLAVA_PIXTRAL: Projector = Projector {
     projector_type: "pixtral",
     vision: true,
     audio: false,
+    default_configs: false,
     filter: |n| Some(n.to_string()),
     force: &[],
     prepare,

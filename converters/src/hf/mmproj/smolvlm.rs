@@ -17,6 +17,7 @@ pub const SMOLVLM: Projector = Projector {
     projector_type: "idefics3",
     vision: true,
     audio: false,
+    default_configs: false,
     filter,
     force: &[(On::Hf(".embeddings."), Force::Type(GgmlType::F32))],
     prepare,

@@ -19,6 +19,7 @@ pub const QWEN2AUDIO: Projector = Projector {
     projector_type: "qwen2a",
     vision: false,
     audio: true,
+    default_configs: false,
     filter: |n| {
         Some(if n.starts_with("multi_modal_projector") {
             format!("audio.{n}")
@@ -44,7 +45,9 @@ pub const ULTRAVOX: Projector = Projector {
 /// Whisper's names for the sizes.
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let class = ctx.class.clone();
-    let a = ctx.audio.as_mut().expect("an audio projector");
+    let Some(a) = ctx.audio.as_mut() else {
+        return Err(ctx.unsupported("the config has no audio_config"));
+    };
     if !a.contains_key("hidden_size") && !a.contains_key("intermediate_size") {
         for (to, from) in [
             ("hidden_size", "d_model"),

@@ -183,6 +183,11 @@ fixtures! {
     qwen3omni => "qwen3omni",
     internvl3 => "internvl3",
     ultravox => "ultravox",
+    gemma4_vl => "gemma4-vl",
+    gemma4unified_vl => "gemma4unified-vl",
+    gemma4_vision => "gemma4-vision",
+    gemma3n_vl => "gemma3n-vl",
+    gemma3n_vl_hf => "gemma3n-vl-hf",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -528,16 +533,23 @@ fn patched(config: &Json, patch: &Json) -> Json {
         k.split_once('.')
             .map(|(a, b)| (a.to_string(), b.to_string()))
     };
+    // A key without a dot is a top-level key.
     for k in patch["remove"].as_array().expect("remove") {
-        let (outer, inner) = split(k.as_str().unwrap()).expect("dotted key");
+        let k = k.as_str().unwrap();
+        let Some((outer, inner)) = split(k) else {
+            cfg.as_object_mut().expect("config").remove(k);
+            continue;
+        };
         cfg[&outer]
             .as_object_mut()
             .expect("sub-config")
             .remove(&inner);
     }
     for (k, v) in patch["set"].as_object().expect("set") {
-        let (outer, inner) = split(k).expect("dotted key");
-        cfg[&outer][&inner] = v.clone();
+        match split(k) {
+            Some((outer, inner)) => cfg[&outer][&inner] = v.clone(),
+            None => cfg[k] = v.clone(),
+        }
     }
     cfg
 }

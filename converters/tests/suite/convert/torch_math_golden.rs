@@ -7,11 +7,15 @@
 //! magnitudes [2^-27, 128) for the generic path; for `erfinv` the 1,016 runs of [0, 1), and
 //! Gemma 3n's normal quantile on every decimal of up to four digits and every 4096th float of
 //! [0, 1]). The default tests check a spread sample; `exp_on_every_measured_input` and
-//! `erfinv_on_every_input` (ignored by default) check them all.
+//! `erfinv_on_every_input` (ignored by default) check them all. `softplus` (Gemma 4's audio
+//! scales, `conformance/make_torch_softplus_table.py`) is checked on every bfloat16 value as
+//! float32, in one tensor (torch's vector loop) and in short ones (its scalar loop), and on
+//! every float16 value.
 
-use ggufkit::quantizers::{f32_to_bf16, f32_to_f16};
+use ggufkit::quantizers::{f16_to_f32, f32_to_bf16, f32_to_f16};
 use ggufkit_converters::hf::torch_math::{
-    torch_erfinv_f32_on, torch_exp_f32_on, torch_normal_icdf_f32, torch_pow_f32, MklPath,
+    torch_erfinv_f32_on, torch_exp_f32_on, torch_normal_icdf_f32, torch_pow_f32,
+    torch_softplus_f16, torch_softplus_f32, MklPath,
 };
 use ggufkit_testsupport::golden::read_json;
 use ggufkit_testsupport::testdata;
@@ -278,4 +282,41 @@ fn half_and_bfloat_roundings_match() {
         .collect();
     assert_eq!(hex(&Sha256::digest(&f16)), case(&j, "f16-round"));
     assert_eq!(hex(&Sha256::digest(&bf16)), case(&j, "bf16-round"));
+}
+
+/// `softplus` of every finite bfloat16 value (as float32) and every finite float16 value, in
+/// the tensors the generator gave torch, against the sha256 of torch's outputs.
+#[test]
+fn softplus_matches_torch() {
+    let j = read_json(&testdata("golden/torch-math/softplus.json"));
+    let bf: Vec<f32> = (0..=u16::MAX)
+        .map(|b| f32::from_bits(u32::from(b) << 16))
+        .filter(|x| x.is_finite())
+        .collect();
+    assert_eq!(bf.len() as u64, j["bf16_values_f32"]["n"].as_u64().unwrap());
+    assert_eq!(
+        sha_f32(torch_softplus_f32(&bf).into_iter()),
+        j["bf16_values_f32"]["sha256"].as_str().unwrap(),
+        "one tensor (the vector loop)"
+    );
+    let len = j["bf16_values_f32_small"]["len"].as_u64().unwrap() as usize;
+    let small = bf.chunks(len).flat_map(torch_softplus_f32);
+    assert_eq!(
+        sha_f32(small),
+        j["bf16_values_f32_small"]["sha256"].as_str().unwrap(),
+        "tensors of {len} (the scalar loop)"
+    );
+    let h: Vec<u16> = (0..=u16::MAX)
+        .filter(|&b| f16_to_f32(b).is_finite())
+        .collect();
+    assert_eq!(h.len() as u64, j["f16_values"]["n"].as_u64().unwrap());
+    let mut d = Sha256::new();
+    for y in torch_softplus_f16(&h) {
+        d.update(y.to_le_bytes());
+    }
+    assert_eq!(
+        hex(&d.finalize()),
+        j["f16_values"]["sha256"].as_str().unwrap(),
+        "float16"
+    );
 }
