@@ -856,6 +856,38 @@ FIXTURES.update({
                "smollm", True),
 })
 
+# Older encoders and GPT-era decoders. The WordPiece fixtures take their 30522-row word
+# embedding from nomicbert's (hidden size 32) and the BPE ones their 49152-row one from
+# another BPE fixture (see BORROWED), so the vocabulary-sized tensors are stored once.
+FIXTURES.update({
+    # DistilBERT: BERT's layout under other names, no token types, eps fixed at 1e-12; the
+    # masked-LM head (vocab_*) is dropped.
+    "distilbert": ("DistilBertForMaskedLM", "distilbert",
+                   dict(dim=32, n_heads=2, n_layers=2, hidden_dim=48,
+                        max_position_embeddings=40, vocab_size=30522, pad_token_id=0),
+                   "bert", True),
+    # DistilBERT with a real label map: pre_classifier -> cls, classifier -> cls.output.
+    "distilbert-cls": ("DistilBertForSequenceClassification", "distilbert",
+                       dict(dim=32, n_heads=4, n_layers=3, hidden_dim=40,
+                            max_position_embeddings=24, vocab_size=30522, pad_token_id=0,
+                            sinusoidal_pos_embds=True,
+                            id2label={0: "neg", 1: "neu", 2: "pos"},
+                            label2id={"neg": 0, "neu": 1, "pos": 2}),
+                       "bert", True),    # RoBERTa with a tokenizer.json: the GPT-2 BPE path; position embeddings (and the
+    # context length) cut by pad_token_id + 1.
+    "roberta": ("RobertaModel", "roberta",
+                bpe(intermediate_size=40, max_position_embeddings=34, type_vocab_size=2,
+                    pad_token_id=1, bos_token_id=0, eos_token_id=2),
+                "smollm", True),
+    # RoBERTa's classification head (classifier.dense -> cls, classifier.out_proj ->
+    # cls.output) with a real label map, one token type.
+    "roberta-cls": ("RobertaForSequenceClassification", "roberta",
+                    bpe(num_hidden_layers=3, intermediate_size=24, max_position_embeddings=21,
+                        type_vocab_size=1, pad_token_id=3, bos_token_id=0, eos_token_id=2,
+                        id2label={0: "no", 1: "yes"}, label2id={"no": 0, "yes": 1}),
+                    "smollm", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -1154,6 +1186,20 @@ def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
     save_file(tensors, str(path), metadata={"format": "pt"})
 
 
+# fixture -> {parameter: (fixture, tensor)}: parameters copied from a committed fixture's
+# weights (bf16, same shape) after the draws, so that share_tensors.py stores them once.
+BORROWED = {
+    "distilbert": {"distilbert.embeddings.word_embeddings.weight":
+                   ("nomicbert", "embeddings.word_embeddings.weight")},
+    "distilbert-cls": {"distilbert.embeddings.word_embeddings.weight":
+                       ("nomicbert", "embeddings.word_embeddings.weight")},
+    "roberta": {"embeddings.word_embeddings.weight":
+                ("modernbert", "embeddings.tok_embeddings.weight")},
+    "roberta-cls": {"roberta.embeddings.word_embeddings.weight":
+                    ("modernbert", "embeddings.tok_embeddings.weight")},
+}
+
+
 EXTRA_FILES = {
     "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
     "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
@@ -1240,6 +1286,12 @@ def build_model(name: str, out: Path, seed: int) -> None:
                 v = 0.02 * rng.standard_normal(shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
+    if name in BORROWED:
+        from safetensors.torch import load_file
+        with torch.no_grad():
+            for pname, (src, sname) in BORROWED[name].items():
+                t = load_file(str(TESTDATA / "hf" / src / "model.safetensors"))[sname]
+                params[pname].copy_(t)
     model.save_pretrained(out)
     if name in EXTRA_TENSORS:
         add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)

@@ -155,6 +155,7 @@ tensors! {
         "classifier": ["bert", "modern-bert"],
         "classifier.dense": ["bert"],
         "head.dense": ["modern-bert"],
+        "pre_classifier": ["bert"],
     }
     /// `cls.output`.
     ClsOut = "cls.output" {
@@ -221,6 +222,7 @@ tensors! {
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
         "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.q_lin": ["bert"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -237,6 +239,7 @@ tensors! {
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
         "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.k_lin": ["bert"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -253,6 +256,7 @@ tensors! {
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
         "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.v_lin": ["bert"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -280,11 +284,13 @@ tensors! {
         "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.attention.dense": ["bailingmoe2"],
+        "transformer.layer.{bid}.attention.out_lin": ["bert"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
         "encoder.layer.{bid}.attention.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm1": ["nomic-bert"],
+        "transformer.layer.{bid}.sa_layer_norm": ["bert"],
     }
     /// `blk.{bid}.attn_q_norm`.
     AttnQNorm = "blk.{bid}.attn_q_norm" {
@@ -411,6 +417,7 @@ tensors! {
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.ffn.lin1": ["bert"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -437,6 +444,7 @@ tensors! {
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.ffn.lin2": ["bert"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -533,6 +541,7 @@ tensors! {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
         "model.layers.{bid}.final_layernorm": ["bailingmoe2"],
+        "transformer.layer.{bid}.output_layer_norm": ["bert"],
     }
     // MLA attention, next-token-prediction layers and attention sinks.
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.

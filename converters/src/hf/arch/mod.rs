@@ -71,6 +71,9 @@ mod exaone_moe;
 mod hunyuan;
 mod laguna;
 mod minimax;
+// Older encoders and GPT-era decoders.
+mod distilbert;
+mod roberta;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -162,6 +165,9 @@ pub static ALL: &[&Arch] = &[
     &cohere2moe::COHERE2MOE,
     &bailingmoe2::BAILINGMOE2,
     &laguna::LAGUNA,
+    // Older encoders and GPT-era decoders.
+    &distilbert::DISTIL_BERT,
+    &roberta::ROBERTA,
 ];
 
 /// The description for an HF architecture name.

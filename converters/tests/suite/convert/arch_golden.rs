@@ -216,6 +216,10 @@ fixtures! {
     cohere2moe => "cohere2moe",
     bailingmoe2 => "bailingmoe2",
     laguna => "laguna",
+    distilbert => "distilbert",
+    distilbert_cls => "distilbert-cls",
+    roberta => "roberta",
+    roberta_cls => "roberta-cls",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
