@@ -72,7 +72,14 @@ mod hunyuan;
 mod laguna;
 mod minimax;
 // Older encoders and GPT-era decoders.
+mod bloom;
+mod codeshell;
 mod distilbert;
+mod eurobert;
+mod jinabert;
+mod mpt;
+mod nemotron;
+mod neobert;
 mod roberta;
 
 /// Every supported architecture.
@@ -168,6 +175,13 @@ pub static ALL: &[&Arch] = &[
     // Older encoders and GPT-era decoders.
     &distilbert::DISTIL_BERT,
     &roberta::ROBERTA,
+    &eurobert::EUROBERT,
+    &neobert::NEO_BERT,
+    &jinabert::JINA_BERT_V2,
+    &bloom::BLOOM,
+    &mpt::MPT,
+    &nemotron::NEMOTRON,
+    &codeshell::CODESHELL,
 ];
 
 /// The description for an HF architecture name.

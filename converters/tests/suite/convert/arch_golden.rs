@@ -220,6 +220,16 @@ fixtures! {
     distilbert_cls => "distilbert-cls",
     roberta => "roberta",
     roberta_cls => "roberta-cls",
+    eurobert => "eurobert",
+    neobert => "neobert",
+    neobert_cls => "neobert-cls",
+    jinabert => "jinabert",
+    bloom => "bloom",
+    bloom_model => "bloom-model",
+    mpt => "mpt",
+    nemotron => "nemotron",
+    nemotron_linear => "nemotron-linear",
+    codeshell => "codeshell",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
