@@ -960,7 +960,13 @@ FIXTURES.update({
                        layer_norm_epsilon=1e-5, vocab_size=BPE_VOCAB, rope_scaling=None,
                        position_embedding_type="rope", activation_function="gelu_pytorch_tanh",
                        bos_token_id=1, eos_token_id=2),
-                  "smollm", True),
+                  "smollm", True),    # EXAONE 3: transformers 5's ExaoneConfig keeps activation_function only as hidden_act,
+    # so the reference's assert on it refuses every variant (recorded as refusals).
+    "exaone": ("ExaoneForCausalLM", "exaone",
+               bpe(activation_function="silu", rope_parameters={"rope_type": "llama3",
+                   "factor": 8.0, "rope_theta": 500000.0, "low_freq_factor": 1.0,
+                   "high_freq_factor": 4.0, "original_max_position_embeddings": 1024}),
+               "smollm", True),
 })
 
 
@@ -1352,6 +1358,7 @@ BORROWED = {
     "bloom-model": {"word_embeddings.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "mpt": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "codeshell": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 

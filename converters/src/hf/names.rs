@@ -87,12 +87,12 @@ tensors! {
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
         "transformer.word_embeddings": ["falcon", "bloom"],
-        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell"],
+        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone"],
         "wte": ["gpt2"],
         "gpt_neox.embed_in": ["gptneox"],
         "transformer.embd.wte": ["phi2"],
@@ -129,7 +129,7 @@ tensors! {
             "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
-            "codeshell",
+            "codeshell", "exaone",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -144,10 +144,10 @@ tensors! {
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "nemotron",
+            "nemotron", "exaone",
         ],
         "norm": ["deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert"],
-        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell"],
+        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone"],
         "ln_f": ["gpt2", "bloom"],
         "gpt_neox.final_layer_norm": ["gptneox"],
         "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
@@ -182,12 +182,12 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "nemotron",
+            "nemotron", "exaone",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
         "transformer.h.{bid}.ln_mlp": ["falcon"],
-        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.ln_1": ["gpt2"],
         "gpt_neox.layers.{bid}.input_layernorm": ["gptneox"],
         "transformer.h.{bid}.ln": ["phi2"],
@@ -231,13 +231,14 @@ tensors! {
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
             "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
-            "starcoder2", "nemotron",
+            "starcoder2", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
         "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl", "eurobert"],
         "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.q_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -248,13 +249,14 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
         "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl", "eurobert"],
         "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.k_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -265,13 +267,14 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
         "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl", "eurobert"],
         "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.v_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -283,7 +286,7 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
-            "stablelm", "starcoder2", "nemotron",
+            "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -303,6 +306,7 @@ tensors! {
         "transformer_encoder.{bid}.wo": ["neo-bert"],
         "h.{bid}.self_attention.dense": ["bloom"],
         "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
+        "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -343,13 +347,13 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4", "granite", "granitehybrid",
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
-            "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "nemotron",
+            "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
         ],
-        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.ln_2": ["gpt2"],
         "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
         "model.layers.{bid}.feedforward_layernorm": ["apertus"],
@@ -407,7 +411,7 @@ tensors! {
             "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
-            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
+            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -415,6 +419,7 @@ tensors! {
         "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe"],
         "encoder.layer.{bid}.mlp.gated_layers_w": ["jina-bert-v2"],
+        "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -424,7 +429,7 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
-            "nemotron",
+            "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -449,6 +454,7 @@ tensors! {
         "encoder.layer.{bid}.mlp.up_gated_layer": ["jina-bert-v2"],
         "h.{bid}.mlp.dense_h_to_4h": ["bloom"],
         "transformer.blocks.{bid}.ffn.up_proj": ["mpt"],
+        "transformer.h.{bid}.mlp.c_fc_1": ["exaone"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -458,12 +464,12 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
-            "smollm3", "stablelm", "nemotron",
+            "smollm3", "stablelm", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon", "bloom"],
-        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.mlp.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_4h_to_h": ["gptneox"],
         "model.layers.{bid}.mlp.fc2": ["phi2"],
@@ -481,6 +487,7 @@ tensors! {
         "encoder.layer.{bid}.mlp.down_layer": ["jina-bert-v2"],
         "h.{bid}.mlp.dense_4h_to_h": ["bloom"],
         "transformer.blocks.{bid}.ffn.down_proj": ["mpt"],
+        "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {

@@ -76,6 +76,7 @@ mod bloom;
 mod codeshell;
 mod distilbert;
 mod eurobert;
+mod exaone;
 mod jinabert;
 mod mpt;
 mod nemotron;
@@ -182,6 +183,7 @@ pub static ALL: &[&Arch] = &[
     &mpt::MPT,
     &nemotron::NEMOTRON,
     &codeshell::CODESHELL,
+    &exaone::EXAONE,
 ];
 
 /// The description for an HF architecture name.

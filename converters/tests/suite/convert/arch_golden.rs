@@ -230,6 +230,7 @@ fixtures! {
     nemotron => "nemotron",
     nemotron_linear => "nemotron-linear",
     codeshell => "codeshell",
+    exaone => "exaone",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
