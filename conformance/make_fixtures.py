@@ -524,6 +524,8 @@ CONFIG_EDITS = {
     "granitehybrid": _hub_layer_types,
     "granitehybrid-attn": _hub_layer_types,
 }
+# Llama-Embed-Nemotron's hub config names its remote-code config class.
+CONFIG_EDITS["llamaembed"] = lambda cfg: cfg.update(model_type="llama_bidirec")
 
 # Fixtures whose reference data is made with another transformers than the venv's 5.x: the
 # version the reference itself pins (requirements/requirements-convert_hf_to_gguf.txt at
@@ -557,6 +559,7 @@ def _transformers_ok(name: str) -> bool:
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
 # MPT's registered name is mosaicml's remote-code class; transformers builds it as MptForCausalLM.
 BUILD_CLASS["MPTForCausalLM"] = "MptForCausalLM"
+BUILD_CLASS["LlamaBidirectionalModel"] = "LlamaModel"
 
 # Issue #14: MLA (DeepSeek V2/V3), next-token-prediction layers (GLM-4.5), gpt-oss.
 MLA = dict(hidden_size=8, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
@@ -875,7 +878,8 @@ FIXTURES.update({
                             sinusoidal_pos_embds=True,
                             id2label={0: "neg", 1: "neu", 2: "pos"},
                             label2id={"neg": 0, "neu": 1, "pos": 2}),
-                       "bert", True),    # RoBERTa with a tokenizer.json: the GPT-2 BPE path; position embeddings (and the
+                       "bert", True),
+    # RoBERTa with a tokenizer.json: the GPT-2 BPE path; position embeddings (and the
     # context length) cut by pad_token_id + 1.
     "roberta": ("RobertaModel", "roberta",
                 bpe(intermediate_size=40, max_position_embeddings=34, type_vocab_size=2,
@@ -887,7 +891,8 @@ FIXTURES.update({
                     bpe(num_hidden_layers=3, intermediate_size=24, max_position_embeddings=21,
                         type_vocab_size=1, pad_token_id=3, bos_token_id=0, eos_token_id=2,
                         id2label={0: "no", 1: "yes"}, label2id={"no": 0, "yes": 1}),
-                    "smollm", True),    # EuroBERT: a bidirectional Llama-shaped encoder (GQA, SwiGLU, RMS norms), no rotary
+                    "smollm", True),
+    # EuroBERT: a bidirectional Llama-shaped encoder (GQA, SwiGLU, RMS norms), no rotary
     # permutation, mean pooling from modules.json.
     "eurobert": ("EuroBertModel", "eurobert",
                  bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24,
@@ -912,7 +917,8 @@ FIXTURES.update({
                          pad_token_id=0, dim_head=8, rope=True, num_labels=3,
                          id2label={"0": "a", "1": "b", "2": "c"},
                          label2id={"a": 0, "b": 1, "c": 2}, classifier_init_range=0.02),
-                    "bert", True),    # Jina BERT v2 (remote code under model_type bert: written directly, see RAW_MODELS):
+                    "bert", True),
+    # Jina BERT v2 (remote code under model_type bert: written directly, see RAW_MODELS):
     # ALiBi (no position embeddings), a fused GEGLU (mlp.gated_layers), a post-MLP
     # layernorm; the WordPiece vocabulary since tokenizer_class is BertTokenizer.
     "jinabert": ("JinaBertForMaskedLM", "bert",
@@ -921,7 +927,8 @@ FIXTURES.update({
                       type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
                       position_embedding_type="alibi", feed_forward_type="geglu",
                       emb_pooler="mean", attn_implementation="torch"),
-                 "bert", True),    # BLOOM: ALiBi, a per-head [q k v] fused projection regrouped to [Q K V], an embedding
+                 "bert", True),
+    # BLOOM: ALiBi, a per-head [q k v] fused projection regrouped to [Q K V], an embedding
     # layernorm, FFN 4x hidden; context from seq_length.
     "bloom": ("BloomForCausalLM", "bloom",
               dict(hidden_size=16, n_layer=2, n_head=2, vocab_size=BPE_VOCAB,
@@ -932,12 +939,14 @@ FIXTURES.update({
     "bloom-model": ("BloomModel", "bloom",
                     dict(hidden_size=16, n_layer=3, n_head=4, vocab_size=BPE_VOCAB,
                          layer_norm_epsilon=1e-6),
-                    "smollm", True),    # MPT: fused Wqkv, no biases, ALiBi with its bias maximum, a q/k/v clamp.
+                    "smollm", True),
+    # MPT: fused Wqkv, no biases, ALiBi with its bias maximum, a q/k/v clamp.
     "mpt": ("MPTForCausalLM", "mpt",
             dict(d_model=16, n_heads=2, n_layers=2, expansion_ratio=4, max_seq_len=1024,
                  vocab_size=BPE_VOCAB, attn_config={"alibi": True, "alibi_bias_max": 6,
                                                     "clip_qkv": 8.0}),
-            "smollm", True),    # Nemotron: layernorm1p (norm weights + 1), squared-ReLU FFN without a gate, partial
+            "smollm", True),
+    # Nemotron: layernorm1p (norm weights + 1), squared-ReLU FFN without a gate, partial
     # rotary (half the head), the SentencePiece vocabulary with pad 0 / unk 1.
     "nemotron": ("NemotronForCausalLM", "nemotron",
                  dense(hidden_size=48, intermediate_size=80, num_attention_heads=4,
@@ -953,20 +962,29 @@ FIXTURES.update({
                               rope_parameters={"rope_type": "linear", "factor": 4.0,
                                                "rope_theta": 50000.0,
                                                "partial_rotary_factor": 0.25}),
-                        "spm", True),    # CodeShell (remote code: written directly, see RAW_MODELS): GPT-2 names, a grouped
+                        "spm", True),
+    # CodeShell (remote code: written directly, see RAW_MODELS): GPT-2 names, a grouped
     # fused c_attn (one kv group), rotary positions whose inv_freq buffers are skipped.
     "codeshell": ("CodeShellForCausalLM", "codeshell",
                   dict(n_embd=16, n_head=2, num_query_groups=1, n_layer=2, n_positions=512,
                        layer_norm_epsilon=1e-5, vocab_size=BPE_VOCAB, rope_scaling=None,
                        position_embedding_type="rope", activation_function="gelu_pytorch_tanh",
                        bos_token_id=1, eos_token_id=2),
-                  "smollm", True),    # EXAONE 3: transformers 5's ExaoneConfig keeps activation_function only as hidden_act,
+                  "smollm", True),
+    # EXAONE 3: transformers 5's ExaoneConfig keeps activation_function only as hidden_act,
     # so the reference's assert on it refuses every variant (recorded as refusals).
     "exaone": ("ExaoneForCausalLM", "exaone",
                bpe(activation_function="silu", rope_parameters={"rope_type": "llama3",
                    "factor": 8.0, "rope_theta": 500000.0, "low_freq_factor": 1.0,
                    "high_freq_factor": 4.0, "original_max_position_embeddings": 1024}),
                "smollm", True),
+    # Llama-Embed-Nemotron (LlamaBidirectionalModel, remote code under model_type
+    # llama_bidirec, so the reference reads config.json as written): a headless Llama
+    # (built as transformers' LlamaModel), q/k permuted, no `model.` prefix added.
+    "llamaembed": ("LlamaBidirectionalModel", "llama",
+                   dense(hidden_size=32, intermediate_size=56, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=SPM_VOCAB, pooling="avg"),
+                   "spm", True),
 })
 
 

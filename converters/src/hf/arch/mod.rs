@@ -78,6 +78,7 @@ mod distilbert;
 mod eurobert;
 mod exaone;
 mod jinabert;
+mod llama_embed;
 mod mpt;
 mod nemotron;
 mod neobert;
@@ -184,6 +185,7 @@ pub static ALL: &[&Arch] = &[
     &nemotron::NEMOTRON,
     &codeshell::CODESHELL,
     &exaone::EXAONE,
+    &llama_embed::LLAMA_EMBED,
 ];
 
 /// The description for an HF architecture name.

@@ -231,6 +231,7 @@ fixtures! {
     nemotron_linear => "nemotron-linear",
     codeshell => "codeshell",
     exaone => "exaone",
+    llamaembed => "llamaembed",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
