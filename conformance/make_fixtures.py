@@ -524,6 +524,8 @@ CONFIG_EDITS = {
     "granitehybrid": _hub_layer_types,
     "granitehybrid-attn": _hub_layer_types,
 }
+# Llama-Embed-Nemotron's hub config names its remote-code config class.
+CONFIG_EDITS["llamaembed"] = lambda cfg: cfg.update(model_type="llama_bidirec")
 
 # Fixtures whose reference data is made with another transformers than the venv's 5.x: the
 # version the reference itself pins (requirements/requirements-convert_hf_to_gguf.txt at
@@ -555,6 +557,9 @@ def _transformers_ok(name: str) -> bool:
 # HF classes a config names (what the reference registers) that transformers builds under
 # another name.
 BUILD_CLASS = {"PhiMoEForCausalLM": "PhimoeForCausalLM"}
+# MPT's registered name is mosaicml's remote-code class; transformers builds it as MptForCausalLM.
+BUILD_CLASS["MPTForCausalLM"] = "MptForCausalLM"
+BUILD_CLASS["LlamaBidirectionalModel"] = "LlamaModel"
 
 # MLA (DeepSeek V2/V3), next-token-prediction layers (GLM-4.5), gpt-oss.
 MLA = dict(hidden_size=8, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
@@ -856,6 +861,132 @@ FIXTURES.update({
                "smollm", True),
 })
 
+# Older encoders and GPT-era decoders. The WordPiece fixtures take their 30522-row word
+# embedding from nomicbert's (hidden size 32) and the BPE ones their 49152-row one from
+# another BPE fixture (see BORROWED), so the vocabulary-sized tensors are stored once.
+FIXTURES.update({
+    # DistilBERT: BERT's layout under other names, no token types, eps fixed at 1e-12; the
+    # masked-LM head (vocab_*) is dropped.
+    "distilbert": ("DistilBertForMaskedLM", "distilbert",
+                   dict(dim=32, n_heads=2, n_layers=2, hidden_dim=48,
+                        max_position_embeddings=40, vocab_size=30522, pad_token_id=0),
+                   "bert", True),
+    # DistilBERT with a real label map: pre_classifier -> cls, classifier -> cls.output.
+    "distilbert-cls": ("DistilBertForSequenceClassification", "distilbert",
+                       dict(dim=32, n_heads=4, n_layers=3, hidden_dim=40,
+                            max_position_embeddings=24, vocab_size=30522, pad_token_id=0,
+                            sinusoidal_pos_embds=True,
+                            id2label={0: "neg", 1: "neu", 2: "pos"},
+                            label2id={"neg": 0, "neu": 1, "pos": 2}),
+                       "bert", True),
+    # RoBERTa with a tokenizer.json: the GPT-2 BPE path; position embeddings (and the
+    # context length) cut by pad_token_id + 1.
+    "roberta": ("RobertaModel", "roberta",
+                bpe(intermediate_size=40, max_position_embeddings=34, type_vocab_size=2,
+                    pad_token_id=1, bos_token_id=0, eos_token_id=2),
+                "smollm", True),
+    # RoBERTa's classification head (classifier.dense -> cls, classifier.out_proj ->
+    # cls.output) with a real label map, one token type.
+    "roberta-cls": ("RobertaForSequenceClassification", "roberta",
+                    bpe(num_hidden_layers=3, intermediate_size=24, max_position_embeddings=21,
+                        type_vocab_size=1, pad_token_id=3, bos_token_id=0, eos_token_id=2,
+                        id2label={0: "no", 1: "yes"}, label2id={"no": 0, "yes": 1}),
+                    "smollm", True),
+    # EuroBERT: a bidirectional Llama-shaped encoder (GQA, SwiGLU, RMS norms), no rotary
+    # permutation, mean pooling from modules.json.
+    "eurobert": ("EuroBertModel", "eurobert",
+                 bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24,
+                     max_position_embeddings=512, rms_norm_eps=1e-6, pad_token_id=0,
+                     mask_token_id=4, classifier_pooling="mean",
+                     rope_parameters={"rope_type": "default",
+                                      "rope_theta": 250000.0}),
+                 "smollm", False),
+    # NeoBERT (remote code: written directly, see RAW_MODELS): pre-norm RMS layers, fused
+    # qkv, a packed SwiGLU (w12: both halves of 2/3 of intermediate_size), a final
+    # layer_norm; the masked-LM decoder is dropped. Context from max_length.
+    "neobert": ("NeoBERTLMHead", "neobert",
+                dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=36, max_length=1024, norm_eps=1e-5, vocab_size=30522,
+                     pad_token_id=0, dim_head=16, rope=True, embedding_init_range=0.02,
+                     decoder_init_range=0.02),
+                "bert", True),
+    # NeoBERT's classifier (dense -> cls, classifier -> cls.output with real labels).
+    "neobert-cls": ("NeoBERTForSequenceClassification", "neobert",
+                    dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                         intermediate_size=48, max_length=512, vocab_size=30522,
+                         pad_token_id=0, dim_head=8, rope=True, num_labels=3,
+                         id2label={"0": "a", "1": "b", "2": "c"},
+                         label2id={"a": 0, "b": 1, "c": 2}, classifier_init_range=0.02),
+                    "bert", True),
+    # Jina BERT v2 (remote code under model_type bert: written directly, see RAW_MODELS):
+    # ALiBi (no position embeddings), a fused GEGLU (mlp.gated_layers), a post-MLP
+    # layernorm; the WordPiece vocabulary since tokenizer_class is BertTokenizer.
+    "jinabert": ("JinaBertForMaskedLM", "bert",
+                 dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=40, max_position_embeddings=8192, vocab_size=30522,
+                      type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+                      position_embedding_type="alibi", feed_forward_type="geglu",
+                      emb_pooler="mean", attn_implementation="torch"),
+                 "bert", True),
+    # BLOOM: ALiBi, a per-head [q k v] fused projection regrouped to [Q K V], an embedding
+    # layernorm, FFN 4x hidden; context from seq_length.
+    "bloom": ("BloomForCausalLM", "bloom",
+              dict(hidden_size=16, n_layer=2, n_head=2, vocab_size=BPE_VOCAB,
+                   layer_norm_epsilon=1e-5, seq_length=2048),
+              "smollm", True),
+    # BloomModel (no `transformer.` prefix), no seq_length: the context length is the
+    # hidden size, as the reference writes it.
+    "bloom-model": ("BloomModel", "bloom",
+                    dict(hidden_size=16, n_layer=3, n_head=4, vocab_size=BPE_VOCAB,
+                         layer_norm_epsilon=1e-6),
+                    "smollm", True),
+    # MPT: fused Wqkv, no biases, ALiBi with its bias maximum, a q/k/v clamp.
+    "mpt": ("MPTForCausalLM", "mpt",
+            dict(d_model=16, n_heads=2, n_layers=2, expansion_ratio=4, max_seq_len=1024,
+                 vocab_size=BPE_VOCAB, attn_config={"alibi": True, "alibi_bias_max": 6,
+                                                    "clip_qkv": 8.0}),
+            "smollm", True),
+    # Nemotron: layernorm1p (norm weights + 1), squared-ReLU FFN without a gate, partial
+    # rotary (half the head), the SentencePiece vocabulary with pad 0 / unk 1.
+    "nemotron": ("NemotronForCausalLM", "nemotron",
+                 dense(hidden_size=48, intermediate_size=80, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=12, vocab_size=SPM_VOCAB, norm_eps=1e-5,
+                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                        "partial_rotary_factor": 0.5}),
+                 "spm", False),
+    # Nemotron with linear rope scaling and a quarter of the head rotated, tied embeddings.
+    "nemotron-linear": ("NemotronForCausalLM", "nemotron",
+                        dense(hidden_size=32, intermediate_size=56, num_attention_heads=2,
+                              num_key_value_heads=1, head_dim=16, vocab_size=SPM_VOCAB,
+                              norm_eps=1e-6, num_hidden_layers=3,
+                              rope_parameters={"rope_type": "linear", "factor": 4.0,
+                                               "rope_theta": 50000.0,
+                                               "partial_rotary_factor": 0.25}),
+                        "spm", True),
+    # CodeShell (remote code: written directly, see RAW_MODELS): GPT-2 names, a grouped
+    # fused c_attn (one kv group), rotary positions whose inv_freq buffers are skipped.
+    "codeshell": ("CodeShellForCausalLM", "codeshell",
+                  dict(n_embd=16, n_head=2, num_query_groups=1, n_layer=2, n_positions=512,
+                       layer_norm_epsilon=1e-5, vocab_size=BPE_VOCAB, rope_scaling=None,
+                       position_embedding_type="rope", activation_function="gelu_pytorch_tanh",
+                       bos_token_id=1, eos_token_id=2),
+                  "smollm", True),
+    # EXAONE 3: transformers 5's ExaoneConfig keeps activation_function only as hidden_act,
+    # so the reference's assert on it refuses every variant (recorded as refusals).
+    "exaone": ("ExaoneForCausalLM", "exaone",
+               bpe(activation_function="silu", rope_parameters={"rope_type": "llama3",
+                   "factor": 8.0, "rope_theta": 500000.0, "low_freq_factor": 1.0,
+                   "high_freq_factor": 4.0, "original_max_position_embeddings": 1024}),
+               "smollm", True),
+    # Llama-Embed-Nemotron (LlamaBidirectionalModel, remote code under model_type
+    # llama_bidirec, so the reference reads config.json as written): a headless Llama
+    # (built as transformers' LlamaModel), q/k permuted, no `model.` prefix added.
+    "llamaembed": ("LlamaBidirectionalModel", "llama",
+                   dense(hidden_size=32, intermediate_size=56, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=SPM_VOCAB, pooling="avg"),
+                   "spm", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -870,6 +1001,71 @@ def _nomic_tensors(kw: dict) -> dict:
                     p + "mlp.fc11.weight": (i, e), p + "mlp.fc12.weight": (i, e),
                     p + "mlp.fc2.weight": (e, i),
                     p + "norm2.weight": (e,), p + "norm2.bias": (e,)})
+    return out
+
+
+def _neobert_tensors(kw: dict) -> dict:
+    """NeoBERT's tensor names and shapes (no biases in the encoder), under `model.` with
+    the masked-LM decoder or the classification head."""
+    e, v, n = kw["hidden_size"], kw["vocab_size"], kw["num_hidden_layers"]
+    f = int(2 * kw["intermediate_size"] / 3)
+    f = 8 * ((f + 7) // 8)
+    out = {"model.encoder.weight": (v, e), "model.layer_norm.weight": (e,)}
+    for b in range(n):
+        p = f"model.transformer_encoder.{b}."
+        out.update({p + "qkv.weight": (3 * e, e), p + "wo.weight": (e, e),
+                    p + "attention_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                    p + "ffn.w12.weight": (2 * f, e), p + "ffn.w3.weight": (e, f)})
+    if "num_labels" in kw:
+        out.update({"dense.weight": (e, e), "dense.bias": (e,),
+                    "classifier.weight": (kw["num_labels"], e),
+                    "classifier.bias": (kw["num_labels"],)})
+    else:
+        out.update({"decoder.weight": (v, e), "decoder.bias": (v,)})
+    return out
+
+
+def _jinabert_tensors(kw: dict) -> dict:
+    """JinaBertForMaskedLM's tensor names and shapes (under `bert.`, with the pooler and
+    the masked-LM head the converter drops)."""
+    e, v, i = kw["hidden_size"], kw["vocab_size"], kw["intermediate_size"]
+    out = {"bert.embeddings.word_embeddings.weight": (v, e),
+           "bert.embeddings.token_type_embeddings.weight": (kw["type_vocab_size"], e),
+           "bert.embeddings.LayerNorm.weight": (e,), "bert.embeddings.LayerNorm.bias": (e,),
+           "bert.pooler.dense.weight": (e, e), "bert.pooler.dense.bias": (e,),
+           "cls.predictions.bias": (v,),
+           "cls.predictions.transform.dense.weight": (e, e),
+           "cls.predictions.transform.dense.bias": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"bert.encoder.layer.{b}."
+        for t in ("attention.self.query", "attention.self.key", "attention.self.value",
+                  "attention.output.dense"):
+            out.update({p + t + ".weight": (e, e), p + t + ".bias": (e,)})
+        out.update({p + "attention.output.LayerNorm.weight": (e,),
+                    p + "attention.output.LayerNorm.bias": (e,),
+                    p + "mlp.gated_layers.weight": (2 * i, e),
+                    p + "mlp.wo.weight": (e, i), p + "mlp.wo.bias": (e,),
+                    p + "mlp.layernorm.weight": (e,), p + "mlp.layernorm.bias": (e,)})
+    return out
+
+
+def _codeshell_tensors(kw: dict) -> dict:
+    """CodeShell's tensor names and shapes (GPT-2's, with biases; c_attn holds the query
+    heads then one key and one value block per kv group)."""
+    e, h, g = kw["n_embd"], kw["n_head"], kw["num_query_groups"]
+    d = e // h
+    out = {"transformer.wte.weight": (kw["vocab_size"], e),
+           "transformer.ln_f.weight": (e,), "transformer.ln_f.bias": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"transformer.h.{b}."
+        out.update({p + "ln_1.weight": (e,), p + "ln_1.bias": (e,),
+                    p + "attn.c_attn.weight": (e + 2 * g * d, e),
+                    p + "attn.c_attn.bias": (e + 2 * g * d,),
+                    p + "attn.c_proj.weight": (e, e), p + "attn.c_proj.bias": (e,),
+                    p + "attn.rotary_emb.inv_freq": (d // 2,),
+                    p + "ln_2.weight": (e,), p + "ln_2.bias": (e,),
+                    p + "mlp.c_fc.weight": (4 * e, e), p + "mlp.c_fc.bias": (4 * e,),
+                    p + "mlp.c_proj.weight": (e, 4 * e), p + "mlp.c_proj.bias": (e,)})
     return out
 
 
@@ -981,6 +1177,10 @@ RAW_MODELS = {
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
     "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
     "bailingmoe2": (_bailing2_tensors, {"model_type": "bailing_moe_v2"}),
+    "neobert": (_neobert_tensors, {"model_type": "neobert"}),
+    "neobert-cls": (_neobert_tensors, {"model_type": "neobert"}),
+    "jinabert": (_jinabert_tensors, {"model_type": "bert"}),
+    "codeshell": (_codeshell_tensors, {"model_type": "codeshell"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -1154,11 +1354,38 @@ def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
     save_file(tensors, str(path), metadata={"format": "pt"})
 
 
+# fixture -> {parameter: (fixture, tensor)}: parameters copied from a committed fixture's
+# weights (bf16, same shape) after the draws, so that share_tensors.py stores them once.
+BORROWED = {
+    "distilbert": {"distilbert.embeddings.word_embeddings.weight":
+                   ("nomicbert", "embeddings.word_embeddings.weight")},
+    "distilbert-cls": {"distilbert.embeddings.word_embeddings.weight":
+                       ("nomicbert", "embeddings.word_embeddings.weight")},
+    "roberta": {"embeddings.word_embeddings.weight":
+                ("modernbert", "embeddings.tok_embeddings.weight")},
+    "roberta-cls": {"roberta.embeddings.word_embeddings.weight":
+                    ("modernbert", "embeddings.tok_embeddings.weight")},
+    "eurobert": {"embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "neobert": {"model.encoder.weight": ("nomicbert", "embeddings.word_embeddings.weight"),
+                "decoder.weight": ("nomicbert", "embeddings.word_embeddings.weight")},
+    "neobert-cls": {"model.encoder.weight": ("nomicbert", "embeddings.word_embeddings.weight")},
+    "jinabert": {"bert.embeddings.word_embeddings.weight":
+                 ("nomicbert", "embeddings.word_embeddings.weight")},
+    "bloom": {"transformer.word_embeddings.weight":
+              ("modernbert", "embeddings.tok_embeddings.weight")},
+    "bloom-model": {"word_embeddings.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "mpt": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "codeshell": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+}
+
+
 EXTRA_FILES = {
     "embeddinggemma": lambda out: _st_modules(out, (64, 96)),
     "xlmroberta": lambda out: _st_modules(out, None, dim=48, mode="cls"),
     "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
     "gemma4unified": lambda out: _suppress_tokens(out, [5, 1003]),
+    "eurobert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
 }
 
 
@@ -1240,6 +1467,12 @@ def build_model(name: str, out: Path, seed: int) -> None:
                 v = 0.02 * rng.standard_normal(shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
     model = model.to(torch.bfloat16)
+    if name in BORROWED:
+        from safetensors.torch import load_file
+        with torch.no_grad():
+            for pname, (src, sname) in BORROWED[name].items():
+                t = load_file(str(TESTDATA / "hf" / src / "model.safetensors"))[sname]
+                params[pname].copy_(t)
     model.save_pretrained(out)
     if name in EXTRA_TENSORS:
         add_tensors(out / "model.safetensors", EXTRA_TENSORS[name], kw, seed + 1)
@@ -1275,6 +1508,10 @@ def build_raw(name: str, out: Path, seed: int) -> None:
         v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
             else 0.02 * rng.standard_normal(shape)
         tensors[pname] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    if name in BORROWED:
+        from safetensors.torch import load_file
+        for pname, (src, sname) in BORROWED[name].items():
+            tensors[pname] = load_file(str(TESTDATA / "hf" / src / "model.safetensors"))[sname]
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 

@@ -164,6 +164,8 @@ pub mod attention {
     pub const CAUSAL: &str = "attention.causal";
     /// The q/k/v clamp.
     pub const CLAMP_KQV: &str = "attention.clamp_kqv";
+    /// The ALiBi bias maximum (MPT).
+    pub const MAX_ALIBI_BIAS: &str = "attention.max_alibi_bias";
     /// The sliding window.
     pub const SLIDING_WINDOW: &str = "attention.sliding_window";
     /// Which layers use the sliding window.

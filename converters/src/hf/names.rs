@@ -87,37 +87,40 @@ tensors! {
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
-        "embeddings.word_embeddings": ["bert", "nomic-bert"],
+        "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
-        "transformer.word_embeddings": ["falcon"],
-        "transformer.wte": ["gpt2", "starcoder"],
+        "transformer.word_embeddings": ["falcon", "bloom"],
+        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone"],
         "wte": ["gpt2"],
         "gpt_neox.embed_in": ["gptneox"],
         "transformer.embd.wte": ["phi2"],
-        "embed_tokens": ["gemma-embedding", "qwen2vl"],
+        "embed_tokens": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "embeddings.tok_embeddings": ["modern-bert"],
         "backbone.embedding": ["mamba", "mamba2"],
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
         "model.word_embeddings": ["bailingmoe2"],
+        "encoder": ["neo-bert"],
+        "word_embeddings": ["bloom"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
-        "embeddings.token_type_embeddings": ["bert", "nomic-bert"],
+        "embeddings.token_type_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
     }
     /// `token_embd_norm`.
     TokenEmbdNorm = "token_embd_norm" {
-        "embeddings.LayerNorm": ["bert"],
+        "embeddings.LayerNorm": ["bert", "jina-bert-v2"],
         "embeddings.norm": ["modern-bert"],
         "emb_ln": ["nomic-bert"],
         "model.embedding_norm": ["lfm2", "lfm2moe"],
+        "word_embeddings_layernorm": ["bloom"],
     }
     /// `position_embd`.
     PosEmbd = "position_embd" {
         "embeddings.position_embeddings": ["bert"],
-        "transformer.wpe": ["gpt2", "starcoder"],
+        "transformer.wpe": ["gpt2", "starcoder", "mpt", "codeshell"],
         "wpe": ["gpt2"],
     }
     /// `output`.
@@ -125,7 +128,8 @@ tensors! {
         "lm_head": [
             "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
-            "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5",
+            "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
+            "codeshell", "exaone",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -140,25 +144,32 @@ tensors! {
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
+            "nemotron", "exaone",
         ],
-        "norm": ["deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl"],
-        "transformer.ln_f": ["falcon", "gpt2", "starcoder"],
-        "ln_f": ["gpt2"],
+        "norm": [
+            "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
+            "llama-embed",
+        ],
+        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone"],
+        "ln_f": ["gpt2", "bloom"],
         "gpt_neox.final_layer_norm": ["gptneox"],
         "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
         "lm_head.ln": ["phi2"],
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
+        "transformer.norm_f": ["mpt"],
     }
     /// `cls`.
     Cls = "cls" {
-        "classifier": ["bert", "modern-bert"],
+        "classifier": ["bert", "modern-bert", "neo-bert", "jina-bert-v2"],
         "classifier.dense": ["bert"],
         "head.dense": ["modern-bert"],
+        "pre_classifier": ["bert"],
+        "dense": ["neo-bert"],
     }
     /// `cls.output`.
     ClsOut = "cls.output" {
-        "classifier.out_proj": ["bert", "modern-bert"],
+        "classifier.out_proj": ["bert", "modern-bert", "neo-bert"],
     }
     /// `cls.norm`.
     ClsNorm = "cls.norm" {
@@ -174,28 +185,33 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
+            "nemotron", "exaone",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
-        "transformer.h.{bid}.input_layernorm": ["falcon"],
+        "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
         "transformer.h.{bid}.ln_mlp": ["falcon"],
-        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.ln_1": ["gpt2"],
         "gpt_neox.layers.{bid}.input_layernorm": ["gptneox"],
         "transformer.h.{bid}.ln": ["phi2"],
         "model.layers.{bid}.attention_layernorm": ["apertus"],
-        "layers.{bid}.input_layernorm": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.input_layernorm": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.attn_norm": ["modern-bert"],
         "backbone.layers.{bid}.norm": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.operator_norm": ["lfm2", "lfm2moe"],
+        "transformer_encoder.{bid}.attention_norm": ["neo-bert"],
+        "h.{bid}.input_layernorm": ["bloom"],
+        "transformer.blocks.{bid}.norm_1": ["mpt"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
         "transformer.h.{bid}.ln_attn": ["falcon"],
+        "encoder.layer.{bid}.layer_norm_1": ["jina-bert-v2"],
     }
     /// `blk.{bid}.attn_qkv`.
     AttnQkv = "blk.{bid}.attn_qkv" {
-        "transformer.h.{bid}.self_attention.query_key_value": ["falcon"],
-        "transformer.h.{bid}.attn.c_attn": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.self_attention.query_key_value": ["falcon", "bloom"],
+        "transformer.h.{bid}.attn.c_attn": ["gpt2", "starcoder", "codeshell"],
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
@@ -204,6 +220,9 @@ tensors! {
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.attention.query_key_value": ["bailingmoe2"],
+        "transformer_encoder.{bid}.qkv": ["neo-bert"],
+        "h.{bid}.self_attention.query_key_value": ["bloom"],
+        "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -215,12 +234,14 @@ tensors! {
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
             "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
-            "starcoder2",
+            "starcoder2", "nemotron", "exaone",
         ],
-        "encoder.layer.{bid}.attention.self.query": ["bert"],
+        "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
-        "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.q_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -231,12 +252,14 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
-        "encoder.layer.{bid}.attention.self.key": ["bert"],
+        "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
-        "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.k_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -247,12 +270,14 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
-        "encoder.layer.{bid}.attention.self.value": ["bert"],
+        "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
-        "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.attention.v_lin": ["bert"],
+        "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -264,27 +289,33 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
-            "stablelm", "starcoder2",
+            "stablelm", "starcoder2", "nemotron", "exaone",
         ],
-        "encoder.layer.{bid}.attention.output.dense": ["bert"],
+        "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
-        "transformer.h.{bid}.self_attention.dense": ["falcon"],
-        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.self_attention.dense": ["falcon", "bloom"],
+        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder", "codeshell"],
         "h.{bid}.attn.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.dense": ["gptneox"],
         "model.layers.{bid}.self_attn.dense": ["phi2"],
         "transformer.h.{bid}.mixer.out_proj": ["phi2"],
-        "layers.{bid}.self_attn.o_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.self_attn.o_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.attn.Wo": ["modern-bert"],
         "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
         "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.attention.dense": ["bailingmoe2"],
+        "transformer.layer.{bid}.attention.out_lin": ["bert"],
+        "transformer_encoder.{bid}.wo": ["neo-bert"],
+        "h.{bid}.self_attention.dense": ["bloom"],
+        "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
+        "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
-        "encoder.layer.{bid}.attention.output.LayerNorm": ["bert"],
+        "encoder.layer.{bid}.attention.output.LayerNorm": ["bert", "jina-bert-v2"],
         "encoder.layers.{bid}.norm1": ["nomic-bert"],
+        "transformer.layer.{bid}.sa_layer_norm": ["bert"],
     }
     /// `blk.{bid}.attn_q_norm`.
     AttnQNorm = "blk.{bid}.attn_q_norm" {
@@ -297,6 +328,7 @@ tensors! {
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
         "model.layers.{bid}.self_attn.query_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
+        "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -309,6 +341,7 @@ tensors! {
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
         "model.layers.{bid}.self_attn.key_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.key_layernorm": ["bailingmoe2"],
+        "encoder.layer.{bid}.attention.self.layer_norm_k": ["jina-bert-v2"],
     }
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
@@ -317,21 +350,24 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4", "granite", "granitehybrid",
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
-            "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2",
+            "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
         ],
-        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.ln_2": ["gpt2"],
         "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
         "model.layers.{bid}.feedforward_layernorm": ["apertus"],
         "layers.{bid}.mlp_norm": ["modern-bert"],
         "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
-        "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3"],
+        "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3", "eurobert", "llama-embed"],
         "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe"],
         "model.layers.{bid}.pre_ff_layernorm": ["jamba"],
+        "transformer_encoder.{bid}.ffn_norm": ["neo-bert"],
+        "h.{bid}.post_attention_layernorm": ["bloom"],
+        "transformer.blocks.{bid}.norm_2": ["mpt"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -378,13 +414,15 @@ tensors! {
             "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
-            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
+            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
-        "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe"],
+        "encoder.layer.{bid}.mlp.gated_layers_w": ["jina-bert-v2"],
+        "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -394,23 +432,32 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
+            "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
-        "transformer.h.{bid}.mlp.dense_h_to_4h": ["falcon"],
+        "transformer.h.{bid}.mlp.dense_h_to_4h": ["falcon", "bloom"],
         "model.layers.{bid}.mlp.gate_up_proj": ["glm4", "phi3"],
-        "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder", "codeshell"],
         "h.{bid}.mlp.c_fc": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_h_to_4h": ["gptneox"],
         "model.layers.{bid}.mlp.fc1": ["phi2"],
         "transformer.h.{bid}.mlp.fc1": ["phi2"],
         "model.layers.{bid}.mlp.c_fc": ["starcoder2"],
         "model.layers.{bid}.feed_forward.up_proj": ["falcon-h1", "jamba", "llama4"],
-        "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wi": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.ffn.lin1": ["bert"],
+        "transformer_encoder.{bid}.ffn.w12": ["neo-bert"],
+        "encoder.layer.{bid}.mlp.gated_layers_v": ["jina-bert-v2"],
+        "encoder.layer.{bid}.mlp.gated_layers": ["jina-bert-v2"],
+        "encoder.layer.{bid}.mlp.up_gated_layer": ["jina-bert-v2"],
+        "h.{bid}.mlp.dense_h_to_4h": ["bloom"],
+        "transformer.blocks.{bid}.ffn.up_proj": ["mpt"],
+        "transformer.h.{bid}.mlp.c_fc_1": ["exaone"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -420,23 +467,30 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
-            "smollm3", "stablelm",
+            "smollm3", "stablelm", "nemotron", "exaone",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
-        "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon"],
-        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder"],
+        "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon", "bloom"],
+        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone"],
         "h.{bid}.mlp.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_4h_to_h": ["gptneox"],
         "model.layers.{bid}.mlp.fc2": ["phi2"],
         "transformer.h.{bid}.mlp.fc2": ["phi2"],
         "model.layers.{bid}.mlp.c_proj": ["starcoder2"],
         "model.layers.{bid}.feed_forward.down_proj": ["falcon-h1", "jamba", "llama4"],
-        "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl"],
+        "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wo": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
+        "transformer.layer.{bid}.ffn.lin2": ["bert"],
+        "transformer_encoder.{bid}.ffn.w3": ["neo-bert"],
+        "encoder.layer.{bid}.mlp.wo": ["jina-bert-v2"],
+        "encoder.layer.{bid}.mlp.down_layer": ["jina-bert-v2"],
+        "h.{bid}.mlp.dense_4h_to_h": ["bloom"],
+        "transformer.blocks.{bid}.ffn.down_proj": ["mpt"],
+        "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -533,6 +587,9 @@ tensors! {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
         "model.layers.{bid}.final_layernorm": ["bailingmoe2"],
+        "transformer.layer.{bid}.output_layer_norm": ["bert"],
+        "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
+        "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
     }
     // MLA attention, next-token-prediction layers and attention sinks.
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
@@ -843,6 +900,7 @@ tensors! {
     /// `enc.output_norm`.
     EncOutputNorm = "enc.output_norm" {
         "encoder.final_layer_norm": ["t5", "t5encoder"],
+        "layer_norm": ["neo-bert"],
     }
     // Gemma 3n.
     /// `per_layer_token_embd` (Gemma 3n's per-layer token embeddings).

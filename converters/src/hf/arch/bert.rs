@@ -196,7 +196,13 @@ fn position_offset(hp: &Hparams) -> Result<Option<u64>, ConvertError> {
     Ok(hp.find_u64(&["pad_token_id"])?.map(|p| p + 1))
 }
 
-fn cut_positions(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+/// `modify_tensors` of the classes with a position offset: the position embedding loses its
+/// first `pad_token_id + 1` rows.
+pub(super) fn cut_positions(
+    hp: &Hparams,
+    name: String,
+    expr: Expr,
+) -> Result<Modified, ConvertError> {
     if name != "embeddings.position_embeddings.weight" {
         return Ok(Modified::Pass(name, expr));
     }
@@ -226,8 +232,12 @@ fn xlmr_params(p: &mut Params) -> Result<(), ConvertError> {
         });
     }
     params(p)?;
-    // `_xlmroberta_tokenizer_init` lowered `max_position_embeddings` before the generic
-    // block read it.
+    shrink_context(p)
+}
+
+/// The context length of a class whose `__init__` lowered `max_position_embeddings` by the
+/// position offset before the generic block read it (XLM-R, RoBERTa).
+pub(super) fn shrink_context(p: &mut Params) -> Result<(), ConvertError> {
     if let (Some(off), Some(Json::Number(_))) =
         (position_offset(p.hp)?, p.hp.get("max_position_embeddings"))
     {

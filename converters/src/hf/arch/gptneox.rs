@@ -115,7 +115,7 @@ fn is_qkv(name: &str, suffix: &str) -> bool {
 }
 
 /// Row order of `reshape(n_head, 3, head_dim, …)` split into q, k, v and concatenated.
-pub fn qkv_rows(n_head: u64, head_dim: u64) -> Vec<u64> {
+pub(super) fn qkv_rows(n_head: u64, head_dim: u64) -> Vec<u64> {
     let mut map = Vec::with_capacity((3 * n_head * head_dim) as usize);
     for part in 0..3 {
         for h in 0..n_head {

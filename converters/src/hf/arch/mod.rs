@@ -71,6 +71,18 @@ mod exaone_moe;
 mod hunyuan;
 mod laguna;
 mod minimax;
+// Older encoders and GPT-era decoders.
+mod bloom;
+mod codeshell;
+mod distilbert;
+mod eurobert;
+mod exaone;
+mod jinabert;
+mod llama_embed;
+mod mpt;
+mod nemotron;
+mod neobert;
+mod roberta;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -162,6 +174,18 @@ pub static ALL: &[&Arch] = &[
     &cohere2moe::COHERE2MOE,
     &bailingmoe2::BAILINGMOE2,
     &laguna::LAGUNA,
+    // Older encoders and GPT-era decoders.
+    &distilbert::DISTIL_BERT,
+    &roberta::ROBERTA,
+    &eurobert::EUROBERT,
+    &neobert::NEO_BERT,
+    &jinabert::JINA_BERT_V2,
+    &bloom::BLOOM,
+    &mpt::MPT,
+    &nemotron::NEMOTRON,
+    &codeshell::CODESHELL,
+    &exaone::EXAONE,
+    &llama_embed::LLAMA_EMBED,
 ];
 
 /// The description for an HF architecture name.

@@ -216,6 +216,22 @@ fixtures! {
     cohere2moe => "cohere2moe",
     bailingmoe2 => "bailingmoe2",
     laguna => "laguna",
+    distilbert => "distilbert",
+    distilbert_cls => "distilbert-cls",
+    roberta => "roberta",
+    roberta_cls => "roberta-cls",
+    eurobert => "eurobert",
+    neobert => "neobert",
+    neobert_cls => "neobert-cls",
+    jinabert => "jinabert",
+    bloom => "bloom",
+    bloom_model => "bloom-model",
+    mpt => "mpt",
+    nemotron => "nemotron",
+    nemotron_linear => "nemotron-linear",
+    codeshell => "codeshell",
+    exaone => "exaone",
+    llamaembed => "llamaembed",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
