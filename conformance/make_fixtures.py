@@ -856,6 +856,18 @@ FIXTURES.update({
                "smollm", True),
 })
 
+# Llama-like remote-code text families (transformers has no class: written directly in the
+# vendor's published layout, see RAW_MODELS and `_llamalike`).
+FIXTURES.update({
+    # Maincoder: the base TextModel hparams plus rope dimensions from head_dim, q/k norms,
+    # GPT-2 BPE vocabulary; head_dim not hidden/heads.
+    "maincoder": ("MaincoderForCausalLM", "maincoder",
+                  bpe(head_dim=12, vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                      rope_scaling=None,
+                      hidden_act="silu", attention_bias=False, bos_token_id=1, eos_token_id=2),
+                  "smollm", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -974,6 +986,40 @@ def _bailing2_tensors(kw: dict) -> dict:
     return out
 
 
+def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
+               fused: str | None = None, attn: str = "self_attn"):
+    """Tensor names and shapes of a Llama-layout checkpoint (`model.layers.{b}.self_attn.*`,
+    `mlp.{gate,up,down}_proj`, `input_layernorm` / `post_attention_layernorm`) for remote-code
+    classes: optional q/k norms (per head), q/k/v biases, an untied `lm_head`, and a fused
+    attention input (`fused`: the name of one [q; k; v] matrix replacing q/k/v_proj)."""
+    def shapes(kw: dict) -> dict:
+        e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+        nh, nkv = kw["num_attention_heads"], kw.get("num_key_value_heads") or kw["num_attention_heads"]
+        hd = kw.get("head_dim") or e // nh
+        out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+        if untied:
+            out["lm_head.weight"] = (v, e)
+        for b in range(kw["num_hidden_layers"]):
+            p, a = f"model.layers.{b}.", f"model.layers.{b}.{attn}."
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "post_attention_layernorm.weight": (e,),
+                        a + "o_proj.weight": (e, nh * hd),
+                        p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            if fused:
+                out[a + fused + ".weight"] = ((nh + 2 * nkv) * hd, e)
+            else:
+                out.update({a + "q_proj.weight": (nh * hd, e), a + "k_proj.weight": (nkv * hd, e),
+                            a + "v_proj.weight": (nkv * hd, e)})
+            if qkv_bias and not fused:
+                out.update({a + "q_proj.bias": (nh * hd,), a + "k_proj.bias": (nkv * hd,),
+                            a + "v_proj.bias": (nkv * hd,)})
+            if qk_norm:
+                out.update({a + "q_norm.weight": (hd,), a + "k_norm.weight": (hd,)})
+        return out
+    return shapes
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
@@ -981,6 +1027,7 @@ RAW_MODELS = {
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
     "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
     "bailingmoe2": (_bailing2_tensors, {"model_type": "bailing_moe_v2"}),
+    "maincoder": (_llamalike(qk_norm=True), {"model_type": "maincoder"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).

@@ -71,6 +71,8 @@ mod exaone_moe;
 mod hunyuan;
 mod laguna;
 mod minimax;
+// Llama-like remote-code text families.
+mod maincoder;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -162,6 +164,8 @@ pub static ALL: &[&Arch] = &[
     &cohere2moe::COHERE2MOE,
     &bailingmoe2::BAILINGMOE2,
     &laguna::LAGUNA,
+    // Llama-like remote-code text families.
+    &maincoder::MAINCODER,
 ];
 
 /// The description for an HF architecture name.

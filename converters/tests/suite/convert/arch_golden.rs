@@ -216,6 +216,7 @@ fixtures! {
     cohere2moe => "cohere2moe",
     bailingmoe2 => "bailingmoe2",
     laguna => "laguna",
+    maincoder => "maincoder",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
