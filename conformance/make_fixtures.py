@@ -866,6 +866,38 @@ FIXTURES.update({
                       rope_scaling=None,
                       hidden_act="silu", attention_bias=False, bos_token_id=1, eos_token_id=2),
                   "smollm", True),
+    # Nanbeige (a LlamaModel subclass): Llama's q/k permutation, SentencePiece path and
+    # hparams, plus the loop count and the final-norm flag of its looped blocks.
+    "nanbeige": ("NanbeigeForCausalLM", "nanbeige",
+                 dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                       num_key_value_heads=1, rms_norm_eps=1e-5,
+                       rope_theta=70000000.0, num_loops=2, skip_loop_final_norm=True,
+                       bos_token_id=1, eos_token_id=2),
+                 "spm", True),
+    # Orion: its own hparam block (no rope keys), LayerNorm with biases under the RMSNorm
+    # names, an untied head, SentencePiece; max_sequence_length wins over the other lengths.
+    "orion": ("OrionForCausalLM", "orion",
+              dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                    num_attention_heads=4, num_key_value_heads=4, rms_norm_eps=1e-5,
+                    max_sequence_length=2048, rope_theta=10000.0, hidden_act="silu",
+                    bos_token_id=1, eos_token_id=2, pad_token_id=0),
+              "spm", False),
+    # Baichuan 2 (7B layout): the fused W_pack [q; k; v], an untied head, SentencePiece. The
+    # reference refuses every Baichuan checkpoint (its modify_tensors calls itself without
+    # end on any tensor but W_pack: RecursionError), so the golden data are refusals.
+    "baichuan": ("BaichuanForCausalLM", "baichuan",
+                 dict(hidden_size=64, intermediate_size=88, num_hidden_layers=2,
+                      num_attention_heads=4, vocab_size=SPM_VOCAB, rms_norm_eps=1e-6,
+                      max_position_embeddings=4096, model_max_length=4096, hidden_act="silu",
+                      z_loss_weight=0, bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                 "spm", False),
+    # IQuest-Coder (LlamaModel; transformers' IQuestCoderConfig defaults, head_dim 128 unless
+    # given): head_dim not hidden/heads, SentencePiece.
+    "iquestcoder": ("IQuestCoderForCausalLM", "iquestcoder",
+                    dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=24,
+                          rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+                    "spm", False),
 })
 
 
@@ -987,11 +1019,12 @@ def _bailing2_tensors(kw: dict) -> dict:
 
 
 def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
-               fused: str | None = None, attn: str = "self_attn"):
+               fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False):
     """Tensor names and shapes of a Llama-layout checkpoint (`model.layers.{b}.self_attn.*`,
     `mlp.{gate,up,down}_proj`, `input_layernorm` / `post_attention_layernorm`) for remote-code
-    classes: optional q/k norms (per head), q/k/v biases, an untied `lm_head`, and a fused
-    attention input (`fused`: the name of one [q; k; v] matrix replacing q/k/v_proj)."""
+    classes: optional q/k norms (per head), q/k/v biases, an untied `lm_head`, a fused
+    attention input (`fused`: the name of one [q; k; v] matrix replacing q/k/v_proj) and
+    LayerNorm biases beside the norm weights (`norm_bias`)."""
     def shapes(kw: dict) -> dict:
         e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
         nh, nkv = kw["num_attention_heads"], kw.get("num_key_value_heads") or kw["num_attention_heads"]
@@ -1016,6 +1049,11 @@ def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = Fal
                             a + "v_proj.bias": (nkv * hd,)})
             if qk_norm:
                 out.update({a + "q_norm.weight": (hd,), a + "k_norm.weight": (hd,)})
+            if norm_bias:
+                out.update({p + "input_layernorm.bias": (e,),
+                            p + "post_attention_layernorm.bias": (e,)})
+        if norm_bias:
+            out["model.norm.bias"] = (e,)
         return out
     return shapes
 
@@ -1028,6 +1066,9 @@ RAW_MODELS = {
     "kimik25": (_kimik25_tensors, {"model_type": "kimi_k25"}),
     "bailingmoe2": (_bailing2_tensors, {"model_type": "bailing_moe_v2"}),
     "maincoder": (_llamalike(qk_norm=True), {"model_type": "maincoder"}),
+    "nanbeige": (_llamalike(), {"model_type": "nanbeige"}),
+    "orion": (_llamalike(untied=True, norm_bias=True), {"model_type": "orion"}),
+    "baichuan": (_llamalike(untied=True, fused="W_pack"), {"model_type": "baichuan"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).

@@ -142,6 +142,10 @@ pub mod llm {
     pub const CLASSIFIER_POOLING_TYPE: &str = "classifier.pooling_type";
     /// The number of vision deepstack layers feeding the text model (Qwen3-VL).
     pub const NUM_DEEPSTACK_LAYERS: &str = "n_deepstack_layers";
+    /// How many times the block stack is run (looped decoders).
+    pub const NUM_LOOPS: &str = "num_loops";
+    /// Whether the output norm is skipped between loops of the block stack.
+    pub const SKIP_LOOP_FINAL_NORM: &str = "skip_loop_final_norm";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).

@@ -72,7 +72,11 @@ mod hunyuan;
 mod laguna;
 mod minimax;
 // Llama-like remote-code text families.
+mod baichuan;
+mod iquestcoder;
 mod maincoder;
+mod nanbeige;
+mod orion;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -166,6 +170,10 @@ pub static ALL: &[&Arch] = &[
     &laguna::LAGUNA,
     // Llama-like remote-code text families.
     &maincoder::MAINCODER,
+    &nanbeige::NANBEIGE,
+    &orion::ORION,
+    &baichuan::BAICHUAN,
+    &iquestcoder::IQUESTCODER,
 ];
 
 /// The description for an HF architecture name.

@@ -217,6 +217,10 @@ fixtures! {
     bailingmoe2 => "bailingmoe2",
     laguna => "laguna",
     maincoder => "maincoder",
+    nanbeige => "nanbeige",
+    orion => "orion",
+    baichuan => "baichuan",
+    iquestcoder => "iquestcoder",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
