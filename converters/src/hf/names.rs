@@ -88,7 +88,7 @@ tensors! {
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
-            "baichuan",
+            "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -127,7 +127,7 @@ tensors! {
             "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "maincoder", "nanbeige",
-            "orion", "baichuan",
+            "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -142,7 +142,8 @@ tensors! {
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "maincoder", "nanbeige", "orion", "baichuan",
+            "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
+            "spark2_5", "maple",
         ],
         "norm": ["deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl"],
         "transformer.ln_f": ["falcon", "gpt2", "starcoder"],
@@ -177,7 +178,8 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "maincoder", "nanbeige", "orion", "baichuan",
+            "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
+            "spark2_5", "maple",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon"],
@@ -220,7 +222,8 @@ tensors! {
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
             "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
-            "starcoder2", "maincoder", "nanbeige", "orion",
+            "starcoder2", "maincoder", "nanbeige", "orion", "pangu-embedded", "plm", "smallthinker",
+            "maple",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -237,6 +240,7 @@ tensors! {
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
+            "pangu-embedded", "smallthinker", "maple",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -253,6 +257,7 @@ tensors! {
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
+            "pangu-embedded", "smallthinker", "maple",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -270,6 +275,7 @@ tensors! {
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
             "stablelm", "starcoder2", "maincoder", "nanbeige", "orion", "baichuan",
+            "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -297,7 +303,7 @@ tensors! {
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "maincoder",
+            "maincoder", "maple",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
@@ -309,7 +315,7 @@ tensors! {
         "model.layers.{bid}.self_attn.k_norm": [
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
@@ -324,7 +330,7 @@ tensors! {
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
             "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige",
-            "orion", "baichuan",
+            "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -364,7 +370,7 @@ tensors! {
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -373,6 +379,7 @@ tensors! {
         "layers.{bid}.gate": ["deepseek2"],
         "model.layers.{bid}.router.proj": ["gemma4"],
         "model.layers.{bid}.mlp.router.gate": ["afmoe"],
+        "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -386,7 +393,7 @@ tensors! {
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "maincoder",
-            "nanbeige", "orion", "baichuan",
+            "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -402,7 +409,7 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
-            "maincoder", "nanbeige", "orion", "baichuan",
+            "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "spark2_5",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -420,6 +427,7 @@ tensors! {
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -429,7 +437,8 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
-            "smollm3", "stablelm", "maincoder", "nanbeige", "orion", "baichuan",
+            "smollm3", "stablelm", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
+            "plm", "spark2_5",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -446,6 +455,7 @@ tensors! {
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -453,10 +463,11 @@ tensors! {
         "model.layers.{bid}.mlp.experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
-            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
+        "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -465,10 +476,11 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe",
+            "qwen3vlmoe", "maple",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
+        "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -478,11 +490,12 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe",
+            "qwen3vlmoe", "maple",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
+        "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
@@ -557,12 +570,14 @@ tensors! {
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
-        "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
+            "deepseek2", "deepseek32", "glm-dsa", "plm",
+        ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -581,7 +596,9 @@ tensors! {
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
-        "model.layers.{bid}.self_attn.kv_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_a_layernorm": [
+            "deepseek2", "deepseek32", "glm-dsa", "plm",
+        ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.nextn.eh_proj`.
@@ -697,7 +714,7 @@ tensors! {
     AttnGate = "blk.{bid}.attn_gate" {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
-        "model.layers.{bid}.self_attn.g_proj": ["laguna"],
+        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {

@@ -74,9 +74,15 @@ mod minimax;
 // Llama-like remote-code text families.
 mod baichuan;
 mod iquestcoder;
+mod kormo;
 mod maincoder;
+mod maple;
 mod nanbeige;
 mod orion;
+mod pangu;
+mod plm;
+mod smallthinker;
+mod spark2_5;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -174,6 +180,12 @@ pub static ALL: &[&Arch] = &[
     &orion::ORION,
     &baichuan::BAICHUAN,
     &iquestcoder::IQUESTCODER,
+    &pangu::PANGU_EMBEDDED,
+    &plm::PLM,
+    &kormo::KORMO,
+    &smallthinker::SMALLTHINKER,
+    &spark2_5::SPARK2_5,
+    &maple::MAPLE,
 ];
 
 /// The description for an HF architecture name.

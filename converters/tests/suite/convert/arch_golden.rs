@@ -221,6 +221,12 @@ fixtures! {
     orion => "orion",
     baichuan => "baichuan",
     iquestcoder => "iquestcoder",
+    pangu => "pangu",
+    plm => "plm",
+    kormo => "kormo",
+    smallthinker => "smallthinker",
+    spark2_5 => "spark2_5",
+    maple => "maple",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
