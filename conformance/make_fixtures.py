@@ -956,6 +956,28 @@ FIXTURES.update({
                   layer_types=["sliding_attention", "full_attention"], hidden_act="silu",
                   rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2),
               "smollm", True),
+    # Mellum (transformers' MellumConfig reads the file; the checkpoint in the hub's per-expert
+    # layout): q/k norms, every block a routed MoE (mlp.gate, per-expert gate/up/down_proj
+    # stacked), sliding and full layers with per-layer-type rope dicts, GPT-2 BPE.
+    "mellum": ("MellumForCausalLM", "mellum",
+               bpe(vocab_size=BPE_VOCAB, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                   moe_intermediate_size=24, sliding_window=64,
+                   layer_types=["sliding_attention", "full_attention"],
+                   mlp_layer_types=["sparse", "sparse"], hidden_act="silu", rms_norm_eps=1e-6,
+                   rope_parameters={
+                       "full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+                   bos_token_id=1, eos_token_id=2),
+               "smollm", True),
+    # InternLM2: the fused, head-grouped wqkv split into permuted q and k and v, the generic
+    # hparams, its own SentencePiece table (tokenizer_config.json's and tokenizer.json's
+    # added tokens laid over the pieces, eos moved to <|im_end|>), an untied head.
+    "internlm2": ("InternLM2ForCausalLM", "internlm2",
+                  dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                        num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                        rope_theta=1000000.0, rope_scaling=None, bias=False,
+                        bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                  "spm-internlm3", False),
 })
 
 
@@ -1165,8 +1187,8 @@ def _smallthinker_tensors(kw: dict) -> dict:
 
 
 def _maple_tensors(kw: dict) -> dict:
-    """MapleForCausalLM's checkpoint: Llama attention with q/k norms, every block's FFN a
-    routed MoE (`mlp.gate`, `mlp.experts.{i}.{gate,up,down}_proj`)."""
+    """MapleForCausalLM's (and Mellum's) checkpoint: Llama attention with q/k norms, every
+    block's FFN a routed MoE (`mlp.gate`, `mlp.experts.{i}.{gate,up,down}_proj`)."""
     out = {k: v for k, v in _llamalike(qk_norm=True)(kw).items() if ".mlp." not in k}
     e, ff, x = kw["hidden_size"], kw["moe_intermediate_size"], kw["num_experts"]
     for b in range(kw["num_hidden_layers"]):
@@ -1176,6 +1198,25 @@ def _maple_tensors(kw: dict) -> dict:
             out.update({p + f"experts.{i}.gate_proj.weight": (ff, e),
                         p + f"experts.{i}.up_proj.weight": (ff, e),
                         p + f"experts.{i}.down_proj.weight": (e, ff)})
+    return out
+
+
+def _internlm2_tensors(kw: dict) -> dict:
+    """InternLM2ForCausalLM's checkpoint: `model.tok_embeddings`, `attention.wqkv` (per KV
+    group: its q heads, then k, then v), `attention.wo`, `feed_forward.w1/w3/w2`,
+    `attention_norm` / `ffn_norm`, an untied `output`."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv = kw["num_attention_heads"], kw["num_key_value_heads"]
+    hd = e // nh
+    out = {"model.tok_embeddings.weight": (v, e), "model.norm.weight": (e,),
+           "output.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "attention_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                    p + "attention.wqkv.weight": ((nh + 2 * nkv) * hd, e),
+                    p + "attention.wo.weight": (e, nh * hd),
+                    p + "feed_forward.w1.weight": (i, e), p + "feed_forward.w3.weight": (i, e),
+                    p + "feed_forward.w2.weight": (e, i)})
     return out
 
 
@@ -1196,10 +1237,13 @@ RAW_MODELS = {
     "smallthinker": (_smallthinker_tensors, {"model_type": "smallthinker"}),
     "spark2_5": (_llamalike(fused="q_k_v_proj", gate=True), {"model_type": "spark2_5"}),
     "maple": (_maple_tensors, {"model_type": "maple"}),
+    "mellum": (_maple_tensors, {"model_type": "mellum"}),
+    "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
-RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"]}
+RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
+             "internlm2": ["output.weight", "model.tok_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,

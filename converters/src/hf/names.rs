@@ -88,7 +88,7 @@ tensors! {
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
-            "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
+            "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -103,6 +103,7 @@ tensors! {
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
         "model.word_embeddings": ["bailingmoe2"],
+        "model.tok_embeddings": ["internlm2"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -128,9 +129,11 @@ tensors! {
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "maincoder", "nanbeige",
             "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
+            "mellum",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
+        "output": ["internlm2"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -143,7 +146,7 @@ tensors! {
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
-            "spark2_5", "maple",
+            "spark2_5", "maple", "internlm2", "mellum",
         ],
         "norm": ["deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl"],
         "transformer.ln_f": ["falcon", "gpt2", "starcoder"],
@@ -179,7 +182,7 @@ tensors! {
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
-            "spark2_5", "maple",
+            "spark2_5", "maple", "mellum",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon"],
@@ -193,6 +196,7 @@ tensors! {
         "layers.{bid}.attn_norm": ["modern-bert"],
         "backbone.layers.{bid}.norm": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.operator_norm": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.attention_norm": ["internlm2"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -211,6 +215,7 @@ tensors! {
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.attention.query_key_value": ["bailingmoe2"],
         "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
+        "model.layers.{bid}.attention.wqkv": ["internlm2"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -223,12 +228,13 @@ tensors! {
             "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
             "starcoder2", "maincoder", "nanbeige", "orion", "pangu-embedded", "plm", "smallthinker",
-            "maple",
+            "maple", "mellum",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
         "layers.{bid}.self_attn.q_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.attention.wq": ["internlm2"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -240,12 +246,13 @@ tensors! {
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
-            "pangu-embedded", "smallthinker", "maple",
+            "pangu-embedded", "smallthinker", "maple", "mellum",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
         "layers.{bid}.self_attn.k_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.attention.wk": ["internlm2"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -257,12 +264,13 @@ tensors! {
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige", "orion",
-            "pangu-embedded", "smallthinker", "maple",
+            "pangu-embedded", "smallthinker", "maple", "mellum",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
         "layers.{bid}.self_attn.v_proj": ["gemma-embedding", "qwen2vl"],
         "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
+        "model.layers.{bid}.attention.wv": ["internlm2"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -275,7 +283,7 @@ tensors! {
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
             "stablelm", "starcoder2", "maincoder", "nanbeige", "orion", "baichuan",
-            "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
+            "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -291,6 +299,7 @@ tensors! {
         "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.attention.dense": ["bailingmoe2"],
+        "model.layers.{bid}.attention.wo": ["internlm2"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -303,7 +312,7 @@ tensors! {
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "maincoder", "maple",
+            "maincoder", "maple", "mellum",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
@@ -316,6 +325,7 @@ tensors! {
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
+            "mellum",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
@@ -331,6 +341,7 @@ tensors! {
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
             "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "maincoder", "nanbeige",
             "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple",
+            "mellum",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -343,7 +354,7 @@ tensors! {
         "layers.{bid}.mlp_norm": ["modern-bert"],
         "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
         "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3"],
-        "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe", "internlm2"],
         "model.layers.{bid}.pre_ff_layernorm": ["jamba"],
     }
     /// `blk.{bid}.post_attention_norm`.
@@ -370,7 +381,7 @@ tensors! {
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -399,7 +410,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
         "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl"],
         "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe", "internlm2"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -425,7 +436,7 @@ tensors! {
         "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl"],
         "layers.{bid}.mlp.Wi": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe", "internlm2"],
         "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
     }
@@ -453,7 +464,7 @@ tensors! {
         "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl"],
         "layers.{bid}.mlp.Wo": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe", "internlm2"],
         "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
     }
@@ -464,6 +475,7 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
+            "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
@@ -476,7 +488,7 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe", "maple",
+            "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
@@ -490,7 +502,7 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe", "maple",
+            "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],

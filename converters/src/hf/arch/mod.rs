@@ -73,10 +73,12 @@ mod laguna;
 mod minimax;
 // Llama-like remote-code text families.
 mod baichuan;
+mod internlm2;
 mod iquestcoder;
 mod kormo;
 mod maincoder;
 mod maple;
+mod mellum;
 mod nanbeige;
 mod orion;
 mod pangu;
@@ -186,6 +188,8 @@ pub static ALL: &[&Arch] = &[
     &smallthinker::SMALLTHINKER,
     &spark2_5::SPARK2_5,
     &maple::MAPLE,
+    &mellum::MELLUM,
+    &internlm2::INTERNLM2,
 ];
 
 /// The description for an HF architecture name.

@@ -227,6 +227,8 @@ fixtures! {
     smallthinker => "smallthinker",
     spark2_5 => "spark2_5",
     maple => "maple",
+    mellum => "mellum",
+    internlm2 => "internlm2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
