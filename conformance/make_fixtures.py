@@ -978,6 +978,15 @@ FIXTURES.update({
                         rope_theta=1000000.0, rope_scaling=None, bias=False,
                         bos_token_id=1, eos_token_id=2, pad_token_id=0),
                   "spm-internlm3", False),
+    # XVERSE: the tokenizer.json vocabulary as a `llama` table without scores (AutoTokenizer's
+    # view), q/k permuted with the class's own head rule (GQA here), the generic hparams,
+    # the tensor layout and rope dimensions, an untied head.
+    "xverse": ("XverseForCausalLM", "xverse",
+               dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                     num_attention_heads=8, num_key_value_heads=2, rms_norm_eps=1e-6,
+                     rope_theta=500000.0, max_tokenizer_truncation=6144,
+                     bos_token_id=1, eos_token_id=2, pad_token_id=0),
+               "spm", False),
 })
 
 
@@ -1239,6 +1248,7 @@ RAW_MODELS = {
     "maple": (_maple_tensors, {"model_type": "maple"}),
     "mellum": (_maple_tensors, {"model_type": "mellum"}),
     "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
+    "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).

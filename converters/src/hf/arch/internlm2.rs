@@ -216,7 +216,7 @@ fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
         };
     }
     let len = tokens.len();
-    b.llama_table(tokens, scores, types)?;
+    b.llama_table(tokens, Some(scores), types)?;
     b.set_bool(ADD_SPACE_PREFIX, model.add_dummy_prefix.unwrap_or(true));
     let eos = match chat_eos {
         Some(id) => vec![(

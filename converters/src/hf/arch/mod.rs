@@ -85,6 +85,7 @@ mod pangu;
 mod plm;
 mod smallthinker;
 mod spark2_5;
+mod xverse;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -190,6 +191,7 @@ pub static ALL: &[&Arch] = &[
     &maple::MAPLE,
     &mellum::MELLUM,
     &internlm2::INTERNLM2,
+    &xverse::XVERSE,
 ];
 
 /// The description for an HF architecture name.

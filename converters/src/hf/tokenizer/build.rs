@@ -233,18 +233,18 @@ impl<'a> VocabBuild<'a> {
 
     /// A `llama` (SentencePiece-style) vocabulary from a table the class built itself:
     /// `tokenizer.ggml.model` "llama", pre-tokenizer "default", then the tokens, their
-    /// scores and their types, which must be as many.
+    /// scores (when the class writes them) and their types, each list as long as the tokens.
     pub fn llama_table(
         &mut self,
         tokens: Vec<String>,
-        scores: Vec<f32>,
+        scores: Option<Vec<f32>>,
         types: Vec<i32>,
     ) -> Result<(), ConvertError> {
-        if scores.len() != tokens.len() || types.len() != tokens.len() {
+        let n_scores = scores.as_ref().map_or(tokens.len(), Vec::len);
+        if n_scores != tokens.len() || types.len() != tokens.len() {
             return Err(ConvertError::Other(format!(
-                "a vocabulary of {} tokens with {} scores and {} types",
+                "a vocabulary of {} tokens with {n_scores} scores and {} types",
                 tokens.len(),
-                scores.len(),
                 types.len()
             )));
         }
@@ -252,8 +252,10 @@ impl<'a> VocabBuild<'a> {
         self.kv.string(super::key::MODEL, "llama");
         self.kv.string(super::key::PRE, "default");
         self.kv.array(super::key::TOKENS, super::strings(tokens));
-        self.kv
-            .array(super::key::SCORES, ggufkit::gguf::ArrayValue::F32(scores));
+        if let Some(scores) = scores {
+            self.kv
+                .array(super::key::SCORES, ggufkit::gguf::ArrayValue::F32(scores));
+        }
         self.kv.array(
             super::key::TOKEN_TYPE,
             ggufkit::gguf::ArrayValue::I32(types),

@@ -229,6 +229,7 @@ fixtures! {
     maple => "maple",
     mellum => "mellum",
     internlm2 => "internlm2",
+    xverse => "xverse",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
