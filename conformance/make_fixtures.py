@@ -1865,6 +1865,7 @@ VARIANT_FIXTURES = [
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
     "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
     "gemma4", "gemma4moe",
+    "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse",
 ]
 
 

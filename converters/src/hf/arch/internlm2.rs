@@ -69,11 +69,8 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 
 /// `InternLM2Model.modify_tensors`: `wqkv` becomes q, k (both permuted) and v.
 fn split_wqkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
-    let Some(bid) =
-        block_id(&name).filter(|b| name.contains(&format!("model.layers.{b}.attention.wqkv")))
-    else {
-        return Ok(Modified::Pass(name, expr));
-    };
+    // The class computes the grouping for every tensor, so a config without the head
+    // counts or the width, or with counts that do not divide, is refused at the first one.
     let heads = hp.req_u64(&["num_attention_heads"])?;
     let kv = hp.req_u64(&["num_key_value_heads"])?;
     let embd = hp.req_u64(&["hidden_size"])?;
@@ -88,6 +85,11 @@ fn split_wqkv(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, Conver
     let head_dim = embd
         .checked_div(heads)
         .ok_or_else(|| bad("num_attention_heads is 0".into()))?;
+    let Some(bid) =
+        block_id(&name).filter(|b| name.contains(&format!("model.layers.{b}.attention.wqkv")))
+    else {
+        return Ok(Modified::Pass(name, expr));
+    };
     let groups = heads / q_per_kv;
     let rows = groups * (q_per_kv + 2) * head_dim;
     if expr.shape() != [rows, embd] {

@@ -4,13 +4,16 @@
 //! Remote code (no transformers config class: the config is read as written). Everything
 //! is Llama's (vocabulary path, q/k permutation, hparams, the Llama-3 `rope_freqs` tensor),
 //! plus the looped block stack's two KVs: `num_loops` (Python's `int(x or 1)`, at least 1)
-//! and `skip_loop_final_norm` (Python's truthiness, default false).
+//! and `skip_loop_final_norm` (Python's truthiness, default false). Both head counts must
+//! be in the config (Llama's tensor step looks them up without a default).
 
 use ggufkit::gguf::keys::llm;
 use serde_json::Value as Json;
 
 use super::deepseek2::truthy;
-use super::{llama, Arch, Hooks, QkPermute, Rules};
+use super::{llama, Arch, Hooks, Modified, QkPermute, Rules};
+use crate::hf::config::Hparams;
+use crate::hf::expr::Expr;
 use crate::hf::names::DECODER;
 use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
@@ -29,12 +32,29 @@ pub const NANBEIGE: Arch = Arch {
     filter: llama::filter,
     rules: Rules {
         permute_qk: QkPermute::WeightsAndBiases,
+        hook: Some(require_head_counts),
         ..Rules::NONE
     },
     params,
     extra: llama::rope_freqs,
     hooks: Hooks::NONE,
 };
+
+/// `LlamaModel.modify_tensors` looks both head counts up for every tensor, without a
+/// default: a config without `n_heads` / `num_attention_heads` or without `n_kv_heads` /
+/// `num_key_value_heads` (no config class fills them in here) is refused at the first
+/// tensor, as the reference's lookup fails.
+fn require_head_counts(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    for keys in [
+        &["n_heads", "num_attention_heads"][..],
+        &["n_kv_heads", "num_key_value_heads"][..],
+    ] {
+        if hp.find(keys).is_none() {
+            return Err(hp.missing(keys));
+        }
+    }
+    Ok(Modified::Pass(name, expr))
+}
 
 /// `NanbeigeModel.set_gguf_parameters`: Llama's, then the loop count and the final-norm
 /// flag.

@@ -279,4 +279,11 @@ fixtures! {
     stablelm_2 => "stablelm-2",
     starcoder2 => "starcoder2",
     xlmroberta => "xlmroberta",
+    maincoder => "maincoder",
+    nanbeige => "nanbeige",
+    mellum => "mellum",
+    internlm2 => "internlm2",
+    orion => "orion",
+    pangu => "pangu",
+    xverse => "xverse",
 }
