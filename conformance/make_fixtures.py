@@ -1865,7 +1865,8 @@ VARIANT_FIXTURES = [
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
     "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
     "gemma4", "gemma4moe",
-    "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse",
+    "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
+    "maple", "smallthinker", "plm", "kormo", "iquestcoder",
 ]
 
 

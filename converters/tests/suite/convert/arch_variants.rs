@@ -286,4 +286,10 @@ fixtures! {
     orion => "orion",
     pangu => "pangu",
     xverse => "xverse",
+    spark2_5 => "spark2_5",
+    maple => "maple",
+    smallthinker => "smallthinker",
+    plm => "plm",
+    kormo => "kormo",
+    iquestcoder => "iquestcoder",
 }
