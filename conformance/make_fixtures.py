@@ -987,6 +987,139 @@ FIXTURES.update({
                    "spm", True),
 })
 
+# Llama-like remote-code text families (transformers has no class: written directly in the
+# vendor's published layout, see RAW_MODELS and `_llamalike`).
+FIXTURES.update({
+    # Maincoder: the base TextModel hparams plus rope dimensions from head_dim, q/k norms,
+    # GPT-2 BPE vocabulary; head_dim not hidden/heads.
+    "maincoder": ("MaincoderForCausalLM", "maincoder",
+                  bpe(head_dim=12, vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                      rope_scaling=None,
+                      hidden_act="silu", attention_bias=False, bos_token_id=1, eos_token_id=2),
+                  "smollm", True),
+    # Nanbeige (a LlamaModel subclass): Llama's q/k permutation, SentencePiece path and
+    # hparams, plus the loop count and the final-norm flag of its looped blocks.
+    "nanbeige": ("NanbeigeForCausalLM", "nanbeige",
+                 dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                       num_key_value_heads=1, rms_norm_eps=1e-5,
+                       rope_theta=70000000.0, num_loops=2, skip_loop_final_norm=True,
+                       bos_token_id=1, eos_token_id=2),
+                 "spm", True),
+    # Orion: its own hparam block (no rope keys), LayerNorm with biases under the RMSNorm
+    # names, an untied head, SentencePiece; max_sequence_length wins over the other lengths.
+    "orion": ("OrionForCausalLM", "orion",
+              dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                    num_attention_heads=4, num_key_value_heads=4, rms_norm_eps=1e-5,
+                    max_sequence_length=2048, rope_theta=10000.0, hidden_act="silu",
+                    bos_token_id=1, eos_token_id=2, pad_token_id=0),
+              "spm", False),
+    # Baichuan 2 (7B layout): the fused W_pack [q; k; v], an untied head, SentencePiece. The
+    # reference refuses every Baichuan checkpoint (its modify_tensors calls itself without
+    # end on any tensor but W_pack: RecursionError), so the golden data are refusals.
+    "baichuan": ("BaichuanForCausalLM", "baichuan",
+                 dict(hidden_size=64, intermediate_size=88, num_hidden_layers=2,
+                      num_attention_heads=4, vocab_size=SPM_VOCAB, rms_norm_eps=1e-6,
+                      max_position_embeddings=4096, model_max_length=4096, hidden_act="silu",
+                      z_loss_weight=0, bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                 "spm", False),
+    # IQuest-Coder (LlamaModel; transformers' IQuestCoderConfig defaults, head_dim 128 unless
+    # given): head_dim not hidden/heads, SentencePiece.
+    "iquestcoder": ("IQuestCoderForCausalLM", "iquestcoder",
+                    dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=24,
+                          rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+                    "spm", False),
+    # openPangu-Embedded: the generic hparams, vocab_size, rope dimensions and (no head_dim)
+    # key/value lengths; q/k/v biases; a tied model whose checkpoint still holds lm_head
+    # (dropped); SentencePiece with tokenizer_config.json's add_prefix_space.
+    "pangu": ("PanguEmbeddedForCausalLM", "PanguEmbedded",
+              dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                    num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                    rope_theta=16000000.0, bos_token_id=1, eos_token_id=2, pad_token_id=0),
+              "spm", True),
+    # PLM: multi-head latent attention without q-lora (kv_a_proj_with_mqa, kv_b_proj kept
+    # whole), a squared-ReLU MLP without gate, GPT-2 BPE.
+    "plm": ("PLMForCausalLM", "plm",
+            bpe(vocab_size=BPE_VOCAB, num_attention_heads=2, num_key_value_heads=2, kv_lora_rank=8,
+                q_lora_rank=None,
+                qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=12, hidden_act="relu2",
+                rms_norm_eps=1e-6, rope_theta=100000.0, bos_token_id=1, eos_token_id=2),
+            "smollm", True),
+    # KORMo (converted as Qwen2): the generic hparams, SentencePiece first, an untied head.
+    "kormo": ("KORMoForCausalLM", "kormo",
+              dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                    num_attention_heads=4, num_key_value_heads=1, rms_norm_eps=1e-5,
+                    rope_theta=500000.0, bos_token_id=1, eos_token_id=2, pad_token_id=0),
+              "spm", False),
+    # SmallThinker: every layer MoE (block_sparse_moe: primary_router, per-expert
+    # gate/up/down stacked), its own expert keys, softmax routing, a sliding window from
+    # sliding_window_layout, GPT-2 BPE.
+    "smallthinker": ("SmallThinkerForCausalLM", "smallthinker",
+                     dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                          num_key_value_heads=1, head_dim=8, moe_ffn_hidden_size=24,
+                          moe_num_primary_experts=4, moe_num_active_primary_experts=2,
+                          moe_primary_router_apply_softmax=True, sliding_window_layout=[1, 0],
+                          sliding_window_size=64, rope_layout=[1, 1], rope_theta=1500000.0,
+                          rms_norm_eps=1e-6, max_position_embeddings=4096, vocab_size=BPE_VOCAB,
+                          hidden_act="relu", bos_token_id=1, eos_token_id=2),
+                     "smollm", True),
+    # Spark 2.5: fused q_k_v_proj written as attn_qkv, a head-wise sigmoid output gate
+    # (g_proj, one row per head), sliding and full layers with per-layer-type rope dicts and
+    # partial rotary factors, GELU, GPT-2 BPE.
+    "spark2_5": ("Spark2_5ForCausalLM", "spark2_5",
+                 bpe(vocab_size=BPE_VOCAB, head_dim=8, hidden_act="gelu", sliding_window=64,
+                     layer_types=["sliding_attention", "full_attention"],
+                     gate_attn_act_mode="sigmoid", headwise_attn_output_gate=True,
+                     rms_norm_eps=1e-6,
+                     rope_parameters={
+                         "full_attention": {"rope_type": "default", "rope_theta": 1000000.0,
+                                            "partial_rotary_factor": 0.5},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0,
+                                               "partial_rotary_factor": 1.0}},
+                     bos_token_id=1, eos_token_id=2),
+                 "smollm", True),
+    # Maple: q/k norms, every block a routed MoE (mlp.gate, per-expert gate/up/down_proj
+    # stacked), partial rotary, sliding and global layers, the SwiGLU clamp list, GPT-2 BPE.
+    "maple": ("MapleForCausalLM", "maple",
+              bpe(vocab_size=BPE_VOCAB, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                  moe_intermediate_size=24, num_shared_experts=0, norm_topk_prob=True,
+                  nope_on_global_attention=True, partial_rotary_factor=0.5, sliding_window=64,
+                  layer_types=["sliding_attention", "full_attention"], hidden_act="silu",
+                  rms_norm_eps=1e-6, rope_theta=10000.0, bos_token_id=1, eos_token_id=2),
+              "smollm", True),
+    # Mellum (transformers' MellumConfig reads the file; the checkpoint in the hub's per-expert
+    # layout): q/k norms, every block a routed MoE (mlp.gate, per-expert gate/up/down_proj
+    # stacked), sliding and full layers with per-layer-type rope dicts, GPT-2 BPE.
+    "mellum": ("MellumForCausalLM", "mellum",
+               bpe(vocab_size=BPE_VOCAB, head_dim=8, num_experts=4, num_experts_per_tok=2,
+                   moe_intermediate_size=24, sliding_window=64,
+                   layer_types=["sliding_attention", "full_attention"],
+                   mlp_layer_types=["sparse", "sparse"], hidden_act="silu", rms_norm_eps=1e-6,
+                   rope_parameters={
+                       "full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+                   bos_token_id=1, eos_token_id=2),
+               "smollm", True),
+    # InternLM2: the fused, head-grouped wqkv split into permuted q and k and v, the generic
+    # hparams, its own SentencePiece table (tokenizer_config.json's and tokenizer.json's
+    # added tokens laid over the pieces, eos moved to <|im_end|>), an untied head.
+    "internlm2": ("InternLM2ForCausalLM", "internlm2",
+                  dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                        num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+                        rope_theta=1000000.0, rope_scaling=None, bias=False,
+                        bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                  "spm-internlm3", False),
+    # XVERSE: the tokenizer.json vocabulary as a `llama` table without scores (AutoTokenizer's
+    # view), q/k permuted with the class's own head rule (GQA here), the generic hparams,
+    # the tensor layout and rope dimensions, an untied head.
+    "xverse": ("XverseForCausalLM", "xverse",
+               dense(hidden_size=64, intermediate_size=88, vocab_size=SPM_VOCAB,
+                     num_attention_heads=8, num_key_value_heads=2, rms_norm_eps=1e-6,
+                     rope_theta=500000.0, max_tokenizer_truncation=6144,
+                     bos_token_id=1, eos_token_id=2, pad_token_id=0),
+               "spm", False),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -1170,6 +1303,128 @@ def _bailing2_tensors(kw: dict) -> dict:
     return out
 
 
+def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
+               fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False,
+               gate: bool = False):
+    """Tensor names and shapes of a Llama-layout checkpoint (`model.layers.{b}.self_attn.*`,
+    `mlp.{gate,up,down}_proj`, `input_layernorm` / `post_attention_layernorm`) for remote-code
+    classes: optional q/k norms (per head), q/k/v biases, an untied `lm_head`, a fused
+    attention input (`fused`: the name of one [q; k; v] matrix replacing q/k/v_proj) and
+    LayerNorm biases beside the norm weights (`norm_bias`), a head-wise attention output
+    gate `g_proj` of one row per head (`gate`)."""
+    def shapes(kw: dict) -> dict:
+        e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+        nh, nkv = kw["num_attention_heads"], kw.get("num_key_value_heads") or kw["num_attention_heads"]
+        hd = kw.get("head_dim") or e // nh
+        out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+        if untied:
+            out["lm_head.weight"] = (v, e)
+        for b in range(kw["num_hidden_layers"]):
+            p, a = f"model.layers.{b}.", f"model.layers.{b}.{attn}."
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "post_attention_layernorm.weight": (e,),
+                        a + "o_proj.weight": (e, nh * hd),
+                        p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            if fused:
+                out[a + fused + ".weight"] = ((nh + 2 * nkv) * hd, e)
+            else:
+                out.update({a + "q_proj.weight": (nh * hd, e), a + "k_proj.weight": (nkv * hd, e),
+                            a + "v_proj.weight": (nkv * hd, e)})
+            if qkv_bias and not fused:
+                out.update({a + "q_proj.bias": (nh * hd,), a + "k_proj.bias": (nkv * hd,),
+                            a + "v_proj.bias": (nkv * hd,)})
+            if qk_norm:
+                out.update({a + "q_norm.weight": (hd,), a + "k_norm.weight": (hd,)})
+            if gate:
+                out[a + "g_proj.weight"] = (nh, e)
+            if norm_bias:
+                out.update({p + "input_layernorm.bias": (e,),
+                            p + "post_attention_layernorm.bias": (e,)})
+        if norm_bias:
+            out["model.norm.bias"] = (e,)
+        return out
+    return shapes
+
+
+def _plm_tensors(kw: dict) -> dict:
+    """PLMForCausalLM's checkpoint: multi-head latent attention without q-lora and an MLP of
+    up/down projections only, tied embeddings."""
+    e, i, v, nh = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"], \
+        kw["num_attention_heads"]
+    nope, rope, vd, kvr = (kw["qk_nope_head_dim"], kw["qk_rope_head_dim"], kw["v_head_dim"],
+                           kw["kv_lora_rank"])
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * (nope + rope), e),
+                    p + "self_attn.kv_a_proj_with_mqa.weight": (kvr + rope, e),
+                    p + "self_attn.kv_a_layernorm.weight": (kvr,),
+                    p + "self_attn.kv_b_proj.weight": (nh * (nope + vd), kvr),
+                    p + "self_attn.o_proj.weight": (e, nh * vd),
+                    p + "mlp.up_proj.weight": (i, e), p + "mlp.down_proj.weight": (e, i)})
+    return out
+
+
+def _smallthinker_tensors(kw: dict) -> dict:
+    """SmallThinkerForCausalLM's checkpoint: Llama attention, every block's FFN a routed MoE
+    (`block_sparse_moe.primary_router`, `block_sparse_moe.experts.{i}.{gate,up,down}`)."""
+    e, v, nh, nkv, hd = (kw["hidden_size"], kw["vocab_size"], kw["num_attention_heads"],
+                         kw["num_key_value_heads"], kw["head_dim"])
+    ff, x = kw["moe_ffn_hidden_size"], kw["moe_num_primary_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "block_sparse_moe.primary_router.weight": (x, e)})
+        for i in range(x):
+            q = p + f"block_sparse_moe.experts.{i}."
+            out.update({q + "gate.weight": (ff, e), q + "up.weight": (ff, e),
+                        q + "down.weight": (e, ff)})
+    return out
+
+
+def _maple_tensors(kw: dict) -> dict:
+    """MapleForCausalLM's (and Mellum's) checkpoint: Llama attention with q/k norms, every
+    block's FFN a routed MoE (`mlp.gate`, `mlp.experts.{i}.{gate,up,down}_proj`)."""
+    out = {k: v for k, v in _llamalike(qk_norm=True)(kw).items() if ".mlp." not in k}
+    e, ff, x = kw["hidden_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}.mlp."
+        out[p + "gate.weight"] = (x, e)
+        for i in range(x):
+            out.update({p + f"experts.{i}.gate_proj.weight": (ff, e),
+                        p + f"experts.{i}.up_proj.weight": (ff, e),
+                        p + f"experts.{i}.down_proj.weight": (e, ff)})
+    return out
+
+
+def _internlm2_tensors(kw: dict) -> dict:
+    """InternLM2ForCausalLM's checkpoint: `model.tok_embeddings`, `attention.wqkv` (per KV
+    group: its q heads, then k, then v), `attention.wo`, `feed_forward.w1/w3/w2`,
+    `attention_norm` / `ffn_norm`, an untied `output`."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv = kw["num_attention_heads"], kw["num_key_value_heads"]
+    hd = e // nh
+    out = {"model.tok_embeddings.weight": (v, e), "model.norm.weight": (e,),
+           "output.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "attention_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                    p + "attention.wqkv.weight": ((nh + 2 * nkv) * hd, e),
+                    p + "attention.wo.weight": (e, nh * hd),
+                    p + "feed_forward.w1.weight": (i, e), p + "feed_forward.w3.weight": (i, e),
+                    p + "feed_forward.w2.weight": (e, i)})
+    return out
+
+
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
 RAW_MODELS = {
@@ -1181,10 +1436,24 @@ RAW_MODELS = {
     "neobert-cls": (_neobert_tensors, {"model_type": "neobert"}),
     "jinabert": (_jinabert_tensors, {"model_type": "bert"}),
     "codeshell": (_codeshell_tensors, {"model_type": "codeshell"}),
+    "maincoder": (_llamalike(qk_norm=True), {"model_type": "maincoder"}),
+    "nanbeige": (_llamalike(), {"model_type": "nanbeige"}),
+    "orion": (_llamalike(untied=True, norm_bias=True), {"model_type": "orion"}),
+    "baichuan": (_llamalike(untied=True, fused="W_pack"), {"model_type": "baichuan"}),
+    "pangu": (_llamalike(untied=True, qkv_bias=True), {"model_type": "PanguEmbedded"}),
+    "plm": (_plm_tensors, {"model_type": "plm"}),
+    "kormo": (_llamalike(untied=True), {"model_type": "kormo"}),
+    "smallthinker": (_smallthinker_tensors, {"model_type": "smallthinker"}),
+    "spark2_5": (_llamalike(fused="q_k_v_proj", gate=True), {"model_type": "spark2_5"}),
+    "maple": (_maple_tensors, {"model_type": "maple"}),
+    "mellum": (_maple_tensors, {"model_type": "mellum"}),
+    "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
+    "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
-RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"]}
+RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
+             "internlm2": ["output.weight", "model.tok_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
@@ -1833,6 +2102,8 @@ VARIANT_FIXTURES = [
     "cohere", "stablelm", "phi2", "olmo", "olmo3", "arcee", "internlm3", "gptbigcode", "gptneox",
     "stablelm-2", "xlmroberta", "xlmroberta-cls", "modernbert", "nomicbert", "gemma3n",
     "gemma4", "gemma4moe",
+    "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
+    "maple", "smallthinker", "plm", "kormo", "iquestcoder",
 ]
 
 

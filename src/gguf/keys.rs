@@ -142,6 +142,12 @@ pub mod llm {
     pub const CLASSIFIER_POOLING_TYPE: &str = "classifier.pooling_type";
     /// The number of vision deepstack layers feeding the text model (Qwen3-VL).
     pub const NUM_DEEPSTACK_LAYERS: &str = "n_deepstack_layers";
+    /// How many times the block stack is run (looped decoders).
+    pub const NUM_LOOPS: &str = "num_loops";
+    /// Whether the output norm is skipped between loops of the block stack.
+    pub const SKIP_LOOP_FINAL_NORM: &str = "skip_loop_final_norm";
+    /// The clamp of the routed experts' SwiGLU gate/up, one value per block.
+    pub const SWIGLU_CLAMP_EXP: &str = "swiglu_clamp_exp";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).

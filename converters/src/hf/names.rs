@@ -87,7 +87,9 @@ tensors! {
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
+            "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
+            "maple", "mellum", "xverse",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -104,6 +106,7 @@ tensors! {
         "model.word_embeddings": ["bailingmoe2"],
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
+        "model.tok_embeddings": ["internlm2"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -129,10 +132,12 @@ tensors! {
             "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
-            "codeshell", "exaone",
+            "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
+            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
+        "output": ["internlm2"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -144,7 +149,8 @@ tensors! {
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "nemotron", "exaone",
+            "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
+            "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -185,7 +191,8 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
-            "nemotron", "exaone",
+            "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
+            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -202,6 +209,7 @@ tensors! {
         "transformer_encoder.{bid}.attention_norm": ["neo-bert"],
         "h.{bid}.input_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_1": ["mpt"],
+        "model.layers.{bid}.attention_norm": ["internlm2"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -223,6 +231,8 @@ tensors! {
         "transformer_encoder.{bid}.qkv": ["neo-bert"],
         "h.{bid}.self_attention.query_key_value": ["bloom"],
         "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
+        "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
+        "model.layers.{bid}.attention.wqkv": ["internlm2"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -234,7 +244,8 @@ tensors! {
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
             "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
-            "starcoder2", "nemotron", "exaone",
+            "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
+            "plm", "smallthinker", "maple", "mellum", "xverse",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -242,6 +253,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.q_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.q_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
+        "model.layers.{bid}.attention.wq": ["internlm2"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -252,7 +264,8 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
+            "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -260,6 +273,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.k_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.k_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
+        "model.layers.{bid}.attention.wk": ["internlm2"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -270,7 +284,8 @@ tensors! {
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
-            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
+            "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
+            "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -278,6 +293,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.v_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.attention.v_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
+        "model.layers.{bid}.attention.wv": ["internlm2"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -289,7 +305,9 @@ tensors! {
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
-            "stablelm", "starcoder2", "nemotron", "exaone",
+            "stablelm", "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
+            "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
+            "xverse",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -310,6 +328,7 @@ tensors! {
         "h.{bid}.self_attention.dense": ["bloom"],
         "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
         "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
+        "model.layers.{bid}.attention.wo": ["internlm2"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -323,6 +342,7 @@ tensors! {
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "maincoder", "maple", "mellum",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
@@ -335,7 +355,8 @@ tensors! {
         "model.layers.{bid}.self_attn.k_norm": [
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
+            "mellum",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
@@ -351,6 +372,8 @@ tensors! {
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
             "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
+            "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
+            "spark2_5", "maple", "mellum", "xverse",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -363,7 +386,7 @@ tensors! {
         "layers.{bid}.mlp_norm": ["modern-bert"],
         "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
         "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3", "eurobert", "llama-embed"],
-        "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe", "internlm2"],
         "model.layers.{bid}.pre_ff_layernorm": ["jamba"],
         "transformer_encoder.{bid}.ffn_norm": ["neo-bert"],
         "h.{bid}.post_attention_layernorm": ["bloom"],
@@ -393,7 +416,7 @@ tensors! {
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -402,6 +425,7 @@ tensors! {
         "layers.{bid}.gate": ["deepseek2"],
         "model.layers.{bid}.router.proj": ["gemma4"],
         "model.layers.{bid}.mlp.router.gate": ["afmoe"],
+        "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -414,13 +438,14 @@ tensors! {
             "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
-            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone",
+            "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
+            "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
         "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe", "internlm2"],
         "encoder.layer.{bid}.mlp.gated_layers_w": ["jina-bert-v2"],
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
     }
@@ -432,7 +457,8 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
-            "nemotron", "exaone",
+            "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
+            "plm", "spark2_5", "xverse",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -448,7 +474,7 @@ tensors! {
         "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wi": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w3": ["lfm2", "lfm2moe", "internlm2"],
         "backbone.layers.{bid}.mixer.up_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.ffn.lin1": ["bert"],
         "transformer_encoder.{bid}.ffn.w12": ["neo-bert"],
@@ -458,6 +484,7 @@ tensors! {
         "h.{bid}.mlp.dense_h_to_4h": ["bloom"],
         "transformer.blocks.{bid}.ffn.up_proj": ["mpt"],
         "transformer.h.{bid}.mlp.c_fc_1": ["exaone"],
+        "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -467,7 +494,8 @@ tensors! {
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
-            "smollm3", "stablelm", "nemotron", "exaone",
+            "smollm3", "stablelm", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
+            "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -482,7 +510,7 @@ tensors! {
         "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wo": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
-        "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.feed_forward.w2": ["lfm2", "lfm2moe", "internlm2"],
         "backbone.layers.{bid}.mixer.down_proj": ["nemotron_h_moe"],
         "transformer.layer.{bid}.ffn.lin2": ["bert"],
         "transformer_encoder.{bid}.ffn.w3": ["neo-bert"],
@@ -491,6 +519,7 @@ tensors! {
         "h.{bid}.mlp.dense_4h_to_h": ["bloom"],
         "transformer.blocks.{bid}.ffn.down_proj": ["mpt"],
         "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
+        "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -498,10 +527,12 @@ tensors! {
         "model.layers.{bid}.mlp.experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
-            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe",
+            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
+            "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
+        "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -510,10 +541,11 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe",
+            "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
+        "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -523,11 +555,12 @@ tensors! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
-            "qwen3vlmoe",
+            "qwen3vlmoe", "maple", "mellum",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
+        "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
@@ -605,12 +638,14 @@ tensors! {
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
-        "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
+            "deepseek2", "deepseek32", "glm-dsa", "plm",
+        ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -629,7 +664,9 @@ tensors! {
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
-        "model.layers.{bid}.self_attn.kv_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.kv_a_layernorm": [
+            "deepseek2", "deepseek32", "glm-dsa", "plm",
+        ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.nextn.eh_proj`.
@@ -745,7 +782,7 @@ tensors! {
     AttnGate = "blk.{bid}.attn_gate" {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
-        "model.layers.{bid}.self_attn.g_proj": ["laguna"],
+        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {

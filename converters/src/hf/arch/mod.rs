@@ -83,6 +83,21 @@ mod mpt;
 mod nemotron;
 mod neobert;
 mod roberta;
+// Llama-like remote-code text families.
+mod baichuan;
+mod internlm2;
+mod iquestcoder;
+mod kormo;
+mod maincoder;
+mod maple;
+mod mellum;
+mod nanbeige;
+mod orion;
+mod pangu;
+mod plm;
+mod smallthinker;
+mod spark2_5;
+mod xverse;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -186,6 +201,21 @@ pub static ALL: &[&Arch] = &[
     &codeshell::CODESHELL,
     &exaone::EXAONE,
     &llama_embed::LLAMA_EMBED,
+    // Llama-like remote-code text families.
+    &maincoder::MAINCODER,
+    &nanbeige::NANBEIGE,
+    &orion::ORION,
+    &baichuan::BAICHUAN,
+    &iquestcoder::IQUESTCODER,
+    &pangu::PANGU_EMBEDDED,
+    &plm::PLM,
+    &kormo::KORMO,
+    &smallthinker::SMALLTHINKER,
+    &spark2_5::SPARK2_5,
+    &maple::MAPLE,
+    &mellum::MELLUM,
+    &internlm2::INTERNLM2,
+    &xverse::XVERSE,
 ];
 
 /// The description for an HF architecture name.

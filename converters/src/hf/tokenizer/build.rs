@@ -230,4 +230,78 @@ impl<'a> VocabBuild<'a> {
     pub fn wordpiece(&mut self) -> Result<VocabOutcome, ConvertError> {
         super::wordpiece(self.req, self.tc, &mut self.kv)
     }
+
+    /// A `llama` (SentencePiece-style) vocabulary from a table the class built itself:
+    /// `tokenizer.ggml.model` "llama", pre-tokenizer "default", then the tokens, their
+    /// scores (when the class writes them) and their types, each list as long as the tokens.
+    pub fn llama_table(
+        &mut self,
+        tokens: Vec<String>,
+        scores: Option<Vec<f32>>,
+        types: Vec<i32>,
+    ) -> Result<(), ConvertError> {
+        let n_scores = scores.as_ref().map_or(tokens.len(), Vec::len);
+        if n_scores != tokens.len() || types.len() != tokens.len() {
+            return Err(ConvertError::Other(format!(
+                "a vocabulary of {} tokens with {n_scores} scores and {} types",
+                tokens.len(),
+                types.len()
+            )));
+        }
+        super::spm::check_size(tokens.len())?;
+        self.kv.string(super::key::MODEL, "llama");
+        self.kv.string(super::key::PRE, "default");
+        self.kv.array(super::key::TOKENS, super::strings(tokens));
+        if let Some(scores) = scores {
+            self.kv
+                .array(super::key::SCORES, ggufkit::gguf::ArrayValue::F32(scores));
+        }
+        self.kv.array(
+            super::key::TOKEN_TYPE,
+            ggufkit::gguf::ArrayValue::I32(types),
+        );
+        Ok(())
+    }
+
+    /// The special vocabulary of an `n`-token table (`gguf.SpecialVocab(dir, n_vocab=n)`,
+    /// no merges), with the ids of `set` (type, id) put in its table before it is written:
+    /// an id already read keeps its place, a new one goes last. A type named in `required`
+    /// must have been read from the files (the reference indexes it).
+    pub fn special_vocab_with(
+        &mut self,
+        n: usize,
+        required: &[&str],
+        set: &[(&str, u32)],
+    ) -> Result<(), ConvertError> {
+        let mut sv = super::SpecialVocab::load(self.req.dir, false, None, Some(n))?;
+        for typ in required {
+            if !sv.special_token_ids.iter().any(|(k, _)| k == typ) {
+                return Err(ConvertError::Other(format!(
+                    "the special vocabulary has no {typ} token id"
+                )));
+            }
+        }
+        for (typ, id) in set {
+            match sv.special_token_ids.iter_mut().find(|(k, _)| k == typ) {
+                Some(e) => e.1 = *id,
+                None => sv.special_token_ids.push(((*typ).to_string(), *id)),
+            }
+        }
+        sv.add_to(&mut self.kv)
+    }
+
+    /// `added_tokens.json`'s entries (text, id) in file order; empty without the file.
+    pub fn added_tokens_json(&self) -> Result<Vec<(String, Json)>, ConvertError> {
+        Ok(super::spm::added_tokens_json(self.req.dir)?
+            .map(|(o, _)| o.0)
+            .unwrap_or_default())
+    }
+
+    /// tokenizer_config.json's `added_tokens_decoder` entries (id, entry) in file order;
+    /// empty without the file or the key.
+    pub fn added_tokens_decoder(&self) -> Result<Vec<(String, Json)>, ConvertError> {
+        Ok(super::spm::added_tokens_decoder(self.req.dir)?
+            .map(|(o, _)| o.0)
+            .unwrap_or_default())
+    }
 }

@@ -82,7 +82,9 @@ fn index(v: &Json, n: usize, path: &Path, what: &str) -> Result<Option<usize>, C
 }
 
 /// The `added_tokens.json` entries (text → id) in file order.
-fn added_tokens_json(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
+pub(super) fn added_tokens_json(
+    dir: &Path,
+) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
     let path = dir.join("added_tokens.json");
     if !path.is_file() {
         return Ok(None);
@@ -91,7 +93,7 @@ fn added_tokens_json(dir: &Path) -> Result<Option<(Ordered, std::path::PathBuf)>
 }
 
 /// tokenizer_config.json's `added_tokens_decoder` in file order.
-fn added_tokens_decoder(
+pub(super) fn added_tokens_decoder(
     dir: &ModelDir,
 ) -> Result<Option<(Ordered, std::path::PathBuf)>, ConvertError> {
     let Some(text) = dir.tokenizer_config_text()? else {

@@ -232,6 +232,20 @@ fixtures! {
     codeshell => "codeshell",
     exaone => "exaone",
     llamaembed => "llamaembed",
+    maincoder => "maincoder",
+    nanbeige => "nanbeige",
+    orion => "orion",
+    baichuan => "baichuan",
+    iquestcoder => "iquestcoder",
+    pangu => "pangu",
+    plm => "plm",
+    kormo => "kormo",
+    smallthinker => "smallthinker",
+    spark2_5 => "spark2_5",
+    maple => "maple",
+    mellum => "mellum",
+    internlm2 => "internlm2",
+    xverse => "xverse",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
