@@ -42,6 +42,10 @@ pub struct Faults {
     pub redirect_to_https: bool,
     /// Range answers declare a `Content-Length` one byte short of the range.
     pub lying_length: bool,
+    /// Small files are answered with a body that never ends (no `Content-Length`).
+    pub endless_body: bool,
+    /// Every answer's header section never ends (header lines until the client leaves).
+    pub endless_headers: bool,
 }
 
 /// One request as the server saw it.
@@ -216,6 +220,18 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
         return Ok(());
     }
     let port = *state.port.lock().unwrap();
+    if state.faults.lock().unwrap().endless_headers {
+        let _ = out.write_all(b"HTTP/1.1 200 OK\r\n");
+        for i in 0u64.. {
+            if out
+                .write_all(format!("X-Filler-{i}: {}\r\n", "x".repeat(64)).as_bytes())
+                .is_err()
+            {
+                break;
+            }
+        }
+        return Ok(());
+    }
     let path = path.split('?').next().unwrap_or("").to_string();
     let not_found = |out: &mut TcpStream| {
         respond(out, "404 Not Found", &[], b"not found");
@@ -381,6 +397,12 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
             format!("http://localhost:{port}/lfs/{id}/{file}")
         };
         respond(&mut out, "302 Found", &[("Location", location)], b"");
+        return Ok(());
+    }
+    if faults.endless_body {
+        let _ = out.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+        let chunk = vec![b'{'; 64 << 10];
+        while out.write_all(&chunk).is_ok() {}
         return Ok(());
     }
     respond(

@@ -246,3 +246,51 @@ fn the_small_files_land_in_the_cache_layout_and_the_weights_do_not() {
             .unwrap();
     assert_eq!(resolved, snap.dir);
 }
+
+#[test]
+fn an_endless_small_file_stops_at_its_limit() {
+    let (server, scratch, _, _) = serve_fixture(FIXTURE);
+    server.set_faults(Faults {
+        endless_body: true,
+        ..Faults::default()
+    });
+    let ep = Endpoint::new(&server.endpoint(), None).unwrap();
+    let options = RemoteOptions {
+        max_small_file: 4 << 20,
+        ..fast_options()
+    };
+    let t = Instant::now();
+    let e = snapshot(
+        &scratch,
+        Arc::new(Client::new(ep, options)),
+        "test/llama-spm",
+    )
+    .expect_err("an endless body");
+    let e = e.to_string();
+    assert!(
+        e.contains("larger than the 4194304-byte limit") && e.contains("/resolve/"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20));
+    // Nothing is left in the cache but directories.
+    let blobs = scratch.path().join("cache/models--test--llama-spm/blobs");
+    assert_eq!(std::fs::read_dir(blobs).unwrap().count(), 0);
+}
+
+#[test]
+fn a_header_section_that_never_ends_is_an_error() {
+    let (server, scratch, _, _) = serve_fixture(FIXTURE);
+    server.set_faults(Faults {
+        endless_headers: true,
+        ..Faults::default()
+    });
+    let t = Instant::now();
+    let e = snapshot(&scratch, client(&server, None), "test/llama-spm")
+        .expect_err("endless headers")
+        .to_string();
+    assert!(
+        e.contains("gave up after 4 attempts") && e.contains("/api/models/test/llama-spm"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30));
+}
