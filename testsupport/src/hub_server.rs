@@ -42,6 +42,8 @@ pub struct Faults {
     pub redirect_to_https: bool,
     /// Range answers declare a `Content-Length` one byte short of the range.
     pub lying_length: bool,
+    /// Range bodies trickle: 100 bytes every 50 ms.
+    pub trickle: bool,
     /// Small files are answered with a body that never ends (no `Content-Length`).
     pub endless_body: bool,
     /// Every answer's header section never ends (header lines until the client leaves).
@@ -363,6 +365,21 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
             let _ = out.write_all(&body[..faults.drop_after_bytes]);
             let _ = out.flush();
             let _ = out.shutdown(std::net::Shutdown::Both);
+            return Ok(());
+        }
+        if faults.trickle {
+            let mut h = "HTTP/1.1 206 Partial Content\r\nConnection: close\r\n".to_string();
+            for (k, v) in &head {
+                h.push_str(&format!("{k}: {v}\r\n"));
+            }
+            h.push_str("\r\n");
+            let _ = out.write_all(h.as_bytes());
+            for piece in body.chunks(100) {
+                if out.write_all(piece).and_then(|_| out.flush()).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
             return Ok(());
         }
         respond(&mut out, "206 Partial Content", &head, body);

@@ -126,6 +126,13 @@ pub struct RemoteOptions {
     /// Silence on an open connection (no byte of the headers or body) before it is dropped
     /// and the request retried.
     pub read_timeout: Duration,
+    /// Slowest transfer accepted, in bytes per second: a range whose body arrives slower
+    /// than this over [`Self::rate_window`] is dropped and resumed on a new connection (a
+    /// trickle that keeps data flowing would never trip the read timeout); such attempts
+    /// count against [`Self::attempts`] though they bring bytes.
+    pub min_rate: u64,
+    /// The time over which [`Self::min_rate`] is measured.
+    pub rate_window: Duration,
     /// Bytes of one range request (a larger read is split and fetched in parallel).
     pub chunk: usize,
     /// Largest small file (config, tokenizer, model card...) fetched into the cache.
@@ -144,6 +151,8 @@ impl Default for RemoteOptions {
             max_retry_after: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(20),
             read_timeout: Duration::from_secs(60),
+            min_rate: 16 << 10,
+            rate_window: Duration::from_secs(30),
             chunk: 16 << 20,
             max_small_file: 1 << 30,
             max_redirects: 8,

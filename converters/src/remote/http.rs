@@ -47,6 +47,8 @@ enum Failure {
         why: String,
         after: Option<Duration>,
     },
+    /// Bytes came, but too slowly: retried, and counted as an attempt without progress.
+    Slow(String),
     Fatal(RemoteError),
 }
 
@@ -289,12 +291,13 @@ impl Client {
         let (mut idle, mut total) = (0u32, 0u32);
         loop {
             total += 1;
-            let (why, after) = match attempt() {
+            let (why, after, slow) = match attempt() {
                 Ok(v) => return Ok(v),
                 Err(Failure::Fatal(e)) => return Err(e),
-                Err(Failure::Retry { why, after }) => (why, after),
+                Err(Failure::Retry { why, after }) => (why, after, false),
+                Err(Failure::Slow(why)) => (why, None, true),
             };
-            if progress() {
+            if progress() && !slow {
                 idle = 0;
             } else {
                 idle += 1;
@@ -396,6 +399,7 @@ impl Client {
         let mut body = answer.resp.into_reader().take(want);
         let mut chunk = vec![0u8; 256 << 10];
         let mut got_now = 0u64;
+        let began = Instant::now();
         loop {
             match body.read(&mut chunk) {
                 Ok(0) => break,
@@ -403,6 +407,17 @@ impl Client {
                     buf.extend_from_slice(&chunk[..n]);
                     got_now += n as u64;
                     self.stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    let secs = began.elapsed().as_secs_f64();
+                    if got_now < want
+                        && began.elapsed() >= self.options.rate_window
+                        && (got_now as f64) < self.options.min_rate as f64 * secs
+                    {
+                        return Err(Failure::Slow(format!(
+                            "{url}: too slow: {got_now} bytes in {secs:.1} s, below the \
+                             {} bytes/s accepted",
+                            self.options.min_rate
+                        )));
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {

@@ -294,3 +294,33 @@ fn a_header_section_that_never_ends_is_an_error() {
     );
     assert!(t.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn a_trickling_server_is_dropped_below_the_minimum_rate() {
+    let (server, scratch, _, _) = serve_fixture(FIXTURE);
+    server.set_faults(Faults {
+        trickle: true,
+        ..Faults::default()
+    });
+    let ep = Endpoint::new(&server.endpoint(), None).unwrap();
+    let options = RemoteOptions {
+        min_rate: 64 << 10,
+        rate_window: Duration::from_millis(500),
+        ..fast_options()
+    };
+    let t = Instant::now();
+    let r = snapshot(
+        &scratch,
+        Arc::new(Client::new(ep, options)),
+        "test/llama-spm",
+    )
+    .map_err(|e| e.to_string())
+    .and_then(|s| convert(&s.dir, &scratch.path().join("out.gguf"), false));
+    let e = remote_error(r);
+    assert!(
+        e.contains("gave up after 4 attempts") && e.contains("too slow"),
+        "{e}"
+    );
+    assert!(e.contains("/resolve/") && e.contains(".safetensors"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+}
