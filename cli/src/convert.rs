@@ -614,6 +614,11 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    if cli.remote && cli.batch.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "--remote does not take --batch yet: give the model id as SRC"
+        )));
+    }
     if let Some(b) = cli.batch.clone() {
         return run_batch_file(&cli, &b);
     }

@@ -79,6 +79,12 @@ fn env(k: &str) -> Option<String> {
 /// `$HF_HOME/token` (`HF_HOME` default `$XDG_CACHE_HOME/huggingface`, else
 /// `~/.cache/huggingface`).
 pub fn token_from_env() -> Option<String> {
+    token_from(&env)
+}
+
+/// [`token_from_env`] with the variables `var` gives (empty values count as unset).
+pub fn token_from(var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let env = |k: &str| var(k).filter(|v| !v.trim().is_empty());
     if let Some(t) = env("HF_TOKEN") {
         return Some(t.trim().to_string());
     }
@@ -157,5 +163,76 @@ impl Default for RemoteOptions {
             max_small_file: 1 << 30,
             max_redirects: 8,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_comes_from_hf_token_else_the_token_file() {
+        let dir = std::env::temp_dir().join(format!("ggufkit-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("token"), "hf_from_file\nsecond line\n").unwrap();
+        let home = dir.to_str().unwrap().to_string();
+        let vars = |pairs: Vec<(&'static str, String)>| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+        };
+        let t = |pairs| token_from(&vars(pairs));
+        assert_eq!(
+            t(vec![
+                ("HF_TOKEN", " hf_env ".into()),
+                ("HF_HOME", home.clone())
+            ])
+            .as_deref(),
+            Some("hf_env")
+        );
+        assert_eq!(
+            t(vec![("HF_HOME", home.clone())]).as_deref(),
+            Some("hf_from_file")
+        );
+        assert_eq!(
+            t(vec![("HF_TOKEN", "".into()), ("HF_HOME", home.clone())]).as_deref(),
+            Some("hf_from_file")
+        );
+        assert_eq!(
+            t(vec![(
+                "HF_TOKEN_PATH",
+                dir.join("token").to_str().unwrap().into()
+            )])
+            .as_deref(),
+            Some("hf_from_file")
+        );
+        assert_eq!(t(vec![("HF_HOME", "/nonexistent/ggufkit".into())]), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_token_stays_on_the_endpoints_origin() {
+        let ep = Endpoint::new("https://hub.example/", Some("hf_secret".into())).unwrap();
+        assert_eq!(
+            ep.join("api/models/a/b"),
+            "https://hub.example/api/models/a/b"
+        );
+        for (url, same) in [
+            ("https://hub.example/x", true),
+            ("https://hub.example:443/x", true),
+            ("http://hub.example/x", false),
+            ("https://cdn.hub.example/x", false),
+            ("https://hub.example:8443/x", false),
+        ] {
+            assert_eq!(
+                ep.same_origin(&url::Url::parse(url).unwrap()),
+                same,
+                "{url}"
+            );
+        }
+        assert!(Endpoint::new("ftp://hub.example", None).is_err());
+        assert!(Endpoint::new("hub.example", None).is_err());
+        assert!(
+            !format!("{ep:?}").contains("hf_secret"),
+            "the token is never printed"
+        );
     }
 }

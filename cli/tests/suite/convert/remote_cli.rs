@@ -142,6 +142,19 @@ fn offline_and_bad_ids_are_refused_before_any_request() {
         err.contains("HTTP 404") && err.contains("/api/models/test/missing/revision/main"),
         "{err}"
     );
+    // Batches do not take remote sources yet: a usage error, not a silent local run.
+    std::fs::write(
+        root.join("jobs.toml"),
+        "[[job]]\nsource = \"x\"\noutputs = [\"f32\"]\n",
+    )
+    .unwrap();
+    let o = run(
+        &["--remote", "--batch", "jobs.toml"],
+        &[("HF_ENDPOINT", &endpoint)],
+        &root,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--remote does not take --batch"));
     assert!(server
         .log()
         .iter()
