@@ -42,6 +42,8 @@ pub struct Faults {
     pub redirect_to_https: bool,
     /// Range answers declare a `Content-Length` one byte short of the range.
     pub lying_length: bool,
+    /// Range answers declare `Content-Encoding: gzip` (a compressed body never asked for).
+    pub gzip: bool,
     /// Range bodies trickle: 100 bytes every 50 ms.
     pub trickle: bool,
     /// Small files are answered with a body that never ends (no `Content-Length`).
@@ -340,12 +342,15 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
         } else {
             body.len()
         };
-        let head = [
+        let mut head = vec![
             ("Content-Range", format!("bytes {a}-{b}/{size}")),
             ("Content-Length", declared.to_string()),
             ("ETag", etag),
             ("Accept-Ranges", "bytes".into()),
         ];
+        if faults.gzip {
+            head.push(("Content-Encoding", "gzip".into()));
+        }
         let drop_now = {
             let mut f = state.faults.lock().unwrap();
             if f.drop_mid_body > 0 && body.len() > f.drop_after_bytes {

@@ -64,6 +64,14 @@ pub enum RemoteError {
         /// The length declared.
         got: String,
     },
+    /// A body sent in a content encoding nobody asked for (its bytes are not the file's).
+    #[error("{url}: the server sent a body with Content-Encoding {encoding:?}, which was not asked for (its bytes are not the file's)")]
+    Encoded {
+        /// The URL asked.
+        url: String,
+        /// The encoding declared.
+        encoding: String,
+    },
     /// The file changed on the server while it was being read.
     #[error("{url} changed on the server during the conversion (ETag {was} became {now}; size {was_size} became {now_size}): its bytes would mix two versions")]
     Changed {

@@ -229,10 +229,21 @@ impl Client {
     }
 
     /// A final status: success passes, 429/408/5xx are retried (after `Retry-After` when
-    /// given), anything else is an error naming the URL.
+    /// given), anything else is an error naming the URL. A body in a `Content-Encoding` is
+    /// refused: none is asked for (no `Accept-Encoding`), and its bytes are not the file's.
     fn classify(&self, url: &str, a: Answer) -> Result<Answer, Failure> {
         let status = a.resp.status();
         if (200..300).contains(&status) {
+            if let Some(enc) = a
+                .header("Content-Encoding")
+                .map(str::trim)
+                .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"))
+            {
+                return Err(Failure::Fatal(RemoteError::Encoded {
+                    url: url.to_string(),
+                    encoding: enc.to_string(),
+                }));
+            }
             return Ok(a);
         }
         let reason = a.resp.status_text().to_string();

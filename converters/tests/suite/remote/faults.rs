@@ -324,3 +324,16 @@ fn a_trickling_server_is_dropped_below_the_minimum_rate() {
     assert!(e.contains("/resolve/") && e.contains(".safetensors"), "{e}");
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
 }
+
+#[test]
+fn a_compressed_body_never_asked_for_is_refused() {
+    let (remote, _, _) = through(Faults {
+        gzip: true,
+        ..Faults::default()
+    });
+    let e = remote_error(remote);
+    assert!(
+        e.contains("Content-Encoding \"gzip\"") && e.contains(".safetensors"),
+        "{e}"
+    );
+}
