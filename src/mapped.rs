@@ -1,5 +1,6 @@
 //! Read-only file bytes shared between a parsed file and the lazy tensors that point into it.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -65,7 +66,21 @@ pub fn read_input_to_string(path: &Path) -> std::io::Result<String> {
     })
 }
 
-/// The bytes of an input file: memory-mapped, or owned (tests, tiny files, stdin).
+/// A file read on demand, a byte range at a time, from somewhere other than a local disk
+/// (a URL). The readers that accept such a source (safetensors) read it only through
+/// [`FileBytes::range`]; nothing holds all of it in memory.
+pub trait RangeRead: Send + Sync {
+    /// The file's size in bytes.
+    fn size(&self) -> u64;
+    /// The bytes of `offset..offset + len`, exactly `len` of them, or an error naming the
+    /// source and what went wrong. Called from several threads at once.
+    fn read_range(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>>;
+    /// Where the bytes come from, for messages (a URL).
+    fn name(&self) -> &str;
+}
+
+/// The bytes of an input file: memory-mapped, owned (tests, tiny files, stdin), or read on
+/// demand ([`RangeRead`]: a remote file).
 pub struct FileBytes {
     backing: Backing,
     path: Option<PathBuf>,
@@ -74,6 +89,7 @@ pub struct FileBytes {
 enum Backing {
     Mapped(Mmap),
     Owned(Vec<u8>),
+    Remote(Box<dyn RangeRead>),
 }
 
 impl FileBytes {
@@ -106,6 +122,66 @@ impl FileBytes {
         })
     }
 
+    /// A file read on demand through `source`. Its slice ([`Deref`]) is empty: it is read
+    /// with [`FileBytes::range`], and its size is [`FileBytes::size`]. [`FileBytes::path`]
+    /// is the source's name (its URL), which also tells its ranges apart from other files'.
+    pub fn remote(source: Box<dyn RangeRead>) -> Arc<FileBytes> {
+        let path = Some(PathBuf::from(source.name()));
+        Arc::new(FileBytes {
+            backing: Backing::Remote(source),
+            path,
+        })
+    }
+
+    /// The file's size in bytes (for a remote file, the size it declared).
+    pub fn size(&self) -> u64 {
+        match &self.backing {
+            Backing::Remote(r) => r.size(),
+            _ => self.len() as u64,
+        }
+    }
+
+    /// Whether the bytes are read on demand ([`FileBytes::remote`]).
+    pub fn is_remote(&self) -> bool {
+        matches!(self.backing, Backing::Remote(_))
+    }
+
+    /// The bytes of `offset..offset + len`: borrowed from the mapping or memory, read from a
+    /// remote source. A range outside the file is an error (`UnexpectedEof`).
+    pub fn range(&self, offset: usize, len: usize) -> std::io::Result<Cow<'_, [u8]>> {
+        let outside = || {
+            std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "bytes {offset}+{len} lie outside {} ({} bytes)",
+                    self.describe(),
+                    self.size()
+                ),
+            )
+        };
+        let end = offset.checked_add(len).ok_or_else(outside)?;
+        if end as u64 > self.size() {
+            return Err(outside());
+        }
+        match &self.backing {
+            Backing::Remote(r) => {
+                let bytes = r.read_range(offset as u64, len)?;
+                if bytes.len() != len {
+                    return Err(outside());
+                }
+                Ok(Cow::Owned(bytes))
+            }
+            _ => Ok(Cow::Borrowed(&self[offset..end])),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "<memory>".into())
+    }
+
     /// Drops the pages of `offset..offset + len` from this process's memory (`MADV_DONTNEED`);
     /// a later read faults them in again from the file. Only whole pages inside the range are
     /// released. No effect on owned bytes.
@@ -129,7 +205,7 @@ impl FileBytes {
         }
     }
 
-    /// The file this came from, if any.
+    /// The file this came from, if any (a remote file's URL).
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
@@ -142,12 +218,14 @@ impl Deref for FileBytes {
         match &self.backing {
             Backing::Mapped(m) => m,
             Backing::Owned(v) => v,
+            // Read on demand through `range`; nothing is in memory.
+            Backing::Remote(_) => &[],
         }
     }
 }
 
 impl std::fmt::Debug for FileBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FileBytes({:?}, {} bytes)", self.path, self.len())
+        write!(f, "FileBytes({:?}, {} bytes)", self.path, self.size())
     }
 }

@@ -262,10 +262,17 @@ struct Cli {
     /// (as the reference writes them). llama.cpp loads such files only on big-endian hosts.
     #[arg(long)]
     bigendian: bool,
-    /// convert_hf_to_gguf.py's remote safetensors reading: refused (ggufkit reads local files
-    /// and the local HuggingFace cache only; see SRC).
+    /// SRC is a model on the HuggingFace Hub (`org/name` or `org/name@revision`), converted
+    /// without downloading its weights: the small files (config, tokenizer, model card,
+    /// index) go to the local HuggingFace cache, the safetensors are read by HTTP range
+    /// requests straight into the conversion (docs/remote.md). HF_ENDPOINT, HF_TOKEN and
+    /// HF_HUB_OFFLINE are honoured. Default output: ./org-name-{ftype}.gguf, general.name the
+    /// id, as convert_hf_to_gguf.py --remote writes them.
     #[arg(long)]
     remote: bool,
+    /// With --remote: range requests in flight at most.
+    #[arg(long, value_name = "N", default_value_t = ggufkit_converters::remote::config::DEFAULT_CONNECTIONS)]
+    remote_connections: usize,
     /// Write the multimodal projector (vision / audio encoder) instead of the text model,
     /// as convert_hf_to_gguf.py --mmproj does (file `mmproj-<name>-<TYPE>.gguf`; --outtype
     /// is the projector's type). Both files in one pass: `--outtype q4_k_m,mmproj` (or
@@ -609,13 +616,54 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    if cli.remote && cli.batch.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "--remote does not take --batch yet: give the model id as SRC"
+        )));
+    }
     if let Some(b) = cli.batch.clone() {
         return run_batch_file(&cli, &b);
     }
     refuse_unsupported(&cli)?;
     let mut cli = cli;
+    if cli.remote {
+        return run_remote(cli);
+    }
     let src = resolve_source(&mut cli)?;
     run_outtypes(&cli, &src)
+}
+
+/// `--remote org/name[@revision]`: the snapshot's small files fetched, its weights read over
+/// HTTP; named as the reference names a remote model (general.name the id, default file
+/// `./org-name-{ftype}.gguf`).
+fn run_remote(mut cli: Cli) -> Result<ExitCode, Failure> {
+    let spec = cli
+        .src
+        .clone()
+        .expect("clap requires SRC without --batch")
+        .to_string_lossy()
+        .into_owned();
+    let progress = !cli.quiet && !cli.json;
+    let remote = crate::remote::open(
+        &spec,
+        cli.revision.as_deref(),
+        cli.remote_connections,
+        progress,
+    )?;
+    notes_push(&cli, &format!("{}: {}", remote.id, remote.dir.display()));
+    cli.revision = None;
+    cli.src = Some(remote.dir.clone());
+    if cli.outfile.is_some() {
+        cli.out = cli.outfile.take();
+    }
+    if cli.out.is_none() && cli.outdir.is_none() {
+        cli.out = Some(remote.default_out());
+    }
+    cli.model_name = Some(remote.id.clone());
+    let src = resolve_source(&mut cli)?;
+    let result = run_outtypes(&cli, &src);
+    remote.finish(progress);
+    result
 }
 
 /// `--batch FILE`: its jobs (this shard's, with `--shard`), planned (`--plan`) or run.
@@ -644,18 +692,21 @@ fn run_batch_file(cli: &Cli, b: &Path) -> Result<ExitCode, Failure> {
 /// Refuses the reference converter's options ggufkit does not support, and contradictory ones.
 fn refuse_unsupported(cli: &Cli) -> Result<(), Failure> {
     for (on, what) in [
-        (
-            cli.remote,
-            "--remote is not supported: ggufkit reads local directories and the local HuggingFace cache (give the model id as SRC)",
-        ),
         (cli.fuse_qkv, "--fuse-qkv is not supported yet"),
-        (cli.fuse_gate_up_exps, "--fuse-gate-up-exps is not supported yet"),
+        (
+            cli.fuse_gate_up_exps,
+            "--fuse-gate-up-exps is not supported yet",
+        ),
         (
             cli.sentence_transformers_dense_modules,
             "--sentence-transformers-dense-modules is not supported yet",
         ),
         (
-            [cli.mtp, cli.no_mtp || cli.no_nextn, cli.dspark].iter().filter(|b| **b).count() > 1,
+            [cli.mtp, cli.no_mtp || cli.no_nextn, cli.dspark]
+                .iter()
+                .filter(|b| **b)
+                .count()
+                > 1,
             "--mtp, --no-nextn, and --dspark are mutually exclusive",
         ),
         (

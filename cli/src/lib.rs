@@ -24,3 +24,4 @@ pub mod edge;
 pub mod edit;
 pub mod inspect;
 pub mod quantize;
+mod remote;

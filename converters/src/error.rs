@@ -15,6 +15,10 @@ pub enum ConvertError {
         #[source]
         source: std::io::Error,
     },
+    /// A remote model could not be read (`--remote`): the error names the URL and what the
+    /// server did.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
     /// A file is malformed.
     #[error("{path}{}: {problem}", .offset.map(|o| format!(": at byte {o}")).unwrap_or_default())]
     Format {

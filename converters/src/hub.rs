@@ -71,7 +71,7 @@ pub fn model_id(arg: &str) -> Option<&str> {
     (looks_like_id && !Path::new(arg).exists()).then_some(arg)
 }
 
-fn valid_part(p: &str) -> bool {
+pub(crate) fn valid_part(p: &str) -> bool {
     !p.is_empty()
         && p.len() <= 96
         && !p.starts_with(['.', '-'])
@@ -81,12 +81,12 @@ fn valid_part(p: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     let parts: Vec<&str> = id.split('/').collect();
     matches!(parts.len(), 1 | 2) && parts.iter().all(|p| valid_part(p))
 }
 
-fn is_commit(s: &str) -> bool {
+pub(crate) fn is_commit(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

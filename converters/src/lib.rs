@@ -38,6 +38,7 @@ pub mod hf;
 pub mod hub;
 pub mod legacy;
 mod loadable;
+pub mod remote;
 pub mod torch;
 
 pub use error::{ConvertError, SafetensorsProblem};

@@ -110,13 +110,9 @@ impl TensorData {
     /// The bytes: borrowed for mapped and owned data, computed for derived data.
     pub fn bytes(&self) -> Result<Cow<'_, [u8]>, DataError> {
         match self {
-            TensorData::Mapped { file, offset, len } => {
-                let end = offset
-                    .checked_add(*len)
-                    .filter(|e| *e <= file.len())
-                    .ok_or_else(|| DataError(format!("{self:?} lies outside its file")))?;
-                Ok(Cow::Borrowed(&file[*offset..end]))
-            }
+            TensorData::Mapped { file, offset, len } => file
+                .range(*offset, *len)
+                .map_err(|e| DataError(format!("{self:?}: {e}"))),
             TensorData::Owned(v) => Ok(Cow::Borrowed(v.as_slice())),
             TensorData::Derived(d) => d.compute().map(Cow::Owned),
         }
@@ -154,7 +150,13 @@ impl TensorData {
         };
         let outside = || DataError(format!("rows {range:?} lie outside {self:?}"));
         match self {
-            TensorData::Mapped { .. } | TensorData::Owned(_) => {
+            // Only the rows asked for: a remote file reads just those bytes.
+            TensorData::Mapped { file, offset, len } => {
+                let r = span(*len).ok_or_else(outside)?;
+                file.range(offset + r.start, r.len())
+                    .map_err(|e| DataError(format!("{self:?}: {e}")))
+            }
+            TensorData::Owned(_) => {
                 let all = self.bytes()?;
                 let r = span(all.len()).ok_or_else(outside)?;
                 Ok(match all {

@@ -1008,7 +1008,7 @@ fn neg_exp(_: usize, x: f32) -> f32 {
 
 /// Reads a source tensor into its working type.
 fn read_values(t: &StTensor) -> Result<Values, DataError> {
-    let b = t.bytes();
+    let b = t.bytes()?;
     let f32s = |f: &dyn Fn(&[u8]) -> f32| -> Values {
         let size = t.dtype.size() as usize;
         let v: Vec<f32> = b.chunks_exact(size).map(f).collect();
@@ -1211,7 +1211,7 @@ impl Derive for Materialize {
         // A plain read of an F32/F16/BF16 tensor converts from the mapping without a copy.
         if let Some(t) = self.expr.as_read() {
             if matches!(t.dtype, StDtype::F32 | StDtype::F16 | StDtype::Bf16) {
-                return encode(self.expr.work(), t.bytes(), self.out, n_per_row);
+                return encode(self.expr.work(), &t.bytes()?, self.out, n_per_row);
             }
         }
         finish(self.expr.eval()?, self.out, n_per_row)
@@ -1271,10 +1271,9 @@ impl Derive for Materialize {
                     .ok_or_else(|| DataError("stacked part is not a read".into()))?;
                 let row = st.cols * st.size;
                 let bytes = t
-                    .bytes()
-                    .get(first * row..last * row)
-                    .ok_or_else(|| DataError(format!("{}: rows out of the tensor", t.name)))?;
-                out.extend(encode(self.expr.work(), bytes, self.out, st.cols)?);
+                    .range(first * row, (last - first) * row)
+                    .map_err(|e| DataError(format!("{}: rows out of the tensor: {e}", t.name)))?;
+                out.extend(encode(self.expr.work(), &bytes, self.out, st.cols)?);
                 r += last - first;
             }
             return Ok(out);

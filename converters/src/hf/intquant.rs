@@ -69,10 +69,11 @@ pub struct IntDequant {
 
 /// The i32 at element `i` of an I32 tensor.
 fn word(t: &StTensor, i: usize) -> Result<u32, DataError> {
-    let b = t
-        .bytes()
-        .get(i * 4..i * 4 + 4)
-        .ok_or_else(|| DataError(format!("{}: element {i} is outside the tensor", t.name)))?;
+    let b = i
+        .checked_mul(4)
+        .filter(|o| o.checked_add(4).is_some_and(|end| end <= t.len))
+        .ok_or_else(|| DataError(format!("{}: element {i} is outside the tensor", t.name)))
+        .and_then(|o| t.range(o, 4))?;
     Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 

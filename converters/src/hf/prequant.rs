@@ -97,27 +97,26 @@ impl PackRows for Mxfp4Rows {
     }
 
     fn pack_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
-        let (codes, exps) = (self.blocks.bytes(), self.scales.bytes());
         let row_codes = self.nb * 16;
         let mut out = vec![0u8; range.len() * self.nb * MXFP4_BLOCK];
         for (o, dst) in range.zip(out.chunks_exact_mut(self.nb * MXFP4_BLOCK)) {
             let s = self.source(o);
-            let (c, e) = match (
-                codes.get(s * row_codes..(s + 1) * row_codes),
-                exps.get(s * self.nb..(s + 1) * self.nb),
-            ) {
-                (Some(c), Some(e)) => (c, e),
-                _ => {
-                    return Err(DataError(format!(
-                        "{}: row {o} lies outside its source",
-                        self.describe()
-                    )))
-                }
+            let outside = |e: DataError| {
+                DataError(format!(
+                    "{}: row {o} lies outside its source: {e}",
+                    self.describe()
+                ))
             };
+            // Each row's own bytes: a remote source reads only those.
+            let c = self
+                .blocks
+                .range(s * row_codes, row_codes)
+                .map_err(outside)?;
+            let e = self.scales.range(s * self.nb, self.nb).map_err(outside)?;
             for ((d, c), &e) in dst
                 .chunks_exact_mut(MXFP4_BLOCK)
                 .zip(c.chunks_exact(16))
-                .zip(e)
+                .zip(e.iter())
             {
                 mxfp4_block(e, c, d);
             }
@@ -325,22 +324,25 @@ impl PackRows for Nvfp4Rows {
         let out_row = self.nb / 4 * NVFP4_BLOCK;
         let mut out = vec![0u8; range.len() * out_row];
         for (r, dst) in range.zip(out.chunks_exact_mut(out_row)) {
-            let (c, e) = match self.parts.get(r / self.rows) {
-                Some((w, s)) => {
-                    let src = self.source(r % self.rows);
-                    (
-                        w.bytes().get(src * self.nb * 8..(src + 1) * self.nb * 8),
-                        s.bytes().get(src * self.nb..(src + 1) * self.nb),
-                    )
-                }
-                None => (None, None),
-            };
-            let (Some(c), Some(e)) = (c, e) else {
-                return Err(DataError(format!(
-                    "{}: row {r} lies outside its source",
+            let outside = |why: String| {
+                DataError(format!(
+                    "{}: row {r} lies outside its source{why}",
                     self.describe()
-                )));
+                ))
             };
+            let (w, s) = self
+                .parts
+                .get(r / self.rows)
+                .ok_or_else(|| outside(String::new()))?;
+            let src = self.source(r % self.rows);
+            // Each row's own bytes: a remote source reads only those.
+            let c = w
+                .range(src * self.nb * 8, self.nb * 8)
+                .map_err(|e| outside(format!(": {e}")))?;
+            let e = s
+                .range(src * self.nb, self.nb)
+                .map_err(|e| outside(format!(": {e}")))?;
+            let (c, e) = (&c[..], &e[..]);
             for ((d, c), e) in dst
                 .chunks_exact_mut(NVFP4_BLOCK)
                 .zip(c.chunks_exact(32))

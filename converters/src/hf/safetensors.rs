@@ -11,10 +11,12 @@
 //! `model*.safetensors` in sorted order, or the sorted unique shard names of
 //! `model.safetensors.index.json` when it exists; inside a file, tensors sorted by name.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ggufkit::ir::DataError;
 use ggufkit::mapped::FileBytes;
 use serde_json::Value as Json;
 
@@ -126,9 +128,24 @@ pub struct StTensor {
 }
 
 impl StTensor {
-    /// The raw bytes (in range by construction).
-    pub fn bytes(&self) -> &[u8] {
-        &self.file[self.offset..self.offset + self.len]
+    /// The raw bytes: borrowed from the mapping (in range by construction), or read from a
+    /// remote file.
+    pub fn bytes(&self) -> Result<Cow<'_, [u8]>, DataError> {
+        self.range(0, self.len)
+    }
+
+    /// The raw bytes `start..start + len` of the tensor's data (a remote file reads only
+    /// those); a range outside the tensor is an error naming it.
+    pub fn range(&self, start: usize, len: usize) -> Result<Cow<'_, [u8]>, DataError> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(DataError(format!(
+                "{}: bytes {start}+{len} lie outside the tensor ({} bytes)",
+                self.name, self.len
+            )));
+        }
+        self.file
+            .range(self.offset + start, len)
+            .map_err(|e| DataError(format!("tensor '{}': {e}", self.name)))
     }
 
     /// Number of elements.
@@ -158,11 +175,16 @@ pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, C
         offset,
         problem,
     };
-    let total = file.len() as u64;
+    let total = file.size();
     if total < 8 {
         return Err(bad(None, SafetensorsProblem::TooShort { len: total }));
     }
-    let n = u64::from_le_bytes(file[..8].try_into().expect("8 bytes"));
+    let io = |e: std::io::Error| ConvertError::io(path, e);
+    let n = u64::from_le_bytes(
+        file.range(0, 8).map_err(io)?[..]
+            .try_into()
+            .expect("8 bytes"),
+    );
     if n > MAX_HEADER_LEN {
         let problem = SafetensorsProblem::HeaderTooLarge {
             len: n,
@@ -179,7 +201,9 @@ pub fn parse_file(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, C
     }
     let data_start = 8 + n;
     let data_len = total - data_start;
-    let text = std::str::from_utf8(&file[8..data_start as usize]).map_err(|e| {
+    // Read only once the length is known to fit the file (and the limit above).
+    let header = file.range(8, n as usize).map_err(io)?;
+    let text = std::str::from_utf8(&header).map_err(|e| {
         bad(
             Some(8 + e.valid_up_to() as u64),
             SafetensorsProblem::HeaderNotUtf8(e.to_string()),
@@ -445,8 +469,29 @@ fn map_parts(
     // Tensor name → index of the shard that holds it: a name in two shards would give the
     // output two tensors of that name.
     let mut seen: HashMap<String, usize> = HashMap::new();
+    let remote = crate::remote::dirs::lookup(dir);
     for part in parts {
         let path = dir.join(part);
+        let remote_part = remote.as_ref().filter(|r| r.files.contains(part));
+        if let Some(r) = remote_part.filter(|_| !path.exists()) {
+            let bytes = r.open(part)?;
+            let mut t = (format.parse)(&path, &bytes)?;
+            for tensor in &t {
+                if let Some(&earlier) = seen.get(tensor.name.as_str()) {
+                    return Err(ConvertError::format(
+                        &path,
+                        None,
+                        format!("tensor '{}' is also in {}", tensor.name, parts[earlier]),
+                    ));
+                }
+            }
+            for tensor in &t {
+                seen.insert(tensor.name.clone(), files.len());
+            }
+            tensors.append(&mut t);
+            files.push(path);
+            continue;
+        }
         if !path.is_file() {
             // Say what is there instead: a directory or a FIFO is not "missing".
             let state = match std::fs::metadata(&path) {
@@ -554,7 +599,17 @@ fn list_parts(dir: &Path, format: &PartFormat) -> Result<Vec<String>, ConvertErr
             parts.push(name);
         }
     }
+    // A snapshot directory whose weights are remote (`--remote`) lists them too.
+    if let Some(r) = crate::remote::dirs::lookup(dir) {
+        parts.extend(
+            r.files
+                .iter()
+                .filter(|n| n.starts_with(format.prefix) && n.ends_with(format.suffix))
+                .cloned(),
+        );
+    }
     parts.sort();
+    parts.dedup();
     Ok(parts)
 }
 

@@ -4,6 +4,7 @@
 mod batch;
 mod convert;
 mod errors;
+mod remote;
 mod repository;
 mod security;
 mod tokenizer;

@@ -9,3 +9,4 @@ mod mmproj_cli;
 mod mtp_golden;
 mod reference_cli;
 mod reference_commands;
+mod remote_cli;

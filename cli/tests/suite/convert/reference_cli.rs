@@ -62,7 +62,6 @@ fn the_reference_command_lines_work_unchanged() {
     assert!(dir.join("auto-bf16.gguf").is_file());
     // Not supported yet: refused with a usage error, nothing written.
     for flag in [
-        "--remote",
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",

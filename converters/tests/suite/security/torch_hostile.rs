@@ -318,7 +318,11 @@ storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x01K
         (t[0].name.as_str(), t[0].shape.as_slice()),
         ("w", &[2u64, 1][..])
     );
-    assert_eq!(t[0].bytes(), &data[4..12], "storage offset 1, two elements");
+    assert_eq!(
+        &*t[0].bytes().unwrap(),
+        &data[4..12],
+        "storage offset 1, two elements"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     cases.len()
 }
