@@ -1115,6 +1115,7 @@ fn list_architectures(json: bool) {
     use ggufkit_converters::hf::Status;
     for r in table {
         let text = match (r.gguf, r.text_status) {
+            (Some(g), Status::Refused) => format!("{g} (refused, as by llama.cpp)"),
             (Some(g), _) => g.to_string(),
             (None, Status::NotYet) => "(not yet)".to_string(),
             (None, Status::Refused) => "(refused: no text model)".to_string(),

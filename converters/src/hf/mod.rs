@@ -179,7 +179,8 @@ pub enum Status {
     Converted,
     /// llama.cpp's converter converts it; ggufkit does not yet (and refuses it).
     NotYet,
-    /// llama.cpp's converter lists the class but always refuses it; so does ggufkit.
+    /// llama.cpp's converter lists the class but refuses every checkpoint of it; so does
+    /// ggufkit.
     Refused,
     /// Neither converter has one for the class.
     None,
@@ -188,8 +189,8 @@ pub enum Status {
 impl Status {
     fn of(ours: bool, reference: bool, refused: bool) -> Status {
         match (ours, reference, refused) {
+            (_, true, true) => Status::Refused,
             (true, _, _) => Status::Converted,
-            (false, true, true) => Status::Refused,
             (false, true, false) => Status::NotYet,
             (false, false, _) => Status::None,
         }

@@ -351,13 +351,27 @@ pub const MMPROJ_CLASSES: &[&str] = &[
     "YoutuVLForConditionalGeneration",
 ];
 
-/// Classes of the text-model map whose converter always refuses, with what it says (the
-/// class exists only for its projector).
-pub const TEXT_REFUSED: &[(&str, &str)] = &[(
-    "UltravoxModel",
-    "Ultravox has no text decoder (it uses Llama or another model for text); convert its \
-     audio encoder with --mmproj",
-)];
+/// Classes of the text-model map whose converter refuses every checkpoint, with why. A
+/// class with no text decoder has no ggufkit family either; one whose reference converter
+/// fails on every checkpoint has a family that refuses each the same way (its tensors are
+/// still described, so the list can say what it would write).
+pub const TEXT_REFUSED: &[(&str, &str)] = &[
+    (
+        "BaiChuanForCausalLM",
+        "llama.cpp's converter fails on every Baichuan checkpoint (its tensor renaming calls \
+         itself without end)",
+    ),
+    (
+        "BaichuanForCausalLM",
+        "llama.cpp's converter fails on every Baichuan checkpoint (its tensor renaming calls \
+         itself without end)",
+    ),
+    (
+        "UltravoxModel",
+        "Ultravox has no text decoder (it uses Llama or another model for text); convert its \
+         audio encoder with --mmproj",
+    ),
+];
 
 /// Why the reference always refuses `class`'s text model, if it does.
 pub fn text_refusal(class: &str) -> Option<&'static str> {

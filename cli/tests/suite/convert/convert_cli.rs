@@ -422,10 +422,12 @@ fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
     ] {
         for class in reference[map].as_object().unwrap().keys() {
             let r = row(class);
-            let want = if !r[half].is_null() {
-                "converted"
-            } else if class == "UltravoxModel" && map == "text" {
+            let refused =
+                map == "text" && ggufkit_converters::hf::reference::text_refusal(class).is_some();
+            let want = if refused {
                 "refused"
+            } else if !r[half].is_null() {
+                "converted"
             } else {
                 "not yet"
             };

@@ -30,7 +30,11 @@ fn render() -> String {
         .filter(|r| r.gguf.is_some() || r.mmproj.is_some())
     {
         let r = r.clone();
-        let gguf = r.gguf.map_or("–".to_string(), |g| format!("`{g}`"));
+        let gguf = match (r.gguf, r.text_status) {
+            (Some(g), Status::Refused) => format!("`{g}` (refused, as by llama.cpp)"),
+            (Some(g), _) => format!("`{g}`"),
+            (None, _) => "–".to_string(),
+        };
         let mmproj = r.mmproj.map_or("–".to_string(), |(t, enc)| {
             format!("`{t}` ({})", enc.join(", "))
         });
@@ -47,7 +51,8 @@ fn render() -> String {
     out.push_str(&format!(
         "\nggufkit converts {text_ours} of the {} text-model classes and {mm_ours} of the {} \
          projector classes that llama.cpp's converter knows; `gguf-convert \
-         --list-architectures` marks the others `(not yet)`.\n",
+         --list-architectures` marks the others `(not yet)`, or `refused` where \
+         llama.cpp's converter refuses every checkpoint of the class.\n",
         text_ours + text_not_yet,
         mm_ours + mm_not_yet,
     ));
