@@ -1118,6 +1118,17 @@ FIXTURES.update({
                      rope_theta=500000.0, max_tokenizer_truncation=6144,
                      bos_token_id=1, eos_token_id=2, pad_token_id=0),
                "spm", False),
+    # Jais (remote code: written directly, see RAW_MODELS): GPT-2 names with a SwiGLU FFN
+    # (c_fc up, c_fc2 gate), muP embedding and output scales, ALiBi without precomputed
+    # slopes (bias maximum 8), the attention-mask buffers the class drops, an untied head
+    # (the borrowed embedding again, so it is shared).
+    "jais": ("JAISLMHeadModel", "jais",
+             dict(n_embd=16, n_head=4, n_inner=40, n_layer=2, n_positions=256,
+                  layer_norm_epsilon=1e-5, vocab_size=BPE_VOCAB,
+                  activation_function="swiglu", position_embedding_type="alibi",
+                  mup_embeddings_scale=14.6, mup_output_alpha=2.22, mup_width_scale=0.125,
+                  bos_token_id=1, eos_token_id=2),
+             "smollm", False),
 })
 
 
@@ -1199,6 +1210,26 @@ def _codeshell_tensors(kw: dict) -> dict:
                     p + "ln_2.weight": (e,), p + "ln_2.bias": (e,),
                     p + "mlp.c_fc.weight": (4 * e, e), p + "mlp.c_fc.bias": (4 * e,),
                     p + "mlp.c_proj.weight": (e, 4 * e), p + "mlp.c_proj.bias": (e,)})
+    return out
+
+
+def _jais_tensors(kw: dict) -> dict:
+    """Jais's tensor names and shapes: GPT-2's Conv1D layout (input first), a gated FFN and
+    the `attn.bias` mask buffers. No `relative_pe.slopes`: the reference cannot read their
+    values (its tensors are lazy) and refuses checkpoints that have them."""
+    e, f = kw["n_embd"], kw["n_inner"]
+    out = {"transformer.wte.weight": (kw["vocab_size"], e), "lm_head.weight": (kw["vocab_size"], e),
+           "transformer.ln_f.weight": (e,), "transformer.ln_f.bias": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"transformer.h.{b}."
+        out.update({p + "ln_1.weight": (e,), p + "ln_1.bias": (e,),
+                    p + "attn.bias": (1, 1, 4, 4),
+                    p + "attn.c_attn.weight": (e, 3 * e), p + "attn.c_attn.bias": (3 * e,),
+                    p + "attn.c_proj.weight": (e, e), p + "attn.c_proj.bias": (e,),
+                    p + "ln_2.weight": (e,), p + "ln_2.bias": (e,),
+                    p + "mlp.c_fc.weight": (e, f), p + "mlp.c_fc.bias": (f,),
+                    p + "mlp.c_fc2.weight": (e, f), p + "mlp.c_fc2.bias": (f,),
+                    p + "mlp.c_proj.weight": (f, e), p + "mlp.c_proj.bias": (e,)})
     return out
 
 
@@ -1449,6 +1480,7 @@ RAW_MODELS = {
     "mellum": (_maple_tensors, {"model_type": "mellum"}),
     "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
     "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
+    "jais": (_jais_tensors, {"model_type": "jais"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -1646,6 +1678,8 @@ BORROWED = {
     "mpt": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "codeshell": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "jais": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+             "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 
