@@ -1129,6 +1129,14 @@ FIXTURES.update({
                   mup_embeddings_scale=14.6, mup_output_alpha=2.22, mup_width_scale=0.125,
                   bos_token_id=1, eos_token_id=2),
              "smollm", False),
+    # Jais 2: Llama names with LayerNorm (biased), biased attention and a gate-less
+    # squared-ReLU FFN, GQA, an explicit head_dim (rope dimensions), linear rope scaling,
+    # an untied head (the borrowed embedding again, so it is shared).
+    "jais2": ("Jais2ForCausalLM", "jais2",
+              bpe(num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                  rope_parameters={"rope_type": "linear", "factor": 2.0,
+                                   "rope_theta": 20000.0}),
+              "smollm", False),
 })
 
 
@@ -1680,6 +1688,8 @@ BORROWED = {
     "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "jais": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "jais2": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 

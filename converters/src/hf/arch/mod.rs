@@ -100,6 +100,7 @@ mod spark2_5;
 mod xverse;
 // GPT-era decoders, third group.
 mod jais;
+mod jais2;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -219,6 +220,7 @@ pub static ALL: &[&Arch] = &[
     &internlm2::INTERNLM2,
     &xverse::XVERSE,
     &jais::JAIS,
+    &jais2::JAIS2,
 ];
 
 /// The description for an HF architecture name.

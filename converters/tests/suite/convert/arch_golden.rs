@@ -247,6 +247,7 @@ fixtures! {
     internlm2 => "internlm2",
     xverse => "xverse",
     jais => "jais",
+    jais2 => "jais2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
