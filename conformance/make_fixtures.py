@@ -1137,6 +1137,18 @@ FIXTURES.update({
                   rope_parameters={"rope_type": "linear", "factor": 2.0,
                                    "rope_theta": 20000.0}),
               "smollm", False),
+    # OpenELM (remote code: written directly, see RAW_MODELS): per-layer query/kv head
+    # counts and FFN sizes (multipliers made divisible by ffn_dim_divisor), a fused qkv with
+    # q/k norms, a fused gate-and-up proj_1 split per layer, a tied head.
+    "openelm": ("OpenELMForCausalLM", "openelm",
+                dict(model_dim=24, head_dim=8, num_transformer_layers=3,
+                     num_query_heads=[2, 3, 4], num_kv_heads=[1, 1, 2],
+                     ffn_multipliers=[0.5, 1.0, 1.5], ffn_dim_divisor=8,
+                     max_context_length=512, rope_freq_constant=10000,
+                     rope_max_length=1024, normalize_qk_projections=True,
+                     share_input_output_layers=True, ffn_with_glu=True,
+                     vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2),
+                "spm", True),
 })
 
 
@@ -1238,6 +1250,26 @@ def _jais_tensors(kw: dict) -> dict:
                     p + "mlp.c_fc.weight": (e, f), p + "mlp.c_fc.bias": (f,),
                     p + "mlp.c_fc2.weight": (e, f), p + "mlp.c_fc2.bias": (f,),
                     p + "mlp.c_proj.weight": (f, e), p + "mlp.c_proj.bias": (e,)})
+    return out
+
+
+def _openelm_tensors(kw: dict) -> dict:
+    """OpenELM's tensor names and shapes: per layer, a fused qkv for its own head counts,
+    q/k RMS norms over the head, and a fused gate-and-up proj_1 of twice its FFN size."""
+    e, d, div = kw["model_dim"], kw["head_dim"], kw["ffn_dim_divisor"]
+    out = {"transformer.token_embeddings.weight": (kw["vocab_size"], e),
+           "transformer.norm.weight": (e,)}
+    for b in range(kw["num_transformer_layers"]):
+        q, kv = kw["num_query_heads"][b], kw["num_kv_heads"][b]
+        v = kw["ffn_multipliers"][b] * e
+        ff = max(div, int(v + div / 2) // div * div)
+        ff += div if ff < 0.9 * v else 0
+        p = f"transformer.layers.{b}."
+        out.update({p + "attn_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                    p + "attn.qkv_proj.weight": ((q + 2 * kv) * d, e),
+                    p + "attn.q_norm.weight": (d,), p + "attn.k_norm.weight": (d,),
+                    p + "attn.out_proj.weight": (e, q * d),
+                    p + "ffn.proj_1.weight": (2 * ff, e), p + "ffn.proj_2.weight": (e, ff)})
     return out
 
 
@@ -1489,6 +1521,7 @@ RAW_MODELS = {
     "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
     "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
     "jais": (_jais_tensors, {"model_type": "jais"}),
+    "openelm": (_openelm_tensors, {"model_type": "openelm"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).

@@ -108,6 +108,7 @@ tensors! {
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
+        "transformer.token_embeddings": ["openelm"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -167,6 +168,7 @@ tensors! {
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
         "transformer.norm_f": ["mpt"],
+        "transformer.norm": ["openelm"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -214,6 +216,7 @@ tensors! {
         "h.{bid}.input_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_1": ["mpt"],
         "model.layers.{bid}.attention_norm": ["internlm2"],
+        "transformer.layers.{bid}.attn_norm": ["openelm"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -237,6 +240,7 @@ tensors! {
         "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
         "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
         "model.layers.{bid}.attention.wqkv": ["internlm2"],
+        "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -337,6 +341,7 @@ tensors! {
         "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
         "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
         "model.layers.{bid}.attention.wo": ["internlm2"],
+        "transformer.layers.{bid}.attn.out_proj": ["openelm"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -357,6 +362,7 @@ tensors! {
         "model.layers.{bid}.self_attn.query_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
+        "transformer.layers.{bid}.attn.q_norm": ["openelm"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -371,6 +377,7 @@ tensors! {
         "model.layers.{bid}.self_attn.key_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.key_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_k": ["jina-bert-v2"],
+        "transformer.layers.{bid}.attn.k_norm": ["openelm"],
     }
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
@@ -400,6 +407,7 @@ tensors! {
         "transformer_encoder.{bid}.ffn_norm": ["neo-bert"],
         "h.{bid}.post_attention_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_2": ["mpt"],
+        "transformer.layers.{bid}.ffn_norm": ["openelm"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -532,6 +540,7 @@ tensors! {
         "transformer.blocks.{bid}.ffn.down_proj": ["mpt"],
         "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
         "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
+        "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {

@@ -101,6 +101,7 @@ mod xverse;
 // GPT-era decoders, third group.
 mod jais;
 mod jais2;
+mod openelm;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -221,6 +222,7 @@ pub static ALL: &[&Arch] = &[
     &xverse::XVERSE,
     &jais::JAIS,
     &jais2::JAIS2,
+    &openelm::OPENELM,
 ];
 
 /// The description for an HF architecture name.

@@ -248,6 +248,7 @@ fixtures! {
     xverse => "xverse",
     jais => "jais",
     jais2 => "jais2",
+    openelm => "openelm",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
