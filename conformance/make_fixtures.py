@@ -1118,6 +1118,37 @@ FIXTURES.update({
                      rope_theta=500000.0, max_tokenizer_truncation=6144,
                      bos_token_id=1, eos_token_id=2, pad_token_id=0),
                "spm", False),
+    # Jais (remote code: written directly, see RAW_MODELS): GPT-2 names with a SwiGLU FFN
+    # (c_fc up, c_fc2 gate), muP embedding and output scales, ALiBi without precomputed
+    # slopes (bias maximum 8), the attention-mask buffers the class drops, an untied head
+    # (the borrowed embedding again, so it is shared).
+    "jais": ("JAISLMHeadModel", "jais",
+             dict(n_embd=16, n_head=4, n_inner=40, n_layer=2, n_positions=256,
+                  layer_norm_epsilon=1e-5, vocab_size=BPE_VOCAB,
+                  activation_function="swiglu", position_embedding_type="alibi",
+                  mup_embeddings_scale=14.6, mup_output_alpha=2.22, mup_width_scale=0.125,
+                  bos_token_id=1, eos_token_id=2),
+             "smollm", False),
+    # Jais 2: Llama names with LayerNorm (biased), biased attention and a gate-less
+    # squared-ReLU FFN, GQA, an explicit head_dim (rope dimensions), linear rope scaling,
+    # an untied head (the borrowed embedding again, so it is shared).
+    "jais2": ("Jais2ForCausalLM", "jais2",
+              bpe(num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                  rope_parameters={"rope_type": "linear", "factor": 2.0,
+                                   "rope_theta": 20000.0}),
+              "smollm", False),
+    # OpenELM (remote code: written directly, see RAW_MODELS): per-layer query/kv head
+    # counts and FFN sizes (multipliers made divisible by ffn_dim_divisor), a fused qkv with
+    # q/k norms, a fused gate-and-up proj_1 split per layer, a tied head.
+    "openelm": ("OpenELMForCausalLM", "openelm",
+                dict(model_dim=24, head_dim=8, num_transformer_layers=3,
+                     num_query_heads=[2, 3, 4], num_kv_heads=[1, 1, 2],
+                     ffn_multipliers=[0.5, 1.0, 1.5], ffn_dim_divisor=8,
+                     max_context_length=512, rope_freq_constant=10000,
+                     rope_max_length=1024, normalize_qk_projections=True,
+                     share_input_output_layers=True, ffn_with_glu=True,
+                     vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2),
+                "spm", True),
 })
 
 
@@ -1199,6 +1230,46 @@ def _codeshell_tensors(kw: dict) -> dict:
                     p + "ln_2.weight": (e,), p + "ln_2.bias": (e,),
                     p + "mlp.c_fc.weight": (4 * e, e), p + "mlp.c_fc.bias": (4 * e,),
                     p + "mlp.c_proj.weight": (e, 4 * e), p + "mlp.c_proj.bias": (e,)})
+    return out
+
+
+def _jais_tensors(kw: dict) -> dict:
+    """Jais's tensor names and shapes: GPT-2's Conv1D layout (input first), a gated FFN and
+    the `attn.bias` mask buffers. No `relative_pe.slopes`: the reference cannot read their
+    values (its tensors are lazy) and refuses checkpoints that have them."""
+    e, f = kw["n_embd"], kw["n_inner"]
+    out = {"transformer.wte.weight": (kw["vocab_size"], e), "lm_head.weight": (kw["vocab_size"], e),
+           "transformer.ln_f.weight": (e,), "transformer.ln_f.bias": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"transformer.h.{b}."
+        out.update({p + "ln_1.weight": (e,), p + "ln_1.bias": (e,),
+                    p + "attn.bias": (1, 1, 4, 4),
+                    p + "attn.c_attn.weight": (e, 3 * e), p + "attn.c_attn.bias": (3 * e,),
+                    p + "attn.c_proj.weight": (e, e), p + "attn.c_proj.bias": (e,),
+                    p + "ln_2.weight": (e,), p + "ln_2.bias": (e,),
+                    p + "mlp.c_fc.weight": (e, f), p + "mlp.c_fc.bias": (f,),
+                    p + "mlp.c_fc2.weight": (e, f), p + "mlp.c_fc2.bias": (f,),
+                    p + "mlp.c_proj.weight": (f, e), p + "mlp.c_proj.bias": (e,)})
+    return out
+
+
+def _openelm_tensors(kw: dict) -> dict:
+    """OpenELM's tensor names and shapes: per layer, a fused qkv for its own head counts,
+    q/k RMS norms over the head, and a fused gate-and-up proj_1 of twice its FFN size."""
+    e, d, div = kw["model_dim"], kw["head_dim"], kw["ffn_dim_divisor"]
+    out = {"transformer.token_embeddings.weight": (kw["vocab_size"], e),
+           "transformer.norm.weight": (e,)}
+    for b in range(kw["num_transformer_layers"]):
+        q, kv = kw["num_query_heads"][b], kw["num_kv_heads"][b]
+        v = kw["ffn_multipliers"][b] * e
+        ff = max(div, int(v + div / 2) // div * div)
+        ff += div if ff < 0.9 * v else 0
+        p = f"transformer.layers.{b}."
+        out.update({p + "attn_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                    p + "attn.qkv_proj.weight": ((q + 2 * kv) * d, e),
+                    p + "attn.q_norm.weight": (d,), p + "attn.k_norm.weight": (d,),
+                    p + "attn.out_proj.weight": (e, q * d),
+                    p + "ffn.proj_1.weight": (2 * ff, e), p + "ffn.proj_2.weight": (e, ff)})
     return out
 
 
@@ -1449,6 +1520,8 @@ RAW_MODELS = {
     "mellum": (_maple_tensors, {"model_type": "mellum"}),
     "internlm2": (_internlm2_tensors, {"model_type": "internlm2"}),
     "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
+    "jais": (_jais_tensors, {"model_type": "jais"}),
+    "openelm": (_openelm_tensors, {"model_type": "openelm"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -1646,6 +1719,10 @@ BORROWED = {
     "mpt": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "codeshell": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "jais": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+             "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "jais2": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 

@@ -518,7 +518,9 @@ impl Hparams {
     /// [`MAX_BLOCK_COUNT`]: the tensor name table is expanded per block, so the count must
     /// not be able to size it by itself.
     pub fn block_count(&self) -> Result<u64, ConvertError> {
-        let keys = super::params::BLOCK_COUNT_KEYS;
+        let keys = arch::lookup(&self.arch)
+            .and_then(|a| a.hooks.block_count_keys)
+            .unwrap_or(super::params::BLOCK_COUNT_KEYS);
         let mut n = self.req_u64(keys)?;
         if self.mtp != super::Mtp::Drop
             && arch::lookup(&self.arch).is_some_and(|a| a.rules.nextn_blocks)

@@ -328,11 +328,17 @@ pub struct Hooks {
     /// `general.architecture` (and the key prefix) when the class switches it in its
     /// constructor; `None` writes [`Arch::gguf`].
     pub gguf_arch: Option<fn(&Hparams) -> &'static str>,
+    /// The hparams the block count is read from when the class reads it from its own
+    /// spelling instead of the common ones (`params::BLOCK_COUNT_KEYS`).
+    pub block_count_keys: Option<&'static [&'static str]>,
 }
 
 impl Hooks {
     /// No decision of its own.
-    pub const NONE: Hooks = Hooks { gguf_arch: None };
+    pub const NONE: Hooks = Hooks {
+        gguf_arch: None,
+        block_count_keys: None,
+    };
 }
 
 impl Arch {

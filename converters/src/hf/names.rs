@@ -90,11 +90,12 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
+            "jais2",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
         "transformer.word_embeddings": ["falcon", "bloom"],
-        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone"],
+        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone", "jais"],
         "wte": ["gpt2"],
         "gpt_neox.embed_in": ["gptneox"],
         "transformer.embd.wte": ["phi2"],
@@ -107,6 +108,7 @@ tensors! {
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
+        "transformer.token_embeddings": ["openelm"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -133,7 +135,8 @@ tensors! {
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
-            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
+            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais",
+            "jais2",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -151,12 +154,13 @@ tensors! {
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
+            "jais2",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
             "llama-embed",
         ],
-        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone"],
+        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone", "jais"],
         "ln_f": ["gpt2", "bloom"],
         "gpt_neox.final_layer_norm": ["gptneox"],
         "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
@@ -164,6 +168,7 @@ tensors! {
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
         "transformer.norm_f": ["mpt"],
+        "transformer.norm": ["openelm"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -193,11 +198,12 @@ tensors! {
             "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm", "starcoder2",
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
+            "jais2",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
         "transformer.h.{bid}.ln_mlp": ["falcon"],
-        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone"],
+        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
         "h.{bid}.ln_1": ["gpt2"],
         "gpt_neox.layers.{bid}.input_layernorm": ["gptneox"],
         "transformer.h.{bid}.ln": ["phi2"],
@@ -210,6 +216,7 @@ tensors! {
         "h.{bid}.input_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_1": ["mpt"],
         "model.layers.{bid}.attention_norm": ["internlm2"],
+        "transformer.layers.{bid}.attn_norm": ["openelm"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -219,7 +226,7 @@ tensors! {
     /// `blk.{bid}.attn_qkv`.
     AttnQkv = "blk.{bid}.attn_qkv" {
         "transformer.h.{bid}.self_attention.query_key_value": ["falcon", "bloom"],
-        "transformer.h.{bid}.attn.c_attn": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.attn.c_attn": ["gpt2", "starcoder", "codeshell", "jais"],
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
@@ -233,6 +240,7 @@ tensors! {
         "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
         "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
         "model.layers.{bid}.attention.wqkv": ["internlm2"],
+        "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -246,6 +254,7 @@ tensors! {
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -266,6 +275,7 @@ tensors! {
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -286,6 +296,7 @@ tensors! {
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -308,11 +319,12 @@ tensors! {
             "stablelm", "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.self_attention.dense": ["falcon", "bloom"],
-        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder", "codeshell", "jais"],
         "h.{bid}.attn.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.dense": ["gptneox"],
         "model.layers.{bid}.self_attn.dense": ["phi2"],
@@ -329,6 +341,7 @@ tensors! {
         "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
         "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
         "model.layers.{bid}.attention.wo": ["internlm2"],
+        "transformer.layers.{bid}.attn.out_proj": ["openelm"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -349,6 +362,7 @@ tensors! {
         "model.layers.{bid}.self_attn.query_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
+        "transformer.layers.{bid}.attn.q_norm": ["openelm"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -363,6 +377,7 @@ tensors! {
         "model.layers.{bid}.self_attn.key_layernorm": ["hunyuan-dense"],
         "model.layers.{bid}.attention.key_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_k": ["jina-bert-v2"],
+        "transformer.layers.{bid}.attn.k_norm": ["openelm"],
     }
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
@@ -374,12 +389,13 @@ tensors! {
             "qwen3vl", "qwen3vlmoe", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone",
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
+            "jais2",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
         ],
-        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone"],
+        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
         "h.{bid}.ln_2": ["gpt2"],
         "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
         "model.layers.{bid}.feedforward_layernorm": ["apertus"],
@@ -391,6 +407,7 @@ tensors! {
         "transformer_encoder.{bid}.ffn_norm": ["neo-bert"],
         "h.{bid}.post_attention_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_2": ["mpt"],
+        "transformer.layers.{bid}.ffn_norm": ["openelm"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -448,6 +465,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe", "internlm2"],
         "encoder.layer.{bid}.mlp.gated_layers_w": ["jina-bert-v2"],
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
+        "transformer.h.{bid}.mlp.c_fc2": ["jais"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -459,12 +477,13 @@ tensors! {
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "spark2_5", "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.mlp.dense_h_to_4h": ["falcon", "bloom"],
         "model.layers.{bid}.mlp.gate_up_proj": ["glm4", "phi3"],
-        "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder", "codeshell"],
+        "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder", "codeshell", "jais"],
         "h.{bid}.mlp.c_fc": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_h_to_4h": ["gptneox"],
         "model.layers.{bid}.mlp.fc1": ["phi2"],
@@ -496,11 +515,12 @@ tensors! {
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
             "smollm3", "stablelm", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
+            "jais2",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon", "bloom"],
-        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone"],
+        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
         "h.{bid}.mlp.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_4h_to_h": ["gptneox"],
         "model.layers.{bid}.mlp.fc2": ["phi2"],
@@ -520,6 +540,7 @@ tensors! {
         "transformer.blocks.{bid}.ffn.down_proj": ["mpt"],
         "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
         "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
+        "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {

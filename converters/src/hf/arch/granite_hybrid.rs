@@ -69,6 +69,7 @@ pub const GRANITE_HYBRID: Arch = Arch {
     extra: llama::no_rope_freqs,
     hooks: Hooks {
         gguf_arch: Some(gguf_arch),
+        ..Hooks::NONE
     },
 };
 

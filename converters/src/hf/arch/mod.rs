@@ -98,6 +98,10 @@ mod plm;
 mod smallthinker;
 mod spark2_5;
 mod xverse;
+// GPT-era decoders, third group.
+mod jais;
+mod jais2;
+mod openelm;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -216,6 +220,9 @@ pub static ALL: &[&Arch] = &[
     &mellum::MELLUM,
     &internlm2::INTERNLM2,
     &xverse::XVERSE,
+    &jais::JAIS,
+    &jais2::JAIS2,
+    &openelm::OPENELM,
 ];
 
 /// The description for an HF architecture name.

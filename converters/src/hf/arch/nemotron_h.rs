@@ -128,6 +128,7 @@ pub const NEMOTRON_H: Arch = Arch {
     extra: llama::rope_freqs,
     hooks: Hooks {
         gguf_arch: Some(gguf_arch),
+        ..Hooks::NONE
     },
 };
 

@@ -246,6 +246,9 @@ fixtures! {
     mellum => "mellum",
     internlm2 => "internlm2",
     xverse => "xverse",
+    jais => "jais",
+    jais2 => "jais2",
+    openelm => "openelm",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
