@@ -192,17 +192,20 @@ fn etag_of(bytes: &[u8], generation: usize) -> String {
     format!("\"{h:016x}\"")
 }
 
-fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut out = conn;
+/// One request: its method, its path (query removed later) and its headers, lowercased.
+struct Request {
+    method: String,
+    path: String,
+    headers: BTreeMap<String, String>,
+}
+
+/// Reads a request line and headers (each line at most 8 KiB).
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Request> {
     let mut line = String::new();
     reader.by_ref().take(8192).read_line(&mut line)?;
     let mut parts = line.split_whitespace();
-    let (method, path) = (
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or("").to_string(),
-    );
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
     let mut headers = BTreeMap::new();
     loop {
         let mut h = String::new();
@@ -213,17 +216,34 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
             headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
         }
     }
+    Ok(Request {
+        method,
+        path,
+        headers,
+    })
+}
+
+fn not_found(out: &mut TcpStream) -> std::io::Result<()> {
+    respond(out, "404 Not Found", &[], b"not found");
+    Ok(())
+}
+
+/// Answers one connection's request: the revision API, an LFS range, or a resolved file.
+fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut out = conn;
+    let req = read_request(&mut reader)?;
     state.log.lock().unwrap().push(Logged {
-        path: path.clone(),
-        host: headers.get("host").cloned().unwrap_or_default(),
-        token: headers.contains_key("authorization"),
-        range: headers.get("range").cloned(),
+        path: req.path.clone(),
+        host: req.headers.get("host").cloned().unwrap_or_default(),
+        token: req.headers.contains_key("authorization"),
+        range: req.headers.get("range").cloned(),
     });
-    if method != "GET" {
+    if req.method != "GET" {
         respond(&mut out, "405 Method Not Allowed", &[], b"");
         return Ok(());
     }
-    let port = *state.port.lock().unwrap();
     if state.faults.lock().unwrap().endless_headers {
         let _ = out.write_all(b"HTTP/1.1 200 OK\r\n");
         for i in 0u64.. {
@@ -236,189 +256,198 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
         }
         return Ok(());
     }
-    let path = path.split('?').next().unwrap_or("").to_string();
-    let not_found = |out: &mut TcpStream| {
-        respond(out, "404 Not Found", &[], b"not found");
-        Ok(())
-    };
+    let path = req.path.split('?').next().unwrap_or("").to_string();
     if let Some(rest) = path.strip_prefix("/api/models/") {
-        // {org}/{name}/revision/{rev}
-        let segs: Vec<&str> = rest.splitn(4, '/').collect();
-        if segs.len() != 4 || segs[2] != "revision" {
-            return not_found(&mut out);
-        }
-        let id = format!("{}/{}", segs[0], segs[1]);
-        let repos = state.repos.lock().unwrap();
-        let Some(repo) = repos.get(&id) else {
-            return not_found(&mut out);
-        };
-        if segs[3] != "main" && segs[3] != repo.commit {
-            return not_found(&mut out);
-        }
-        let siblings: Vec<String> = repo
-            .files
-            .keys()
-            .map(|f| format!("{{\"rfilename\":{f:?}}}"))
-            .collect();
-        let body = format!(
-            "{{\"id\":{id:?},\"sha\":{:?},\"siblings\":[{}]}}",
-            repo.commit,
-            siblings.join(",")
-        );
-        respond(
-            &mut out,
-            "200 OK",
-            &[("Content-Type", "application/json".into())],
-            body.as_bytes(),
-        );
-        return Ok(());
+        return revision(state, rest, &mut out);
     }
-    let faults = state.faults.lock().unwrap().clone();
     if let Some(rest) = path.strip_prefix("/lfs/") {
-        let segs: Vec<&str> = rest.splitn(3, '/').collect();
-        if segs.len() != 3 {
-            return not_found(&mut out);
+        return lfs(state, rest, &req.headers, &mut out);
+    }
+    resolve(state, &path, &mut out)
+}
+
+/// `/api/models/{org}/{name}/revision/{rev}`: the commit and the file list.
+fn revision(state: &State, rest: &str, out: &mut TcpStream) -> std::io::Result<()> {
+    let segs: Vec<&str> = rest.splitn(4, '/').collect();
+    if segs.len() != 4 || segs[2] != "revision" {
+        return not_found(out);
+    }
+    let id = format!("{}/{}", segs[0], segs[1]);
+    let repos = state.repos.lock().unwrap();
+    let Some(repo) = repos.get(&id) else {
+        return not_found(out);
+    };
+    if segs[3] != "main" && segs[3] != repo.commit {
+        return not_found(out);
+    }
+    let siblings: Vec<String> = repo
+        .files
+        .keys()
+        .map(|f| format!("{{\"rfilename\":{f:?}}}"))
+        .collect();
+    let body = format!(
+        "{{\"id\":{id:?},\"sha\":{:?},\"siblings\":[{}]}}",
+        repo.commit,
+        siblings.join(",")
+    );
+    respond(
+        out,
+        "200 OK",
+        &[("Content-Type", "application/json".into())],
+        body.as_bytes(),
+    );
+    Ok(())
+}
+
+/// The status line and headers of a 206 whose body the caller writes itself.
+fn partial_head(head: &[(&str, String)]) -> String {
+    let mut h = "HTTP/1.1 206 Partial Content\r\nConnection: close\r\n".to_string();
+    for (k, v) in head {
+        h.push_str(&format!("{k}: {v}\r\n"));
+    }
+    h.push_str("\r\n");
+    h
+}
+
+/// `/lfs/{org}/{name}/{file}`: a byte range of a weight file, with the faults injected.
+fn lfs(
+    state: &State,
+    rest: &str,
+    headers: &BTreeMap<String, String>,
+    out: &mut TcpStream,
+) -> std::io::Result<()> {
+    let faults = state.faults.lock().unwrap().clone();
+    let segs: Vec<&str> = rest.splitn(3, '/').collect();
+    if segs.len() != 3 {
+        return not_found(out);
+    }
+    let id = format!("{}/{}", segs[0], segs[1]);
+    let bytes = {
+        let repos = state.repos.lock().unwrap();
+        match repos.get(&id).and_then(|r| r.files.get(segs[2])) {
+            Some(b) => b.clone(),
+            None => return not_found(out),
         }
-        let id = format!("{}/{}", segs[0], segs[1]);
-        let bytes = {
-            let repos = state.repos.lock().unwrap();
-            match repos.get(&id).and_then(|r| r.files.get(segs[2])) {
-                Some(b) => b.clone(),
-                None => return not_found(&mut out),
+    };
+    let served = {
+        let mut n = state.ranges_served.lock().unwrap();
+        *n += 1;
+        *n
+    };
+    let generation = match faults.replace_after {
+        Some(after) if served > after => 1,
+        _ => 0,
+    };
+    let etag = etag_of(&bytes, generation);
+    {
+        let mut f = state.faults.lock().unwrap();
+        if !f.statuses.is_empty() {
+            let status = f.statuses.remove(0);
+            let mut h = vec![];
+            if let Some(s) = f.retry_after {
+                h.push(("Retry-After", s.to_string()));
             }
-        };
-        let served = {
-            let mut n = state.ranges_served.lock().unwrap();
-            *n += 1;
-            *n
-        };
-        let generation = match faults.replace_after {
-            Some(after) if served > after => 1,
-            _ => 0,
-        };
-        let etag = etag_of(&bytes, generation);
-        {
-            let mut f = state.faults.lock().unwrap();
-            if !f.statuses.is_empty() {
-                let status = f.statuses.remove(0);
-                let mut h = vec![];
-                if let Some(s) = f.retry_after {
-                    h.push(("Retry-After", s.to_string()));
-                }
-                respond(
-                    &mut out,
-                    &format!("{status} Injected"),
-                    &h,
-                    b"injected failure",
-                );
-                return Ok(());
-            }
-        }
-        if faults.ignore_range {
-            respond(
-                &mut out,
-                "200 OK",
-                &[("Content-Length", bytes.len().to_string()), ("ETag", etag)],
-                &bytes,
-            );
+            respond(out, &format!("{status} Injected"), &h, b"injected failure");
             return Ok(());
         }
-        let size = bytes.len() as u64;
-        let (a, b) = match headers.get("range").and_then(|r| parse_range(r, size)) {
-            Some(r) => r,
-            None => {
-                respond(
-                    &mut out,
-                    "416 Range Not Satisfiable",
-                    &[("Content-Range", format!("bytes */{size}"))],
-                    b"",
-                );
-                return Ok(());
-            }
-        };
-        let body = &bytes[a as usize..=b as usize];
-        let declared = if faults.lying_length {
-            body.len() - 1
-        } else {
-            body.len()
-        };
-        let mut head = vec![
-            ("Content-Range", format!("bytes {a}-{b}/{size}")),
-            ("Content-Length", declared.to_string()),
-            ("ETag", etag),
-            ("Accept-Ranges", "bytes".into()),
-        ];
-        if faults.gzip {
-            head.push(("Content-Encoding", "gzip".into()));
-        }
-        let drop_now = {
-            let mut f = state.faults.lock().unwrap();
-            if f.drop_mid_body > 0 && body.len() > f.drop_after_bytes {
-                f.drop_mid_body -= 1;
-                true
-            } else {
-                false
-            }
-        };
-        if drop_now {
-            let mut h = "HTTP/1.1 206 Partial Content\r\nConnection: close\r\n".to_string();
-            for (k, v) in &head {
-                h.push_str(&format!("{k}: {v}\r\n"));
-            }
-            h.push_str("\r\n");
-            let _ = out.write_all(h.as_bytes());
-            let _ = out.write_all(&body[..faults.drop_after_bytes]);
-            let _ = out.flush();
-            let _ = out.shutdown(std::net::Shutdown::Both);
-            return Ok(());
-        }
-        if faults.trickle {
-            let mut h = "HTTP/1.1 206 Partial Content\r\nConnection: close\r\n".to_string();
-            for (k, v) in &head {
-                h.push_str(&format!("{k}: {v}\r\n"));
-            }
-            h.push_str("\r\n");
-            let _ = out.write_all(h.as_bytes());
-            for piece in body.chunks(100) {
-                if out.write_all(piece).and_then(|_| out.flush()).is_err() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            return Ok(());
-        }
-        respond(&mut out, "206 Partial Content", &head, body);
+    }
+    if faults.ignore_range {
+        respond(
+            out,
+            "200 OK",
+            &[("Content-Length", bytes.len().to_string()), ("ETag", etag)],
+            &bytes,
+        );
         return Ok(());
     }
-    // /{org}/{name}/resolve/{rev}/{file}
+    let size = bytes.len() as u64;
+    let Some((a, b)) = headers.get("range").and_then(|r| parse_range(r, size)) else {
+        respond(
+            out,
+            "416 Range Not Satisfiable",
+            &[("Content-Range", format!("bytes */{size}"))],
+            b"",
+        );
+        return Ok(());
+    };
+    let body = &bytes[a as usize..=b as usize];
+    let declared = if faults.lying_length {
+        body.len() - 1
+    } else {
+        body.len()
+    };
+    let mut head = vec![
+        ("Content-Range", format!("bytes {a}-{b}/{size}")),
+        ("Content-Length", declared.to_string()),
+        ("ETag", etag),
+        ("Accept-Ranges", "bytes".into()),
+    ];
+    if faults.gzip {
+        head.push(("Content-Encoding", "gzip".into()));
+    }
+    let drop_now = {
+        let mut f = state.faults.lock().unwrap();
+        if f.drop_mid_body > 0 && body.len() > f.drop_after_bytes {
+            f.drop_mid_body -= 1;
+            true
+        } else {
+            false
+        }
+    };
+    if drop_now {
+        let _ = out.write_all(partial_head(&head).as_bytes());
+        let _ = out.write_all(&body[..faults.drop_after_bytes]);
+        let _ = out.flush();
+        let _ = out.shutdown(std::net::Shutdown::Both);
+        return Ok(());
+    }
+    if faults.trickle {
+        let _ = out.write_all(partial_head(&head).as_bytes());
+        for piece in body.chunks(100) {
+            if out.write_all(piece).and_then(|_| out.flush()).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        return Ok(());
+    }
+    respond(out, "206 Partial Content", &head, body);
+    Ok(())
+}
+
+/// `/{org}/{name}/resolve/{rev}/{file}`: a small file whole, a weight file redirected to
+/// `/lfs/` on the second host name.
+fn resolve(state: &State, path: &str, out: &mut TcpStream) -> std::io::Result<()> {
+    let faults = state.faults.lock().unwrap().clone();
+    let port = *state.port.lock().unwrap();
     let segs: Vec<&str> = path.trim_start_matches('/').splitn(5, '/').collect();
     if segs.len() != 5 || segs[2] != "resolve" {
-        return not_found(&mut out);
+        return not_found(out);
     }
     let id = format!("{}/{}", segs[0], segs[1]);
     let file = segs[4].to_string();
     let bytes = {
         let repos = state.repos.lock().unwrap();
         let Some(repo) = repos.get(&id) else {
-            return not_found(&mut out);
+            return not_found(out);
         };
         if segs[3] != "main" && segs[3] != repo.commit {
-            return not_found(&mut out);
+            return not_found(out);
         }
         match repo.files.get(&file) {
             Some(b) => b.clone(),
-            None => return not_found(&mut out),
+            None => return not_found(out),
         }
     };
     if file.ends_with(".safetensors") {
         let location = if faults.redirect_loop {
-            path.clone()
+            path.to_string()
         } else if faults.redirect_to_https {
             format!("https://localhost:{port}/lfs/{id}/{file}")
         } else {
             format!("http://localhost:{port}/lfs/{id}/{file}")
         };
-        respond(&mut out, "302 Found", &[("Location", location)], b"");
+        respond(out, "302 Found", &[("Location", location)], b"");
         return Ok(());
     }
     if faults.endless_body {
@@ -428,7 +457,7 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
         return Ok(());
     }
     respond(
-        &mut out,
+        out,
         "200 OK",
         &[
             ("Content-Length", bytes.len().to_string()),
