@@ -985,6 +985,14 @@ FIXTURES.update({
                    dense(hidden_size=32, intermediate_size=56, num_attention_heads=4,
                          num_key_value_heads=2, vocab_size=SPM_VOCAB, pooling="avg"),
                    "spm", True),
+    # DBRX: fused Wqkv with one kv head, a q/k/v clamp, experts stored as one 2-D tensor per
+    # projection (viewed as 3-D, w2 transposed), a router; untied head (DbrxConfig refuses a
+    # tied one), both vocabulary-sized tensors borrowed.
+    "dbrx": ("DbrxForCausalLM", "dbrx",
+             dict(d_model=16, n_heads=2, n_layers=2, max_seq_len=1024, vocab_size=BPE_VOCAB,
+                  attn_config={"kv_n_heads": 1, "clip_qkv": 6.0, "rope_theta": 500000.0},
+                  ffn_config={"ffn_hidden_size": 24, "moe_num_experts": 3, "moe_top_k": 2}),
+             "smollm", False),
 })
 
 # Llama-like remote-code text families (transformers has no class: written directly in the
@@ -1646,6 +1654,8 @@ BORROWED = {
     "mpt": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "codeshell": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "exaone": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "dbrx": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+             "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 

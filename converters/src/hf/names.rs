@@ -94,7 +94,7 @@ tensors! {
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
         "transformer.word_embeddings": ["falcon", "bloom"],
-        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone"],
+        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone", "dbrx"],
         "wte": ["gpt2"],
         "gpt_neox.embed_in": ["gptneox"],
         "transformer.embd.wte": ["phi2"],
@@ -133,7 +133,7 @@ tensors! {
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
-            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
+            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "dbrx",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -163,7 +163,7 @@ tensors! {
         "lm_head.ln": ["phi2"],
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
-        "transformer.norm_f": ["mpt"],
+        "transformer.norm_f": ["mpt", "dbrx"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -210,6 +210,7 @@ tensors! {
         "h.{bid}.input_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_1": ["mpt"],
         "model.layers.{bid}.attention_norm": ["internlm2"],
+        "transformer.blocks.{bid}.norm_attn_norm.norm_1": ["dbrx"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -233,6 +234,7 @@ tensors! {
         "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
         "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
         "model.layers.{bid}.attention.wqkv": ["internlm2"],
+        "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -329,12 +331,14 @@ tensors! {
         "transformer.blocks.{bid}.attn.out_proj": ["mpt"],
         "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
         "model.layers.{bid}.attention.wo": ["internlm2"],
+        "transformer.blocks.{bid}.norm_attn_norm.attn.out_proj": ["dbrx"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
         "encoder.layer.{bid}.attention.output.LayerNorm": ["bert", "jina-bert-v2"],
         "encoder.layers.{bid}.norm1": ["nomic-bert"],
         "transformer.layer.{bid}.sa_layer_norm": ["bert"],
+        "transformer.blocks.{bid}.norm_attn_norm.norm_2": ["dbrx"],
     }
     /// `blk.{bid}.attn_q_norm`.
     AttnQNorm = "blk.{bid}.attn_q_norm" {
@@ -426,6 +430,7 @@ tensors! {
         "model.layers.{bid}.router.proj": ["gemma4"],
         "model.layers.{bid}.mlp.router.gate": ["afmoe"],
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -533,6 +538,7 @@ tensors! {
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -546,6 +552,7 @@ tensors! {
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -561,6 +568,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.w2": ["dbrx"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {

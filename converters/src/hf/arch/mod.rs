@@ -98,6 +98,8 @@ mod plm;
 mod smallthinker;
 mod spark2_5;
 mod xverse;
+// GPT-era families (second batch).
+mod dbrx;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -216,6 +218,7 @@ pub static ALL: &[&Arch] = &[
     &mellum::MELLUM,
     &internlm2::INTERNLM2,
     &xverse::XVERSE,
+    &dbrx::DBRX,
 ];
 
 /// The description for an HF architecture name.

@@ -246,6 +246,7 @@ fixtures! {
     mellum => "mellum",
     internlm2 => "internlm2",
     xverse => "xverse",
+    dbrx => "dbrx",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
