@@ -100,6 +100,7 @@ mod spark2_5;
 mod xverse;
 // GPT-era families (second batch).
 mod dbrx;
+mod refact;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -219,6 +220,7 @@ pub static ALL: &[&Arch] = &[
     &internlm2::INTERNLM2,
     &xverse::XVERSE,
     &dbrx::DBRX,
+    &refact::REFACT,
 ];
 
 /// The description for an HF architecture name.

@@ -247,6 +247,7 @@ fixtures! {
     internlm2 => "internlm2",
     xverse => "xverse",
     dbrx => "dbrx",
+    refact => "refact",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
