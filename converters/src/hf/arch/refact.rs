@@ -143,7 +143,26 @@ fn split(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertErro
 
 #[cfg(test)]
 mod tests {
-    use super::block_id;
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::{block_id, ff_dim};
+    use crate::hf::config::from_json;
+
+    /// Two thirds of four times n_embd, truncated, rounded up to 256 (Refact-1.6B: 5632).
+    #[test]
+    fn refact_ff_dim() {
+        let hp = |n: u64| {
+            let cfg = json!({"architectures": ["GPTRefactForCausalLM"], "n_embd": n});
+            from_json(cfg, PathBuf::from("config.json")).unwrap()
+        };
+        assert_eq!(ff_dim(&hp(2048)).unwrap(), 5632);
+        assert_eq!(ff_dim(&hp(16)).unwrap(), 256);
+        assert_eq!(ff_dim(&hp(96)).unwrap(), 256);
+        assert_eq!(ff_dim(&hp(97)).unwrap(), 512);
+        assert!(ff_dim(&hp(u64::MAX)).is_err());
+    }
 
     /// The block id is the first all-digit part of the name.
     #[test]
