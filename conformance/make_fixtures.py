@@ -985,6 +985,22 @@ FIXTURES.update({
                    dense(hidden_size=32, intermediate_size=56, num_attention_heads=4,
                          num_key_value_heads=2, vocab_size=SPM_VOCAB, pooling="avg"),
                    "spm", True),
+    # DBRX: fused Wqkv with one kv head, a q/k/v clamp, experts stored as one 2-D tensor per
+    # projection (viewed as 3-D, w2 transposed), a router; untied head (DbrxConfig refuses a
+    # tied one), both vocabulary-sized tensors borrowed.
+    "dbrx": ("DbrxForCausalLM", "dbrx",
+             dict(d_model=16, n_heads=2, n_layers=2, max_seq_len=1024, vocab_size=BPE_VOCAB,
+                  attn_config={"kv_n_heads": 1, "clip_qkv": 6.0, "rope_theta": 500000.0},
+                  ffn_config={"ffn_hidden_size": 24, "moe_num_experts": 3, "moe_top_k": 2}),
+             "smollm", False),
+    # Refact (remote code: written directly, see RAW_MODELS): GPT-2 names with RMS norms, a
+    # separate q and a fused kv (one kv head), a fused gate_up of the class's own FFN width
+    # (2/3 of 4 n_embd rounded up to 256), fixed FIM token ids; both vocabulary-sized tensors
+    # borrowed.
+    "refact": ("GPTRefactForCausalLM", "gpt_refact",
+               dict(n_embd=16, n_head=2, n_layer=2, n_positions=4096, layer_norm_epsilon=1e-5,
+                    vocab_size=BPE_VOCAB, multi_query=True, bos_token_id=1, eos_token_id=2),
+               "smollm", False),
 })
 
 # Llama-like remote-code text families (transformers has no class: written directly in the
@@ -1210,6 +1226,23 @@ def _jinabert_tensors(kw: dict) -> dict:
                     p + "mlp.gated_layers.weight": (2 * i, e),
                     p + "mlp.wo.weight": (e, i), p + "mlp.wo.bias": (e,),
                     p + "mlp.layernorm.weight": (e,), p + "mlp.layernorm.bias": (e,)})
+    return out
+
+
+def _refact_tensors(kw: dict) -> dict:
+    """Refact's tensor names and shapes (no biases, RMS norm weights; kv holds one key head
+    then one value head; gate_up holds gate then up, each of the class's FFN width)."""
+    e, h = kw["n_embd"], kw["n_head"]
+    d = e // h
+    ff = 256 * ((int(2 * (4 * e) / 3) + 255) // 256)
+    out = {"transformer.wte.weight": (kw["vocab_size"], e), "lm_head.weight": (kw["vocab_size"], e),
+           "transformer.ln_f.weight": (e,)}
+    for b in range(kw["n_layer"]):
+        p = f"transformer.h.{b}."
+        out.update({p + "ln_1.weight": (e,), p + "attn.q.weight": (e, e),
+                    p + "attn.kv.weight": (2 * d, e), p + "attn.c_proj.weight": (e, e),
+                    p + "ln_2.weight": (e,), p + "mlp.gate_up_proj.weight": (2 * ff, e),
+                    p + "mlp.c_proj.weight": (e, ff)})
     return out
 
 
@@ -1507,6 +1540,7 @@ RAW_MODELS = {
     "neobert-cls": (_neobert_tensors, {"model_type": "neobert"}),
     "jinabert": (_jinabert_tensors, {"model_type": "bert"}),
     "codeshell": (_codeshell_tensors, {"model_type": "codeshell"}),
+    "refact": (_refact_tensors, {"model_type": "gpt_refact"}),
     "maincoder": (_llamalike(qk_norm=True), {"model_type": "maincoder"}),
     "nanbeige": (_llamalike(), {"model_type": "nanbeige"}),
     "orion": (_llamalike(untied=True, norm_bias=True), {"model_type": "orion"}),
@@ -1723,6 +1757,10 @@ BORROWED = {
              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "jais2": {"model.embed_tokens.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
               "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "dbrx": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+             "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "refact": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
+               "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
 }
 
 

@@ -159,6 +159,10 @@ pub struct Rules {
     /// skips `dequant_model` for `quant_method: "mxfp4"` (gpt-oss): takes those tensors out
     /// of the model's and returns the repacked ones (HF names), written before all others.
     pub mxfp4: Option<RepackFn>,
+    /// The class's `tensor_force_quant` asks for the outtype's type for every tensor of two or
+    /// more dimensions: only 1-D tensors and norms stay F32, the always-F32 names (routers,
+    /// position embeddings) and the ternary outtypes' F16 names do not apply.
+    pub quantize_all_matrices: bool,
 }
 
 /// Takes a class's already-quantized tensors out of the model's and returns them repacked
@@ -183,6 +187,7 @@ impl Rules {
         mtp_export: None,
         omit_tied_output: false,
         mxfp4: None,
+        quantize_all_matrices: false,
     };
 }
 

@@ -95,7 +95,7 @@ tensors! {
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
         "transformer.word_embeddings": ["falcon", "bloom"],
-        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone", "jais"],
+        "transformer.wte": ["gpt2", "starcoder", "mpt", "codeshell", "exaone", "jais", "dbrx", "refact"],
         "wte": ["gpt2"],
         "gpt_neox.embed_in": ["gptneox"],
         "transformer.embd.wte": ["phi2"],
@@ -135,8 +135,8 @@ tensors! {
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
-            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais",
-            "jais2",
+            "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
+            "refact",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -160,14 +160,14 @@ tensors! {
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
             "llama-embed",
         ],
-        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone", "jais"],
+        "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone", "jais", "refact"],
         "ln_f": ["gpt2", "bloom"],
         "gpt_neox.final_layer_norm": ["gptneox"],
         "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
         "lm_head.ln": ["phi2"],
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
-        "transformer.norm_f": ["mpt"],
+        "transformer.norm_f": ["mpt", "dbrx"],
         "transformer.norm": ["openelm"],
     }
     /// `cls`.
@@ -203,7 +203,7 @@ tensors! {
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
         "transformer.h.{bid}.ln_mlp": ["falcon"],
-        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
+        "transformer.h.{bid}.ln_1": ["gpt2", "starcoder", "codeshell", "exaone", "jais", "refact"],
         "h.{bid}.ln_1": ["gpt2"],
         "gpt_neox.layers.{bid}.input_layernorm": ["gptneox"],
         "transformer.h.{bid}.ln": ["phi2"],
@@ -217,6 +217,7 @@ tensors! {
         "transformer.blocks.{bid}.norm_1": ["mpt"],
         "model.layers.{bid}.attention_norm": ["internlm2"],
         "transformer.layers.{bid}.attn_norm": ["openelm"],
+        "transformer.blocks.{bid}.norm_attn_norm.norm_1": ["dbrx"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -241,6 +242,7 @@ tensors! {
         "model.layers.{bid}.self_attn.W_pack": ["baichuan"],
         "model.layers.{bid}.attention.wqkv": ["internlm2"],
         "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
+        "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -324,7 +326,7 @@ tensors! {
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.self_attention.dense": ["falcon", "bloom"],
-        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder", "codeshell", "jais"],
+        "transformer.h.{bid}.attn.c_proj": ["gpt2", "starcoder", "codeshell", "jais", "refact"],
         "h.{bid}.attn.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.dense": ["gptneox"],
         "model.layers.{bid}.self_attn.dense": ["phi2"],
@@ -342,12 +344,14 @@ tensors! {
         "transformer.h.{bid}.attn.attention.out_proj": ["exaone"],
         "model.layers.{bid}.attention.wo": ["internlm2"],
         "transformer.layers.{bid}.attn.out_proj": ["openelm"],
+        "transformer.blocks.{bid}.norm_attn_norm.attn.out_proj": ["dbrx"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
         "encoder.layer.{bid}.attention.output.LayerNorm": ["bert", "jina-bert-v2"],
         "encoder.layers.{bid}.norm1": ["nomic-bert"],
         "transformer.layer.{bid}.sa_layer_norm": ["bert"],
+        "transformer.blocks.{bid}.norm_attn_norm.norm_2": ["dbrx"],
     }
     /// `blk.{bid}.attn_q_norm`.
     AttnQNorm = "blk.{bid}.attn_q_norm" {
@@ -395,7 +399,7 @@ tensors! {
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
         ],
-        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
+        "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone", "jais", "refact"],
         "h.{bid}.ln_2": ["gpt2"],
         "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
         "model.layers.{bid}.feedforward_layernorm": ["apertus"],
@@ -443,6 +447,7 @@ tensors! {
         "model.layers.{bid}.router.proj": ["gemma4"],
         "model.layers.{bid}.mlp.router.gate": ["afmoe"],
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -520,7 +525,7 @@ tensors! {
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.mlp.dense_4h_to_h": ["falcon", "bloom"],
-        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone", "jais"],
+        "transformer.h.{bid}.mlp.c_proj": ["gpt2", "starcoder", "codeshell", "exaone", "jais", "refact"],
         "h.{bid}.mlp.c_proj": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_4h_to_h": ["gptneox"],
         "model.layers.{bid}.mlp.fc2": ["phi2"],
@@ -554,6 +559,7 @@ tensors! {
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -567,6 +573,7 @@ tensors! {
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -582,6 +589,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
+        "transformer.blocks.{bid}.ffn.experts.mlp.w2": ["dbrx"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {

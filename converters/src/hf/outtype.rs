@@ -196,6 +196,20 @@ pub fn choose(outtype: OutType, name: &str, n_dims: usize, row: u64, bid: Option
     ty
 }
 
+/// The type of output tensor `name` for a class whose `tensor_force_quant` asks for the
+/// outtype's type for every tensor of 2 or more dimensions: F32 for 1-D tensors and norms,
+/// else the outtype's type (F16 when its rows are not whole blocks), whatever the name.
+pub fn choose_forced(outtype: OutType, name: &str, n_dims: usize, row: u64) -> GgmlType {
+    if n_dims <= 1 || name.ends_with("_norm.weight") {
+        return GgmlType::F32;
+    }
+    let ty = outtype.ggml();
+    if !row.is_multiple_of(ty.block_size() as u64) {
+        return GgmlType::F16;
+    }
+    ty
+}
+
 /// The type of an output tensor of 2 or more dimensions made from a weight the checkpoint
 /// held in FP8, under `--fp8-as-q8` (`tensor_force_quant` gives Q8_0): F32 for a norm, as
 /// always; Q8_0 otherwise, or F16 when its rows are not whole Q8_0 blocks (gguf-py's
@@ -256,6 +270,23 @@ mod tests {
         assert_eq!(format!("{:?}", OutType::Tq1_0), "Tq1_0");
         assert_eq!(format!("{:?}", OutType::Auto), "Auto");
         assert!(OutType::Tq2_0.is_ternary() && !OutType::Q8_0.is_ternary());
+    }
+
+    /// A class forcing its matrices to the outtype quantizes a router too; norms, 1-D
+    /// tensors and rows that are not whole blocks keep the usual exceptions.
+    #[test]
+    fn forced_matrix_rules() {
+        let q = OutType::Q8_0;
+        let router = "blk.1.ffn_gate_inp.weight";
+        assert_eq!(choose(q, router, 2, 64, Some(1)), GgmlType::F32);
+        assert_eq!(choose_forced(q, router, 2, 64), GgmlType::Q8_0);
+        assert_eq!(choose_forced(OutType::F16, router, 2, 16), GgmlType::F16);
+        assert_eq!(choose_forced(q, router, 2, 48), GgmlType::F16);
+        assert_eq!(
+            choose_forced(q, "blk.0.attn_output_norm.weight", 2, 64),
+            GgmlType::F32
+        );
+        assert_eq!(choose_forced(q, "blk.0.attn_q.bias", 1, 64), GgmlType::F32);
     }
 
     #[test]

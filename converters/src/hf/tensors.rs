@@ -933,6 +933,8 @@ pub fn plan(
                 ty
             } else if fp8_q8 && shape.len() >= 2 {
                 outtype::forced_q8(&name, row)
+            } else if arch.rules.quantize_all_matrices {
+                outtype::choose_forced(outtype, &name, shape.len(), row)
             } else {
                 outtype::choose(outtype, &name, shape.len(), row, bid)
             };
@@ -1006,7 +1008,11 @@ pub fn plan_lora(
     let mut push = |name: String, expr: Expr, bid: Option<u64>| {
         let shape = expr.shape();
         let row = shape.last().copied().unwrap_or(1);
-        let ty = outtype::choose(outtype, &name, shape.len(), row, bid);
+        let ty = if arch.rules.quantize_all_matrices {
+            outtype::choose_forced(outtype, &name, shape.len(), row)
+        } else {
+            outtype::choose(outtype, &name, shape.len(), row, bid)
+        };
         out.push(Planned { name, expr, ty });
     };
     for e in plain {

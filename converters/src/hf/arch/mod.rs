@@ -102,6 +102,9 @@ mod xverse;
 mod jais;
 mod jais2;
 mod openelm;
+// GPT-era families (second batch).
+mod dbrx;
+mod refact;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -223,6 +226,8 @@ pub static ALL: &[&Arch] = &[
     &jais::JAIS,
     &jais2::JAIS2,
     &openelm::OPENELM,
+    &dbrx::DBRX,
+    &refact::REFACT,
 ];
 
 /// The description for an HF architecture name.

@@ -263,6 +263,22 @@ impl<'a> VocabBuild<'a> {
         Ok(())
     }
 
+    /// A second special vocabulary of just the token types `types` (no merges, no size),
+    /// read from the files, then each (type, id) of `set` put in where the files gave none,
+    /// written without its chat template: a class's fixed fill-in-the-middle ids.
+    pub fn fixed_special_tokens(
+        &mut self,
+        types: &[&str],
+        set: &[(&str, i128)],
+    ) -> Result<(), ConvertError> {
+        let mut sv = super::SpecialVocab::load(self.req.dir, false, Some(types), None)?;
+        for (typ, id) in set {
+            sv.set_special_token(typ, *id)?;
+        }
+        sv.chat_template = None;
+        sv.add_to(&mut self.kv)
+    }
+
     /// The special vocabulary of an `n`-token table (`gguf.SpecialVocab(dir, n_vocab=n)`,
     /// no merges), with the ids of `set` (type, id) put in its table before it is written:
     /// an id already read keeps its place, a new one goes last. A type named in `required`

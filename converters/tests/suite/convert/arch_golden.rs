@@ -249,6 +249,8 @@ fixtures! {
     jais => "jais",
     jais2 => "jais2",
     openelm => "openelm",
+    dbrx => "dbrx",
+    refact => "refact",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
