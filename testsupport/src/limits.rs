@@ -38,6 +38,10 @@ pub fn run_under_limits(
         .arg(&exe)
         .arg(inner)
         .env(env, "1")
+        // ulimit -v counts reserved address space, and glibc reserves 64 MiB per malloc
+        // arena, a new one whenever a thread finds the others busy: with one arena the limit
+        // measures what the code allocates, not how its threads happened to contend.
+        .env("MALLOC_ARENA_MAX", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -473,41 +473,10 @@ fn map_parts(
     for part in parts {
         let path = dir.join(part);
         let remote_part = remote.as_ref().filter(|r| r.files.contains(part));
-        if let Some(r) = remote_part.filter(|_| !path.exists()) {
-            let bytes = r.open(part)?;
-            let mut t = (format.parse)(&path, &bytes)?;
-            for tensor in &t {
-                if let Some(&earlier) = seen.get(tensor.name.as_str()) {
-                    return Err(ConvertError::format(
-                        &path,
-                        None,
-                        format!("tensor '{}' is also in {}", tensor.name, parts[earlier]),
-                    ));
-                }
-            }
-            for tensor in &t {
-                seen.insert(tensor.name.clone(), files.len());
-            }
-            tensors.append(&mut t);
-            files.push(path);
-            continue;
-        }
-        if !path.is_file() {
-            // Say what is there instead: a directory or a FIFO is not "missing".
-            let state = match std::fs::metadata(&path) {
-                Err(_) => "is missing".to_string(),
-                Ok(m) => format!("is {}, not a regular file", file_kind(&m)),
-            };
-            let what = match index {
-                Some(index_path) => format!(
-                    "shard named by {} {state}",
-                    index_path.file_name().unwrap_or_default().to_string_lossy()
-                ),
-                None => format!("shard {state}"),
-            };
-            return Err(ConvertError::format(&path, None, what));
-        }
-        let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
+        let bytes = match remote_part.filter(|_| !path.exists()) {
+            Some(r) => r.open(part)?,
+            None => map_part(&path, index)?,
+        };
         let mut t = (format.parse)(&path, &bytes)?;
         for tensor in &t {
             if let Some(&earlier) = seen.get(tensor.name.as_str()) {
@@ -525,6 +494,26 @@ fn map_parts(
         files.push(path);
     }
     Ok(Shards { tensors, files })
+}
+
+/// Maps a local part; one that is not a regular file is refused, saying what is there
+/// instead (a directory or a FIFO is not "missing") and which index named it.
+fn map_part(path: &Path, index: Option<&Path>) -> Result<Arc<FileBytes>, ConvertError> {
+    if !path.is_file() {
+        let state = match std::fs::metadata(path) {
+            Err(_) => "is missing".to_string(),
+            Ok(m) => format!("is {}, not a regular file", file_kind(&m)),
+        };
+        let what = match index {
+            Some(index_path) => format!(
+                "shard named by {} {state}",
+                index_path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            None => format!("shard {state}"),
+        };
+        return Err(ConvertError::format(path, None, what));
+    }
+    FileBytes::map(path).map_err(|e| ConvertError::io(path, e))
 }
 
 /// The tensors of the parts are exactly the ones the weight map names: a tensor the map
