@@ -691,6 +691,14 @@ fn as_conditional_generation(
     std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
 }
 
+/// The f32 conversion of `dir` is `fixture`'s golden f32 file.
+fn assert_converts_to_golden_f32(dir: &Path, fixture: &str, work: &Path) {
+    let want = read_json(&testdata(&format!("golden/{fixture}/convert-f32.json")));
+    let ours = convert(dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    assert!(d.is_empty(), "{fixture}: {}", d.join("\n"));
+}
+
 /// `Gemma3nForConditionalGeneration` is the same text model: the gemma3n fixture rewritten
 /// as the vision-language checkpoint (its tensors under `model.language_model.`, vision and
 /// audio tensors beside them, its hparams in `text_config` of a `gemma3n` config) converts
@@ -720,11 +728,8 @@ fn gemma3n_conditional_generation_is_the_text_model() {
         serde_json::json!({"vision_config": {"model_type": "gemma3n_vision"},
             "audio_config": {"model_type": "gemma3n_audio"}}),
     );
-    let want = read_json(&testdata("golden/gemma3n/convert-f32.json"));
-    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
-    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    assert_converts_to_golden_f32(&dir, "gemma3n", &work);
     let _ = std::fs::remove_dir_all(&work);
-    assert!(d.is_empty(), "{}", d.join("\n"));
 }
 
 /// Gemma 4 Unified's text config has no expert width, and the reference looks it up
@@ -821,11 +826,8 @@ fn gemma4_conditional_generation_is_the_text_model() {
         serde_json::json!({"vision_config": {"model_type": "gemma4_vision"},
             "audio_config": {"model_type": "gemma4_audio"}}),
     );
-    let want = read_json(&testdata("golden/gemma4/convert-f32.json"));
-    let ours = convert(&dir, OutType::F32, None, &work.join("out.gguf")).unwrap();
-    let d = diff_manifests(&support::as_read_back(&ours), &want);
+    assert_converts_to_golden_f32(&dir, "gemma4", &work);
     let _ = std::fs::remove_dir_all(&work);
-    assert!(d.is_empty(), "{}", d.join("\n"));
 }
 
 /// `Gemma4AssistantConfig` refuses a text config with per-layer inputs, experts, a
