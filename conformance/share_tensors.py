@@ -275,6 +275,60 @@ def share(check):
     return 0
 
 
+# Small files several fixtures hold byte for byte (a filesystem block each): stored once
+# under tokenizers/shared/<sha256 prefix>/ and named by a plain shared-files.txt line.
+SMALL_FILES = ("tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
+               "tokenizer.model", "tokenizer.json", "vocab.json", "merges.txt", "vocab.txt",
+               "added_tokens.json")
+# Fixtures some tests read in place (no shared-files.txt may be added to them).
+IN_PLACE = ("llama-spm", "qwen2", "gemma3-vl", "phi3")
+SHARED_SMALL = HF.parent / "tokenizers" / "shared"
+
+
+def share_small_files(check):
+    """Stores each small file that two or more fixtures hold identically once; with `check`,
+    returns 1 if such a file is still stored twice."""
+    groups = {}
+    for fixture in fixtures():
+        if fixture.name in IN_PLACE:
+            continue
+        for name in SMALL_FILES:
+            p = fixture / name
+            if p.is_file() and not p.is_symlink():
+                digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+                groups.setdefault((name, digest), []).append(fixture)
+    twice = {k: v for k, v in groups.items() if len(v) > 1}
+    if check:
+        for (name, _), fs in sorted(twice.items()):
+            print(f"{name}: stored {len(fs)} times ({fs[0].name}, ...)", file=sys.stderr)
+        return 1 if twice else 0
+    for (name, digest), fs in sorted(twice.items()):
+        stored = SHARED_SMALL / digest / name
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_bytes((fs[0] / name).read_bytes())
+        for fixture in fs:
+            (fixture / name).unlink()
+            # Plain lines before splice lines, as share() lays the list out.
+            entries = [(n, r) for n, r in parse_list(fixture) if n != name]
+            plain = [e for e in entries if e[0] is None or "|" not in e[1]]
+            splices = [e for e in entries if e not in plain]
+            link = (name, f"../../tokenizers/shared/{digest}/{name}")
+            write_list(fixture, plain + [link] + splices)
+    # A plain line of another fixture that named a moved file names its new place.
+    for fixture in fixtures():
+        entries = parse_list(fixture)
+        moved = []
+        for n, r in entries:
+            if n is not None and "|" not in r and not (fixture / r).is_file():
+                owner = (fixture / r).resolve()
+                r = dict((a, b) for a, b in parse_list(owner.parent) if a is not None)[owner.name]
+            moved.append((n, r))
+        if moved != entries:
+            write_list(fixture, moved)
+    print(f"{sum(len(v) - 1 for v in twice.values())} small files stored once")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--restore", action="store_true", help="rebuild every hollow file in place")
@@ -284,7 +338,7 @@ def main():
     if args.restore:
         restore()
         return 0
-    return share(args.check)
+    return share(args.check) or share_small_files(args.check)
 
 
 if __name__ == "__main__":
