@@ -7,18 +7,20 @@
 //! it runs on, and the kernels disagree in the last bit. For `exp` and `erfinv` (MKL) this module matches MKL's AVX-512
 //! path, which torch's default dispatch takes on an AVX-512 x86-64 CPU and with which the
 //! project's reference outputs were made, or on request its generic path ([`MklPath`]); for
-//! `pow` (SLEEF in torch's AVX-512 kernels) and `softplus` (torch's vector math) the
-//! AVX-512 build.
+//! `pow` and `softplus` (SLEEF's `powf`, `expf` and `log1pf` in torch's AVX-512 vector
+//! kernels, the C library's in their scalar tails) the AVX-512 build.
 //! `docs/torch-float-semantics.md` lists every float operation of the reference's
 //! conversions, where ggufkit computes each and why the result is identical;
-//! `conformance/make_torch_exp_table.py`, `make_torch_erfinv_table.py` and
-//! `make_torch_math_golden.py` measure torch, and `converters/tests/suite/convert/torch_math_golden.rs`
+//! `conformance/make_torch_exp_table.py`, `make_torch_erfinv_table.py`,
+//! `make_torch_softplus_golden.py` and `make_torch_math_golden.py` measure torch, and `converters/tests/suite/convert/torch_math_golden.rs`
 //! compares.
 
 mod deviations;
+mod double_float;
 mod erfinv;
 mod exp;
 mod pow;
+mod sleef;
 mod softplus;
 
 pub use erfinv::{torch_erfinv_f32, torch_erfinv_f32_on, torch_normal_icdf_f32};

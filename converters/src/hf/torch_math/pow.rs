@@ -16,141 +16,13 @@
 //! float32 roundings, so the result is bit-identical; the sign and special cases follow C's
 //! `pow`.
 
+use super::double_float::{
+    add2_df_df, add2_df_f, add2_ff, add_df_df, add_f_df, df, div_df_df, getexp, getmant, ldexp,
+    mul_df_df, mul_df_f, normalize, scale, square, Df,
+};
+
 /// The width of torch's vector loop step for float32 with AVX-512: two 16-lane vectors.
 pub const VECTOR_STEP: usize = 32;
-
-/// A double-float: an unevaluated sum `hi + lo` with `|lo| ≤ ulp(hi) / 2`.
-#[derive(Clone, Copy)]
-struct Df {
-    hi: f32,
-    lo: f32,
-}
-
-fn df(hi: f32, lo: f32) -> Df {
-    Df { hi, lo }
-}
-
-/// `a · b − c`, rounded once.
-fn fms(a: f32, b: f32, c: f32) -> f32 {
-    a.mul_add(b, -c)
-}
-
-/// `−(a · b) + c`, rounded once.
-fn fnma(a: f32, b: f32, c: f32) -> f32 {
-    (-a).mul_add(b, c)
-}
-
-/// `x + y` exactly, for any magnitudes.
-fn add2_ff(x: f32, y: f32) -> Df {
-    let s = x + y;
-    let v = s - x;
-    df(s, (x - (s - v)) + (y - v))
-}
-
-/// `x + y` for a double-float `x` and any `y`.
-fn add2_df_f(x: Df, y: f32) -> Df {
-    let s = x.hi + y;
-    let v = s - x.hi;
-    let t = (x.hi - (s - v)) + (y - v);
-    df(s, t + x.lo)
-}
-
-/// `x + y` of two double-floats, any magnitudes.
-fn add2_df_df(x: Df, y: Df) -> Df {
-    let s = x.hi + y.hi;
-    let v = s - x.hi;
-    let t = (x.hi - (s - v)) + (y.hi - v);
-    df(s, t + (x.lo + y.lo))
-}
-
-/// `x + y` of two double-floats with `|x| ≥ |y|`.
-fn add_df_df(x: Df, y: Df) -> Df {
-    let s = x.hi + y.hi;
-    df(s, (((x.hi - s) + y.hi) + x.lo) + y.lo)
-}
-
-/// `x + y` for a float `x` with `|x| ≥ |y|`.
-fn add_f_df(x: f32, y: Df) -> Df {
-    let s = x + y.hi;
-    df(s, ((x - s) + y.hi) + y.lo)
-}
-
-fn normalize(t: Df) -> Df {
-    let s = t.hi + t.lo;
-    df(s, (t.hi - s) + t.lo)
-}
-
-fn scale(d: Df, s: f32) -> Df {
-    df(d.hi * s, d.lo * s)
-}
-
-fn mul_df_f(x: Df, y: f32) -> Df {
-    let s = x.hi * y;
-    df(s, x.lo.mul_add(y, fms(x.hi, y, s)))
-}
-
-fn mul_df_df(x: Df, y: Df) -> Df {
-    let s = x.hi * y.hi;
-    df(
-        s,
-        x.hi.mul_add(y.lo, x.lo.mul_add(y.hi, fms(x.hi, y.hi, s))),
-    )
-}
-
-fn square(x: Df) -> Df {
-    let s = x.hi * x.hi;
-    df(s, (x.hi + x.hi).mul_add(x.lo, fms(x.hi, x.hi, s)))
-}
-
-fn div_df_df(n: Df, d: Df) -> Df {
-    let t = 1.0 / d.hi;
-    let s = n.hi * t;
-    let u = fms(t, n.hi, s);
-    let v = fnma(d.lo, t, fnma(d.hi, t, 1.0));
-    df(s, s.mul_add(v, n.lo.mul_add(t, u)))
-}
-
-/// `floor(log2 |v|)` as a float (the AVX-512 `getexp`): −∞ for 0, +∞ for ∞.
-fn getexp(v: f32) -> f32 {
-    let a = v.abs();
-    if a.is_nan() {
-        return a;
-    }
-    if a == 0.0 {
-        return f32::NEG_INFINITY;
-    }
-    if a.is_infinite() {
-        return f32::INFINITY;
-    }
-    let bits = a.to_bits();
-    let e = (bits >> 23) as i32;
-    if e == 0 {
-        // A subnormal: the exponent of its leading bit.
-        let lead = 31 - bits.leading_zeros() as i32;
-        (lead - 149) as f32
-    } else {
-        (e - 127) as f32
-    }
-}
-
-/// The significand of a finite non-zero `v` scaled into [0.75, 1.5), sign dropped (the
-/// AVX-512 `getmant` with that interval).
-fn getmant(v: f32) -> f32 {
-    let a = v.abs();
-    if a == 0.0 || !a.is_finite() {
-        return a;
-    }
-    let mut bits = a.to_bits();
-    if bits >> 23 == 0 {
-        // Normalize a subnormal: shift its leading bit into the implicit position.
-        let shift = bits.leading_zeros() - 8;
-        bits = (bits << shift) & 0x007f_ffff;
-    }
-    let frac = bits & 0x007f_ffff;
-    // A significand of 1.5 or more is halved into [0.75, 1).
-    let exp = if frac & 0x0040_0000 != 0 { 126 } else { 127 };
-    f32::from_bits((exp << 23) | frac)
-}
 
 /// `log |d|` as a double-float.
 // The coefficients as published, in decimal, each rounded to f32 as the C source's are.
@@ -179,23 +51,6 @@ fn log_df(d: f32) -> Df {
         s,
         mul_df_df(mul_df_df(x2, x), add2_df_df(mul_df_f(x2, t), c)),
     )
-}
-
-/// `x · 2^q` by four multiplications by a power of two and one more (never a subnormal
-/// intermediate that a single scaling would round twice).
-fn ldexp(x: f32, q: i32) -> f32 {
-    let mut m = q >> 31;
-    m = (((m + q) >> 6) - m) << 4;
-    let q = q - (m << 2);
-    m += 0x7f;
-    m = if m > 0 { m } else { 0 };
-    if m > 0xff {
-        m = 0xff;
-    }
-    let u = f32::from_bits((m as u32) << 23);
-    let x = x * u * u * u * u;
-    let u = f32::from_bits(((q + 0x7f) as u32) << 23);
-    x * u
 }
 
 /// `exp` of a double-float, rounded to float.
@@ -319,16 +174,5 @@ mod tests {
         assert!(vector_powf(-2.0, 0.5).is_nan());
         assert_eq!(vector_powf(0.0, -1.0), f32::INFINITY);
         assert_eq!(vector_powf(f32::INFINITY, -1.0), 0.0);
-    }
-
-    #[test]
-    fn subnormal_helpers() {
-        let tiny = f32::from_bits(1);
-        assert_eq!(getexp(tiny), -149.0);
-        assert_eq!(getmant(tiny), 1.0);
-        assert_eq!(getmant(1.75), 0.875);
-        assert_eq!(getmant(1.25), 1.25);
-        assert_eq!(ldexp(1.0, -149), tiny);
-        assert_eq!(ldexp(1.5, 10), 1536.0);
     }
 }

@@ -8,9 +8,12 @@
 //! Gemma 3n's normal quantile on every decimal of up to four digits and every 4096th float of
 //! [0, 1]). The default tests check a spread sample; `exp_on_every_measured_input` and
 //! `erfinv_on_every_input` (ignored by default) check them all. `softplus` (Gemma 4's audio
-//! scales, `conformance/make_torch_softplus_table.py`) is checked on every bfloat16 value as
-//! float32, in one tensor (torch's vector loop) and in short ones (its scalar loop), and on
-//! every float16 value.
+//! scales, `conformance/make_torch_softplus_golden.py`) is checked on every bfloat16 value as
+//! float32, in one tensor (torch's vector loop) and in short ones (its scalar loop), on every
+//! float16 value, on float32 values spread over the ranges checkpoints hold in one tensor and
+//! in tensors of every length from 1 to 97 (vector body and scalar tail), and on float32 bit
+//! patterns in chunks of 2^24 (every 32nd chunk by default; `softplus_on_every_input`,
+//! ignored by default, checks all 2^32).
 
 use ggufkit::quantizers::{f16_to_f32, f32_to_bf16, f32_to_f16};
 use ggufkit_converters::hf::torch_math::{
@@ -319,4 +322,93 @@ fn softplus_matches_torch() {
         j["f16_values"]["sha256"].as_str().unwrap(),
         "float16"
     );
+}
+
+/// A golden string field.
+fn field<'a>(j: &'a Json, key: &str) -> &'a str {
+    j[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("softplus golden: no {key}"))
+}
+
+/// `softplus` of float32 values spread over the ranges checkpoints hold, as one tensor and
+/// as tensors of lengths 1, 2, …, 97, 1, 2, … (the generator's split), against torch.
+#[test]
+fn softplus_f32_ranges_match_torch() {
+    let j = read_json(&testdata("golden/torch-math/softplus.json"));
+    let ranges = j["f32_ranges"].as_array().expect("f32_ranges");
+    assert!(ranges.len() >= 4);
+    for r in ranges {
+        let (lo, hi) = (r["lo"].as_f64().unwrap(), r["hi"].as_f64().unwrap());
+        let n = r["n"].as_u64().unwrap() as usize;
+        let split_max = r["split_max"].as_u64().unwrap() as usize;
+        let xs: Vec<f32> = (0..n)
+            .map(|j| (lo + (hi - lo) * (j as f64 / (n - 1) as f64)) as f32)
+            .collect();
+        assert_eq!(
+            sha_f32(torch_softplus_f32(&xs).into_iter()),
+            field(r, "one"),
+            "[{lo}, {hi}] in one tensor"
+        );
+        let mut split = Vec::with_capacity(n);
+        let (mut at, mut k) = (0, 0);
+        while at < n {
+            let len = (k % split_max + 1).min(n - at);
+            split.extend(torch_softplus_f32(&xs[at..at + len]));
+            at += len;
+            k += 1;
+        }
+        assert_eq!(
+            sha_f32(split.into_iter()),
+            field(r, "split"),
+            "[{lo}, {hi}] in tensors of 1 to {split_max}"
+        );
+    }
+}
+
+/// The chunks of 2^24 float32 bit patterns (every `step`-th) whose softplus, as one tensor
+/// (torch's vector loop throughout), differs from torch's; NaNs are compared as NaNs.
+fn softplus_chunk_mismatches(step: usize) -> Vec<usize> {
+    let j = read_json(&testdata("golden/torch-math/softplus.json"));
+    let len = j["f32_chunks"]["len"].as_u64().unwrap();
+    let hashes = j["f32_chunks"]["sha256"].as_array().expect("f32_chunks");
+    assert_eq!(hashes.len() as u64 * len, 1 << 32);
+    let wanted: Vec<(usize, &str)> = hashes
+        .iter()
+        .enumerate()
+        .step_by(step)
+        .map(|(k, h)| (k, h.as_str().unwrap()))
+        .collect();
+    wanted
+        .par_iter()
+        .filter(|(k, want)| {
+            let start = *k as u64 * len;
+            let xs: Vec<f32> = (start..start + len)
+                .map(|b| f32::from_bits(b as u32))
+                .collect();
+            let got = sha_f32(torch_softplus_f32(&xs).into_iter().map(|y| {
+                if y.is_nan() {
+                    f32::from_bits(0x7fc0_0000)
+                } else {
+                    y
+                }
+            }));
+            got != *want
+        })
+        .map(|(k, _)| *k)
+        .collect()
+}
+
+/// Every 32nd chunk of float32 bit patterns: both signs, every eighth exponent range.
+#[test]
+fn softplus_f32_chunks_match_torch() {
+    let bad = softplus_chunk_mismatches(32);
+    assert!(bad.is_empty(), "torch softplus differs on chunks {bad:x?}");
+}
+
+#[test]
+#[ignore = "2^32 evaluations, run by hand: cargo test --release -p ggufkit-converters --test suite -- --ignored softplus_on_every_input"]
+fn softplus_on_every_input() {
+    let bad = softplus_chunk_mismatches(1);
+    assert!(bad.is_empty(), "torch softplus differs on chunks {bad:x?}");
 }
