@@ -14,5 +14,6 @@ mod mistral_golden;
 mod mmproj_golden;
 mod prequant_golden;
 mod seed_golden;
+mod seed_recipes;
 mod torch_golden;
 mod torch_math_golden;

@@ -1,0 +1,272 @@
+//! Second-seed variants rebuilt from recipes, against the reference.
+//!
+//! `conformance/make_seed_recipes.py` recorded, for the families whose second-seed checkpoint
+//! is not stored (`testdata/golden/seed-recipes/<fixture>-s2.json`), a config with sizes off
+//! the multiples of 8, the checkpoint's tensor table and the sha256 of the reference's f32
+//! and bf16 outputs. Each test rebuilds that checkpoint (the base fixture's files, the
+//! recipe's config.json and one model.safetensors of values a counter-based generator
+//! determines) and compares whole files. `every_family_has_a_second_seed` requires a
+//! second-seed variant of every generated fixture.
+
+use std::path::{Path, PathBuf};
+
+use ggufkit::gguf::GgufFile;
+use ggufkit::manifest::manifest;
+use ggufkit::write::{write_model, WriteOptions};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_testsupport::golden::{fixtures_made_by, read_json, safetensors};
+use ggufkit_testsupport::paths::materialize_fixture;
+use ggufkit_testsupport::{scratch, testdata};
+use serde_json::Value as Json;
+
+/// The first bit pattern of the `A_log` values (0.05) and the number of patterns drawn from.
+const A_LOG_FIRST: u32 = 0x3d4c_cccd;
+const A_LOG_SPAN: u32 = 0x4031_7218 - A_LOG_FIRST;
+
+/// Files of a fixture that hold or index its weights, replaced by the recipe's.
+fn is_weight_file(name: &str) -> bool {
+    [".safetensors", ".bin", ".pt", ".pth"]
+        .iter()
+        .any(|s| name.ends_with(s))
+        || name == "model.safetensors.index.json"
+        || name == "pytorch_model.bin.index.json"
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The little-endian bytes of tensor number `t` of the recipe: the signed top byte of each
+/// draw times 2^-9 in the tensor's dtype, or for `A_log` a float32 of the trained range.
+fn synthetic_bytes(seed: u64, t: u64, name: &str, dtype: &str, n: u64) -> Vec<u8> {
+    let base = (seed << 48).wrapping_add(t << 32);
+    let draws = (0..n).map(move |i| splitmix64(base.wrapping_add(i)));
+    if name.ends_with("A_log") {
+        return draws
+            .flat_map(|z| (A_LOG_FIRST + ((z >> 32) % u64::from(A_LOG_SPAN)) as u32).to_le_bytes())
+            .collect();
+    }
+    let value = |z: u64| f32::from((z >> 56) as u8 as i8) * (1.0 / 512.0);
+    match dtype {
+        "F32" => draws.flat_map(|z| value(z).to_le_bytes()).collect(),
+        "F16" => draws
+            .flat_map(|z| ggufkit::quantizers::f32_to_f16(value(z)).to_le_bytes())
+            .collect(),
+        "BF16" => draws
+            .flat_map(|z| ((value(z).to_bits() >> 16) as u16).to_le_bytes())
+            .collect(),
+        other => panic!("{name}: no synthetic values for dtype {other}"),
+    }
+}
+
+/// The recipe's checkpoint, in `work/<fixture>-s2` (the directory name is general.name).
+fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
+    let base = rec["fixture"].as_str().expect("fixture");
+    let seed = rec["seed"].as_u64().expect("seed");
+    let dir = work.join(variant);
+    std::fs::rename(materialize_fixture(base, work), &dir).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_file() && is_weight_file(&name) {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    std::fs::write(
+        dir.join("config.json"),
+        rec["config"].as_str().expect("config"),
+    )
+    .unwrap();
+    let table = rec["tensors"].as_array().expect("tensors");
+    let tensors: Vec<(String, String, Vec<u64>)> = table
+        .iter()
+        .map(|r| {
+            let shape = r[2].as_array().unwrap().iter();
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+                shape.map(|d| d.as_u64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    let data: Vec<Vec<u8>> = tensors
+        .iter()
+        .enumerate()
+        .map(|(t, (name, dtype, shape))| {
+            synthetic_bytes(seed, t as u64, name, dtype, shape.iter().product())
+        })
+        .collect();
+    let entries: Vec<(&str, &str, &[u64], Vec<u8>)> = tensors
+        .iter()
+        .zip(data)
+        .map(|((n, d, s), b)| (n.as_str(), d.as_str(), s.as_slice(), b))
+        .collect();
+    std::fs::write(dir.join("model.safetensors"), safetensors(&entries)).unwrap();
+    dir
+}
+
+/// Our output's `(size, sha256)` for `outtype`, or our error.
+fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<(Json, Json), String> {
+    let opts = HfOptions {
+        outtype,
+        allow_unloadable: ggufkit_testsupport::unloadable::is_unloadable(dir),
+        ..HfOptions::default()
+    };
+    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    write_model(&conv.model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
+    let m = manifest(&file, out, None);
+    let _ = std::fs::remove_file(out);
+    Ok((m["size"].clone(), m["sha256"].clone()))
+}
+
+fn run(variant: &str) {
+    let rec = read_json(&testdata(&format!("golden/seed-recipes/{variant}.json")));
+    let work = scratch(&format!("seed-recipe-{variant}"));
+    let dir = rebuild(&rec, variant, &work);
+    let mut problems = Vec::new();
+    for (t, outtype) in [("f32", OutType::F32), ("bf16", OutType::Bf16)] {
+        let want = &rec[t];
+        let out = work.join(format!("out-{t}.gguf"));
+        match (convert(&dir, outtype, &out), want["ok"].as_bool()) {
+            (Ok((size, sha)), Some(true)) => {
+                if size != want["size"] || sha != want["sha256"] {
+                    problems.push(format!(
+                        "{t}: ours {size} bytes {sha}, the reference's {} bytes {}",
+                        want["size"], want["sha256"]
+                    ));
+                }
+            }
+            (Ok(_), _) => problems.push(format!(
+                "{t}: the reference refused ({}), we converted",
+                want["error"]
+            )),
+            (Err(e), Some(true)) => problems.push(format!("{t}: we refused: {e}")),
+            (Err(_), _) => {}
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{variant}: {} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Generated fixtures without a second-seed variant, each with the reason.
+const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[(
+    "baichuan",
+    "the reference refuses every Baichuan checkpoint, as ggufkit does",
+)];
+
+/// Projector fixtures without a second-seed variant, each with the reason.
+const PROJECTORS_WITHOUT_SECOND_SEED: &[(&str, &str)] = &[
+    (
+        "gemma3n-vl",
+        "a hand-written checkpoint (transformers needs timm for its vision tower)",
+    ),
+    (
+        "gemma3n-vl-hf",
+        "a hand-written checkpoint (transformers needs timm for its vision tower)",
+    ),
+    (
+        "internvl3",
+        "a hand-written checkpoint (remote code); not yet rebuilt with a second seed",
+    ),
+    (
+        "ultravox",
+        "a hand-written checkpoint (remote code); not yet rebuilt with a second seed",
+    ),
+];
+
+macro_rules! recipes {
+    ($($t:ident => $name:literal),* $(,)?) => {
+        $(#[test] fn $t() { run($name); })*
+
+        #[test]
+        fn every_recipe_has_a_test() {
+            let listed = [$($name),*];
+            for e in std::fs::read_dir(testdata("golden/seed-recipes")).unwrap().flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                let n = n.trim_end_matches(".json");
+                assert!(listed.contains(&n), "seed recipe {n} has no test");
+            }
+        }
+    };
+}
+
+/// Every fixture `make_fixtures.py` generates has a second-seed variant (a stored checkpoint
+/// or a recipe), and every projector fixture `make_mmproj_fixtures.py` generates one in the
+/// projector seeds, unless listed above with its reason: a family added later must add one.
+/// (The Mistral-format checkpoints of `make_mistral_fixtures.py` have none yet.)
+#[test]
+fn every_family_has_a_second_seed() {
+    let has =
+        |dir: &str, fixture: &str| testdata(&format!("golden/{dir}/{fixture}-s2.json")).is_file();
+    let mut missing = Vec::new();
+    for f in fixtures_made_by("make_fixtures.py") {
+        let excused = WITHOUT_SECOND_SEED.iter().any(|(n, _)| *n == f);
+        let covered = has("seeds", &f) || has("seed-recipes", &f);
+        assert!(
+            !(excused && covered),
+            "{f} is listed without a second seed but has one"
+        );
+        if !excused && !covered {
+            missing.push(f);
+        }
+    }
+    let projectors = read_json(&testdata("golden/projector-seeds.json"));
+    for f in fixtures_made_by("make_mmproj_fixtures.py") {
+        let excused = PROJECTORS_WITHOUT_SECOND_SEED.iter().any(|(n, _)| *n == f);
+        let covered = projectors.get(format!("{f}-s2")).is_some();
+        if !excused && !covered {
+            missing.push(f);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "fixtures without a second-seed variant: {missing:?}"
+    );
+}
+
+recipes! {
+    bloom_model_s2 => "bloom-model-s2",
+    bloom_s2 => "bloom-s2",
+    codeshell_s2 => "codeshell-s2",
+    dbrx_s2 => "dbrx-s2",
+    deepseek32_s2 => "deepseek32-s2",
+    distilbert_cls_s2 => "distilbert-cls-s2",
+    distilbert_s2 => "distilbert-s2",
+    eurobert_s2 => "eurobert-s2",
+    exaone_s2 => "exaone-s2",
+    gptneox_s2 => "gptneox-s2",
+    internlm2_s2 => "internlm2-s2",
+    iquestcoder_s2 => "iquestcoder-s2",
+    jais_s2 => "jais-s2",
+    jais2_s2 => "jais2-s2",
+    jinabert_s2 => "jinabert-s2",
+    kimik25_s2 => "kimik25-s2",
+    kormo_s2 => "kormo-s2",
+    llamaembed_s2 => "llamaembed-s2",
+    maincoder_s2 => "maincoder-s2",
+    maple_s2 => "maple-s2",
+    mellum_s2 => "mellum-s2",
+    mpt_s2 => "mpt-s2",
+    nanbeige_s2 => "nanbeige-s2",
+    nemotron_linear_s2 => "nemotron-linear-s2",
+    nemotron_s2 => "nemotron-s2",
+    neobert_cls_s2 => "neobert-cls-s2",
+    neobert_s2 => "neobert-s2",
+    openelm_s2 => "openelm-s2",
+    orion_s2 => "orion-s2",
+    pangu_s2 => "pangu-s2",
+    plm_s2 => "plm-s2",
+    refact_s2 => "refact-s2",
+    roberta_cls_s2 => "roberta-cls-s2",
+    roberta_s2 => "roberta-s2",
+    smallthinker_s2 => "smallthinker-s2",
+    spark2_5_s2 => "spark2_5-s2",
+    xverse_s2 => "xverse-s2",
+}
