@@ -28,6 +28,15 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def fixture_file(fixture: Path, name: str) -> Path:
+    """Where file `name` of fixture directory `fixture` is: in place, or where a plain line of
+    its shared-files.txt says."""
+    for n, rest in parse_list(fixture):
+        if n == name and "|" not in rest:
+            return fixture / rest
+    return fixture / name
+
+
 def materialize(src: Path, dst: Path) -> Path:
     """Copies fixture directory `src` to `dst` (replacing it) with every file its
     shared-files.txt names written in place, and without the list or the hollow files."""

@@ -14,7 +14,11 @@ this script writes config variants with and without them:
 * `text-arch-hub`: `text_config.architectures` set as published checkpoints of the family set
   it (`HUB_TEXT_CLASS`: SmolVLM's and Idefics3's `VLlama3ForCausalLM`), where it is absent;
 * `vision-arch-top`: `vision_config.architectures` set to the top-level class;
-* `audio-arch-other`: `audio_config.architectures` set to a class nobody registers (ignored).
+* `audio-arch-other`: `audio_config.architectures` set to a class nobody registers (ignored);
+* `text-config-absent`, `vision-config-absent`, `audio-config-absent`: that sub-config
+  removed, the others kept (a config with only some of them; the class's defaults or the
+  top-level keys stand in for it, or the reference refuses), where the fixture has it and
+  no family variant already removes it;
 * the family variants of `FAMILY_VARIANTS` (a key without a dot is a top-level key): Gemma
   4's optional audio tower, its config defaults and the keys its projector reads.
 
@@ -47,6 +51,7 @@ GOLDEN = mf.TESTDATA / "golden" / "composite-variants.json"
 HUB_TEXT_CLASS = {"smolvlm": "VLlama3ForCausalLM", "idefics3": "VLlama3ForCausalLM"}
 # A class no converter registers, for the audio sub-config the reference does not read.
 UNREGISTERED = "NoSuchAudioEncoder"
+SUB_CONFIGS = ("text_config", "vision_config", "audio_config")
 
 
 # Variants of one fixture's config the reference reads differently: fixture -> name -> patch.
@@ -106,11 +111,24 @@ def variants(cfg: dict) -> dict[str, dict]:
     if isinstance(cfg.get("audio_config"), dict):
         out["audio-arch-other"] = {"set": {"audio_config.architectures": [UNREGISTERED]},
                                    "remove": []}
+    for sub in SUB_CONFIGS:
+        if isinstance(cfg.get(sub), dict):
+            out[f"{sub.split('_')[0]}-config-absent"] = {"set": {}, "remove": [sub]}
     return out
 
 
 def family_variants(name: str) -> dict[str, dict]:
     return FAMILY_VARIANTS.get(name, {})
+
+
+def all_variants(name: str, cfg: dict) -> dict[str, dict]:
+    """The generic variants of `cfg` and the family's, without a generic removal of a
+    sub-config that a family variant already removes."""
+    fam = family_variants(name)
+    removed = {k for p in fam.values() for k in p["remove"] if "." not in k}
+    generic = {n: p for n, p in variants(cfg).items()
+               if not (n.endswith("-config-absent") and set(p["remove"]) <= removed)}
+    return {**generic, **fam}
 
 
 def apply(cfg: dict, patch: dict) -> dict:
@@ -150,6 +168,8 @@ def main() -> int:
     ap.add_argument("--llama-cpp", type=Path, required=True)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-composite-variants"))
+    ap.add_argument("--keep", action="store_true",
+                    help="convert only the variants the record lacks (or whose patch changed)")
     a = ap.parse_args()
     fixtures = sorted(p.parent.name for p in (mf.TESTDATA / "golden").glob("*/status.json")
                       if "mmproj-f32" in json.loads(p.read_text()))
@@ -163,8 +183,12 @@ def main() -> int:
         model_dir = materialize(mf.TESTDATA / "hf" / name, work / name)
         cfg_path = model_dir / "config.json"
         base = json.loads(cfg_path.read_text())
+        old = record.get(name, {}) if a.keep else {}
         record[name] = {}
-        for vname, patch in {**variants(base), **family_variants(name)}.items():
+        for vname, patch in all_variants(name, base).items():
+            if vname in old and old[vname]["patch"] == patch:
+                record[name][vname] = old[vname]
+                continue
             cfg_path.write_text(json.dumps(apply(base, patch), indent=2) + "\n")
             record[name][vname] = {
                 "patch": patch,

@@ -112,7 +112,8 @@ def _glm_tokenizer_config() -> dict:
     released checkpoints do: transformers has no tokenizer registered for `glm_ocr`, so the
     class named here is the one built, and a GPT2Tokenizer (the glm4 fixture's) would drop
     tokenizer.json's added `<|user|>`, which GLM's vocabulary step looks up."""
-    tc = json.loads((TESTDATA / "hf" / "glm4" / "tokenizer_config.json").read_text())
+    from fixture_io import fixture_file
+    tc = json.loads(fixture_file(TESTDATA / "hf" / "glm4", "tokenizer_config.json").read_text())
     tc["tokenizer_class"] = "PreTrainedTokenizerFast"
     return tc
 

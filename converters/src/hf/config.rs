@@ -321,7 +321,12 @@ fn apply_auto_config(cfg: &mut Map<String, Json>) {
 /// root's text keys), its model type chosen, with that class's defaults.
 fn composite_text_config(cfg: &mut Map<String, Json>, text_type: TextType) {
     let mut tc = match cfg.get("text_config") {
-        None | Some(Json::Null) => Map::new(),
+        None | Some(Json::Null) => match text_type {
+            TextType::NamedWithInit(_, init) => {
+                serde_json::from_str(init).expect("a class's text init values are a JSON object")
+            }
+            _ => Map::new(),
+        },
         Some(Json::Object(m)) => m.clone(),
         // AutoConfig fails on it and the reference falls back to config.json as
         // written (no defaults); a later rename may still replace it.
@@ -347,7 +352,7 @@ fn composite_text_config(cfg: &mut Map<String, Json>, text_type: TextType) {
     }
     let mt = match text_type {
         TextType::Fixed(t) | TextType::Flat(t) => t.to_string(),
-        TextType::Named(default) => tc
+        TextType::Named(default) | TextType::NamedWithInit(default, _) => tc
             .get("model_type")
             .and_then(Json::as_str)
             .unwrap_or(default)

@@ -292,6 +292,11 @@ pub enum TextType {
     /// a pair is built (and shown, `model_type` included) as the second: the hub's
     /// remote-code spelling of a class transformers has under another name.
     NamedRenamed(&'static str, &'static [(&'static str, &'static str)]),
+    /// Like [`TextType::Named`], except that a config without `text_config` (or with a null
+    /// one) gets the class's own values for it first (a JSON object): the keyword arguments
+    /// the composite class passes when it builds a default text config, under which the
+    /// text class's defaults fill the rest.
+    NamedWithInit(&'static str, &'static str),
 }
 
 /// One architecture.

@@ -91,7 +91,10 @@ pub const LLAMA: Arch = Arch {
     composites: &[
         ("llava", TextType::Named("llama")),
         ("llava_next", TextType::Named("llama")),
-        ("mistral3", TextType::Named("mistral")),
+        (
+            "mistral3",
+            TextType::NamedWithInit("mistral", MISTRAL3_TEXT_INIT),
+        ),
     ],
     gguf: "llama",
     vocab: VocabKind::Llama,
@@ -214,6 +217,13 @@ pub fn llama3_rope_freqs(hp: &Hparams, default_factor: f64) -> Result<Extra, Con
     })
 }
 
+/// The text config `Mistral3Config` builds when a file has none (Mistral Small 3.1's sizes).
+const MISTRAL3_TEXT_INIT: &str = r#"{"attention_dropout": 0.0, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 5120, "initializer_range": 0.02, "intermediate_size": 32768,
+    "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
+    "num_hidden_layers": 40, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "rope_theta": 1000000000.0, "sliding_window": null, "use_cache": true, "vocab_size": 131072}"#;
+
 /// The Llama-3 frequency factors, evaluated as the converter's torch code evaluates them:
 /// every tensor operation in f32 with the Python scalars rounded to f32, and a Python
 /// scalar divided by a tensor computed as `tensor.reciprocal() * scalar` (torch's
@@ -263,5 +273,18 @@ mod llama3_rope_tests {
         assert_eq!(f[19].to_bits(), 0x3f90_19df);
         let f = llama3_factors(50000.0, 96, 32.0, 1.0, 4.0, 8192.0);
         assert_eq!(f[28].to_bits(), 0x4007_6d1a);
+    }
+}
+
+#[cfg(test)]
+mod composite_tests {
+    use super::MISTRAL3_TEXT_INIT;
+
+    #[test]
+    fn mistral3_text_init_is_an_object_with_its_width() {
+        let m: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(MISTRAL3_TEXT_INIT).unwrap();
+        assert_eq!(m["hidden_size"], 5120);
+        assert_eq!(m["model_type"], "mistral");
     }
 }
