@@ -24,6 +24,11 @@ few KB: for every fixture NAME of make_fixtures.py's table it
    differs by its seed only), config.json's text, the tensor table and each output's size
    and sha256 (or the reference's error).
 
+The Mistral-format fixtures `mistral-spm`, `mistral-tekken` and `mistral-moe` get recipes the
+same way from their params.json (`hidden_dim` off the multiples of 8 where it is one) and
+consolidated.safetensors, converted with `--mistral-format` (`format` and `files` in the
+record).
+
 converters/tests/suite/convert/seed_recipes.rs rebuilds each checkpoint and compares.
 
 Usage (the reference's venv, torch's default dispatch on an AVX-512 x86-64 CPU):
@@ -118,23 +123,25 @@ def write_safetensors(path: Path, seed: int, table: list[list]) -> None:
             f.write(b)
 
 
-def recipe_input(name: str, config_text: str, table: list[list], work: Path) -> Path:
+def recipe_input(name: str, config_text: str, table: list[list], work: Path,
+                 files: tuple[str, str] = ("config.json", "model.safetensors")) -> Path:
     """The checkpoint the test rebuilds: the base fixture without its weights, the recipe's
-    config.json and model.safetensors, in a directory named NAME-s2."""
+    config and weights (`files`: their names), in a directory named NAME-s2."""
     d = materialize(mf.TESTDATA / "hf" / name, work / (name + ms.SUFFIX))
     for f in list(d.iterdir()):
         if f.is_file() and (f.suffix in WEIGHT_SUFFIXES or f.name in WEIGHT_NAMES):
             f.unlink()
-    (d / "config.json").write_text(config_text)
-    write_safetensors(d / "model.safetensors", ms.SEED, table)
+    (d / files[0]).write_text(config_text)
+    write_safetensors(d / files[1], ms.SEED, table)
     return d
 
 
-def convert(name: str, model_dir: Path, llama: Path, work: Path) -> dict:
+def convert(name: str, model_dir: Path, llama: Path, work: Path,
+            flags: tuple[str, ...] = ()) -> dict:
     out = {}
     for t in ("f32", "bf16"):
         gguf = work / f"{name}-{t}.gguf"
-        rc, err = mf.convert_in_process(llama, [str(model_dir), "--outtype", t,
+        rc, err = mf.convert_in_process(llama, [str(model_dir), *flags, "--outtype", t,
                                                 "--outfile", str(gguf)], work)
         if rc != 0:
             out[t] = {"ok": False, "error": (err.strip().splitlines() or [""])[-1][-300:]}
@@ -144,14 +151,15 @@ def convert(name: str, model_dir: Path, llama: Path, work: Path) -> dict:
     return out
 
 
-def derived_from_base(name: str, sizes: dict, work: Path) -> tuple[str, list[list]]:
+def derived_from_base(name: str, sizes: dict, work: Path,
+                      config_file: str = "config.json") -> tuple[str, list[list]]:
     """config.json and the tensor table of NAME with `sizes`, from the base fixture itself:
     for a fixture this transformers cannot build (a pinned version, remote code). Each
     changed size's old value must be no other dimension of the config; tensor dimensions
     equal to it take the new value."""
     base = materialize(mf.TESTDATA / "hf" / name, work / "base")
     try:
-        cfg = json.loads((base / "config.json").read_text())
+        cfg = json.loads((base / config_file).read_text())
         text = cfg.get("text_config", cfg)
         old = {text[k]: v for k, v in sizes.items()}
         others = {v for k, v in text.items() if isinstance(v, int) and k not in sizes}
@@ -213,6 +221,34 @@ def finish(name: str, sizes: dict, config_text: str, table: list[list], llama: P
     return record
 
 
+# Mistral-format fixtures (params.json, consolidated.safetensors; the reference's
+# --mistral-format): the recipe records `format` and its files' names.
+MISTRAL = ("mistral-spm", "mistral-tekken", "mistral-moe")
+MISTRAL_FILES = ("params.json", "consolidated.safetensors")
+
+
+def run_mistral(name: str, llama: Path, work: Path) -> dict:
+    """A Mistral-format fixture's recipe: its params.json with `hidden_dim` off the multiples
+    of 8 where it is one (else the seed alone differs)."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    params = json.loads((mf.TESTDATA / "hf" / name / "params.json").read_text())
+    sizes = {k: v + 4 for k, v in params.items() if k == "hidden_dim" and v % 8 == 0}
+    for attempt_sizes in ([sizes, {}] if sizes else [{}]):
+        config_text, table = derived_from_base(name, attempt_sizes, work, "params.json")
+        d = recipe_input(name, config_text, table, work, MISTRAL_FILES)
+        record = {"fixture": name, "seed": ms.SEED, "sizes": attempt_sizes,
+                  "format": "mistral", "files": list(MISTRAL_FILES), "config": config_text,
+                  "tensors": table, **convert(name, d, llama, work, ("--mistral-format",))}
+        if record["f32"]["ok"] or not attempt_sizes:
+            if sizes and not attempt_sizes:
+                record["sizes_refused"] = sizes
+            shutil.rmtree(work)
+            return record
+    raise AssertionError("unreachable")
+
+
 def run(name: str, llama: Path, work: Path) -> dict:
     kw = mf.FIXTURES[name][2]
     sizes = ms.SIZE_OVERRIDES.get(name, ms.odd_sizes(kw))
@@ -242,12 +278,15 @@ def main() -> int:
     a = ap.parse_args()
     GOLDEN.mkdir(parents=True, exist_ok=True)
     stored = {p.name for p in (mf.TESTDATA / "golden" / "seeds").glob("*.json")}
-    for name in a.only or list(mf.FIXTURES):
+    for name in a.only or [*mf.FIXTURES, *MISTRAL]:
         if not a.only and f"{name}{ms.SUFFIX}.json" in stored:
             continue
         print(f"== {name}", file=sys.stderr)
         try:
-            rec = run(name, a.llama_cpp, a.work / name)
+            if name in MISTRAL:
+                rec = run_mistral(name, a.llama_cpp, a.work / name)
+            else:
+                rec = run(name, a.llama_cpp, a.work / name)
         except Exception:
             traceback.print_exc()
             continue

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::manifest;
 use ggufkit::write::{write_model, WriteOptions};
+use ggufkit_converters::hf::mistral::MistralFormat;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::golden::{fixtures_made_by, read_json, safetensors};
 use ggufkit_testsupport::paths::materialize_fixture;
@@ -62,8 +63,18 @@ fn synthetic_bytes(seed: u64, t: u64, name: &str, dtype: &str, n: u64) -> Vec<u8
     }
 }
 
+/// The names of the recipe's config and weights files (an HF checkpoint's unless it names
+/// others: a Mistral-format one's `params.json` and `consolidated.safetensors`).
+fn recipe_files(rec: &Json) -> (&str, &str) {
+    match rec.get("files").and_then(Json::as_array) {
+        Some(f) => (f[0].as_str().unwrap(), f[1].as_str().unwrap()),
+        None => ("config.json", "model.safetensors"),
+    }
+}
+
 /// The recipe's checkpoint, in `work/<fixture>-s2` (the directory name is general.name).
 fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
+    let (config_file, weights_file) = recipe_files(rec);
     let base = rec["fixture"].as_str().expect("fixture");
     let seed = rec["seed"].as_u64().expect("seed");
     let dir = work.join(variant);
@@ -75,7 +86,7 @@ fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
         }
     }
     std::fs::write(
-        dir.join("config.json"),
+        dir.join(config_file),
         rec["config"].as_str().expect("config"),
     )
     .unwrap();
@@ -103,15 +114,22 @@ fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
         .zip(data)
         .map(|((n, d, s), b)| (n.as_str(), d.as_str(), s.as_slice(), b))
         .collect();
-    std::fs::write(dir.join("model.safetensors"), safetensors(&entries)).unwrap();
+    std::fs::write(dir.join(weights_file), safetensors(&entries)).unwrap();
     dir
 }
 
-/// Our output's `(size, sha256)` for `outtype`, or our error.
-fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<(Json, Json), String> {
+/// Our output's `(size, sha256)` for `outtype`, or our error; `mistral` reads the
+/// directory as `--mistral-format` does.
+fn convert(
+    dir: &Path,
+    outtype: OutType,
+    mistral: bool,
+    out: &Path,
+) -> Result<(Json, Json), String> {
     let opts = HfOptions {
         outtype,
         allow_unloadable: ggufkit_testsupport::unloadable::is_unloadable(dir),
+        mistral_format: mistral.then(MistralFormat::default),
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
@@ -130,7 +148,8 @@ fn run(variant: &str) {
     for (t, outtype) in [("f32", OutType::F32), ("bf16", OutType::Bf16)] {
         let want = &rec[t];
         let out = work.join(format!("out-{t}.gguf"));
-        match (convert(&dir, outtype, &out), want["ok"].as_bool()) {
+        let mistral = rec["format"] == "mistral";
+        match (convert(&dir, outtype, mistral, &out), want["ok"].as_bool()) {
             (Ok((size, sha)), Some(true)) => {
                 if size != want["size"] || sha != want["sha256"] {
                     problems.push(format!(
@@ -200,7 +219,8 @@ macro_rules! recipes {
 /// Every fixture `make_fixtures.py` generates has a second-seed variant (a stored checkpoint
 /// or a recipe), and every projector fixture `make_mmproj_fixtures.py` generates one in the
 /// projector seeds, unless listed above with its reason: a family added later must add one.
-/// (The Mistral-format checkpoints of `make_mistral_fixtures.py` have none yet.)
+/// (The Mistral-format checkpoints have recipes too: `mistral-spm`, `mistral-tekken`,
+/// `mistral-moe`.)
 #[test]
 fn every_family_has_a_second_seed() {
     let has =
@@ -253,6 +273,9 @@ recipes! {
     maincoder_s2 => "maincoder-s2",
     maple_s2 => "maple-s2",
     mellum_s2 => "mellum-s2",
+    mistral_moe_s2 => "mistral-moe-s2",
+    mistral_spm_s2 => "mistral-spm-s2",
+    mistral_tekken_s2 => "mistral-tekken-s2",
     mpt_s2 => "mpt-s2",
     nanbeige_s2 => "nanbeige-s2",
     nemotron_linear_s2 => "nemotron-linear-s2",
