@@ -29,6 +29,11 @@ same way from their params.json (`hidden_dim` off the multiples of 8 where it is
 consolidated.safetensors, converted with `--mistral-format` (`format` and `files` in the
 record).
 
+The hand-written vision- and audio-language fixtures (`PROJECTORS`: internvl3, ultravox,
+gemma3n-vl, gemma3n-vl-hf) get recipes from their own config and tensors, recording the f32
+text half (where the base fixture's golden has one) and `--mmproj` file (`format`
+"projector"); their sizes change only where the reference keeps the base fixture's outcomes.
+
 converters/tests/suite/convert/seed_recipes.rs rebuilds each checkpoint and compares.
 
 Usage (the reference's venv, torch's default dispatch on an AVX-512 x86-64 CPU):
@@ -249,6 +254,65 @@ def run_mistral(name: str, llama: Path, work: Path) -> dict:
     raise AssertionError("unreachable")
 
 
+# Hand-written vision- and audio-language fixtures (make_projector_seed_fixtures.py covers
+# the transformers-built ones): the recipe records the text half and `--mmproj` (f32).
+PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf")
+
+
+def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:
+    """The sha256 of the text half (where the base fixture's golden has one) and of the
+    `--mmproj` file, f32, or the reference's error."""
+    import make_mmproj_fixtures as mm
+    status = json.loads((mf.TESTDATA / "golden" / name / "status.json").read_text())
+    out = {}
+    for key, base_key, flags in (("text-f32", "convert-f32", ()),
+                                 ("mmproj-f32", "mmproj-f32", ("--mmproj",))):
+        if base_key not in status:
+            continue
+        gguf = work / f"{name}-{key}.gguf"
+        with mm.pre_fallback(llama, mm.PRE_FALLBACK.get(name)):
+            rc, err = mf.convert_in_process(llama, [str(model_dir), *flags, "--outtype", "f32",
+                                                    "--outfile", str(gguf)], work)
+        if rc != 0 or not gguf.is_file():
+            out[key] = {"ok": False, "error": (err.strip().splitlines() or [""])[-1][-300:]}
+        else:
+            out[key] = {"ok": True, "sha256": mf.sha256(gguf)}
+            gguf.unlink()
+    return out
+
+
+def run_projector(name: str, llama: Path, work: Path) -> dict:
+    """A hand-written multimodal fixture's recipe: its text config's FFN widths off the
+    multiples of 8 where the reference converts that (else the seed alone differs)."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    from fixture_io import fixture_file
+    cfg = json.loads(fixture_file(mf.TESTDATA / "hf" / name, "config.json").read_text())
+    sizes = ms.odd_sizes(cfg)
+    for attempt_sizes in ([sizes, {}] if sizes else [{}]):
+        try:
+            config_text, table = derived_from_base(name, attempt_sizes, work)
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            continue
+        d = recipe_input(name, config_text, table, work)
+        outputs = convert_projector(name, d, llama, work)
+        record = {"fixture": name, "seed": ms.SEED, "sizes": attempt_sizes,
+                  "format": "projector", "config": config_text, "tensors": table, **outputs}
+        base = json.loads((mf.TESTDATA / "golden" / name / "status.json").read_text())
+        kept = all(record[k]["ok"] == base[b]["ok"] for k, b in
+                   (("text-f32", "convert-f32"), ("mmproj-f32", "mmproj-f32")) if k in record)
+        if kept or not attempt_sizes:
+            if sizes and not attempt_sizes:
+                record["sizes_refused"] = sizes
+            shutil.rmtree(work)
+            return record
+        shutil.rmtree(work)
+        work.mkdir(parents=True)
+    raise AssertionError(f"{name}: no recipe")
+
+
 def run(name: str, llama: Path, work: Path) -> dict:
     kw = mf.FIXTURES[name][2]
     sizes = ms.SIZE_OVERRIDES.get(name, ms.odd_sizes(kw))
@@ -278,13 +342,15 @@ def main() -> int:
     a = ap.parse_args()
     GOLDEN.mkdir(parents=True, exist_ok=True)
     stored = {p.name for p in (mf.TESTDATA / "golden" / "seeds").glob("*.json")}
-    for name in a.only or [*mf.FIXTURES, *MISTRAL]:
+    for name in a.only or [*mf.FIXTURES, *MISTRAL, *PROJECTORS]:
         if not a.only and f"{name}{ms.SUFFIX}.json" in stored:
             continue
         print(f"== {name}", file=sys.stderr)
         try:
             if name in MISTRAL:
                 rec = run_mistral(name, a.llama_cpp, a.work / name)
+            elif name in PROJECTORS:
+                rec = run_projector(name, a.llama_cpp, a.work / name)
             else:
                 rec = run(name, a.llama_cpp, a.work / name)
         except Exception:

@@ -14,7 +14,7 @@ use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::manifest;
 use ggufkit::write::{write_model, WriteOptions};
 use ggufkit_converters::hf::mistral::MistralFormat;
-use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfOptions, OutType};
 use ggufkit_testsupport::golden::{fixtures_made_by, read_json, safetensors};
 use ggufkit_testsupport::paths::materialize_fixture;
 use ggufkit_testsupport::{scratch, testdata};
@@ -119,11 +119,12 @@ fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
 }
 
 /// Our output's `(size, sha256)` for `outtype`, or our error; `mistral` reads the
-/// directory as `--mistral-format` does.
-fn convert(
+/// directory as `--mistral-format` does, `mmproj` writes the `--mmproj` file.
+fn convert_as(
     dir: &Path,
     outtype: OutType,
     mistral: bool,
+    mmproj: bool,
     out: &Path,
 ) -> Result<(Json, Json), String> {
     let opts = HfOptions {
@@ -132,7 +133,12 @@ fn convert(
         mistral_format: mistral.then(MistralFormat::default),
         ..HfOptions::default()
     };
-    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    let conv = if mmproj {
+        read_mmproj_dir(dir, &opts)
+    } else {
+        read_hf_dir(dir, &opts)
+    }
+    .map_err(|e| e.to_string())?;
     write_model(&conv.model, out, &WriteOptions::default()).map_err(|e| e.to_string())?;
     let file = GgufFile::open(out).map_err(|e| e.to_string())?;
     let m = manifest(&file, out, None);
@@ -145,13 +151,32 @@ fn run(variant: &str) {
     let work = scratch(&format!("seed-recipe-{variant}"));
     let dir = rebuild(&rec, variant, &work);
     let mut problems = Vec::new();
-    for (t, outtype) in [("f32", OutType::F32), ("bf16", OutType::Bf16)] {
+    // (record key, outtype, the --mmproj file): a text recipe's f32 and bf16 files, a
+    // projector recipe's f32 text half and projector where the reference made them.
+    let outputs: &[(&str, OutType, bool)] = if rec["format"] == "projector" {
+        &[
+            ("text-f32", OutType::F32, false),
+            ("mmproj-f32", OutType::F32, true),
+        ]
+    } else {
+        &[("f32", OutType::F32, false), ("bf16", OutType::Bf16, false)]
+    };
+    let mistral = rec["format"] == "mistral";
+    let mut compared = 0;
+    for &(t, outtype, mmproj) in outputs {
         let want = &rec[t];
+        if want.is_null() {
+            continue;
+        }
+        compared += 1;
         let out = work.join(format!("out-{t}.gguf"));
-        let mistral = rec["format"] == "mistral";
-        match (convert(&dir, outtype, mistral, &out), want["ok"].as_bool()) {
+        match (
+            convert_as(&dir, outtype, mistral, mmproj, &out),
+            want["ok"].as_bool(),
+        ) {
             (Ok((size, sha)), Some(true)) => {
-                if size != want["size"] || sha != want["sha256"] {
+                let size_ok = want.get("size").is_none_or(|w| *w == size);
+                if !size_ok || sha != want["sha256"] {
                     problems.push(format!(
                         "{t}: ours {size} bytes {sha}, the reference's {} bytes {}",
                         want["size"], want["sha256"]
@@ -166,6 +191,7 @@ fn run(variant: &str) {
             (Err(_), _) => {}
         }
     }
+    assert!(compared > 0, "{variant}: no output recorded");
     assert!(
         problems.is_empty(),
         "{variant}: {} differences:\n{}",
@@ -179,26 +205,6 @@ const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[(
     "baichuan",
     "the reference refuses every Baichuan checkpoint, as ggufkit does",
 )];
-
-/// Projector fixtures without a second-seed variant, each with the reason.
-const PROJECTORS_WITHOUT_SECOND_SEED: &[(&str, &str)] = &[
-    (
-        "gemma3n-vl",
-        "a hand-written checkpoint (transformers needs timm for its vision tower)",
-    ),
-    (
-        "gemma3n-vl-hf",
-        "a hand-written checkpoint (transformers needs timm for its vision tower)",
-    ),
-    (
-        "internvl3",
-        "a hand-written checkpoint (remote code); not yet rebuilt with a second seed",
-    ),
-    (
-        "ultravox",
-        "a hand-written checkpoint (remote code); not yet rebuilt with a second seed",
-    ),
-];
 
 macro_rules! recipes {
     ($($t:ident => $name:literal),* $(,)?) => {
@@ -217,8 +223,9 @@ macro_rules! recipes {
 }
 
 /// Every fixture `make_fixtures.py` generates has a second-seed variant (a stored checkpoint
-/// or a recipe), and every projector fixture `make_mmproj_fixtures.py` generates one in the
-/// projector seeds, unless listed above with its reason: a family added later must add one.
+/// or a recipe), unless listed above with its reason, and every projector fixture
+/// `make_mmproj_fixtures.py` generates one in the projector seeds or a recipe: a family added
+/// later must add one.
 /// (The Mistral-format checkpoints have recipes too: `mistral-spm`, `mistral-tekken`,
 /// `mistral-moe`.)
 #[test]
@@ -239,9 +246,8 @@ fn every_family_has_a_second_seed() {
     }
     let projectors = read_json(&testdata("golden/projector-seeds.json"));
     for f in fixtures_made_by("make_mmproj_fixtures.py") {
-        let excused = PROJECTORS_WITHOUT_SECOND_SEED.iter().any(|(n, _)| *n == f);
-        let covered = projectors.get(format!("{f}-s2")).is_some();
-        if !excused && !covered {
+        let covered = projectors.get(format!("{f}-s2")).is_some() || has("seed-recipes", &f);
+        if !covered {
             missing.push(f);
         }
     }
@@ -261,8 +267,11 @@ recipes! {
     distilbert_s2 => "distilbert-s2",
     eurobert_s2 => "eurobert-s2",
     exaone_s2 => "exaone-s2",
+    gemma3n_vl_hf_s2 => "gemma3n-vl-hf-s2",
+    gemma3n_vl_s2 => "gemma3n-vl-s2",
     gptneox_s2 => "gptneox-s2",
     internlm2_s2 => "internlm2-s2",
+    internvl3_s2 => "internvl3-s2",
     iquestcoder_s2 => "iquestcoder-s2",
     jais_s2 => "jais-s2",
     jais2_s2 => "jais2-s2",
@@ -291,5 +300,6 @@ recipes! {
     roberta_s2 => "roberta-s2",
     smallthinker_s2 => "smallthinker-s2",
     spark2_5_s2 => "spark2_5-s2",
+    ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
 }
