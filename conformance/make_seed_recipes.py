@@ -63,6 +63,9 @@ WEIGHT_NAMES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 A_LOG_FIRST = 0x3D4C_CCCD
 A_LOG_SPAN = 0x4031_7218 - A_LOG_FIRST
 ITEM = {"F32": 4, "F16": 2, "BF16": 2}
+# FFN widths under the names of classes make_seed_fixtures.py does not cover (DistilBERT's
+# hidden_dim, JAIS's n_inner, SmallThinker's expert width), besides its own.
+EXTRA_WIDTHS = ("hidden_dim", "n_inner", "moe_ffn_hidden_size")
 M64 = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 
@@ -313,9 +316,17 @@ def run_projector(name: str, llama: Path, work: Path) -> dict:
     raise AssertionError(f"{name}: no recipe")
 
 
+def odd_sizes(kw: dict) -> dict[str, int]:
+    """make_seed_fixtures.py's size changes, over its widths and EXTRA_WIDTHS."""
+    text = kw.get("text_config", kw)
+    return {**ms.odd_sizes(kw),
+            **{k: v + 4 for k, v in text.items() if k in EXTRA_WIDTHS and isinstance(v, int)
+               and not isinstance(v, bool) and v % 8 == 0}}
+
+
 def run(name: str, llama: Path, work: Path) -> dict:
     kw = mf.FIXTURES[name][2]
-    sizes = ms.SIZE_OVERRIDES.get(name, ms.odd_sizes(kw))
+    sizes = ms.SIZE_OVERRIDES.get(name, odd_sizes(kw))
     rec = attempt(name, sizes, llama, work) if sizes else None
     if rec is None:
         rec = attempt(name, {}, llama, work)
