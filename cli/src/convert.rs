@@ -629,6 +629,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if cli.remote {
         return run_remote(cli);
     }
+    if cli.src.as_deref().is_some_and(crate::remote::is_url) {
+        return run_plain_dir(cli);
+    }
     let src = resolve_source(&mut cli)?;
     run_outtypes(&cli, &src)
 }
@@ -663,6 +666,46 @@ fn run_remote(mut cli: Cli) -> Result<ExitCode, Failure> {
     let src = resolve_source(&mut cli)?;
     let result = run_outtypes(&cli, &src);
     remote.finish(progress);
+    result
+}
+
+/// SRC an `http://` or `https://` directory of HF files: its small files fetched by name into
+/// a temporary directory named like the URL's last segment (removed after the run), its
+/// safetensors read by range. The default output is `./<name>-{ftype}.gguf`.
+fn run_plain_dir(mut cli: Cli) -> Result<ExitCode, Failure> {
+    let url = cli
+        .src
+        .clone()
+        .expect("checked by the caller")
+        .to_string_lossy()
+        .into_owned();
+    let progress = !cli.quiet && !cli.json;
+    let transfer = crate::remote::Transfer::start(cli.remote_connections, progress)?;
+    let scratch = crate::remote::ScratchDir::new().map_err(|e| Failure::Run(e.into()))?;
+    let plain = ggufkit_converters::remote::fetch_plain_dir(
+        transfer.client().clone(),
+        &url,
+        scratch.path(),
+    )
+    .map_err(|e| Failure::Input(e.into()))?;
+    notes_push(
+        &cli,
+        &format!("{}: {}", plain.url, plain.weights.join(", ")),
+    );
+    let name = plain
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    cli.src = Some(plain.dir.clone());
+    if cli.outfile.is_some() {
+        cli.out = cli.outfile.take();
+    }
+    if cli.out.is_none() && cli.outdir.is_none() {
+        cli.out = Some(PathBuf::from(format!("{name}-{{ftype}}.gguf")));
+    }
+    let result = resolve_source(&mut cli).and_then(|src| run_outtypes(&cli, &src));
+    transfer.finish(&plain.url, progress);
     result
 }
 

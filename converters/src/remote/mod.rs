@@ -13,6 +13,8 @@
 //!   (`Retry-After`) and 5xx, a resumed range continuing where the last byte arrived, every
 //!   response checked (206, the exact `Content-Range`, the length, the pinned ETag),
 //!   redirects bounded and same-scheme, the token sent only to the endpoint's own host.
+//! * [`plain`]: a plain HTTP(S) directory of HF files (no API): its files fetched by the
+//!   names a model directory uses, its weights read by range as a snapshot's are.
 //! * [`dirs`]: which local snapshot directories have their weight files remote.
 //! * [`config`]: the environment (`HF_ENDPOINT`, `HF_TOKEN` and the token file,
 //!   `HF_HUB_OFFLINE`) and the limits.
@@ -22,9 +24,12 @@ pub mod dirs;
 mod error;
 pub mod file;
 pub mod http;
+pub mod plain;
 pub mod snapshot;
 
 pub use config::{Endpoint, RemoteOptions};
 pub use error::RemoteError;
+pub use file::open_url;
 pub use http::{Client, Stats};
+pub use plain::{fetch_plain_dir, PlainDir};
 pub use snapshot::{fetch_snapshot, RemoteSnapshot};

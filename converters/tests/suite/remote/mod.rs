@@ -4,6 +4,7 @@
 
 mod families;
 mod faults;
+mod plain_dir;
 
 use std::collections::BTreeMap;
 use std::path::Path;
