@@ -11,6 +11,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 
 use crate::edge::{exit_with, Failure};
+use ggufkit_converters::remote::source::RemoteSource;
 use serde_json::json;
 
 use ggufkit::inspect::human_bytes;
@@ -503,6 +504,12 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
     }
     let report = Report::new(sinks);
     let progress = Progress::new(Mode::auto(cli.quiet), jobs.len());
+    // One client for the jobs whose source is remote (its progress line when not quiet).
+    let transfer = jobs
+        .iter()
+        .any(|j| RemoteSource::parse(&j.source).is_some())
+        .then(|| crate::remote::Transfer::start(cli.remote_connections, !cli.quiet && !cli.json))
+        .transpose()?;
     let opts = BatchOptions {
         max_memory,
         threads,
@@ -510,9 +517,13 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
         dry_run: cli.dry_run,
         sync: !cli.no_sync,
         inputs: option_inputs(cli),
+        remote: transfer.as_ref().map(|t| t.client().clone()),
     };
     let t0 = Instant::now();
     let sum = run_batch(&jobs, &opts, &report, &progress);
+    if let Some(t) = transfer {
+        t.finish("sources", !cli.quiet && !cli.json);
+    }
     if !cli.quiet {
         eprintln!(
             "gguf-convert: {} job(s): {} output(s) written, {} up to date, {} failed{} in {:.2}s",
@@ -618,7 +629,8 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if cli.remote && cli.batch.is_some() {
         return Err(Failure::Usage(anyhow!(
-            "--remote does not take --batch yet: give the model id as SRC"
+            "--remote does not take --batch: a job's source names a remote model as \
+             \"hf://org/name[@revision]\" (or an https:// directory) in the jobs file"
         )));
     }
     if let Some(b) = cli.batch.clone() {

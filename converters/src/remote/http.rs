@@ -93,6 +93,13 @@ pub struct Client {
     stats: Stats,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The endpoint's Debug never shows the token.
+        write!(f, "Client({:?}, {:?})", self.endpoint, self.options)
+    }
+}
+
 /// A response whose status is final (redirects followed).
 struct Answer {
     resp: ureq::Response,

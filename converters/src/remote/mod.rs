@@ -15,6 +15,8 @@
 //!   redirects bounded and same-scheme, the token sent only to the endpoint's own host.
 //! * [`plain`]: a plain HTTP(S) directory of HF files (no API): its files fetched by the
 //!   names a model directory uses, its weights read by range as a snapshot's are.
+//! * [`source`]: a batch job's remote source (`hf://org/name[@rev]`, an `http(s)://`
+//!   directory), opened with an identity that pins its weights.
 //! * [`dirs`]: which local snapshot directories have their weight files remote.
 //! * [`config`]: the environment (`HF_ENDPOINT`, `HF_TOKEN` and the token file,
 //!   `HF_HUB_OFFLINE`) and the limits.
@@ -26,6 +28,7 @@ pub mod file;
 pub mod http;
 pub mod plain;
 pub mod snapshot;
+pub mod source;
 
 pub use config::{Endpoint, RemoteOptions};
 pub use error::RemoteError;

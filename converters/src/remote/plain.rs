@@ -207,16 +207,25 @@ fn fetch_file(client: &Client, url: &str, name: &str, target: &Path) -> Result<b
     );
     drop(file);
     let r = match got {
+        // A file already there with the same bytes is kept (its modification time too).
+        Ok(_) if same_file(&tmp, target) => Ok(true),
         Ok(_) => std::fs::rename(&tmp, target)
             .map(|_| true)
             .map_err(|e| RemoteError::io(target, e)),
         Err(RemoteError::Status { status: 404, .. }) => Ok(false),
         Err(e) => Err(e),
     };
-    if !matches!(r, Ok(true)) {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    // Gone after a rename; else (kept, failed, 404) removed.
+    let _ = std::fs::remove_file(&tmp);
     r
+}
+
+/// Whether files `a` and `b` both exist and hold the same bytes.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let size = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len());
+    size(a).is_some()
+        && size(a) == size(b)
+        && matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 #[cfg(test)]
