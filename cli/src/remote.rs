@@ -68,7 +68,11 @@ impl Transfer {
             attempts,
             ..RemoteOptions::default()
         };
-        let client = Arc::new(Client::new(endpoint, options));
+        let proxies = ggufkit_converters::remote::proxy::Proxies::from_env();
+        let client = Arc::new(
+            Client::with_proxies(endpoint, options, proxies)
+                .map_err(|e| Failure::Usage(e.into()))?,
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let ticker = progress.then(|| {
             let (client, stop) = (client.clone(), stop.clone());

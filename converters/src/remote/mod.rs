@@ -18,6 +18,8 @@
 //! * [`source`]: a batch job's remote source (`hf://org/name[@rev]`, an `http(s)://`
 //!   directory), opened with an identity that pins its weights.
 //! * [`dirs`]: which local snapshot directories have their weight files remote.
+//! * [`proxy`]: `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` / `NO_PROXY` as curl reads them;
+//!   [`tls`]: the bundled TLS roots and the system's store.
 //! * [`config`]: the environment (`HF_ENDPOINT`, `HF_TOKEN` and the token file,
 //!   `HF_HUB_OFFLINE`) and the limits.
 
@@ -27,8 +29,10 @@ mod error;
 pub mod file;
 pub mod http;
 pub mod plain;
+pub mod proxy;
 pub mod snapshot;
 pub mod source;
+pub mod tls;
 
 pub use config::{Endpoint, RemoteOptions};
 pub use error::RemoteError;

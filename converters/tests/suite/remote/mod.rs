@@ -5,6 +5,7 @@
 mod families;
 mod faults;
 mod plain_dir;
+mod proxy;
 
 use std::collections::BTreeMap;
 use std::path::Path;
