@@ -4,6 +4,7 @@
 
 mod families;
 mod faults;
+mod gguf_header;
 mod plain_dir;
 mod proxy;
 
