@@ -81,7 +81,7 @@ pub fn kv_entry(key: &str, v: &Value) -> Json {
 
 /// The manifest of a parsed file. `name` is the `file` field (the file name by default).
 pub fn manifest(file: &GgufFile, path: &Path, name: Option<&str>) -> Json {
-    let bytes = file.bytes();
+    let bytes = file.local_bytes();
     let kv: Vec<Json> = file.metadata.iter().map(|(k, v)| kv_entry(k, v)).collect();
     let tensors: Vec<Json> = file
         .tensors

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -122,8 +121,9 @@ impl FileBytes {
         })
     }
 
-    /// A file read on demand through `source`. Its slice ([`Deref`]) is empty: it is read
-    /// with [`FileBytes::range`], and its size is [`FileBytes::size`]. [`FileBytes::path`]
+    /// A file read on demand through `source`. It has no whole-file slice
+    /// ([`FileBytes::local`] is [`NotLocal`]): it is read with [`FileBytes::range`], and its
+    /// size is [`FileBytes::size`]. [`FileBytes::path`]
     /// is the source's name (its URL), which also tells its ranges apart from other files'.
     pub fn remote(source: Box<dyn RangeRead>) -> Arc<FileBytes> {
         let path = Some(PathBuf::from(source.name()));
@@ -133,11 +133,25 @@ impl FileBytes {
         })
     }
 
+    /// The whole file as one slice: a mapped or owned file's bytes. A file read on demand
+    /// ([`FileBytes::remote`]) has none in memory: [`NotLocal`], read it with
+    /// [`FileBytes::range`].
+    pub fn local(&self) -> Result<&[u8], NotLocal> {
+        match &self.backing {
+            Backing::Mapped(m) => Ok(m),
+            Backing::Owned(v) => Ok(v),
+            Backing::Remote(r) => Err(NotLocal {
+                name: r.name().to_string(),
+            }),
+        }
+    }
+
     /// The file's size in bytes (for a remote file, the size it declared).
     pub fn size(&self) -> u64 {
         match &self.backing {
+            Backing::Mapped(m) => m.len() as u64,
+            Backing::Owned(v) => v.len() as u64,
             Backing::Remote(r) => r.size(),
-            _ => self.len() as u64,
         }
     }
 
@@ -171,7 +185,8 @@ impl FileBytes {
                 }
                 Ok(Cow::Owned(bytes))
             }
-            _ => Ok(Cow::Borrowed(&self[offset..end])),
+            Backing::Mapped(m) => Ok(Cow::Borrowed(&m[offset..end])),
+            Backing::Owned(v) => Ok(Cow::Borrowed(&v[offset..end])),
         }
     }
 
@@ -211,16 +226,18 @@ impl FileBytes {
     }
 }
 
-impl Deref for FileBytes {
-    type Target = [u8];
+/// A whole-file slice asked of a file read on demand ([`FileBytes::local`]): its bytes are
+/// only ever read by range.
+#[derive(Debug, thiserror::Error)]
+#[error("{name} is read on demand (by URL): its bytes are read by range, never as one slice")]
+pub struct NotLocal {
+    /// The source's name (its URL).
+    pub name: String,
+}
 
-    fn deref(&self) -> &[u8] {
-        match &self.backing {
-            Backing::Mapped(m) => m,
-            Backing::Owned(v) => v,
-            // Read on demand through `range`; nothing is in memory.
-            Backing::Remote(_) => &[],
-        }
+impl From<NotLocal> for std::io::Error {
+    fn from(e: NotLocal) -> Self {
+        std::io::Error::new(std::io::ErrorKind::Unsupported, e)
     }
 }
 

@@ -61,7 +61,17 @@ pub fn refuse_big_endian(file: &GgufFile, path: &Path) -> Result<(), SplitError>
 /// Opens `path` and, when it is the first shard of a split model, every other shard
 /// (named as llama.cpp names them). Returns the shards in order.
 pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
-    let first = GgufFile::open(path)?;
+    open_shards_with(path, &GgufFile::open)
+}
+
+/// [`open_shards`] with each shard opened by `open` (a local file mapped, a URL read on
+/// demand: the shards' names are made from the first one's by text, so a URL names its
+/// siblings as a path does).
+pub fn open_shards_with(
+    path: &Path,
+    open: &dyn Fn(&Path) -> Result<GgufFile, GgufError>,
+) -> Result<Vec<GgufFile>, SplitError> {
+    let first = open(path)?;
     refuse_big_endian(&first, path)?;
     let count = split_key(&first, keys::split::COUNT, path)?.unwrap_or(1);
     if count <= 1 {
@@ -88,7 +98,7 @@ pub fn open_shards(path: &Path) -> Result<Vec<GgufFile>, SplitError> {
     let mut shards = vec![first];
     for i in 1..count as usize {
         let p = split_path(&prefix, i, count as usize);
-        let f = GgufFile::open(&p)?;
+        let f = open(&p)?;
         refuse_big_endian(&f, &p)?;
         let (n, c) = (
             split_key(&f, keys::split::NO, &p)?,

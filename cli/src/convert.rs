@@ -11,6 +11,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 
 use crate::edge::{exit_with, Failure};
+use ggufkit_converters::remote::source::RemoteSource;
 use serde_json::json;
 
 use ggufkit::inspect::human_bytes;
@@ -503,6 +504,12 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
     }
     let report = Report::new(sinks);
     let progress = Progress::new(Mode::auto(cli.quiet), jobs.len());
+    // One client for the jobs whose source is remote (its progress line when not quiet).
+    let transfer = jobs
+        .iter()
+        .any(|j| RemoteSource::parse(&j.source).is_some())
+        .then(|| crate::remote::Transfer::start(cli.remote_connections, !cli.quiet && !cli.json))
+        .transpose()?;
     let opts = BatchOptions {
         max_memory,
         threads,
@@ -510,9 +517,13 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
         dry_run: cli.dry_run,
         sync: !cli.no_sync,
         inputs: option_inputs(cli),
+        remote: transfer.as_ref().map(|t| t.client().clone()),
     };
     let t0 = Instant::now();
     let sum = run_batch(&jobs, &opts, &report, &progress);
+    if let Some(t) = transfer {
+        t.finish("sources", !cli.quiet && !cli.json);
+    }
     if !cli.quiet {
         eprintln!(
             "gguf-convert: {} job(s): {} output(s) written, {} up to date, {} failed{} in {:.2}s",
@@ -618,7 +629,8 @@ fn inline_job(cli: &Cli, src: &Path, types: &[String]) -> Result<JobSpec, Failur
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     if cli.remote && cli.batch.is_some() {
         return Err(Failure::Usage(anyhow!(
-            "--remote does not take --batch yet: give the model id as SRC"
+            "--remote does not take --batch: a job's source names a remote model as \
+             \"hf://org/name[@revision]\" (or an https:// directory) in the jobs file"
         )));
     }
     if let Some(b) = cli.batch.clone() {
@@ -628,6 +640,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let mut cli = cli;
     if cli.remote {
         return run_remote(cli);
+    }
+    if cli.src.as_deref().is_some_and(crate::remote::is_url) {
+        return run_plain_dir(cli);
     }
     let src = resolve_source(&mut cli)?;
     run_outtypes(&cli, &src)
@@ -663,6 +678,46 @@ fn run_remote(mut cli: Cli) -> Result<ExitCode, Failure> {
     let src = resolve_source(&mut cli)?;
     let result = run_outtypes(&cli, &src);
     remote.finish(progress);
+    result
+}
+
+/// SRC an `http://` or `https://` directory of HF files: its small files fetched by name into
+/// a temporary directory named like the URL's last segment (removed after the run), its
+/// safetensors read by range. The default output is `./<name>-{ftype}.gguf`.
+fn run_plain_dir(mut cli: Cli) -> Result<ExitCode, Failure> {
+    let url = cli
+        .src
+        .clone()
+        .expect("checked by the caller")
+        .to_string_lossy()
+        .into_owned();
+    let progress = !cli.quiet && !cli.json;
+    let transfer = crate::remote::Transfer::start(cli.remote_connections, progress)?;
+    let scratch = crate::remote::ScratchDir::new().map_err(|e| Failure::Run(e.into()))?;
+    let plain = ggufkit_converters::remote::fetch_plain_dir(
+        transfer.client().clone(),
+        &url,
+        scratch.path(),
+    )
+    .map_err(|e| Failure::Input(e.into()))?;
+    notes_push(
+        &cli,
+        &format!("{}: {}", plain.url, plain.weights.join(", ")),
+    );
+    let name = plain
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    cli.src = Some(plain.dir.clone());
+    if cli.outfile.is_some() {
+        cli.out = cli.outfile.take();
+    }
+    if cli.out.is_none() && cli.outdir.is_none() {
+        cli.out = Some(PathBuf::from(format!("{name}-{{ftype}}.gguf")));
+    }
+    let result = resolve_source(&mut cli).and_then(|src| run_outtypes(&cli, &src));
+    transfer.finish(&plain.url, progress);
     result
 }
 

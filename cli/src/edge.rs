@@ -16,6 +16,15 @@ pub enum Failure {
     Run(anyhow::Error),
 }
 
+impl Failure {
+    /// The error inside, whatever its kind.
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            Failure::Usage(e) | Failure::Input(e) | Failure::Run(e) => e,
+        }
+    }
+}
+
 /// Prints a tool's outcome the one way every tool does (`TOOL: error: …` on stderr) and
 /// returns its exit code.
 pub fn exit_with(tool: &str, outcome: Result<ExitCode, Failure>) -> ExitCode {

@@ -369,7 +369,7 @@ fn in_place_plan(file: &GgufFile, metadata: &Metadata) -> Result<InPlace, Failur
         ggufkit::gguf::layout(metadata, &model.headers()).map_err(|e| Failure::Run(e.into()))?;
     Ok(match inplace::fits(file, &layout) {
         Ok(()) => {
-            let old = file.bytes()[..file.data_offset as usize].to_vec();
+            let old = file.local_bytes()[..file.data_offset as usize].to_vec();
             InPlace::Header(old, layout.header)
         }
         Err(why) => InPlace::Copy(why),

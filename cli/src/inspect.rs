@@ -40,7 +40,7 @@ enum Cmd {
     ///
     /// Example: gguf-inspect dump model.gguf
     Dump {
-        /// The GGUF file.
+        /// The GGUF file, or its http:// or https:// URL (only the header is read).
         file: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -264,7 +264,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// `dump`: the header, metadata and tensor table.
 fn dump(file: PathBuf, json: bool) -> Result<ExitCode> {
-    let f = open(&file)?;
+    let f = if crate::remote::is_url(&file) {
+        // Only the header is read (no tensor byte).
+        let transfer = crate::remote::Transfer::start(
+            ggufkit_converters::remote::config::DEFAULT_CONNECTIONS,
+            false,
+        )
+        .map_err(crate::edge::Failure::into_error)?;
+        let f = crate::remote::gguf_opener(&transfer)(&file)?;
+        transfer.finish("", false);
+        f
+    } else {
+        open(&file)?
+    };
     let shown = file.display().to_string();
     if json {
         println!("{}", serde_json::to_string_pretty(&dump_json(&f, &shown))?);

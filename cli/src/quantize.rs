@@ -20,7 +20,10 @@ use ggufkit::quantize::{
     Recipe, RecipeError, TensorTypeList, FILE_TYPES,
 };
 use ggufkit::quantizers::GgmlType;
-use ggufkit::split::{distribute, merge_shards, open_shards, split_path};
+use ggufkit::split::{distribute, merge_shards, open_shards, open_shards_with, split_path};
+use ggufkit_converters::remote::config::DEFAULT_CONNECTIONS;
+
+use crate::remote::{gguf_opener, is_url, Transfer};
 
 fn type_list() -> String {
     FILE_TYPES
@@ -515,8 +518,18 @@ struct Input {
     shard_of: HashMap<String, usize>,
 }
 
-fn read_input(cli: &Cli, inv: &Invocation, opts: &mut QuantizeOptions) -> Result<Input, Failure> {
-    let shards = open_shards(&inv.input).map_err(|e| Failure::Input(e.into()))?;
+fn read_input(
+    cli: &Cli,
+    inv: &Invocation,
+    opts: &mut QuantizeOptions,
+    transfer: Option<&Transfer>,
+) -> Result<Input, Failure> {
+    let shards = match transfer {
+        // A URL: the headers are read now, the tensors by range when the engine asks.
+        Some(t) => open_shards_with(&inv.input, &gguf_opener(t)),
+        None => open_shards(&inv.input),
+    }
+    .map_err(|e| Failure::Input(e.into()))?;
     let (mut model, place) = merge_shards(&shards).map_err(|e| Failure::Input(e.into()))?;
     if cli.keep_split {
         // llama-quantize orders by (input shard, data offset) and keeps that order.
@@ -547,7 +560,11 @@ fn output_plan(cli: &Cli, inv: &Invocation, input: &Input, p: &QuantizePlan) -> 
     let output = inv
         .output
         .clone()
-        .unwrap_or_else(|| default_output_path(&inv.input, &inv.ftype));
+        .unwrap_or_else(|| match is_url(&inv.input) {
+            // A URL's default output is in the current directory.
+            true => default_output_path(std::path::Path::new("model.gguf"), &inv.ftype),
+            false => default_output_path(&inv.input, &inv.ftype),
+        });
     let shards = if cli.keep_split {
         let shard_idx: Vec<usize> = p
             .model
@@ -607,23 +624,42 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         eprintln!("note: {note}");
     }
     let mut opts = build_options(&cli, &inv, recipe.as_ref())?;
-    let input = read_input(&cli, &inv, &mut opts)?;
+    let quiet = cli.quiet || cli.json;
+    let transfer = is_url(&inv.input)
+        .then(|| Transfer::start(DEFAULT_CONNECTIONS, !quiet))
+        .transpose()?;
+    let result = quantize(&cli, &inv, recipe, &mut opts, transfer.as_ref());
+    if let Some(t) = transfer {
+        t.finish(&inv.input.display().to_string(), !quiet);
+    }
+    result
+}
+
+/// Reads the input, plans, writes the output: the run after the command line is resolved.
+fn quantize(
+    cli: &Cli,
+    inv: &Invocation,
+    recipe: Option<(Recipe, String)>,
+    opts: &mut QuantizeOptions,
+    transfer: Option<&Transfer>,
+) -> Result<ExitCode, Failure> {
+    let input = read_input(cli, inv, opts, transfer)?;
     let t0 = Instant::now();
-    let budget_plan = match budget_options(&cli)? {
+    let budget_plan = match budget_options(cli)? {
         Some(b) => Some(
-            budget::plan_budget(&input.model, &opts, &b)
+            budget::plan_budget(&input.model, opts, &b)
                 .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
         ),
         None => None,
     };
     let p = match &budget_plan {
         Some(b) => b.plan.clone(),
-        None => plan(&input.model, &opts)
+        None => plan(&input.model, opts)
             .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
     };
     let mut p = p;
     if let Some((r, _)) = &recipe {
-        p.warnings.extend(recipe_warnings(r, &opts));
+        p.warnings.extend(recipe_warnings(r, opts));
         for t in p.tensors.iter().filter(|t| t.fallback) {
             p.warnings.push(format!(
                 "{}: its rows are not whole blocks of its planned type: {} used \
@@ -634,7 +670,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
     }
     if let Some(path) = &cli.recipe_out {
-        write_recipe_out(&cli, path, &p)?;
+        write_recipe_out(cli, path, &p)?;
     }
     if !cli.quiet && !cli.json {
         for w in &p.warnings {
@@ -642,10 +678,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
     }
     if cli.dry_run {
-        print_dry_run(&cli, &inv, &p, budget_plan.as_ref());
+        print_dry_run(cli, inv, &p, budget_plan.as_ref());
         return Ok(ExitCode::SUCCESS);
     }
-    let out = output_plan(&cli, &inv, &input, &p);
+    let out = output_plan(cli, inv, &input, &p);
     let bar = ggufkit::progress::byte_bar(
         p.out_bytes(),
         cli.quiet || cli.json,
@@ -662,8 +698,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::Run(e.into()))?;
     bar.finish_and_clear();
     print_done(
-        &cli,
-        &inv,
+        cli,
+        inv,
         &p,
         budget_plan.as_ref(),
         &paths,

@@ -23,7 +23,7 @@ pub fn plan(file: &GgufFile, metadata: &Metadata) -> Option<Layout> {
         })
         .collect();
     let layout = layout_in(metadata, &headers, file.byte_order).ok()?;
-    let bytes: &[u8] = file.bytes();
+    let bytes: &[u8] = file.local_bytes();
     let data = bytes.get(file.data_offset as usize..)?;
     if layout.alignment != file.alignment as u64
         || layout.file_size - layout.data_offset() != data.len() as u64

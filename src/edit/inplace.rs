@@ -104,7 +104,7 @@ pub fn fits(old: &GgufFile, new: &Layout) -> Result<(), NotInPlace> {
             new.file_size
         )));
     }
-    let bytes: &[u8] = old.bytes();
+    let bytes: &[u8] = old.local_bytes();
     let mut end = 0u64;
     for (i, t) in old.tensors.iter().enumerate() {
         if new.offsets.get(i) != Some(&t.offset) || new.sizes.get(i) != Some(&t.nbytes) {

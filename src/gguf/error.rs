@@ -90,6 +90,12 @@ pub enum FormatError {
         /// What is wrong.
         problem: String,
     },
+    /// A remote file's header larger than the most read for one.
+    #[error("the header is larger than the {limit}-byte limit for a file read by URL")]
+    HeaderTooLarge {
+        /// The limit.
+        limit: u64,
+    },
     /// Unexpected value type in an array-of-values context.
     #[error("key '{key}': array element type {found} is not allowed")]
     BadArrayElem {

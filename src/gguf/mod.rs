@@ -17,7 +17,7 @@ pub use error::{FormatError, GgufError};
 pub use metadata::{describe_type, Metadata, MetadataError};
 pub use reader::{
     tensor_nbytes, GgufFile, SizeError, MAX_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_ARRAY_LEN,
-    MAX_STRING_LEN,
+    MAX_REMOTE_HEADER, MAX_STRING_LEN,
 };
 pub use value::{ArrayValue, GgufStr, GgufString, StringArray, Value, ValueType};
 pub use writer::{

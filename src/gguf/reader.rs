@@ -1,4 +1,5 @@
-//! A strict, allocation-safe GGUF parser over bytes in memory (usually an mmap).
+//! A strict, allocation-safe GGUF parser over bytes in memory (usually an mmap), or over
+//! the first bytes of a file read on demand (a URL: only the header is read).
 //!
 //! Every length and count is checked against a hard cap and against the bytes that remain
 //! before anything is allocated; all size arithmetic is checked. Tensor layout is validated
@@ -31,6 +32,12 @@ pub const MAX_ALIGNMENT: u32 = 1 << 20;
 /// several times its size (once per nesting level) before any item is read. Beyond this,
 /// vectors grow with the items actually parsed.
 const MAX_PREALLOC: usize = 4096;
+/// Largest header read from a file read on demand ([`FileBytes::remote`]): its first bytes
+/// are read in growing pieces until the header fits, at most this many.
+pub const MAX_REMOTE_HEADER: u64 = 64 << 20;
+/// The first piece of a remote file read for its header (doubled while the header needs
+/// more).
+const FIRST_REMOTE_READ: u64 = 256 << 10;
 
 /// A parsed GGUF file: header, metadata, tensor infos, and the bytes they point into.
 #[derive(Debug)]
@@ -60,15 +67,25 @@ impl GgufFile {
         GgufFile::parse(bytes).map_err(|e| e.with_path(path))
     }
 
-    /// Parses bytes already in memory.
+    /// Parses bytes already in memory, or the header of a file read on demand (a remote
+    /// file: its first bytes only, in growing pieces, at most [`MAX_REMOTE_HEADER`]; its
+    /// tensors' bytes are read later, when asked for).
     pub fn parse(bytes: Arc<FileBytes>) -> Result<GgufFile, GgufError> {
-        let parsed = Parser::new(&bytes)
-            .parse()
-            .map_err(|(offset, error)| GgufError::Format {
-                path: bytes.path().map(Path::to_path_buf),
-                offset,
-                error,
-            })?;
+        let format = |(offset, error)| GgufError::Format {
+            path: bytes.path().map(Path::to_path_buf),
+            offset,
+            error,
+        };
+        let parsed = match bytes.local() {
+            Ok(all) => Parser::new(all, all.len() as u64).parse().map_err(format)?,
+            Err(_) => parse_header_on_demand(&bytes).map_err(|e| match e {
+                OnDemand::Format(f) => format(f),
+                OnDemand::Io(source) => GgufError::Io {
+                    path: bytes.path().map(Path::to_path_buf),
+                    source,
+                },
+            })?,
+        };
         Ok(GgufFile {
             version: parsed.version,
             byte_order: parsed.byte_order,
@@ -85,10 +102,31 @@ impl GgufFile {
         &self.bytes
     }
 
-    /// The stored bytes of tensor `t` (in the file's byte order).
+    /// The stored bytes of tensor `t` (in the file's byte order) in a mapped or owned file.
+    /// A file read on demand has no bytes in memory: this is empty for it, and
+    /// [`GgufFile::read_tensor`] reads them.
     pub fn tensor_data(&self, t: &TensorInfo) -> &[u8] {
         let start = (self.data_offset + t.offset) as usize;
-        &self.bytes[start..start + t.nbytes as usize]
+        self.local_bytes()
+            .get(start..start + t.nbytes as usize)
+            .unwrap_or_default()
+    }
+
+    /// The stored bytes of tensor `t`: borrowed from a mapped file, read for a remote one.
+    pub fn read_tensor(&self, t: &TensorInfo) -> Result<std::borrow::Cow<'_, [u8]>, GgufError> {
+        let start = (self.data_offset + t.offset) as usize;
+        self.bytes
+            .range(start, t.nbytes as usize)
+            .map_err(|source| GgufError::Io {
+                path: self.bytes.path().map(Path::to_path_buf),
+                source,
+            })
+    }
+
+    /// The whole file in memory (mapped or owned); empty for a file read on demand, whose
+    /// bytes are read by range ([`GgufFile::read_tensor`], [`FileBytes::range`]).
+    pub fn local_bytes(&self) -> &[u8] {
+        self.bytes.local().unwrap_or_default()
     }
 
     /// The tensor named `name`.
@@ -98,7 +136,7 @@ impl GgufFile {
 
     /// The file size in bytes.
     pub fn file_size(&self) -> u64 {
-        self.bytes.len() as u64
+        self.bytes.size()
     }
 
     /// `general.architecture`, if present.
@@ -130,22 +168,57 @@ fn truncated(short: Short, what: &dyn Fn() -> String) -> (u64, FormatError) {
     )
 }
 
+/// Why the header of a file read on demand could not be parsed.
+enum OnDemand {
+    Format((u64, FormatError)),
+    Io(std::io::Error),
+}
+
+/// The header of a remote file: its first bytes read in growing pieces until the parser no
+/// longer runs past the end of what was read. Counts and lengths are checked against the
+/// whole file's size, as for a local file; allocations against the bytes read.
+fn parse_header_on_demand(bytes: &FileBytes) -> Result<Parsed, OnDemand> {
+    let size = bytes.size();
+    let mut n = FIRST_REMOTE_READ.min(size);
+    loop {
+        let prefix = bytes.range(0, n as usize).map_err(OnDemand::Io)?;
+        match Parser::new(&prefix, size).parse() {
+            Err((_, FormatError::Truncated { .. })) if n < size => {
+                if n >= MAX_REMOTE_HEADER {
+                    return Err(OnDemand::Format((
+                        0,
+                        FormatError::HeaderTooLarge {
+                            limit: MAX_REMOTE_HEADER,
+                        },
+                    )));
+                }
+                n = n.saturating_mul(2).min(size).min(MAX_REMOTE_HEADER);
+            }
+            r => return r.map_err(OnDemand::Format),
+        }
+    }
+}
+
 struct Parser<'a> {
     c: Cursor<'a>,
+    /// The whole file's size (`c` may hold only its first bytes: a remote file's header).
+    file_len: u64,
     /// Version 1 stores counts, lengths and dims as u32.
     narrow: bool,
 }
 
 impl<'a> Parser<'a> {
-    fn new(buf: &'a [u8]) -> Self {
+    fn new(buf: &'a [u8], file_len: u64) -> Self {
         Parser {
             c: Cursor::new(buf),
+            file_len,
             narrow: false,
         }
     }
 
+    /// Bytes of the file after the current position.
     fn remaining(&self) -> u64 {
-        self.c.remaining() as u64
+        self.file_len.saturating_sub(self.c.pos() as u64)
     }
 
     fn fail<T>(&self, at: usize, e: FormatError) -> PResult<T> {
@@ -643,7 +716,7 @@ impl<'a> Parser<'a> {
         data_offset: u64,
         alignment: u32,
     ) -> PResult<()> {
-        let file_size = self.c.len() as u64;
+        let file_size = self.file_len;
         let mut expected = 0u64;
         for t in tensors {
             let bad = |problem: String| {

@@ -183,7 +183,7 @@ pub fn verify_file(file: &GgufFile) -> VerifyReport {
             .push("quantized tensors but no general.quantization_version".into());
     }
     // Padding between and after tensors must be zero.
-    let bytes = file.bytes();
+    let bytes = file.local_bytes();
     let a = file.alignment as u64;
     for t in &file.tensors {
         let start = file.data_offset + t.offset + t.nbytes;

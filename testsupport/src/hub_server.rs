@@ -5,7 +5,10 @@
 //! * `GET /{org}/{name}/resolve/{rev}/{file}`: a small file whole (200, with an ETag); a
 //!   `*.safetensors` file answered by a 302 to `/lfs/...` on the second host name
 //!   `localhost` (the same loopback address), as the Hub sends LFS files to its CDN;
-//! * `GET /lfs/{org}/{name}/{file}`: the file by ranges (206 + `Content-Range`).
+//! * `GET /lfs/{org}/{name}/{file}`: the file by ranges (206 + `Content-Range`);
+//! * `GET /plain/{org}/{name}/{file}`: the same files as a plain HTTP directory (no API, no
+//!   redirect): a file whole (200) without a `Range`, by ranges as `/lfs/` with one; 404
+//!   for a file the repository does not hold.
 //!
 //! [`Faults`] make the LFS answers misbehave: a dropped connection mid-body, error statuses
 //! (500, 429 with `Retry-After`) before a success, a range ignored (200 with the whole file),
@@ -50,6 +53,9 @@ pub struct Faults {
     pub endless_body: bool,
     /// Every answer's header section never ends (header lines until the client leaves).
     pub endless_headers: bool,
+    /// After this many range answers the server is gone: every later range request's
+    /// connection is closed without an answer.
+    pub die_after: Option<usize>,
 }
 
 /// One request as the server saw it.
@@ -155,6 +161,11 @@ impl HubServer {
     /// Sets the faults of the LFS answers.
     pub fn set_faults(&self, f: Faults) {
         *self.state.faults.lock().unwrap() = f;
+    }
+
+    /// `{endpoint}/plain/{id}/`: repository `id`'s files as a plain HTTP directory.
+    pub fn plain_url(&self, id: &str) -> String {
+        format!("{}/plain/{id}/", self.endpoint())
     }
 
     /// The requests served so far.
@@ -263,6 +274,12 @@ fn serve(state: &State, conn: TcpStream) -> std::io::Result<()> {
     if let Some(rest) = path.strip_prefix("/lfs/") {
         return lfs(state, rest, &req.headers, &mut out);
     }
+    if let Some(rest) = path.strip_prefix("/plain/") {
+        if req.headers.contains_key("range") {
+            return lfs(state, rest, &req.headers, &mut out);
+        }
+        return plain_whole(state, rest, &mut out);
+    }
     resolve(state, &path, &mut out)
 }
 
@@ -334,6 +351,10 @@ fn lfs(
         *n += 1;
         *n
     };
+    if faults.die_after.is_some_and(|n| served > n) {
+        let _ = out.shutdown(std::net::Shutdown::Both);
+        return Ok(());
+    }
     let generation = match faults.replace_after {
         Some(after) if served > after => 1,
         _ => 0,
@@ -412,6 +433,32 @@ fn lfs(
         return Ok(());
     }
     respond(out, "206 Partial Content", &head, body);
+    Ok(())
+}
+
+/// `/plain/{org}/{name}/{file}` without a range: the file whole.
+fn plain_whole(state: &State, rest: &str, out: &mut TcpStream) -> std::io::Result<()> {
+    let segs: Vec<&str> = rest.splitn(3, '/').collect();
+    if segs.len() != 3 {
+        return not_found(out);
+    }
+    let id = format!("{}/{}", segs[0], segs[1]);
+    let bytes = {
+        let repos = state.repos.lock().unwrap();
+        match repos.get(&id).and_then(|r| r.files.get(segs[2])) {
+            Some(b) => b.clone(),
+            None => return not_found(out),
+        }
+    };
+    respond(
+        out,
+        "200 OK",
+        &[
+            ("Content-Length", bytes.len().to_string()),
+            ("ETag", etag_of(&bytes, 0)),
+        ],
+        &bytes,
+    );
     Ok(())
 }
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub mod corpus;
 pub mod engine;
 pub mod golden;
+pub mod http_proxy;
 pub mod hub_server;
 pub mod legacy;
 pub mod limits;

@@ -9,7 +9,7 @@
 //! imatrix = "imatrix.gguf"            # options for every output of the job…
 //!
 //! [[job]]
-//! source = "old/llama-7b.bin"
+//! source = "old/llama-7b.bin"            # or "hf://org/name@rev", "https://host/dir/" (remote)
 //! gqa = 1
 //! eps = 1e-6
 //! outdir = "out/legacy"
@@ -326,7 +326,8 @@ fn size(s: &Option<Size>) -> Result<Option<u64>, PlanError> {
 }
 
 fn resolve(dir: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
+    // A remote source (`hf://org/name`, a URL) is not a path.
+    if p.is_absolute() || crate::remote::source::RemoteSource::parse(p).is_some() {
         p.to_path_buf()
     } else {
         dir.join(p)

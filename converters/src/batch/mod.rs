@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use serde_json::{json, Value as Json};
@@ -33,6 +33,9 @@ use serde_json::{json, Value as Json};
 use ggufkit::gguf::ByteOrder;
 use ggufkit::ir::Model;
 use ggufkit::split::{distribute, split_path};
+
+use crate::remote::config::offline_from_env;
+use crate::remote::source::{open_source, RemoteSource};
 
 use ggufkit::pipeline::{
     self, ExecuteOptions, Observer, OutputPlan, PipelineError, ShardPlan, WriteOptions,
@@ -60,7 +63,14 @@ pub struct BatchOptions {
     /// Files of the run besides the jobs' own (the jobs file, the report) that no output
     /// may replace.
     pub inputs: Vec<PathBuf>,
+    /// The HTTP client of the jobs whose source is remote (`hf://org/name`, a URL); without
+    /// one such a job fails.
+    pub remote: Option<Arc<crate::remote::Client>>,
 }
+
+/// The directory of an output directory where remote plain directories' small files are
+/// kept between runs (so that a resumed batch finds them unchanged).
+pub const REMOTE_DIR: &str = ".ggufkit-remote";
 
 /// The JSON Lines report: one object per line, flushed as it is written.
 pub struct Report {
@@ -251,6 +261,9 @@ fn bpw(bytes: u64, n: u64) -> f64 {
 fn fingerprint(spec: &JobSpec, source: &Source, o: &OutputSpec, path: &Path) -> String {
     let mut fp = Fingerprint::new();
     fp.value("source_kind", json!(format!("{:?}", source.kind)));
+    if let Some(r) = &source.remote {
+        fp.value("remote", json!(r));
+    }
     for f in source.files() {
         fp.file("source", &f);
     }
@@ -374,9 +387,33 @@ impl JobRun<'_> {
     fn open(&self) -> Result<Source, String> {
         let mut sopts = self.spec.source_opts.clone();
         sopts.dry_run = self.ctx.opts.dry_run;
-        let source = Source::open(&self.spec.source, sopts).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(&self.spec.outdir)
             .map_err(|e| format!("{}: {e}", self.spec.outdir.display()))?;
+        let (path, remote) = match RemoteSource::parse(&self.spec.source) {
+            None => (self.spec.source.clone(), None),
+            Some(r) => {
+                let client = self.ctx.opts.remote.as_ref().ok_or_else(|| {
+                    format!(
+                        "{}: a remote source, and no HTTP client",
+                        self.spec.source.display()
+                    )
+                })?;
+                let opened = open_source(
+                    &r,
+                    client,
+                    crate::hub::cache_dir().as_deref(),
+                    offline_from_env(),
+                    &self.spec.outdir.join(REMOTE_DIR),
+                )
+                .map_err(|e| e.to_string())?;
+                if sopts.model_name.is_none() {
+                    sopts.model_name = opened.model_name;
+                }
+                (opened.dir, Some(opened.identity))
+            }
+        };
+        let mut source = Source::open(&path, sopts).map_err(|e| e.to_string())?;
+        source.remote = remote;
         state::clean_temps(&self.spec.outdir);
         Ok(source)
     }
@@ -454,6 +491,10 @@ impl JobRun<'_> {
         };
         let path = match &o.name {
             Some(n) => spec.outdir.join(n),
+            // A remote model's name is its id (`org/name`): one file name, not a path.
+            None if source.remote.is_some() => {
+                spec.outdir.join(planned.default_name.replace('/', "-"))
+            }
             None => spec.outdir.join(&planned.default_name),
         };
         if let Err(e) = self.claim(&path) {

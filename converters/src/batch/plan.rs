@@ -476,6 +476,9 @@ pub struct Source {
     pub kind: SourceKind,
     /// Its options.
     pub opts: SourceOptions,
+    /// For a remote source (its weights read by range), what pins them (a commit, ETags):
+    /// part of every output's fingerprint.
+    pub remote: Option<String>,
     base: OnceLock<Base>,
     /// The f32 conversion of the MTP draft (made on first use by quantized drafts).
     draft_base: OnceLock<Base>,
@@ -525,6 +528,7 @@ impl Source {
             path: path.to_path_buf(),
             kind,
             opts,
+            remote: None,
             base: OnceLock::new(),
             draft_base: OnceLock::new(),
         })

@@ -185,7 +185,15 @@ impl ParsedFile {
 
     /// Parses bytes that came from `path`.
     pub fn parse(path: &Path, bytes: Arc<FileBytes>) -> Result<ParsedFile, Box<LegacyError>> {
-        let mut c = Cursor::new(&bytes, path);
+        let local = bytes.local().map_err(|e| {
+            Box::new(LegacyError {
+                path: path.to_path_buf(),
+                offset: None,
+                tensor: None,
+                kind: LegacyErrorKind::NotLocal(e.to_string()),
+            })
+        })?;
+        let mut c = Cursor::new(local, path);
         let kind = read_preamble(&mut c)?;
         let hparams = read_hparams(&mut c, kind)?;
         let vocab = read_vocab(&mut c, kind, hparams.n_vocab)?;

@@ -56,6 +56,9 @@ pub enum LegacyErrorKind {
         /// Bytes left in the file.
         available: u64,
     },
+    /// A file read on demand (by URL): a legacy file is read mapped, whole.
+    #[error("{0}")]
+    NotLocal(String),
     /// The first four bytes are no legacy magic.
     #[error("unknown magic {0:02x?}: not a GGML, GGMF or GGJT file")]
     BadMagic([u8; 4]),

@@ -62,7 +62,10 @@ pub fn plan(
                 None if layout.repackable() => src
                     .pieces
                     .iter()
-                    .map(|(f, o, l)| inexact_blocks(layout, &f[*o..*o + *l]))
+                    .map(|(f, o, l)| {
+                        f.range(*o, *l)
+                            .map_or(usize::MAX, |b| inexact_blocks(layout, &b))
+                    })
                     .sum(),
                 _ => usize::MAX,
             };

@@ -142,6 +142,14 @@ pub enum RemoteError {
         /// Some of the files it has.
         files: String,
     },
+    /// A proxy the environment names that cannot be used.
+    #[error("proxy {proxy:?} (from HTTP_PROXY / HTTPS_PROXY / ALL_PROXY): {why}")]
+    BadProxy {
+        /// The proxy as given.
+        proxy: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A local file of the cache could not be written.
     #[error("{path}: {source}")]
     Io {

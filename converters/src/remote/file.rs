@@ -158,6 +158,13 @@ impl RemoteFile {
     }
 }
 
+/// A file at `url` read on demand by range requests through `client` (its size and ETag
+/// pinned now, its first block read): a GGUF given by URL, a weight file.
+pub fn open_url(client: Arc<Client>, url: &str) -> Result<Arc<FileBytes>, RemoteError> {
+    let file = RemoteFile::open(client, Arc::new(BlockCache::default()), url.to_string())?;
+    Ok(file.into_file_bytes())
+}
+
 impl RangeRead for RemoteFile {
     fn size(&self) -> u64 {
         self.size

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::proxy::Proxies;
 use super::{Endpoint, RemoteError, RemoteOptions};
 
 /// Counters of one run, for the progress display and the summary.
@@ -86,11 +87,23 @@ impl Drop for SlotGuard<'_> {
 
 /// The HTTP client of one run: the endpoint, the options, the connection limit, counters.
 pub struct Client {
+    /// Direct connections.
     agent: ureq::Agent,
+    /// Through the proxy of `http://` URLs, and of `https://` URLs, when set.
+    via_http: Option<ureq::Agent>,
+    via_https: Option<ureq::Agent>,
+    proxies: Proxies,
     endpoint: Endpoint,
     options: RemoteOptions,
     slots: Slots,
     stats: Stats,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The endpoint's Debug never shows the token.
+        write!(f, "Client({:?}, {:?})", self.endpoint, self.options)
+    }
 }
 
 /// A response whose status is final (redirects followed).
@@ -105,18 +118,49 @@ impl Answer {
 }
 
 impl Client {
-    /// A client of `endpoint` with `options`.
+    /// A client of `endpoint` with `options`, connecting directly.
     pub fn new(endpoint: Endpoint, options: RemoteOptions) -> Client {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(options.connect_timeout)
-            .timeout_read(options.read_timeout)
-            .timeout_write(options.read_timeout)
-            // Followed here, where the token and the scheme are checked at every hop.
-            .redirects(0)
-            .user_agent(concat!("ggufkit/", env!("CARGO_PKG_VERSION")))
-            .build();
-        Client {
-            agent,
+        Client::with_proxies(endpoint, options, Proxies::default())
+            .unwrap_or_else(|_| unreachable!("no proxy to parse"))
+    }
+
+    /// A client of `endpoint` with `options` that reaches each URL through the proxy
+    /// `proxies` names for it ([`Proxies::for_url`]); a proxy that is not an `http://` URL
+    /// is [`RemoteError::BadProxy`].
+    pub fn with_proxies(
+        endpoint: Endpoint,
+        options: RemoteOptions,
+        proxies: Proxies,
+    ) -> Result<Client, RemoteError> {
+        let agent = |proxy: Option<&str>| -> Result<ureq::Agent, RemoteError> {
+            let mut b = ureq::AgentBuilder::new()
+                .timeout_connect(options.connect_timeout)
+                .timeout_read(options.read_timeout)
+                .timeout_write(options.read_timeout)
+                // Followed here, where the token and the scheme are checked at every hop.
+                .redirects(0)
+                .tls_config(super::tls::client_config())
+                .user_agent(concat!("ggufkit/", env!("CARGO_PKG_VERSION")));
+            if let Some(p) = proxy {
+                b = b.proxy(Proxies::parse(p)?);
+            }
+            Ok(b.build())
+        };
+        let via_http = proxies
+            .http
+            .as_deref()
+            .map(|p| agent(Some(p)))
+            .transpose()?;
+        let via_https = proxies
+            .https
+            .as_deref()
+            .map(|p| agent(Some(p)))
+            .transpose()?;
+        Ok(Client {
+            agent: agent(None)?,
+            via_http,
+            via_https,
+            proxies,
             slots: Slots {
                 free: Mutex::new(options.connections.max(1)),
                 freed: Condvar::new(),
@@ -129,6 +173,18 @@ impl Client {
                 retries: AtomicU64::new(0),
                 start: Instant::now(),
             },
+        })
+    }
+
+    /// The agent that reaches `url`: through its scheme's proxy unless no_proxy exempts it.
+    fn agent_for(&self, url: &url::Url) -> &ureq::Agent {
+        let via = match url.scheme() {
+            "http" => self.via_http.as_ref(),
+            _ => self.via_https.as_ref(),
+        };
+        match via {
+            Some(a) if self.proxies.for_url(url).is_some() => a,
+            _ => &self.agent,
         }
     }
 
@@ -158,7 +214,7 @@ impl Client {
         })?;
         let mut hops = 0;
         loop {
-            let mut req = self.agent.request_url("GET", &current);
+            let mut req = self.agent_for(&current).request_url("GET", &current);
             if let Some((a, b)) = range {
                 req = req.set("Range", &format!("bytes={a}-{b}"));
             }

@@ -13,7 +13,13 @@
 //!   (`Retry-After`) and 5xx, a resumed range continuing where the last byte arrived, every
 //!   response checked (206, the exact `Content-Range`, the length, the pinned ETag),
 //!   redirects bounded and same-scheme, the token sent only to the endpoint's own host.
+//! * [`plain`]: a plain HTTP(S) directory of HF files (no API): its files fetched by the
+//!   names a model directory uses, its weights read by range as a snapshot's are.
+//! * [`source`]: a batch job's remote source (`hf://org/name[@rev]`, an `http(s)://`
+//!   directory), opened with an identity that pins its weights.
 //! * [`dirs`]: which local snapshot directories have their weight files remote.
+//! * [`proxy`]: `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` / `NO_PROXY` as curl reads them;
+//!   [`tls`]: the bundled TLS roots and the system's store.
 //! * [`config`]: the environment (`HF_ENDPOINT`, `HF_TOKEN` and the token file,
 //!   `HF_HUB_OFFLINE`) and the limits.
 
@@ -22,9 +28,15 @@ pub mod dirs;
 mod error;
 pub mod file;
 pub mod http;
+pub mod plain;
+pub mod proxy;
 pub mod snapshot;
+pub mod source;
+pub mod tls;
 
 pub use config::{Endpoint, RemoteOptions};
 pub use error::RemoteError;
+pub use file::open_url;
 pub use http::{Client, Stats};
+pub use plain::{fetch_plain_dir, PlainDir};
 pub use snapshot::{fetch_snapshot, RemoteSnapshot};

@@ -34,7 +34,7 @@ fn is_legacy(bytes: &[u8]) -> bool {
 /// order, each a checked range of the file. The phases: the archive's members, its byte
 /// order, the pickled state dict, then each tensor placed in its storage's member.
 pub fn read_checkpoint(path: &Path, file: &Arc<FileBytes>) -> Result<Vec<StTensor>, ConvertError> {
-    let bytes: &[u8] = file;
+    let bytes: &[u8] = file.local().map_err(|e| ConvertError::io(path, e.into()))?;
     let members = archive_members(path, bytes)?;
     let archive = Archive::new(path, bytes, &members)?;
     archive.check_byte_order()?;

@@ -10,3 +10,5 @@ mod mtp_golden;
 mod reference_cli;
 mod reference_commands;
 mod remote_cli;
+mod remote_cli_batch;
+mod remote_cli_plain;

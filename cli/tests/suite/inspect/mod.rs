@@ -3,4 +3,5 @@
 mod expert_counts_cli;
 mod inspect_cli;
 mod inspect_diff;
+mod inspect_url;
 mod nextn_layers_cli;

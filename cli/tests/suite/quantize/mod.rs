@@ -8,4 +8,5 @@ mod quantize_golden;
 mod quantize_iq_golden;
 mod quantize_mmproj;
 mod quantize_prune;
+mod quantize_url;
 mod recipe_cli;

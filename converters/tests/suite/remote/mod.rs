@@ -4,6 +4,9 @@
 
 mod families;
 mod faults;
+mod gguf_header;
+mod plain_dir;
+mod proxy;
 
 use std::collections::BTreeMap;
 use std::path::Path;
