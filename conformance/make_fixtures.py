@@ -663,6 +663,36 @@ FIXTURES.update({
 })
 
 
+# DeepSeek V4 (written directly in the layout DeepSeek publishes, see RAW_WRITERS): hyper-
+# connections (hc_* F32), MLA-like attention with a q-lora, one shared kv head, a grouped
+# output projection (wo_a / wo_b), attention sinks, per-layer KV compressors (ratios 0, 4
+# and 128) and the sparse indexer in the ratio-4 layer; FP8 E4M3 attention and shared-expert
+# weights with E8M0 block scales (`.scale`), routed experts in MXFP4 (I8 nibbles, E8M0
+# scales per 32 values; 32 wide where the model is 8 wide: the converter never compares
+# widths), a hash-routed first layer (`tid2eid`, I64, its gate bias dropped) with the image
+# bias `bias_vl`, YaRN in `rope_scaling`, and one `mtp.0` block that only `--mtp` writes.
+# The embedding and the untied head are the gpt-oss fixture's embedding (stored once).
+DSV4 = dict(vocab_size=BPE_VOCAB, hidden_size=8, num_hidden_layers=3, num_attention_heads=2,
+            num_key_value_heads=1, head_dim=40, q_lora_rank=24, qk_rope_head_dim=8,
+            o_groups=2, o_lora_rank=16, n_routed_experts=4, n_shared_experts=1,
+            num_experts_per_tok=2, moe_intermediate_size=32, scoring_func="sqrtsoftplus",
+            norm_topk_prob=True, routed_scaling_factor=1.5, num_hash_layers=1,
+            swiglu_limit=10.0, sliding_window=64, compress_ratios=[0, 4, 128, 0],
+            compress_rope_theta=160000.0, rope_theta=10000.0,
+            rope_scaling={"type": "yarn", "factor": 16, "original_max_position_embeddings": 2048,
+                          "beta_fast": 32, "beta_slow": 1},
+            hc_mult=4, hc_sinkhorn_iters=20, hc_eps=1e-6, index_n_heads=2,
+            index_head_dim=16, index_topk=64, num_nextn_predict_layers=1,
+            max_position_embeddings=32768, rms_norm_eps=1e-6, hidden_act="silu",
+            bos_token_id=0, eos_token_id=1, torch_dtype="bfloat16", expert_dtype="fp4",
+            quantization_config={"activation_scheme": "dynamic", "fmt": "e4m3",
+                                 "quant_method": "fp8", "scale_fmt": "ue8m0",
+                                 "weight_block_size": [128, 128]})
+FIXTURES.update({
+    "deepseek4": ("DeepseekV4ForCausalLM", "deepseek_v4", DSV4, "smollm", False),
+})
+
+
 # Gated delta-net hybrids (helper arch2): Qwen3-Next and the Qwen3.5 text classes. Hidden
 # size 4 with tied embeddings keeps the 49152-row BPE embedding at 393 KB; 2 key heads and
 # 4 value heads (two value heads per key head: the qkvz split and Qwen3.5's value-head
@@ -1556,7 +1586,109 @@ RAW_MODELS = {
     "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
     "jais": (_jais_tensors, {"model_type": "jais"}),
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
+    "deepseek4": (None, {"model_type": "deepseek_v4"}),
 }
+
+# Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
+DSV4_EXPERT_WIDTH = 32
+
+
+def _deepseek4_checkpoint(kw: dict, rng) -> dict:
+    """DeepSeek V4's published checkpoint layout (see the deepseek4 fixture): name -> torch
+    tensor in the vendor's dtypes, values drawn in sorted name order. FP8 weights are
+    N(0, 0.02) divided by their power-of-two block scale (one 128 x 128 block here);
+    MXFP4 experts are random codes with exponents near 2^-7."""
+    import numpy as np
+    import torch
+    e, v, nh, hd = kw["hidden_size"], kw["vocab_size"], kw["num_attention_heads"], kw["head_dim"]
+    ql, og, ol = kw["q_lora_rank"], kw["o_groups"], kw["o_lora_rank"]
+    ne, ff, hc = kw["n_routed_experts"], kw["moe_intermediate_size"], kw["hc_mult"]
+    ih, ihd = kw["index_n_heads"], kw["index_head_dim"]
+    xw = DSV4_EXPERT_WIDTH
+    mix = (2 + hc) * hc
+    spec = {}  # name -> (shape, kind)
+
+    def layer(p: str, ratio: int, hashed: bool) -> None:
+        spec.update({
+            p + "hc_attn_fn": ((mix, hc * e), "f32"), p + "hc_attn_base": ((mix,), "f32"),
+            p + "hc_attn_scale": ((3,), "f32"), p + "hc_ffn_fn": ((mix, hc * e), "f32"),
+            p + "hc_ffn_base": ((mix,), "f32"), p + "hc_ffn_scale": ((3,), "f32"),
+            p + "attn_norm.weight": ((e,), "bf16"), p + "ffn_norm.weight": ((e,), "bf16"),
+            p + "attn.attn_sink": ((nh,), "f32"),
+            p + "attn.wq_a.weight": ((ql, e), "fp8"), p + "attn.q_norm.weight": ((ql,), "bf16"),
+            p + "attn.wq_b.weight": ((nh * hd, ql), "fp8"),
+            p + "attn.wkv.weight": ((hd, e), "fp8"), p + "attn.kv_norm.weight": ((hd,), "bf16"),
+            p + "attn.wo_a.weight": ((og * ol, nh * hd // og), "fp8"),
+            p + "attn.wo_b.weight": ((e, og * ol), "fp8"),
+            p + "ffn.gate.weight": ((ne, e), "bf16"), p + "ffn.gate.bias": ((ne,), "f32"),
+            p + "ffn.shared_experts.w1.weight": ((ff, e), "fp8"),
+            p + "ffn.shared_experts.w2.weight": ((e, ff), "fp8"),
+            p + "ffn.shared_experts.w3.weight": ((ff, e), "fp8"),
+        })
+        if hashed:
+            spec[p + "ffn.gate.tid2eid"] = ((257, kw["num_experts_per_tok"]), "tid")
+            spec[p + "ffn.gate.bias_vl"] = ((ne,), "f32")
+        if ratio:
+            width = 2 * hd if ratio == 4 else hd
+            spec.update({p + "attn.compressor.ape": ((ratio, width), "f32"),
+                         p + "attn.compressor.wkv.weight": ((width, e), "bf16"),
+                         p + "attn.compressor.wgate.weight": ((width, e), "bf16"),
+                         p + "attn.compressor.norm.weight": ((hd,), "bf16")})
+        if ratio == 4:
+            spec.update({p + "attn.indexer.wq_b.weight": ((ih * ihd, ql), "fp8"),
+                         p + "attn.indexer.weights_proj.weight": ((ih, e), "bf16"),
+                         p + "attn.indexer.compressor.ape": ((ratio, 2 * ihd), "f32"),
+                         p + "attn.indexer.compressor.wkv.weight": ((2 * ihd, e), "bf16"),
+                         p + "attn.indexer.compressor.wgate.weight": ((2 * ihd, e), "bf16"),
+                         p + "attn.indexer.compressor.norm.weight": ((ihd,), "bf16")})
+        for x in range(ne):
+            for w, (rows, cols) in (("w1", (ff, xw)), ("w2", (xw, ff)), ("w3", (ff, xw))):
+                spec[p + f"ffn.experts.{x}.{w}.weight"] = ((rows, cols // 2), "fp4")
+                spec[p + f"ffn.experts.{x}.{w}.scale"] = ((rows, cols // 32), "e8m0")
+
+    ratios = kw["compress_ratios"]
+    for b in range(kw["num_hidden_layers"]):
+        layer(f"layers.{b}.", ratios[b], b < kw["num_hash_layers"])
+    spec.update({"norm.weight": ((e,), "bf16"), "hc_head_fn": ((hc, hc * e), "f32"),
+                 "hc_head_base": ((hc,), "f32"), "hc_head_scale": ((1,), "f32")})
+    m = "mtp.0."
+    layer(m, ratios[kw["num_hidden_layers"]], False)
+    spec.update({m + "e_proj.weight": ((e, e), "fp8"), m + "h_proj.weight": ((e, e), "fp8"),
+                 m + "enorm.weight": ((e,), "bf16"), m + "hnorm.weight": ((e,), "bf16"),
+                 m + "norm.weight": ((e,), "bf16"), m + "hc_head_fn": ((hc, hc * e), "f32"),
+                 m + "hc_head_base": ((hc,), "f32"), m + "hc_head_scale": ((1,), "f32")})
+    out = {}
+    for name in sorted(spec):
+        shape, kind = spec[name]
+        if kind == "fp8":
+            # One block scale 2^(s - 127) per 128 x 128 block, the weight divided by it.
+            sexp = 120 + int(rng.integers(0, 4))
+            w = 0.02 * rng.standard_normal(shape) / 2.0 ** (sexp - 127)
+            out[name] = torch.from_numpy(w.astype(np.float32)).to(torch.float8_e4m3fn)
+            sshape = tuple(-(-d // 128) for d in shape)
+            out[name[:-len("weight")] + "scale"] = torch.from_numpy(
+                np.full(sshape, sexp, dtype=np.uint8)).view(torch.float8_e8m0fnu)
+        elif kind == "fp4":
+            out[name] = torch.from_numpy(
+                rng.integers(0, 256, size=shape, dtype=np.uint8)).view(torch.int8)
+        elif kind == "e8m0":
+            out[name] = torch.from_numpy(
+                rng.integers(118, 123, size=shape, dtype=np.uint8)).view(torch.float8_e8m0fnu)
+        elif kind == "tid":
+            out[name] = torch.from_numpy(rng.integers(0, ne, size=shape, dtype=np.int64))
+        else:
+            is_norm = "norm" in name and len(shape) == 1
+            x = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+                else 0.02 * rng.standard_normal(shape)
+            t = torch.from_numpy(x.astype(np.float32))
+            out[name] = t if kind == "f32" else t.to(torch.bfloat16)
+    return out
+
+
+# Raw models whose whole checkpoint (dtypes included) a function writes: name ->
+# fn(kw, rng) -> {name: tensor}; BORROWED tensors are put in afterwards.
+RAW_WRITERS = {"deepseek4": _deepseek4_checkpoint}
+
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
 RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
@@ -1761,6 +1893,8 @@ BORROWED = {
              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "refact": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
                "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "deepseek4": {"embed.weight": ("gptoss", "model.embed_tokens.weight"),
+                  "head.weight": ("gptoss", "model.embed_tokens.weight")},
 }
 
 
@@ -1882,8 +2016,8 @@ def build_raw(name: str, out: Path, seed: int) -> None:
     cfg = {"architectures": [cls_name], **extra, **kw, "tie_word_embeddings": tie}
     (out / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     rng = np.random.default_rng(seed)
-    tensors = {}
-    shapes = shapes_of(kw)
+    tensors = RAW_WRITERS[name](kw, rng) if name in RAW_WRITERS else {}
+    shapes = shapes_of(kw) if shapes_of is not None else {}
     first = RAW_FIRST.get(name, [])
     for pname, shape in [(n, shapes[n]) for n in first] + \
             [(n, v) for n, v in sorted(shapes.items()) if n not in first]:
@@ -2048,7 +2182,7 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
             st["sha256"] = sha256(out)
             outputs[v] = out
             same = [k for k, o in outputs.items() if k != v and sha256(o) == st["sha256"]]
-            if t == "auto" and same:
+            if (t == "auto" or name in REQUANTIZE) and same:
                 st["identical_to"] = same
                 commands.append(f"    -> {v} output is byte-identical to {same[0]} (manifest not duplicated)")
             else:
@@ -2060,14 +2194,16 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
         v = "quant-Q4_K_M"
         out = work / f"{name}-{v}.gguf"
         t0 = time.time()
-        p = subprocess.run([str(quantize), str(outputs["convert-f32"]), str(out), "Q4_K_M"],
+        extra = quantize_args(name)
+        p = subprocess.run([str(quantize), *extra, str(outputs["convert-f32"]), str(out), "Q4_K_M"],
                            cwd=work, capture_output=True, text=True, errors="replace")
         st = {"ok": p.returncode == 0, "returncode": p.returncode,
               "seconds": round(time.time() - t0, 2)}
         commands.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
-                        f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)")
+                        + "".join(f"{a} " for a in extra)
+                        + f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)")
         entry = {"variant": v, "tool": "llama-quantize",
-                 "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+                 "args": [*extra, "{variant:convert-f32}", "{out}", "Q4_K_M"],
                  "ok": p.returncode == 0, "manifests": []}
         if p.returncode == 0:
             st["sha256"] = sha256(out)
@@ -2092,6 +2228,16 @@ def run_variants(name: str, model_dir: Path, llama: Path, quantize: Path | None,
     (golden / "commands.txt").write_text("\n".join(commands) + "\n")
 
 
+# Fixtures whose f32 file holds already-quantized tensors (DeepSeek V4's Q8_0 weights from
+# FP8 and MXFP4 experts): llama-quantize needs --allow-requantize for them (the Rust test
+# always plans with it; other f32 files hold nothing it would requantize).
+REQUANTIZE = {"deepseek4"}
+
+
+def quantize_args(name: str) -> list[str]:
+    return ["--allow-requantize"] if name in REQUANTIZE else []
+
+
 def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     """Adds the quant-Q4_K_M variant to a committed fixture: the reference converter's f32
     output (checked against the committed sha256) quantized by llama-quantize."""
@@ -2109,11 +2255,12 @@ def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     v = "quant-Q4_K_M"
     out = work / f"{name}-{v}.gguf"
     t0 = time.time()
-    p = subprocess.run([str(quantize), str(f32), str(out), "Q4_K_M"], cwd=work,
+    extra = quantize_args(name)
+    p = subprocess.run([str(quantize), *extra, str(f32), str(out), "Q4_K_M"], cwd=work,
                        capture_output=True, text=True, errors="replace")
     st = {"ok": p.returncode == 0, "returncode": p.returncode, "seconds": round(time.time() - t0, 2)}
     entry = {"variant": v, "tool": "llama-quantize",
-             "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+             "args": [*extra, "{variant:convert-f32}", "{out}", "Q4_K_M"],
              "ok": p.returncode == 0, "manifests": []}
     if p.returncode == 0:
         st["sha256"] = sha256(out)
@@ -2128,7 +2275,8 @@ def add_quantized(name: str, llama: Path, quantize: Path, work: Path) -> None:
     lines = [l for l in (golden / "commands.txt").read_text().splitlines()
              if not l.startswith(f"[{v}]") and not l.startswith("    -> quant")]
     lines.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
-                 f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)"
+                 + "".join(f"{a} " for a in extra)
+                 + f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)"
                  + ("" if p.returncode == 0 else f"  -> FAILED rc={p.returncode}"))
     (golden / "commands.txt").write_text("\n".join(lines) + "\n")
     print(f"{name}: {v} {'ok' if p.returncode == 0 else 'FAILED'}", file=sys.stderr)

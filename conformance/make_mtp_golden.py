@@ -31,7 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "golden" / "mtp" / "cases.json"
 
-FAMILIES = ["glm4moe", "glm4moelite", "qwen3next", "qwen35", "qwen35moe", "nemotronh"]
+FAMILIES = ["glm4moe", "glm4moelite", "qwen3next", "qwen35", "qwen35moe", "nemotronh",
+            "deepseek4"]
+# Families whose f32 files hold already-quantized tensors (DeepSeek V4's Q8_0 weights from
+# FP8, MXFP4 experts): llama-quantize runs with --allow-requantize (recorded in the case).
+REQUANTIZE = {"deepseek4"}
 FLAGS = ["--mtp", "--no-mtp"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # Default output names (no --outfile): the file the reference creates in the model directory.
@@ -51,10 +55,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, type=Path)
     ap.add_argument("--quantize", required=True, type=Path)
+    ap.add_argument("--only", nargs="*",
+                    help="regenerate only these fixtures' cases (the others are kept)")
     a = ap.parse_args()
+    only = set(a.only or [])
+    keep = lambda fixture: not only or fixture in only  # noqa: E731
     env = dict(os.environ, PYTHONPATH=str(a.llama_cpp / "gguf-py"), NO_LOCAL_GGUF="1")
     script = str(a.llama_cpp / "convert_hf_to_gguf.py")
     cases = {}
+    if only and OUT.is_file():
+        cases = {k: v for k, v in json.loads(OUT.read_text()).items()
+                 if v["fixture"] not in only}
 
     def convert(model: Path, args: list, cwd: Path):
         cmd = [sys.executable, script, str(model)] + args
@@ -62,7 +73,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for fixture in FAMILIES:
+        for fixture in filter(keep, FAMILIES):
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             for flag in FLAGS:
                 for outtype in OUTTYPES:
@@ -79,14 +90,19 @@ def main() -> None:
                           flush=True)
                 f32 = scratch / f"{fixture}{flag}-f32.gguf"
                 q = scratch / f"{fixture}{flag}-q4_k_m.gguf"
-                subprocess.run([str(a.quantize), str(f32), str(q), "Q4_K_M"], check=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                extra = ["--allow-requantize"] if fixture in REQUANTIZE else []
+                subprocess.run([str(a.quantize), *extra, str(f32), str(q), "Q4_K_M"],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 cases[f"{fixture}{flag}-q4_k_m"] = {
                     "fixture": fixture, "args": [flag, "--outtype", "q4_k_m"], "ok": True,
                     "quantized_from": f"{fixture}{flag}-f32",
                     "size": q.stat().st_size, "sha256": sha256(q),
                 }
+                if extra:
+                    cases[f"{fixture}{flag}-q4_k_m"]["allow_requantize"] = True
         for fixture, args in NAMED:
+            if not keep(fixture):
+                continue
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             before = set(p.name for p in model.iterdir())
             r = convert(model, args + ["--outtype", "f32"], scratch)
@@ -101,6 +117,8 @@ def main() -> None:
             }
             print(fixture, args, made[0], flush=True)
         for fixture, args in REFUSED:
+            if not keep(fixture):
+                continue
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             out = scratch / "refused.gguf"
             r = convert(model, args + ["--outtype", "f32", "--outfile", str(out)], scratch)

@@ -315,7 +315,7 @@ struct Cli {
     #[arg(long = "no-nextn")]
     no_nextn: bool,
     /// The reference's DeepSeek-V4 DSpark draft export (refused: ggufkit does not convert
-    /// DeepseekV4ForCausalLM).
+    /// the DSpark draft, DeepseekV4DSparkModel, yet).
     #[arg(long)]
     dspark: bool,
     // convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
@@ -766,7 +766,8 @@ fn refuse_unsupported(cli: &Cli) -> Result<(), Failure> {
         ),
         (
             cli.dspark,
-            "--dspark is only supported for DeepseekV4ForCausalLM (which ggufkit does not convert)",
+            "--dspark is only supported for DeepseekV4ForCausalLM, and ggufkit does not convert \
+             its DSpark draft (DeepseekV4DSparkModel) yet",
         ),
         (
             cli.mmproj && (cli.mtp || cli.no_mtp || cli.no_nextn),

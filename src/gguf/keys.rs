@@ -531,3 +531,27 @@ pub mod layered {
     /// `embedding_length_out`: the width of the hidden state a draft head hands back.
     pub const EMBEDDING_LENGTH_OUT: &str = "embedding_length_out";
 }
+
+/// Per-architecture keys of hyper-connections, compressed sparse attention with a grouped
+/// output projection, and hash-routed MoE layers (`{arch}.` + these; gguf-py's
+/// `Keys.HyperConnection`, `Keys.Attention` and `Keys.LLM`).
+pub mod compressed {
+    /// `hyper_connection.count`: the number of parallel residual streams.
+    pub const HC_COUNT: &str = "hyper_connection.count";
+    /// `hyper_connection.sinkhorn_iterations`: Sinkhorn-Knopp iterations of the mixing.
+    pub const HC_SINKHORN_ITERATIONS: &str = "hyper_connection.sinkhorn_iterations";
+    /// `hyper_connection.epsilon`: the Sinkhorn-Knopp normalisation floor.
+    pub const HC_EPSILON: &str = "hyper_connection.epsilon";
+    /// `attention.output_group_count`: the head groups of the grouped output projection.
+    pub const OUTPUT_GROUP_COUNT: &str = "attention.output_group_count";
+    /// `attention.output_lora_rank`: the per-group rank of the grouped output projection.
+    pub const OUTPUT_LORA_RANK: &str = "attention.output_lora_rank";
+    /// `attention.compress_ratios`: per layer, how many positions a compressed entry holds.
+    pub const COMPRESS_RATIOS: &str = "attention.compress_ratios";
+    /// `attention.compress_rope_freq_base`: the rope base of the compressed branches.
+    pub const COMPRESS_ROPE_FREQ_BASE: &str = "attention.compress_rope_freq_base";
+    /// `hash_layer_count`: the leading MoE layers routed by a token-id table.
+    pub const HASH_LAYER_COUNT: &str = "hash_layer_count";
+    /// `swiglu_clamp_shexp`: per layer, the shared experts' SwiGLU clamp.
+    pub const SWIGLU_CLAMP_SHEXP: &str = "swiglu_clamp_shexp";
+}

@@ -12,6 +12,7 @@
 //! `tokenizer`, the reader) reads those values and never asks for a family by name.
 
 use ggufkit::gguf::Value;
+use ggufkit::quantizers::GgmlType;
 use serde_json::{Map, Value as Json};
 
 use super::config::Hparams;
@@ -163,7 +164,32 @@ pub struct Rules {
     /// more dimensions: only 1-D tensors and norms stay F32, the always-F32 names (routers,
     /// position embeddings) and the ternary outtypes' F16 names do not apply.
     pub quantize_all_matrices: bool,
+    /// The class's own `dequant_model`, which replaces the generic one (the NVFP4 repacking
+    /// before it still applies): it folds the checkpoint's scales into their weights.
+    pub dequant: Option<DequantFn>,
+    /// The class's `generate_extra_tensors` over the model's tensors (after `dequant_model`):
+    /// it takes the tensors it consumes out of the list (and may put new ones in it, which
+    /// then go through the class's `modify_tensors`), and returns the tensors it writes itself
+    /// before all others, under exactly these GGUF names, in their own (packed) types.
+    pub generate: Option<GenerateFn>,
+    /// The class's `tensor_force_quant` choice for one output tensor from its GGUF name, its
+    /// source dtype and its dimensions; `None` leaves it to the generic rules. A forced type
+    /// is still F32 for 1-D tensors and norms, and F16 when a row is not whole blocks.
+    pub force_type: Option<ForceTypeFn>,
+    /// The `general.file_type` (and the default file name's type label) the class sets in
+    /// `prepare_tensors` whatever the outtype, for a conversion that writes tensors.
+    pub file_type: Option<u32>,
 }
+
+/// A class's own `dequant_model` (see [`Rules::dequant`]).
+pub type DequantFn = fn(&Hparams, Vec<Entry>) -> Result<Vec<Entry>, ConvertError>;
+
+/// A class's `generate_extra_tensors` over the model's tensors (see [`Rules::generate`]).
+pub type GenerateFn = fn(&Hparams, &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, ConvertError>;
+
+/// A class's `tensor_force_quant` (see [`Rules::force_type`]): GGUF name, source dtype and
+/// number of dimensions in, the type it asks for out.
+pub type ForceTypeFn = fn(&str, StDtype, usize) -> Option<GgmlType>;
 
 /// Takes a class's already-quantized tensors out of the model's and returns them repacked
 /// (HF names, [`Expr::packed`] values).
@@ -188,6 +214,10 @@ impl Rules {
         omit_tied_output: false,
         mxfp4: None,
         quantize_all_matrices: false,
+        dequant: None,
+        generate: None,
+        force_type: None,
+        file_type: None,
     };
 }
 

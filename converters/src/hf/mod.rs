@@ -27,6 +27,7 @@ pub mod config;
 pub(crate) mod expr;
 mod family;
 mod float_range;
+mod int_rows;
 mod intquant;
 pub mod lora;
 pub mod metadata;
@@ -373,7 +374,7 @@ fn convert_dir(
         }
         t => t,
     };
-    let (file_type, label) = file_type_and_label(&hp, dir, outtype)?;
+    let (file_type, label) = file_type_and_label(&hp, dir, arch, outtype, opts.vocab_only)?;
     let (entries, nvfp4) = tensors::dequantize(arch, &hp, dir, entries, opts.fp8_as_q8)?;
     let (planned, early_kvs, a16) = if opts.vocab_only {
         (Vec::new(), Vec::new(), Vec::new())
@@ -469,12 +470,18 @@ fn apply_mtp_switch(
 fn file_type_and_label(
     hp: &config::Hparams,
     dir: &Path,
+    arch: &arch::Arch,
     outtype: OutType,
+    vocab_only: bool,
 ) -> Result<(u32, &'static str), ConvertError> {
+    let label = |ft: u32| ggufkit::quantize::ftype::LlamaFtype::by_id(ft).map_or("", |f| f.name);
+    // A class that sets the file type in `prepare_tensors` (which a vocabulary does not run).
+    if let Some(ft) = arch.rules.file_type.filter(|_| !vocab_only) {
+        return Ok((ft, label(ft)));
+    }
     Ok(match tensors::packed_file_type(hp, dir)? {
         Some(ft) if matches!(outtype, OutType::F32 | OutType::F16 | OutType::Bf16) => {
-            let name = ggufkit::quantize::ftype::LlamaFtype::by_id(ft).map_or("", |f| f.name);
-            (ft, name)
+            (ft, label(ft))
         }
         _ => (outtype.file_type(), outtype.label()),
     })

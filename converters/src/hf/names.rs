@@ -158,7 +158,7 @@ tensors! {
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
-            "llama-embed",
+            "llama-embed", "deepseek4",
         ],
         "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone", "jais", "refact"],
         "ln_f": ["gpt2", "bloom"],
@@ -209,7 +209,7 @@ tensors! {
         "transformer.h.{bid}.ln": ["phi2"],
         "model.layers.{bid}.attention_layernorm": ["apertus"],
         "layers.{bid}.input_layernorm": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
-        "layers.{bid}.attn_norm": ["modern-bert"],
+        "layers.{bid}.attn_norm": ["modern-bert", "deepseek4"],
         "backbone.layers.{bid}.norm": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.operator_norm": ["lfm2", "lfm2moe"],
         "transformer_encoder.{bid}.attention_norm": ["neo-bert"],
@@ -395,7 +395,7 @@ tensors! {
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
         ],
-        "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
+        "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
         ],
@@ -1081,6 +1081,52 @@ tensors! {
     NextnProjPost = "nextn.post_projection" {
         "post_projection": ["gemma4-assistant"],
     }
+    // Hyper-connections, compressed attention and hash routing (DeepSeek V4). The class
+    // names these tensors itself (its own name map, not gguf-py's table): no HF spellings.
+    /// `output_hc_fn`: the final hyper-connection mixing weights.
+    HcHeadFn = "output_hc_fn" {}
+    /// `output_hc_base`: the final hyper-connection mixing bias.
+    HcHeadBase = "output_hc_base" {}
+    /// `output_hc_scale`: the final hyper-connection mixing scale.
+    HcHeadScale = "output_hc_scale" {}
+    /// `blk.{bid}.hc_attn_fn`: the hyper-connection mixing weights around attention.
+    HcAttnFn = "blk.{bid}.hc_attn_fn" {}
+    /// `blk.{bid}.hc_attn_base`.
+    HcAttnBase = "blk.{bid}.hc_attn_base" {}
+    /// `blk.{bid}.hc_attn_scale`.
+    HcAttnScale = "blk.{bid}.hc_attn_scale" {}
+    /// `blk.{bid}.hc_ffn_fn`: the hyper-connection mixing weights around the FFN.
+    HcFfnFn = "blk.{bid}.hc_ffn_fn" {}
+    /// `blk.{bid}.hc_ffn_base`.
+    HcFfnBase = "blk.{bid}.hc_ffn_base" {}
+    /// `blk.{bid}.hc_ffn_scale`.
+    HcFfnScale = "blk.{bid}.hc_ffn_scale" {}
+    /// `blk.{bid}.attn_kv`: the single shared key/value projection.
+    AttnKv = "blk.{bid}.attn_kv" {}
+    /// `blk.{bid}.attn_output_a`: the grouped output projection's first (per-group) part.
+    AttnOutA = "blk.{bid}.attn_output_a" {}
+    /// `blk.{bid}.attn_output_b`: the grouped output projection's second part.
+    AttnOutB = "blk.{bid}.attn_output_b" {}
+    /// `blk.{bid}.attn_compressor_kv`: the KV compressor's projection.
+    AttnCompressorWkv = "blk.{bid}.attn_compressor_kv" {}
+    /// `blk.{bid}.attn_compressor_gate`: the KV compressor's gate.
+    AttnCompressorWgate = "blk.{bid}.attn_compressor_gate" {}
+    /// `blk.{bid}.attn_compressor_ape`: the KV compressor's position embedding.
+    AttnCompressorApe = "blk.{bid}.attn_compressor_ape" {}
+    /// `blk.{bid}.attn_compressor_norm`.
+    AttnCompressorNorm = "blk.{bid}.attn_compressor_norm" {}
+    /// `blk.{bid}.indexer_compressor_kv`: the indexer's own KV compressor.
+    IndexerCompressorWkv = "blk.{bid}.indexer_compressor_kv" {}
+    /// `blk.{bid}.indexer_compressor_gate`.
+    IndexerCompressorWgate = "blk.{bid}.indexer_compressor_gate" {}
+    /// `blk.{bid}.indexer_compressor_ape`.
+    IndexerCompressorApe = "blk.{bid}.indexer_compressor_ape" {}
+    /// `blk.{bid}.indexer_compressor_norm`.
+    IndexerCompressorNorm = "blk.{bid}.indexer_compressor_norm" {}
+    /// `blk.{bid}.exp_probs_b_vl`: the expert selection bias of image tokens.
+    FfnExpProbsBVl = "blk.{bid}.exp_probs_b_vl" {}
+    /// `blk.{bid}.ffn_gate_tid2eid`: a hash-routed layer's token id → experts table (I32).
+    FfnGateTid2eid = "blk.{bid}.ffn_gate_tid2eid" {}
 }
 
 /// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and

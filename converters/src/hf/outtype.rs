@@ -210,6 +210,19 @@ pub fn choose_forced(outtype: OutType, name: &str, n_dims: usize, row: u64) -> G
     ty
 }
 
+/// The type a class's `tensor_force_quant` asked for (`ty`), after `prepare_tensors`' own
+/// rules: F32 for 1-D tensors and norms, F16 when a row is not whole blocks of `ty` (gguf-py
+/// raises and the reference falls back to F16).
+pub fn class_forced(ty: GgmlType, name: &str, n_dims: usize, row: u64) -> GgmlType {
+    if n_dims <= 1 || name.ends_with("_norm.weight") {
+        return GgmlType::F32;
+    }
+    if !row.is_multiple_of(ty.block_size() as u64) {
+        return GgmlType::F16;
+    }
+    ty
+}
+
 /// The type of an output tensor of 2 or more dimensions made from a weight the checkpoint
 /// held in FP8, under `--fp8-as-q8` (`tensor_force_quant` gives Q8_0): F32 for a norm, as
 /// always; Q8_0 otherwise, or F16 when its rows are not whole Q8_0 blocks (gguf-py's

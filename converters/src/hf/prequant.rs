@@ -252,6 +252,154 @@ pub fn gpt_oss_mxfp4(entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, Co
     Ok(out)
 }
 
+/// Per-expert MXFP4 pairs stacked into one expert tensor (compressed-tensors'
+/// `mxfp4-pack-quantized` layout, as DeepSeek V4 ships its routed experts): each expert's
+/// weight `[rows, cols / 2]` holds element `2i` in the low nibble of byte `i` and `2i + 1` in
+/// the high one, its scale `[rows, cols / 32]` one E8M0 exponent per 32 values. Output row
+/// `o` is row `o % rows` of expert `o / rows`.
+struct Mxfp4Experts {
+    /// The output's name, for descriptions.
+    name: String,
+    /// `(weight, scale)` per expert, in expert order.
+    parts: Vec<(StTensor, StTensor)>,
+    /// Rows per expert.
+    rows: usize,
+    /// Blocks per row.
+    nb: usize,
+}
+
+impl PackRows for Mxfp4Experts {
+    fn describe(&self) -> String {
+        format!(
+            "{} from {} MXFP4 expert pairs ({} / {}, …)",
+            self.name,
+            self.parts.len(),
+            self.parts.first().map_or("", |p| p.0.name.as_str()),
+            self.parts.first().map_or("", |p| p.1.name.as_str())
+        )
+    }
+
+    fn rows(&self) -> Rows {
+        Rows {
+            count: self.parts.len() * self.rows,
+            out_bytes: self.nb * MXFP4_BLOCK,
+            in_bytes: self.nb * MXFP4_BLOCK,
+        }
+    }
+
+    fn pack_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let row_codes = self.nb * 16;
+        let mut out = vec![0u8; range.len() * self.nb * MXFP4_BLOCK];
+        for (o, dst) in range.zip(out.chunks_exact_mut(self.nb * MXFP4_BLOCK)) {
+            let (w, s) = self.parts.get(o / self.rows).ok_or_else(|| {
+                DataError(format!("{}: row {o} outside its experts", self.describe()))
+            })?;
+            let r = o % self.rows;
+            let outside = |e: DataError| {
+                DataError(format!(
+                    "{}: row {o} lies outside its source: {e}",
+                    self.describe()
+                ))
+            };
+            let c = w.range(r * row_codes, row_codes).map_err(outside)?;
+            let e = s.range(r * self.nb, self.nb).map_err(outside)?;
+            for ((d, c), &e) in dst
+                .chunks_exact_mut(MXFP4_BLOCK)
+                .zip(c.chunks_exact(16))
+                .zip(e.iter())
+            {
+                mxfp4_block(e, c, d);
+            }
+        }
+        Ok(out)
+    }
+
+    fn release_rows(&self, range: std::ops::Range<usize>) {
+        let (codes, mut o) = (self.nb * 16, range.start);
+        while o < range.end && self.rows > 0 {
+            let end = range.end.min((o / self.rows + 1) * self.rows);
+            if let Some((w, s)) = self.parts.get(o / self.rows) {
+                let (first, n) = (o % self.rows, end - o);
+                w.file.release(w.offset + first * codes, n * codes);
+                s.file.release(s.offset + first * self.nb, n * self.nb);
+            }
+            o = end;
+        }
+    }
+}
+
+/// The experts' `(weight, scale)` pairs (expert order) as one GGML MXFP4 tensor `[n_expert,
+/// rows, cols]` named `name`, checked as the reference's `repack_mxfp4_blocks` checks them:
+/// 2-D one-byte data, rows of whole 32-value blocks, one scale byte per block, and (as its
+/// stacking needs) every expert of one shape.
+pub fn mxfp4_experts(name: &str, parts: Vec<(StTensor, StTensor)>) -> Result<Expr, ConvertError> {
+    let Some((w0, _)) = parts.first() else {
+        return Err(terr(name, "no MXFP4 experts to stack"));
+    };
+    let shape0 = w0.shape.clone();
+    for (w, s) in &parts {
+        for t in [w, s] {
+            if t.dtype.size() != 1 {
+                return Err(terr(
+                    &t.name,
+                    format!(
+                        "MXFP4 data must be one byte per element, found {:?}",
+                        t.dtype
+                    ),
+                ));
+            }
+        }
+        if w.shape.len() != 2 {
+            return Err(terr(
+                &w.name,
+                format!("MXFP4 weight must be [rows, cols / 2], found {:?}", w.shape),
+            ));
+        }
+        if w.shape != shape0 {
+            return Err(terr(
+                &w.name,
+                format!(
+                    "MXFP4 experts of one tensor differ in shape: {:?} and {shape0:?}",
+                    w.shape
+                ),
+            ));
+        }
+        let cols = w.shape[1].saturating_mul(2);
+        if !cols.is_multiple_of(MXFP4_QK as u64) {
+            return Err(terr(
+                &w.name,
+                format!("MXFP4 source row has {cols} values, expected a multiple of 32"),
+            ));
+        }
+        let want = [w.shape[0], cols / MXFP4_QK as u64];
+        if s.shape[..] != want {
+            return Err(terr(
+                &s.name,
+                format!("MXFP4 scale shape {:?} does not match {want:?}", s.shape),
+            ));
+        }
+    }
+    let dim = |v: u64| usize::try_from(v).map_err(|_| terr(name, "shape too large"));
+    let (rows, cols) = (dim(shape0[0])?, dim(shape0[1])? * 2);
+    let shape = vec![parts.len() as u64, rows as u64, cols as u64];
+    let inputs = parts
+        .iter()
+        .flat_map(|(w, s)| [w.clone(), s.clone()])
+        .collect();
+    let source = Mxfp4Experts {
+        name: name.to_string(),
+        parts,
+        rows,
+        nb: cols / MXFP4_QK,
+    };
+    Ok(Expr::packed(
+        GgmlType::MXFP4,
+        shape,
+        Packed::new(source),
+        inputs,
+    ))
+}
+
 /// Values per NVFP4 sub-block (one UE4M3 scale each); four make a GGML block.
 const NVFP4_SUB: usize = 16;
 /// Bytes of one GGML NVFP4 block (4 scales, then 4 × 8 code bytes) of 64 values.

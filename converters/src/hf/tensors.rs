@@ -301,6 +301,10 @@ pub fn dequantize(
             return Ok((entries, nvfp4));
         }
     }
+    // A class with its own dequant_model (DeepSeek V4's `.scale` pairs) replaces this one.
+    if let Some(own) = arch.rules.dequant {
+        return own(hp, entries).map(|e| (e, nvfp4));
+    }
     // gpt-oss skips dequant_model for its MXFP4 checkpoints (the experts are repacked).
     if info.mxfp4 && arch.rules.mxfp4.is_some() {
         return Ok((entries, nvfp4));
@@ -918,29 +922,43 @@ pub fn plan(
         Some(repack) => repack(&mut entries)?,
         None => Vec::new(),
     };
+    let own = match arch.rules.generate {
+        Some(generate) => generate(hp, &mut entries)?,
+        None => Vec::new(),
+    };
     let mut m = Modifier::new(arch, hp, dir)?;
     let mut out: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, ()> = HashMap::new();
-    let mut push =
-        |name: String, expr: Expr, bid: Option<u64>, fp8_q8: bool| -> Result<(), ConvertError> {
-            if seen.insert(name.clone(), ()).is_some() {
-                return Err(terr(&name, "duplicated tensor name"));
-            }
-            let shape = expr.shape();
-            let row = shape.last().copied().unwrap_or(1);
-            let ty = if let Some((ty, _)) = expr.as_packed() {
-                // Written by the class itself, in its own type (`raw_dtype`).
-                ty
-            } else if fp8_q8 && shape.len() >= 2 {
-                outtype::forced_q8(&name, row)
-            } else if arch.rules.quantize_all_matrices {
-                outtype::choose_forced(outtype, &name, shape.len(), row)
-            } else {
-                outtype::choose(outtype, &name, shape.len(), row, bid)
-            };
-            out.push(Planned { name, expr, ty });
-            Ok(())
+    let mut push = |name: String,
+                    expr: Expr,
+                    bid: Option<u64>,
+                    fp8_q8: bool,
+                    source: Option<StDtype>|
+     -> Result<(), ConvertError> {
+        if seen.insert(name.clone(), ()).is_some() {
+            return Err(terr(&name, "duplicated tensor name"));
+        }
+        let shape = expr.shape();
+        let row = shape.last().copied().unwrap_or(1);
+        let forced = match (arch.rules.force_type, source) {
+            (Some(force), Some(dtype)) => force(&name, dtype, shape.len()),
+            _ => None,
         };
+        let ty = if let Some((ty, _)) = expr.as_packed() {
+            // Written by the class itself, in its own type (`raw_dtype`).
+            ty
+        } else if fp8_q8 && shape.len() >= 2 {
+            outtype::forced_q8(&name, row)
+        } else if let Some(ty) = forced {
+            outtype::class_forced(ty, &name, shape.len(), row)
+        } else if arch.rules.quantize_all_matrices {
+            outtype::choose_forced(outtype, &name, shape.len(), row)
+        } else {
+            outtype::choose(outtype, &name, shape.len(), row, bid)
+        };
+        out.push(Planned { name, expr, ty });
+        Ok(())
+    };
     // The repacked tensors go to the writer before everything else: NVFP4 weights (mapped
     // by name only), each with its per-tensor factors; then MXFP4 experts.
     for o in nvfp4 {
@@ -949,27 +967,31 @@ pub fn plan(
         if o.a16 {
             a16.push(name.clone());
         }
-        push(name.clone(), o.weight, bid, false)?;
+        push(name.clone(), o.weight, bid, false, None)?;
         for (suffix, expr) in o.scales {
-            push(name.replace(".weight", suffix), expr, bid, false)?;
+            push(name.replace(".weight", suffix), expr, bid, false, None)?;
         }
     }
     for (name, expr) in packed {
         let bid = block_id(&name);
-        push(m.map_name(&name)?, expr, bid, false)?;
+        push(m.map_name(&name)?, expr, bid, false, None)?;
+    }
+    for (name, expr) in own {
+        let bid = block_id(&name);
+        push(name, expr, bid, false, None)?;
     }
     for (name, expr) in generated {
-        push(name, expr, None, false)?;
+        push(name, expr, None, false, None)?;
     }
     for e in entries {
         if skipped(&e.name) {
             continue;
         }
         let bid = block_id(&e.name);
-        let fp8_q8 = e.fp8_q8;
+        let (fp8_q8, source) = (e.fp8_q8, e.dtype);
         let type_bid = e.type_bid.unwrap_or(bid);
         for (name, expr) in m.modify(e.name, e.expr, bid)? {
-            push(name, expr, type_bid, fp8_q8)?;
+            push(name, expr, type_bid, fp8_q8, Some(source))?;
         }
     }
     let mut left: Vec<String> = m.experts.into_values().flatten().map(|(n, _)| n).collect();

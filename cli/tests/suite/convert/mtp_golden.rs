@@ -80,13 +80,25 @@ fn mtp_outputs_equal_the_reference() {
         args.extend(args_of(case));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = run(BIN, &args, &dir);
-        assert!(
-            o.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        if sha256_file(&out) != case["sha256"].as_str().unwrap() {
-            failures.push(name.clone());
+        if case["allow_requantize"] == true {
+            // The conversion's f32 stage holds quantized tensors: like llama-quantize
+            // without --allow-requantize, the one pass refuses them; gguf-quantize with it
+            // (below) gives the reference's file.
+            let e = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success() && e.contains("--allow-requantize"),
+                "{name}: {e}"
+            );
+            assert!(!out.exists(), "{name}: a refused conversion left a file");
+        } else {
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            if sha256_file(&out) != case["sha256"].as_str().unwrap() {
+                failures.push(name.clone());
+            }
         }
         checked += 1;
         if let Some(from) = case.get("quantized_from").and_then(|v| v.as_str()) {
@@ -98,11 +110,13 @@ fn mtp_outputs_equal_the_reference() {
                 continue;
             }
             let q = dir.join(format!("{name}-requant.gguf"));
-            let o = run(
-                QUANTIZE,
-                &[f32.to_str().unwrap(), q.to_str().unwrap(), "Q4_K_M"],
-                &dir,
-            );
+            // A family whose f32 file holds quantized tensors was quantized with
+            // --allow-requantize.
+            let mut qargs = vec![f32.to_str().unwrap(), q.to_str().unwrap(), "Q4_K_M"];
+            if case["allow_requantize"] == true {
+                qargs.insert(0, "--allow-requantize");
+            }
+            let o = run(QUANTIZE, &qargs, &dir);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             if sha256_file(&q) != case["sha256"].as_str().unwrap() {
                 failures.push(format!("{name} (gguf-quantize)"));
@@ -405,5 +419,49 @@ fn ftype_template_names_draft_outputs_without_a_colon() {
     assert_eq!(
         gguf_files(&dir.join("out")),
         vec!["x-mtp-f16.gguf".to_string(), "x-q8_0.gguf".to_string()]
+    );
+}
+
+/// DeepSeek V4's model and its MTP draft in one pass (`--outtype q8_0,mtp`): the text file
+/// is the reference's `--no-mtp --outtype q8_0` and the draft its `--mtp` file (the class
+/// keeps every source type, so the draft's `auto` type writes what `--mtp` does with any
+/// outtype).
+#[test]
+fn deepseek4_model_and_draft_in_one_pass() {
+    let cases = cases();
+    let dir = scratch("mtp-deepseek4-pass");
+    let out = dir.join("out");
+    let model = ggufkit_testsupport::fixture("deepseek4");
+    let o = run(
+        BIN,
+        &[
+            model.to_str().unwrap(),
+            "--outtype",
+            "q8_0,mtp",
+            "--outdir",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = gguf_files(&out);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let draft = files
+        .iter()
+        .find(|n| n.starts_with("mtp-"))
+        .expect("a draft");
+    let text = files
+        .iter()
+        .find(|n| !n.starts_with("mtp-"))
+        .expect("a model");
+    assert_eq!(
+        sha256_file(&out.join(text)),
+        golden_sha(&cases, "deepseek4--no-mtp-q8_0"),
+        "{text}"
+    );
+    assert_eq!(
+        sha256_file(&out.join(draft)),
+        golden_sha(&cases, "deepseek4--mtp-f32"),
+        "{draft}"
     );
 }

@@ -105,6 +105,8 @@ mod openelm;
 // GPT-era families (second batch).
 mod dbrx;
 mod refact;
+// DeepSeek V4.
+mod deepseek4;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -228,6 +230,7 @@ pub static ALL: &[&Arch] = &[
     &openelm::OPENELM,
     &dbrx::DBRX,
     &refact::REFACT,
+    &deepseek4::DEEPSEEK4,
 ];
 
 /// The description for an HF architecture name.

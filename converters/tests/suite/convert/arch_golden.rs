@@ -251,6 +251,7 @@ fixtures! {
     openelm => "openelm",
     dbrx => "dbrx",
     refact => "refact",
+    deepseek4 => "deepseek4",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -5,6 +5,7 @@
 
 mod arch_golden;
 mod arch_variants;
+mod deepseek4_rules;
 mod fp8_golden;
 mod hf_core;
 mod hf_golden;
