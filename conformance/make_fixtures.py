@@ -84,6 +84,11 @@ TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
 # tokenizer class, so the SmolLM2 config's GPT2Tokenizer would drop [gMASK] & co.).
 TOKENIZERS["smollm-glm5"] = ("llama-bpe", ["tokenizer.json"],
                              ["tokenizer_config.json", "special_tokens_map.json"])
+# ChatGLM's remote-code checkpoints have no registered tokenizer class: tokenizer_config.json
+# names PreTrainedTokenizerFast, so tokenizer.json is loaded with its added tokens (the
+# GLM-4 file, `<|user|>` appended; a GPT2Tokenizer would drop it).
+TOKENIZERS["smollm-glm-fast"] = ("llama-bpe", ["tokenizer.json"],
+                                 ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -100,6 +105,7 @@ GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
+SHARED_AS["smollm-glm-fast"] = "smollm-glm"
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -1167,6 +1173,32 @@ FIXTURES.update({
                 "spm", True),
 })
 
+# Older text families (second batch). The GLM fixtures borrow glm4's 49153-row embedding.
+FIXTURES.update({
+    # GLM-4 in transformers' layout (GlmForCausalLM): separate q/k/v with biases, a fused
+    # gate_up kept as ffn_up, an untied head; the class reads ChatGLM's own hparam spellings
+    # (no seq_length: the context length is the hidden size; eps fixed at 1e-5 without
+    # layernorm_epsilon; rotary dims from hidden_size / heads, not head_dim).
+    "glm": ("GlmForCausalLM", "glm",
+            bpe(vocab_size=BPE_VOCAB + 1, num_attention_heads=2, num_key_value_heads=1,
+                head_dim=12, rms_norm_eps=1e-6, partial_rotary_factor=0.75),
+            "smollm-glm", False),
+    # ChatGLM / GLM-4 remote code (written directly, see RAW_MODELS): the fused
+    # query_key_value with bias, dense_h_to_4h as ffn_up, names under transformer.,
+    # padded_vocab_size (the reference also requires vocab_size), multi_query_group_num,
+    # rope_ratio.
+    "chatglm": ("ChatGLMModel", "chatglm",
+                dict(hidden_size=16, num_layers=2, num_attention_heads=2, kv_channels=8,
+                     multi_query_attention=True, multi_query_group_num=1,
+                     ffn_hidden_size=40, padded_vocab_size=BPE_VOCAB + 1, vocab_size=BPE_VOCAB + 1,
+                     seq_length=2048,
+                     layernorm_epsilon=1.5625e-07, rope_ratio=500, add_qkv_bias=True,
+                     add_bias_linear=False, rmsnorm=True, post_layer_norm=True,
+                     original_rope=True, apply_residual_connection_post_layernorm=False,
+                     pad_token_id=0, eos_token_id=[0, BPE_VOCAB]),
+                "smollm-glm-fast", False),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -1531,6 +1563,27 @@ def _internlm2_tensors(kw: dict) -> dict:
 
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
+def _chatglm_tensors(kw: dict) -> dict:
+    """ChatGLM's tensor names and shapes: query_key_value holds the query heads then one key
+    and one value block per group (with bias); dense_h_to_4h holds gate then up rows."""
+    e, h, d = kw["hidden_size"], kw["num_attention_heads"], kw["kv_channels"]
+    g, ff, v = kw["multi_query_group_num"], kw["ffn_hidden_size"], kw["padded_vocab_size"]
+    out = {"transformer.embedding.word_embeddings.weight": (v, e),
+           "transformer.output_layer.weight": (v, e),
+           "transformer.encoder.final_layernorm.weight": (e,),
+           "transformer.rotary_pos_emb.inv_freq": (d // 4,)}
+    for b in range(kw["num_layers"]):
+        p = f"transformer.encoder.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "self_attention.query_key_value.weight": (h * d + 2 * g * d, e),
+                    p + "self_attention.query_key_value.bias": (h * d + 2 * g * d,),
+                    p + "self_attention.dense.weight": (e, h * d),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "mlp.dense_h_to_4h.weight": (2 * ff, e),
+                    p + "mlp.dense_4h_to_h.weight": (e, ff)})
+    return out
+
+
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
@@ -1556,6 +1609,7 @@ RAW_MODELS = {
     "xverse": (_llamalike(untied=True), {"model_type": "xverse"}),
     "jais": (_jais_tensors, {"model_type": "jais"}),
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
+    "chatglm": (_chatglm_tensors, {"model_type": "chatglm"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -1761,6 +1815,11 @@ BORROWED = {
              "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "refact": {"transformer.wte.weight": ("modernbert", "embeddings.tok_embeddings.weight"),
                "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
+    "glm": {"model.embed_tokens.weight": ("glm4", "model.embed_tokens.weight"),
+            "lm_head.weight": ("glm4", "model.embed_tokens.weight")},
+    "chatglm": {"transformer.embedding.word_embeddings.weight":
+                ("glm4", "model.embed_tokens.weight"),
+                "transformer.output_layer.weight": ("glm4", "model.embed_tokens.weight")},
 }
 
 
@@ -1964,7 +2023,12 @@ def add_tokenizer(kind: str, out: Path) -> None:
                 "single_word": False, "special": True}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
-    if kind == "smollm-glm":
+    if kind == "smollm-glm-fast":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind in ("smollm-glm", "smollm-glm-fast"):
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
                                    "lstrip": False, "rstrip": False, "normalized": False,

@@ -105,6 +105,8 @@ mod openelm;
 // GPT-era families (second batch).
 mod dbrx;
 mod refact;
+// Older text families (second batch).
+mod chatglm;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -228,6 +230,7 @@ pub static ALL: &[&Arch] = &[
     &openelm::OPENELM,
     &dbrx::DBRX,
     &refact::REFACT,
+    &chatglm::CHATGLM,
 ];
 
 /// The description for an HF architecture name.

@@ -251,6 +251,8 @@ fixtures! {
     openelm => "openelm",
     dbrx => "dbrx",
     refact => "refact",
+    glm => "glm",
+    chatglm => "chatglm",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
