@@ -1197,6 +1197,33 @@ FIXTURES.update({
                      original_rope=True, apply_residual_connection_post_layernorm=False,
                      pad_token_id=0, eos_token_id=[0, BPE_VOCAB]),
                 "smollm-glm-fast", False),
+    # MiniCPM (remote code: written directly, see RAW_MODELS): Llama names with the q/k
+    # permutation, the muP-style scales (scale_emb, scale_depth, dim_model_base), LongRoPE
+    # factors as rope_scaling gives them (written as rope_factors_long/short tensors).
+    "minicpm": ("MiniCPMForCausalLM", "minicpm",
+                dense(hidden_size=64, intermediate_size=96, vocab_size=SPM_VOCAB,
+                      max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=10000.0,
+                      scale_emb=12, dim_model_base=256, scale_depth=1.4,
+                      rope_scaling={"type": "longrope",
+                                    "long_factor": [1.07, 1.19, 1.38, 1.62, 2.05, 2.61, 3.3,
+                                                    4.15],
+                                    "short_factor": [1.0, 1.01, 1.03, 1.05, 1.08, 1.12, 1.17,
+                                                     1.25],
+                                    "original_max_position_embeddings": 4096},
+                      bos_token_id=1, eos_token_id=2),
+                "spm", True),
+    # MiniCPM3: multi-head latent attention (q-lora and kv-lora ranks), LongRoPE factors
+    # sized for the rope part of the head; the class writes none of MiniCPM's scales.
+    "minicpm3": ("MiniCPM3ForCausalLM", "minicpm3",
+                 dense(hidden_size=64, intermediate_size=96, num_attention_heads=4,
+                       num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
+                       qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8,
+                       vocab_size=SPM_VOCAB, max_position_embeddings=8192,
+                       rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                        "long_factor": [1.11, 1.52, 2.37, 3.94],
+                                        "short_factor": [1.0, 1.02, 1.06, 1.13],
+                                        "original_max_position_embeddings": 4096}),
+                 "spm", True),
 })
 
 
@@ -1610,6 +1637,7 @@ RAW_MODELS = {
     "jais": (_jais_tensors, {"model_type": "jais"}),
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
     "chatglm": (_chatglm_tensors, {"model_type": "chatglm"}),
+    "minicpm": (_llamalike(), {"model_type": "minicpm"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -1820,6 +1848,8 @@ BORROWED = {
     "chatglm": {"transformer.embedding.word_embeddings.weight":
                 ("glm4", "model.embed_tokens.weight"),
                 "transformer.output_layer.weight": ("glm4", "model.embed_tokens.weight")},
+    "minicpm": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
+    "minicpm3": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
 }
 
 

@@ -91,7 +91,7 @@ tensors! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -139,7 +139,7 @@ tensors! {
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -159,7 +159,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -205,7 +205,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -266,7 +266,7 @@ tensors! {
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -288,7 +288,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -310,7 +310,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -334,7 +334,7 @@ tensors! {
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -408,7 +408,7 @@ tensors! {
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -478,6 +478,7 @@ tensors! {
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
+            "minicpm", "minicpm3",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -499,6 +500,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "spark2_5", "xverse",
             "jais2",
+            "minicpm", "minicpm3",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -538,7 +540,7 @@ tensors! {
             "smollm3", "stablelm", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
-            "chatglm",
+            "chatglm", "minicpm", "minicpm3",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -676,24 +678,25 @@ tensors! {
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
     AttnQA = "blk.{bid}.attn_q_a" {
-        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
-        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "minicpm3",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -707,13 +710,14 @@ tensors! {
     }
     /// `blk.{bid}.attn_q_a_norm`.
     AttnQANorm = "blk.{bid}.attn_q_a_norm" {
-        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "minicpm3",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }

@@ -107,6 +107,7 @@ mod dbrx;
 mod refact;
 // Older text families (second batch).
 mod chatglm;
+mod minicpm;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -231,6 +232,8 @@ pub static ALL: &[&Arch] = &[
     &dbrx::DBRX,
     &refact::REFACT,
     &chatglm::CHATGLM,
+    &minicpm::MINICPM,
+    &minicpm::MINICPM3,
 ];
 
 /// The description for an HF architecture name.

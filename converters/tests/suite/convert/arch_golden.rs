@@ -253,6 +253,8 @@ fixtures! {
     refact => "refact",
     glm => "glm",
     chatglm => "chatglm",
+    minicpm => "minicpm",
+    minicpm3 => "minicpm3",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
