@@ -1224,6 +1224,37 @@ FIXTURES.update({
                                         "short_factor": [1.0, 1.02, 1.06, 1.13],
                                         "original_max_position_embeddings": 4096}),
                  "spm", True),
+    # DeciLM, Llama-3.1-Nemotron-51B layout (remote code: written directly, see RAW_MODELS):
+    # block_configs with a normal attention layer (n_heads_in_group), a linear one
+    # (replace_with_linear: self_attn.linear_attn) and an attention-free one whose FFN is a
+    # no-op too; FFN widths from the multipliers (rounded up to 256); the SentencePiece-
+    # derived tokenizer.json (vocab_size is not 128256: _set_vocab_llama_hf). No scaled rope:
+    # transformers 5 cannot load the tokenizer of a config of unknown model_type whose rope
+    # is llama3, yarn or longrope, so the reference refuses those.
+    "deci": ("DeciLMForCausalLM", "nemotron-nas",
+             dict(hidden_size=16, num_attention_heads=4, num_hidden_layers=3,
+                  max_position_embeddings=4096, rms_norm_eps=1e-5, rope_theta=500000.0,
+                  vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2,
+                  block_configs=[
+                      {"attention": {"n_heads_in_group": 2, "no_op": False,
+                                     "replace_with_linear": False},
+                       "ffn": {"ffn_mult": 2.5, "no_op": False, "replace_with_linear": False}},
+                      {"attention": {"n_heads_in_group": None, "no_op": False,
+                                     "replace_with_linear": True},
+                       "ffn": {"ffn_mult": 1.0, "no_op": False, "replace_with_linear": False}},
+                      {"attention": {"n_heads_in_group": None, "no_op": True,
+                                     "replace_with_linear": False},
+                       "ffn": {"ffn_mult": None, "no_op": True, "replace_with_linear": False}},
+                  ]),
+             "spm", True),
+    # DeciLM-7B layout (tied, as the Nemotron one): per-layer KV head counts (num_key_value_heads_per_layer), the
+    # generic hparams, q/k permuted with each layer's count.
+    "deci7b": ("DeciLMForCausalLM", "deci",
+               dict(hidden_size=16, intermediate_size=24, num_attention_heads=4,
+                    num_hidden_layers=2, num_key_value_heads_per_layer=[4, 1],
+                    max_position_embeddings=4096, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2),
+               "spm", True),
 })
 
 
@@ -1611,6 +1642,38 @@ def _chatglm_tensors(kw: dict) -> dict:
     return out
 
 
+def _deci_tensors(kw: dict) -> dict:
+    """DeciLM's tensor names and shapes: Llama's, per layer as its block config says (a
+    linear attention layer has one linear_attn matrix, a no-op one nothing, a no-op FFN
+    neither norm nor MLP), KV heads per layer, FFN widths from the multipliers."""
+    e, nh = kw["hidden_size"], kw["num_attention_heads"]
+    hd = e // nh
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        if "block_configs" in kw:
+            att, ffn = kw["block_configs"][b]["attention"], kw["block_configs"][b]["ffn"]
+            g, mult = att["n_heads_in_group"], ffn["ffn_mult"]
+            ff = 0 if mult is None else -(-int(2 * mult * e / 3) // 256) * 256
+        else:
+            g = nh // kw["num_key_value_heads_per_layer"][b]
+            att, ff = {"replace_with_linear": False}, kw["intermediate_size"]
+        if g is not None:
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "self_attn.q_proj.weight": (e, e),
+                        p + "self_attn.k_proj.weight": (nh // g * hd, e),
+                        p + "self_attn.v_proj.weight": (nh // g * hd, e),
+                        p + "self_attn.o_proj.weight": (e, e)})
+        elif att["replace_with_linear"]:
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "self_attn.linear_attn.weight": (e, e)})
+        if ff:
+            out.update({p + "post_attention_layernorm.weight": (e,),
+                        p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
@@ -1638,6 +1701,8 @@ RAW_MODELS = {
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
     "chatglm": (_chatglm_tensors, {"model_type": "chatglm"}),
     "minicpm": (_llamalike(), {"model_type": "minicpm"}),
+    "deci": (_deci_tensors, {"model_type": "nemotron-nas"}),
+    "deci7b": (_deci_tensors, {"model_type": "deci"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).

@@ -107,6 +107,7 @@ mod dbrx;
 mod refact;
 // Older text families (second batch).
 mod chatglm;
+mod deci;
 mod minicpm;
 
 /// Every supported architecture.
@@ -234,6 +235,7 @@ pub static ALL: &[&Arch] = &[
     &chatglm::CHATGLM,
     &minicpm::MINICPM,
     &minicpm::MINICPM3,
+    &deci::DECI,
 ];
 
 /// The description for an HF architecture name.

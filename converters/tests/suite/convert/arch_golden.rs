@@ -255,6 +255,8 @@ fixtures! {
     chatglm => "chatglm",
     minicpm => "minicpm",
     minicpm3 => "minicpm3",
+    deci => "deci",
+    deci7b => "deci7b",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
