@@ -84,6 +84,11 @@ TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
 # tokenizer class, so the SmolLM2 config's GPT2Tokenizer would drop [gMASK] & co.).
 TOKENIZERS["smollm-glm5"] = ("llama-bpe", ["tokenizer.json"],
                              ["tokenizer_config.json", "special_tokens_map.json"])
+# ChatGLM's remote-code checkpoints have no registered tokenizer class: tokenizer_config.json
+# names PreTrainedTokenizerFast, so tokenizer.json is loaded with its added tokens (the
+# GLM-4 file, `<|user|>` appended; a GPT2Tokenizer would drop it).
+TOKENIZERS["smollm-glm-fast"] = ("llama-bpe", ["tokenizer.json"],
+                                 ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -100,6 +105,7 @@ GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
+SHARED_AS["smollm-glm-fast"] = "smollm-glm"
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -1197,6 +1203,90 @@ FIXTURES.update({
                 "spm", True),
 })
 
+# Older text families (second batch). The GLM fixtures borrow glm4's 49153-row embedding.
+FIXTURES.update({
+    # GLM-4 in transformers' layout (GlmForCausalLM): separate q/k/v with biases, a fused
+    # gate_up kept as ffn_up, an untied head; the class reads ChatGLM's own hparam spellings
+    # (no seq_length: the context length is the hidden size; eps fixed at 1e-5 without
+    # layernorm_epsilon; rotary dims from hidden_size / heads, not head_dim).
+    "glm": ("GlmForCausalLM", "glm",
+            bpe(vocab_size=BPE_VOCAB + 1, num_attention_heads=2, num_key_value_heads=1,
+                head_dim=12, rms_norm_eps=1e-6, partial_rotary_factor=0.75),
+            "smollm-glm", False),
+    # ChatGLM / GLM-4 remote code (written directly, see RAW_MODELS): the fused
+    # query_key_value with bias, dense_h_to_4h as ffn_up, names under transformer.,
+    # padded_vocab_size (the reference also requires vocab_size), multi_query_group_num,
+    # rope_ratio.
+    "chatglm": ("ChatGLMModel", "chatglm",
+                dict(hidden_size=16, num_layers=2, num_attention_heads=2, kv_channels=8,
+                     multi_query_attention=True, multi_query_group_num=1,
+                     ffn_hidden_size=40, padded_vocab_size=BPE_VOCAB + 1, vocab_size=BPE_VOCAB + 1,
+                     seq_length=2048,
+                     layernorm_epsilon=1.5625e-07, rope_ratio=500, add_qkv_bias=True,
+                     add_bias_linear=False, rmsnorm=True, post_layer_norm=True,
+                     original_rope=True, apply_residual_connection_post_layernorm=False,
+                     pad_token_id=0, eos_token_id=[0, BPE_VOCAB]),
+                "smollm-glm-fast", False),
+    # MiniCPM (remote code: written directly, see RAW_MODELS): Llama names with the q/k
+    # permutation, the muP-style scales (scale_emb, scale_depth, dim_model_base), LongRoPE
+    # factors as rope_scaling gives them (written as rope_factors_long/short tensors).
+    "minicpm": ("MiniCPMForCausalLM", "minicpm",
+                dense(hidden_size=64, intermediate_size=96, vocab_size=SPM_VOCAB,
+                      max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=10000.0,
+                      scale_emb=12, dim_model_base=256, scale_depth=1.4,
+                      rope_scaling={"type": "longrope",
+                                    "long_factor": [1.07, 1.19, 1.38, 1.62, 2.05, 2.61, 3.3,
+                                                    4.15],
+                                    "short_factor": [1.0, 1.01, 1.03, 1.05, 1.08, 1.12, 1.17,
+                                                     1.25],
+                                    "original_max_position_embeddings": 4096},
+                      bos_token_id=1, eos_token_id=2),
+                "spm", True),
+    # MiniCPM3: multi-head latent attention (q-lora and kv-lora ranks), LongRoPE factors
+    # sized for the rope part of the head; the class writes none of MiniCPM's scales.
+    "minicpm3": ("MiniCPM3ForCausalLM", "minicpm3",
+                 dense(hidden_size=64, intermediate_size=96, num_attention_heads=4,
+                       num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
+                       qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8,
+                       vocab_size=SPM_VOCAB, max_position_embeddings=8192,
+                       rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                        "long_factor": [1.11, 1.52, 2.37, 3.94],
+                                        "short_factor": [1.0, 1.02, 1.06, 1.13],
+                                        "original_max_position_embeddings": 4096}),
+                 "spm", True),
+    # DeciLM, Llama-3.1-Nemotron-51B layout (remote code: written directly, see RAW_MODELS):
+    # block_configs with a normal attention layer (n_heads_in_group), a linear one
+    # (replace_with_linear: self_attn.linear_attn) and an attention-free one whose FFN is a
+    # no-op too; FFN widths from the multipliers (rounded up to 256); the SentencePiece-
+    # derived tokenizer.json (vocab_size is not 128256: _set_vocab_llama_hf). No scaled rope:
+    # transformers 5 cannot load the tokenizer of a config of unknown model_type whose rope
+    # is llama3, yarn or longrope, so the reference refuses those.
+    "deci": ("DeciLMForCausalLM", "nemotron-nas",
+             dict(hidden_size=16, num_attention_heads=4, num_hidden_layers=3,
+                  max_position_embeddings=4096, rms_norm_eps=1e-5, rope_theta=500000.0,
+                  vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2,
+                  block_configs=[
+                      {"attention": {"n_heads_in_group": 2, "no_op": False,
+                                     "replace_with_linear": False},
+                       "ffn": {"ffn_mult": 2.5, "no_op": False, "replace_with_linear": False}},
+                      {"attention": {"n_heads_in_group": None, "no_op": False,
+                                     "replace_with_linear": True},
+                       "ffn": {"ffn_mult": 1.0, "no_op": False, "replace_with_linear": False}},
+                      {"attention": {"n_heads_in_group": None, "no_op": True,
+                                     "replace_with_linear": False},
+                       "ffn": {"ffn_mult": None, "no_op": True, "replace_with_linear": False}},
+                  ]),
+             "spm", True),
+    # DeciLM-7B layout (tied, as the Nemotron one): per-layer KV head counts (num_key_value_heads_per_layer), the
+    # generic hparams, q/k permuted with each layer's count.
+    "deci7b": ("DeciLMForCausalLM", "deci",
+               dict(hidden_size=16, intermediate_size=24, num_attention_heads=4,
+                    num_hidden_layers=2, num_key_value_heads_per_layer=[4, 1],
+                    max_position_embeddings=4096, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2),
+               "spm", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -1561,6 +1651,59 @@ def _internlm2_tensors(kw: dict) -> dict:
 
 # Fixtures without a transformers class: name -> (tensor shapes from the config, extra
 # config keys). Written with the same draws as build_model (sorted names).
+def _chatglm_tensors(kw: dict) -> dict:
+    """ChatGLM's tensor names and shapes: query_key_value holds the query heads then one key
+    and one value block per group (with bias); dense_h_to_4h holds gate then up rows."""
+    e, h, d = kw["hidden_size"], kw["num_attention_heads"], kw["kv_channels"]
+    g, ff, v = kw["multi_query_group_num"], kw["ffn_hidden_size"], kw["padded_vocab_size"]
+    out = {"transformer.embedding.word_embeddings.weight": (v, e),
+           "transformer.output_layer.weight": (v, e),
+           "transformer.encoder.final_layernorm.weight": (e,),
+           "transformer.rotary_pos_emb.inv_freq": (d // 4,)}
+    for b in range(kw["num_layers"]):
+        p = f"transformer.encoder.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "self_attention.query_key_value.weight": (h * d + 2 * g * d, e),
+                    p + "self_attention.query_key_value.bias": (h * d + 2 * g * d,),
+                    p + "self_attention.dense.weight": (e, h * d),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "mlp.dense_h_to_4h.weight": (2 * ff, e),
+                    p + "mlp.dense_4h_to_h.weight": (e, ff)})
+    return out
+
+
+def _deci_tensors(kw: dict) -> dict:
+    """DeciLM's tensor names and shapes: Llama's, per layer as its block config says (a
+    linear attention layer has one linear_attn matrix, a no-op one nothing, a no-op FFN
+    neither norm nor MLP), KV heads per layer, FFN widths from the multipliers."""
+    e, nh = kw["hidden_size"], kw["num_attention_heads"]
+    hd = e // nh
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        if "block_configs" in kw:
+            att, ffn = kw["block_configs"][b]["attention"], kw["block_configs"][b]["ffn"]
+            g, mult = att["n_heads_in_group"], ffn["ffn_mult"]
+            ff = 0 if mult is None else -(-int(2 * mult * e / 3) // 256) * 256
+        else:
+            g = nh // kw["num_key_value_heads_per_layer"][b]
+            att, ff = {"replace_with_linear": False}, kw["intermediate_size"]
+        if g is not None:
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "self_attn.q_proj.weight": (e, e),
+                        p + "self_attn.k_proj.weight": (nh // g * hd, e),
+                        p + "self_attn.v_proj.weight": (nh // g * hd, e),
+                        p + "self_attn.o_proj.weight": (e, e)})
+        elif att["replace_with_linear"]:
+            out.update({p + "input_layernorm.weight": (e,),
+                        p + "self_attn.linear_attn.weight": (e, e)})
+        if ff:
+            out.update({p + "post_attention_layernorm.weight": (e,),
+                        p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
@@ -1587,6 +1730,10 @@ RAW_MODELS = {
     "jais": (_jais_tensors, {"model_type": "jais"}),
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
     "deepseek4": (None, {"model_type": "deepseek_v4"}),
+    "chatglm": (_chatglm_tensors, {"model_type": "chatglm"}),
+    "minicpm": (_llamalike(), {"model_type": "minicpm"}),
+    "deci": (_deci_tensors, {"model_type": "nemotron-nas"}),
+    "deci7b": (_deci_tensors, {"model_type": "deci"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -1895,6 +2042,13 @@ BORROWED = {
                "lm_head.weight": ("modernbert", "embeddings.tok_embeddings.weight")},
     "deepseek4": {"embed.weight": ("gptoss", "model.embed_tokens.weight"),
                   "head.weight": ("gptoss", "model.embed_tokens.weight")},
+    "glm": {"model.embed_tokens.weight": ("glm4", "model.embed_tokens.weight"),
+            "lm_head.weight": ("glm4", "model.embed_tokens.weight")},
+    "chatglm": {"transformer.embedding.word_embeddings.weight":
+                ("glm4", "model.embed_tokens.weight"),
+                "transformer.output_layer.weight": ("glm4", "model.embed_tokens.weight")},
+    "minicpm": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
+    "minicpm3": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
 }
 
 
@@ -2098,7 +2252,12 @@ def add_tokenizer(kind: str, out: Path) -> None:
                 "single_word": False, "special": True}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
-    if kind == "smollm-glm":
+    if kind == "smollm-glm-fast":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind in ("smollm-glm", "smollm-glm-fast"):
         tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
         tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|user|>", "single_word": False,
                                    "lstrip": False, "rstrip": False, "normalized": False,

@@ -34,9 +34,10 @@ from collections import defaultdict
 from pathlib import Path
 
 HF = Path(__file__).resolve().parent.parent / "testdata" / "hf"
-# Fixtures the tests also read in place (and the reference ones): never cut.
+# Fixtures the tests also read in place, the reference ones and the sources of borrowed
+# tensors: never cut.
 PREFERRED = ["llama-spm", "llama-bpe", "qwen2", "qwen3", "qwen3moe", "gemma3", "mixtral",
-             "phi3", "gpt2", "bert"]
+             "phi3", "gpt2", "bert", "glm4"]
 # make_seed_fixtures.py's fixtures copy their base fixture's embeddings: the base keeps them.
 SECOND_SEED = "-s2"
 MIN_SHARED = 64 * 1024  # smaller tensors are not worth a splice line

@@ -17,7 +17,7 @@
 
 use super::loadable::scalar_u64;
 use crate::gguf::keys;
-use crate::gguf::Metadata;
+use crate::gguf::{ArrayValue, Metadata, Value};
 
 /// How an architecture's attention and feed-forward tensors are sized.
 struct Layout {
@@ -165,12 +165,33 @@ fn block_problems(md: &Metadata, arch: &str, tensors: &[(&str, &[u64])], out: &m
     if nextn > 0 && seen.iter().take(first_nextn).all(|s| !s) {
         return;
     }
-    if let Some(missing) = seen.iter().position(|s| !s) {
+    // A block whose per-layer head and FFN counts are both 0 has no tensors (an empty
+    // layer of a per-layer-shaped model: llama.cpp creates none for it).
+    let empty_layer = |i: usize| {
+        [keys::attention::HEAD_COUNT, keys::llm::FEED_FORWARD_LENGTH]
+            .iter()
+            .all(|k| layer_value(md, &keys::arch_key(arch, k), i) == Some(0))
+    };
+    if let Some(missing) = seen
+        .iter()
+        .enumerate()
+        .position(|(i, s)| !s && !empty_layer(i))
+    {
         let present = seen.iter().filter(|s| **s).count();
         out.push(format!(
             "{key} is {blocks} but no tensor is in block {missing} (the tensors fill {present} \
              blocks; llama.cpp requires every block's tensors)"
         ));
+    }
+}
+
+/// Entry `i` of a per-layer integer array KV; `None` when the KV is absent, a scalar, or
+/// not integers.
+fn layer_value(md: &Metadata, key: &str, i: usize) -> Option<i64> {
+    match md.get(key)? {
+        Value::Array(ArrayValue::I32(v)) => v.get(i).map(|&x| i64::from(x)),
+        Value::Array(ArrayValue::U32(v)) => v.get(i).map(|&x| i64::from(x)),
+        _ => None,
     }
 }
 
@@ -377,6 +398,35 @@ mod tests {
             let p = problems(&m, &t);
             assert!(p.iter().any(|s| s.contains(wanted)), "{key}={value}: {p:?}");
         }
+    }
+
+    /// A block whose per-layer head and FFN counts are 0 may hold no tensor; one with
+    /// either count non-zero may not.
+    #[test]
+    fn an_empty_layer_of_per_layer_counts_holds_no_tensor() {
+        let (mut m, t) = llama();
+        m.set("llama.block_count", Value::U32(3));
+        assert!(problems(&m, &t)
+            .iter()
+            .any(|s| s.contains("no tensor is in block 2")));
+        m.set(
+            "llama.attention.head_count",
+            Value::Array(ArrayValue::I32(vec![2, 2, 0])),
+        );
+        m.set(
+            "llama.feed_forward_length",
+            Value::Array(ArrayValue::I32(vec![12, 12, 0])),
+        );
+        assert!(!problems(&m, &t)
+            .iter()
+            .any(|s| s.contains("no tensor is in block")));
+        m.set(
+            "llama.feed_forward_length",
+            Value::Array(ArrayValue::I32(vec![12, 12, 4])),
+        );
+        assert!(problems(&m, &t)
+            .iter()
+            .any(|s| s.contains("no tensor is in block 2")));
     }
 
     /// A draft of the last block (`nextn_predict_layers` 1) lacks the blocks before it.

@@ -91,6 +91,7 @@ tensors! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -109,6 +110,7 @@ tensors! {
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
         "transformer.token_embeddings": ["openelm"],
+        "embedding.word_embeddings": ["chatglm"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -137,10 +139,12 @@ tensors! {
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
         "output": ["internlm2"],
+        "output_layer": ["chatglm"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -155,6 +159,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -169,6 +174,7 @@ tensors! {
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
         "transformer.norm_f": ["mpt", "dbrx"],
         "transformer.norm": ["openelm"],
+        "encoder.final_layernorm": ["chatglm"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -199,6 +205,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -218,6 +225,7 @@ tensors! {
         "model.layers.{bid}.attention_norm": ["internlm2"],
         "transformer.layers.{bid}.attn_norm": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.norm_1": ["dbrx"],
+        "encoder.layers.{bid}.input_layernorm": ["chatglm"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -243,6 +251,7 @@ tensors! {
         "model.layers.{bid}.attention.wqkv": ["internlm2"],
         "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
+        "encoder.layers.{bid}.self_attention.query_key_value": ["chatglm"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -257,6 +266,7 @@ tensors! {
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "deci",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -278,6 +288,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "deci",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -299,6 +310,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "deci",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -322,6 +334,7 @@ tensors! {
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -345,6 +358,8 @@ tensors! {
         "model.layers.{bid}.attention.wo": ["internlm2"],
         "transformer.layers.{bid}.attn.out_proj": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.attn.out_proj": ["dbrx"],
+        "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
+        "model.layers.{bid}.self_attn.linear_attn": ["deci"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -394,6 +409,7 @@ tensors! {
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -412,6 +428,7 @@ tensors! {
         "h.{bid}.post_attention_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_2": ["mpt"],
         "transformer.layers.{bid}.ffn_norm": ["openelm"],
+        "encoder.layers.{bid}.post_attention_layernorm": ["chatglm"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -462,6 +479,7 @@ tensors! {
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
+            "minicpm", "minicpm3", "deci",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -483,11 +501,12 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "spark2_5", "xverse",
             "jais2",
+            "minicpm", "minicpm3", "deci",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.mlp.dense_h_to_4h": ["falcon", "bloom"],
-        "model.layers.{bid}.mlp.gate_up_proj": ["glm4", "phi3"],
+        "model.layers.{bid}.mlp.gate_up_proj": ["glm4", "phi3", "chatglm"],
         "transformer.h.{bid}.mlp.c_fc": ["gpt2", "starcoder", "codeshell", "jais"],
         "h.{bid}.mlp.c_fc": ["gpt2"],
         "gpt_neox.layers.{bid}.mlp.dense_h_to_4h": ["gptneox"],
@@ -509,6 +528,7 @@ tensors! {
         "transformer.blocks.{bid}.ffn.up_proj": ["mpt"],
         "transformer.h.{bid}.mlp.c_fc_1": ["exaone"],
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
+        "encoder.layers.{bid}.mlp.dense_h_to_4h": ["chatglm"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -521,6 +541,7 @@ tensors! {
             "smollm3", "stablelm", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
+            "chatglm", "minicpm", "minicpm3", "deci",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -546,6 +567,7 @@ tensors! {
         "model.layers.h.{bid}.mlp.c_proj": ["exaone"],
         "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
         "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
+        "encoder.layers.{bid}.mlp.dense_4h_to_h": ["chatglm"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -657,24 +679,25 @@ tensors! {
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
     AttnQA = "blk.{bid}.attn_q_a" {
-        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
-        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "minicpm3",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -688,13 +711,14 @@ tensors! {
     }
     /// `blk.{bid}.attn_q_a_norm`.
     AttnQANorm = "blk.{bid}.attn_q_a_norm" {
-        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "minicpm3",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }

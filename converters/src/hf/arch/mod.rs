@@ -107,6 +107,10 @@ mod dbrx;
 mod refact;
 // DeepSeek V4.
 mod deepseek4;
+// Older text families (second batch).
+mod chatglm;
+mod deci;
+mod minicpm;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -231,6 +235,10 @@ pub static ALL: &[&Arch] = &[
     &dbrx::DBRX,
     &refact::REFACT,
     &deepseek4::DEEPSEEK4,
+    &chatglm::CHATGLM,
+    &minicpm::MINICPM,
+    &minicpm::MINICPM3,
+    &deci::DECI,
 ];
 
 /// The description for an HF architecture name.

@@ -252,6 +252,12 @@ fixtures! {
     dbrx => "dbrx",
     refact => "refact",
     deepseek4 => "deepseek4",
+    glm => "glm",
+    chatglm => "chatglm",
+    minicpm => "minicpm",
+    minicpm3 => "minicpm3",
+    deci => "deci",
+    deci7b => "deci7b",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
