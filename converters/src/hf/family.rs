@@ -163,6 +163,9 @@ pub struct Rules {
     /// more dimensions: only 1-D tensors and norms stay F32, the always-F32 names (routers,
     /// position embeddings) and the ternary outtypes' F16 names do not apply.
     pub quantize_all_matrices: bool,
+    /// The class's `tensor_force_quant` keeps a tensor F32 whatever the outtype when its
+    /// GGUF name contains one of these (tiny projections the runtime reads in F32).
+    pub f32_names: &'static [&'static str],
 }
 
 /// Takes a class's already-quantized tensors out of the model's and returns them repacked
@@ -188,6 +191,7 @@ impl Rules {
         omit_tied_output: false,
         mxfp4: None,
         quantize_all_matrices: false,
+        f32_names: &[],
     };
 }
 

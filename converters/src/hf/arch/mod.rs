@@ -71,6 +71,7 @@ mod exaone_moe;
 mod hunyuan;
 mod laguna;
 mod minimax;
+mod minimax_m3;
 // Older encoders and GPT-era decoders.
 mod bloom;
 mod codeshell;
@@ -191,6 +192,7 @@ pub static ALL: &[&Arch] = &[
     &dots1::DOTS1,
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
+    &minimax_m3::MINIMAX_M3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,
     &cohere2moe::COHERE2MOE,

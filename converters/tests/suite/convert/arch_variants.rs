@@ -292,4 +292,5 @@ fixtures! {
     plm => "plm",
     kormo => "kormo",
     iquestcoder => "iquestcoder",
+    minimax_m3 => "minimax-m3",
 }
