@@ -826,6 +826,19 @@ FIXTURES.update({
                            "sparse_local_block": 1, "sparse_attention_freq": [0, 1, 1]},
                        bos_token_id=1, eos_token_id=2),
                    "smollm", True),
+    # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
+    # config class reads it): q/k norms, one dense block, then routed experts (per-expert
+    # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
+    # mlp.expert_bias and a shared expert mlp.shared_mlp; one next-token-prediction block
+    # appended as layer 3 (eh_proj, enorm, hnorm, final_layernorm).
+    "hyv3": ("HYV3ForCausalLM", "hy_v3",
+             bpe(num_hidden_layers=3, head_dim=8, intermediate_size=40, moe_intermediate_size=24,
+                 vocab_size=BPE_VOCAB, rms_norm_eps=1e-5, num_experts=4, num_experts_per_tok=2,
+                 num_shared_experts=1, router_scaling_factor=2.5, route_norm=True,
+                 num_nextn_predict_layers=1, mlp_layer_types=["dense", "sparse", "sparse"],
+                 rope_parameters={"rope_type": "default", "rope_theta": 11158840.0},
+                 bos_token_id=1, eos_token_id=2),
+             "smollm", True),
     # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
     # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
     # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
@@ -1463,6 +1476,44 @@ def _minimax_m3_tensors(kw: dict) -> dict:
     return out
 
 
+def _hyv3_tensors(kw: dict) -> dict:
+    """HYV3ForCausalLM's tensor names and shapes in the hub layout (tencent/Hy3): a dense
+    MLP where `mlp_layer_types` says so, else per-expert `mlp.experts.{i}.*`, the router
+    `mlp.router.gate`, the selection bias `mlp.expert_bias` and the shared expert
+    `mlp.shared_mlp`; each next-token-prediction block after the last layer is a sparse
+    layer with `eh_proj`, `enorm`, `hnorm` and `final_layernorm`."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    sff = mff * kw["num_shared_experts"]
+    n, nextn = kw["num_hidden_layers"], kw["num_nextn_predict_layers"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(n + nextn):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * h, e),
+                    p + "self_attn.k_proj.weight": (nkv * h, e),
+                    p + "self_attn.v_proj.weight": (nkv * h, e),
+                    p + "self_attn.o_proj.weight": (e, nh * h),
+                    p + "self_attn.q_norm.weight": (h,), p + "self_attn.k_norm.weight": (h,)})
+        if b >= n:
+            out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                        p + "hnorm.weight": (e,), p + "final_layernorm.weight": (e,)})
+        elif kw["mlp_layer_types"][b] == "dense":
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.router.gate.weight": (x, e), p + "mlp.expert_bias": (x,),
+                    p + "mlp.shared_mlp.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_mlp.up_proj.weight": (sff, e),
+                    p + "mlp.shared_mlp.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+    return out
+
+
 def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
                fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False,
                gate: bool = False):
@@ -1613,6 +1664,7 @@ RAW_MODELS = {
     "jais": (_jais_tensors, {"model_type": "jais"}),
     "openelm": (_openelm_tensors, {"model_type": "openelm"}),
     "minimax-m3": (_minimax_m3_tensors, {"model_type": "minimax_m3"}),
+    "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
 }
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
@@ -2276,7 +2328,7 @@ VARIANT_FIXTURES = [
     "gemma4", "gemma4moe",
     "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
-    "minimax-m3",
+    "minimax-m3", "hyv3",
 ]
 
 
@@ -2564,6 +2616,17 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         text = {k: val for k, val in c.items() if k not in ("architectures", "model_type")}
         v["fam-vl-composite"] = {"model_type": "minimax_m3_vl", "text_config": text,
                                  "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}
+    if fx == "hyv3":
+        # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
+        # (default 1), num_shared_experts, the MTP block count; HYV3Config stores
+        # num_local_experts as num_experts.
+        v["fam-route-norm-off"] = {"route_norm": False}
+        v["fam-route-norm-absent"] = {"route_norm": None}
+        v["fam-scale-absent"] = {"router_scaling_factor": None}
+        v["fam-shared-2"] = {"num_shared_experts": 2}
+        v["fam-num-local-experts"] = {"num_experts": None, "num_local_experts": 4}
+        v["fam-nextn-0"] = {"num_nextn_predict_layers": 0}
+        v["fam-nextn-absent"] = {"num_nextn_predict_layers": None}
     return v
 
 

@@ -12,7 +12,10 @@ last line of the reference's error). The fixture is copied into a scratch direct
 it (the default `general.name` comes from that name).
 
     python3 conformance/make_mtp_golden.py --llama-cpp <llama.cpp source> \
-        --quantize <llama.cpp build>/bin/llama-quantize
+        --quantize <llama.cpp build>/bin/llama-quantize [--only FIXTURE ...]
+
+`--only` runs the cases of the named fixtures alone and merges them into the cases.json
+already there (the other cases are kept as they are).
 
 Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and numpy.
 """
@@ -32,6 +35,7 @@ TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "golden" / "mtp" / "cases.json"
 
 FAMILIES = ["glm4moe", "glm4moelite", "qwen3next", "qwen35", "qwen35moe", "nemotronh"]
+FAMILIES += ["hyv3"]
 FLAGS = ["--mtp", "--no-mtp"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # Default output names (no --outfile): the file the reference creates in the model directory.
@@ -51,10 +55,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-cpp", required=True, type=Path)
     ap.add_argument("--quantize", required=True, type=Path)
+    ap.add_argument("--only", nargs="*", help="fixtures to (re)make, merged into cases.json")
     a = ap.parse_args()
+    wanted = (lambda f: f in a.only) if a.only else (lambda f: True)
     env = dict(os.environ, PYTHONPATH=str(a.llama_cpp / "gguf-py"), NO_LOCAL_GGUF="1")
     script = str(a.llama_cpp / "convert_hf_to_gguf.py")
-    cases = {}
+    cases = json.loads(OUT.read_text()) if a.only and OUT.is_file() else {}
 
     def convert(model: Path, args: list, cwd: Path):
         cmd = [sys.executable, script, str(model)] + args
@@ -62,7 +68,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for fixture in FAMILIES:
+        for fixture in filter(wanted, FAMILIES):
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             for flag in FLAGS:
                 for outtype in OUTTYPES:
@@ -87,6 +93,8 @@ def main() -> None:
                     "size": q.stat().st_size, "sha256": sha256(q),
                 }
         for fixture, args in NAMED:
+            if not wanted(fixture):
+                continue
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             before = set(p.name for p in model.iterdir())
             r = convert(model, args + ["--outtype", "f32"], scratch)
@@ -101,6 +109,8 @@ def main() -> None:
             }
             print(fixture, args, made[0], flush=True)
         for fixture, args in REFUSED:
+            if not wanted(fixture):
+                continue
             model = materialize(TESTDATA / "hf" / fixture, scratch / fixture)
             out = scratch / "refused.gguf"
             r = convert(model, args + ["--outtype", "f32", "--outfile", str(out)], scratch)

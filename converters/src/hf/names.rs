@@ -92,6 +92,7 @@ tensors! {
             "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -157,6 +158,7 @@ tensors! {
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -202,6 +204,7 @@ tensors! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -261,6 +264,7 @@ tensors! {
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -283,6 +287,7 @@ tensors! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -305,6 +310,7 @@ tensors! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -329,6 +335,7 @@ tensors! {
             "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -368,6 +375,7 @@ tensors! {
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "maincoder", "maple", "mellum",
             "minimax-m3",
+            "hy_v3",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
@@ -384,6 +392,7 @@ tensors! {
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
             "mellum",
             "minimax-m3",
+            "hy_v3",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
@@ -404,6 +413,7 @@ tensors! {
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -455,7 +465,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.gate": ["nemotron_h_moe"],
         "layers.{bid}.gate": ["deepseek2"],
         "model.layers.{bid}.router.proj": ["gemma4"],
-        "model.layers.{bid}.mlp.router.gate": ["afmoe"],
+        "model.layers.{bid}.mlp.router.gate": ["afmoe", "hy_v3"],
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
     }
@@ -473,6 +483,7 @@ tensors! {
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minimax-m3",
+            "hy_v3",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -495,6 +506,7 @@ tensors! {
             "plm", "spark2_5", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -534,6 +546,7 @@ tensors! {
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
             "minimax-m3",
+            "hy_v3",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -568,6 +581,7 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
+            "hy_v3",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
@@ -582,6 +596,7 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
+            "hy_v3",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
@@ -597,6 +612,7 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
+            "hy_v3",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
@@ -616,6 +632,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_up_shexp`.
     FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
@@ -630,6 +647,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
@@ -645,6 +663,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
     }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
@@ -655,7 +674,7 @@ tensors! {
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
         "backbone.layers.{bid}.mixer.gate.e_score_correction": ["nemotron_h_moe"],
         "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2", "minimax-m3"],
-        "model.layers.{bid}.mlp.expert_bias": ["afmoe"],
+        "model.layers.{bid}.mlp.expert_bias": ["afmoe", "hy_v3"],
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
@@ -719,6 +738,7 @@ tensors! {
         "model.layers.{bid}.eh_proj": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -730,6 +750,7 @@ tensors! {
         "model.layers.{bid}.enorm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -737,6 +758,7 @@ tensors! {
         "model.layers.{bid}.hnorm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
@@ -748,6 +770,7 @@ tensors! {
         "model.layers.{bid}.shared_head.norm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.attn_sinks`.

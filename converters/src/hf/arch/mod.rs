@@ -69,6 +69,7 @@ mod cohere2moe;
 mod dots1;
 mod exaone_moe;
 mod hunyuan;
+mod hy_v3;
 mod laguna;
 mod minimax;
 mod minimax_m3;
@@ -193,6 +194,7 @@ pub static ALL: &[&Arch] = &[
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
     &minimax_m3::MINIMAX_M3,
+    &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,
     &cohere2moe::COHERE2MOE,

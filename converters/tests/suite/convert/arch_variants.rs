@@ -293,4 +293,5 @@ fixtures! {
     kormo => "kormo",
     iquestcoder => "iquestcoder",
     minimax_m3 => "minimax-m3",
+    hyv3 => "hyv3",
 }
