@@ -846,6 +846,35 @@ FIXTURES.update({
                    bpe(head_dim=8, intermediate_size=24, num_local_experts=4,
                        num_experts_per_tok=2, rotary_dim=4, scoring_func="sigmoid"),
                    "smollm", True),
+    # MiniMax-M3 (remote code: written directly, see RAW_MODELS): MiniMax-M2's attention and
+    # experts, a leading dense block (moe_layer_freq), one shared expert, the sparse-attention
+    # indexer (index_q/k_proj, index_q/k_norm) and Gemma-style (1 + w) norms.
+    "minimax-m3": ("MiniMaxM3SparseForCausalLM", "minimax_m3",
+                   bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24,
+                       dense_intermediate_size=40, shared_intermediate_size=24,
+                       vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=5000000.0,
+                       num_local_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+                       routed_scaling_factor=2.0, rotary_dim=4, scoring_func="sigmoid",
+                       moe_layer_freq=[0, 1, 1], hidden_act="swigluoai",
+                       sparse_attention_config={
+                           "sparse_num_index_heads": 2, "sparse_index_dim": 8,
+                           "sparse_topk_blocks": 16, "sparse_block_size": 64,
+                           "sparse_local_block": 1, "sparse_attention_freq": [0, 1, 1]},
+                       bos_token_id=1, eos_token_id=2),
+                   "smollm", True),
+    # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
+    # config class reads it): q/k norms, one dense block, then routed experts (per-expert
+    # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
+    # mlp.expert_bias and a shared expert mlp.shared_mlp; one next-token-prediction block
+    # appended as layer 3 (eh_proj, enorm, hnorm, final_layernorm).
+    "hyv3": ("HYV3ForCausalLM", "hy_v3",
+             bpe(num_hidden_layers=3, head_dim=8, intermediate_size=40, moe_intermediate_size=24,
+                 vocab_size=BPE_VOCAB, rms_norm_eps=1e-5, num_experts=4, num_experts_per_tok=2,
+                 num_shared_experts=1, router_scaling_factor=2.5, route_norm=True,
+                 num_nextn_predict_layers=1, mlp_layer_types=["dense", "sparse", "sparse"],
+                 rope_parameters={"rope_type": "default", "rope_theta": 11158840.0},
+                 bos_token_id=1, eos_token_id=2),
+             "smollm", True),
     # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
     # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
     # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
@@ -1527,6 +1556,84 @@ def _bailing2_tensors(kw: dict) -> dict:
     return out
 
 
+def _minimax_m3_tensors(kw: dict) -> dict:
+    """MiniMaxM3SparseForCausalLM's tensor names and shapes (MiniMax's remote code): the
+    M2 block with a dense MLP where `moe_layer_freq` is 0, else the routed experts
+    (`block_sparse_moe.experts.{i}.w1/w2/w3`), a shared expert and, on the layers
+    `sparse_attention_freq` marks, the indexer's projections and norms."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, dff, x = kw["intermediate_size"], kw["dense_intermediate_size"], kw["num_local_experts"]
+    sff = kw["shared_intermediate_size"]
+    sac = kw["sparse_attention_config"]
+    ih, idim = sac["sparse_num_index_heads"], sac["sparse_index_dim"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * h, e),
+                    p + "self_attn.k_proj.weight": (nkv * h, e),
+                    p + "self_attn.v_proj.weight": (nkv * h, e),
+                    p + "self_attn.o_proj.weight": (e, nh * h),
+                    p + "self_attn.q_norm.weight": (h,), p + "self_attn.k_norm.weight": (h,)})
+        if sac["sparse_attention_freq"][b]:
+            out.update({p + "self_attn.index_q_proj.weight": (ih * idim, e),
+                        p + "self_attn.index_k_proj.weight": (idim, e),
+                        p + "self_attn.index_q_norm.weight": (idim,),
+                        p + "self_attn.index_k_norm.weight": (idim,)})
+        if not kw["moe_layer_freq"][b]:
+            out.update({p + "mlp.gate_proj.weight": (dff, e), p + "mlp.up_proj.weight": (dff, e),
+                        p + "mlp.down_proj.weight": (e, dff)})
+            continue
+        q = p + "block_sparse_moe."
+        out.update({q + "gate.weight": (x, e), q + "e_score_correction_bias": (x,),
+                    q + "shared_experts.gate_proj.weight": (sff, e),
+                    q + "shared_experts.up_proj.weight": (sff, e),
+                    q + "shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({q + f"experts.{i}.w1.weight": (ff, e), q + f"experts.{i}.w3.weight": (ff, e),
+                        q + f"experts.{i}.w2.weight": (e, ff)})
+    return out
+
+
+def _hyv3_tensors(kw: dict) -> dict:
+    """HYV3ForCausalLM's tensor names and shapes in the hub layout (tencent/Hy3): a dense
+    MLP where `mlp_layer_types` says so, else per-expert `mlp.experts.{i}.*`, the router
+    `mlp.router.gate`, the selection bias `mlp.expert_bias` and the shared expert
+    `mlp.shared_mlp`; each next-token-prediction block after the last layer is a sparse
+    layer with `eh_proj`, `enorm`, `hnorm` and `final_layernorm`."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    sff = mff * kw["num_shared_experts"]
+    n, nextn = kw["num_hidden_layers"], kw["num_nextn_predict_layers"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(n + nextn):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * h, e),
+                    p + "self_attn.k_proj.weight": (nkv * h, e),
+                    p + "self_attn.v_proj.weight": (nkv * h, e),
+                    p + "self_attn.o_proj.weight": (e, nh * h),
+                    p + "self_attn.q_norm.weight": (h,), p + "self_attn.k_norm.weight": (h,)})
+        if b >= n:
+            out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                        p + "hnorm.weight": (e,), p + "final_layernorm.weight": (e,)})
+        elif kw["mlp_layer_types"][b] == "dense":
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.router.gate.weight": (x, e), p + "mlp.expert_bias": (x,),
+                    p + "mlp.shared_mlp.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_mlp.up_proj.weight": (sff, e),
+                    p + "mlp.shared_mlp.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+    return out
+
+
 def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
                fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False,
                gate: bool = False):
@@ -1734,6 +1841,8 @@ RAW_MODELS = {
     "minicpm": (_llamalike(), {"model_type": "minicpm"}),
     "deci": (_deci_tensors, {"model_type": "nemotron-nas"}),
     "deci7b": (_deci_tensors, {"model_type": "deci"}),
+    "minimax-m3": (_minimax_m3_tensors, {"model_type": "minimax_m3"}),
+    "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2526,6 +2635,7 @@ VARIANT_FIXTURES = [
     "gemma4", "gemma4moe",
     "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
+    "minimax-m3", "hyv3",
 ]
 
 
@@ -2793,6 +2903,37 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                         "num_global_key_value_heads": 2}
             v["fam-k-eq-v-off"] = {"attention_k_eq_v": False, "per_layer_config": None,
                                    "global_head_dim": 16, "num_global_key_value_heads": 2}
+    if fx == "minimax-m3":
+        # conversion/minimax.py (MiniMaxM3Model): the leading dense blocks are the first zeros
+        # of moe_layer_freq; n_shared_experts, routed_scaling_factor and the indexer's sizes
+        # are required. transformers' own config types (the vision-language class's text
+        # config) consume sparse_attention_config and moe_layer_freq, so the reference
+        # refuses them.
+        v["fam-all-sparse"] = {"moe_layer_freq": [1, 1, 1]}
+        v["fam-no-dense-prefix"] = {"moe_layer_freq": [1, 0, 0]}
+        v["fam-bool-freq"] = {"moe_layer_freq": [False, False, True]}
+        v["fam-moe-freq-absent"] = {"moe_layer_freq": None}
+        v["fam-shared-absent"] = {"n_shared_experts": None}
+        v["fam-scale"] = {"routed_scaling_factor": 2.5}
+        v["fam-num-experts"] = {"num_local_experts": None, "num_experts": 4}
+        v["fam-sparse-absent"] = {"sparse_attention_config": None}
+        v["fam-vl-text-type"] = {"model_type": "minimax_m3_vl_text"}
+        # The composite type with the text keys in text_config (typed, so they lose the two
+        # consumed keys) and at the root as well (kept as given): converted from the root's.
+        text = {k: val for k, val in c.items() if k not in ("architectures", "model_type")}
+        v["fam-vl-composite"] = {"model_type": "minimax_m3_vl", "text_config": text,
+                                 "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}
+    if fx == "hyv3":
+        # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
+        # (default 1), num_shared_experts, the MTP block count; HYV3Config stores
+        # num_local_experts as num_experts.
+        v["fam-route-norm-off"] = {"route_norm": False}
+        v["fam-route-norm-absent"] = {"route_norm": None}
+        v["fam-scale-absent"] = {"router_scaling_factor": None}
+        v["fam-shared-2"] = {"num_shared_experts": 2}
+        v["fam-num-local-experts"] = {"num_experts": None, "num_local_experts": 4}
+        v["fam-nextn-0"] = {"num_nextn_predict_layers": 0}
+        v["fam-nextn-absent"] = {"num_nextn_predict_layers": None}
     return v
 
 

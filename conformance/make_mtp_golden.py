@@ -12,7 +12,10 @@ last line of the reference's error). The fixture is copied into a scratch direct
 it (the default `general.name` comes from that name).
 
     python3 conformance/make_mtp_golden.py --llama-cpp <llama.cpp source> \
-        --quantize <llama.cpp build>/bin/llama-quantize
+        --quantize <llama.cpp build>/bin/llama-quantize [--only FIXTURE ...]
+
+`--only` runs the cases of the named fixtures alone and merges them into the cases.json
+already there (the other cases are kept as they are).
 
 Needs Python with torch, transformers, sentencepiece, protobuf, safetensors and numpy.
 """
@@ -36,6 +39,7 @@ FAMILIES = ["glm4moe", "glm4moelite", "qwen3next", "qwen35", "qwen35moe", "nemot
 # Families whose f32 files hold already-quantized tensors (DeepSeek V4's Q8_0 weights from
 # FP8, MXFP4 experts): llama-quantize runs with --allow-requantize (recorded in the case).
 REQUANTIZE = {"deepseek4"}
+FAMILIES += ["hyv3"]
 FLAGS = ["--mtp", "--no-mtp"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # Default output names (no --outfile): the file the reference creates in the model directory.

@@ -395,6 +395,10 @@ pub mod indexer {
     /// Per layer: whether the indexer runs there (`full`) or the layer reuses the previous
     /// full layer's selection.
     pub const TYPES: &str = "attention.indexer.types";
+    /// The number of key positions pooled into one scored block (block-sparse attention).
+    pub const BLOCK_SIZE: &str = "attention.indexer.block_size";
+    /// The number of blocks just before a query that it always attends to.
+    pub const LOCAL_BLOCKS: &str = "attention.indexer.local_blocks";
 }
 
 /// `ssm.*`: state-space mixer parameters (Mamba, Mamba-2 and the hybrids), `{arch}.` + these.

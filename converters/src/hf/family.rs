@@ -179,6 +179,9 @@ pub struct Rules {
     /// The `general.file_type` (and the default file name's type label) the class sets in
     /// `prepare_tensors` whatever the outtype, for a conversion that writes tensors.
     pub file_type: Option<u32>,
+    /// The class's `tensor_force_quant` keeps a tensor F32 whatever the outtype when its
+    /// GGUF name contains one of these (tiny projections the runtime reads in F32).
+    pub f32_names: &'static [&'static str],
 }
 
 /// A class's own `dequant_model` (see [`Rules::dequant`]).
@@ -218,6 +221,7 @@ impl Rules {
         generate: None,
         force_type: None,
         file_type: None,
+        f32_names: &[],
     };
 }
 

@@ -91,7 +91,7 @@ tensors! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -159,7 +159,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -205,7 +205,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -266,7 +266,7 @@ tensors! {
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -288,7 +288,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -310,7 +310,7 @@ tensors! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -334,7 +334,7 @@ tensors! {
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -375,6 +375,8 @@ tensors! {
             "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
             "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "maincoder", "maple", "mellum",
+            "minimax-m3",
+            "hy_v3",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding"],
@@ -390,6 +392,8 @@ tensors! {
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
             "mellum",
+            "minimax-m3",
+            "hy_v3",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding"],
@@ -409,7 +413,7 @@ tensors! {
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -450,7 +454,7 @@ tensors! {
     /// `blk.{bid}.ffn_gate_inp`.
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
-        "model.layers.{bid}.block_sparse_moe.gate": ["llama", "minimax-m2", "phimoe"],
+        "model.layers.{bid}.block_sparse_moe.gate": ["llama", "minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
@@ -462,7 +466,7 @@ tensors! {
         "backbone.layers.{bid}.mixer.gate": ["nemotron_h_moe"],
         "layers.{bid}.gate": ["deepseek2"],
         "model.layers.{bid}.router.proj": ["gemma4"],
-        "model.layers.{bid}.mlp.router.gate": ["afmoe"],
+        "model.layers.{bid}.mlp.router.gate": ["afmoe", "hy_v3"],
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
     }
@@ -479,7 +483,7 @@ tensors! {
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
-            "minicpm", "minicpm3", "deci",
+            "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -501,7 +505,7 @@ tensors! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "spark2_5", "xverse",
             "jais2",
-            "minicpm", "minicpm3", "deci",
+            "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -541,7 +545,7 @@ tensors! {
             "smollm3", "stablelm", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -577,8 +581,9 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
+            "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
@@ -591,8 +596,9 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
+            "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
@@ -606,8 +612,9 @@ tensors! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
+            "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe"],
+        "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
@@ -624,6 +631,8 @@ tensors! {
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_up_shexp`.
     FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
@@ -637,6 +646,8 @@ tensors! {
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
@@ -651,6 +662,8 @@ tensors! {
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3"],
+        "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
     }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
@@ -660,8 +673,8 @@ tensors! {
         "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
         "backbone.layers.{bid}.mixer.gate.e_score_correction": ["nemotron_h_moe"],
-        "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2"],
-        "model.layers.{bid}.mlp.expert_bias": ["afmoe"],
+        "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2", "minimax-m3"],
+        "model.layers.{bid}.mlp.expert_bias": ["afmoe", "hy_v3"],
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
@@ -727,6 +740,7 @@ tensors! {
         "model.layers.{bid}.eh_proj": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -738,6 +752,7 @@ tensors! {
         "model.layers.{bid}.enorm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -745,6 +760,7 @@ tensors! {
         "model.layers.{bid}.hnorm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
@@ -756,6 +772,7 @@ tensors! {
         "model.layers.{bid}.shared_head.norm": [
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
+            "hy_v3",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
@@ -1060,7 +1077,7 @@ tensors! {
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
         "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa"],
-        "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa"],
+        "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
@@ -1073,6 +1090,18 @@ tensors! {
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
         "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa"],
+    }
+    /// `blk.{bid}.indexer.q_proj` (MiniMax sparse attention's indexer query projection).
+    IndexerQProj = "blk.{bid}.indexer.q_proj" {
+        "model.layers.{bid}.self_attn.index_q_proj": ["minimax-m3"],
+    }
+    /// `blk.{bid}.indexer.k_proj` (MiniMax sparse attention's indexer key projection).
+    IndexerKProj = "blk.{bid}.indexer.k_proj" {
+        "model.layers.{bid}.self_attn.index_k_proj": ["minimax-m3"],
+    }
+    /// `blk.{bid}.indexer.q_norm` (MiniMax sparse attention's indexer query norm).
+    IndexerQNorm = "blk.{bid}.indexer.q_norm" {
+        "model.layers.{bid}.self_attn.index_q_norm": ["minimax-m3"],
     }
     // Gemma 4: the fused experts and their router, the second FFN's norms, the layer scalar.
     /// `blk.{bid}.ffn_gate_up_exps`: the experts' gate and up projections in one tensor.

@@ -284,6 +284,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "qwen35",
         "qwen35moe",
         "nemotronh",
+        "hyv3",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
@@ -329,7 +330,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 24);
+    assert_eq!(checked, 28);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text

@@ -61,7 +61,7 @@ pub const MINIMAX_M2: Arch = Arch {
 };
 
 /// Per-expert `w1`/`w2`/`w3` under `block_sparse_moe.experts.{xid}`.
-const MINIMAX_EXPERTS: Experts = Experts {
+pub(super) const MINIMAX_EXPERTS: Experts = Experts {
     marker: "block_sparse_moe.experts.",
     count_keys: &["num_local_experts", "num_experts"],
     parts: &["w1", "w2", "w3"],
@@ -70,7 +70,7 @@ const MINIMAX_EXPERTS: Experts = Experts {
 };
 
 /// `MiniMaxM2Model.set_gguf_parameters`.
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.req_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["intermediate_size"])?;
     p.req_u32(rope::DIMENSION_COUNT, &["rotary_dim"])

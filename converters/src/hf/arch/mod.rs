@@ -69,8 +69,10 @@ mod cohere2moe;
 mod dots1;
 mod exaone_moe;
 mod hunyuan;
+mod hy_v3;
 mod laguna;
 mod minimax;
+mod minimax_m3;
 // Older encoders and GPT-era decoders.
 mod bloom;
 mod codeshell;
@@ -197,6 +199,8 @@ pub static ALL: &[&Arch] = &[
     &dots1::DOTS1,
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
+    &minimax_m3::MINIMAX_M3,
+    &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,
     &cohere2moe::COHERE2MOE,

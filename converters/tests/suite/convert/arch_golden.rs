@@ -211,6 +211,8 @@ fixtures! {
     dots1 => "dots1",
     hunyuan_dense => "hunyuan-dense",
     minimax_m2 => "minimax-m2",
+    minimax_m3 => "minimax-m3",
+    hyv3 => "hyv3",
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",
     cohere2moe => "cohere2moe",

@@ -292,4 +292,6 @@ fixtures! {
     plm => "plm",
     kormo => "kormo",
     iquestcoder => "iquestcoder",
+    minimax_m3 => "minimax-m3",
+    hyv3 => "hyv3",
 }
