@@ -201,10 +201,17 @@ fn run(variant: &str) {
 }
 
 /// Generated fixtures without a second-seed variant, each with the reason.
-const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[(
-    "baichuan",
-    "the reference refuses every Baichuan checkpoint, as ggufkit does",
-)];
+const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[
+    (
+        "baichuan",
+        "the reference refuses every Baichuan checkpoint, as ggufkit does",
+    ),
+    (
+        "deepseek4",
+        "its published layout holds FP8 and MXFP4 bytes with their scales and integer routing \
+         tables, which the recipes' synthetic values cannot fill",
+    ),
+];
 
 macro_rules! recipes {
     ($($t:ident => $name:literal),* $(,)?) => {
@@ -260,8 +267,11 @@ fn every_family_has_a_second_seed() {
 recipes! {
     bloom_model_s2 => "bloom-model-s2",
     bloom_s2 => "bloom-s2",
+    chatglm_s2 => "chatglm-s2",
     codeshell_s2 => "codeshell-s2",
     dbrx_s2 => "dbrx-s2",
+    deci7b_s2 => "deci7b-s2",
+    deci_s2 => "deci-s2",
     deepseek32_s2 => "deepseek32-s2",
     distilbert_cls_s2 => "distilbert-cls-s2",
     distilbert_s2 => "distilbert-s2",
@@ -269,12 +279,14 @@ recipes! {
     exaone_s2 => "exaone-s2",
     gemma3n_vl_hf_s2 => "gemma3n-vl-hf-s2",
     gemma3n_vl_s2 => "gemma3n-vl-s2",
+    glm_s2 => "glm-s2",
     gptneox_s2 => "gptneox-s2",
+    hyv3_s2 => "hyv3-s2",
     internlm2_s2 => "internlm2-s2",
     internvl3_s2 => "internvl3-s2",
     iquestcoder_s2 => "iquestcoder-s2",
-    jais_s2 => "jais-s2",
     jais2_s2 => "jais2-s2",
+    jais_s2 => "jais-s2",
     jinabert_s2 => "jinabert-s2",
     kimik25_s2 => "kimik25-s2",
     kormo_s2 => "kormo-s2",
@@ -282,6 +294,9 @@ recipes! {
     maincoder_s2 => "maincoder-s2",
     maple_s2 => "maple-s2",
     mellum_s2 => "mellum-s2",
+    minicpm3_s2 => "minicpm3-s2",
+    minicpm_s2 => "minicpm-s2",
+    minimax_m3_s2 => "minimax-m3-s2",
     mistral_moe_s2 => "mistral-moe-s2",
     mistral_spm_s2 => "mistral-spm-s2",
     mistral_tekken_s2 => "mistral-tekken-s2",
