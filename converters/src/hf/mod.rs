@@ -300,7 +300,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
-    let dir = &ModelDir::new(dir);
+    read_model_dir(&ModelDir::new(dir), opts)
+}
+
+/// Converts the HF model of the directory value `dir`: every step below reads the shared
+/// files (config.json, the tokenizer files, generation_config.json) through it.
+pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     if lora::is_adapter(dir) {
         if opts.mtp != Mtp::Keep {
             return Err(ConvertError::Unsupported(
@@ -316,7 +321,10 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     if let Some(format) = opts.mistral_format {
         return mistral::read_mistral_dir(dir, opts, format);
     }
-    if !dir.config_path().exists() && dir.has_file("params.json") {
+    if !dir.has_file(model_dir::CONFIG)
+        && !dir.config_path().exists()
+        && dir.has_file("params.json")
+    {
         return Err(ConvertError::format(
             dir.config_path(),
             None,

@@ -5,6 +5,7 @@
 //! uses, so the probe encoding of the chkhsh and the encode/decode round trip of unnormalized
 //! added tokens are the reference's.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -12,7 +13,6 @@ use serde_json::Value as Json;
 
 use super::auto;
 use super::guard;
-use super::json::{json_error, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
@@ -39,9 +39,7 @@ impl HfTokenizer {
     /// pipeline from `vocab.txt` and tokenizer_config.json as `transformers` does.
     pub fn load(dir: &ModelDir, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
         let path = dir.tokenizer_json_path();
-        if path.is_file() {
-            let text = read_text(&path)?;
-            let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+        if let Some((text, json)) = dir.tokenizer_json_strict()? {
             // Everything below reads and rebuilds it as an object (a string, number or list
             // at the top has no pipeline and no vocabulary).
             if !json.is_object() {
@@ -62,18 +60,16 @@ impl HfTokenizer {
             let file_added = json.get("added_tokens").cloned();
             let (json, text) = match class.map(|c| c.build) {
                 Some(auto::Build::Rebuilt(p)) if p.reads_file_json() => {
-                    drop(text);
                     let mut json = json;
                     let t = auto::rebuilt_text(&mut json, p, tc);
-                    (json, t)
+                    (json, Cow::Owned(t))
                 }
                 Some(auto::Build::Rebuilt(p)) => {
-                    drop(text);
                     let j = auto::rebuilt_json(json, p, tc);
                     let t = j.to_string();
-                    (j, t)
+                    (j, Cow::Owned(t))
                 }
-                _ => (json, text),
+                _ => (json, Cow::Borrowed(text)),
             };
             let tok = guard::shield(&path, "loading it", || {
                 let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {

@@ -300,7 +300,7 @@ fn set_vocab_mamba(
         ..req.clone()
     };
     let dir = req.dir;
-    let has_json = dir.join("tokenizer.json").is_file();
+    let has_json = dir.has_file(crate::hf::model_dir::TOKENIZER_JSON);
     if !spm_first && has_json {
         return gpt2(&req, tc, kv);
     }
@@ -554,7 +554,7 @@ fn set_vocab_llama(
     kv: &mut Kv,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
-    if dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
+    if dir.has_file("tekken.json") && !dir.has_file(crate::hf::model_dir::TOKENIZER_JSON) {
         // An HF directory whose tokenizer is Tekken: Mistral's vocabulary with the community
         // chat template (a local chat_template.jinja counts only under --mistral-format).
         let choice = mistral::TemplateChoice {

@@ -12,6 +12,7 @@ mod hf_transforms;
 mod legacy_golden;
 mod mistral_golden;
 mod mmproj_golden;
+mod model_dir_reads;
 mod prequant_golden;
 mod seed_golden;
 mod torch_golden;
