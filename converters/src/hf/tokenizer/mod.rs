@@ -13,7 +13,7 @@
 //! | `Llama` | llama, mistral, mixtral (`LlamaModel`) | SentencePiece if `tokenizer.model`, else byte-fallback "llama-hf", else GPT-2 BPE; `add_space_prefix` from tokenizer_config first; CodeLlama (32016) `eot`; 49152-token vocabularies `add_bos_token = false` |
 //! | `Qwen2` | qwen2, qwen3 (`Qwen2Model`, `Qwen3Model`) | SentencePiece if `tokenizer.model`, else GPT-2 BPE |
 //! | `Gpt2` | gpt2, qwen2moe, qwen3moe, starcoder2, falcon, … (`TextModel` default) | GPT-2 BPE |
-//! | `Gemma` | gemma (+ forced `eot` 107), gemma2, gemma3 (GPT-2 BPE without `tokenizer.model`) | SentencePiece, then `add_space_prefix = false` |
+//! | `Gemma` | gemma2, gemma3 (GPT-2 BPE without `tokenizer.model`); gemma's own `set_vocab` adds its fixed fill-in-the-middle ids | SentencePiece, then `add_space_prefix = false` |
 //! | `Phi3` | phi3 (`Phi3MiniModel`) | GPT-2 BPE for `tokenizer_class` GPT2Tokenizer, else Phi-3's SentencePiece variant |
 //! | `Bert` | bert (`BertModel`) | WordPiece (tokenizer.json, or vocab.txt) |
 //!
@@ -631,19 +631,6 @@ fn set_vocab_gemma(
         return gpt2(req, tc, kv);
     };
     let path = sentencepiece(req, model, kv)?;
-    if !quirks.fixed_special_tokens.is_empty() {
-        let types: Vec<&str> = quirks
-            .fixed_special_tokens
-            .iter()
-            .map(|(t, _)| *t)
-            .collect();
-        let mut sv = SpecialVocab::load(dir, false, Some(types.as_slice()), None)?;
-        for (typ, id) in quirks.fixed_special_tokens {
-            sv.set_special_token(typ, *id)?;
-        }
-        sv.chat_template = None;
-        sv.add_to(kv)?;
-    }
     kv.bool(key::ADD_SPACE_PREFIX, false);
     Ok((path, None))
 }
