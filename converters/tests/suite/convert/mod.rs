@@ -6,6 +6,7 @@
 mod arch_golden;
 mod arch_variants;
 mod fp8_golden;
+mod golden_variants;
 mod hf_core;
 mod hf_golden;
 mod hf_transforms;
