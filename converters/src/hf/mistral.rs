@@ -51,26 +51,23 @@ const MAX_PARAMS_BYTES: u64 = 4 << 20;
 pub fn load_params(dir: &ModelDir) -> Result<Hparams, ConvertError> {
     let path = dir.join("params.json");
     if !path.is_file() {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            "missing params.json: not a Mistral native model directory (--mistral-format \
-             reads params.json, consolidated*.safetensors and tekken.json or \
-             tokenizer.model.v*)",
-        ));
+        return Err(ConvertError::MissingFile {
+            path,
+            why: "missing params.json: not a Mistral native model directory (--mistral-format \
+                  reads params.json, consolidated*.safetensors and tekken.json or \
+                  tokenizer.model.v*)"
+                .into(),
+        });
     }
     let len = std::fs::metadata(&path)
         .map_err(|e| ConvertError::io(&path, e))?
         .len();
     if len > MAX_PARAMS_BYTES {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            format!(
-                "larger than {} MiB: not a model configuration",
-                MAX_PARAMS_BYTES >> 20
-            ),
-        ));
+        return Err(ConvertError::FileTooLarge {
+            path,
+            limit_mib: MAX_PARAMS_BYTES >> 20,
+            what: Some("not a model configuration"),
+        });
     }
     let text =
         ggufkit::mapped::read_input_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
@@ -242,12 +239,12 @@ pub fn read_mistral_dir(
             name.starts_with(CONSOLIDATED.prefix) && name.ends_with(CONSOLIDATED.suffix)
         });
     if !has_parts {
-        return Err(ConvertError::format(
-            &parts,
-            None,
-            "missing: a Mistral native model keeps its weights in consolidated.safetensors or \
-             consolidated-0000N-of-0000M.safetensors",
-        ));
+        return Err(ConvertError::MissingFile {
+            path: parts,
+            why: "missing: a Mistral native model keeps its weights in consolidated.safetensors \
+                  or consolidated-0000N-of-0000M.safetensors"
+                .into(),
+        });
     }
     let shards = safetensors::index_parts(dir, &CONSOLIDATED)?;
     super::mistral_params::check(&hp.path, &hp.map, &shards.tensors)?;

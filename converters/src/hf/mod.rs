@@ -325,12 +325,12 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
         && !dir.config_path().exists()
         && dir.has_file("params.json")
     {
-        return Err(ConvertError::format(
-            dir.config_path(),
-            None,
-            "missing config.json, but params.json is there: this looks like Mistral's native \
-             format; convert it with --mistral-format",
-        ));
+        return Err(ConvertError::MissingFile {
+            path: dir.config_path(),
+            why: "missing config.json, but params.json is there: this looks like Mistral's \
+                  native format; convert it with --mistral-format"
+                .into(),
+        });
     }
     let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;

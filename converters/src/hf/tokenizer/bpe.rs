@@ -17,9 +17,10 @@ use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
 use super::{hparam_count, looks_special, MAX_VOCAB};
+use super::{library_error, vocab_error};
 use crate::hf::config::json_kind;
 use crate::hf::ModelDir;
-use crate::ConvertError;
+use crate::{ConvertError, VocabProblem};
 
 /// A loaded HuggingFace tokenizer and the JSON it came from.
 pub(crate) struct HfTokenizer {
@@ -72,16 +73,12 @@ impl HfTokenizer {
                 _ => (json, Cow::Borrowed(text)),
             };
             let tok = guard::shield(&path, "loading it", || {
-                let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {
-                    ConvertError::format(
-                        &path,
-                        None,
-                        format!("the tokenizers library refuses it: {e}"),
-                    )
-                })?;
+                let mut tok: tokenizers::Tokenizer = text
+                    .parse()
+                    .map_err(|e| library_error(&path, "refuses it", &e))?;
                 // transformers' encode() runs without the file's truncation and padding.
                 tok.with_truncation(None)
-                    .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
+                    .map_err(|e| library_error(&path, "refuses turning truncation off", &e))?;
                 tok.with_padding(None);
                 if let Some(class) = class {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
@@ -271,13 +268,14 @@ pub(crate) fn get_vocab_base(
         .max_by_key(|(t, id)| (**id, std::cmp::Reverse(*t)))
     {
         if *max as usize >= vocab_size {
-            return Err(ConvertError::format(
+            return Err(vocab_error(
                 &hf.path,
-                None,
-                format!(
-                    "token id {max} is not below vocab_size {vocab_size} (token {text:?}{})",
-                    written_id(&hf.json, text, *max)
-                ),
+                VocabProblem::IdBeyondVocab {
+                    id: u64::from(*max),
+                    vocab_size,
+                    token: text.clone(),
+                    written: written_id(&hf.json, text, *max),
+                },
             ));
         }
     }
@@ -303,10 +301,12 @@ pub(crate) fn get_vocab_base(
         let mut text = text.clone();
         if added.contains_key(&text) {
             let at = decoder.get(&(i as u32)).ok_or_else(|| {
-                ConvertError::format(
+                vocab_error(
                     &hf.path,
-                    None,
-                    format!("token {i} {text:?} has the text of an added token but is not one"),
+                    VocabProblem::AddedTextNotAdded {
+                        id: i as u64,
+                        text: text.clone(),
+                    },
                 )
             })?;
             if !at.normalized {
@@ -417,10 +417,9 @@ pub(crate) fn llama_hf_vocab(
     };
     for t in named {
         let id = vocab.get(&t).copied().ok_or_else(|| {
-            ConvertError::format(
+            vocab_error(
                 &hf.path,
-                None,
-                format!("special token {t:?} is not in the vocabulary"),
+                VocabProblem::SpecialNotInVocab { token: t.clone() },
             )
         })?;
         specials.insert(t, id);
@@ -441,7 +440,7 @@ pub(crate) fn llama_hf_vocab(
             continue;
         }
         let text = reverse.get(&id).ok_or_else(|| {
-            ConvertError::format(&hf.path, None, format!("the vocabulary has no token {id}"))
+            vocab_error(&hf.path, VocabProblem::NoTokenWithId { id: u64::from(id) })
         })?;
         let ty = if is_byte(text) {
             token_type::BYTE

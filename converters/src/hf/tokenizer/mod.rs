@@ -453,10 +453,11 @@ fn gpt2_with_added_specials(
             .find(|(c, _)| c == content)
             .map(|(_, id)| *id)
             .ok_or_else(|| {
-                ConvertError::format(
+                vocab_error(
                     &hf.path,
-                    None,
-                    format!("the vocabulary needs the added token {content:?} (a special token)"),
+                    crate::VocabProblem::NeedsAddedToken {
+                        token: content.to_string(),
+                    },
                 )
             })
     };
@@ -483,6 +484,28 @@ fn wordpiece(
     let (k, pre) = wpm::set_vocab_bert(req.dir, req.hparams, tc)?;
     kv.extend(k);
     Ok((VocabPath::WordPiece, Some(pre)))
+}
+
+/// A refusal of the vocabulary in the tokenizer file at `path`.
+pub(crate) fn vocab_error(path: &Path, problem: crate::VocabProblem) -> ConvertError {
+    ConvertError::Vocabulary {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
+
+/// The tokenizers library's refusal of (or failure on) the tokenizer of `path`, while doing
+/// `action`.
+pub(crate) fn library_error(
+    path: &Path,
+    action: &str,
+    message: &dyn std::fmt::Display,
+) -> ConvertError {
+    ConvertError::TokenizerLibrary {
+        path: path.to_path_buf(),
+        action: action.to_string(),
+        message: message.to_string(),
+    }
 }
 
 /// The quirks of the architecture whose `general.architecture` is `arch`.
