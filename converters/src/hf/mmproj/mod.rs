@@ -823,10 +823,16 @@ impl ConfigValue {
     }
 }
 
+/// One row of [`TOWER_DEFAULTS`]: the tower config's `model_type`s and their defaults.
+type TowerDefaults = (
+    &'static [&'static str],
+    &'static [(&'static str, ConfigValue)],
+);
+
 /// The transformers 5 defaults of the vision config classes, by the tower config's
 /// `model_type`, for the keys the converter reads (the classes' own table, as the text
 /// classes' `model_type` defaults are).
-const TOWER_DEFAULTS: &[(&[&str], &[(&str, ConfigValue)])] = {
+const TOWER_DEFAULTS: &[TowerDefaults] = {
     use ConfigValue::{Float, Int, Text};
     &[
         (
