@@ -96,6 +96,52 @@ pub enum ConvertError {
         /// The range taken, or what overflows.
         allowed: String,
     },
+    /// A sharded model whose index and shards disagree, or a shard that is not there: the
+    /// file at fault (the index, or the shard) and the cause.
+    #[error("{path}: {problem}")]
+    Shards {
+        /// The index or the shard.
+        path: PathBuf,
+        /// What is wrong.
+        problem: ShardProblem,
+    },
+    /// A tokenizer file whose tokens contradict its vocabulary: the file and the cause.
+    #[error("{path}: {problem}")]
+    Vocabulary {
+        /// The tokenizer file (tokenizer.json, tokenizer.model, tekken.json, …).
+        path: PathBuf,
+        /// What is wrong.
+        problem: VocabProblem,
+    },
+    /// A file larger than the reader takes for its kind (read whole, so bounded).
+    #[error("{path}: larger than {limit_mib} MiB{}", .what.map(|w| format!(": {w}")).unwrap_or_default())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The largest size taken, in MiB.
+        limit_mib: u64,
+        /// What a file of that size cannot be, when it says more.
+        what: Option<&'static str>,
+    },
+    /// A file the conversion needs is not in the directory.
+    #[error("{path}: {why}")]
+    MissingFile {
+        /// The file looked for.
+        path: PathBuf,
+        /// Why it is needed, and what to do instead.
+        why: String,
+    },
+    /// The tokenizers library (the engine transformers runs) refused a tokenizer or failed
+    /// on it.
+    #[error("{path}: the tokenizers library {action}: {message}")]
+    TokenizerLibrary {
+        /// The tokenizer file.
+        path: PathBuf,
+        /// What it was asked to do (`refuses it`, `failed while loading it`, …).
+        action: String,
+        /// The library's message.
+        message: String,
+    },
     /// A tensor cannot be converted.
     #[error("tensor '{name}': {problem}")]
     Tensor {
@@ -356,6 +402,129 @@ pub enum SafetensorsProblem {
         data_len: u64,
         /// Bytes the tensors cover.
         covered: u64,
+    },
+}
+
+/// Why the shards of a model (or the index naming them) were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardProblem {
+    /// A `weight_map` value that is not a string.
+    #[error("weight_map entry '{tensor}' is not a file name")]
+    EntryNotAFileName {
+        /// The tensor of the entry.
+        tensor: String,
+    },
+    /// A `weight_map` value that is a path, not a file name of the directory.
+    #[error("weight_map entry '{tensor}' names a file outside the model directory: {file:?}")]
+    EntryOutsideDirectory {
+        /// The tensor of the entry.
+        tensor: String,
+        /// The file it names.
+        file: String,
+    },
+    /// The `weight_map` names no shard.
+    #[error("the weight_map is empty: the index names no shard")]
+    EmptyWeightMap,
+    /// A shard is missing, or is not a regular file.
+    #[error(
+        "shard{} {}",
+        .index.as_ref().map(|i| format!(" named by {i}")).unwrap_or_default(),
+        .found.map_or("is missing".to_string(), |k| format!("is {k}, not a regular file"))
+    )]
+    NotAFile {
+        /// The index that named the shard (its file name), when one did.
+        index: Option<String>,
+        /// What is there instead (a directory, a FIFO, …); `None` when nothing is.
+        found: Option<&'static str>,
+    },
+    /// A tensor name that an earlier shard holds too.
+    #[error("tensor '{tensor}' is also in {earlier}")]
+    DuplicateTensor {
+        /// The tensor.
+        tensor: String,
+        /// The earlier shard's file name.
+        earlier: String,
+    },
+    /// Tensors of the shards that the weight map does not name (and, when there are, the
+    /// tensors it names that no shard holds).
+    #[error(
+        "mismatch between weight map and model parts: tensors {extra} are in the shards but not in the weight map{}",
+        .missing.as_ref().map(|m| format!("; tensors {m} are missing")).unwrap_or_default()
+    )]
+    NotInWeightMap {
+        /// The unnamed tensors (a shortened list).
+        extra: String,
+        /// The named tensors no shard holds (a shortened list), if any.
+        missing: Option<String>,
+    },
+    /// Tensors the weight map names that no shard holds.
+    #[error("missing or incomplete model files {files:?}: tensors {tensors} not found")]
+    MissingTensors {
+        /// The shards the weight map names for them.
+        files: std::collections::BTreeSet<String>,
+        /// The tensors (a shortened list).
+        tensors: String,
+    },
+}
+
+/// Why a vocabulary was refused: its tokens and ids contradict each other.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VocabProblem {
+    /// A token's id is not below the vocabulary size.
+    #[error("token id {id} is not below vocab_size {vocab_size} (token {token:?}{written})")]
+    IdBeyondVocab {
+        /// The id.
+        id: u64,
+        /// The vocabulary size.
+        vocab_size: usize,
+        /// The token.
+        token: String,
+        /// The id as the file wrote it, when it differs (`, written as …`), else empty.
+        written: String,
+    },
+    /// A token whose text is an added token's, at an id that is not that added token.
+    #[error("token {id} {text:?} has the text of an added token but is not one")]
+    AddedTextNotAdded {
+        /// The id.
+        id: u64,
+        /// The text.
+        text: String,
+    },
+    /// A named special token that is not in the vocabulary.
+    #[error("special token {token:?} is not in the vocabulary")]
+    SpecialNotInVocab {
+        /// The token.
+        token: String,
+    },
+    /// An id below the vocabulary size that no token has.
+    #[error("the vocabulary has no token {id}")]
+    NoTokenWithId {
+        /// The id.
+        id: u64,
+    },
+    /// An added token whose id lies outside the vocabulary.
+    #[error("added token {token:?}: id {id} is outside the vocabulary of {size}")]
+    AddedTokenOutside {
+        /// The token.
+        token: String,
+        /// Its id, as written (any integer the file holds).
+        id: String,
+        /// The vocabulary size.
+        size: usize,
+    },
+    /// A special token the vocabulary path needs is not among the added tokens.
+    #[error("the vocabulary needs the added token {token:?} (a special token)")]
+    NeedsAddedToken {
+        /// The token.
+        token: String,
+    },
+    /// A special token the file has no id for, so its id cannot be written.
+    #[error("the tokenizer has no {kind} token (id {id}): its id cannot be written")]
+    NoSpecialToken {
+        /// Which special token (bos, eos, …).
+        kind: &'static str,
+        /// The id the file gives.
+        id: i64,
     },
 }
 

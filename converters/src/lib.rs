@@ -41,4 +41,4 @@ mod loadable;
 pub mod remote;
 pub mod torch;
 
-pub use error::{ConvertError, SafetensorsProblem};
+pub use error::{ConvertError, SafetensorsProblem, ShardProblem, VocabProblem};

@@ -202,14 +202,11 @@ pub(crate) fn read_bounded(path: &Path) -> Result<String, ConvertError> {
         .read_to_end(&mut bytes)
         .map_err(|e| ConvertError::io(path, e))?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(ConvertError::format(
-            path,
-            None,
-            format!(
-                "larger than {} MiB: not a model configuration",
-                MAX_CONFIG_BYTES >> 20
-            ),
-        ));
+        return Err(ConvertError::FileTooLarge {
+            path: path.to_path_buf(),
+            limit_mib: MAX_CONFIG_BYTES >> 20,
+            what: Some("not a model configuration"),
+        });
     }
     String::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8 {
         path: path.to_path_buf(),

@@ -255,9 +255,6 @@ pub(crate) fn num_local_experts_alias(cfg: &mut Map<String, Json>) -> bool {
 pub struct VocabQuirks {
     /// `tokenizer.model` is required: no fallback to tokenizer.json (Gemma 1 and 2).
     pub requires_spm: bool,
-    /// Special tokens set by id through a second SpecialVocab of just these types, whose
-    /// chat template is not written (Gemma's fill-in-the-middle tokens and `eot`).
-    pub fixed_special_tokens: &'static [(&'static str, i128)],
     /// The hparams a SentencePiece vocabulary takes its size from, the first present
     /// (possibly null) winning; a class that hides one during `set_vocab` leaves it out.
     pub spm_size_keys: &'static [&'static str],
@@ -271,7 +268,6 @@ impl VocabQuirks {
     /// Nothing beyond the path.
     pub const NONE: VocabQuirks = VocabQuirks {
         requires_spm: false,
-        fixed_special_tokens: &[],
         spm_size_keys: &["vocab_size_per_layer_input", "vocab_size"],
         pads_to_vocab_size: true,
     };

@@ -104,11 +104,10 @@ pub fn read_lora_dir(
         (dir.join("adapter_model.bin"), true)
     };
     if !path.is_file() {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            "missing adapter_model.safetensors (or adapter_model.bin)",
-        ));
+        return Err(ConvertError::MissingFile {
+            path,
+            why: "missing adapter_model.safetensors (or adapter_model.bin)".into(),
+        });
     }
     let bytes = FileBytes::map(&path).map_err(|e| ConvertError::io(&path, e))?;
     let read = if is_torch {

@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value as Json};
 use super::config::{self, Hparams};
 use super::safetensors::{self, PartFormat};
 use super::tokenizer::mistral::TemplateChoice;
-use super::{arch, HfConversion, HfOptions};
+use super::{arch, HfConversion, HfOptions, ModelDir};
 use crate::ConvertError;
 
 /// `--mistral-format` and what goes with it.
@@ -48,29 +48,26 @@ const CONSOLIDATED: PartFormat = PartFormat {
 const MAX_PARAMS_BYTES: u64 = 4 << 20;
 
 /// Reads `dir/params.json` as the hparams.
-pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
+pub fn load_params(dir: &ModelDir) -> Result<Hparams, ConvertError> {
     let path = dir.join("params.json");
     if !path.is_file() {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            "missing params.json: not a Mistral native model directory (--mistral-format \
-             reads params.json, consolidated*.safetensors and tekken.json or \
-             tokenizer.model.v*)",
-        ));
+        return Err(ConvertError::MissingFile {
+            path,
+            why: "missing params.json: not a Mistral native model directory (--mistral-format \
+                  reads params.json, consolidated*.safetensors and tekken.json or \
+                  tokenizer.model.v*)"
+                .into(),
+        });
     }
     let len = std::fs::metadata(&path)
         .map_err(|e| ConvertError::io(&path, e))?
         .len();
     if len > MAX_PARAMS_BYTES {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            format!(
-                "larger than {} MiB: not a model configuration",
-                MAX_PARAMS_BYTES >> 20
-            ),
-        ));
+        return Err(ConvertError::FileTooLarge {
+            path,
+            limit_mib: MAX_PARAMS_BYTES >> 20,
+            what: Some("not a model configuration"),
+        });
     }
     let text =
         ggufkit::mapped::read_input_to_string(&path).map_err(|e| ConvertError::io(&path, e))?;
@@ -115,11 +112,9 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
     }
     let rope = config::normalise_rope(&map);
     // `general.*` reads config.json, not params.json: keep that one as the raw config.
-    let card = dir.join("config.json");
-    let raw = if card.is_file() {
-        super::params::read_json(&card).unwrap_or(Json::Object(Map::new()))
-    } else {
-        Json::Object(Map::new())
+    let raw = match dir.config_if_present() {
+        Ok(Some(card)) => card.clone(),
+        _ => Json::Object(Map::new()),
     };
     Ok(Hparams {
         raw,
@@ -140,7 +135,11 @@ pub fn load_params(dir: &Path) -> Result<Hparams, ConvertError> {
 /// without a `yarn` section; and a quantized MoE checkpoint, whose FP8 scales the class does
 /// not dequantize (it has no `dequant_model` of its own, and fails with "Can not map tensor"
 /// on the scales it renames `input_scale` / `weight_scale`: cases `mistral-moe-fp8-*`).
-fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(), ConvertError> {
+fn moe_hparams(
+    dir: &ModelDir,
+    path: &Path,
+    map: &mut Map<String, Json>,
+) -> Result<(), ConvertError> {
     let refuse = |why: &str| ConvertError::UnsupportedFeature {
         arch: "Mistral native format".into(),
         feature: format!(
@@ -148,7 +147,7 @@ fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(
             path.display()
         ),
     };
-    if !dir.join("config.json").is_file() {
+    if !dir.has_file(super::model_dir::CONFIG) {
         return Err(refuse(
             "needs a config.json beside params.json: the reference's MistralMoeModel reads the \
              HF config too (DeepseekV2Model.__init__) and fails without one",
@@ -225,7 +224,7 @@ fn moe_hparams(dir: &Path, path: &Path, map: &mut Map<String, Json>) -> Result<(
 
 /// Converts the Mistral native model in `dir`.
 pub fn read_mistral_dir(
-    dir: &Path,
+    dir: &ModelDir,
     opts: &HfOptions,
     format: MistralFormat,
 ) -> Result<HfConversion, ConvertError> {
@@ -233,19 +232,19 @@ pub fn read_mistral_dir(
     let arch = arch::mistral_native(&hp);
     let parts = dir.join("consolidated.safetensors");
     let has_parts = std::fs::read_dir(dir)
-        .map_err(|e| ConvertError::io(dir, e))?
+        .map_err(|e| ConvertError::io(dir.path(), e))?
         .flatten()
         .any(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             name.starts_with(CONSOLIDATED.prefix) && name.ends_with(CONSOLIDATED.suffix)
         });
     if !has_parts {
-        return Err(ConvertError::format(
-            &parts,
-            None,
-            "missing: a Mistral native model keeps its weights in consolidated.safetensors or \
-             consolidated-0000N-of-0000M.safetensors",
-        ));
+        return Err(ConvertError::MissingFile {
+            path: parts,
+            why: "missing: a Mistral native model keeps its weights in consolidated.safetensors \
+                  or consolidated-0000N-of-0000M.safetensors"
+                .into(),
+        });
     }
     let shards = safetensors::index_parts(dir, &CONSOLIDATED)?;
     super::mistral_params::check(&hp.path, &hp.map, &shards.tensors)?;
@@ -253,12 +252,5 @@ pub fn read_mistral_dir(
         mistral_format: true,
         disable_community: format.disable_community_chat_template,
     };
-    super::convert_dir(
-        &super::ModelDir::new(dir),
-        opts,
-        hp,
-        arch,
-        shards,
-        Some(choice),
-    )
+    super::convert_dir(dir, opts, hp, arch, shards, Some(choice))
 }

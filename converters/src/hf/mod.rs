@@ -301,7 +301,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Converts the HF model in `dir`.
 pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
-    let dir = &ModelDir::new(dir);
+    read_model_dir(&ModelDir::new(dir), opts)
+}
+
+/// Converts the HF model of the directory value `dir`: every step below reads the shared
+/// files (config.json, the tokenizer files, generation_config.json) through it.
+pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, ConvertError> {
     if lora::is_adapter(dir) {
         if opts.mtp != Mtp::Keep {
             return Err(ConvertError::Unsupported(
@@ -317,13 +322,16 @@ pub fn read_hf_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Convert
     if let Some(format) = opts.mistral_format {
         return mistral::read_mistral_dir(dir, opts, format);
     }
-    if !dir.config_path().exists() && dir.has_file("params.json") {
-        return Err(ConvertError::format(
-            dir.config_path(),
-            None,
-            "missing config.json, but params.json is there: this looks like Mistral's native \
-             format; convert it with --mistral-format",
-        ));
+    if !dir.has_file(model_dir::CONFIG)
+        && !dir.config_path().exists()
+        && dir.has_file("params.json")
+    {
+        return Err(ConvertError::MissingFile {
+            path: dir.config_path(),
+            why: "missing config.json, but params.json is there: this looks like Mistral's \
+                  native format; convert it with --mistral-format"
+                .into(),
+        });
     }
     let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;

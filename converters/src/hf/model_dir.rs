@@ -63,8 +63,11 @@ pub struct ModelDir {
     tokenizer_config_text: Slot<String>,
     /// tokenizer_config.json parsed as Python's `json` reads it.
     tokenizer_config: Slot<Json>,
+    /// tokenizer.json's text (the BPE reader hands it to `tokenizers`, which parses it as
+    /// strict JSON).
+    tokenizer_json_text: Slot<String>,
     /// tokenizer.json parsed as Python's `json` reads it (the special tokens, the added
-    /// tokens and the model type; the BPE reader loads the file with `tokenizers` itself).
+    /// tokens and the model type).
     tokenizer_json: Slot<Json>,
     /// tokenizer.model decoded.
     tokenizer_model: Slot<SpmModel>,
@@ -86,9 +89,19 @@ impl ModelDir {
         &self.path
     }
 
-    /// Whether the directory has a regular file (or a link to one) called `name`.
+    /// Whether the directory has a regular file (or a link to one) called `name`. For a
+    /// shared file already read (or found absent), the answer is the value's, not the disk's
+    /// again, so every step sees the one directory the first read saw.
     pub fn has_file(&self, name: &str) -> bool {
-        self.path.join(name).is_file()
+        let known = match name {
+            CONFIG => self.config.get().map(Option::is_some),
+            TOKENIZER_CONFIG => self.tokenizer_config_text.get().map(Option::is_some),
+            TOKENIZER_JSON => self.tokenizer_json_text.get().map(Option::is_some),
+            TOKENIZER_MODEL => self.tokenizer_model.get().map(Option::is_some),
+            GENERATION_CONFIG => self.generation_config.get().map(Option::is_some),
+            _ => None,
+        };
+        known.unwrap_or_else(|| self.path.join(name).is_file())
     }
 
     /// config.json's path.
@@ -175,16 +188,40 @@ impl ModelDir {
         })
     }
 
-    /// tokenizer.json as Python's `json` reads it, when the directory has the file.
-    pub fn tokenizer_json(&self) -> Result<Option<&Json>, ConvertError> {
-        cached(&self.tokenizer_json, || {
+    /// tokenizer.json's text, when the directory has the file.
+    pub fn tokenizer_json_text(&self) -> Result<Option<&str>, ConvertError> {
+        cached(&self.tokenizer_json_text, || {
             let path = self.tokenizer_json_path();
             if !path.is_file() {
                 return Ok(None);
             }
-            let text = super::tokenizer::read_text(&path)?;
-            super::tokenizer::parse_json(&path, &text).map(Some)
+            super::tokenizer::read_text(&path).map(Some)
         })
+        .map(|t| t.map(String::as_str))
+    }
+
+    /// tokenizer.json as Python's `json` reads it, when the directory has the file.
+    pub fn tokenizer_json(&self) -> Result<Option<&Json>, ConvertError> {
+        cached(&self.tokenizer_json, || {
+            match self.tokenizer_json_text()? {
+                Some(text) => {
+                    super::tokenizer::parse_json(&self.tokenizer_json_path(), text).map(Some)
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// tokenizer.json's text and its parse as strict JSON (as the `tokenizers` library
+    /// reads it), from the text already read, when the directory has the file; an error
+    /// naming the file when it is not strict JSON.
+    pub fn tokenizer_json_strict(&self) -> Result<Option<(&str, Json)>, ConvertError> {
+        let Some(text) = self.tokenizer_json_text()? else {
+            return Ok(None);
+        };
+        let json = serde_json::from_str(text)
+            .map_err(|e| ConvertError::bad_json(self.tokenizer_json_path(), &e))?;
+        Ok(Some((text, json)))
     }
 
     /// tokenizer.model decoded, when the directory has the file (its absence is the
@@ -269,6 +306,38 @@ mod tests {
         );
         assert_eq!(md.path(), d.as_path());
         assert_eq!(md.join("x"), d.join("x"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// tokenizer.json's text is read once: its strict parse, its Python parse and whether
+    /// the directory has it answer from that read, not from the disk again.
+    #[test]
+    fn tokenizer_json_is_read_once() {
+        let d = scratch("tokenizer-json");
+        std::fs::write(
+            d.join(TOKENIZER_JSON),
+            r#"{"model": {"type": "BPE", "x": NaN}}"#,
+        )
+        .unwrap();
+        let md = ModelDir::new(&d);
+        assert!(!md.has_file(CONFIG));
+        assert!(md.tokenizer_json_text().unwrap().unwrap().contains("NaN"));
+        std::fs::remove_file(d.join(TOKENIZER_JSON)).unwrap();
+        assert!(md.has_file(TOKENIZER_JSON));
+        assert_eq!(
+            md.tokenizer_json().unwrap().unwrap()["model"]["type"],
+            "BPE"
+        );
+        let e = md.tokenizer_json_strict().unwrap_err();
+        assert!(
+            matches!(&e, ConvertError::BadJson { path, .. } if path.ends_with(TOKENIZER_JSON)),
+            "{e}"
+        );
+        std::fs::write(d.join(CONFIG), "{}").unwrap();
+        assert!(
+            md.has_file(CONFIG),
+            "a file not read yet is looked for on the disk"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -39,44 +39,56 @@ pub struct Row {
     pub spellings: &'static [Spelling],
 }
 
-/// Declares [`Tensor`], [`Tensor::gguf`] and [`TABLE`] from one row per tensor: its
-/// documentation, its variant and GGUF base name, then each HF spelling with the families
-/// (GGUF architectures) that use it.
-macro_rules! tensors {
-    ($(
-        $(#[$doc:meta])*
-        $t:ident = $gguf:literal {
-            $($hf:literal: [$($family:literal),+ $(,)?]),* $(,)?
-        }
-    )*) => {
-        /// A GGUF tensor (gguf-py's `MODEL_TENSOR`); [`Tensor::gguf`] is its base name.
+/// Declares a tensor table from one row per tensor: its documentation, its variant and GGUF
+/// base name, then each HF spelling with the families that use it. The header names the
+/// tensor enum and the row type, each with its documentation; the macro declares the enum,
+/// its `gguf()` base names and `TABLE`, the rows in the order written. The text
+/// architectures' table ([`Tensor`], [`TABLE`]) and the projectors' (`mmproj::names`) are
+/// both written with it.
+macro_rules! tensor_table {
+    (
+        $(#[$enum_doc:meta])* enum $enum_name:ident;
+        $(#[$table_doc:meta])* static TABLE: [$row:ident];
+        $(
+            $(#[$doc:meta])*
+            $t:ident = $gguf:literal {
+                $($hf:literal: [$($family:literal),+ $(,)?]),* $(,)?
+            }
+        )*
+    ) => {
+        $(#[$enum_doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Tensor {
+        pub enum $enum_name {
             $($(#[$doc])* $t,)*
         }
 
-        impl Tensor {
+        impl $enum_name {
             /// The GGUF base name (no `.weight` / `.bias`), `{bid}` for the block.
             pub const fn gguf(self) -> &'static str {
                 match self {
-                    $(Tensor::$t => $gguf,)*
+                    $($enum_name::$t => $gguf,)*
                 }
             }
         }
 
-        /// Every GGUF tensor with its HF spellings, in the order the rows are written. Order
-        /// matters only where a spelling appears in two rows: `post_attention_layernorm` is
-        /// `ffn_norm` in Llama-style blocks, but `post_attention_norm` in an architecture
-        /// that has both (Gemma 2/3, Seed-OSS): among the tensors an architecture has, the
-        /// later row wins.
-        pub static TABLE: &[Row] = &[$(Row {
-            tensor: Tensor::$t,
+        $(#[$table_doc])*
+        pub static TABLE: &[$row] = &[$($row {
+            tensor: $enum_name::$t,
             spellings: &[$(Spelling { hf: $hf, used_by: &[$($family),+] }),*],
         }),*];
     };
 }
+pub(crate) use tensor_table;
 
-tensors! {
+tensor_table! {
+    /// A GGUF tensor (gguf-py's `MODEL_TENSOR`); [`Tensor::gguf`] is its base name.
+    enum Tensor;
+    /// Every GGUF tensor with its HF spellings, in the order the rows are written. Order
+    /// matters only where a spelling appears in two rows: `post_attention_layernorm` is
+    /// `ffn_norm` in Llama-style blocks, but `post_attention_norm` in an architecture
+    /// that has both (Gemma 2/3, Seed-OSS): among the tensors an architecture has, the
+    /// later row wins.
+    static TABLE: [Row];
     /// `token_embd`.
     TokenEmbd = "token_embd" {
         "model.embed_tokens": [

@@ -245,14 +245,7 @@ impl Params<'_> {
     }
 
     fn bad(&self, suffix: &str, v: &Json) -> ConvertError {
-        ConvertError::format(
-            &self.hp.path,
-            None,
-            format!(
-                "value {v} for {} is not an integer (list)",
-                self.key(suffix)
-            ),
-        )
+        ConvertError::wrong_type(&self.hp.path, self.key(suffix), "an integer (list)", v)
     }
 
     /// `general.file_type`.

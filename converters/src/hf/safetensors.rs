@@ -22,7 +22,7 @@ use serde_json::Value as Json;
 
 use super::st_header;
 use crate::error::SafetensorsProblem;
-use crate::ConvertError;
+use crate::{ConvertError, ShardProblem};
 
 /// Largest JSON header we accept (the `safetensors` crate's limit).
 pub const MAX_HEADER_LEN: u64 = 100 << 20;
@@ -419,31 +419,34 @@ fn read_weight_map(index_path: &Path) -> Result<Option<HashMap<String, String>>,
     let mut wm = HashMap::with_capacity(map.len());
     for (k, v) in map {
         let file = v.as_str().ok_or_else(|| {
-            ConvertError::format(
+            shard_error(
                 index_path,
-                None,
-                format!("weight_map entry '{k}' is not a file name"),
+                ShardProblem::EntryNotAFileName { tensor: k.clone() },
             )
         })?;
         if !is_plain_file_name(file) {
-            return Err(ConvertError::format(
+            return Err(shard_error(
                 index_path,
-                None,
-                format!(
-                    "weight_map entry '{k}' names a file outside the model directory: {file:?}"
-                ),
+                ShardProblem::EntryOutsideDirectory {
+                    tensor: k.clone(),
+                    file: file.to_string(),
+                },
             ));
         }
         wm.insert(k.clone(), file.to_string());
     }
     if wm.is_empty() {
-        return Err(ConvertError::format(
-            index_path,
-            None,
-            "the weight_map is empty: the index names no shard".to_string(),
-        ));
+        return Err(shard_error(index_path, ShardProblem::EmptyWeightMap));
     }
     Ok(Some(wm))
+}
+
+/// A refusal of the shards, about the file at `path`.
+fn shard_error(path: &Path, problem: ShardProblem) -> ConvertError {
+    ConvertError::Shards {
+        path: path.to_path_buf(),
+        problem,
+    }
 }
 
 /// The shard files a weight map names, sorted and unique.
@@ -480,10 +483,12 @@ fn map_parts(
         let mut t = (format.parse)(&path, &bytes)?;
         for tensor in &t {
             if let Some(&earlier) = seen.get(tensor.name.as_str()) {
-                return Err(ConvertError::format(
+                return Err(shard_error(
                     &path,
-                    None,
-                    format!("tensor '{}' is also in {}", tensor.name, parts[earlier]),
+                    ShardProblem::DuplicateTensor {
+                        tensor: tensor.name.clone(),
+                        earlier: parts[earlier].clone(),
+                    },
                 ));
             }
         }
@@ -500,18 +505,11 @@ fn map_parts(
 /// instead (a directory or a FIFO is not "missing") and which index named it.
 fn map_part(path: &Path, index: Option<&Path>) -> Result<Arc<FileBytes>, ConvertError> {
     if !path.is_file() {
-        let state = match std::fs::metadata(path) {
-            Err(_) => "is missing".to_string(),
-            Ok(m) => format!("is {}, not a regular file", file_kind(&m)),
+        let problem = ShardProblem::NotAFile {
+            index: index.map(|i| i.file_name().unwrap_or_default().to_string_lossy().into()),
+            found: std::fs::metadata(path).ok().map(|m| file_kind(&m)),
         };
-        let what = match index {
-            Some(index_path) => format!(
-                "shard named by {} {state}",
-                index_path.file_name().unwrap_or_default().to_string_lossy()
-            ),
-            None => format!("shard {state}"),
-        };
-        return Err(ConvertError::format(path, None, what));
+        return Err(shard_error(path, problem));
     }
     FileBytes::map(path).map_err(|e| ConvertError::io(path, e))
 }
@@ -537,31 +535,18 @@ fn check_weight_map(
     missing.sort_unstable();
     extra.sort_unstable();
     if !extra.is_empty() {
-        return Err(ConvertError::format(
-            index_path,
-            None,
-            format!(
-                "mismatch between weight map and model parts: tensors {} are in the shards \
-                 but not in the weight map{}",
-                abbreviate(&extra),
-                if missing.is_empty() {
-                    String::new()
-                } else {
-                    format!("; tensors {} are missing", abbreviate(&missing))
-                }
-            ),
-        ));
+        let problem = ShardProblem::NotInWeightMap {
+            extra: abbreviate(&extra),
+            missing: (!missing.is_empty()).then(|| abbreviate(&missing)),
+        };
+        return Err(shard_error(index_path, problem));
     }
     if !missing.is_empty() {
-        let files: BTreeSet<&str> = missing.iter().map(|k| wm[*k].as_str()).collect();
-        return Err(ConvertError::format(
-            index_path,
-            None,
-            format!(
-                "missing or incomplete model files {files:?}: tensors {} not found",
-                abbreviate(&missing)
-            ),
-        ));
+        let problem = ShardProblem::MissingTensors {
+            files: missing.iter().map(|k| wm[*k].clone()).collect(),
+            tensors: abbreviate(&missing),
+        };
+        return Err(shard_error(index_path, problem));
     }
     Ok(())
 }

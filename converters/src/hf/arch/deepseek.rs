@@ -69,9 +69,14 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         None => {
             let hidden = hp.req_u64(&["hidden_size"])?;
             let heads = hp.req_u64(&["num_attention_heads"])?;
-            hidden
-                .checked_div(heads)
-                .ok_or_else(|| ConvertError::format(&hp.path, None, "num_attention_heads is 0"))?
+            hidden.checked_div(heads).ok_or_else(|| {
+                ConvertError::out_of_range(
+                    &hp.path,
+                    "num_attention_heads",
+                    0,
+                    "at least 1 (hidden_size is divided by it)",
+                )
+            })?
         }
     };
     p.u32(rope::DIMENSION_COUNT, rope_dim)?;

@@ -281,10 +281,11 @@ pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
     let rope_dim = hp.req_u64(&["qk_rope_head_dim"])?;
     let nope = hp.req_u64(&["qk_nope_head_dim"])?;
     let overflow = || {
-        ConvertError::format(
+        ConvertError::out_of_range(
             &hp.path,
-            None,
-            "kv_lora_rank + qk_rope_head_dim (or qk_nope_head_dim + qk_rope_head_dim) overflows",
+            "kv_lora_rank + qk_rope_head_dim, qk_nope_head_dim + qk_rope_head_dim",
+            format!("{kv_lora} + {rope_dim}, {nope} + {rope_dim}"),
+            "sums that fit 64 bits",
         )
     };
     p.u32(mla::KV_LORA_RANK, kv_lora)?;

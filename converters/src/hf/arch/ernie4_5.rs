@@ -199,10 +199,12 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     let kv = p.hp.find_u64(&["num_key_value_heads"])?;
     if let (Some(ff), Some(kv)) = (ff, kv) {
         let per_head = ff.checked_div(kv).ok_or_else(|| {
-            ConvertError::format(
+            ConvertError::out_of_range(
                 &p.hp.path,
-                None,
-                "num_key_value_heads is 0: the shared expert FFN length (intermediate_size // num_key_value_heads) is undefined",
+                "num_key_value_heads",
+                0,
+                "at least 1 (the shared expert FFN length is intermediate_size // \
+                 num_key_value_heads)",
             )
         })?;
         p.u32(llm::EXPERT_SHARED_FEED_FORWARD_LENGTH, per_head)?;

@@ -80,11 +80,7 @@ pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     let sw = match hp.get("sliding_window") {
         None | Some(Json::Null) => return Ok(()),
         Some(v) => json_u64(v).ok_or_else(|| {
-            ConvertError::format(
-                &hp.path,
-                None,
-                format!("sliding_window: not an integer: {v}"),
-            )
+            ConvertError::wrong_type(&hp.path, "sliding_window", "a non-negative integer", v)
         })?,
     };
     p.u32(attention::SLIDING_WINDOW, sw)?;
@@ -103,10 +99,11 @@ pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
         }
         Some(Json::Number(n)) => match n.as_u64() {
             Some(0) => {
-                return Err(ConvertError::format(
+                return Err(ConvertError::out_of_range(
                     &hp.path,
-                    None,
-                    "sliding_window_pattern 0 divides by zero",
+                    "sliding_window_pattern",
+                    0,
+                    "at least 1 (the layer index is taken modulo it)",
                 ))
             }
             Some(k) => (0..n_layers).map(|i| (i + 1) % k != 0).collect(),

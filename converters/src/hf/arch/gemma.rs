@@ -5,13 +5,13 @@
 //! writes the generic block and then overwrites (in place) or appends its own values, and
 //! cuts `embed_tokens` to the real vocabulary.
 
-use ggufkit::gguf::keys::{attention, llm, rope};
+use ggufkit::gguf::keys::{attention, llm, rope, tokenizer};
 use serde_json::Value as Json;
 
 use super::{no_extra, Arch, HeadDim, Hooks, ModelType, Rules, TextType};
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// `GemmaForCausalLM` (arch `gemma`).
@@ -38,18 +38,8 @@ pub const GEMMA: Arch = Arch {
     }],
     composites: &[],
     gguf: "gemma",
-    vocab: VocabKind::Gemma,
-    vocab_quirks: VocabQuirks {
-        requires_spm: true,
-        fixed_special_tokens: &[
-            ("prefix", 67),
-            ("suffix", 69),
-            ("middle", 68),
-            ("fsep", 70),
-            ("eot", 107),
-        ],
-        ..VocabQuirks::NONE
-    },
+    vocab: VocabKind::Own(gemma_set_vocab),
+    vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER],
     tensor_overrides: &[],
     filter: drop_lm_head,
@@ -61,6 +51,26 @@ pub const GEMMA: Arch = Arch {
     extra: no_extra,
     hooks: Hooks::NONE,
 };
+
+/// Gemma's fill-in-the-middle tokens and `eot`, at the ids `GemmaModel.set_vocab` gives them.
+const FIXED_SPECIALS: [(&str, i128); 5] = [
+    ("prefix", 67),
+    ("suffix", 69),
+    ("middle", 68),
+    ("fsep", 70),
+    ("eot", 107),
+];
+
+/// `GemmaModel.set_vocab`: the SentencePiece vocabulary (`tokenizer.model` required), a
+/// second special vocabulary of the fixed tokens, and no space prefix.
+fn gemma_set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let model = b.require_spm_model("Gemma needs tokenizer.model")?;
+    let path = b.sentencepiece(model)?;
+    let types = FIXED_SPECIALS.map(|(t, _)| t);
+    b.fixed_special_tokens(&types, &FIXED_SPECIALS)?;
+    b.set_bool(tokenizer::ADD_SPACE_PREFIX, false);
+    Ok((path, None))
+}
 
 /// `Gemma2ForCausalLM` (arch `gemma2`).
 pub const GEMMA2: Arch = Arch {
@@ -92,7 +102,6 @@ pub const GEMMA2: Arch = Arch {
     vocab: VocabKind::Gemma,
     vocab_quirks: VocabQuirks {
         requires_spm: true,
-        fixed_special_tokens: &[],
         ..VocabQuirks::NONE
     },
     tensors: &[DECODER, &[Tensor::AttnPostNorm, Tensor::FfnPostNorm]],

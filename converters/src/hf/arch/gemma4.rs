@@ -506,10 +506,11 @@ pub(super) fn gemma4_params(p: &mut Params) -> Result<(), ConvertError> {
                     n_ff.saturating_mul(2)
                 };
                 i32::try_from(w).map_err(|_| {
-                    ConvertError::format(
+                    ConvertError::out_of_range(
                         &hp.path,
-                        None,
-                        format!("intermediate_size {n_ff} (doubled) does not fit an INT32"),
+                        "intermediate_size (doubled)",
+                        w,
+                        "a width that fits an INT32",
                     )
                 })
             })
@@ -546,10 +547,11 @@ pub(super) fn gemma4_params(p: &mut Params) -> Result<(), ConvertError> {
     p.u32(rope::DIMENSION_COUNT, hd_full)?;
     let n_rot_swa = (hd_swa as f64 * factor) as i64;
     let n_rot_swa = u64::try_from(n_rot_swa).map_err(|_| {
-        ConvertError::format(
+        ConvertError::out_of_range(
             &hp.path,
-            None,
-            format!("the sliding-window rotary size {n_rot_swa} is negative"),
+            "the sliding-window rotary size (head_dim * partial_rotary_factor)",
+            n_rot_swa,
+            "not negative",
         )
     })?;
     p.u32(layered::ROPE_DIMENSION_COUNT_SWA, n_rot_swa)

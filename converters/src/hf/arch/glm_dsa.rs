@@ -173,10 +173,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     };
     let dims = rope_dim as f64 * factor;
     if !(0.0..4294967296.0).contains(&dims) {
-        return Err(ConvertError::format(
+        return Err(ConvertError::out_of_range(
             &hp.path,
-            None,
-            format!("qk_rope_head_dim {rope_dim} * partial_rotary_factor {factor} is out of range"),
+            "qk_rope_head_dim * partial_rotary_factor",
+            format!("{rope_dim} * {factor}"),
+            "a dimension count that fits a UINT32",
         ));
     }
     p.u32(rope::DIMENSION_COUNT, dims.trunc() as u64)?;

@@ -162,13 +162,7 @@ pub(super) fn find<'a>(hp: &'a Hparams, keys: &[&str]) -> Option<&'a Json> {
 /// [`find`] as a required count.
 pub(super) fn req(hp: &Hparams, keys: &[&str]) -> Result<u64, ConvertError> {
     let v = find(hp, keys).ok_or_else(|| hp.missing(keys))?;
-    json_u64(v).ok_or_else(|| {
-        ConvertError::format(
-            &hp.path,
-            None,
-            format!("{}: expected a count, found {v}", keys[0]),
-        )
-    })
+    json_u64(v).ok_or_else(|| ConvertError::wrong_type(&hp.path, keys[0], "a count", v))
 }
 
 /// `(d_inner, n_group)` as the class computes them (`expand * d_model`).
@@ -177,7 +171,12 @@ fn sizes(hp: &Hparams) -> Result<(u64, u64), ConvertError> {
     let n_group = req(hp, &["n_groups", "num_groups"])?;
     let expand = req(hp, &["expand", "num_heads"])?;
     let d_inner = expand.checked_mul(d_model).ok_or_else(|| {
-        ConvertError::format(&hp.path, None, "SSM inner size overflows".to_string())
+        ConvertError::out_of_range(
+            &hp.path,
+            "expand * mamba_head_dim (the SSM inner size)",
+            format!("{expand} * {d_model}"),
+            "a product that fits 64 bits",
+        )
     })?;
     Ok((d_inner, n_group))
 }

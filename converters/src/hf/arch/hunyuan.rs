@@ -120,10 +120,11 @@ fn dense_params(p: &mut Params) -> Result<(), ConvertError> {
     let dim = hp.req_u64(&["head_dim"])? as f64;
     let scaled = base * alpha.powf(dim / (dim - 2.0));
     if !scaled.is_finite() {
-        return Err(ConvertError::format(
+        return Err(ConvertError::out_of_range(
             &hp.path,
-            None,
-            format!("NTK-alpha rope: theta {base} * alpha {alpha} ^ (d / (d - 2)), d = {dim}, is not a finite number"),
+            "rope_theta * alpha ^ (head_dim / (head_dim - 2)) (NTK-alpha rope)",
+            format!("{base} * {alpha} ^ ({dim} / ({dim} - 2))"),
+            "a finite number",
         ));
     }
     p.f32(rope::FREQ_BASE, scaled);

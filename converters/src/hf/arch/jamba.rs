@@ -125,9 +125,15 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
     let d_model = hp.req_u64(&["hidden_size", "mamba_d_model"])?;
     let d_conv = or_u64(hp.find_u64(&["mamba_d_conv"])?, 4);
-    let d_inner = count(hp, "mamba_expand")?
-        .checked_mul(d_model)
-        .ok_or_else(|| ConvertError::format(&hp.path, None, "SSM inner size overflows"))?;
+    let expand = count(hp, "mamba_expand")?;
+    let d_inner = expand.checked_mul(d_model).ok_or_else(|| {
+        ConvertError::out_of_range(
+            &hp.path,
+            "mamba_expand * hidden_size (the SSM inner size)",
+            format!("{expand} * {d_model}"),
+            "a product that fits 64 bits",
+        )
+    })?;
     let d_state = or_u64(hp.find_u64(&["mamba_d_state"])?, 16);
     let dt_rank = or_u64(hp.find_u64(&["mamba_dt_rank"])?, d_model.div_ceil(16));
     let eps = hp
@@ -138,10 +144,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     let offset = count(hp, "attn_layer_offset")?;
     let period = count(hp, "attn_layer_period")?;
     if period == 0 {
-        return Err(ConvertError::format(
+        return Err(ConvertError::out_of_range(
             &hp.path,
-            None,
-            "attn_layer_period is 0",
+            "attn_layer_period",
+            0,
+            "at least 1 (the layer index is taken modulo it)",
         ));
     }
     let n = hp.block_count()?;

@@ -284,13 +284,21 @@ fn ff_dim(hp: &Hparams) -> Result<u64, ConvertError> {
         ff = (m * ff as f64) as u64;
     }
     if multiple_of == 0 {
-        return Err(ConvertError::format(
+        return Err(ConvertError::out_of_range(
             &hp.path,
-            None,
-            "block_multiple_of is 0",
+            "block_multiple_of",
+            0,
+            "at least 1 (the FFN size is rounded up to a multiple of it)",
         ));
     }
     ff.div_ceil(multiple_of)
         .checked_mul(multiple_of)
-        .ok_or_else(|| ConvertError::format(&hp.path, None, "FFN size overflows"))
+        .ok_or_else(|| {
+            ConvertError::out_of_range(
+                &hp.path,
+                "block_ff_dim rounded up to block_multiple_of",
+                format!("{ff} to a multiple of {multiple_of}"),
+                "a size that fits 64 bits",
+            )
+        })
 }

@@ -124,13 +124,11 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
     let orig = entry(hp, "yarn", "original_max_position_embeddings")?;
     let orig = crate::hf::config::json_u64(orig).ok_or_else(|| {
-        ConvertError::format(
+        ConvertError::wrong_type(
             &hp.path,
-            None,
-            format!(
-                "yarn.original_max_position_embeddings: expected a non-negative integer, found \
-                 {orig}"
-            ),
+            "yarn.original_max_position_embeddings",
+            "a non-negative integer",
+            orig,
         )
     })?;
     p.u32(extra::ATTN_TEMPERATURE_LENGTH, orig)?;
@@ -192,11 +190,7 @@ fn mistral_config(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
     for section in ["yarn", "llama_4_scaling"] {
         if let Some(v) = hp.get(section).filter(|v| !v.is_object() && !v.is_null()) {
-            return Err(ConvertError::format(
-                &hp.path,
-                None,
-                format!("\"{section}\" is {v}, not an object"),
-            ));
+            return Err(ConvertError::wrong_type(&hp.path, section, "an object", v));
         }
     }
     if hp.get("yarn").is_some() {
@@ -210,13 +204,11 @@ fn mistral_config(p: &mut Params) -> Result<(), ConvertError> {
         };
         let orig = entry(hp, "yarn", "original_max_position_embeddings")?;
         let orig = crate::hf::config::json_u64(orig).ok_or_else(|| {
-            ConvertError::format(
+            ConvertError::wrong_type(
                 &hp.path,
-                None,
-                format!(
-                    "yarn.original_max_position_embeddings: expected a non-negative integer, \
-                     found {orig}"
-                ),
+                "yarn.original_max_position_embeddings",
+                "a non-negative integer",
+                orig,
             )
         })?;
         p.string(rope::SCALING_TYPE, "yarn");

@@ -403,9 +403,15 @@ fn terr(name: &str, problem: String) -> ConvertError {
 /// `self.d_inner`: `num_heads * d_model` (`mamba_num_heads * mamba_head_dim`).
 fn d_inner(hp: &Hparams) -> Result<u64, ConvertError> {
     let d_model = req(hp, &["mamba_head_dim", "hidden_size", "d_model"])?;
-    req(hp, &["num_heads"])?
-        .checked_mul(d_model)
-        .ok_or_else(|| ConvertError::format(&hp.path, None, "SSM inner size overflows"))
+    let heads = req(hp, &["num_heads"])?;
+    heads.checked_mul(d_model).ok_or_else(|| {
+        ConvertError::out_of_range(
+            &hp.path,
+            "num_heads * mamba_head_dim (the SSM inner size)",
+            format!("{heads} * {d_model}"),
+            "a product that fits 64 bits",
+        )
+    })
 }
 
 /// `NemotronHModel.modify_tensors`.

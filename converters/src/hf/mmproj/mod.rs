@@ -805,51 +805,88 @@ fn plan_projector(
     Ok(planned)
 }
 
-/// What AutoConfig fills into a tower's config that the converter reads (transformers 5
-/// defaults of the vision / audio config classes), where config.json leaves it out.
-fn defaults(ctx: &mut Ctx) {
-    let fill = |m: &mut Map<String, Json>, d: &[(&str, Json)]| {
-        for (k, v) in d {
-            m.entry(k.to_string()).or_insert_with(|| v.clone());
+/// A default value of a tower's config class.
+#[derive(Debug, Clone, Copy)]
+enum ConfigValue {
+    Int(i64),
+    Float(f64),
+    Text(&'static str),
+}
+
+impl ConfigValue {
+    fn to_json(self) -> Json {
+        match self {
+            ConfigValue::Int(v) => Json::from(v),
+            ConfigValue::Float(v) => Json::from(v),
+            ConfigValue::Text(v) => Json::from(v),
         }
+    }
+}
+
+/// One row of [`TOWER_DEFAULTS`]: the tower config's `model_type`s and their defaults.
+type TowerDefaults = (
+    &'static [&'static str],
+    &'static [(&'static str, ConfigValue)],
+);
+
+/// The transformers 5 defaults of the vision config classes, by the tower config's
+/// `model_type`, for the keys the converter reads (the classes' own table, as the text
+/// classes' `model_type` defaults are).
+const TOWER_DEFAULTS: &[TowerDefaults] = {
+    use ConfigValue::{Float, Int, Text};
+    &[
+        (
+            &["siglip_vision_model"],
+            &[
+                ("hidden_size", Int(768)),
+                ("intermediate_size", Int(3072)),
+                ("num_hidden_layers", Int(12)),
+                ("num_attention_heads", Int(12)),
+                ("image_size", Int(224)),
+                ("patch_size", Int(16)),
+                ("layer_norm_eps", Float(1e-6)),
+            ],
+        ),
+        (
+            &["pixtral"],
+            &[
+                ("hidden_size", Int(1024)),
+                ("intermediate_size", Int(4096)),
+                ("num_hidden_layers", Int(24)),
+                ("num_attention_heads", Int(16)),
+                ("image_size", Int(1024)),
+                ("patch_size", Int(16)),
+                ("hidden_act", Text("gelu")),
+            ],
+        ),
+        (
+            &["idefics3_vision", "smolvlm_vision"],
+            &[
+                ("hidden_size", Int(1152)),
+                ("intermediate_size", Int(3072)),
+                ("num_hidden_layers", Int(12)),
+                ("num_attention_heads", Int(16)),
+                ("image_size", Int(224)),
+                ("patch_size", Int(32)),
+                ("layer_norm_eps", Float(1e-6)),
+            ],
+        ),
+    ]
+};
+
+/// What AutoConfig fills into a tower's config that the converter reads (transformers 5
+/// defaults of the vision config classes, [`TOWER_DEFAULTS`]), where config.json leaves it
+/// out.
+fn defaults(ctx: &mut Ctx) {
+    let Some(v) = ctx.vision.as_mut() else {
+        return;
     };
-    if let Some(v) = ctx.vision.as_mut() {
-        let mt = v
-            .get("model_type")
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_string();
-        let d: Vec<(&str, Json)> = match mt.as_str() {
-            "siglip_vision_model" => vec![
-                ("hidden_size", 768.into()),
-                ("intermediate_size", 3072.into()),
-                ("num_hidden_layers", 12.into()),
-                ("num_attention_heads", 12.into()),
-                ("image_size", 224.into()),
-                ("patch_size", 16.into()),
-                ("layer_norm_eps", 1e-6.into()),
-            ],
-            "pixtral" => vec![
-                ("hidden_size", 1024.into()),
-                ("intermediate_size", 4096.into()),
-                ("num_hidden_layers", 24.into()),
-                ("num_attention_heads", 16.into()),
-                ("image_size", 1024.into()),
-                ("patch_size", 16.into()),
-                ("hidden_act", "gelu".into()),
-            ],
-            "idefics3_vision" | "smolvlm_vision" => vec![
-                ("hidden_size", 1152.into()),
-                ("intermediate_size", 3072.into()),
-                ("num_hidden_layers", 12.into()),
-                ("num_attention_heads", 16.into()),
-                ("image_size", 224.into()),
-                ("patch_size", 32.into()),
-                ("layer_norm_eps", 1e-6.into()),
-            ],
-            _ => Vec::new(),
-        };
-        fill(v, &d);
+    let mt = v.get("model_type").and_then(Json::as_str).unwrap_or("");
+    let Some((_, d)) = TOWER_DEFAULTS.iter().find(|(types, _)| types.contains(&mt)) else {
+        return;
+    };
+    for (k, value) in d.iter() {
+        v.entry(k.to_string()).or_insert_with(|| value.to_json());
     }
 }
 

@@ -10,7 +10,7 @@
 //! Pixtral projector's `linear_1` / `linear_2` (rows of `mm.{bid}`) need as many tower
 //! blocks. A lookup tries the full name, then the name without `.weight` / `.bias`.
 
-use crate::hf::names::{Spelling, TensorMap};
+use crate::hf::names::{tensor_table, Spelling, TensorMap};
 
 /// One projector tensor and every HF spelling of it, each with the projector families
 /// (`clip.projector_type`) that use it.
@@ -22,42 +22,13 @@ pub struct VRow {
     pub spellings: &'static [Spelling],
 }
 
-/// Declares [`VTensor`], [`VTensor::gguf`] and [`TABLE`] from one row per tensor: its
-/// documentation, its variant and GGUF base name, then each HF spelling with the projector
-/// types that use it.
-macro_rules! vtensors {
-    ($(
-        $(#[$doc:meta])*
-        $t:ident = $gguf:literal {
-            $($hf:literal: [$($family:literal),+ $(,)?]),* $(,)?
-        }
-    )*) => {
-        /// A projector-file tensor (gguf-py's `MODEL_TENSOR.V_*` / `A_*`); [`VTensor::gguf`]
-        /// is its base name.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum VTensor {
-            $($(#[$doc])* $t,)*
-        }
-
-        impl VTensor {
-            /// The GGUF base name (`{bid}` for the block).
-            pub const fn gguf(self) -> &'static str {
-                match self {
-                    $(VTensor::$t => $gguf,)*
-                }
-            }
-        }
-
-        /// Every HF spelling of each projector tensor, one row per tensor, later rows
-        /// winning where a spelling appears twice.
-        pub static TABLE: &[VRow] = &[$(VRow {
-            tensor: VTensor::$t,
-            spellings: &[$(Spelling { hf: $hf, used_by: &[$($family),+] }),*],
-        }),*];
-    };
-}
-
-vtensors! {
+tensor_table! {
+    /// A projector-file tensor (gguf-py's `MODEL_TENSOR.V_*` / `A_*`); [`VTensor::gguf`]
+    /// is its base name.
+    enum VTensor;
+    /// Every HF spelling of each projector tensor, one row per tensor, later rows
+    /// winning where a spelling appears twice.
+    static TABLE: [VRow];
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
         "multi_modal_projector.linear_{bid}": ["pixtral"],

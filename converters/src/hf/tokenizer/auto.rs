@@ -593,10 +593,10 @@ pub(crate) fn finish(
     let (cls, cls_id) = token("cls_token", "[CLS]", 2);
     let (sep, sep_id) = token("sep_token", "[SEP]", 3);
     let err = |e: String| {
-        ConvertError::format(
-            dir.join("tokenizer_config.json"),
-            None,
-            format!("BertTokenizer's template: {e}"),
+        super::library_error(
+            &dir.join(crate::hf::model_dir::TOKENIZER_CONFIG),
+            "refuses BertTokenizer's template",
+            &e,
         )
     };
     let template = tokenizers::processors::template::TemplateProcessing::builder()
@@ -960,10 +960,10 @@ pub(crate) fn add_configured_tokens(
         }
     }
     let err = |e: tokenizers::Error| {
-        ConvertError::format(
-            dir.join("tokenizer_config.json"),
-            None,
-            format!("adding the configured tokens: {e}"),
+        super::library_error(
+            &dir.tokenizer_config_path(),
+            "failed adding the configured tokens",
+            &e,
         )
     };
     if !to_add.is_empty() {

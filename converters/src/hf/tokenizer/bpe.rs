@@ -5,6 +5,7 @@
 //! uses, so the probe encoding of the chkhsh and the encode/decode round trip of unnormalized
 //! added tokens are the reference's.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -12,14 +13,14 @@ use serde_json::Value as Json;
 
 use super::auto;
 use super::guard;
-use super::json::{json_error, read_text};
 use super::kv::token_type;
 use super::pre::{detect, PreTokenizerMatch};
 use super::spm::SpmVocab;
 use super::{hparam_count, looks_special, MAX_VOCAB};
+use super::{library_error, vocab_error};
 use crate::hf::config::json_kind;
 use crate::hf::ModelDir;
-use crate::ConvertError;
+use crate::{ConvertError, VocabProblem};
 
 /// A loaded HuggingFace tokenizer and the JSON it came from.
 pub(crate) struct HfTokenizer {
@@ -39,9 +40,7 @@ impl HfTokenizer {
     /// pipeline from `vocab.txt` and tokenizer_config.json as `transformers` does.
     pub fn load(dir: &ModelDir, tc: Option<&Json>) -> Result<HfTokenizer, ConvertError> {
         let path = dir.tokenizer_json_path();
-        if path.is_file() {
-            let text = read_text(&path)?;
-            let json: Json = serde_json::from_str(&text).map_err(|e| json_error(&path, &e))?;
+        if let Some((text, json)) = dir.tokenizer_json_strict()? {
             // Everything below reads and rebuilds it as an object (a string, number or list
             // at the top has no pipeline and no vocabulary).
             if !json.is_object() {
@@ -62,30 +61,24 @@ impl HfTokenizer {
             let file_added = json.get("added_tokens").cloned();
             let (json, text) = match class.map(|c| c.build) {
                 Some(auto::Build::Rebuilt(p)) if p.reads_file_json() => {
-                    drop(text);
                     let mut json = json;
                     let t = auto::rebuilt_text(&mut json, p, tc);
-                    (json, t)
+                    (json, Cow::Owned(t))
                 }
                 Some(auto::Build::Rebuilt(p)) => {
-                    drop(text);
                     let j = auto::rebuilt_json(json, p, tc);
                     let t = j.to_string();
-                    (j, t)
+                    (j, Cow::Owned(t))
                 }
-                _ => (json, text),
+                _ => (json, Cow::Borrowed(text)),
             };
             let tok = guard::shield(&path, "loading it", || {
-                let mut tok: tokenizers::Tokenizer = text.parse().map_err(|e| {
-                    ConvertError::format(
-                        &path,
-                        None,
-                        format!("the tokenizers library refuses it: {e}"),
-                    )
-                })?;
+                let mut tok: tokenizers::Tokenizer = text
+                    .parse()
+                    .map_err(|e| library_error(&path, "refuses it", &e))?;
                 // transformers' encode() runs without the file's truncation and padding.
                 tok.with_truncation(None)
-                    .map_err(|e| ConvertError::format(&path, None, e.to_string()))?;
+                    .map_err(|e| library_error(&path, "refuses turning truncation off", &e))?;
                 tok.with_padding(None);
                 if let Some(class) = class {
                     auto::add_configured_tokens(&mut tok, class, dir, tc, file_added.as_ref())?;
@@ -275,13 +268,14 @@ pub(crate) fn get_vocab_base(
         .max_by_key(|(t, id)| (**id, std::cmp::Reverse(*t)))
     {
         if *max as usize >= vocab_size {
-            return Err(ConvertError::format(
+            return Err(vocab_error(
                 &hf.path,
-                None,
-                format!(
-                    "token id {max} is not below vocab_size {vocab_size} (token {text:?}{})",
-                    written_id(&hf.json, text, *max)
-                ),
+                VocabProblem::IdBeyondVocab {
+                    id: u64::from(*max),
+                    vocab_size,
+                    token: text.clone(),
+                    written: written_id(&hf.json, text, *max),
+                },
             ));
         }
     }
@@ -307,10 +301,12 @@ pub(crate) fn get_vocab_base(
         let mut text = text.clone();
         if added.contains_key(&text) {
             let at = decoder.get(&(i as u32)).ok_or_else(|| {
-                ConvertError::format(
+                vocab_error(
                     &hf.path,
-                    None,
-                    format!("token {i} {text:?} has the text of an added token but is not one"),
+                    VocabProblem::AddedTextNotAdded {
+                        id: i as u64,
+                        text: text.clone(),
+                    },
                 )
             })?;
             if !at.normalized {
@@ -421,10 +417,9 @@ pub(crate) fn llama_hf_vocab(
     };
     for t in named {
         let id = vocab.get(&t).copied().ok_or_else(|| {
-            ConvertError::format(
+            vocab_error(
                 &hf.path,
-                None,
-                format!("special token {t:?} is not in the vocabulary"),
+                VocabProblem::SpecialNotInVocab { token: t.clone() },
             )
         })?;
         specials.insert(t, id);
@@ -445,7 +440,7 @@ pub(crate) fn llama_hf_vocab(
             continue;
         }
         let text = reverse.get(&id).ok_or_else(|| {
-            ConvertError::format(&hf.path, None, format!("the vocabulary has no token {id}"))
+            vocab_error(&hf.path, VocabProblem::NoTokenWithId { id: u64::from(id) })
         })?;
         let ty = if is_byte(text) {
             token_type::BYTE

@@ -503,10 +503,10 @@ pub(crate) fn shield<T>(
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
             let msg: String = msg.chars().take(200).collect();
-            Err(ConvertError::format(
+            Err(super::library_error(
                 path,
-                None,
-                format!("the tokenizers library failed while {what}: {msg}"),
+                &format!("failed while {what}"),
+                &msg,
             ))
         }
     }

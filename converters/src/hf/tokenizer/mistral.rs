@@ -133,14 +133,15 @@ pub(crate) fn find_tokenizer_file(dir: &Path) -> Result<PathBuf, ConvertError> {
     }
     // Python's sort is stable: equal names keep the walk's order; the last one wins.
     valid.sort_by(|a, b| a.0.cmp(&b.0));
-    valid.pop().map(|(_, p)| p).ok_or_else(|| {
-        ConvertError::format(
-            dir,
-            None,
-            "no Mistral tokenizer file found (tekken.json, tokenizer.model.v3, \
-             tokenizer.model, …)",
-        )
-    })
+    valid
+        .pop()
+        .map(|(_, p)| p)
+        .ok_or_else(|| ConvertError::MissingFile {
+            path: dir.to_path_buf(),
+            why: "no Mistral tokenizer file found (tekken.json, tokenizer.model.v3, \
+                  tokenizer.model, …)"
+                .into(),
+        })
 }
 
 /// Every regular file below `dir` (`Path.glob("**/*")`), in directory order, sorted per
@@ -241,10 +242,9 @@ pub(crate) fn vocab_metadata(
         (key::PAD_ID, t.pad, "pad"),
     ] {
         let id = u32::try_from(id).map_err(|_| {
-            ConvertError::format(
+            super::vocab_error(
                 &path,
-                None,
-                format!("the tokenizer has no {what} token (id {id}): its id cannot be written"),
+                crate::VocabProblem::NoSpecialToken { kind: what, id },
             )
         })?;
         kv.u32(k, id);
@@ -501,11 +501,11 @@ fn read_tekken_json(path: &Path) -> Result<Json, ConvertError> {
         .map_err(|e| ConvertError::io(path, e))?
         .len();
     if len > MAX_TEKKEN_BYTES {
-        return Err(ConvertError::format(
-            path,
-            None,
-            format!("larger than {} MiB", MAX_TEKKEN_BYTES >> 20),
-        ));
+        return Err(ConvertError::FileTooLarge {
+            path: path.to_path_buf(),
+            limit_mib: MAX_TEKKEN_BYTES >> 20,
+            what: None,
+        });
     }
     let text =
         ggufkit::mapped::read_input_to_string(path).map_err(|e| ConvertError::io(path, e))?;

@@ -13,7 +13,7 @@
 //! | `Llama` | llama, mistral, mixtral (`LlamaModel`) | SentencePiece if `tokenizer.model`, else byte-fallback "llama-hf", else GPT-2 BPE; `add_space_prefix` from tokenizer_config first; CodeLlama (32016) `eot`; 49152-token vocabularies `add_bos_token = false` |
 //! | `Qwen2` | qwen2, qwen3 (`Qwen2Model`, `Qwen3Model`) | SentencePiece if `tokenizer.model`, else GPT-2 BPE |
 //! | `Gpt2` | gpt2, qwen2moe, qwen3moe, starcoder2, falcon, … (`TextModel` default) | GPT-2 BPE |
-//! | `Gemma` | gemma (+ forced `eot` 107), gemma2, gemma3 (GPT-2 BPE without `tokenizer.model`) | SentencePiece, then `add_space_prefix = false` |
+//! | `Gemma` | gemma2, gemma3 (GPT-2 BPE without `tokenizer.model`); gemma's own `set_vocab` adds its fixed fill-in-the-middle ids | SentencePiece, then `add_space_prefix = false` |
 //! | `Phi3` | phi3 (`Phi3MiniModel`) | GPT-2 BPE for `tokenizer_class` GPT2Tokenizer, else Phi-3's SentencePiece variant |
 //! | `Bert` | bert (`BertModel`) | WordPiece (tokenizer.json, or vocab.txt) |
 //!
@@ -300,7 +300,7 @@ fn set_vocab_mamba(
         ..req.clone()
     };
     let dir = req.dir;
-    let has_json = dir.join("tokenizer.json").is_file();
+    let has_json = dir.has_file(crate::hf::model_dir::TOKENIZER_JSON);
     if !spm_first && has_json {
         return gpt2(&req, tc, kv);
     }
@@ -453,10 +453,11 @@ fn gpt2_with_added_specials(
             .find(|(c, _)| c == content)
             .map(|(_, id)| *id)
             .ok_or_else(|| {
-                ConvertError::format(
+                vocab_error(
                     &hf.path,
-                    None,
-                    format!("the vocabulary needs the added token {content:?} (a special token)"),
+                    crate::VocabProblem::NeedsAddedToken {
+                        token: content.to_string(),
+                    },
                 )
             })
     };
@@ -483,6 +484,28 @@ fn wordpiece(
     let (k, pre) = wpm::set_vocab_bert(req.dir, req.hparams, tc)?;
     kv.extend(k);
     Ok((VocabPath::WordPiece, Some(pre)))
+}
+
+/// A refusal of the vocabulary in the tokenizer file at `path`.
+pub(crate) fn vocab_error(path: &Path, problem: crate::VocabProblem) -> ConvertError {
+    ConvertError::Vocabulary {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
+
+/// The tokenizers library's refusal of (or failure on) the tokenizer of `path`, while doing
+/// `action`.
+pub(crate) fn library_error(
+    path: &Path,
+    action: &str,
+    message: &dyn std::fmt::Display,
+) -> ConvertError {
+    ConvertError::TokenizerLibrary {
+        path: path.to_path_buf(),
+        action: action.to_string(),
+        message: message.to_string(),
+    }
 }
 
 /// The quirks of the architecture whose `general.architecture` is `arch`.
@@ -554,7 +577,7 @@ fn set_vocab_llama(
     kv: &mut Kv,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let dir = req.dir;
-    if dir.join("tekken.json").is_file() && !dir.join("tokenizer.json").is_file() {
+    if dir.has_file("tekken.json") && !dir.has_file(crate::hf::model_dir::TOKENIZER_JSON) {
         // An HF directory whose tokenizer is Tekken: Mistral's vocabulary with the community
         // chat template (a local chat_template.jinja counts only under --mistral-format).
         let choice = mistral::TemplateChoice {
@@ -631,19 +654,6 @@ fn set_vocab_gemma(
         return gpt2(req, tc, kv);
     };
     let path = sentencepiece(req, model, kv)?;
-    if !quirks.fixed_special_tokens.is_empty() {
-        let types: Vec<&str> = quirks
-            .fixed_special_tokens
-            .iter()
-            .map(|(t, _)| *t)
-            .collect();
-        let mut sv = SpecialVocab::load(dir, false, Some(types.as_slice()), None)?;
-        for (typ, id) in quirks.fixed_special_tokens {
-            sv.set_special_token(typ, *id)?;
-        }
-        sv.chat_template = None;
-        sv.add_to(kv)?;
-    }
     kv.bool(key::ADD_SPACE_PREFIX, false);
     Ok((path, None))
 }

@@ -236,10 +236,13 @@ pub(crate) fn create_vocab_phi3(
     let (mut v, n) = pieces_and_added_json(dir, model, vocab_size, "tokenizer.model")?;
     let set = |v: &mut SpmVocab, id: i128, text: &str, special: bool, path: &Path| {
         if id < 0 || id >= n as i128 {
-            return Err(ConvertError::format(
+            return Err(super::vocab_error(
                 path,
-                None,
-                format!("added token {text:?}: id {id} is outside the vocabulary of {n}"),
+                crate::VocabProblem::AddedTokenOutside {
+                    token: text.to_string(),
+                    id: id.to_string(),
+                    size: n,
+                },
             ));
         }
         let id = id as usize;

@@ -156,11 +156,7 @@ pub(crate) fn bert_from_vocab_txt(
     });
     let tok = super::guard::shield(path, "building a WordPiece tokenizer", || {
         tokenizers::Tokenizer::from_bytes(tj.to_string().as_bytes()).map_err(|e| {
-            ConvertError::format(
-                path,
-                None,
-                format!("cannot build a WordPiece tokenizer from it: {e}"),
-            )
+            super::library_error(path, "cannot build a WordPiece tokenizer from it", &e)
         })
     })?;
     Ok(HfTokenizer {

@@ -147,11 +147,11 @@ pub(crate) fn set_vocab_t5(
         }
     };
     let Some(model) = model else {
-        return Err(ConvertError::format(
-            &path,
-            None,
-            "T5: no tokenizer.model or spiece.model (the reference's FileNotFoundError)",
-        ));
+        return Err(ConvertError::MissingFile {
+            path,
+            why: "T5: no tokenizer.model or spiece.model (the reference's FileNotFoundError)"
+                .into(),
+        });
     };
     match model.model_type.unwrap_or(1) {
         1 => {}

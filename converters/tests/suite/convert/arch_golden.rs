@@ -12,13 +12,12 @@ use ggufkit_testsupport::golden as support;
 
 use std::path::Path;
 
-use ggufkit::gguf::GgufFile;
-use ggufkit::manifest::{diff_manifests, manifest};
-use ggufkit::quantize::{plan, FileType, QuantizeOptions};
+use ggufkit::manifest::diff_manifests;
 use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::unloadable::{is_unloadable, UNLOADABLE_FIXTURES};
-use ggufkit_testsupport::write_gguf;
 use serde_json::Value as Json;
+
+use super::golden_variants::{golden_manifest, report, written_manifest};
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 
 /// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
@@ -30,20 +29,7 @@ fn convert(dir: &Path, outtype: OutType, quant: Option<&str>, out: &Path) -> Res
         ..HfOptions::default()
     };
     let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
-    let model = match quant {
-        None => conv.model,
-        Some(q) => {
-            let ft = FileType::parse(q).unwrap();
-            let mut qo = QuantizeOptions::new(ft);
-            qo.allow_requantize = true;
-            plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
-        }
-    };
-    write_gguf(&model, out).map_err(|e| e.to_string())?;
-    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
-    let m = manifest(&file, out, None);
-    let _ = std::fs::remove_file(out);
-    Ok(m)
+    written_manifest(conv.model, quant, out)
 }
 
 fn run(fixture: &str) {
@@ -87,24 +73,12 @@ fn run(fixture: &str) {
             assert!(!out.exists(), "{variant}: a refused conversion left a file");
             continue;
         }
-        let manifest_name = match st["identical_to"][0].as_str() {
-            Some(v) => format!("{v}.json"),
-            None => format!("{variant}.json"),
-        };
-        let want = read_json(&golden.join(manifest_name));
+        let want = golden_manifest(&golden, variant, st);
         match ours {
             Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
             Ok(m) => {
                 let d = diff_manifests(&support::as_read_back(&m), &want);
-                eprintln!(
-                    "{fixture} {variant}: {}",
-                    if d.is_empty() {
-                        "byte-identical"
-                    } else {
-                        "MISMATCH"
-                    }
-                );
-                problems.extend(d.into_iter().map(|x| format!("{variant}: {x}")));
+                problems.extend(report(fixture, variant, d));
             }
         }
     }

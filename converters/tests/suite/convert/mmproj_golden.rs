@@ -13,13 +13,12 @@ use ggufkit_testsupport::golden as support;
 
 use std::path::Path;
 
-use ggufkit::gguf::GgufFile;
-use ggufkit::manifest::{diff_manifests, manifest};
-use ggufkit::quantize::{plan, FileType, QuantizeOptions};
+use ggufkit::manifest::diff_manifests;
 use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfConversion, HfOptions, OutType};
 use ggufkit_converters::ConvertError;
-use ggufkit_testsupport::write_gguf;
 use serde_json::Value as Json;
+
+use super::golden_variants::{golden_manifest, report, written_manifest};
 use support::{read_json, scratch, testdata};
 
 fn opts(outtype: OutType) -> HfOptions {
@@ -31,19 +30,7 @@ fn opts(outtype: OutType) -> HfOptions {
 
 /// Writes a conversion (quantized when `quant` is set) and returns its manifest.
 fn write(conv: HfConversion, quant: Option<&str>, out: &Path) -> Result<Json, String> {
-    let model = match quant {
-        None => conv.model,
-        Some(q) => {
-            let mut qo = QuantizeOptions::new(FileType::parse(q).unwrap());
-            qo.allow_requantize = true;
-            plan(&conv.model, &qo).map_err(|e| e.to_string())?.model
-        }
-    };
-    write_gguf(&model, out).map_err(|e| e.to_string())?;
-    let file = GgufFile::open(out).map_err(|e| e.to_string())?;
-    let m = manifest(&file, out, None);
-    let _ = std::fs::remove_file(out);
-    Ok(m)
+    written_manifest(conv.model, quant, out)
 }
 
 fn run(fixture: &str) {
@@ -107,11 +94,7 @@ fn run(fixture: &str) {
                 ));
             }
         }
-        let manifest_name = match st["identical_to"][0].as_str() {
-            Some(v) => format!("{v}.json"),
-            None => format!("{variant}.json"),
-        };
-        let want = read_json(&golden.join(manifest_name));
+        let want = golden_manifest(&golden, variant, st);
         match write(conv, quant, &out) {
             Err(e) => problems.push(format!("{variant}: writing failed: {e}")),
             Ok(m) => {
@@ -121,15 +104,7 @@ fn run(fixture: &str) {
                     // the golden's shortest float repr one f64 ulp off (image means).
                     d.retain(|x| !x.starts_with("kv["));
                 }
-                eprintln!(
-                    "{fixture} {variant}: {}",
-                    if d.is_empty() {
-                        "byte-identical"
-                    } else {
-                        "MISMATCH"
-                    }
-                );
-                problems.extend(d.into_iter().map(|x| format!("{variant}: {x}")));
+                problems.extend(report(fixture, variant, d));
             }
         }
     }

@@ -9,7 +9,7 @@ use ggufkit::ir::TensorData;
 use ggufkit_converters::hf::{
     architecture_rows, read_hf_dir, supported_architectures, HfOptions, OutType,
 };
-use ggufkit_converters::ConvertError;
+use ggufkit_converters::{ConvertError, ShardProblem};
 use support::{f32s, model_dir, safetensors, scratch, testdata};
 
 const LLAMA_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
@@ -129,9 +129,16 @@ fn index_naming_a_missing_shard() {
             ("model.safetensors.index.json", index.as_bytes().to_vec()),
         ],
     );
-    let msg = err(&d).to_string();
-    assert!(msg.contains("model-00002-of-00002.safetensors"), "{msg}");
-    assert!(msg.contains("missing"), "{msg}");
+    match err(&d) {
+        ConvertError::Shards {
+            path,
+            problem: ShardProblem::NotAFile { index, found: None },
+        } => {
+            assert_eq!(path, d.join("model-00002-of-00002.safetensors"));
+            assert_eq!(index.as_deref(), Some("model.safetensors.index.json"));
+        }
+        e => panic!("not a missing shard: {e:?}"),
+    }
 }
 
 #[test]
@@ -149,11 +156,17 @@ fn index_and_shards_disagree() {
             ("model.safetensors.index.json", index.as_bytes().to_vec()),
         ],
     );
-    let msg = err(&d).to_string();
-    assert!(
-        msg.contains("extra.weight") && msg.contains("mismatch"),
-        "{msg}"
-    );
+    match err(&d) {
+        ConvertError::Shards {
+            path,
+            problem: ShardProblem::NotInWeightMap { extra, missing },
+        } => {
+            assert_eq!(path, d.join("model.safetensors.index.json"));
+            assert!(extra.contains("extra.weight"), "{extra}");
+            assert_eq!(missing, None);
+        }
+        e => panic!("not a weight map mismatch: {e:?}"),
+    }
 }
 
 #[test]

@@ -373,14 +373,15 @@ fn tokenizer_json_fuzz_regressions_are_refused() {
                     Err(e) => e,
                 };
                 let msg = e.to_string();
-                // A file error about tokenizer.json: malformed, not JSON, or a top level
-                // of the wrong kind.
+                // A file error about tokenizer.json: malformed, not JSON, a top level of
+                // the wrong kind, or refused by the tokenizers library.
                 assert!(
                     matches!(
                         e,
                         ConvertError::Format { .. }
                             | ConvertError::BadJson { .. }
                             | ConvertError::WrongType { .. }
+                            | ConvertError::TokenizerLibrary { .. }
                     ),
                     "{name}: {msg}"
                 );

@@ -143,6 +143,11 @@ fn variant(e: &ConvertError) -> &'static str {
         ConvertError::MissingHparam { .. } => "MissingHparam",
         ConvertError::BadHparam { .. } => "BadHparam",
         ConvertError::Tensor { .. } => "Tensor",
+        ConvertError::Shards { .. } => "Shards",
+        ConvertError::Vocabulary { .. } => "Vocabulary",
+        ConvertError::FileTooLarge { .. } => "FileTooLarge",
+        ConvertError::MissingFile { .. } => "MissingFile",
+        ConvertError::TokenizerLibrary { .. } => "TokenizerLibrary",
         ConvertError::Unsupported(_)
         | ConvertError::UnsupportedArchitecture { .. }
         | ConvertError::ArchitectureNotYet { .. }
@@ -758,9 +763,9 @@ fn index_cases(c: &mut Cases) {
         "idx-g06-weight-map-value-number",
         one_shard(&wm(r#"{"model.norm.weight": 1}"#)),
         Run::Convert,
-        format_err(
+        typed_err(
+            "Shards",
             INDEX,
-            None,
             &["weight_map entry 'model.norm.weight' is not a file name"],
         ),
     );
@@ -774,14 +779,14 @@ fn index_cases(c: &mut Cases) {
             &format!("idx-g15-shard-{name}"),
             one_shard(&wm(&format!(r#"{{"model.norm.weight": "{file}"}}"#))),
             Run::Convert,
-            format_err(INDEX, None, &["outside the model directory"]),
+            typed_err("Shards", INDEX, &["outside the model directory"]),
         );
     }
     c.add(
         "idx-g15-shard-dot",
         one_shard(&wm(r#"{"model.norm.weight": "."}"#)),
         Run::Convert,
-        format_err(INDEX, None, &["outside the model directory"]),
+        typed_err("Shards", INDEX, &["outside the model directory"]),
     );
     c.add(
         "idx-g15-missing-shard",
@@ -789,9 +794,7 @@ fn index_cases(c: &mut Cases) {
             r#"{"model.norm.weight": "model.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"}"#,
         )),
         Run::Convert,
-        format_err(
-            "model-00002-of-00002.safetensors",
-            None,
+        typed_err("Shards", "model-00002-of-00002.safetensors",
             &["shard named by model.safetensors.index.json is missing"],
         ),
     );
@@ -801,15 +804,15 @@ fn index_cases(c: &mut Cases) {
             r#"{"model.norm.weight": "model.safetensors", "lm_head.weight": "model.safetensors"}"#,
         )),
         Run::Convert,
-        format_err(INDEX, None, &["tensors 'lm_head.weight' not found"]),
+        typed_err("Shards", INDEX, &["tensors 'lm_head.weight' not found"]),
     );
     c.add(
         "idx-g15-tensor-not-in-index",
         one_shard(&wm(r#"{"lm_head.weight": "model.safetensors"}"#)),
         Run::Convert,
-        format_err(
+        typed_err(
+            "Shards",
             INDEX,
-            None,
             &["'model.norm.weight' are in the shards but not in the weight map"],
         ),
     );
@@ -825,9 +828,7 @@ fn index_cases(c: &mut Cases) {
             ),
         ]),
         Run::Convert,
-        format_err(
-            "model-00002-of-00002.safetensors",
-            None,
+        typed_err("Shards", "model-00002-of-00002.safetensors",
             &["tensor 'model.norm.weight' is also in model-00001-of-00002.safetensors"],
         ),
     );
@@ -838,9 +839,9 @@ fn index_cases(c: &mut Cases) {
             ("model-00002-of-00002.safetensors", shard(&[NORM])),
         ]),
         Run::Convert,
-        format_err(
+        typed_err(
+            "Shards",
             "model-00002-of-00002.safetensors",
-            None,
             &["tensor 'model.norm.weight' is also in model-00001-of-00002.safetensors"],
         ),
     );
@@ -848,7 +849,7 @@ fn index_cases(c: &mut Cases) {
         "idx-g15-empty-weight-map",
         one_shard(&wm("{}")),
         Run::Convert,
-        format_err(INDEX, None, &["the weight_map is empty"]),
+        typed_err("Shards", INDEX, &["the weight_map is empty"]),
     );
     c.add(
         "idx-g15-bad-shard-named",
@@ -1166,7 +1167,11 @@ fn tokenizer_json(vocab: &str, merges: &str, added: &str) -> Vec<u8> {
 }
 
 fn refused(what: &str) -> Expect {
-    format_err(TJ, None, &["the tokenizers library refuses it", what])
+    typed_err(
+        "TokenizerLibrary",
+        TJ,
+        &["the tokenizers library refuses it", what],
+    )
 }
 
 fn tokens(out: &Outcome) -> Vec<String> {
@@ -1225,13 +1230,17 @@ fn json_cases(c: &mut Cases) {
             ("config.json", br#"{"vocab_size": 3}"#.to_vec()),
         ],
         gpt2,
-        format_err(TJ, None, &["token id 7 is not below vocab_size 3"]),
+        typed_err("Vocabulary", TJ, &["token id 7 is not below vocab_size 3"]),
     );
     c.add(
         "tok-g03-vocab-id-u32max",
         tj(r#"{"a":0,"b":1,"ab":4294967295}"#, r#"["a b"]"#, "[]"),
         gpt2,
-        format_err(TJ, None, &["token id 4294967295 is not below vocab_size 3"]),
+        typed_err(
+            "Vocabulary",
+            TJ,
+            &["token id 4294967295 is not below vocab_size 3"],
+        ),
     );
     c.add(
         "tok-g03-vocab-id-2p40",
@@ -1350,11 +1359,11 @@ fn config_cases(c: &mut Cases) {
                 ("hidden", "2p40") => {
                     out_of_range("llama.embedding_length: 1099511627776 is out of range".into())
                 }
-                ("hidden", _) => format_err(
+                ("hidden", _) => typed_err(
+                    "WrongType",
                     cfg,
-                    None,
                     &[&format!(
-                        "value {v} for llama.embedding_length is not an integer"
+                        "llama.embedding_length: expected an integer (list), found {v}"
                     )],
                 ),
                 _ => {

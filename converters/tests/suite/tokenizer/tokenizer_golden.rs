@@ -564,7 +564,8 @@ fn codellama_and_gemma_extra_special_vocabularies() {
         "rewritten keys keep one position"
     );
 
-    let keys = keys_with(&d, VocabKind::Gemma, "gemma", json!({"vocab_size": 1024}));
+    let gemma = ggufkit_converters::hf::vocab_kind("GemmaForCausalLM").unwrap();
+    let keys = keys_with(&d, gemma, "gemma", json!({"vocab_size": 1024}));
     let n = keys.len();
     assert_eq!(
         keys[n - 2],
