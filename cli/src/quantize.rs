@@ -53,7 +53,8 @@ fn type_list() -> String {
 /// Budget mode (not llama-quantize's; opt-in): --target-size SIZE or --target-bpw BITS picks
 /// each tensor's type among stock types (--budget-types) to minimise the total measured
 /// error (imatrix-weighted with --imatrix) within the budget; TYPE is then optional (the
-/// base whose rules say which tensors are quantized, default Q4_K_M):
+/// base whose rules say which tensors are quantized; default: the largest named k-quant mix
+/// whose file fits the budget):
 ///
 ///   gguf-quantize --target-size 3.2G --imatrix imatrix.gguf model-f16.gguf out.gguf
 ///   gguf-quantize --target-bpw 4.5 --dry-run model-f16.gguf
@@ -157,6 +158,12 @@ struct Cli {
     /// llama-quantize's own mix of TYPE where the budget allows it.
     #[arg(long)]
     budget_no_cap: bool,
+    /// Budget mode: where the allocation starts: `mix` (llama-quantize's mix of TYPE, then
+    /// the bytes left over spent where the estimate gains most), `free` (the least estimated
+    /// error anywhere in the budget) or `auto` (default: `mix` without --imatrix, `free` with
+    /// one).
+    #[arg(long, value_name = "ANCHOR", value_parser = ["auto", "mix", "free"], default_value = "auto")]
+    budget_anchor: String,
     /// Budget mode: the factor a routed expert's error is scaled by (default: the share of
     /// tokens it sees, expert_used_count / expert_count; 1 weighs it as a dense tensor).
     #[arg(long, value_name = "W")]
@@ -195,11 +202,14 @@ struct Cli {
     no_sync: bool,
 }
 
+#[derive(Clone)]
 struct Invocation {
     input: PathBuf,
     output: Option<PathBuf>,
     ftype: FileType,
     threads: Option<usize>,
+    /// Budget mode without TYPE: the base is the named mix nearest the budget.
+    base_from_budget: bool,
 }
 
 fn parse_ftype(s: &str) -> Result<FileType> {
@@ -224,6 +234,7 @@ fn resolve(cli: &Cli, recipe: Option<&Recipe>) -> Result<Invocation> {
     let a = &cli.args;
     let input = PathBuf::from(&a[0]);
     let mut threads = cli.threads;
+    let mut base_from_budget = false;
     let (output, ftype) = if let Some(t) = &cli.ftype {
         if a.len() > 3 {
             bail!("too many arguments: with --type give INPUT [OUTPUT] [NTHREADS]");
@@ -235,6 +246,7 @@ fn resolve(cli: &Cli, recipe: Option<&Recipe>) -> Result<Invocation> {
         (out, parse_ftype(t)?)
     } else if budgeted(cli) && a.len() <= 2 && a.get(1).is_none_or(|s| FileType::parse(s).is_none())
     {
+        base_from_budget = true;
         (a.get(1).map(PathBuf::from), budget_base())
     } else if let Some(r) =
         recipe.filter(|_| a.len() <= 2 && a.get(1).is_none_or(|s| FileType::parse(s).is_none()))
@@ -267,6 +279,7 @@ fn resolve(cli: &Cli, recipe: Option<&Recipe>) -> Result<Invocation> {
         output,
         ftype,
         threads: threads.filter(|n| *n > 0),
+        base_from_budget,
     })
 }
 
@@ -275,7 +288,8 @@ fn budgeted(cli: &Cli) -> bool {
     cli.target_size.is_some() || cli.target_bpw.is_some()
 }
 
-/// The base file type of budget mode when none is given.
+/// The base file type of budget mode when none is given, until the input is read (then the
+/// named mix nearest the budget replaces it).
 fn budget_base() -> FileType {
     FileType::parse("Q4_K_M").expect("Q4_K_M is a file type")
 }
@@ -328,6 +342,8 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
     }
     o.output_exponent = cli.budget_output_exponent;
     o.reference_cap = !cli.budget_no_cap;
+    o.anchor = ggufkit::quantize::budget_anchor::Anchor::from_name(&cli.budget_anchor)
+        .ok_or_else(|| usage(anyhow!("invalid budget anchor '{}'", cli.budget_anchor)))?;
     o.metric = Metric::from_name(&cli.budget_metric)
         .ok_or_else(|| usage(anyhow!("invalid budget metric '{}'", cli.budget_metric)))?;
     Ok(Some(o))
@@ -454,7 +470,9 @@ fn build_options(
     Ok(o)
 }
 
-fn plan_json(p: &QuantizePlan, errors: Option<&[Option<f64>]>) -> serde_json::Value {
+fn plan_json(p: &QuantizePlan, b: Option<&BudgetPlan>) -> serde_json::Value {
+    let errors = b.map(|b| b.errors.as_slice());
+    let mix = |i: usize| b.and_then(|b| b.mix.get(i).copied().flatten());
     json!(p
         .tensors
         .iter()
@@ -469,6 +487,8 @@ fn plan_json(p: &QuantizePlan, errors: Option<&[Option<f64>]>) -> serde_json::Va
             "imatrix": t.uses_imatrix,
             "fallback": t.fallback,
             "error": errors.and_then(|e| e.get(i).copied().flatten()),
+            "mix_type": mix(i).map(|(t, _)| t.name()),
+            "mix_error": mix(i).map(|(_, e)| e),
         }))
         .collect::<Vec<_>>())
 }
@@ -481,7 +501,8 @@ fn bpw(bytes: u64, n: u64) -> f64 {
     }
 }
 
-fn print_plan(p: &QuantizePlan, errors: Option<&[Option<f64>]>) {
+fn print_plan(p: &QuantizePlan, b: Option<&BudgetPlan>) {
+    let errors = b.map(|b| b.errors.as_slice());
     let w = p.tensors.iter().map(|t| t.name.len()).max().unwrap_or(10);
     for (i, t) in p.tensors.iter().enumerate() {
         let change = if t.from == t.to {
@@ -495,7 +516,11 @@ fn print_plan(p: &QuantizePlan, errors: Option<&[Option<f64>]>) {
             .map(|(_, s)| *s)
             .collect::<String>();
         if let Some(e) = errors.and_then(|e| e.get(i).copied().flatten()) {
-            notes = format!(" error {e:.4e}{notes}");
+            let mix = match b.and_then(|b| b.mix.get(i).copied().flatten()) {
+                Some((t, m)) => format!(" (mix {}: {m:.4e})", t.name()),
+                None => String::new(),
+            };
+            notes = format!(" error {e:.4e}{mix}{notes}");
         }
         println!(
             "[{:>4}/{:>4}] {:w$} {:<22} {:<20} {:>11} -> {:>11}{notes}",
@@ -645,7 +670,19 @@ fn quantize(
 ) -> Result<ExitCode, Failure> {
     let input = read_input(cli, inv, opts, transfer)?;
     let t0 = Instant::now();
-    let budget_plan = match budget_options(cli)? {
+    let budget = budget_options(cli)?;
+    let mut base = inv.clone();
+    if let (Some(b), true) = (&budget, base.base_from_budget) {
+        // No TYPE: the named mix nearest the budget is the base and the reference.
+        if let Some(ft) =
+            ggufkit::quantize::budget_baseline::nearest_mix(&input.model, opts, b.target)
+        {
+            opts.ftype = ft;
+            base.ftype = ft;
+        }
+    }
+    let inv = &base;
+    let budget_plan = match budget {
         Some(b) => Some(
             budget::plan_budget(&input.model, opts, &b)
                 .map_err(|e| Failure::Run(anyhow!("{}: {e}", inv.input.display())))?,
@@ -713,10 +750,11 @@ fn quantize(
 fn budget_json(b: &BudgetPlan) -> serde_json::Value {
     json!({
         "target": b.target.describe(), "file_size": b.file_size, "total_error": b.total_error,
-        "metric": b.metric.name(b.weighted),
+        "metric": b.metric.name(b.weighted), "mix_total_error": b.mix_total,
         "reference": b.reference.as_ref().map(|r| json!({
             "ftype": r.ftype, "fits": r.fits, "reference_error": r.reference_error, "error": r.error,
         })),
+        "slack": b.slack.as_ref().map(|s| json!({"unused": s.unused, "reason": s.to_string()})),
     })
 }
 
@@ -730,6 +768,9 @@ fn budget_line(b: &BudgetPlan) -> String {
         b.metric.name(b.weighted),
         b.total_error
     );
+    if let (Some(m), Some(r)) = (b.mix_total, &b.reference) {
+        line.push_str(&format!(" ({m:.6e} for {}'s mix)", r.ftype));
+    }
     if let Some(r) = &b.reference {
         let what = if b.weighted {
             "imatrix-weighted"
@@ -744,22 +785,24 @@ fn budget_line(b: &BudgetPlan) -> String {
             if r.fits { "" } else { " (which does not fit)" }
         ));
     }
+    if let Some(s) = &b.slack {
+        line.push_str(&format!("; {s}"));
+    }
     line
 }
 
 fn print_dry_run(cli: &Cli, inv: &Invocation, p: &QuantizePlan, b: Option<&BudgetPlan>) {
     let n = p.n_elements();
-    let errors = b.map(|b| b.errors.as_slice());
     if cli.json {
         let report = json!({
             "input": inv.input, "ftype": inv.ftype.name, "dry_run": true,
-            "tensors": plan_json(p, errors), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "tensors": plan_json(p, b), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
             "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n), "warnings": p.warnings,
             "budget": b.map(budget_json),
         });
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
-        print_plan(p, errors);
+        print_plan(p, b);
         if let Some(b) = b {
             println!("{}", budget_line(b));
         }
@@ -787,7 +830,7 @@ fn print_done(
     if cli.json {
         let report = json!({
             "input": inv.input, "outputs": outputs, "ftype": inv.ftype.name, "file_type": inv.ftype.id,
-            "tensors": plan_json(p, b.map(|b| b.errors.as_slice())), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
+            "tensors": plan_json(p, b), "in_bytes": p.in_bytes(), "out_bytes": p.out_bytes(),
             "file_size": file_size, "budget": b.map(budget_json), "in_bpw": bpw(p.in_bytes(), n), "out_bpw": bpw(p.out_bytes(), n),
             "seconds": secs, "warnings": p.warnings,
         });

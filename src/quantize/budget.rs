@@ -35,6 +35,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::budget_anchor::{anchored, Anchor, ANCHOR_MARGIN};
+use super::budget_fill::{fill, slack, Slack};
 use super::{
     plan, rules, FileType, Imatrix, QuantizeError, QuantizeOptions, QuantizePlan, TensorPlan,
 };
@@ -100,6 +102,9 @@ pub struct BudgetOptions {
     /// without an imatrix) at most that of llama-quantize's own mix of the base type, where
     /// some choice within the budget can ([`allocate_capped`]).
     pub reference_cap: bool,
+    /// Whether the allocation starts from llama-quantize's mix and moves bytes only by
+    /// confident trades ([`super::budget_anchor::anchored`]) or minimises the metric freely.
+    pub anchor: Anchor,
 }
 
 /// What [`Metric::Kld`] multiplies the input embedding's and the output head's
@@ -361,6 +366,7 @@ impl BudgetOptions {
             expert_weight: None,
             output_exponent: DEFAULT_OUTPUT_EXPONENT,
             reference_cap: true,
+            anchor: Anchor::Auto,
         }
     }
 }
@@ -963,6 +969,16 @@ pub struct BudgetPlan {
     pub metric: Metric,
     /// The budget.
     pub target: Target,
+    /// Bytes of the budget left unused beyond [`super::budget_fill::SLACK_TOLERANCE`] of it,
+    /// and why; `None` when the file uses the budget.
+    pub slack: Option<Slack>,
+    /// Per planned tensor (same order), for the tensors the budget chose: the type
+    /// llama-quantize's mix of the base type gives it and that type's error in the metric
+    /// (when every budgeted tensor's mix type was measured).
+    pub mix: Vec<Option<(GgmlType, f64)>>,
+    /// The metric's total over the budgeted tensors for llama-quantize's mix, to set beside
+    /// [`BudgetPlan::total_error`].
+    pub mix_total: Option<f64>,
 }
 
 fn meta_int(md: &crate::gguf::Metadata, key: &str) -> Option<i128> {
@@ -1013,7 +1029,7 @@ pub fn plan_budget(
     let (fixed, measured) = measure_all(&base, &by_name, weighting.imatrix, budget, &cost)?;
     let signals = Signals::measure(&base, &measured, &by_name, weighting.imatrix, budget)?;
     let weighed = weigh(&base, measured, &signals, &weighting, budget);
-    let picks = allocate_within(&weighed, &base, &base_layout, fixed, budget)?;
+    let picks = allocate_within(&weighed, &base, &base_layout, fixed, budget, weighted)?;
     let (p, error_of) = replan(input, opts, &base, &weighed, &picks.picks, metadata)?;
     let file_size = layout(&p.model.metadata, &p.model.headers())
         .map_err(|e| BudgetError::Layout(e.to_string()))?
@@ -1022,6 +1038,19 @@ pub fn plan_budget(
         .map(|i| error_of.get(&i).copied())
         .collect();
     let total_error = errors.iter().flatten().sum();
+    // The mix's type and metric error per budgeted tensor, to show beside the choice.
+    let mut mix: Vec<Option<(GgmlType, f64)>> = vec![None; p.tensors.len()];
+    if let Some(r) = &weighed.reference {
+        for ((i, types, options), &k) in weighed.budgeted.iter().zip(r) {
+            if let Some(slot) = mix.get_mut(*i) {
+                *slot = Some((types[k], options[k].error));
+            }
+        }
+    }
+    let mix_total = weighed
+        .reference
+        .as_ref()
+        .map(|_| mix.iter().flatten().map(|(_, e)| e).sum());
     let reference = weighed.reference.as_ref().map(|r| ReferenceComparison {
         ftype: opts.ftype.name,
         fits: picks.reference_fits,
@@ -1037,6 +1066,9 @@ pub fn plan_budget(
         weighted,
         metric: budget.metric,
         target: budget.target,
+        slack: picks.slack,
+        mix,
+        mix_total,
     })
 }
 
@@ -1148,7 +1180,18 @@ fn budget_metadata(
     if let Some(w) = budget.expert_weight {
         metric = format!("{metric} (expert weight {w})");
     }
-    if budget.reference_cap {
+    // The mix can be an anchor when each tensor the budget types has its mix type among
+    // the candidates.
+    let mix_measured = base.tensors.iter().filter(|t| t.by_rules).all(|t| {
+        let ne0 = t.dims.first().copied().unwrap_or(1);
+        resolve_candidates(ne0, &budget.candidates, weighted).contains(&t.to)
+    });
+    if budget.anchor.on_mix(weighted) && mix_measured {
+        metric = format!(
+            "{metric}; anchored on {}'s mix where it fits",
+            opts.ftype.name
+        );
+    } else if budget.reference_cap {
         metric = format!(
             "{metric}; total error at most {}'s where the budget allows",
             opts.ftype.name
@@ -1375,6 +1418,8 @@ fn metric_weight(
 struct Allocation {
     picks: Vec<usize>,
     reference_fits: bool,
+    /// Bytes left unused beyond the tolerance, and why.
+    slack: Option<Slack>,
 }
 
 /// Phase 7: the bytes the budgeted tensors may use (the budget less the header and the
@@ -1386,6 +1431,7 @@ fn allocate_within(
     base_layout: &Layout,
     fixed: u64,
     budget: &BudgetOptions,
+    weighted: bool,
 ) -> Result<Allocation, BudgetError> {
     let curves = weighed.curves();
     let too_small = || {
@@ -1427,8 +1473,14 @@ fn allocate_within(
         Target::Bpw(_) => 0,
     };
     let reference_near = reference_bytes.is_some_and(|b| b <= limit.saturating_add(our_keys));
-    let picks = match &weighed.reference {
-        Some(r) if budget.reference_cap => allocate_capped(
+    let on_mix = weighed
+        .reference
+        .as_ref()
+        .filter(|_| budget.anchor.on_mix(weighted) && reference_near)
+        .and_then(|r| anchored(&curves, r, limit, ANCHOR_MARGIN));
+    let picks = match (on_mix, &weighed.reference) {
+        (Some(c), _) => Ok(c),
+        (None, Some(r)) if budget.reference_cap => allocate_capped(
             &curves,
             &weighed.compare_errors,
             weighed.compare_total(r),
@@ -1438,11 +1490,26 @@ fn allocate_within(
         ),
         _ => allocate(&curves, limit),
     };
-    let picks = picks.map_err(|e| match e {
+    let mut picks = picks.map_err(|e| match e {
         BudgetError::TooSmall { .. } => too_small(),
         e => e,
     })?;
+    // The bytes the allocation left: spent on upgrades that lower the metric without raising
+    // the capped total (an allocation held by the cap leaves tensors the capped total does
+    // not count at their cheapest type).
+    let used: u64 = picks.iter().zip(&curves).map(|(&k, o)| o[k].cost).sum();
+    let unused = fill(
+        &curves,
+        &weighed.compare_errors,
+        &mut picks,
+        limit.saturating_sub(used),
+    );
+    let budget_bytes = match budget.target {
+        Target::Size(s) => s,
+        Target::Bpw(b) => (b * base.n_elements() as f64 / 8.0) as u64,
+    };
     Ok(Allocation {
+        slack: slack(&curves, &picks, unused, budget_bytes),
         picks,
         reference_fits,
     })

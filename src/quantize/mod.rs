@@ -9,6 +9,9 @@
 //! before an output file exists.
 
 pub mod budget;
+pub mod budget_anchor;
+pub mod budget_baseline;
+pub mod budget_fill;
 pub mod ftype;
 mod imatrix;
 pub mod prune;

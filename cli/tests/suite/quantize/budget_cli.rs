@@ -155,8 +155,10 @@ fn dry_run_prints_each_tensors_type_error_and_size() {
     assert!(budgeted.iter().all(|t| t["error"].as_f64().unwrap() >= 0.0));
     assert_eq!(j["budget"]["target"], "bpw=4.5");
     assert_eq!(j["budget"]["metric"], "estimated KL divergence");
-    // Q4_K_M's own mix does not fit in 4.5 bits per weight here: compared, not capped.
-    assert_eq!(j["budget"]["reference"]["ftype"], "Q4_K_M");
+    // Without TYPE the base is the largest named mix that fits 4.5 bits per weight here
+    // (Q4_K_M's does not).
+    assert_eq!(j["budget"]["reference"]["ftype"], "Q3_K_L");
+    assert_eq!(j["budget"]["reference"]["fits"], true);
     assert!(
         j["budget"]["reference"]["reference_error"]
             .as_f64()
@@ -312,6 +314,9 @@ fn a_routed_expert_weighs_its_token_share_unless_told_otherwise() {
             "--budget-metric",
             "relative",
             "--budget-no-cap",
+            // (Without an imatrix the default anchors on the mix, and the key says so.)
+            "--budget-anchor",
+            "free",
             s(&input),
             s(&out),
         ],
@@ -364,6 +369,9 @@ fn the_kld_metric_gives_the_embedding_and_output_head_more_bytes_than_the_output
             "--target-bpw",
             "4",
             "--budget-no-cap",
+            // (Free: anchored on the mix, both metrics would keep most of its types.)
+            "--budget-anchor",
+            "free",
             "--budget-metric",
             metric,
             s(&input),
@@ -430,4 +438,165 @@ fn the_cap_keeps_the_error_at_most_the_reference_mixs_where_it_fits() {
         );
         assert!(kf <= kc * 1.01, "{mix}: free {kf} vs capped {kc}");
     }
+}
+
+/// `gguf-quantize -q [--imatrix IMATRIX] INPUT OUT MIX` and its file size.
+fn mix_size(dir: &Path, input: &Path, imatrix: Option<&Path>, mix: &str) -> u64 {
+    let out = dir.join(format!("{mix}-mix.gguf"));
+    let mut a = vec!["-q"];
+    if let Some(im) = imatrix {
+        a.extend(["--imatrix", s(im)]);
+    }
+    a.extend([s(input), s(&out), mix]);
+    run(QUANTIZE, &a);
+    std::fs::metadata(&out).unwrap().len()
+}
+
+#[test]
+fn without_a_type_the_budget_takes_the_nearest_named_mix_that_fits() {
+    let dir = scratch("budget-nearest-mix");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    for mix in ["Q3_K_M", "Q5_K_M"] {
+        let size = mix_size(&dir, &input, None, mix).to_string();
+        let j = json(&run(
+            QUANTIZE,
+            &["--dry-run", "--json", "--target-size", &size, s(&input)],
+        ));
+        assert_eq!(j["ftype"], mix, "{}", j["budget"]);
+        assert_eq!(j["budget"]["reference"]["ftype"], mix, "{}", j["budget"]);
+    }
+    // A TYPE given is kept.
+    let size = mix_size(&dir, &input, None, "Q5_K_M").to_string();
+    let j = json(&run(
+        QUANTIZE,
+        &[
+            "--dry-run",
+            "--json",
+            "--target-size",
+            &size,
+            s(&input),
+            "Q4_K_M",
+        ],
+    ));
+    assert_eq!(j["budget"]["reference"]["ftype"], "Q4_K_M");
+}
+
+#[test]
+fn dry_run_shows_the_mixs_type_and_estimate_beside_the_choice() {
+    let dir = scratch("budget-mix-column");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    // Room for the mix and our keys.
+    let size = (mix_size(&dir, &input, None, "Q4_K_M") + 1024).to_string();
+    let args = ["--dry-run", "--target-size", &size, s(&input), "Q4_K_M"];
+    let text = String::from_utf8_lossy(&run(QUANTIZE, &args).stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.contains("blk.0.ffn_down.weight"))
+        .unwrap();
+    assert!(
+        line.contains(" error ") && line.contains("(mix q"),
+        "{line}"
+    );
+    assert!(text.contains("for Q4_K_M's mix)"), "{text}");
+    let mut a = vec!["--json"];
+    a.extend(args);
+    let j = json(&run(QUANTIZE, &a));
+    let t = j["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "blk.0.ffn_down.weight")
+        .unwrap()
+        .clone();
+    assert!(
+        t["mix_type"].is_string() && t["mix_error"].as_f64().unwrap() > 0.0,
+        "{t}"
+    );
+    let (ours, mix) = (
+        j["budget"]["total_error"].as_f64().unwrap(),
+        j["budget"]["mix_total_error"].as_f64().unwrap(),
+    );
+    // Anchored on the mix (no imatrix): only the bytes left over are spent, where they lower
+    // the estimate.
+    assert!(ours <= mix, "{ours} vs {mix}");
+}
+
+#[test]
+fn without_an_imatrix_the_budget_anchors_on_the_mix_unless_told_free() {
+    let dir = scratch("budget-anchor");
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let size = mix_size(&dir, &input, None, "Q4_K_M");
+    let target = size.to_string();
+    let key = |extra: &[&str]| -> String {
+        let out = dir.join("out.gguf");
+        let mut a = vec!["-q", "--target-size", &target];
+        a.extend_from_slice(extra);
+        a.extend([s(&input), s(&out), "Q4_K_M"]);
+        run(QUANTIZE, &a);
+        let got = std::fs::metadata(&out).unwrap().len();
+        assert!(
+            got <= size && got as f64 >= 0.99 * size as f64,
+            "{got} vs {size}"
+        );
+        let f = ggufkit::gguf::GgufFile::open(&out).unwrap();
+        f.metadata
+            .get_str("ggufkit.quantize.metric")
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        key(&[]),
+        "estimated KL divergence; anchored on Q4_K_M's mix where it fits"
+    );
+    assert_eq!(
+        key(&["--budget-anchor", "free"]),
+        "estimated KL divergence; total error at most Q4_K_M's where the budget allows"
+    );
+    let bad = Command::new(QUANTIZE)
+        .args([
+            "--dry-run",
+            "--target-size",
+            &target,
+            "--budget-anchor",
+            "x",
+            s(&input),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn bytes_left_unused_are_explained_in_the_summary() {
+    // One candidate type at 8 bits per weight: every budgeted tensor is Q4_K, and no larger
+    // type exists to spend the rest on.
+    let input = conv::golden_gguf("llama-spm", "convert-f32");
+    let args = [
+        "--dry-run",
+        "--target-bpw",
+        "8",
+        "--budget-types",
+        "q4_k",
+        s(&input),
+    ];
+    let text = String::from_utf8_lossy(&run(QUANTIZE, &args).stdout).to_string();
+    let line = text.lines().find(|l| l.starts_with("budget ")).unwrap();
+    assert!(
+        line.contains("bytes unused: no tensor's next larger type fits in them"),
+        "{line}"
+    );
+    let mut a = vec!["--json"];
+    a.extend(args);
+    let j = json(&run(QUANTIZE, &a));
+    assert!(
+        j["budget"]["slack"]["unused"].as_u64().unwrap() > 0,
+        "{}",
+        j["budget"]
+    );
+    // A budget the choice uses says nothing of the kind.
+    let j = json(&run(
+        QUANTIZE,
+        &["--dry-run", "--json", "--target-bpw", "4.5", s(&input)],
+    ));
+    assert!(j["budget"]["slack"].is_null(), "{}", j["budget"]);
 }
