@@ -14,6 +14,31 @@ use crate::hf::config::json_u64;
 /// written.
 pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
     let mut c = cfg.clone();
+    let folded = fold_aliases(&mut c)
+        .and_then(|legacy| fold_layer_types(&mut c, &legacy).map(|()| legacy))
+        .and_then(|legacy| fold_rotary(&mut c, &legacy));
+    if folded.is_none() {
+        return false;
+    }
+    *cfg = c;
+    true
+}
+
+/// The keys the class's `__init__` takes out of the dictionary before it stores the rest.
+struct Legacy {
+    ratios: Option<Json>,
+    n_hash: Option<Json>,
+    qk_rope: Option<Json>,
+}
+
+/// A key's value unless it is absent or null.
+fn present(c: &Map<String, Json>, k: &str) -> Option<Json> {
+    c.get(k).filter(|v| !v.is_null()).cloned()
+}
+
+/// The attribute aliases, the legacy keys set aside, and `compress_rates` with the two
+/// `compress_rate_*` overrides folded in.
+fn fold_aliases(c: &mut Map<String, Json>) -> Option<Legacy> {
     for (alias, attr) in [
         ("num_local_experts", "n_routed_experts"),
         ("intermediate_size", "moe_intermediate_size"),
@@ -22,22 +47,16 @@ pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
             c.insert(attr.into(), v);
         }
     }
-    let ratios = c.remove("compress_ratios");
+    let legacy = Legacy {
+        ratios: c.remove("compress_ratios"),
+        n_hash: c.remove("num_hash_layers"),
+        qk_rope: c.remove("qk_rope_head_dim"),
+    };
     let csa = c.remove("compress_rate_csa");
     let hca = c.remove("compress_rate_hca");
-    let n_hash = c.remove("num_hash_layers");
-    let qk_rope = c.remove("qk_rope_head_dim");
-    let present = |c: &Map<String, Json>, k: &str| c.get(k).filter(|v| !v.is_null()).cloned();
-    let n = match present(&c, "num_hidden_layers") {
-        Some(v) => match json_u64(&v) {
-            Some(n) => n as usize,
-            None => return false,
-        },
-        None => 43,
-    };
-    let mut rates = match present(&c, "compress_rates") {
+    let mut rates = match present(c, "compress_rates") {
         Some(Json::Object(m)) => m,
-        Some(_) => return false,
+        Some(_) => return None,
         None => {
             let mut m = Map::new();
             m.insert("compressed_sparse_attention".into(), json!(4));
@@ -52,23 +71,33 @@ pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
         rates.insert("heavily_compressed_attention".into(), v);
     }
     c.insert("compress_rates".into(), Json::Object(rates));
-    let layer_types = match present(&c, "layer_types") {
+    Some(legacy)
+}
+
+/// `layer_types` (from the legacy compression ratios, or the class's alternating default) and
+/// `mlp_layer_types` (the first `num_hash_layers` hash-routed), each checked and cut to the
+/// block count.
+fn fold_layer_types(c: &mut Map<String, Json>, legacy: &Legacy) -> Option<()> {
+    let n = match present(c, "num_hidden_layers") {
+        Some(v) => json_u64(&v)? as usize,
+        None => 43,
+    };
+    let layer_types = match present(c, "layer_types") {
         Some(Json::Array(a)) => a,
-        Some(_) => return false,
-        None => match ratios.filter(|v| !v.is_null()) {
-            Some(Json::Array(r)) => {
-                let mut out = Vec::with_capacity(r.len());
-                for x in r {
-                    out.push(json!(match json_u64(&x) {
-                        Some(0) => "sliding_attention",
-                        Some(4) => "compressed_sparse_attention",
-                        Some(128) => "heavily_compressed_attention",
-                        _ => return false,
-                    }));
-                }
-                out
-            }
-            Some(_) => return false,
+        Some(_) => return None,
+        None => match legacy.ratios.clone().filter(|v| !v.is_null()) {
+            Some(Json::Array(r)) => r
+                .iter()
+                .map(|x| {
+                    Some(json!(match json_u64(x)? {
+                        0 => "sliding_attention",
+                        4 => "compressed_sparse_attention",
+                        128 => "heavily_compressed_attention",
+                        _ => return None,
+                    }))
+                })
+                .collect::<Option<Vec<_>>>()?,
+            Some(_) => return None,
             None => (0..n)
                 .map(|i| {
                     json!(if i < 2 || i % 2 == 1 {
@@ -80,15 +109,12 @@ pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
                 .collect(),
         },
     };
-    let mlp_types = match present(&c, "mlp_layer_types") {
+    let mlp_types = match present(c, "mlp_layer_types") {
         Some(Json::Array(a)) => a,
-        Some(_) => return false,
+        Some(_) => return None,
         None => {
-            let hashed = match n_hash.filter(|v| !v.is_null()) {
-                Some(v) => match json_u64(&v) {
-                    Some(h) => h as usize,
-                    None => return false,
-                },
+            let hashed = match legacy.n_hash.clone().filter(|v| !v.is_null()) {
+                Some(v) => json_u64(&v)? as usize,
                 None => 3,
             };
             (0..n)
@@ -102,47 +128,44 @@ pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
                 .iter()
                 .all(|t| t.as_str().is_some_and(|t| ok.contains(&t)))
     };
-    if !allowed(
-        &layer_types,
-        &[
-            "sliding_attention",
-            "compressed_sparse_attention",
-            "heavily_compressed_attention",
-        ],
-    ) || !allowed(&mlp_types, &["hash_moe", "moe"])
-    {
-        return false;
+    let attention = [
+        "sliding_attention",
+        "compressed_sparse_attention",
+        "heavily_compressed_attention",
+    ];
+    if !allowed(&layer_types, &attention) || !allowed(&mlp_types, &["hash_moe", "moe"]) {
+        return None;
     }
     c.insert("layer_types".into(), Json::Array(layer_types[..n].to_vec()));
     c.insert(
         "mlp_layer_types".into(),
         Json::Array(mlp_types[..n].to_vec()),
     );
-    let head_dim = match present(&c, "head_dim") {
-        Some(v) => match v.as_f64() {
-            Some(h) => h,
-            None => return false,
-        },
+    Some(())
+}
+
+/// `partial_rotary_factor` (from the legacy `qk_rope_head_dim` when absent), the derived
+/// `qk_rope_head_dim`, and the rope settings as a `main` and a `compress` dict.
+fn fold_rotary(c: &mut Map<String, Json>, legacy: &Legacy) -> Option<()> {
+    let head_dim = match present(c, "head_dim") {
+        Some(v) => v.as_f64()?,
         None => 512.0,
     };
-    let prf = match present(&c, "partial_rotary_factor") {
-        Some(v) => match v.as_f64() {
-            Some(p) => p,
-            None => return false,
-        },
-        None => match qk_rope.filter(|v| !v.is_null()) {
+    let prf = match present(c, "partial_rotary_factor") {
+        Some(v) => v.as_f64()?,
+        None => match legacy.qk_rope.clone().filter(|v| !v.is_null()) {
             Some(q) => match q.as_f64() {
                 Some(q) if head_dim != 0.0 => q / head_dim,
-                _ => return false,
+                _ => return None,
             },
             None => 64.0 / 512.0,
         },
     };
     c.insert("partial_rotary_factor".into(), json!(prf));
     c.insert("qk_rope_head_dim".into(), json!((head_dim * prf) as i64));
-    let theta = present(&c, "rope_theta").unwrap_or(json!(10000.0));
+    let theta = present(c, "rope_theta").unwrap_or(json!(10000.0));
     c.insert("rope_theta".into(), theta.clone());
-    let compress_theta = present(&c, "compress_rope_theta").unwrap_or(json!(160000.0));
+    let compress_theta = present(c, "compress_rope_theta").unwrap_or(json!(160000.0));
     let rp = match c.get("rope_parameters").or_else(|| c.get("rope_scaling")) {
         Some(Json::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -174,8 +197,7 @@ pub(super) fn config_class(cfg: &mut Map<String, Json>) -> bool {
     };
     c.insert("rope_parameters".into(), rope);
     c.remove("rope_scaling");
-    *cfg = c;
-    true
+    Some(())
 }
 
 #[cfg(test)]
