@@ -111,6 +111,19 @@ pub fn fetch_plain_dir(
             fetched.push(f.to_string());
         }
     }
+    if fetched.iter().any(|f| f == "modules.json") {
+        let modules = std::fs::read(dir.join("modules.json"))
+            .map_err(|e| RemoteError::io(dir.join("modules.json"), e))?;
+        for f in module_configs(&modules) {
+            let target = dir.join(&f);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| RemoteError::io(parent, e))?;
+            }
+            if fetch_file(&client, &file_url(&f), "config.json", &target)? {
+                fetched.push(f);
+            }
+        }
+    }
     let weights = if fetched.iter().any(|f| f == INDEX) {
         index_shards(&dir.join(INDEX), &file_url(INDEX))?
     } else {
@@ -135,6 +148,38 @@ pub fn fetch_plain_dir(
         weights,
         fetched,
     })
+}
+
+/// The configuration files of a sentence-transformers model's modules (`<path>/config.json`
+/// for each entry of `modules.json` with a path; the pooling module's tells the converter the
+/// pooling type). A path that is not a short run of plain relative segments is skipped, as is
+/// a `modules.json` that is not a list: the converter reports those itself.
+pub fn module_configs(modules_json: &[u8]) -> Vec<String> {
+    let Ok(serde_json::Value::Array(mods)) = serde_json::from_slice(modules_json) else {
+        return Vec::new();
+    };
+    let plain = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 255
+            && p.split('/').all(|seg| {
+                !seg.is_empty()
+                    && seg != "."
+                    && seg != ".."
+                    && seg
+                        .bytes()
+                        .all(|b| b.is_ascii_graphic() && b != b'\\' && b != b'%')
+            })
+    };
+    let mut out = BTreeSet::new();
+    for m in mods.iter().take(64) {
+        if let Some(p) = m.get("path").and_then(serde_json::Value::as_str) {
+            let p = p.trim_end_matches('/');
+            if plain(p) {
+                out.insert(format!("{p}/config.json"));
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// A required file the server does not have.
@@ -231,6 +276,21 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_configs_are_the_plain_paths_of_modules_json() {
+        let mods =
+            br#"[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+            {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+            {"idx":2,"name":"2","path":"2_Dense/","type":"sentence_transformers.models.Dense"},
+            {"path":"../etc"},{"path":"/abs"},{"path":"a//b"},{"path":"x\\y"},{"path":7}]"#;
+        assert_eq!(
+            module_configs(mods),
+            vec!["1_Pooling/config.json", "2_Dense/config.json"]
+        );
+        assert!(module_configs(b"{}").is_empty());
+        assert!(module_configs(b"not json").is_empty());
+    }
 
     #[test]
     fn the_directory_is_named_by_the_last_segment() {

@@ -3,7 +3,7 @@
 //! files converted from disk; a missing optional file is skipped, a missing required one is
 //! an error naming its URL.
 
-use ggufkit_converters::remote::plain::{OPTIONAL, REQUIRED};
+use ggufkit_converters::remote::plain::{module_configs, OPTIONAL, REQUIRED};
 use ggufkit_converters::remote::{fetch_plain_dir, RemoteError};
 use ggufkit_testsupport::hub_server::Faults;
 
@@ -45,11 +45,16 @@ fn one(
         .any(|(f, _)| *f == name);
     // The local side: the files a plain directory is read for (the known names at its top
     // and the weights), in a directory of the same name.
+    let modules = files
+        .get("modules.json")
+        .map(|m| module_configs(m))
+        .unwrap_or_default();
     let known: BTreeMap<String, Vec<u8>> = files
         .iter()
         .filter(|(n, _)| {
             *n == REQUIRED
                 || OPTIONAL.contains(&n.as_str())
+                || modules.contains(n)
                 || (n.ends_with(".safetensors") && !n.contains('/'))
                 || *n == "model.safetensors.index.json"
         })
