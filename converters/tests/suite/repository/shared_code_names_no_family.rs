@@ -46,12 +46,20 @@ fn family_names() -> BTreeSet<String> {
         names.extend(row.gguf.map(str::to_string));
         names.extend(row.mmproj.map(|(t, _)| t.to_string()));
     }
-    for e in std::fs::read_dir(hf_src().join("arch")).unwrap().flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap();
-        for (i, _) in text.match_indices("name: \"") {
-            let rest = &text[i + 7..];
-            if let Some(end) = rest.find('"') {
-                names.insert(rest[..end].to_string());
+    // A family's sources: its file, and the files of its own directory when it has one.
+    let mut dirs = vec![hf_src().join("arch")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                dirs.push(e.path());
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            for (i, _) in text.match_indices("name: \"") {
+                let rest = &text[i + 7..];
+                if let Some(end) = rest.find('"') {
+                    names.insert(rest[..end].to_string());
+                }
             }
         }
     }
