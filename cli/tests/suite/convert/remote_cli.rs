@@ -10,10 +10,13 @@ use std::process::{Command, Output, Stdio};
 use ggufkit_testsupport::hub_server::HubServer;
 use ggufkit_testsupport::scratch;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-convert");
-const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+/// The binary under test.
+pub(super) const BIN: &str = env!("CARGO_BIN_EXE_gguf-convert");
+/// The commit every test repository is pinned at.
+pub(super) const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
-fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
+/// `gguf-convert ARGS` in `cwd`, with no Hub variable of the caller's environment but `env`.
+pub(super) fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     let mut c = Command::new(BIN);
     c.args(args).current_dir(cwd).stdin(Stdio::null());
     for k in [
@@ -31,7 +34,8 @@ fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
     c.output().unwrap()
 }
 
-fn fixture_files() -> BTreeMap<String, Vec<u8>> {
+/// The llama-spm fixture's files, as a test repository holds them.
+pub(super) fn fixture_files() -> BTreeMap<String, Vec<u8>> {
     ggufkit_testsupport::paths::fixture_files(&ggufkit_testsupport::testdata("hf/llama-spm"))
         .into_iter()
         .map(|(rel, c)| (rel.to_string_lossy().into_owned(), c.bytes()))

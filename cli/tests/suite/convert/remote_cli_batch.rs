@@ -3,40 +3,12 @@
 //! batch state and their weights are not read again; a Hub job writes the bytes of
 //! `gguf-convert --remote`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use ggufkit_testsupport::hub_server::HubServer;
 use ggufkit_testsupport::scratch;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-convert");
-const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
-
-fn run(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Output {
-    let mut c = Command::new(BIN);
-    c.args(args).current_dir(cwd).stdin(Stdio::null());
-    for k in [
-        "HF_ENDPOINT",
-        "HF_TOKEN",
-        "HF_HUB_OFFLINE",
-        "HF_HOME",
-        "HF_HUB_CACHE",
-    ] {
-        c.env_remove(k);
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn fixture_files() -> BTreeMap<String, Vec<u8>> {
-    ggufkit_testsupport::paths::fixture_files(&ggufkit_testsupport::testdata("hf/llama-spm"))
-        .into_iter()
-        .map(|(rel, c)| (rel.to_string_lossy().into_owned(), c.bytes()))
-        .collect()
-}
+use super::remote_cli::{fixture_files, run, COMMIT};
 
 /// Whether the server log (from entry `from` on) holds a range of `repo`'s weights that
 /// starts past their first MiB (a tensor read, not a header).

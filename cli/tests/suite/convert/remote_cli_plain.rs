@@ -3,33 +3,17 @@
 //! by default and leaves no temporary files; a directory without config.json is an input
 //! error naming the URL.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use ggufkit_testsupport::hub_server::HubServer;
 use ggufkit_testsupport::scratch;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gguf-convert");
-const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+use super::remote_cli::{self, fixture_files, COMMIT};
 
+/// `gguf-convert ARGS` in `cwd` with its temporary files under `tmp`.
 fn run(args: &[&str], cwd: &Path, tmp: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .env_remove("HF_ENDPOINT")
-        .env_remove("HF_TOKEN")
-        .env("TMPDIR", tmp)
-        .output()
-        .unwrap()
-}
-
-fn fixture_files() -> BTreeMap<String, Vec<u8>> {
-    ggufkit_testsupport::paths::fixture_files(&ggufkit_testsupport::testdata("hf/llama-spm"))
-        .into_iter()
-        .map(|(rel, c)| (rel.to_string_lossy().into_owned(), c.bytes()))
-        .collect()
+    remote_cli::run(args, &[("TMPDIR", tmp.to_str().unwrap())], cwd)
 }
 
 #[test]
