@@ -8,51 +8,16 @@ use super::*;
 
 #[test]
 fn every_hf_fixture_converts_identically_through_the_server() {
-    let root = ggufkit_testsupport::testdata("hf");
-    let mut names: Vec<String> = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().join("config.json").is_file())
-        // One fixture per family: `-s2` is the same family's second seed.
-        .filter(|e| !e.file_name().to_string_lossy().ends_with("-s2"))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
     let server = HubServer::start();
     let client = client(&server, None);
-    // Three workers: the server and the client serve them at once, as a real run's ranges.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let outcomes: Vec<(usize, usize, Vec<String>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|w| {
-                let (server, client, names, root, next) = (&server, &client, &names, &root, &next);
-                s.spawn(move || {
-                    let scratch = ggufkit_testsupport::scratch(&format!("remote-families-{w}"));
-                    let (mut same, mut both_failed, mut differ) = (0, 0, Vec::new());
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(name) = names.get(i) else { break };
-                        match one(server, client, &scratch, root, name) {
-                            Some(Ok(())) => same += 1,
-                            Some(Err(None)) => both_failed += 1,
-                            Some(Err(Some(d))) => differ.push(d),
-                            None => {}
-                        }
-                    }
-                    (same, both_failed, differ)
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    let root = ggufkit_testsupport::testdata("hf");
+    let (same, both_failed) = compare_first_seed_fixtures("remote-families", |scratch, name| {
+        Some(match one(&server, &client, scratch, &root, name)? {
+            Ok(()) => Outcome::Same,
+            Err(None) => Outcome::BothRefused,
+            Err(Some(d)) => Outcome::Differ(d),
+        })
     });
-    let same: usize = outcomes.iter().map(|o| o.0).sum();
-    let both_failed: usize = outcomes.iter().map(|o| o.1).sum();
-    let differ: Vec<String> = outcomes.into_iter().flat_map(|o| o.2).collect();
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
-    assert!(
-        same >= 80,
-        "only {same} fixtures converted ({both_failed} failed both ways)"
-    );
     eprintln!("{same} fixtures identical, {both_failed} refused both locally and remotely");
 }
 

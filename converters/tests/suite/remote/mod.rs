@@ -139,3 +139,71 @@ pub fn remote_error(r: Result<Vec<u8>, String>) -> String {
 /// Unused-import guard for the error type the helpers mention in docs.
 #[allow(dead_code)]
 fn _types(_: ConvertError) {}
+
+/// One fixture converted from disk and through a remote path.
+pub enum Outcome {
+    /// The same bytes.
+    Same,
+    /// Both conversions refused the fixture.
+    BothRefused,
+    /// What differs.
+    Differ(String),
+}
+
+/// The first-seed fixtures of `testdata/hf/` (each with a config.json; `-s2` is the same
+/// family's second seed), sorted.
+pub fn first_seed_fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(ggufkit_testsupport::testdata("hf"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("config.json").is_file())
+        .filter(|e| !e.file_name().to_string_lossy().ends_with("-s2"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs `one` on every first-seed fixture with three workers (the server and the client
+/// serve them at once, as a real run's ranges), each in its own scratch directory
+/// `{tag}-{worker}`; `None` skips a fixture. Fails when a fixture differs or fewer than 80
+/// are identical; returns the identical and refused-both-ways counts.
+pub fn compare_first_seed_fixtures(
+    tag: &str,
+    one: impl Fn(&Scratch, &str) -> Option<Outcome> + Sync,
+) -> (usize, usize) {
+    let names = first_seed_fixtures();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<(usize, usize, Vec<String>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..3)
+            .map(|w| {
+                let (names, next, one) = (&names, &next, &one);
+                s.spawn(move || {
+                    let scratch = ggufkit_testsupport::scratch(&format!("{tag}-{w}"));
+                    let (mut same, mut both_failed, mut differ) = (0, 0, Vec::new());
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(name) = names.get(i) else { break };
+                        match one(&scratch, name) {
+                            Some(Outcome::Same) => same += 1,
+                            Some(Outcome::BothRefused) => both_failed += 1,
+                            Some(Outcome::Differ(d)) => differ.push(d),
+                            None => {}
+                        }
+                    }
+                    (same, both_failed, differ)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let same: usize = outcomes.iter().map(|o| o.0).sum();
+    let both_failed: usize = outcomes.iter().map(|o| o.1).sum();
+    let differ: Vec<String> = outcomes.into_iter().flat_map(|o| o.2).collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert!(
+        same >= 80,
+        "only {same} fixtures converted ({both_failed} failed both ways)"
+    );
+    (same, both_failed)
+}
