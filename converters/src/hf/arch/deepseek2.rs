@@ -29,6 +29,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
+pub(super) use crate::hf::tokenizer::json_truthy_opt as truthy;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
@@ -404,18 +405,6 @@ fn lite_params(p: &mut Params) -> Result<(), ConvertError> {
         p.u32(mla::NEXTN_PREDICT_LAYERS, nextn)?;
     }
     Ok(())
-}
-
-/// Python truthiness of a config value (absent and null are false).
-pub(super) fn truthy(v: Option<&Json>) -> bool {
-    match v {
-        None | Some(Json::Null) => false,
-        Some(Json::Bool(b)) => *b,
-        Some(Json::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Json::String(s)) => !s.is_empty(),
-        Some(Json::Array(a)) => !a.is_empty(),
-        Some(Json::Object(o)) => !o.is_empty(),
-    }
 }
 
 #[cfg(test)]

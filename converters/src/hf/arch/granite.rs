@@ -6,13 +6,13 @@
 //! into gate and up halves and adds the shared FFN size.
 
 use ggufkit::gguf::keys::{attention, llm};
-use serde_json::Value as Json;
 
 use super::{llama, Arch, HeadDim, Hooks, ModelType, Modified, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER, MOE_DECODER};
 use crate::hf::params::Params;
+pub(super) use crate::hf::tokenizer::json_truthy as truthy;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
@@ -182,18 +182,6 @@ pub(super) fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
         p.u32_or_list(llm::EXPERT_SHARED_FEED_FORWARD_LENGTH, &v)?;
     }
     Ok(())
-}
-
-/// Python truthiness of a JSON value.
-pub(super) fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64() != Some(0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
-    }
 }
 
 /// Splits `[.., 2 * n_ff, n_embd]` into its gate and up halves (`split(n_ff, dim=-2)`).

@@ -20,6 +20,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
+use crate::hf::tokenizer::json_truthy_opt as truthy;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -82,18 +83,6 @@ pub(super) fn drop_tied_head(
         return Ok(Modified::Drop);
     }
     Ok(Modified::Pass(name, expr))
-}
-
-/// Python truthiness of an optional JSON value (absent is false).
-fn truthy(v: Option<&Json>) -> bool {
-    match v {
-        None | Some(Json::Null) => false,
-        Some(Json::Bool(b)) => *b,
-        Some(Json::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Json::String(s)) => !s.is_empty(),
-        Some(Json::Array(a)) => !a.is_empty(),
-        Some(Json::Object(o)) => !o.is_empty(),
-    }
 }
 
 /// `HunYuanModel.set_gguf_parameters`.

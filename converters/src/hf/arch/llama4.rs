@@ -18,6 +18,7 @@ use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
+use crate::hf::tokenizer::json_truthy as truthy;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
@@ -129,18 +130,6 @@ fn derive_layer_types(cfg: &mut Map<String, Json>) -> bool {
         .collect();
     cfg.insert("layer_types".into(), Json::Array(types));
     true
-}
-
-/// Python truthiness of a list entry (`no_rope_layers` holds 0/1).
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64() != Some(0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
-    }
 }
 
 /// `Llama4Model.set_gguf_parameters`, with `intermediate_size` swapped back as its

@@ -22,6 +22,7 @@ use super::{deepseek2, llama, no_extra, Arch, Hooks, QkPermute, Rules};
 use crate::hf::config::Hparams;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
+use crate::hf::tokenizer::json_truthy as truthy;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
@@ -144,18 +145,6 @@ pub fn for_params(hp: &Hparams) -> &'static Arch {
         &MISTRAL_NATIVE_3
     } else {
         &MISTRAL_NATIVE
-    }
-}
-
-/// Python's truth value of a JSON value (`not x`).
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
     }
 }
 

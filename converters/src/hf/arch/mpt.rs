@@ -17,6 +17,7 @@ use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
+use crate::hf::tokenizer::json_truthy_opt as truthy;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -118,17 +119,6 @@ fn attn<'a>(hp: &'a Hparams, key: &str) -> Result<Option<&'a Json>, ConvertError
     match hp.get("attn_config") {
         Some(Json::Object(ac)) => Ok(ac.get(key)),
         _ => Err(hp.missing(&["attn_config"])),
-    }
-}
-
-fn truthy(v: Option<&Json>) -> bool {
-    match v {
-        None | Some(Json::Null) | Some(Json::Bool(false)) => false,
-        Some(Json::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Json::String(s)) => !s.is_empty(),
-        Some(Json::Array(a)) => !a.is_empty(),
-        Some(Json::Object(o)) => !o.is_empty(),
-        Some(Json::Bool(true)) => true,
     }
 }
 
