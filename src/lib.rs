@@ -11,6 +11,7 @@
 //! * [`reshard`]: llama-gguf-split's split and merge of existing files.
 //! * [`manifest`]: the per-file JSON manifest used to compare against llama.cpp.
 //! * [`inspect`]: what `gguf-inspect` shows and checks (dump, manifest, diff, verify).
+//! * [`timing`]: wall time per named phase of a run, for `--verbose` and the benchmarks.
 //!
 //! Quantization kernels live in the `ggufkit-quantizers` crate, re-exported as
 //! [`quantizers`]; the HuggingFace and legacy readers in `ggufkit-converters`; the
@@ -75,6 +76,8 @@ pub mod reshard;
 pub mod split;
 #[forbid(unsafe_code)]
 pub mod threads;
+#[forbid(unsafe_code)]
+pub mod timing;
 #[forbid(unsafe_code)]
 pub mod write;
 

@@ -247,7 +247,8 @@ struct Cli {
     /// Replace existing output files; in batches, also rebuild outputs that are up to date.
     #[arg(long, short = 'f')]
     force: bool,
-    /// More detail on stderr (convert_hf_to_gguf.py's flag; ggufkit reports notes anyway).
+    /// More detail on stderr: after a single output, where the time went, phase by phase
+    /// (reading the config, the vocabulary, writing tensor data, the final sync, ...).
     #[arg(long, short = 'v')]
     verbose: bool,
     /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit always streams through a
@@ -984,8 +985,34 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
         .expect("one result per output")
         .map_err(|e| Failure::Run(e.into()))?;
     bar.finish_and_clear();
-    print_done(cli, src, &p, &layout, &written, t0.elapsed().as_secs_f64());
+    let secs = t0.elapsed().as_secs_f64();
+    print_done(cli, src, &p, &layout, &written, secs);
+    if cli.verbose {
+        print_phases(secs);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--verbose`: where the run's wall time went, phase by phase (on stderr, also with
+/// `--json`); "other" is the rest (start-up, planning the output, the report).
+fn print_phases(total: f64) {
+    let phases = ggufkit::timing::take();
+    let timed: f64 = phases.iter().map(|(_, d)| d.as_secs_f64()).sum();
+    eprintln!("phase timings (wall seconds):");
+    for (name, d) in &phases {
+        let s = d.as_secs_f64();
+        eprintln!(
+            "  {name:<32} {s:>8.3}  {:>5.1}%",
+            100.0 * s / total.max(1e-9)
+        );
+    }
+    let other = (total - timed).max(0.0);
+    eprintln!(
+        "  {:<32} {other:>8.3}  {:>5.1}%",
+        "other",
+        100.0 * other / total.max(1e-9)
+    );
+    eprintln!("  {:<32} {total:>8.3}", "total");
 }
 
 /// `--outtype`'s help: the converter's types come from the file-type table.

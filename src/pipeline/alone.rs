@@ -18,6 +18,7 @@ pub fn write(
 ) -> Result<WrittenOutput, PipelineError> {
     let mut files = Files::plan(plan)?;
     observer.output_started(index);
+    let data_phase = crate::timing::phase("write: tensor data");
     // A vocab-only file has no tensor data: committing creates its headers.
     if !files.options().vocab_only {
         let tensors: Vec<&Tensor> = plan.tensors().collect();
@@ -34,5 +35,7 @@ pub fn write(
             Ok(())
         })?;
     }
+    drop(data_phase);
+    let _commit = crate::timing::phase("write: sync and commit");
     files.commit(index, t0, observer)
 }

@@ -622,7 +622,13 @@ impl Source {
         // Say how a BPE pre-tokenizer was recognised (by llama.cpp's hash, or by structure
         // when the hash is unknown).
         if c.model.metadata.get_str(keys::tokenizer::MODEL) == Ok("gpt2") {
-            if let Ok(m) = crate::hf::tokenizer::detect_pre_tokenizer(&self.path) {
+            // The conversion recognised it already where the vocabulary took the BPE path; a
+            // family's own vocabulary code that writes a BPE model is checked here.
+            let m = match c.pre_tokenizer {
+                Some(m) => Some(m),
+                None => crate::hf::tokenizer::detect_pre_tokenizer(&self.path).ok(),
+            };
+            if let Some(m) = m {
                 notes.push(format!("pre-tokenizer: {m}"));
             }
         }

@@ -186,6 +186,7 @@ pub fn read_lora_dir(
         sources,
         hf_arch: hp.arch.clone(),
         vocab_error: None,
+        pre_tokenizer: None,
     })
 }
 

@@ -136,6 +136,9 @@ pub struct HfConversion {
     /// Why the tokenizer keys are missing, when [`HfOptions::allow_missing_vocab`] let the
     /// conversion go on without them.
     pub vocab_error: Option<String>,
+    /// How the BPE / WordPiece pre-tokenizer was recognised, where the vocabulary took one of
+    /// those paths (read once with the tokenizer, for the CLI's note).
+    pub pre_tokenizer: Option<tokenizer::PreTokenizerMatch>,
 }
 
 /// The supported HF architecture names (for error messages).
@@ -333,6 +336,7 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
                 .into(),
         });
     }
+    let index_phase = ggufkit::timing::phase("read: config and tensor index");
     let hp = config::load(dir)?;
     let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;
     // The reference reads `.bin` parts only when there are no safetensors weights.
@@ -350,6 +354,7 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
         },
         r => r?,
     };
+    drop(index_phase);
     convert_dir(dir, opts, hp, arch, shards, None)
 }
 
@@ -370,6 +375,7 @@ fn convert_dir(
     mistral: Option<tokenizer::mistral::TemplateChoice>,
 ) -> Result<HfConversion, ConvertError> {
     apply_mtp_switch(opts, &mut hp, arch, mistral.is_some())?;
+    let plan_phase = ggufkit::timing::phase("read: tensor plan");
     let entries = tensors::collect(arch, &hp, shards.tensors)?;
     let entries = match arch.rules.mtp {
         Some(rename) => rename(&mut hp, entries)?,
@@ -398,12 +404,18 @@ fn convert_dir(
         file_type,
         a16,
     };
+    drop(plan_phase);
+    let metadata_phase = ggufkit::timing::phase("read: metadata");
     let (mut md, meta) = model_metadata(dir, opts, &hp, arch, &planned, head)?;
     let default_file_name = default_file_name(&meta, &hp, opts, label);
+    drop(metadata_phase);
+    let vocab_phase = ggufkit::timing::phase("read: vocabulary");
     let vocab = match mistral {
         // The reference writes Mistral's vocabulary as it is: no padding to params.json's
         // vocab_size.
-        Some(choice) => tokenizer::mistral::vocab_metadata(dir, gguf_arch, choice),
+        Some(choice) => {
+            tokenizer::mistral::vocab_metadata(dir, gguf_arch, choice).map(|k| (k, None))
+        }
         None => {
             if arch.vocab_quirks.pads_to_vocab_size {
                 check_vocab_padding(&hp, &planned)?;
@@ -415,20 +427,22 @@ fn convert_dir(
                 arch: gguf_arch,
                 hparams: &hparams,
             };
-            tokenizer::vocab_metadata(&req)
+            tokenizer::vocab_metadata_report(&req).map(|r| (r.keys, r.pre))
         }
     };
-    let vocab_error = match vocab {
-        Ok(kvs) => {
+    let (vocab_error, pre_tokenizer) = match vocab {
+        Ok((kvs, pre)) => {
             for (k, v) in kvs {
                 md.set(k, v);
             }
-            None
+            (None, pre)
         }
-        Err(e) if opts.allow_missing_vocab => Some(e.to_string()),
+        Err(e) if opts.allow_missing_vocab => (Some(e.to_string()), None),
         Err(e) => return Err(e),
     };
+    drop(vocab_phase);
 
+    let _check_phase = ggufkit::timing::phase("read: loadability check");
     let (sources, tensors) = to_ir_all(planned);
     let hparams_file = if mistral.is_some() {
         "params.json"
@@ -449,6 +463,7 @@ fn convert_dir(
         sources,
         hf_arch: hp.arch.clone(),
         vocab_error,
+        pre_tokenizer,
     })
 }
 

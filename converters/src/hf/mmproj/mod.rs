@@ -611,6 +611,7 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         sources,
         hf_arch: ctx.class,
         vocab_error: None,
+        pre_tokenizer: None,
     })
 }
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): a small real-shaped model, where fixed costs show. A SmolLM2-135M-
+# shaped HF checkpoint (bf16, the real 49,152-token BPE vocabulary; conformance/bench/
+# make_small_hf.py) converted to f16 by gguf-convert and by llama.cpp's convert_hf_to_gguf.py,
+# alternating, ROUNDS times each, warm page cache; checks both wrote the same bytes, prints
+# the medians, their ratio, and gguf-convert's per-phase table (--verbose) of its median run.
+#
+#   scripts/bench-small.sh [WORKDIR] [ROUNDS] [THREADS]   # defaults: /tmp/ggufkit-bench-small 5 all
+#
+# Environment: L (llama.cpp checkout: convert_hf_to_gguf.py and gguf-py), PY (a python with
+# torch, safetensors, transformers, numpy: the reference's requirements). gguf-convert runs
+# with --no-sync (the reference does not sync its output) and again with its default durable
+# write.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=${1:-/tmp/ggufkit-bench-small}
+ROUNDS=${2:-5}
+THREADS=${3:-}
+L=${L:-/work/ref/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp}
+PY=${PY:-/work/ref/torchvenv/bin/python}
+T=${CARGO_TARGET_DIR:-target}/release
+mkdir -p "$W"
+cargo build --release --quiet -p ggufkit-cli --bin gguf-convert
+HF="$W/smollm2-135m-shaped"
+[ -f "$HF/model.safetensors" ] || "$PY" conformance/bench/make_small_hf.py "$HF"
+TFLAG=()
+[ -n "$THREADS" ] && TFLAG=(--threads "$THREADS")
+warm() { cat "$HF"/* > /dev/null; }
+
+run() { # TAG → prints wall seconds; output in $W/TAG.gguf
+  local tag=$1 out="$W/$1.gguf"
+  rm -f "$out"
+  warm
+  sync
+  local cmd
+  case "$tag" in
+    ours) cmd=("$T/gguf-convert" "$HF" --outtype f16 --outfile "$out" --no-sync --quiet "${TFLAG[@]}") ;;
+    ours-durable) cmd=("$T/gguf-convert" "$HF" --outtype f16 --outfile "$out" --quiet "${TFLAG[@]}") ;;
+    ref) cmd=(env PYTHONPATH="$L/gguf-py" NO_LOCAL_GGUF=1 "$PY" "$L/convert_hf_to_gguf.py" "$HF" --outtype f16 --outfile "$out") ;;
+  esac
+  /usr/bin/time -f "%e" -o "$W/.time" "${cmd[@]}" > "$W/$tag.log" 2>&1
+  tail -n1 "$W/.time"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+declare -A TIMES
+for r in $(seq "$ROUNDS"); do
+  for tag in ref ours ours-durable; do
+    TIMES[$tag]+="$(run "$tag") "
+  done
+done
+cmp "$W/ours.gguf" "$W/ref.gguf" || { echo "gguf-convert and the reference differ" >&2; exit 1; }
+cmp "$W/ours-durable.gguf" "$W/ref.gguf"
+
+REF=$(tr ' ' '\n' <<< "${TIMES[ref]}" | grep . | median)
+echo "| run | median wall s ($ROUNDS rounds) | ratio to the reference |"
+echo "|---|---|---|"
+echo "| convert_hf_to_gguf.py --outtype f16 | $REF | 1 |"
+for tag in ours ours-durable; do
+  M=$(tr ' ' '\n' <<< "${TIMES[$tag]}" | grep . | median)
+  echo "| gguf-convert ($tag) | $M | $(awk -v a="$M" -v b="$REF" 'BEGIN{printf "%.3f", a/b}') |"
+done
+echo
+echo "gguf-convert --verbose (one more run, --no-sync):"
+rm -f "$W/ours.gguf"
+warm
+"$T/gguf-convert" "$HF" --outtype f16 --outfile "$W/ours.gguf" --no-sync --verbose "${TFLAG[@]}" 2>&1 | sed -n '/phase timings/,$p'
