@@ -27,7 +27,7 @@ TFLAG=()
 [ -n "$THREADS" ] && TFLAG=(--threads "$THREADS")
 warm() { cat "$HF"/* > /dev/null; }
 
-run() { # TAG → prints wall seconds; output in $W/TAG.gguf
+run() { # TAG → prints "wall cpu" seconds (cpu: user + sys); output in $W/TAG.gguf
   local tag=$1 out="$W/$1.gguf"
   rm -f "$out"
   warm
@@ -38,11 +38,13 @@ run() { # TAG → prints wall seconds; output in $W/TAG.gguf
     ours-durable) cmd=("$T/gguf-convert" "$HF" --outtype f16 --outfile "$out" --quiet "${TFLAG[@]}") ;;
     ref) cmd=(env PYTHONPATH="$L/gguf-py" NO_LOCAL_GGUF=1 "$PY" "$L/convert_hf_to_gguf.py" "$HF" --outtype f16 --outfile "$out") ;;
   esac
-  /usr/bin/time -f "%e" -o "$W/.time" "${cmd[@]}" > "$W/$tag.log" 2>&1
-  tail -n1 "$W/.time"
+  /usr/bin/time -f "%e %U %S" -o "$W/.time" "${cmd[@]}" > "$W/$tag.log" 2>&1
+  tail -n1 "$W/.time" | awk '{printf "%s/%.2f", $1, $2 + $3}'
 }
 
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# The median of the wall (FIELD 1) or CPU (FIELD 2) seconds of TAG's runs.
+stat() { tr ' ' '\n' <<< "${TIMES[$1]}" | grep . | cut -d/ -f"$2" | median; }
 
 declare -A TIMES
 for r in $(seq "$ROUNDS"); do
@@ -53,13 +55,16 @@ done
 cmp "$W/ours.gguf" "$W/ref.gguf" || { echo "gguf-convert and the reference differ" >&2; exit 1; }
 cmp "$W/ours-durable.gguf" "$W/ref.gguf"
 
-REF=$(tr ' ' '\n' <<< "${TIMES[ref]}" | grep . | median)
-echo "| run | median wall s ($ROUNDS rounds) | ratio to the reference |"
-echo "|---|---|---|"
-echo "| convert_hf_to_gguf.py --outtype f16 | $REF | 1 |"
+REF=$(stat ref 1)
+REF_CPU=$(stat ref 2)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+echo "| run | median wall s ($ROUNDS rounds) | ratio | median CPU s | ratio |"
+echo "|---|---|---|---|---|"
+echo "| convert_hf_to_gguf.py --outtype f16 | $REF | 1 | $REF_CPU | 1 |"
 for tag in ours ours-durable; do
-  M=$(tr ' ' '\n' <<< "${TIMES[$tag]}" | grep . | median)
-  echo "| gguf-convert ($tag) | $M | $(awk -v a="$M" -v b="$REF" 'BEGIN{printf "%.3f", a/b}') |"
+  M=$(stat "$tag" 1)
+  C=$(stat "$tag" 2)
+  echo "| gguf-convert ($tag) | $M | $(ratio "$M" "$REF") | $C | $(ratio "$C" "$REF_CPU") |"
 done
 echo
 echo "gguf-convert --verbose (one more run, --no-sync):"
