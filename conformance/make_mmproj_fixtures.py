@@ -132,6 +132,11 @@ SPM_VOCAB = 1000
 SPM = [("tokenizer.model", "../../tokenizers/spm"), ("tokenizer.json", "../../tokenizers/spm"),
        ("tokenizer_config.json", "../smollm3"), ("special_tokens_map.json", "../smollm3")]
 SPM_NO_CONFIG = SPM[:2]
+# The same files named where share_tensors.py stores smollm3's small files once (what a
+# fixture's shared-files.txt names after it ran).
+SPM_STORED = SPM_NO_CONFIG + [
+    ("tokenizer_config.json", "../../tokenizers/shared/960f96ee98f61930"),
+    ("special_tokens_map.json", "../../tokenizers/shared/6fa06efa2785e450")]
 
 # The SmolLM2 BPE tokenizer (testdata/tokenizers/smollm, 49152 tokens, pre-tokenizer hash
 # `smollm`) with qwen3moe's tokenizer_config.json / special_tokens_map.json.
@@ -541,6 +546,38 @@ FIXTURES = {
                          PRE, "gemma4", [("tokenizer.json", "../../tokenizers/gemma4"),
                                          "tokenizer_config.json", "special_tokens_map.json"],
                          True),
+    # Voxtral (VoxtralForConditionalGeneration): a Whisper encoder (three blocks: `conv1` /
+    # `conv2` and the projector's `linear_1` / `linear_2` map through the block table) whose
+    # FFN is four times its width, as the released model's (the projector reads four stacked
+    # frames), and a Llama text model on the shared SentencePiece vocabulary (text variants).
+    "voxtral": ("VoxtralForConditionalGeneration", "voxtral",
+                dict(text_config=llama_text(vocab_size=SPM_VOCAB, head_dim=8,
+                                            tie_word_embeddings=True),
+                     audio_config=dict(hidden_size=16, num_hidden_layers=3,
+                                       num_attention_heads=2, intermediate_size=64,
+                                       num_mel_bins=8, max_source_positions=8)),
+                {"feature_size": 8, "sampling_rate": 16000}, None, SPM_STORED, True),
+    # Audio Flamingo 3 (AudioFlamingo3ForConditionalGeneration): the Whisper encoder (three
+    # blocks, for the projector's `linear_1` / `linear_2`), a two-layer projector with biases
+    # and a small Qwen2 text model (projector only).
+    "audioflamingo3": ("AudioFlamingo3ForConditionalGeneration", "audioflamingo3",
+                       dict(text_config=qwen_text("qwen2", vocab_size=32),
+                            audio_config=dict(hidden_size=16, num_hidden_layers=3,
+                                              num_attention_heads=2, intermediate_size=24,
+                                              num_mel_bins=8, max_source_positions=8)),
+                       {"feature_size": 8, "sampling_rate": 16000}, None, [], False),
+    # MERaLiON-2 (remote code) and GLM-ASR (remote code): built by hand (HAND_BUILT) in their
+    # hub layouts, projector only (no text weights, no tokenizer).
+    "meralion2": ("MERaLiON2ForConditionalGeneration", "meralion2", None,
+                  {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
+                   "sampling_rate": 16000}, None, [], False),
+    "glmasr": ("GlmasrModel", "glmasr", None,
+               {"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 8,
+                "sampling_rate": 16000}, None, [], False),
+    # Sarashina2-Vision (remote code): built by hand (HAND_BUILT) from the qwen2vl fixture's
+    # vision tower, projector only.
+    "sarashina2-vl": ("Sarashina2VisionForCausalLM", "sarashina2_vision", None, QWEN_PRE, None,
+                      [], False),
 }
 
 
@@ -728,6 +765,179 @@ def ultravox_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
     return out
 
 
+def whisper_tensors(prefix: str, d: int, layers: int, ffn: int, mel: int, positions: int,
+                    final_norm: bool) -> dict[str, tuple[tuple[int, ...], bool]]:
+    """A Whisper encoder's tensors under `prefix` (name -> (shape, is a norm scale))."""
+    out: dict[str, tuple[tuple[int, ...], bool]] = {
+        prefix + "conv1.weight": ((d, mel, 3), False), prefix + "conv1.bias": ((d,), False),
+        prefix + "conv2.weight": ((d, d, 3), False), prefix + "conv2.bias": ((d,), False),
+        prefix + "embed_positions.weight": ((positions, d), False),
+    }
+    if final_norm:
+        out[prefix + "layer_norm.weight"] = ((d,), True)
+        out[prefix + "layer_norm.bias"] = ((d,), False)
+    for i in range(layers):
+        p = f"{prefix}layers.{i}."
+        out.update({
+            p + "self_attn.k_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.weight": ((d, d), False),
+            p + "self_attn.v_proj.bias": ((d,), False),
+            p + "self_attn.q_proj.weight": ((d, d), False),
+            p + "self_attn.q_proj.bias": ((d,), False),
+            p + "self_attn.out_proj.weight": ((d, d), False),
+            p + "self_attn.out_proj.bias": ((d,), False),
+            p + "self_attn_layer_norm.weight": ((d,), True),
+            p + "self_attn_layer_norm.bias": ((d,), False),
+            p + "fc1.weight": ((ffn, d), False), p + "fc1.bias": ((ffn,), False),
+            p + "fc2.weight": ((d, ffn), False), p + "fc2.bias": ((d,), False),
+            p + "final_layer_norm.weight": ((d,), True),
+            p + "final_layer_norm.bias": ((d,), False),
+        })
+    return out
+
+
+def whisper_config(w: dict, name: str) -> dict:
+    """A Whisper config dict of the sizes in `w`, as a hub checkpoint's sub-config."""
+    import transformers
+
+    cfg = transformers.WhisperConfig(
+        d_model=w["d"], encoder_layers=w["layers"], encoder_attention_heads=w["heads"],
+        encoder_ffn_dim=w["ffn"], decoder_layers=1, decoder_attention_heads=w["heads"],
+        decoder_ffn_dim=w["ffn"], num_mel_bins=w["mel"], max_source_positions=w["positions"],
+        vocab_size=64).to_dict()
+    cfg["_name_or_path"] = name
+    cfg.pop("transformers_version", None)
+    return cfg
+
+
+# MERaLiON-2 (remote code: MERaLiON2ForConditionalGeneration), in the hub layout of
+# MERaLiON/MERaLiON-2-3B: the Whisper encoder under `speech_encoder.` (config `speech_config`),
+# `ln_speech`, the gated adapter `speech_audio_adapter.{mlp_adapter.0, gate_proj, pool_proj,
+# out_proj}` over `speech_mlp_scale_factor` stacked frames (3 here, 15 in the release: the
+# adapter's input is that many times the width, its inner width five times the width), and a
+# Gemma 2 text config (no text weights: the reference has no text class for it). Width 8 and
+# three blocks (`conv1` / `conv2` map through the block table).
+MERALION = dict(d=8, layers=3, heads=2, ffn=12, mel=8, positions=8, scale=3, text_hidden=16)
+
+
+def meralion_config() -> dict:
+    import transformers
+
+    m = MERALION
+    text = transformers.Gemma2Config(
+        hidden_size=m["text_hidden"], intermediate_size=24, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=8, vocab_size=1024).to_dict()
+    text["_name_or_path"] = "google/gemma-2-2b-it"
+    text["architectures"] = ["Gemma2ForCausalLM"]
+    text.pop("transformers_version", None)
+    return {
+        "architectures": ["MERaLiON2ForConditionalGeneration"],
+        "auto_map": {"AutoConfig": "configuration_meralion2.MERaLiON2Config",
+                     "AutoModelForSpeechSeq2Seq":
+                         "modeling_meralion2.MERaLiON2ForConditionalGeneration"},
+        "model_type": "meralion2", "speech_config": whisper_config(m, "openai/whisper-large-v3"),
+        "speech_mlp_scale_factor": m["scale"], "speech_token_index": 1000,
+        "text_config": text, "torch_dtype": "bfloat16", "transformers_version": "4.50.1",
+    }
+
+
+def meralion_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    m = MERALION
+    d, inner = m["d"], 5 * m["d"]
+    out = whisper_tensors("speech_encoder.", d, m["layers"], m["ffn"], m["mel"],
+                          m["positions"], True)
+    a = "speech_audio_adapter."
+    out.update({
+        "ln_speech.weight": ((d,), True), "ln_speech.bias": ((d,), False),
+        a + "mlp_adapter.0.weight": ((inner, d * m["scale"]), False),
+        a + "mlp_adapter.0.bias": ((inner,), False),
+        a + "gate_proj.weight": ((inner, inner), False), a + "gate_proj.bias": ((inner,), False),
+        a + "pool_proj.weight": ((inner, inner), False), a + "pool_proj.bias": ((inner,), False),
+        a + "out_proj.weight": ((m["text_hidden"], inner), False),
+        a + "out_proj.bias": ((m["text_hidden"],), False),
+    })
+    return out
+
+
+# GLM-ASR (remote code: GlmasrModel), in the hub layout of zai-org/GLM-ASR-Nano-2512: the
+# Whisper encoder under `audio_encoder.whisper.` (config `whisper_config`, no final norm of
+# its own), `audio_encoder.layer_norm`, the adapter `audio_encoder.adapting.{0,2}` over
+# `merge_factor` stacked frames, the audio begin / end embeddings
+# `audio_encoder.audio_bos_eos_token` and a Llama `lm_config` (no text weights: projector
+# only). Width 8, three blocks (`conv1` / `conv2` map through the block table).
+GLMASR = dict(d=8, layers=3, heads=2, ffn=12, mel=8, positions=8, merge=4, text_hidden=16)
+
+
+def glmasr_config() -> dict:
+    import transformers
+
+    g = GLMASR
+    lm = transformers.LlamaConfig(
+        hidden_size=g["text_hidden"], intermediate_size=24, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, vocab_size=1024,
+        max_position_embeddings=256).to_dict()
+    lm["architectures"] = ["LlamaForCausalLM"]
+    lm.pop("transformers_version", None)
+    return {
+        "adapter_type": "mlp", "architectures": ["GlmasrModel"],
+        "auto_map": {"AutoConfig": "configuration_glmasr.GlmasrConfig",
+                     "AutoModelForCausalLM": "modeling_glmasr.GlmasrModel"},
+        "lm_config": lm, "max_whisper_length": 1500, "merge_factor": g["merge"],
+        "mlp_adapter_act": "gelu", "model_type": "glmasr", "torch_dtype": "bfloat16",
+        "transformers_version": "4.51.3", "use_rope": True,
+        "whisper_config": whisper_config(g, "openai/whisper-large-v3"),
+    }
+
+
+def glmasr_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    g = GLMASR
+    d, t = g["d"], g["text_hidden"]
+    out = whisper_tensors("audio_encoder.whisper.", d, g["layers"], g["ffn"], g["mel"],
+                          g["positions"], False)
+    out.update({
+        "audio_encoder.layer_norm.weight": ((d,), True),
+        "audio_encoder.layer_norm.bias": ((d,), False),
+        "audio_encoder.adapting.0.weight": ((2 * t, d * g["merge"]), False),
+        "audio_encoder.adapting.0.bias": ((2 * t,), False),
+        "audio_encoder.adapting.2.weight": ((t, 2 * t), False),
+        "audio_encoder.adapting.2.bias": ((t,), False),
+        "audio_encoder.audio_bos_eos_token.weight": ((2, t), False),
+    })
+    return out
+
+
+def build_sarashina2(out: Path, seed: int) -> None:
+    """Sarashina2-Vision (remote code: Sarashina2VisionForCausalLM) in the hub layout of
+    sbintuitions/sarashina2.2-vision-3b: a Qwen2-VL vision tower under `visual.` (the qwen2vl
+    fixture's config and tensors, the same bytes, stored once), the `norm.` the text half
+    drops (drawn), a Llama `text_config` and no text weights (projector only)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+    from fixture_io import materialize
+
+    base = materialize(TESTDATA / "hf" / "qwen2vl", out.parent / "qwen2vl-base")
+    cfg = json.loads((base / "config.json").read_text())
+    tensors = {k: v for k, v in load_file(str(base / "model.safetensors")).items()
+               if k.startswith("visual.")}
+    shutil.rmtree(base)
+    text = dict(llama_text(vocab_size=SPM_VOCAB), architectures=["LlamaForCausalLM"])
+    rng = np.random.default_rng(seed)
+    norm = 1.0 + 0.05 * rng.standard_normal((text["hidden_size"],))
+    tensors["norm.weight"] = torch.from_numpy(norm.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    config = {
+        "architectures": ["Sarashina2VisionForCausalLM"],
+        "auto_map": {"AutoConfig": "configuration_sarashina2_vision.Sarashina2VisionConfig",
+                     "AutoModelForCausalLM":
+                         "modeling_sarashina2_vision.Sarashina2VisionForCausalLM"},
+        "image_token_index": 14, "model_type": "sarashina2_vision", "text_config": text,
+        "torch_dtype": "bfloat16", "transformers_version": "4.52.4",
+        "vision_config": cfg["vision_config"],
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
 def build_hand(out: Path, seed: int, spec: dict, config: dict) -> None:
     """Draws `spec`'s tensors as build() does (sorted names), saves them as bf16 and writes
     config.json."""
@@ -817,6 +1027,9 @@ def build_gemma3n(out: Path, seed: int, norms: bool = False) -> None:
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
     "ultravox": lambda out, seed: build_hand(out, seed, ultravox_tensors(), ultravox_config()),
+    "meralion2": lambda out, seed: build_hand(out, seed, meralion_tensors(), meralion_config()),
+    "glmasr": lambda out, seed: build_hand(out, seed, glmasr_tensors(), glmasr_config()),
+    "sarashina2-vl": build_sarashina2,
     "gemma3n-vl": build_gemma3n,
     "gemma3n-vl-hf": lambda out, seed: build_gemma3n(out, seed, norms=True),
 }

@@ -30,7 +30,8 @@ consolidated.safetensors, converted with `--mistral-format` (`format` and `files
 record).
 
 The hand-written vision- and audio-language fixtures (`PROJECTORS`: internvl3, ultravox,
-gemma3n-vl, gemma3n-vl-hf) get recipes from their own config and tensors, recording the f32
+gemma3n-vl, gemma3n-vl-hf, meralion2, glmasr, sarashina2-vl; and voxtral, audioflamingo3,
+built with transformers) get recipes from their own config and tensors, recording the f32
 text half (where the base fixture's golden has one) and `--mmproj` file (`format`
 "projector"); their sizes change only where the reference keeps the base fixture's outcomes.
 
@@ -258,8 +259,10 @@ def run_mistral(name: str, llama: Path, work: Path) -> dict:
 
 
 # Hand-written vision- and audio-language fixtures (make_projector_seed_fixtures.py covers
-# the transformers-built ones): the recipe records the text half and `--mmproj` (f32).
-PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf")
+# the transformers-built ones), and transformers-built ones whose second seed is a recipe
+# rather than a stored checkpoint: the recipe records the text half and `--mmproj` (f32).
+PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
+              "audioflamingo3", "meralion2", "glmasr", "sarashina2-vl")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -29,6 +29,8 @@ pub const LLAMA: Arch = Arch {
         // SmolVLM's and Idefics3's text model, as their hub configs name it in
         // `text_config.architectures` (the tower and connector are dropped).
         "VLlama3ForCausalLM",
+        // Voxtral's text model (its audio tower and projector are dropped).
+        "VoxtralForConditionalGeneration",
     ],
     model_types: &[
         ModelType {
@@ -91,6 +93,7 @@ pub const LLAMA: Arch = Arch {
     composites: &[
         ("llava", TextType::Named("llama")),
         ("llava_next", TextType::Named("llama")),
+        ("voxtral", TextType::Named("llama")),
         (
             "mistral3",
             TextType::NamedWithInit("mistral", MISTRAL3_TEXT_INIT),

@@ -31,15 +31,20 @@ use super::tensors::Planned;
 use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
+mod audioflamingo3;
 mod gemma3;
 mod gemma3n;
 mod gemma4;
 mod glm4v;
+mod glmasr;
 mod internvl;
+mod meralion;
 pub mod names;
 mod pixtral;
 mod qwenvl;
+mod sarashina2;
 mod smolvlm;
+mod voxtral;
 mod whisper;
 
 use names::ProjectorMap;
@@ -122,7 +127,8 @@ pub struct Projector {
     pub filter: fn(&str) -> Option<String>,
     /// The class's forced types, first match wins, before [`BASE_FORCE`].
     pub force: &'static [(On, Force)],
-    /// The class's `__init__` checks and adjustments of the tower's hparams.
+    /// The class's `__init__` checks and adjustments of the tower's hparams (an audio-only
+    /// class's may set [`Ctx::audio`] from a sub-config of its own name).
     pub prepare: fn(&mut Ctx) -> Result<(), ConvertError>,
     /// The class's `modify_tensors` (default: map the name).
     pub hook: Option<Hook>,
@@ -145,6 +151,11 @@ pub static ALL: &[&Projector] = &[
     &gemma4::GEMMA4,
     &gemma4::GEMMA4_UNIFIED,
     &gemma3n::GEMMA3N,
+    &voxtral::VOXTRAL,
+    &audioflamingo3::AUDIO_FLAMINGO3,
+    &meralion::MERALION,
+    &glmasr::GLMASR,
+    &sarashina2::SARASHINA2,
 ];
 
 /// The projector family of an HF architecture name.
@@ -648,7 +659,9 @@ fn projector_context(
     } else {
         obj("audio_config")
     };
-    if vision.is_none() && audio.is_none() {
+    // An audio-only class's `prepare` may read its tower's config under a key of its own
+    // (the class's `get_audio_config`): the check that it has one comes after `prepare`.
+    if vision.is_none() && audio.is_none() && p.vision {
         return Err(ConvertError::format(
             &hp.path,
             None,

@@ -249,62 +249,62 @@ tensor_table! {
     }
     /// `a.conv1d.{bid}`.
     AEncConv1d = "a.conv1d.{bid}" {
-        "audio_tower.conv{bid}": ["qwen2a", "ultravox"],
+        "audio_tower.conv{bid}": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
-        "audio_tower.embed_positions": ["qwen2a", "ultravox"],
+        "audio_tower.embed_positions": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
     }
     /// `a.post_ln`.
     APostNorm = "a.post_ln" {
-        "audio_tower.layer_norm": ["qwen2a", "ultravox"],
+        "audio_tower.layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion"],
     }
     /// `a.blk.{bid}.attn_q`.
     AEncAttnQ = "a.blk.{bid}.attn_q" {
-        "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
-        "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
-        "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
-        "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
-        "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
         "conformer.layers.{bid}.attention.post": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
-        "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.norm_out": ["gemma4v"],
         "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
-        "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
-        "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox"],
+        "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
     }
@@ -314,11 +314,11 @@ tensor_table! {
     }
     /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
     AMmproj = "mm.a.mlp.{bid}" {
-        "audio.multi_modal_projector.linear_{bid}": ["ultravox"],
+        "audio.multi_modal_projector.linear_{bid}": ["ultravox", "voxtral", "musicflamingo", "glma"],
     }
     /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
     AMmNormPre = "mm.a.norm_pre" {
-        "audio.multi_modal_projector.ln_pre": ["ultravox"],
+        "audio.multi_modal_projector.ln_pre": ["ultravox", "glma"],
     }
     /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
     AMmNormMid = "mm.a.norm_mid" {
@@ -499,6 +499,14 @@ tensor_table! {
     /// `v.msfa.norm`: the multi-scale fusion adapter's output norm.
     MsfaNorm = "v.msfa.norm" {
         "model.vision_tower.timm_model.msfa.norm": ["gemma3nv"],
+    }
+    /// `v.boi`: the embedding placed before a media sequence (GLM-ASR's audio begin row).
+    TokBoi = "v.boi" {
+        "model.vision.boi": ["glma"],
+    }
+    /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
+    TokEoi = "v.eoi" {
+        "model.vision.eoi": ["glma"],
     }
 }
 

@@ -43,7 +43,7 @@ pub const ULTRAVOX: Projector = Projector {
 };
 
 /// Whisper's names for the sizes.
-fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
+pub(super) fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let class = ctx.class.clone();
     let Some(a) = ctx.audio.as_mut() else {
         return Err(ctx.unsupported("the config has no audio_config"));
@@ -67,7 +67,8 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     Ok(())
 }
 
-fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+/// The convolutions' biases stored as `[n, 1]`.
+pub(super) fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     if name.contains("conv1.bias") || name.contains("conv2.bias") {
         let n = expr.shape().to_vec();
         let mut shape = n.clone();
@@ -78,7 +79,8 @@ fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     Ok(vec![Out::Map(name, expr)])
 }
 
-fn params(c: &mut Clip) -> Result<(), ConvertError> {
+/// Qwen2-Audio's keys: its projector type, the mel bins and the layer-norm epsilon.
+pub(super) fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "qwen2a");
     let mel = c.aparam(&["num_mel_bins"])?.clone();
     c.u32_json(clip::audio::NUM_MEL_BINS, &mel)?;

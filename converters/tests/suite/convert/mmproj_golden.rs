@@ -163,6 +163,11 @@ fixtures! {
     gemma4_vision => "gemma4-vision",
     gemma3n_vl => "gemma3n-vl",
     gemma3n_vl_hf => "gemma3n-vl-hf",
+    voxtral => "voxtral",
+    audioflamingo3 => "audioflamingo3",
+    meralion2 => "meralion2",
+    glmasr => "glmasr",
+    sarashina2_vl => "sarashina2-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -409,6 +414,62 @@ fn internvl_and_ultravox_config_edges() {
         edit_config(&dir, edit);
         let e = refusal(&dir).to_string();
         assert!(words.iter().all(|w| e.contains(w)), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The Whisper-encoder families read their own config keys: MERaLiON-2's tower config is
+/// `speech_config` (refused without it, whatever `audio_config` holds) and its stack factor
+/// `speech_mlp_scale_factor`, 15 when absent; GLM-ASR's `merge_factor` is required and its
+/// `audio_bos_eos_token` must have the begin and end rows (refused naming the tensor).
+#[test]
+fn whisper_family_config_edges() {
+    use ggufkit::gguf::keys::clip::audio;
+    use ggufkit::gguf::Value;
+    let work = scratch("mmproj-whisper-family-edges");
+    let dir = support::materialize_fixture("meralion2", &work);
+    edit_config(&dir, |c| {
+        c.as_object_mut().unwrap().remove("speech_mlp_scale_factor");
+    });
+    let conv = read_mmproj_dir(&dir, &opts(OutType::F32)).unwrap();
+    let md = &conv.model.metadata;
+    assert_eq!(md.get(audio::PROJECTOR_STACK_FACTOR), Some(&Value::U32(15)));
+    edit_config(&dir, |c| {
+        let a = c.as_object_mut().unwrap().remove("speech_config").unwrap();
+        c["audio_config"] = a;
+    });
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("MERaLiON2ForConditionalGeneration") && e.contains("speech_config"),
+        "{e}"
+    );
+    let dir = support::materialize_fixture("glmasr", &work.join("edit"));
+    edit_config(&dir, |c| {
+        c.as_object_mut().unwrap().remove("merge_factor");
+    });
+    let e = refusal(&dir).to_string();
+    assert!(
+        e.contains("GlmasrModel") && e.contains("merge_factor"),
+        "{e}"
+    );
+    let dir = support::materialize_fixture("glmasr", &work.join("edit"));
+    let st = dir.join("model.safetensors");
+    let bytes = std::fs::read(&st).unwrap();
+    let needle = br#""audio_encoder.audio_bos_eos_token.weight":{"dtype":"BF16","shape":[2,16]"#;
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the begin / end rows in the header");
+    // One row of twice the width: the same bytes, no end row.
+    let mut one_row = bytes.clone();
+    one_row[at + needle.len() - 5..at + needle.len() - 1].copy_from_slice(b"1,32");
+    std::fs::write(&st, &one_row).unwrap();
+    match read_mmproj_dir(&dir, &opts(OutType::F32)) {
+        Ok(_) => panic!("a one-row audio_bos_eos_token converted"),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("audio_bos_eos_token"), "{e}");
+        }
     }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -317,4 +317,9 @@ recipes! {
     spark2_5_s2 => "spark2_5-s2",
     ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
+    voxtral_s2 => "voxtral-s2",
+    audioflamingo3_s2 => "audioflamingo3-s2",
+    meralion2_s2 => "meralion2-s2",
+    glmasr_s2 => "glmasr-s2",
+    sarashina2_vl_s2 => "sarashina2-vl-s2",
 }
