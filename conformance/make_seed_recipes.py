@@ -258,8 +258,11 @@ def run_mistral(name: str, llama: Path, work: Path) -> dict:
 
 
 # Hand-written vision- and audio-language fixtures (make_projector_seed_fixtures.py covers
-# the transformers-built ones): the recipe records the text half and `--mmproj` (f32).
-PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf")
+# the transformers-built ones), and projector-only fixtures added later (a recipe costs a few
+# KB where a stored checkpoint costs its weights): the recipe records the text half and
+# `--mmproj` (f32).
+PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "kimik25-vl", "kimivl",
+              "llama4-vision", "lfm2vl", "lightonocr")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -36,6 +36,10 @@ mod gemma3n;
 mod gemma4;
 mod glm4v;
 mod internvl;
+mod kimivl;
+mod lfm2vl;
+mod lighton_ocr;
+mod llama4;
 pub mod names;
 mod pixtral;
 mod qwenvl;
@@ -145,6 +149,11 @@ pub static ALL: &[&Projector] = &[
     &gemma4::GEMMA4,
     &gemma4::GEMMA4_UNIFIED,
     &gemma3n::GEMMA3N,
+    &kimivl::KIMIVL,
+    &kimivl::KIMIK25,
+    &llama4::LLAMA4,
+    &lfm2vl::LFM2VL,
+    &lighton_ocr::LIGHTON_OCR,
 ];
 
 /// The projector family of an HF architecture name.

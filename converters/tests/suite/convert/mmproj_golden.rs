@@ -163,6 +163,11 @@ fixtures! {
     gemma4_vision => "gemma4-vision",
     gemma3n_vl => "gemma3n-vl",
     gemma3n_vl_hf => "gemma3n-vl-hf",
+    kimik25_vl => "kimik25-vl",
+    kimivl => "kimivl",
+    llama4_vision => "llama4-vision",
+    lfm2vl => "lfm2vl",
+    lightonocr => "lightonocr",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -317,4 +317,9 @@ recipes! {
     spark2_5_s2 => "spark2_5-s2",
     ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
+    kimik25_vl_s2 => "kimik25-vl-s2",
+    kimivl_s2 => "kimivl-s2",
+    llama4_vision_s2 => "llama4-vision-s2",
+    lfm2vl_s2 => "lfm2vl-s2",
+    lightonocr_s2 => "lightonocr-s2",
 }
