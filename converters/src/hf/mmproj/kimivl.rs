@@ -1,5 +1,6 @@
-//! MoonViT towers: Kimi-VL (`KimiVLForConditionalGeneration`, projector type `kimivl`) and
-//! Kimi-K2.5 (`KimiK25ForConditionalGeneration`, MoonViT3d, projector type `kimik25`).
+//! MoonViT towers: Kimi-VL (`KimiVLForConditionalGeneration`, projector type `kimivl`),
+//! Kimi-K2.5 (`KimiK25ForConditionalGeneration`, MoonViT3d, projector type `kimik25`) and
+//! GLM-5.2-Vision (`Glm5vForConditionalGeneration`, K2.5's tower and projector type).
 //!
 //! Both checkpoints (the hub's remote-code layout) hold `vision_tower.` (a patch
 //! convolution, a 2-D position table, blocks with a fused `wqkv`, `norm0` / `norm1`,
@@ -51,6 +52,14 @@ pub const KIMIK25: Projector = Projector {
     prepare: prepare_k25,
     hook: Some(hook_k25),
     params: params_k25,
+};
+
+/// `Glm5vForConditionalGeneration` (GLM-5.2-Vision): Kimi-K2.5's tower and projector, whose
+/// projector linears may be named `mm_projector.linear_{1,2}`.
+pub const GLM5_VISION: Projector = Projector {
+    hf_names: &["Glm5vForConditionalGeneration"],
+    hook: Some(hook_glm5v),
+    ..KIMIK25
 };
 
 /// The image size Kimi-VL writes: its position table's 64 cells of 14-pixel patches.
@@ -169,14 +178,31 @@ fn hook_k25(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertErro
         let map = split_rope_rows(&name, expr.shape(), n_head)?;
         expr = expr.gather_rows(&name, map)?;
     }
-    let name = if name.contains("mm_projector.proj.0.") {
+    Ok(vec![Out::Map(k25_projector_name(name), expr)])
+}
+
+/// The patch merger's `proj.0` / `proj.2` (a Sequential's linears) as the numbered linears.
+fn k25_projector_name(name: String) -> String {
+    if name.contains("mm_projector.proj.0.") {
         name.replace(".proj.0.", ".proj.linear_1.")
     } else if name.contains("mm_projector.proj.2.") {
         name.replace(".proj.2.", ".proj.linear_2.")
     } else {
         name
-    };
-    Ok(vec![Out::Map(name, expr)])
+    }
+}
+
+/// GLM-5.2-Vision's projector linears under K2.5's names, then K2.5's rules.
+fn hook_glm5v(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+    hook_k25(ctx, glm5v_projector_name(name), expr)
+}
+
+/// `mm_projector.linear_N…` as `mm_projector.proj.linear_N…`.
+fn glm5v_projector_name(name: String) -> String {
+    match name.strip_prefix("mm_projector.linear_") {
+        Some(rest) => format!("mm_projector.proj.linear_{rest}"),
+        None => name,
+    }
 }
 
 /// The row order of a fused qkv tensor (weight or bias) whose q and k parts are regrouped
@@ -272,6 +298,27 @@ mod tests {
         assert_eq!(&map[8..16], &[8, 9, 12, 13, 10, 11, 14, 15]);
         assert_eq!(&map[16..24], &[16, 17, 20, 21, 18, 19, 22, 23]);
         assert_eq!(&map[32..], &(32..48).collect::<Vec<u64>>()[..]);
+    }
+
+    #[test]
+    fn glm5v_projector_linears_take_k25_names() {
+        assert_eq!(
+            glm5v_name("mm_projector.linear_2.bias"),
+            "mm_projector.proj.linear_2.bias"
+        );
+        assert_eq!(
+            glm5v_name("mm_projector.proj.0.weight"),
+            "mm_projector.proj.linear_1.weight"
+        );
+        assert_eq!(
+            glm5v_name("vision_tower.x.linear_1"),
+            "vision_tower.x.linear_1"
+        );
+    }
+
+    /// The name GLM-5.2-Vision's hook maps a tensor to (its rename, then K2.5's).
+    fn glm5v_name(name: &str) -> String {
+        k25_projector_name(glm5v_projector_name(name.to_string()))
     }
 
     #[test]

@@ -154,6 +154,7 @@ pub static ALL: &[&Projector] = &[
     &llama4::LLAMA4,
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
+    &kimivl::GLM5_VISION,
 ];
 
 /// The projector family of an HF architecture name.
