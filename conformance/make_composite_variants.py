@@ -80,6 +80,10 @@ FAMILY_VARIANTS = {
                               "audio_config.intermediate_size": 40}, "remove": []},
         "audio-absent": {"set": {}, "remove": ["audio_config"]},
     },
+    "kimik25-vl": {
+        # GLM-5.2-Vision: Kimi-K2.5's tower and projector under its own class
+        "glm5v": {"set": {"architectures": ["Glm5vForConditionalGeneration"]}, "remove": []},
+    },
     "gemma4unified-vl": {
         # the patch size named outright (the pooling would give another)
         "model-patch-size": {"set": {"vision_config.model_patch_size": 6,

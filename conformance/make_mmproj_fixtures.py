@@ -578,6 +578,65 @@ FIXTURES = {
     # vision tower, projector only.
     "sarashina2-vl": ("Sarashina2VisionForCausalLM", "sarashina2_vision", None, QWEN_PRE, None,
                       [], False),
+    # Llama 4 (Llama4ForConditionalGeneration): the Llama 4 vision tower (patch 14 on
+    # 28 px: a 5-row position table with the class embedding) and its pixel-shuffle adapter
+    # `vision_adapter.mlp.fc1` / `fc2`, which map through the block table (three blocks).
+    # Projector only: the llama4-vl text fixture covers the text half (its one-block tower
+    # is not a valid projector input: the reference cannot map fc1 / fc2 with one block).
+    "llama4-vision": ("Llama4ForConditionalGeneration", "llama4",
+                      dict(text_config=dict(model_type="llama4_text", hidden_size=16,
+                                            intermediate_size=24, intermediate_size_mlp=40,
+                                            num_hidden_layers=1, num_attention_heads=2,
+                                            num_key_value_heads=1, head_dim=8,
+                                            num_local_experts=2, vocab_size=64,
+                                            max_position_embeddings=256),
+                           vision_config=dict(hidden_size=16, intermediate_size=24,
+                                              num_hidden_layers=3, num_attention_heads=2,
+                                              image_size=28, patch_size=14,
+                                              projector_input_dim=16, projector_output_dim=16,
+                                              vision_output_dim=16, pixel_shuffle_ratio=0.5),
+                           image_token_index=60, boi_token_index=61, eoi_token_index=62),
+                      PRE, None, [], False),
+    # LFM2-VL (Lfm2VlForConditionalGeneration): a SigLIP2 tower without its head, whose
+    # linear patch embedding the reference reshapes as 16 x 16 x 3 patches (patch 16 here too),
+    # three blocks (`multi_modal_projector.linear_1` / `linear_2` map through the block table),
+    # the pixel-unshuffle projector with its layer norm. Projector only (the reference has no
+    # text class for it), text half as small as transformers allows.
+    "lfm2vl": ("Lfm2VlForConditionalGeneration", "lfm2_vl",
+               dict(text_config=dict(model_type="lfm2", hidden_size=16, intermediate_size=24,
+                                     num_hidden_layers=2, num_attention_heads=2,
+                                     num_key_value_heads=1, vocab_size=64,
+                                     layer_types=["conv", "full_attention"]),
+                    vision_config=dict(model_type="siglip2_vision_model", hidden_size=16,
+                                       intermediate_size=24, num_hidden_layers=3,
+                                       num_attention_heads=2, num_patches=16, patch_size=16,
+                                       vision_use_head=False),
+                    projector_hidden_size=20, downsample_factor=2, image_token_id=60),
+               PRE, None, [], False),
+    # LightOnOCR (LightOnOCRForConditionalGeneration, built as transformers'
+    # LightOnOcrForConditionalGeneration, BUILD_CLASS): a Pixtral tower of three blocks
+    # (`linear_1` / `linear_2` map through the block table) under `model.vision_encoder.`
+    # and the Mistral 3 style projector (`model.vision_projection.`: norm, patch merger, two
+    # linears). Projector only (the reference has no text class for it).
+    "lightonocr": ("LightOnOCRForConditionalGeneration", "lighton_ocr",
+                   dict(text_config=qwen_text("qwen3", head_dim=8, vocab_size=64),
+                        vision_config=pixtral(), spatial_merge_size=2, image_token_id=60),
+                   PRE, None, [], False),
+    # Kimi-K2.5 (remote code in the hub layout, moonshotai/Kimi-K2.5; HAND_BUILT): the
+    # MoonViT3d tower (fused qkv with bias, norm0 / norm1, mlp.fc0 / fc1, a 2-D position
+    # table) and the patch-merger projector `mm_projector.{pre_norm, proj.0, proj.2}`. The
+    # vision config spells the hub's `vt_*` keys; AutoConfig's Kimi_K25VisionConfig adds its
+    # defaults (hidden 1152, 27 layers, 16 heads), which the reference writes. Projector
+    # only: no text weights (the kimik25 text fixture covers the text half).
+    "kimik25-vl": ("KimiK25ForConditionalGeneration", "kimi_k25", None,
+                   {"media_proc_cfg": {**PRE, "in_patch_limit": 1000, "patch_size": 7,
+                                       "merge_kernel_size": 2}}, None, [], False),
+    # Kimi-VL (remote code, moonshotai/Kimi-VL-A3B-Instruct; HAND_BUILT): the MoonViT tower
+    # (three blocks: the projector's `linear_1` / `linear_2` map through the block table) and
+    # `multi_modal_projector.{pre_norm, linear_1, linear_2}`. Projector only.
+    "kimivl": ("KimiVLForConditionalGeneration", "kimi_vl", None,
+               {**PRE, "patch_size": 7, "in_token_limit": 256, "merge_kernel_size": [2, 2]},
+               None, [], False),
 }
 
 
@@ -1023,6 +1082,92 @@ def build_gemma3n(out: Path, seed: int, norms: bool = False) -> None:
     build_hand(out, seed, gemma3n_tensors(cfg, norms), cfg.to_dict())
 
 
+# MoonViT (Kimi-VL, Kimi-K2.5) in the hub layout: width 16, two heads (head size 8, as the
+# reference's K2.5 q/k regrouping needs a multiple of 4), a 4 x 4 position table, patch 7.
+MOONVIT = dict(hidden=16, heads=2, ffn=24, patch=7, pos=4, merge=2, text_hidden=16)
+
+
+def moonvit_tensors(layers: int, projector: dict[str, str]) -> dict:
+    """The MoonViT tower's tensors (`vision_tower.`) and the patch-merger projector named by
+    `projector` (pre_norm, the first and the second linear): name -> (shape, is a norm)."""
+    m = MOONVIT
+    d, f, merged = m["hidden"], m["ffn"], m["hidden"] * m["merge"] ** 2
+    out = {
+        "vision_tower.patch_embed.proj.weight": ((d, 3, m["patch"], m["patch"]), False),
+        "vision_tower.patch_embed.proj.bias": ((d,), False),
+        "vision_tower.patch_embed.pos_emb.weight": ((m["pos"], m["pos"], d), False),
+        "vision_tower.encoder.final_layernorm.weight": ((d,), True),
+        "vision_tower.encoder.final_layernorm.bias": ((d,), False),
+        projector["norm"] + ".weight": ((d,), True),
+        projector["norm"] + ".bias": ((d,), False),
+        projector["fc1"] + ".weight": ((merged, merged), False),
+        projector["fc1"] + ".bias": ((merged,), False),
+        projector["fc2"] + ".weight": ((m["text_hidden"], merged), False),
+        projector["fc2"] + ".bias": ((m["text_hidden"],), False),
+    }
+    for i in range(layers):
+        p = f"vision_tower.encoder.blocks.{i}."
+        out.update({
+            p + "norm0.weight": ((d,), True), p + "norm0.bias": ((d,), False),
+            p + "norm1.weight": ((d,), True), p + "norm1.bias": ((d,), False),
+            p + "wqkv.weight": ((3 * d, d), False), p + "wqkv.bias": ((3 * d,), False),
+            p + "wo.weight": ((d, d), False), p + "wo.bias": ((d,), False),
+            p + "mlp.fc0.weight": ((f, d), False), p + "mlp.fc0.bias": ((f,), False),
+            p + "mlp.fc1.weight": ((d, f), False), p + "mlp.fc1.bias": ((d,), False),
+        })
+    return out
+
+
+def kimi_text() -> dict:
+    """A DeepSeek-V3 text config of the released layout at width 16 (no weights stored)."""
+    return dict(model_type="deepseek_v3", hidden_size=MOONVIT["text_hidden"],
+                intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=2, n_routed_experts=4,
+                n_shared_experts=1, num_experts_per_tok=2, kv_lora_rank=8, q_lora_rank=8,
+                qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=8, first_k_dense_replace=1,
+                vocab_size=1000, max_position_embeddings=256, rms_norm_eps=1e-5,
+                architectures=["DeepseekV3ForCausalLM"])
+
+
+def kimik25_config() -> dict:
+    m = MOONVIT
+    return {
+        "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+        "auto_map": {"AutoConfig": "configuration_kimi_k25.KimiK25Config",
+                     "AutoModel": "modeling_kimi_k25.KimiK25ForConditionalGeneration"},
+        "text_config": dict(kimi_text(), model_type="kimi_k2"),
+        "vision_config": {
+            "init_pos_emb_height": m["pos"], "init_pos_emb_width": m["pos"],
+            "init_pos_emb_time": 4, "merge_kernel_size": [m["merge"], m["merge"]],
+            "merge_type": "sd2_tpool", "mm_hidden_size": m["hidden"],
+            "mm_projector_type": "patchmerger", "patch_size": m["patch"],
+            "pos_emb_type": "divided_fixed", "projector_hidden_act": "gelu",
+            "projector_ln_eps": 1e-5, "text_hidden_size": m["text_hidden"],
+            "video_attn_type": "spatial_temporal", "vt_hidden_size": m["hidden"],
+            "vt_intermediate_size": m["ffn"], "vt_num_attention_heads": m["heads"],
+            "vt_num_hidden_layers": 2, "num_attention_heads": m["heads"]},
+        "media_placeholder_token_id": 163605, "pad_token_id": 163839,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    }
+
+
+def kimivl_config() -> dict:
+    m = MOONVIT
+    return {
+        "architectures": ["KimiVLForConditionalGeneration"], "model_type": "kimi_vl",
+        "auto_map": {"AutoConfig": "configuration_kimi_vl.KimiVLConfig",
+                     "AutoModel": "modeling_kimi_vl.KimiVLForConditionalGeneration"},
+        "text_config": kimi_text(),
+        "vision_config": {
+            "model_type": "moonvit", "patch_size": m["patch"], "init_pos_emb_height": m["pos"],
+            "init_pos_emb_width": m["pos"], "num_attention_heads": m["heads"],
+            "num_hidden_layers": 3, "hidden_size": m["hidden"], "intermediate_size": m["ffn"],
+            "merge_kernel_size": [m["merge"], m["merge"]]},
+        "ignore_index": -100, "media_placeholder_token_id": 163605, "pad_token_id": 0,
+        "vocab_size": 1000, "torch_dtype": "bfloat16",
+    }
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
@@ -1032,6 +1177,12 @@ HAND_BUILT = {
     "sarashina2-vl": build_sarashina2,
     "gemma3n-vl": build_gemma3n,
     "gemma3n-vl-hf": lambda out, seed: build_gemma3n(out, seed, norms=True),
+    "kimik25-vl": lambda out, seed: build_hand(out, seed, moonvit_tensors(2, {
+        "norm": "mm_projector.pre_norm", "fc1": "mm_projector.proj.0",
+        "fc2": "mm_projector.proj.2"}), kimik25_config()),
+    "kimivl": lambda out, seed: build_hand(out, seed, moonvit_tensors(3, {
+        "norm": "multi_modal_projector.pre_norm", "fc1": "multi_modal_projector.linear_1",
+        "fc2": "multi_modal_projector.linear_2"}), kimivl_config()),
 }
 
 
@@ -1090,6 +1241,12 @@ def build(name: str, out: Path, seed: int) -> None:
         st = out / "model.safetensors"
         tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
         save_file(tensors, str(st), metadata={"format": "pt"})
+    if name in NO_TEXT_WEIGHTS:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v for k, v in load_file(str(st)).items()
+                   if "language_model." not in k and not k.startswith("lm_head.")}
+        save_file(tensors, str(st), metadata={"format": "pt"})
     if name in TRANSPOSE:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
@@ -1116,6 +1273,8 @@ def build(name: str, out: Path, seed: int) -> None:
 # reference maps only the hub spelling: the checkpoint is written in the hub layout.
 RENAME = {
     "gemma3-vl": [("vision_tower.", "vision_tower.vision_model.")],
+    # LiquidAI/LFM2-VL-450M's SigLIP2 tower
+    "lfm2vl": [("model.vision_tower.", "model.vision_tower.vision_model.")],
 }
 
 
@@ -1130,8 +1289,14 @@ DRAW_FIRST = {
 CONFIG_EDITS = {"gemma4unified-vl": mf.CONFIG_EDITS["gemma4unified"]}
 
 
+# Projector-only fixtures saved without their text weights (the projector conversion never
+# reads them), for the size budget.
+NO_TEXT_WEIGHTS = {"llama4-vision", "lfm2vl", "lightonocr"}
+
+
 # Fixtures built with another transformers class than the one config.json names.
-BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration"}
+BUILD_CLASS = {"qwen25omni": "Qwen2_5OmniForConditionalGeneration",
+               "lightonocr": "LightOnOcrForConditionalGeneration"}
 
 # Fixtures whose projector ggufkit does not convert: the text variants only.
 TEXT_ONLY = {"qwen25omni", "qwen3asr", "qwen3omni"}

@@ -259,10 +259,12 @@ def run_mistral(name: str, llama: Path, work: Path) -> dict:
 
 
 # Hand-written vision- and audio-language fixtures (make_projector_seed_fixtures.py covers
-# the transformers-built ones), and transformers-built ones whose second seed is a recipe
-# rather than a stored checkpoint: the recipe records the text half and `--mmproj` (f32).
+# the transformers-built ones), and transformers-built or projector-only fixtures added later
+# (a recipe costs a few KB where a stored checkpoint costs its weights): the recipe records the
+# text half and `--mmproj` (f32).
 PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
-              "audioflamingo3", "meralion2", "glmasr", "sarashina2-vl")
+              "audioflamingo3", "meralion2", "glmasr", "sarashina2-vl", "kimik25-vl", "kimivl",
+              "llama4-vision", "lfm2vl", "lightonocr")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -446,6 +446,13 @@ pub mod clip {
     pub const USE_GELU: &str = "clip.use_gelu";
     /// The vision tower uses SiLU.
     pub const USE_SILU: &str = "clip.use_silu";
+    /// The position table's height in patches (written without the `clip.` prefix, as
+    /// gguf-py's writer is called with this literal key).
+    pub const POS_EMB_HEIGHT: &str = "vision.pos_emb_height";
+    /// The position table's width in patches (no `clip.` prefix, as above).
+    pub const POS_EMB_WIDTH: &str = "vision.pos_emb_width";
+    /// The temporal position table's length in frames (no `clip.` prefix, as above).
+    pub const POS_EMB_TIME: &str = "vision.pos_emb_time";
 
     /// `clip.vision.*`.
     pub mod vision {

@@ -39,6 +39,10 @@ mod glm4v;
 mod glmasr;
 mod internvl;
 mod meralion;
+mod kimivl;
+mod lfm2vl;
+mod lighton_ocr;
+mod llama4;
 pub mod names;
 mod pixtral;
 mod qwenvl;
@@ -156,6 +160,12 @@ pub static ALL: &[&Projector] = &[
     &meralion::MERALION,
     &glmasr::GLMASR,
     &sarashina2::SARASHINA2,
+    &kimivl::KIMIVL,
+    &kimivl::KIMIK25,
+    &llama4::LLAMA4,
+    &lfm2vl::LFM2VL,
+    &lighton_ocr::LIGHTON_OCR,
+    &kimivl::GLM5_VISION,
 ];
 
 /// The projector family of an HF architecture name.

@@ -31,8 +31,9 @@ tensor_table! {
     static TABLE: [VRow];
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
-        "multi_modal_projector.linear_{bid}": ["pixtral"],
+        "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr"],
         "visual.merger.mlp.{bid}": ["qwen2vl_merger"],
+        "mm_projector.proj.linear_{bid}": ["kimik25"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
@@ -42,65 +43,75 @@ tensor_table! {
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
         "mlp1.{bid}": ["internvl"],
+        "vision_model.vision_adapter.mlp.fc{bid}": ["llama4"],
     }
     /// `v.class_embd`.
     EncEmbdCls = "v.class_embd" {
         "vision_tower.vision_model.embeddings.class_embedding": ["internvl"],
         "model.vision_tower.embeddings.cls_token": ["internvl"],
+        "vision_model.class_embedding": ["llama4"],
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
-        "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl"],
+        "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.embeddings.patch_embedding": ["idefics3"],
-        "vision_tower.patch_conv": ["pixtral"],
+        "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
         "model.vision_tower.patch_embedder.input_proj": ["gemma4v"],
         "model.vision_embedder.patch_dense": ["gemma4uv"],
+        "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
+        "vision_model.patch_embedding.linear": ["llama4"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
-        "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl"],
+        "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.embeddings.position_embedding": ["idefics3"],
         "visual.pos_embed": ["qwen3vl_merger"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
         "model.vision_tower.patch_embedder.position_embedding_table": ["gemma4v"],
         "model.vision_embedder.pos_embedding": ["gemma4uv"],
+        "vision_tower.patch_embed.pos_emb": ["kimivl", "kimik25"],
+        "vision_model.positional_embedding_vlm": ["llama4"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
         "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
+        "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
-        "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.q_proj.linear": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.wq": ["kimivl"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
-        "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.k_proj.linear": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.wk": ["kimivl"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
-        "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.v_proj.linear": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.wv": ["kimivl"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -118,62 +129,69 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
-        "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v"],
+        "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
+        "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
-        "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v"],
+        "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
+        "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
-        "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3"],
-        "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral"],
+        "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
+        "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
+        "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -187,14 +205,17 @@ tensor_table! {
     }
     /// `v.pre_ln`.
     PreNorm = "v.pre_ln" {
-        "vision_tower.ln_pre": ["pixtral"],
+        "vision_tower.ln_pre": ["pixtral", "lightonocr"],
+        "vision_model.layernorm_pre": ["llama4"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
-        "vision_tower.vision_model.post_layernorm": ["gemma3"],
+        "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
         "model.vision_model.post_layernorm": ["idefics3"],
         "visual.merger.ln_q": ["qwen2vl_merger"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
+        "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
+        "vision_model.layernorm_post": ["llama4"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -203,7 +224,10 @@ tensor_table! {
     }
     /// `mm.input_norm`.
     MmInpNorm = "mm.input_norm" {
-        "multi_modal_projector.norm": ["pixtral"],
+        "multi_modal_projector.norm": ["pixtral", "lightonocr"],
+        "multi_modal_projector.pre_norm": ["kimivl"],
+        "mm_projector.pre_norm": ["kimik25"],
+        "multi_modal_projector.layer_norm": ["lfm2"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -215,7 +239,7 @@ tensor_table! {
     }
     /// `mm.patch_merger`.
     MmPatchMerger = "mm.patch_merger" {
-        "multi_modal_projector.patch_merger.merging_layer": ["pixtral"],
+        "multi_modal_projector.patch_merger.merging_layer": ["pixtral", "lightonocr"],
         "visual.downsample": ["glm4v", "glm5v"],
     }
     /// `v.deepstack.{bid}.norm`.
@@ -330,7 +354,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_post_norm`: the norm after a block's attention.
     EncAttnPostNorm = "v.blk.{bid}.attn_post_norm" {
-        "vision_model.model.layers.{bid}.post_attention_layernorm": ["gemma4v"],
+        "vision_model.model.layers.{bid}.post_attention_layernorm": ["gemma4v", "llama4"],
     }
     /// `v.blk.{bid}.ffn_post_norm`: the norm after a block's FFN.
     EncFfnPostNorm = "v.blk.{bid}.ffn_post_norm" {

@@ -33,6 +33,14 @@ const IMG_BREAK: &str = "[IMG_BREAK]";
 
 /// The Pixtral tower's defaults and the `[IMG_BREAK]` token id.
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
+    pixtral_tower(ctx)?;
+    ctx.img_break = token_id(ctx, IMG_BREAK)?;
+    Ok(())
+}
+
+/// Refuses a tower that is not Pixtral's and fills the epsilon its modeling code
+/// hard-codes (`LlavaVisionModel.__init__` without the break token).
+pub(super) fn pixtral_tower(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let v = ctx.vision.as_mut().expect("a vision projector");
     let mt = v
         .get("model_type")
@@ -47,7 +55,6 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     }
     // modeling_pixtral.py hard-codes the epsilon.
     v.entry("layer_norm_eps").or_insert(Json::from(1e-5));
-    ctx.img_break = token_id(ctx, IMG_BREAK)?;
     Ok(())
 }
 
@@ -139,7 +146,7 @@ fn hook(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     Ok(Vec::new())
 }
 
-fn params(c: &mut Clip) -> Result<(), ConvertError> {
+pub(super) fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "pixtral");
     let eps = c.vparam(&["layer_norm_eps"])?.clone();
     c.f32_json(clip::vision::LAYERNORM_EPS, &eps)?;

@@ -168,6 +168,11 @@ fixtures! {
     meralion2 => "meralion2",
     glmasr => "glmasr",
     sarashina2_vl => "sarashina2-vl",
+    kimik25_vl => "kimik25-vl",
+    kimivl => "kimivl",
+    llama4_vision => "llama4-vision",
+    lfm2vl => "lfm2vl",
+    lightonocr => "lightonocr",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -723,4 +728,42 @@ fn projector_seed_fixtures() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// Configs the reference refuses for the MoonViT, Llama 4 and LFM2-VL projectors are refused
+/// with the variant of their cause: Kimi-K2.5's q/k regrouping with heads whose size is not a
+/// multiple of 4 (the fused tensor named), Llama 4's tower with another activation than GELU
+/// (the class named), LFM2-VL's `vision_feature_layer` before the first block (the key named).
+#[test]
+fn new_vision_families_refuse_what_the_reference_refuses() {
+    let work = scratch("mmproj-refusals-vision");
+    let dir = support::materialize_fixture("kimik25-vl", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]["num_attention_heads"] = Json::from(16)
+    });
+    match refusal(&dir) {
+        ConvertError::Tensor { name, .. } => assert!(name.contains("wqkv"), "{name}"),
+        e => panic!("{e}"),
+    }
+    let dir = support::materialize_fixture("llama4-vision", &work);
+    edit_config(&dir, |c| {
+        c["vision_config"]["hidden_act"] = Json::from("silu")
+    });
+    match refusal(&dir) {
+        ConvertError::UnsupportedFeature { arch, feature } => {
+            assert!(arch.contains("Llama4ForConditionalGeneration"), "{arch}");
+            assert!(feature.contains("silu"), "{feature}");
+        }
+        e => panic!("{e}"),
+    }
+    let dir = support::materialize_fixture("lfm2vl", &work);
+    edit_config(&dir, |c| c["vision_feature_layer"] = Json::from(-10));
+    match refusal(&dir) {
+        ConvertError::BadHparam { keys, found, .. } => {
+            assert_eq!(keys, vec!["vision_feature_layer".to_string()]);
+            assert_eq!(found, "-10");
+        }
+        e => panic!("{e}"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
 }

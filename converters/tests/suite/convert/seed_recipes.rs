@@ -322,4 +322,9 @@ recipes! {
     meralion2_s2 => "meralion2-s2",
     glmasr_s2 => "glmasr-s2",
     sarashina2_vl_s2 => "sarashina2-vl-s2",
+    kimik25_vl_s2 => "kimik25-vl-s2",
+    kimivl_s2 => "kimivl-s2",
+    llama4_vision_s2 => "llama4-vision-s2",
+    lfm2vl_s2 => "lfm2vl-s2",
+    lightonocr_s2 => "lightonocr-s2",
 }
