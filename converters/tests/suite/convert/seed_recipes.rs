@@ -317,4 +317,9 @@ recipes! {
     spark2_5_s2 => "spark2_5-s2",
     ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
+    arctic_s2 => "arctic-s2",
+    grok_s2 => "grok-s2",
+    grok1_s2 => "grok1-s2",
+    bamba_s2 => "bamba-s2",
+    youtu_s2 => "youtu-s2",
 }
