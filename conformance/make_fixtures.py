@@ -89,6 +89,12 @@ TOKENIZERS["smollm-glm5"] = ("llama-bpe", ["tokenizer.json"],
 # GLM-4 file, `<|user|>` appended; a GPT2Tokenizer would drop it).
 TOKENIZERS["smollm-glm-fast"] = ("llama-bpe", ["tokenizer.json"],
                                  ["tokenizer_config.json", "special_tokens_map.json"])
+# Snowflake Arctic's converter lays tokenizer_config.json's added_tokens_decoder over its
+# SentencePiece table: the SentencePiece fixture's files with a redefined piece (998, not
+# special), a special token past the pieces (1002, within vocab_size) and one past
+# vocab_size (ignored).
+TOKENIZERS["spm-arctic"] = ("llama-spm", ["tokenizer.model", "tokenizer.json"],
+                            ["tokenizer_config.json", "special_tokens_map.json"])
 # Shared files stored under another name: kind -> {fixture file name: stored name}.
 SHARED_NAMES = {"t5": {"spiece.model": "sentencepiece.bpe.model"}}
 # Gemma's 1000-piece SentencePiece model (<pad> <eos> <bos> <unk>, Gemma's special pieces),
@@ -106,6 +112,7 @@ GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
 SHARED_AS["smollm-glm-fast"] = "smollm-glm"
+SHARED_AS["spm-arctic"] = "spm"
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -1316,6 +1323,72 @@ FIXTURES.update({
                "spm", True),
 })
 
+# Older text families, third batch (remote code: written directly, see RAW_MODELS).
+FIXTURES.update({
+    # Snowflake Arctic: a dense residual MLP (hidden x hidden, residual_layernorm) beside
+    # three experts per layer (post_attention_layernorm is their norm), GQA with Llama's q/k
+    # permutation, vocab_size past the 1000 pieces ([PAD] entries) and its own added tokens
+    # laid over the table (TOKENIZERS["spm-arctic"]), an untied head. Generate it in a run of
+    # its own (`--only arctic`): the reference's name map for Arctic updates gguf-py's shared
+    # block-mapping table in place, so a fixture converted after it in the same process
+    # (Grok's pre_moe_norm) can no longer map its FFN norm.
+    "arctic": ("ArcticForCausalLM", "arctic",
+               dict(hidden_size=8, intermediate_size=12, num_hidden_layers=2,
+                    num_attention_heads=2, num_key_value_heads=1, num_local_experts=3,
+                    num_experts_per_tok=2, moe_layer_frequency=1, parallel_attn_mlp_res=True,
+                    use_residual=True, max_position_embeddings=4096, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, hidden_act="silu", vocab_size=SPM_VOCAB + 4,
+                    bos_token_id=1, eos_token_id=2),
+               "spm-arctic", False),
+    # Grok-2's layout: pre/post attention and MoE norms, a dense MLP beside three experts of
+    # their own width, head_dim apart from hidden/heads, the "original" (yarn) rope keys at
+    # the top level, final logit cap, attention temperature length, an untied head.
+    "grok": ("Grok1ForCausalLM", "grok-2",
+             dict(hidden_size=8, intermediate_size=12, moe_intermediate_size=20,
+                  num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                  head_dim=6, num_local_experts=3, num_experts_per_tok=2, residual_moe=True,
+                  max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=208533496,
+                  rope_type="original", scaling_factor=16.0,
+                  original_max_position_embeddings=512, extrapolation_factor=1.0,
+                  attn_factor=1.0, beta_fast=8, beta_slow=1, final_logit_softcapping=50,
+                  attn_logit_softcapping=30.0, router_logit_softcapping=30.0,
+                  attn_temperature_len=1024, embedding_multiplier_scale=90.50966799187809,
+                  output_multiplier_scale=0.5, vocab_size=SPM_VOCAB,
+                  bos_token_id=1, eos_token_id=2),
+             "spm", False),
+    # Grok-1's layout (keyfan/grok-1-hf): transformer.decoder_layer names, experts
+    # moe.{x}.linear / linear_1 / linear_v, the embedding tied, attn_output_multiplier given,
+    # no expert width, no rope scaling, no final cap (the class's defaults for the others).
+    "grok1": ("GrokForCausalLM", "grok-1",
+              dict(hidden_size=8, intermediate_size=12, num_hidden_layers=2,
+                   num_attention_heads=2, num_key_value_heads=1, num_local_experts=3,
+                   num_experts_per_tok=2, max_position_embeddings=8192, rms_norm_eps=1e-5,
+                   rope_theta=10000, attn_output_multiplier=0.08838834764831845,
+                   embedding_multiplier_scale=78.38367176906169,
+                   output_multiplier_scale=0.5773502691896257, vocab_size=SPM_VOCAB,
+                   bos_token_id=1, eos_token_id=2),
+              "spm", True),
+    # Bamba (GraniteHybridModel): a Mamba-2 layer 0 and attention layer 1
+    # (attn_layer_indices), a dense SwiGLU FFN in every layer, rope kept (the class keeps it
+    # for Bamba only), the embedding tied (shared with the other 1000 x 64 fixtures).
+    "bamba": ("BambaForCausalLM", "bamba",
+              dict(hidden_size=64, intermediate_size=40, num_hidden_layers=2,
+                   num_attention_heads=2, num_key_value_heads=1, attn_layer_indices=[1],
+                   mamba_n_heads=4, mamba_d_head=16, mamba_n_groups=1, mamba_d_state=8,
+                   mamba_d_conv=4, mamba_expand=1, vocab_size=SPM_VOCAB,
+                   max_position_embeddings=4096, rms_norm_eps=1e-5),
+              "spm", True),
+    # Youtu-LLM (DeepseekV2Model): MLA with q-lora, v_head_dim apart from qk_nope_head_dim,
+    # no routed experts (every block dense: the leading dense count is the block count and
+    # the expert FFN size intermediate_size), tied embeddings (shared with the MLA fixtures).
+    "youtu": ("YoutuForCausalLM", "youtu",
+              dict(hidden_size=8, intermediate_size=40, num_hidden_layers=2,
+                   num_attention_heads=2, num_key_value_heads=2, kv_lora_rank=32,
+                   q_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                   max_position_embeddings=4096, rope_interleave=True),
+              "smollm", True),
+})
+
 
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
@@ -1811,6 +1884,83 @@ def _deci_tensors(kw: dict) -> dict:
     return out
 
 
+def _arctic_tensors(kw: dict) -> dict:
+    """Snowflake Arctic's checkpoint: Llama attention, a hidden x hidden residual MLP
+    (`residual_mlp.w1/w2/w3`, `residual_layernorm`), the router and per-expert w1/w2/w3
+    under `block_sparse_moe`, an untied head."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv, x = kw["num_attention_heads"], kw["num_key_value_heads"], kw["num_local_experts"]
+    hd = e // nh
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "lm_head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "residual_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "residual_mlp.w1.weight": (e, e), p + "residual_mlp.w3.weight": (e, e),
+                    p + "residual_mlp.w2.weight": (e, e),
+                    p + "block_sparse_moe.gate.weight": (x, e)})
+        for j in range(x):
+            q = p + f"block_sparse_moe.experts.{j}."
+            out.update({q + "w1.weight": (i, e), q + "w3.weight": (i, e), q + "w2.weight": (e, i)})
+    return out
+
+
+def _grok_tensors(kw: dict) -> dict:
+    """Grok-2's checkpoint: Llama attention between pre/post attention norms, the router and
+    per-expert w1/w2/w3 under block_sparse_moe, a dense mlp, pre/post MoE norms."""
+    e, i, mi, v = kw["hidden_size"], kw["intermediate_size"], kw["moe_intermediate_size"], \
+        kw["vocab_size"]
+    nh, nkv, hd, x = kw["num_attention_heads"], kw["num_key_value_heads"], kw["head_dim"], \
+        kw["num_local_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "lm_head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + n + ".weight": (e,) for n in
+                    ("pre_attn_norm", "post_attn_norm", "pre_moe_norm", "post_moe_norm")})
+        out.update({p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                    p + "mlp.down_proj.weight": (e, i),
+                    p + "block_sparse_moe.gate.weight": (x, e)})
+        for j in range(x):
+            q = p + f"block_sparse_moe.experts.{j}."
+            out.update({q + "w1.weight": (mi, e), q + "w3.weight": (mi, e),
+                        q + "w2.weight": (e, mi)})
+    return out
+
+
+def _grok1_tensors(kw: dict) -> dict:
+    """Grok-1's checkpoint (keyfan/grok-1-hf): transformer.decoder_layer names, four norms
+    per layer, experts moe.{x}.linear / linear_v / linear_1, the embedding tied."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nkv, x = kw["num_attention_heads"], kw["num_key_value_heads"], kw["num_local_experts"]
+    hd = e // nh
+    out = {"transformer.in_out_embed.weight": (v, e), "transformer.rms_norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"transformer.decoder_layer.{b}."
+        out.update({p + n + ".weight": (e,) for n in
+                    ("rms_norm", "rms_norm_1", "rms_norm_2", "rms_norm_3")})
+        out.update({p + "multi_head_attention.query.weight": (nh * hd, e),
+                    p + "multi_head_attention.key.weight": (nkv * hd, e),
+                    p + "multi_head_attention.value.weight": (nkv * hd, e),
+                    p + "multi_head_attention.linear.weight": (e, nh * hd),
+                    p + "router.weight": (x, e)})
+        for j in range(x):
+            q = p + f"moe.{j}."
+            out.update({q + "linear.weight": (i, e), q + "linear_v.weight": (i, e),
+                        q + "linear_1.weight": (e, i)})
+    return out
+
+
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
@@ -1843,6 +1993,9 @@ RAW_MODELS = {
     "deci7b": (_deci_tensors, {"model_type": "deci"}),
     "minimax-m3": (_minimax_m3_tensors, {"model_type": "minimax_m3"}),
     "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
+    "arctic": (_arctic_tensors, {"model_type": "arctic"}),
+    "grok": (_grok_tensors, {"model_type": "grok-2"}),
+    "grok1": (_grok1_tensors, {"model_type": "grok-1"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2325,6 +2478,15 @@ def add_tokenizer(kind: str, out: Path) -> None:
             "content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": False,
             "single_word": False, "special": True}
         tc["add_prefix_space"] = False
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
+    if kind == "spm-arctic":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        for tid, content, special in [("998", "<|arctic|>", False), ("1002", "<|im_end|>", True),
+                                      ("5000", "<|far|>", True)]:
+            tc["added_tokens_decoder"][tid] = {
+                "content": content, "lstrip": False, "normalized": False, "rstrip": False,
+                "single_word": False, "special": special}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
     if kind == "smollm-ds32":

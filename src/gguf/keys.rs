@@ -362,6 +362,10 @@ pub mod extra {
     pub const DENSE_FEAT_IN: &str = "{dense}_feat_in";
     /// `{dense}_feat_out`.
     pub const DENSE_FEAT_OUT: &str = "{dense}_feat_out";
+    /// `router_logit_softcapping` (Grok: the cap on the expert router's logits).
+    pub const ROUTER_LOGIT_SOFTCAPPING: &str = "router_logit_softcapping";
+    /// `attention.output_scale` (Grok: the attention logits' multiplier).
+    pub const ATTN_OUTPUT_SCALE: &str = "attention.output_scale";
 }
 
 /// Per-architecture keys of multi-head latent attention (DeepSeek V2/V3), next-token

@@ -334,6 +334,8 @@ const ARCH_REQUIRED_FLOATS: &[(&[&str], &[&str])] = &[
         &["apertus", "mistral3", "gemma-embedding", "olmo2"],
         &[keys::attention::LAYERNORM_RMS_EPS],
     ),
+    // Their converters write the epsilon only when the (remote-code) config names it.
+    (&["arctic", "grok"], &[keys::attention::LAYERNORM_RMS_EPS]),
 ];
 
 /// The problems llama.cpp's vocabulary loader stops at: the token list must be strings.
@@ -499,6 +501,37 @@ mod tests {
             m.set(format!("glm4moe.{k}"), v.clone());
         }
         m
+    }
+
+    /// Arctic's and Grok's loaders read the RMS epsilon without a default: a file without it
+    /// is refused, naming the key; with it, nothing is missing.
+    #[test]
+    fn arctic_and_grok_require_the_rms_epsilon() {
+        for arch in ["arctic", "grok"] {
+            let mut m = Metadata::new();
+            m.set(
+                keys::general::ARCHITECTURE.to_string(),
+                Value::String(arch.into()),
+            );
+            for k in [
+                keys::llm::CONTEXT_LENGTH,
+                keys::llm::EMBEDDING_LENGTH,
+                keys::llm::BLOCK_COUNT,
+            ] {
+                m.set(keys::arch_key(arch, k), Value::U32(4));
+            }
+            let problems = arch_problems(&m);
+            let key = keys::arch_key(arch, keys::attention::LAYERNORM_RMS_EPS);
+            assert!(
+                problems.iter().any(|p| p.contains(&key)),
+                "{arch}: {problems:?}"
+            );
+            m.set(key, Value::F32(1e-5));
+            assert!(
+                arch_problems(&m).iter().all(|p| !p.contains("epsilon")),
+                "{arch}"
+            );
+        }
     }
 
     #[test]

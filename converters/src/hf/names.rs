@@ -104,6 +104,8 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -123,6 +125,7 @@ tensor_table! {
         "model.tok_embeddings": ["internlm2"],
         "transformer.token_embeddings": ["openelm"],
         "embedding.word_embeddings": ["chatglm"],
+        "transformer.in_out_embed": ["grok"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -152,6 +155,8 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci",
+            "arctic",
+            "grok",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -172,6 +177,8 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -180,13 +187,14 @@ tensor_table! {
         "transformer.ln_f": ["falcon", "gpt2", "starcoder", "bloom", "codeshell", "exaone", "jais", "refact"],
         "ln_f": ["gpt2", "bloom"],
         "gpt_neox.final_layer_norm": ["gptneox"],
-        "model.final_layernorm": ["falcon-h1", "jamba", "phi2"],
+        "model.final_layernorm": ["falcon-h1", "jamba", "phi2", "granitehybrid"],
         "lm_head.ln": ["phi2"],
         "final_norm": ["modern-bert"],
         "backbone.norm_f": ["mamba", "mamba2", "nemotron_h_moe"],
         "transformer.norm_f": ["mpt", "dbrx"],
         "transformer.norm": ["openelm"],
         "encoder.final_layernorm": ["chatglm"],
+        "transformer.rms_norm": ["grok"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -218,6 +226,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "arctic",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -238,6 +247,8 @@ tensor_table! {
         "transformer.layers.{bid}.attn_norm": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.norm_1": ["dbrx"],
         "encoder.layers.{bid}.input_layernorm": ["chatglm"],
+        "model.layers.{bid}.pre_attn_norm": ["grok"],
+        "transformer.decoder_layer.{bid}.rms_norm": ["grok"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -279,6 +290,8 @@ tensor_table! {
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -287,6 +300,7 @@ tensor_table! {
         "transformer.layer.{bid}.attention.q_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
         "model.layers.{bid}.attention.wq": ["internlm2"],
+        "transformer.decoder_layer.{bid}.multi_head_attention.query": ["grok"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -301,6 +315,8 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -309,6 +325,7 @@ tensor_table! {
         "transformer.layer.{bid}.attention.k_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
         "model.layers.{bid}.attention.wk": ["internlm2"],
+        "transformer.decoder_layer.{bid}.multi_head_attention.key": ["grok"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -323,6 +340,8 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -331,6 +350,7 @@ tensor_table! {
         "transformer.layer.{bid}.attention.v_lin": ["bert"],
         "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
         "model.layers.{bid}.attention.wv": ["internlm2"],
+        "transformer.decoder_layer.{bid}.multi_head_attention.value": ["grok"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -347,6 +367,8 @@ tensor_table! {
             "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "arctic",
+            "grok",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -372,6 +394,7 @@ tensor_table! {
         "transformer.blocks.{bid}.norm_attn_norm.attn.out_proj": ["dbrx"],
         "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
         "model.layers.{bid}.self_attn.linear_attn": ["deci"],
+        "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -379,6 +402,8 @@ tensor_table! {
         "encoder.layers.{bid}.norm1": ["nomic-bert"],
         "transformer.layer.{bid}.sa_layer_norm": ["bert"],
         "transformer.blocks.{bid}.norm_attn_norm.norm_2": ["dbrx"],
+        "model.layers.{bid}.post_attn_norm": ["grok"],
+        "transformer.decoder_layer.{bid}.rms_norm_1": ["grok"],
     }
     /// `blk.{bid}.attn_q_norm`.
     AttnQNorm = "blk.{bid}.attn_q_norm" {
@@ -439,12 +464,14 @@ tensor_table! {
         "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
         "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3", "eurobert", "llama-embed"],
         "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe", "internlm2"],
-        "model.layers.{bid}.pre_ff_layernorm": ["jamba"],
+        "model.layers.{bid}.pre_ff_layernorm": ["jamba", "granitehybrid"],
         "transformer_encoder.{bid}.ffn_norm": ["neo-bert"],
         "h.{bid}.post_attention_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_2": ["mpt"],
         "transformer.layers.{bid}.ffn_norm": ["openelm"],
         "encoder.layers.{bid}.post_attention_layernorm": ["chatglm"],
+        "model.layers.{bid}.pre_moe_norm": ["grok"],
+        "transformer.decoder_layer.{bid}.rms_norm_2": ["grok"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -462,11 +489,15 @@ tensor_table! {
         ],
         "model.layers.{bid}.post_mlp_layernorm": ["afmoe", "glm4"],
         "layers.{bid}.post_feedforward_layernorm": ["gemma-embedding"],
+        "model.layers.{bid}.post_moe_norm": ["grok"],
     }
     /// `blk.{bid}.ffn_gate_inp`.
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
-        "model.layers.{bid}.block_sparse_moe.gate": ["llama", "minimax-m2", "phimoe", "minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.gate": [
+            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic",
+            "grok",
+        ],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
@@ -481,6 +512,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.router.gate": ["afmoe", "hy_v3"],
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
+        "transformer.decoder_layer.{bid}.router": ["grok"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -496,15 +528,19 @@ tensor_table! {
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "grok",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
-        "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
+        "model.layers.{bid}.feed_forward.gate_proj": [
+            "falcon-h1", "jamba", "llama4", "granitehybrid",
+        ],
         "layers.{bid}.mlp.gate_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "encoder.layers.{bid}.mlp.fc12": ["nomic-bert"],
         "model.layers.{bid}.feed_forward.w1": ["lfm2", "lfm2moe", "internlm2"],
         "encoder.layer.{bid}.mlp.gated_layers_w": ["jina-bert-v2"],
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
         "transformer.h.{bid}.mlp.c_fc2": ["jais"],
+        "model.layers.{bid}.residual_mlp.w1": ["arctic"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -518,6 +554,7 @@ tensor_table! {
             "plm", "spark2_5", "xverse",
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "grok",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -529,7 +566,9 @@ tensor_table! {
         "model.layers.{bid}.mlp.fc1": ["phi2"],
         "transformer.h.{bid}.mlp.fc1": ["phi2"],
         "model.layers.{bid}.mlp.c_fc": ["starcoder2"],
-        "model.layers.{bid}.feed_forward.up_proj": ["falcon-h1", "jamba", "llama4"],
+        "model.layers.{bid}.feed_forward.up_proj": [
+            "falcon-h1", "jamba", "llama4", "granitehybrid",
+        ],
         "layers.{bid}.mlp.up_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wi": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc11": ["nomic-bert"],
@@ -545,6 +584,7 @@ tensor_table! {
         "transformer.h.{bid}.mlp.c_fc_1": ["exaone"],
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
         "encoder.layers.{bid}.mlp.dense_h_to_4h": ["chatglm"],
+        "model.layers.{bid}.residual_mlp.w3": ["arctic"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -558,6 +598,7 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "grok",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -568,7 +609,9 @@ tensor_table! {
         "model.layers.{bid}.mlp.fc2": ["phi2"],
         "transformer.h.{bid}.mlp.fc2": ["phi2"],
         "model.layers.{bid}.mlp.c_proj": ["starcoder2"],
-        "model.layers.{bid}.feed_forward.down_proj": ["falcon-h1", "jamba", "llama4"],
+        "model.layers.{bid}.feed_forward.down_proj": [
+            "falcon-h1", "jamba", "llama4", "granitehybrid",
+        ],
         "layers.{bid}.mlp.down_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.mlp.Wo": ["modern-bert"],
         "encoder.layers.{bid}.mlp.fc2": ["nomic-bert"],
@@ -584,6 +627,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.down": ["smallthinker"],
         "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
         "encoder.layers.{bid}.mlp.dense_4h_to_h": ["chatglm"],
+        "model.layers.{bid}.residual_mlp.w2": ["arctic"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -595,10 +639,13 @@ tensor_table! {
             "mellum",
             "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe", "minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.experts.w1": [
+            "minimax-m2", "phimoe", "minimax-m3", "grok",
+        ],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
+        "transformer.decoder_layer.{bid}.moe.linear": ["grok"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -610,10 +657,13 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe", "minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.experts.w3": [
+            "minimax-m2", "phimoe", "minimax-m3", "grok",
+        ],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
+        "transformer.decoder_layer.{bid}.moe.linear_v": ["grok"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -626,11 +676,14 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3",
         ],
-        "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe", "minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.experts.w2": [
+            "minimax-m2", "phimoe", "minimax-m3", "grok",
+        ],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w2": ["dbrx"],
+        "transformer.decoder_layer.{bid}.moe.linear_1": ["grok"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
@@ -699,6 +752,7 @@ tensor_table! {
         "transformer.layer.{bid}.output_layer_norm": ["bert"],
         "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
         "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
+        "transformer.decoder_layer.{bid}.rms_norm_3": ["grok"],
     }
     // MLA attention, next-token-prediction layers and attention sinks.
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
@@ -1192,6 +1246,9 @@ tensor_table! {
     FfnExpProbsBVl = "blk.{bid}.exp_probs_b_vl" {}
     /// `blk.{bid}.ffn_gate_tid2eid`: a hash-routed layer's token id → experts table (I32).
     FfnGateTid2eid = "blk.{bid}.ffn_gate_tid2eid" {}
+    /// `blk.{bid}.ffn_norm_exps`: the norm before the routed experts of a block that also has
+    /// a dense FFN (Arctic; its spelling is the family's own override).
+    FfnNormExp = "blk.{bid}.ffn_norm_exps" {}
 }
 
 /// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and

@@ -1,5 +1,5 @@
-//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` (arch `deepseek2`, `DeepseekV2Model`
-//! in `conversion/deepseek.py`).
+//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` / `YoutuForCausalLM` (arch `deepseek2`,
+//! `DeepseekV2Model` in `conversion/deepseek.py`).
 //!
 //! Multi-head latent attention (MLA): queries through a low-rank `q_a_proj` / `q_b_proj`
 //! pair with a norm between (or one `q_proj` when `q_lora_rank` is null), keys and values
@@ -73,6 +73,7 @@ pub const DEEPSEEK2: Arch = Arch {
         "DeepseekV3ForCausalLM",
         "KimiVLForConditionalGeneration",
         "KimiK25ForConditionalGeneration",
+        "YoutuForCausalLM",
     ],
     model_types: &[
         ModelType {
@@ -133,6 +134,33 @@ pub const DEEPSEEK2: Arch = Arch {
                 "max_position_embeddings" => 4096,
                 "rms_norm_eps" => 1e-6,
                 "rope_theta" => 10000.0,
+            },
+            head_dim: HeadDim::CopyOf("qk_rope_head_dim"),
+            kv_heads_key: Some("num_key_value_heads"),
+            prepare: None,
+        },
+        // Youtu-LLM: MLA attention with a dense FFN in every block (no routed experts, so
+        // every block is a leading dense one and the expert FFN size is `intermediate_size`).
+        ModelType {
+            name: "youtu",
+            hf_classes: &["YoutuForCausalLM"],
+            defaults: defaults! {
+                "vocab_size" => 128256,
+                "hidden_size" => 2048,
+                "intermediate_size" => 6144,
+                "num_hidden_layers" => 32,
+                "num_attention_heads" => 16,
+                "num_key_value_heads" => 16,
+                "kv_lora_rank" => 512,
+                "q_lora_rank" => 1536,
+                "qk_rope_head_dim" => 64,
+                "v_head_dim" => 128,
+                "qk_nope_head_dim" => 128,
+                "max_position_embeddings" => 131072,
+                "rms_norm_eps" => 1e-6,
+                "rope_theta" => 10000.0,
+                "tie_word_embeddings" => true,
+                "attention_bias" => false,
             },
             head_dim: HeadDim::CopyOf("qk_rope_head_dim"),
             kv_heads_key: Some("num_key_value_heads"),

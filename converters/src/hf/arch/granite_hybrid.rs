@@ -1,5 +1,7 @@
-//! Granite 4 hybrids: `GraniteMoeHybridForCausalLM` (`conversion/granite.py`'s
-//! `GraniteHybridModel`, a Mamba-2 + Granite-MoE class, arch `granitehybrid`).
+//! Granite 4 hybrids: `GraniteMoeHybridForCausalLM` and `BambaForCausalLM`
+//! (`conversion/granite.py`'s `GraniteHybridModel`, a Mamba-2 + Granite-MoE class, arch
+//! `granitehybrid`). Bamba's dense FFN (`feed_forward.*`, `pre_ff_layernorm`) maps through
+//! the shared table; it alone keeps rope on a hybrid.
 //!
 //! Layers are Mamba-2 mixers or Granite attention (`layer_types`, else
 //! `attn_layer_indices`, else a period and offset); every layer has a Granite FFN: routed
@@ -24,16 +26,27 @@ use crate::ConvertError;
 
 /// `GraniteMoeHybridForCausalLM` (arch `granitehybrid`).
 pub const GRANITE_HYBRID: Arch = Arch {
-    hf_names: &["GraniteMoeHybridForCausalLM"],
-    model_types: &[ModelType {
-        name: "granitemoehybrid",
-        hf_classes: &["GraniteMoeHybridForCausalLM"],
-        defaults: &[],
-        head_dim: HeadDim::Keep,
-        kv_heads_key: None,
-        // Mamba2Model reads config.json itself.
-        prepare: Some(|_| false),
-    }],
+    hf_names: &["GraniteMoeHybridForCausalLM", "BambaForCausalLM"],
+    model_types: &[
+        ModelType {
+            name: "granitemoehybrid",
+            hf_classes: &["GraniteMoeHybridForCausalLM"],
+            defaults: &[],
+            head_dim: HeadDim::Keep,
+            kv_heads_key: None,
+            // Mamba2Model reads config.json itself.
+            prepare: Some(|_| false),
+        },
+        ModelType {
+            name: "bamba",
+            hf_classes: &["BambaForCausalLM"],
+            defaults: &[],
+            head_dim: HeadDim::Keep,
+            kv_heads_key: None,
+            // The same class: config.json as written.
+            prepare: Some(|_| false),
+        },
+    ],
     composites: &[],
     gguf: "granitehybrid",
     vocab: VocabKind::Own(set_vocab),

@@ -113,6 +113,9 @@ mod deepseek4;
 mod chatglm;
 mod deci;
 mod minicpm;
+// Older text families (third batch).
+mod arctic;
+mod grok;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -243,6 +246,8 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM,
     &minicpm::MINICPM3,
     &deci::DECI,
+    &arctic::ARCTIC,
+    &grok::GROK,
 ];
 
 /// The description for an HF architecture name.

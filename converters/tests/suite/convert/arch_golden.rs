@@ -234,6 +234,11 @@ fixtures! {
     minicpm3 => "minicpm3",
     deci => "deci",
     deci7b => "deci7b",
+    arctic => "arctic",
+    grok => "grok",
+    grok1 => "grok1",
+    bamba => "bamba",
+    youtu => "youtu",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

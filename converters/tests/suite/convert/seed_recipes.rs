@@ -327,4 +327,9 @@ recipes! {
     llama4_vision_s2 => "llama4-vision-s2",
     lfm2vl_s2 => "lfm2vl-s2",
     lightonocr_s2 => "lightonocr-s2",
+    arctic_s2 => "arctic-s2",
+    grok_s2 => "grok-s2",
+    grok1_s2 => "grok1-s2",
+    bamba_s2 => "bamba-s2",
+    youtu_s2 => "youtu-s2",
 }

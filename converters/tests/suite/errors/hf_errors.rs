@@ -339,3 +339,46 @@ fn gemma3n_refuses_unknown_altup_members_and_other_input_counts() {
     let msg = err(&d).to_string();
     assert!(msg.contains("altup_num_inputs"), "{msg}");
 }
+
+/// A scratch copy of a committed fixture, to be edited.
+fn fixture_copy(name: &str) -> std::path::PathBuf {
+    let dir = scratch(&format!("{name}-edited")).join(name);
+    ggufkit_testsupport::copy_tree(&ggufkit_testsupport::fixture(name), &dir);
+    dir
+}
+
+/// Grok without tokenizer.model takes GPT-2 BPE only with chat_template.jinja beside
+/// tokenizer.json (the reference exits otherwise): the missing file is named.
+#[test]
+fn grok_without_sentencepiece_needs_the_chat_template() {
+    let d = fixture_copy("grok");
+    std::fs::remove_file(d.join("tokenizer.model")).unwrap();
+    match read_hf_dir(&d, &HfOptions::default()) {
+        Err(ConvertError::MissingFile { path, why }) => {
+            assert!(path.ends_with("chat_template.jinja"), "{}", path.display());
+            assert!(why.contains("tokenizer.json"), "{why}");
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(_) => panic!("converted without chat_template.jinja"),
+    }
+}
+
+/// Arctic's table is `vocab_size` long and holds every piece of tokenizer.model: a smaller
+/// `vocab_size` is refused, naming config.json and the key (the reference fails indexing).
+#[test]
+fn arctic_vocab_size_below_the_pieces_is_refused() {
+    let d = fixture_copy("arctic");
+    let path = d.join("config.json");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    cfg["vocab_size"] = serde_json::json!(999);
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    match read_hf_dir(&d, &HfOptions::default()) {
+        Err(ConvertError::OutOfRange { path, key, .. }) => {
+            assert!(path.ends_with("config.json"), "{}", path.display());
+            assert_eq!(key, "vocab_size");
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(_) => panic!("converted a table shorter than the model's pieces"),
+    }
+}
