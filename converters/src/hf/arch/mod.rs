@@ -113,6 +113,9 @@ mod deepseek4;
 mod chatglm;
 mod deci;
 mod minicpm;
+// RWKV.
+mod rwkv6;
+mod rwkv7;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -243,6 +246,10 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM,
     &minicpm::MINICPM3,
     &deci::DECI,
+    &rwkv6::RWKV6,
+    &rwkv7::RWKV7,
+    &rwkv6::RWKV6QWEN2,
+    &rwkv7::ARWKV7,
 ];
 
 /// The description for an HF architecture name.

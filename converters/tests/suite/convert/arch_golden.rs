@@ -234,6 +234,10 @@ fixtures! {
     minicpm3 => "minicpm3",
     deci => "deci",
     deci7b => "deci7b",
+    rwkv6 => "rwkv6",
+    rwkv7 => "rwkv7",
+    rwkv6qwen2 => "rwkv6qwen2",
+    arwkv7 => "arwkv7",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
