@@ -108,6 +108,9 @@ TOKENIZERS["gemma"] = ("gemma3", ["tokenizer.model", "tokenizer.json"],
 TOKENIZERS["gemma4"] = ("gemma3", ["tokenizer.json"],
                         ["tokenizer_config.json", "special_tokens_map.json"])
 GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
+# The RWKV World vocabulary file (`rwkv_vocab_v20230424.txt`, read by the RWKV classes'
+# `_set_vocab_rwkv_world`): a small file of the published format written here (`_rwkv_world`).
+TOKENIZERS["rwkv-world"] = (None, ["rwkv_vocab_v20230424.txt"], [])
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
@@ -1390,6 +1393,144 @@ FIXTURES.update({
 })
 
 
+FIXTURES.update({
+    # RWKV-6 "Finch" in the layout of RWKV/v6-Finch-1B6-HF (remote code: written directly,
+    # see RAW_MODELS): time-mix and channel-mix tensors, the five token-shift lerps fused by
+    # the class, rescaled output matrices (rescale_every 1), the RWKV World vocabulary.
+    "rwkv6": ("Rwkv6ForCausalLM", "rwkv6",
+              dict(hidden_size=16, attention_hidden_size=16, head_size=8, head_size_divisor=8,
+                   num_hidden_layers=2, intermediate_size=24, layer_norm_epsilon=1e-5,
+                   rescale_every=1, vocab_size=320, bos_token_id=0, eos_token_id=0),
+              "rwkv-world", False),
+    # RWKV-7 "Goose" in fla-hub's layout (fla-hub/rwkv7-*-world, remote code): LoRA tensors
+    # as `*_lora.lora.{0,2}`, the six lerps as separate `attn.x_*`, no value LoRA in layer 0.
+    "rwkv7": ("RWKV7ForCausalLM", "rwkv7",
+              dict(hidden_size=16, head_dim=8, num_heads=2, num_hidden_layers=2,
+                   intermediate_size=40, norm_eps=1e-5, decay_low_rank_dim=8,
+                   a_low_rank_dim=8, v_low_rank_dim=4, gate_low_rank_dim=12, norm_bias=True,
+                   norm_first=True, vocab_size=320, bos_token_id=0, eos_token_id=0),
+              "rwkv-world", False),
+})
+
+
+def _rwkv6_tensors(kw: dict) -> dict:
+    """Rwkv6ForCausalLM's tensor names and shapes (RWKV/v6-Finch-*-HF)."""
+    e, i, v, hs = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"], kw["head_size"]
+    out = {"rwkv.embeddings.weight": (v, e), "rwkv.blocks.0.pre_ln.weight": (e,),
+           "rwkv.blocks.0.pre_ln.bias": (e,), "rwkv.ln_out.weight": (e,),
+           "rwkv.ln_out.bias": (e,), "head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"rwkv.blocks.{b}."
+        for n in ("ln1", "ln2", "attention.ln_x"):
+            out.update({p + n + ".weight": (e,), p + n + ".bias": (e,)})
+        for x in "xwkvrg":
+            out[p + f"attention.time_maa_{x}"] = (1, 1, e)
+        out.update({p + "attention.time_maa_w1": (e, 32 * 5), p + "attention.time_maa_w2": (5, 32, e),
+                    p + "attention.time_decay": (1, 1, e), p + "attention.time_decay_w1": (e, 64),
+                    p + "attention.time_decay_w2": (64, e), p + "attention.time_faaaa": (e // hs, hs)})
+        for n in ("receptance", "key", "value", "gate", "output"):
+            out[p + f"attention.{n}.weight"] = (e, e)
+        out.update({p + "feed_forward.time_maa_k": (1, 1, e), p + "feed_forward.time_maa_r": (1, 1, e),
+                    p + "feed_forward.key.weight": (i, e), p + "feed_forward.receptance.weight": (e, e),
+                    p + "feed_forward.value.weight": (e, i)})
+    return out
+
+
+def _rwkv7_tensors(kw: dict) -> dict:
+    """fla-hub's RWKV7ForCausalLM tensor names and shapes."""
+    e, i, v, hd = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"], kw["head_dim"]
+    ranks = {"w": kw["decay_low_rank_dim"], "a": kw["a_low_rank_dim"],
+             "v": kw["v_low_rank_dim"], "g": kw["gate_low_rank_dim"]}
+    out = {"model.embeddings.weight": (v, e), "model.layers.0.pre_norm.weight": (e,),
+           "model.layers.0.pre_norm.bias": (e,), "model.norm.weight": (e,),
+           "model.norm.bias": (e,), "lm_head.weight": (v, e)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        for n in ("attn_norm", "ffn_norm", "attn.g_norm"):
+            out.update({p + n + ".weight": (e,), p + n + ".bias": (e,)})
+        for x in "rwkvag":
+            out[p + f"attn.x_{x}"] = (1, 1, e)
+        out.update({p + "attn.k_k": (e,), p + "attn.k_a": (e,), p + "attn.r_k": (e // hd, hd)})
+        for n in ("r_proj", "k_proj", "v_proj", "o_proj"):
+            out[p + f"attn.{n}.weight"] = (e, e)
+        for x, r in ranks.items():
+            if x == "v" and b == 0:
+                continue
+            out.update({p + f"attn.{x}_lora.lora.0.weight": (r, e),
+                        p + f"attn.{x}_lora.lora.2.weight": (e, r)})
+            if x != "g":
+                out[p + f"attn.{x}_lora.lora.2.bias"] = (e,)
+        out.update({p + "ffn.x_k": (e,), p + "ffn.key.weight": (i, e),
+                    p + "ffn.value.weight": (e, i)})
+    return out
+
+
+FIXTURES.update({
+    # QRWKV6 (RWKV6Qwen2ForCausalLM, recursal's remote code: written directly): RWKV-6 time
+    # mixing under `self_attn.` with grouped key/value projections, Qwen2's norms and MLP, the
+    # token-shift LoRA chunks in r, k, v, w, g order; lora_rank_decay absent (the class's
+    # default is written); the SentencePiece vocabulary.
+    "rwkv6qwen2": ("RWKV6Qwen2ForCausalLM", "rwkv6qwen2",
+                   dict(hidden_size=16, num_attention_heads=2, num_key_value_heads=1,
+                        num_hidden_layers=2, intermediate_size=24, rms_norm_eps=1e-6,
+                        lora_rank_tokenshift=8, vocab_size=SPM_VOCAB, bos_token_id=1,
+                        eos_token_id=2),
+                   "spm", True),
+    # ARWKV-7 (RwkvHybridForCausalLM, remote code): RWKV-7 time mixing under
+    # `self_attn.time_mixer.` in BlinkDL's layout (LoRA matrices transposed, dummy v0/v1/v2 in
+    # layer 0), no output gate (wkv_has_gate false: five token-shift mixes), Qwen2's norms and
+    # MLP, the SentencePiece vocabulary.
+    "arwkv7": ("RwkvHybridForCausalLM", "rwkv_hybrid",
+               dict(hidden_size=16, head_size=8, num_attention_heads=2, num_hidden_layers=2,
+                    intermediate_size=24, rms_norm_eps=1e-6, wkv_version=7, wkv_has_gate=False,
+                    vocab_size=SPM_VOCAB, bos_token_id=1, eos_token_id=2),
+               "spm", True),
+})
+
+
+def _rwkv6qwen2_tensors(kw: dict) -> dict:
+    """RWKV6Qwen2ForCausalLM's tensor names and shapes (tied embedding)."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    kv = e // kw["num_attention_heads"] * kw["num_key_value_heads"]
+    r = kw["lora_rank_tokenshift"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                    p + "mlp.down_proj.weight": (e, i)})
+        for x in "xwkvrg":
+            out[p + f"self_attn.time_maa_{x}"] = (1, 1, e)
+        out.update({p + "self_attn.time_maa_w1": (e, r * 5), p + "self_attn.time_maa_w2": (5, r, e),
+                    p + "self_attn.time_decay": (1, 1, e), p + "self_attn.time_decay_w1": (e, 8),
+                    p + "self_attn.time_decay_w2": (8, e)})
+        out.update({p + "self_attn.q_proj.weight": (e, e), p + "self_attn.k_proj.weight": (kv, e),
+                    p + "self_attn.v_proj.weight": (kv, e), p + "self_attn.gate.weight": (e, e),
+                    p + "self_attn.o_proj.weight": (e, e)})
+    return out
+
+
+def _arwkv7_tensors(kw: dict) -> dict:
+    """RwkvHybridForCausalLM's tensor names and shapes (ARWKV-7, tied embedding)."""
+    e, i, v, hs = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"], kw["head_size"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                    p + "mlp.down_proj.weight": (e, i)})
+        t = p + "self_attn.time_mixer."
+        for x in "rwkva":
+            out[t + f"x_{x}"] = (1, 1, e)
+        for x, r in (("w", 8), ("a", 8), ("v", 4)):
+            out.update({t + f"{x}0": (1, 1, e), t + f"{x}1": (e, r), t + f"{x}2": (r, e)})
+        out.update({t + "k_k": (1, 1, e), t + "k_a": (1, 1, e), t + "r_k": (e // hs, hs),
+                    t + "ln_x.weight": (e,), t + "ln_x.bias": (e,)})
+        for n in ("receptance", "key", "value", "output"):
+            out[t + f"{n}.weight"] = (e, e)
+    return out
+
+
 def _nomic_tensors(kw: dict) -> dict:
     """NomicBertModel's tensor names and shapes (no biases, SwiGLU MLP)."""
     e, i, v, t = kw["n_embd"], kw["n_inner"], kw["vocab_size"], kw["type_vocab_size"]
@@ -1996,6 +2137,10 @@ RAW_MODELS = {
     "arctic": (_arctic_tensors, {"model_type": "arctic"}),
     "grok": (_grok_tensors, {"model_type": "grok-2"}),
     "grok1": (_grok1_tensors, {"model_type": "grok-1"}),
+    "rwkv6": (_rwkv6_tensors, {"model_type": "rwkv6"}),
+    "rwkv7": (_rwkv7_tensors, {"model_type": "rwkv7"}),
+    "rwkv6qwen2": (_rwkv6qwen2_tensors, {"model_type": "rwkv6qwen2"}),
+    "arwkv7": (_arwkv7_tensors, {"model_type": "rwkv_hybrid"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2464,7 +2609,31 @@ def _t5_tokenizer(out: Path) -> None:
         indent=2) + "\n", encoding="utf-8")
 
 
+def _rwkv_world(out: Path) -> None:
+    """A small RWKV World vocabulary file in the published format (`ID REPR LEN` lines,
+    REPR a Python str literal, or a bytes literal where the token is not UTF-8): the 256
+    bytes, `\\n\\n` at id 261 (the class's eot), then words, quotes, backslashes and
+    multi-byte characters."""
+    toks = [bytes([b]) for b in range(256)]
+    toks += [b"  ", b"\n ", b"the", b" the", b"\n\n"]
+    words = ["and", " and", "ing", " in", "'s", '"', "\\", "it's", 'say "hi"', "\t\t",
+             "caf\u00e9", " \u4e2d\u6587", "\U0001f600", "a b", "  x  ", "\r\n", "\x7f",
+             "na\u00efve", " \u00fc", "</s>"]
+    toks += [w.encode("utf-8") for w in words]
+    toks += [b"\xe4\xb8", b"\xc3", b"\xff\xfe"]
+    lines = []
+    for i, t in enumerate(toks, start=1):
+        try:
+            r = repr(t.decode("utf-8"))
+        except UnicodeDecodeError:
+            r = repr(t)
+        lines.append(f"{i} {r} {len(t)}\n")
+    (out / "rwkv_vocab_v20230424.txt").write_text("".join(lines), encoding="utf-8")
+
+
 def add_tokenizer(kind: str, out: Path) -> None:
+    if kind == "rwkv-world":
+        return _rwkv_world(out)
     if kind == "xlmr":
         return _xlmr_tokenizer(out)
     if kind == "t5":
@@ -2560,6 +2729,16 @@ def manifest(llama: Path, f: Path, out: Path) -> None:
     out.write_text(gm.dumps(gm.manifest(str(f), None)) + "\n", encoding="utf-8")
 
 
+def _fresh_class_state() -> None:
+    """Empties the class-level buffers some converter classes keep between tensors (the RWKV
+    classes' `lerp_weights`), as a new process would have them: a class attribute outlives
+    one conversion in this process."""
+    for mod in [m for n, m in sys.modules.items() if n.startswith("conversion.")]:
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and isinstance(obj.__dict__.get("lerp_weights"), dict):
+                obj.lerp_weights = {}
+
+
 def convert_in_process(llama: Path, args: list[str], cwd: Path) -> tuple[int, str]:
     """`convert_hf_to_gguf.py ARGS` run in this process; (return code, error text)."""
     import traceback
@@ -2567,6 +2746,7 @@ def convert_in_process(llama: Path, args: list[str], cwd: Path) -> tuple[int, st
     old_argv, old_cwd = sys.argv, os.getcwd()
     sys.argv = ["convert_hf_to_gguf.py", *args]
     os.chdir(cwd)
+    _fresh_class_state()
     try:
         ch.main()
         return 0, ""
@@ -2798,6 +2978,7 @@ VARIANT_FIXTURES = [
     "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
     "minimax-m3", "hyv3",
+    "rwkv7",
 ]
 
 
@@ -2871,7 +3052,7 @@ def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
         v["kv-absent"] = {"num_key_value_heads": None}
     if "head_dim" not in c and "hidden_size" in c and "num_attention_heads" in c:
         v["head-dim-explicit"] = {"head_dim": c["hidden_size"] // c["num_attention_heads"]}
-    elif c.get("head_dim") is None and "hidden_size" in c:
+    elif c.get("head_dim") is None and "hidden_size" in c and "num_attention_heads" in c:
         v["head-dim-explicit"] = {"head_dim": c["hidden_size"] // c["num_attention_heads"]}
     for k in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_epsilon", "norm_eps"):
         if k in c and fx in FULL_VARIANTS:
@@ -3096,6 +3277,17 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-num-local-experts"] = {"num_experts": None, "num_local_experts": 4}
         v["fam-nextn-0"] = {"num_nextn_predict_layers": 0}
         v["fam-nextn-absent"] = {"num_nextn_predict_layers": None}
+    if fx == "rwkv7":
+        # conversion/rwkv.py (Rwkv7Model): BlinkDL's key spellings (head_size with
+        # layer_norm_epsilon, the four lora_rank_*), no output gate (five token-shift mixes;
+        # x_g is left out of the fused tensor).
+        v["fam-blink-keys"] = {"head_dim": None, "norm_eps": None, "head_size": c["head_dim"],
+                               "layer_norm_epsilon": c["norm_eps"], "lora_rank_decay": 8,
+                               "lora_rank_iclr": 8, "lora_rank_value_residual_mix": 4,
+                               "lora_rank_gate": 12, "decay_low_rank_dim": None,
+                               "a_low_rank_dim": None, "v_low_rank_dim": None,
+                               "gate_low_rank_dim": None}
+        v["fam-gate-off"] = {"wkv_has_gate": False}
     return v
 
 

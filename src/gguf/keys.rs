@@ -570,3 +570,26 @@ pub mod compressed {
     /// `swiglu_clamp_shexp`: per layer, the shared experts' SwiGLU clamp.
     pub const SWIGLU_CLAMP_SHEXP: &str = "swiglu_clamp_shexp";
 }
+
+/// Per-architecture keys of the RWKV-style recurrent (time-mix / channel-mix) models,
+/// `{arch}.` + these (gguf-py's `Keys.LLM`, `Keys.Attention` and `Keys.WKV`).
+pub mod wkv {
+    /// `rescale_every_n_layers`: every how many layers the output matrices were halved.
+    pub const RESCALE_EVERY_N_LAYERS: &str = "rescale_every_n_layers";
+    /// `time_mix_extra_dim`: the rank of the token-shift LoRA.
+    pub const TIME_MIX_EXTRA_DIM: &str = "time_mix_extra_dim";
+    /// `time_decay_extra_dim`: the rank of the decay LoRA.
+    pub const TIME_DECAY_EXTRA_DIM: &str = "time_decay_extra_dim";
+    /// `token_shift_count`: how many token shifts a layer keeps.
+    pub const TOKEN_SHIFT_COUNT: &str = "token_shift_count";
+    /// `wkv.head_size`: the size of one WKV head.
+    pub const HEAD_SIZE: &str = "wkv.head_size";
+    /// `attention.decay_lora_rank`: the rank of the decay LoRA.
+    pub const DECAY_LORA_RANK: &str = "attention.decay_lora_rank";
+    /// `attention.iclr_lora_rank`: the rank of the in-context learning-rate LoRA.
+    pub const ICLR_LORA_RANK: &str = "attention.iclr_lora_rank";
+    /// `attention.value_residual_mix_lora_rank`: the rank of the value-residual LoRA.
+    pub const VALUE_RESIDUAL_MIX_LORA_RANK: &str = "attention.value_residual_mix_lora_rank";
+    /// `attention.gate_lora_rank`: the rank of the output-gate LoRA.
+    pub const GATE_LORA_RANK: &str = "attention.gate_lora_rank";
+}

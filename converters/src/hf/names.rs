@@ -104,8 +104,7 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "arctic", "grok", "rwkv6qwen2", "arwkv7",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -126,6 +125,8 @@ tensor_table! {
         "transformer.token_embeddings": ["openelm"],
         "embedding.word_embeddings": ["chatglm"],
         "transformer.in_out_embed": ["grok"],
+        "rwkv.embeddings": ["rwkv6"],
+        "model.embeddings": ["rwkv7"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -138,6 +139,9 @@ tensor_table! {
         "emb_ln": ["nomic-bert"],
         "model.embedding_norm": ["lfm2", "lfm2moe"],
         "word_embeddings_layernorm": ["bloom"],
+        "rwkv.blocks.0.pre_ln": ["rwkv6"],
+        "model.pre_ln": ["rwkv7"],
+        "model.layers.0.pre_norm": ["rwkv7"],
     }
     /// `position_embd`.
     PosEmbd = "position_embd" {
@@ -155,13 +159,13 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci",
-            "arctic",
-            "grok",
+            "arctic", "grok", "rwkv7",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
         "output": ["internlm2"],
         "output_layer": ["chatglm"],
+        "head": ["rwkv6", "deepseek4"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -177,8 +181,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "arctic", "grok", "rwkv7", "rwkv6qwen2", "arwkv7",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -195,6 +198,8 @@ tensor_table! {
         "transformer.norm": ["openelm"],
         "encoder.final_layernorm": ["chatglm"],
         "transformer.rms_norm": ["grok"],
+        "rwkv.ln_out": ["rwkv6"],
+        "model.ln_out": ["rwkv7"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -226,7 +231,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic",
+            "arctic", "rwkv6qwen2", "arwkv7",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -243,17 +248,21 @@ tensor_table! {
         "transformer_encoder.{bid}.attention_norm": ["neo-bert"],
         "h.{bid}.input_layernorm": ["bloom"],
         "transformer.blocks.{bid}.norm_1": ["mpt"],
-        "model.layers.{bid}.attention_norm": ["internlm2"],
+        "model.layers.{bid}.attention_norm": ["internlm2", "rwkv7"],
         "transformer.layers.{bid}.attn_norm": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.norm_1": ["dbrx"],
         "encoder.layers.{bid}.input_layernorm": ["chatglm"],
         "model.layers.{bid}.pre_attn_norm": ["grok"],
         "transformer.decoder_layer.{bid}.rms_norm": ["grok"],
+        "rwkv.blocks.{bid}.ln1": ["rwkv6"],
+        "model.layers.{bid}.ln1": ["rwkv7"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
         "transformer.h.{bid}.ln_attn": ["falcon"],
         "encoder.layer.{bid}.layer_norm_1": ["jina-bert-v2"],
+        "rwkv.blocks.{bid}.ln2": ["rwkv6"],
+        "model.layers.{bid}.ln2": ["rwkv7"],
     }
     /// `blk.{bid}.attn_qkv`.
     AttnQkv = "blk.{bid}.attn_qkv" {
@@ -451,6 +460,7 @@ tensor_table! {
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "rwkv6qwen2", "arwkv7",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -528,7 +538,7 @@ tensor_table! {
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok",
+            "grok", "rwkv6qwen2", "arwkv7",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -554,7 +564,7 @@ tensor_table! {
             "plm", "spark2_5", "xverse",
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok",
+            "grok", "rwkv6qwen2", "arwkv7",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -598,7 +608,7 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok",
+            "grok", "rwkv6qwen2", "arwkv7",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -1249,6 +1259,178 @@ tensor_table! {
     /// `blk.{bid}.ffn_norm_exps`: the norm before the routed experts of a block that also has
     /// a dense FFN (Arctic; its spelling is the family's own override).
     FfnNormExp = "blk.{bid}.ffn_norm_exps" {}
+    /// `blk.{bid}.time_mix_w0`: the decay LoRA's bias.
+    TimeMixW0 = "blk.{bid}.time_mix_w0" {
+        "model.layers.{bid}.attention.w0": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_w1`: the token-shift (RWKV-6) or decay (RWKV-7) LoRA's first matrix.
+    TimeMixW1 = "blk.{bid}.time_mix_w1" {
+        "rwkv.blocks.{bid}.attention.time_maa_w1": ["rwkv6"],
+        "model.layers.{bid}.attention.w1": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.self_attn.time_maa_w1": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_w2`: the same LoRA's second matrix.
+    TimeMixW2 = "blk.{bid}.time_mix_w2" {
+        "rwkv.blocks.{bid}.attention.time_maa_w2": ["rwkv6"],
+        "model.layers.{bid}.attention.w2": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.self_attn.time_maa_w2": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_a0`: the in-context learning-rate LoRA's bias.
+    TimeMixA0 = "blk.{bid}.time_mix_a0" {
+        "model.layers.{bid}.attention.a0": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_a1`: the in-context learning-rate LoRA's first matrix.
+    TimeMixA1 = "blk.{bid}.time_mix_a1" {
+        "model.layers.{bid}.attention.a1": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_a2`: the in-context learning-rate LoRA's second matrix.
+    TimeMixA2 = "blk.{bid}.time_mix_a2" {
+        "model.layers.{bid}.attention.a2": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_v0`: the value-residual LoRA's bias.
+    TimeMixV0 = "blk.{bid}.time_mix_v0" {
+        "model.layers.{bid}.attention.v0": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_v1`: the value-residual LoRA's first matrix.
+    TimeMixV1 = "blk.{bid}.time_mix_v1" {
+        "model.layers.{bid}.attention.v1": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_v2`: the value-residual LoRA's second matrix.
+    TimeMixV2 = "blk.{bid}.time_mix_v2" {
+        "model.layers.{bid}.attention.v2": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_g1`: the output-gate LoRA's first matrix.
+    TimeMixG1 = "blk.{bid}.time_mix_g1" {
+        "model.layers.{bid}.attention.g1": ["rwkv7"],
+    }
+    /// `blk.{bid}.time_mix_g2`: the output-gate LoRA's second matrix.
+    TimeMixG2 = "blk.{bid}.time_mix_g2" {
+        "model.layers.{bid}.attention.g2": ["rwkv7"],
+    }
+    /// `blk.{bid}.time_mix_k_k`: the key normalisation scale.
+    TimeMixKK = "blk.{bid}.time_mix_k_k" {
+        "model.layers.{bid}.attention.k_k": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_k_a`: the key learning-rate scale.
+    TimeMixKA = "blk.{bid}.time_mix_k_a" {
+        "model.layers.{bid}.attention.k_a": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_r_k`: the per-head receptance-key bonus.
+    TimeMixRK = "blk.{bid}.time_mix_r_k" {
+        "model.layers.{bid}.attention.r_k": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_lerp_x`: the token-shift mix of the LoRA's input.
+    TimeMixLerpX = "blk.{bid}.time_mix_lerp_x" {
+        "rwkv.blocks.{bid}.attention.time_maa_x": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_x": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_k`: the key token-shift mix (fused into `time_mix_lerp_fused`).
+    TimeMixLerpK = "blk.{bid}.time_mix_lerp_k" {
+        "rwkv.blocks.{bid}.attention.time_maa_k": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_k": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_v`: the value token-shift mix (fused).
+    TimeMixLerpV = "blk.{bid}.time_mix_lerp_v" {
+        "rwkv.blocks.{bid}.attention.time_maa_v": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_v": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_r`: the receptance token-shift mix (fused).
+    TimeMixLerpR = "blk.{bid}.time_mix_lerp_r" {
+        "rwkv.blocks.{bid}.attention.time_maa_r": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_r": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_g`: the gate token-shift mix (fused).
+    TimeMixLerpG = "blk.{bid}.time_mix_lerp_g" {
+        "rwkv.blocks.{bid}.attention.time_maa_g": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_g": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_w`: the decay token-shift mix (fused).
+    TimeMixLerpW = "blk.{bid}.time_mix_lerp_w" {
+        "rwkv.blocks.{bid}.attention.time_maa_w": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_maa_w": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_lerp_fused`: the token-shift mixes stacked into one tensor.
+    TimeMixLerpFused = "blk.{bid}.time_mix_lerp_fused" {}
+    /// `blk.{bid}.time_mix_first`: the per-head bonus of the current token (`time_faaaa`).
+    TimeMixFirst = "blk.{bid}.time_mix_first" {
+        "rwkv.blocks.{bid}.attention.time_faaaa": ["rwkv6"],
+    }
+    /// `blk.{bid}.time_mix_decay`: the decay's base.
+    TimeMixDecay = "blk.{bid}.time_mix_decay" {
+        "rwkv.blocks.{bid}.attention.time_decay": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_decay": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_decay_w1`: the decay LoRA's first matrix.
+    TimeMixDecayW1 = "blk.{bid}.time_mix_decay_w1" {
+        "rwkv.blocks.{bid}.attention.time_decay_w1": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_decay_w1": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_decay_w2`: the decay LoRA's second matrix.
+    TimeMixDecayW2 = "blk.{bid}.time_mix_decay_w2" {
+        "rwkv.blocks.{bid}.attention.time_decay_w2": ["rwkv6"],
+        "model.layers.{bid}.self_attn.time_decay_w2": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_key`: the key projection.
+    TimeMixKey = "blk.{bid}.time_mix_key" {
+        "rwkv.blocks.{bid}.attention.key": ["rwkv6"],
+        "model.layers.{bid}.attention.key": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.attention.k_proj": ["rwkv7"],
+        "model.layers.{bid}.self_attn.k_proj": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_value`: the value projection.
+    TimeMixValue = "blk.{bid}.time_mix_value" {
+        "rwkv.blocks.{bid}.attention.value": ["rwkv6"],
+        "model.layers.{bid}.attention.value": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.attention.v_proj": ["rwkv7"],
+        "model.layers.{bid}.self_attn.v_proj": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_receptance`: the receptance projection.
+    TimeMixReceptance = "blk.{bid}.time_mix_receptance" {
+        "rwkv.blocks.{bid}.attention.receptance": ["rwkv6"],
+        "model.layers.{bid}.attention.receptance": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.attention.r_proj": ["rwkv7"],
+        "model.layers.{bid}.self_attn.q_proj": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_gate`: the output gate projection.
+    TimeMixGate = "blk.{bid}.time_mix_gate" {
+        "rwkv.blocks.{bid}.attention.gate": ["rwkv6"],
+        "model.layers.{bid}.self_attn.gate": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.time_mix_ln`: the group norm of the WKV output.
+    TimeMixLn = "blk.{bid}.time_mix_ln" {
+        "rwkv.blocks.{bid}.attention.ln_x": ["rwkv6"],
+        "model.layers.{bid}.attention.ln_x": ["rwkv7", "arwkv7"],
+    }
+    /// `blk.{bid}.time_mix_output`: the output projection.
+    TimeMixOutput = "blk.{bid}.time_mix_output" {
+        "rwkv.blocks.{bid}.attention.output": ["rwkv6"],
+        "model.layers.{bid}.attention.output": ["rwkv7", "arwkv7"],
+        "model.layers.{bid}.attention.o_proj": ["rwkv7"],
+        "model.layers.{bid}.self_attn.o_proj": ["rwkv6qwen2"],
+    }
+    /// `blk.{bid}.channel_mix_lerp_k`: the channel mix's key token-shift mix.
+    ChannelMixLerpK = "blk.{bid}.channel_mix_lerp_k" {
+        "rwkv.blocks.{bid}.feed_forward.time_maa_k": ["rwkv6"],
+        "model.layers.{bid}.feed_forward.x_k": ["rwkv7"],
+    }
+    /// `blk.{bid}.channel_mix_lerp_r`: the channel mix's receptance token-shift mix.
+    ChannelMixLerpR = "blk.{bid}.channel_mix_lerp_r" {
+        "rwkv.blocks.{bid}.feed_forward.time_maa_r": ["rwkv6"],
+    }
+    /// `blk.{bid}.channel_mix_key`: the channel mix's key projection.
+    ChannelMixKey = "blk.{bid}.channel_mix_key" {
+        "rwkv.blocks.{bid}.feed_forward.key": ["rwkv6"],
+        "model.layers.{bid}.feed_forward.key": ["rwkv7"],
+    }
+    /// `blk.{bid}.channel_mix_receptance`: the channel mix's receptance projection.
+    ChannelMixReceptance = "blk.{bid}.channel_mix_receptance" {
+        "rwkv.blocks.{bid}.feed_forward.receptance": ["rwkv6"],
+    }
+    /// `blk.{bid}.channel_mix_value`: the channel mix's value projection.
+    ChannelMixValue = "blk.{bid}.channel_mix_value" {
+        "rwkv.blocks.{bid}.feed_forward.value": ["rwkv6"],
+        "model.layers.{bid}.feed_forward.value": ["rwkv7"],
+    }
 }
 
 /// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and

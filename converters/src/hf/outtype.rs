@@ -150,6 +150,12 @@ const ALWAYS_F32: &[&str] = &[
     "blk.{bid}.ssm_conv1d_k",
     "blk.{bid}.ssm_conv1d_v",
     "blk.{bid}.indexer.proj",
+    "blk.{bid}.time_mix_first",
+    "blk.{bid}.time_mix_w1",
+    "blk.{bid}.time_mix_w2",
+    "blk.{bid}.time_mix_decay_w1",
+    "blk.{bid}.time_mix_decay_w2",
+    "blk.{bid}.time_mix_lerp_fused",
 ];
 
 /// Tensors stored as F16 under the ternary outtypes.

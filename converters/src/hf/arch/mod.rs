@@ -116,6 +116,9 @@ mod minicpm;
 // Older text families (third batch).
 mod arctic;
 mod grok;
+// RWKV.
+mod rwkv6;
+mod rwkv7;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -248,6 +251,10 @@ pub static ALL: &[&Arch] = &[
     &deci::DECI,
     &arctic::ARCTIC,
     &grok::GROK,
+    &rwkv6::RWKV6,
+    &rwkv7::RWKV7,
+    &rwkv6::RWKV6QWEN2,
+    &rwkv7::ARWKV7,
 ];
 
 /// The description for an HF architecture name.

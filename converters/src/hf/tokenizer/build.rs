@@ -226,6 +226,15 @@ impl<'a> VocabBuild<'a> {
         ))
     }
 
+    /// `_set_vocab_rwkv_world`: the RWKV World vocabulary file, its special tokens and
+    /// default chat template.
+    pub fn rwkv_world(&mut self) -> Result<VocabOutcome, ConvertError> {
+        Ok((
+            super::world::set_vocab(self.req.dir, self.req.hparams, &mut self.kv)?,
+            None,
+        ))
+    }
+
     /// `BertModel.set_vocab`: WordPiece.
     pub fn wordpiece(&mut self) -> Result<VocabOutcome, ConvertError> {
         super::wordpiece(self.req, self.tc, &mut self.kv)

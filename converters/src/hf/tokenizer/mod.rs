@@ -30,6 +30,7 @@ mod pre;
 pub mod proto;
 mod special;
 mod spm;
+mod world;
 mod wpm;
 mod xlmr;
 
@@ -117,6 +118,9 @@ pub enum VocabPath {
     /// `_set_vocab_mistral`: Mistral's own `tekken.json` (or SentencePiece) file, read as
     /// mistral_common reads it ([`mistral`]).
     Mistral,
+    /// `_set_vocab_rwkv_world`: the RWKV World vocabulary file (`tokenizer.ggml.model =
+    /// "rwkv"`).
+    RwkvWorld,
 }
 
 /// The tokenizer keys with what was decided on the way.

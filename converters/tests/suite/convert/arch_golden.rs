@@ -239,6 +239,10 @@ fixtures! {
     grok1 => "grok1",
     bamba => "bamba",
     youtu => "youtu",
+    rwkv6 => "rwkv6",
+    rwkv7 => "rwkv7",
+    rwkv6qwen2 => "rwkv6qwen2",
+    arwkv7 => "arwkv7",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

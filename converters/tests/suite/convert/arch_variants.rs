@@ -294,4 +294,5 @@ fixtures! {
     iquestcoder => "iquestcoder",
     minimax_m3 => "minimax-m3",
     hyv3 => "hyv3",
+    rwkv7 => "rwkv7",
 }
