@@ -862,6 +862,23 @@ FIXTURES.update({
                            "sparse_local_block": 1, "sparse_attention_freq": [0, 1, 1]},
                        bos_token_id=1, eos_token_id=2),
                    "smollm", True),
+    # MiniMax-Text-01 / M1 (remote code: written directly, see RAW_MODELS): lightning
+    # (linear) attention blocks (fused qkv_proj, output_gate, out_proj, a per-head norm) and
+    # softmax attention blocks by attn_type_list, every block a MoE (w1/w2/w3 experts), the
+    # layernorm alphas as one residual scale, partial rotary from rotary_dim; the vendor's
+    # sharded layout (model.safetensors.index.json, which the class reads) and a
+    # chat_template.jinja (see EXTRA_FILES).
+    "minimax01": ("MiniMaxText01ForCausalLM", "minimax_text_01",
+                  bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24,
+                      num_attention_heads=2, num_key_value_heads=1, vocab_size=BPE_VOCAB,
+                      rms_norm_eps=1e-5, rope_theta=10000000.0, rotary_dim=4,
+                      num_local_experts=3, num_experts_per_tok=2, attn_type_list=[0, 1, 0],
+                      layernorm_full_attention_alpha=3.5, layernorm_full_attention_beta=1.0,
+                      layernorm_linear_attention_alpha=3.5,
+                      layernorm_linear_attention_beta=1.0, layernorm_mlp_alpha=3.5,
+                      layernorm_mlp_beta=1.0, postnorm=True, shared_intermediate_size=0,
+                      hidden_act="silu", bos_token_id=None, eos_token_id=2),
+                  "smollm", True),
     # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
     # config class reads it): q/k norms, one dense block, then routed experts (per-expert
     # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
@@ -1596,6 +1613,37 @@ def _minimax_m3_tensors(kw: dict) -> dict:
     return out
 
 
+def _minimax01_tensors(kw: dict) -> dict:
+    """MiniMaxText01ForCausalLM's tensor names and shapes (MiniMax's remote code): a
+    lightning-attention block (`attn_type_list` 0: fused `qkv_proj`, `output_gate`,
+    `out_proj` and the per-head `norm`) or a softmax one (1: q/k/v/o projections), then the
+    router and the per-expert `w1`/`w2`/`w3` under `block_sparse_moe`."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, x = kw["intermediate_size"], kw["num_local_experts"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b, kind in enumerate(kw["attn_type_list"][:kw["num_hidden_layers"]]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,)})
+        if kind == 0:
+            out.update({p + "self_attn.qkv_proj.weight": (3 * nh * h, e),
+                        p + "self_attn.output_gate.weight": (nh * h, e),
+                        p + "self_attn.out_proj.weight": (e, nh * h),
+                        p + "self_attn.norm.weight": (nh * h,)})
+        else:
+            out.update({p + "self_attn.q_proj.weight": (nh * h, e),
+                        p + "self_attn.k_proj.weight": (nkv * h, e),
+                        p + "self_attn.v_proj.weight": (nkv * h, e),
+                        p + "self_attn.o_proj.weight": (e, nh * h)})
+        q = p + "block_sparse_moe."
+        out[q + "gate.weight"] = (x, e)
+        for i in range(x):
+            out.update({q + f"experts.{i}.w1.weight": (ff, e), q + f"experts.{i}.w3.weight": (ff, e),
+                        q + f"experts.{i}.w2.weight": (e, ff)})
+    return out
+
+
 def _hyv3_tensors(kw: dict) -> dict:
     """HYV3ForCausalLM's tensor names and shapes in the hub layout (tencent/Hy3): a dense
     MLP where `mlp_layer_types` says so, else per-expert `mlp.experts.{i}.*`, the router
@@ -1843,6 +1891,7 @@ RAW_MODELS = {
     "deci7b": (_deci_tensors, {"model_type": "deci"}),
     "minimax-m3": (_minimax_m3_tensors, {"model_type": "minimax_m3"}),
     "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
+    "minimax01": (_minimax01_tensors, {"model_type": "minimax_text_01"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2167,7 +2216,21 @@ EXTRA_FILES = {
     "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
     "gemma4unified": lambda out: _suppress_tokens(out, [5, 1003]),
     "eurobert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
+    "minimax01": lambda out: _vendor_layout(out, "{{ messages[0]['content'] }}\n"),
 }
+
+
+def _vendor_layout(out: Path, template: str) -> None:
+    """A one-shard `model.safetensors.index.json` naming every tensor (the class reads the
+    embedding's shard from it) and a `chat_template.jinja` (the class prefers it to the
+    template bundled with the reference)."""
+    from safetensors import safe_open
+    with safe_open(str(out / "model.safetensors"), "pt") as f:
+        names = sorted(f.keys())
+    index = {"metadata": {}, "weight_map": {n: "model.safetensors" for n in names}}
+    (out / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n",
+                                                      encoding="utf-8")
+    (out / "chat_template.jinja").write_text(template, encoding="utf-8")
 
 
 def _suppress_tokens(out: Path, ids: list[int]) -> None:

@@ -103,7 +103,7 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -151,7 +151,7 @@ tensor_table! {
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
-            "chatglm", "minicpm", "minicpm3", "deci",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-01",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -171,7 +171,7 @@ tensor_table! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -217,7 +217,7 @@ tensor_table! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -243,6 +243,7 @@ tensor_table! {
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
         "transformer.h.{bid}.ln_attn": ["falcon"],
         "encoder.layer.{bid}.layer_norm_1": ["jina-bert-v2"],
+        "model.layers.{bid}.self_attn.norm": ["minimax-01"],
     }
     /// `blk.{bid}.attn_qkv`.
     AttnQkv = "blk.{bid}.attn_qkv" {
@@ -251,7 +252,7 @@ tensor_table! {
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
-        "model.layers.{bid}.self_attn.qkv_proj": ["phi3"],
+        "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "minimax-01"],
         "layers.{bid}.attn.Wqkv": ["modern-bert"],
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
@@ -278,7 +279,7 @@ tensor_table! {
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -300,7 +301,7 @@ tensor_table! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -322,7 +323,7 @@ tensor_table! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -346,7 +347,7 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -359,7 +360,7 @@ tensor_table! {
         "layers.{bid}.self_attn.o_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.attn.Wo": ["modern-bert"],
         "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
-        "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe", "minimax-01"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
         "model.layers.{bid}.attention.dense": ["bailingmoe2"],
         "transformer.layer.{bid}.attention.out_lin": ["bert"],
@@ -425,7 +426,7 @@ tensor_table! {
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "minimax-01",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -466,7 +467,9 @@ tensor_table! {
     /// `blk.{bid}.ffn_gate_inp`.
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
-        "model.layers.{bid}.block_sparse_moe.gate": ["llama", "minimax-m2", "phimoe", "minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.gate": [
+            "llama", "minimax-m2", "phimoe", "minimax-m3", "minimax-01",
+        ],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
@@ -587,7 +590,7 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
-        "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
@@ -602,7 +605,7 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
-        "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
@@ -618,7 +621,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
         "model.layers.{bid}.block_sparse_moe.output_linear": ["granitehybrid", "granitemoe"],
-        "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
@@ -865,6 +868,7 @@ tensor_table! {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
         "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
+        "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {

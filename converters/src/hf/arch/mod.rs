@@ -72,6 +72,7 @@ mod hunyuan;
 mod hy_v3;
 mod laguna;
 mod minimax;
+mod minimax01;
 mod minimax_m3;
 // Older encoders and GPT-era decoders.
 mod bloom;
@@ -200,6 +201,7 @@ pub static ALL: &[&Arch] = &[
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
     &minimax_m3::MINIMAX_M3,
+    &minimax01::MINIMAX_01,
     &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,

@@ -186,6 +186,7 @@ fixtures! {
     hunyuan_dense => "hunyuan-dense",
     minimax_m2 => "minimax-m2",
     minimax_m3 => "minimax-m3",
+    minimax01 => "minimax01",
     hyv3 => "hyv3",
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",

@@ -2,3 +2,4 @@
 
 mod float_overflow;
 mod hf_errors;
+mod minimax01_refusals;
