@@ -879,6 +879,22 @@ FIXTURES.update({
                       layernorm_mlp_beta=1.0, postnorm=True, shared_intermediate_size=0,
                       hidden_act="silu", bos_token_id=None, eos_token_id=2),
                   "smollm", True),
+    # dots.ocr's text half (DotsOCRForCausalLM, remote code: written directly, see
+    # RAW_MODELS): converted as Qwen2 (q/k/v biases, GPT-2 BPE), the vision tower's tensors
+    # (vision_tower.*) left out; the text hparams at the config's root beside vision_config.
+    "dotsocr": ("DotsOCRForCausalLM", "dots_ocr",
+                bpe(num_hidden_layers=2, intermediate_size=40, num_attention_heads=2,
+                    num_key_value_heads=1, vocab_size=BPE_VOCAB, rms_norm_eps=1e-6,
+                    rope_theta=1000000.0, attention_bias=True, hidden_act="silu",
+                    max_window_layers=2, sliding_window=4096, use_sliding_window=False,
+                    image_token_id=151665, video_token_id=151656,
+                    vision_config={"model_type": "dots_vit", "embed_dim": 16,
+                                   "hidden_size": 16, "intermediate_size": 24,
+                                   "num_hidden_layers": 1, "num_attention_heads": 2,
+                                   "patch_size": 14, "spatial_merge_size": 2,
+                                   "num_channels": 3, "rms_norm_eps": 1e-5},
+                    bos_token_id=None, eos_token_id=2),
+                "smollm", True),
     # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
     # config class reads it): q/k norms, one dense block, then routed experts (per-expert
     # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
@@ -1613,6 +1629,16 @@ def _minimax_m3_tensors(kw: dict) -> dict:
     return out
 
 
+def _dotsocr_tensors(kw: dict) -> dict:
+    """DotsOCRForCausalLM's tensor names and shapes: Qwen2's (q/k/v biases, tied head) and
+    two tensors of the vision tower, which the text conversion leaves out."""
+    out = _llamalike(qkv_bias=True)(kw)
+    v = kw["vision_config"]
+    out.update({"vision_tower.blocks.0.attn.qkv.weight": (3 * v["embed_dim"], v["embed_dim"]),
+                "vision_tower.blocks.0.norm1.weight": (v["embed_dim"],)})
+    return out
+
+
 def _minimax01_tensors(kw: dict) -> dict:
     """MiniMaxText01ForCausalLM's tensor names and shapes (MiniMax's remote code): a
     lightning-attention block (`attn_type_list` 0: fused `qkv_proj`, `output_gate`,
@@ -1892,6 +1918,7 @@ RAW_MODELS = {
     "minimax-m3": (_minimax_m3_tensors, {"model_type": "minimax_m3"}),
     "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
     "minimax01": (_minimax01_tensors, {"model_type": "minimax_text_01"}),
+    "dotsocr": (_dotsocr_tensors, {"model_type": "dots_ocr"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).

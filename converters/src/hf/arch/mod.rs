@@ -67,6 +67,7 @@ mod afmoe;
 mod bailingmoe2;
 mod cohere2moe;
 mod dots1;
+mod dots_ocr;
 mod exaone_moe;
 mod hunyuan;
 mod hy_v3;
@@ -202,6 +203,7 @@ pub static ALL: &[&Arch] = &[
     &minimax::MINIMAX_M2,
     &minimax_m3::MINIMAX_M3,
     &minimax01::MINIMAX_01,
+    &dots_ocr::DOTS_OCR,
     &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,

@@ -187,6 +187,7 @@ fixtures! {
     minimax_m2 => "minimax-m2",
     minimax_m3 => "minimax-m3",
     minimax01 => "minimax01",
+    dotsocr => "dotsocr",
     hyv3 => "hyv3",
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",
