@@ -895,6 +895,22 @@ FIXTURES.update({
                                    "num_channels": 3, "rms_norm_eps": 1e-5},
                     bos_token_id=None, eos_token_id=2),
                 "smollm", True),
+    # Ling 1.0 (BailingMoe v1, remote code: written directly, see RAW_MODELS): a fused
+    # attention.query_key_value split into q/k/v with the rotary permutation on q and k,
+    # attention.dense as the output, routed experts (per-expert down/gate/up_proj stacked in
+    # that order) with a shared one and the router mlp.gate; norm_head applies to an untied
+    # head only (this one is tied).
+    "bailingmoe": ("BailingMoeForCausalLM", "bailing_moe",
+                   dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                        num_attention_heads=2, num_key_value_heads=1,
+                        vocab_size=BPE_VOCAB, max_position_embeddings=4096,
+                        rms_norm_eps=1e-6, rope_theta=600000.0, first_k_dense_replace=0,
+                        moe_intermediate_size=24, num_experts=3, num_experts_per_tok=2,
+                        num_shared_experts=1, norm_topk_prob=True, norm_head=True,
+                        use_qkv_bias=False, use_bias=False, hidden_act="silu",
+                        rope_scaling=None, bos_token_id=1, eos_token_id=2,
+                        pad_token_id=None),
+                   "smollm", True),
     # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
     # config class reads it): q/k norms, one dense block, then routed experts (per-expert
     # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
@@ -1639,6 +1655,35 @@ def _dotsocr_tensors(kw: dict) -> dict:
     return out
 
 
+def _bailing1_tensors(kw: dict) -> dict:
+    """BailingMoeForCausalLM's tensor names and shapes (Ling 1.0, inclusionAI's remote
+    code): the fused `attention.query_key_value`, `attention.dense`, the router `mlp.gate`,
+    a shared expert and per-expert `mlp.experts.{i}.*_proj` on every block."""
+    e, nh, nkv, v = kw["hidden_size"], kw["num_attention_heads"], kw["num_key_value_heads"], \
+        kw["vocab_size"]
+    h = kw.get("head_dim") or e // nh
+    ff, x = kw["moe_intermediate_size"], kw["num_experts"]
+    sff = ff * kw["num_shared_experts"]
+    out = {"model.word_embeddings.weight": (v, e), "model.norm.weight": (e,)}
+    if not kw.get("tie_word_embeddings", True):
+        out["lm_head.weight"] = (v, e)
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "attention.query_key_value.weight": ((nh + 2 * nkv) * h, e),
+                    p + "attention.dense.weight": (e, nh * h),
+                    p + "mlp.gate.weight": (x, e),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (ff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (ff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, ff)})
+    return out
+
+
 def _minimax01_tensors(kw: dict) -> dict:
     """MiniMaxText01ForCausalLM's tensor names and shapes (MiniMax's remote code): a
     lightning-attention block (`attn_type_list` 0: fused `qkv_proj`, `output_gate`,
@@ -1919,6 +1964,7 @@ RAW_MODELS = {
     "hyv3": (_hyv3_tensors, {"model_type": "hy_v3"}),
     "minimax01": (_minimax01_tensors, {"model_type": "minimax_text_01"}),
     "dotsocr": (_dotsocr_tensors, {"model_type": "dots_ocr"}),
+    "bailingmoe": (_bailing1_tensors, {"model_type": "bailing_moe"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2024,7 +2070,8 @@ RAW_WRITERS = {"deepseek4": _deepseek4_checkpoint}
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
 RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
-             "internlm2": ["output.weight", "model.tok_embeddings.weight"]}
+             "internlm2": ["output.weight", "model.tok_embeddings.weight"],
+             "bailingmoe": ["model.word_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,

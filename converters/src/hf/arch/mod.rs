@@ -64,6 +64,7 @@ mod qwen3omni;
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
+mod bailingmoe;
 mod bailingmoe2;
 mod cohere2moe;
 mod dots1;
@@ -204,6 +205,7 @@ pub static ALL: &[&Arch] = &[
     &minimax_m3::MINIMAX_M3,
     &minimax01::MINIMAX_01,
     &dots_ocr::DOTS_OCR,
+    &bailingmoe::BAILINGMOE,
     &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,

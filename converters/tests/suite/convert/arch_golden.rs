@@ -188,6 +188,7 @@ fixtures! {
     minimax_m3 => "minimax-m3",
     minimax01 => "minimax01",
     dotsocr => "dotsocr",
+    bailingmoe => "bailingmoe",
     hyv3 => "hyv3",
     afmoe => "afmoe",
     exaonemoe => "exaonemoe",

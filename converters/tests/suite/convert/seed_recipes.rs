@@ -312,6 +312,7 @@ recipes! {
     minimax_m3_s2 => "minimax-m3-s2",
     minimax01_s2 => "minimax01-s2",
     dotsocr_s2 => "dotsocr-s2",
+    bailingmoe_s2 => "bailingmoe-s2",
     mistral_moe_s2 => "mistral-moe-s2",
     mistral_spm_s2 => "mistral-spm-s2",
     mistral_tekken_s2 => "mistral-tekken-s2",
