@@ -2773,6 +2773,7 @@ VARIANT_FIXTURES = [
     "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
     "minimax-m3", "hyv3",
+    "minimax01", "bailingmoe",
 ]
 
 
@@ -3060,6 +3061,33 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         text = {k: val for k, val in c.items() if k not in ("architectures", "model_type")}
         v["fam-vl-composite"] = {"model_type": "minimax_m3_vl", "text_config": text,
                                  "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}
+    if fx == "minimax01":
+        # conversion/minimax.py (MiniMaxText01Model): M1's class and config type, the
+        # asserted layernorm factors, the required rotary_dim and num_local_experts.
+        v["fam-m1"] = {"architectures": ["MiniMaxM1ForCausalLM"], "model_type": "minimax_m1"}
+        v["fam-alpha-unequal"] = {"layernorm_mlp_alpha": 2.0}
+        v["fam-beta-not-one"] = {"layernorm_full_attention_beta": 0.5}
+        v["fam-alpha-other"] = {"layernorm_full_attention_alpha": 1.25,
+                                "layernorm_linear_attention_alpha": 1.25,
+                                "layernorm_mlp_alpha": 1.25}
+        v["fam-rotary-absent"] = {"rotary_dim": None}
+        v["fam-rotary-8"] = {"rotary_dim": 8}
+        v["fam-num-experts"] = {"num_local_experts": None, "num_experts": 3}
+    if fx in ("minimax01", "bailingmoe"):
+        # Not generated: the reference fails on transformers 4's `rope_scaling` yarn spelling
+        # of these remote-code configs (AutoTokenizer's plain PreTrainedConfig has no
+        # max_position_embeddings yet), a refusal this converter does not model yet.
+        v.pop("rope-v4-yarn", None)
+    if fx == "bailingmoe":
+        # conversion/bailingmoe.py (BailingMoeModel): head_dim or hidden / heads, the KV head
+        # count the split needs, the dense-prefix and shared-expert counts, norm_topk_prob.
+        v["fam-head-dim"] = {"head_dim": 8}
+        v["fam-kv-absent"] = {"num_key_value_heads": None}
+        v["fam-dense-prefix"] = {"first_k_dense_replace": 1}
+        v["fam-shared-2"] = {"num_shared_experts": 2}
+        v["fam-topk-norm-off"] = {"norm_topk_prob": False}
+        v["fam-num-experts"] = {"num_experts": None, "num_local_experts": 3}
+        v["fam-norm-head-off"] = {"norm_head": False}
     if fx == "hyv3":
         # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
         # (default 1), num_shared_experts, the MTP block count; HYV3Config stores

@@ -294,4 +294,6 @@ fixtures! {
     iquestcoder => "iquestcoder",
     minimax_m3 => "minimax-m3",
     hyv3 => "hyv3",
+    minimax01 => "minimax01",
+    bailingmoe => "bailingmoe",
 }
