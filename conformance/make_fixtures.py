@@ -872,6 +872,55 @@ FIXTURES.update({
                            "sparse_local_block": 1, "sparse_attention_freq": [0, 1, 1]},
                        bos_token_id=1, eos_token_id=2),
                    "smollm", True),
+    # MiniMax-Text-01 / M1 (remote code: written directly, see RAW_MODELS): lightning
+    # (linear) attention blocks (fused qkv_proj, output_gate, out_proj, a per-head norm) and
+    # softmax attention blocks by attn_type_list, every block a MoE (w1/w2/w3 experts), the
+    # layernorm alphas as one residual scale, partial rotary from rotary_dim; the vendor's
+    # sharded layout (model.safetensors.index.json, which the class reads) and a
+    # chat_template.jinja (see EXTRA_FILES).
+    "minimax01": ("MiniMaxText01ForCausalLM", "minimax_text_01",
+                  bpe(num_hidden_layers=3, head_dim=8, intermediate_size=24,
+                      num_attention_heads=2, num_key_value_heads=1, vocab_size=BPE_VOCAB,
+                      rms_norm_eps=1e-5, rope_theta=10000000.0, rotary_dim=4,
+                      num_local_experts=3, num_experts_per_tok=2, attn_type_list=[0, 1, 0],
+                      layernorm_full_attention_alpha=3.5, layernorm_full_attention_beta=1.0,
+                      layernorm_linear_attention_alpha=3.5,
+                      layernorm_linear_attention_beta=1.0, layernorm_mlp_alpha=3.5,
+                      layernorm_mlp_beta=1.0, postnorm=True, shared_intermediate_size=0,
+                      hidden_act="silu", bos_token_id=None, eos_token_id=2),
+                  "smollm", True),
+    # dots.ocr's text half (DotsOCRForCausalLM, remote code: written directly, see
+    # RAW_MODELS): converted as Qwen2 (q/k/v biases, GPT-2 BPE), the vision tower's tensors
+    # (vision_tower.*) left out; the text hparams at the config's root beside vision_config.
+    "dotsocr": ("DotsOCRForCausalLM", "dots_ocr",
+                bpe(num_hidden_layers=2, intermediate_size=40, num_attention_heads=2,
+                    num_key_value_heads=1, vocab_size=BPE_VOCAB, rms_norm_eps=1e-6,
+                    rope_theta=1000000.0, attention_bias=True, hidden_act="silu",
+                    max_window_layers=2, sliding_window=4096, use_sliding_window=False,
+                    image_token_id=151665, video_token_id=151656,
+                    vision_config={"model_type": "dots_vit", "embed_dim": 16,
+                                   "hidden_size": 16, "intermediate_size": 24,
+                                   "num_hidden_layers": 1, "num_attention_heads": 2,
+                                   "patch_size": 14, "spatial_merge_size": 2,
+                                   "num_channels": 3, "rms_norm_eps": 1e-5},
+                    bos_token_id=None, eos_token_id=2),
+                "smollm", True),
+    # Ling 1.0 (BailingMoe v1, remote code: written directly, see RAW_MODELS): a fused
+    # attention.query_key_value split into q/k/v with the rotary permutation on q and k,
+    # attention.dense as the output, routed experts (per-expert down/gate/up_proj stacked in
+    # that order) with a shared one and the router mlp.gate; norm_head applies to an untied
+    # head only (this one is tied).
+    "bailingmoe": ("BailingMoeForCausalLM", "bailing_moe",
+                   dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                        num_attention_heads=2, num_key_value_heads=1,
+                        vocab_size=BPE_VOCAB, max_position_embeddings=4096,
+                        rms_norm_eps=1e-6, rope_theta=600000.0, first_k_dense_replace=0,
+                        moe_intermediate_size=24, num_experts=3, num_experts_per_tok=2,
+                        num_shared_experts=1, norm_topk_prob=True, norm_head=True,
+                        use_qkv_bias=False, use_bias=False, hidden_act="silu",
+                        rope_scaling=None, bos_token_id=1, eos_token_id=2,
+                        pad_token_id=None),
+                   "smollm", True),
     # Hy3 (HYV3, written directly in the hub layout, see RAW_MODELS; transformers' hy_v3
     # config class reads it): q/k norms, one dense block, then routed experts (per-expert
     # down/gate/up_proj) with the router under mlp.router.gate, the selection bias
@@ -1810,6 +1859,76 @@ def _minimax_m3_tensors(kw: dict) -> dict:
     return out
 
 
+def _dotsocr_tensors(kw: dict) -> dict:
+    """DotsOCRForCausalLM's tensor names and shapes: Qwen2's (q/k/v biases, tied head) and
+    two tensors of the vision tower, which the text conversion leaves out."""
+    out = _llamalike(qkv_bias=True)(kw)
+    v = kw["vision_config"]
+    out.update({"vision_tower.blocks.0.attn.qkv.weight": (3 * v["embed_dim"], v["embed_dim"]),
+                "vision_tower.blocks.0.norm1.weight": (v["embed_dim"],)})
+    return out
+
+
+def _bailing1_tensors(kw: dict) -> dict:
+    """BailingMoeForCausalLM's tensor names and shapes (Ling 1.0, inclusionAI's remote
+    code): the fused `attention.query_key_value`, `attention.dense`, the router `mlp.gate`,
+    a shared expert and per-expert `mlp.experts.{i}.*_proj` on every block."""
+    e, nh, nkv, v = kw["hidden_size"], kw["num_attention_heads"], kw["num_key_value_heads"], \
+        kw["vocab_size"]
+    h = kw.get("head_dim") or e // nh
+    ff, x = kw["moe_intermediate_size"], kw["num_experts"]
+    sff = ff * kw["num_shared_experts"]
+    out = {"model.word_embeddings.weight": (v, e), "model.norm.weight": (e,)}
+    if not kw.get("tie_word_embeddings", True):
+        out["lm_head.weight"] = (v, e)
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "attention.query_key_value.weight": ((nh + 2 * nkv) * h, e),
+                    p + "attention.dense.weight": (e, nh * h),
+                    p + "mlp.gate.weight": (x, e),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (ff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (ff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, ff)})
+    return out
+
+
+def _minimax01_tensors(kw: dict) -> dict:
+    """MiniMaxText01ForCausalLM's tensor names and shapes (MiniMax's remote code): a
+    lightning-attention block (`attn_type_list` 0: fused `qkv_proj`, `output_gate`,
+    `out_proj` and the per-head `norm`) or a softmax one (1: q/k/v/o projections), then the
+    router and the per-expert `w1`/`w2`/`w3` under `block_sparse_moe`."""
+    e, h, nh, nkv = kw["hidden_size"], kw["head_dim"], kw["num_attention_heads"], \
+        kw["num_key_value_heads"]
+    ff, x = kw["intermediate_size"], kw["num_local_experts"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b, kind in enumerate(kw["attn_type_list"][:kw["num_hidden_layers"]]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,)})
+        if kind == 0:
+            out.update({p + "self_attn.qkv_proj.weight": (3 * nh * h, e),
+                        p + "self_attn.output_gate.weight": (nh * h, e),
+                        p + "self_attn.out_proj.weight": (e, nh * h),
+                        p + "self_attn.norm.weight": (nh * h,)})
+        else:
+            out.update({p + "self_attn.q_proj.weight": (nh * h, e),
+                        p + "self_attn.k_proj.weight": (nkv * h, e),
+                        p + "self_attn.v_proj.weight": (nkv * h, e),
+                        p + "self_attn.o_proj.weight": (e, nh * h)})
+        q = p + "block_sparse_moe."
+        out[q + "gate.weight"] = (x, e)
+        for i in range(x):
+            out.update({q + f"experts.{i}.w1.weight": (ff, e), q + f"experts.{i}.w3.weight": (ff, e),
+                        q + f"experts.{i}.w2.weight": (e, ff)})
+    return out
+
+
 def _hyv3_tensors(kw: dict) -> dict:
     """HYV3ForCausalLM's tensor names and shapes in the hub layout (tencent/Hy3): a dense
     MLP where `mlp_layer_types` says so, else per-expert `mlp.experts.{i}.*`, the router
@@ -2141,6 +2260,9 @@ RAW_MODELS = {
     "rwkv7": (_rwkv7_tensors, {"model_type": "rwkv7"}),
     "rwkv6qwen2": (_rwkv6qwen2_tensors, {"model_type": "rwkv6qwen2"}),
     "arwkv7": (_arwkv7_tensors, {"model_type": "rwkv_hybrid"}),
+    "minimax01": (_minimax01_tensors, {"model_type": "minimax_text_01"}),
+    "dotsocr": (_dotsocr_tensors, {"model_type": "dots_ocr"}),
+    "bailingmoe": (_bailing1_tensors, {"model_type": "bailing_moe"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2246,7 +2368,8 @@ RAW_WRITERS = {"deepseek4": _deepseek4_checkpoint}
 # Raw-model tensors drawn first, before the sorted others: a tied vocabulary embedding drawn
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
 RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
-             "internlm2": ["output.weight", "model.tok_embeddings.weight"]}
+             "internlm2": ["output.weight", "model.tok_embeddings.weight"],
+             "bailingmoe": ["model.word_embeddings.weight"]}
 
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
@@ -2465,7 +2588,21 @@ EXTRA_FILES = {
     "modernbert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
     "gemma4unified": lambda out: _suppress_tokens(out, [5, 1003]),
     "eurobert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
+    "minimax01": lambda out: _vendor_layout(out, "{{ messages[0]['content'] }}\n"),
 }
+
+
+def _vendor_layout(out: Path, template: str) -> None:
+    """A one-shard `model.safetensors.index.json` naming every tensor (the class reads the
+    embedding's shard from it) and a `chat_template.jinja` (the class prefers it to the
+    template bundled with the reference)."""
+    from safetensors import safe_open
+    with safe_open(str(out / "model.safetensors"), "pt") as f:
+        names = sorted(f.keys())
+    index = {"metadata": {}, "weight_map": {n: "model.safetensors" for n in names}}
+    (out / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n",
+                                                      encoding="utf-8")
+    (out / "chat_template.jinja").write_text(template, encoding="utf-8")
 
 
 def _suppress_tokens(out: Path, ids: list[int]) -> None:
@@ -2979,6 +3116,7 @@ VARIANT_FIXTURES = [
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
     "minimax-m3", "hyv3",
     "rwkv7",
+    "minimax01", "bailingmoe",
 ]
 
 
@@ -3266,6 +3404,33 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         text = {k: val for k, val in c.items() if k not in ("architectures", "model_type")}
         v["fam-vl-composite"] = {"model_type": "minimax_m3_vl", "text_config": text,
                                  "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}
+    if fx == "minimax01":
+        # conversion/minimax.py (MiniMaxText01Model): M1's class and config type, the
+        # asserted layernorm factors, the required rotary_dim and num_local_experts.
+        v["fam-m1"] = {"architectures": ["MiniMaxM1ForCausalLM"], "model_type": "minimax_m1"}
+        v["fam-alpha-unequal"] = {"layernorm_mlp_alpha": 2.0}
+        v["fam-beta-not-one"] = {"layernorm_full_attention_beta": 0.5}
+        v["fam-alpha-other"] = {"layernorm_full_attention_alpha": 1.25,
+                                "layernorm_linear_attention_alpha": 1.25,
+                                "layernorm_mlp_alpha": 1.25}
+        v["fam-rotary-absent"] = {"rotary_dim": None}
+        v["fam-rotary-8"] = {"rotary_dim": 8}
+        v["fam-num-experts"] = {"num_local_experts": None, "num_experts": 3}
+    if fx in ("minimax01", "bailingmoe"):
+        # Not generated: the reference fails on transformers 4's `rope_scaling` yarn spelling
+        # of these remote-code configs (AutoTokenizer's plain PreTrainedConfig has no
+        # max_position_embeddings yet), a refusal this converter does not model yet.
+        v.pop("rope-v4-yarn", None)
+    if fx == "bailingmoe":
+        # conversion/bailingmoe.py (BailingMoeModel): head_dim or hidden / heads, the KV head
+        # count the split needs, the dense-prefix and shared-expert counts, norm_topk_prob.
+        v["fam-head-dim"] = {"head_dim": 8}
+        v["fam-kv-absent"] = {"num_key_value_heads": None}
+        v["fam-dense-prefix"] = {"first_k_dense_replace": 1}
+        v["fam-shared-2"] = {"num_shared_experts": 2}
+        v["fam-topk-norm-off"] = {"norm_topk_prob": False}
+        v["fam-num-experts"] = {"num_experts": None, "num_local_experts": 3}
+        v["fam-norm-head-off"] = {"norm_head": False}
     if fx == "hyv3":
         # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
         # (default 1), num_shared_experts, the MTP block count; HYV3Config stores

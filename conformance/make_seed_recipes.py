@@ -61,6 +61,8 @@ GOLDEN = mf.TESTDATA / "golden" / "seed-recipes"
 # Files of a fixture that hold or index its weights: replaced by the recipe's model.safetensors.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 WEIGHT_NAMES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+# A safetensors index: a fixture with one gets a one-shard index beside the recipe's weights.
+INDEX = "model.safetensors.index.json"
 A_LOG_FIRST = 0x3D4C_CCCD
 A_LOG_SPAN = 0x4031_7218 - A_LOG_FIRST
 ITEM = {"F32": 4, "F16": 2, "BF16": 2}
@@ -137,11 +139,17 @@ def recipe_input(name: str, config_text: str, table: list[list], work: Path,
     """The checkpoint the test rebuilds: the base fixture without its weights, the recipe's
     config and weights (`files`: their names), in a directory named NAME-s2."""
     d = materialize(mf.TESTDATA / "hf" / name, work / (name + ms.SUFFIX))
+    indexed = (d / INDEX).is_file() and files[1] == "model.safetensors"
     for f in list(d.iterdir()):
         if f.is_file() and (f.suffix in WEIGHT_SUFFIXES or f.name in WEIGHT_NAMES):
             f.unlink()
     (d / files[0]).write_text(config_text)
     write_safetensors(d / files[1], ms.SEED, table)
+    if indexed:
+        # A class that reads the index itself (MiniMax-Text-01) needs one: every tensor in
+        # the one shard. The record says so (`index`), and the test writes the same.
+        index = {"metadata": {}, "weight_map": {n: files[1] for n, _, _ in table}}
+        (d / INDEX).write_text(json.dumps(index, indent=2) + "\n")
     return d
 
 
@@ -222,6 +230,8 @@ def finish(name: str, sizes: dict, config_text: str, table: list[list], llama: P
     model_dir = recipe_input(name, config_text, table, work)
     record = {"fixture": name, "seed": ms.SEED, "sizes": sizes, "config": config_text,
               "tensors": table, **convert(name, model_dir, llama, work)}
+    if (model_dir / INDEX).is_file():
+        record["index"] = True
     shutil.rmtree(work)
     if sizes and not all(record[t]["ok"] for t in ("f32", "bf16")):
         print(f"{name}: sizes {sizes} refused by the reference: {record['f32']}",

@@ -103,8 +103,8 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic", "grok", "rwkv6qwen2", "arwkv7",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
+            "rwkv6qwen2", "arwkv7", "minimax-01",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -118,7 +118,7 @@ tensor_table! {
         "backbone.embedding": ["mamba", "mamba2"],
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
-        "model.word_embeddings": ["bailingmoe2"],
+        "model.word_embeddings": ["bailingmoe2", "bailingmoe"],
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
@@ -158,8 +158,8 @@ tensor_table! {
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
-            "chatglm", "minicpm", "minicpm3", "deci",
-            "arctic", "grok", "rwkv7",
+            "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
+            "bailingmoe",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -180,8 +180,8 @@ tensor_table! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic", "grok", "rwkv7", "rwkv6qwen2", "arwkv7",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
+            "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -230,8 +230,8 @@ tensor_table! {
             "nemotron", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic", "rwkv6qwen2", "arwkv7",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
+            "arwkv7", "minimax-01", "bailingmoe",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -263,6 +263,7 @@ tensor_table! {
         "encoder.layer.{bid}.layer_norm_1": ["jina-bert-v2"],
         "rwkv.blocks.{bid}.ln2": ["rwkv6"],
         "model.layers.{bid}.ln2": ["rwkv7"],
+        "model.layers.{bid}.self_attn.norm": ["minimax-01"],
     }
     /// `blk.{bid}.attn_qkv`.
     AttnQkv = "blk.{bid}.attn_qkv" {
@@ -271,11 +272,11 @@ tensor_table! {
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
-        "model.layers.{bid}.self_attn.qkv_proj": ["phi3"],
+        "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "minimax-01"],
         "layers.{bid}.attn.Wqkv": ["modern-bert"],
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
-        "model.layers.{bid}.attention.query_key_value": ["bailingmoe2"],
+        "model.layers.{bid}.attention.query_key_value": ["bailingmoe2", "bailingmoe"],
         "transformer_encoder.{bid}.qkv": ["neo-bert"],
         "h.{bid}.self_attention.query_key_value": ["bloom"],
         "transformer.blocks.{bid}.attn.Wqkv": ["mpt"],
@@ -298,9 +299,7 @@ tensor_table! {
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -323,9 +322,7 @@ tensor_table! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -348,9 +345,7 @@ tensor_table! {
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -375,9 +370,8 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "arctic",
-            "grok",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
+            "minimax-01",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -390,9 +384,9 @@ tensor_table! {
         "layers.{bid}.self_attn.o_proj": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "layers.{bid}.attn.Wo": ["modern-bert"],
         "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
-        "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe"],
+        "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe", "minimax-01"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
-        "model.layers.{bid}.attention.dense": ["bailingmoe2"],
+        "model.layers.{bid}.attention.dense": ["bailingmoe2", "bailingmoe"],
         "transformer.layer.{bid}.attention.out_lin": ["bert"],
         "transformer_encoder.{bid}.wo": ["neo-bert"],
         "h.{bid}.self_attention.dense": ["bloom"],
@@ -459,8 +453,8 @@ tensor_table! {
             "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker",
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
-            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "rwkv6qwen2", "arwkv7",
+            "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
+            "minimax-01", "bailingmoe",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -505,13 +499,12 @@ tensor_table! {
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
         "model.layers.{bid}.block_sparse_moe.gate": [
-            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic",
-            "grok",
+            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01",
         ],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum",
+            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -641,13 +634,13 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
-        "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
-            "hy_v3",
+            "hy_v3", "bailingmoe",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -659,13 +652,13 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
-        "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
-            "hy_v3",
+            "hy_v3", "bailingmoe",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -678,13 +671,13 @@ tensor_table! {
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
         "model.layers.{bid}.block_sparse_moe.output_linear": ["granitehybrid", "granitemoe"],
-        "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama"],
+        "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
-            "hy_v3",
+            "hy_v3", "bailingmoe",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -702,7 +695,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -716,7 +709,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -732,7 +725,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -929,6 +922,7 @@ tensor_table! {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
         "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
+        "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {

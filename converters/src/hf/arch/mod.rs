@@ -64,14 +64,17 @@ mod qwen3omni;
 mod t5;
 // 2025-2026 MoE text families.
 mod afmoe;
+mod bailingmoe;
 mod bailingmoe2;
 mod cohere2moe;
 mod dots1;
+mod dots_ocr;
 mod exaone_moe;
 mod hunyuan;
 mod hy_v3;
 mod laguna;
 mod minimax;
+mod minimax01;
 mod minimax_m3;
 // Older encoders and GPT-era decoders.
 mod bloom;
@@ -206,6 +209,9 @@ pub static ALL: &[&Arch] = &[
     &hunyuan::HUNYUAN_DENSE,
     &minimax::MINIMAX_M2,
     &minimax_m3::MINIMAX_M3,
+    &minimax01::MINIMAX_01,
+    &dots_ocr::DOTS_OCR,
+    &bailingmoe::BAILINGMOE,
     &hy_v3::HY_V3,
     &afmoe::AFMOE,
     &exaone_moe::EXAONE_MOE,

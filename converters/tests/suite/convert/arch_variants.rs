@@ -295,4 +295,6 @@ fixtures! {
     minimax_m3 => "minimax-m3",
     hyv3 => "hyv3",
     rwkv7 => "rwkv7",
+    minimax01 => "minimax01",
+    bailingmoe => "bailingmoe",
 }

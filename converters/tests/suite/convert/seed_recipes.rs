@@ -115,6 +115,19 @@ fn rebuild(rec: &Json, variant: &str, work: &Path) -> PathBuf {
         .map(|((n, d, s), b)| (n.as_str(), d.as_str(), s.as_slice(), b))
         .collect();
     std::fs::write(dir.join(weights_file), safetensors(&entries)).unwrap();
+    if rec.get("index").and_then(Json::as_bool) == Some(true) {
+        // The base fixture's class reads the safetensors index: every tensor in the one file.
+        let map: serde_json::Map<String, Json> = tensors
+            .iter()
+            .map(|(n, _, _)| (n.clone(), Json::from(weights_file)))
+            .collect();
+        let index = serde_json::json!({ "metadata": {}, "weight_map": map });
+        std::fs::write(
+            dir.join("model.safetensors.index.json"),
+            serde_json::to_string_pretty(&index).unwrap(),
+        )
+        .unwrap();
+    }
     dir
 }
 
@@ -297,6 +310,9 @@ recipes! {
     minicpm3_s2 => "minicpm3-s2",
     minicpm_s2 => "minicpm-s2",
     minimax_m3_s2 => "minimax-m3-s2",
+    minimax01_s2 => "minimax01-s2",
+    dotsocr_s2 => "dotsocr-s2",
+    bailingmoe_s2 => "bailingmoe-s2",
     mistral_moe_s2 => "mistral-moe-s2",
     mistral_spm_s2 => "mistral-spm-s2",
     mistral_tekken_s2 => "mistral-tekken-s2",

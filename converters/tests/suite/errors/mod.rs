@@ -1,5 +1,7 @@
 //! Bad but not hostile inputs give clear errors naming the file, tensor or value at fault.
 
+mod bailingmoe_refusals;
 mod float_overflow;
 mod hf_errors;
 mod rwkv_vocab;
+mod minimax01_refusals;
