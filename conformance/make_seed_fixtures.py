@@ -216,6 +216,10 @@ GPT2_INNER = {"n_inner": 4 * 32 + 4}
 SIZE_OVERRIDES = {
     "mamba": {"hidden_size": 132, "intermediate_size": 264, "state_size": 20},
     "gpt2": GPT2_INNER,
+    # DeepSeek V4's FFN width is the MXFP4 experts' packed dimension (whole 32-value blocks)
+    # and its hidden size the borrowed embedding's: its q / output / indexer ranks and head
+    # width are made odd instead.
+    "deepseek4": {"q_lora_rank": 28, "o_lora_rank": 20, "index_head_dim": 20, "head_dim": 44},
 }
 
 

@@ -417,7 +417,7 @@ fn convert_dir(
             tokenizer::mistral::vocab_metadata(dir, gguf_arch, choice).map(|k| (k, None))
         }
         None => {
-            if arch.vocab_quirks.pads_to_vocab_size {
+            if arch.vocab_quirks.pads_to_vocab_size && !opts.allow_unloadable {
                 check_vocab_padding(&hp, &planned)?;
             }
             let hparams = hp.to_json();
@@ -618,7 +618,8 @@ fn check_f32_overflow(hp: &config::Hparams, md: &Metadata) -> Result<(), Convert
 /// one token embedding row per token, so padding beyond the rows of `token_embd.weight` gives
 /// a file it cannot load, and a hostile `vocab_size` would build millions of tokens for a
 /// small model. Refused before the vocabulary is built (no check without tensors, as with
-/// `--vocab-only`).
+/// `--vocab-only`), as one of the contradictions `allow_unloadable` lets through (the
+/// vocabulary builders still bound the count).
 fn check_vocab_padding(
     hp: &config::Hparams,
     planned: &[tensors::Planned],
@@ -634,16 +635,15 @@ fn check_vocab_padding(
         return Ok(());
     };
     if n > rows {
-        return Err(ConvertError::format(
-            &hp.path,
-            None,
-            format!(
+        return Err(ConvertError::HparamsContradictTensors {
+            config: hp.path.clone(),
+            problems: vec![format!(
                 "vocab_size {n} is larger than the {rows} rows of the token embedding \
                  (token_embd.weight): refusing to pad the vocabulary with {} tokens that have \
                  no embedding",
                 n - rows
-            ),
-        ));
+            )],
+        });
     }
     Ok(())
 }

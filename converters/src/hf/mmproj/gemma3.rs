@@ -6,6 +6,7 @@ use ggufkit::gguf::keys::clip;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
+use super::defaults::{CompositeClass, ConfigClasses};
 use super::{Clip, Ctx, Force, On, Out, Projector};
 use crate::hf::expr::Expr;
 use crate::ConvertError;
@@ -25,6 +26,16 @@ pub const GEMMA3: Projector = Projector {
     prepare: |_| Ok(()),
     hook: Some(hook),
     params,
+};
+
+/// Gemma 3's composite class builds a SigLIP vision config when config.json has none (whose
+/// defaults the projector module's tower table gives).
+pub(super) const CONFIG_CLASSES: ConfigClasses = ConfigClasses {
+    composites: &[CompositeClass {
+        model_type: "gemma3",
+        builds: &[("vision_config", "siglip_vision_model")],
+    }],
+    sub_configs: &[],
 };
 
 /// The tower and projector only (the pooling head of a SigLIP checkpoint is dropped);

@@ -15,8 +15,9 @@
 use ggufkit::gguf::keys::clip;
 use serde_json::Value as Json;
 
+use super::defaults::{CompositeClass, ConfigClasses, SubConfigClass};
 use super::qwenvl::{deepstack, filter3, hook3, prepare3};
-use super::{json_u64, Clip, Ctx, Out, Projector};
+use super::{json_u64, Clip, ConfigValue, Ctx, Out, Projector};
 use crate::hf::expr::Expr;
 use crate::ConvertError;
 
@@ -46,6 +47,86 @@ pub const GLM5V: Projector = Projector {
     projector_type: "glm5v",
     params: params5,
     ..GLM4V
+};
+
+/// The composite classes of these towers and, for the keys the converter reads, the
+/// transformers 5 defaults of the vision config each builds when config.json has none (and
+/// GLM-5.3-Flash's text config, whose width the projector reads).
+pub(super) const CONFIG_CLASSES: ConfigClasses = {
+    use ConfigValue::{Bool, Float, Int, Text};
+    const OCR_TOWER: &[(&str, ConfigValue)] = &[
+        ("attention_bias", Bool(true)),
+        ("depth", Int(24)),
+        ("hidden_act", Text("silu")),
+        ("hidden_size", Int(1024)),
+        ("image_size", Int(336)),
+        ("in_channels", Int(3)),
+        ("intermediate_size", Int(4096)),
+        ("num_heads", Int(16)),
+        ("out_hidden_size", Int(1536)),
+        ("patch_size", Int(14)),
+        ("rms_norm_eps", Float(1e-5)),
+        ("spatial_merge_size", Int(2)),
+        ("temporal_patch_size", Int(2)),
+        ("projection_intermediate_size", Int(10240)),
+        ("swiglu_limit", Float(10.0)),
+    ];
+    ConfigClasses {
+        composites: &[
+            CompositeClass {
+                model_type: "glm4v",
+                builds: &[("vision_config", "glm4v_vision")],
+            },
+            CompositeClass {
+                model_type: "glm4v_moe",
+                builds: &[("vision_config", "glm4v_moe_vision")],
+            },
+            CompositeClass {
+                model_type: "glm_ocr",
+                builds: &[("vision_config", "glm_ocr_vision")],
+            },
+            CompositeClass {
+                model_type: "glm5_next",
+                builds: &[
+                    ("vision_config", "glm5_next_vision"),
+                    ("text_config", "glm5_next_text"),
+                ],
+            },
+        ],
+        sub_configs: &[
+            SubConfigClass {
+                model_types: &["glm4v_vision", "glm4v_moe_vision"],
+                values: &[
+                    ("attention_bias", Bool(false)),
+                    ("depth", Int(24)),
+                    ("hidden_act", Text("silu")),
+                    ("hidden_size", Int(1536)),
+                    ("image_size", Int(336)),
+                    ("in_channels", Int(3)),
+                    ("intermediate_size", Int(13696)),
+                    ("num_heads", Int(12)),
+                    ("out_hidden_size", Int(4096)),
+                    ("patch_size", Int(14)),
+                    ("rms_norm_eps", Float(1e-5)),
+                    ("spatial_merge_size", Int(2)),
+                    ("temporal_patch_size", Int(2)),
+                ],
+            },
+            // GLM-OCR's tower; GLM-5.3-Flash's adds the SwiGLU projection's width and clamp.
+            SubConfigClass {
+                model_types: &["glm_ocr_vision"],
+                values: OCR_TOWER.split_at(OCR_TOWER.len() - 2).0,
+            },
+            SubConfigClass {
+                model_types: &["glm5_next_vision"],
+                values: OCR_TOWER,
+            },
+            SubConfigClass {
+                model_types: &["glm5_next_text"],
+                values: &[("hidden_size", Int(4096))],
+            },
+        ],
+    }
 };
 
 /// Qwen3-VL's `__init__` (whose deepstack flags are computed, and refused when a listed

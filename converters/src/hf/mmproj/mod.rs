@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod audioflamingo3;
+mod defaults;
 mod gemma3;
 mod gemma3n;
 mod gemma4;
@@ -656,11 +657,14 @@ fn projector_context(
             "--mmproj of a LoRA adapter is not supported".into(),
         ));
     }
+    // A sub-config config.json leaves out is the one the composite class builds from its
+    // defaults (a class without such a table: an empty one, or none).
     let obj = |k: &str| {
         hp.raw
             .get(k)
             .and_then(Json::as_object)
             .cloned()
+            .or_else(|| defaults::built(&hp.raw, k))
             .or_else(|| p.default_configs.then(Map::new))
     };
     let vision = obj("vision_config");
@@ -678,7 +682,14 @@ fn projector_context(
             format!("{class}: vision_config / audio_config not found (needed by --mmproj)"),
         ));
     }
-    let n_embd_text = hp.find_u64(&["hidden_size", "n_embd"])?.unwrap_or(0);
+    // `{**hparams, **text_config}`: a text config the class builds from its defaults has
+    // the width, which wins over the root's.
+    let built_width = defaults::built(&hp.raw, "text_config")
+        .and_then(|t| t.get("hidden_size").and_then(json_u64));
+    let n_embd_text = match built_width {
+        Some(n) => n,
+        None => hp.find_u64(&["hidden_size", "n_embd"])?.unwrap_or(0),
+    };
     if n_embd_text == 0 {
         return Err(hp.missing(&["text_config.hidden_size", "hidden_size", "n_embd"]));
     }
@@ -835,6 +846,8 @@ enum ConfigValue {
     Int(i64),
     Float(f64),
     Text(&'static str),
+    Bool(bool),
+    Ints(&'static [i64]),
 }
 
 impl ConfigValue {
@@ -843,6 +856,8 @@ impl ConfigValue {
             ConfigValue::Int(v) => Json::from(v),
             ConfigValue::Float(v) => Json::from(v),
             ConfigValue::Text(v) => Json::from(v),
+            ConfigValue::Bool(v) => Json::from(v),
+            ConfigValue::Ints(v) => Json::from(v.to_vec()),
         }
     }
 }
@@ -899,12 +914,21 @@ const TOWER_DEFAULTS: &[TowerDefaults] = {
 };
 
 /// What AutoConfig fills into a tower's config that the converter reads (transformers 5
-/// defaults of the vision config classes, [`TOWER_DEFAULTS`]), where config.json leaves it
-/// out.
+/// defaults of the tower config classes: the family files' tables, [`defaults`], and
+/// [`TOWER_DEFAULTS`]), where config.json leaves it out.
 fn defaults(ctx: &mut Ctx) {
+    let audio_key = if ctx.hp.raw.get("whisper_config").is_some() {
+        "whisper_config"
+    } else {
+        "audio_config"
+    };
+    if let Some(a) = ctx.audio.as_mut() {
+        defaults::fill(&ctx.hp.raw, audio_key, a);
+    }
     let Some(v) = ctx.vision.as_mut() else {
         return;
     };
+    defaults::fill(&ctx.hp.raw, "vision_config", v);
     let mt = v.get("model_type").and_then(Json::as_str).unwrap_or("");
     let Some((_, d)) = TOWER_DEFAULTS.iter().find(|(types, _)| types.contains(&mt)) else {
         return;

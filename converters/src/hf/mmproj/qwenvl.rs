@@ -9,7 +9,8 @@ use ggufkit::gguf::{ArrayValue, Value};
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::{json_u64, Clip, Ctx, Force, On, Out, Projector};
+use super::defaults::{CompositeClass, ConfigClasses, SubConfigClass};
+use super::{json_u64, Clip, ConfigValue, Ctx, Force, On, Out, Projector};
 use crate::hf::expr::Expr;
 use crate::ConvertError;
 
@@ -50,6 +51,98 @@ pub const QWEN3VL: Projector = Projector {
     prepare: prepare3,
     hook: Some(hook3),
     params: params3,
+};
+
+/// The composite classes of these towers and, for the keys the converter reads, the
+/// transformers 5 defaults of the vision config each builds when config.json has none.
+pub(super) const CONFIG_CLASSES: ConfigClasses = {
+    use ConfigValue::{Int, Ints, Text};
+    const QWEN3_TOWER: &[(&str, ConfigValue)] = &[
+        ("depth", Int(27)),
+        ("hidden_act", Text("gelu_pytorch_tanh")),
+        ("hidden_size", Int(1152)),
+        ("in_channels", Int(3)),
+        ("intermediate_size", Int(4304)),
+        ("num_heads", Int(16)),
+        ("num_position_embeddings", Int(2304)),
+        ("out_hidden_size", Int(3584)),
+        ("patch_size", Int(16)),
+        ("spatial_merge_size", Int(2)),
+        ("temporal_patch_size", Int(2)),
+        ("deepstack_visual_indexes", Ints(&[8, 16, 24])),
+    ];
+    ConfigClasses {
+        composites: &[
+            CompositeClass {
+                model_type: "qwen2_vl",
+                builds: &[("vision_config", "qwen2_vl_vision")],
+            },
+            CompositeClass {
+                model_type: "qwen2_5_vl",
+                builds: &[("vision_config", "qwen2_5_vl_vision")],
+            },
+            CompositeClass {
+                model_type: "qwen3_vl",
+                builds: &[("vision_config", "qwen3_vl_vision")],
+            },
+            CompositeClass {
+                model_type: "qwen3_vl_moe",
+                builds: &[("vision_config", "qwen3_vl_moe_vision")],
+            },
+            CompositeClass {
+                model_type: "qwen3_5",
+                builds: &[("vision_config", "qwen3_5_vision")],
+            },
+            CompositeClass {
+                model_type: "qwen3_5_moe",
+                builds: &[("vision_config", "qwen3_5_moe_vision")],
+            },
+        ],
+        sub_configs: &[
+            SubConfigClass {
+                model_types: &["qwen2_vl_vision"],
+                values: &[
+                    ("depth", Int(32)),
+                    ("embed_dim", Int(1280)),
+                    ("hidden_act", Text("quick_gelu")),
+                    ("hidden_size", Int(3584)),
+                    ("in_channels", Int(3)),
+                    ("mlp_ratio", Int(4)),
+                    ("num_heads", Int(16)),
+                    ("patch_size", Int(14)),
+                    ("spatial_merge_size", Int(2)),
+                    ("temporal_patch_size", Int(2)),
+                ],
+            },
+            SubConfigClass {
+                model_types: &["qwen2_5_vl_vision"],
+                values: &[
+                    ("depth", Int(32)),
+                    ("fullatt_block_indexes", Ints(&[7, 15, 23, 31])),
+                    ("hidden_act", Text("silu")),
+                    ("hidden_size", Int(3584)),
+                    ("in_channels", Int(3)),
+                    ("intermediate_size", Int(3420)),
+                    ("num_heads", Int(16)),
+                    ("out_hidden_size", Int(3584)),
+                    ("patch_size", Int(14)),
+                    ("spatial_merge_size", Int(2)),
+                    ("temporal_patch_size", Int(2)),
+                    ("tokens_per_second", Int(4)),
+                    ("window_size", Int(112)),
+                ],
+            },
+            SubConfigClass {
+                model_types: &["qwen3_vl_vision", "qwen3_vl_moe_vision"],
+                values: QWEN3_TOWER,
+            },
+            // Qwen 3.5's tower lists no deepstack blocks.
+            SubConfigClass {
+                model_types: &["qwen3_5_vision", "qwen3_5_moe_vision"],
+                values: QWEN3_TOWER.split_at(QWEN3_TOWER.len() - 1).0,
+            },
+        ],
+    }
 };
 
 fn vision(ctx: &mut Ctx) -> &mut serde_json::Map<String, Json> {

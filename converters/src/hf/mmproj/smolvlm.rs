@@ -5,7 +5,8 @@ use ggufkit::gguf::keys::clip;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::{Clip, Ctx, Force, On, Projector};
+use super::defaults::{CompositeClass, ConfigClasses, SubConfigClass};
+use super::{Clip, ConfigValue, Ctx, Force, On, Projector};
 use crate::ConvertError;
 
 /// `SmolVLMForConditionalGeneration`, `Idefics3ForConditionalGeneration`.
@@ -23,6 +24,32 @@ pub const SMOLVLM: Projector = Projector {
     prepare,
     hook: None,
     params,
+};
+
+/// The composite classes build their own vision config (whose defaults the projector
+/// module's tower table gives) and a Llama text config (transformers 5's `LlamaConfig`
+/// width) when config.json has none.
+pub(super) const CONFIG_CLASSES: ConfigClasses = ConfigClasses {
+    composites: &[
+        CompositeClass {
+            model_type: "idefics3",
+            builds: &[
+                ("vision_config", "idefics3_vision"),
+                ("text_config", "llama"),
+            ],
+        },
+        CompositeClass {
+            model_type: "smolvlm",
+            builds: &[
+                ("vision_config", "smolvlm_vision"),
+                ("text_config", "llama"),
+            ],
+        },
+    ],
+    sub_configs: &[SubConfigClass {
+        model_types: &["llama"],
+        values: &[("hidden_size", ConfigValue::Int(4096))],
+    }],
 };
 
 fn filter(name: &str) -> Option<String> {

@@ -9,7 +9,8 @@ use ggufkit::gguf::keys::clip;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::{Clip, Ctx, Force, On, Out, Projector};
+use super::defaults::{CompositeClass, ConfigClasses, SubConfigClass};
+use super::{Clip, ConfigValue, Ctx, Force, On, Out, Projector};
 use crate::hf::expr::Expr;
 use crate::ConvertError;
 
@@ -42,12 +43,46 @@ pub const ULTRAVOX: Projector = Projector {
     ..QWEN2AUDIO
 };
 
-/// Whisper's names for the sizes.
+/// Qwen2-Audio's composite class and, for the keys the converter reads, the transformers 5
+/// defaults of the audio encoder config it builds when config.json has none.
+pub(super) const CONFIG_CLASSES: ConfigClasses = {
+    use ConfigValue::{Int, Text};
+    ConfigClasses {
+        composites: &[CompositeClass {
+            model_type: "qwen2_audio",
+            builds: &[("audio_config", "qwen2_audio_encoder")],
+        }],
+        sub_configs: &[SubConfigClass {
+            model_types: &["qwen2_audio_encoder"],
+            values: &[
+                ("activation_function", Text("gelu")),
+                ("d_model", Int(1280)),
+                ("encoder_attention_heads", Int(20)),
+                ("encoder_ffn_dim", Int(5120)),
+                ("encoder_layers", Int(32)),
+                ("max_source_positions", Int(1500)),
+                ("num_mel_bins", Int(128)),
+            ],
+        }],
+    }
+};
+
+/// Whisper's names for the sizes, given to the tower the reference reads as its own hparams:
+/// the audio config, unless config.json also has a `vision_config` (which the reference then
+/// takes instead, leaving the audio config without them).
 pub(super) fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let class = ctx.class.clone();
+    let vision_first = ctx
+        .hp
+        .raw
+        .get("vision_config")
+        .is_some_and(|v| !v.is_null());
     let Some(a) = ctx.audio.as_mut() else {
         return Err(ctx.unsupported("the config has no audio_config"));
     };
+    if vision_first {
+        return Ok(());
+    }
     if !a.contains_key("hidden_size") && !a.contains_key("intermediate_size") {
         for (to, from) in [
             ("hidden_size", "d_model"),

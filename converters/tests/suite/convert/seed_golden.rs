@@ -177,4 +177,5 @@ fixtures! {
     qwen2_s2 => "qwen2-s2",
     qwen3_s2 => "qwen3-s2",
     qwen3moe_s2 => "qwen3moe-s2",
+    deepseek4_s2 => "deepseek4-s2",
 }

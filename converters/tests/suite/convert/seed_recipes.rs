@@ -214,17 +214,10 @@ fn run(variant: &str) {
 }
 
 /// Generated fixtures without a second-seed variant, each with the reason.
-const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[
-    (
-        "baichuan",
-        "the reference refuses every Baichuan checkpoint, as ggufkit does",
-    ),
-    (
-        "deepseek4",
-        "its published layout holds FP8 and MXFP4 bytes with their scales and integer routing \
-         tables, which the recipes' synthetic values cannot fill",
-    ),
-];
+const WITHOUT_SECOND_SEED: &[(&str, &str)] = &[(
+    "baichuan",
+    "the reference refuses every Baichuan checkpoint, as ggufkit does",
+)];
 
 macro_rules! recipes {
     ($($t:ident => $name:literal),* $(,)?) => {
@@ -275,6 +268,51 @@ fn every_family_has_a_second_seed() {
         missing.is_empty(),
         "fixtures without a second-seed variant: {missing:?}"
     );
+}
+
+/// Every projector family ggufkit converts (`--mmproj`, by projector type) has a fixture
+/// with a second-seed variant: a projector seed (`projector-seeds.json`) or a recipe whose
+/// record holds a projector output.
+#[test]
+fn every_projector_family_has_a_second_seed() {
+    use ggufkit_converters::hf::mmproj::{mmproj_arch, projector_table};
+    let table = projector_table();
+    let projectors = read_json(&testdata("golden/projector-seeds.json"));
+    let mut covered = std::collections::BTreeSet::new();
+    for f in fixtures_made_by("make_mmproj_fixtures.py") {
+        let seeded = projectors.get(format!("{f}-s2")).is_some()
+            || testdata(&format!("golden/seed-recipes/{f}-s2.json")).is_file();
+        let cfg = fixture_config(&f);
+        let class = mmproj_arch(&cfg).expect("a class");
+        if let Some((_, ty)) = table.iter().find(|(c, _)| *c == class) {
+            if seeded {
+                covered.insert(*ty);
+            }
+        }
+    }
+    let missing: Vec<&str> = table
+        .iter()
+        .map(|(_, ty)| *ty)
+        .filter(|ty| !covered.contains(ty))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "projector types without a second-seed fixture: {missing:?}"
+    );
+    assert!(covered.len() >= 13, "only {covered:?}");
+}
+
+/// Fixture `f`'s config.json (stored in place, or where its `shared-files.txt` says).
+fn fixture_config(f: &str) -> Json {
+    let dir = testdata(&format!("hf/{f}"));
+    let shared = std::fs::read_to_string(dir.join("shared-files.txt")).unwrap_or_default();
+    let path = shared
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .find(|(name, _)| name.trim() == "config.json")
+        .map_or_else(|| dir.join("config.json"), |(_, rel)| dir.join(rel.trim()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{f}: {e}"));
+    serde_json::from_str(&text).expect("config.json")
 }
 
 recipes! {

@@ -27,7 +27,8 @@ fn shared_modules() -> Vec<PathBuf> {
                     dirs.push(p);
                 }
             } else if name.ends_with(".rs")
-                && (!d.ends_with("mmproj") || name == "mod.rs" || name == "names.rs")
+                && (!d.ends_with("mmproj")
+                    || ["mod.rs", "names.rs", "defaults.rs"].contains(&name.as_str()))
             {
                 out.push(p);
             }

@@ -708,6 +708,22 @@ fn vocab_padding_beyond_the_embedding_is_refused() {
     // Padding up to the embedding's rows is what the reference does and stays accepted.
     let d = qwen2_with("vocab-pad-ok", |c| c["vocab_size"] = json!(1024));
     assert_eq!(shape_of(&d), (2, 64, 1024));
+    // Padding beyond them is a contradiction llama.cpp's loader stops at: `allow_unloadable`
+    // writes the vocabulary padded as the reference pads it.
+    let d = qwen2_with("vocab-pad-unloadable", |c| c["vocab_size"] = json!(1025));
+    assert!(matches!(
+        convert(&d),
+        Err(ConvertError::HparamsContradictTensors { .. })
+    ));
+    let allow = HfOptions {
+        allow_unloadable: true,
+        ..HfOptions::default()
+    };
+    let c = read_hf_dir(&d, &allow).unwrap();
+    match c.model.metadata.get("tokenizer.ggml.tokens") {
+        Some(Value::Array(a)) => assert_eq!(a.len(), 1025),
+        v => panic!("{v:?}"),
+    }
 }
 
 #[test]
