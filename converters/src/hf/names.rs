@@ -104,6 +104,7 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -152,6 +153,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci",
+            "hy_v4",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -172,6 +174,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -218,6 +221,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -347,6 +351,7 @@ tensor_table! {
             "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -426,6 +431,7 @@ tensor_table! {
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -471,6 +477,7 @@ tensor_table! {
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum",
+            "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -496,6 +503,7 @@ tensor_table! {
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -518,6 +526,7 @@ tensor_table! {
             "plm", "spark2_5", "xverse",
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -558,6 +567,7 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
+            "hy_v4",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -625,6 +635,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3",
+            "hy_v4",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
@@ -640,6 +651,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -654,6 +666,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -670,6 +683,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe",
+            "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -681,6 +695,7 @@ tensor_table! {
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
         "model.layers.{bid}.mlp.gate.e_score_correction": [
             "deepseek2", "deepseek32", "dots1", "glm-dsa", "glm4moe",
+            "hy_v4",
         ],
         "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
@@ -704,12 +719,18 @@ tensor_table! {
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
     AttnQA = "blk.{bid}.attn_q_a" {
-        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_a_proj": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
-        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_b_proj": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
@@ -717,6 +738,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
+            "hy_v4",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
@@ -726,17 +748,20 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
-        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.k_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
     AttnVB = "blk.{bid}.attn_v_b" {
-        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.v_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_a_norm`.
     AttnQANorm = "blk.{bid}.attn_q_a_norm" {
-        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_a_layernorm": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
@@ -744,6 +769,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
+            "hy_v4",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }
@@ -790,6 +816,7 @@ tensor_table! {
     /// `blk.{bid}.attn_sinks`.
     AttnSinks = "blk.{bid}.attn_sinks" {
         "model.layers.{bid}.self_attn.sinks": ["gpt-oss"],
+        "model.layers.{bid}.self_attn.learnable_sink_param": ["hy_v4"],
     }
     // State-space mixers.
     /// `blk.{bid}.ssm_in`.
@@ -865,6 +892,7 @@ tensor_table! {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
         "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
+        "model.layers.{bid}.self_attn.linear_gate": ["hy_v4"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {
@@ -1088,20 +1116,20 @@ tensor_table! {
     }
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
-        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa", "hy_v4"],
         "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
-        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
     IndexerAttnK = "blk.{bid}.indexer.attn_k" {
-        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
-        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.q_proj` (MiniMax sparse attention's indexer query projection).
     IndexerQProj = "blk.{bid}.indexer.q_proj" {
@@ -1146,26 +1174,45 @@ tensor_table! {
     NextnProjPost = "nextn.post_projection" {
         "post_projection": ["gemma4-assistant"],
     }
-    // Hyper-connections, compressed attention and hash routing (DeepSeek V4). The class
-    // names these tensors itself (its own name map, not gguf-py's table): no HF spellings.
+    // Hyper-connections, compressed attention and hash routing (DeepSeek V4, which names
+    // these tensors itself: its own name map, not gguf-py's table). Hy4's iHC tensors are
+    // gguf-py's spellings.
     /// `output_hc_fn`: the final hyper-connection mixing weights.
-    HcHeadFn = "output_hc_fn" {}
+    HcHeadFn = "output_hc_fn" {
+        "model.hc_head.hc_head_fn": ["hy_v4"],
+    }
     /// `output_hc_base`: the final hyper-connection mixing bias.
-    HcHeadBase = "output_hc_base" {}
+    HcHeadBase = "output_hc_base" {
+        "model.hc_head.hc_head_base": ["hy_v4"],
+    }
     /// `output_hc_scale`: the final hyper-connection mixing scale.
-    HcHeadScale = "output_hc_scale" {}
+    HcHeadScale = "output_hc_scale" {
+        "model.hc_head.hc_head_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_fn`: the hyper-connection mixing weights around attention.
-    HcAttnFn = "blk.{bid}.hc_attn_fn" {}
+    HcAttnFn = "blk.{bid}.hc_attn_fn" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_fn": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_base`.
-    HcAttnBase = "blk.{bid}.hc_attn_base" {}
+    HcAttnBase = "blk.{bid}.hc_attn_base" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_base": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_scale`.
-    HcAttnScale = "blk.{bid}.hc_attn_scale" {}
+    HcAttnScale = "blk.{bid}.hc_attn_scale" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_fn`: the hyper-connection mixing weights around the FFN.
-    HcFfnFn = "blk.{bid}.hc_ffn_fn" {}
+    HcFfnFn = "blk.{bid}.hc_ffn_fn" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_fn": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_base`.
-    HcFfnBase = "blk.{bid}.hc_ffn_base" {}
+    HcFfnBase = "blk.{bid}.hc_ffn_base" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_base": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_scale`.
-    HcFfnScale = "blk.{bid}.hc_ffn_scale" {}
+    HcFfnScale = "blk.{bid}.hc_ffn_scale" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.attn_kv`: the single shared key/value projection.
     AttnKv = "blk.{bid}.attn_kv" {}
     /// `blk.{bid}.attn_output_a`: the grouped output projection's first (per-group) part.

@@ -113,6 +113,8 @@ mod deepseek4;
 mod chatglm;
 mod deci;
 mod minicpm;
+// 2026 text families (first batch).
+mod hy_v4;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -243,6 +245,7 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM,
     &minicpm::MINICPM3,
     &deci::DECI,
+    &hy_v4::HY_V4,
 ];
 
 /// The description for an HF architecture name.

@@ -234,6 +234,7 @@ fixtures! {
     minicpm3 => "minicpm3",
     deci => "deci",
     deci7b => "deci7b",
+    hyv4 => "hyv4",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

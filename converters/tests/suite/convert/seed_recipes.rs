@@ -317,4 +317,5 @@ recipes! {
     spark2_5_s2 => "spark2_5-s2",
     ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
+    hyv4_s2 => "hyv4-s2",
 }
