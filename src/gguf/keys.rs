@@ -178,6 +178,8 @@ pub mod attention {
     pub const SLIDING_WINDOW_PATTERN: &str = "attention.sliding_window_pattern";
     /// The attention scale.
     pub const SCALE: &str = "attention.scale";
+    /// The scale applied to the attention values.
+    pub const VALUE_SCALE: &str = "attention.value_scale";
 }
 
 /// Per-architecture `rope.*` keys (the part after `{arch}.`).

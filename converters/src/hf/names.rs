@@ -105,6 +105,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -154,6 +155,7 @@ tensor_table! {
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci",
             "hy_v4",
+            "mimo2",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -175,6 +177,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -222,6 +225,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -255,7 +259,7 @@ tensor_table! {
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
-        "model.layers.{bid}.self_attn.qkv_proj": ["phi3"],
+        "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "mimo2"],
         "layers.{bid}.attn.Wqkv": ["modern-bert"],
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
@@ -283,6 +287,7 @@ tensor_table! {
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -305,6 +310,7 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -327,6 +333,7 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -352,6 +359,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -432,6 +440,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -478,6 +487,7 @@ tensor_table! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum",
             "hy_v4",
+            "mimo2",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -504,6 +514,7 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": ["falcon-h1", "jamba", "llama4"],
@@ -527,6 +538,7 @@ tensor_table! {
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -568,6 +580,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -604,6 +617,7 @@ tensor_table! {
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
             "hy_v3",
+            "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
@@ -619,6 +633,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3",
+            "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
@@ -636,6 +651,7 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3",
             "hy_v4",
+            "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": ["minimax-m2", "phimoe", "minimax-m3"],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
@@ -696,6 +712,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.gate.e_score_correction": [
             "deepseek2", "deepseek32", "dots1", "glm-dsa", "glm4moe",
             "hy_v4",
+            "mimo2",
         ],
         "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
@@ -710,7 +727,7 @@ tensor_table! {
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
-        "model.layers.{bid}.final_layernorm": ["bailingmoe2"],
+        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2"],
         "transformer.layer.{bid}.output_layer_norm": ["bert"],
         "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
         "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
@@ -779,11 +796,12 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
     NextnEmbedTokens = "blk.{bid}.nextn.embed_tokens" {
-        "model.layers.{bid}.embed_tokens": ["glm4moe"],
+        "model.layers.{bid}.embed_tokens": ["glm4moe", "mimo2"],
     }
     /// `blk.{bid}.nextn.enorm`.
     NextnEnorm = "blk.{bid}.nextn.enorm" {
@@ -791,6 +809,7 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -799,11 +818,12 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
     NextnSharedHeadHead = "blk.{bid}.nextn.shared_head_head" {
-        "model.layers.{bid}.shared_head.head": ["glm4moe"],
+        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2"],
     }
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
@@ -811,12 +831,14 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
     AttnSinks = "blk.{bid}.attn_sinks" {
         "model.layers.{bid}.self_attn.sinks": ["gpt-oss"],
         "model.layers.{bid}.self_attn.learnable_sink_param": ["hy_v4"],
+        "model.layers.{bid}.self_attn.attention_sink_bias": ["mimo2"],
     }
     // State-space mixers.
     /// `blk.{bid}.ssm_in`.

@@ -115,6 +115,7 @@ mod deci;
 mod minicpm;
 // 2026 text families (first batch).
 mod hy_v4;
+mod mimo2;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -246,6 +247,7 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM3,
     &deci::DECI,
     &hy_v4::HY_V4,
+    &mimo2::MIMO2,
 ];
 
 /// The description for an HF architecture name.

@@ -235,6 +235,7 @@ fixtures! {
     deci => "deci",
     deci7b => "deci7b",
     hyv4 => "hyv4",
+    mimo2 => "mimo2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -318,4 +318,5 @@ recipes! {
     ultravox_s2 => "ultravox-s2",
     xverse_s2 => "xverse-s2",
     hyv4_s2 => "hyv4-s2",
+    mimo2_s2 => "mimo2-s2",
 }
