@@ -934,6 +934,44 @@ FIXTURES.update({
                  rope_parameters={"rope_type": "default", "rope_theta": 11158840.0},
                  bos_token_id=1, eos_token_id=2),
              "smollm", True),
+    # Hy4 (HYV4, written directly in the hub layout, see RAW_MODELS): DeepSeek-V3's MLA with a
+    # gated output (self_attn.linear_gate) and learnable sinks, DSA indexers on the "full"
+    # layers, iHC (hc_attn_layer / hc_mlp_layer / hc_head), one dense block then fused
+    # stacked experts (mlp.experts.gate_up_proj / down_proj); MTP layers under mtp_layers.
+    "hyv4": ("HYV4ForCausalLM", "hy_v4",
+             bpe(num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=2,
+                 q_lora_rank=8, kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4,
+                 v_head_dim=8, intermediate_size=40, moe_intermediate_size=8,
+                 n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+                 routed_scaling_factor=2.5, norm_topk_prob=True, n_group=1, topk_group=1,
+                 first_k_dense_replace=1, mlp_layer_types=["dense", "sparse", "sparse"],
+                 index_n_heads=2, index_head_dim=8, index_topk=4,
+                 indexer_types=["full", "shared", "full"], hc_mult=2, hc_eps=1e-6,
+                 hc_magnitude=1.5, swiglu_limit=7.0, num_nextn_predict_layers=1,
+                 vocab_size=BPE_VOCAB, rms_norm_eps=1e-5,
+                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                 bos_token_id=1, eos_token_id=2),
+             "smollm", True),
+    # MiMo-V2-Flash (written directly in the hub layout, see RAW_MODELS): full / sliding
+    # attention by hybrid_layer_pattern with their own KV head counts, per-head sink biases
+    # on the sliding layers, v_head_dim below head_dim, partial rope; one dense block then
+    # per-expert MoE with the sigmoid router's correction bias; three MTP layers under
+    # model.mtp.layers (the number the converter always counts).
+    "mimo2": ("MiMoV2FlashForCausalLM", "mimo_v2_flash",
+              bpe(num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1,
+                  head_dim=8, v_head_dim=4, swa_head_dim=8, swa_v_head_dim=4,
+                  swa_num_attention_heads=2, swa_num_key_value_heads=2,
+                  hybrid_layer_pattern=[0, 1, 1], moe_layer_freq=[0, 1, 1],
+                  intermediate_size=40, moe_intermediate_size=8, n_routed_experts=4,
+                  num_experts_per_tok=2, n_shared_experts=None, n_group=1, topk_group=1,
+                  norm_topk_prob=True, routed_scaling_factor=None, scoring_func="sigmoid",
+                  topk_method="noaux_tc", sliding_window=8, attention_value_scale=0.707,
+                  layernorm_epsilon=1e-5, vocab_size=BPE_VOCAB, num_nextn_predict_layers=3,
+                  rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                   "partial_rotary_factor": 0.5},
+                  add_swa_attention_sink_bias=True, add_full_attention_sink_bias=False,
+                  bos_token_id=1, eos_token_id=2),
+              "smollm", True),
     # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
     # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
     # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
@@ -1967,6 +2005,100 @@ def _hyv3_tensors(kw: dict) -> dict:
     return out
 
 
+def _hyv4_tensors(kw: dict) -> dict:
+    """HYV4ForCausalLM's tensor names and shapes in the hub layout (tencent/Hy4): MLA with
+    q_a/q_b, kv_a_proj_with_mqa/kv_b, the output gate `linear_gate` and the per-head
+    `learnable_sink_param`; the DSA indexer on the layers `indexer_types` calls "full"; the
+    iHC pre-mixers of attention and MLP (`hc_*_layer.hc_pre.hc_{fn,base,scale}`) and the
+    head's (`model.hc_head.hc_head_*`); dense MLP where `mlp_layer_types` says so, else the
+    router `mlp.gate` with its correction bias, fused stacked experts and shared experts;
+    the MTP layers under `model.mtp_layers.` (the converter drops them)."""
+    e, nh, hc = kw["hidden_size"], kw["num_attention_heads"], kw["hc_mult"]
+    ql, kvl = kw["q_lora_rank"], kw["kv_lora_rank"]
+    nope, rope, v = kw["qk_nope_head_dim"], kw["qk_rope_head_dim"], kw["v_head_dim"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["n_routed_experts"]
+    sff = mff * kw["n_shared_experts"]
+    ih, ihd = kw["index_n_heads"], kw["index_head_dim"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,),
+           "model.hc_head.hc_head_fn": (hc, hc * e), "model.hc_head.hc_head_base": (hc,),
+           "model.hc_head.hc_head_scale": (1,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        a = p + "self_attn."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    a + "q_a_proj.weight": (ql, e), a + "q_a_layernorm.weight": (ql,),
+                    a + "q_b_proj.weight": (nh * (nope + rope), ql),
+                    a + "kv_a_proj_with_mqa.weight": (kvl + rope, e),
+                    a + "kv_a_layernorm.weight": (kvl,),
+                    a + "kv_b_proj.weight": (nh * (nope + v), kvl),
+                    a + "o_proj.weight": (e, nh * v), a + "linear_gate.weight": (nh * v, e),
+                    a + "learnable_sink_param": (nh,)})
+        for part in ("hc_attn_layer", "hc_mlp_layer"):
+            q = p + part + ".hc_pre."
+            out.update({q + "hc_fn": (2 * hc, hc * e), q + "hc_base": (2 * hc,),
+                        q + "hc_scale": (2,)})
+        if kw["indexer_types"][b] == "full":
+            out.update({a + "indexer.wq_b.weight": (ih * ihd, ql), a + "indexer.wk.weight": (ihd, e),
+                        a + "indexer.k_norm.weight": (ihd,), a + "indexer.k_norm.bias": (ihd,),
+                        a + "indexer.weights_proj.weight": (ih, e)})
+        if kw["mlp_layer_types"][b] == "dense":
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.e_score_correction_bias": (x,),
+                    p + "mlp.experts.gate_up_proj": (x, 2 * mff, e),
+                    p + "mlp.experts.down_proj": (x, e, mff),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+    for m in range(kw["num_nextn_predict_layers"]):
+        p = f"model.mtp_layers.{m}."
+        out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                    p + "hnorm.weight": (e,)})
+    return out
+
+
+def _mimo2_tensors(kw: dict) -> dict:
+    """MiMoV2FlashForCausalLM's tensor names and shapes in the hub layout: the sliding layers
+    (hybrid_layer_pattern 1) have their own KV heads and a per-head attention_sink_bias, values
+    are v_head_dim wide; a dense MLP where moe_layer_freq is 0, else the router with its
+    correction bias and per-expert projections; each MTP layer under model.mtp.layers has the
+    sliding attention, a dense MLP, enorm / hnorm / eh_proj and final_layernorm."""
+    e, nh, hd, vhd = kw["hidden_size"], kw["num_attention_heads"], kw["head_dim"], \
+        kw["v_head_dim"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["n_routed_experts"]
+    n = kw["num_hidden_layers"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+
+    def block(p: str, swa: bool, moe: bool) -> None:
+        kv = kw["swa_num_key_value_heads" if swa else "num_key_value_heads"]
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (kv * hd, e),
+                    p + "self_attn.v_proj.weight": (kv * vhd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * vhd)})
+        if swa:
+            out[p + "self_attn.attention_sink_bias"] = (nh,)
+        if not moe:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            return
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.e_score_correction_bias": (x,)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+
+    for b in range(n):
+        block(f"model.layers.{b}.", kw["hybrid_layer_pattern"][b] == 1, kw["moe_layer_freq"][b] == 1)
+    for m in range(kw["num_nextn_predict_layers"]):
+        p = f"model.mtp.layers.{m}."
+        block(p, True, False)
+        out.update({p + "enorm.weight": (e,), p + "hnorm.weight": (e,),
+                    p + "eh_proj.weight": (e, 2 * e), p + "final_layernorm.weight": (e,)})
+    return out
+
+
 def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
                fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False,
                gate: bool = False):
@@ -2263,6 +2395,8 @@ RAW_MODELS = {
     "minimax01": (_minimax01_tensors, {"model_type": "minimax_text_01"}),
     "dotsocr": (_dotsocr_tensors, {"model_type": "dots_ocr"}),
     "bailingmoe": (_bailing1_tensors, {"model_type": "bailing_moe"}),
+    "hyv4": (_hyv4_tensors, {"model_type": "hy_v4"}),
+    "mimo2": (_mimo2_tensors, {"model_type": "mimo_v2_flash"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).

@@ -178,6 +178,8 @@ pub mod attention {
     pub const SLIDING_WINDOW_PATTERN: &str = "attention.sliding_window_pattern";
     /// The attention scale.
     pub const SCALE: &str = "attention.scale";
+    /// The scale applied to the attention values.
+    pub const VALUE_SCALE: &str = "attention.value_scale";
 }
 
 /// Per-architecture `rope.*` keys (the part after `{arch}.`).
@@ -557,6 +559,8 @@ pub mod compressed {
     pub const HC_SINKHORN_ITERATIONS: &str = "hyper_connection.sinkhorn_iterations";
     /// `hyper_connection.epsilon`: the Sinkhorn-Knopp normalisation floor.
     pub const HC_EPSILON: &str = "hyper_connection.epsilon";
+    /// `hyper_connection.magnitude`: the scale of the post gate.
+    pub const HC_MAGNITUDE: &str = "hyper_connection.magnitude";
     /// `attention.output_group_count`: the head groups of the grouped output projection.
     pub const OUTPUT_GROUP_COUNT: &str = "attention.output_group_count";
     /// `attention.output_lora_rank`: the per-group rank of the grouped output projection.

@@ -182,6 +182,9 @@ pub struct Rules {
     /// The class's `tensor_force_quant` keeps a tensor F32 whatever the outtype when its
     /// GGUF name contains one of these (tiny projections the runtime reads in F32).
     pub f32_names: &'static [&'static str],
+    /// The class's `tensor_force_quant` keeps an output tensor F32 whatever the outtype by
+    /// its GGUF name and the config (a setting that asks for an F32 head).
+    pub f32_when: Option<fn(&Hparams, &str) -> bool>,
 }
 
 /// A class's own `dequant_model` (see [`Rules::dequant`]).
@@ -222,6 +225,7 @@ impl Rules {
         force_type: None,
         file_type: None,
         f32_names: &[],
+        f32_when: None,
     };
 }
 

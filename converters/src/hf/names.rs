@@ -104,7 +104,7 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "rwkv6qwen2", "arwkv7", "minimax-01",
+            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -159,7 +159,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse", "jais", "jais2", "dbrx",
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
-            "bailingmoe",
+            "bailingmoe", "hy_v4", "mimo2",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -181,7 +181,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "internlm2", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe",
+            "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -231,7 +231,7 @@ tensor_table! {
             "plm", "smallthinker", "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
-            "arwkv7", "minimax-01", "bailingmoe",
+            "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -272,7 +272,7 @@ tensor_table! {
         "h.{bid}.attn.c_attn": ["gpt2"],
         "gpt_neox.layers.{bid}.attention.query_key_value": ["gptneox"],
         "transformer.h.{bid}.mixer.Wqkv": ["phi2"],
-        "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "minimax-01"],
+        "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "minimax-01", "mimo2"],
         "layers.{bid}.attn.Wqkv": ["modern-bert"],
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
         "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
@@ -300,6 +300,7 @@ tensor_table! {
             "plm", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -323,6 +324,7 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -346,6 +348,7 @@ tensor_table! {
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
+            "mimo2",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -371,7 +374,7 @@ tensor_table! {
             "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "minimax-01",
+            "minimax-01", "hy_v4", "mimo2",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -454,7 +457,7 @@ tensor_table! {
             "spark2_5", "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
-            "minimax-01", "bailingmoe",
+            "minimax-01", "bailingmoe", "hy_v4", "mimo2",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -505,6 +508,7 @@ tensor_table! {
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
+            "hy_v4", "mimo2",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -531,7 +535,7 @@ tensor_table! {
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok", "rwkv6qwen2", "arwkv7",
+            "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -557,7 +561,7 @@ tensor_table! {
             "plm", "spark2_5", "xverse",
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok", "rwkv6qwen2", "arwkv7",
+            "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -601,7 +605,7 @@ tensor_table! {
             "baichuan", "pangu-embedded", "plm", "spark2_5", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
-            "grok", "rwkv6qwen2", "arwkv7",
+            "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -644,6 +648,8 @@ tensor_table! {
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
+            "hy_v3",
+            "mimo2",
         ],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
@@ -662,6 +668,8 @@ tensor_table! {
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
+            "hy_v3",
+            "mimo2",
         ],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
@@ -681,6 +689,9 @@ tensor_table! {
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
+            "hy_v3",
+            "hy_v4",
+            "mimo2",
         ],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
@@ -695,7 +706,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -709,7 +720,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -725,7 +736,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -737,6 +748,8 @@ tensor_table! {
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
         "model.layers.{bid}.mlp.gate.e_score_correction": [
             "deepseek2", "deepseek32", "dots1", "glm-dsa", "glm4moe",
+            "hy_v4",
+            "mimo2",
         ],
         "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
@@ -751,7 +764,7 @@ tensor_table! {
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
-        "model.layers.{bid}.final_layernorm": ["bailingmoe2"],
+        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2"],
         "transformer.layer.{bid}.output_layer_norm": ["bert"],
         "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
         "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
@@ -761,12 +774,18 @@ tensor_table! {
     // `layers.{bid}.attention.*`: Mistral Large 3's native names.
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
     AttnQA = "blk.{bid}.attn_q_a" {
-        "model.layers.{bid}.self_attn.q_a_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_a_proj": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
-        "model.layers.{bid}.self_attn.q_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_b_proj": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
@@ -774,6 +793,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
+            "hy_v4",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
@@ -783,17 +803,20 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
-        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.k_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
     AttnVB = "blk.{bid}.attn_v_b" {
-        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.v_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_a_norm`.
     AttnQANorm = "blk.{bid}.attn_q_a_norm" {
-        "model.layers.{bid}.self_attn.q_a_layernorm": ["deepseek2", "deepseek32", "glm-dsa", "minicpm3"],
+        "model.layers.{bid}.self_attn.q_a_layernorm": [
+            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "hy_v4",
+        ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
@@ -801,6 +824,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
+            "hy_v4",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }
@@ -810,11 +834,12 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
     NextnEmbedTokens = "blk.{bid}.nextn.embed_tokens" {
-        "model.layers.{bid}.embed_tokens": ["glm4moe"],
+        "model.layers.{bid}.embed_tokens": ["glm4moe", "mimo2"],
     }
     /// `blk.{bid}.nextn.enorm`.
     NextnEnorm = "blk.{bid}.nextn.enorm" {
@@ -822,6 +847,7 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -830,11 +856,12 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
     NextnSharedHeadHead = "blk.{bid}.nextn.shared_head_head" {
-        "model.layers.{bid}.shared_head.head": ["glm4moe"],
+        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2"],
     }
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
@@ -842,11 +869,14 @@ tensor_table! {
             "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
+            "mimo2",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
     AttnSinks = "blk.{bid}.attn_sinks" {
         "model.layers.{bid}.self_attn.sinks": ["gpt-oss"],
+        "model.layers.{bid}.self_attn.learnable_sink_param": ["hy_v4"],
+        "model.layers.{bid}.self_attn.attention_sink_bias": ["mimo2"],
     }
     // State-space mixers.
     /// `blk.{bid}.ssm_in`.
@@ -923,6 +953,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
         "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
         "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
+        "model.layers.{bid}.self_attn.linear_gate": ["hy_v4"],
     }
     /// `blk.{bid}.ssm_ba` (Qwen3-Next's fused beta/alpha projection).
     SsmBetaAlpha = "blk.{bid}.ssm_ba" {
@@ -1146,20 +1177,20 @@ tensor_table! {
     }
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
-        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa", "hy_v4"],
         "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
-        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
     IndexerAttnK = "blk.{bid}.indexer.attn_k" {
-        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
-        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa"],
+        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.q_proj` (MiniMax sparse attention's indexer query projection).
     IndexerQProj = "blk.{bid}.indexer.q_proj" {
@@ -1204,26 +1235,45 @@ tensor_table! {
     NextnProjPost = "nextn.post_projection" {
         "post_projection": ["gemma4-assistant"],
     }
-    // Hyper-connections, compressed attention and hash routing (DeepSeek V4). The class
-    // names these tensors itself (its own name map, not gguf-py's table): no HF spellings.
+    // Hyper-connections, compressed attention and hash routing (DeepSeek V4, which names
+    // these tensors itself: its own name map, not gguf-py's table). Hy4's iHC tensors are
+    // gguf-py's spellings.
     /// `output_hc_fn`: the final hyper-connection mixing weights.
-    HcHeadFn = "output_hc_fn" {}
+    HcHeadFn = "output_hc_fn" {
+        "model.hc_head.hc_head_fn": ["hy_v4"],
+    }
     /// `output_hc_base`: the final hyper-connection mixing bias.
-    HcHeadBase = "output_hc_base" {}
+    HcHeadBase = "output_hc_base" {
+        "model.hc_head.hc_head_base": ["hy_v4"],
+    }
     /// `output_hc_scale`: the final hyper-connection mixing scale.
-    HcHeadScale = "output_hc_scale" {}
+    HcHeadScale = "output_hc_scale" {
+        "model.hc_head.hc_head_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_fn`: the hyper-connection mixing weights around attention.
-    HcAttnFn = "blk.{bid}.hc_attn_fn" {}
+    HcAttnFn = "blk.{bid}.hc_attn_fn" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_fn": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_base`.
-    HcAttnBase = "blk.{bid}.hc_attn_base" {}
+    HcAttnBase = "blk.{bid}.hc_attn_base" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_base": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_attn_scale`.
-    HcAttnScale = "blk.{bid}.hc_attn_scale" {}
+    HcAttnScale = "blk.{bid}.hc_attn_scale" {
+        "model.layers.{bid}.hc_attn_layer.hc_pre.hc_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_fn`: the hyper-connection mixing weights around the FFN.
-    HcFfnFn = "blk.{bid}.hc_ffn_fn" {}
+    HcFfnFn = "blk.{bid}.hc_ffn_fn" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_fn": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_base`.
-    HcFfnBase = "blk.{bid}.hc_ffn_base" {}
+    HcFfnBase = "blk.{bid}.hc_ffn_base" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_base": ["hy_v4"],
+    }
     /// `blk.{bid}.hc_ffn_scale`.
-    HcFfnScale = "blk.{bid}.hc_ffn_scale" {}
+    HcFfnScale = "blk.{bid}.hc_ffn_scale" {
+        "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_scale": ["hy_v4"],
+    }
     /// `blk.{bid}.attn_kv`: the single shared key/value projection.
     AttnKv = "blk.{bid}.attn_kv" {}
     /// `blk.{bid}.attn_output_a`: the grouped output projection's first (per-group) part.

@@ -947,7 +947,7 @@ pub fn plan(
         let ty = if let Some((ty, _)) = expr.as_packed() {
             // Written by the class itself, in its own type (`raw_dtype`).
             ty
-        } else if forced_f32(arch, &name) {
+        } else if forced_f32(arch, hp, &name) {
             GgmlType::F32
         } else if fp8_q8 && shape.len() >= 2 {
             outtype::forced_q8(&name, row)
@@ -1004,9 +1004,11 @@ pub fn plan(
     Ok((out, a16))
 }
 
-/// Whether the class's `tensor_force_quant` keeps output tensor `name` F32 (`Rules::f32_names`).
-fn forced_f32(arch: &Arch, name: &str) -> bool {
+/// Whether the class's `tensor_force_quant` keeps output tensor `name` F32
+/// (`Rules::f32_names`, `Rules::f32_when`).
+fn forced_f32(arch: &Arch, hp: &Hparams, name: &str) -> bool {
     arch.rules.f32_names.iter().any(|s| name.contains(s))
+        || arch.rules.f32_when.is_some_and(|f| f(hp, name))
 }
 
 /// A LoRA adapter's tensors: for `W = B·A`, the pair under the base model's name of `W`.
@@ -1037,7 +1039,7 @@ pub fn plan_lora(
     let mut push = |name: String, expr: Expr, bid: Option<u64>| {
         let shape = expr.shape();
         let row = shape.last().copied().unwrap_or(1);
-        let ty = if forced_f32(arch, &name) {
+        let ty = if forced_f32(arch, hp, &name) {
             GgmlType::F32
         } else if arch.rules.quantize_all_matrices {
             outtype::choose_forced(outtype, &name, shape.len(), row)

@@ -285,6 +285,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "qwen35moe",
         "nemotronh",
         "hyv3",
+        "mimo2",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
@@ -330,7 +331,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 28);
+    assert_eq!(checked, 32);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text

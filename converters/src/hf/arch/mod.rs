@@ -122,6 +122,9 @@ mod grok;
 // RWKV.
 mod rwkv6;
 mod rwkv7;
+// 2026 text families (first batch).
+mod hy_v4;
+mod mimo2;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -261,6 +264,8 @@ pub static ALL: &[&Arch] = &[
     &rwkv7::RWKV7,
     &rwkv6::RWKV6QWEN2,
     &rwkv7::ARWKV7,
+    &hy_v4::HY_V4,
+    &mimo2::MIMO2,
 ];
 
 /// The description for an HF architecture name.

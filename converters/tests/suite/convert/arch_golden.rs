@@ -246,6 +246,8 @@ fixtures! {
     rwkv7 => "rwkv7",
     rwkv6qwen2 => "rwkv6qwen2",
     arwkv7 => "arwkv7",
+    hyv4 => "hyv4",
+    mimo2 => "mimo2",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

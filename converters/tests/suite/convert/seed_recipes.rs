@@ -390,4 +390,6 @@ recipes! {
     grok1_s2 => "grok1-s2",
     bamba_s2 => "bamba-s2",
     youtu_s2 => "youtu-s2",
+    hyv4_s2 => "hyv4-s2",
+    mimo2_s2 => "mimo2-s2",
 }
