@@ -559,3 +559,17 @@ pub mod compressed {
     /// `swiglu_clamp_shexp`: per layer, the shared experts' SwiGLU clamp.
     pub const SWIGLU_CLAMP_SHEXP: &str = "swiglu_clamp_shexp";
 }
+
+/// Per-architecture keys of speculative-decoding drafts (the part after `{arch}.`).
+pub mod draft {
+    /// `target_layers`: the target model's layers whose hidden states the draft reads.
+    pub const TARGET_LAYERS: &str = "target_layers";
+    /// `target_hidden_size`: the width of the target model's hidden states.
+    pub const TARGET_HIDDEN_SIZE: &str = "target_hidden_size";
+    /// `norm_before_residual`: the draft normalises before its residual connection.
+    pub const NORM_BEFORE_RESIDUAL: &str = "norm_before_residual";
+    /// `norm_before_fc`: the fused target features are normalised before the fc projection.
+    pub const NORM_BEFORE_FC: &str = "norm_before_fc";
+    /// `block_size`: how many tokens a block-diffusion draft proposes at once.
+    pub const BLOCK_SIZE: &str = "block_size";
+}

@@ -113,6 +113,8 @@ mod deepseek4;
 mod chatglm;
 mod deci;
 mod minicpm;
+// Speculative-decoding drafts.
+mod eagle3;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -243,6 +245,7 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM,
     &minicpm::MINICPM3,
     &deci::DECI,
+    &eagle3::EAGLE3,
 ];
 
 /// The description for an HF architecture name.
