@@ -572,4 +572,14 @@ pub mod draft {
     pub const NORM_BEFORE_FC: &str = "norm_before_fc";
     /// `block_size`: how many tokens a block-diffusion draft proposes at once.
     pub const BLOCK_SIZE: &str = "block_size";
+    /// `attention.value_scale`: the factor on the attention values.
+    pub const VALUE_SCALE: &str = "attention.value_scale";
+    /// `conv_kernel_size`: the width of a draft's short convolutions.
+    pub const CONV_KERNEL_SIZE: &str = "conv_kernel_size";
+    /// `conv_group_size`: the channels per group of those convolutions.
+    pub const CONV_GROUP_SIZE: &str = "conv_group_size";
+    /// `selector_rank`: the rank of the candidate selector's projection.
+    pub const SELECTOR_RANK: &str = "selector_rank";
+    /// `selector_top_k`: how many candidates the selector keeps.
+    pub const SELECTOR_TOP_K: &str = "selector_top_k";
 }

@@ -270,6 +270,9 @@ pub struct VocabQuirks {
     /// `set_vocab` reads the tokenizer of the target model (`--target-model-dir`) rather
     /// than the directory's own: a speculative-decoding draft ships none.
     pub from_target: bool,
+    /// `set_vocab` is the target model class's own (its path and quirks), run on the
+    /// target's tokenizer; this description's when the target is of this class.
+    pub target_class: bool,
 }
 
 impl VocabQuirks {
@@ -279,6 +282,7 @@ impl VocabQuirks {
         spm_size_keys: &["vocab_size_per_layer_input", "vocab_size"],
         pads_to_vocab_size: true,
         from_target: false,
+        target_class: false,
     };
 }
 
@@ -387,7 +391,12 @@ pub struct Hooks {
     /// switches to another GGUF architecture with its own tensors, keys and vocabulary);
     /// `Ok(None)` keeps this one. Runs after [`Hooks::adjust`].
     pub switch: Option<SwitchFn>,
+    /// KVs the class's `set_vocab` writes after the vocabulary (a draft's mask token).
+    pub vocab_tail: Option<VocabTailFn>,
 }
+
+/// See [`Hooks::vocab_tail`].
+pub type VocabTailFn = fn(&Hparams) -> Result<Vec<(String, Value)>, ConvertError>;
 
 /// See [`Hooks::adjust`].
 pub type AdjustFn = fn(&mut Hparams) -> Result<(), ConvertError>;
@@ -402,6 +411,7 @@ impl Hooks {
         block_count_keys: None,
         adjust: None,
         switch: None,
+        vocab_tail: None,
     };
 }
 

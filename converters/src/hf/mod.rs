@@ -431,10 +431,11 @@ fn convert_dir(
                 check_vocab_padding(&hp, &planned)?;
             }
             let hparams = hp.to_json();
+            let (kind, vocab_arch) = vocab_class(&hp, arch, gguf_arch)?;
             let req = tokenizer::VocabRequest {
                 dir: vocab_dir(dir, &hp, arch)?,
-                kind: arch.vocab,
-                arch: gguf_arch,
+                kind,
+                arch: vocab_arch,
                 hparams: &hparams,
             };
             tokenizer::vocab_metadata(&req)
@@ -444,6 +445,11 @@ fn convert_dir(
         Ok(kvs) => {
             for (k, v) in kvs {
                 md.set(k, v);
+            }
+            if let Some(tail) = arch.hooks.vocab_tail {
+                for (k, v) in tail(&hp)? {
+                    md.set(k, v);
+                }
             }
             None
         }
@@ -490,6 +496,26 @@ fn vocab_dir<'a>(
             path: hp.path.clone(),
             class: hp.arch.clone(),
         })
+}
+
+/// The vocabulary path and the architecture whose vocabulary quirks apply: the class's
+/// own, or its target model class's ([`family::VocabQuirks::target_class`]).
+fn vocab_class(
+    hp: &config::Hparams,
+    arch: &'static arch::Arch,
+    gguf_arch: &'static str,
+) -> Result<(tokenizer::VocabKind, &'static str), ConvertError> {
+    if !arch.vocab_quirks.target_class {
+        return Ok((arch.vocab, gguf_arch));
+    }
+    let (cfg, path) = hp.target_config()?;
+    let target = config::from_json(serde_json::Value::Object(cfg), path)?;
+    let class = arch::lookup(&target.arch).ok_or_else(|| unsupported_architecture(&target.arch))?;
+    Ok(if std::ptr::eq(class, arch) {
+        (arch.vocab, gguf_arch)
+    } else {
+        (class.vocab, class.gguf)
+    })
 }
 
 /// `--mtp` / `--no-mtp`: refused for a class without MTP export (and for Mistral's native

@@ -114,6 +114,7 @@ mod chatglm;
 mod deci;
 mod minicpm;
 // Speculative-decoding drafts.
+mod dflash;
 mod eagle3;
 
 /// Every supported architecture.
@@ -246,6 +247,7 @@ pub static ALL: &[&Arch] = &[
     &minicpm::MINICPM3,
     &deci::DECI,
     &eagle3::EAGLE3,
+    &dflash::DFLASH,
 ];
 
 /// The description for an HF architecture name.

@@ -106,6 +106,8 @@ macro_rules! fixtures {
 fixtures! {
     eagle3 => "eagle3",
     eagle3_spec => "eagle3-spec",
+    dflash => "dflash",
+    dflash2 => "dflash2",
 }
 
 /// Every draft family has fixtures drawn from two seeds (in different layouts and
