@@ -77,9 +77,13 @@ use ggufkit_converters::hf::OutType;
 ///   [[job]]
 ///   source = "models/GLM-4.5-Air"
 ///   outputs = ["q8_0", "mtp:q8_0"]        # the model without its MTP layers, and its draft
+///   [[job]]
+///   source = "models/EAGLE3-LLaMA3.1-Instruct-8B"
+///   target = "models/Llama-3.1-8B-Instruct"   # a standalone draft's target model
+///   outputs = ["f16"]
 ///
-/// Job options: outdir, name, vocab_only, metadata, model_name, gqa, eps, context_length,
-/// vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
+/// Job options: outdir, name, vocab_only, metadata, model_name, target, gqa, eps,
+/// context_length, vocab_dir, desc; per job or per output: imatrix, tensor_type, pure, output_tensor_type,
 /// token_embedding_type, leave_output_tensor, override_kv, split_max_size, split_max_tensors,
 /// no_tensor_first_split.
 ///
@@ -319,17 +323,20 @@ struct Cli {
     /// the DSpark draft, DeepseekV4DSparkModel, yet).
     #[arg(long)]
     dspark: bool,
+    /// The target model's directory, which a standalone speculative-decoding draft (EAGLE-3)
+    /// needs for its tokenizer, hidden size and layer count (the reference's
+    /// --target-model-dir, also spelled --target-model); other models ignore it.
+    #[arg(long = "target-model-dir", alias = "target-model", value_name = "DIR")]
+    target_model_dir: Option<PathBuf>,
     // convert_hf_to_gguf.py's switches for what is not supported yet (refused with the
     // reason, never ignored): --fuse-qkv, --fuse-gate-up-exps,
-    // --sentence-transformers-dense-modules, --target-model-dir (speculative-decoding drafts).
+    // --sentence-transformers-dense-modules.
     #[arg(long = "fuse-qkv", hide = true)]
     fuse_qkv: bool,
     #[arg(long = "fuse-gate-up-exps", hide = true)]
     fuse_gate_up_exps: bool,
     #[arg(long = "sentence-transformers-dense-modules", hide = true)]
     sentence_transformers_dense_modules: bool,
-    #[arg(long = "target-model-dir", value_name = "DIR", hide = true)]
-    target_model_dir: Option<PathBuf>,
     /// Rename outputs into place without first waiting for them to reach the disk. Faster
     /// where the disk is slower than the conversion; a power failure soon after the run may
     /// then lose or truncate a file (a crash or kill of this process never leaves one).
@@ -374,6 +381,7 @@ fn source_options(cli: &Cli) -> SourceOptions {
             Mtp::Keep
         },
         allow_unloadable: cli.allow_unloadable,
+        target_model_dir: cli.target_model_dir.clone(),
     }
 }
 
@@ -773,10 +781,6 @@ fn refuse_unsupported(cli: &Cli) -> Result<(), Failure> {
         (
             cli.mmproj && (cli.mtp || cli.no_mtp || cli.no_nextn),
             "--mtp / --no-nextn are not supported for a projector (mmproj)",
-        ),
-        (
-            cli.target_model_dir.is_some(),
-            "--target-model-dir (speculative-decoding draft models) is not supported yet",
         ),
     ] {
         if on {

@@ -185,6 +185,18 @@ pub enum ConvertError {
         /// Why, and what to convert instead.
         why: &'static str,
     },
+    /// A speculative-decoding draft converted without the model it drafts for.
+    #[error(
+        "{}: {class} is a speculative-decoding draft: it needs the target model's directory \
+         (--target-model-dir) for its tokenizer and hparams",
+        .path.display()
+    )]
+    NeedsTarget {
+        /// The draft's config.json.
+        path: PathBuf,
+        /// The HF architecture.
+        class: String,
+    },
     /// A supported architecture uses a feature the converter does not support.
     #[error("{arch}: {feature}")]
     UnsupportedFeature {

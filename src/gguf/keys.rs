@@ -596,4 +596,24 @@ pub mod wkv {
     pub const VALUE_RESIDUAL_MIX_LORA_RANK: &str = "attention.value_residual_mix_lora_rank";
     /// `attention.gate_lora_rank`: the rank of the output-gate LoRA.
     pub const GATE_LORA_RANK: &str = "attention.gate_lora_rank";
+/// Per-architecture keys of speculative-decoding drafts (the part after `{arch}.`).
+pub mod draft {
+    /// `target_layers`: the target model's layers whose hidden states the draft reads.
+    pub const TARGET_LAYERS: &str = "target_layers";
+    /// `target_hidden_size`: the width of the target model's hidden states.
+    pub const TARGET_HIDDEN_SIZE: &str = "target_hidden_size";
+    /// `norm_before_residual`: the draft normalises before its residual connection.
+    pub const NORM_BEFORE_RESIDUAL: &str = "norm_before_residual";
+    /// `norm_before_fc`: the fused target features are normalised before the fc projection.
+    pub const NORM_BEFORE_FC: &str = "norm_before_fc";
+    /// `block_size`: how many tokens a block-diffusion draft proposes at once.
+    pub const BLOCK_SIZE: &str = "block_size";
+    /// `conv_kernel_size`: the width of a draft's short convolutions.
+    pub const CONV_KERNEL_SIZE: &str = "conv_kernel_size";
+    /// `conv_group_size`: the channels per group of those convolutions.
+    pub const CONV_GROUP_SIZE: &str = "conv_group_size";
+    /// `selector_rank`: the rank of the candidate selector's projection.
+    pub const SELECTOR_RANK: &str = "selector_rank";
+    /// `selector_top_k`: how many candidates the selector keeps.
+    pub const SELECTOR_TOP_K: &str = "selector_top_k";
 }

@@ -63,6 +63,7 @@ impl JobSpec {
             .chain(&o.metadata)
             .chain(&o.vocab_dir)
             .chain(&o.lora_base)
+            .chain(&o.target_model_dir)
             .chain(
                 self.outputs
                     .iter()
@@ -204,6 +205,9 @@ struct JobTable {
     context_length: Option<u32>,
     vocab_dir: Option<PathBuf>,
     desc: Option<String>,
+    /// A draft source's target model (`--target-model-dir`).
+    #[serde(alias = "target")]
+    target_model_dir: Option<PathBuf>,
     #[serde(flatten)]
     opts: OptionFields,
 }
@@ -233,6 +237,8 @@ const JOB_FIELDS: &[&str] = &[
     "context_length",
     "vocab_dir",
     "desc",
+    "target_model_dir",
+    "target",
 ];
 const OUTPUT_FIELDS: &[&str] = &["type", "outtype", "name", "path", "file"];
 const OPTION_FIELDS: &[&str] = &[
@@ -576,6 +582,7 @@ pub fn load(path: &Path, default_outdir: Option<&Path>) -> Result<Vec<JobSpec>, 
                 mtp: text_mtp(Default::default(), outputs.iter().map(|o| o.target))
                     .map_err(|e| invalid(e.to_string()))?,
                 allow_unloadable: false,
+                target_model_dir: j.target_model_dir.map(|t| resolve(&dir, &t)),
             },
             source,
             outputs,

@@ -364,6 +364,8 @@ pub struct SourceOptions {
     pub mtp: crate::hf::Mtp,
     /// HF: `--allow-unloadable` (write a model whose hyperparameters contradict its tensors).
     pub allow_unloadable: bool,
+    /// HF: `--target-model-dir` (the model a speculative-decoding draft source is for).
+    pub target_model_dir: Option<PathBuf>,
 }
 
 /// Quantizer options of one output (llama-quantize's switches).
@@ -598,6 +600,11 @@ impl Source {
             mistral_format: self.opts.mistral_format,
             mtp,
             allow_unloadable: self.opts.allow_unloadable,
+            target: self
+                .opts
+                .target_model_dir
+                .as_ref()
+                .map(|d| std::sync::Arc::new(crate::hf::ModelDir::new(d))),
         }
     }
 

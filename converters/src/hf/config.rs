@@ -37,6 +37,9 @@ pub struct Hparams {
     pub extra_blocks: u64,
     /// `--mtp` / `--no-mtp`: what becomes of the next-token-prediction layers.
     pub mtp: super::Mtp,
+    /// `--target-model-dir`: the model a speculative-decoding draft is for (its config and
+    /// tokenizer), read through the same directory value as any model's.
+    pub target: Option<std::sync::Arc<super::ModelDir>>,
 }
 
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
@@ -290,6 +293,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         path,
         extra_blocks: 0,
         mtp: super::Mtp::Keep,
+        target: None,
     })
 }
 
@@ -480,6 +484,47 @@ pub(crate) fn normalise_rope(cfg: &Map<String, Json>) -> Map<String, Json> {
 }
 
 impl Hparams {
+    /// Merges the object under `key` into the root (its values win), as a class whose
+    /// `index_tensors` flattens a nested config does, and derives the rope dict again from
+    /// the merged values. Nothing happens when `key` is absent or not an object.
+    pub fn merge_into_root(&mut self, key: &str) {
+        if let Some(Json::Object(sub)) = self.map.get(key).cloned() {
+            for (k, v) in sub {
+                self.map.insert(k, v);
+            }
+            self.rope = normalise_rope(&self.map);
+        }
+    }
+
+    /// The target model's config.json (`--target-model-dir`) as a speculative-decoding
+    /// draft's class reads it: the file as written (no class defaults) with its
+    /// `text_config` merged into the root, and the file's path. Without a target the draft
+    /// is refused ([`ConvertError::NeedsTarget`]).
+    pub fn target_config(&self) -> Result<(Map<String, Json>, PathBuf), ConvertError> {
+        let target = self
+            .target
+            .as_deref()
+            .ok_or_else(|| ConvertError::NeedsTarget {
+                path: self.path.clone(),
+                class: self.arch.clone(),
+            })?;
+        let path = target.config_path();
+        let Json::Object(mut cfg) = target.config()?.clone() else {
+            return Err(ConvertError::wrong_type(
+                &path,
+                TOP_LEVEL,
+                "an object",
+                json_kind(target.config()?),
+            ));
+        };
+        if let Some(Json::Object(tc)) = cfg.get("text_config").cloned() {
+            for (k, v) in tc {
+                cfg.insert(k, v);
+            }
+        }
+        Ok((cfg, path))
+    }
+
     /// The value of `key` (present, possibly null).
     pub fn get(&self, key: &str) -> Option<&Json> {
         self.map.get(key)

@@ -185,6 +185,10 @@ pub struct Rules {
     /// The class's `tensor_force_quant` keeps an output tensor F32 whatever the outtype by
     /// its GGUF name and the config (a setting that asks for an F32 head).
     pub f32_when: Option<fn(&Hparams, &str) -> bool>,
+    /// Tensors the class writes itself after all the others (its `prepare_tensors` after the
+    /// parent's): it takes the tensors it consumes out of the list and returns them under
+    /// exactly these GGUF names, in their own (packed) types.
+    pub late: Option<GenerateFn>,
 }
 
 /// A class's own `dequant_model` (see [`Rules::dequant`]).
@@ -226,6 +230,7 @@ impl Rules {
         file_type: None,
         f32_names: &[],
         f32_when: None,
+        late: None,
     };
 }
 
@@ -266,6 +271,12 @@ pub struct VocabQuirks {
     /// token embedding's rows is refused; `false` for a class whose vocabulary is the
     /// tokenizer's own size whatever the config says (Gemma 4's `LlamaHfVocab`).
     pub pads_to_vocab_size: bool,
+    /// `set_vocab` reads the tokenizer of the target model (`--target-model-dir`) rather
+    /// than the directory's own: a speculative-decoding draft ships none.
+    pub from_target: bool,
+    /// `set_vocab` is the target model class's own (its path and quirks), run on the
+    /// target's tokenizer; this description's when the target is of this class.
+    pub target_class: bool,
 }
 
 impl VocabQuirks {
@@ -274,6 +285,8 @@ impl VocabQuirks {
         requires_spm: false,
         spm_size_keys: &["vocab_size_per_layer_input", "vocab_size"],
         pads_to_vocab_size: true,
+        from_target: false,
+        target_class: false,
     };
 }
 
@@ -375,13 +388,34 @@ pub struct Hooks {
     /// The hparams the block count is read from when the class reads it from its own
     /// spelling instead of the common ones (`params::BLOCK_COUNT_KEYS`).
     pub block_count_keys: Option<&'static [&'static str]>,
+    /// The class's own pass over the hparams once they are loaded, before anything reads
+    /// them (a nested sub-config its `index_tensors` merges into the root).
+    pub adjust: Option<AdjustFn>,
+    /// The description the class becomes when its config says so (a constructor that
+    /// switches to another GGUF architecture with its own tensors, keys and vocabulary);
+    /// `Ok(None)` keeps this one. Runs after [`Hooks::adjust`].
+    pub switch: Option<SwitchFn>,
+    /// KVs the class's `set_vocab` writes after the vocabulary (a draft's mask token).
+    pub vocab_tail: Option<VocabTailFn>,
 }
+
+/// See [`Hooks::vocab_tail`].
+pub type VocabTailFn = fn(&Hparams) -> Result<Vec<(String, Value)>, ConvertError>;
+
+/// See [`Hooks::adjust`].
+pub type AdjustFn = fn(&mut Hparams) -> Result<(), ConvertError>;
+
+/// See [`Hooks::switch`].
+pub type SwitchFn = fn(&Hparams) -> Result<Option<&'static Arch>, ConvertError>;
 
 impl Hooks {
     /// No decision of its own.
     pub const NONE: Hooks = Hooks {
         gguf_arch: None,
         block_count_keys: None,
+        adjust: None,
+        switch: None,
+        vocab_tail: None,
     };
 }
 

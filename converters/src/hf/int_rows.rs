@@ -1,7 +1,8 @@
 //! Integer tensors written as GGML I32 (`tensor.to(torch.int32)`): lookup tables a class
 //! writes itself, such as a hash-routed layer's token id → expert table. Each value is cast
 //! as torch casts integers (wrapping to 32 bits); a row at a time, straight from the
-//! mapped source.
+//! mapped source. Also small integer tables a class reads whole, checks and rewrites before
+//! writing them as GGML I64 (a draft model's draft → target token map).
 
 use ggufkit::ir::{DataError, PackRows, Packed, Rows};
 use ggufkit::quantizers::GgmlType;
@@ -118,6 +119,85 @@ pub fn as_i32(name: &str, source: &StTensor) -> Result<Expr, ConvertError> {
     ))
 }
 
+/// An integer table held in memory, written as one row of little-endian i64.
+struct I64Table {
+    /// The output's name, for descriptions.
+    name: String,
+    values: std::sync::Arc<Vec<i64>>,
+}
+
+impl PackRows for I64Table {
+    fn describe(&self) -> String {
+        format!("{} ({} I64 values)", self.name, self.values.len())
+    }
+
+    fn rows(&self) -> Rows {
+        Rows {
+            count: 1,
+            out_bytes: self.values.len() * 8,
+            in_bytes: 0,
+        }
+    }
+
+    fn pack_rows(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, DataError> {
+        let mut out = Vec::with_capacity(range.len() * self.values.len() * 8);
+        for _ in range {
+            for v in self.values.iter() {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        Ok(out)
+    }
+
+    fn release_rows(&self, _: std::ops::Range<usize>) {}
+}
+
+/// The values of integer (or boolean) tensor `source` as torch's `.to(torch.int64)` gives
+/// them, read whole: for a small table a class checks before writing (the read is the
+/// tensor's stored size, which the safetensors header check bounded by the file). A float
+/// tensor is refused.
+pub fn read_i64(source: &StTensor) -> Result<Vec<i64>, ConvertError> {
+    let size = source.dtype.size() as usize;
+    let cast: fn(&[u8]) -> i64 = match source.dtype {
+        StDtype::I64 => |b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
+        StDtype::I32 => |b| i64::from(i32::from_le_bytes(b.try_into().unwrap_or([0; 4]))),
+        StDtype::I16 => |b| i64::from(i16::from_le_bytes(b.try_into().unwrap_or([0; 2]))),
+        StDtype::I8 => |b| i64::from(b[0] as i8),
+        StDtype::U8 => |b| i64::from(b[0]),
+        StDtype::Bool => |b| i64::from(b[0] != 0),
+        other => {
+            return Err(ConvertError::Tensor {
+                name: source.name.clone(),
+                problem: format!(
+                    "an integer table must be stored as integers, found {}",
+                    other.name()
+                ),
+            })
+        }
+    };
+    let bytes = source
+        .range(0, source.len)
+        .map_err(|e| ConvertError::Tensor {
+            name: source.name.clone(),
+            problem: e.to_string(),
+        })?;
+    Ok(bytes.chunks_exact(size).map(cast).collect())
+}
+
+/// `values` as the 1-D GGML I64 tensor `name`, made from `inputs` (for `--dry-run`).
+pub fn i64_table(name: &str, values: Vec<i64>, inputs: Vec<StTensor>) -> Expr {
+    let shape = vec![values.len() as u64];
+    Expr::packed(
+        GgmlType::I64,
+        shape,
+        Packed::new(I64Table {
+            name: name.to_string(),
+            values: std::sync::Arc::new(values),
+        }),
+        inputs,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +210,18 @@ mod tests {
         assert_eq!(to_i32(StDtype::U8, &[0xff]), 255);
         assert_eq!(to_i32(StDtype::I16, &(-2i16).to_le_bytes()), -2);
         assert_eq!(to_i32(StDtype::Bool, &[2]), 1);
+    }
+
+    #[test]
+    fn an_i64_table_is_one_row_of_little_endian_values() {
+        let t = I64Table {
+            name: "d2t".into(),
+            values: std::sync::Arc::new(vec![-1, 2]),
+        };
+        assert_eq!(t.rows().count, 1);
+        assert_eq!(t.rows().out_bytes, 16);
+        let bytes = t.pack_rows(0..1).unwrap();
+        assert_eq!(&bytes[..8], &(-1i64).to_le_bytes());
+        assert_eq!(&bytes[8..], &2i64.to_le_bytes());
     }
 }

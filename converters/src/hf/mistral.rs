@@ -124,6 +124,7 @@ pub fn load_params(dir: &ModelDir) -> Result<Hparams, ConvertError> {
         path,
         extra_blocks: 0,
         mtp: super::Mtp::Keep,
+        target: None,
     })
 }
 

@@ -82,6 +82,10 @@ pub struct HfOptions {
     /// tensors (llama.cpp's loader refuses such a file; convert_hf_to_gguf.py writes it). By
     /// default the conversion stops, naming each contradiction.
     pub allow_unloadable: bool,
+    /// `--target-model-dir`: the model a speculative-decoding draft (EAGLE-3, ...) is
+    /// for; the draft takes its tokenizer and some hparams from it. Other models ignore it,
+    /// as the reference does.
+    pub target: Option<Arc<ModelDir>>,
 }
 
 /// What becomes of a model's next-token-prediction (MTP, NextN) layers: the reference's
@@ -114,6 +118,7 @@ impl Default for HfOptions {
             mistral_format: None,
             mtp: Mtp::Keep,
             allow_unloadable: false,
+            target: None,
         }
     }
 }
@@ -337,8 +342,10 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
         });
     }
     let index_phase = ggufkit::timing::phase("read: config and tensor index");
-    let hp = config::load(dir)?;
+    let mut hp = config::load(dir)?;
+    hp.target = opts.target.clone();
     let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;
+    let arch = class_decisions(&mut hp, arch)?;
     // The reference reads `.bin` parts only when there are no safetensors weights.
     let shards = if safetensors::is_safetensors(dir)? {
         safetensors::index_dir(dir)
@@ -356,6 +363,21 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
     };
     drop(index_phase);
     convert_dir(dir, opts, hp, arch, shards, None)
+}
+
+/// The class's own pass over its hparams and the description it switches to for this
+/// config ([`family::Hooks`]), in its constructor's order.
+fn class_decisions(
+    hp: &mut config::Hparams,
+    arch: &'static arch::Arch,
+) -> Result<&'static arch::Arch, ConvertError> {
+    if let Some(adjust) = arch.hooks.adjust {
+        adjust(hp)?;
+    }
+    Ok(match arch.hooks.switch {
+        Some(switch) => switch(hp)?.unwrap_or(arch),
+        None => arch,
+    })
 }
 
 /// Converts a model directory once its hparams, architecture and weights are known (the HF
@@ -421,10 +443,11 @@ fn convert_dir(
                 check_vocab_padding(&hp, &planned)?;
             }
             let hparams = hp.to_json();
+            let (kind, vocab_arch) = vocab_class(&hp, arch, gguf_arch)?;
             let req = tokenizer::VocabRequest {
-                dir,
-                kind: arch.vocab,
-                arch: gguf_arch,
+                dir: vocab_dir(dir, &hp, arch)?,
+                kind,
+                arch: vocab_arch,
                 hparams: &hparams,
             };
             tokenizer::vocab_metadata_report(&req).map(|r| (r.keys, r.pre))
@@ -434,6 +457,11 @@ fn convert_dir(
         Ok((kvs, pre)) => {
             for (k, v) in kvs {
                 md.set(k, v);
+            }
+            if let Some(tail) = arch.hooks.vocab_tail {
+                for (k, v) in tail(&hp)? {
+                    md.set(k, v);
+                }
             }
             (None, pre)
         }
@@ -464,6 +492,44 @@ fn convert_dir(
         hf_arch: hp.arch.clone(),
         vocab_error,
         pre_tokenizer,
+    })
+}
+
+/// The directory whose tokenizer the vocabulary is built from: the model's own, or the
+/// target model's for a class that reads it there ([`family::VocabQuirks::from_target`]).
+fn vocab_dir<'a>(
+    dir: &'a ModelDir,
+    hp: &'a config::Hparams,
+    arch: &arch::Arch,
+) -> Result<&'a ModelDir, ConvertError> {
+    if !arch.vocab_quirks.from_target {
+        return Ok(dir);
+    }
+    hp.target
+        .as_deref()
+        .ok_or_else(|| ConvertError::NeedsTarget {
+            path: hp.path.clone(),
+            class: hp.arch.clone(),
+        })
+}
+
+/// The vocabulary path and the architecture whose vocabulary quirks apply: the class's
+/// own, or its target model class's ([`family::VocabQuirks::target_class`]).
+fn vocab_class(
+    hp: &config::Hparams,
+    arch: &'static arch::Arch,
+    gguf_arch: &'static str,
+) -> Result<(tokenizer::VocabKind, &'static str), ConvertError> {
+    if !arch.vocab_quirks.target_class {
+        return Ok((arch.vocab, gguf_arch));
+    }
+    let (cfg, path) = hp.target_config()?;
+    let target = config::from_json(serde_json::Value::Object(cfg), path)?;
+    let class = arch::lookup(&target.arch).ok_or_else(|| unsupported_architecture(&target.arch))?;
+    Ok(if std::ptr::eq(class, arch) {
+        (arch.vocab, gguf_arch)
+    } else {
+        (class.vocab, class.gguf)
     })
 }
 

@@ -905,7 +905,8 @@ fn skipped(name: &str) -> bool {
 }
 
 /// `prepare_tensors`: the tensors the class repacks (already-quantized, in their own type)
-/// first, then generated tensors, then the model's, each mapped, transformed and given its
+/// first, then generated tensors, then the model's, then the ones the class writes after
+/// them ([`super::family::Rules::late`]), each mapped, transformed and given its
 /// output type. Also returns the GGUF names of the `W4A16_NVFP4` weights (`_prec_a4`).
 pub fn plan(
     arch: &Arch,
@@ -924,6 +925,10 @@ pub fn plan(
     };
     let own = match arch.rules.generate {
         Some(generate) => generate(hp, &mut entries)?,
+        None => Vec::new(),
+    };
+    let late = match arch.rules.late {
+        Some(late) => late(hp, &mut entries)?,
         None => Vec::new(),
     };
     let mut m = Modifier::new(arch, hp, dir)?;
@@ -995,6 +1000,10 @@ pub fn plan(
         for (name, expr) in m.modify(e.name, e.expr, bid)? {
             push(name, expr, type_bid, fp8_q8, Some(source))?;
         }
+    }
+    for (name, expr) in late {
+        let bid = block_id(&name);
+        push(name, expr, bid, false, None)?;
     }
     let mut left: Vec<String> = m.experts.into_values().flatten().map(|(n, _)| n).collect();
     if !left.is_empty() {

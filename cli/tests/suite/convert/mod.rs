@@ -2,6 +2,7 @@
 //! LoRA adapters, projectors, MTP drafts and Mistral's format.
 
 mod convert_cli;
+mod draft_cli;
 mod hub_cache;
 mod lora_golden;
 mod mistral_params_cli;

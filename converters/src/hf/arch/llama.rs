@@ -121,7 +121,11 @@ pub const LLAMA: Arch = Arch {
     },
     params,
     extra: rope_freqs,
-    hooks: Hooks::NONE,
+    hooks: Hooks {
+        adjust: Some(super::eagle3::merge_layer_config),
+        switch: Some(super::eagle3::when_draft),
+        ..Hooks::NONE
+    },
 };
 
 /// Mixtral's per-expert `w1`/`w2`/`w3`.

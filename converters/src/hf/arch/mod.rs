@@ -125,6 +125,9 @@ mod rwkv7;
 // 2026 text families (first batch).
 mod hy_v4;
 mod mimo2;
+// Speculative-decoding drafts.
+mod dflash;
+mod eagle3;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -266,6 +269,8 @@ pub static ALL: &[&Arch] = &[
     &rwkv7::ARWKV7,
     &hy_v4::HY_V4,
     &mimo2::MIMO2,
+    &eagle3::EAGLE3,
+    &dflash::DFLASH,
 ];
 
 /// The description for an HF architecture name.

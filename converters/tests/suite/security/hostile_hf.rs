@@ -162,6 +162,7 @@ fn variant(e: &ConvertError) -> &'static str {
         ConvertError::Torch(_) => "Torch",
         ConvertError::Remote(_) => "Remote",
         ConvertError::HparamsContradictTensors { .. } => "HparamsContradictTensors",
+        ConvertError::NeedsTarget { .. } => "NeedsTarget",
     }
 }
 

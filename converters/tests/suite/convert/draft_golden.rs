@@ -1,0 +1,231 @@
+//! Speculative-decoding drafts (EAGLE-3, ...) against the reference's output, from
+//! `testdata/` alone.
+//!
+//! `conformance/make_draft_fixtures.py` wrote each draft checkpoint in its vendor's layout
+//! in `testdata/hf/<fixture>/` and recorded what `convert_hf_to_gguf.py DRAFT
+//! --target-model-dir TARGET` (f32, f16, bf16, q8_0, auto) and `llama-quantize` (Q4_K_M of
+//! the f32 file) wrote, in `testdata/golden/<fixture>/`; the target is a committed fixture,
+//! named by `target_dir` in the golden `variants.json`. Each test materializes both and
+//! compares every variant's whole manifest.
+
+use ggufkit_testsupport::golden as support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ggufkit::manifest::diff_manifests;
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, ModelDir, OutType};
+use ggufkit_converters::ConvertError;
+use serde_json::Value as Json;
+
+use super::golden_variants::{golden_manifest, report, written_manifest};
+use support::{materialize_fixture as materialize, read_json, scratch, testdata};
+
+/// The options of a draft conversion to `outtype` with `target`.
+fn options(outtype: OutType, target: &Path) -> HfOptions {
+    HfOptions {
+        outtype,
+        target: Some(Arc::new(ModelDir::new(target))),
+        ..HfOptions::default()
+    }
+}
+
+/// The target fixture of draft fixture `fixture` (its golden `variants.json`).
+fn target_fixture(fixture: &str) -> String {
+    let v = read_json(&testdata(&format!("golden/{fixture}/variants.json")));
+    let dir = v["target_dir"]
+        .as_str()
+        .expect("variants.json names target_dir");
+    dir.rsplit('/').next().unwrap().to_string()
+}
+
+/// The draft fixture and its target, materialized under `work`.
+fn draft_and_target(fixture: &str, work: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let target = materialize(&target_fixture(fixture), work);
+    (materialize(fixture, work), target)
+}
+
+fn run(fixture: &str) {
+    let golden = testdata(&format!("golden/{fixture}"));
+    let status = read_json(&golden.join("status.json"));
+    let work = scratch(&format!("draft-{fixture}"));
+    let (dir, target) = draft_and_target(fixture, &work);
+    let mut problems = Vec::new();
+    let variants = [
+        ("convert-f32", "f32", None),
+        ("convert-f16", "f16", None),
+        ("convert-bf16", "bf16", None),
+        ("convert-q8_0", "q8_0", None),
+        ("convert-auto", "auto", None),
+        ("quant-Q4_K_M", "f32", Some("q4_k_m")),
+    ];
+    for (variant, t, quant) in variants {
+        let st = &status[variant];
+        assert_eq!(
+            st["ok"],
+            Json::Bool(true),
+            "{fixture} {variant}: not a converted variant"
+        );
+        let out = work.join(format!("{variant}.gguf"));
+        let ours = read_hf_dir(&dir, &options(OutType::parse(t).unwrap(), &target))
+            .map_err(|e| e.to_string())
+            .and_then(|c| written_manifest(c.model, quant, &out));
+        let want = golden_manifest(&golden, variant, st);
+        match ours {
+            Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
+            Ok(m) => {
+                let d = diff_manifests(&support::as_read_back(&m), &want);
+                problems.extend(report(fixture, variant, d));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{fixture}: {} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+macro_rules! fixtures {
+    ($($t:ident => $name:literal),* $(,)?) => {
+        $(#[test] fn $t() { run($name); })*
+
+        #[test]
+        fn every_draft_fixture_has_a_test() {
+            let listed = [$($name),*];
+            let made = support::fixtures_made_by("make_draft_fixtures.py");
+            assert!(!made.is_empty(), "no draft fixture found");
+            for n in made {
+                assert!(listed.contains(&n.as_str()), "draft fixture {n} has no test");
+            }
+        }
+    };
+}
+
+fixtures! {
+    eagle3 => "eagle3",
+    eagle3_spec => "eagle3-spec",
+    dflash => "dflash",
+    dflash2 => "dflash2",
+}
+
+/// Every draft family has fixtures drawn from two seeds (in different layouts and
+/// options), so a second-seed variant of each is checked without a fixture of its own.
+#[test]
+fn every_draft_family_has_two_seeds() {
+    let mut seeds: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
+        Default::default();
+    for f in support::fixtures_made_by("make_draft_fixtures.py") {
+        let golden = testdata(&format!("golden/{f}"));
+        let seed = read_json(&golden.join("variants.json"))["seed"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{f}: variants.json has no seed"));
+        let m = read_json(&golden.join("convert-f32.json"));
+        let arch = m["kv"]
+            .as_array()
+            .and_then(|kv| kv.iter().find(|e| e[0] == "general.architecture"))
+            .and_then(|e| e[2].as_str())
+            .unwrap_or_else(|| panic!("{f}: no general.architecture"))
+            .to_string();
+        seeds.entry(arch).or_default().insert(seed);
+    }
+    let single: Vec<_> = seeds.iter().filter(|(_, s)| s.len() < 2).collect();
+    assert!(
+        single.is_empty(),
+        "draft families with one seed: {single:?}"
+    );
+}
+
+/// Edits the config.json of the fixture copy `dir`.
+fn set_config(dir: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Json>)) {
+    let path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(cfg.as_object_mut().unwrap());
+    std::fs::write(&path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+}
+
+/// Without `--target-model-dir` an EAGLE-3 draft is refused, naming its config and class.
+#[test]
+fn a_draft_without_its_target_is_refused() {
+    let work = scratch("draft-no-target");
+    let (dir, _) = draft_and_target("eagle3", &work);
+    let err = read_hf_dir(&dir, &HfOptions::default())
+        .err()
+        .expect("refused");
+    match err {
+        ConvertError::NeedsTarget { path, class } => {
+            assert_eq!(path, dir.join("config.json"));
+            assert_eq!(class, "LlamaForCausalLMEagle3");
+        }
+        e => panic!("unexpected error: {e}"),
+    }
+}
+
+/// The reference takes any Llama-class config with a `draft_vocab_size` and one layer for
+/// an EAGLE-3 draft, whatever its class is called.
+#[test]
+fn a_llama_class_with_a_draft_config_is_eagle3() {
+    let work = scratch("draft-as-llama");
+    let (dir, target) = draft_and_target("eagle3", &work);
+    set_config(&dir, |c| {
+        c.insert(
+            "architectures".into(),
+            serde_json::json!(["LlamaForCausalLM"]),
+        );
+    });
+    let golden = testdata("golden/eagle3");
+    let want = golden_manifest(
+        &golden,
+        "convert-f32",
+        &read_json(&golden.join("status.json"))["convert-f32"],
+    );
+    let c = read_hf_dir(&dir, &options(OutType::F32, &target)).unwrap();
+    let m = written_manifest(c.model, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&m), &want);
+    assert!(d.is_empty(), "{d:?}");
+}
+
+/// A `d2t` whose target ids fall outside the target's vocabulary is refused (the
+/// reference's ValueError), naming the tensor.
+#[test]
+fn d2t_beyond_the_target_vocabulary_is_refused() {
+    let work = scratch("draft-d2t-range");
+    let (dir, target) = draft_and_target("eagle3", &work);
+    set_config(&target, |c| {
+        c.insert("vocab_size".into(), Json::from(16));
+    });
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+        .err()
+        .expect("refused");
+    match err {
+        ConvertError::Tensor { name, problem } => {
+            assert_eq!(name, "d2t");
+            assert!(
+                problem.contains("out of range for target vocab size 16"),
+                "{problem}"
+            );
+        }
+        e => panic!("unexpected error: {e}"),
+    }
+}
+
+/// The target's layer count is required, as the reference reads it first.
+#[test]
+fn a_target_without_a_layer_count_is_refused() {
+    let work = scratch("draft-target-layers");
+    let (dir, target) = draft_and_target("eagle3", &work);
+    set_config(&target, |c| {
+        c.remove("num_hidden_layers");
+    });
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+        .err()
+        .expect("refused");
+    match err {
+        ConvertError::MissingKey { path, key, .. } => {
+            assert_eq!(path, target.join("config.json"));
+            assert_eq!(key, "num_hidden_layers");
+        }
+        e => panic!("unexpected error: {e}"),
+    }
+}
