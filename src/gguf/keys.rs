@@ -596,6 +596,8 @@ pub mod wkv {
     pub const VALUE_RESIDUAL_MIX_LORA_RANK: &str = "attention.value_residual_mix_lora_rank";
     /// `attention.gate_lora_rank`: the rank of the output-gate LoRA.
     pub const GATE_LORA_RANK: &str = "attention.gate_lora_rank";
+}
+
 /// Per-architecture keys of speculative-decoding drafts (the part after `{arch}.`).
 pub mod draft {
     /// `target_layers`: the target model's layers whose hidden states the draft reads.

@@ -3,5 +3,5 @@
 mod bailingmoe_refusals;
 mod float_overflow;
 mod hf_errors;
-mod rwkv_vocab;
 mod minimax01_refusals;
+mod rwkv_vocab;
