@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const ROOTS: [&str; 4] = ["src", "cli/src", "converters/src", "quantizers/src"];
 
 /// The modules of `keys.rs` whose constants are suffixes after `{arch}.`.
-const ARCH_MODULES: [&str; 8] = [
+const ARCH_MODULES: [&str; 10] = [
     "llm",
     "attention",
     "rope",
@@ -25,6 +25,8 @@ const ARCH_MODULES: [&str; 8] = [
     "ssm",
     "shortconv",
     "hybrid",
+    "wkv",
+    "draft",
 ];
 
 /// The keys `keys.rs` defines: (full keys, per-architecture suffixes).

@@ -656,6 +656,7 @@ tensor_table! {
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
             "hy_v3", "bailingmoe",
+            "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -676,6 +677,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
+            "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -697,6 +699,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
+            "hy_v4", "mimo2",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",

@@ -84,16 +84,22 @@ fn no_step_below_the_value_reopens_a_shared_file() {
     fixtures.sort();
     let work = scratch("model-dir-reads");
     let (mut converted, mut removed) = (0, 0);
+    let mut refused = Vec::new();
     for f in &fixtures {
         let (ok, n) = check(f, work.path());
         converted += usize::from(ok);
         removed += n;
+        if !ok {
+            refused.push(f.as_str());
+        }
     }
-    // Nearly every fixture converts; each has at least config.json (or params.json) and a
+    // Most fixtures convert (both ways the same, checked above, refusals included); those
+    // that do not are the projector-only fixtures, drafts read without their target and the
+    // classes the reference refuses. Each has at least config.json (or params.json) and a
     // tokenizer file.
     assert!(
-        converted * 10 >= fixtures.len() * 9,
-        "only {converted} of {} fixtures converted",
+        converted * 100 >= fixtures.len() * 85,
+        "only {converted} of {} fixtures converted; refused: {refused:?}",
         fixtures.len()
     );
     assert!(removed >= 2 * converted, "{removed} files removed");
