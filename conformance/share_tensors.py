@@ -119,6 +119,13 @@ def write_list(fixture, entries):
         (fixture / SHARED_LIST).unlink()
 
 
+def foreign(rest):
+    """Whether a splice line's stored part lives outside the fixture (a tokenizer variant
+    stored as a splice of its base under tokenizers/, see share_tokenizer_variants): such
+    lines are kept as written by the tensor passes."""
+    return "|" in rest and "/" in rest.split("|")[0].strip()
+
+
 def rebuild(fixture, rest):
     """The bytes a splice line `stored | at source offset length ...` describes."""
     parts = [p.strip() for p in rest.split("|")]
@@ -151,7 +158,7 @@ def whole_files():
     out = {}
     for fixture in fixtures():
         for name, rest in parse_list(fixture):
-            if name is not None and "|" in rest:
+            if name is not None and "|" in rest and not foreign(rest):
                 out[fixture / name] = rebuild(fixture, rest)
         for p in sorted(fixture.iterdir()):
             if p.suffix in WEIGHTS and p.is_file() and not p.is_symlink():
@@ -160,14 +167,15 @@ def whole_files():
 
 
 def restore():
+    restore_tokenizer_variants()
     whole = whole_files()
     for fixture in fixtures():
         entries = parse_list(fixture)
-        kept = [(n, r) for n, r in entries if n is None or "|" not in r]
+        kept = [(n, r) for n, r in entries if n is None or "|" not in r or foreign(r)]
         if len(kept) == len(entries):
             continue
         for name, rest in entries:
-            if name is not None and "|" in rest:
+            if name is not None and "|" in rest and not foreign(rest):
                 (fixture / name).write_bytes(whole[fixture / name])
                 (fixture / rest.split("|")[0].strip()).unlink()
         write_list(fixture, kept)
@@ -228,7 +236,8 @@ def layout(whole, cuts):
     """{fixture: shared-files.txt entries} and {hollow path: bytes} of the plan."""
     lists, hollows = {}, {}
     for fixture in fixtures():
-        entries = [(n, r) for n, r in parse_list(fixture) if n is None or "|" not in r]
+        entries = [(n, r) for n, r in parse_list(fixture)
+                   if n is None or "|" not in r or foreign(r)]
         for p in sorted(q for q in cuts if q.parent == fixture):
             data = whole[p]
             kept = bytearray()
@@ -259,7 +268,7 @@ def share(check):
         return 1 if changed else 0
     for fixture in changed:
         for name, rest in parse_list(fixture):
-            if name is not None and "|" in rest:
+            if name is not None and "|" in rest and not foreign(rest):
                 (fixture / rest.split("|")[0].strip()).unlink()
         for p in (p for p in whole if p.parent == fixture):
             if p in cuts:
@@ -273,6 +282,86 @@ def share(check):
         write_list(fixture, lists[fixture])
     for p in cuts:
         assert rebuild(p.parent, dict(lists[p.parent])[p.name]) == whole[p], p
+    return 0
+
+
+# Tokenizer files that differ from another stored tokenizer file of the same name only in a
+# short stretch (the GLM variants of the SmolLM vocabulary add a few tokens to it): stored as
+# `<file>.hollow` (the differing head) plus the rest spliced from the base, recorded in the
+# variant directory's shared-files.txt and written into each fixture's line that names it.
+TOKENIZERS = HF.parent / "tokenizers"
+VARIANT_MIN = 256 * 1024  # only big files are worth a splice
+VARIANT_SHARE = 0.9  # at least this share of the file must come from the base
+
+
+def variant_line(var_dir, name):
+    """The splice line recorded for tokenizer file `name` of `var_dir`, if it is stored so."""
+    return dict((n, r) for n, r in parse_list(var_dir) if n is not None).get(name)
+
+
+def restore_tokenizer_variants():
+    """Rebuilds every tokenizer variant whole and gives the fixtures plain lines again."""
+    for var_dir in sorted(d for d in TOKENIZERS.iterdir() if d.is_dir()):
+        for name, rest in [e for e in parse_list(var_dir) if e[0] is not None]:
+            (var_dir / name).write_bytes(rebuild(var_dir, rest))
+            (var_dir / rest.split("|")[0].strip()).unlink()
+            write_list(var_dir, [e for e in parse_list(var_dir) if e[0] != name])
+            target = f"../../tokenizers/{var_dir.name}/{name}"
+            for fixture in fixtures():
+                entries = parse_list(fixture)
+                new = [(n, target if n is not None and foreign(r)
+                        and r.split("|")[0].strip() == target + HOLLOW else r)
+                       for n, r in entries]
+                if new != entries:
+                    write_list(fixture, new)
+
+
+def share_tokenizer_variants(check):
+    """Stores each near-copy of a bigger tokenizer file as a splice of it; with `check`,
+    returns 1 if one is still stored whole."""
+    whole = sorted(p for p in TOKENIZERS.glob("*/*") if p.is_file() and p.parent.name != "shared"
+                   and not p.name.endswith(HOLLOW) and p.name != SHARED_LIST
+                   and p.stat().st_size >= VARIANT_MIN)
+    todo = []
+    for p in whole:
+        data = p.read_bytes()
+        for base in whole:
+            if base == p or base.name != p.name or base.stat().st_size > len(data) or \
+                    any(v == base for v, _ in todo):
+                continue
+            b = base.read_bytes()
+            head = 0
+            while head < min(len(b), len(data)) and b[head] == data[head]:
+                head += 1
+            tail = 0
+            while tail < min(len(b), len(data)) - head and b[-1 - tail] == data[-1 - tail]:
+                tail += 1
+            if tail >= VARIANT_SHARE * len(data):
+                todo.append((p, (base, len(b) - tail, tail)))
+                break
+    if check:
+        for p, _ in todo:
+            print(f"{p}: a near-copy of another tokenizer file, stored whole", file=sys.stderr)
+        return 1 if todo else 0
+    for p, (base, off, tail) in todo:
+        data = p.read_bytes()
+        kept = data[:len(data) - tail]
+        hollow = p.parent / (p.name + HOLLOW)
+        hollow.write_bytes(kept)
+        line = f"{hollow.name} | {len(kept)} {os.path.relpath(base, p.parent)} {off} {tail}"
+        write_list(p.parent, [(p.name, line)])
+        assert rebuild(p.parent, line) == data, p
+        p.unlink()
+        target = f"../../tokenizers/{p.parent.name}/{p.name}"
+        fixture_line = (f"../../tokenizers/{p.parent.name}/{hollow.name} | {len(kept)} "
+                        f"../../tokenizers/{base.parent.name}/{base.name} {off} {tail}")
+        for fixture in fixtures():
+            entries = parse_list(fixture)
+            new = [(n, fixture_line if r == target else r) for n, r in entries]
+            if new != entries:
+                write_list(fixture, new)
+                assert rebuild(fixture, fixture_line) == data, fixture
+    print(f"{len(todo)} tokenizer variants stored as splices")
     return 0
 
 
@@ -341,7 +430,8 @@ def main():
     if args.restore:
         restore()
         return 0
-    return share(args.check) or share_small_files(args.check)
+    return share(args.check) or share_small_files(args.check) \
+        or share_tokenizer_variants(args.check)
 
 
 if __name__ == "__main__":
