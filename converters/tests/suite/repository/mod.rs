@@ -1,4 +1,4 @@
-//! The repository's own promises: testdata's storage and size budget, README's table of
+//! The repository's own promises: testdata's storage and size budget, docs/architectures.md's table of
 //! architectures equal to the converter's list, and shared HF code that names no family.
 
 mod fixture_storage;
