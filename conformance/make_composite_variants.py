@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import golden_pack  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_mmproj_fixtures as mm  # noqa: E402
 from fixture_io import materialize  # noqa: E402
@@ -175,6 +176,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true",
                     help="convert only the variants the record lacks (or whose patch changed)")
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     fixtures = sorted(p.parent.name for p in (mf.TESTDATA / "golden").glob("*/status.json")
                       if "mmproj-f32" in json.loads(p.read_text()))
     record = json.loads(GOLDEN.read_text()) if GOLDEN.is_file() else {}

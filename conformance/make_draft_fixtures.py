@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
+import golden_pack  # noqa: E402
 from fixture_io import materialize, sha256
 import make_fixtures as mf
 
@@ -310,6 +311,7 @@ def main() -> None:
     ap.add_argument("--quantize", type=Path)
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     for name, (build, target, seed) in FIXTURES.items():
         if args.only and name not in args.only:
             continue

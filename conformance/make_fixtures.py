@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import golden_pack  # noqa: E402
 from fixture_io import materialize, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -3693,6 +3694,7 @@ def main() -> int:
     ap.add_argument("--golden-only", action="store_true",
                     help="remake only the golden data, from the committed fixtures' files")
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     if a.variants:
         run_config_variants(a.only or VARIANT_FIXTURES, a.llama_cpp, a.work / "variants",
                             a.variant)

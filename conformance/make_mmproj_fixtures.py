@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import golden_pack  # noqa: E402
 import make_fixtures as mf  # noqa: E402  (sha256, the in-process reference, manifests)
 
 TESTDATA = mf.TESTDATA
@@ -1533,6 +1534,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-mmproj-fixtures"))
     ap.add_argument("--seed", type=int, default=13)
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     quantize = a.quantize if a.quantize and a.quantize.is_file() else None
     for name in a.only or list(FIXTURES):
         print(f"== {name}", file=sys.stderr)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_composite_variants as cv  # noqa: E402
+import golden_pack  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_mmproj_fixtures as mm  # noqa: E402
 import make_seed_fixtures as ms  # noqa: E402
@@ -128,6 +129,7 @@ def main() -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-projector-seeds"))
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     record = json.loads(GOLDEN.read_text()) if GOLDEN.is_file() else {}
     names = [n for n in mm.FIXTURES if n not in mm.HAND_BUILT]
     for name in a.only or names:

@@ -46,6 +46,7 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import golden_pack  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 from fixture_io import materialize  # noqa: E402
 
@@ -327,6 +328,7 @@ def main() -> int:
     ap.add_argument("--golden-only", action="store_true",
                     help="remake only the reference's outcomes, from the committed fixtures")
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     golden = mf.TESTDATA / "golden" / "seeds"
     golden.mkdir(parents=True, exist_ok=True)
     for name in FROM_CHECKPOINT:

@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import golden_pack  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_seed_fixtures as ms  # noqa: E402
 from fixture_io import materialize  # noqa: E402
@@ -366,6 +367,7 @@ def main() -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ggufkit-seed-recipes"))
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     GOLDEN.mkdir(parents=True, exist_ok=True)
     stored = {p.name for p in (mf.TESTDATA / "golden" / "seeds").glob("*.json")}
     for name in a.only or [*mf.FIXTURES, *MISTRAL, *PROJECTORS]:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import golden_pack  # noqa: E402
 from fixture_io import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +65,7 @@ def main() -> int:
     ap.add_argument("--llama-bin", required=True, type=Path, help="llama.cpp's build/bin")
     ap.add_argument("--bin", default=ROOT / "target" / "release", type=Path)
     a = ap.parse_args()
+    golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

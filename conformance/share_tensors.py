@@ -22,6 +22,8 @@ fixture's weights should run `--restore` first and this tool again afterwards.
     conformance/share_tensors.py            # cut shared tensors out (idempotent)
     conformance/share_tensors.py --restore  # rebuild every hollow file in place
     conformance/share_tensors.py --check    # exit 1 if the stored files differ from the plan
+
+It also packs the small golden files (conformance/golden_pack.py; `--restore` unpacks them).
 """
 
 import argparse
@@ -32,6 +34,8 @@ import struct
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+import golden_pack
 
 HF = Path(__file__).resolve().parent.parent / "testdata" / "hf"
 # Fixtures the tests also read in place, the reference ones and the sources of borrowed
@@ -429,9 +433,10 @@ def main():
     args = ap.parse_args()
     if args.restore:
         restore()
+        golden_pack.restore()
         return 0
     return share(args.check) or share_small_files(args.check) \
-        or share_tokenizer_variants(args.check)
+        or share_tokenizer_variants(args.check) or golden_pack.pack_all(args.check)
 
 
 if __name__ == "__main__":

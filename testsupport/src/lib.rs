@@ -4,7 +4,8 @@
 //! GGUF files rebuilt with our own tools and compared with llama.cpp's ([`golden`]), models
 //! written through the output engine as the tools write them ([`engine`]), a
 //! writer of legacy GGML files that records where every field lies ([`legacy`]), and the
-//! check that a committed hostile corpus equals its generator ([`corpus`]).
+//! check that a committed hostile corpus equals its generator ([`corpus`]), and the golden
+//! data unpacked from the packs its small files are stored in ([`golden_pack`]).
 //!
 //! ```
 //! // Every suite finds the repository's test data the same way.
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub mod corpus;
 pub mod engine;
 pub mod golden;
+pub mod golden_pack;
 pub mod http_proxy;
 pub mod hub_server;
 pub mod legacy;

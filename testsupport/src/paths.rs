@@ -9,23 +9,27 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `testdata/<rel>` of the workspace.
+/// `testdata/<rel>` of the workspace. Paths below `golden` name the unpacked copy of the
+/// golden data (its small files are stored in packs: see [`crate::golden_pack`]).
 pub fn testdata(rel: &str) -> PathBuf {
-    root().join("testdata").join(rel)
+    let stored = root().join("testdata");
+    match rel.strip_prefix("golden") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            crate::golden_pack::unpacked(&stored.join("golden")).join(rest.trim_start_matches('/'))
+        }
+        _ => stored.join(rel),
+    }
 }
 
 /// `testdata/golden`: llama.cpp's outputs for the fixtures (manifests, variants.json,
-/// status.json, commands.txt per fixture; `scripts/sync-golden` copies them from
-/// `../shared`). Part of the repository, so a missing directory is a failure, never a skip.
+/// status.json, commands.txt per fixture), unpacked. Part of the repository, so a missing
+/// directory is a failure, never a skip.
 pub fn golden_dir(suite: &str) -> PathBuf {
-    let dir = testdata("golden");
     assert!(
-        dir.join("README.md").is_file(),
-        "{suite}: {} is missing (it is part of the repository; scripts/sync-golden refreshes it \
-         from ../shared)",
-        dir.display()
+        root().join("testdata/golden/README.md").is_file(),
+        "{suite}: testdata/golden is missing (it is part of the repository)"
     );
-    dir
+    testdata("golden")
 }
 
 /// The HuggingFace fixture `testdata/hf/<name>`, ready to convert: a directory named exactly

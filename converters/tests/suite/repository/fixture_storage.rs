@@ -44,6 +44,51 @@ fn testdata_stays_within_its_budget() {
     );
 }
 
+/// Text files below this size belong in their directory's pack (`MAX_PACKED` of
+/// golden_pack.py).
+const MAX_PACKED: u64 = 64 * 1024;
+
+#[test]
+fn small_golden_files_are_packed() {
+    // Each small file would take a whole disk block; conformance/golden_pack.py stores them
+    // as one pack per top-level directory of testdata/golden, except command inputs.
+    let golden = ggufkit_testsupport::root().join("testdata/golden");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&golden).unwrap().flatten() {
+        if e.path().is_dir() {
+            files_under(&e.path(), &mut files);
+        }
+    }
+    let loose: Vec<String> = files
+        .iter()
+        .filter(|p| p.is_file() && std::fs::metadata(p).unwrap().len() < MAX_PACKED)
+        // The reference commands' inputs (calibration text, imatrix files) stay files.
+        .filter(|p| {
+            !p.strip_prefix(&golden)
+                .unwrap()
+                .iter()
+                .any(|c| c == "files")
+        })
+        .filter(|p| {
+            let data = std::fs::read(p).unwrap();
+            !data.contains(&0) && std::str::from_utf8(&data).is_ok()
+        })
+        .map(|p| p.strip_prefix(&golden).unwrap().display().to_string())
+        .collect();
+    assert!(
+        loose.is_empty(),
+        "{} small golden files are stored loose (run conformance/golden_pack.py): {:?}",
+        loose.len(),
+        &loose[..loose.len().min(5)]
+    );
+    let packs = std::fs::read_dir(&golden)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+        .count();
+    assert!(packs > 100, "only {packs} packs in testdata/golden");
+}
+
 /// (offset, length) of each tensor's data in a safetensors file.
 fn tensor_regions(bytes: &[u8]) -> Vec<(usize, usize)> {
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
