@@ -17,77 +17,31 @@ use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
 use ggufkit_testsupport::unloadable::{is_unloadable, UNLOADABLE_FIXTURES};
 use serde_json::Value as Json;
 
-use super::golden_variants::{golden_manifest, report, written_manifest};
+use super::golden_variants::{check_text_variants, written_manifest};
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
+
+/// The options of a conversion of the fixture copy `dir` to `outtype`.
+fn options(dir: &Path, outtype: OutType) -> HfOptions {
+    HfOptions {
+        outtype,
+        allow_unloadable: is_unloadable(dir),
+        ..HfOptions::default()
+    }
+}
 
 /// Converts `dir` to `outtype` (and quantizes it when `quant` is set), writes the file and
 /// returns its manifest, or the error.
 fn convert(dir: &Path, outtype: OutType, quant: Option<&str>, out: &Path) -> Result<Json, String> {
-    let opts = HfOptions {
-        outtype,
-        allow_unloadable: is_unloadable(dir),
-        ..HfOptions::default()
-    };
-    let conv = read_hf_dir(dir, &opts).map_err(|e| e.to_string())?;
+    let conv = read_hf_dir(dir, &options(dir, outtype)).map_err(|e| e.to_string())?;
     written_manifest(conv.model, quant, out)
 }
 
 fn run(fixture: &str) {
-    let golden = testdata(&format!("golden/{fixture}"));
-    let status = read_json(&golden.join("status.json"));
     let work = scratch(&format!("arch-{fixture}"));
     let dir = materialize(fixture, &work);
-    let mut problems = Vec::new();
-    let mut checked = 0;
-    let variants = [
-        ("convert-f32", "f32", None),
-        ("convert-f16", "f16", None),
-        ("convert-bf16", "bf16", None),
-        ("convert-q8_0", "q8_0", None),
-        ("convert-auto", "auto", None),
-        ("quant-Q4_K_M", "f32", Some("q4_k_m")),
-    ];
-    let f32_refused = status["convert-f32"]["ok"] == Json::Bool(false);
-    for (variant, t, quant) in variants {
-        let st = &status[variant];
-        let refused_f32 = serde_json::json!({"ok": false, "via": "convert-f32"});
-        let st = match (st.is_null(), variant) {
-            (false, _) => st,
-            // llama-quantize had no f32 file to read: our one pass must refuse like the
-            // reference's conversion.
-            (true, "quant-Q4_K_M") if f32_refused => &refused_f32,
-            (true, _) => {
-                problems.push(format!("{variant}: not in status.json"));
-                continue;
-            }
-        };
-        let out = work.join(format!("{variant}.gguf"));
-        let ours = convert(&dir, OutType::parse(t).unwrap(), quant, &out);
-        checked += 1;
-        if st["ok"] != Json::Bool(true) {
-            // The reference refused this model: so must we, leaving no file.
-            match ours {
-                Ok(_) => problems.push(format!("{variant}: the reference failed, we converted")),
-                Err(e) => eprintln!("{fixture} {variant}: refused like the reference ({e})"),
-            }
-            assert!(!out.exists(), "{variant}: a refused conversion left a file");
-            continue;
-        }
-        let want = golden_manifest(&golden, variant, st);
-        match ours {
-            Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
-            Ok(m) => {
-                let d = diff_manifests(&support::as_read_back(&m), &want);
-                problems.extend(report(fixture, variant, d));
-            }
-        }
-    }
+    let golden = testdata(&format!("golden/{fixture}"));
+    let problems = check_text_variants(fixture, &golden, &dir, &work, |t| options(&dir, t));
     let _ = std::fs::remove_dir_all(&work);
-    assert_eq!(
-        checked,
-        variants.len(),
-        "{fixture}: golden variants missing"
-    );
     assert!(
         problems.is_empty(),
         "{fixture}: {} differences:\n{}",

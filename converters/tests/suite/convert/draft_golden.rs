@@ -18,7 +18,9 @@ use ggufkit_converters::hf::{read_hf_dir, HfOptions, ModelDir, OutType};
 use ggufkit_converters::ConvertError;
 use serde_json::Value as Json;
 
-use super::golden_variants::{golden_manifest, report, written_manifest};
+use super::golden_variants::{
+    check_text_variants, golden_manifest, written_manifest, TEXT_VARIANTS,
+};
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 
 /// The options of a draft conversion to `outtype` with `target`.
@@ -48,37 +50,17 @@ fn draft_and_target(fixture: &str, work: &Path) -> (std::path::PathBuf, std::pat
 fn run(fixture: &str) {
     let golden = testdata(&format!("golden/{fixture}"));
     let status = read_json(&golden.join("status.json"));
-    let work = scratch(&format!("draft-{fixture}"));
-    let (dir, target) = draft_and_target(fixture, &work);
-    let mut problems = Vec::new();
-    let variants = [
-        ("convert-f32", "f32", None),
-        ("convert-f16", "f16", None),
-        ("convert-bf16", "bf16", None),
-        ("convert-q8_0", "q8_0", None),
-        ("convert-auto", "auto", None),
-        ("quant-Q4_K_M", "f32", Some("q4_k_m")),
-    ];
-    for (variant, t, quant) in variants {
-        let st = &status[variant];
+    for (variant, _, _) in TEXT_VARIANTS {
+        let ok = &status[variant]["ok"];
         assert_eq!(
-            st["ok"],
-            Json::Bool(true),
+            ok,
+            &Json::Bool(true),
             "{fixture} {variant}: not a converted variant"
         );
-        let out = work.join(format!("{variant}.gguf"));
-        let ours = read_hf_dir(&dir, &options(OutType::parse(t).unwrap(), &target))
-            .map_err(|e| e.to_string())
-            .and_then(|c| written_manifest(c.model, quant, &out));
-        let want = golden_manifest(&golden, variant, st);
-        match ours {
-            Err(e) => problems.push(format!("{variant}: conversion failed: {e}")),
-            Ok(m) => {
-                let d = diff_manifests(&support::as_read_back(&m), &want);
-                problems.extend(report(fixture, variant, d));
-            }
-        }
     }
+    let work = scratch(&format!("draft-{fixture}"));
+    let (dir, target) = draft_and_target(fixture, &work);
+    let problems = check_text_variants(fixture, &golden, &dir, &work, |t| options(t, &target));
     assert!(
         problems.is_empty(),
         "{fixture}: {} differences:\n{}",
