@@ -9,10 +9,11 @@
 # Types that need an importance matrix (IQ1_* … IQ3_*, Q2_K_S) get one made once by
 # llama-imatrix on the repository's calibration text; the others run without. Each type
 # runs llama-quantize and gguf-quantize alternately, ROUNDS times each, warm page cache;
-# the table has the median wall seconds, the ratio (ours / llama-quantize; the goal is
-# ≤ 0.25) and whether the two files are identical (the script fails if they are not).
+# the table has the median wall and CPU (user + sys) seconds, their ratios (ours /
+# llama-quantize; on a shared machine compare CPU) and whether the two files are identical
+# (the script fails if they are not).
 #
-# Environment: LLAMA_BIN (llama.cpp's build/bin with llama-quantize and llama-imatrix),
+# Environment: SKIP_BUILD=1 (use the built binaries as they are), LLAMA_BIN (llama.cpp's build/bin with llama-quantize and llama-imatrix),
 # PY (a python with torch, safetensors, transformers: make_small_hf.py's requirements).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ LLAMA_BIN=${LLAMA_BIN:-/work/ref/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp/
 PY=${PY:-/work/ref/torchvenv/bin/python}
 T=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$W"
-cargo build --release --quiet -p ggufkit-cli --bin gguf-convert --bin gguf-quantize
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet -p ggufkit-cli --bin gguf-convert --bin gguf-quantize
 
 HF="$W/smollm2-135m-shaped"
 F16="$W/model-f16.gguf"
@@ -45,7 +46,7 @@ fi
 
 needs_imatrix() { case "$1" in IQ1_*|IQ2_*|IQ3_XXS|IQ3_XS|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
 
-run() { # TOOL TYPE → wall seconds; output in $W/TOOL-TYPE.gguf
+run() { # TOOL TYPE → "wall/cpu" seconds; output in $W/TOOL-TYPE.gguf
   local tool=$1 type=$2 out="$W/$1-$2.gguf" im=()
   needs_imatrix "$type" && im=(--imatrix "$IMATRIX")
   rm -f "$out"
@@ -54,30 +55,33 @@ run() { # TOOL TYPE → wall seconds; output in $W/TOOL-TYPE.gguf
     ref) cmd=("$LLAMA_BIN/llama-quantize" "${im[@]}" "$F16" "$out" "$type" "$THREADS") ;;
     ours) cmd=("$T/gguf-quantize" --no-sync --quiet "${im[@]}" "$F16" "$out" "$type" "$THREADS") ;;
   esac
-  /usr/bin/time -f "%e" -o "$W/.time" "${cmd[@]}" > "$W/$tool.log" 2>&1 \
+  /usr/bin/time -f "%e %U %S" -o "$W/.time" "${cmd[@]}" > "$W/$tool.log" 2>&1 \
     || { cat "$W/$tool.log" >&2; return 1; }
-  tail -n1 "$W/.time"
+  tail -n1 "$W/.time" | awk '{printf "%s/%.2f", $1, $2 + $3}'
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "gguf-quantize vs llama-quantize, $THREADS threads, median of $ROUNDS alternating runs"
 echo "(input: $(du -m "$F16" | cut -f1) MB f16, SmolLM2-135M shape)"
 echo
-echo "| type | imatrix | llama-quantize s | gguf-quantize s | ratio | identical |"
-echo "|---|---|---:|---:|---:|---|"
+echo "| type | imatrix | llama-quantize wall s | gguf-quantize wall s | ratio | llama-quantize CPU s | gguf-quantize CPU s | ratio | identical |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
 for type in "${TYPES[@]}"; do
   ref=() ours=()
   for _ in $(seq "$ROUNDS"); do
     ref+=("$(run ref "$type")")
     ours+=("$(run ours "$type")")
   done
-  R=$(printf '%s\n' "${ref[@]}" | median)
-  O=$(printf '%s\n' "${ours[@]}" | median)
+  R=$(printf '%s\n' "${ref[@]}" | cut -d/ -f1 | median)
+  O=$(printf '%s\n' "${ours[@]}" | cut -d/ -f1 | median)
+  RC=$(printf '%s\n' "${ref[@]}" | cut -d/ -f2 | median)
+  OC=$(printf '%s\n' "${ours[@]}" | cut -d/ -f2 | median)
   same=yes
   cmp -s "$W/ref-$type.gguf" "$W/ours-$type.gguf" || same=NO
   im=no
   needs_imatrix "$type" && im=yes
-  echo "| $type | $im | $R | $O | $(awk -v a="$O" -v b="$R" 'BEGIN{printf "%.3f", a/b}') | $same |"
+  echo "| $type | $im | $R | $O | $(ratio "$O" "$R") | $RC | $OC | $(ratio "$OC" "$RC") | $same |"
   rm -f "$W/ref-$type.gguf" "$W/ours-$type.gguf"
   [ "$same" = yes ] || { echo "$type: gguf-quantize and llama-quantize differ" >&2; exit 1; }
 done

@@ -12,7 +12,7 @@
 # the parallel tensor phase (gguf-convert --verbose: config, metadata, vocabulary, commit),
 # which bounds the speedup on any number of cores.
 #
-# Environment: PY (a python with torch, safetensors, transformers: make_small_hf.py's).
+# Environment: SKIP_BUILD=1 (use the built binaries as they are), PY (a python with torch, safetensors, transformers: make_small_hf.py's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:-/tmp/ggufkit-bench-threads}
@@ -23,7 +23,7 @@ COUNTS=("$@")
 PY=${PY:-/work/ref/torchvenv/bin/python}
 T=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$W"
-cargo build --release --quiet -p ggufkit-cli --bin gguf-convert --bin gguf-quantize
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet -p ggufkit-cli --bin gguf-convert --bin gguf-quantize
 HF="$W/smollm2-135m-shaped"
 F16="$W/model-f16.gguf"
 [ -f "$HF/model.safetensors" ] || "$PY" conformance/bench/make_small_hf.py "$HF"
