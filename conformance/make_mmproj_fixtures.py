@@ -637,6 +637,14 @@ FIXTURES = {
     "kimivl": ("KimiVLForConditionalGeneration", "kimi_vl", None,
                {**PRE, "patch_size": 7, "in_token_limit": 256, "merge_kernel_size": [2, 2]},
                None, [], False),
+    # Granite 4 Vision (Granite4VisionForConditionalGeneration; HAND_BUILT in the layout
+    # transformers saves, with the hub's `vision_model.` level of the SigLIP tower): four
+    # blocks of width 16 (a QFormer of width 16 transformers cannot build: its heads are
+    # width // 64), two layerwise (deepstack) and two spatial window-QFormer projectors of
+    # one QFormer layer each, ordered by their text layer, and `model.image_newline`.
+    # Projector only (no text weights).
+    "granite4v": ("Granite4VisionForConditionalGeneration", "granite4_vision", None, PRE,
+                  None, [], False),
 }
 
 
@@ -1168,6 +1176,90 @@ def kimivl_config() -> dict:
     }
 
 
+GRANITE4V = dict(hidden=16, layers=4, heads=2, ffn=24, image=28, patch=7, text_hidden=16,
+                 qformer_ffn=24, window=2, query=1, layerwise=2, spatial=2)
+
+
+def granite4v_config() -> dict:
+    import transformers
+
+    g = GRANITE4V
+    cfg = transformers.AutoConfig.for_model(
+        "granite4_vision",
+        text_config=dict(hidden_size=g["text_hidden"], intermediate_size=24,
+                         num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1,
+                         vocab_size=64, architectures=["GraniteForCausalLM"]),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=g["hidden"],
+                           intermediate_size=g["ffn"], num_hidden_layers=g["layers"],
+                           num_attention_heads=g["heads"], image_size=g["image"],
+                           patch_size=g["patch"], vision_use_head=False),
+        qformer_config=dict(num_hidden_layers=1, intermediate_size=g["qformer_ffn"],
+                            cross_attention_frequency=1, use_qformer_text_input=False),
+        downsample_rate=f"{g['query']}/{g['window']}",
+        # sorted as pairs, then each normalized and all ordered by the text layer
+        deepstack_layer_map=[[-1, 3], [1, 0]], spatial_vision_layer=-2,
+        spatial_target_layers=[1, 2], image_grid_pinpoints=[[56, 28], [28, 56]],
+        image_token_index=60)
+    d = cfg.to_dict()
+    d["architectures"] = ["Granite4VisionForConditionalGeneration"]
+    for k in ("transformers_version", "_name_or_path"):
+        d.pop(k, None)
+    return d
+
+
+def granite4v_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    g = GRANITE4V
+    h, f, t = g["hidden"], g["ffn"], g["text_hidden"]
+    v = "model.vision_tower.vision_model."
+    out = {
+        "model.image_newline": ((t,), False),
+        v + "embeddings.patch_embedding.weight": ((h, 3, g["patch"], g["patch"]), False),
+        v + "embeddings.patch_embedding.bias": ((h,), False),
+        v + "embeddings.position_embedding.weight": (((g["image"] // g["patch"]) ** 2, h), False),
+        v + "post_layernorm.weight": ((h,), True),
+        v + "post_layernorm.bias": ((h,), False),
+    }
+    for i in range(g["layers"]):
+        b = f"{v}encoder.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("layer_norm1", "layer_norm2"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.fc1.weight"] = ((f, h), False)
+        out[b + "mlp.fc1.bias"] = ((f,), False)
+        out[b + "mlp.fc2.weight"] = ((h, f), False)
+        out[b + "mlp.fc2.bias"] = ((h,), False)
+    projectors = [f"model.layerwise_projectors.{i}." for i in range(g["layerwise"])] \
+        + [f"model.spatial_projectors.{i}." for i in range(g["spatial"])]
+    for p in projectors:
+        out[p + "query"] = ((1, g["query"] ** 2, h), False)
+        out[p + "image_positions"] = ((1, g["window"] ** 2, h), False)
+        out[p + "norm.weight"] = ((h,), True)
+        out[p + "norm.bias"] = ((h,), False)
+        out[p + "out_linear.weight"] = ((t, h), False)
+        out[p + "out_linear.bias"] = ((t,), False)
+        out[p + "qformer.layernorm.weight"] = ((h,), True)
+        out[p + "qformer.layernorm.bias"] = ((h,), False)
+        q = p + "qformer.encoder.layer.0."
+        for a in ("attention", "crossattention"):
+            for n in ("query", "key", "value"):
+                out[q + f"{a}.attention.{n}.weight"] = ((h, h), False)
+                out[q + f"{a}.attention.{n}.bias"] = ((h,), False)
+            out[q + f"{a}.output.dense.weight"] = ((h, h), False)
+            out[q + f"{a}.output.dense.bias"] = ((h,), False)
+            out[q + f"{a}.output.LayerNorm.weight"] = ((h,), True)
+            out[q + f"{a}.output.LayerNorm.bias"] = ((h,), False)
+        out[q + "intermediate_query.dense.weight"] = ((g["qformer_ffn"], h), False)
+        out[q + "intermediate_query.dense.bias"] = ((g["qformer_ffn"],), False)
+        out[q + "output_query.dense.weight"] = ((h, g["qformer_ffn"]), False)
+        out[q + "output_query.dense.bias"] = ((h,), False)
+        out[q + "output_query.LayerNorm.weight"] = ((h,), True)
+        out[q + "output_query.LayerNorm.bias"] = ((h,), False)
+    return out
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
@@ -1183,6 +1275,8 @@ HAND_BUILT = {
     "kimivl": lambda out, seed: build_hand(out, seed, moonvit_tensors(3, {
         "norm": "multi_modal_projector.pre_norm", "fc1": "multi_modal_projector.linear_1",
         "fc2": "multi_modal_projector.linear_2"}), kimivl_config()),
+    "granite4v": lambda out, seed: build_hand(out, seed, granite4v_tensors(),
+                                              granite4v_config()),
 }
 
 

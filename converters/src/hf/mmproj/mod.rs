@@ -38,6 +38,7 @@ mod gemma3n;
 mod gemma4;
 mod glm4v;
 mod glmasr;
+mod granite4v;
 mod internvl;
 mod kimivl;
 mod lfm2vl;
@@ -167,6 +168,7 @@ pub static ALL: &[&Projector] = &[
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
+    &granite4v::GRANITE4_VISION,
 ];
 
 /// The projector family of an HF architecture name.

@@ -62,6 +62,7 @@ tensor_table! {
         "model.vision_embedder.patch_dense": ["gemma4uv"],
         "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
         "vision_model.patch_embedding.linear": ["llama4"],
+        "model.vision_tower.vision_model.embeddings.patch_embedding": ["granite4_vision"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -74,6 +75,7 @@ tensor_table! {
         "model.vision_embedder.pos_embedding": ["gemma4uv"],
         "vision_tower.patch_embed.pos_emb": ["kimivl", "kimik25"],
         "vision_model.positional_embedding_vlm": ["llama4"],
+        "model.vision_tower.vision_model.embeddings.position_embedding": ["granite4_vision"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -90,6 +92,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.q_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wq": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["granite4_vision"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
@@ -101,6 +104,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.k_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wk": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["granite4_vision"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
@@ -112,6 +116,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.v_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wv": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["granite4_vision"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -137,6 +142,7 @@ tensor_table! {
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
         "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["granite4_vision"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -149,6 +155,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["granite4_vision"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -160,6 +167,7 @@ tensor_table! {
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["granite4_vision"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -173,6 +181,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["granite4_vision"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -192,6 +201,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["granite4_vision"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -216,6 +226,7 @@ tensor_table! {
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
+        "model.vision_tower.vision_model.post_layernorm": ["granite4_vision"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -531,6 +542,100 @@ tensor_table! {
     /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
     TokEoi = "v.eoi" {
         "model.vision.eoi": ["glma"],
+    }
+    /// `v.image_newline`: the learned row after each image row.
+    EncEmbdImgnl = "v.image_newline" {
+        "model.image_newline": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.img_pos`: a window-QFormer projector's image positions.
+    MultiProjImgPos = "v.proj_blk.{bid}.img_pos" {
+        "model.layerwise_projectors.{bid}.image_positions": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.image_positions": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.query`: a window-QFormer projector's queries.
+    MultiProjQuery = "v.proj_blk.{bid}.query" {
+        "model.layerwise_projectors.{bid}.query": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.linear`: a window-QFormer projector's output linear.
+    MultiProjLinear = "v.proj_blk.{bid}.linear" {
+        "model.layerwise_projectors.{bid}.out_linear": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.out_linear": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.norm`: a window-QFormer projector's input norm.
+    MultiProjNorm = "v.proj_blk.{bid}.norm" {
+        "model.layerwise_projectors.{bid}.norm": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.norm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.post_norm`: a window-QFormer projector's QFormer output norm.
+    MultiProjPostNorm = "v.proj_blk.{bid}.post_norm" {
+        "model.layerwise_projectors.{bid}.qformer.layernorm": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.qformer.layernorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_q`: the QFormer self-attention query of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnQ = "v.proj_blk.{bid}.self_attn_q" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.query": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_k`: the QFormer self-attention key of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnK = "v.proj_blk.{bid}.self_attn_k" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.key": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.key": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_v`: the QFormer self-attention value of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnV = "v.proj_blk.{bid}.self_attn_v" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.value": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.value": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_out`: the QFormer self-attention output of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnO = "v.proj_blk.{bid}.self_attn_out" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.output.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.output.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_norm`: the QFormer self-attention norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnNorm = "v.proj_blk.{bid}.self_attn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.output.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.output.LayerNorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_q`: the QFormer cross-attention query of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnQ = "v.proj_blk.{bid}.cross_attn_q" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.query": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_k`: the QFormer cross-attention key of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnK = "v.proj_blk.{bid}.cross_attn_k" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.key": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.key": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_v`: the QFormer cross-attention value of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnV = "v.proj_blk.{bid}.cross_attn_v" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.value": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.value": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_out`: the QFormer cross-attention output of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnO = "v.proj_blk.{bid}.cross_attn_out" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.output.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.output.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_norm`: the QFormer cross-attention norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnNorm = "v.proj_blk.{bid}.cross_attn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.output.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.output.LayerNorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_up`: the QFormer FFN up of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnUp = "v.proj_blk.{bid}.ffn_up" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.intermediate_query.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.intermediate_query.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_down`: the QFormer FFN down of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnDown = "v.proj_blk.{bid}.ffn_down" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.output_query.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.output_query.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_norm`: the QFormer FFN norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnNorm = "v.proj_blk.{bid}.ffn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.output_query.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.output_query.LayerNorm": ["granite4_vision"],
     }
 }
 

@@ -173,6 +173,7 @@ fixtures! {
     llama4_vision => "llama4-vision",
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
+    granite4v => "granite4v",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
