@@ -174,6 +174,9 @@ fixtures! {
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
     granite4v => "granite4v",
+    youtuvl => "youtuvl",
+    hunyuanvl => "hunyuanvl",
+    paddleocr_vl => "paddleocr-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
