@@ -638,6 +638,37 @@ FIXTURES = {
     "kimivl": ("KimiVLForConditionalGeneration", "kimi_vl", None,
                {**PRE, "patch_size": 7, "in_token_limit": 256, "merge_kernel_size": [2, 2]},
                None, [], False),
+    # Granite 4 Vision (Granite4VisionForConditionalGeneration; HAND_BUILT in the layout
+    # transformers saves, with the hub's `vision_model.` level of the SigLIP tower): four
+    # blocks of width 16 (a QFormer of width 16 transformers cannot build: its heads are
+    # width // 64), two layerwise (deepstack) and two spatial window-QFormer projectors of
+    # one QFormer layer each, ordered by their text layer, and `model.image_newline`.
+    # Projector only (no text weights).
+    "granite4v": ("Granite4VisionForConditionalGeneration", "granite4_vision", None, PRE,
+                  None, [], False),
+    # Youtu-VL (YoutuVLForConditionalGeneration, remote code in the hub layout of
+    # tencent/Youtu-VL-4B-Instruct; HAND_BUILT): a SigLIP2 tower under `siglip2.vision_model.`
+    # (linear patch embedding; its position table, which the reference cannot map, is
+    # dropped), three blocks (the merger's `mlp.0` / `mlp.2` map through the block table), the
+    # merger `merger.{ln_q, mlp.0, mlp.2}`, and two of the text model's tensors the class
+    # filters out. Projector only.
+    "youtuvl": ("YoutuVLForConditionalGeneration", "youtu_vl", None, QWEN_PRE, None, [],
+                False),
+    # HunyuanOCR (HunYuanVLForConditionalGeneration; HAND_BUILT in the hub layout of
+    # tencent/HunyuanOCR, which transformers renames on load): the ViT under `vit.` (its
+    # position table with the class row first), three blocks (the perceiver's `proj.0` /
+    # `proj.2` convolutions map through the block table), the perceiver's norms, MLP and
+    # learned rows. Projector only.
+    "hunyuanvl": ("HunYuanVLForConditionalGeneration", "hunyuan_vl", None,
+                  {**PRE, "min_pixels": 784, "max_pixels": 3136}, None, [], False),
+    # PaddleOCR-VL's projector (vision_config.architectures PaddleOCRVisionModel; HAND_BUILT
+    # in the hub layout of PaddlePaddle/PaddleOCR-VL, which transformers renames on load):
+    # the SigLIP tower under `visual.vision_model.` (with the packing position table the
+    # class drops), three blocks (`mlp_AR.linear_1` / `linear_2` map through the block
+    # table), the projector `mlp_AR.{pre_norm, linear_1, linear_2}` and one text tensor.
+    # Projector only.
+    "paddleocr-vl": ("PaddleOCRVLForConditionalGeneration", "paddleocr_vl", None,
+                     {**PRE, "min_pixels": 784, "max_pixels": 3000}, None, [], False),
 }
 
 
@@ -1169,6 +1200,275 @@ def kimivl_config() -> dict:
     }
 
 
+GRANITE4V = dict(hidden=16, layers=4, heads=2, ffn=24, image=28, patch=7, text_hidden=16,
+                 qformer_ffn=24, window=2, query=1, layerwise=2, spatial=2)
+
+
+def granite4v_config() -> dict:
+    import transformers
+
+    g = GRANITE4V
+    cfg = transformers.AutoConfig.for_model(
+        "granite4_vision",
+        text_config=dict(hidden_size=g["text_hidden"], intermediate_size=24,
+                         num_hidden_layers=4, num_attention_heads=2, num_key_value_heads=1,
+                         vocab_size=64, architectures=["GraniteForCausalLM"]),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=g["hidden"],
+                           intermediate_size=g["ffn"], num_hidden_layers=g["layers"],
+                           num_attention_heads=g["heads"], image_size=g["image"],
+                           patch_size=g["patch"], vision_use_head=False),
+        qformer_config=dict(num_hidden_layers=1, intermediate_size=g["qformer_ffn"],
+                            cross_attention_frequency=1, use_qformer_text_input=False),
+        downsample_rate=f"{g['query']}/{g['window']}",
+        # sorted as pairs, then each normalized and all ordered by the text layer
+        deepstack_layer_map=[[-1, 3], [1, 0]], spatial_vision_layer=-2,
+        spatial_target_layers=[1, 2], image_grid_pinpoints=[[56, 28], [28, 56]],
+        image_token_index=60)
+    d = cfg.to_dict()
+    d["architectures"] = ["Granite4VisionForConditionalGeneration"]
+    for k in ("transformers_version", "_name_or_path"):
+        d.pop(k, None)
+    return d
+
+
+def granite4v_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    g = GRANITE4V
+    h, f, t = g["hidden"], g["ffn"], g["text_hidden"]
+    v = "model.vision_tower.vision_model."
+    out = {
+        "model.image_newline": ((t,), False),
+        v + "embeddings.patch_embedding.weight": ((h, 3, g["patch"], g["patch"]), False),
+        v + "embeddings.patch_embedding.bias": ((h,), False),
+        v + "embeddings.position_embedding.weight": (((g["image"] // g["patch"]) ** 2, h), False),
+        v + "post_layernorm.weight": ((h,), True),
+        v + "post_layernorm.bias": ((h,), False),
+    }
+    for i in range(g["layers"]):
+        b = f"{v}encoder.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("layer_norm1", "layer_norm2"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.fc1.weight"] = ((f, h), False)
+        out[b + "mlp.fc1.bias"] = ((f,), False)
+        out[b + "mlp.fc2.weight"] = ((h, f), False)
+        out[b + "mlp.fc2.bias"] = ((h,), False)
+    projectors = [f"model.layerwise_projectors.{i}." for i in range(g["layerwise"])] \
+        + [f"model.spatial_projectors.{i}." for i in range(g["spatial"])]
+    for p in projectors:
+        out[p + "query"] = ((1, g["query"] ** 2, h), False)
+        out[p + "image_positions"] = ((1, g["window"] ** 2, h), False)
+        out[p + "norm.weight"] = ((h,), True)
+        out[p + "norm.bias"] = ((h,), False)
+        out[p + "out_linear.weight"] = ((t, h), False)
+        out[p + "out_linear.bias"] = ((t,), False)
+        out[p + "qformer.layernorm.weight"] = ((h,), True)
+        out[p + "qformer.layernorm.bias"] = ((h,), False)
+        q = p + "qformer.encoder.layer.0."
+        for a in ("attention", "crossattention"):
+            for n in ("query", "key", "value"):
+                out[q + f"{a}.attention.{n}.weight"] = ((h, h), False)
+                out[q + f"{a}.attention.{n}.bias"] = ((h,), False)
+            out[q + f"{a}.output.dense.weight"] = ((h, h), False)
+            out[q + f"{a}.output.dense.bias"] = ((h,), False)
+            out[q + f"{a}.output.LayerNorm.weight"] = ((h,), True)
+            out[q + f"{a}.output.LayerNorm.bias"] = ((h,), False)
+        out[q + "intermediate_query.dense.weight"] = ((g["qformer_ffn"], h), False)
+        out[q + "intermediate_query.dense.bias"] = ((g["qformer_ffn"],), False)
+        out[q + "output_query.dense.weight"] = ((h, g["qformer_ffn"]), False)
+        out[q + "output_query.dense.bias"] = ((h,), False)
+        out[q + "output_query.LayerNorm.weight"] = ((h,), True)
+        out[q + "output_query.LayerNorm.bias"] = ((h,), False)
+    return out
+
+
+YOUTUVL = dict(hidden=16, layers=3, heads=2, ffn=24, patch=7, positions=16, merge=2,
+               text_hidden=16)
+
+
+def youtuvl_config() -> dict:
+    y = YOUTUVL
+    return {
+        "architectures": ["YoutuVLForConditionalGeneration"], "model_type": "youtu_vl",
+        "auto_map": {"AutoConfig": "configuration_youtu_vl.YoutuVLConfig",
+                     "AutoModelForCausalLM": "modeling_youtu_vl.YoutuVLForConditionalGeneration"},
+        "hidden_size": y["text_hidden"], "intermediate_size": 24, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "num_key_value_heads": 2, "kv_lora_rank": 8,
+        "q_lora_rank": 8, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8,
+        "vocab_size": 64, "max_position_embeddings": 256, "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "vision_config": {
+            "model_type": "siglip2_vision_model", "hidden_size": y["hidden"],
+            "intermediate_size": y["ffn"], "num_hidden_layers": y["layers"],
+            "num_attention_heads": y["heads"], "patch_size": y["patch"],
+            "num_patches": y["positions"], "hidden_act": "gelu_pytorch_tanh",
+            "layer_norm_eps": 1e-6, "spatial_merge_size": y["merge"], "window_size": 14,
+            "fullatt_block_indexes": [0, 2],
+        },
+    }
+
+
+def youtuvl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    y = YOUTUVL
+    h, f, t, p = y["hidden"], y["ffn"], y["text_hidden"], y["patch"]
+    v = "siglip2.vision_model."
+    out = {
+        v + "embeddings.patch_embedding.weight": ((h, 3 * p * p), False),
+        v + "embeddings.patch_embedding.bias": ((h,), False),
+        v + "embeddings.position_embedding.weight": ((y["positions"], h), False),
+        v + "post_layernorm.weight": ((h,), True),
+        v + "post_layernorm.bias": ((h,), False),
+        "merger.ln_q.weight": ((h,), True),
+        "merger.ln_q.bias": ((h,), False),
+        "merger.mlp.0.weight": ((h * y["merge"] ** 2, h * y["merge"] ** 2), False),
+        "merger.mlp.0.bias": ((h * y["merge"] ** 2,), False),
+        "merger.mlp.2.weight": ((t, h * y["merge"] ** 2), False),
+        "merger.mlp.2.bias": ((t,), False),
+        # the text model's, filtered out by the class
+        "model.norm.weight": ((t,), True),
+        "lm_head.weight": ((4, t), False),
+    }
+    for i in range(y["layers"]):
+        b = f"{v}encoder.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("layer_norm1", "layer_norm2"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.fc1.weight"] = ((f, h), False)
+        out[b + "mlp.fc1.bias"] = ((f,), False)
+        out[b + "mlp.fc2.weight"] = ((h, f), False)
+        out[b + "mlp.fc2.bias"] = ((h,), False)
+    return out
+
+
+HUNYUANVL = dict(hidden=16, layers=3, heads=2, ffn=24, patch=7, max_image=28, merge=2,
+                 text_hidden=16)
+
+
+def hunyuanvl_config() -> dict:
+    import transformers
+
+    y = HUNYUANVL
+    cfg = transformers.AutoConfig.for_model(
+        "hunyuan_vl",
+        text_config=dict(hidden_size=y["text_hidden"], intermediate_size=24,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         head_dim=8, vocab_size=64),
+        vision_config=dict(hidden_size=y["hidden"], intermediate_size=y["ffn"],
+                           num_hidden_layers=y["layers"], num_attention_heads=y["heads"],
+                           num_key_value_heads=y["heads"], patch_size=y["patch"],
+                           out_hidden_size=y["text_hidden"], text_hidden_size=y["text_hidden"],
+                           max_image_size=y["max_image"], min_image_size=y["max_image"],
+                           spatial_merge_size=y["merge"], rms_norm_eps=1e-6))
+    d = cfg.to_dict()
+    d["architectures"] = ["HunYuanVLForConditionalGeneration"]
+    for k in ("transformers_version", "_name_or_path"):
+        d.pop(k, None)
+    return d
+
+
+def hunyuanvl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    y = HUNYUANVL
+    h, f, t, p = y["hidden"], y["ffn"], y["text_hidden"], y["patch"]
+    n_pos = (y["max_image"] // p) ** 2 + 1
+    out = {
+        "vit.embeddings.patch_embedding.weight": ((h, 3, p, p), False),
+        "vit.embeddings.patch_embedding.bias": ((h,), False),
+        "vit.embeddings.position_embedding.weight": ((n_pos, h), False),
+        "vit.perceive.before_rms.weight": ((h,), True),
+        "vit.perceive.proj.0.weight": ((2 * h, h, y["merge"], y["merge"]), False),
+        "vit.perceive.proj.0.bias": ((2 * h,), False),
+        "vit.perceive.proj.2.weight": ((4 * h, 2 * h, 1, 1), False),
+        "vit.perceive.proj.2.bias": ((4 * h,), False),
+        "vit.perceive.mlp.weight": ((t, 4 * h), False),
+        "vit.perceive.mlp.bias": ((t,), False),
+        "vit.perceive.after_rms.weight": ((t,), True),
+        "vit.perceive.image_newline": ((4 * h,), False),
+        "vit.perceive.image_begin": ((t,), False),
+        "vit.perceive.image_end": ((t,), False),
+        "vit.perceive.image_sep": ((t,), False),
+        # the text model's, left out by the class
+        "model.norm.weight": ((t,), True),
+    }
+    for i in range(y["layers"]):
+        b = f"vit.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.dense_h_to_4h.weight"] = ((f, h), False)
+        out[b + "mlp.dense_h_to_4h.bias"] = ((f,), False)
+        out[b + "mlp.dense_4h_to_h.weight"] = ((h, f), False)
+        out[b + "mlp.dense_4h_to_h.bias"] = ((h,), False)
+    return out
+
+
+PADDLEOCR = dict(hidden=16, layers=3, heads=2, ffn=24, patch=7, positions=16, merge=2,
+                 text_hidden=16)
+
+
+def paddleocr_config() -> dict:
+    import transformers
+
+    y = PADDLEOCR
+    cfg = transformers.AutoConfig.for_model(
+        "paddleocr_vl",
+        text_config=dict(hidden_size=y["text_hidden"], intermediate_size=24,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         head_dim=8, vocab_size=64),
+        vision_config=dict(hidden_size=y["hidden"], intermediate_size=y["ffn"],
+                           num_hidden_layers=y["layers"], num_attention_heads=y["heads"],
+                           patch_size=y["patch"], image_size=28,
+                           spatial_merge_size=y["merge"],
+                           architectures=["PaddleOCRVisionModel"]))
+    d = cfg.to_dict()
+    d["architectures"] = ["PaddleOCRVLForConditionalGeneration"]
+    for k in ("transformers_version", "_name_or_path"):
+        d.pop(k, None)
+    return d
+
+
+def paddleocr_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    y = PADDLEOCR
+    h, f, t, p, m = y["hidden"], y["ffn"], y["text_hidden"], y["patch"], y["merge"]
+    v = "visual.vision_model."
+    out = {
+        v + "embeddings.patch_embedding.weight": ((h, 3, p, p), False),
+        v + "embeddings.patch_embedding.bias": ((h,), False),
+        v + "embeddings.position_embedding.weight": ((y["positions"], h), False),
+        v + "embeddings.packing_position_embedding.weight": ((8, h), False),
+        v + "post_layernorm.weight": ((h,), True),
+        v + "post_layernorm.bias": ((h,), False),
+        "mlp_AR.pre_norm.weight": ((h,), True),
+        "mlp_AR.pre_norm.bias": ((h,), False),
+        "mlp_AR.linear_1.weight": ((h * m * m, h * m * m), False),
+        "mlp_AR.linear_1.bias": ((h * m * m,), False),
+        "mlp_AR.linear_2.weight": ((t, h * m * m), False),
+        "mlp_AR.linear_2.bias": ((t,), False),
+        # the text model's, left out by the class
+        "model.norm.weight": ((t,), True),
+    }
+    for i in range(y["layers"]):
+        b = f"{v}encoder.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("layer_norm1", "layer_norm2"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.fc1.weight"] = ((f, h), False)
+        out[b + "mlp.fc1.bias"] = ((f,), False)
+        out[b + "mlp.fc2.weight"] = ((h, f), False)
+        out[b + "mlp.fc2.bias"] = ((h,), False)
+    return out
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
@@ -1184,6 +1484,13 @@ HAND_BUILT = {
     "kimivl": lambda out, seed: build_hand(out, seed, moonvit_tensors(3, {
         "norm": "multi_modal_projector.pre_norm", "fc1": "multi_modal_projector.linear_1",
         "fc2": "multi_modal_projector.linear_2"}), kimivl_config()),
+    "granite4v": lambda out, seed: build_hand(out, seed, granite4v_tensors(),
+                                              granite4v_config()),
+    "youtuvl": lambda out, seed: build_hand(out, seed, youtuvl_tensors(), youtuvl_config()),
+    "hunyuanvl": lambda out, seed: build_hand(out, seed, hunyuanvl_tensors(),
+                                              hunyuanvl_config()),
+    "paddleocr-vl": lambda out, seed: build_hand(out, seed, paddleocr_tensors(),
+                                                 paddleocr_config()),
 }
 
 

@@ -506,6 +506,18 @@ pub mod clip {
         pub const LAYERNORM_EPS: &str = "clip.vision.attention.layer_norm_epsilon";
         /// The projector's scale (pooling or pixel-shuffle) factor.
         pub const PROJECTOR_SCALE_FACTOR: &str = "clip.vision.projector.scale_factor";
+        /// The tower layer each of several projectors reads (Granite 4 Vision).
+        pub const FEATURE_LAYERS: &str = "clip.vision.feature_layer";
+        /// The image grid pinpoints, as (width, height) pairs flattened (Granite 4 Vision).
+        pub const IMAGE_GRID_PINPOINTS: &str = "clip.vision.image_grid_pinpoints";
+        /// A window-QFormer projector's query side (Granite 4 Vision).
+        pub const PROJECTOR_QUERY_SIDE: &str = "clip.vision.projector.query_side";
+        /// A window-QFormer projector's window side (Granite 4 Vision).
+        pub const PROJECTOR_WINDOW_SIDE: &str = "clip.vision.projector.window_side";
+        /// Each projector's spatial sampling offset, -1 for none (Granite 4 Vision).
+        pub const PROJECTOR_SPATIAL_OFFSETS: &str = "clip.vision.projector.spatial_offsets";
+        /// The blocks that use full attention, the others windowed (Youtu-VL).
+        pub const WA_LAYER_INDEXES: &str = "clip.vision.wa_layer_indexes";
     }
 
     /// `clip.audio.*`.

@@ -38,6 +38,8 @@ mod gemma3n;
 mod gemma4;
 mod glm4v;
 mod glmasr;
+mod granite4v;
+mod hunyuanvl;
 mod internvl;
 mod kimivl;
 mod lfm2vl;
@@ -45,12 +47,14 @@ mod lighton_ocr;
 mod llama4;
 mod meralion;
 pub mod names;
+mod paddleocr;
 mod pixtral;
 mod qwenvl;
 mod sarashina2;
 mod smolvlm;
 mod voxtral;
 mod whisper;
+mod youtuvl;
 
 use names::ProjectorMap;
 
@@ -107,6 +111,9 @@ pub enum Out {
     /// A name the projector table maps, trying these suffixes instead of `.weight` /
     /// `.bias` (`map_tensor_name(name, try_suffixes)`).
     MapWith(String, Expr, &'static [&'static str]),
+    /// A name the projector table maps, left out when the table does not know it (a class
+    /// whose `modify_tensors` skips what it cannot map).
+    MapOrDrop(String, Expr),
 }
 
 /// A family's `modify_tensors`: (HF name, values) → output tensors; empty drops it.
@@ -167,6 +174,10 @@ pub static ALL: &[&Projector] = &[
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
+    &granite4v::GRANITE4_VISION,
+    &youtuvl::YOUTUVL,
+    &hunyuanvl::HUNYUANVL,
+    &paddleocr::PADDLEOCR_VISION,
 ];
 
 /// The projector family of an HF architecture name.
@@ -813,6 +824,10 @@ fn plan_projector(
                 Out::Map(n, e) => (map_name(&n, &[".weight", ".bias"])?, e),
                 Out::MapWith(n, e, suffixes) => (map_name(&n, suffixes)?, e),
                 Out::Named(n, e) => (n, e),
+                Out::MapOrDrop(n, e) => match map.get_with(&n, &[".weight", ".bias"]) {
+                    Some(g) => (g, e),
+                    None => continue,
+                },
             };
             if !seen.insert(gguf.clone()) {
                 return Err(ConvertError::Tensor {

@@ -34,11 +34,15 @@ tensor_table! {
         "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr"],
         "visual.merger.mlp.{bid}": ["qwen2vl_merger"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
+        "merger.mlp.{bid}": ["youtuvl"],
+        "vit.perceive.proj.{bid}": ["hunyuanvl"],
+        "mlp_AR.linear_{bid}": ["paddleocr"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
         "model.connector.modality_projection.proj": ["idefics3"],
         "visual.merger.proj": ["glm4v", "glm5v"],
+        "vit.perceive.mlp": ["hunyuanvl"],
     }
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
@@ -54,7 +58,7 @@ tensor_table! {
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
         "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.patch_embedding": ["idefics3"],
+        "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
@@ -62,11 +66,14 @@ tensor_table! {
         "model.vision_embedder.patch_dense": ["gemma4uv"],
         "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
         "vision_model.patch_embedding.linear": ["llama4"],
+        "model.vision_tower.vision_model.embeddings.patch_embedding": ["granite4_vision"],
+        "siglip2.vision_model.embeddings.patch_embedding": ["youtuvl"],
+        "vit.embeddings.patch_embedding": ["hunyuanvl"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
         "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.position_embedding": ["idefics3"],
+        "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr"],
         "visual.pos_embed": ["qwen3vl_merger"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
@@ -74,6 +81,8 @@ tensor_table! {
         "model.vision_embedder.pos_embedding": ["gemma4uv"],
         "vision_tower.patch_embed.pos_emb": ["kimivl", "kimik25"],
         "vision_model.positional_embedding_vlm": ["llama4"],
+        "model.vision_tower.vision_model.embeddings.position_embedding": ["granite4_vision"],
+        "vit.embeddings.position_embedding": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -83,35 +92,44 @@ tensor_table! {
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.q_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wq": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["youtuvl"],
+        "vit.layers.{bid}.self_attn.q_proj": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.k_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wk": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["youtuvl"],
+        "vit.layers.{bid}.self_attn.k_proj": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.v_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wv": ["kimivl"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["youtuvl"],
+        "vit.layers.{bid}.self_attn.v_proj": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -130,18 +148,21 @@ tensor_table! {
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
         "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.layer_norm1": ["youtuvl"],
+        "vit.layers.{bid}.input_layernorm": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
@@ -149,22 +170,28 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["youtuvl"],
+        "vit.layers.{bid}.self_attn.o_proj": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.layer_norm2": ["youtuvl"],
+        "vit.layers.{bid}.post_attention_layernorm": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -173,6 +200,9 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.mlp.fc1": ["youtuvl"],
+        "vit.layers.{bid}.mlp.dense_h_to_4h": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -183,7 +213,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -192,6 +222,9 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
+        "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["granite4_vision"],
+        "siglip2.vision_model.encoder.layers.{bid}.mlp.fc2": ["youtuvl"],
+        "vit.layers.{bid}.mlp.dense_4h_to_h": ["hunyuanvl"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -211,11 +244,13 @@ tensor_table! {
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
-        "model.vision_model.post_layernorm": ["idefics3"],
+        "model.vision_model.post_layernorm": ["idefics3", "paddleocr"],
         "visual.merger.ln_q": ["qwen2vl_merger"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
+        "model.vision_tower.vision_model.post_layernorm": ["granite4_vision"],
+        "siglip2.vision_model.post_layernorm": ["youtuvl"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -228,6 +263,8 @@ tensor_table! {
         "multi_modal_projector.pre_norm": ["kimivl"],
         "mm_projector.pre_norm": ["kimik25"],
         "multi_modal_projector.layer_norm": ["lfm2"],
+        "merger.ln_q": ["youtuvl"],
+        "mlp_AR.pre_norm": ["paddleocr"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -258,6 +295,7 @@ tensor_table! {
     /// `mm.post_norm`: the norm after the merger's projection (GLM-4V).
     MmPostNorm = "mm.post_norm" {
         "visual.merger.post_projection_norm": ["glm4v", "glm5v"],
+        "vit.perceive.after_rms": ["hunyuanvl"],
     }
     /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
     MmUp = "mm.up" {
@@ -531,6 +569,117 @@ tensor_table! {
     /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
     TokEoi = "v.eoi" {
         "model.vision.eoi": ["glma"],
+    }
+    /// `v.image_newline`: the learned row after each image row.
+    EncEmbdImgnl = "v.image_newline" {
+        "model.image_newline": ["granite4_vision"],
+        "vit.perceive.image_newline": ["hunyuanvl"],
+    }
+    /// `v.proj_blk.{bid}.img_pos`: a window-QFormer projector's image positions.
+    MultiProjImgPos = "v.proj_blk.{bid}.img_pos" {
+        "model.layerwise_projectors.{bid}.image_positions": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.image_positions": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.query`: a window-QFormer projector's queries.
+    MultiProjQuery = "v.proj_blk.{bid}.query" {
+        "model.layerwise_projectors.{bid}.query": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.linear`: a window-QFormer projector's output linear.
+    MultiProjLinear = "v.proj_blk.{bid}.linear" {
+        "model.layerwise_projectors.{bid}.out_linear": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.out_linear": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.norm`: a window-QFormer projector's input norm.
+    MultiProjNorm = "v.proj_blk.{bid}.norm" {
+        "model.layerwise_projectors.{bid}.norm": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.norm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.post_norm`: a window-QFormer projector's QFormer output norm.
+    MultiProjPostNorm = "v.proj_blk.{bid}.post_norm" {
+        "model.layerwise_projectors.{bid}.qformer.layernorm": ["granite4_vision"],
+        "model.spatial_projectors.{bid}.qformer.layernorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_q`: the QFormer self-attention query of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnQ = "v.proj_blk.{bid}.self_attn_q" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.query": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_k`: the QFormer self-attention key of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnK = "v.proj_blk.{bid}.self_attn_k" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.key": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.key": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_v`: the QFormer self-attention value of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnV = "v.proj_blk.{bid}.self_attn_v" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.attention.value": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.attention.value": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_out`: the QFormer self-attention output of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnO = "v.proj_blk.{bid}.self_attn_out" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.output.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.output.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.self_attn_norm`: the QFormer self-attention norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfSelfAttnNorm = "v.proj_blk.{bid}.self_attn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.attention.output.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.attention.output.LayerNorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_q`: the QFormer cross-attention query of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnQ = "v.proj_blk.{bid}.cross_attn_q" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.query": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.query": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_k`: the QFormer cross-attention key of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnK = "v.proj_blk.{bid}.cross_attn_k" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.key": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.key": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_v`: the QFormer cross-attention value of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnV = "v.proj_blk.{bid}.cross_attn_v" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.attention.value": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.attention.value": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_out`: the QFormer cross-attention output of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnO = "v.proj_blk.{bid}.cross_attn_out" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.output.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.output.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.cross_attn_norm`: the QFormer cross-attention norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfCrossAttnNorm = "v.proj_blk.{bid}.cross_attn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.crossattention.output.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.crossattention.output.LayerNorm": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_up`: the QFormer FFN up of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnUp = "v.proj_blk.{bid}.ffn_up" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.intermediate_query.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.intermediate_query.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_down`: the QFormer FFN down of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnDown = "v.proj_blk.{bid}.ffn_down" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.output_query.dense": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.output_query.dense": ["granite4_vision"],
+    }
+    /// `v.proj_blk.{bid}.ffn_norm`: the QFormer FFN norm of projector `{bid}` (its QFormer layer number replaced by the projector's).
+    QfFfnNorm = "v.proj_blk.{bid}.ffn_norm" {
+        "model.layerwise_projectors.qformer.encoder.layer.{bid}.output_query.LayerNorm": ["granite4_vision"],
+        "model.spatial_projectors.qformer.encoder.layer.{bid}.output_query.LayerNorm": ["granite4_vision"],
+    }
+    /// `v.view_seperator`: the learned row between image views (spelled as gguf-py does).
+    EncEmbdVsep = "v.view_seperator" {
+        "vit.perceive.image_sep": ["hunyuanvl"],
+    }
+    /// `mm.pre_norm`: the projector's input norm.
+    MmPreNorm = "mm.pre_norm" {
+        "vit.perceive.before_rms": ["hunyuanvl"],
+    }
+    /// `mm.image_begin`: the learned row before an image.
+    TokImgBegin = "mm.image_begin" {
+        "vit.perceive.image_begin": ["hunyuanvl"],
+    }
+    /// `mm.image_end`: the learned row after an image.
+    TokImgEnd = "mm.image_end" {
+        "vit.perceive.image_end": ["hunyuanvl"],
     }
 }
 

@@ -173,6 +173,10 @@ fixtures! {
     llama4_vision => "llama4-vision",
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
+    granite4v => "granite4v",
+    youtuvl => "youtuvl",
+    hunyuanvl => "hunyuanvl",
+    paddleocr_vl => "paddleocr-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

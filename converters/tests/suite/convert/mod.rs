@@ -14,6 +14,7 @@ mod hf_golden;
 mod hf_transforms;
 mod legacy_golden;
 mod mistral_golden;
+mod mmproj_config_errors;
 mod mmproj_golden;
 mod model_dir_reads;
 mod prequant_golden;

@@ -392,4 +392,8 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    granite4v_s2 => "granite4v-s2",
+    youtuvl_s2 => "youtuvl-s2",
+    hunyuanvl_s2 => "hunyuanvl-s2",
+    paddleocr_vl_s2 => "paddleocr-vl-s2",
 }

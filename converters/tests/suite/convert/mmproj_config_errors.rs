@@ -1,0 +1,120 @@
+//! Projector configs the reference cannot convert (a missing or malformed key its class
+//! reads) are refused with a typed error naming the key, never a panic: Granite 4 Vision's
+//! QFormer rate and deepstack map, Youtu-VL's full-attention blocks and activation, and the
+//! image processor's pixel bounds HunyuanOCR and PaddleOCR-VL write.
+
+use ggufkit_testsupport::golden as support;
+
+use std::path::Path;
+
+use ggufkit_converters::hf::{read_mmproj_dir, HfOptions, OutType};
+use ggufkit_converters::ConvertError;
+use serde_json::Value as Json;
+
+use support::scratch;
+
+fn refusal(dir: &Path) -> ConvertError {
+    let opts = HfOptions {
+        outtype: OutType::F16,
+        ..HfOptions::default()
+    };
+    match read_mmproj_dir(dir, &opts) {
+        Ok(_) => panic!("{}: converted", dir.display()),
+        Err(e) => e,
+    }
+}
+
+fn edit_json(path: &Path, f: impl FnOnce(&mut Json)) {
+    let mut v: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, v.to_string()).unwrap();
+}
+
+fn fixture(name: &str, work: &Path, case: &str) -> std::path::PathBuf {
+    support::materialize_fixture(name, &work.join(case))
+}
+
+#[test]
+fn granite4_vision_rate_and_deepstack_map() {
+    let work = scratch("mmproj-config-errors-granite4v");
+    let dir = fixture("granite4v", &work, "no-rate");
+    edit_json(&dir.join("config.json"), |c| {
+        c.as_object_mut().unwrap().remove("downsample_rate");
+    });
+    match refusal(&dir) {
+        ConvertError::MissingHparam { keys, .. } => assert_eq!(keys, vec!["downsample_rate"]),
+        e => panic!("{e}"),
+    }
+    let dir = fixture("granite4v", &work, "bad-rate");
+    edit_json(&dir.join("config.json"), |c| {
+        c["downsample_rate"] = Json::from("1/2/3")
+    });
+    match refusal(&dir) {
+        ConvertError::BadHparam { keys, found, .. } => {
+            assert_eq!(keys, vec!["downsample_rate"]);
+            assert_eq!(found, "\"1/2/3\"");
+        }
+        e => panic!("{e}"),
+    }
+    let dir = fixture("granite4v", &work, "bad-map");
+    edit_json(&dir.join("config.json"), |c| {
+        c["deepstack_layer_map"] = serde_json::json!([[1]])
+    });
+    match refusal(&dir) {
+        ConvertError::BadHparam { keys, found, .. } => {
+            assert_eq!(keys, vec!["deepstack_layer_map"]);
+            assert_eq!(found, "[1]");
+        }
+        e => panic!("{e}"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn youtuvl_full_attention_blocks_and_activation() {
+    let work = scratch("mmproj-config-errors-youtuvl");
+    let dir = fixture("youtuvl", &work, "no-blocks");
+    edit_json(&dir.join("config.json"), |c| {
+        c["vision_config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("fullatt_block_indexes");
+    });
+    match refusal(&dir) {
+        ConvertError::MissingHparam { keys, .. } => {
+            assert_eq!(keys, vec!["vision_config.fullatt_block_indexes"])
+        }
+        e => panic!("{e}"),
+    }
+    let dir = fixture("youtuvl", &work, "relu");
+    edit_json(&dir.join("config.json"), |c| {
+        c["vision_config"]["hidden_act"] = Json::from("ReLU")
+    });
+    match refusal(&dir) {
+        ConvertError::UnsupportedFeature { arch, feature } => {
+            assert!(arch.contains("YoutuVLForConditionalGeneration"), "{arch}");
+            assert!(feature.contains("relu"), "{feature}");
+        }
+        e => panic!("{e}"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn pixel_bounds_are_required() {
+    let work = scratch("mmproj-config-errors-pixels");
+    for (name, key) in [("hunyuanvl", "max_pixels"), ("paddleocr-vl", "min_pixels")] {
+        let dir = fixture(name, &work, key);
+        edit_json(&dir.join("preprocessor_config.json"), |p| {
+            p.as_object_mut().unwrap().remove(key);
+        });
+        match refusal(&dir) {
+            ConvertError::MissingKey { path, key: k, .. } => {
+                assert_eq!(k, key);
+                assert!(path.ends_with("preprocessor_config.json"), "{path:?}");
+            }
+            e => panic!("{name}: {e}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
