@@ -47,6 +47,8 @@ fn gguf_edit_reproduces_gguf_py_byte_for_byte() {
     let list = cases["cases"].as_array().expect("cases");
     assert!(list.len() >= 16, "{} cases", list.len());
     let testdata_dir = testdata("");
+    // Golden files are read from their unpacked copy.
+    let golden = testdata("golden");
     let mut failures = Vec::new();
     for c in list {
         let case = c["case"].as_str().unwrap();
@@ -61,10 +63,13 @@ fn gguf_edit_reproduces_gguf_py_byte_for_byte() {
             .unwrap()
             .iter()
             .map(|a| {
-                a.as_str().unwrap().replace(
-                    "{testdata}",
-                    testdata_dir.to_str().unwrap().trim_end_matches('/'),
-                )
+                a.as_str()
+                    .unwrap()
+                    .replace("{testdata}/golden", golden.to_str().unwrap())
+                    .replace(
+                        "{testdata}",
+                        testdata_dir.to_str().unwrap().trim_end_matches('/'),
+                    )
             })
             .collect();
         let out = scratch.join(format!("out-{case}.gguf"));
