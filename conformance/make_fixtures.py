@@ -3678,6 +3678,37 @@ def run_config_variants(fixtures: list[str], llama: Path, work_root: Path,
             shutil.rmtree(work)
 
 
+# Granite SWA (interleaved sliding-window attention with per-head sinks): the hub's configs
+# carry `no_rope_layers` (1 = RoPE, 0 = NoPE), which the class writes as the rope pattern;
+# the dense one's `layer_types` removed (the config class derives every fourth layer full).
+FIXTURES.update({
+    "granite-swa": ("GraniteSWAForCausalLM", "granite_swa",
+                    dense(hidden_size=16, intermediate_size=40, num_hidden_layers=3,
+                          num_attention_heads=2, num_key_value_heads=1, vocab_size=SPM_VOCAB,
+                          sliding_window=64, attention_multiplier=0.125,
+                          embedding_multiplier=6.0, residual_multiplier=0.5,
+                          logits_scaling=2.0, bos_token_id=1, eos_token_id=2),
+                    "spm", True),
+    "granitemoe-swa": ("GraniteMoeSWAForCausalLM", "granitemoe_swa",
+                       dense(hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                             num_attention_heads=2, num_key_value_heads=1,
+                             vocab_size=SPM_VOCAB, num_local_experts=3, num_experts_per_tok=2,
+                             shared_intermediate_size=40, sliding_window=32,
+                             layer_types=["sliding_attention", "full_attention"],
+                             attention_multiplier=0.25, embedding_multiplier=4.0),
+                       "spm", True),
+})
+
+
+def _granite_swa_hub(cfg: dict) -> None:
+    """The published GraniteSWA config: no `layer_types`, a `no_rope_layers` list."""
+    del cfg["layer_types"]
+    cfg["no_rope_layers"] = [1, 0, 1]
+
+
+CONFIG_EDITS["granite-swa"] = _granite_swa_hub
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llama-cpp", type=Path, required=True, help="the pinned llama.cpp source tree")

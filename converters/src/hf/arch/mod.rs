@@ -30,6 +30,7 @@ mod gpt2;
 mod gptneox;
 mod granite;
 mod granite_hybrid;
+mod granite_swa;
 mod internlm3;
 mod jamba;
 mod lfm2;
@@ -271,6 +272,8 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &granite_swa::GRANITE_SWA,
+    &granite_swa::GRANITE_MOE_SWA,
 ];
 
 /// The description for an HF architecture name.

@@ -392,4 +392,6 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    granite_swa_s2 => "granite-swa-s2",
+    granitemoe_swa_s2 => "granitemoe-swa-s2",
 }
