@@ -2963,6 +2963,8 @@ def add_tokenizer(kind: str, out: Path) -> None:
                 "single_word": False, "special": True}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
+    if kind == "smollm-solar":
+        _solar_tokenizer(out)
     if kind == "smollm-glm-fast":
         tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
         tc["tokenizer_class"] = "PreTrainedTokenizerFast"
@@ -3707,6 +3709,40 @@ def _granite_swa_hub(cfg: dict) -> None:
 
 
 CONFIG_EDITS["granite-swa"] = _granite_swa_hub
+
+
+# Solar Open's converter takes eos/eot, unk and bos from the added vocabulary by their text
+# (`<|endoftext|>` is SmolLM2's token 0): the SmolLM2 file with `<|startoftext|>` and `<unk>`
+# appended (ids 49152-49153), loaded as PreTrainedTokenizerFast (solar_open has no
+# registered tokenizer class; SmolLM2's GPT2Tokenizer would drop the appended tokens).
+TOKENIZERS["smollm-solar"] = ("llama-bpe", ["tokenizer.json"],
+                              ["tokenizer_config.json", "special_tokens_map.json"])
+
+
+def _solar_tokenizer(out: Path) -> None:
+    tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+    (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n", encoding="utf-8")
+    tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    for i, tok in enumerate(["<|startoftext|>", "<unk>"]):
+        tj["added_tokens"].append({"id": BPE_VOCAB + i, "content": tok, "single_word": False,
+                                   "lstrip": False, "rstrip": False, "normalized": False,
+                                   "special": True})
+    (out / "tokenizer.json").write_text(
+        json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+# Solar Open: GLM-4.5's MoE decoder (every layer MoE, no MTP layers), narrow like the GLM-4.5
+# fixture so that its embedding and head are the same draws (stored once); one padded token.
+FIXTURES.update({
+    "solaropen": ("SolarOpenForCausalLM", "solar_open",
+                  bpe(vocab_size=BPE_VOCAB + 3, hidden_size=4, head_dim=16,
+                      moe_intermediate_size=24, n_routed_experts=4, n_shared_experts=1,
+                      num_experts_per_tok=2, routed_scaling_factor=1.5, norm_topk_prob=True,
+                      rope_parameters={"rope_theta": 1000000.0, "rope_type": "default",
+                                       "partial_rotary_factor": 0.75}),
+                  "smollm-solar", False),
+})
 
 
 def main() -> int:

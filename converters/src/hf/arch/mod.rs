@@ -48,6 +48,7 @@ mod qwen;
 mod qwenvl;
 mod seed_oss;
 mod smollm3;
+mod solar_open;
 mod stablelm;
 mod starcoder;
 // MLA attention, next-token-prediction layers, gpt-oss.
@@ -274,6 +275,7 @@ pub static ALL: &[&Arch] = &[
     &dflash::DFLASH,
     &granite_swa::GRANITE_SWA,
     &granite_swa::GRANITE_MOE_SWA,
+    &solar_open::SOLAR_OPEN,
 ];
 
 /// The description for an HF architecture name.

@@ -250,6 +250,7 @@ fixtures! {
     mimo2 => "mimo2",
     granite_swa => "granite-swa",
     granitemoe_swa => "granitemoe-swa",
+    solaropen => "solaropen",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

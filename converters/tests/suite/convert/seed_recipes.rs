@@ -394,4 +394,5 @@ recipes! {
     mimo2_s2 => "mimo2-s2",
     granite_swa_s2 => "granite-swa-s2",
     granitemoe_swa_s2 => "granitemoe-swa-s2",
+    solaropen_s2 => "solaropen-s2",
 }
