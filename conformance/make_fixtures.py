@@ -2964,6 +2964,8 @@ def add_tokenizer(kind: str, out: Path) -> None:
                 "single_word": False, "special": True}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
+    if kind == "smollm-solar":
+        _solar_tokenizer(out)
     if kind == "smollm-glm-fast":
         tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
         tc["tokenizer_class"] = "PreTrainedTokenizerFast"
@@ -3677,6 +3679,71 @@ def run_config_variants(fixtures: list[str], llama: Path, work_root: Path,
             print(f"{fx} {name}: {'ok' if st.get('ok') else 'REFUSED ' + st.get('error', '')}",
                   file=sys.stderr, flush=True)
             shutil.rmtree(work)
+
+
+# Granite SWA (interleaved sliding-window attention with per-head sinks): the hub's configs
+# carry `no_rope_layers` (1 = RoPE, 0 = NoPE), which the class writes as the rope pattern;
+# the dense one's `layer_types` removed (the config class derives every fourth layer full).
+FIXTURES.update({
+    "granite-swa": ("GraniteSWAForCausalLM", "granite_swa",
+                    dense(hidden_size=16, intermediate_size=40, num_hidden_layers=3,
+                          num_attention_heads=2, num_key_value_heads=1, vocab_size=SPM_VOCAB,
+                          sliding_window=64, attention_multiplier=0.125,
+                          embedding_multiplier=6.0, residual_multiplier=0.5,
+                          logits_scaling=2.0, bos_token_id=1, eos_token_id=2),
+                    "spm", True),
+    "granitemoe-swa": ("GraniteMoeSWAForCausalLM", "granitemoe_swa",
+                       dense(hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                             num_attention_heads=2, num_key_value_heads=1,
+                             vocab_size=SPM_VOCAB, num_local_experts=3, num_experts_per_tok=2,
+                             shared_intermediate_size=40, sliding_window=32,
+                             layer_types=["sliding_attention", "full_attention"],
+                             attention_multiplier=0.25, embedding_multiplier=4.0),
+                       "spm", True),
+})
+
+
+def _granite_swa_hub(cfg: dict) -> None:
+    """The published GraniteSWA config: no `layer_types`, a `no_rope_layers` list."""
+    del cfg["layer_types"]
+    cfg["no_rope_layers"] = [1, 0, 1]
+
+
+CONFIG_EDITS["granite-swa"] = _granite_swa_hub
+
+
+# Solar Open's converter takes eos/eot, unk and bos from the added vocabulary by their text
+# (`<|endoftext|>` is SmolLM2's token 0): the SmolLM2 file with `<|startoftext|>` and `<unk>`
+# appended (ids 49152-49153), loaded as PreTrainedTokenizerFast (solar_open has no
+# registered tokenizer class; SmolLM2's GPT2Tokenizer would drop the appended tokens).
+TOKENIZERS["smollm-solar"] = ("llama-bpe", ["tokenizer.json"],
+                              ["tokenizer_config.json", "special_tokens_map.json"])
+
+
+def _solar_tokenizer(out: Path) -> None:
+    tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+    (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n", encoding="utf-8")
+    tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    for i, tok in enumerate(["<|startoftext|>", "<unk>"]):
+        tj["added_tokens"].append({"id": BPE_VOCAB + i, "content": tok, "single_word": False,
+                                   "lstrip": False, "rstrip": False, "normalized": False,
+                                   "special": True})
+    (out / "tokenizer.json").write_text(
+        json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+# Solar Open: GLM-4.5's MoE decoder (every layer MoE, no MTP layers), narrow like the GLM-4.5
+# fixture so that its embedding and head are the same draws (stored once); one padded token.
+FIXTURES.update({
+    "solaropen": ("SolarOpenForCausalLM", "solar_open",
+                  bpe(vocab_size=BPE_VOCAB + 3, hidden_size=4, head_dim=16,
+                      moe_intermediate_size=24, n_routed_experts=4, n_shared_experts=1,
+                      num_experts_per_tok=2, routed_scaling_factor=1.5, norm_topk_prob=True,
+                      rope_parameters={"rope_theta": 1000000.0, "rope_type": "default",
+                                       "partial_rotary_factor": 0.75}),
+                  "smollm-solar", False),
+})
 
 
 def main() -> int:

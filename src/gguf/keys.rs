@@ -180,6 +180,8 @@ pub mod attention {
     pub const SCALE: &str = "attention.scale";
     /// The scale applied to the attention values.
     pub const VALUE_SCALE: &str = "attention.value_scale";
+    /// Which layers apply RoPE (false: no positional encoding).
+    pub const ROPE_PATTERN: &str = "attention.rope_pattern";
 }
 
 /// Per-architecture `rope.*` keys (the part after `{arch}.`).

@@ -105,6 +105,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
+            "granite_swa",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -184,6 +185,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -235,6 +237,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -305,6 +308,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -330,6 +334,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -355,6 +360,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -382,6 +388,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -466,6 +473,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -509,6 +517,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_gate_inp`.
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
+        "model.layers.{bid}.block_sparse_moe.router": ["granite_swa"],
         "model.layers.{bid}.block_sparse_moe.gate": [
             "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01",
         ],
@@ -545,6 +554,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -572,6 +582,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -617,6 +628,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "granite_swa",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -744,7 +756,7 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
-        "model.layers.{bid}.shared_mlp.output_linear": ["granitehybrid", "granitemoe"],
+        "model.layers.{bid}.shared_mlp.output_linear": ["granitehybrid", "granitemoe", "granite_swa"],
         "model.layers.{bid}.mlp.shared_expert.down_proj": [
             "laguna", "qwen2moe", "qwen35moe", "qwen3next",
         ],
@@ -888,7 +900,7 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_sinks`.
     AttnSinks = "blk.{bid}.attn_sinks" {
-        "model.layers.{bid}.self_attn.sinks": ["gpt-oss"],
+        "model.layers.{bid}.self_attn.sinks": ["gpt-oss", "granite_swa"],
         "model.layers.{bid}.self_attn.learnable_sink_param": ["hy_v4"],
         "model.layers.{bid}.self_attn.attention_sink_bias": ["mimo2"],
     }

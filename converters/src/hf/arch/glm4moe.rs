@@ -131,7 +131,7 @@ pub const GLM4MOE: Arch = Arch {
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
-const GLM_EXPERTS: Experts = Experts {
+pub(super) const GLM_EXPERTS: Experts = Experts {
     marker: "mlp.experts",
     count_keys: &["n_routed_experts"],
     parts: &["down_proj", "gate_proj", "up_proj"],
@@ -140,7 +140,7 @@ const GLM_EXPERTS: Experts = Experts {
 };
 
 /// `Glm4MoeModel.set_gguf_parameters`.
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     let hp = p.hp;
     let head_dim = match hp.find_u64(&["head_dim"])? {

@@ -145,7 +145,8 @@ pub(super) fn filter(name: &str) -> Option<String> {
     llama::filter(name)
 }
 
-fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
+/// `GraniteModel.set_gguf_parameters`.
+pub(super) fn granite_params(p: &mut Params) -> Result<(), ConvertError> {
     if p.hp.get("spatial_target_layers").is_some_and(truthy)
         || p.hp.get("deepstack_layer_map").is_some_and(truthy)
     {

@@ -30,6 +30,7 @@ mod gpt2;
 mod gptneox;
 mod granite;
 mod granite_hybrid;
+mod granite_swa;
 mod internlm3;
 mod jamba;
 mod lfm2;
@@ -47,6 +48,7 @@ mod qwen;
 mod qwenvl;
 mod seed_oss;
 mod smollm3;
+mod solar_open;
 mod stablelm;
 mod starcoder;
 // MLA attention, next-token-prediction layers, gpt-oss.
@@ -271,6 +273,9 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &granite_swa::GRANITE_SWA,
+    &granite_swa::GRANITE_MOE_SWA,
+    &solar_open::SOLAR_OPEN,
 ];
 
 /// The description for an HF architecture name.

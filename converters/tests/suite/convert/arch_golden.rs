@@ -202,6 +202,9 @@ fixtures! {
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
     mimo2 => "mimo2",
+    granite_swa => "granite-swa",
+    granitemoe_swa => "granitemoe-swa",
+    solaropen => "solaropen",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
@@ -986,4 +989,50 @@ fn unloadable_reference_conversions_are_refused_by_default() {
             Ok(_) => panic!("{name} ({why}): converted without allow_unloadable"),
         }
     }
+}
+
+/// Solar Open looks its special tokens up among the tokenizer's added tokens by text: a
+/// tokenizer without `<unk>` is refused, naming it, as the reference's
+/// `get_added_vocab()["<unk>"]` fails.
+#[test]
+fn solar_open_needs_its_added_specials() {
+    let work = scratch("arch-solaropen-specials");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let dir = materialize("solaropen", &work);
+    let tj_path = dir.join("tokenizer.json");
+    let mut tj: Json = serde_json::from_str(&std::fs::read_to_string(&tj_path).unwrap()).unwrap();
+    tj["added_tokens"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|t| t["content"] != "<unk>");
+    std::fs::write(&tj_path, tj.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(e.contains("<unk>"), "{e}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Granite-MoE SWA keeps the experts' gate and up halves fused, and checks the fused rows
+/// against `intermediate_size` as the reference asserts: a config that disagrees with the
+/// checkpoint is refused, naming the tensor.
+#[test]
+fn granite_moe_swa_checks_fused_gate_up_rows() {
+    let work = scratch("arch-granitemoe-swa-rows");
+    let opts = HfOptions {
+        outtype: OutType::F32,
+        ..HfOptions::default()
+    };
+    let dir = materialize("granitemoe-swa", &work);
+    let cfg_path = dir.join("config.json");
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["intermediate_size"] = Json::from(20);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let e = read_hf_dir(&dir, &opts).err().expect("refused").to_string();
+    assert!(
+        e.contains("block_sparse_moe.experts.gate_up_proj") && e.contains("2 * 20"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&work);
 }

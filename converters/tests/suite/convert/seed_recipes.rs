@@ -396,4 +396,7 @@ recipes! {
     youtuvl_s2 => "youtuvl-s2",
     hunyuanvl_s2 => "hunyuanvl-s2",
     paddleocr_vl_s2 => "paddleocr-vl-s2",
+    granite_swa_s2 => "granite-swa-s2",
+    granitemoe_swa_s2 => "granitemoe-swa-s2",
+    solaropen_s2 => "solaropen-s2",
 }
