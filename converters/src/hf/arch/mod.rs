@@ -128,6 +128,10 @@ mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
 mod eagle3;
+// Kimi Linear.
+mod kimi_linear;
+// DeepSeek-OCR.
+mod deepseek_ocr;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -271,6 +275,8 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &kimi_linear::KIMI_LINEAR,
+    &deepseek_ocr::DEEPSEEK2_OCR,
 ];
 
 /// The description for an HF architecture name.

@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod audioflamingo3;
+mod deepseek4v;
 mod defaults;
 mod gemma3;
 mod gemma3n;
@@ -167,6 +168,7 @@ pub static ALL: &[&Projector] = &[
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
+    &deepseek4v::DEEPSEEK4V,
 ];
 
 /// The projector family of an HF architecture name.

@@ -34,6 +34,7 @@ tensor_table! {
         "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr"],
         "visual.merger.mlp.{bid}": ["qwen2vl_merger"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
+        "aligner.w{bid}": ["deepseek4v"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
@@ -62,6 +63,7 @@ tensor_table! {
         "model.vision_embedder.patch_dense": ["gemma4uv"],
         "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
         "vision_model.patch_embedding.linear": ["llama4"],
+        "vision.patch_embed.proj": ["deepseek4v"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -79,6 +81,7 @@ tensor_table! {
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
         "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
+        "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -137,6 +140,7 @@ tensor_table! {
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
         "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
+        "vision.blocks.{bid}.norm1": ["deepseek4v"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -149,6 +153,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
+        "vision.blocks.{bid}.attn.wo": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -160,6 +165,7 @@ tensor_table! {
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
+        "vision.blocks.{bid}.norm2": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -173,12 +179,14 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
+        "vision.blocks.{bid}.mlp.w1_up": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
+        "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
@@ -192,6 +200,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
+        "vision.blocks.{bid}.mlp.w2": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -216,6 +225,7 @@ tensor_table! {
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
+        "vision.norm": ["deepseek4v"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -531,6 +541,22 @@ tensor_table! {
     /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
     TokEoi = "v.eoi" {
         "model.vision.eoi": ["glma"],
+    }
+    /// `v.image_newline`: the embedding that ends each row of an image's tokens.
+    EncEmbdImgNl = "v.image_newline" {
+        "image_newline": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_start`: the embedding placed before an image's tokens.
+    TokEmbdImgStart = "v.token_embd.img_start" {
+        "image_start": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_end`: the embedding placed after them.
+    TokEmbdImgEnd = "v.token_embd.img_end" {
+        "image_end": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_pad`: the embedding that pads an image's token block.
+    TokEmbdImgPad = "v.token_embd.img_pad" {
+        "image_pad": ["deepseek4v"],
     }
 }
 

@@ -173,6 +173,7 @@ fixtures! {
     llama4_vision => "llama4-vision",
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
+    deepseek4_vl => "deepseek4-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

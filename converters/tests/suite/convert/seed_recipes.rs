@@ -392,4 +392,7 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    kimilinear_s2 => "kimilinear-s2",
+    deepseek4_vl_s2 => "deepseek4-vl-s2",
+    deepseekocr_s2 => "deepseekocr-s2",
 }
