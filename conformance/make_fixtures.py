@@ -3744,6 +3744,152 @@ FIXTURES.update({
                                        "partial_rotary_factor": 0.75}),
                   "smollm-solar", False),
 })
+# Kimi Linear (moonshotai's remote code, written directly in the published layout, see
+# RAW_MODELS): KDA (gated delta-rule linear attention: q/k/v with short convolutions stored
+# [channels, 1, kernel], the forget gate's f_a/f_b, dt_bias, A_log [1, 1, heads, 1], beta,
+# the output gate's g_a/g_b, o_norm) in the blocks `linear_attn_config` lists as kda_layers
+# (1-based), MLA without q-lora in its full_attn_layers, one dense block, then routed
+# experts (w1/w2/w3 under block_sparse_moe) with the selection bias and a shared expert.
+# The config spells the hparams as the vendor does (num_experts, num_experts_per_token,
+# num_shared_experts, moe_renormalize, model_max_length), which transformers' KimiLinearConfig
+# keeps; tied embeddings keep the 49152-row BPE embedding one stored tensor.
+FIXTURES["kimilinear"] = (
+    "KimiLinearForCausalLM", "kimi_linear",
+    dict(hidden_size=8, intermediate_size=40, moe_intermediate_size=24, num_hidden_layers=3,
+         num_attention_heads=2, num_key_value_heads=2, kv_lora_rank=32, q_lora_rank=None,
+         qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, num_experts=4,
+         num_experts_per_token=2, num_shared_experts=1, first_k_dense_replace=1,
+         moe_layer_freq=1, moe_renormalize=True, moe_router_activation_func="sigmoid",
+         routed_scaling_factor=2.446, num_expert_group=1, topk_group=1, use_grouped_topk=True,
+         mla_use_nope=True, num_nextn_predict_layers=0, model_max_length=4096,
+         rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None, vocab_size=BPE_VOCAB,
+         hidden_act="silu", bos_token_id=1, eos_token_id=2,
+         linear_attn_config={"full_attn_layers": [2], "kda_layers": [1, 3], "head_dim": 6,
+                             "num_heads": 2, "short_conv_kernel_size": 4}),
+    "smollm", True)
+
+
+def _kimi_linear_tensors(kw: dict) -> dict:
+    """Kimi Linear's checkpoint layout (see the kimilinear fixture)."""
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, nope, rope, vd = (kw["num_attention_heads"], kw["qk_nope_head_dim"],
+                          kw["qk_rope_head_dim"], kw["v_head_dim"])
+    kvr, ff, x = kw["kv_lora_rank"], kw["moe_intermediate_size"], kw["num_experts"]
+    la = kw["linear_attn_config"]
+    kh, kd, kc = la["num_heads"], la["head_dim"], la["short_conv_kernel_size"]
+    qkv = kh * kd
+    sh = ff * kw["num_shared_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        a = p + "self_attn."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,)})
+        if b + 1 in la["full_attn_layers"]:
+            q = kw.get("q_lora_rank")
+            if q:
+                out.update({a + "q_a_proj.weight": (q, e), a + "q_a_layernorm.weight": (q,),
+                            a + "q_b_proj.weight": (nh * (nope + rope), q)})
+            else:
+                out[a + "q_proj.weight"] = (nh * (nope + rope), e)
+            out.update({a + "kv_a_proj_with_mqa.weight": (kvr + rope, e),
+                        a + "kv_a_layernorm.weight": (kvr,),
+                        a + "kv_b_proj.weight": (nh * (nope + vd), kvr),
+                        a + "o_proj.weight": (e, nh * vd)})
+        else:
+            out.update({a + n + "_proj.weight": (qkv, e) for n in "qkv"})
+            out.update({a + n + "_conv1d.weight": (qkv, 1, kc) for n in "qkv"})
+            out.update({a + "f_a_proj.weight": (kd, e), a + "f_b_proj.weight": (qkv, kd),
+                        a + "dt_bias": (qkv,), a + "A_log": (1, 1, kh, 1),
+                        a + "b_proj.weight": (kh, e), a + "g_a_proj.weight": (kd, e),
+                        a + "g_b_proj.weight": (qkv, kd), a + "o_norm.weight": (kd,),
+                        a + "o_proj.weight": (e, qkv)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        m = p + "block_sparse_moe."
+        out.update({m + "gate.weight": (x, e), m + "gate.e_score_correction_bias": (x,),
+                    m + "shared_experts.gate_proj.weight": (sh, e),
+                    m + "shared_experts.up_proj.weight": (sh, e),
+                    m + "shared_experts.down_proj.weight": (e, sh)})
+        for j in range(x):
+            out.update({m + f"experts.{j}.w1.weight": (ff, e),
+                        m + f"experts.{j}.w2.weight": (e, ff),
+                        m + f"experts.{j}.w3.weight": (ff, e)})
+    return out
+
+
+RAW_MODELS["kimilinear"] = (_kimi_linear_tensors, {"model_type": "kimi_linear"})
+RAW_FIRST["kimilinear"] = ["model.embed_tokens.weight"]
+
+
+# DeepSeek-OCR (deepseek-ai's remote code, written directly in the published layout, see
+# RAW_MODELS): the text half is DeepSeek-V2 without MLA (`use_mla` false: plain q/k/v
+# projections, no rope head) in `language_config`, whose own `architectures` names
+# DeepseekV2ForCausalLM; the reference converts it as `deepseek2-ocr` because the root names
+# the OCR class. A SAM and a CLIP tower, the projector and the two learned separators are in
+# the checkpoint too, and the text conversion drops them.
+FIXTURES["deepseekocr"] = (
+    "DeepseekOCRForCausalLM", "deepseek_vl_v2",
+    dict(language_config=dict(
+        architectures=["DeepseekV2ForCausalLM"], model_type="deepseek_v2", hidden_size=8,
+        intermediate_size=40, moe_intermediate_size=24, num_hidden_layers=3,
+        num_attention_heads=2, num_key_value_heads=2, n_routed_experts=4, n_shared_experts=1,
+        num_experts_per_tok=2, first_k_dense_replace=1, kv_lora_rank=None, q_lora_rank=None,
+        qk_nope_head_dim=0, qk_rope_head_dim=0, v_head_dim=0, use_mla=False, lm_head=True,
+        rm_head=False, topk_method="greedy", n_group=1, topk_group=1,
+        max_position_embeddings=8192, vocab_size=BPE_VOCAB, bos_token_id=0, eos_token_id=1,
+        torch_dtype="bfloat16"),
+         vision_config=dict(image_size=1024, mlp_ratio=3.7362, model_name="deeplip_b_l",
+                            model_type="vision", width=dict(
+                                sam_vit_b=dict(downsample_channels=[512, 1024], global_attn_indexes=[2, 5, 8, 11], heads=12, layers=12, width=768),
+                                **{"clip-l-14-224": dict(heads=16, image_size=224, layers=24, patch_size=14, width=1024)})),
+         projector_config=dict(input_dim=2048, model_type="mlp_projector", n_embed=8,
+                               projector_type="linear"),
+         candidate_resolutions=[[1024, 1024]], global_view_pos="head", tile_tag="2D"),
+    "smollm", True)
+
+
+def _deepseek_ocr_tensors(kw: dict) -> dict:
+    """DeepSeek-OCR's checkpoint layout (see the deepseekocr fixture): the text model, and a
+    few tensors of each vision part, which the text conversion drops."""
+    t = kw["language_config"]
+    e, i, v = t["hidden_size"], t["intermediate_size"], t["vocab_size"]
+    nh, nkv, ff, x = (t["num_attention_heads"], t["num_key_value_heads"],
+                      t["moe_intermediate_size"], t["n_routed_experts"])
+    hd = e // nh
+    sh = ff * t["n_shared_experts"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "model.sam_model.patch_embed.proj.weight": (4, 3, 2, 2),
+           "model.vision_model.embeddings.patch_embedding.weight": (4, 3, 2, 2),
+           "model.projector.layers.weight": (e, 16), "model.image_newline": (e,),
+           "model.view_seperator": (e,)}
+    for b in range(t["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd)})
+        if b < t["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e),
+                    p + "mlp.shared_experts.gate_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sh, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sh)})
+        for j in range(x):
+            q = p + f"mlp.experts.{j}."
+            out.update({q + "gate_proj.weight": (ff, e), q + "up_proj.weight": (ff, e),
+                        q + "down_proj.weight": (e, ff)})
+    return out
+
+
+RAW_MODELS["deepseekocr"] = (_deepseek_ocr_tensors, {"model_type": "deepseek_vl_v2"})
+RAW_FIRST["deepseekocr"] = ["model.embed_tokens.weight"]
 
 
 def main() -> int:

@@ -1494,6 +1494,46 @@ HAND_BUILT = {
 }
 
 
+# DeepSeek-V4-Flash-Vision (remote code, deepseek-ai/DeepSeek-V4-Flash-Vision-Exp; HAND_BUILT):
+# the text config (the deepseek4 fixture's) with the tower's sizes as `vision_*` keys at the
+# root, a native-resolution ViT (`vision.`: a linear patch embedding, blocks with a fused
+# `wqkv`, RMS norms and a fused SwiGLU `mlp.w1`; three blocks: the aligner's `w{bid}` map
+# through the block table), the aligner MLP over 3x3 merged patches (`aligner.w1` / `w2`) and four sentinel embeddings. No preprocessor_config.json (the class
+# has the normalisation's defaults). Projector only: the deepseek4 fixture covers the text half.
+FIXTURES["deepseek4-vl"] = ("DeepseekV4ForCausalLM", "deepseek_v4", None, None, None, [], False)
+
+
+def deepseek4v_tensors(dim: int = 16, inter: int = 24, layers: int = 3, patch: int = 7,
+                       merge: int = 3, text: int = 8) -> dict:
+    out = {"vision.patch_embed.proj.weight": ((dim, 3 * patch * patch), False),
+           "vision.norm.weight": ((dim,), True),
+           "aligner.w1.weight": ((text, dim * merge * merge), False),
+           "aligner.w1.bias": ((text,), False),
+           "aligner.w2.weight": ((text, text), False), "aligner.w2.bias": ((text,), False),
+           "image_newline": ((text,), False), "image_start": ((text,), False),
+           "image_end": ((text,), False), "image_pad": ((text,), False)}
+    for i in range(layers):
+        p = f"vision.blocks.{i}."
+        out.update({p + "norm1.weight": ((dim,), True), p + "norm2.weight": ((dim,), True),
+                    p + "attn.wqkv.weight": ((3 * dim, dim), False),
+                    p + "attn.wo.weight": ((dim, dim), False),
+                    p + "mlp.w1.weight": ((2 * inter, dim), False),
+                    p + "mlp.w2.weight": ((dim, inter), False)})
+    return out
+
+
+def deepseek4v_config() -> dict:
+    cfg = json.loads((TESTDATA / "hf" / "deepseek4" / "config.json").read_text())
+    cfg.update(vision_n_layers=3, vision_dim=16, vision_n_heads=2, vision_inter_dim=24,
+               vision_patch_size=7, vision_downsample_ratio=3, vision_min_pixels=3136,
+               vision_max_n_token=384, vision_max_wh_ratio=8, vision_rope_theta=10000.0)
+    return cfg
+
+
+HAND_BUILT["deepseek4-vl"] = lambda out, seed: build_hand(out, seed, deepseek4v_tensors(),
+                                                          deepseek4v_config())
+
+
 def build(name: str, out: Path, seed: int) -> None:
     import numpy as np
     import torch
@@ -1502,7 +1542,8 @@ def build(name: str, out: Path, seed: int) -> None:
     cls_name, model_type, kw, pre, _, _, _ = FIXTURES[name]
     if name in HAND_BUILT:
         HAND_BUILT[name](out, seed)
-        (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
+        if pre is not None:  # None: the published checkpoint ships none
+            (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")
         return
     config = transformers.AutoConfig.for_model(model_type, **json.loads(json.dumps(kw)))
     config.architectures = [cls_name]

@@ -425,6 +425,12 @@ pub mod ssm {
     pub const DT_B_C_RMS: &str = "ssm.dt_b_c_rms";
 }
 
+/// `kda.*`: Kimi Delta Attention (gated delta-rule linear attention), `{arch}.` + these.
+pub mod kda {
+    /// The size of one linear-attention head.
+    pub const HEAD_DIM: &str = "kda.head_dim";
+}
+
 /// `shortconv.*`: LFM2's short convolution, `{arch}.` + these.
 pub mod shortconv {
     /// The convolution's cache length (its kernel size).

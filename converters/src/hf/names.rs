@@ -104,8 +104,8 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
-            "granite_swa",
+            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
+            "deepseek2-ocr",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -184,8 +184,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -236,8 +235,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -307,8 +305,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -333,8 +330,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -359,8 +355,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -387,8 +382,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -472,8 +466,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -519,13 +512,13 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
         "model.layers.{bid}.block_sparse_moe.router": ["granite_swa"],
         "model.layers.{bid}.block_sparse_moe.gate": [
-            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01",
+            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01", "kimi-linear",
         ],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
-            "hy_v4", "mimo2",
+            "hy_v4", "mimo2", "deepseek2-ocr",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -553,8 +546,7 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -581,8 +573,7 @@ tensor_table! {
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -627,8 +618,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash",
-            "granite_swa",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -668,12 +658,12 @@ tensor_table! {
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
             "hy_v3", "bailingmoe",
-            "mimo2",
+            "mimo2", "deepseek2-ocr",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
-            "mimo2",
+            "mimo2", "kimi-linear",
         ],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
@@ -689,12 +679,12 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
-            "mimo2",
+            "mimo2", "deepseek2-ocr",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
-            "mimo2",
+            "mimo2", "kimi-linear",
         ],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
@@ -711,13 +701,13 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
-            "hy_v4", "mimo2",
+            "hy_v4", "mimo2", "deepseek2-ocr",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
             "hy_v4",
-            "mimo2",
+            "mimo2", "kimi-linear",
         ],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
@@ -732,11 +722,11 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_up_shexp`.
@@ -746,12 +736,12 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
     }
     /// `blk.{bid}.ffn_down_shexp`.
@@ -762,12 +752,12 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
     }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
@@ -785,6 +775,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
+        "model.layers.{bid}.block_sparse_moe.gate.e_score_correction": ["kimi-linear"],
     }
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
@@ -819,13 +810,13 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
-            "hy_v4",
+            "hy_v4", "kimi-linear",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3", "kimi-linear"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -850,7 +841,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "glm-dsa", "plm",
             "minicpm3",
-            "hy_v4",
+            "hy_v4", "kimi-linear",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
     }
@@ -932,6 +923,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
+        "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear"],
     }
     /// `blk.{bid}.ssm_dt_norm`.
     SsmDtNorm = "blk.{bid}.ssm_dt_norm" {
@@ -943,6 +935,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.self_attn.A_log": ["kimi-linear"],
     }
     /// `blk.{bid}.ssm_b_norm`.
     SsmBNorm = "blk.{bid}.ssm_b_norm" {
@@ -965,6 +958,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.norm": ["granitehybrid"],
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.self_attn.o_norm": ["kimi-linear"],
     }
     /// `blk.{bid}.ssm_out`.
     SsmOut = "blk.{bid}.ssm_out" {
@@ -988,6 +982,7 @@ tensor_table! {
     /// `blk.{bid}.ssm_beta`.
     SsmBeta = "blk.{bid}.ssm_beta" {
         "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.self_attn.b_proj": ["kimi-linear"],
     }
     /// `blk.{bid}.ssm_alpha`.
     SsmAlpha = "blk.{bid}.ssm_alpha" {
@@ -1500,6 +1495,34 @@ tensor_table! {
     ChannelMixValue = "blk.{bid}.channel_mix_value" {
         "rwkv.blocks.{bid}.feed_forward.value": ["rwkv6"],
         "model.layers.{bid}.feed_forward.value": ["rwkv7"],
+    }
+    /// `blk.{bid}.ssm_conv1d_q` (Kimi Delta Attention's short convolution of the queries).
+    SsmConv1dQ = "blk.{bid}.ssm_conv1d_q" {
+        "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_conv1d_k` (of the keys).
+    SsmConv1dK = "blk.{bid}.ssm_conv1d_k" {
+        "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_conv1d_v` (of the values).
+    SsmConv1dV = "blk.{bid}.ssm_conv1d_v" {
+        "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_f_a` (the forget gate's low-rank down projection).
+    SsmFA = "blk.{bid}.ssm_f_a" {
+        "model.layers.{bid}.self_attn.f_a_proj": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_f_b` (its up projection).
+    SsmFB = "blk.{bid}.ssm_f_b" {
+        "model.layers.{bid}.self_attn.f_b_proj": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_g_a` (the output gate's low-rank down projection).
+    SsmGA = "blk.{bid}.ssm_g_a" {
+        "model.layers.{bid}.self_attn.g_a_proj": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ssm_g_b` (its up projection).
+    SsmGB = "blk.{bid}.ssm_g_b" {
+        "model.layers.{bid}.self_attn.g_b_proj": ["kimi-linear"],
     }
 }
 

@@ -177,7 +177,7 @@ pub const DEEPSEEK2: Arch = Arch {
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[DECODER, MLA_TENSORS, MOE_NEXTN_TENSORS],
     tensor_overrides: &[],
-    filter: keep,
+    filter: super::deepseek_ocr::drop_vision_towers,
     rules: Rules {
         experts: &[DEEPSEEK_EXPERTS],
         hook: Some(hook),
@@ -185,7 +185,10 @@ pub const DEEPSEEK2: Arch = Arch {
     },
     params,
     extra: no_extra,
-    hooks: Hooks::NONE,
+    hooks: Hooks {
+        switch: Some(super::deepseek_ocr::when_ocr),
+        ..Hooks::NONE
+    },
 };
 
 /// Per-expert `down/gate/up_proj` under `mlp.experts.{xid}`, stacked in that order.
@@ -256,8 +259,18 @@ pub(super) fn split_kv_b(
     name: &str,
     expr: Expr,
 ) -> Result<(Expr, Expr), ConvertError> {
+    split_kv_b_with(hp, name, expr, &["v_head_dim"])
+}
+
+/// [`split_kv_b`] with the value head size read from the first of `v_keys`.
+pub(super) fn split_kv_b_with(
+    hp: &Hparams,
+    name: &str,
+    expr: Expr,
+    v_keys: &[&str],
+) -> Result<(Expr, Expr), ConvertError> {
     let n_kv = hp.req_u64(&["num_key_value_heads"])?;
-    let v_dim = hp.req_u64(&["v_head_dim"])?;
+    let v_dim = hp.req_u64(v_keys)?;
     let nope = hp.req_u64(&["qk_nope_head_dim"])?;
     let shape = expr.shape().to_vec();
     let per_head = v_dim.checked_add(nope);

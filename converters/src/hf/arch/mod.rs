@@ -130,6 +130,10 @@ mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
 mod eagle3;
+// Kimi Linear.
+mod kimi_linear;
+// DeepSeek-OCR.
+mod deepseek_ocr;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -276,6 +280,8 @@ pub static ALL: &[&Arch] = &[
     &granite_swa::GRANITE_SWA,
     &granite_swa::GRANITE_MOE_SWA,
     &solar_open::SOLAR_OPEN,
+    &kimi_linear::KIMI_LINEAR,
+    &deepseek_ocr::DEEPSEEK2_OCR,
 ];
 
 /// The description for an HF architecture name.

@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod audioflamingo3;
+mod deepseek4v;
 mod defaults;
 mod gemma3;
 mod gemma3n;
@@ -178,6 +179,7 @@ pub static ALL: &[&Projector] = &[
     &youtuvl::YOUTUVL,
     &hunyuanvl::HUNYUANVL,
     &paddleocr::PADDLEOCR_VISION,
+    &deepseek4v::DEEPSEEK4V,
 ];
 
 /// The projector family of an HF architecture name.

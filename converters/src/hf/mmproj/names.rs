@@ -37,6 +37,7 @@ tensor_table! {
         "merger.mlp.{bid}": ["youtuvl"],
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
         "mlp_AR.linear_{bid}": ["paddleocr"],
+        "aligner.w{bid}": ["deepseek4v"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
@@ -69,6 +70,7 @@ tensor_table! {
         "model.vision_tower.vision_model.embeddings.patch_embedding": ["granite4_vision"],
         "siglip2.vision_model.embeddings.patch_embedding": ["youtuvl"],
         "vit.embeddings.patch_embedding": ["hunyuanvl"],
+        "vision.patch_embed.proj": ["deepseek4v"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -88,6 +90,7 @@ tensor_table! {
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
         "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
+        "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -158,6 +161,7 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.layer_norm1": ["youtuvl"],
         "vit.layers.{bid}.input_layernorm": ["hunyuanvl"],
+        "vision.blocks.{bid}.norm1": ["deepseek4v"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -173,6 +177,7 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.o_proj": ["hunyuanvl"],
+        "vision.blocks.{bid}.attn.wo": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -187,6 +192,7 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.layer_norm2": ["youtuvl"],
         "vit.layers.{bid}.post_attention_layernorm": ["hunyuanvl"],
+        "vision.blocks.{bid}.norm2": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -203,12 +209,14 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.mlp.fc1": ["youtuvl"],
         "vit.layers.{bid}.mlp.dense_h_to_4h": ["hunyuanvl"],
+        "vision.blocks.{bid}.mlp.w1_up": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
+        "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
@@ -225,6 +233,7 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.mlp.fc2": ["youtuvl"],
         "vit.layers.{bid}.mlp.dense_4h_to_h": ["hunyuanvl"],
+        "vision.blocks.{bid}.mlp.w2": ["deepseek4v"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -251,6 +260,7 @@ tensor_table! {
         "vision_model.layernorm_post": ["llama4"],
         "model.vision_tower.vision_model.post_layernorm": ["granite4_vision"],
         "siglip2.vision_model.post_layernorm": ["youtuvl"],
+        "vision.norm": ["deepseek4v"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -680,6 +690,21 @@ tensor_table! {
     /// `mm.image_end`: the learned row after an image.
     TokImgEnd = "mm.image_end" {
         "vit.perceive.image_end": ["hunyuanvl"],
+    /// `v.image_newline`: the embedding that ends each row of an image's tokens.
+    EncEmbdImgNl = "v.image_newline" {
+        "image_newline": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_start`: the embedding placed before an image's tokens.
+    TokEmbdImgStart = "v.token_embd.img_start" {
+        "image_start": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_end`: the embedding placed after them.
+    TokEmbdImgEnd = "v.token_embd.img_end" {
+        "image_end": ["deepseek4v"],
+    }
+    /// `v.token_embd.img_pad`: the embedding that pads an image's token block.
+    TokEmbdImgPad = "v.token_embd.img_pad" {
+        "image_pad": ["deepseek4v"],
     }
 }
 

@@ -205,6 +205,8 @@ fixtures! {
     granite_swa => "granite-swa",
     granitemoe_swa => "granitemoe-swa",
     solaropen => "solaropen",
+    kimilinear => "kimilinear",
+    deepseekocr => "deepseekocr",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

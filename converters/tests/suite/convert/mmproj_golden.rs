@@ -177,6 +177,7 @@ fixtures! {
     youtuvl => "youtuvl",
     hunyuanvl => "hunyuanvl",
     paddleocr_vl => "paddleocr-vl",
+    deepseek4_vl => "deepseek4-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -6,6 +6,7 @@
 mod arch_golden;
 mod arch_variants;
 mod deepseek4_rules;
+mod deepseek4v_refusals;
 mod draft_golden;
 mod fp8_golden;
 mod golden_variants;

@@ -399,4 +399,7 @@ recipes! {
     granite_swa_s2 => "granite-swa-s2",
     granitemoe_swa_s2 => "granitemoe-swa-s2",
     solaropen_s2 => "solaropen-s2",
+    kimilinear_s2 => "kimilinear-s2",
+    deepseek4_vl_s2 => "deepseek4-vl-s2",
+    deepseekocr_s2 => "deepseekocr-s2",
 }
