@@ -690,6 +690,7 @@ tensor_table! {
     /// `mm.image_end`: the learned row after an image.
     TokImgEnd = "mm.image_end" {
         "vit.perceive.image_end": ["hunyuanvl"],
+    }
     /// `v.image_newline`: the embedding that ends each row of an image's tokens.
     EncEmbdImgNl = "v.image_newline" {
         "image_newline": ["deepseek4v"],
