@@ -584,6 +584,7 @@ tensor_table! {
     EncEmbdImgnl = "v.image_newline" {
         "model.image_newline": ["granite4_vision"],
         "vit.perceive.image_newline": ["hunyuanvl"],
+        "image_newline": ["deepseek4v"],
     }
     /// `v.proj_blk.{bid}.img_pos`: a window-QFormer projector's image positions.
     MultiProjImgPos = "v.proj_blk.{bid}.img_pos" {
@@ -690,10 +691,6 @@ tensor_table! {
     /// `mm.image_end`: the learned row after an image.
     TokImgEnd = "mm.image_end" {
         "vit.perceive.image_end": ["hunyuanvl"],
-    }
-    /// `v.image_newline`: the embedding that ends each row of an image's tokens.
-    EncEmbdImgNl = "v.image_newline" {
-        "image_newline": ["deepseek4v"],
     }
     /// `v.token_embd.img_start`: the embedding placed before an image's tokens.
     TokEmbdImgStart = "v.token_embd.img_start" {
