@@ -105,6 +105,11 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
+            "hrm_text",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -127,6 +132,8 @@ tensor_table! {
         "transformer.in_out_embed": ["grok"],
         "rwkv.embeddings": ["rwkv6"],
         "model.embeddings": ["rwkv7"],
+        "model.transformer.wte": ["llada"],
+        "model.embed": ["talkie"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -161,12 +168,19 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
             "bailingmoe", "hy_v4", "mimo2",
             "eagle3",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
+            "hrm_text",
+            "talkie",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
         "output": ["internlm2"],
         "output_layer": ["chatglm"],
         "head": ["rwkv6", "deepseek4"],
+        "model.transformer.ff_out": ["llada"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -184,6 +198,10 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -202,6 +220,7 @@ tensor_table! {
         "transformer.rms_norm": ["grok"],
         "rwkv.ln_out": ["rwkv6"],
         "model.ln_out": ["rwkv7"],
+        "model.transformer.ln_f": ["llada"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -235,6 +254,10 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -259,6 +282,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.rms_norm": ["grok"],
         "rwkv.blocks.{bid}.ln1": ["rwkv6"],
         "model.layers.{bid}.ln1": ["rwkv7"],
+        "model.transformer.blocks.{bid}.attn_norm": ["llada"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -305,6 +329,10 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -314,6 +342,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
         "model.layers.{bid}.attention.wq": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.query": ["grok"],
+        "model.transformer.blocks.{bid}.q_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_query": ["talkie"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -330,6 +360,10 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -339,6 +373,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
         "model.layers.{bid}.attention.wk": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.key": ["grok"],
+        "model.transformer.blocks.{bid}.k_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_key": ["talkie"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -355,6 +391,10 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -364,6 +404,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
         "model.layers.{bid}.attention.wv": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.value": ["grok"],
+        "model.transformer.blocks.{bid}.v_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_value": ["talkie"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -382,6 +424,10 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -408,6 +454,8 @@ tensor_table! {
         "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
         "model.layers.{bid}.self_attn.linear_attn": ["deci"],
         "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
+        "model.transformer.blocks.{bid}.attn_out": ["llada"],
+        "model.blocks.{bid}.attn.attn_resid": ["talkie"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -427,6 +475,9 @@ tensor_table! {
             "maincoder", "maple", "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding", "dflash"],
@@ -434,6 +485,7 @@ tensor_table! {
         "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
         "transformer.layers.{bid}.attn.q_norm": ["openelm"],
+        "model.blocks.{bid}.attn.head_gain.head_g": ["talkie"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -444,6 +496,9 @@ tensor_table! {
             "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding", "dflash"],
@@ -466,6 +521,10 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "llada-moe",
+            "dream",
+            "rnd1",
+            "grovemoe",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -487,6 +546,7 @@ tensor_table! {
         "encoder.layers.{bid}.post_attention_layernorm": ["chatglm"],
         "model.layers.{bid}.pre_moe_norm": ["grok"],
         "transformer.decoder_layer.{bid}.rms_norm_2": ["grok"],
+        "model.transformer.blocks.{bid}.ff_norm": ["llada"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -517,6 +577,9 @@ tensor_table! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
             "hy_v4", "mimo2",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -545,6 +608,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "dream",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -557,6 +621,8 @@ tensor_table! {
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
         "transformer.h.{bid}.mlp.c_fc2": ["jais"],
         "model.layers.{bid}.residual_mlp.w1": ["arctic"],
+        "model.transformer.blocks.{bid}.ff_proj": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_gate": ["talkie"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -572,6 +638,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "dream",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -602,6 +669,8 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
         "encoder.layers.{bid}.mlp.dense_h_to_4h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w3": ["arctic"],
+        "model.transformer.blocks.{bid}.up_proj": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_linear": ["talkie"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -617,6 +686,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "dream",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -646,6 +716,8 @@ tensor_table! {
         "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
         "encoder.layers.{bid}.mlp.dense_4h_to_h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w2": ["arctic"],
+        "model.transformer.blocks.{bid}.ff_out": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_resid": ["talkie"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -657,6 +729,9 @@ tensor_table! {
             "mellum",
             "hy_v3", "bailingmoe",
             "mimo2",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -678,6 +753,9 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "mimo2",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -700,6 +778,9 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "hy_v4", "mimo2",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -1239,6 +1320,7 @@ tensor_table! {
     /// `blk.{bid}.layer_output_scale`.
     LayerOutScale = "blk.{bid}.layer_output_scale" {
         "model.layers.{bid}.layer_scalar": ["gemma4", "gemma4-assistant"],
+        "model.blocks.{bid}.embed_skip.a_g": ["talkie"],
     }
     // Gemma 4's assistant (draft head).
     /// `nextn.pre_projection`: a draft head's projection of its input.
@@ -1488,6 +1570,19 @@ tensor_table! {
     ChannelMixValue = "blk.{bid}.channel_mix_value" {
         "rwkv.blocks.{bid}.feed_forward.value": ["rwkv6"],
         "model.layers.{bid}.feed_forward.value": ["rwkv7"],
+    }
+    /// `blk.{bid}.ffn_gate_chexps`: the stacked gate projections of the chunk experts
+    /// (GroveMoE's small experts shared by a group of routed ones).
+    FfnGateChexp = "blk.{bid}.ffn_gate_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.gate_proj": ["grovemoe"],
+    }
+    /// `blk.{bid}.ffn_up_chexps`: the chunk experts' up projections.
+    FfnUpChexp = "blk.{bid}.ffn_up_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.up_proj": ["grovemoe"],
+    }
+    /// `blk.{bid}.ffn_down_chexps`: the chunk experts' down projections.
+    FfnDownChexp = "blk.{bid}.ffn_down_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.down_proj": ["grovemoe"],
     }
 }
 

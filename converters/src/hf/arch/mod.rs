@@ -128,6 +128,14 @@ mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
 mod eagle3;
+// Small families and diffusion language models.
+mod dream;
+mod grovemoe;
+mod hrm_text;
+mod llada;
+mod rnd1;
+mod sarvam_moe;
+mod talkie;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -271,6 +279,15 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    // Small families and diffusion language models.
+    &grovemoe::GROVEMOE,
+    &sarvam_moe::SARVAM_MOE,
+    &llada::LLADA,
+    &llada::LLADA_MOE,
+    &dream::DREAM,
+    &rnd1::RND1,
+    &hrm_text::HRM_TEXT,
+    &talkie::TALKIE,
 ];
 
 /// The description for an HF architecture name.

@@ -248,6 +248,15 @@ fixtures! {
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
     mimo2 => "mimo2",
+    // Small families and diffusion language models.
+    grovemoe => "grovemoe",
+    sarvam_untyped => "sarvam-untyped",
+    llada => "llada",
+    lladamoe => "lladamoe",
+    dream => "dream",
+    rnd1 => "rnd1",
+    hrmtext => "hrmtext",
+    talkie => "talkie",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the
