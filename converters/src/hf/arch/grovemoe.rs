@@ -25,7 +25,7 @@ const EXPERTS_PER_GROUP: u64 = 2;
 
 /// The hparam the loaded config gains with the number of chunk experts (the routed experts'
 /// count over [`EXPERTS_PER_GROUP`]), which their stacking reads.
-const CHUNK_COUNT_KEY: &str = "grovemoe.chunk_expert_count";
+const CHUNK_COUNT_KEY: &str = "grove_chunk_expert_count";
 
 /// GroveMoE.
 pub const GROVEMOE: Arch = Arch {
