@@ -2506,6 +2506,217 @@ RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
              "internlm2": ["output.weight", "model.tok_embeddings.weight"],
              "bailingmoe": ["model.word_embeddings.weight"]}
 
+# Small remote-code families (written directly in their hub layout).
+FIXTURES.update({
+    # GroveMoE (inclusionAI, remote code): Qwen3-MoE attention (q/k norms) and routed experts,
+    # plus "adjugate" chunk experts (half as many, FFN width head_dim) and an unused
+    # selection bias the converter drops.
+    "grovemoe": ("GroveMoeForCausalLM", "grove_moe",
+                 bpe(head_dim=8, moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                     vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                     norm_topk_prob=True),
+                 "smollm", True),
+    # Sarvam-MoE (sarvam-30b's layout: BailingMoeV2's names, full rotary, zero-mean selection
+    # bias) under the auto_map spelling and without `model_type` (config.json read as
+    # written): converted, with a partial_rotary_factor the class overrides. The published
+    # config's `model_type: sarvam_moe` is typed by transformers' SarvamMoEConfig, whose
+    # attribute_map hides num_experts / num_shared_experts, so the reference refuses it (the
+    # `fam-sarvam-moe-typed` variant).
+    "sarvam-untyped": ("modeling_sarvam_moe.SarvamMoEForCausalLM", "",
+                       dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                            num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                            vocab_size=BPE_VOCAB, max_position_embeddings=4096,
+                            rms_norm_eps=1e-6, rope_theta=8000000.0, first_k_dense_replace=1,
+                            partial_rotary_factor=0.5, moe_intermediate_size=20,
+                            num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+                            routed_scaling_factor=2.5, norm_topk_prob=False,
+                            num_nextn_predict_layers=0, bos_token_id=1, eos_token_id=2),
+                       "smollm", True),
+})
+
+
+def _grove_tensors(kw: dict) -> dict:
+    """GroveMoeForCausalLM's tensor names and shapes (inclusionAI's remote code): the
+    Qwen3 layout with routed experts, chunk experts of width head_dim and a selection bias."""
+    e, hd, x = kw["hidden_size"], kw["head_dim"], kw["num_experts"]
+    mff = kw["moe_intermediate_size"]
+    out = _llamalike(qk_norm=True)(kw)
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}.mlp."
+        for w in ("gate_proj", "up_proj", "down_proj"):
+            del out[p + w + ".weight"]
+        out.update({p + "gate.weight": (x, e), p + "expert_bias": (x,)})
+        for i in range(x):
+            out.update({p + f"experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"experts.{i}.up_proj.weight": (mff, e),
+                        p + f"experts.{i}.down_proj.weight": (e, mff)})
+        for i in range(x // 2):
+            out.update({p + f"chunk_experts.{i}.gate_proj.weight": (hd, e),
+                        p + f"chunk_experts.{i}.up_proj.weight": (hd, e),
+                        p + f"chunk_experts.{i}.down_proj.weight": (e, hd)})
+    return out
+
+
+RAW_MODELS.update({
+    "grovemoe": (_grove_tensors, {"model_type": "grove_moe"}),
+    "sarvam-untyped": (_bailing2_tensors, {}),
+})
+RAW_FIRST.update({"grovemoe": ["model.embed_tokens.weight"],
+                  "sarvam-untyped": ["model.word_embeddings.weight"]})
+
+# Diffusion language models (remote code, written directly in their hub layout). The untied
+# ones draw their head and embedding first, as the transformers-built untied BPE fixtures of
+# width 16 do, so both are stored once.
+FIXTURES.update({
+    # LLaDA (GSAI-ML): OLMo-style config spellings (d_model, n_heads, n_kv_heads, n_layers,
+    # mlp_hidden_size, max_sequence_length), `model.transformer.*` names, q/k un-permuted with
+    # the kv head count, non-causal, no logit shift, add_bos_token forced on.
+    "llada": ("LLaDAModelLM", "llada",
+              dict(d_model=16, n_heads=2, n_kv_heads=1, n_layers=2, mlp_hidden_size=40,
+                   max_sequence_length=4096, vocab_size=BPE_VOCAB, embedding_size=BPE_VOCAB,
+                   rope_theta=500000.0, rms_norm_eps=1e-5, weight_tying=False, rope=True,
+                   block_type="llama", layer_norm_type="rms", include_bias=False,
+                   mask_token_id=49151, eos_token_id=2, pad_token_id=2),
+              "smollm", False),
+    # LLaDA-MoE (inclusionAI): OLMoE's layout (q/k norms, routed experts), the expert width
+    # `expert_intermediate_size`, a fixed mask token id.
+    "lladamoe": ("LLaDAMoEModelLM", "lladamoe",
+                 bpe(intermediate_size=40, expert_intermediate_size=24, num_experts=4,
+                     num_experts_per_tok=2, rms_norm_eps=1e-5, rope_theta=50000.0,
+                     vocab_size=BPE_VOCAB, qk_layernorm=True),
+                 "smollm", False),
+    # Dream (Dream-org): Qwen2's layout (q/k/v biases), non-causal, its mask token id; no
+    # tokenizer.model, so its own GPT-2 vocabulary path.
+    "dream": ("DreamModel", "Dream",
+              bpe(vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                  mask_token_id=49151, pad_token_id=2, bos_token_id=1, eos_token_id=2),
+              "smollm", False),
+    # RND1 (Radical Numerics): Qwen3-MoE's layout as Qwen2-MoE's converter reads it, non-causal,
+    # its mask token id.
+    "rnd1": ("RND1", "rnd1",
+             bpe(head_dim=8, moe_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                 vocab_size=BPE_VOCAB, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                 norm_topk_prob=True, mask_token_id=49151),
+             "smollm", False),
+})
+
+
+def _llada_tensors(kw: dict) -> dict:
+    """LLaDAModelLM's tensor names and shapes (GSAI-ML's remote code, OLMo's layout)."""
+    e, nh, nkv, ff = kw["d_model"], kw["n_heads"], kw["n_kv_heads"], kw["mlp_hidden_size"]
+    hd, v = e // nh, kw["embedding_size"]
+    out = {"model.transformer.wte.weight": (v, e), "model.transformer.ln_f.weight": (e,)}
+    if not kw["weight_tying"]:
+        out["model.transformer.ff_out.weight"] = (v, e)
+    for b in range(kw["n_layers"]):
+        p = f"model.transformer.blocks.{b}."
+        out.update({p + "attn_norm.weight": (e,), p + "ff_norm.weight": (e,),
+                    p + "q_proj.weight": (nh * hd, e), p + "k_proj.weight": (nkv * hd, e),
+                    p + "v_proj.weight": (nkv * hd, e), p + "attn_out.weight": (e, nh * hd),
+                    p + "ff_proj.weight": (ff, e), p + "up_proj.weight": (ff, e),
+                    p + "ff_out.weight": (e, ff)})
+    return out
+
+
+def _moe_llamalike(ff_key: str, **kw_layout):
+    """A Llama-layout checkpoint (see `_llamalike`) whose FFN is routed experts only:
+    `mlp.gate` and `mlp.experts.{i}.{gate,up,down}_proj` of width `kw[ff_key]`."""
+    base = _llamalike(**kw_layout)
+
+    def shapes(kw: dict) -> dict:
+        out = base(kw)
+        e, x, mff = kw["hidden_size"], kw["num_experts"], kw[ff_key]
+        for b in range(kw["num_hidden_layers"]):
+            p = f"model.layers.{b}.mlp."
+            for w in ("gate_proj", "up_proj", "down_proj"):
+                del out[p + w + ".weight"]
+            out[p + "gate.weight"] = (x, e)
+            for i in range(x):
+                out.update({p + f"experts.{i}.gate_proj.weight": (mff, e),
+                            p + f"experts.{i}.up_proj.weight": (mff, e),
+                            p + f"experts.{i}.down_proj.weight": (e, mff)})
+        return out
+    return shapes
+
+
+RAW_MODELS.update({
+    "llada": (_llada_tensors, {"model_type": "llada"}),
+    "lladamoe": (_moe_llamalike("expert_intermediate_size", qk_norm=True, untied=True),
+                 {"model_type": "lladamoe"}),
+    "dream": (_llamalike(qkv_bias=True, untied=True), {"model_type": "Dream"}),
+    "rnd1": (_moe_llamalike("moe_intermediate_size", qk_norm=True, untied=True),
+             {"model_type": "rnd1"}),
+})
+RAW_FIRST.update({
+    "llada": ["model.transformer.ff_out.weight", "model.transformer.wte.weight"],
+    "lladamoe": ["lm_head.weight", "model.embed_tokens.weight"],
+    "dream": ["lm_head.weight", "model.embed_tokens.weight"],
+    "rnd1": ["lm_head.weight", "model.embed_tokens.weight"],
+})
+
+# HRM-Text (sapientinc's hub layout: fused `attn.gqkv_proj` and `mlp.gate_up_proj`, weightless
+# norms, an L and an H stack of `num_hidden_layers` blocks each, the recurrent state's
+# `z_L_init`); transformers' HrmTextConfig types the config.
+FIXTURES.update({
+    "hrmtext": ("HrmTextForCausalLM", "hrm_text",
+                dict(hidden_size=16, intermediate_size=40, num_hidden_layers=1,
+                     num_attention_heads=2, head_dim=8, H_cycles=2, L_cycles=1,
+                     embedding_scale=4.0, prefix_lm=True, vocab_size=BPE_VOCAB,
+                     max_position_embeddings=4096, rms_norm_eps=1e-6, rope_theta=10000.0),
+                "smollm", False),
+})
+
+
+def _hrm_tensors(kw: dict) -> dict:
+    """HrmTextForCausalLM's tensor names and shapes in the hub layout."""
+    e, nh, hd, ff = kw["hidden_size"], kw["num_attention_heads"], kw["head_dim"], \
+        kw["intermediate_size"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e),
+           "lm_head.weight": (kw["vocab_size"], e), "model.z_L_init": (e,)}
+    for stack in ("L", "H"):
+        for b in range(kw["num_hidden_layers"]):
+            p = f"model.{stack}_module.layers.{b}."
+            out.update({p + "attn.gqkv_proj.weight": (4 * nh * hd, e),
+                        p + "attn.o_proj.weight": (e, nh * hd),
+                        p + "mlp.gate_up_proj.weight": (2 * ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
+RAW_MODELS["hrmtext"] = (_hrm_tensors, {"model_type": "hrm_text"})
+RAW_FIRST["hrmtext"] = ["lm_head.weight", "model.embed_tokens.weight"]
+
+# Talkie (lewtun's HF port, remote code): weightless RMS norms with torch's default eps, gains
+# (`a_g`, `head_g`, `w_g`) instead of norm weights, q/k rows carrying an inverse rope sign.
+FIXTURES["talkie"] = ("TalkieForCausalLM", "talkie",
+                      dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                           num_attention_heads=2, head_dim=8, vocab_size=BPE_VOCAB,
+                           max_position_embeddings=4096, rope_theta=10000.0),
+                      "smollm", False)
+
+
+def _talkie_tensors(kw: dict) -> dict:
+    """TalkieForCausalLM's tensor names and shapes (the HF port's layout)."""
+    e, nh, hd, ff = kw["hidden_size"], kw["num_attention_heads"], kw["head_dim"], \
+        kw["intermediate_size"]
+    out = {"model.embed.weight": (kw["vocab_size"], e), "lm_head.weight": (kw["vocab_size"], e),
+           "lm_head_gain.w_g": (1,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.blocks.{b}."
+        out.update({p + "attn.attn_query.weight": (nh * hd, e),
+                    p + "attn.attn_key.weight": (nh * hd, e),
+                    p + "attn.attn_value.weight": (nh * hd, e),
+                    p + "attn.attn_resid.weight": (e, nh * hd),
+                    p + "attn.head_gain.head_g": (nh,), p + "attn_gain.a_g": (1,),
+                    p + "mlp.mlp_linear.weight": (ff, e), p + "mlp.mlp_gate.weight": (ff, e),
+                    p + "mlp.mlp_resid.weight": (e, ff), p + "mlp_gain.a_g": (1,),
+                    p + "embed_skip.a_g": (1,)})
+    return out
+
+
+RAW_MODELS["talkie"] = (_talkie_tensors, {"model_type": "talkie"})
+RAW_FIRST["talkie"] = ["lm_head.weight", "model.embed.weight"]
+
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
                 mode: str = "mean") -> None:
@@ -3254,6 +3465,7 @@ VARIANT_FIXTURES = [
     "minimax-m3", "hyv3",
     "rwkv7",
     "minimax01", "bailingmoe",
+    "sarvam-untyped",
 ]
 
 
@@ -3459,6 +3671,10 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         # heads it leaves k norms unprocessed (the `stablelm` fixture is refused so).
         v["fam-qk-layernorm-mha"] = {"qk_layernorm": False, "num_key_value_heads": None}
         v["fam-qkv-bias-off"] = {"use_qkv_bias": False}
+        # The same class is registered for StableLM-based LLaVA checkpoints' text model.
+        v["fam-llava-stablelm-epoch"] = {"architectures": ["LlavaStableLMEpochForCausalLM"]}
+    elif fx == "sarvam-untyped":
+        v["fam-sarvam-moe-typed"] = {"model_type": "sarvam_moe"}
     elif fx == "modernbert":
         v["fam-global-every-3"] = {"global_attn_every_n_layers": 3, "layer_types": None}
         v["fam-global-every-absent"] = {"global_attn_every_n_layers": None, "layer_types": None}

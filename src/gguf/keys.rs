@@ -639,3 +639,32 @@ pub mod draft {
     /// `selector_top_k`: how many candidates the selector keeps.
     pub const SELECTOR_TOP_K: &str = "selector_top_k";
 }
+
+/// Per-architecture keys of grouped chunk experts (GroveMoE: small experts each shared by a
+/// group of routed ones), `{arch}.` + these.
+pub mod chunk_experts {
+    /// `expert_chunk_feed_forward_length`: the FFN width of one chunk expert.
+    pub const FEED_FORWARD_LENGTH: &str = "expert_chunk_feed_forward_length";
+    /// `experts_per_group`: how many routed experts share one chunk expert.
+    pub const EXPERTS_PER_GROUP: &str = "experts_per_group";
+    /// `expert_group_scale`: the chunk experts' output scale.
+    pub const GROUP_SCALE: &str = "expert_group_scale";
+}
+
+/// Keys of diffusion language models (global: no architecture prefix).
+pub mod diffusion {
+    /// `diffusion.shift_logits`: whether the logits are shifted by one position.
+    pub const SHIFT_LOGITS: &str = "diffusion.shift_logits";
+}
+
+/// Per-architecture keys of HRM-Text's recurrent stacks, `{arch}.` + these.
+pub mod hrm {
+    /// `hrm.layers_per_stack`: the blocks of each of the L and H stacks.
+    pub const LAYERS_PER_STACK: &str = "hrm.layers_per_stack";
+    /// `hrm.h_cycles`: the high-level cycles.
+    pub const H_CYCLES: &str = "hrm.h_cycles";
+    /// `hrm.l_cycles`: the low-level cycles per high-level one.
+    pub const L_CYCLES: &str = "hrm.l_cycles";
+    /// `hrm.prefix_lm`: instruction tokens attend bidirectionally.
+    pub const PREFIX_LM: &str = "hrm.prefix_lm";
+}

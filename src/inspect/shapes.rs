@@ -172,8 +172,18 @@ fn block_problems(md: &Metadata, arch: &str, tensors: &[(&str, &[u64])], out: &m
             .iter()
             .all(|k| layer_value(md, &keys::arch_key(arch, k), i) == Some(0))
     };
+    // A recurrent-stack model (`hrm.layers_per_stack`) counts cache slots as blocks: its
+    // file holds the two stacks' `2 * layers_per_stack` physical blocks, which the later
+    // slots alias.
+    let physical = md
+        .get(&keys::arch_key(arch, keys::hrm::LAYERS_PER_STACK))
+        .and_then(scalar_u64)
+        .map_or(seen.len(), |lps| {
+            (lps.saturating_mul(2)).min(seen.len() as u64) as usize
+        });
     if let Some(missing) = seen
         .iter()
+        .take(physical)
         .enumerate()
         .position(|(i, s)| !s && !empty_layer(i))
     {

@@ -105,7 +105,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
-            "deepseek2-ocr",
+            "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -128,6 +128,8 @@ tensor_table! {
         "transformer.in_out_embed": ["grok"],
         "rwkv.embeddings": ["rwkv6"],
         "model.embeddings": ["rwkv7"],
+        "model.transformer.wte": ["llada"],
+        "model.embed": ["talkie"],
     }
     /// `token_types`.
     TokenTypes = "token_types" {
@@ -162,12 +164,19 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
             "bailingmoe", "hy_v4", "mimo2",
             "eagle3",
+            "grovemoe",
+            "llada-moe",
+            "dream",
+            "rnd1",
+            "hrm_text",
+            "talkie",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
         "output": ["internlm2"],
         "output_layer": ["chatglm"],
         "head": ["rwkv6", "deepseek4"],
+        "model.transformer.ff_out": ["llada"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -184,7 +193,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -203,6 +213,7 @@ tensor_table! {
         "transformer.rms_norm": ["grok"],
         "rwkv.ln_out": ["rwkv6"],
         "model.ln_out": ["rwkv7"],
+        "model.transformer.ln_f": ["llada"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -235,7 +246,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -260,6 +272,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.rms_norm": ["grok"],
         "rwkv.blocks.{bid}.ln1": ["rwkv6"],
         "model.layers.{bid}.ln1": ["rwkv7"],
+        "model.transformer.blocks.{bid}.attn_norm": ["llada"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -305,7 +318,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -315,6 +329,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
         "model.layers.{bid}.attention.wq": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.query": ["grok"],
+        "model.transformer.blocks.{bid}.q_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_query": ["talkie"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -330,7 +346,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -340,6 +357,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
         "model.layers.{bid}.attention.wk": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.key": ["grok"],
+        "model.transformer.blocks.{bid}.k_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_key": ["talkie"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -355,7 +374,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -365,6 +385,8 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
         "model.layers.{bid}.attention.wv": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.value": ["grok"],
+        "model.transformer.blocks.{bid}.v_proj": ["llada"],
+        "model.blocks.{bid}.attn.attn_value": ["talkie"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -382,7 +404,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "llada-moe", "dream", "rnd1",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -409,6 +432,8 @@ tensor_table! {
         "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
         "model.layers.{bid}.self_attn.linear_attn": ["deci"],
         "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
+        "model.transformer.blocks.{bid}.attn_out": ["llada"],
+        "model.blocks.{bid}.attn.attn_resid": ["talkie"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -428,6 +453,9 @@ tensor_table! {
             "maincoder", "maple", "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding", "dflash"],
@@ -435,6 +463,7 @@ tensor_table! {
         "model.layers.{bid}.attention.query_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
         "transformer.layers.{bid}.attn.q_norm": ["openelm"],
+        "model.blocks.{bid}.attn.head_gain.head_g": ["talkie"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -445,6 +474,9 @@ tensor_table! {
             "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "grovemoe",
+            "llada-moe",
+            "rnd1",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding", "dflash"],
@@ -466,7 +498,8 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
+            "rnd1", "grovemoe",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -488,6 +521,7 @@ tensor_table! {
         "encoder.layers.{bid}.post_attention_layernorm": ["chatglm"],
         "model.layers.{bid}.pre_moe_norm": ["grok"],
         "transformer.decoder_layer.{bid}.rms_norm_2": ["grok"],
+        "model.transformer.blocks.{bid}.ff_norm": ["llada"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -518,7 +552,7 @@ tensor_table! {
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
-            "hy_v4", "mimo2", "deepseek2-ocr",
+            "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -546,7 +580,7 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -559,6 +593,8 @@ tensor_table! {
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
         "transformer.h.{bid}.mlp.c_fc2": ["jais"],
         "model.layers.{bid}.residual_mlp.w1": ["arctic"],
+        "model.transformer.blocks.{bid}.ff_proj": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_gate": ["talkie"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -573,7 +609,7 @@ tensor_table! {
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -604,6 +640,8 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
         "encoder.layers.{bid}.mlp.dense_h_to_4h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w3": ["arctic"],
+        "model.transformer.blocks.{bid}.up_proj": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_linear": ["talkie"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -618,7 +656,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -648,6 +686,8 @@ tensor_table! {
         "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
         "encoder.layers.{bid}.mlp.dense_4h_to_h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w2": ["arctic"],
+        "model.transformer.blocks.{bid}.ff_out": ["llada"],
+        "model.blocks.{bid}.mlp.mlp_resid": ["talkie"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -658,7 +698,7 @@ tensor_table! {
             "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
             "hy_v3", "bailingmoe",
-            "mimo2", "deepseek2-ocr",
+            "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -679,7 +719,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
-            "mimo2", "deepseek2-ocr",
+            "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -701,7 +741,7 @@ tensor_table! {
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
-            "hy_v4", "mimo2", "deepseek2-ocr",
+            "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -1246,6 +1286,7 @@ tensor_table! {
     /// `blk.{bid}.layer_output_scale`.
     LayerOutScale = "blk.{bid}.layer_output_scale" {
         "model.layers.{bid}.layer_scalar": ["gemma4", "gemma4-assistant"],
+        "model.blocks.{bid}.embed_skip.a_g": ["talkie"],
     }
     // Gemma 4's assistant (draft head).
     /// `nextn.pre_projection`: a draft head's projection of its input.
@@ -1523,6 +1564,19 @@ tensor_table! {
     /// `blk.{bid}.ssm_g_b` (its up projection).
     SsmGB = "blk.{bid}.ssm_g_b" {
         "model.layers.{bid}.self_attn.g_b_proj": ["kimi-linear"],
+    }
+    /// `blk.{bid}.ffn_gate_chexps`: the stacked gate projections of the chunk experts
+    /// (GroveMoE's small experts shared by a group of routed ones).
+    FfnGateChexp = "blk.{bid}.ffn_gate_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.gate_proj": ["grovemoe"],
+    }
+    /// `blk.{bid}.ffn_up_chexps`: the chunk experts' up projections.
+    FfnUpChexp = "blk.{bid}.ffn_up_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.up_proj": ["grovemoe"],
+    }
+    /// `blk.{bid}.ffn_down_chexps`: the chunk experts' down projections.
+    FfnDownChexp = "blk.{bid}.ffn_down_chexps" {
+        "model.layers.{bid}.mlp.chunk_experts.down_proj": ["grovemoe"],
     }
 }
 

@@ -78,12 +78,12 @@ const BAILING_EXPERTS: Experts = Experts {
 };
 
 /// `BailingMoeV2Model.filter_tensors`: the selection bias `….expert_bias` is named as a bias.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     Some(name.replace(".expert_bias", ".expert_bias.bias"))
 }
 
 /// `BailingMoeV2Model.set_gguf_parameters`.
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     let hp = p.hp;
     let head_dim = match hp.find_u64(&["head_dim"])? {

@@ -134,6 +134,14 @@ mod eagle3;
 mod kimi_linear;
 // DeepSeek-OCR.
 mod deepseek_ocr;
+// Small families and diffusion language models.
+mod dream;
+mod grovemoe;
+mod hrm_text;
+mod llada;
+mod rnd1;
+mod sarvam_moe;
+mod talkie;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -282,6 +290,15 @@ pub static ALL: &[&Arch] = &[
     &solar_open::SOLAR_OPEN,
     &kimi_linear::KIMI_LINEAR,
     &deepseek_ocr::DEEPSEEK2_OCR,
+    // Small families and diffusion language models.
+    &grovemoe::GROVEMOE,
+    &sarvam_moe::SARVAM_MOE,
+    &llada::LLADA,
+    &llada::LLADA_MOE,
+    &dream::DREAM,
+    &rnd1::RND1,
+    &hrm_text::HRM_TEXT,
+    &talkie::TALKIE,
 ];
 
 /// The description for an HF architecture name.

@@ -1,4 +1,6 @@
-//! `StableLmForCausalLM` (arch `stablelm`, `conversion/stablelm.py`).
+//! `StableLmForCausalLM` (arch `stablelm`, `conversion/stablelm.py`; also registered for
+//! `StableLMEpochForCausalLM` and the text model of StableLM-based LLaVA checkpoints,
+//! `LlavaStableLMEpochForCausalLM`).
 //!
 //! Its own hparam list: partial rotary dimensions from the rope `partial_rotary_factor`,
 //! `use_parallel_residual` (true when absent), LayerNorm epsilon. Optional q/k/v biases.
@@ -19,7 +21,11 @@ use crate::ConvertError;
 
 /// The StableLM class.
 pub const STABLELM: Arch = Arch {
-    hf_names: &["StableLmForCausalLM", "StableLMEpochForCausalLM"],
+    hf_names: &[
+        "StableLmForCausalLM",
+        "StableLMEpochForCausalLM",
+        "LlavaStableLMEpochForCausalLM",
+    ],
     model_types: &[ModelType {
         name: "stablelm",
         hf_classes: &["StableLmForCausalLM"],

@@ -245,12 +245,35 @@ fn clean_up_tokenization(s: &str) -> String {
         .replace(" 're", "'re")
 }
 
+/// How `get_vocab_base` stores and types the added tokens of the vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddedTokenTypes {
+    /// The base class's rule: an unnormalized token is stored as the tokenizer encodes and
+    /// decodes it; it is CONTROL when special or when it looks special, else USER_DEFINED
+    /// (its `▁` made spaces).
+    Normalized,
+    /// The text as the vocabulary holds it; CONTROL when `added_tokens_decoder` marks it
+    /// special or lacks it, else USER_DEFINED (an override of `get_vocab_base` some classes
+    /// carry).
+    AsDecoded,
+}
+
 /// `get_vocab_base`: tokens and types in id order up to config `vocab_size` (`[PAD<i>]` for
 /// missing ids), and the pre-tokenizer name.
 pub(crate) fn get_vocab_base(
     hf: &HfTokenizer,
     hparams: &Json,
     tc: Option<&Json>,
+) -> Result<BaseVocab, ConvertError> {
+    get_vocab_base_with(hf, hparams, tc, AddedTokenTypes::Normalized)
+}
+
+/// [`get_vocab_base`] with the added tokens stored and typed by `added_rule`.
+pub(crate) fn get_vocab_base_with(
+    hf: &HfTokenizer,
+    hparams: &Json,
+    tc: Option<&Json>,
+    added_rule: AddedTokenTypes,
 ) -> Result<BaseVocab, ConvertError> {
     let vocab = hf.tok.get_vocab(true);
     let vocab_size = match hparam_count(hparams, "vocab_size")? {
@@ -299,7 +322,14 @@ pub(crate) fn get_vocab_base(
             continue;
         };
         let mut text = text.clone();
-        if added.contains_key(&text) {
+        if added_rule == AddedTokenTypes::AsDecoded && added.contains_key(&text) {
+            let special = decoder.get(&(i as u32)).is_none_or(|at| at.special);
+            types.push(if special {
+                token_type::CONTROL
+            } else {
+                token_type::USER_DEFINED
+            });
+        } else if added.contains_key(&text) {
             let at = decoder.get(&(i as u32)).ok_or_else(|| {
                 vocab_error(
                     &hf.path,

@@ -103,6 +103,19 @@ impl<'a> VocabBuild<'a> {
         super::gpt2_special_types(self.req, self.tc, &mut self.kv, Some(types))
     }
 
+    /// `_set_vocab_gpt2` over a class's own `get_vocab_base` that keeps the added tokens'
+    /// text as the vocabulary holds it and types them by `added_tokens_decoder` alone
+    /// (CONTROL when special or absent there, else USER_DEFINED).
+    pub fn gpt2_added_as_decoded(&mut self) -> Result<VocabOutcome, ConvertError> {
+        super::gpt2_with_rule(
+            self.req,
+            self.tc,
+            &mut self.kv,
+            None,
+            super::bpe::AddedTokenTypes::AsDecoded,
+        )
+    }
+
     /// Sets a special token id key (`add_eos_token_id`, ...): a key already written keeps
     /// its place; an id outside UINT32 is an error naming the key.
     pub fn set_token_id(&mut self, key: &str, id: i128) -> Result<(), ConvertError> {

@@ -404,9 +404,21 @@ fn gpt2_special_types(
     kv: &mut Kv,
     types: Option<&[&str]>,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
+    gpt2_with_rule(req, tc, kv, types, bpe::AddedTokenTypes::Normalized)
+}
+
+/// `_set_vocab_gpt2` with the added tokens stored and typed by `added_rule`, and a special
+/// vocabulary that reads only the token types `types` (all when `None`).
+fn gpt2_with_rule(
+    req: &VocabRequest,
+    tc: Option<&Json>,
+    kv: &mut Kv,
+    types: Option<&[&str]>,
+    added_rule: bpe::AddedTokenTypes,
+) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
     let hf = bpe::HfTokenizer::load(req.dir, tc)?;
     bpe::check_bpe_model(&hf)?;
-    let base = bpe::get_vocab_base(&hf, req.hparams, tc)?;
+    let base = bpe::get_vocab_base_with(&hf, req.hparams, tc, added_rule)?;
     kv.string(key::MODEL, "gpt2");
     kv.string(key::PRE, &base.pre.name);
     kv.array(key::TOKENS, strings(base.tokens));

@@ -207,6 +207,15 @@ fixtures! {
     solaropen => "solaropen",
     kimilinear => "kimilinear",
     deepseekocr => "deepseekocr",
+    // Small families and diffusion language models.
+    grovemoe => "grovemoe",
+    sarvam_untyped => "sarvam-untyped",
+    llada => "llada",
+    lladamoe => "lladamoe",
+    dream => "dream",
+    rnd1 => "rnd1",
+    hrmtext => "hrmtext",
+    talkie => "talkie",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -402,4 +402,13 @@ recipes! {
     kimilinear_s2 => "kimilinear-s2",
     deepseek4_vl_s2 => "deepseek4-vl-s2",
     deepseekocr_s2 => "deepseekocr-s2",
+    // Small families and diffusion language models.
+    grovemoe_s2 => "grovemoe-s2",
+    sarvam_untyped_s2 => "sarvam-untyped-s2",
+    llada_s2 => "llada-s2",
+    lladamoe_s2 => "lladamoe-s2",
+    dream_s2 => "dream-s2",
+    rnd1_s2 => "rnd1-s2",
+    hrmtext_s2 => "hrmtext-s2",
+    talkie_s2 => "talkie-s2",
 }
