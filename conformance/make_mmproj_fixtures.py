@@ -637,6 +637,30 @@ FIXTURES = {
     "kimivl": ("KimiVLForConditionalGeneration", "kimi_vl", None,
                {**PRE, "patch_size": 7, "in_token_limit": 256, "merge_kernel_size": [2, 2]},
                None, [], False),
+    # CogVLM (remote code, THUDM/cogvlm-chat-hf; HAND_BUILT): the EVA2-CLIP tower under
+    # `model.vision.` (fused qkv with bias, a bare class-embedding parameter, a position
+    # table of (image / patch)^2 + 1 rows), the GLU projector `model.vision.linear_proj.*`
+    # and the boi / eoi rows; the text half is Llama with visual-expert attention and MLPs
+    # (dropped by the reference's text filter) and the shared SentencePiece vocabulary. The
+    # hub config has no num_key_value_heads, which the reference's Llama conversion
+    # requires: the fixture names it (the refusal without it is a test of its own).
+    "cogvlm": ("CogVLMForCausalLM", "cogvlm", None, CLIP_PRE, None, SPM_NO_CONFIG, True),
+    # Janus-Pro (JanusForConditionalGeneration): the SigLIP-style tower (two blocks, q/k/v
+    # with `projection_layer` as the output, an `mlp_ratio` instead of intermediate_size),
+    # the aligner `fc1` / `hidden_layers.0`, the image-generation heads both converters drop,
+    # and a Llama text model with the shared SentencePiece vocabulary. The VQ-VAE
+    # (`model.vqmodel.`, 300 KB at its smallest) is left out of the checkpoint (DROP_PREFIX):
+    # both converters skip it by its prefix.
+    "janus": ("JanusForConditionalGeneration", "janus",
+              dict(text_config=llama_text(vocab_size=SPM_VOCAB),
+                   vision_config=dict(hidden_size=16, num_hidden_layers=2,
+                                      num_attention_heads=2, image_size=28, patch_size=14,
+                                      mlp_ratio=1.5, projection_dim=16),
+                   vq_config=dict(embed_dim=4, num_embeddings=8, base_channels=32,
+                                  channel_multiplier=[1], num_res_blocks=1, latent_channels=4,
+                                  projection_dim=16, num_hidden_layers=1, num_patches=2,
+                                  image_token_embed_dim=16)),
+              PRE, None, SPM_NO_CONFIG, True),
 }
 
 
@@ -1168,6 +1192,80 @@ def kimivl_config() -> dict:
     }
 
 
+# CogVLM in the hub layout: text width 16 (two heads), two layers, vocabulary 1000 (tied:
+# no lm_head); EVA2-CLIP tower width 16, two heads, two blocks, image 28, patch 14.
+COGVLM = dict(hidden=16, layers=2, heads=2, ffn=24, vhidden=16, vlayers=2, vheads=2, vffn=24,
+              image=28, patch=14)
+
+
+def cogvlm_config() -> dict:
+    c = COGVLM
+    return {
+        "architectures": ["CogVLMForCausalLM"],
+        "auto_map": {"AutoConfig": "configuration_cogvlm.CogVLMConfig",
+                     "AutoModelForCausalLM": "modeling_cogvlm.CogVLMForCausalLM"},
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "hidden_act": "silu",
+        "hidden_size": c["hidden"], "initializer_range": 0.02, "intermediate_size": c["ffn"],
+        "max_position_embeddings": 2048, "num_attention_heads": c["heads"],
+        "num_key_value_heads": c["heads"], "num_hidden_layers": c["layers"],
+        "rms_norm_eps": 1e-05, "template_version": "chat", "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16", "transformers_version": "4.35.0", "use_cache": True,
+        "vocab_size": SPM_VOCAB,
+        "vision_config": {
+            "dropout_prob": 0.0, "hidden_act": "gelu", "hidden_size": c["vhidden"],
+            "image_size": c["image"], "in_channels": 3, "intermediate_size": c["vffn"],
+            "layer_norm_eps": 1e-06, "num_heads": c["vheads"],
+            "num_hidden_layers": c["vlayers"],
+            "num_positions": (c["image"] // c["patch"]) ** 2 + 1, "patch_size": c["patch"]},
+    }
+
+
+def cogvlm_tensors() -> dict:
+    """CogVLM's parameters as its checkpoint names them: name -> (shape, is a norm)."""
+    c = COGVLM
+    h, f, vh, vf = c["hidden"], c["ffn"], c["vhidden"], c["vffn"]
+    out = {"model.embed_tokens.weight": ((SPM_VOCAB, h), False),
+           "model.norm.weight": ((h,), True)}
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}."
+        out.update({
+            p + "input_layernorm.weight": ((h,), True),
+            p + "post_attention_layernorm.weight": ((h,), True),
+            p + "self_attn.language_expert_query_key_value.weight": ((3 * h, h), False),
+            p + "self_attn.language_expert_dense.weight": ((h, h), False),
+            p + "self_attn.vision_expert_query_key_value.weight": ((3 * h, h), False),
+            p + "self_attn.vision_expert_query_key_value.bias": ((3 * h,), False),
+            p + "self_attn.vision_expert_dense.weight": ((h, h), False),
+        })
+        for e in ("language_mlp", "vision_mlp"):
+            out.update({p + f"mlp.{e}.gate_proj.weight": ((f, h), False),
+                        p + f"mlp.{e}.up_proj.weight": ((f, h), False),
+                        p + f"mlp.{e}.down_proj.weight": ((h, f), False)})
+    v = "model.vision."
+    n_pos = (c["image"] // c["patch"]) ** 2 + 1
+    out.update({
+        v + "boi": ((1, 1, h), False), v + "eoi": ((1, 1, h), False),
+        v + "patch_embedding.cls_embedding": ((1, vh), False),
+        v + "patch_embedding.proj.weight": ((vh, 3, c["patch"], c["patch"]), False),
+        v + "patch_embedding.proj.bias": ((vh,), False),
+        v + "patch_embedding.position_embedding.weight": ((n_pos, vh), False),
+        v + "linear_proj.linear_proj.weight": ((h, vh), False),
+        v + "linear_proj.norm1.weight": ((h,), True), v + "linear_proj.norm1.bias": ((h,), False),
+        v + "linear_proj.dense_h_to_4h.weight": ((f, h), False),
+        v + "linear_proj.gate_proj.weight": ((f, h), False),
+        v + "linear_proj.dense_4h_to_h.weight": ((h, f), False),
+    })
+    for i in range(c["vlayers"]):
+        p = f"{v}transformer.layers.{i}."
+        for n, shape in (("input_layernorm", (vh,)), ("post_attention_layernorm", (vh,)),
+                         ("attention.query_key_value", (3 * vh, vh)),
+                         ("attention.dense", (vh, vh)), ("mlp.fc1", (vf, vh)),
+                         ("mlp.fc2", (vh, vf))):
+            out[p + n + ".weight"] = (shape, "layernorm" in n)
+            out[p + n + ".bias"] = ((shape[0],), False)
+    return out
+
+
 # Fixtures of remote-code classes, written without transformers: name -> builder.
 HAND_BUILT = {
     "internvl3": lambda out, seed: build_hand(out, seed, internvl_tensors(), internvl_config()),
@@ -1183,6 +1281,7 @@ HAND_BUILT = {
     "kimivl": lambda out, seed: build_hand(out, seed, moonvit_tensors(3, {
         "norm": "multi_modal_projector.pre_norm", "fc1": "multi_modal_projector.linear_1",
         "fc2": "multi_modal_projector.linear_2"}), kimivl_config()),
+    "cogvlm": lambda out, seed: build_hand(out, seed, cogvlm_tensors(), cogvlm_config()),
 }
 
 
@@ -1240,6 +1339,12 @@ def build(name: str, out: Path, seed: int) -> None:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
         tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
+        save_file(tensors, str(st), metadata={"format": "pt"})
+    if name in DROP_PREFIX:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v for k, v in load_file(str(st)).items()
+                   if not k.startswith(tuple(DROP_PREFIX[name]))}
         save_file(tensors, str(st), metadata={"format": "pt"})
     if name in NO_TEXT_WEIGHTS:
         from safetensors.torch import load_file, save_file
@@ -1345,6 +1450,13 @@ EXTRA_TENSORS = {
     "qwen35-vl": _mtp_qwen35,
     "qwen35moe-vl": _mtp_qwen35,
     "glmocr": _nextn_glm,
+}
+
+
+# Checkpoint tensors left out by prefix after saving (parts both converters skip by name):
+# name -> prefixes.
+DROP_PREFIX = {
+    "janus": ["model.vqmodel."],
 }
 
 

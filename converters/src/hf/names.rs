@@ -104,7 +104,7 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
+            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "cogvlm",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -183,7 +183,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
+            "eagle3", "dflash", "cogvlm",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -234,7 +234,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
+            "eagle3", "dflash", "cogvlm",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -288,6 +288,7 @@ tensor_table! {
         "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
         "encoder.layers.{bid}.self_attention.query_key_value": ["chatglm"],
+        "model.layers.{bid}.self_attn.language_expert_query_key_value": ["cogvlm"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -408,6 +409,7 @@ tensor_table! {
         "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
         "model.layers.{bid}.self_attn.linear_attn": ["deci"],
         "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
+        "model.layers.{bid}.self_attn.language_expert_dense": ["cogvlm"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -465,7 +467,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash",
+            "eagle3", "dflash", "cogvlm",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -557,6 +559,7 @@ tensor_table! {
         "transformer.h.{bid}.mlp.c_fc_0": ["exaone"],
         "transformer.h.{bid}.mlp.c_fc2": ["jais"],
         "model.layers.{bid}.residual_mlp.w1": ["arctic"],
+        "model.layers.{bid}.mlp.language_mlp.gate_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -602,6 +605,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.up": ["smallthinker"],
         "encoder.layers.{bid}.mlp.dense_h_to_4h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w3": ["arctic"],
+        "model.layers.{bid}.mlp.language_mlp.up_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -646,6 +650,7 @@ tensor_table! {
         "transformer.layers.{bid}.ffn.proj_2": ["openelm"],
         "encoder.layers.{bid}.mlp.dense_4h_to_h": ["chatglm"],
         "model.layers.{bid}.residual_mlp.w2": ["arctic"],
+        "model.layers.{bid}.mlp.language_mlp.down_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {

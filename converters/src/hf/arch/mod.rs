@@ -128,6 +128,9 @@ mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
 mod eagle3;
+// Text models of vision-language classes (second batch).
+mod cogvlm;
+mod janus;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -271,6 +274,8 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &cogvlm::COGVLM,
+    &janus::JANUS,
 ];
 
 /// The description for an HF architecture name.

@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod audioflamingo3;
+mod cogvlm;
 mod defaults;
 mod gemma3;
 mod gemma3n;
@@ -39,6 +40,7 @@ mod gemma4;
 mod glm4v;
 mod glmasr;
 mod internvl;
+mod janus;
 mod kimivl;
 mod lfm2vl;
 mod lighton_ocr;
@@ -167,6 +169,8 @@ pub static ALL: &[&Projector] = &[
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
+    &cogvlm::COGVLM,
+    &janus::JANUS,
 ];
 
 /// The projector family of an HF architecture name.

@@ -39,6 +39,7 @@ tensor_table! {
     MmprojFc = "mm.model.fc" {
         "model.connector.modality_projection.proj": ["idefics3"],
         "visual.merger.proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.linear_proj": ["cogvlm"],
     }
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
@@ -50,11 +51,12 @@ tensor_table! {
         "vision_tower.vision_model.embeddings.class_embedding": ["internvl"],
         "model.vision_tower.embeddings.cls_token": ["internvl"],
         "vision_model.class_embedding": ["llama4"],
+        "model.vision.patch_embedding.cls_embedding": ["cogvlm"],
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
         "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.patch_embedding": ["idefics3"],
+        "model.vision_model.embeddings.patch_embedding": ["idefics3", "janus_pro"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
@@ -62,11 +64,12 @@ tensor_table! {
         "model.vision_embedder.patch_dense": ["gemma4uv"],
         "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
         "vision_model.patch_embedding.linear": ["llama4"],
+        "model.vision.patch_embedding.proj": ["cogvlm"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
         "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.position_embedding": ["idefics3"],
+        "model.vision_model.embeddings.position_embedding": ["idefics3", "janus_pro"],
         "visual.pos_embed": ["qwen3vl_merger"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
@@ -74,16 +77,18 @@ tensor_table! {
         "model.vision_embedder.pos_embedding": ["gemma4uv"],
         "vision_tower.patch_embed.pos_emb": ["kimivl", "kimik25"],
         "vision_model.positional_embedding_vlm": ["llama4"],
+        "model.vision.patch_embedding.position_embedding": ["cogvlm"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
         "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
+        "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
@@ -94,7 +99,7 @@ tensor_table! {
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
@@ -105,7 +110,7 @@ tensor_table! {
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
@@ -130,13 +135,14 @@ tensor_table! {
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
         "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
+        "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -149,22 +155,25 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.o_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
+        "model.vision.transformer.layers.{bid}.attention.dense": ["cogvlm"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
+        "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -173,6 +182,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
+        "model.vision.transformer.layers.{bid}.mlp.fc1": ["cogvlm"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -183,7 +193,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -192,6 +202,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
+        "model.vision.transformer.layers.{bid}.mlp.fc2": ["cogvlm"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -211,7 +222,7 @@ tensor_table! {
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
-        "model.vision_model.post_layernorm": ["idefics3"],
+        "model.vision_model.post_layernorm": ["idefics3", "janus_pro"],
         "visual.merger.ln_q": ["qwen2vl_merger"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
@@ -262,14 +273,17 @@ tensor_table! {
     /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
     MmUp = "mm.up" {
         "visual.merger.up_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.dense_h_to_4h": ["cogvlm"],
     }
     /// `mm.down`: the merger's down projection (GLM-4V).
     MmDown = "mm.down" {
         "visual.merger.down_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.dense_4h_to_h": ["cogvlm"],
     }
     /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
     MmGate = "mm.gate" {
         "visual.merger.gate_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.gate_proj": ["cogvlm"],
     }
     /// `a.conv1d.{bid}`.
     AEncConv1d = "a.conv1d.{bid}" {
@@ -526,11 +540,15 @@ tensor_table! {
     }
     /// `v.boi`: the embedding placed before a media sequence (GLM-ASR's audio begin row).
     TokBoi = "v.boi" {
-        "model.vision.boi": ["glma"],
+        "model.vision.boi": ["glma", "cogvlm"],
     }
     /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
     TokEoi = "v.eoi" {
-        "model.vision.eoi": ["glma"],
+        "model.vision.eoi": ["glma", "cogvlm"],
+    }
+    /// `mm.post_fc_norm`: the norm after the projector's first linear (CogVLM).
+    MmPostFcNorm = "mm.post_fc_norm" {
+        "model.vision.linear_proj.norm1": ["cogvlm"],
     }
 }
 

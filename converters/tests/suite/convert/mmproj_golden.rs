@@ -173,6 +173,8 @@ fixtures! {
     llama4_vision => "llama4-vision",
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
+    cogvlm => "cogvlm",
+    janus => "janus",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -385,6 +385,8 @@ recipes! {
     llama4_vision_s2 => "llama4-vision-s2",
     lfm2vl_s2 => "lfm2vl-s2",
     lightonocr_s2 => "lightonocr-s2",
+    cogvlm_s2 => "cogvlm-s2",
+    janus_s2 => "janus-s2",
     arctic_s2 => "arctic-s2",
     grok_s2 => "grok-s2",
     grok1_s2 => "grok1-s2",
