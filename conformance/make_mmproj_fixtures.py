@@ -144,6 +144,11 @@ BPE_VOCAB = 49152
 BPE = [("tokenizer.json", "../../tokenizers/smollm"), ("tokenizer_config.json", "../qwen3moe"),
        ("special_tokens_map.json", "../qwen3moe")]
 
+# The same files named where share_tensors.py stores qwen3moe's small files once.
+BPE_STORED = BPE[:1] + [
+    ("tokenizer_config.json", "../../tokenizers/shared/3f1854467a08fcad"),
+    ("special_tokens_map.json", "../../tokenizers/shared/2b7379f3ae813529")]
+
 IMAGENET_PRE = {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225],
                 "crop_size": 28, "do_center_crop": True, "do_normalize": True,
                 "do_resize": True, "image_processor_type": "CLIPImageProcessor", "size": 28}
@@ -661,6 +666,24 @@ FIXTURES = {
                                   projection_dim=16, num_hidden_layers=1, num_patches=2,
                                   image_token_embed_dim=16)),
               PRE, None, SPM_NO_CONFIG, True),
+    # MiniCPM-V 4.6 (MiniCPMV4_6ForConditionalGeneration): a SigLIP tower of three blocks
+    # with the window-attention ViT merger inserted after block 1 (`vision_tower.vit_merger`),
+    # the final downsampling MLP (`model.merger.mlp.0`), and the Qwen3.5 text model of the
+    # qwen35-vl fixture in the config (its weights left out, NO_TEXT_WEIGHTS, but for the
+    # MTP block, which the projector drops) with the SmolLM2 BPE vocabulary;
+    # `scale_resolution` in the preprocessor config becomes the image size. Projector only:
+    # the reference's text half of this class writes block_count 3 (the config's MTP layer
+    # counted) with the MTP block dropped by its filter, a file llama.cpp cannot load.
+    "minicpmv46": ("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6",
+                   dict(text_config=dict(QWEN35_TEXT, model_type="qwen3_5_text",
+                                         intermediate_size=32, mtp_num_hidden_layers=1),
+                        vision_config=dict(hidden_size=16, intermediate_size=24,
+                                           num_hidden_layers=3, num_attention_heads=2,
+                                           image_size=28, patch_size=7, insert_layer_id=1),
+                        insert_layer_id=1, image_token_id=10, video_token_id=11,
+                        tie_word_embeddings=True),
+                   {**QWEN_PRE, "scale_resolution": 28, "downsample_mode": "16x"}, None,
+                   BPE_STORED, False),
 }
 
 
@@ -1396,7 +1419,7 @@ CONFIG_EDITS = {"gemma4unified-vl": mf.CONFIG_EDITS["gemma4unified"]}
 
 # Projector-only fixtures saved without their text weights (the projector conversion never
 # reads them), for the size budget.
-NO_TEXT_WEIGHTS = {"llama4-vision", "lfm2vl", "lightonocr"}
+NO_TEXT_WEIGHTS = {"llama4-vision", "lfm2vl", "lightonocr", "minicpmv46"}
 
 
 # Fixtures built with another transformers class than the one config.json names.
@@ -1450,6 +1473,7 @@ EXTRA_TENSORS = {
     "qwen35-vl": _mtp_qwen35,
     "qwen35moe-vl": _mtp_qwen35,
     "glmocr": _nextn_glm,
+    "minicpmv46": _mtp_qwen35,
 }
 
 
@@ -1476,6 +1500,7 @@ DROP = {
 # text variants record everything else the reference writes. name -> pre-tokenizer name.
 PRE_FALLBACK = {
     "qwen35-vl": "qwen35",
+    "minicpmv46": "qwen35",
     "qwen35moe-vl": "qwen35",
 }
 

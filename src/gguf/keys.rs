@@ -506,6 +506,8 @@ pub mod clip {
         pub const LAYERNORM_EPS: &str = "clip.vision.attention.layer_norm_epsilon";
         /// The projector's scale (pooling or pixel-shuffle) factor.
         pub const PROJECTOR_SCALE_FACTOR: &str = "clip.vision.projector.scale_factor";
+        /// The blocks that use windowed attention (or where a merger is inserted), listed.
+        pub const WA_LAYER_INDEXES: &str = "clip.vision.wa_layer_indexes";
     }
 
     /// `clip.audio.*`.

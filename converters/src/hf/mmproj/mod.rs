@@ -46,6 +46,7 @@ mod lfm2vl;
 mod lighton_ocr;
 mod llama4;
 mod meralion;
+mod minicpmv46;
 pub mod names;
 mod pixtral;
 mod qwenvl;
@@ -171,6 +172,7 @@ pub static ALL: &[&Projector] = &[
     &kimivl::GLM5_VISION,
     &cogvlm::COGVLM,
     &janus::JANUS,
+    &minicpmv46::MINICPMV46,
 ];
 
 /// The projector family of an HF architecture name.

@@ -65,6 +65,7 @@ tensor_table! {
         "vision_tower.patch_embed.proj": ["kimivl", "kimik25"],
         "vision_model.patch_embedding.linear": ["llama4"],
         "model.vision.patch_embedding.proj": ["cogvlm"],
+        "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -78,6 +79,7 @@ tensor_table! {
         "vision_tower.patch_embed.pos_emb": ["kimivl", "kimik25"],
         "vision_model.positional_embedding_vlm": ["llama4"],
         "model.vision.patch_embedding.position_embedding": ["cogvlm"],
+        "model.vision_tower.embeddings.position_embedding": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -95,6 +97,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.q_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.q_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wq": ["kimivl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.q_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
@@ -106,6 +109,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.k_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.k_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wk": ["kimivl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.k_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
@@ -117,6 +121,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.self_attn.v_proj": ["gemma4v", "llama4"],
         "vision_model.model.layers.{bid}.self_attn.v_proj.linear": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.wv": ["kimivl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.v_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -143,6 +148,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
         "vision_tower.encoder.blocks.{bid}.norm0": ["kimivl", "kimik25"],
         "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.layer_norm1": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -157,6 +163,7 @@ tensor_table! {
         "vision_tower.encoder.blocks.{bid}.wo": ["kimivl", "kimik25"],
         "model.vision.transformer.layers.{bid}.attention.dense": ["cogvlm"],
         "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.out_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -169,6 +176,7 @@ tensor_table! {
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.norm1": ["kimivl", "kimik25"],
         "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.layer_norm2": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -183,6 +191,7 @@ tensor_table! {
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc1": ["llama4"],
         "model.vision.transformer.layers.{bid}.mlp.fc1": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.mlp.fc1": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -203,6 +212,7 @@ tensor_table! {
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],
         "vision_model.model.layers.{bid}.mlp.fc2": ["llama4"],
         "model.vision.transformer.layers.{bid}.mlp.fc2": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.mlp.fc2": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -227,6 +237,7 @@ tensor_table! {
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
+        "model.vision_tower.post_layernorm": ["minicpmv4_6"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -239,6 +250,7 @@ tensor_table! {
         "multi_modal_projector.pre_norm": ["kimivl"],
         "mm_projector.pre_norm": ["kimik25"],
         "multi_modal_projector.layer_norm": ["lfm2"],
+        "model.merger.mlp.0.pre_norm": ["minicpmv4_6"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -274,11 +286,13 @@ tensor_table! {
     MmUp = "mm.up" {
         "visual.merger.up_proj": ["glm4v", "glm5v"],
         "model.vision.linear_proj.dense_h_to_4h": ["cogvlm"],
+        "model.merger.mlp.0.linear_1": ["minicpmv4_6"],
     }
     /// `mm.down`: the merger's down projection (GLM-4V).
     MmDown = "mm.down" {
         "visual.merger.down_proj": ["glm4v", "glm5v"],
         "model.vision.linear_proj.dense_4h_to_h": ["cogvlm"],
+        "model.merger.mlp.0.linear_2": ["minicpmv4_6"],
     }
     /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
     MmGate = "mm.gate" {
@@ -549,6 +563,38 @@ tensor_table! {
     /// `mm.post_fc_norm`: the norm after the projector's first linear (CogVLM).
     MmPostFcNorm = "mm.post_fc_norm" {
         "model.vision.linear_proj.norm1": ["cogvlm"],
+    }
+    /// `v.vit_merger.ln1`: the ViT merger's layer norm (MiniCPM-V 4.6).
+    MergerLn1 = "v.vit_merger.ln1" {
+        "model.vision_tower.vit_merger.layer_norm1": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_q`: the ViT merger's query (MiniCPM-V 4.6).
+    MergerAttnQ = "v.vit_merger.attn_q" {
+        "model.vision_tower.vit_merger.self_attn.q_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_k`: the ViT merger's key (MiniCPM-V 4.6).
+    MergerAttnK = "v.vit_merger.attn_k" {
+        "model.vision_tower.vit_merger.self_attn.k_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_v`: the ViT merger's value (MiniCPM-V 4.6).
+    MergerAttnV = "v.vit_merger.attn_v" {
+        "model.vision_tower.vit_merger.self_attn.v_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_out`: the ViT merger's attention output (MiniCPM-V 4.6).
+    MergerAttnO = "v.vit_merger.attn_out" {
+        "model.vision_tower.vit_merger.self_attn.out_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ln`: the norm before the ViT merger's downsampling MLP (MiniCPM-V 4.6).
+    MergerDsLn = "v.vit_merger.ds_ln" {
+        "model.vision_tower.vit_merger.pre_norm": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ffn_up`: the ViT merger's downsampling MLP, first linear (MiniCPM-V 4.6).
+    MergerDsUp = "v.vit_merger.ds_ffn_up" {
+        "model.vision_tower.vit_merger.linear_1": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ffn_down`: the ViT merger's downsampling MLP, second linear (MiniCPM-V 4.6).
+    MergerDsDown = "v.vit_merger.ds_ffn_down" {
+        "model.vision_tower.vit_merger.linear_2": ["minicpmv4_6"],
     }
 }
 

@@ -175,6 +175,7 @@ fixtures! {
     lightonocr => "lightonocr",
     cogvlm => "cogvlm",
     janus => "janus",
+    minicpmv46 => "minicpmv46",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

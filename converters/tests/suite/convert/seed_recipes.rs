@@ -387,6 +387,7 @@ recipes! {
     lightonocr_s2 => "lightonocr-s2",
     cogvlm_s2 => "cogvlm-s2",
     janus_s2 => "janus-s2",
+    minicpmv46_s2 => "minicpmv46-s2",
     arctic_s2 => "arctic-s2",
     grok_s2 => "grok-s2",
     grok1_s2 => "grok1-s2",

@@ -2,11 +2,12 @@
 //! each checked against what the reference does with the same edit (recorded here from
 //! running it): CogVLM's text model needs the key/value head count (the hub configs have
 //! none), its projector does not; Janus-Pro's tower sizes its feed-forward layer from
-//! `mlp_ratio`, rounding half to even, and flags a SiLU activation.
+//! `mlp_ratio`, rounding half to even, and flags a SiLU activation; MiniCPM-V 4.6 reads its
+//! downsample mode and image size from the preprocessor config.
 
 use std::path::Path;
 
-use ggufkit::gguf::Value;
+use ggufkit::gguf::{ArrayValue, Value};
 use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfOptions, OutType};
 use ggufkit_converters::ConvertError;
 use ggufkit_testsupport::golden as support;
@@ -85,6 +86,57 @@ fn janus_mlp_ratio_rounds_half_to_even_and_silu_is_flagged() {
         }
         Err(e) => panic!("another error: {e}"),
         Ok(_) => panic!("converted with a text mlp_ratio"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+fn edit_json(path: &Path, f: impl FnOnce(&mut Json)) {
+    let mut v: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, v.to_string()).unwrap();
+}
+
+/// The reference, for `downsample_mode` `4x`, `scale_resolution` 30.7 and a top-level
+/// `insert_layer_id` 2: `clip.vision.image_size = 30`, `scale_factor = 2`,
+/// `wa_layer_indexes = [2]` and no `v.vit_merger.*` tensor; `8x` is a `ValueError`.
+#[test]
+fn minicpmv46_downsample_modes_and_merger_index() {
+    let work = scratch("minicpmv46-modes");
+    let dir = support::materialize_fixture("minicpmv46", &work);
+    let pre = dir.join("preprocessor_config.json");
+    edit_json(&pre, |p| {
+        p["downsample_mode"] = Json::from("4x");
+        p["scale_resolution"] = Json::from(30.7);
+    });
+    edit_config(&dir, |c| c["insert_layer_id"] = Json::from(2));
+    let conv = read_mmproj_dir(&dir, &opts()).expect("converts");
+    let md = &conv.model.metadata;
+    assert_eq!(md.get("clip.vision.image_size"), Some(&Value::U32(30)));
+    assert_eq!(
+        md.get("clip.vision.projector.scale_factor"),
+        Some(&Value::U32(2))
+    );
+    match md.get("clip.vision.wa_layer_indexes") {
+        Some(Value::Array(ArrayValue::I32(a))) => assert_eq!(a, &vec![2]),
+        other => panic!("wa_layer_indexes: {other:?}"),
+    }
+    assert!(conv
+        .model
+        .tensors
+        .iter()
+        .all(|t| !t.name.contains("vit_merger")));
+    assert!(conv
+        .model
+        .tensors
+        .iter()
+        .any(|t| t.name.starts_with("v.blk.")));
+    edit_json(&pre, |p| p["downsample_mode"] = Json::from("8x"));
+    match read_mmproj_dir(&dir, &opts()) {
+        Err(ConvertError::UnsupportedFeature { feature, .. }) => {
+            assert!(feature.contains("8x"), "{feature}")
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("converted with downsample_mode 8x"),
     }
     let _ = std::fs::remove_dir_all(&work);
 }
