@@ -145,6 +145,11 @@ BPE_VOCAB = 49152
 BPE = [("tokenizer.json", "../../tokenizers/smollm"), ("tokenizer_config.json", "../qwen3moe"),
        ("special_tokens_map.json", "../qwen3moe")]
 
+# The same files named where share_tensors.py stores qwen3moe's small files once.
+BPE_STORED = BPE[:1] + [
+    ("tokenizer_config.json", "../../tokenizers/shared/3f1854467a08fcad"),
+    ("special_tokens_map.json", "../../tokenizers/shared/2b7379f3ae813529")]
+
 IMAGENET_PRE = {"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225],
                 "crop_size": 28, "do_center_crop": True, "do_normalize": True,
                 "do_resize": True, "image_processor_type": "CLIPImageProcessor", "size": 28}
@@ -669,6 +674,48 @@ FIXTURES = {
     # Projector only.
     "paddleocr-vl": ("PaddleOCRVLForConditionalGeneration", "paddleocr_vl", None,
                      {**PRE, "min_pixels": 784, "max_pixels": 3000}, None, [], False),
+    # CogVLM (remote code, THUDM/cogvlm-chat-hf; HAND_BUILT): the EVA2-CLIP tower under
+    # `model.vision.` (fused qkv with bias, a bare class-embedding parameter, a position
+    # table of (image / patch)^2 + 1 rows), the GLU projector `model.vision.linear_proj.*`
+    # and the boi / eoi rows; the text half is Llama with visual-expert attention and MLPs
+    # (dropped by the reference's text filter) and the shared SentencePiece vocabulary. The
+    # hub config has no num_key_value_heads, which the reference's Llama conversion
+    # requires: the fixture names it (the refusal without it is a test of its own).
+    "cogvlm": ("CogVLMForCausalLM", "cogvlm", None, CLIP_PRE, None, SPM_NO_CONFIG, True),
+    # Janus-Pro (JanusForConditionalGeneration): the SigLIP-style tower (two blocks, q/k/v
+    # with `projection_layer` as the output, an `mlp_ratio` instead of intermediate_size),
+    # the aligner `fc1` / `hidden_layers.0`, the image-generation heads both converters drop,
+    # and a Llama text model with the shared SentencePiece vocabulary. The VQ-VAE
+    # (`model.vqmodel.`, 300 KB at its smallest) is left out of the checkpoint (DROP_PREFIX):
+    # both converters skip it by its prefix.
+    "janus": ("JanusForConditionalGeneration", "janus",
+              dict(text_config=llama_text(vocab_size=SPM_VOCAB),
+                   vision_config=dict(hidden_size=16, num_hidden_layers=2,
+                                      num_attention_heads=2, image_size=28, patch_size=14,
+                                      mlp_ratio=1.5, projection_dim=16),
+                   vq_config=dict(embed_dim=4, num_embeddings=8, base_channels=32,
+                                  channel_multiplier=[1], num_res_blocks=1, latent_channels=4,
+                                  projection_dim=16, num_hidden_layers=1, num_patches=2,
+                                  image_token_embed_dim=16)),
+              PRE, None, SPM_NO_CONFIG, True),
+    # MiniCPM-V 4.6 (MiniCPMV4_6ForConditionalGeneration): a SigLIP tower of three blocks
+    # with the window-attention ViT merger inserted after block 1 (`vision_tower.vit_merger`),
+    # the final downsampling MLP (`model.merger.mlp.0`), and the Qwen3.5 text model of the
+    # qwen35-vl fixture in the config (its weights left out, NO_TEXT_WEIGHTS, but for the
+    # MTP block, which the projector drops) with the SmolLM2 BPE vocabulary;
+    # `scale_resolution` in the preprocessor config becomes the image size. Projector only:
+    # the reference's text half of this class writes block_count 3 (the config's MTP layer
+    # counted) with the MTP block dropped by its filter, a file llama.cpp cannot load.
+    "minicpmv46": ("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6",
+                   dict(text_config=dict(QWEN35_TEXT, model_type="qwen3_5_text",
+                                         intermediate_size=32, mtp_num_hidden_layers=1),
+                        vision_config=dict(hidden_size=16, intermediate_size=24,
+                                           num_hidden_layers=3, num_attention_heads=2,
+                                           image_size=28, patch_size=7, insert_layer_id=1),
+                        insert_layer_id=1, image_token_id=10, video_token_id=11,
+                        tie_word_embeddings=True),
+                   {**QWEN_PRE, "scale_resolution": 28, "downsample_mode": "16x"}, None,
+                   BPE_STORED, False),
 }
 
 
@@ -1466,6 +1513,77 @@ def paddleocr_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
         out[b + "mlp.fc1.bias"] = ((f,), False)
         out[b + "mlp.fc2.weight"] = ((h, f), False)
         out[b + "mlp.fc2.bias"] = ((h,), False)
+# CogVLM in the hub layout: text width 16 (two heads), two layers, vocabulary 1000 (tied:
+# no lm_head); EVA2-CLIP tower width 16, two heads, two blocks, image 28, patch 14.
+COGVLM = dict(hidden=16, layers=2, heads=2, ffn=24, vhidden=16, vlayers=2, vheads=2, vffn=24,
+              image=28, patch=14)
+
+
+def cogvlm_config() -> dict:
+    c = COGVLM
+    return {
+        "architectures": ["CogVLMForCausalLM"],
+        "auto_map": {"AutoConfig": "configuration_cogvlm.CogVLMConfig",
+                     "AutoModelForCausalLM": "modeling_cogvlm.CogVLMForCausalLM"},
+        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "hidden_act": "silu",
+        "hidden_size": c["hidden"], "initializer_range": 0.02, "intermediate_size": c["ffn"],
+        "max_position_embeddings": 2048, "num_attention_heads": c["heads"],
+        "num_key_value_heads": c["heads"], "num_hidden_layers": c["layers"],
+        "rms_norm_eps": 1e-05, "template_version": "chat", "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16", "transformers_version": "4.35.0", "use_cache": True,
+        "vocab_size": SPM_VOCAB,
+        "vision_config": {
+            "dropout_prob": 0.0, "hidden_act": "gelu", "hidden_size": c["vhidden"],
+            "image_size": c["image"], "in_channels": 3, "intermediate_size": c["vffn"],
+            "layer_norm_eps": 1e-06, "num_heads": c["vheads"],
+            "num_hidden_layers": c["vlayers"],
+            "num_positions": (c["image"] // c["patch"]) ** 2 + 1, "patch_size": c["patch"]},
+    }
+
+
+def cogvlm_tensors() -> dict:
+    """CogVLM's parameters as its checkpoint names them: name -> (shape, is a norm)."""
+    c = COGVLM
+    h, f, vh, vf = c["hidden"], c["ffn"], c["vhidden"], c["vffn"]
+    out = {"model.embed_tokens.weight": ((SPM_VOCAB, h), False),
+           "model.norm.weight": ((h,), True)}
+    for i in range(c["layers"]):
+        p = f"model.layers.{i}."
+        out.update({
+            p + "input_layernorm.weight": ((h,), True),
+            p + "post_attention_layernorm.weight": ((h,), True),
+            p + "self_attn.language_expert_query_key_value.weight": ((3 * h, h), False),
+            p + "self_attn.language_expert_dense.weight": ((h, h), False),
+            p + "self_attn.vision_expert_query_key_value.weight": ((3 * h, h), False),
+            p + "self_attn.vision_expert_query_key_value.bias": ((3 * h,), False),
+            p + "self_attn.vision_expert_dense.weight": ((h, h), False),
+        })
+        for e in ("language_mlp", "vision_mlp"):
+            out.update({p + f"mlp.{e}.gate_proj.weight": ((f, h), False),
+                        p + f"mlp.{e}.up_proj.weight": ((f, h), False),
+                        p + f"mlp.{e}.down_proj.weight": ((h, f), False)})
+    v = "model.vision."
+    n_pos = (c["image"] // c["patch"]) ** 2 + 1
+    out.update({
+        v + "boi": ((1, 1, h), False), v + "eoi": ((1, 1, h), False),
+        v + "patch_embedding.cls_embedding": ((1, vh), False),
+        v + "patch_embedding.proj.weight": ((vh, 3, c["patch"], c["patch"]), False),
+        v + "patch_embedding.proj.bias": ((vh,), False),
+        v + "patch_embedding.position_embedding.weight": ((n_pos, vh), False),
+        v + "linear_proj.linear_proj.weight": ((h, vh), False),
+        v + "linear_proj.norm1.weight": ((h,), True), v + "linear_proj.norm1.bias": ((h,), False),
+        v + "linear_proj.dense_h_to_4h.weight": ((f, h), False),
+        v + "linear_proj.gate_proj.weight": ((f, h), False),
+        v + "linear_proj.dense_4h_to_h.weight": ((h, f), False),
+    })
+    for i in range(c["vlayers"]):
+        p = f"{v}transformer.layers.{i}."
+        for n, shape in (("input_layernorm", (vh,)), ("post_attention_layernorm", (vh,)),
+                         ("attention.query_key_value", (3 * vh, vh)),
+                         ("attention.dense", (vh, vh)), ("mlp.fc1", (vf, vh)),
+                         ("mlp.fc2", (vh, vf))):
+            out[p + n + ".weight"] = (shape, "layernorm" in n)
+            out[p + n + ".bias"] = ((shape[0],), False)
     return out
 
 
@@ -1491,6 +1609,7 @@ HAND_BUILT = {
                                               hunyuanvl_config()),
     "paddleocr-vl": lambda out, seed: build_hand(out, seed, paddleocr_tensors(),
                                                  paddleocr_config()),
+    "cogvlm": lambda out, seed: build_hand(out, seed, cogvlm_tensors(), cogvlm_config()),
 }
 
 
@@ -1590,6 +1709,12 @@ def build(name: str, out: Path, seed: int) -> None:
         st = out / "model.safetensors"
         tensors = {k: v for k, v in load_file(str(st)).items() if k not in DROP[name]}
         save_file(tensors, str(st), metadata={"format": "pt"})
+    if name in DROP_PREFIX:
+        from safetensors.torch import load_file, save_file
+        st = out / "model.safetensors"
+        tensors = {k: v for k, v in load_file(str(st)).items()
+                   if not k.startswith(tuple(DROP_PREFIX[name]))}
+        save_file(tensors, str(st), metadata={"format": "pt"})
     if name in NO_TEXT_WEIGHTS:
         from safetensors.torch import load_file, save_file
         st = out / "model.safetensors"
@@ -1640,7 +1765,7 @@ CONFIG_EDITS = {"gemma4unified-vl": mf.CONFIG_EDITS["gemma4unified"]}
 
 # Projector-only fixtures saved without their text weights (the projector conversion never
 # reads them), for the size budget.
-NO_TEXT_WEIGHTS = {"llama4-vision", "lfm2vl", "lightonocr"}
+NO_TEXT_WEIGHTS = {"llama4-vision", "lfm2vl", "lightonocr", "minicpmv46"}
 
 
 # Fixtures built with another transformers class than the one config.json names.
@@ -1694,6 +1819,14 @@ EXTRA_TENSORS = {
     "qwen35-vl": _mtp_qwen35,
     "qwen35moe-vl": _mtp_qwen35,
     "glmocr": _nextn_glm,
+    "minicpmv46": _mtp_qwen35,
+}
+
+
+# Checkpoint tensors left out by prefix after saving (parts both converters skip by name):
+# name -> prefixes.
+DROP_PREFIX = {
+    "janus": ["model.vqmodel."],
 }
 
 
@@ -1713,6 +1846,7 @@ DROP = {
 # text variants record everything else the reference writes. name -> pre-tokenizer name.
 PRE_FALLBACK = {
     "qwen35-vl": "qwen35",
+    "minicpmv46": "qwen35",
     "qwen35moe-vl": "qwen35",
 }
 

@@ -524,7 +524,8 @@ pub mod clip {
         pub const PROJECTOR_WINDOW_SIDE: &str = "clip.vision.projector.window_side";
         /// Each projector's spatial sampling offset, -1 for none (Granite 4 Vision).
         pub const PROJECTOR_SPATIAL_OFFSETS: &str = "clip.vision.projector.spatial_offsets";
-        /// The blocks that use full attention, the others windowed (Youtu-VL).
+        /// Block indexes of the tower: those with full attention, the others windowed
+        /// (Youtu-VL), or where a merger is inserted (MiniCPM-V 4.6).
         pub const WA_LAYER_INDEXES: &str = "clip.vision.wa_layer_indexes";
     }
 

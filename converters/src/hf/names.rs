@@ -105,7 +105,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
-            "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text",
+            "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "cogvlm",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -194,7 +194,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "cogvlm",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -247,7 +247,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "cogvlm",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -302,6 +302,7 @@ tensor_table! {
         "transformer.layers.{bid}.attn.qkv_proj": ["openelm"],
         "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
         "encoder.layers.{bid}.self_attention.query_key_value": ["chatglm"],
+        "model.layers.{bid}.self_attn.language_expert_query_key_value": ["cogvlm"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -434,6 +435,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
         "model.transformer.blocks.{bid}.attn_out": ["llada"],
         "model.blocks.{bid}.attn.attn_resid": ["talkie"],
+        "model.layers.{bid}.self_attn.language_expert_dense": ["cogvlm"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -499,7 +501,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
-            "rnd1", "grovemoe",
+            "rnd1", "grovemoe", "cogvlm",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -595,6 +597,7 @@ tensor_table! {
         "model.layers.{bid}.residual_mlp.w1": ["arctic"],
         "model.transformer.blocks.{bid}.ff_proj": ["llada"],
         "model.blocks.{bid}.mlp.mlp_gate": ["talkie"],
+        "model.layers.{bid}.mlp.language_mlp.gate_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_up`.
     FfnUp = "blk.{bid}.ffn_up" {
@@ -642,6 +645,7 @@ tensor_table! {
         "model.layers.{bid}.residual_mlp.w3": ["arctic"],
         "model.transformer.blocks.{bid}.up_proj": ["llada"],
         "model.blocks.{bid}.mlp.mlp_linear": ["talkie"],
+        "model.layers.{bid}.mlp.language_mlp.up_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -688,6 +692,7 @@ tensor_table! {
         "model.layers.{bid}.residual_mlp.w2": ["arctic"],
         "model.transformer.blocks.{bid}.ff_out": ["llada"],
         "model.blocks.{bid}.mlp.mlp_resid": ["talkie"],
+        "model.layers.{bid}.mlp.language_mlp.down_proj": ["cogvlm"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {

@@ -142,6 +142,9 @@ mod llada;
 mod rnd1;
 mod sarvam_moe;
 mod talkie;
+// Text models of vision-language classes (second batch).
+mod cogvlm;
+mod janus;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -299,6 +302,8 @@ pub static ALL: &[&Arch] = &[
     &rnd1::RND1,
     &hrm_text::HRM_TEXT,
     &talkie::TALKIE,
+    &cogvlm::COGVLM,
+    &janus::JANUS,
 ];
 
 /// The description for an HF architecture name.

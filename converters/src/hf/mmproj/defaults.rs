@@ -47,6 +47,8 @@ static FAMILIES: &[&ConfigClasses] = &[
     &super::gemma3::CONFIG_CLASSES,
     &super::smolvlm::CONFIG_CLASSES,
     &super::whisper::CONFIG_CLASSES,
+    &super::janus::CONFIG_CLASSES,
+    &super::minicpmv46::CONFIG_CLASSES,
 ];
 
 /// The class the composite class of config `raw` builds for sub-config `key`.

@@ -32,6 +32,7 @@ use super::{metadata, HfConversion, HfOptions};
 use crate::ConvertError;
 
 mod audioflamingo3;
+mod cogvlm;
 mod deepseek4v;
 mod defaults;
 mod gemma3;
@@ -42,11 +43,13 @@ mod glmasr;
 mod granite4v;
 mod hunyuanvl;
 mod internvl;
+mod janus;
 mod kimivl;
 mod lfm2vl;
 mod lighton_ocr;
 mod llama4;
 mod meralion;
+mod minicpmv46;
 pub mod names;
 mod paddleocr;
 mod pixtral;
@@ -180,6 +183,9 @@ pub static ALL: &[&Projector] = &[
     &hunyuanvl::HUNYUANVL,
     &paddleocr::PADDLEOCR_VISION,
     &deepseek4v::DEEPSEEK4V,
+    &cogvlm::COGVLM,
+    &janus::JANUS,
+    &minicpmv46::MINICPMV46,
 ];
 
 /// The projector family of an HF architecture name.

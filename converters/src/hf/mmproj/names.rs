@@ -44,6 +44,7 @@ tensor_table! {
         "model.connector.modality_projection.proj": ["idefics3"],
         "visual.merger.proj": ["glm4v", "glm5v"],
         "vit.perceive.mlp": ["hunyuanvl"],
+        "model.vision.linear_proj.linear_proj": ["cogvlm"],
     }
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
@@ -55,11 +56,12 @@ tensor_table! {
         "vision_tower.vision_model.embeddings.class_embedding": ["internvl"],
         "model.vision_tower.embeddings.cls_token": ["internvl"],
         "vision_model.class_embedding": ["llama4"],
+        "model.vision.patch_embedding.cls_embedding": ["cogvlm"],
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
         "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr"],
+        "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
@@ -71,11 +73,13 @@ tensor_table! {
         "siglip2.vision_model.embeddings.patch_embedding": ["youtuvl"],
         "vit.embeddings.patch_embedding": ["hunyuanvl"],
         "vision.patch_embed.proj": ["deepseek4v"],
+        "model.vision.patch_embedding.proj": ["cogvlm"],
+        "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
         "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr"],
+        "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr", "janus_pro"],
         "visual.pos_embed": ["qwen3vl_merger"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
@@ -85,17 +89,20 @@ tensor_table! {
         "vision_model.positional_embedding_vlm": ["llama4"],
         "model.vision_tower.vision_model.embeddings.position_embedding": ["granite4_vision"],
         "vit.embeddings.position_embedding": ["hunyuanvl"],
+        "model.vision.patch_embedding.position_embedding": ["cogvlm"],
+        "model.vision_tower.embeddings.position_embedding": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
         "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.q_proj": ["internvl"],
@@ -105,11 +112,12 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.q_proj": ["hunyuanvl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.q_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.k_proj": ["internvl"],
@@ -119,11 +127,12 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.k_proj": ["hunyuanvl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.k_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
         "model.vision_tower.encoder.layer.{bid}.attention.v_proj": ["internvl"],
@@ -133,6 +142,7 @@ tensor_table! {
         "model.vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["granite4_vision"],
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.v_proj": ["hunyuanvl"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.v_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -151,7 +161,7 @@ tensor_table! {
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
@@ -162,6 +172,8 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.layer_norm1": ["youtuvl"],
         "vit.layers.{bid}.input_layernorm": ["hunyuanvl"],
         "vision.blocks.{bid}.norm1": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.layer_norm1": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -178,11 +190,14 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.o_proj": ["hunyuanvl"],
         "vision.blocks.{bid}.attn.wo": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.attention.dense": ["cogvlm"],
+        "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
+        "model.vision_tower.encoder.layers.{bid}.self_attn.out_proj": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
@@ -193,11 +208,13 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.layer_norm2": ["youtuvl"],
         "vit.layers.{bid}.post_attention_layernorm": ["hunyuanvl"],
         "vision.blocks.{bid}.norm2": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.layer_norm2": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -210,6 +227,8 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.mlp.fc1": ["youtuvl"],
         "vit.layers.{bid}.mlp.dense_h_to_4h": ["hunyuanvl"],
         "vision.blocks.{bid}.mlp.w1_up": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.mlp.fc1": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.mlp.fc1": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -221,7 +240,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
         "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr"],
+        "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
@@ -234,6 +253,8 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.mlp.fc2": ["youtuvl"],
         "vit.layers.{bid}.mlp.dense_4h_to_h": ["hunyuanvl"],
         "vision.blocks.{bid}.mlp.w2": ["deepseek4v"],
+        "model.vision.transformer.layers.{bid}.mlp.fc2": ["cogvlm"],
+        "model.vision_tower.encoder.layers.{bid}.mlp.fc2": ["minicpmv4_6"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -253,7 +274,7 @@ tensor_table! {
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
-        "model.vision_model.post_layernorm": ["idefics3", "paddleocr"],
+        "model.vision_model.post_layernorm": ["idefics3", "paddleocr", "janus_pro"],
         "visual.merger.ln_q": ["qwen2vl_merger"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
@@ -261,6 +282,7 @@ tensor_table! {
         "model.vision_tower.vision_model.post_layernorm": ["granite4_vision"],
         "siglip2.vision_model.post_layernorm": ["youtuvl"],
         "vision.norm": ["deepseek4v"],
+        "model.vision_tower.post_layernorm": ["minicpmv4_6"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -275,6 +297,7 @@ tensor_table! {
         "multi_modal_projector.layer_norm": ["lfm2"],
         "merger.ln_q": ["youtuvl"],
         "mlp_AR.pre_norm": ["paddleocr"],
+        "model.merger.mlp.0.pre_norm": ["minicpmv4_6"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -310,14 +333,19 @@ tensor_table! {
     /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
     MmUp = "mm.up" {
         "visual.merger.up_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.dense_h_to_4h": ["cogvlm"],
+        "model.merger.mlp.0.linear_1": ["minicpmv4_6"],
     }
     /// `mm.down`: the merger's down projection (GLM-4V).
     MmDown = "mm.down" {
         "visual.merger.down_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.dense_4h_to_h": ["cogvlm"],
+        "model.merger.mlp.0.linear_2": ["minicpmv4_6"],
     }
     /// `mm.gate`: the merger's SwiGLU gate (GLM-4V).
     MmGate = "mm.gate" {
         "visual.merger.gate_proj": ["glm4v", "glm5v"],
+        "model.vision.linear_proj.gate_proj": ["cogvlm"],
     }
     /// `a.conv1d.{bid}`.
     AEncConv1d = "a.conv1d.{bid}" {
@@ -574,11 +602,47 @@ tensor_table! {
     }
     /// `v.boi`: the embedding placed before a media sequence (GLM-ASR's audio begin row).
     TokBoi = "v.boi" {
-        "model.vision.boi": ["glma"],
+        "model.vision.boi": ["glma", "cogvlm"],
     }
     /// `v.eoi`: the embedding placed after a media sequence (GLM-ASR's audio end row).
     TokEoi = "v.eoi" {
-        "model.vision.eoi": ["glma"],
+        "model.vision.eoi": ["glma", "cogvlm"],
+    }
+    /// `mm.post_fc_norm`: the norm after the projector's first linear (CogVLM).
+    MmPostFcNorm = "mm.post_fc_norm" {
+        "model.vision.linear_proj.norm1": ["cogvlm"],
+    }
+    /// `v.vit_merger.ln1`: the ViT merger's layer norm (MiniCPM-V 4.6).
+    MergerLn1 = "v.vit_merger.ln1" {
+        "model.vision_tower.vit_merger.layer_norm1": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_q`: the ViT merger's query (MiniCPM-V 4.6).
+    MergerAttnQ = "v.vit_merger.attn_q" {
+        "model.vision_tower.vit_merger.self_attn.q_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_k`: the ViT merger's key (MiniCPM-V 4.6).
+    MergerAttnK = "v.vit_merger.attn_k" {
+        "model.vision_tower.vit_merger.self_attn.k_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_v`: the ViT merger's value (MiniCPM-V 4.6).
+    MergerAttnV = "v.vit_merger.attn_v" {
+        "model.vision_tower.vit_merger.self_attn.v_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.attn_out`: the ViT merger's attention output (MiniCPM-V 4.6).
+    MergerAttnO = "v.vit_merger.attn_out" {
+        "model.vision_tower.vit_merger.self_attn.out_proj": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ln`: the norm before the ViT merger's downsampling MLP (MiniCPM-V 4.6).
+    MergerDsLn = "v.vit_merger.ds_ln" {
+        "model.vision_tower.vit_merger.pre_norm": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ffn_up`: the ViT merger's downsampling MLP, first linear (MiniCPM-V 4.6).
+    MergerDsUp = "v.vit_merger.ds_ffn_up" {
+        "model.vision_tower.vit_merger.linear_1": ["minicpmv4_6"],
+    }
+    /// `v.vit_merger.ds_ffn_down`: the ViT merger's downsampling MLP, second linear (MiniCPM-V 4.6).
+    MergerDsDown = "v.vit_merger.ds_ffn_down" {
+        "model.vision_tower.vit_merger.linear_2": ["minicpmv4_6"],
     }
     /// `v.image_newline`: the learned row after each image row.
     EncEmbdImgnl = "v.image_newline" {

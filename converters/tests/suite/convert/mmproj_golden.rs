@@ -178,6 +178,9 @@ fixtures! {
     hunyuanvl => "hunyuanvl",
     paddleocr_vl => "paddleocr-vl",
     deepseek4_vl => "deepseek4-vl",
+    cogvlm => "cogvlm",
+    janus => "janus",
+    minicpmv46 => "minicpmv46",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -23,3 +23,4 @@ mod seed_golden;
 mod seed_recipes;
 mod torch_golden;
 mod torch_math_golden;
+mod vision_families_b;
