@@ -619,3 +619,14 @@ pub mod draft {
     /// `selector_top_k`: how many candidates the selector keeps.
     pub const SELECTOR_TOP_K: &str = "selector_top_k";
 }
+
+/// Per-architecture keys of Kimi Delta Attention (KDA) linear-attention layers, `{arch}.` +
+/// these (gguf-py's `Keys.KDA`).
+pub mod kda {
+    /// `kda.head_dim`: the head size of the KDA layers.
+    pub const HEAD_DIM: &str = "kda.head_dim";
+    /// `kda.safe_gate`: the forget gate is bounded below.
+    pub const SAFE_GATE: &str = "kda.safe_gate";
+    /// `kda.gate_lower_bound`: the forget gate's lower bound in log space.
+    pub const GATE_LOWER_BOUND: &str = "kda.gate_lower_bound";
+}

@@ -118,7 +118,7 @@ tensor_table! {
         "backbone.embedding": ["mamba", "mamba2"],
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
-        "model.word_embeddings": ["bailingmoe2", "bailingmoe"],
+        "model.word_embeddings": ["bailingmoe2", "bailingmoe", "bailingmoe3"],
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
@@ -184,6 +184,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -235,6 +236,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -314,6 +316,7 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.q_proj": ["exaone"],
         "model.layers.{bid}.attention.wq": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.query": ["grok"],
+        "model.layers.{bid}.attention.q_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -339,6 +342,7 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.k_proj": ["exaone"],
         "model.layers.{bid}.attention.wk": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.key": ["grok"],
+        "model.layers.{bid}.attention.k_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -364,6 +368,7 @@ tensor_table! {
         "transformer.h.{bid}.attn.attention.v_proj": ["exaone"],
         "model.layers.{bid}.attention.wv": ["internlm2"],
         "transformer.decoder_layer.{bid}.multi_head_attention.value": ["grok"],
+        "model.layers.{bid}.attention.v_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -396,7 +401,7 @@ tensor_table! {
         "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
         "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe", "minimax-01"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
-        "model.layers.{bid}.attention.dense": ["bailingmoe2", "bailingmoe"],
+        "model.layers.{bid}.attention.dense": ["bailingmoe2", "bailingmoe", "bailingmoe3"],
         "transformer.layer.{bid}.attention.out_lin": ["bert"],
         "transformer_encoder.{bid}.wo": ["neo-bert"],
         "h.{bid}.self_attention.dense": ["bloom"],
@@ -408,6 +413,7 @@ tensor_table! {
         "encoder.layers.{bid}.self_attention.dense": ["chatglm"],
         "model.layers.{bid}.self_attn.linear_attn": ["deci"],
         "transformer.decoder_layer.{bid}.multi_head_attention.linear": ["grok"],
+        "model.layers.{bid}.attention.o_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -466,6 +472,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -517,6 +524,7 @@ tensor_table! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
             "hy_v4", "mimo2",
+            "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -545,6 +553,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -572,6 +581,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -617,6 +627,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "bailingmoe3",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -721,6 +732,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -735,6 +747,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -751,6 +764,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -771,14 +785,14 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2", "minimax-m3"],
         "model.layers.{bid}.mlp.expert_bias": ["afmoe", "hy_v3"],
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
-        "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
+        "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2", "bailingmoe3"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
     }
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
-        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2"],
+        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2", "bailingmoe3"],
         "transformer.layer.{bid}.output_layer_norm": ["bert"],
         "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
         "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
@@ -793,6 +807,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
+        "model.layers.{bid}.attention.q_a_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
@@ -801,6 +816,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
+        "model.layers.{bid}.attention.q_b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
@@ -810,6 +826,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
+        "model.layers.{bid}.attention.kv_a_proj_with_mqa": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
@@ -832,6 +849,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
+        "model.layers.{bid}.attention.q_a_layernorm": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
@@ -841,6 +859,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
+        "model.layers.{bid}.attention.kv_a_layernorm": ["bailingmoe3"],
     }
     /// `blk.{bid}.nextn.eh_proj`.
     NextnEhProj = "blk.{bid}.nextn.eh_proj" {
@@ -849,6 +868,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -862,6 +882,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -871,6 +892,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
@@ -920,6 +942,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
+        "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_dt_norm`.
     SsmDtNorm = "blk.{bid}.ssm_dt_norm" {
@@ -931,6 +954,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_b_norm`.
     SsmBNorm = "blk.{bid}.ssm_b_norm" {
@@ -953,6 +977,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.norm": ["granitehybrid"],
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.attention.o_norm": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_out`.
     SsmOut = "blk.{bid}.ssm_out" {
@@ -976,6 +1001,7 @@ tensor_table! {
     /// `blk.{bid}.ssm_beta`.
     SsmBeta = "blk.{bid}.ssm_beta" {
         "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.attention.b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_alpha`.
     SsmAlpha = "blk.{bid}.ssm_alpha" {
@@ -1489,6 +1515,23 @@ tensor_table! {
         "rwkv.blocks.{bid}.feed_forward.value": ["rwkv6"],
         "model.layers.{bid}.feed_forward.value": ["rwkv7"],
     }
+    // Kimi Delta Attention (KDA) linear attention.
+    /// `blk.{bid}.ssm_conv1d_q` (KDA's short convolution of q).
+    SsmConv1dQ = "blk.{bid}.ssm_conv1d_q" {
+        "model.layers.{bid}.attention.q_conv1d": ["bailingmoe3"],
+    }
+    /// `blk.{bid}.ssm_conv1d_k`.
+    SsmConv1dK = "blk.{bid}.ssm_conv1d_k" {
+        "model.layers.{bid}.attention.k_conv1d": ["bailingmoe3"],
+    }
+    /// `blk.{bid}.ssm_conv1d_v`.
+    SsmConv1dV = "blk.{bid}.ssm_conv1d_v" {
+        "model.layers.{bid}.attention.v_conv1d": ["bailingmoe3"],
+    }
+    /// `blk.{bid}.ssm_f_a` (KDA's forget-gate projection, or its first LoRA half).
+    SsmFA = "blk.{bid}.ssm_f_a" {}
+    /// `blk.{bid}.ssm_g_a` (KDA's output-gate projection, or its first LoRA half).
+    SsmGA = "blk.{bid}.ssm_g_a" {}
 }
 
 /// The tensors of a Llama-style decoder (embeddings, output, and per block the attention and

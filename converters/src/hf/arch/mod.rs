@@ -128,6 +128,8 @@ mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
 mod eagle3;
+// Bailing V3 (KDA + MLA hybrid).
+mod bailingmoe3;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -271,6 +273,8 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &bailingmoe3::BAILINGMOE3,
+    &bailingmoe3::BAILINGMOE3_VL,
 ];
 
 /// The description for an HF architecture name.

@@ -248,6 +248,8 @@ fixtures! {
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
     mimo2 => "mimo2",
+    bailingmoe3 => "bailingmoe3",
+    bailingmoe3_vl => "bailingmoe3-vl",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

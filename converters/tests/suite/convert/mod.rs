@@ -5,6 +5,7 @@
 
 mod arch_golden;
 mod arch_variants;
+mod bailingmoe3_rules;
 mod deepseek4_rules;
 mod draft_golden;
 mod fp8_golden;

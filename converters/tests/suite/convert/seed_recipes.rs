@@ -392,4 +392,6 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    bailingmoe3_s2 => "bailingmoe3-s2",
+    bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
 }
