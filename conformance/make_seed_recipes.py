@@ -274,7 +274,7 @@ def run_mistral(name: str, llama: Path, work: Path) -> dict:
 # text half and `--mmproj` (f32).
 PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
               "audioflamingo3", "meralion2", "glmasr", "sarashina2-vl", "kimik25-vl", "kimivl",
-              "llama4-vision", "lfm2vl", "lightonocr")
+              "llama4-vision", "lfm2vl", "lightonocr", "ling3vl")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

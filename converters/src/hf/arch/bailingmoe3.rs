@@ -177,7 +177,7 @@ fn is_full_attention(hp: &Hparams, bid: u64) -> Result<bool, ConvertError> {
             "at least 1",
         ));
     }
-    Ok(bid >= n_layer || (bid + 1) % group == 0 || bid >= n_layer / group * group)
+    Ok(bid >= n_layer || (bid + 1).is_multiple_of(group) || bid >= n_layer / group * group)
 }
 
 /// `modify_tensors` before the expert stacking: the KDA tensors' shapes and names, the
@@ -325,9 +325,11 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         }
     }
     if hp.mtp != crate::hf::Mtp::Drop {
-        match hp.find_u64(&["num_nextn_predict_layers"])? {
-            Some(n) if n > 0 => p.u32(mla::NEXTN_PREDICT_LAYERS, n)?,
-            _ => {}
+        if let Some(n) = hp
+            .find_u64(&["num_nextn_predict_layers"])?
+            .filter(|&n| n > 0)
+        {
+            p.u32(mla::NEXTN_PREDICT_LAYERS, n)?;
         }
     }
     Ok(())

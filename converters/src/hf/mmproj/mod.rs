@@ -42,6 +42,7 @@ mod internvl;
 mod kimivl;
 mod lfm2vl;
 mod lighton_ocr;
+mod ling3vl;
 mod llama4;
 mod meralion;
 pub mod names;
@@ -167,6 +168,7 @@ pub static ALL: &[&Projector] = &[
     &lfm2vl::LFM2VL,
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
+    &ling3vl::LING3VL,
 ];
 
 /// The projector family of an HF architecture name.

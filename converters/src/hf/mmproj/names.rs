@@ -67,7 +67,7 @@ tensor_table! {
     EncEmbdPos = "v.position_embd" {
         "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.embeddings.position_embedding": ["idefics3"],
-        "visual.pos_embed": ["qwen3vl_merger"],
+        "visual.pos_embed": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
         "model.vision_tower.patch_embedder.position_embedding_table": ["gemma4v"],
@@ -77,7 +77,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
-        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger"],
+        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
     }
     /// `v.blk.{bid}.attn_q`.
@@ -132,7 +132,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
@@ -143,7 +143,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
@@ -155,7 +155,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger"],
+        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
@@ -168,7 +168,7 @@ tensor_table! {
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger"],
+        "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc0": ["kimivl", "kimik25"],
@@ -187,7 +187,7 @@ tensor_table! {
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
         "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger"],
+        "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
         "vision_tower.encoder.blocks.{bid}.mlp.fc1": ["kimivl", "kimik25"],

@@ -6,7 +6,7 @@ use ggufkit_testsupport::golden as support;
 
 use std::path::{Path, PathBuf};
 
-use ggufkit_converters::hf::{read_hf_dir, HfOptions, Mtp, OutType};
+use ggufkit_converters::hf::{read_hf_dir, read_mmproj_dir, HfOptions, Mtp, OutType};
 use ggufkit_converters::ConvertError;
 use serde_json::{json, Value as Json};
 
@@ -127,4 +127,33 @@ fn mtp_switches_split_the_nextn_block() {
         .iter()
         .all(|n| n.starts_with("blk.3.") || n == "token_embd.weight" || n == "output_norm.weight"));
     assert_eq!(trunk.len() + draft.len(), all.len() + 2, "{draft:?}");
+}
+
+/// The projector (`--mmproj`) needs a norm-only merger (`disable_merger_proj: true`) and the
+/// tower's `out_hidden_size`, as the reference's vision class does.
+#[test]
+fn projector_config_is_checked() {
+    let work = scratch("bailingmoe3-projector");
+    for (key, value, named) in [
+        ("disable_merger_proj", json!(false), "disable_merger_proj"),
+        ("out_hidden_size", Json::Null, "out_hidden_size"),
+    ] {
+        let dir = materialize("ling3vl", &work);
+        let path = dir.join("config.json");
+        let mut cfg = read_json(&path);
+        cfg["vision_config"][key] = value;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+        match read_mmproj_dir(&dir, &opts(Mtp::Keep)) {
+            Err(ConvertError::UnsupportedFeature { arch, feature }) => {
+                assert!(
+                    arch.starts_with("BailingMoeV3VLForConditionalGeneration"),
+                    "{arch}"
+                );
+                assert!(feature.contains(named), "{key}: {feature}");
+            }
+            Err(e) => panic!("{key}: refused for another reason: {e}"),
+            Ok(_) => panic!("{key}: converted"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
 }

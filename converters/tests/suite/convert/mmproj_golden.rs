@@ -173,6 +173,7 @@ fixtures! {
     llama4_vision => "llama4-vision",
     lfm2vl => "lfm2vl",
     lightonocr => "lightonocr",
+    ling3vl => "ling3vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

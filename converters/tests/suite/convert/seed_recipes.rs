@@ -394,4 +394,5 @@ recipes! {
     mimo2_s2 => "mimo2-s2",
     bailingmoe3_s2 => "bailingmoe3-s2",
     bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
+    ling3vl_s2 => "ling3vl-s2",
 }
