@@ -1022,6 +1022,54 @@ FIXTURES.update({
                    layer_types=["full_attention", "sliding_attention", "full_attention"],
                    eos_token_id=[2, 5]),
                "smollm", True),
+    # Ling 3.0 (BailingMoeV3, remote code: written directly, see RAW_MODELS): KDA linear
+    # attention layers (q/k/v with short convolutions, a full-rank forget gate f_proj, beta,
+    # A_log, dt_bias, output gate and norm) and every layer_group_size-th layer MLA with a
+    # head-wise output gate, one dense block, routed experts with a shared one and the
+    # selection bias, per-layer SwiGLU clamps (lists shorter than the blocks, with nulls) and
+    # one next-token-prediction layer (eh_proj, enorm, hnorm, final_layernorm) after them.
+    "bailingmoe3": ("BailingMoeV3ForCausalLM", "bailing_moe_v3",
+                    dict(hidden_size=16, intermediate_size=40, num_hidden_layers=3,
+                         num_attention_heads=2, num_key_value_heads=2, head_dim=8,
+                         vocab_size=BPE_VOCAB, max_position_embeddings=4096, rms_norm_eps=1e-6,
+                         rope_theta=600000.0, first_k_dense_replace=1, layer_group_size=3,
+                         moe_intermediate_size=8, moe_shared_expert_intermediate_size=12,
+                         num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+                         routed_scaling_factor=2.5, norm_topk_prob=True, n_group=2,
+                         topk_group=1, score_function="sigmoid", kv_lora_rank=8,
+                         q_lora_rank=None, qk_nope_head_dim=4, qk_rope_head_dim=4,
+                         v_head_dim=6, short_conv_kernel_size=4, kda_safe_gate=True,
+                         kda_lower_bound=-5.0, no_kda_lora=True,
+                         gated_attention_proj_granularity_type="head_wise",
+                         expert_swiglu_limit_list=[None, 7.0],
+                         share_expert_swiglu_limit_list=[None, 10, 7.5],
+                         num_nextn_predict_layers=1, rope_scaling=None,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=None),
+                    "smollm", True),
+    # Ling 3.0 VL's text half (BailingMoeV3VL, remote code): the text hparams under
+    # text_config with M-RoPE sections and a q LoRA rank; the vision tower (model.visual.*)
+    # and the projector (linear_proj.*) are not text.
+    "bailingmoe3-vl": ("BailingMoeV3VLForConditionalGeneration", "bailing_moe_v3_vl",
+                       dict(text_config=dict(
+                           hidden_size=16, intermediate_size=40, num_hidden_layers=4,
+                           num_attention_heads=2, num_key_value_heads=2, head_dim=8,
+                           vocab_size=BPE_VOCAB, max_position_embeddings=4096,
+                           rms_norm_eps=1e-5, rope_theta=10000.0, first_k_dense_replace=2,
+                           layer_group_size=2, moe_intermediate_size=8,
+                           moe_shared_expert_intermediate_size=8, num_experts=3,
+                           num_experts_per_tok=2,
+                           routed_scaling_factor=1.5, norm_topk_prob=False,
+                           score_function="sigmoid", kv_lora_rank=8, q_lora_rank=6,
+                           qk_nope_head_dim=4, qk_rope_head_dim=6, v_head_dim=4,
+                           short_conv_kernel_size=3, kda_safe_gate=True,
+                           kda_lower_bound=-4.0, no_kda_lora=True,
+                           gated_attention_proj_granularity_type="head_wise",
+                           mrope_section=[1, 1, 1], num_nextn_predict_layers=0),
+                           vision_config=dict(hidden_size=8, depth=1, num_heads=2,
+                                              out_hidden_size=32, spatial_merge_size=2,
+                                              disable_merger_proj=True),
+                           bos_token_id=1, eos_token_id=2, pad_token_id=None),
+                       "smollm", True),
 })
 
 # Older encoders and GPT-era decoders. The WordPiece fixtures take their 30522-row word
@@ -2354,6 +2402,65 @@ def _grok1_tensors(kw: dict) -> dict:
     return out
 
 
+def _bailing3_tensors(kw: dict) -> dict:
+    """BailingMoeV3ForCausalLM's tensor names and shapes (inclusionAI's remote code): KDA
+    layers, MLA layers every layer_group_size-th (and past num_hidden_layers), the MTP layer's
+    fusion tensors; a VL checkpoint (text_config) adds the vision tower and projector."""
+    kw = {**kw, **kw.get("text_config", {})}
+    e, nh, hd = kw["hidden_size"], kw["num_attention_heads"], kw["head_dim"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["num_experts"]
+    sff, conv = kw["moe_shared_expert_intermediate_size"], kw["short_conv_kernel_size"]
+    rank, nope, rope, vd = kw["kv_lora_rank"], kw["qk_nope_head_dim"], kw["qk_rope_head_dim"], \
+        kw["v_head_dim"]
+    n, g, qr = kw["num_hidden_layers"], kw["layer_group_size"], kw.get("q_lora_rank")
+    d = nh * hd
+    out = {"model.word_embeddings.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(n + kw.get("num_nextn_predict_layers", 0)):
+        p = f"model.layers.{b}."
+        a = p + "attention."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,)})
+        if b >= n or (b + 1) % g == 0 or b >= n // g * g:
+            if qr:
+                out.update({a + "q_a_proj.weight": (qr, e), a + "q_a_layernorm.weight": (qr,),
+                            a + "q_b_proj.weight": (nh * (nope + rope), qr)})
+            else:
+                out[a + "q_proj.weight"] = (nh * (nope + rope), e)
+            out.update({a + "kv_a_proj_with_mqa.weight": (rank + rope, e),
+                        a + "kv_a_layernorm.weight": (rank,),
+                        a + "kv_b_proj.weight": (nh * (nope + vd), rank),
+                        a + "g_proj.weight": (nh, e), a + "dense.weight": (e, nh * vd)})
+        else:
+            out.update({a + "q_proj.weight": (d, e), a + "k_proj.weight": (d, e),
+                        a + "v_proj.weight": (d, e), a + "q_conv1d.weight": (d, 1, conv),
+                        a + "k_conv1d.weight": (d, 1, conv), a + "v_conv1d.weight": (d, 1, conv),
+                        a + "f_proj.weight": (d, e), a + "b_proj.weight": (nh, e),
+                        a + "A_log": (nh,), a + "dt_bias": (d,), a + "g_proj.weight": (d, e),
+                        a + "o_norm.weight": (hd,), a + "o_proj.weight": (e, d)})
+        if b >= n:
+            out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                        p + "hnorm.weight": (e,), p + "final_layernorm.weight": (e,)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.expert_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+    if "vision_config" in kw:
+        vh, vo = kw["vision_config"]["hidden_size"], kw["vision_config"]["out_hidden_size"]
+        out.update({"model.visual.patch_embed.proj.weight": (vh, 3, 2, 2, 2),
+                    "model.visual.blocks.0.attn.qkv.weight": (3 * vh, vh),
+                    "model.visual.merger.norm.weight": (vh,),
+                    "linear_proj.0.weight": (e, vo), "linear_proj.0.bias": (e,),
+                    "linear_proj.2.weight": (e, e), "linear_proj.2.bias": (e,)})
+    return out
+
+
 RAW_MODELS = {
     "nomicbert": (_nomic_tensors, {"model_type": "nomic_bert"}),
     "deepseek": (_deepseek_v1_tensors, {"model_type": "deepseek"}),
@@ -2398,6 +2505,8 @@ RAW_MODELS = {
     "bailingmoe": (_bailing1_tensors, {"model_type": "bailing_moe"}),
     "hyv4": (_hyv4_tensors, {"model_type": "hy_v4"}),
     "mimo2": (_mimo2_tensors, {"model_type": "mimo_v2_flash"}),
+    "bailingmoe3": (_bailing3_tensors, {"model_type": "bailing_moe_v3"}),
+    "bailingmoe3-vl": (_bailing3_tensors, {"model_type": "bailing_moe_v3_vl"}),
 }
 
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
@@ -2504,7 +2613,9 @@ RAW_WRITERS = {"deepseek4": _deepseek4_checkpoint}
 # first is the one the other BPE fixtures of its width hold (stored once, share_tensors.py).
 RAW_FIRST = {"bailingmoe2": ["model.word_embeddings.weight"],
              "internlm2": ["output.weight", "model.tok_embeddings.weight"],
-             "bailingmoe": ["model.word_embeddings.weight"]}
+             "bailingmoe": ["model.word_embeddings.weight"],
+             "bailingmoe3": ["model.word_embeddings.weight"],
+             "bailingmoe3-vl": ["model.word_embeddings.weight"]}
 
 # Small remote-code families (written directly in their hub layout).
 FIXTURES.update({

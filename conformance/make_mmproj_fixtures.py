@@ -584,6 +584,12 @@ FIXTURES = {
     # vision tower, projector only.
     "sarashina2-vl": ("Sarashina2VisionForCausalLM", "sarashina2_vision", None, QWEN_PRE, None,
                       [], False),
+    # Ling 3.0 VL (remote code: BailingMoeV3VLForConditionalGeneration): built by hand
+    # (HAND_BUILT) from the qwen3vl fixture's vision tower under `model.visual.` with a
+    # norm-only merger (no fc layers, no deepstack), the top-level projector MLP
+    # linear_proj.0 / linear_proj.2 and a Ling 3 text_config; projector only.
+    "ling3vl": ("BailingMoeV3VLForConditionalGeneration", "bailing_moe_v3_vl", None, QWEN_PRE,
+                None, [], False),
     # Llama 4 (Llama4ForConditionalGeneration): the Llama 4 vision tower (patch 14 on
     # 28 px: a 5-row position table with the class embedding) and its pixel-shuffle adapter
     # `vision_adapter.mlp.fc1` / `fc2`, which map through the block table (three blocks).
@@ -1585,6 +1591,50 @@ def cogvlm_tensors() -> dict:
             out[p + n + ".weight"] = (shape, "layernorm" in n)
             out[p + n + ".bias"] = ((shape[0],), False)
     return out
+def build_ling3vl(out: Path, seed: int) -> None:
+    """Ling 3.0 VL (remote code) in the layout its converter reads: the qwen3vl fixture's
+    tower (the same bytes, stored once) under `model.visual.` without its merger fc layers,
+    deepstack mergers and patch bias, `linear_proj.0` / `linear_proj.2` with biases (drawn)
+    and text weights left out (projector only)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+    from fixture_io import materialize
+
+    base = materialize(TESTDATA / "hf" / "qwen3vl", out.parent / "qwen3vl-base")
+    cfg = json.loads((base / "config.json").read_text())
+    drop = ("visual.merger.linear_fc", "visual.deepstack_merger_list.",
+            "visual.patch_embed.proj.bias")
+    tower = {k.removeprefix("model."): v
+             for k, v in load_file(str(base / "model.safetensors")).items()}
+    tensors = {"model." + k: v for k, v in tower.items()
+               if k.startswith("visual.") and not k.startswith(drop)}
+    shutil.rmtree(base)
+    vision = {k: v for k, v in cfg["vision_config"].items()
+              if k not in ("deepstack_visual_indexes", "model_type")}
+    merged = vision["hidden_size"] * vision["spatial_merge_size"] ** 2
+    vision.update(out_hidden_size=merged, disable_merger_proj=True)
+    text = dict(hidden_size=16, intermediate_size=40, num_hidden_layers=2,
+                num_attention_heads=2, head_dim=8, vocab_size=64, rms_norm_eps=1e-5,
+                layer_group_size=2, first_k_dense_replace=1, moe_intermediate_size=8,
+                moe_shared_expert_intermediate_size=8, num_experts=2, num_experts_per_tok=1,
+                kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=4,
+                short_conv_kernel_size=4, no_kda_lora=True, kda_safe_gate=True,
+                kda_lower_bound=-5.0, gated_attention_proj_granularity_type="head_wise",
+                mrope_section=[1, 1, 0])
+    rng = np.random.default_rng(seed)
+    e = text["hidden_size"]
+    for name, shape in [("linear_proj.0.weight", (e, merged)), ("linear_proj.0.bias", (e,)),
+                        ("linear_proj.2.weight", (e, e)), ("linear_proj.2.bias", (e,))]:
+        v = 0.02 * rng.standard_normal(shape)
+        tensors[name] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    config = {
+        "architectures": ["BailingMoeV3VLForConditionalGeneration"],
+        "model_type": "bailing_moe_v3_vl", "text_config": text, "vision_config": vision,
+        "torch_dtype": "bfloat16",
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
 # Fixtures of remote-code classes, written without transformers: name -> builder.
@@ -1610,6 +1660,7 @@ HAND_BUILT = {
     "paddleocr-vl": lambda out, seed: build_hand(out, seed, paddleocr_tensors(),
                                                  paddleocr_config()),
     "cogvlm": lambda out, seed: build_hand(out, seed, cogvlm_tensors(), cogvlm_config()),
+    "ling3vl": build_ling3vl,
 }
 
 

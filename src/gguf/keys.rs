@@ -429,6 +429,10 @@ pub mod ssm {
 pub mod kda {
     /// The size of one linear-attention head.
     pub const HEAD_DIM: &str = "kda.head_dim";
+    /// `kda.safe_gate`: the forget gate is bounded below.
+    pub const SAFE_GATE: &str = "kda.safe_gate";
+    /// `kda.gate_lower_bound`: the forget gate's lower bound in log space.
+    pub const GATE_LOWER_BOUND: &str = "kda.gate_lower_bound";
 }
 
 /// `shortconv.*`: LFM2's short convolution, `{arch}.` + these.

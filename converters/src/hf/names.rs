@@ -119,7 +119,7 @@ tensor_table! {
         "backbone.embedding": ["mamba", "mamba2"],
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
-        "model.word_embeddings": ["bailingmoe2", "bailingmoe"],
+        "model.word_embeddings": ["bailingmoe2", "bailingmoe", "bailingmoe3"],
         "encoder": ["neo-bert"],
         "word_embeddings": ["bloom"],
         "model.tok_embeddings": ["internlm2"],
@@ -194,7 +194,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1", "cogvlm",
+            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -247,7 +247,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1", "cogvlm",
+            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -332,6 +332,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.multi_head_attention.query": ["grok"],
         "model.transformer.blocks.{bid}.q_proj": ["llada"],
         "model.blocks.{bid}.attn.attn_query": ["talkie"],
+        "model.layers.{bid}.attention.q_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_k`.
     AttnK = "blk.{bid}.attn_k" {
@@ -360,6 +361,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.multi_head_attention.key": ["grok"],
         "model.transformer.blocks.{bid}.k_proj": ["llada"],
         "model.blocks.{bid}.attn.attn_key": ["talkie"],
+        "model.layers.{bid}.attention.k_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_v`.
     AttnV = "blk.{bid}.attn_v" {
@@ -388,6 +390,7 @@ tensor_table! {
         "transformer.decoder_layer.{bid}.multi_head_attention.value": ["grok"],
         "model.transformer.blocks.{bid}.v_proj": ["llada"],
         "model.blocks.{bid}.attn.attn_value": ["talkie"],
+        "model.layers.{bid}.attention.v_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_output`.
     AttnOut = "blk.{bid}.attn_output" {
@@ -421,7 +424,7 @@ tensor_table! {
         "encoder.layers.{bid}.attn.out_proj": ["nomic-bert"],
         "model.layers.{bid}.self_attn.out_proj": ["lfm2", "lfm2moe", "minimax-01"],
         "backbone.layers.{bid}.mixer.o_proj": ["nemotron_h_moe"],
-        "model.layers.{bid}.attention.dense": ["bailingmoe2", "bailingmoe"],
+        "model.layers.{bid}.attention.dense": ["bailingmoe2", "bailingmoe", "bailingmoe3"],
         "transformer.layer.{bid}.attention.out_lin": ["bert"],
         "transformer_encoder.{bid}.wo": ["neo-bert"],
         "h.{bid}.self_attention.dense": ["bloom"],
@@ -436,6 +439,7 @@ tensor_table! {
         "model.transformer.blocks.{bid}.attn_out": ["llada"],
         "model.blocks.{bid}.attn.attn_resid": ["talkie"],
         "model.layers.{bid}.self_attn.language_expert_dense": ["cogvlm"],
+        "model.layers.{bid}.attention.o_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -501,7 +505,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
-            "rnd1", "grovemoe", "cogvlm",
+            "rnd1", "grovemoe", "cogvlm", "bailingmoe3",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -554,7 +558,7 @@ tensor_table! {
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
-            "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
+            "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1", "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -583,6 +587,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "bailingmoe3",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -613,6 +618,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "bailingmoe3",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -661,6 +667,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "bailingmoe3",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -767,7 +774,8 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "deepseek2-ocr", "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -781,7 +789,8 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "deepseek2-ocr", "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -797,7 +806,8 @@ tensor_table! {
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
-            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4", "deepseek2-ocr",
+            "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
+            "deepseek2-ocr", "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -818,7 +828,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.e_score_correction": ["minimax-m2", "minimax-m3"],
         "model.layers.{bid}.mlp.expert_bias": ["afmoe", "hy_v3"],
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
-        "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
+        "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2", "bailingmoe3"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
         "model.layers.{bid}.block_sparse_moe.gate.e_score_correction": ["kimi-linear"],
     }
@@ -826,7 +836,7 @@ tensor_table! {
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
         "encoder.layer.{bid}.output.LayerNorm": ["bert"],
         "encoder.layers.{bid}.norm2": ["nomic-bert"],
-        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2"],
+        "model.layers.{bid}.final_layernorm": ["bailingmoe2", "mimo2", "bailingmoe3"],
         "transformer.layer.{bid}.output_layer_norm": ["bert"],
         "encoder.layer.{bid}.mlp.layernorm": ["jina-bert-v2"],
         "encoder.layer.{bid}.layer_norm_2": ["jina-bert-v2"],
@@ -841,6 +851,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
+        "model.layers.{bid}.attention.q_a_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
@@ -849,6 +860,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
+        "model.layers.{bid}.attention.q_b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
@@ -858,6 +870,7 @@ tensor_table! {
             "hy_v4", "kimi-linear",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
+        "model.layers.{bid}.attention.kv_a_proj_with_mqa": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
@@ -880,6 +893,7 @@ tensor_table! {
             "hy_v4",
         ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
+        "model.layers.{bid}.attention.q_a_layernorm": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
@@ -889,6 +903,7 @@ tensor_table! {
             "hy_v4", "kimi-linear",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
+        "model.layers.{bid}.attention.kv_a_layernorm": ["bailingmoe3"],
     }
     /// `blk.{bid}.nextn.eh_proj`.
     NextnEhProj = "blk.{bid}.nextn.eh_proj" {
@@ -897,6 +912,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -910,6 +926,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -919,6 +936,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "bailingmoe3",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
@@ -969,6 +987,7 @@ tensor_table! {
         "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
         "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear"],
+        "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_dt_norm`.
     SsmDtNorm = "blk.{bid}.ssm_dt_norm" {
@@ -981,6 +1000,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen3next"],
         "model.layers.{bid}.self_attn.A_log": ["kimi-linear"],
+        "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_b_norm`.
     SsmBNorm = "blk.{bid}.ssm_b_norm" {
@@ -1004,6 +1024,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen3next"],
         "model.layers.{bid}.self_attn.o_norm": ["kimi-linear"],
+        "model.layers.{bid}.attention.o_norm": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_out`.
     SsmOut = "blk.{bid}.ssm_out" {
@@ -1028,6 +1049,7 @@ tensor_table! {
     SsmBeta = "blk.{bid}.ssm_beta" {
         "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.b_proj": ["kimi-linear"],
+        "model.layers.{bid}.attention.b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_alpha`.
     SsmAlpha = "blk.{bid}.ssm_alpha" {
@@ -1545,14 +1567,17 @@ tensor_table! {
     /// `blk.{bid}.ssm_conv1d_q` (Kimi Delta Attention's short convolution of the queries).
     SsmConv1dQ = "blk.{bid}.ssm_conv1d_q" {
         "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.attention.q_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_k` (of the keys).
     SsmConv1dK = "blk.{bid}.ssm_conv1d_k" {
         "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.attention.k_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_v` (of the values).
     SsmConv1dV = "blk.{bid}.ssm_conv1d_v" {
         "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.attention.v_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_f_a` (the forget gate's low-rank down projection).
     SsmFA = "blk.{bid}.ssm_f_a" {

@@ -145,6 +145,8 @@ mod talkie;
 // Text models of vision-language classes (second batch).
 mod cogvlm;
 mod janus;
+// Bailing V3 (KDA + MLA hybrid).
+mod bailingmoe3;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -304,6 +306,8 @@ pub static ALL: &[&Arch] = &[
     &talkie::TALKIE,
     &cogvlm::COGVLM,
     &janus::JANUS,
+    &bailingmoe3::BAILINGMOE3,
+    &bailingmoe3::BAILINGMOE3_VL,
 ];
 
 /// The description for an HF architecture name.

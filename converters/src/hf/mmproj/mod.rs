@@ -47,6 +47,7 @@ mod janus;
 mod kimivl;
 mod lfm2vl;
 mod lighton_ocr;
+mod ling3vl;
 mod llama4;
 mod meralion;
 mod minicpmv46;
@@ -186,6 +187,7 @@ pub static ALL: &[&Projector] = &[
     &cogvlm::COGVLM,
     &janus::JANUS,
     &minicpmv46::MINICPMV46,
+    &ling3vl::LING3VL,
 ];
 
 /// The projector family of an HF architecture name.

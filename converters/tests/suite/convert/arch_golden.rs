@@ -216,6 +216,8 @@ fixtures! {
     rnd1 => "rnd1",
     hrmtext => "hrmtext",
     talkie => "talkie",
+    bailingmoe3 => "bailingmoe3",
+    bailingmoe3_vl => "bailingmoe3-vl",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -181,6 +181,7 @@ fixtures! {
     cogvlm => "cogvlm",
     janus => "janus",
     minicpmv46 => "minicpmv46",
+    ling3vl => "ling3vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

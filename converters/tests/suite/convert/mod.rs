@@ -5,6 +5,7 @@
 
 mod arch_golden;
 mod arch_variants;
+mod bailingmoe3_rules;
 mod deepseek4_rules;
 mod deepseek4v_refusals;
 mod draft_golden;

@@ -414,4 +414,7 @@ recipes! {
     rnd1_s2 => "rnd1-s2",
     hrmtext_s2 => "hrmtext-s2",
     talkie_s2 => "talkie-s2",
+    bailingmoe3_s2 => "bailingmoe3-s2",
+    bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
+    ling3vl_s2 => "ling3vl-s2",
 }
