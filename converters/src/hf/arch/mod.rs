@@ -127,7 +127,12 @@ mod hy_v4;
 mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
+mod dspark;
 mod eagle3;
+mod gemma4_dspark;
+// Audio tokenizers.
+mod lfm25_audio;
+mod wavtokenizer;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -271,6 +276,10 @@ pub static ALL: &[&Arch] = &[
     &mimo2::MIMO2,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
+    &dspark::DSPARK,
+    &gemma4_dspark::GEMMA4_DSPARK,
+    &lfm25_audio::LFM25_AUDIO,
+    &wavtokenizer::WAVTOKENIZER_DEC,
 ];
 
 /// The description for an HF architecture name.

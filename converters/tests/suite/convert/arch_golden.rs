@@ -248,6 +248,8 @@ fixtures! {
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
     mimo2 => "mimo2",
+    lfm25audio => "lfm25audio",
+    wavtokenizer => "wavtokenizer",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -392,4 +392,6 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    lfm25audio_s2 => "lfm25audio-s2",
+    wavtokenizer_s2 => "wavtokenizer-s2",
 }
