@@ -211,6 +211,130 @@ def dflash2(out: Path, seed: int) -> None:
              "input_embedding_scale": 2.0})
 
 
+def _dspark_heads(hidden: int, draft_vocab: int, rank: int, confidence: bool) -> dict:
+    """A DSpark draft's semi-autoregressive Markov head (the previous token's embedding and
+    its bias projection over the draft vocabulary) and, optionally, its confidence head."""
+    shapes = {"markov_head.markov_w1.weight": ("mat", [draft_vocab, rank]),
+              "markov_head.markov_w2.weight": ("mat", [draft_vocab, rank])}
+    if confidence:
+        shapes["confidence_head.proj.weight"] = ("mat", [1, hidden])
+    return shapes
+
+
+def dspark(out: Path, seed: int) -> None:
+    """DSparkDraftModel in the DFlash-lineage layout (a Qwen3 config, `layers.N.*` without
+    `model.`): the target layers and mask token at the config root (no `dflash_config`), a
+    reduced draft vocabulary with its `d2t` / `t2d` tables and own output head, a Markov head
+    and a confidence head, for the qwen3 target (hidden size 256)."""
+    hidden, heads, kv, head_dim, ffn, vocab, draft_vocab, target_hidden = 32, 2, 1, 16, 48, 1024, 40, 256
+    cfg = {
+        "architectures": ["DSparkDraftModel"],
+        "attention_bias": False, "attention_dropout": 0.0,
+        "block_size": 8, "bos_token_id": 1001, "draft_vocab_size": draft_vocab,
+        "dtype": "bfloat16", "eos_token_id": 1002, "head_dim": head_dim, "hidden_act": "silu",
+        "hidden_size": hidden, "initializer_range": 0.02, "intermediate_size": ffn,
+        "layer_types": ["full_attention"], "markov_head_type": "vanilla",
+        "mask_token_id": 1003, "max_position_embeddings": 4096, "max_window_layers": 1,
+        "model_type": "qwen3", "num_attention_heads": heads, "num_hidden_layers": 1,
+        "num_key_value_heads": kv, "rms_norm_eps": 1e-06, "rope_scaling": None,
+        "rope_theta": 1000000, "sliding_window": None, "target_layer_ids": [0, 1],
+        "tie_word_embeddings": False, "use_cache": True, "use_sliding_window": False,
+        "vocab_size": vocab,
+    }
+    shapes = {"fc.weight": ("mat", [hidden, 2 * target_hidden]),
+              "hidden_norm.weight": ("norm", [hidden]),
+              "norm.weight": ("norm", [hidden]),
+              "lm_head.weight": ("mat", [draft_vocab, hidden])}
+    shapes |= _qwen3_layer("layers.0.", hidden, heads, kv, head_dim, ffn)
+    shapes |= _dspark_heads(hidden, draft_vocab, 8, True)
+    tensors, rng = _draw(shapes, torch.bfloat16, seed)
+    tensors |= _eagle3_tables(draft_vocab, vocab, rng)
+    _write(out, cfg, tensors)
+
+
+def dspark_speculator(out: Path, seed: int) -> None:
+    """DSparkSpeculator in the speculators layout (the decoder's config nested in
+    `transformer_layer_config`, one-based `aux_hidden_state_layer_ids`), the full target
+    vocabulary (its output head is the target's: dropped), a Markov head without a
+    confidence head, for the qwen3 target."""
+    hidden, heads, kv, head_dim, ffn, vocab, target_hidden = 24, 2, 1, 12, 40, 1024, 256
+    cfg = {
+        "architectures": ["DSparkSpeculator"],
+        "aux_hidden_state_layer_ids": [1, 2],
+        "block_size": 4,
+        "mask_token_id": 1004,
+        "speculators_model_type": "dspark",
+        "torch_dtype": "bfloat16",
+        "transformer_layer_config": {
+            "architectures": ["Qwen3ForCausalLM"], "attention_bias": False,
+            "head_dim": head_dim, "hidden_act": "silu", "hidden_size": hidden,
+            "intermediate_size": ffn, "max_position_embeddings": 4096,
+            "model_type": "qwen3", "num_attention_heads": heads, "num_hidden_layers": 2,
+            "num_key_value_heads": kv, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+            "tie_word_embeddings": False, "vocab_size": vocab,
+        },
+        "transformers_version": "4.57.1",
+    }
+    shapes = {"fc.weight": ("mat", [hidden, 2 * target_hidden]),
+              "hidden_norm.weight": ("norm", [hidden]),
+              "norm.weight": ("norm", [hidden]),
+              "lm_head.weight": ("mat", [vocab, hidden])}
+    for b in range(2):
+        shapes |= _qwen3_layer(f"layers.{b}.", hidden, heads, kv, head_dim, ffn)
+    shapes |= _dspark_heads(hidden, vocab, 4, False)
+    tensors, _ = _draw(shapes, torch.bfloat16, seed)
+    _write(out, cfg, tensors)
+
+
+def gemma4_dspark(out: Path, seed: int) -> None:
+    """Gemma4DSparkModel (a DFlash draft with Gemma 4's full-attention layers: shared K/V
+    projection, pre/post norms, layer scalars, proportional rope) with the target layers
+    and mask token at the config root, a sliding window on every layer, a tied output head,
+    a Markov head and a confidence head stored as `confidence_proj`, for the gemma4 target
+    (hidden size 16)."""
+    hidden, heads, kv, head_dim, gdim, ffn, vocab, target_hidden = 32, 2, 1, 16, 32, 48, 1024, 16
+    cfg = {
+        "architectures": ["Gemma4DSparkModel"],
+        "attention_bias": False, "attention_k_eq_v": True,
+        "dflash_config": {"block_size": 8, "use_swa": True, "swa_window_size": 32},
+        "dtype": "bfloat16", "enable_moe_block": False, "global_head_dim": gdim,
+        "head_dim": head_dim, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": hidden,
+        "intermediate_size": ffn, "layer_types": ["full_attention"] * 2,
+        "mask_token_id": 4, "max_position_embeddings": 4096, "num_attention_heads": heads,
+        "num_global_key_value_heads": kv, "num_hidden_layers": 2, "num_key_value_heads": kv,
+        "rms_norm_eps": 1e-06,
+        "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.25,
+                                               "rope_theta": 1000000.0,
+                                               "rope_type": "proportional"}},
+        "sliding_window": 512, "target_layer_ids": [1, 3], "tie_word_embeddings": True,
+        "vocab_size": vocab,
+    }
+    shapes = {"fc.weight": ("mat", [hidden, 2 * target_hidden]),
+              "hidden_norm.weight": ("norm", [hidden]),
+              "norm.weight": ("norm", [hidden]),
+              "confidence_proj.weight": ("mat", [1, hidden])}
+    for b in range(2):
+        p = f"layers.{b}."
+        shapes |= {
+            f"{p}input_layernorm.weight": ("norm", [hidden]),
+            f"{p}post_attention_layernorm.weight": ("norm", [hidden]),
+            f"{p}pre_feedforward_layernorm.weight": ("norm", [hidden]),
+            f"{p}post_feedforward_layernorm.weight": ("norm", [hidden]),
+            f"{p}layer_scalar": ("norm", [1]),
+            f"{p}self_attn.q_proj.weight": ("mat", [heads * gdim, hidden]),
+            f"{p}self_attn.k_proj.weight": ("mat", [kv * gdim, hidden]),
+            f"{p}self_attn.o_proj.weight": ("mat", [hidden, heads * gdim]),
+            f"{p}self_attn.q_norm.weight": ("norm", [gdim]),
+            f"{p}self_attn.k_norm.weight": ("norm", [gdim]),
+            f"{p}mlp.gate_proj.weight": ("mat", [ffn, hidden]),
+            f"{p}mlp.up_proj.weight": ("mat", [ffn, hidden]),
+            f"{p}mlp.down_proj.weight": ("mat", [hidden, ffn]),
+        }
+    shapes |= {k: v for k, v in _dspark_heads(hidden, vocab, 4, False).items()}
+    tensors, _ = _draw(shapes, torch.bfloat16, seed)
+    _write(out, cfg, tensors)
+
+
 def _write(out: Path, cfg: dict, tensors: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
@@ -223,6 +347,9 @@ FIXTURES = {
     "eagle3-spec": (eagle3_speculator, "llama-bpe", 29),
     "dflash": (dflash, "qwen3", 13),
     "dflash2": (dflash2, "qwen3", 29),
+    "dspark": (dspark, "qwen3", 13),
+    "dspark-spec": (dspark_speculator, "qwen3", 29),
+    "gemma4-dspark": (gemma4_dspark, "gemma4", 13),
 }
 # Each draft family has fixtures drawn from two seeds (13 and 29), in different layouts
 # and options: its second-seed variant costs no extra fixture.

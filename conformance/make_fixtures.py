@@ -112,6 +112,8 @@ GEMMA4_ADDED = ["<|channel>", "<channel|>", "<|tool_call>", '<|"|>', "<|turn>"]
 # The RWKV World vocabulary file (`rwkv_vocab_v20230424.txt`, read by the RWKV classes'
 # `_set_vocab_rwkv_world`): a small file of the published format written here (`_rwkv_world`).
 TOKENIZERS["rwkv-world"] = (None, ["rwkv_vocab_v20230424.txt"], [])
+# No tokenizer files: a model without a vocabulary (an audio decoder, `_set_vocab_none`).
+TOKENIZERS["none"] = (None, [], [])
 # Tokenizer kinds whose shared files are another kind's (stored once).
 SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-ds32": "smollm",
              "smollm-glm5": "smollm-glm45"}
@@ -2509,6 +2511,100 @@ RAW_MODELS = {
     "bailingmoe3-vl": (_bailing3_tensors, {"model_type": "bailing_moe_v3_vl"}),
 }
 
+
+# LFM2.5-Audio's detokenizer (Lfm25AudioTokenizer, written directly in the published
+# layout): an LFM2 backbone under `lfm.` (convolution and attention layers, the embedding
+# norm), the code embedding `emb.emb` and the ISTFT window (both dropped), and the output
+# projection `lin` to `output_size`; sliding-window attention; no vocabulary.
+FIXTURES["lfm25audio"] = (
+    "Lfm25AudioTokenizer", "lfm2",
+    dict(hidden_size=16, block_ff_dim=40, intermediate_size=40, num_hidden_layers=3,
+         num_attention_heads=2, num_key_value_heads=1,
+         layer_types=["conv", "full_attention", "conv"], conv_L_cache=3, norm_eps=1e-5,
+         block_auto_adjust_ff_dim=True, block_ffn_dim_multiplier=1.0, block_multiple_of=16,
+         max_position_embeddings=2048, vocab_size=65, rope_theta=1000000.0,
+         sliding_window=24, output_size=18),
+    "none", False)
+
+
+def _lfm25_audio_tensors(kw: dict) -> dict:
+    """Lfm25AudioTokenizer's tensor names and shapes."""
+    e, v, out = kw["hidden_size"], kw["vocab_size"], kw["output_size"]
+    ff = 32  # the FFN width the model builds from block_ff_dim 40
+    hd = e // kw["num_attention_heads"]
+    kv = kw["num_key_value_heads"] * hd
+    shapes = {"emb.emb.weight": (v, e), "istft.window": (out,),
+              "lfm.embedding_norm.weight": (e,), "lin.weight": (out, e), "lin.bias": (out,)}
+    for b, t in enumerate(kw["layer_types"]):
+        p = f"lfm.layers.{b}."
+        shapes.update({p + "operator_norm.weight": (e,), p + "ffn_norm.weight": (e,),
+                       p + "feed_forward.w1.weight": (ff, e), p + "feed_forward.w3.weight": (ff, e),
+                       p + "feed_forward.w2.weight": (e, ff)})
+        if t == "conv":
+            shapes.update({p + "conv.conv.weight": (e, 1, kw["conv_L_cache"]),
+                           p + "conv.in_proj.weight": (3 * e, e),
+                           p + "conv.out_proj.weight": (e, e)})
+        else:
+            shapes.update({p + "self_attn.q_proj.weight": (e, e), p + "self_attn.k_proj.weight": (kv, e),
+                           p + "self_attn.v_proj.weight": (kv, e),
+                           p + "self_attn.out_proj.weight": (e, e),
+                           p + "self_attn.q_layernorm.weight": (hd,),
+                           p + "self_attn.k_layernorm.weight": (hd,)})
+    return shapes
+
+
+RAW_MODELS["lfm25audio"] = (_lfm25_audio_tensors, {"model_type": "lfm2"})
+
+
+# WavTokenizer's decoder (WavTokenizerDec, written directly in the layout llama.cpp's TTS
+# example converts the published checkpoint to): the code embedding, an input convolution,
+# the six PosNet blocks (residual, residual, attention, residual, residual, norm), ConvNeXt
+# blocks, the ISTFT head's projection, and the quantizer's training statistics (dropped).
+FIXTURES["wavtokenizer"] = (
+    "WavTokenizerDec", "",
+    dict(vocab_size=64, hidden_size=20, n_embd_features=16, n_ff=48, n_head=1, n_layer=6,
+         max_position_embeddings=8192, layer_norm_epsilon=1e-6, group_norm_epsilon=1e-6,
+         group_norm_groups=4, posnet={"n_embd": 16, "n_layer": 6},
+         convnext={"n_embd": 16, "n_layer": 2}),
+    "none", False)
+
+
+def _wavtokenizer_tensors(kw: dict) -> dict:
+    """WavTokenizerDec's tensor names and shapes (PyTorch layouts: convolutions are
+    [out, in, kernel])."""
+    v, f, out, ff = kw["vocab_size"], kw["n_embd_features"], kw["hidden_size"], kw["n_ff"]
+    pe, ce = kw["posnet"]["n_embd"], kw["convnext"]["n_embd"]
+    q = "feature_extractor.encodec.quantizer.vq.layers.0._codebook."
+    shapes = {"backbone.embedding.weight": (v, f), q + "cluster_size": (v,),
+              q + "embed_avg": (v, f), q + "inited": (1,),
+              "backbone.embed.weight": (pe, f, 7), "backbone.embed.bias": (pe,),
+              "backbone.norm.weight": (pe,), "backbone.norm.bias": (pe,),
+              "backbone.final_layer_norm.weight": (ce,), "backbone.final_layer_norm.bias": (ce,),
+              "head.out.weight": (out, ce), "head.out.bias": (out,)}
+    for b in range(kw["posnet"]["n_layer"]):
+        p = f"backbone.posnet.{b}."
+        if b in (0, 1, 3, 4):
+            for n in ("norm1", "norm2"):
+                shapes.update({p + n + ".weight": (pe,), p + n + ".bias": (pe,)})
+            for n in ("conv1", "conv2"):
+                shapes.update({p + n + ".weight": (pe, pe, 3), p + n + ".bias": (pe,)})
+        else:
+            shapes.update({p + "norm.weight": (pe,), p + "norm.bias": (pe,)})
+        if b == 2:
+            for n in ("q", "k", "v", "proj_out"):
+                shapes.update({p + n + ".weight": (pe, pe, 1), p + n + ".bias": (pe,)})
+    for b in range(kw["convnext"]["n_layer"]):
+        p = f"backbone.convnext.{b}."
+        shapes.update({p + "dwconv.weight": (ce, 1, 7), p + "dwconv.bias": (ce,),
+                       p + "norm.weight": (ce,), p + "norm.bias": (ce,),
+                       p + "pwconv1.weight": (ff, ce), p + "pwconv1.bias": (ff,),
+                       p + "pwconv2.weight": (ce, ff), p + "pwconv2.bias": (ce,),
+                       p + "gamma": (ce,)})
+    return shapes
+
+
+RAW_MODELS["wavtokenizer"] = (_wavtokenizer_tensors, {})
+
 # Width of the MXFP4 routed experts of the deepseek4 fixture (whole 32-value blocks).
 DSV4_EXPERT_WIDTH = 32
 
@@ -3226,6 +3322,8 @@ def _rwkv_world(out: Path) -> None:
 
 
 def add_tokenizer(kind: str, out: Path) -> None:
+    if kind == "none":
+        return None
     if kind == "rwkv-world":
         return _rwkv_world(out)
     if kind == "xlmr":

@@ -148,6 +148,10 @@ pub mod llm {
     pub const SKIP_LOOP_FINAL_NORM: &str = "skip_loop_final_norm";
     /// The clamp of the routed experts' SwiGLU gate/up, one value per block.
     pub const SWIGLU_CLAMP_EXP: &str = "swiglu_clamp_exp";
+    /// The feed-forward activation's name (`gelu_pytorch_tanh`, ...).
+    pub const HIDDEN_ACTIVATION: &str = "hidden_activation";
+    /// The width of an audio decoder's input features (WavTokenizer's code embedding).
+    pub const FEATURES_LENGTH: &str = "features_length";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).
@@ -168,6 +172,10 @@ pub mod attention {
     pub const REL_BUCKETS_COUNT: &str = "attention.relative_buckets_count";
     /// Whether attention is causal.
     pub const CAUSAL: &str = "attention.causal";
+    /// The epsilon of group normalisation.
+    pub const GROUPNORM_EPS: &str = "attention.group_norm_epsilon";
+    /// The number of groups of group normalisation.
+    pub const GROUPNORM_GROUPS: &str = "attention.group_norm_groups";
     /// The q/k/v clamp.
     pub const CLAMP_KQV: &str = "attention.clamp_kqv";
     /// The ALiBi bias maximum (MPT).
@@ -643,6 +651,26 @@ pub mod draft {
     pub const SELECTOR_RANK: &str = "selector_rank";
     /// `selector_top_k`: how many candidates the selector keeps.
     pub const SELECTOR_TOP_K: &str = "selector_top_k";
+    /// `sample_from_anchor`: a DSpark draft samples its first token from the anchor position.
+    pub const SAMPLE_FROM_ANCHOR: &str = "sample_from_anchor";
+    /// `has_confidence_head`: a DSpark draft has a confidence head (`conf_proj`).
+    pub const HAS_CONFIDENCE_HEAD: &str = "has_confidence_head";
+}
+
+/// An audio decoder's PosNet stack (WavTokenizer).
+pub mod posnet {
+    /// The PosNet blocks' width.
+    pub const EMBEDDING_LENGTH: &str = "posnet.embedding_length";
+    /// The number of PosNet blocks.
+    pub const BLOCK_COUNT: &str = "posnet.block_count";
+}
+
+/// An audio decoder's ConvNeXt stack (WavTokenizer).
+pub mod convnext {
+    /// The ConvNeXt blocks' width.
+    pub const EMBEDDING_LENGTH: &str = "convnext.embedding_length";
+    /// The number of ConvNeXt blocks.
+    pub const BLOCK_COUNT: &str = "convnext.block_count";
 }
 
 /// Per-architecture keys of grouped chunk experts (GroveMoE: small experts each shared by a

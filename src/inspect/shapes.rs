@@ -221,7 +221,14 @@ fn embedding_problems(
     let Some((name, dims)) = tensors.iter().find(|(n, _)| *n == "token_embd.weight") else {
         return;
     };
-    let key = keys::arch_key(arch, keys::llm::EMBEDDING_LENGTH);
+    // The loader takes the embedding's width from `features_length` where a file has one
+    // (an audio decoder's code embedding; its `embedding_length` is the output width).
+    let features = keys::arch_key(arch, keys::llm::FEATURES_LENGTH);
+    let key = if md.get(&features).is_some() {
+        features
+    } else {
+        keys::arch_key(arch, keys::llm::EMBEDDING_LENGTH)
+    };
     if let (Some(embd), Some(&width)) = (md.get(&key).and_then(scalar_u64), dims.first()) {
         if width != embd {
             out.push(format!(

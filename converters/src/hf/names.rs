@@ -116,7 +116,7 @@ tensor_table! {
         "transformer.embd.wte": ["phi2"],
         "embed_tokens": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed"],
         "embeddings.tok_embeddings": ["modern-bert"],
-        "backbone.embedding": ["mamba", "mamba2"],
+        "backbone.embedding": ["mamba", "mamba2", "wavtokenizer-dec"],
         "backbone.embeddings": ["mamba", "mamba2", "nemotron_h_moe"],
         "shared": ["t5", "t5encoder"],
         "model.word_embeddings": ["bailingmoe2", "bailingmoe", "bailingmoe3"],
@@ -145,6 +145,7 @@ tensor_table! {
         "rwkv.blocks.0.pre_ln": ["rwkv6"],
         "model.pre_ln": ["rwkv7"],
         "model.layers.0.pre_norm": ["rwkv7"],
+        "backbone.norm": ["wavtokenizer-dec"],
     }
     /// `position_embd`.
     PosEmbd = "position_embd" {
@@ -163,13 +164,7 @@ tensor_table! {
             "refact",
             "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
             "bailingmoe", "hy_v4", "mimo2",
-            "eagle3",
-            "grovemoe",
-            "llada-moe",
-            "dream",
-            "rnd1",
-            "hrm_text",
-            "talkie",
+            "eagle3", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "talkie", "dflash",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -177,6 +172,8 @@ tensor_table! {
         "output_layer": ["chatglm"],
         "head": ["rwkv6", "deepseek4"],
         "model.transformer.ff_out": ["llada"],
+        "model.lm_head": ["dflash"],
+        "head.out": ["wavtokenizer-dec"],
     }
     /// `output_norm`.
     OutputNorm = "output_norm" {
@@ -214,6 +211,7 @@ tensor_table! {
         "rwkv.ln_out": ["rwkv6"],
         "model.ln_out": ["rwkv7"],
         "model.transformer.ln_f": ["llada"],
+        "backbone.final_layer_norm": ["wavtokenizer-dec"],
     }
     /// `cls`.
     Cls = "cls" {
@@ -516,7 +514,7 @@ tensor_table! {
         "gpt_neox.layers.{bid}.post_attention_layernorm": ["gptneox"],
         "model.layers.{bid}.feedforward_layernorm": ["apertus"],
         "layers.{bid}.mlp_norm": ["modern-bert"],
-        "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding"],
+        "layers.{bid}.pre_feedforward_layernorm": ["gemma-embedding", "dflash"],
         "layers.{bid}.post_attention_layernorm": ["qwen2vl", "qwen3", "eurobert", "llama-embed", "eagle3", "dflash"],
         "model.layers.{bid}.ffn_norm": ["lfm2", "lfm2moe", "internlm2"],
         "model.layers.{bid}.pre_ff_layernorm": ["jamba", "granitehybrid"],
@@ -541,10 +539,10 @@ tensor_table! {
     /// `blk.{bid}.post_ffw_norm`.
     FfnPostNorm = "blk.{bid}.post_ffw_norm" {
         "model.layers.{bid}.post_feedforward_layernorm": [
-            "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "olmo2",
+            "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "olmo2", "dflash",
         ],
         "model.layers.{bid}.post_mlp_layernorm": ["afmoe", "glm4"],
-        "layers.{bid}.post_feedforward_layernorm": ["gemma-embedding"],
+        "layers.{bid}.post_feedforward_layernorm": ["gemma-embedding", "dflash"],
         "model.layers.{bid}.post_moe_norm": ["grok"],
     }
     /// `blk.{bid}.ffn_gate_inp`.
@@ -1312,7 +1310,7 @@ tensor_table! {
     }
     /// `blk.{bid}.layer_output_scale`.
     LayerOutScale = "blk.{bid}.layer_output_scale" {
-        "model.layers.{bid}.layer_scalar": ["gemma4", "gemma4-assistant"],
+        "model.layers.{bid}.layer_scalar": ["gemma4", "gemma4-assistant", "dflash"],
         "model.blocks.{bid}.embed_skip.a_g": ["talkie"],
     }
     // Gemma 4's assistant (draft head).
@@ -1607,6 +1605,72 @@ tensor_table! {
     /// `blk.{bid}.ffn_down_chexps`: the chunk experts' down projections.
     FfnDownChexp = "blk.{bid}.ffn_down_chexps" {
         "model.layers.{bid}.mlp.chunk_experts.down_proj": ["grovemoe"],
+    }
+    /// `dense_2`: a projection after the final hidden state (LFM2.5-Audio's detokenizer
+    /// output).
+    Dense2Out = "dense_2" {
+        "dense_2_out": ["lfm2"],
+    }
+    // WavTokenizer's decoder.
+    /// `conv1d`: the input convolution.
+    Conv1d = "conv1d" {
+        "backbone.embed": ["wavtokenizer-dec"],
+    }
+    /// `convnext.{bid}.dw`: a ConvNeXt block's depthwise convolution.
+    ConvnextDw = "convnext.{bid}.dw" {
+        "backbone.convnext.{bid}.dwconv": ["wavtokenizer-dec"],
+    }
+    /// `convnext.{bid}.norm`: a ConvNeXt block's norm.
+    ConvnextNorm = "convnext.{bid}.norm" {
+        "backbone.convnext.{bid}.norm": ["wavtokenizer-dec"],
+    }
+    /// `convnext.{bid}.pw1`: a ConvNeXt block's first pointwise projection.
+    ConvnextPw1 = "convnext.{bid}.pw1" {
+        "backbone.convnext.{bid}.pwconv1": ["wavtokenizer-dec"],
+    }
+    /// `convnext.{bid}.pw2`: a ConvNeXt block's second pointwise projection.
+    ConvnextPw2 = "convnext.{bid}.pw2" {
+        "backbone.convnext.{bid}.pwconv2": ["wavtokenizer-dec"],
+    }
+    /// `convnext.{bid}.gamma`: a ConvNeXt block's layer scale.
+    ConvnextGamma = "convnext.{bid}.gamma" {
+        "backbone.convnext.{bid}.gamma": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.conv1`: a PosNet residual block's first convolution.
+    PosnetConv1 = "posnet.{bid}.conv1" {
+        "backbone.posnet.{bid}.conv1": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.conv2`: a PosNet residual block's second convolution.
+    PosnetConv2 = "posnet.{bid}.conv2" {
+        "backbone.posnet.{bid}.conv2": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.norm1`: a PosNet residual block's first norm.
+    PosnetNorm1 = "posnet.{bid}.norm1" {
+        "backbone.posnet.{bid}.norm1": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.norm2`: a PosNet residual block's second norm.
+    PosnetNorm2 = "posnet.{bid}.norm2" {
+        "backbone.posnet.{bid}.norm2": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.attn_norm`: a PosNet attention (or final) block's norm.
+    PosnetAttnNorm = "posnet.{bid}.attn_norm" {
+        "backbone.posnet.{bid}.norm": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.attn_q`: a PosNet attention block's query projection.
+    PosnetAttnQ = "posnet.{bid}.attn_q" {
+        "backbone.posnet.{bid}.q": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.attn_k`: a PosNet attention block's key projection.
+    PosnetAttnK = "posnet.{bid}.attn_k" {
+        "backbone.posnet.{bid}.k": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.attn_v`: a PosNet attention block's value projection.
+    PosnetAttnV = "posnet.{bid}.attn_v" {
+        "backbone.posnet.{bid}.v": ["wavtokenizer-dec"],
+    }
+    /// `posnet.{bid}.attn_output`: a PosNet attention block's output projection.
+    PosnetAttnOut = "posnet.{bid}.attn_output" {
+        "backbone.posnet.{bid}.proj_out": ["wavtokenizer-dec"],
     }
 }
 

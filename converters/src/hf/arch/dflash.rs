@@ -54,7 +54,7 @@ pub const DFLASH: Arch = Arch {
 
 /// `DFlashModel.filter_tensors`: the `model.` prefix the checkpoint leaves out, and
 /// `.weight` on attention sinks stored without it.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     let mut name = if name.starts_with("model.") {
         name.to_string()
     } else {
@@ -67,7 +67,7 @@ fn filter(name: &str) -> Option<String> {
 }
 
 /// `dflash_config` (an empty map when absent or not an object).
-fn dflash_config(hp: &Hparams) -> Map<String, Json> {
+pub(super) fn dflash_config(hp: &Hparams) -> Map<String, Json> {
     match hp.get("dflash_config") {
         Some(Json::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -91,7 +91,7 @@ fn own_name(gguf: &str, bid: Option<u64>, suffix: &str) -> String {
 /// The draft's own tensors (by the reference's table rows for `dflash`), the selector
 /// codebooks' missing `.weight`, the interleaved-rope reordering; `embed_tokens` is dropped
 /// when the config says the draft has none.
-fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     if name == "model.embed_tokens.weight"
         && hp.get("has_embed_tokens").and_then(Json::as_bool) == Some(false)
     {
@@ -210,7 +210,7 @@ fn count(hp: &Hparams, key: &str, v: &Json) -> Result<u64, ConvertError> {
 }
 
 /// `DFlashModel.set_gguf_parameters` after Qwen3's.
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     p.pooling()?;
     let hp = p.hp;
@@ -271,7 +271,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// Python's truthiness of a JSON value.
-fn truthy(v: &Json) -> bool {
+pub(super) fn truthy(v: &Json) -> bool {
     match v {
         Json::Null => false,
         Json::Bool(b) => *b,
@@ -362,7 +362,7 @@ fn target_uses_mrope(hp: &Hparams) -> Result<bool, ConvertError> {
 }
 
 /// The `dflash_config` mask token, written after the vocabulary.
-fn mask_token(hp: &Hparams) -> Result<Vec<(String, Value)>, ConvertError> {
+pub(super) fn mask_token(hp: &Hparams) -> Result<Vec<(String, Value)>, ConvertError> {
     let cfg = dflash_config(hp);
     let Some(v) = cfg.get("mask_token_id").filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
@@ -383,7 +383,7 @@ fn mask_token(hp: &Hparams) -> Result<Vec<(String, Value)>, ConvertError> {
 
 /// A `mask_embedding.pt` (MiMo's drafts: a mask row patched into the target's embedding)
 /// is a torch file this converter does not read: refused rather than ignored.
-fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
+pub(super) fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     let dir = hp.path.parent().unwrap_or(std::path::Path::new("."));
     if dir.join("mask_embedding.pt").is_file() {
         return Err(ConvertError::UnsupportedFeature {

@@ -113,7 +113,7 @@ pub const LFM2MOE: Arch = Arch {
 };
 
 /// The tensors of LFM2's embedding, short-convolution, attention and dense blocks.
-const LFM2_TENSORS: &[Tensor] = &[
+pub(super) const LFM2_TENSORS: &[Tensor] = &[
     Tensor::TokenEmbd,
     Tensor::TokenEmbdNorm,
     Tensor::ShortConv,
@@ -190,7 +190,7 @@ fn layer_types(cfg: &mut Map<String, Json>) -> bool {
 
 /// Audio tensors (LFM2-Audio) go; the audio model's `lfm.` prefix is the text model's
 /// `model.`.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     const AUDIO: &[&str] = &[
         "audio",
         "codebook",
@@ -217,7 +217,7 @@ pub fn squeeze_conv(name: String, expr: Expr) -> Result<Modified, ConvertError> 
     Ok(Modified::Pass(name, expr))
 }
 
-fn hook(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn hook(_: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
     squeeze_conv(name, expr)
 }
 
@@ -248,7 +248,7 @@ pub fn kv_per_layer(hp: &Hparams, is_kv: fn(&str) -> bool) -> Result<Hparams, Co
     Ok(out)
 }
 
-fn params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = kv_per_layer(p.hp, |t| t != "conv")?;
     let mut q = p.with_hparams(&hp);
     q.generic()?;

@@ -129,6 +129,7 @@ mod hy_v4;
 mod mimo2;
 // Speculative-decoding drafts.
 mod dflash;
+mod dspark;
 mod eagle3;
 // Kimi Linear.
 mod kimi_linear;
@@ -147,6 +148,10 @@ mod cogvlm;
 mod janus;
 // Bailing V3 (KDA + MLA hybrid).
 mod bailingmoe3;
+mod gemma4_dspark;
+// Audio tokenizers.
+mod lfm25_audio;
+mod wavtokenizer;
 
 /// Every supported architecture.
 pub static ALL: &[&Arch] = &[
@@ -308,6 +313,10 @@ pub static ALL: &[&Arch] = &[
     &janus::JANUS,
     &bailingmoe3::BAILINGMOE3,
     &bailingmoe3::BAILINGMOE3_VL,
+    &dspark::DSPARK,
+    &gemma4_dspark::GEMMA4_DSPARK,
+    &lfm25_audio::LFM25_AUDIO,
+    &wavtokenizer::WAVTOKENIZER_DEC,
 ];
 
 /// The description for an HF architecture name.

@@ -92,6 +92,12 @@ impl<'a> VocabBuild<'a> {
         super::sentencepiece(self.req, model, &mut self.kv)
     }
 
+    /// `_set_vocab_none`: no vocabulary, only `tokenizer.ggml.model = "none"`.
+    pub fn no_vocabulary(&mut self) -> VocabOutcome {
+        self.kv.string(super::key::MODEL, "none");
+        (VocabPath::NoVocabulary, None)
+    }
+
     /// `_set_vocab_gpt2`.
     pub fn gpt2(&mut self) -> Result<VocabOutcome, ConvertError> {
         super::gpt2(self.req, self.tc, &mut self.kv)

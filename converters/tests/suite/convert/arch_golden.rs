@@ -218,6 +218,8 @@ fixtures! {
     talkie => "talkie",
     bailingmoe3 => "bailingmoe3",
     bailingmoe3_vl => "bailingmoe3-vl",
+    lfm25audio => "lfm25audio",
+    wavtokenizer => "wavtokenizer",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

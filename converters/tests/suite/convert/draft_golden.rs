@@ -90,6 +90,9 @@ fixtures! {
     eagle3_spec => "eagle3-spec",
     dflash => "dflash",
     dflash2 => "dflash2",
+    dspark => "dspark",
+    dspark_spec => "dspark-spec",
+    gemma4_dspark => "gemma4-dspark",
 }
 
 /// Every draft family has fixtures drawn from two seeds (in different layouts and
@@ -207,6 +210,31 @@ fn a_target_without_a_layer_count_is_refused() {
         ConvertError::MissingKey { path, key, .. } => {
             assert_eq!(path, target.join("config.json"));
             assert_eq!(key, "num_hidden_layers");
+        }
+        e => panic!("unexpected error: {e}"),
+    }
+}
+
+/// A DSpark draft with a reduced vocabulary needs its `d2t` table (the reference's
+/// ValueError), named in the error.
+#[test]
+fn a_reduced_dspark_vocabulary_without_d2t_is_refused() {
+    let work = scratch("dspark-no-d2t");
+    // The speculators fixture has no `d2t`: its vocabulary is the target's.
+    let (dir, target) = draft_and_target("dspark-spec", &work);
+    set_config(&dir, |c| {
+        c.insert("draft_vocab_size".into(), Json::from(40));
+    });
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+        .err()
+        .expect("refused");
+    match err {
+        ConvertError::Tensor { name, problem } => {
+            assert_eq!(name, "model.d2t");
+            assert_eq!(
+                problem,
+                "draft_vocab_size 40 < vocab_size 1024 but no d2t table found"
+            );
         }
         e => panic!("unexpected error: {e}"),
     }
