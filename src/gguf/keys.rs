@@ -148,6 +148,8 @@ pub mod llm {
     pub const SKIP_LOOP_FINAL_NORM: &str = "skip_loop_final_norm";
     /// The clamp of the routed experts' SwiGLU gate/up, one value per block.
     pub const SWIGLU_CLAMP_EXP: &str = "swiglu_clamp_exp";
+    /// Every how many blocks one has routed experts.
+    pub const MOE_EVERY_N_LAYERS: &str = "moe_every_n_layers";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).

@@ -105,6 +105,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2",
+            "step35",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -184,6 +185,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -235,6 +237,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -305,6 +308,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -330,6 +334,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -355,6 +360,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -382,6 +388,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -427,6 +434,7 @@ tensor_table! {
             "maincoder", "maple", "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "step35",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding", "dflash"],
@@ -444,6 +452,7 @@ tensor_table! {
             "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
+            "step35",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding", "dflash"],
@@ -466,6 +475,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -528,6 +538,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
         "transformer.decoder_layer.{bid}.router": ["grok"],
+        "model.layers.{bid}.moe.gate": ["step35"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -545,6 +556,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -572,6 +584,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -617,6 +630,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash",
+            "step35",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -667,6 +681,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear": ["grok"],
+        "model.layers.{bid}.moe.gate_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -688,6 +703,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear_v": ["grok"],
+        "model.layers.{bid}.moe.up_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -712,6 +728,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w2": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear_1": ["grok"],
+        "model.layers.{bid}.moe.down_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
@@ -726,6 +743,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3"],
         "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.gate_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_up_shexp`.
     FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
@@ -741,6 +759,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3"],
         "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.up_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
@@ -757,6 +776,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3"],
         "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.down_proj": ["step35"],
     }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
@@ -773,6 +793,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
+        "model.layers.{bid}.moe.router_bias": ["step35"],
     }
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
@@ -849,6 +870,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "step35",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -862,6 +884,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "step35",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -871,11 +894,12 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "step35",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
     NextnSharedHeadHead = "blk.{bid}.nextn.shared_head_head" {
-        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2"],
+        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2", "step35"],
     }
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
@@ -884,6 +908,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "step35",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
@@ -965,7 +990,7 @@ tensor_table! {
     AttnGate = "blk.{bid}.attn_gate" {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
-        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
+        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5", "step35"],
         "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
         "model.layers.{bid}.self_attn.linear_gate": ["hy_v4"],
     }

@@ -286,6 +286,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "nemotronh",
         "hyv3",
         "mimo2",
+        "step35",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");

@@ -248,6 +248,7 @@ fixtures! {
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
     mimo2 => "mimo2",
+    step35 => "step35",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -392,4 +392,5 @@ recipes! {
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
     mimo2_s2 => "mimo2-s2",
+    step35_s2 => "step35-s2",
 }
