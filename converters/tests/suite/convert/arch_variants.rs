@@ -297,4 +297,5 @@ fixtures! {
     rwkv7 => "rwkv7",
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",
+    step35 => "step35",
 }
