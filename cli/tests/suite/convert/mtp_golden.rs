@@ -332,7 +332,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 32);
+    assert_eq!(checked, 36);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text
