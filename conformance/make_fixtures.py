@@ -975,6 +975,32 @@ FIXTURES.update({
                   add_swa_attention_sink_bias=True, add_full_attention_sink_bias=False,
                   bos_token_id=1, eos_token_id=2),
               "smollm", True),
+    # Step 3.5 (remote code: written directly in the hub layout, see RAW_MODELS): full and
+    # sliding layers by layer_types with their own head counts (attention_other_setting),
+    # partial rope on the full layers, per-layer rope_theta list, head-wise attention gate, zero-centred norms; one dense block then
+    # stacked routed experts with the router bias and a shared expert; per-layer SwiGLU
+    # clamps with nulls; one MTP layer appended as model.layers.3. The per-layer lists stop
+    # at num_hidden_layers: the hub's MTP entries fail transformers' layer_types check when
+    # the reference loads the tokenizer, and the reference pads them itself.
+    "step35": ("Step3p5ForCausalLM", "step3p5",
+               bpe(num_hidden_layers=3, num_attention_heads=2, num_attention_groups=1,
+                   head_dim=8, attention_other_setting={
+                       "attention_type": "sliding_attention", "num_attention_heads": 4,
+                       "num_attention_groups": 2, "head_dim": 8, "true_head_dim": 8},
+                   intermediate_size=40, moe_intermediate_size=8, moe_num_experts=4,
+                   moe_top_k=2, share_expert_dim=12, moe_layers_enum="1,2",
+                   moe_every_n_layer=1, moe_router_activation="sigmoid",
+                   moe_router_scaling_factor=3.0, norm_expert_weight=True,
+                   use_moe_router_bias=True, need_fp32_gate=True, use_head_wise_attn_gate=True,
+                   use_qk_norm=True, sliding_window=8, max_seq_len=4096,
+                   layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                   partial_rotary_factors=[0.5, 1.0, 1.0],
+                   rope_theta=[5000000.0, 10000.0, 10000.0],
+                   yarn_only_types=["full_attention"], num_nextn_predict_layers=1,
+                   swiglu_limits=[None, 7.0, 7.5], swiglu_limits_shared=[None, 16.0, None, None],
+                   zero_centered=True, vocab_size=BPE_VOCAB, rms_norm_eps=1e-5,
+                   bos_token_id=1, eos_token_id=2),
+               "smollm", True),
     # Arcee AFMoE (Trinity): a Llama subclass without the q/k permutation; one dense block,
     # then routed experts (stacked gate/up/down) with a shared one and the selection bias,
     # a gated attention with q/k norms, pre/post MLP norms, sliding layers.
@@ -2150,6 +2176,54 @@ def _mimo2_tensors(kw: dict) -> dict:
     return out
 
 
+def _step35_tensors(kw: dict) -> dict:
+    """Step3p5ForCausalLM's tensor names and shapes in the hub layout: the sliding layers
+    (layer_types) take their head counts from attention_other_setting; q/k norms of the head
+    width and a head-wise gate (g_proj); a dense MLP outside moe_layers_enum, else the router
+    (moe.gate) with its bias (moe.router_bias), the experts already stacked (moe.*_proj) and
+    the shared expert (share_expert.*); each MTP layer (model.layers.{n + i}) has the
+    attention, a dense MLP, enorm / hnorm / eh_proj and its shared head under transformer."""
+    e, hd = kw["hidden_size"], kw["head_dim"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["moe_num_experts"]
+    sff, n = kw["share_expert_dim"], kw["num_hidden_layers"]
+    moe = {int(i) for i in kw["moe_layers_enum"].split(",")}
+    other = kw["attention_other_setting"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+
+    def block(b: int) -> None:
+        p = f"model.layers.{b}."
+        swa = b < n and kw["layer_types"][b] == "sliding_attention"
+        nh = other["num_attention_heads"] if swa else kw["num_attention_heads"]
+        kv = other["num_attention_groups"] if swa else kw["num_attention_groups"]
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (kv * hd, e),
+                    p + "self_attn.v_proj.weight": (kv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "self_attn.q_norm.weight": (hd,), p + "self_attn.k_norm.weight": (hd,),
+                    p + "self_attn.g_proj.weight": (nh, e)})
+        if b not in moe:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            return
+        out.update({p + "moe.gate.weight": (x, e), p + "moe.router_bias": (x,),
+                    p + "moe.gate_proj.weight": (x, mff, e), p + "moe.up_proj.weight": (x, mff, e),
+                    p + "moe.down_proj.weight": (x, e, mff),
+                    p + "share_expert.gate_proj.weight": (sff, e),
+                    p + "share_expert.up_proj.weight": (sff, e),
+                    p + "share_expert.down_proj.weight": (e, sff)})
+
+    for b in range(n + kw["num_nextn_predict_layers"]):
+        block(b)
+    for b in range(n, n + kw["num_nextn_predict_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "enorm.weight": (e,), p + "hnorm.weight": (e,),
+                    p + "eh_proj.weight": (e, 2 * e),
+                    p + "transformer.shared_head.norm.weight": (e,),
+                    p + "transformer.shared_head.output.weight": (kw["vocab_size"], e)})
+    return out
+
+
 def _llamalike(qk_norm: bool = False, qkv_bias: bool = False, untied: bool = False,
                fused: str | None = None, attn: str = "self_attn", norm_bias: bool = False,
                gate: bool = False):
@@ -2509,6 +2583,10 @@ RAW_MODELS = {
     "mimo2": (_mimo2_tensors, {"model_type": "mimo_v2_flash"}),
     "bailingmoe3": (_bailing3_tensors, {"model_type": "bailing_moe_v3"}),
     "bailingmoe3-vl": (_bailing3_tensors, {"model_type": "bailing_moe_v3_vl"}),
+    # Without model_type: transformers 5.24 registers `step3p5` (Step3p7TextConfig), whose
+    # to_dict() renames num_attention_groups / moe_num_experts, which the reference then
+    # fails to find (the model_type is a refused config variant, see family_variants).
+    "step35": (_step35_tensors, {}),
 }
 
 
@@ -3095,6 +3173,9 @@ def add_tensors(path: Path, shapes_of, kw: dict, seed: int) -> None:
 # fixture -> {parameter: (fixture, tensor)}: parameters copied from a committed fixture's
 # weights (bf16, same shape) after the draws, so that share_tensors.py stores them once.
 BORROWED = {
+    # The MTP layer's own head: the embedding's values (the seed's first draw, stored once).
+    "step35": {"model.layers.3.transformer.shared_head.output.weight":
+               ("afmoe", "model.embed_tokens.weight")},
     "distilbert": {"distilbert.embeddings.word_embeddings.weight":
                    ("nomicbert", "embeddings.word_embeddings.weight")},
     "distilbert-cls": {"distilbert.embeddings.word_embeddings.weight":
@@ -4015,6 +4096,28 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                "a_low_rank_dim": None, "v_low_rank_dim": None,
                                "gate_low_rank_dim": None}
         v["fam-gate-off"] = {"wkv_has_gate": False}
+    if fx == "step35":
+        # conversion/step3.py (Step35Model): the hub's model_type (transformers 5's
+        # Step3p7TextConfig renames num_attention_groups, which the reference then misses),
+        # the hub's per-layer lists with the MTP layer's entry (refused by transformers'
+        # generic config when the tokenizer is loaded), the rotary-factor assert, the
+        # optional keys, a scalar rope_theta and a Llama 3 rope (rope_freqs).
+        n = c["num_hidden_layers"]
+        v["fam-model-type"] = {"model_type": "step3p5"}
+        v["fam-mtp-list-entries"] = {"layer_types": c["layer_types"] + ["full_attention"]}
+        v["fam-rotary-mismatch"] = {"partial_rotary_factors": [0.5] * n}
+        v["fam-lists-absent"] = {"layer_types": None, "partial_rotary_factors": None}
+        v["fam-nextn-0"] = {"num_nextn_predict_layers": 0}
+        v["fam-clamps-absent"] = {"swiglu_limits": None, "swiglu_limits_shared": None}
+        v["fam-other-heads-absent"] = {"attention_other_setting": None}
+        v["fam-moe-enum-absent"] = {"moe_layers_enum": None, "moe_every_n_layer": None}
+        v["fam-router-keys-absent"] = {"moe_router_scaling_factor": None,
+                                       "norm_expert_weight": None, "rms_norm_eps": None}
+        v["fam-theta-scalar"] = {"rope_theta": 10000.0}
+        v["fam-llama3"] = {"rope_parameters": {
+            "rope_type": "llama3", "rope_theta": 5000000.0, "factor": 2.0,
+            "low_freq_factor": 1.0, "high_freq_factor": 32.0,
+            "original_max_position_embeddings": 64}}
     return v
 
 

@@ -42,6 +42,7 @@ REQUANTIZE = {"deepseek4"}
 FAMILIES += ["hyv3"]
 FAMILIES += ["mimo2"]
 FAMILIES += ["bailingmoe3"]
+FAMILIES += ["step35"]
 FLAGS = ["--mtp", "--no-mtp"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # Default output names (no --outfile): the file the reference creates in the model directory.

@@ -152,6 +152,8 @@ pub mod llm {
     pub const HIDDEN_ACTIVATION: &str = "hidden_activation";
     /// The width of an audio decoder's input features (WavTokenizer's code embedding).
     pub const FEATURES_LENGTH: &str = "features_length";
+    /// Every how many blocks one has routed experts.
+    pub const MOE_EVERY_N_LAYERS: &str = "moe_every_n_layers";
 }
 
 /// Per-architecture `attention.*` keys (the part after `{arch}.`).

@@ -106,6 +106,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
             "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "cogvlm",
+            "step35",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -191,7 +192,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3",
+            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -245,7 +246,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3",
+            "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -318,7 +319,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "step35",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -347,7 +348,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "step35",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -376,7 +377,7 @@ tensor_table! {
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "step35",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -407,7 +408,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
-            "llada-moe", "dream", "rnd1",
+            "llada-moe", "dream", "rnd1", "step35",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -457,9 +458,7 @@ tensor_table! {
             "maincoder", "maple", "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
-            "grovemoe",
-            "llada-moe",
-            "rnd1",
+            "grovemoe", "llada-moe", "rnd1", "step35",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding", "dflash"],
@@ -478,9 +477,7 @@ tensor_table! {
             "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
-            "grovemoe",
-            "llada-moe",
-            "rnd1",
+            "grovemoe", "llada-moe", "rnd1", "step35",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding", "dflash"],
@@ -503,7 +500,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
-            "rnd1", "grovemoe", "cogvlm", "bailingmoe3",
+            "rnd1", "grovemoe", "cogvlm", "bailingmoe3", "step35",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -568,6 +565,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.primary_router": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.router.layer": ["dbrx"],
         "transformer.decoder_layer.{bid}.router": ["grok"],
+        "model.layers.{bid}.moe.gate": ["step35"],
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
@@ -585,7 +583,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -616,7 +614,7 @@ tensor_table! {
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -665,7 +663,7 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -719,6 +717,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w1": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear": ["grok"],
+        "model.layers.{bid}.moe.gate_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_up_exps`.
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
@@ -740,6 +739,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.v1": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear_v": ["grok"],
+        "model.layers.{bid}.moe.up_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_down_exps`.
     FfnDownExp = "blk.{bid}.ffn_down_exps" {
@@ -764,6 +764,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.down": ["smallthinker"],
         "transformer.blocks.{bid}.ffn.experts.mlp.w2": ["dbrx"],
         "transformer.decoder_layer.{bid}.moe.linear_1": ["grok"],
+        "model.layers.{bid}.moe.down_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
@@ -779,6 +780,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.gate_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_up_shexp`.
     FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
@@ -795,6 +797,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.up_proj": ["step35"],
     }
     /// `blk.{bid}.ffn_down_shexp`.
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
@@ -812,6 +815,7 @@ tensor_table! {
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
         "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3", "kimi-linear"],
         "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
+        "model.layers.{bid}.share_expert.down_proj": ["step35"],
     }
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
@@ -829,6 +833,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2", "bailingmoe3"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
         "model.layers.{bid}.block_sparse_moe.gate.e_score_correction": ["kimi-linear"],
+        "model.layers.{bid}.moe.router_bias": ["step35"],
     }
     /// `blk.{bid}.layer_output_norm`.
     LayerOutNorm = "blk.{bid}.layer_output_norm" {
@@ -910,7 +915,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -924,7 +929,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -934,12 +939,12 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
-            "bailingmoe3",
+            "bailingmoe3", "step35",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
     NextnSharedHeadHead = "blk.{bid}.nextn.shared_head_head" {
-        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2"],
+        "model.layers.{bid}.shared_head.head": ["glm4moe", "mimo2", "step35"],
     }
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
@@ -948,6 +953,7 @@ tensor_table! {
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
+            "step35",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
@@ -1035,7 +1041,7 @@ tensor_table! {
     AttnGate = "blk.{bid}.attn_gate" {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
-        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5"],
+        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5", "step35"],
         "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
         "model.layers.{bid}.self_attn.linear_gate": ["hy_v4"],
     }

@@ -286,6 +286,8 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "nemotronh",
         "hyv3",
         "mimo2",
+        "step35",
+        "bailingmoe3",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
@@ -331,7 +333,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 32);
+    assert_eq!(checked, 40);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text

@@ -127,6 +127,7 @@ mod rwkv7;
 // 2026 text families (first batch).
 mod hy_v4;
 mod mimo2;
+mod step35;
 // Speculative-decoding drafts.
 mod dflash;
 mod dspark;
@@ -293,6 +294,7 @@ pub static ALL: &[&Arch] = &[
     &rwkv7::ARWKV7,
     &hy_v4::HY_V4,
     &mimo2::MIMO2,
+    &step35::STEP35,
     &eagle3::EAGLE3,
     &dflash::DFLASH,
     &granite_swa::GRANITE_SWA,

@@ -220,6 +220,7 @@ fixtures! {
     bailingmoe3_vl => "bailingmoe3-vl",
     lfm25audio => "lfm25audio",
     wavtokenizer => "wavtokenizer",
+    step35 => "step35",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

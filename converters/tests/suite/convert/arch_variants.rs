@@ -298,4 +298,5 @@ fixtures! {
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
+    step35 => "step35",
 }

@@ -419,4 +419,5 @@ recipes! {
     ling3vl_s2 => "ling3vl-s2",
     lfm25audio_s2 => "lfm25audio-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
+    step35_s2 => "step35-s2",
 }
