@@ -21,6 +21,7 @@ before: run this tool (or `share_tensors.py`, which runs it) afterwards to pack 
     conformance/golden_pack.py            # pack loose small text files (idempotent)
     conformance/golden_pack.py --restore  # unpack every pack into loose files
     conformance/golden_pack.py --check    # exit 1 if a packable file is loose
+    conformance/golden_pack.py --cat llama-spm/convert-f16.json   # one file, loose or packed
 """
 
 import argparse
@@ -119,6 +120,19 @@ def pack_all(check):
     return 0
 
 
+def read_golden(rel):
+    """The bytes of `golden/<rel>`, loose or from its directory's pack."""
+    loose = GOLDEN / rel
+    if loose.is_file():
+        return loose.read_bytes()
+    top, _, rest = rel.partition("/")
+    pack = GOLDEN / (top + SUFFIX)
+    entries = read_pack(pack) if pack.is_file() else {}
+    if rest not in entries:
+        raise FileNotFoundError(f"golden/{rel}: neither a file nor in golden/{top}{SUFFIX}")
+    return entries[rest]
+
+
 def restore():
     """Writes every packed file back as a loose file and removes the packs."""
     for pack in sorted(GOLDEN.glob("*" + SUFFIX)):
@@ -136,7 +150,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--restore", action="store_true", help="unpack every pack into loose files")
     ap.add_argument("--check", action="store_true", help="exit 1 if a packable file is loose")
+    ap.add_argument("--cat", metavar="PATH", help="print golden/PATH, loose or packed")
     args = ap.parse_args()
+    if args.cat:
+        sys.stdout.buffer.write(read_golden(args.cat))
+        return 0
     if args.restore:
         restore()
         return 0
