@@ -6,7 +6,7 @@
 #
 # The input is the f16 GGUF of a SmolLM2-135M-shaped checkpoint (conformance/bench/
 # make_small_hf.py, converted by gguf-convert: byte-identical to the reference's conversion).
-# Types that need an importance matrix (IQ1_* … IQ3_*, Q2_K_S) get one made once by
+# The IQ types and Q2_K_S get an importance matrix made once by
 # llama-imatrix on the repository's calibration text; the others run without. Each type
 # runs llama-quantize and gguf-quantize alternately, ROUNDS times each, warm page cache;
 # the table has the median wall and CPU (user + sys) seconds, their ratios (ours /
@@ -44,7 +44,8 @@ if [ ! -f "$IMATRIX" ]; then
     --chunks 8 -t "$THREADS" --no-ppl -o imatrix.gguf > imatrix.log 2>&1)
 fi
 
-needs_imatrix() { case "$1" in IQ1_*|IQ2_*|IQ3_XXS|IQ3_XS|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
+# The IQ types run with the imatrix (required below IQ3_S, and how they are used), Q2_K_S too.
+needs_imatrix() { case "$1" in IQ*|Q2_K_S) return 0 ;; *) return 1 ;; esac; }
 
 run() { # TOOL TYPE → "wall/cpu" seconds; output in $W/TOOL-TYPE.gguf
   local tool=$1 type=$2 out="$W/$1-$2.gguf" im=()

@@ -20,7 +20,7 @@ L=${L:-/work/ref/sdist/llama_cpp_python-0.3.36/vendor/llama.cpp}
 PY=${PY:-/work/ref/torchvenv/bin/python}
 T=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$W"
-cargo build --release --quiet -p ggufkit-cli --bin gguf-convert
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet -p ggufkit-cli --bin gguf-convert
 HF="$W/smollm2-135m-shaped"
 [ -f "$HF/model.safetensors" ] || "$PY" conformance/bench/make_small_hf.py "$HF"
 TFLAG=()
