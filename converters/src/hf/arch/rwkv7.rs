@@ -52,7 +52,7 @@ pub const RWKV7: Arch = Arch {
     gguf: "rwkv7",
     vocab: VocabKind::Own(world_vocab),
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[RWKV7_TENSORS],
+    tensors: RWKV7_TENSORS,
     tensor_overrides: &[],
     filter: unify_names,
     rules: Rules {
@@ -79,7 +79,7 @@ pub const ARWKV7: Arch = Arch {
     gguf: "arwkv7",
     vocab: VocabKind::Qwen2,
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[ARWKV7_TENSORS],
+    tensors: ARWKV7_TENSORS,
     tensor_overrides: &[],
     filter: unify_names,
     rules: Rules {
@@ -91,13 +91,17 @@ pub const ARWKV7: Arch = Arch {
     hooks: Hooks::NONE,
 };
 
-/// gguf-py's `MODEL_TENSORS[ARWKV7]`.
-const ARWKV7_TENSORS: &[Tensor] = &[
+/// The embeddings, the output and the first block norm, which every RWKV-7 layout has.
+const RWKV7_HEAD: &[Tensor] = &[
     Tensor::TokenEmbd,
     Tensor::TokenEmbdNorm,
     Tensor::OutputNorm,
     Tensor::Output,
     Tensor::AttnNorm,
+];
+
+/// RWKV-7's time mixing (attention), shared by RWKV-7 and ARWKV-7.
+const RWKV7_TIME_MIX: &[Tensor] = &[
     Tensor::TimeMixLerpFused,
     Tensor::TimeMixW0,
     Tensor::TimeMixW1,
@@ -118,10 +122,18 @@ const ARWKV7_TENSORS: &[Tensor] = &[
     Tensor::TimeMixReceptance,
     Tensor::TimeMixLn,
     Tensor::TimeMixOutput,
-    Tensor::FfnNorm,
-    Tensor::FfnGate,
-    Tensor::FfnDown,
-    Tensor::FfnUp,
+];
+
+/// gguf-py's `MODEL_TENSORS[ARWKV7]`: RWKV-7's time mixing with a gated feed-forward.
+const ARWKV7_TENSORS: &[&[Tensor]] = &[
+    RWKV7_HEAD,
+    RWKV7_TIME_MIX,
+    &[
+        Tensor::FfnNorm,
+        Tensor::FfnGate,
+        Tensor::FfnDown,
+        Tensor::FfnUp,
+    ],
 ];
 
 /// `ARwkv7Model.set_gguf_parameters`.
@@ -157,36 +169,15 @@ fn arwkv7_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// gguf-py's `MODEL_TENSORS[RWKV7]`.
-pub(super) const RWKV7_TENSORS: &[Tensor] = &[
-    Tensor::TokenEmbd,
-    Tensor::TokenEmbdNorm,
-    Tensor::OutputNorm,
-    Tensor::Output,
-    Tensor::AttnNorm,
-    Tensor::AttnNorm2,
-    Tensor::TimeMixLerpFused,
-    Tensor::TimeMixW0,
-    Tensor::TimeMixW1,
-    Tensor::TimeMixW2,
-    Tensor::TimeMixA0,
-    Tensor::TimeMixA1,
-    Tensor::TimeMixA2,
-    Tensor::TimeMixV0,
-    Tensor::TimeMixV1,
-    Tensor::TimeMixV2,
-    Tensor::TimeMixG1,
-    Tensor::TimeMixG2,
-    Tensor::TimeMixKK,
-    Tensor::TimeMixKA,
-    Tensor::TimeMixRK,
-    Tensor::TimeMixKey,
-    Tensor::TimeMixValue,
-    Tensor::TimeMixReceptance,
-    Tensor::TimeMixLn,
-    Tensor::TimeMixOutput,
-    Tensor::ChannelMixLerpK,
-    Tensor::ChannelMixKey,
-    Tensor::ChannelMixValue,
+pub(super) const RWKV7_TENSORS: &[&[Tensor]] = &[
+    RWKV7_HEAD,
+    &[Tensor::AttnNorm2],
+    RWKV7_TIME_MIX,
+    &[
+        Tensor::ChannelMixLerpK,
+        Tensor::ChannelMixKey,
+        Tensor::ChannelMixValue,
+    ],
 ];
 
 /// `Rwkv7Model.filter_tensors`' renames.
