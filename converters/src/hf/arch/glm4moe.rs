@@ -22,6 +22,28 @@ use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
 
+/// gguf-py's `MODEL_TENSORS[GLM4_MOE]`, with the NextN (MTP) block's tensors.
+pub(super) const GLM4MOE_TENSORS: &[&[Tensor]] = &[
+    &[
+        Tensor::TokenEmbd,
+        Tensor::OutputNorm,
+        Tensor::Output,
+        Tensor::AttnNorm,
+        Tensor::AttnPostNorm,
+        Tensor::AttnQkv,
+        Tensor::AttnQ,
+        Tensor::AttnK,
+        Tensor::AttnV,
+        Tensor::AttnOut,
+        Tensor::AttnQNorm,
+        Tensor::AttnKNorm,
+        Tensor::FfnGate,
+        Tensor::FfnDown,
+        Tensor::FfnUp,
+    ],
+    MOE_NEXTN_TENSORS,
+];
+
 /// GLM-4.5 (MoE).
 pub const GLM4MOE: Arch = Arch {
     hf_names: &["Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"],
@@ -93,26 +115,7 @@ pub const GLM4MOE: Arch = Arch {
     gguf: "glm4moe",
     vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        &[
-            Tensor::TokenEmbd,
-            Tensor::OutputNorm,
-            Tensor::Output,
-            Tensor::AttnNorm,
-            Tensor::AttnPostNorm,
-            Tensor::AttnQkv,
-            Tensor::AttnQ,
-            Tensor::AttnK,
-            Tensor::AttnV,
-            Tensor::AttnOut,
-            Tensor::AttnQNorm,
-            Tensor::AttnKNorm,
-            Tensor::FfnGate,
-            Tensor::FfnDown,
-            Tensor::FfnUp,
-        ],
-        MOE_NEXTN_TENSORS,
-    ],
+    tensors: GLM4MOE_TENSORS,
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {

@@ -6,8 +6,7 @@
 //! `<|startoftext|>`, where the special-token files leave them unset.
 
 use super::glm4moe::{self, GLM_EXPERTS};
-use super::{deepseek2::MOE_NEXTN_TENSORS, keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
-use crate::hf::names::Tensor;
+use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Rules};
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -46,25 +45,7 @@ pub const SOLAR_OPEN: Arch = Arch {
     gguf: "glm4moe",
     vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
-    tensors: &[
-        &[
-            Tensor::TokenEmbd,
-            Tensor::OutputNorm,
-            Tensor::Output,
-            Tensor::AttnNorm,
-            Tensor::AttnPostNorm,
-            Tensor::AttnQ,
-            Tensor::AttnK,
-            Tensor::AttnV,
-            Tensor::AttnOut,
-            Tensor::AttnQNorm,
-            Tensor::AttnKNorm,
-            Tensor::FfnGate,
-            Tensor::FfnDown,
-            Tensor::FfnUp,
-        ],
-        MOE_NEXTN_TENSORS,
-    ],
+    tensors: glm4moe::GLM4MOE_TENSORS,
     tensor_overrides: &[],
     filter: keep,
     rules: Rules {
