@@ -32,13 +32,17 @@ fn options(outtype: OutType, target: &Path) -> HfOptions {
     }
 }
 
-/// The target fixture of draft fixture `fixture` (its golden `variants.json`).
-fn target_fixture(fixture: &str) -> String {
+/// The target fixture a fixture's golden `variants.json` names (`target_dir`), if any: a
+/// draft is converted with it.
+pub(super) fn target_of(fixture: &str) -> Option<String> {
     let v = read_json(&testdata(&format!("golden/{fixture}/variants.json")));
-    let dir = v["target_dir"]
-        .as_str()
-        .expect("variants.json names target_dir");
-    dir.rsplit('/').next().unwrap().to_string()
+    let dir = v["target_dir"].as_str()?;
+    dir.rsplit('/').next().map(str::to_owned)
+}
+
+/// The target fixture of draft fixture `fixture`.
+fn target_fixture(fixture: &str) -> String {
+    target_of(fixture).expect("variants.json names target_dir")
 }
 
 /// The draft fixture and its target, materialized under `work`.

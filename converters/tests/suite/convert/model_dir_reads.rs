@@ -55,12 +55,7 @@ fn reference_run(fixture: &str) -> (bool, Option<String>) {
     }
     let status = read_json(&golden.join("status.json"));
     let ok = status["convert-f32"]["ok"].as_bool() == Some(true);
-    let variants = read_json(&golden.join("variants.json"));
-    let target = variants["target_dir"]
-        .as_str()
-        .and_then(|d| d.rsplit('/').next())
-        .map(str::to_owned);
-    (ok, target)
+    (ok, super::draft_golden::target_of(fixture))
 }
 
 /// One fixture: its conversion from the disk, and from a value whose shared files were read
