@@ -24,6 +24,17 @@ use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::ConvertError;
 
+/// The tensors of a `dflash` file: a Qwen3 decoder.
+pub(super) const DFLASH_TENSORS: &[&[Tensor]] = &[DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]];
+
+/// A draft's vocabulary: its target's, read through the target class's own path (this one's
+/// when the target is itself a draft).
+pub(super) const FROM_TARGET_CLASS: VocabQuirks = VocabQuirks {
+    from_target: true,
+    target_class: true,
+    ..VocabQuirks::NONE
+};
+
 /// The DFlash draft (the reference's `DFlashModel`, a Qwen3 subclass).
 pub const DFLASH: Arch = Arch {
     hf_names: &["DFlashDraftModel", "DFlash2DraftModel"],
@@ -32,12 +43,8 @@ pub const DFLASH: Arch = Arch {
     gguf: "dflash",
     // The target class's own path; this one when the target is a DFlash draft itself.
     vocab: VocabKind::Qwen2,
-    vocab_quirks: VocabQuirks {
-        from_target: true,
-        target_class: true,
-        ..VocabQuirks::NONE
-    },
-    tensors: &[DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
+    vocab_quirks: FROM_TARGET_CLASS,
+    tensors: DFLASH_TENSORS,
     tensor_overrides: &[],
     filter,
     rules: Rules {

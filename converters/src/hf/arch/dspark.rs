@@ -26,9 +26,8 @@ use super::{dflash, Arch, Entry, Hooks, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::int_rows::{i64_table, read_i64};
-use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
 
 /// The DSpark draft (the reference's `DSparkModel`, a DFlash subclass).
@@ -45,12 +44,8 @@ pub const DSPARK: Arch = Arch {
     gguf: "dflash",
     // The target class's own path, as DFlash's.
     vocab: VocabKind::Qwen2,
-    vocab_quirks: VocabQuirks {
-        from_target: true,
-        target_class: true,
-        ..VocabQuirks::NONE
-    },
-    tensors: &[DECODER, &[Tensor::AttnQNorm, Tensor::AttnKNorm]],
+    vocab_quirks: super::dflash::FROM_TARGET_CLASS,
+    tensors: super::dflash::DFLASH_TENSORS,
     tensor_overrides: &[],
     filter,
     rules: Rules {

@@ -25,7 +25,7 @@ use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::{block_id, Tensor, DECODER};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::VocabKind;
 use crate::ConvertError;
 
 /// The Gemma 4 DSpark draft (the reference's `Gemma4DSparkModel`, a DFlash subclass).
@@ -36,11 +36,7 @@ pub const GEMMA4_DSPARK: Arch = Arch {
     gguf: "dflash",
     // The target class's own path, as DFlash's.
     vocab: VocabKind::Qwen2,
-    vocab_quirks: VocabQuirks {
-        from_target: true,
-        target_class: true,
-        ..VocabQuirks::NONE
-    },
+    vocab_quirks: super::dflash::FROM_TARGET_CLASS,
     tensors: &[
         DECODER,
         &[
