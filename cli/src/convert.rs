@@ -251,8 +251,9 @@ struct Cli {
     /// Replace existing output files; in batches, also rebuild outputs that are up to date.
     #[arg(long, short = 'f')]
     force: bool,
-    /// More detail on stderr: after a single output, where the time went, phase by phase
-    /// (reading the config, the vocabulary, writing tensor data, the final sync, ...).
+    /// More detail on stderr: after the run, where the time went, phase by phase (reading
+    /// the config, the vocabulary, writing tensor data, the final sync, ...); for a batch or
+    /// several --outtype values, each phase summed over the jobs.
     #[arg(long, short = 'v')]
     verbose: bool,
     /// Accepted for convert_hf_to_gguf.py's command lines: ggufkit always streams through a
@@ -532,6 +533,12 @@ fn run_many(cli: &Cli, jobs: Vec<JobSpec>) -> Result<ExitCode, Failure> {
     let sum = run_batch(&jobs, &opts, &report, &progress);
     if let Some(t) = transfer {
         t.finish("sources", !cli.quiet && !cli.json);
+    }
+    if cli.verbose && !cli.dry_run {
+        print_phases(
+            "phase timings (wall seconds, each phase summed over the jobs):",
+            t0.elapsed().as_secs_f64(),
+        );
     }
     if !cli.quiet {
         eprintln!(
@@ -992,17 +999,18 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
     let secs = t0.elapsed().as_secs_f64();
     print_done(cli, src, &p, &layout, &written, secs);
     if cli.verbose {
-        print_phases(secs);
+        print_phases("phase timings (wall seconds):", secs);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `--verbose`: where the run's wall time went, phase by phase (on stderr, also with
-/// `--json`); "other" is the rest (start-up, planning the output, the report).
-fn print_phases(total: f64) {
+/// `--json`) under `heading`; "other" is the rest (start-up, planning the output, the
+/// report), none when jobs that ran side by side make the phases add up to more than the run.
+fn print_phases(heading: &str, total: f64) {
     let phases = ggufkit::timing::take();
     let timed: f64 = phases.iter().map(|(_, d)| d.as_secs_f64()).sum();
-    eprintln!("phase timings (wall seconds):");
+    eprintln!("{heading}");
     for (name, d) in &phases {
         let s = d.as_secs_f64();
         eprintln!(

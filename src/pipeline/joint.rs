@@ -61,6 +61,11 @@ impl Slot<'_> {
         self.result.is_none()
     }
 
+    /// Active and every tensor written: the output can be committed.
+    fn complete(&self) -> bool {
+        self.active() && self.next == self.sizes.len()
+    }
+
     fn fail(&mut self, e: PipelineError) {
         if let Some(f) = &mut self.files {
             f.abandon();
@@ -111,10 +116,12 @@ pub fn write(
         };
         j.stats.windows += 1;
         j.stats.peak_window_bytes = j.stats.peak_window_bytes.max(window.cost);
+        let data_phase = crate::timing::phase("write: tensor data");
         let computed = j.compute(&window);
         j.write_window(&window, computed, observer);
         j.release(&window);
         j.evict();
+        drop(data_phase);
     }
     j.finish()
 }
@@ -233,9 +240,13 @@ impl<'p> Joint<'p> {
     /// Commits the outputs that have written everything (in parallel: each commit syncs
     /// its files to disk).
     fn commit_complete(&mut self, observer: &dyn Observer) {
+        if !self.slots.iter().any(Slot::complete) {
+            return;
+        }
+        let _commit = crate::timing::phase("write: sync and commit");
         let t0 = self.t0;
         self.slots.par_iter_mut().enumerate().for_each(|(i, s)| {
-            if s.active() && s.next == s.sizes.len() {
+            if s.complete() {
                 let files = s.files.as_mut().expect("an active output has files");
                 match files.commit(i, t0, observer) {
                     Ok(done) => s.result = Some(Ok(done)),

@@ -169,6 +169,64 @@ fn several_outtypes_equal_single_runs_for_any_thread_count() {
     }
 }
 
+/// `--verbose` on several outputs from one read prints where the time went, each phase
+/// summed over the jobs (the reader's phases and the writer's), with the run's total; a
+/// dry run writes nothing and times nothing.
+#[test]
+fn verbose_batch_prints_the_phase_table() {
+    let work = scratch("batch-verbose");
+    let src = testdata("hf/qwen2");
+    let o = run(
+        &[
+            s(&src),
+            "--outtype",
+            "f16,q8_0",
+            "--outdir",
+            s(&work),
+            "--verbose",
+        ],
+        &work,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let table = err
+        .split_once("phase timings (wall seconds, each phase summed over the jobs):")
+        .unwrap_or_else(|| panic!("no phase table: {err}"))
+        .1;
+    for phase in [
+        "read: config and tensor index",
+        "read: vocabulary",
+        "write: tensor data",
+        "write: sync and commit",
+        "total",
+    ] {
+        let rest = table
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(phase))
+            .unwrap_or_else(|| panic!("no {phase:?} line: {table}"));
+        let secs: f64 = rest
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no seconds after {phase:?}: {rest:?}"));
+        assert!(secs >= 0.0, "{phase}: {rest}");
+    }
+    let o = run(
+        &[
+            s(&src),
+            "--outtype",
+            "f16,q8_0",
+            "--outdir",
+            s(&work.join("dry")),
+            "--verbose",
+            "--dry-run",
+        ],
+        &work,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("phase timings"));
+}
+
 /// Is HF conversion available on this branch (the tokenizer converter is another
 /// engineer's work)? None when it is; the error otherwise.
 fn hf_unavailable(work: &Path) -> Option<String> {
