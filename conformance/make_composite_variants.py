@@ -85,6 +85,38 @@ FAMILY_VARIANTS = {
         # GLM-5.2-Vision: Kimi-K2.5's tower and projector under its own class
         "glm5v": {"set": {"architectures": ["Glm5vForConditionalGeneration"]}, "remove": []},
     },
+    "exaone45-vl": {
+        # the hub's spelling of the text config's type (read as exaone4)
+        "text-type-hub": {"set": {"text_config.model_type": "exaone4_5_text"}, "remove": []},
+        # two MTP blocks sharing the checkpoint's one layer; none; a null count
+        "mtp-shared": {"set": {"text_config.num_nextn_predict_layers": 2,
+                               "text_config.mtp_share_layers": True}, "remove": []},
+        "mtp-two-unshared": {"set": {"text_config.num_nextn_predict_layers": 2}, "remove": []},
+        "mtp-none": {"set": {"text_config.num_nextn_predict_layers": 0}, "remove": []},
+        "mtp-null": {"set": {"text_config.num_nextn_predict_layers": None}, "remove": []},
+        # the sliding-window layout from the period, as a string, or none at all
+        "window-period": {"set": {"text_config.sliding_window_pattern": 3},
+                          "remove": ["text_config.layer_types"]},
+        "window-string": {"set": {"text_config.sliding_window_pattern": "LLG"},
+                          "remove": ["text_config.layer_types"]},
+        "window-none": {"set": {"text_config.sliding_window": None},
+                        "remove": ["text_config.layer_types"]},
+        "rope-llama3": {"set": {"text_config.rope_parameters": {
+            "rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+            "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64}}, "remove": []},
+        # the tower's window attention: unevenly spaced full blocks (refused), none listed
+        "wa-uneven": {"set": {"vision_config.fullatt_block_indexes": [0, 2]}, "remove": []},
+        "wa-empty": {"set": {"vision_config.fullatt_block_indexes": []}, "remove": []},
+        "wa-null": {"set": {"vision_config.fullatt_block_indexes": None,
+                            "vision_config.window_size": None}, "remove": []},
+        # AutoConfig's defaults for the window and the KV heads; the norm epsilons
+        "vision-kv-window-defaults": {"set": {}, "remove": ["vision_config.window_size",
+                                                            "vision_config.num_key_value_heads"]},
+        "vision-eps": {"set": {"vision_config.rms_norm_eps": 1e-5}, "remove": []},
+        "top-eps": {"set": {"rms_norm_eps": 1e-4}, "remove": []},
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+    },
     "gemma4unified-vl": {
         # the patch size named outright (the pooling would give another)
         "model-patch-size": {"set": {"vision_config.model_patch_size": 6,

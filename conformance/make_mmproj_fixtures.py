@@ -314,6 +314,31 @@ FIXTURES = {
                           image_token_id=10, video_token_id=11, vision_start_token_id=12,
                           vision_end_token_id=13, tie_word_embeddings=True),
                      QWEN_PRE, None, BPE, True),
+    # EXAONE 4.5: a Qwen2.5-VL style tower with grouped-query attention (its fused qkv is
+    # kept whole) under `model.visual.`, and an EXAONE 4 text model (exaone4's widths and BPE
+    # tokenizer; the tied embedding, drawn first, is the BPE text fixtures' bytes) with one
+    # next-token-prediction layer as the released checkpoints name it (top-level `mtp.`).
+    "exaone45-vl": ("Exaone4_5_ForConditionalGeneration", "exaone4_5",
+                    dict(text_config=dict(model_type="exaone4", hidden_size=16,
+                                          intermediate_size=40, num_hidden_layers=2,
+                                          num_attention_heads=2, num_key_value_heads=1,
+                                          vocab_size=BPE_VOCAB, max_position_embeddings=4096,
+                                          rms_norm_eps=1e-5, sliding_window=256,
+                                          sliding_window_pattern=2, tie_word_embeddings=True,
+                                          num_nextn_predict_layers=1,
+                                          rope_parameters={"rope_type": "default",
+                                                           "rope_theta": 10000.0}),
+                         vision_config=dict(depth=3, hidden_size=8, intermediate_size=12,
+                                            num_heads=2, num_key_value_heads=1,
+                                            out_hidden_size=16, patch_size=7,
+                                            spatial_merge_size=2, temporal_patch_size=2,
+                                            window_size=28, fullatt_block_indexes=[2]),
+                         image_token_id=10, video_token_id=11, tie_word_embeddings=True),
+                    {**QWEN_PRE, "min_pixels": 3136, "max_pixels": 12845056}, None,
+                    [("tokenizer.json", "../../tokenizers/smollm"),
+                     ("tokenizer_config.json", "../../tokenizers/shared/4ec77d44f62efeb3"),
+                     ("special_tokens_map.json", "../../tokenizers/shared/2b7379f3ae813529")],
+                    True),
     # GLM-4.1V / GLM-4.5V / GLM-OCR: the GLM-4V tower (RMS-normed blocks, fused qkv, SwiGLU
     # FFN, a post-conv norm, learned position embeddings, a strided-conv downsample and the
     # SwiGLU merger). The text halves take the glm4 / glm4moe fixtures' widths, vocabularies
@@ -1807,6 +1832,7 @@ RENAME = {
 # drawn first has the same bytes as the text fixtures' of its shape, stored once.
 DRAW_FIRST = {
     "qwen3omni": ["thinker.model.language_model.embed_tokens.weight"],
+    "exaone45-vl": ["model.language_model.embed_tokens.weight"],
 }
 
 
@@ -1871,6 +1897,7 @@ EXTRA_TENSORS = {
     "qwen35moe-vl": _mtp_qwen35,
     "glmocr": _nextn_glm,
     "minicpmv46": _mtp_qwen35,
+    "exaone45-vl": _mtp_qwen35,
 }
 
 

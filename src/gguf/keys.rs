@@ -524,6 +524,8 @@ pub mod clip {
         pub const SWIGLU_CLAMP: &str = "clip.vision.swiglu_clamp";
         /// The attention heads.
         pub const HEAD_COUNT: &str = "clip.vision.attention.head_count";
+        /// The key/value heads of a grouped-query tower (EXAONE 4.5).
+        pub const HEAD_COUNT_KV: &str = "clip.vision.attention.head_count_kv";
         /// The layer norm epsilon.
         pub const LAYERNORM_EPS: &str = "clip.vision.attention.layer_norm_epsilon";
         /// The projector's scale (pooling or pixel-shuffle) factor.

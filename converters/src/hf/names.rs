@@ -911,7 +911,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.eh_proj`.
     NextnEhProj = "blk.{bid}.nextn.eh_proj" {
         "model.layers.{bid}.eh_proj": [
-            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -925,7 +925,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.enorm`.
     NextnEnorm = "blk.{bid}.nextn.enorm" {
         "model.layers.{bid}.enorm": [
-            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -935,7 +935,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.hnorm`.
     NextnHnorm = "blk.{bid}.nextn.hnorm" {
         "model.layers.{bid}.hnorm": [
-            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -949,7 +949,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
         "model.layers.{bid}.shared_head.norm": [
-            "deepseek2", "deepseek32", "exaone-moe", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",

@@ -19,6 +19,7 @@ mod bert;
 mod command_r;
 mod ernie4_5;
 mod exaone4;
+mod exaone4_5;
 mod falcon;
 mod falcon_h1;
 mod gemma;
@@ -187,6 +188,7 @@ pub static ALL: &[&Arch] = &[
     &gptneox::GPTNEOX,
     &falcon::FALCON,
     &exaone4::EXAONE4,
+    &exaone4_5::EXAONE4_5,
     &glm4::GLM4,
     &glm4::GLMOCR,
     &ernie4_5::ERNIE4_5,

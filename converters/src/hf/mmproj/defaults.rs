@@ -49,6 +49,7 @@ static FAMILIES: &[&ConfigClasses] = &[
     &super::whisper::CONFIG_CLASSES,
     &super::janus::CONFIG_CLASSES,
     &super::minicpmv46::CONFIG_CLASSES,
+    &super::exaone4_5::CONFIG_CLASSES,
 ];
 
 /// The class the composite class of config `raw` builds for sub-config `key`.

@@ -35,6 +35,7 @@ mod audioflamingo3;
 mod cogvlm;
 mod deepseek4v;
 mod defaults;
+mod exaone4_5;
 mod gemma3;
 mod gemma3n;
 mod gemma4;
@@ -188,6 +189,7 @@ pub static ALL: &[&Projector] = &[
     &janus::JANUS,
     &minicpmv46::MINICPMV46,
     &ling3vl::LING3VL,
+    &exaone4_5::EXAONE4_5,
 ];
 
 /// The projector family of an HF architecture name.

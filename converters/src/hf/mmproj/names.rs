@@ -32,7 +32,7 @@ tensor_table! {
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
         "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr"],
-        "visual.merger.mlp.{bid}": ["qwen2vl_merger"],
+        "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
         "merger.mlp.{bid}": ["youtuvl"],
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
@@ -63,7 +63,7 @@ tensor_table! {
         "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
         "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
-        "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger"],
+        "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger", "exaone4_5"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
         "model.vision_tower.patch_embedder.input_proj": ["gemma4v"],
         "model.vision_embedder.patch_dense": ["gemma4uv"],
@@ -94,7 +94,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
-        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl"],
+        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl", "exaone4_5"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
@@ -163,7 +163,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
+        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
@@ -180,7 +180,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
+        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
@@ -199,7 +199,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl"],
+        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
@@ -217,7 +217,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
@@ -233,7 +233,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
     }
@@ -243,7 +243,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
@@ -275,7 +275,7 @@ tensor_table! {
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
         "model.vision_model.post_layernorm": ["idefics3", "paddleocr", "janus_pro"],
-        "visual.merger.ln_q": ["qwen2vl_merger"],
+        "visual.merger.ln_q": ["qwen2vl_merger", "exaone4_5"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],

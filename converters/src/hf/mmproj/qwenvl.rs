@@ -150,7 +150,7 @@ fn vision(ctx: &mut Ctx) -> &mut serde_json::Map<String, Json> {
 }
 
 /// The config's renames: heads, layers, and Qwen2-VL's widths.
-fn prepare2(ctx: &mut Ctx) -> Result<(), ConvertError> {
+pub(super) fn prepare2(ctx: &mut Ctx) -> Result<(), ConvertError> {
     let v = vision(ctx);
     v.entry("image_size").or_insert(Json::from(560));
     let heads = v.get("num_heads").cloned().unwrap_or(Json::Null);
@@ -166,7 +166,7 @@ fn prepare2(ctx: &mut Ctx) -> Result<(), ConvertError> {
 }
 
 /// Splits a Conv3D patch embedding (`[c_out, c_in, 2, kh, kw]`) into its two Conv2D halves.
-fn split_patch(name: &str, expr: Expr) -> Result<Vec<Out>, ConvertError> {
+pub(super) fn split_patch(name: &str, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     let s = expr.shape().to_vec();
     if s.len() != 5 || s[2] != 2 {
         return Err(ConvertError::Tensor {

@@ -103,7 +103,12 @@ fn youtuvl_full_attention_blocks_and_activation() {
 #[test]
 fn pixel_bounds_are_required() {
     let work = scratch("mmproj-config-errors-pixels");
-    for (name, key) in [("hunyuanvl", "max_pixels"), ("paddleocr-vl", "min_pixels")] {
+    for (name, key) in [
+        ("hunyuanvl", "max_pixels"),
+        ("paddleocr-vl", "min_pixels"),
+        ("exaone45-vl", "min_pixels"),
+        ("exaone45-vl", "max_pixels"),
+    ] {
         let dir = fixture(name, &work, key);
         edit_json(&dir.join("preprocessor_config.json"), |p| {
             p.as_object_mut().unwrap().remove(key);

@@ -182,6 +182,7 @@ fixtures! {
     janus => "janus",
     minicpmv46 => "minicpmv46",
     ling3vl => "ling3vl",
+    exaone45_vl => "exaone45-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -417,6 +417,7 @@ recipes! {
     bailingmoe3_s2 => "bailingmoe3-s2",
     bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
     ling3vl_s2 => "ling3vl-s2",
+    exaone45_vl_s2 => "exaone45-vl-s2",
     lfm25audio_s2 => "lfm25audio-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
