@@ -744,6 +744,26 @@ FIXTURES.update({
                   "smollm", True),
 })
 
+# Qwen4-Exp (Qwen3.8-Flash-Next, transformers' qwen4_exp): Qwen3.5-MoE's gated delta-net
+# and experts with hyper-connections (two streams) in place of every layer norm, the QSA
+# indexer's fused q/k projection on the full-attention layer, and the n-gram PLE module on
+# the second (linear) layer: its table in two shards, its int64 hash constants as buffers.
+# transformers renames full_attention layers indexed_attention, so the reference writes
+# every compress ratio 0. The embedding is qwen35's (BORROWED: stored once).
+QWEN4EXP = dict(QWEN_LINEAR, num_hidden_layers=3,
+                layer_types=["linear_attention", "linear_attention", "full_attention"],
+                num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8,
+                shared_expert_intermediate_size=8, hc_count=2, hc_lowrank=4,
+                ple_layer_ids=[2], ple_embed_dim=8, ple_conv_kernel_size=3, ngram_size=3,
+                heads_per_ngram=2, ngram_vocab_size_base=10,
+                make_ngram_vocab_size_divisible_by=8, split_ngram_parts=2,
+                indexer_n_heads=2, indexer_kv_heads=1, indexer_head_dim=8, indexer_budget=8,
+                indexer_compress_ratio=4,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
+                                 "partial_rotary_factor": 0.25, "mrope_section": [1, 1, 0],
+                                 "mrope_interleaved": True})
+FIXTURES["qwen4exp"] = ("Qwen4ExpForCausalLM", "qwen4_exp_text", QWEN4EXP, "smollm", True)
+
 
 # Nemotron-H (helper arch2): Mamba-2 mixers ("M"), attention ("*"), a relu2 MLP ("-") and
 # routed experts with a shared one ("E"), and the next-token-prediction head (mtp.layers.0:
@@ -3213,6 +3233,7 @@ BORROWED = {
                 "transformer.output_layer.weight": ("glm4", "model.embed_tokens.weight")},
     "minicpm": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
     "minicpm3": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
+    "qwen4exp": {"model.embed_tokens.weight": ("qwen35", "model.embed_tokens.weight")},
 }
 
 
@@ -3756,6 +3777,7 @@ VARIANT_FIXTURES = [
     "rwkv7",
     "minimax01", "bailingmoe",
     "sarvam-untyped",
+    "qwen4exp",
 ]
 
 
@@ -4047,6 +4069,30 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         text = {k: val for k, val in c.items() if k not in ("architectures", "model_type")}
         v["fam-vl-composite"] = {"model_type": "minimax_m3_vl", "text_config": text,
                                  "architectures": ["MiniMaxM3SparseForConditionalGeneration"]}
+    if fx == "qwen4exp":
+        # conversion/qwen4exp.py: the compress ratios follow `full_attention` layer types,
+        # which transformers retypes `indexed_attention` (zeros) unless AutoConfig refuses the
+        # config (an output gate it does not know: config.json read as written); the PLE keys
+        # only with PLE layers; the EOS the hash resets on (the last of a list, required);
+        # the image token id when the config has one; the indexer's sizes required; exactly
+        # split_ngram_parts shards (fewer: refused; more: the table written twice, refused).
+        lin, full = "linear_attention", "full_attention"
+        v["fam-full-attention"] = {"layer_types": [lin, lin, full]}
+        v["fam-raw-config"] = {"layer_types": [lin, lin, full], "output_gate_type": "relu"}
+        v["fam-layer-types-absent"] = {"layer_types": None, "full_attention_interval": 3}
+        v["fam-ple-absent"] = {"ple_layer_ids": None}
+        v["fam-ple-unsorted"] = {"ple_layer_ids": [2, 2, 1]}
+        v["fam-eos-list"] = {"eos_token_id": [2, 0]}
+        v["fam-eos-absent"] = {"eos_token_id": None}
+        v["fam-image-token"] = {"image_token_id": 7}
+        v["fam-indexer-absent"] = {"indexer_n_heads": None, "indexer_kv_heads": None,
+                                   "indexer_head_dim": None, "indexer_budget": None,
+                                   "indexer_compress_ratio": None}
+        v["fam-split-parts-3"] = {"split_ngram_parts": 3}
+        v["fam-split-parts-1"] = {"split_ngram_parts": 1}
+        v["fam-split-parts-absent"] = {"split_ngram_parts": None}
+        v["fam-hc"] = {"hc_count": 3, "hc_lowrank": 6}
+        v["fam-hc-one"] = {"hc_count": 1}
     if fx == "minimax01":
         # conversion/minimax.py (MiniMaxText01Model): M1's class and config type, the
         # asserted layernorm factors, the required rotary_dim and num_local_experts.

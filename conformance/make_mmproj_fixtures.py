@@ -339,6 +339,33 @@ FIXTURES = {
                      ("tokenizer_config.json", "../../tokenizers/shared/4ec77d44f62efeb3"),
                      ("special_tokens_map.json", "../../tokenizers/shared/2b7379f3ae813529")],
                     True),
+    # Qwen4-Exp (Qwen3.8-Flash-Next): the Qwen3-VL tower (no deepstack mergers) before a
+    # Qwen4-Exp text model (the qwen4exp fixture's sizes: hyper-connections, the QSA indexer,
+    # the PLE module with its table in two shards). The embedding is the first draw at width
+    # 4, the same bytes as the qwen35 fixture's.
+    "qwen4exp-vl": ("Qwen4ExpForConditionalGeneration", "qwen4_exp",
+                    dict(text_config=dict(QWEN35_TEXT, model_type="qwen4_exp_text",
+                                          num_hidden_layers=3,
+                                          layer_types=["linear_attention", "linear_attention",
+                                                       "full_attention"],
+                                          num_experts=4, num_experts_per_tok=2,
+                                          moe_intermediate_size=8,
+                                          shared_expert_intermediate_size=8, hc_count=2,
+                                          hc_lowrank=4, ple_layer_ids=[2], ple_embed_dim=8,
+                                          ple_conv_kernel_size=3, ngram_size=3,
+                                          heads_per_ngram=2, ngram_vocab_size_base=10,
+                                          make_ngram_vocab_size_divisible_by=8,
+                                          split_ngram_parts=2, indexer_n_heads=2,
+                                          indexer_kv_heads=1, indexer_head_dim=8,
+                                          indexer_budget=8, indexer_compress_ratio=4,
+                                          eos_token_id=[2, 3]),
+                         vision_config=dict(depth=1, hidden_size=8, intermediate_size=12,
+                                            num_heads=2, out_hidden_size=4, patch_size=7,
+                                            spatial_merge_size=2, temporal_patch_size=2,
+                                            num_position_embeddings=16),
+                         image_token_id=10, video_token_id=11, vision_start_token_id=12,
+                         vision_end_token_id=13, tie_word_embeddings=True),
+                    QWEN_PRE, None, BPE_STORED, True),
     # GLM-4.1V / GLM-4.5V / GLM-OCR: the GLM-4V tower (RMS-normed blocks, fused qkv, SwiGLU
     # FFN, a post-conv norm, learned position embeddings, a strided-conv downsample and the
     # SwiGLU merger). The text halves take the glm4 / glm4moe fixtures' widths, vocabularies
@@ -592,11 +619,11 @@ FIXTURES = {
     # blocks, for the projector's `linear_1` / `linear_2`), a two-layer projector with biases
     # and a small Qwen2 text model (projector only).
     "audioflamingo3": ("AudioFlamingo3ForConditionalGeneration", "audioflamingo3",
-                       dict(text_config=qwen_text("qwen2", vocab_size=32),
+                       dict(text_config=qwen_text("qwen2"),
                             audio_config=dict(hidden_size=16, num_hidden_layers=3,
                                               num_attention_heads=2, intermediate_size=24,
                                               num_mel_bins=8, max_source_positions=8)),
-                       {"feature_size": 8, "sampling_rate": 16000}, None, [], False),
+                       {"feature_size": 8, "sampling_rate": 16000}, None, SPM_STORED, True),
     # MERaLiON-2 (remote code) and GLM-ASR (remote code): built by hand (HAND_BUILT) in their
     # hub layouts, projector only (no text weights, no tokenizer).
     "meralion2": ("MERaLiON2ForConditionalGeneration", "meralion2", None,
@@ -1926,6 +1953,7 @@ PRE_FALLBACK = {
     "qwen35-vl": "qwen35",
     "minicpmv46": "qwen35",
     "qwen35moe-vl": "qwen35",
+    "qwen4exp-vl": "qwen35",
 }
 
 

@@ -17,7 +17,7 @@ few KB: for every fixture NAME of make_fixtures.py's table it
    tensor is float32 whatever the class stored, its value the float32 with bit pattern
    0x3d4ccccd + (z >> 32) mod 0x02e4a54b (0.05 to 2.77, the range of log(1..16) trained
    checkpoints hold), so `-exp(A_log)` takes torch's float32 exp on values no bfloat16 grid
-   holds;
+   holds; an int64 tensor (hash constants) holds z >> 20;
 3. runs llama.cpp's convert_hf_to_gguf.py for --outtype f32 and bf16 on it;
 4. writes testdata/golden/seed-recipes/NAME-s2.json: the base fixture, the seed, the size
    changes (`sizes_refused` when the class or the reference refused them and the variant
@@ -66,7 +66,7 @@ WEIGHT_NAMES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 INDEX = "model.safetensors.index.json"
 A_LOG_FIRST = 0x3D4C_CCCD
 A_LOG_SPAN = 0x4031_7218 - A_LOG_FIRST
-ITEM = {"F32": 4, "F16": 2, "BF16": 2}
+ITEM = {"F32": 4, "F16": 2, "BF16": 2, "I64": 8}
 # FFN widths under the names of classes make_seed_fixtures.py does not cover (DistilBERT's
 # hidden_dim, JAIS's n_inner, SmallThinker's expert width), besides its own.
 EXTRA_WIDTHS = ("hidden_dim", "n_inner", "moe_ffn_hidden_size")
@@ -89,6 +89,8 @@ def synthetic_values(seed: int, t: int, name: str, dtype: str, n: int) -> bytes:
     if name.endswith("A_log"):
         bits = (np.uint64(A_LOG_FIRST) + (z >> np.uint64(32)) % np.uint64(A_LOG_SPAN))
         return bits.astype("<u4").tobytes()
+    if dtype == "I64":
+        return (z >> np.uint64(20)).astype("<i8").tobytes()
     v = (z >> np.uint64(56)).astype(np.uint8).view(np.int8).astype(np.float32) * np.float32(2.0 ** -9)
     if dtype == "F32":
         return v.astype("<f4").tobytes()

@@ -586,6 +586,29 @@ pub mod layered {
     pub const EMBEDDING_LENGTH_OUT: &str = "embedding_length_out";
 }
 
+/// Per-architecture keys of hashed n-gram per-layer embeddings (`{arch}.` + these; gguf-py's
+/// `Keys.PerLayerEmbedding`).
+pub mod ple {
+    /// `ple.layers`: the (0-based) layers with an n-gram embedding module.
+    pub const LAYERS: &str = "ple.layers";
+    /// `ple.ngram_size`: the largest n-gram hashed.
+    pub const NGRAM_SIZE: &str = "ple.ngram_size";
+    /// `ple.heads_per_ngram`: hashed heads per n-gram order.
+    pub const HEADS_PER_NGRAM: &str = "ple.heads_per_ngram";
+    /// `ple.conv_kernel`: the kernel of the module's depthwise convolution.
+    pub const CONV_KERNEL: &str = "ple.conv_kernel";
+    /// `ple.layer_multipliers`: the hash multipliers (UINT64).
+    pub const LAYER_MULTIPLIERS: &str = "ple.layer_multipliers";
+    /// `ple.head_offsets`: each head's first row in the table (UINT64).
+    pub const HEAD_OFFSETS: &str = "ple.head_offsets";
+    /// `ple.head_vocab_sizes`: each head's rows in the table (UINT64).
+    pub const HEAD_VOCAB_SIZES: &str = "ple.head_vocab_sizes";
+    /// `ple.eos_token_id`: the token that resets the n-grams.
+    pub const EOS_TOKEN_ID: &str = "ple.eos_token_id";
+    /// `ple.image_token_id`: the token standing in for image positions.
+    pub const IMAGE_TOKEN_ID: &str = "ple.image_token_id";
+}
+
 /// Per-architecture keys of hyper-connections, compressed sparse attention with a grouped
 /// output projection, and hash-routed MoE layers (`{arch}.` + these; gguf-py's
 /// `Keys.HyperConnection`, `Keys.Attention` and `Keys.LLM`).
@@ -598,6 +621,8 @@ pub mod compressed {
     pub const HC_EPSILON: &str = "hyper_connection.epsilon";
     /// `hyper_connection.magnitude`: the scale of the post gate.
     pub const HC_MAGNITUDE: &str = "hyper_connection.magnitude";
+    /// `hyper_connection.low_rank`: the rank of a low-rank input mixer (absent: full rank).
+    pub const HC_LOW_RANK: &str = "hyper_connection.low_rank";
     /// `attention.output_group_count`: the head groups of the grouped output projection.
     pub const OUTPUT_GROUP_COUNT: &str = "attention.output_group_count";
     /// `attention.output_lora_rank`: the per-group rank of the grouped output projection.

@@ -40,6 +40,9 @@ pub struct Hparams {
     /// `--target-model-dir`: the model a speculative-decoding draft is for (its config and
     /// tokenizer), read through the same directory value as any model's.
     pub target: Option<std::sync::Arc<super::ModelDir>>,
+    /// Values a class's whole-list pass ([`super::family::Rules::mtp`]) reads from the
+    /// checkpoint (tensor contents or shapes) for its parameter function, by name.
+    pub derived: Map<String, Json>,
 }
 
 /// Fills a config dict with its class defaults (AutoConfig's `to_dict()` view).
@@ -294,6 +297,7 @@ pub fn from_json(raw: Json, path: PathBuf) -> Result<Hparams, ConvertError> {
         extra_blocks: 0,
         mtp: super::Mtp::Keep,
         target: None,
+        derived: Map::new(),
     })
 }
 

@@ -431,6 +431,55 @@ impl Expr {
         Ok(Expr::new(Op::Stack(parts), shape, work))
     }
 
+    /// Concatenates tensors of equal trailing dimensions along their outermost one (a table
+    /// stored in row shards). Stacking equal parts and concatenating them lay out the same
+    /// bytes, so this is a stack whose shape counts the parts' rows.
+    pub fn cat_rows(name: &str, parts: Vec<Expr>) -> Result<Expr, ConvertError> {
+        let first = parts
+            .first()
+            .ok_or_else(|| terr(name, "nothing to concatenate".into()))?;
+        let tail = first.shape().get(1..).unwrap_or(&[]).to_vec();
+        let mut rows = 0u64;
+        for p in &parts {
+            let (lead, rest) = p
+                .shape()
+                .split_first()
+                .ok_or_else(|| terr(name, "cannot concatenate the rows of a scalar".into()))?;
+            if rest != tail.as_slice() {
+                return Err(terr(
+                    name,
+                    format!(
+                        "cannot concatenate the rows of shapes {:?} and {:?}",
+                        first.shape(),
+                        p.shape()
+                    ),
+                ));
+            }
+            rows = rows
+                .checked_add(*lead)
+                .ok_or_else(|| terr(name, "row count overflows".into()))?;
+        }
+        if parts.len() == 1 {
+            return Ok(parts.into_iter().next().expect("one part"));
+        }
+        let same = parts.iter().all(|p| p.shape() == first.shape());
+        let work = if parts.iter().all(|p| p.work() == first.work()) {
+            first.work()
+        } else {
+            Work::F32
+        };
+        if same {
+            // Equal parts: a plain stack, reshaped (the row-stack fast path applies).
+            let stacked = Expr::stack(name, parts)?;
+            let mut shape = vec![rows];
+            shape.extend_from_slice(&tail);
+            return stacked.reshape(name, shape);
+        }
+        let mut shape = vec![rows];
+        shape.extend_from_slice(&tail);
+        Ok(Expr::new(Op::Stack(parts), shape, work))
+    }
+
     /// `narrow(axis, start, len)`; `axis` counts from the outermost dimension.
     pub fn narrow(
         self,

@@ -125,6 +125,7 @@ pub fn load_params(dir: &ModelDir) -> Result<Hparams, ConvertError> {
         extra_blocks: 0,
         mtp: super::Mtp::Keep,
         target: None,
+        derived: serde_json::Map::new(),
     })
 }
 

@@ -98,7 +98,7 @@ tensor_table! {
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
             "olmo", "olmo2", "olmoe", "phi2", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
-            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "qwen3", "qwen35", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5",
             "maple", "mellum", "xverse",
@@ -291,7 +291,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.qkv_proj": ["phi3", "minimax-01", "mimo2"],
         "layers.{bid}.attn.Wqkv": ["modern-bert"],
         "encoder.layers.{bid}.attn.Wqkv": ["nomic-bert"],
-        "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.linear_attn.in_proj_qkv": ["qwen35", "qwen35moe", "qwen4exp"],
         "model.layers.{bid}.attention.query_key_value": ["bailingmoe2", "bailingmoe"],
         "transformer_encoder.{bid}.qkv": ["neo-bert"],
         "h.{bid}.self_attention.query_key_value": ["bloom"],
@@ -311,7 +311,7 @@ tensor_table! {
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm4", "glm4moe", "gpt-oss",
             "granite", "granitehybrid", "granitemoe", "hunyuan-dense", "jamba", "laguna", "lfm2",
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
-            "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe",
+            "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen4exp",
             "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3", "stablelm",
             "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion", "pangu-embedded",
             "plm", "smallthinker", "maple", "mellum", "xverse",
@@ -341,7 +341,7 @@ tensor_table! {
             "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
-            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "qwen3", "qwen35", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
@@ -370,7 +370,7 @@ tensor_table! {
             "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
-            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "qwen3", "qwen35", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "seed_oss", "smollm3", "stablelm", "starcoder2", "nemotron", "exaone", "maincoder",
             "nanbeige", "orion", "pangu-embedded", "smallthinker", "maple", "mellum", "xverse",
             "jais2",
@@ -400,7 +400,7 @@ tensor_table! {
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen35",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
+            "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "seed_oss", "smollm3",
             "stablelm", "starcoder2", "nemotron", "exaone", "maincoder", "nanbeige", "orion",
             "baichuan", "pangu-embedded", "plm", "smallthinker", "spark2_5", "maple", "mellum",
             "xverse",
@@ -454,7 +454,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.q_norm": [
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "gemma4-assistant", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe",
-            "qwen3", "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
+            "qwen3", "qwen35", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe",
             "maincoder", "maple", "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
@@ -473,7 +473,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.k_norm": [
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
+            "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "maincoder", "maple",
             "mellum",
             "minimax-m3",
             "hy_v3", "dflash",
@@ -552,7 +552,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
-            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
+            "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
             "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1", "bailingmoe3",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
@@ -569,7 +569,7 @@ tensor_table! {
     }
     /// `blk.{bid}.ffn_gate_inp_shexp`.
     FfnGateInpShexp = "blk.{bid}.ffn_gate_inp_shexp" {
-        "model.layers.{bid}.mlp.shared_expert_gate": ["qwen2moe", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.mlp.shared_expert_gate": ["qwen2moe", "qwen35moe", "qwen4exp", "qwen3next"],
     }
     /// `blk.{bid}.ffn_gate`.
     FfnGate = "blk.{bid}.ffn_gate" {
@@ -703,7 +703,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
-            "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
+            "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
             "hy_v3", "bailingmoe",
             "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
@@ -725,7 +725,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
-            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
+            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
@@ -748,7 +748,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
-            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen3moe", "qwen3next",
+            "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
@@ -769,7 +769,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_gate_shexp`.
     FfnGateShexp = "blk.{bid}.ffn_gate_shexp" {
         "model.layers.{bid}.mlp.shared_expert.gate_proj": [
-            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+            "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
@@ -785,7 +785,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_up_shexp`.
     FfnUpShexp = "blk.{bid}.ffn_up_shexp" {
         "model.layers.{bid}.mlp.shared_expert.up_proj": [
-            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+            "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
@@ -803,7 +803,7 @@ tensor_table! {
     FfnDownShexp = "blk.{bid}.ffn_down_shexp" {
         "model.layers.{bid}.shared_mlp.output_linear": ["granitehybrid", "granitemoe", "granite_swa"],
         "model.layers.{bid}.mlp.shared_expert.down_proj": [
-            "laguna", "qwen2moe", "qwen35moe", "qwen3next",
+            "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
@@ -975,7 +975,7 @@ tensor_table! {
         "model.layers.{bid}.conv1d": ["mamba"],
         "backbone.layers.{bid}.mixer.conv1d": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.conv1d": ["falcon-h1", "granitehybrid", "jamba"],
-        "model.layers.{bid}.linear_attn.conv1d": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.linear_attn.conv1d": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
     }
     /// `blk.{bid}.ssm_x`.
     SsmX = "blk.{bid}.ssm_x" {
@@ -988,7 +988,7 @@ tensor_table! {
         "model.layers.{bid}.dt_proj": ["mamba"],
         "backbone.layers.{bid}.mixer.dt_proj": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
-        "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
         "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear"],
         "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
@@ -1002,7 +1002,7 @@ tensor_table! {
         "model.layers.{bid}.A_log": ["mamba"],
         "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
-        "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "model.layers.{bid}.self_attn.A_log": ["kimi-linear"],
         "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
     }
@@ -1026,7 +1026,7 @@ tensor_table! {
     SsmNorm = "blk.{bid}.ssm_norm" {
         "model.layers.{bid}.mamba.norm": ["granitehybrid"],
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
-        "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "model.layers.{bid}.self_attn.o_norm": ["kimi-linear"],
         "model.layers.{bid}.attention.o_norm": ["bailingmoe3"],
     }
@@ -1035,11 +1035,11 @@ tensor_table! {
         "model.layers.{bid}.out_proj": ["mamba"],
         "backbone.layers.{bid}.mixer.out_proj": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.out_proj": ["falcon-h1", "granitehybrid", "jamba"],
-        "model.layers.{bid}.linear_attn.out_proj": ["qwen35", "qwen35moe", "qwen3next"],
+        "model.layers.{bid}.linear_attn.out_proj": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
     }
     /// `blk.{bid}.attn_gate` (the output gate of linear attention).
     AttnGate = "blk.{bid}.attn_gate" {
-        "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe", "qwen4exp"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
         "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5", "step35"],
         "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
@@ -1051,13 +1051,13 @@ tensor_table! {
     }
     /// `blk.{bid}.ssm_beta`.
     SsmBeta = "blk.{bid}.ssm_beta" {
-        "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe", "qwen4exp"],
         "model.layers.{bid}.self_attn.b_proj": ["kimi-linear"],
         "model.layers.{bid}.attention.b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_alpha`.
     SsmAlpha = "blk.{bid}.ssm_alpha" {
-        "model.layers.{bid}.linear_attn.in_proj_a": ["qwen35", "qwen35moe"],
+        "model.layers.{bid}.linear_attn.in_proj_a": ["qwen35", "qwen35moe", "qwen4exp"],
     }
     /// `blk.{bid}.ffn_latent_down` (Nemotron 3 Super's expert latent projection).
     FfnLatentDown = "blk.{bid}.ffn_latent_down" {
@@ -1271,6 +1271,7 @@ tensor_table! {
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
         "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa", "hy_v4"],
         "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
+        "model.layers.{bid}.self_attn.indexer.k_layernorm": ["qwen4exp"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
@@ -1295,6 +1296,7 @@ tensor_table! {
     /// `blk.{bid}.indexer.q_norm` (MiniMax sparse attention's indexer query norm).
     IndexerQNorm = "blk.{bid}.indexer.q_norm" {
         "model.layers.{bid}.self_attn.index_q_norm": ["minimax-m3"],
+        "model.layers.{bid}.self_attn.indexer.q_layernorm": ["qwen4exp"],
     }
     // Gemma 4: the fused experts and their router, the second FFN's norms, the layer scalar.
     /// `blk.{bid}.ffn_gate_up_exps`: the experts' gate and up projections in one tensor.
@@ -1342,6 +1344,77 @@ tensor_table! {
     /// `output_hc_scale`: the final hyper-connection mixing scale.
     HcHeadScale = "output_hc_scale" {
         "model.hc_head.hc_head_scale": ["hy_v4"],
+    }
+    // Low-rank hyper-connections (Qwen4-Exp): a norm, a down / up input mixer and the
+    // block's injection weights, per block for attention and FFN, and once before the head.
+    /// `output_hc_norm`.
+    HcHeadNorm = "output_hc_norm" {
+        "model.hyper_connection_mixer.hc_norm": ["qwen4exp"],
+    }
+    /// `output_hc_down`.
+    HcHeadDown = "output_hc_down" {
+        "model.hyper_connection_mixer.input_mix_weight_down": ["qwen4exp"],
+    }
+    /// `output_hc_up`.
+    HcHeadUp = "output_hc_up" {
+        "model.hyper_connection_mixer.input_mix_weight_up": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_attn_norm`.
+    HcAttnNorm = "blk.{bid}.hc_attn_norm" {
+        "model.layers.{bid}.attn_hyper_connection.hc_norm": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_attn_down`.
+    HcAttnDown = "blk.{bid}.hc_attn_down" {
+        "model.layers.{bid}.attn_hyper_connection.input_mix_weight_down": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_attn_up`.
+    HcAttnUp = "blk.{bid}.hc_attn_up" {
+        "model.layers.{bid}.attn_hyper_connection.input_mix_weight_up": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_attn_inject`.
+    HcAttnInject = "blk.{bid}.hc_attn_inject" {
+        "model.layers.{bid}.attn_hyper_connection.block_inject_weight": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_ffn_norm`.
+    HcFfnNorm = "blk.{bid}.hc_ffn_norm" {
+        "model.layers.{bid}.mlp_hyper_connection.hc_norm": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_ffn_down`.
+    HcFfnDown = "blk.{bid}.hc_ffn_down" {
+        "model.layers.{bid}.mlp_hyper_connection.input_mix_weight_down": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_ffn_up`.
+    HcFfnUp = "blk.{bid}.hc_ffn_up" {
+        "model.layers.{bid}.mlp_hyper_connection.input_mix_weight_up": ["qwen4exp"],
+    }
+    /// `blk.{bid}.hc_ffn_inject`.
+    HcFfnInject = "blk.{bid}.hc_ffn_inject" {
+        "model.layers.{bid}.mlp_hyper_connection.block_inject_weight": ["qwen4exp"],
+    }
+    // The hashed n-gram per-layer embedding module (Qwen4-Exp).
+    /// `blk.{bid}.ple_key`.
+    PleKey = "blk.{bid}.ple_key" {
+        "model.layers.{bid}.ple.key_proj": ["qwen4exp"],
+    }
+    /// `blk.{bid}.ple_value`.
+    PleValue = "blk.{bid}.ple_value" {
+        "model.layers.{bid}.ple.value_proj": ["qwen4exp"],
+    }
+    /// `blk.{bid}.ple_norm_key`.
+    PleNormKey = "blk.{bid}.ple_norm_key" {
+        "model.layers.{bid}.ple.norm_key": ["qwen4exp"],
+    }
+    /// `blk.{bid}.ple_norm_query`.
+    PleNormQuery = "blk.{bid}.ple_norm_query" {
+        "model.layers.{bid}.ple.norm_query": ["qwen4exp"],
+    }
+    /// `blk.{bid}.ple_norm_conv`.
+    PleNormConv = "blk.{bid}.ple_norm_conv" {
+        "model.layers.{bid}.ple.norm_conv": ["qwen4exp"],
+    }
+    /// `blk.{bid}.ple_conv1d`.
+    PleConv1d = "blk.{bid}.ple_conv1d" {
+        "model.layers.{bid}.ple.conv1d": ["qwen4exp"],
     }
     /// `blk.{bid}.hc_attn_fn`: the hyper-connection mixing weights around attention.
     HcAttnFn = "blk.{bid}.hc_attn_fn" {

@@ -166,6 +166,12 @@ impl Params<'_> {
         self.md.set(key, Value::Array(ArrayValue::I32(v)));
     }
 
+    /// A UINT64 array, written even when empty (`add_key_value` with the array's type).
+    pub fn u64s(&mut self, suffix: &str, v: Vec<u64>) {
+        let key = self.key(suffix);
+        self.md.set(key, Value::Array(ArrayValue::U64(v)));
+    }
+
     /// `rope.dimension_count = int(pct * (hidden_size // num_attention_heads))`: partial
     /// rotary dimensions of one head.
     pub fn partial_rope_dims(&mut self, pct: f64) -> Result<(), ConvertError> {

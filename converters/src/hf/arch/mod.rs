@@ -63,6 +63,7 @@ mod gpt_oss;
 mod nemotron_h;
 mod qwen3next;
 mod qwen3omni;
+mod qwen4exp;
 // Encoder-decoder.
 mod t5;
 // 2025-2026 MoE text families.
@@ -234,6 +235,7 @@ pub static ALL: &[&Arch] = &[
     &qwenvl::QWEN3VLMOE,
     &qwen3omni::QWEN3OMNIMOE,
     &qwen3omni::QWEN3ASR,
+    &qwen4exp::QWEN4EXP,
     &gemma4::GEMMA4,
     &gemma4::GEMMA4_UNIFIED,
     &gemma4_assistant::GEMMA4_ASSISTANT,

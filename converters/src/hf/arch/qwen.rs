@@ -16,11 +16,13 @@ use crate::ConvertError;
 
 /// `Qwen2ForCausalLM` (arch `qwen2`).
 pub const QWEN2: Arch = Arch {
-    // Qwen2-Audio's text model is a Qwen2 (its Whisper tower is dropped).
+    // Qwen2-Audio's and Audio Flamingo 3's text models are Qwen2s (their Whisper towers are
+    // dropped).
     hf_names: &[
         "Qwen2ForCausalLM",
         "Qwen2Model",
         "Qwen2AudioForConditionalGeneration",
+        "AudioFlamingo3ForConditionalGeneration",
     ],
     model_types: &[ModelType {
         name: "qwen2",
@@ -40,7 +42,10 @@ pub const QWEN2: Arch = Arch {
         kv_heads_key: Some("num_key_value_heads"),
         prepare: None,
     }],
-    composites: &[("qwen2_audio", TextType::Named("qwen2"))],
+    composites: &[
+        ("qwen2_audio", TextType::Named("qwen2")),
+        ("audioflamingo3", TextType::Named("qwen2")),
+    ],
     gguf: "qwen2",
     vocab: VocabKind::Qwen2,
     vocab_quirks: VocabQuirks::NONE,

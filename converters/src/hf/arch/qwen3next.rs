@@ -433,7 +433,7 @@ fn next_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// Qwen3.5: Qwen3-Next's hparams, and the M-RoPE sections always (`_Qwen35MRopeMixin`).
-fn qwen35_params(p: &mut Params) -> Result<(), ConvertError> {
+pub(super) fn qwen35_params(p: &mut Params) -> Result<(), ConvertError> {
     next_params(p)?;
     if !p.hp.rope.contains_key("mrope_section") {
         p.i32s(rope::DIMENSION_SECTIONS, vec![11, 11, 10, 0]);
@@ -584,7 +584,11 @@ fn reorder_cols(
 }
 
 /// `_LinearAttentionVReorderBase.modify_tensors`, then Qwen3-Next's.
-fn qwen35_hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+pub(super) fn qwen35_hook(
+    hp: &Hparams,
+    name: String,
+    expr: Expr,
+) -> Result<Modified, ConvertError> {
     let nk = hp.find_u64(&["linear_num_key_heads"])?.unwrap_or(0);
     let nv = hp.find_u64(&["linear_num_value_heads"])?.unwrap_or(0);
     if nk == 0 || nv == 0 || nk == nv || !name.contains("linear_attn.") {

@@ -32,15 +32,17 @@ pub const QWEN2VL: Projector = Projector {
     params: params2,
 };
 
-/// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration` and Qwen 3.5/3.6's
-/// `Qwen3_5ForConditionalGeneration`, `Qwen3_5MoeForConditionalGeneration` (the same tower;
-/// a Qwen3.5 vision config lists no deepstack blocks, so every block is flagged false).
+/// `Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`, Qwen 3.5/3.6's
+/// `Qwen3_5ForConditionalGeneration`, `Qwen3_5MoeForConditionalGeneration` and Qwen4-Exp's
+/// `Qwen4ExpForConditionalGeneration` (the same tower; a Qwen3.5 or Qwen4-Exp vision config
+/// lists no deepstack blocks, so every block is flagged false).
 pub const QWEN3VL: Projector = Projector {
     hf_names: &[
         "Qwen3VLForConditionalGeneration",
         "Qwen3VLMoeForConditionalGeneration",
         "Qwen3_5ForConditionalGeneration",
         "Qwen3_5MoeForConditionalGeneration",
+        "Qwen4ExpForConditionalGeneration",
     ],
     projector_type: "qwen3vl_merger",
     vision: true,

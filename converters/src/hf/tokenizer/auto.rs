@@ -245,6 +245,7 @@ const REGISTERED: &[(&str, &str)] = &[
     ("qwen3_next", "Qwen2Tokenizer"),
     ("qwen3_vl", "Qwen2Tokenizer"),
     ("qwen3_vl_moe", "Qwen2Tokenizer"),
+    ("qwen4_exp", "Qwen3_5Tokenizer"),
     ("smolvlm", "TokenizersBackend"),
     ("stablelm", "TokenizersBackend"),
     ("starcoder2", "GPT2Tokenizer"),
@@ -265,6 +266,7 @@ const INCORRECT_HUB_CLASS: &[&str] = &[
     "qwen3_5",
     "qwen3_5_moe",
     "qwen3_5_moe_text",
+    "qwen4_exp",
     "smolvlm",
 ];
 

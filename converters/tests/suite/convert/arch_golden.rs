@@ -126,6 +126,7 @@ fixtures! {
     qwen3next => "qwen3next",
     qwen35 => "qwen35",
     qwen35moe => "qwen35moe",
+    qwen4exp => "qwen4exp",
     nemotronh => "nemotronh",
     // Encoder-decoder with relative attention buckets and a unigram vocabulary.
     t5 => "t5",

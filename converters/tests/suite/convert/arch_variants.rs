@@ -298,5 +298,6 @@ fixtures! {
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
+    qwen4exp => "qwen4exp",
     step35 => "step35",
 }

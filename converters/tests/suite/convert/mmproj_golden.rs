@@ -148,6 +148,7 @@ fixtures! {
     qwen3vlmoe => "qwen3vlmoe",
     qwen35_vl => "qwen35-vl",
     qwen35moe_vl => "qwen35moe-vl",
+    qwen4exp_vl => "qwen4exp-vl",
     glm4v => "glm4v",
     glm4vmoe => "glm4vmoe",
     glmocr => "glmocr",

@@ -41,7 +41,8 @@ fn splitmix64(x: u64) -> u64 {
 }
 
 /// The little-endian bytes of tensor number `t` of the recipe: the signed top byte of each
-/// draw times 2^-9 in the tensor's dtype, or for `A_log` a float32 of the trained range.
+/// draw times 2^-9 in the tensor's dtype, for `A_log` a float32 of the trained range, for
+/// an int64 tensor the draw's top 44 bits.
 fn synthetic_bytes(seed: u64, t: u64, name: &str, dtype: &str, n: u64) -> Vec<u8> {
     let base = (seed << 48).wrapping_add(t << 32);
     let draws = (0..n).map(move |i| splitmix64(base.wrapping_add(i)));
@@ -58,6 +59,10 @@ fn synthetic_bytes(seed: u64, t: u64, name: &str, dtype: &str, n: u64) -> Vec<u8
             .collect(),
         "BF16" => draws
             .flat_map(|z| ((value(z).to_bits() >> 16) as u16).to_le_bytes())
+            .collect(),
+        // Integer constants (hash multipliers, offsets): the draw's top 44 bits.
+        "I64" => draws
+            .flat_map(|z| ((z >> 20) as i64).to_le_bytes())
             .collect(),
         other => panic!("{name}: no synthetic values for dtype {other}"),
     }
@@ -414,6 +419,7 @@ recipes! {
     rnd1_s2 => "rnd1-s2",
     hrmtext_s2 => "hrmtext-s2",
     talkie_s2 => "talkie-s2",
+    qwen4exp_s2 => "qwen4exp-s2",
     bailingmoe3_s2 => "bailingmoe3-s2",
     bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
     ling3vl_s2 => "ling3vl-s2",
