@@ -299,4 +299,5 @@ fixtures! {
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
     step35 => "step35",
+    dots3 => "dots3",
 }
