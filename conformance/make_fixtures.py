@@ -3488,6 +3488,8 @@ def add_tokenizer(kind: str, out: Path) -> None:
                                                    encoding="utf-8")
     if kind == "smollm-solar":
         _solar_tokenizer(out)
+    if kind == "smollm-dots3":
+        _dots3_tokenizer(out)
     if kind == "smollm-glm-fast":
         tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
         tc["tokenizer_class"] = "PreTrainedTokenizerFast"
@@ -4142,6 +4144,62 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                "a_low_rank_dim": None, "v_low_rank_dim": None,
                                "gate_low_rank_dim": None}
         v["fam-gate-off"] = {"wkv_has_gate": False}
+    if fx == "dots3":
+        # conversion/dots3.py (Dots3NoteModel): the hub's model_type (transformers 5.24's
+        # config class fails its own checks on this checkpoint, so the file is read as
+        # written), the LoRA-norm rescale off, every refused setting of __init__ and
+        # set_gguf_parameters, the optional keys, the leading dense count absent and a yarn
+        # rope with mscale_all_dim.
+        v["fam-model-type"] = {"model_type": "dots3_note"}
+        # The adapters' widths equal to hidden_size: transformers builds the config (the text
+        # class's per-kind rope, no root rope_theta read), the swa_* keys stay at the root.
+        v["fam-model-type-typed"] = {"model_type": "dots3_note",
+                                     "vision_config": {"adapter_out_dim": c["hidden_size"]},
+                                     "audio_config": {"adapter_out_dim": c["hidden_size"]}}
+        v["fam-model-type-typed-defaults"] = {
+            "model_type": "dots3_note", "vision_config": {"adapter_out_dim": c["hidden_size"]},
+            "audio_config": {"adapter_out_dim": c["hidden_size"]}, "rms_norm_eps": None,
+            "swa_rope_theta": None, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+        v["fam-model-type-typed-kv"] = {"model_type": "dots3_note",
+                                        "vision_config": {"adapter_out_dim": c["hidden_size"]},
+                                        "audio_config": {"adapter_out_dim": c["hidden_size"]},
+                                        "swa_num_key_value_heads": 2}
+        # The text class alone consumes the swa_* keys: the reference misses them.
+        v["fam-text-model-type"] = {"model_type": "dots3_note_text"}
+        v["fam-rescale-off"] = {"apply_mla_qkv_lora_rescale": False}
+        v["fam-rescale-absent"] = {"apply_mla_qkv_lora_rescale": None}
+        v["fam-use-dsa-off"] = {"use_dsa": False}
+        v["fam-layernorm"] = {"normalization": "LayerNorm"}
+        v["fam-final-layernorm"] = {"final_norm": "LayerNorm"}
+        v["fam-k-rope-norm-off"] = {"k_rope_only_layernorm": False}
+        v["fam-topk-greedy"] = {"topk_method": "greedy"}
+        v["fam-softmax"] = {"scoring_func": "softmax"}
+        v["fam-scoring-absent"] = {"scoring_func": None}
+        v["fam-grouped"] = {"n_group": 2, "topk_group": 1}
+        v["fam-group-keys-absent"] = {"n_group": None, "topk_group": None}
+        v["fam-dynamic-rsf"] = {"use_dynamic_rsf": True}
+        v["fam-gating-fp32"] = {"moe_gating_fp32": True}
+        v["fam-gate-elementwise"] = {"attention_gate_type": "elementwise"}
+        v["fam-swa-gate-elementwise"] = {"swa_attention_gate_type": "elementwise"}
+        v["fam-checks-absent"] = {"use_dsa": None, "normalization": None, "final_norm": None,
+                                  "k_rope_only_layernorm": None, "topk_method": None,
+                                  "attention_gate_type": None,
+                                  "swa_attention_gate_type": None}
+        v["fam-swa-head-mismatch"] = {"swa_head_dim": 16}
+        v["fam-swa-head-absent"] = {"swa_head_dim": None}
+        v["fam-swa-rope-mismatch"] = {"swa_qk_rope_head_dim": 8, "swa_head_dim": 16}
+        v["fam-layer-types-short"] = {"layer_types": c["layer_types"][:2]}
+        v["fam-layer-types-long"] = {"layer_types": c["layer_types"] + ["full_attention"]}
+        v["fam-swa-q-lora"] = {"swa_q_lora_rank": 4}
+        v["fam-swa-theta-absent"] = {"swa_rope_theta": None}
+        v["fam-rms-eps-absent"] = {"rms_norm_eps": None}
+        v["fam-dense-absent"] = {"first_k_dense_replace": None}
+        # A yarn rope in rope_parameters (with mscale_all_dim); in the v4 rope_scaling the
+        # tokenizer's generic config fails on it (rope-v4-yarn).
+        v["fam-yarn"] = {"rope_parameters": {"rope_type": "yarn", "factor": 4.0,
+                                             "rope_theta": 80000000.0,
+                                             "original_max_position_embeddings": 1024,
+                                             "mscale_all_dim": 1.0}}
     if fx == "step35":
         # conversion/step3.py (Step35Model): the hub's model_type (transformers 5's
         # Step3p7TextConfig renames num_attention_groups, which the reference then misses),
@@ -4463,6 +4521,105 @@ def _deepseek_ocr_tensors(kw: dict) -> dict:
 
 
 RAW_MODELS["deepseekocr"] = (_deepseek_ocr_tensors, {"model_type": "deepseek_vl_v2"})
+
+
+# dots3-note (Dots3NoteForCausalLM, written directly in the hub layout): DeepSeek-V3's MLA with
+# two geometries (full layers with the DSA lightning indexer, sliding-window layers with their
+# own head count, kv rank and head sizes, `swa_*` keys), a head-wise output gate
+# (`self_attn.g_proj`), a norm on the rope key (`self_attn.k_rope_only_layernorm`), one dense
+# block then routed (per-expert) and shared experts with the sigmoid selection bias; the MTP
+# block is layer N (sliding attention) plus its own embedding `model.mtp.embed_tokens`. No
+# model_type: transformers 5.24's dots3_note config class pops the swa_* keys the reference
+# reads (variant fam-model-type). The embedding is GLM-4's draw (hidden 16, one added token:
+# the `<|endofassistant|>` the class takes as eot), the MTP embedding its copy (stored once).
+TOKENIZERS["smollm-dots3"] = ("llama-bpe", ["tokenizer.json"],
+                              ["tokenizer_config.json", "special_tokens_map.json"])
+
+
+def _dots3_tokenizer(out: Path) -> None:
+    tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+    (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n", encoding="utf-8")
+    tj = json.loads((out / "tokenizer.json").read_text(encoding="utf-8"))
+    tj["added_tokens"].append({"id": BPE_VOCAB, "content": "<|endofassistant|>",
+                               "single_word": False, "lstrip": False, "rstrip": False,
+                               "normalized": False, "special": True})
+    (out / "tokenizer.json").write_text(
+        json.dumps(tj, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+DOTS3_TEXT = dict(
+    hidden_size=16, intermediate_size=40, moe_intermediate_size=8,
+    moe_shared_expert_intermediate_size=8, num_hidden_layers=3, num_attention_heads=2,
+    num_key_value_heads=2, q_lora_rank=8, kv_lora_rank=8, qk_nope_head_dim=4,
+    qk_rope_head_dim=4, v_head_dim=8, head_dim=8,
+    swa_num_attention_heads=4, swa_num_key_value_heads=4, swa_q_lora_rank=8,
+    swa_kv_lora_rank=12, swa_qk_nope_head_dim=8, swa_qk_rope_head_dim=4, swa_head_dim=12,
+    swa_v_head_dim=4, layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+    use_dsa=True, use_sliding_window=True, sliding_window_size=32, index_n_heads=2,
+    index_head_dim=8, index_topk=4, n_routed_experts=4, num_experts_per_tok=2,
+    n_shared_experts=1, routed_scaling_factor=2.5, norm_topk_prob=True, scoring_func="sigmoid",
+    topk_method="noaux_tc", n_group=1, topk_group=1, first_k_dense_replace=1,
+    rope_theta=80000000.0, swa_rope_theta=50000.0, rms_norm_eps=1e-5,
+    max_position_embeddings=4096, vocab_size=BPE_VOCAB + 1, apply_mla_qkv_lora_rescale=True,
+    normalization="RMSNorm", final_norm="RMSNorm", k_rope_only_layernorm=True,
+    attention_gate_type="headwise", swa_attention_gate_type="headwise",
+    bos_token_id=1, eos_token_id=2)
+FIXTURES["dots3"] = ("Dots3NoteForCausalLM", "dots3_note", DOTS3_TEXT, "smollm-dots3", True)
+
+
+def _dots3_tensors(kw: dict) -> dict:
+    """Dots3NoteForCausalLM's text tensors in the hub layout (per-expert experts, the router
+    `mlp.gate` with its `e_score_correction_bias`); the MTP block is `model.layers.N` with
+    `eh_proj`, `enorm`, `hnorm`, `shared_head.norm` and the embedding `model.mtp.embed_tokens`
+    when `_mtp` is set (the default)."""
+    e, n = kw["hidden_size"], kw["num_hidden_layers"]
+    ff, mff, x = kw["intermediate_size"], kw["moe_intermediate_size"], kw["n_routed_experts"]
+    sff = kw["moe_shared_expert_intermediate_size"] * kw["n_shared_experts"]
+    ih, ihd = kw["index_n_heads"], kw["index_head_dim"]
+    mtp = kw.get("_mtp", True)
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(n + (1 if mtp else 0)):
+        swa = b >= n or kw["layer_types"][b] == "sliding_attention"
+        pre = "swa_" if swa else ""
+        nh, ql, kvl = kw[pre + "num_attention_heads"], kw[pre + "q_lora_rank"], \
+            kw[pre + "kv_lora_rank"]
+        nope, rope, v = kw[pre + "qk_nope_head_dim"], kw[pre + "qk_rope_head_dim"], \
+            kw[pre + "v_head_dim"]
+        p = f"model.layers.{b}."
+        a = p + "self_attn."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    a + "q_a_proj.weight": (ql, e), a + "q_a_layernorm.weight": (ql,),
+                    a + "q_b_proj.weight": (nh * (nope + rope), ql),
+                    a + "kv_a_proj_with_mqa.weight": (kvl + rope, e),
+                    a + "kv_a_layernorm.weight": (kvl,),
+                    a + "kv_b_proj.weight": (nh * (nope + v), kvl),
+                    a + "k_rope_only_layernorm.weight": (rope,),
+                    a + "g_proj.weight": (nh, e), a + "o_proj.weight": (e, nh * v)})
+        if not swa:
+            out.update({a + "indexer.wq_b.weight": (ih * ihd, ql), a + "indexer.wk.weight": (ihd, e),
+                        a + "indexer.k_norm.weight": (ihd,), a + "indexer.k_norm.bias": (ihd,),
+                        a + "indexer.weights_proj.weight": (ih, e)})
+        if b >= n:
+            out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                        p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,)})
+        if b < kw["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                        p + "mlp.down_proj.weight": (e, ff)})
+            continue
+        out.update({p + "mlp.gate.weight": (x, e), p + "mlp.gate.e_score_correction_bias": (x,),
+                    p + "mlp.shared_experts.gate_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.up_proj.weight": (sff, e),
+                    p + "mlp.shared_experts.down_proj.weight": (e, sff)})
+        for i in range(x):
+            out.update({p + f"mlp.experts.{i}.gate_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.up_proj.weight": (mff, e),
+                        p + f"mlp.experts.{i}.down_proj.weight": (e, mff)})
+    return out
+
+
+RAW_MODELS["dots3"] = (_dots3_tensors, {})
+BORROWED["dots3"] = {"model.mtp.embed_tokens.weight": ("glm4", "model.embed_tokens.weight")}
 RAW_FIRST["deepseekocr"] = ["model.embed_tokens.weight"]
 
 

@@ -399,6 +399,13 @@ pub mod mla {
     pub const EXPERT_WEIGHTS_NORM: &str = "expert_weights_norm";
     /// `nextn_predict_layers`: the number of next-token-prediction layers at the end.
     pub const NEXTN_PREDICT_LAYERS: &str = "nextn_predict_layers";
+    /// `attention.kv_lora_rank_swa`: the key/value rank of sliding-window MLA layers.
+    pub const KV_LORA_RANK_SWA: &str = "attention.kv_lora_rank_swa";
+    /// `attention.key_length_mla_swa`: the decompressed key head size of sliding-window layers.
+    pub const KEY_LENGTH_MLA_SWA: &str = "attention.key_length_mla_swa";
+    /// `attention.value_length_mla_swa`: the decompressed value head size of sliding-window
+    /// layers.
+    pub const VALUE_LENGTH_MLA_SWA: &str = "attention.value_length_mla_swa";
 }
 
 /// `attention.indexer.*`: the lightning indexer of DeepSeek sparse attention (DSA), which

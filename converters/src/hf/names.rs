@@ -93,7 +93,7 @@ tensor_table! {
     TokenEmbd = "token_embd" {
         "model.embed_tokens": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
@@ -180,7 +180,7 @@ tensor_table! {
     OutputNorm = "output_norm" {
         "model.norm": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
@@ -234,7 +234,7 @@ tensor_table! {
     AttnNorm = "blk.{bid}.attn_norm" {
         "model.layers.{bid}.input_layernorm": [
             "afmoe", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
@@ -395,7 +395,7 @@ tensor_table! {
     AttnOut = "blk.{bid}.attn_output" {
         "model.layers.{bid}.self_attn.o_proj": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
@@ -470,6 +470,7 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
+        "model.layers.{bid}.self_attn.k_rope_only_layernorm": ["dots3note"],
         "model.layers.{bid}.self_attn.k_norm": [
             "afmoe", "apertus", "command-r", "dots1", "exaone-moe", "exaone4", "gemma3", "gemma3n",
             "gemma4", "glm4moe", "laguna", "minimax-m2", "olmo2", "olmoe", "qwen3", "qwen35",
@@ -489,7 +490,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
         "model.layers.{bid}.post_attention_layernorm": [
-            "arcee", "bailingmoe2", "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5",
+            "arcee", "bailingmoe2", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4", "granite", "granitehybrid",
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
@@ -550,7 +551,7 @@ tensor_table! {
             "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01", "kimi-linear",
         ],
         "model.layers.{bid}.mlp.gate": [
-            "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
             "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1", "bailingmoe3",
@@ -575,7 +576,7 @@ tensor_table! {
     FfnGate = "blk.{bid}.ffn_gate" {
         "model.layers.{bid}.mlp.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek", "deepseek2",
-            "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
+            "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
@@ -604,7 +605,7 @@ tensor_table! {
     FfnUp = "blk.{bid}.ffn_up" {
         "model.layers.{bid}.mlp.up_proj": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
@@ -653,7 +654,7 @@ tensor_table! {
     FfnDown = "blk.{bid}.ffn_down" {
         "model.layers.{bid}.mlp.down_proj": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",
@@ -701,7 +702,7 @@ tensor_table! {
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
         "layers.{bid}.feed_forward.experts.w1": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.gate_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple",
             "mellum",
@@ -723,7 +724,7 @@ tensor_table! {
     FfnUpExp = "blk.{bid}.ffn_up_exps" {
         "layers.{bid}.feed_forward.experts.w3": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.up_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
@@ -746,7 +747,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.output_linear": ["granitehybrid", "granitemoe"],
         "layers.{bid}.feed_forward.experts.w2": ["lfm2moe", "llama", "minimax-01"],
         "model.layers.{bid}.mlp.experts.down_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "gpt-oss", "jamba", "laguna",
             "nemotron_h_moe", "olmoe", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next",
             "qwen3vlmoe", "maple", "mellum",
@@ -772,7 +773,7 @@ tensor_table! {
             "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.gate_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
         ],
@@ -788,7 +789,7 @@ tensor_table! {
             "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.up_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
         ],
@@ -806,7 +807,7 @@ tensor_table! {
             "laguna", "qwen2moe", "qwen35moe", "qwen4exp", "qwen3next",
         ],
         "model.layers.{bid}.mlp.shared_experts.down_proj": [
-            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots1",
+            "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
         ],
@@ -820,7 +821,7 @@ tensor_table! {
     /// `blk.{bid}.exp_probs_b` (the expert selection bias).
     FfnExpProbsB = "blk.{bid}.exp_probs_b" {
         "model.layers.{bid}.mlp.gate.e_score_correction": [
-            "deepseek2", "deepseek32", "dots1", "glm-dsa", "glm4moe",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "glm-dsa", "glm4moe",
             "hy_v4",
             "mimo2",
         ],
@@ -850,7 +851,7 @@ tensor_table! {
     /// `blk.{bid}.attn_q_a` (MLA's query down-projection).
     AttnQA = "blk.{bid}.attn_q_a" {
         "model.layers.{bid}.self_attn.q_a_proj": [
-            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
@@ -859,7 +860,7 @@ tensor_table! {
     /// `blk.{bid}.attn_q_b` (MLA's query up-projection).
     AttnQB = "blk.{bid}.attn_q_b" {
         "model.layers.{bid}.self_attn.q_b_proj": [
-            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
         ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
@@ -868,7 +869,7 @@ tensor_table! {
     /// `blk.{bid}.attn_kv_a_mqa` (MLA's shared key/value down-projection with the rope key).
     AttnKvAMqa = "blk.{bid}.attn_kv_a_mqa" {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
-            "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
             "hy_v4", "kimi-linear",
         ],
@@ -881,18 +882,18 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
-        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.k_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
     AttnVB = "blk.{bid}.attn_v_b" {
-        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4"],
         "layers.{bid}.attention.v_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_a_norm`.
     AttnQANorm = "blk.{bid}.attn_q_a_norm" {
         "model.layers.{bid}.self_attn.q_a_layernorm": [
-            "deepseek2", "deepseek32", "glm-dsa", "minicpm3",
+            "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
         ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
@@ -901,7 +902,7 @@ tensor_table! {
     /// `blk.{bid}.attn_kv_a_norm`.
     AttnKvANorm = "blk.{bid}.attn_kv_a_norm" {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
-            "deepseek2", "deepseek32", "glm-dsa", "plm",
+            "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
             "hy_v4", "kimi-linear",
         ],
@@ -911,7 +912,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.eh_proj`.
     NextnEhProj = "blk.{bid}.nextn.eh_proj" {
         "model.layers.{bid}.eh_proj": [
-            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe", "dots3note",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -920,12 +921,12 @@ tensor_table! {
     }
     /// `blk.{bid}.nextn.embed_tokens`.
     NextnEmbedTokens = "blk.{bid}.nextn.embed_tokens" {
-        "model.layers.{bid}.embed_tokens": ["glm4moe", "mimo2"],
+        "model.layers.{bid}.embed_tokens": ["dots3note", "glm4moe", "mimo2"],
     }
     /// `blk.{bid}.nextn.enorm`.
     NextnEnorm = "blk.{bid}.nextn.enorm" {
         "model.layers.{bid}.enorm": [
-            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe", "dots3note",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -935,7 +936,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.hnorm`.
     NextnHnorm = "blk.{bid}.nextn.hnorm" {
         "model.layers.{bid}.hnorm": [
-            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe", "dots3note",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -949,7 +950,7 @@ tensor_table! {
     /// `blk.{bid}.nextn.shared_head_norm`.
     NextnSharedHeadNorm = "blk.{bid}.nextn.shared_head_norm" {
         "model.layers.{bid}.shared_head.norm": [
-            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe",
+            "deepseek2", "deepseek32", "exaone-moe", "exaone4", "glm-dsa", "glm4", "glm4moe", "nemotron_h_moe", "dots3note",
             "qwen35", "qwen35moe", "qwen3next",
             "hy_v3",
             "mimo2",
@@ -1041,7 +1042,7 @@ tensor_table! {
     AttnGate = "blk.{bid}.attn_gate" {
         "model.layers.{bid}.linear_attn.in_proj_z": ["qwen35", "qwen35moe", "qwen4exp"],
         "model.layers.{bid}.self_attn.gate_proj": ["afmoe"],
-        "model.layers.{bid}.self_attn.g_proj": ["laguna", "spark2_5", "step35"],
+        "model.layers.{bid}.self_attn.g_proj": ["dots3note", "laguna", "spark2_5", "step35"],
         "model.layers.{bid}.self_attn.output_gate": ["minimax-01"],
         "model.layers.{bid}.self_attn.linear_gate": ["hy_v4"],
     }
@@ -1269,21 +1270,21 @@ tensor_table! {
     }
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
-        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
         "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
         "model.layers.{bid}.self_attn.indexer.k_layernorm": ["qwen4exp"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
-        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
     IndexerAttnK = "blk.{bid}.indexer.attn_k" {
-        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
-        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
     }
     /// `blk.{bid}.indexer.q_proj` (MiniMax sparse attention's indexer query projection).
     IndexerQProj = "blk.{bid}.indexer.q_proj" {

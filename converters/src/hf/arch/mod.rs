@@ -56,6 +56,7 @@ mod starcoder;
 mod deepseek;
 mod deepseek2;
 mod deepseek32;
+mod dots3note;
 mod glm4moe;
 mod glm_dsa;
 mod gpt_oss;
@@ -206,6 +207,7 @@ pub static ALL: &[&Arch] = &[
     &gpt_oss::GPT_OSS,
     &deepseek2::GLM4MOE_LITE,
     &deepseek32::DEEPSEEK32,
+    &dots3note::DOTS3NOTE,
     &deepseek::DEEPSEEK,
     &glm_dsa::GLM_DSA,
     // State-space and hybrid families.

@@ -352,7 +352,7 @@ fn clamps(hp: &Hparams, key: &str, n: usize) -> Result<Option<Vec<f32>>, Convert
 /// The tokenizer loader's generic config (used for a config without `model_type`) checks
 /// `layer_types` and `mlp_layer_types`: known kinds, as many as `num_hidden_layers`; the
 /// reference fails when it does not accept them.
-fn check_layer_lists(hp: &Hparams) -> Result<(), ConvertError> {
+pub(super) fn check_layer_lists(hp: &Hparams) -> Result<(), ConvertError> {
     if hp.raw.get("model_type").is_some() {
         return Ok(());
     }

@@ -202,6 +202,7 @@ fixtures! {
     rwkv6qwen2 => "rwkv6qwen2",
     arwkv7 => "arwkv7",
     hyv4 => "hyv4",
+    dots3 => "dots3",
     mimo2 => "mimo2",
     granite_swa => "granite-swa",
     granitemoe_swa => "granitemoe-swa",

@@ -300,4 +300,5 @@ fixtures! {
     sarvam_untyped => "sarvam-untyped",
     qwen4exp => "qwen4exp",
     step35 => "step35",
+    dots3 => "dots3",
 }

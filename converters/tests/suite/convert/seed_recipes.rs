@@ -399,6 +399,7 @@ recipes! {
     bamba_s2 => "bamba-s2",
     youtu_s2 => "youtu-s2",
     hyv4_s2 => "hyv4-s2",
+    dots3_s2 => "dots3-s2",
     mimo2_s2 => "mimo2-s2",
     granite4v_s2 => "granite4v-s2",
     youtuvl_s2 => "youtuvl-s2",
