@@ -152,6 +152,8 @@ mod bailingmoe3;
 mod gemma4_dspark;
 // Audio tokenizers.
 mod lfm25_audio;
+// LFM2 embedding models.
+mod lfm2_colbert;
 mod wavtokenizer;
 
 /// Every supported architecture.
@@ -318,6 +320,7 @@ pub static ALL: &[&Arch] = &[
     &dspark::DSPARK,
     &gemma4_dspark::GEMMA4_DSPARK,
     &lfm25_audio::LFM25_AUDIO,
+    &lfm2_colbert::LFM2_COLBERT,
     &wavtokenizer::WAVTOKENIZER_DEC,
 ];
 

@@ -298,5 +298,7 @@ fixtures! {
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
+    lfm2_colbert => "lfm2-colbert",
+    lfm2_bidir => "lfm2-bidir",
     step35 => "step35",
 }

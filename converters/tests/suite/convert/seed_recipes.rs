@@ -418,6 +418,8 @@ recipes! {
     bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
     ling3vl_s2 => "ling3vl-s2",
     lfm25audio_s2 => "lfm25audio-s2",
+    lfm2_colbert_s2 => "lfm2-colbert-s2",
+    lfm2_bidir_s2 => "lfm2-bidir-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
 }
