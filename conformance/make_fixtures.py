@@ -2653,6 +2653,57 @@ def _lfm25_audio_tensors(kw: dict) -> dict:
 
 RAW_MODELS["lfm25audio"] = (_lfm25_audio_tensors, {"model_type": "lfm2"})
 
+# LFM2 embedding models (the reference's LFM2ColBertModel), built as transformers' headless
+# Lfm2Model: tensor names without the `model.` prefix the class adds. LFM2.5-ColBERT
+# (Lfm2Model) carries its projection in 1_Dense/model.safetensors (`linear.weight`, written
+# as dense_2 with its width as embedding_length_out) and no pooling module; LFM2.5-Embedding
+# (Lfm2BidirectionalModel: non-causal attention) a CLS pooling module and no Dense file. The
+# seed's first draw is the embedding, the lfm2 fixture's (stored once).
+FIXTURES["lfm2-colbert"] = (
+    "Lfm2Model", "lfm2",
+    bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=48, num_attention_heads=2,
+        num_key_value_heads=1, layer_types=["conv", "full_attention", "conv"],
+        block_multiple_of=16, block_ffn_dim_multiplier=1.5, conv_L_cache=3,
+        norm_eps=1e-5, max_position_embeddings=128000),
+    "smollm", True)
+FIXTURES["lfm2-bidir"] = (
+    "Lfm2BidirectionalModel", "lfm2",
+    bpe(hidden_size=8, num_hidden_layers=3, intermediate_size=40, num_attention_heads=2,
+        num_key_value_heads=2, layer_types=["full_attention", "conv", "full_attention"],
+        block_multiple_of=8, block_auto_adjust_ff_dim=False, conv_L_cache=4,
+        norm_eps=1e-6, max_position_embeddings=32768),
+    "smollm", True)
+BUILD_CLASS["Lfm2BidirectionalModel"] = "Lfm2Model"
+
+
+def _lfm2_dense(out: Path, dims: tuple[int, int] | None, pooling: str | None) -> None:
+    """LFM2 embedding models' sentence-transformers files: modules.json, a pooling module
+    (`pooling`, when given) and a 1_Dense projection `dims` = (in, out) (when given)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    mods = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
+    if dims is not None:
+        mods.append({"idx": 1, "name": "1", "path": "1_Dense",
+                     "type": "pylate.models.Dense.Dense"})
+        (out / "1_Dense").mkdir()
+        (out / "1_Dense/config.json").write_text(json.dumps({
+            "in_features": dims[0], "out_features": dims[1], "bias": False,
+            "activation_function": "torch.nn.modules.linear.Identity"}, indent=2) + "\n")
+        w = 0.02 * np.random.default_rng(11).standard_normal((dims[1], dims[0]))
+        save_file({"linear.weight": torch.from_numpy(w.astype(np.float32)).to(torch.bfloat16)},
+                  str(out / "1_Dense/model.safetensors"), metadata={"format": "pt"})
+    if pooling is not None:
+        mods.append({"idx": len(mods), "name": str(len(mods)), "path": "1_Pooling",
+                     "type": "sentence_transformers.models.Pooling"})
+        (out / "1_Pooling").mkdir()
+        (out / "1_Pooling/config.json").write_text(json.dumps({
+            "word_embedding_dimension": 8, "pooling_mode_cls_token": pooling == "cls",
+            "pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_max_tokens": False,
+            "pooling_mode_lasttoken": pooling == "last", "include_prompt": True},
+            indent=2) + "\n")
+    (out / "modules.json").write_text(json.dumps(mods, indent=2) + "\n")
+
 
 # WavTokenizer's decoder (WavTokenizerDec, written directly in the layout llama.cpp's TTS
 # example converts the published checkpoint to): the code embedding, an input convolution,
@@ -3245,6 +3296,8 @@ EXTRA_FILES = {
     "eurobert": lambda out: _st_modules(out, None, dim=16, mode="mean"),
     "minimax01": lambda out: _vendor_layout(out, "{{ messages[0]['content'] }}\n"),
 }
+EXTRA_FILES["lfm2-colbert"] = lambda out: _lfm2_dense(out, (8, 6), None)
+EXTRA_FILES["lfm2-bidir"] = lambda out: _lfm2_dense(out, None, "cls")
 
 
 def _vendor_layout(out: Path, template: str) -> None:
@@ -3780,6 +3833,7 @@ VARIANT_FIXTURES = [
     "minimax01", "bailingmoe",
     "sarvam-untyped",
     "qwen4exp",
+    "lfm2-colbert", "lfm2-bidir",
 ]
 
 
@@ -4200,6 +4254,28 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                              "rope_theta": 80000000.0,
                                              "original_max_position_embeddings": 1024,
                                              "mscale_all_dim": 1.0}}
+    if fx in ("lfm2-colbert", "lfm2-bidir"):
+        # conversion/lfm2.py (LFM2ColBertModel): the other registered class (causal or not),
+        # the FFN size rules, the attention layers from full_attn_idxs (Lfm2Config), the
+        # convolution cache, the classifier pooling `_try_set_pooling_type` reads (and
+        # refuses), the keys the reference requires.
+        other = "Lfm2BidirectionalModel" if fx == "lfm2-colbert" else "Lfm2Model"
+        n = c["num_hidden_layers"]
+        v["fam-other-class"] = {"architectures": [other]}
+        v["fam-ff-adjust-flip"] = {"block_auto_adjust_ff_dim":
+                                   not c.get("block_auto_adjust_ff_dim", True)}
+        v["fam-ff-multiplier-other"] = {"block_ffn_dim_multiplier": 1.3,
+                                        "block_auto_adjust_ff_dim": True}
+        v["fam-ff-multiple-of-24"] = {"block_multiple_of": 24, "block_auto_adjust_ff_dim": True}
+        v["fam-ff-dim-key"] = {"block_ff_dim": 72}
+        v["fam-full-attn-idxs"] = {"layer_types": None, "full_attn_idxs": [1]}
+        v["fam-layer-types-absent"] = {"layer_types": None}
+        v["fam-conv-cache-4"] = {"conv_L_cache": 4}
+        v["fam-norm-eps"] = {"norm_eps": 1e-4}
+        v["fam-classifier-mean"] = {"classifier_pooling": "mean"}
+        v["fam-classifier-cls"] = {"classifier_pooling": "cls"}
+        v["fam-classifier-max"] = {"classifier_pooling": "max"}
+        v["fam-kv-per-layer-absent"] = {"num_key_value_heads": None}
     if fx == "step35":
         # conversion/step3.py (Step35Model): the hub's model_type (transformers 5's
         # Step3p7TextConfig renames num_attention_groups, which the reference then misses),

@@ -505,7 +505,7 @@ tensor_table! {
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
-            "gemma3", "gemma3n", "gemma4", "gemma4-assistant",
+            "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "dflash",
         ],
         "transformer.h.{bid}.ln_2": ["gpt2", "starcoder", "codeshell", "exaone", "jais", "refact"],
         "h.{bid}.ln_2": ["gpt2"],

@@ -372,6 +372,13 @@ pub fn index_dir(dir: &Path) -> Result<Shards, ConvertError> {
     index_parts(dir, &SAFETENSORS)
 }
 
+/// One safetensors file beside the model's parts (a sentence-transformers module's
+/// weights), mapped and parsed; its tensors sorted by name.
+pub fn read_single(path: &Path) -> Result<Vec<StTensor>, ConvertError> {
+    let bytes = map_part(path, None)?;
+    parse_file(path, &bytes)
+}
+
 /// Finds, maps and parses the parts of `dir` in `format`, checking them against its index
 /// if any: the parts the index names (sorted, unique), else the files named like parts,
 /// sorted.

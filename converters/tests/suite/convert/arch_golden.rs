@@ -221,6 +221,8 @@ fixtures! {
     bailingmoe3 => "bailingmoe3",
     bailingmoe3_vl => "bailingmoe3-vl",
     lfm25audio => "lfm25audio",
+    lfm2_colbert => "lfm2-colbert",
+    lfm2_bidir => "lfm2-bidir",
     wavtokenizer => "wavtokenizer",
     step35 => "step35",
 }

@@ -299,6 +299,8 @@ fixtures! {
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
     qwen4exp => "qwen4exp",
+    lfm2_colbert => "lfm2-colbert",
+    lfm2_bidir => "lfm2-bidir",
     step35 => "step35",
     dots3 => "dots3",
 }

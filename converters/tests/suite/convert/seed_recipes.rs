@@ -426,6 +426,8 @@ recipes! {
     ling3vl_s2 => "ling3vl-s2",
     exaone45_vl_s2 => "exaone45-vl-s2",
     lfm25audio_s2 => "lfm25audio-s2",
+    lfm2_colbert_s2 => "lfm2-colbert-s2",
+    lfm2_bidir_s2 => "lfm2-bidir-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
 }

@@ -4,5 +4,6 @@ mod bailingmoe_refusals;
 mod float_overflow;
 mod hf_errors;
 mod kimi_linear_refusals;
+mod lfm2_colbert_refusals;
 mod minimax01_refusals;
 mod rwkv_vocab;

@@ -42,10 +42,11 @@ fn one(
     let id = format!("test/{name}");
     server.add_repo(&id, &commit, files.clone());
     // The local side: the files the reference's --remote sees (its small-file patterns and
-    // the weights; a spiece.model or sentencepiece.bpe.model is not among them).
+    // the model's weights at the top level; a spiece.model or sentencepiece.bpe.model is not
+    // among them, nor a sentence-transformers module's weights such as 1_Dense's).
     let seen: BTreeMap<String, Vec<u8>> = files
         .iter()
-        .filter(|(n, _)| is_small_file(n) || n.ends_with(".safetensors"))
+        .filter(|(n, _)| is_small_file(n) || (n.ends_with(".safetensors") && !n.contains('/')))
         .map(|(n, b)| (n.clone(), b.clone()))
         .collect();
     let unloadable = ggufkit_testsupport::unloadable::UNLOADABLE_FIXTURES
