@@ -119,6 +119,8 @@ enum Op {
     Transpose(Expr),
     /// `torch.stack(dim=0)`.
     Stack(Vec<Expr>),
+    /// `torch.cat(dim=0)`: the parts' rows one after the other.
+    Concat(Vec<Expr>),
     /// `narrow(axis, start, len)`.
     Narrow {
         input: Expr,
@@ -250,7 +252,7 @@ impl Expr {
             | Op::NegExp(input)
             | Op::Softplus(input)
             | Op::MulRows { input, .. } => input.for_each_source(f),
-            Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
+            Op::Stack(parts) | Op::Concat(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
     }
 
@@ -429,6 +431,45 @@ impl Expr {
         let mut shape = vec![parts.len() as u64];
         shape.extend_from_slice(first.shape());
         Ok(Expr::new(Op::Stack(parts), shape, work))
+    }
+
+    /// `torch.cat(parts, dim=0)`: tensors of one rank whose inner dimensions agree, their
+    /// rows (outermost dimension) one after the other.
+    pub fn concat_rows(name: &str, parts: Vec<Expr>) -> Result<Expr, ConvertError> {
+        let first = parts
+            .first()
+            .ok_or_else(|| terr(name, "nothing to concatenate".into()))?;
+        let inner = first.shape().get(1..).map(<[u64]>::to_vec);
+        let Some(inner) = inner else {
+            return Err(terr(
+                name,
+                "cannot concatenate 0-dimensional tensors".into(),
+            ));
+        };
+        let mut rows = 0u64;
+        for p in &parts {
+            if p.shape().len() != first.shape().len() || p.shape()[1..] != inner[..] {
+                return Err(terr(
+                    name,
+                    format!(
+                        "cannot concatenate tensors of shapes {:?} and {:?} along rows",
+                        first.shape(),
+                        p.shape()
+                    ),
+                ));
+            }
+            rows = rows
+                .checked_add(p.shape()[0])
+                .ok_or_else(|| terr(name, "too many rows".into()))?;
+        }
+        let work = if parts.iter().all(|p| p.work() == first.work()) {
+            first.work()
+        } else {
+            Work::F32
+        };
+        let mut shape = vec![rows];
+        shape.extend_from_slice(&inner);
+        Ok(Expr::new(Op::Concat(parts), shape, work))
     }
 
     /// `narrow(axis, start, len)`; `axis` counts from the outermost dimension.
@@ -629,6 +670,10 @@ impl Expr {
             }
             Op::GatherRows { input, .. } => format!("regroup_rows({})", input.describe()),
             Op::Transpose(i) => format!("transpose({})", i.describe()),
+            Op::Concat(p) => format!(
+                "concat({})",
+                p.iter().map(Expr::describe).collect::<Vec<_>>().join(", ")
+            ),
             Op::Stack(p) => format!(
                 "stack({}{})",
                 p.first().map(|e| e.describe()).unwrap_or_default(),
@@ -730,6 +775,7 @@ impl Expr {
             Op::GatherRows { input, map } => sub(out, &format!("gather{map:?}"), &[input]),
             Op::Transpose(input) => sub(out, "transpose", &[input]),
             Op::Stack(parts) => sub(out, "stack", &parts.iter().collect::<Vec<_>>()),
+            Op::Concat(parts) => sub(out, "concat", &parts.iter().collect::<Vec<_>>()),
             Op::Narrow {
                 input,
                 axis,
@@ -778,7 +824,7 @@ impl Expr {
             | Op::NegExp(input)
             | Op::Softplus(input)
             | Op::MulRows { input, .. } => input.sources(out),
-            Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
+            Op::Stack(p) | Op::Concat(p) => p.iter().for_each(|e| e.sources(out)),
         }
     }
 
@@ -835,7 +881,7 @@ impl Expr {
                 let bytes = transpose_matrices(&v.bytes, rows, cols, esize);
                 Values { bytes, ..v }
             }
-            Op::Stack(parts) => {
+            Op::Stack(parts) | Op::Concat(parts) => {
                 let mut bytes =
                     Vec::with_capacity(node.shape.iter().product::<u64>() as usize * esize);
                 for p in parts {

@@ -298,5 +298,9 @@ fixtures! {
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",
     sarvam_untyped => "sarvam-untyped",
+    plamo2 => "plamo2",
+    plamo3 => "plamo3",
+    chameleon => "chameleon",
+    rugpt3xl => "rugpt3xl",
     step35 => "step35",
 }
