@@ -172,6 +172,7 @@ tensor_table! {
             "eagle3", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "talkie", "dflash",
             "plamo2", "plamo3",
             "chameleon",
+            "gpt2",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
