@@ -3073,6 +3073,212 @@ def _talkie_tensors(kw: dict) -> dict:
 RAW_MODELS["talkie"] = (_talkie_tensors, {"model_type": "talkie"})
 RAW_FIRST["talkie"] = ["lm_head.weight", "model.embed.weight"]
 
+# PLaMo 2 / PLaMo 3 (pfnet's hub layout, remote code: config.json read as written). PLaMo 2
+# interleaves Mamba mixers (`mixer.in_proj`, `bcdt_proj`, `dt_bias`, `A_log`, norms stored as
+# `*_norm_weight`) with attention mixers (fused `qkv_proj`, per-head `q_weight` / `k_weight`
+# norms) every `mamba_step` layers; PLaMo 3 is attention only with sliding-window layers. Both
+# read the PLaMo vocabulary file `tokenizer.jsonl` (kind "plamo").
+PLAMO_TOKENS = 300
+FIXTURES.update({
+    "plamo2": ("Plamo2ForCausalLM", "plamo2",
+               dict(hidden_size=32, hidden_size_per_head=8, intermediate_size=48,
+                    num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                    mamba_d_state=8, mamba_d_conv=4, mamba_num_heads=8, mamba_step=2,
+                    mamba_enabled=True, mamba_chunk_size=256, max_position_embeddings=2048,
+                    rms_norm_eps=1e-6, rope_theta=10000, vocab_size=PLAMO_TOKENS + 3),
+               "plamo", False),
+    "plamo3": ("Plamo3ForCausalLM", "plamo3",
+               dict(hidden_size=32, head_dim=8, intermediate_size=48, num_hidden_layers=4,
+                    num_attention_heads=4, num_key_value_heads=2, window_size=64,
+                    sliding_window_pattern=2, max_position_embeddings=4096,
+                    rms_norm_eps=1e-6, rope_theta=1000000.0, rope_local_theta=10000.0,
+                    vocab_size=PLAMO_TOKENS + 3),
+               "plamo3", True),
+})
+
+
+def _plamo2_tensors(kw: dict) -> dict:
+    """Plamo2ForCausalLM's tensor names and shapes (modeling_plamo.py's layout)."""
+    e, hd, ff = kw["hidden_size"], kw["hidden_size_per_head"], kw["intermediate_size"]
+    nh, nkv, mh = kw["num_attention_heads"], kw["num_key_value_heads"], kw["mamba_num_heads"]
+    d_inner, d_state, dt_rank = mh * hd, kw["mamba_d_state"], max(16, e // 16)
+    n, step = kw["num_hidden_layers"], kw["mamba_step"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,),
+           "lm_head.weight": (kw["vocab_size"], e)}
+    for b in range(n):
+        p = f"model.layers.layers.{b}."
+        mamba = b != n - 1 if n <= step // 2 else b % step != step // 2
+        if mamba:
+            m = p + "mixer."
+            out.update({m + "in_proj.weight": (2 * d_inner, e),
+                        m + "conv1d.weight": (d_inner, 1, kw["mamba_d_conv"]),
+                        m + "bcdt_proj.weight": (dt_rank + 2 * d_state, d_inner),
+                        m + "dt_proj.weight": (mh, dt_rank), m + "dt_bias": (mh,),
+                        m + "A_log": (mh,), m + "D": (mh,),
+                        m + "dt_norm_weight": (dt_rank,), m + "B_norm_weight": (d_state,),
+                        m + "C_norm_weight": (d_state,), m + "out_proj.weight": (e, d_inner)})
+        else:
+            out.update({p + "mixer.qkv_proj.weight": ((nh + 2 * nkv) * hd, e),
+                        p + "mixer.q_weight": (nh, hd), p + "mixer.k_weight": (nkv, hd),
+                        p + "mixer.o_proj.weight": (e, nh * hd)})
+        out.update({p + "pre_mixer_norm.weight": (e,), p + "post_mixer_norm.weight": (e,),
+                    p + "pre_mlp_norm.weight": (e,), p + "post_mlp_norm.weight": (e,),
+                    p + "mlp.gate_up_proj.weight": (2 * ff, e),
+                    p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
+def _plamo3_tensors(kw: dict) -> dict:
+    """Plamo3ForCausalLM's tensor names and shapes (modeling_plamo3.py's layout)."""
+    e, hd, ff = kw["hidden_size"], kw["head_dim"], kw["intermediate_size"]
+    nh, nkv = kw["num_attention_heads"], kw["num_key_value_heads"]
+    out = {"model.embed_tokens.weight": (kw["vocab_size"], e), "model.norm.weight": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.layers.{b}."
+        out.update({p + "mixer.qkv_proj.weight": ((nh + 2 * nkv) * hd, e),
+                    p + "mixer.q_norm.weight": (hd,), p + "mixer.k_norm.weight": (hd,),
+                    p + "mixer.o_proj.weight": (e, nh * hd),
+                    p + "pre_mixer_norm.weight": (e,), p + "post_mixer_norm.weight": (e,),
+                    p + "pre_mlp_norm.weight": (e,), p + "post_mlp_norm.weight": (e,),
+                    p + "mlp.gate_up_proj.weight": (2 * ff, e),
+                    p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
+RAW_MODELS["plamo2"] = (_plamo2_tensors, {"model_type": "plamo2"})
+RAW_MODELS["plamo3"] = (_plamo3_tensors, {"model_type": "plamo3"})
+RAW_FIRST["plamo2"] = ["model.embed_tokens.weight"]
+RAW_FIRST["plamo3"] = ["model.embed_tokens.weight"]
+TOKENIZERS["plamo"] = (None, ["tokenizer.jsonl"], ["tokenizer_config.json"])
+TOKENIZERS["plamo3"] = (None, ["tokenizer.jsonl"], ["tokenizer_config.json",
+                                                    "chat_template.jinja"])
+SHARED_AS["plamo3"] = "plamo"
+
+PLAMO3_TEMPLATE = ("{% for m in messages %}<|plamo:msg|>{{ m['role'] }}\n{{ m['content'] }}"
+                   "<|plamo:op|>\n{% endfor %}")
+
+
+def _plamo_tokenizer(out: Path, plamo3: bool) -> None:
+    """A small PLaMo vocabulary (`tokenizer.jsonl`: one JSON list a line, `[text, score,
+    type, ...]`, the type missing on some lines; blank lines between), its specials typed
+    UNKNOWN / CONTROL, the 256 byte tokens BYTE, `<|plamo:...|>` texts of type NORMAL (control
+    by their name), multi-byte characters; and tokenizer_config.json naming the specials
+    (PLaMo 3: with a chat template, and chat_template.jinja replacing it)."""
+    lines = [["<|plamo:unk|>", 0.0, "UNKNOWN", 0, None, None, None],
+             ["<|plamo:bos|>", 0.0, "CONTROL", 0, None, None, None],
+             ["<|plamo:eos|>", 0.0, "CONTROL", 0, None, None, None],
+             ["<|plamo:pad|>", 0.0, "CONTROL", 0, None, None, None],
+             ["<|plamo:op|>", 0.0, "NORMAL", 0, None, None, None],
+             ["<|plamo:msg|>", 0.0, "NORMAL"]]
+    lines += [[f"<0x{b:02X}>", 0.0, "BYTE", 0, None, None, None] for b in range(256)]
+    words = ["\u2581the", "\u2581a", "ing", "\u2581and", "\u3053\u3093", "\u306b\u3061\u306f",
+             "\u65e5\u672c", "\U0001f600", "<|plamo:x", "x|>", "\t", "\u2581\u2581",
+             "caf\u00e9", "\"q\"", "back\\slash", "<|plamo:role|>", "\u2581of",
+             "\u2581to", "ed", "er", "es", "\u2581in", "\u2581is", "on", "\u2581it",
+             "or", "at", "\u2581be", "en", "an", "al", "\u2581that", "\u2581for", "re", "\u2581with", "\u2581on", "ly", "\u2581as"]
+    for i, w in enumerate(words):
+        score = -1.5 - 0.25 * i
+        if i % 3 == 0:
+            lines.append([w, score])
+        elif i % 3 == 1:
+            lines.append([w, score, "NORMAL", 1, None, None, None])
+        else:
+            lines.append([w, score, "USER_DEFINED"])
+    assert len(lines) == PLAMO_TOKENS, len(lines)
+    text = ""
+    for i, ln in enumerate(lines):
+        text += json.dumps(ln, ensure_ascii=(i % 2 == 0)) + "\n"
+        if i % 50 == 49:
+            text += "\n"
+    (out / "tokenizer.jsonl").write_text(text, encoding="utf-8")
+    tc = {"bos_token": "<|plamo:bos|>", "eos_token": "<|plamo:eos|>",
+          "pad_token": "<|plamo:pad|>", "unk_token": "<|plamo:unk|>", "sep_token": None,
+          "add_bos_token": True, "add_eos_token": False, "clean_up_tokenization_spaces": False,
+          "model_max_length": 1000000000000000019884624838656,
+          "tokenizer_class": "Plamo2Tokenizer",
+          "auto_map": {"AutoTokenizer": ["tokenization_plamo.Plamo2Tokenizer", None]}}
+    if plamo3:
+        tc["chat_template"] = "{{ messages[0]['content'] }}"
+        (out / "chat_template.jinja").write_text(PLAMO3_TEMPLATE, encoding="utf-8")
+    (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                               encoding="utf-8")
+
+
+# Chameleon (transformers' ChameleonForConditionalGeneration): a Llama decoder with per-head
+# q/k LayerNorms (2-D weights and biases) and a VQ-VAE image tokenizer the converter drops (a
+# tiny one here); GPT-2 BPE vocabulary. The reference's k-norm permutation takes its head size
+# from hidden_size / num_key_value_heads, so only checkpoints without GQA convert.
+FIXTURES["chameleon"] = ("ChameleonForConditionalGeneration", "chameleon",
+                         bpe(num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0,
+                             swin_norm=False, vocab_size=BPE_VOCAB,
+                             vq_config=dict(embed_dim=4, num_embeddings=8, latent_channels=4,
+                                            resolution=8, in_channels=3, base_channels=4,
+                                            channel_multiplier=[1, 2], num_res_blocks=1),
+                             vocabulary_map={"<image>": 8711, "IMGIMGBA": 4}),
+                         "smollm", False)
+
+
+
+
+def _chameleon_tensors(kw: dict) -> dict:
+    """ChameleonForConditionalGeneration's tensor names and shapes (per-head q/k norms with
+    biases), with two tensors of the image tokenizer the converter drops."""
+    e, nh, nkv, ff = kw["hidden_size"], kw["num_attention_heads"], kw["num_key_value_heads"], \
+        kw["intermediate_size"]
+    hd = e // nh
+    out = {"lm_head.weight": (kw["vocab_size"], e), "model.embed_tokens.weight": (kw["vocab_size"], e),
+           "model.norm.weight": (e,), "model.vqmodel.quantize.embedding.weight": (8, 4),
+           "model.vqmodel.encoder.conv_in.weight": (4, 3, 3, 3)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "self_attn.q_norm.weight": (nh, hd), p + "self_attn.q_norm.bias": (nh, hd),
+                    p + "self_attn.k_norm.weight": (nkv, hd), p + "self_attn.k_norm.bias": (nkv, hd),
+                    p + "mlp.gate_proj.weight": (ff, e), p + "mlp.up_proj.weight": (ff, e),
+                    p + "mlp.down_proj.weight": (e, ff)})
+    return out
+
+
+RAW_MODELS["chameleon"] = (_chameleon_tensors, {"model_type": "chameleon"})
+RAW_FIRST["chameleon"] = ["lm_head.weight", "model.embed_tokens.weight"]
+
+
+# ruGPT-3 XL (evilfreelancer's HF port, remote code: config.json read as written): a GPT-2
+# decoder (LayerNorms and linear layers with biases, learned positions) whose q/k/v projections
+# are separate; the converter concatenates them into `attn_qkv`. GPT-2 BPE vocabulary.
+FIXTURES["rugpt3xl"] = ("RuGPT3XLForCausalLM", "rugpt3xl",
+                        dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2,
+                             num_attention_heads=2, max_position_embeddings=64,
+                             layer_norm_eps=1e-5, vocab_size=BPE_VOCAB, bos_token_id=1,
+                             eos_token_id=2),
+                        "smollm", False)
+
+
+def _rugpt3xl_tensors(kw: dict) -> dict:
+    """RuGPT3XLForCausalLM's tensor names and shapes (the port's layout)."""
+    e, ff = kw["hidden_size"], kw["intermediate_size"]
+    out = {"lm_head.weight": (kw["vocab_size"], e), "model.embed_tokens.weight": (kw["vocab_size"], e),
+           "model.embed_positions.weight": (kw["max_position_embeddings"], e),
+           "model.norm.weight": (e,), "model.norm.bias": (e,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            out.update({p + n + ".weight": (e,), p + n + ".bias": (e,)})
+        for n in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            out.update({p + "self_attn." + n + ".weight": (e, e), p + "self_attn." + n + ".bias": (e,)})
+        out.update({p + "mlp.up_proj.weight": (ff, e), p + "mlp.up_proj.bias": (ff,),
+                    p + "mlp.down_proj.weight": (e, ff), p + "mlp.down_proj.bias": (e,)})
+    return out
+
+
+RAW_MODELS["rugpt3xl"] = (_rugpt3xl_tensors, {"model_type": "rugpt3xl"})
+RAW_FIRST["rugpt3xl"] = ["lm_head.weight", "model.embed_tokens.weight"]
+
+
 # Extra files some fixtures carry (sentence-transformers modules): name -> writer(out_dir).
 def _st_modules(out: Path, dense_dims: tuple[int, int] | None, dim: int = 64,
                 mode: str = "mean") -> None:
@@ -3286,6 +3492,8 @@ BORROWED = {
     "minicpm3": {"model.embed_tokens.weight": ("baichuan", "model.embed_tokens.weight")},
     "qwen4exp": {"model.embed_tokens.weight": ("qwen35", "model.embed_tokens.weight")},
 }
+# PLaMo 3's (tied) embedding is PLaMo 2's, stored once.
+BORROWED["plamo3"] = {"model.embed_tokens.weight": ("plamo2", "model.embed_tokens.weight")}
 
 
 EXTRA_FILES = {
@@ -3481,6 +3689,8 @@ def add_tokenizer(kind: str, out: Path) -> None:
         return None
     if kind == "rwkv-world":
         return _rwkv_world(out)
+    if kind in ("plamo", "plamo3"):
+        return _plamo_tokenizer(out, kind == "plamo3")
     if kind == "xlmr":
         return _xlmr_tokenizer(out)
     if kind == "t5":
@@ -3834,6 +4044,7 @@ VARIANT_FIXTURES = [
     "sarvam-untyped",
     "qwen4exp",
     "lfm2-colbert", "lfm2-bidir",
+    "plamo2", "plamo3", "chameleon", "rugpt3xl",
 ]
 
 
@@ -4298,6 +4509,58 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
             "rope_type": "llama3", "rope_theta": 5000000.0, "factor": 2.0,
             "low_freq_factor": 1.0, "high_freq_factor": 32.0,
             "original_max_position_embeddings": 64}}
+    if fx == "rugpt3xl":
+        # conversion/gpt2.py (RuGPT3XLModel): the generic hparams under other spellings.
+        v["fam-n-positions"] = {"max_position_embeddings": None, "n_positions": 64}
+        v["fam-eps-spelling"] = {"layer_norm_eps": None, "layer_norm_epsilon": 1e-6}
+        v["fam-layers-spelling"] = {"num_hidden_layers": None, "n_layer": 2}
+    if fx == "chameleon":
+        # conversion/chameleon.py: swin_norm (default false), the obsolete class name, and GQA
+        # (refused: the k-norm rebuild takes its head size from hidden / KV heads).
+        v["fam-swin-norm"] = {"swin_norm": True}
+        v["fam-swin-norm-absent"] = {"swin_norm": None}
+        v["fam-causal-lm-class"] = {"architectures": ["ChameleonForCausalLM"]}
+        v["fam-gqa"] = {"num_key_value_heads": 1}
+    if fx == "plamo2":
+        # conversion/plamo.py (Plamo2Model): the Mamba layer pattern (mamba_step, the
+        # few-layers rule, mamba_enabled), every hparam it reads with its default, the rope
+        # theta from rope_parameters, the required vocab_size.
+        v["fam-mamba-step-3"] = {"mamba_step": 3}
+        v["fam-mamba-step-8"] = {"mamba_step": 8}
+        v["fam-mamba-step-absent"] = {"mamba_step": None}
+        v["fam-mamba-step-0"] = {"mamba_step": 0}
+        v["fam-mamba-step-negative"] = {"mamba_step": -3}
+        v["fam-mamba-disabled"] = {"mamba_enabled": False}
+        v["fam-mamba-enabled-absent"] = {"mamba_enabled": None}
+        v["fam-heads-absent"] = {"num_attention_heads": None, "num_key_value_heads": None}
+        v["fam-defaults"] = {k: None for k in (
+            "hidden_size_per_head", "mamba_d_state", "mamba_d_conv", "mamba_num_heads",
+            "intermediate_size", "hidden_size", "rms_norm_eps", "rope_theta")}
+        v["fam-rope-parameters"] = {"rope_theta": None,
+                                    "rope_parameters": {"rope_theta": 5000.0,
+                                                        "rope_type": "default"}}
+        v["fam-vocab-absent"] = {"vocab_size": None}
+        v["fam-vocab-short"] = {"vocab_size": 200}
+    if fx == "plamo3":
+        # conversion/plamo.py (Plamo3Model): the window's two spellings and its pattern (a
+        # count or flags, required with a window), YaRN from rope_scaling_factor unless a rope
+        # type is given, the local theta.
+        n = c["num_hidden_layers"]
+        v["fam-window-absent"] = {"window_size": None}
+        v["fam-sliding-window"] = {"window_size": None, "sliding_window": 128}
+        v["fam-pattern-flags"] = {"sliding_window_pattern": [i % 2 == 0 for i in range(n)]}
+        v["fam-pattern-absent"] = {"sliding_window_pattern": None}
+        v["fam-rope-scaling"] = {"rope_scaling_factor": 4.0, "initial_context_length": 1024}
+        v["fam-rope-scaling-int"] = {"rope_scaling_factor": 2, "initial_context_length": 512.7}
+        v["fam-rope-scaling-one"] = {"rope_scaling_factor": 1.0, "initial_context_length": 1024}
+        v["fam-rope-scaling-no-ctx"] = {"rope_scaling_factor": 4.0}
+        v["fam-rope-scaling-typed"] = {"rope_scaling_factor": 4.0,
+                                       "initial_context_length": 1024,
+                                       "rope_parameters": {"rope_type": "linear",
+                                                           "factor": 2.0,
+                                                           "rope_theta": 1000000.0}}
+        v["fam-local-theta-absent"] = {"rope_local_theta": None}
+        v["fam-vocab-absent"] = {"vocab_size": None}
     return v
 
 

@@ -107,6 +107,9 @@ tensor_table! {
             "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
             "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "cogvlm",
             "step35",
+            "plamo2", "plamo3",
+            "chameleon",
+            "gpt2",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -153,6 +156,7 @@ tensor_table! {
         "embeddings.position_embeddings": ["bert"],
         "transformer.wpe": ["gpt2", "starcoder", "mpt", "codeshell"],
         "wpe": ["gpt2"],
+        "model.embed_positions": ["gpt2"],
     }
     /// `output`.
     Output = "output" {
@@ -166,6 +170,9 @@ tensor_table! {
             "chatglm", "minicpm", "minicpm3", "deci", "arctic", "grok", "rwkv7", "minimax-01",
             "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "talkie", "dflash",
+            "plamo2", "plamo3",
+            "chameleon",
+            "gpt2",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -193,6 +200,9 @@ tensor_table! {
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
+            "plamo2", "plamo3",
+            "chameleon",
+            "gpt2",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -247,6 +257,8 @@ tensor_table! {
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
+            "chameleon",
+            "gpt2",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -272,6 +284,7 @@ tensor_table! {
         "rwkv.blocks.{bid}.ln1": ["rwkv6"],
         "model.layers.{bid}.ln1": ["rwkv7"],
         "model.transformer.blocks.{bid}.attn_norm": ["llada"],
+        "model.layers.layers.{bid}.pre_mixer_norm": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.attn_norm_2`.
     AttnNorm2 = "blk.{bid}.attn_norm_2" {
@@ -302,6 +315,7 @@ tensor_table! {
         "transformer.blocks.{bid}.norm_attn_norm.attn.Wqkv": ["dbrx"],
         "encoder.layers.{bid}.self_attention.query_key_value": ["chatglm"],
         "model.layers.{bid}.self_attn.language_expert_query_key_value": ["cogvlm"],
+        "model.layers.layers.{bid}.mixer.qkv_proj": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.attn_q`.
     AttnQ = "blk.{bid}.attn_q" {
@@ -320,6 +334,7 @@ tensor_table! {
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
+            "chameleon",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -349,6 +364,7 @@ tensor_table! {
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
+            "chameleon",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -378,6 +394,7 @@ tensor_table! {
             "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
+            "chameleon",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -409,6 +426,8 @@ tensor_table! {
             "minimax-01", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
+            "chameleon",
+            "gpt2",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -439,6 +458,7 @@ tensor_table! {
         "model.blocks.{bid}.attn.attn_resid": ["talkie"],
         "model.layers.{bid}.self_attn.language_expert_dense": ["cogvlm"],
         "model.layers.{bid}.attention.o_proj": ["bailingmoe3"],
+        "model.layers.layers.{bid}.mixer.o_proj": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.attn_output_norm`.
     AttnOutNorm = "blk.{bid}.attn_output_norm" {
@@ -459,6 +479,7 @@ tensor_table! {
             "minimax-m3",
             "hy_v3", "dflash",
             "grovemoe", "llada-moe", "rnd1", "step35",
+            "chameleon",
         ],
         "model.layers.{bid}.self_attn.q_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.q_norm": ["gemma-embedding", "dflash"],
@@ -467,6 +488,8 @@ tensor_table! {
         "encoder.layer.{bid}.attention.self.layer_norm_q": ["jina-bert-v2"],
         "transformer.layers.{bid}.attn.q_norm": ["openelm"],
         "model.blocks.{bid}.attn.head_gain.head_g": ["talkie"],
+        "model.layers.layers.{bid}.mixer.q": ["plamo2"],
+        "model.layers.layers.{bid}.mixer.q_norm": ["plamo3"],
     }
     /// `blk.{bid}.attn_k_norm`.
     AttnKNorm = "blk.{bid}.attn_k_norm" {
@@ -479,6 +502,7 @@ tensor_table! {
             "minimax-m3",
             "hy_v3", "dflash",
             "grovemoe", "llada-moe", "rnd1", "step35",
+            "chameleon",
         ],
         "model.layers.{bid}.self_attn.k_layernorm": ["lfm2", "lfm2moe"],
         "layers.{bid}.self_attn.k_norm": ["gemma-embedding", "dflash"],
@@ -486,6 +510,8 @@ tensor_table! {
         "model.layers.{bid}.attention.key_layernorm": ["bailingmoe2"],
         "encoder.layer.{bid}.attention.self.layer_norm_k": ["jina-bert-v2"],
         "transformer.layers.{bid}.attn.k_norm": ["openelm"],
+        "model.layers.layers.{bid}.mixer.k": ["plamo2"],
+        "model.layers.layers.{bid}.mixer.k_norm": ["plamo3"],
     }
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
@@ -502,6 +528,8 @@ tensor_table! {
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
             "rnd1", "grovemoe", "cogvlm", "bailingmoe3", "step35",
+            "chameleon",
+            "gpt2",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -524,6 +552,7 @@ tensor_table! {
         "model.layers.{bid}.pre_moe_norm": ["grok"],
         "transformer.decoder_layer.{bid}.rms_norm_2": ["grok"],
         "model.transformer.blocks.{bid}.ff_norm": ["llada"],
+        "model.layers.layers.{bid}.pre_mlp_norm": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.post_attention_norm`.
     AttnPostNorm = "blk.{bid}.post_attention_norm" {
@@ -533,6 +562,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.post_self_attn_layernorm": ["glm4"],
         "layers.{bid}.post_attention_layernorm": ["gemma-embedding"],
+        "model.layers.layers.{bid}.post_mixer_norm.weight": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.post_ffw_norm`.
     FfnPostNorm = "blk.{bid}.post_ffw_norm" {
@@ -542,6 +572,7 @@ tensor_table! {
         "model.layers.{bid}.post_mlp_layernorm": ["afmoe", "glm4"],
         "layers.{bid}.post_feedforward_layernorm": ["gemma-embedding", "dflash"],
         "model.layers.{bid}.post_moe_norm": ["grok"],
+        "model.layers.layers.{bid}.post_mlp_norm.weight": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.ffn_gate_inp`.
     FfnGateInp = "blk.{bid}.ffn_gate_inp" {
@@ -585,6 +616,7 @@ tensor_table! {
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
+            "chameleon",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -616,6 +648,8 @@ tensor_table! {
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
+            "chameleon",
+            "gpt2",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -649,6 +683,7 @@ tensor_table! {
         "model.transformer.blocks.{bid}.up_proj": ["llada"],
         "model.blocks.{bid}.mlp.mlp_linear": ["talkie"],
         "model.layers.{bid}.mlp.language_mlp.up_proj": ["cogvlm"],
+        "model.layers.layers.{bid}.mlp.gate_up_proj": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.ffn_down`.
     FfnDown = "blk.{bid}.ffn_down" {
@@ -665,6 +700,8 @@ tensor_table! {
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
             "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
+            "chameleon",
+            "gpt2",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -697,6 +734,7 @@ tensor_table! {
         "model.transformer.blocks.{bid}.ff_out": ["llada"],
         "model.blocks.{bid}.mlp.mlp_resid": ["talkie"],
         "model.layers.{bid}.mlp.language_mlp.down_proj": ["cogvlm"],
+        "model.layers.layers.{bid}.mlp.down_proj": ["plamo2", "plamo3"],
     }
     /// `blk.{bid}.ffn_gate_exps`.
     FfnGateExp = "blk.{bid}.ffn_gate_exps" {
@@ -970,6 +1008,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.in_proj": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.in_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.in_proj_qkvz": ["qwen3next"],
+        "model.layers.layers.{bid}.mixer.in_proj": ["plamo2"],
     }
     /// `blk.{bid}.ssm_conv1d`.
     SsmConv1d = "blk.{bid}.ssm_conv1d" {
@@ -977,12 +1016,14 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.conv1d": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.conv1d": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.conv1d": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
+        "model.layers.layers.{bid}.mixer.conv1d": ["plamo2"],
     }
     /// `blk.{bid}.ssm_x`.
     SsmX = "blk.{bid}.ssm_x" {
         "model.layers.{bid}.x_proj": ["mamba"],
         "backbone.layers.{bid}.mixer.x_proj": ["mamba"],
         "model.layers.{bid}.mamba.x_proj": ["jamba"],
+        "model.layers.layers.{bid}.mixer.bcdt_proj": ["plamo2"],
     }
     /// `blk.{bid}.ssm_dt`.
     SsmDt = "blk.{bid}.ssm_dt" {
@@ -993,10 +1034,12 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
         "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear"],
         "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
+        "model.layers.layers.{bid}.mixer.dt_proj": ["plamo2"],
     }
     /// `blk.{bid}.ssm_dt_norm`.
     SsmDtNorm = "blk.{bid}.ssm_dt_norm" {
         "model.layers.{bid}.mamba.dt_layernorm": ["jamba"],
+        "model.layers.layers.{bid}.mixer.dt_norm.weight": ["plamo2"],
     }
     /// `blk.{bid}.ssm_a`.
     SsmA = "blk.{bid}.ssm_a" {
@@ -1006,22 +1049,26 @@ tensor_table! {
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "model.layers.{bid}.self_attn.A_log": ["kimi-linear"],
         "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
+        "model.layers.layers.{bid}.mixer.A_log": ["plamo2"],
     }
     /// `blk.{bid}.ssm_b_norm`.
     SsmBNorm = "blk.{bid}.ssm_b_norm" {
         "model.layers.{bid}.mamba.b_layernorm": ["jamba"],
         "model.layers.{bid}.mamba.B_layernorm": ["jamba"],
+        "model.layers.layers.{bid}.mixer.B_norm.weight": ["plamo2"],
     }
     /// `blk.{bid}.ssm_c_norm`.
     SsmCNorm = "blk.{bid}.ssm_c_norm" {
         "model.layers.{bid}.mamba.c_layernorm": ["jamba"],
         "model.layers.{bid}.mamba.C_layernorm": ["jamba"],
+        "model.layers.layers.{bid}.mixer.C_norm.weight": ["plamo2"],
     }
     /// `blk.{bid}.ssm_d`.
     SsmD = "blk.{bid}.ssm_d" {
         "model.layers.{bid}.D": ["mamba"],
         "backbone.layers.{bid}.mixer.D": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.D": ["falcon-h1", "granitehybrid", "jamba"],
+        "model.layers.layers.{bid}.mixer.D": ["plamo2"],
     }
     /// `blk.{bid}.ssm_norm`.
     SsmNorm = "blk.{bid}.ssm_norm" {
@@ -1037,6 +1084,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.out_proj": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.out_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.out_proj": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
+        "model.layers.layers.{bid}.mixer.out_proj": ["plamo2"],
     }
     /// `blk.{bid}.attn_gate` (the output gate of linear attention).
     AttnGate = "blk.{bid}.attn_gate" {

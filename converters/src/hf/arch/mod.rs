@@ -147,6 +147,10 @@ mod llada;
 mod rnd1;
 mod sarvam_moe;
 mod talkie;
+// PLaMo 2 (Mamba hybrid) and PLaMo 3.
+mod plamo;
+// Chameleon (text half).
+mod chameleon;
 // Text models of vision-language classes (second batch).
 mod cogvlm;
 mod janus;
@@ -319,6 +323,10 @@ pub static ALL: &[&Arch] = &[
     &rnd1::RND1,
     &hrm_text::HRM_TEXT,
     &talkie::TALKIE,
+    &plamo::PLAMO2,
+    &plamo::PLAMO3,
+    &chameleon::CHAMELEON,
+    &gpt2::RUGPT3XL,
     &cogvlm::COGVLM,
     &janus::JANUS,
     &bailingmoe3::BAILINGMOE3,

@@ -167,6 +167,22 @@ impl<'a> VocabBuild<'a> {
         self.kv.string(super::key::CHAT_TEMPLATE, template);
     }
 
+    /// `add_chat_template` with a value read from a file: one template (a string) or a list
+    /// of `{name, template}` objects; any other value is refused (gguf-py iterates it as a
+    /// list of such objects).
+    pub fn add_chat_template(&mut self, value: &Json) -> Result<(), ConvertError> {
+        match value {
+            Json::String(s) => {
+                self.set_chat_template(s);
+                Ok(())
+            }
+            Json::Array(list) => super::special::write_named_templates(&mut self.kv, list),
+            v => Err(ConvertError::Other(format!(
+                "a chat template that is neither a string nor a list of named templates: {v}"
+            ))),
+        }
+    }
+
     /// `_set_vocab_llama_hf`.
     pub fn llama_hf(&mut self) -> Result<VocabPath, ConvertError> {
         super::llama_hf(self.req, self.tc, &mut self.kv)
@@ -268,6 +284,19 @@ impl<'a> VocabBuild<'a> {
         scores: Option<Vec<f32>>,
         types: Vec<i32>,
     ) -> Result<(), ConvertError> {
+        self.token_table("llama", tokens, scores, types)
+    }
+
+    /// A token table the class built itself under the tokenizer model `model`
+    /// (`tokenizer.ggml.model`), pre-tokenizer "default", then the tokens, their scores (when
+    /// the class writes them) and their types, each list as long as the tokens.
+    pub fn token_table(
+        &mut self,
+        model: &str,
+        tokens: Vec<String>,
+        scores: Option<Vec<f32>>,
+        types: Vec<i32>,
+    ) -> Result<(), ConvertError> {
         let n_scores = scores.as_ref().map_or(tokens.len(), Vec::len);
         if n_scores != tokens.len() || types.len() != tokens.len() {
             return Err(ConvertError::Other(format!(
@@ -277,7 +306,7 @@ impl<'a> VocabBuild<'a> {
             )));
         }
         super::spm::check_size(tokens.len())?;
-        self.kv.string(super::key::MODEL, "llama");
+        self.kv.string(super::key::MODEL, model);
         self.kv.string(super::key::PRE, "default");
         self.kv.array(super::key::TOKENS, super::strings(tokens));
         if let Some(scores) = scores {

@@ -121,6 +121,9 @@ pub enum VocabPath {
     /// `_set_vocab_rwkv_world`: the RWKV World vocabulary file (`tokenizer.ggml.model =
     /// "rwkv"`).
     RwkvWorld,
+    /// A token table the class reads from its own vocabulary file and writes under its own
+    /// `tokenizer.ggml.model` ([`VocabBuild::token_table`]).
+    OwnTable,
     /// `_set_vocab_none` (`tokenizer.ggml.model = "none"`): a model without a vocabulary
     /// (an audio decoder reading codes, not tokens).
     NoVocabulary,

@@ -548,7 +548,7 @@ fn first_of(v: Option<&Json>) -> Option<Json> {
 /// `add_chat_template` with a list: one `tokenizer.chat_template.<name>` per named template,
 /// then `tokenizer.chat_templates` (gguf-py builds it from a set, so its order is arbitrary;
 /// here it is first-appearance order), then the `default` template.
-fn write_named_templates(kv: &mut Kv, list: &[Json]) -> Result<(), ConvertError> {
+pub(super) fn write_named_templates(kv: &mut Kv, list: &[Json]) -> Result<(), ConvertError> {
     let mut default = None;
     let mut names: Vec<String> = Vec::new();
     for choice in list {

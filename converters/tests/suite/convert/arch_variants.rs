@@ -301,6 +301,10 @@ fixtures! {
     qwen4exp => "qwen4exp",
     lfm2_colbert => "lfm2-colbert",
     lfm2_bidir => "lfm2-bidir",
+    plamo2 => "plamo2",
+    plamo3 => "plamo3",
+    chameleon => "chameleon",
+    rugpt3xl => "rugpt3xl",
     step35 => "step35",
     dots3 => "dots3",
 }
