@@ -152,12 +152,18 @@ fn res_part(name: &str) -> Option<(usize, bool)> {
         })
 }
 
+/// A residual pair's index in [`RES_FUSIONS`] and its block.
+type PairKey = (usize, Option<u64>);
+
+/// The half of a pair seen first: whether it is the norm, its name and its values.
+type Half = (bool, String, Expr);
+
 /// `_try_fuse_res` over the whole list: each `<x>_res_norm` / `<x>_res_proj` pair (per block)
 /// becomes `norm.float().flatten() * proj.float().flatten()` at the place of the pair's
 /// second tensor; a half without its pair, or a half given twice, is refused.
 fn fuse_residual_scores(_: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
     // (pair, block) -> (is norm, name, values) of the half seen first.
-    let mut held: Vec<((usize, Option<u64>), (bool, String, Expr))> = Vec::new();
+    let mut held: Vec<(PairKey, Half)> = Vec::new();
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
         let Some((pair, is_norm)) = res_part(&e.name) else {
