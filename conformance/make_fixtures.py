@@ -78,6 +78,10 @@ TOKENIZERS["t5"] = (None, ["spiece.model"],
                     ["tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"])
 # DeepSeek V3.2's tokenizer files as published: tokenizer_class LlamaTokenizerFast and
 # add_bos_token true in tokenizer_config.json (the SmolLM2 files, so edited).
+# The SmolLM2 files with tokenizer_config.json's chat template removed (Kimi-K3's converter
+# then writes the template it bundles).
+TOKENIZERS["smollm-notemplate"] = ("llama-bpe", ["tokenizer.json"],
+                                   ["tokenizer_config.json", "special_tokens_map.json"])
 TOKENIZERS["smollm-ds32"] = ("llama-bpe", ["tokenizer.json"],
                              ["tokenizer_config.json", "special_tokens_map.json"])
 # GLM-5's tokenizer_config names PreTrainedTokenizerFast (tokenizer.json loaded as it is,
@@ -119,6 +123,7 @@ SHARED_AS = {"spm-internlm3": "spm", "spm-model": "spm", "t5": "xlmr", "smollm-d
              "smollm-glm5": "smollm-glm45"}
 SHARED_AS["smollm-glm-fast"] = "smollm-glm"
 SHARED_AS["spm-arctic"] = "spm"
+SHARED_AS["smollm-notemplate"] = "smollm"
 # Tokenizer kinds whose shared files are referenced in the synced fixture they come from
 # (testdata/hf/<source>, identical bytes) instead of a copy under testdata/tokenizers/.
 FROM_SOURCE_FIXTURE = {"bert", "gemma"}
@@ -3715,6 +3720,11 @@ def add_tokenizer(kind: str, out: Path) -> None:
                 "single_word": False, "special": special}
         (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
                                                    encoding="utf-8")
+    if kind == "smollm-notemplate":
+        tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        tc.pop("chat_template", None)
+        (out / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n",
+                                                   encoding="utf-8")
     if kind == "smollm-ds32":
         tc = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
         tc.update(add_bos_token=True, add_eos_token=False, tokenizer_class="LlamaTokenizerFast")
@@ -4038,7 +4048,7 @@ VARIANT_FIXTURES = [
     "gemma4", "gemma4moe",
     "maincoder", "nanbeige", "mellum", "internlm2", "orion", "pangu", "xverse", "spark2_5",
     "maple", "smallthinker", "plm", "kormo", "iquestcoder",
-    "minimax-m3", "hyv3",
+    "minimax-m3", "hyv3", "kimik3",
     "rwkv7",
     "minimax01", "bailingmoe",
     "sarvam-untyped",
@@ -4387,6 +4397,35 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-topk-norm-off"] = {"norm_topk_prob": False}
         v["fam-num-experts"] = {"num_experts": None, "num_local_experts": 3}
         v["fam-norm-head-off"] = {"norm_head": False}
+    if fx == "kimik3":
+        # conversion/kimi_k3.py (KimiK3Model; config.json read as written, patched in
+        # text_config): the root class wins over text_config's; q-lora, the KDA gate's lower
+        # bound and the latent size are optional; kv_b is split with num_key_value_heads
+        # (absent: KeyError; 1: an assertion); the class asserts mla_use_nope, sigmoid routing
+        # and the situ activation and indexes the KDA kernel, situ betas, residual block size
+        # and num_experts (no alias); the MLA blocks are the listed ones (Python's `in`).
+        la = c["linear_attn_config"]
+        v["fam-text-arch-other"] = {"architectures": ["DeepseekV3ForCausalLM"]}
+        v["fam-q-lora"] = {"q_lora_rank": 24}
+        v["fam-lower-bound-absent"] = {"linear_attn_config": {
+            k: x for k, x in la.items() if k != "gate_lower_bound"}}
+        v["fam-full-attn-float"] = {"linear_attn_config": {**la, "full_attn_layers": [2.0]}}
+        v["fam-full-attn-13"] = {"linear_attn_config": {**la, "full_attn_layers": [1, 3],
+                                                        "kda_layers": [2]}}
+        v["fam-conv-kernel-absent"] = {"linear_attn_config": {
+            k: x for k, x in la.items() if k != "short_conv_kernel_size"}}
+        v["fam-latent-absent"] = {"routed_expert_hidden_size": None}
+        v["fam-renormalize-off"] = {"moe_renormalize": False}
+        v["fam-eos-7"] = {"eos_token_id": 7}
+        v["fam-ctx-absent"] = {"model_max_length": None}
+        v["fam-kv-heads-absent"] = {"num_key_value_heads": None}
+        v["fam-kv-heads-1"] = {"num_key_value_heads": 1}
+        v["fam-nope-off"] = {"mla_use_nope": False}
+        v["fam-act-silu"] = {"hidden_act": "silu"}
+        v["fam-router-softmax"] = {"moe_router_activation_func": "softmax"}
+        v["fam-situ-absent"] = {"activation_situ_beta": None}
+        v["fam-block-size-absent"] = {"attn_res_block_size": None}
+        v["fam-num-local-experts"] = {"num_experts": None, "num_local_experts": 4}
     if fx == "hyv3":
         # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
         # (default 1), num_shared_experts, the MTP block count; HYV3Config stores
@@ -4960,6 +4999,101 @@ def _dots3_tensors(kw: dict) -> dict:
 RAW_MODELS["dots3"] = (_dots3_tensors, {})
 BORROWED["dots3"] = {"model.mtp.embed_tokens.weight": ("glm4", "model.embed_tokens.weight")}
 RAW_FIRST["deepseekocr"] = ["model.embed_tokens.weight"]
+
+
+
+# Kimi-K3 (KimiK3ForConditionalGeneration, moonshotai's remote code, written directly in the
+# published layout, see RAW_MODELS): the Kimi Linear text model under `language_model.`
+# (its text_config names KimiLinearForCausalLM; the reference routes on the root class) with
+# K3's additions: cross-layer attention residuals (`<x>_res_norm` / `<x>_res_proj` pairs per
+# block and one for the output, fused into their product), a full-rank KDA gate and an MLA
+# output gate (both `self_attn.g_proj`), a latent MoE (routed experts 6 wide between
+# `routed_expert_down_proj` / `routed_expert_up_proj`, `routed_expert_norm`), the situ
+# activation. The vision tower and projector are dropped. Its tokenizer_config.json has no
+# chat template, so the reference writes the one it bundles; config eos 5 replaces the
+# tokenizer's.
+_K3_TEXT = dict(
+    architectures=["KimiLinearForCausalLM"], model_type="kimi_linear",
+    hidden_size=8, intermediate_size=40, moe_intermediate_size=24, num_hidden_layers=3,
+    num_attention_heads=2, num_key_value_heads=2, kv_lora_rank=32, q_lora_rank=None,
+    qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, num_experts=4,
+    num_experts_per_token=2, num_shared_experts=1, first_k_dense_replace=1,
+    moe_layer_freq=1, moe_renormalize=True, moe_router_activation_func="sigmoid",
+    routed_scaling_factor=2.446, num_expert_group=1, topk_group=1, use_grouped_topk=True,
+    mla_use_nope=True, routed_expert_hidden_size=6, hidden_act="situ",
+    activation_situ_beta=1.5, activation_situ_linear_beta=0.25, attn_res_block_size=2,
+    model_max_length=4096, rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+    vocab_size=BPE_VOCAB, bos_token_id=1, eos_token_id=5, tie_word_embeddings=True,
+    linear_attn_config={"full_attn_layers": [2], "kda_layers": [1, 3], "head_dim": 6,
+                        "num_heads": 2, "short_conv_kernel_size": 4,
+                        "gate_lower_bound": -5.0})
+FIXTURES["kimik3"] = (
+    "KimiK3ForConditionalGeneration", "kimi_k3",
+    dict(text_config=_K3_TEXT, vision_config=dict(model_type="kimi_k3_vision"),
+         bos_token_id=1, eos_token_id=5),
+    "smollm-notemplate", True)
+
+
+def _kimi_k3_tensors(kw: dict) -> dict:
+    """Kimi-K3's checkpoint layout (see the kimik3 fixture)."""
+    t = kw["text_config"]
+    e, i, v = t["hidden_size"], t["intermediate_size"], t["vocab_size"]
+    nh, nope, rope, vd = (t["num_attention_heads"], t["qk_nope_head_dim"],
+                          t["qk_rope_head_dim"], t["v_head_dim"])
+    kvr, ff, x = t["kv_lora_rank"], t["moe_intermediate_size"], t["num_experts"]
+    lat = t.get("routed_expert_hidden_size") or e
+    la = t["linear_attn_config"]
+    kh, kd, kc = la["num_heads"], la["head_dim"], la["short_conv_kernel_size"]
+    qkv = kh * kd
+    sh = ff * t["num_shared_experts"]
+    r = "language_model.model."
+    out = {r + "embed_tokens.weight": (v, e), r + "norm.weight": (e,),
+           r + "output_attn_res_norm.weight": (e,), r + "output_attn_res_proj.weight": (1, e),
+           "vision_tower.patch_embed.proj.weight": (8, 3, 2, 2),
+           "mm_projector.proj.0.weight": (e, 32)}
+    for b in range(t["num_hidden_layers"]):
+        p = f"{r}layers.{b}."
+        a = p + "self_attn."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attention_res_norm.weight": (e,),
+                    p + "self_attention_res_proj.weight": (1, e),
+                    p + "mlp_res_norm.weight": (e,), p + "mlp_res_proj.weight": (1, e)})
+        if b + 1 in la["full_attn_layers"]:
+            out.update({a + "q_proj.weight": (nh * (nope + rope), e),
+                        a + "kv_a_proj_with_mqa.weight": (kvr + rope, e),
+                        a + "kv_a_layernorm.weight": (kvr,),
+                        a + "kv_b_proj.weight": (nh * (nope + vd), kvr),
+                        a + "g_proj.weight": (nh * vd, e),
+                        a + "o_proj.weight": (e, nh * vd)})
+        else:
+            out.update({a + n + "_proj.weight": (qkv, e) for n in "qkv"})
+            out.update({a + n + "_conv1d.weight": (qkv, 1, kc) for n in "qkv"})
+            out.update({a + "f_a_proj.weight": (kd, e), a + "f_b_proj.weight": (qkv, kd),
+                        a + "dt_bias": (qkv,), a + "A_log": (1, 1, kh, 1),
+                        a + "b_proj.weight": (kh, e), a + "g_proj.weight": (qkv, e),
+                        a + "o_norm.weight": (kd,), a + "o_proj.weight": (e, qkv)})
+        if b < t["first_k_dense_replace"]:
+            out.update({p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                        p + "mlp.down_proj.weight": (e, i)})
+            continue
+        m = p + "block_sparse_moe."
+        out.update({m + "gate.weight": (x, e), m + "gate.e_score_correction_bias": (x,),
+                    m + "shared_experts.gate_proj.weight": (sh, e),
+                    m + "shared_experts.up_proj.weight": (sh, e),
+                    m + "shared_experts.down_proj.weight": (e, sh),
+                    m + "routed_expert_down_proj.weight": (lat, e),
+                    m + "routed_expert_up_proj.weight": (e, lat),
+                    m + "routed_expert_norm.weight": (lat,)})
+        for j in range(x):
+            out.update({m + f"experts.{j}.w1.weight": (ff, lat),
+                        m + f"experts.{j}.w2.weight": (lat, ff),
+                        m + f"experts.{j}.w3.weight": (ff, lat)})
+    return out
+
+
+RAW_MODELS["kimik3"] = (_kimi_k3_tensors, {"model_type": "kimi_k3"})
+RAW_FIRST["kimik3"] = ["language_model.model.embed_tokens.weight"]
 
 
 def main() -> int:

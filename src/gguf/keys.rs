@@ -106,6 +106,9 @@ pub mod llm {
     pub const EXPERT_SHARED_COUNT: &str = "expert_shared_count";
     /// The latent size routed experts work in (Nemotron 3 Super).
     pub const MOE_LATENT_SIZE: &str = "moe_latent_size";
+    /// The latent size routed experts work in, between their down and up projections
+    /// (Kimi-K3's latent MoE).
+    pub const EXPERT_LATENT_LENGTH: &str = "expert_latent_length";
     /// Every how many layers one is a MoE layer (Llama 4, ERNIE 4.5 MoE).
     pub const INTERLEAVE_MOE_LAYER_STEP: &str = "interleave_moe_layer_step";
     /// The number of dense blocks before the first MoE block.
@@ -450,6 +453,20 @@ pub mod kda {
     pub const SAFE_GATE: &str = "kda.safe_gate";
     /// `kda.gate_lower_bound`: the forget gate's lower bound in log space.
     pub const GATE_LOWER_BOUND: &str = "kda.gate_lower_bound";
+}
+
+/// `activation.*`: parameters of a block's activation function, `{arch}.` + these.
+pub mod activation {
+    /// `activation.situ_beta`: the situ activation's beta.
+    pub const SITU_BETA: &str = "activation.situ_beta";
+    /// `activation.situ_linear_beta`: the situ activation's linear-part beta.
+    pub const SITU_LINEAR_BETA: &str = "activation.situ_linear_beta";
+}
+
+/// `attn_res.*`: cross-layer attention residuals, `{arch}.` + these.
+pub mod attn_res {
+    /// `attn_res.block_size`: how many layers one residual block spans.
+    pub const BLOCK_SIZE: &str = "attn_res.block_size";
 }
 
 /// `shortconv.*`: LFM2's short convolution, `{arch}.` + these.

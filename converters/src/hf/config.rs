@@ -413,10 +413,15 @@ fn rename_sub_configs(cfg: &mut Map<String, Json>, path: &Path) -> Result<(), Co
 /// `text_config` that is not an object is refused (the root merge needs a dict).
 fn model_class(cfg: &Map<String, Json>, path: &Path) -> Result<String, ConvertError> {
     let mut arch = first(cfg.get("architectures"));
+    // A class the reference routes on its root name keeps it over the text config's.
+    let on_root = arch
+        .as_deref()
+        .and_then(arch::lookup)
+        .is_some_and(|a| a.hooks.routes_on_root);
     match cfg.get("text_config") {
         None => {}
         Some(Json::Object(tc)) => {
-            if let Some(t) = first(tc.get("architectures")) {
+            if let Some(t) = first(tc.get("architectures")).filter(|_| !on_root) {
                 arch = Some(t);
             }
         }

@@ -309,6 +309,42 @@ impl Expr {
         ))
     }
 
+    /// The elementwise product `a.float() * b.float()` of two tensors of one shape, or of a
+    /// tensor and a one-element one (torch's broadcast), in F32. It is FP8 dequantization's
+    /// arithmetic with a full-size (or one-element) scale: one rounding per element.
+    pub fn mul(name: &str, a: Expr, b: Expr) -> Result<Expr, ConvertError> {
+        let count = |e: &Expr| e.shape().iter().try_fold(1u64, |n, d| n.checked_mul(*d));
+        let (na, nb) = (count(&a), count(&b));
+        let (big, small) = if na >= nb { (a, b) } else { (b, a) };
+        let same = big.shape() == small.shape();
+        let single = count(&small) == Some(1);
+        if !same && !single {
+            return Err(terr(
+                name,
+                format!(
+                    "cannot multiply shapes {:?} and {:?} elementwise",
+                    big.shape(),
+                    small.shape()
+                ),
+            ));
+        }
+        let small = if same {
+            small
+        } else {
+            small.reshape(name, vec![1])?
+        };
+        Expr::dequant(name, big, small, None)
+    }
+
+    /// `x.float()`: the same values in F32 working type (arithmetic after it is in F32 even
+    /// for an F16 tensor). Exact: the product with a one-element scale of 1.
+    pub fn float(self, name: &str) -> Result<Expr, ConvertError> {
+        if self.work() == Work::F32 {
+            return Ok(self);
+        }
+        Expr::dequant(name, self, Expr::constant(vec![1.0], vec![1]), None)
+    }
+
     /// Undoes HF's rotate-half layout of q/k rows: within each of `n_head` heads, the two
     /// halves of the rows are interleaved (`reshape(n, 2, hd/2, …).swapaxes(1, 2)`).
     pub fn permute_heads(self, name: &str, n_head: u64) -> Result<Expr, ConvertError> {

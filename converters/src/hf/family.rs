@@ -397,6 +397,10 @@ pub struct Hooks {
     pub switch: Option<SwitchFn>,
     /// KVs the class's `set_vocab` writes after the vocabulary (a draft's mask token).
     pub vocab_tail: Option<VocabTailFn>,
+    /// The reference picks this class from the root `architectures` even when the
+    /// `text_config` names another one (a wrapper whose text config reports an older class
+    /// that cannot load it).
+    pub routes_on_root: bool,
 }
 
 /// See [`Hooks::vocab_tail`].
@@ -416,6 +420,7 @@ impl Hooks {
         adjust: None,
         switch: None,
         vocab_tail: None,
+        routes_on_root: false,
     };
 }
 

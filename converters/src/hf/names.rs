@@ -104,7 +104,7 @@ tensor_table! {
             "maple", "mellum", "xverse",
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
-            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear",
+            "rwkv6qwen2", "arwkv7", "minimax-01", "hy_v4", "mimo2", "granite_swa", "kimi-linear", "kimi-k3",
             "deepseek2-ocr", "grovemoe", "llada-moe", "dream", "rnd1", "hrm_text", "cogvlm",
             "step35",
             "plamo2", "plamo3",
@@ -198,7 +198,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "rwkv7", "rwkv6qwen2", "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
             "plamo2", "plamo3",
             "chameleon",
@@ -255,7 +255,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "rwkv6qwen2",
             "arwkv7", "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
@@ -332,7 +332,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
         ],
@@ -362,7 +362,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
         ],
@@ -392,7 +392,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "deci", "minimax-m3", "hy_v3", "arctic", "grok", "minimax-01",
             "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
         ],
@@ -424,7 +424,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "arctic", "grok",
             "minimax-01", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "grovemoe",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
             "gpt2",
@@ -526,7 +526,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3", "rwkv6qwen2", "arwkv7",
             "minimax-01", "bailingmoe", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "llada-moe", "dream",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "llada-moe", "dream",
             "rnd1", "grovemoe", "cogvlm", "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
@@ -579,7 +579,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.router.layer": ["granitehybrid", "granitemoe"],
         "model.layers.{bid}.block_sparse_moe.router": ["granite_swa"],
         "model.layers.{bid}.block_sparse_moe.gate": [
-            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01", "kimi-linear",
+            "llama", "minimax-m2", "phimoe", "minimax-m3", "arctic", "grok", "minimax-01", "kimi-linear", "kimi-k3",
         ],
         "model.layers.{bid}.mlp.gate": [
             "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
@@ -614,7 +614,7 @@ tensor_table! {
             "nanbeige", "orion", "baichuan", "pangu-embedded", "spark2_5", "xverse",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
             "chameleon",
         ],
@@ -646,7 +646,7 @@ tensor_table! {
             "jais2",
             "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
@@ -698,7 +698,7 @@ tensor_table! {
             "jais2",
             "chatglm", "minicpm", "minicpm3", "deci", "minimax-m3", "hy_v3",
             "grok", "rwkv6qwen2", "arwkv7", "hy_v4", "mimo2",
-            "eagle3", "dflash", "granite_swa", "kimi-linear", "deepseek2-ocr", "dream",
+            "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
@@ -750,7 +750,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
-            "mimo2", "kimi-linear",
+            "mimo2", "kimi-linear", "kimi-k3",
         ],
         "model.layers.{bid}.feed_forward.experts.gate_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.gate": ["smallthinker"],
@@ -772,7 +772,7 @@ tensor_table! {
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
-            "mimo2", "kimi-linear",
+            "mimo2", "kimi-linear", "kimi-k3",
         ],
         "model.layers.{bid}.feed_forward.experts.up_proj": ["llama4"],
         "model.layers.{bid}.block_sparse_moe.experts.up": ["smallthinker"],
@@ -796,7 +796,7 @@ tensor_table! {
             "minimax-m2", "phimoe", "minimax-m3", "grok",
             "hy_v3",
             "hy_v4",
-            "mimo2", "kimi-linear",
+            "mimo2", "kimi-linear", "kimi-k3",
         ],
         "model.layers.{bid}.feed_forward.experts.down_proj": ["llama4"],
         "model.layers.{bid}.experts.down_proj": ["gemma4"],
@@ -817,7 +817,7 @@ tensor_table! {
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3", "kimi-linear"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.gate_proj": ["minimax-m3", "kimi-linear", "kimi-k3"],
         "model.layers.{bid}.mlp.shared_mlp.gate_proj": ["hy_v3"],
         "model.layers.{bid}.share_expert.gate_proj": ["step35"],
     }
@@ -834,7 +834,7 @@ tensor_table! {
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w3": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3", "kimi-linear"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.up_proj": ["minimax-m3", "kimi-linear", "kimi-k3"],
         "model.layers.{bid}.mlp.shared_mlp.up_proj": ["hy_v3"],
         "model.layers.{bid}.share_expert.up_proj": ["step35"],
     }
@@ -852,7 +852,7 @@ tensor_table! {
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
         "layers.{bid}.shared_experts.w2": ["deepseek2"],
-        "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3", "kimi-linear"],
+        "model.layers.{bid}.block_sparse_moe.shared_experts.down_proj": ["minimax-m3", "kimi-linear", "kimi-k3"],
         "model.layers.{bid}.mlp.shared_mlp.down_proj": ["hy_v3"],
         "model.layers.{bid}.share_expert.down_proj": ["step35"],
     }
@@ -871,7 +871,7 @@ tensor_table! {
         "model.layers.{bid}.mlp.e_score_correction": ["exaone-moe"],
         "model.layers.{bid}.mlp.gate.expert_bias": ["bailingmoe2", "bailingmoe3"],
         "model.layers.{bid}.mlp.experts.e_score_correction": ["laguna"],
-        "model.layers.{bid}.block_sparse_moe.gate.e_score_correction": ["kimi-linear"],
+        "model.layers.{bid}.block_sparse_moe.gate.e_score_correction": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.moe.router_bias": ["step35"],
     }
     /// `blk.{bid}.layer_output_norm`.
@@ -909,14 +909,14 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_proj_with_mqa": [
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
-            "hy_v4", "kimi-linear",
+            "hy_v4", "kimi-linear", "kimi-k3",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
         "model.layers.{bid}.attention.kv_a_proj_with_mqa": ["bailingmoe3"],
     }
     /// `blk.{bid}.attn_kv_b` (MLA's key/value up-projection, unsplit).
     AttnKvB = "blk.{bid}.attn_kv_b" {
-        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3", "kimi-linear"],
+        "model.layers.{bid}.self_attn.kv_b_proj": ["deepseek2", "deepseek32", "glm-dsa", "plm", "minicpm3", "kimi-linear", "kimi-k3"],
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
@@ -942,7 +942,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.kv_a_layernorm": [
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
-            "hy_v4", "kimi-linear",
+            "hy_v4", "kimi-linear", "kimi-k3",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
         "model.layers.{bid}.attention.kv_a_layernorm": ["bailingmoe3"],
@@ -1032,7 +1032,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
-        "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
         "model.layers.layers.{bid}.mixer.dt_proj": ["plamo2"],
     }
@@ -1047,7 +1047,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
-        "model.layers.{bid}.self_attn.A_log": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.A_log": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
         "model.layers.layers.{bid}.mixer.A_log": ["plamo2"],
     }
@@ -1075,7 +1075,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.norm": ["granitehybrid"],
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
-        "model.layers.{bid}.self_attn.o_norm": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.o_norm": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.o_norm": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_out`.
@@ -1101,7 +1101,7 @@ tensor_table! {
     /// `blk.{bid}.ssm_beta`.
     SsmBeta = "blk.{bid}.ssm_beta" {
         "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe", "qwen4exp"],
-        "model.layers.{bid}.self_attn.b_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.b_proj": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_alpha`.
@@ -1490,6 +1490,27 @@ tensor_table! {
         "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_scale": ["hy_v4"],
     }
     /// `blk.{bid}.attn_kv`: the single shared key/value projection.
+    /// `blk.{bid}.attn_res_score`: a block's attention-residual score vector before attention
+    /// (the product of the checkpoint's `self_attention_res_norm` and `_res_proj` weights).
+    AttnResScore = "blk.{bid}.attn_res_score" {}
+    /// `blk.{bid}.ffn_res_score`: the same score before the FFN (`mlp_res_norm` and `_res_proj`).
+    FfnResScore = "blk.{bid}.ffn_res_score" {}
+    /// `output_res_score`: the final one (`output_attn_res_norm` and `_res_proj`).
+    OutputResScore = "output_res_score" {}
+    /// `blk.{bid}.ssm_g`: a linear-attention block's full-rank output gate.
+    SsmG = "blk.{bid}.ssm_g" {}
+    /// `blk.{bid}.ffn_routed_down`: a latent MoE's projection into the experts' space.
+    FfnRoutedDown = "blk.{bid}.ffn_routed_down" {
+        "model.layers.{bid}.block_sparse_moe.routed_expert_down_proj": ["kimi-k3"],
+    }
+    /// `blk.{bid}.ffn_routed_up`: its projection back to the hidden size.
+    FfnRoutedUp = "blk.{bid}.ffn_routed_up" {
+        "model.layers.{bid}.block_sparse_moe.routed_expert_up_proj": ["kimi-k3"],
+    }
+    /// `blk.{bid}.ffn_routed_norm`: the norm on the routed experts' latent output.
+    FfnRoutedNorm = "blk.{bid}.ffn_routed_norm" {
+        "model.layers.{bid}.block_sparse_moe.routed_expert_norm": ["kimi-k3"],
+    }
     AttnKv = "blk.{bid}.attn_kv" {}
     /// `blk.{bid}.attn_output_a`: the grouped output projection's first (per-group) part.
     AttnOutA = "blk.{bid}.attn_output_a" {}
@@ -1692,26 +1713,26 @@ tensor_table! {
     }
     /// `blk.{bid}.ssm_conv1d_q` (Kimi Delta Attention's short convolution of the queries).
     SsmConv1dQ = "blk.{bid}.ssm_conv1d_q" {
-        "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.q_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_k` (of the keys).
     SsmConv1dK = "blk.{bid}.ssm_conv1d_k" {
-        "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.k_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_v` (of the values).
     SsmConv1dV = "blk.{bid}.ssm_conv1d_v" {
-        "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear", "kimi-k3"],
         "model.layers.{bid}.attention.v_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_f_a` (the forget gate's low-rank down projection).
     SsmFA = "blk.{bid}.ssm_f_a" {
-        "model.layers.{bid}.self_attn.f_a_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.f_a_proj": ["kimi-linear", "kimi-k3"],
     }
     /// `blk.{bid}.ssm_f_b` (its up projection).
     SsmFB = "blk.{bid}.ssm_f_b" {
-        "model.layers.{bid}.self_attn.f_b_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.f_b_proj": ["kimi-linear", "kimi-k3"],
     }
     /// `blk.{bid}.ssm_g_a` (the output gate's low-rank down projection).
     SsmGA = "blk.{bid}.ssm_g_a" {

@@ -180,7 +180,7 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
 
 /// A convolution `[channels, kernel]` or `[channels, 1, kernel]` as `[1, channels, 1,
 /// kernel]` (the same values in the same order); other ranks are left as they are.
-fn conv_4d(name: &str, expr: Expr) -> Result<Expr, ConvertError> {
+pub(super) fn conv_4d(name: &str, expr: Expr) -> Result<Expr, ConvertError> {
     let (channels, kernel) = match *expr.shape() {
         [c, k] | [c, _, k] => (c, k),
         _ => return Ok(expr),
@@ -254,7 +254,7 @@ fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
 }
 
 /// `linear_attn_config`, which the class requires.
-fn linear_attn_config(hp: &Hparams) -> Result<&Map<String, Json>, ConvertError> {
+pub(super) fn linear_attn_config(hp: &Hparams) -> Result<&Map<String, Json>, ConvertError> {
     match hp.get("linear_attn_config") {
         Some(Json::Object(m)) => Ok(m),
         None | Some(Json::Null) => Err(hp.missing(&["linear_attn_config"])),
@@ -284,7 +284,10 @@ fn la_u64(hp: &Hparams, la: &Map<String, Json>, key: &str) -> Result<Option<u64>
 
 /// Per block: 1 (the one MQA head) for a block listed, 1-based, in `full_attn_layers`, 0
 /// for a KDA block.
-fn head_count_kv(hp: &Hparams, la: &Map<String, Json>) -> Result<Vec<i32>, ConvertError> {
+pub(super) fn head_count_kv(
+    hp: &Hparams,
+    la: &Map<String, Json>,
+) -> Result<Vec<i32>, ConvertError> {
     let full = match la.get("full_attn_layers") {
         Some(Json::Array(a)) => a,
         None => return Err(hp.missing(&["linear_attn_config.full_attn_layers"])),

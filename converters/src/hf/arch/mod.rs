@@ -136,6 +136,7 @@ mod dflash;
 mod dspark;
 mod eagle3;
 // Kimi Linear.
+mod kimi_k3;
 mod kimi_linear;
 // DeepSeek-OCR.
 mod deepseek_ocr;
@@ -313,6 +314,7 @@ pub static ALL: &[&Arch] = &[
     &granite_swa::GRANITE_MOE_SWA,
     &solar_open::SOLAR_OPEN,
     &kimi_linear::KIMI_LINEAR,
+    &kimi_k3::KIMI_K3,
     &deepseek_ocr::DEEPSEEK2_OCR,
     // Small families and diffusion language models.
     &grovemoe::GROVEMOE,

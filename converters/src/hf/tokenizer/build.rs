@@ -161,6 +161,13 @@ impl<'a> VocabBuild<'a> {
             .array(super::key::TOKEN_TYPE, ArrayValue::I32(types));
     }
 
+    /// Whether the directory's special vocabulary has a chat template
+    /// (`gguf.SpecialVocab(dir, load_merges=False).chat_template is not None`).
+    pub fn has_chat_template(&self) -> Result<bool, ConvertError> {
+        let sv = super::SpecialVocab::load(self.req.dir, false, None, None)?;
+        Ok(sv.chat_template.is_some())
+    }
+
     /// Sets the chat template (`add_chat_template` of one template): a key already written
     /// keeps its place.
     pub fn set_chat_template(&mut self, template: &str) {

@@ -208,6 +208,7 @@ fixtures! {
     granitemoe_swa => "granitemoe-swa",
     solaropen => "solaropen",
     kimilinear => "kimilinear",
+    kimik3 => "kimik3",
     deepseekocr => "deepseekocr",
     // Small families and diffusion language models.
     grovemoe => "grovemoe",

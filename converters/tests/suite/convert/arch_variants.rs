@@ -294,6 +294,7 @@ fixtures! {
     iquestcoder => "iquestcoder",
     minimax_m3 => "minimax-m3",
     hyv3 => "hyv3",
+    kimik3 => "kimik3",
     rwkv7 => "rwkv7",
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",

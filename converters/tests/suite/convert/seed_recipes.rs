@@ -409,6 +409,7 @@ recipes! {
     granitemoe_swa_s2 => "granitemoe-swa-s2",
     solaropen_s2 => "solaropen-s2",
     kimilinear_s2 => "kimilinear-s2",
+    kimik3_s2 => "kimik3-s2",
     deepseek4_vl_s2 => "deepseek4-vl-s2",
     deepseekocr_s2 => "deepseekocr-s2",
     // Small families and diffusion language models.

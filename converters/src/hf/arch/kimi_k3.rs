@@ -1,0 +1,499 @@
+//! `KimiK3ForConditionalGeneration` (arch `kimi-k3`, `KimiK3Model` in
+//! `conversion/kimi_k3.py`): Kimi-K3's text model, Kimi Linear's hybrid of KDA and MLA blocks
+//! (see [`super::kimi_linear`]) under a `language_model.` prefix, with the vision tower and
+//! projector dropped.
+//!
+//! The config's `text_config` names `KimiLinearForCausalLM`, which cannot load K3: the
+//! reference routes on the root class ([`Hooks::routes_on_root`]). The root `model_type`
+//! (`kimi_k3`) is unknown to transformers, so config.json is read as written: no class
+//! defaults, no attribute aliases.
+//!
+//! What K3 adds to Kimi Linear:
+//! - cross-layer attention residuals: `<x>_res_norm.weight` and `<x>_res_proj.weight` are only
+//!   used as their elementwise product, written as one F32 vector per block before attention
+//!   (`attn_res_score`), before the FFN (`ffn_res_score`) and once for the output
+//!   (`output_res_score`), at the place of the pair's second tensor;
+//! - `self_attn.g_proj`, one HF name for two tensors: a KDA block's full-rank output gate
+//!   (`ssm_g`), an MLA block's output gate (`attn_gate`);
+//! - a latent MoE: the routed experts work in `routed_expert_hidden_size` between
+//!   `routed_expert_down_proj` and `routed_expert_up_proj`, with `routed_expert_norm`;
+//! - the situ activation and the residual block size, as hparams; sigmoid routing asserted;
+//! - `A = -exp(A_log)` computed in F32 on the first `num_attention_heads` rows.
+//!
+//! The vocabulary is Kimi Linear's (GPT-2 BPE from tokenizer.json), then the config's
+//! `eos_token_id` (K3's turn terminator) replaces the tokenizer's, and a directory without a
+//! chat template gets the one the reference bundles (`kimi_k3_template.jinja`).
+
+use ggufkit::gguf::keys::{self, activation, attention, attn_res, kda, llm, mla, rope, ssm};
+use serde_json::Value as Json;
+
+use super::deepseek2::split_kv_b_with;
+use super::dflash::truthy;
+use super::kimi_linear::{conv_4d, head_count_kv, linear_attn_config};
+use super::{keep, no_extra, Arch, Experts, Hooks, Modified, Rules};
+use crate::hf::config::{json_u64, Hparams};
+use crate::hf::expr::Expr;
+use crate::hf::family::Entry;
+use crate::hf::names::{Tensor, DECODER};
+use crate::hf::params::Params;
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
+use crate::ConvertError;
+
+/// The chat template the reference bundles for K3 (its `models/templates/Kimi-K3.jinja`).
+const TEMPLATE: &str = include_str!("kimi_k3_template.jinja");
+
+/// The tensors beyond [`DECODER`] (gguf-py's `kimi-k3` list).
+const KIMI_K3_TENSORS: &[Tensor] = &[
+    Tensor::OutputResScore,
+    Tensor::AttnResScore,
+    Tensor::FfnResScore,
+    Tensor::AttnGate,
+    Tensor::AttnQA,
+    Tensor::AttnQB,
+    Tensor::AttnKvAMqa,
+    Tensor::AttnKvB,
+    Tensor::AttnKB,
+    Tensor::AttnVB,
+    Tensor::AttnQANorm,
+    Tensor::AttnKvANorm,
+    Tensor::SsmConv1dQ,
+    Tensor::SsmConv1dK,
+    Tensor::SsmConv1dV,
+    Tensor::SsmFA,
+    Tensor::SsmFB,
+    Tensor::SsmBeta,
+    Tensor::SsmA,
+    Tensor::SsmG,
+    Tensor::SsmDt,
+    Tensor::SsmNorm,
+    Tensor::FfnGateInp,
+    Tensor::FfnExpProbsB,
+    Tensor::FfnGateExp,
+    Tensor::FfnDownExp,
+    Tensor::FfnUpExp,
+    Tensor::FfnGateShexp,
+    Tensor::FfnDownShexp,
+    Tensor::FfnUpShexp,
+    Tensor::FfnRoutedDown,
+    Tensor::FfnRoutedUp,
+    Tensor::FfnRoutedNorm,
+];
+
+/// Kimi-K3.
+pub const KIMI_K3: Arch = Arch {
+    hf_names: &["KimiK3ForConditionalGeneration"],
+    model_types: &[],
+    composites: &[],
+    gguf: "kimi-k3",
+    vocab: VocabKind::Own(set_vocab),
+    vocab_quirks: VocabQuirks::NONE,
+    tensors: &[DECODER, KIMI_K3_TENSORS],
+    tensor_overrides: &[],
+    filter: keep,
+    rules: Rules {
+        experts: &[K3_EXPERTS],
+        hook: Some(hook),
+        mtp: Some(fuse_residual_scores),
+        ..Rules::NONE
+    },
+    params,
+    extra: no_extra,
+    hooks: Hooks {
+        routes_on_root: true,
+        ..Hooks::NONE
+    },
+};
+
+/// Per-expert `w1/w2/w3` under `block_sparse_moe.experts.{xid}`, stacked as gate, down, up;
+/// the count is `num_experts` alone (the config is read as written).
+const K3_EXPERTS: Experts = Experts {
+    marker: "block_sparse_moe.experts",
+    count_keys: &["num_experts"],
+    parts: &["w1", "w2", "w3"],
+    expert_name: "model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight",
+    merged_name: "model.layers.{bid}.block_sparse_moe.experts.{w}.weight",
+};
+
+/// The residual-score pairs: (HF stem, GGUF tensor, per block).
+const RES_FUSIONS: [(&str, &str, bool); 3] = [
+    (
+        "self_attention_res",
+        "blk.{bid}.attn_res_score.weight",
+        true,
+    ),
+    ("mlp_res", "blk.{bid}.ffn_res_score.weight", true),
+    ("output_attn_res", "output_res_score.weight", false),
+];
+
+/// The suffix the fused tensors' GGUF names end with (so the hook writes them as named).
+const FUSED_SUFFIX: &str = "_res_score.weight";
+
+/// The block number the reference gives a tensor: its first all-digit dotted part.
+fn bid_of(name: &str) -> Option<u64> {
+    name.split('.')
+        .find(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|p| p.parse().ok())
+}
+
+/// Which residual pair (index into [`RES_FUSIONS`]) and which half (`true` for the norm) a
+/// tensor is, if it is one.
+fn res_part(name: &str) -> Option<(usize, bool)> {
+    RES_FUSIONS
+        .iter()
+        .enumerate()
+        .find_map(|(i, (stem, _, _))| {
+            if name.ends_with(&format!("{stem}_norm.weight")) {
+                Some((i, true))
+            } else if name.ends_with(&format!("{stem}_proj.weight")) {
+                Some((i, false))
+            } else {
+                None
+            }
+        })
+}
+
+/// A residual pair's index in [`RES_FUSIONS`] and its block.
+type PairKey = (usize, Option<u64>);
+
+/// The half of a pair seen first: whether it is the norm, its name and its values.
+type Half = (bool, String, Expr);
+
+/// `_try_fuse_res` over the whole list: each `<x>_res_norm` / `<x>_res_proj` pair (per block)
+/// becomes `norm.float().flatten() * proj.float().flatten()` at the place of the pair's
+/// second tensor; a half without its pair, or a half given twice, is refused.
+fn fuse_residual_scores(_: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
+    // (pair, block) -> (is norm, name, values) of the half seen first.
+    let mut held: Vec<(PairKey, Half)> = Vec::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        let Some((pair, is_norm)) = res_part(&e.name) else {
+            out.push(e);
+            continue;
+        };
+        let bid = bid_of(&e.name);
+        let key = (pair, bid);
+        let Some(pos) = held.iter().position(|(k, _)| *k == key) else {
+            held.push((key, (is_norm, e.name, e.expr)));
+            continue;
+        };
+        let (_, (other_norm, other_name, other)) = held.remove(pos);
+        if other_norm == is_norm {
+            return Err(ConvertError::Tensor {
+                name: e.name,
+                problem: format!(
+                    "a second {} of its pair (first: {other_name})",
+                    half(is_norm)
+                ),
+            });
+        }
+        let (norm, proj) = if is_norm {
+            (e.expr, other)
+        } else {
+            (other, e.expr)
+        };
+        let flat = |x: Expr, n: &str| {
+            let count = x.shape().iter().product::<u64>();
+            x.float(n)?.reshape(n, vec![count])
+        };
+        let fused = Expr::mul(&e.name, flat(norm, &e.name)?, flat(proj, &e.name)?)?;
+        let (_, gguf, per_block) = RES_FUSIONS[pair];
+        let name = match (per_block, bid) {
+            (true, Some(b)) => gguf.replace("{bid}", &b.to_string()),
+            (true, None) => {
+                return Err(ConvertError::Tensor {
+                    name: e.name,
+                    problem: "a per-block residual score outside any block".into(),
+                })
+            }
+            (false, _) => gguf.to_string(),
+        };
+        out.push(Entry {
+            name,
+            expr: fused,
+            ..e
+        });
+    }
+    if let Some((_, (is_norm, name, _))) = held.into_iter().next() {
+        return Err(ConvertError::Tensor {
+            name,
+            problem: format!(
+                "an attention-residual {} without its {}",
+                half(is_norm),
+                half(!is_norm)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+fn half(is_norm: bool) -> &'static str {
+    if is_norm {
+        "res_norm"
+    } else {
+        "res_proj"
+    }
+}
+
+/// The short convolutions' weights.
+const CONV_SUFFIXES: [&str; 3] = [".q_conv1d.weight", ".k_conv1d.weight", ".v_conv1d.weight"];
+
+/// `KimiK3Model.modify_tensors` after the residual fusion: the convolutions made 4-D,
+/// `A = -exp(A_log)`, `dt_bias` renamed, `g_proj` told apart by block kind, `kv_b_proj`
+/// split.
+fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    if name.ends_with(FUSED_SUFFIX) {
+        return Ok(Modified::Named(vec![(name, expr)]));
+    }
+    let mut expr = expr;
+    if CONV_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        if !matches!(expr.shape().len(), 2 | 3) {
+            return Err(ConvertError::Tensor {
+                problem: format!("unexpected conv1d rank {}", expr.shape().len()),
+                name,
+            });
+        }
+        expr = conv_4d(&name, expr)?;
+    }
+    if name.ends_with(".A_log") {
+        expr = a_from_log(hp, &name, expr)?;
+    }
+    let name = match name.strip_suffix(".dt_bias") {
+        Some(stem) => format!("{stem}.dt_proj.bias"),
+        None => name,
+    };
+    if name.ends_with(".self_attn.g_proj.weight") {
+        return gate(hp, name, expr);
+    }
+    if name.contains(".block_sparse_moe.experts.") || !name.ends_with("kv_b_proj.weight") {
+        return Ok(Modified::Pass(name, expr));
+    }
+    let (k, v) = split_kv_b_with(hp, &name, expr, &["v_head_dim"])?;
+    Ok(Modified::Out(vec![
+        (name.replace("kv_b_proj", "k_b_proj"), k),
+        (name.replace("kv_b_proj", "v_b_proj"), v),
+    ]))
+}
+
+/// `-exp(A_log.float()[:num_attention_heads])`: the first rows (outermost dimension), in F32.
+fn a_from_log(hp: &Hparams, name: &str, expr: Expr) -> Result<Expr, ConvertError> {
+    let n_head = hp.req_u64(&["num_attention_heads"])?;
+    let expr = match expr.shape().first() {
+        Some(&rows) if rows > n_head => expr.narrow(name, 0, 0, n_head)?,
+        Some(_) => expr,
+        None => {
+            return Err(ConvertError::Tensor {
+                name: name.to_string(),
+                problem: "a 0-d tensor cannot be sliced".into(),
+            })
+        }
+    };
+    Ok(expr.float(name)?.neg_exp())
+}
+
+/// `self_attn.g_proj`: `ssm_g` in a KDA block, `attn_gate` in an MLA block (listed, 1-based,
+/// in `linear_attn_config.full_attn_layers`).
+fn gate(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    let Some(bid) = bid_of(&name) else {
+        return Err(ConvertError::Tensor {
+            name,
+            problem: "an attention gate outside any block".into(),
+        });
+    };
+    let la = linear_attn_config(hp)?;
+    let full = match la.get("full_attn_layers") {
+        Some(Json::Array(a)) => a,
+        None => return Err(hp.missing(&["linear_attn_config.full_attn_layers"])),
+        Some(v) => {
+            return Err(ConvertError::wrong_type(
+                &hp.path,
+                "linear_attn_config.full_attn_layers",
+                "a list of block numbers",
+                v,
+            ))
+        }
+    };
+    // Python's `in` compares by value: 2 and 2.0 both name block 2.
+    let mla = full.iter().any(|x| x.as_f64() == Some((bid + 1) as f64));
+    let tensor = if mla { "attn_gate" } else { "ssm_g" };
+    Ok(Modified::Named(vec![(
+        format!("blk.{bid}.{tensor}.weight"),
+        expr,
+    )]))
+}
+
+/// `KimiK3Model.set_vocab`: Kimi Linear's GPT-2 vocabulary, the config's `eos_token_id`, and
+/// the bundled chat template when the directory has none.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let outcome = b.gpt2()?;
+    match b.hparams().get("eos_token_id") {
+        None | Some(Json::Null) => {}
+        Some(v) => {
+            let id = v.as_i64().ok_or_else(|| {
+                ConvertError::wrong_type(b.dir().config_path(), "eos_token_id", "an integer", v)
+            })?;
+            b.set_token_id(keys::tokenizer::EOS_ID, id.into())?;
+        }
+    }
+    if !b.has_chat_template()? {
+        b.set_chat_template(TEMPLATE);
+    }
+    Ok(outcome)
+}
+
+/// A required integer of `linear_attn_config` (the class indexes it).
+fn la_req_u64(hp: &Hparams, key: &str) -> Result<u64, ConvertError> {
+    let la = linear_attn_config(hp)?;
+    let path = format!("linear_attn_config.{key}");
+    match la.get(key) {
+        None => Err(hp.missing(&[&path])),
+        Some(v) => json_u64(v)
+            .ok_or_else(|| ConvertError::wrong_type(&hp.path, path, "a non-negative integer", v)),
+    }
+}
+
+/// An hparam the class asserts equals `want`.
+fn assert_str(hp: &Hparams, key: &str, want: &str) -> Result<(), ConvertError> {
+    match hp.get(key) {
+        None => Err(hp.missing(&[key])),
+        Some(Json::String(s)) if s == want => Ok(()),
+        Some(v) => Err(ConvertError::BadHparam {
+            path: hp.path.clone(),
+            keys: vec![key.to_string()],
+            expected: format!("{want:?} (the class asserts it)"),
+            found: v.to_string(),
+        }),
+    }
+}
+
+/// `KimiK3Model.set_gguf_parameters`.
+fn params(p: &mut Params) -> Result<(), ConvertError> {
+    // The generic block runs with one KV head: MLA is written as MQA.
+    let mut mqa = p.hp.clone();
+    mqa.map.insert("num_key_value_heads".into(), Json::from(1));
+    p.with_hparams(&mqa).generic()?;
+    let hp = p.hp;
+    p.req_u32(llm::VOCAB_SIZE, &["vocab_size"])?;
+    let la = linear_attn_config(hp)?;
+    let kv = head_count_kv(hp, la)?;
+    p.i32s(attention::HEAD_COUNT_KV, kv);
+    p.u32(ssm::CONV_KERNEL, la_req_u64(hp, "short_conv_kernel_size")?)?;
+    p.u32(kda::HEAD_DIM, la_req_u64(hp, "head_dim")?)?;
+    match la.get("gate_lower_bound") {
+        None | Some(Json::Null) => {}
+        Some(v) => {
+            let lb = v.as_f64().ok_or_else(|| {
+                ConvertError::wrong_type(
+                    &hp.path,
+                    "linear_attn_config.gate_lower_bound",
+                    "a number",
+                    v,
+                )
+            })?;
+            p.f32(kda::GATE_LOWER_BOUND, lb);
+        }
+    }
+    mla_params(p)?;
+    moe_params(p)?;
+    assert_str(hp, "hidden_act", "situ")?;
+    p.f32(
+        activation::SITU_BETA,
+        hp.req_f64(&["activation_situ_beta"])?,
+    );
+    let linear_beta = hp.req_f64(&["activation_situ_linear_beta"])?;
+    p.f32(activation::SITU_LINEAR_BETA, linear_beta);
+    p.req_u32(attn_res::BLOCK_SIZE, &["attn_res_block_size"])
+}
+
+/// The MLA keys: the ranks, the rope size, the compressed cache's key and value sizes, the
+/// decompressed head sizes.
+fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    if let Some(q) = hp.find_u64(&["q_lora_rank"])? {
+        p.u32(mla::Q_LORA_RANK, q)?;
+    }
+    let kv_lora = hp.req_u64(&["kv_lora_rank"])?;
+    p.u32(mla::KV_LORA_RANK, kv_lora)?;
+    let nope = hp.req_u64(&["qk_nope_head_dim"])?;
+    let rope_dim = hp.req_u64(&["qk_rope_head_dim"])?;
+    let v_dim = hp.req_u64(&["v_head_dim"])?;
+    // K3's MLA is nope-only; the class asserts the flag.
+    if !hp.get("mla_use_nope").is_some_and(truthy) {
+        return Err(ConvertError::BadHparam {
+            path: hp.path.clone(),
+            keys: vec!["mla_use_nope".into()],
+            expected: "true (the class asserts a nope-only MLA)".into(),
+            found: hp
+                .get("mla_use_nope")
+                .map_or("absent".into(), Json::to_string),
+        });
+    }
+    p.u32(rope::DIMENSION_COUNT, rope_dim)?;
+    let sum = |a: u64, what: &str| {
+        a.checked_add(rope_dim).ok_or_else(|| {
+            ConvertError::out_of_range(
+                &hp.path,
+                what,
+                format!("{a} + {rope_dim}"),
+                "a sum that fits 64 bits",
+            )
+        })
+    };
+    p.u32(
+        attention::KEY_LENGTH,
+        sum(kv_lora, "kv_lora_rank + qk_rope_head_dim")?,
+    )?;
+    p.u32(attention::VALUE_LENGTH, kv_lora)?;
+    p.u32(
+        mla::KEY_LENGTH_MLA,
+        sum(nope, "qk_nope_head_dim + qk_rope_head_dim")?,
+    )?;
+    p.u32(mla::VALUE_LENGTH_MLA, v_dim)
+}
+
+/// The MoE keys: sizes and counts, the routing scale and normalisation, sigmoid gating (the
+/// class asserts it), the latent size when there is one.
+fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    p.req_u32(llm::EXPERT_FEED_FORWARD_LENGTH, &["moe_intermediate_size"])?;
+    p.req_u32(llm::EXPERT_SHARED_COUNT, &["num_shared_experts"])?;
+    p.req_u32(llm::LEADING_DENSE_BLOCK_COUNT, &["first_k_dense_replace"])?;
+    p.f32(
+        mla::EXPERT_WEIGHTS_SCALE,
+        hp.req_f64(&["routed_scaling_factor"])?,
+    );
+    let norm = hp
+        .get("moe_renormalize")
+        .ok_or_else(|| hp.missing(&["moe_renormalize"]))?;
+    p.bool(mla::EXPERT_WEIGHTS_NORM, truthy(norm));
+    assert_str(hp, "moe_router_activation_func", "sigmoid")?;
+    // gguf-py's ExpertGatingFuncType.SIGMOID.
+    p.u32(llm::EXPERT_GATING_FUNC, 2)?;
+    if let Some(latent) = hp.find_u64(&["routed_expert_hidden_size"])? {
+        p.u32(llm::EXPERT_LATENT_LENGTH, latent)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn residual_halves_are_recognised_by_suffix() {
+        assert_eq!(
+            res_part("model.layers.3.self_attention_res_norm.weight"),
+            Some((0, true))
+        );
+        assert_eq!(
+            res_part("model.layers.3.mlp_res_proj.weight"),
+            Some((1, false))
+        );
+        assert_eq!(
+            res_part("model.output_attn_res_proj.weight"),
+            Some((2, false))
+        );
+        assert_eq!(res_part("model.layers.3.mlp.down_proj.weight"), None);
+        assert_eq!(bid_of("model.layers.12.mlp_res_norm.weight"), Some(12));
+        assert_eq!(bid_of("model.output_attn_res_norm.weight"), None);
+    }
+}
