@@ -335,13 +335,128 @@ def gemma4_dspark(out: Path, seed: int) -> None:
     _write(out, cfg, tensors)
 
 
+def _dsv4_dspark_stage(p: str, e: int, hc: int, ne: int, ff: int, nh: int, hd: int,
+                       ql: int, og: int, ol: int, tables: bool) -> dict:
+    """One DeepSeek-V4 DSpark stage `mtp.K.` (an uncompressed DeepSeek-V4 block): name ->
+    (kind, shape), kinds as `_dsv4_tensors` draws them. With `tables`, the hash-routing
+    table and the image routing bias a released stage may carry (both dropped)."""
+    mix = (2 + hc) * hc
+    xw = mf.DSV4_EXPERT_WIDTH
+    spec = {
+        p + "hc_attn_fn": ("f32", (mix, hc * e)), p + "hc_attn_base": ("f32", (mix,)),
+        p + "hc_attn_scale": ("f32", (3,)), p + "hc_ffn_fn": ("f32", (mix, hc * e)),
+        p + "hc_ffn_base": ("f32", (mix,)), p + "hc_ffn_scale": ("f32", (3,)),
+        p + "attn_norm.weight": ("bf16", (e,)), p + "ffn_norm.weight": ("bf16", (e,)),
+        p + "attn.attn_sink": ("f32", (nh,)),
+        p + "attn.wq_a.weight": ("fp8", (ql, e)), p + "attn.q_norm.weight": ("bf16", (ql,)),
+        p + "attn.wq_b.weight": ("fp8", (nh * hd, ql)),
+        p + "attn.wkv.weight": ("fp8", (hd, e)), p + "attn.kv_norm.weight": ("bf16", (hd,)),
+        p + "attn.wo_a.weight": ("fp8", (og * ol, nh * hd // og)),
+        p + "attn.wo_b.weight": ("fp8", (e, og * ol)),
+        p + "ffn.gate.weight": ("bf16", (ne, e)), p + "ffn.gate.bias": ("f32", (ne,)),
+        p + "ffn.shared_experts.w1.weight": ("fp8", (ff, e)),
+        p + "ffn.shared_experts.w2.weight": ("fp8", (e, ff)),
+        p + "ffn.shared_experts.w3.weight": ("fp8", (ff, e)),
+    }
+    if tables:
+        spec[p + "ffn.gate.tid2eid"] = ("tid", (64, 2))
+        spec[p + "ffn.gate.bias_vl"] = ("f32", (ne,))
+    for x in range(ne):
+        for w, (rows, cols) in (("w1", (ff, xw)), ("w2", (xw, ff)), ("w3", (ff, xw))):
+            spec[p + f"ffn.experts.{x}.{w}.weight"] = ("fp4", (rows, cols // 2))
+            spec[p + f"ffn.experts.{x}.{w}.scale"] = ("e8m0", (rows, cols // 32))
+    return spec
+
+
+def _dsv4_tensors(spec: dict, seed: int, ne: int) -> dict:
+    """The tensors of `spec` in DeepSeek-V4's published dtypes, drawn in sorted name order:
+    FP8 weights N(0, 0.02) over a power-of-two block scale (E8M0, one per 128 x 128 block),
+    MXFP4 experts as random codes with E8M0 exponents near 2^-7, int64 routing tables,
+    F32 / BF16 matrices N(0, 0.02) and norms 1 + 0.05 N."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in sorted(spec):
+        kind, shape = spec[name]
+        if kind == "fp8":
+            sexp = 120 + int(rng.integers(0, 4))
+            w = 0.02 * rng.standard_normal(shape) / 2.0 ** (sexp - 127)
+            out[name] = torch.from_numpy(w.astype(np.float32)).to(torch.float8_e4m3fn)
+            sshape = tuple(-(-d // 128) for d in shape)
+            out[name[:-len("weight")] + "scale"] = torch.from_numpy(
+                np.full(sshape, sexp, dtype=np.uint8)).view(torch.float8_e8m0fnu)
+        elif kind == "fp4":
+            out[name] = torch.from_numpy(
+                rng.integers(0, 256, size=shape, dtype=np.uint8)).view(torch.int8)
+        elif kind == "e8m0":
+            out[name] = torch.from_numpy(
+                rng.integers(118, 123, size=shape, dtype=np.uint8)).view(torch.float8_e8m0fnu)
+        elif kind == "tid":
+            out[name] = torch.from_numpy(rng.integers(0, ne, size=shape, dtype=np.int64))
+        else:
+            is_norm = "norm" in name and len(shape) == 1
+            x = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+                else 0.02 * rng.standard_normal(shape)
+            t = torch.from_numpy(x.astype(np.float32))
+            out[name] = t if kind == "f32" else t.to(torch.bfloat16)
+    return out
+
+
+def _dsv4_dspark_config(arch: str, **over) -> dict:
+    """The deepseek4 target fixture's config (DeepSeek-V4's layout) with the DSpark keys."""
+    cfg = {"architectures": [arch], "model_type": "deepseek_v4",
+           **{k: v for k, v in mf.DSV4.items()}}
+    cfg.update(over)
+    return dict(sorted(cfg.items()))
+
+
+def dsv4_dspark(out: Path, seed: int) -> None:
+    """DeepSeek-V4-Flash-DSpark's layout: a DeepseekV4ForCausalLM checkpoint (converted with
+    `--dspark`) whose `mtp.0.*` stage is the draft (an uncompressed DeepSeek-V4 block with
+    MXFP4 routed experts, FP8 attention and shared experts) with its `main_proj` (FP8),
+    `main_norm`, Markov head and confidence head; the model's own tensors (a norm and a
+    block's norm here) are not read. For the deepseek4 target."""
+    e, hc, ne, ff, nh, hd, ql, og, ol = 8, 4, 4, 32, 2, 40, 24, 2, 16
+    cfg = _dsv4_dspark_config("DeepseekV4ForCausalLM", dspark_block_size=4,
+                              dspark_target_layer_ids=[0, 2], dspark_noise_token_id=3)
+    spec = {"norm.weight": ("bf16", (e,)), "layers.0.attn_norm.weight": ("bf16", (e,))}
+    m = "mtp.0."
+    spec |= _dsv4_dspark_stage(m, e, hc, ne, ff, nh, hd, ql, og, ol, False)
+    spec |= {m + "main_proj.weight": ("fp8", (e, 2 * e)), m + "main_norm.weight": ("bf16", (e,)),
+             m + "markov_head.markov_w1.weight": ("bf16", (64, 4)),
+             m + "markov_head.markov_w2.weight": ("bf16", (64, 4)),
+             m + "confidence_head.proj.weight": ("bf16", (1, e)),
+             m + "norm.weight": ("bf16", (e,)), m + "hc_head_fn": ("f32", (hc, hc * e)),
+             m + "hc_head_base": ("f32", (hc,)), m + "hc_head_scale": ("f32", (1,))}
+    _write(out, cfg, _dsv4_tensors(spec, seed, ne))
+
+
+def dsv4_dspark_class(out: Path, seed: int) -> None:
+    """The class named by its config (`DeepseekV4DSparkModel`, no `--dspark`): two stages
+    (blocks 0 and 1) with the root tensors split between them, stage 1 carrying a
+    hash-routing table and an image routing bias (dropped), BF16 `main_proj` (no scale), no
+    confidence head, two hyper-connection copies. For the deepseek4 target."""
+    e, hc, ne, ff, nh, hd, ql, og, ol = 8, 2, 4, 32, 2, 40, 24, 2, 16
+    cfg = _dsv4_dspark_config("DeepseekV4DSparkModel", hc_mult=hc, dspark_block_size=8,
+                              dspark_target_layer_ids=[1], dspark_noise_token_id=0)
+    spec = {}
+    for k in range(2):
+        spec |= _dsv4_dspark_stage(f"mtp.{k}.", e, hc, ne, ff, nh, hd, ql, og, ol, k == 1)
+    spec |= {"mtp.0.main_proj.weight": ("bf16", (e, e)),
+             "mtp.1.main_norm.weight": ("bf16", (e,)),
+             "mtp.1.markov_head.markov_w1.weight": ("bf16", (32, 8)),
+             "mtp.0.markov_head.markov_w2.weight": ("bf16", (32, 8)),
+             "mtp.1.norm.weight": ("bf16", (e,)), "mtp.0.hc_head_fn": ("f32", (hc, hc * e)),
+             "mtp.0.hc_head_base": ("f32", (hc,)), "mtp.1.hc_head_scale": ("f32", (1,))}
+    _write(out, cfg, _dsv4_tensors(spec, seed, ne))
+
+
 def _write(out: Path, cfg: dict, tensors: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 
-# fixture -> (builder, target fixture under testdata/hf, seed)
+# fixture -> (builder, target fixture under testdata/hf, seed[, extra converter arguments])
 FIXTURES = {
     "eagle3": (eagle3, "llama-spm", 13),
     "eagle3-spec": (eagle3_speculator, "llama-bpe", 29),
@@ -350,13 +465,19 @@ FIXTURES = {
     "dspark": (dspark, "qwen3", 13),
     "dspark-spec": (dspark_speculator, "qwen3", 29),
     "gemma4-dspark": (gemma4_dspark, "gemma4", 13),
+    "dsv4-dspark": (dsv4_dspark, "deepseek4", 13, ["--dspark"]),
+    "dsv4-dspark-class": (dsv4_dspark_class, "deepseek4", 29),
 }
+# Drafts whose f32 file holds already-quantized tensors (DeepSeek-V4's Q8_0 weights from FP8
+# and MXFP4 experts): llama-quantize needs --allow-requantize, and the float outtypes write
+# one file (its manifest is stored once).
+REQUANTIZE = {"dsv4-dspark", "dsv4-dspark-class"}
 # Each draft family has fixtures drawn from two seeds (13 and 29), in different layouts
 # and options: its second-seed variant costs no extra fixture.
 
 
 def run_variants(name: str, draft: Path, target: Path, llama: Path, quantize: Path | None,
-                 golden: Path, work: Path, seed: int) -> None:
+                 golden: Path, work: Path, seed: int, extra: list[str] = ()) -> None:
     golden.mkdir(parents=True, exist_ok=True)
     status: dict = {}
     variants = []
@@ -369,15 +490,16 @@ def run_variants(name: str, draft: Path, target: Path, llama: Path, quantize: Pa
     for t in ["f32", "f16", "bf16", "q8_0", "auto"]:
         v = f"convert-{t}"
         out = work / f"{name}-{t}.gguf"
-        args = [str(draft), "--target-model-dir", str(target), "--outtype", t, "--outfile", str(out)]
+        args = [str(draft), *extra, "--target-model-dir", str(target), "--outtype", t,
+                "--outfile", str(out)]
         t0 = time.time()
         rc, err = mf.convert_in_process(llama, args, work)
         st = {"ok": rc == 0, "returncode": rc, "seconds": round(time.time() - t0, 2)}
         commands.append(f"[{v}] (cd <work> && python <llama.cpp>/convert_hf_to_gguf.py <testdata>/hf/{name} "
-                        f"--target-model-dir <testdata>/hf/{target.name} --outtype {t} "
+                        f"{''.join(a + ' ' for a in extra)}--target-model-dir <testdata>/hf/{target.name} --outtype {t} "
                         f"--outfile <work>/{name}-{t}.gguf)")
         entry = {"variant": v, "tool": "convert_hf_to_gguf.py",
-                 "args": ["{model_dir}", "--target-model-dir", "{target_dir}", "--outtype", t,
+                 "args": ["{model_dir}", *extra, "--target-model-dir", "{target_dir}", "--outtype", t,
                           "--outfile", "{out}"],
                  "ok": rc == 0, "manifests": []}
         if rc != 0:
@@ -388,7 +510,7 @@ def run_variants(name: str, draft: Path, target: Path, llama: Path, quantize: Pa
             st["sha256"] = sha256(out)
             outputs[v] = out
             same = [k for k, o in outputs.items() if k != v and sha256(o) == st["sha256"]]
-            if t == "auto" and same:
+            if (t == "auto" or name in REQUANTIZE) and same:
                 st["identical_to"] = same
                 commands.append(f"    -> {v} output is byte-identical to {same[0]} (manifest not duplicated)")
             else:
@@ -399,13 +521,15 @@ def run_variants(name: str, draft: Path, target: Path, llama: Path, quantize: Pa
     if quantize is not None and "convert-f32" in outputs:
         v = "quant-Q4_K_M"
         out = work / f"{name}-{v}.gguf"
-        p = subprocess.run([str(quantize), str(outputs["convert-f32"]), str(out), "Q4_K_M"],
+        qargs = ["--allow-requantize"] if name in REQUANTIZE else []
+        p = subprocess.run([str(quantize), *qargs, str(outputs["convert-f32"]), str(out), "Q4_K_M"],
                            cwd=work, capture_output=True, text=True, errors="replace")
         st = {"ok": p.returncode == 0, "returncode": p.returncode}
         commands.append(f"[{v}] (cd <work> && <llama.cpp>/build/bin/llama-quantize "
-                        f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)")
+                        + "".join(f"{a} " for a in qargs)
+                        + f"<work>/{name}-f32.gguf <work>/{name}-{v}.gguf Q4_K_M)")
         entry = {"variant": v, "tool": "llama-quantize",
-                 "args": ["{variant:convert-f32}", "{out}", "Q4_K_M"],
+                 "args": [*qargs, "{variant:convert-f32}", "{out}", "Q4_K_M"],
                  "ok": p.returncode == 0, "manifests": []}
         if p.returncode == 0:
             st["sha256"] = sha256(out)
@@ -432,14 +556,98 @@ def run_variants(name: str, draft: Path, target: Path, llama: Path, quantize: Pa
     (golden / "commands.txt").write_text("\n".join(commands) + "\n")
 
 
+# Config variants of the draft fixtures (the keys each class reads beyond what its fixture
+# shows): fixture -> {variant: config patch (top-level keys; null deletes)}. Recorded like
+# make_fixtures.py --variants (testdata/golden/variants/<fixture>/<variant>.json), each
+# converted with the fixture's target and switches.
+DRAFT_VARIANTS = {
+    "dsv4-dspark": {
+        "dspark-block-size": {"dspark_block_size": 16},
+        "dspark-target-layers": {"dspark_target_layer_ids": [1, 2, 40]},
+        "dspark-target-layers-empty": {"dspark_target_layer_ids": []},
+        "dspark-noise-token": {"dspark_noise_token_id": 49151},
+        "dspark-no-block-size": {"dspark_block_size": None},
+        "dspark-no-target-layers": {"dspark_target_layer_ids": None},
+        "dspark-no-noise-token": {"dspark_noise_token_id": None},
+        "dspark-class-with-switch": {"architectures": ["DeepseekV4DSparkModel"]},
+        "hash-and-compress-ignored": {"num_hash_layers": 3, "compress_ratios": [4, 128, 4, 0]},
+        "no-legacy-layer-keys": {"num_hash_layers": None, "compress_ratios": None},
+        "layers-2": {"num_hidden_layers": 2},
+        "no-rope-scaling": {"rope_scaling": None},
+        "rope-linear": {"rope_scaling": {"type": "linear", "factor": 2.0}},
+        "partial-rotary": {"qk_rope_head_dim": None, "partial_rotary_factor": 0.4},
+        "swiglu-int": {"swiglu_limit": 7},
+        "sigmoid-scoring": {"scoring_func": "sigmoid", "routed_scaling_factor": 2.5,
+                            "norm_topk_prob": False},
+        "hc-2": {"hc_mult": 2, "hc_sinkhorn_iters": 5, "hc_eps": 1e-5},
+        "sizes": {"sliding_window": 32, "o_groups": 1, "o_lora_rank": 8, "index_n_heads": 4,
+                  "index_head_dim": 8, "index_topk": 16, "compress_rope_theta": 40000.0,
+                  "n_shared_experts": 2, "q_lora_rank": 12},
+        "no-nextn": {"num_nextn_predict_layers": 0},
+        "defaults": {"sliding_window": None, "o_groups": None, "index_topk": None,
+                     "hc_eps": None, "swiglu_limit": None, "compress_rope_theta": None},
+    },
+}
+
+
+def run_draft_variants(names: list[str] | None, llama: Path, only: list[str] | None) -> None:
+    """The DRAFT_VARIANTS records (the record format of make_fixtures.py --variants)."""
+    _, gm = mf._reference(llama)
+    for fx, variants in DRAFT_VARIANTS.items():
+        if names and fx not in names:
+            continue
+        build, target, seed, *rest = FIXTURES[fx]
+        extra = rest[0] if rest else []
+        gold = TESTDATA / "golden" / fx
+        base_cfg = json.loads((TESTDATA / "hf" / fx / "config.json").read_text())
+        outdir = TESTDATA / "golden" / "variants" / fx
+        for name, patch in variants.items():
+            if only and name not in only:
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                work = Path(tmp)
+                d = materialize(TESTDATA / "hf" / fx, work / fx)
+                tgt = materialize(TESTDATA / "hf" / target, work / target)
+                (d / "config.json").write_text(
+                    json.dumps(mf._apply_patch(base_cfg, patch), indent=2) + "\n")
+                rec: dict = {"fixture": fx, "variant": name, "patch": patch}
+                for t in ("f32", "bf16"):
+                    out = work / f"out-{t}.gguf"
+                    rc, err = mf.convert_in_process(
+                        llama, [str(d), *extra, "--target-model-dir", str(tgt), "--outtype", t,
+                                "--outfile", str(out)], work)
+                    if rc != 0:
+                        lines = [x for x in err.strip().splitlines() if x.strip()]
+                        rec[t] = {"ok": False, "error": (lines[-1] if lines else "")[:300]}
+                        break
+                    m = gm.manifest(str(out), None)
+                    if t == "f32":
+                        base = json.loads((gold / "convert-f32.json").read_text())
+                        rec[t] = {"ok": True, **mf._delta(m, base)}
+                    else:
+                        rec[t] = {"ok": True, "size": m["size"], "sha256": m["sha256"]}
+            outdir.mkdir(parents=True, exist_ok=True)
+            (outdir / f"{name}.json").write_text(
+                json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n")
+            st = rec.get("f32", {})
+            print(f"{fx} {name}: {'ok' if st.get('ok') else 'REFUSED ' + st.get('error', '')}",
+                  file=sys.stderr, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--llama-cpp", type=Path, required=True)
     ap.add_argument("--quantize", type=Path)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--variants", action="store_true",
+                    help="record the config variants (DRAFT_VARIANTS) instead of the fixtures")
+    ap.add_argument("--variant", nargs="*", help="with --variants: only these variants")
     args = ap.parse_args()
     golden_pack.restore()  # the golden files are read and written loose; share_tensors.py packs them
-    for name, (build, target, seed) in FIXTURES.items():
+    if args.variants:
+        run_draft_variants(args.only, args.llama_cpp, args.variant)
+        return
+    for name, (build, target, seed, *extra) in FIXTURES.items():
         if args.only and name not in args.only:
             continue
         dst = TESTDATA / "hf" / name
@@ -451,7 +659,7 @@ def main() -> None:
             draft = materialize(dst, work / name)
             tgt = materialize(TESTDATA / "hf" / target, work / target)
             run_variants(name, draft, tgt, args.llama_cpp, args.quantize,
-                         TESTDATA / "golden" / name, work, seed)
+                         TESTDATA / "golden" / name, work, seed, *extra)
         print(f"{name}: done", file=sys.stderr)
 
 

@@ -320,8 +320,9 @@ struct Cli {
     /// Same as --no-mtp (the reference's other spelling; both may be given).
     #[arg(long = "no-nextn")]
     no_nextn: bool,
-    /// The reference's DeepSeek-V4 DSpark draft export (refused: ggufkit does not convert
-    /// the DSpark draft, DeepseekV4DSparkModel, yet).
+    /// Write only the DeepSeek-V4 DSpark draft of a DeepseekV4ForCausalLM checkpoint (its
+    /// `mtp.*` stages, arch dflash), as the reference's --dspark does; the draft's
+    /// vocabulary is the target's: give --target-model-dir.
     #[arg(long)]
     dspark: bool,
     /// The target model's directory, which a standalone speculative-decoding draft (EAGLE-3)
@@ -376,6 +377,8 @@ fn source_options(cli: &Cli) -> SourceOptions {
         }),
         mtp: if cli.mtp {
             Mtp::Only
+        } else if cli.dspark {
+            Mtp::DSpark
         } else if cli.no_mtp || cli.no_nextn {
             Mtp::Drop
         } else {
@@ -781,9 +784,8 @@ fn refuse_unsupported(cli: &Cli) -> Result<(), Failure> {
             "--mtp, --no-nextn, and --dspark are mutually exclusive",
         ),
         (
-            cli.dspark,
-            "--dspark is only supported for DeepseekV4ForCausalLM, and ggufkit does not convert \
-             its DSpark draft (DeepseekV4DSparkModel) yet",
+            cli.dspark && cli.mmproj,
+            "--dspark writes the DeepSeek-V4 DSpark draft, not a projector (mmproj)",
         ),
         (
             cli.mmproj && (cli.mtp || cli.no_mtp || cli.no_nextn),

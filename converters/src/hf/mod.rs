@@ -103,6 +103,10 @@ pub enum Mtp {
     /// final norm, output) are written, with the model's full metadata, under an `mtp-`
     /// prefixed default file name (without size label).
     Only,
+    /// `--dspark`: a DeepSeek-V4 checkpoint (`DeepseekV4ForCausalLM`, nothing else) is
+    /// converted as its DSpark draft (`DeepseekV4DSparkModel`, arch `dflash`) from its
+    /// `mtp.*` stages.
+    DSpark,
 }
 
 impl Default for HfOptions {
@@ -344,6 +348,9 @@ pub fn read_model_dir(dir: &ModelDir, opts: &HfOptions) -> Result<HfConversion, 
     let index_phase = ggufkit::timing::phase("read: config and tensor index");
     let mut hp = config::load(dir)?;
     hp.target = opts.target.clone();
+    if opts.mtp == Mtp::DSpark {
+        dspark_class(&mut hp)?;
+    }
     let arch = arch::lookup(&hp.arch).ok_or_else(|| unsupported_architecture(&hp.arch))?;
     let arch = class_decisions(&mut hp, arch)?;
     // The reference reads `.bin` parts only when there are no safetensors weights.
@@ -533,6 +540,20 @@ fn vocab_class(
     })
 }
 
+/// `--dspark`: the class becomes the DeepSeek-V4 DSpark draft's; refused for any
+/// checkpoint but a `DeepseekV4ForCausalLM` one.
+fn dspark_class(hp: &mut config::Hparams) -> Result<(), ConvertError> {
+    use arch::deepseek4_dspark::{DEEPSEEK4_DSPARK, DSPARK_SOURCE_CLASS};
+    if hp.arch != DSPARK_SOURCE_CLASS {
+        return Err(ConvertError::Unsupported(format!(
+            "--dspark is only supported for {DSPARK_SOURCE_CLASS}, not {}",
+            hp.arch
+        )));
+    }
+    hp.arch = DEEPSEEK4_DSPARK.hf_names[0].to_string();
+    Ok(())
+}
+
 /// `--mtp` / `--no-mtp`: refused for a class without MTP export (and for Mistral's native
 /// format), else recorded in the hparams the class's filters read.
 fn apply_mtp_switch(
@@ -541,7 +562,14 @@ fn apply_mtp_switch(
     arch: &arch::Arch,
     mistral: bool,
 ) -> Result<(), ConvertError> {
-    if opts.mtp != Mtp::Keep {
+    if mistral && opts.mtp == Mtp::DSpark {
+        return Err(ConvertError::Unsupported(
+            "--dspark is only supported for DeepseekV4ForCausalLM, not a Mistral-format \
+             checkpoint"
+                .into(),
+        ));
+    }
+    if !matches!(opts.mtp, Mtp::Keep | Mtp::DSpark) {
         if arch.rules.mtp_export.is_none() || mistral {
             return Err(ConvertError::Unsupported(format!(
                 "--mtp / --no-nextn are not supported for {}",

@@ -65,12 +65,16 @@ fn the_reference_command_lines_work_unchanged() {
         "--fuse-qkv",
         "--fuse-gate-up-exps",
         "--sentence-transformers-dense-modules",
-        "--dspark",
     ] {
         let o = run(BIN, &[m, "--outfile", "no.gguf", flag], &dir);
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(flag.trim_start_matches('-')));
     }
+    // --dspark is only for a DeepSeek-V4 checkpoint: refused like the reference (exit 1).
+    let o = run(BIN, &[m, "--outfile", "no.gguf", "--dspark"], &dir);
+    assert_eq!(o.status.code(), Some(1), "--dspark");
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("--dspark is only supported for DeepseekV4ForCausalLM"));
     // A class without MTP export refuses the MTP switches like the reference (exit 1),
     // naming the class (cli/tests/suite/convert/mtp_golden.rs has the families that export it).
     for flag in ["--mtp", "--no-mtp", "--no-nextn"] {

@@ -177,24 +177,7 @@ pub const DEEPSEEK4: Arch = Arch {
 /// `mtp.*` tensors: skipped unless `--mtp`, which renames them (`filter_tensors`) and counts
 /// their blocks.
 fn class_init(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
-    if let Json::Object(raw) = &hp.raw {
-        for (k, v) in raw {
-            hp.map.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-        if hp.rope_full().get("rope_type").is_none_or(Json::is_null) {
-            if let Some(Json::Object(scaling)) = raw.get("rope_scaling") {
-                let mut scaling = scaling.clone();
-                if !scaling.contains_key("rope_type") {
-                    if let Some(t) = scaling.get("type").filter(|t| !t.is_null()).cloned() {
-                        scaling.insert("rope_type".into(), t);
-                    }
-                }
-                for (k, v) in scaling {
-                    hp.rope.insert(k, v);
-                }
-            }
-        }
-    }
+    restore_raw_keys(hp);
     if hp.mtp != Mtp::Only {
         return Ok(entries
             .into_iter()
@@ -216,6 +199,30 @@ fn class_init(hp: &mut Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, Conve
         }
     }
     Ok(out)
+}
+
+/// The first half of `DeepseekV4Model.__init__`: config.json's own keys back into the
+/// hparams (`setdefault`), and the file's `rope_scaling` into a rope dict without a type.
+pub(super) fn restore_raw_keys(hp: &mut Hparams) {
+    let Json::Object(raw) = &hp.raw else {
+        return;
+    };
+    for (k, v) in raw {
+        hp.map.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    if hp.rope_full().get("rope_type").is_none_or(Json::is_null) {
+        if let Some(Json::Object(scaling)) = raw.get("rope_scaling") {
+            let mut scaling = scaling.clone();
+            if !scaling.contains_key("rope_type") {
+                if let Some(t) = scaling.get("type").filter(|t| !t.is_null()).cloned() {
+                    scaling.insert("rope_type".into(), t);
+                }
+            }
+            for (k, v) in scaling {
+                hp.rope.insert(k, v);
+            }
+        }
+    }
 }
 
 /// The name `filter_tensors` gives MTP tensor `name` (`mtp.K.rest`) under `--mtp`.
@@ -259,14 +266,14 @@ fn is_mtp(_: &Hparams, name: &str) -> Result<bool, ConvertError> {
 
 /// `DeepseekV4Model.filter_tensors`: the vision aligner and image tokens are not part of
 /// the text model.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     if name.starts_with("aligner.") || name.starts_with("image_") {
         return None;
     }
     Some(name.to_string())
 }
 
-fn terr(name: &str, problem: impl Into<String>) -> ConvertError {
+pub(super) fn terr(name: &str, problem: impl Into<String>) -> ConvertError {
     ConvertError::Tensor {
         name: name.to_string(),
         problem: problem.into(),
@@ -280,7 +287,7 @@ const FP8_BLOCK: u64 = 128;
 /// exponents becomes `weight.float() * 2^(e - 127)` per 128 × 128 block, written as Q8_0;
 /// the scale is consumed. A scale whose weight is absent or not FP8 stays (and is refused
 /// by the name map, as the reference refuses it).
-fn dequant(_: &Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
+pub(super) fn dequant(_: &Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
     let mut entries: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     let index: std::collections::HashMap<String, usize> = entries
         .iter()
@@ -349,7 +356,7 @@ fn e8m0_scale(scale: &Entry) -> Result<Expr, ConvertError> {
 }
 
 /// The GGUF name of `tensor` in block `bid` with `suffix`.
-fn gguf_name(tensor: Tensor, bid: Option<u64>, suffix: &str) -> String {
+pub(super) fn gguf_name(tensor: Tensor, bid: Option<u64>, suffix: &str) -> String {
     let base = match bid {
         Some(b) => tensor.gguf().replace("{bid}", &b.to_string()),
         None => tensor.gguf().to_string(),
@@ -378,7 +385,10 @@ fn take_read(
 /// `DeepseekV4Model.generate_extra_tensors`: the hash-routing tables (I32) and the MXFP4
 /// expert tensors, written first; each MTP block's `e_proj` and `h_proj` joined into
 /// `nextn.eh_proj` (side by side, `torch.cat(dim=1)`), put first among the model's tensors.
-fn generate(hp: &Hparams, entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, ConvertError> {
+pub(super) fn generate(
+    hp: &Hparams,
+    entries: &mut Vec<Entry>,
+) -> Result<Vec<(String, Expr)>, ConvertError> {
     let mut out = Vec::new();
     let main = hp.req_u64(&["num_hidden_layers"])?;
     let blocks = hp.block_count()?;
@@ -583,7 +593,7 @@ const LAYER_MAP: &[(&str, Tensor, &str)] = &[
 ];
 
 /// `_map_dsv4_tensor_name`: the GGUF tensor (and block) of a class tensor name.
-fn map_name(name: &str) -> Result<(Tensor, Option<u64>, &'static str), ConvertError> {
+pub(super) fn map_name(name: &str) -> Result<(Tensor, Option<u64>, &'static str), ConvertError> {
     if let Some((_, t, suffix)) = ROOT_MAP.iter().find(|(hf, _, _)| *hf == name) {
         return Ok((*t, None, suffix));
     }
@@ -609,7 +619,7 @@ fn map_name(name: &str) -> Result<(Tensor, Option<u64>, &'static str), ConvertEr
 }
 
 /// `ffn.experts.E.w{1,2,3}.{weight,scale}`.
-fn is_expert(rest: &str) -> bool {
+pub(super) fn is_expert(rest: &str) -> bool {
     let Some(r) = rest.strip_prefix("ffn.experts.") else {
         return false;
     };
@@ -654,7 +664,7 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
 
 /// `DeepseekV4Model.tensor_force_quant` after the FP8 rule (the dequantized weights carry
 /// it): the joined MTP projection is Q8_0, F32 sources stay F32 and BF16 matrices BF16.
-fn force_type(name: &str, source: StDtype, n_dims: usize) -> Option<GgmlType> {
+pub(super) fn force_type(name: &str, source: StDtype, n_dims: usize) -> Option<GgmlType> {
     if name.ends_with(".nextn.eh_proj.weight") {
         return Some(GgmlType::Q8_0);
     }
@@ -670,7 +680,12 @@ fn force_type(name: &str, source: StDtype, n_dims: usize) -> Option<GgmlType> {
 /// carry llama.cpp's bundled template, so the tokenizer must have one.
 fn extra(hp: &Hparams) -> Result<Extra, ConvertError> {
     let dir = hp.path.parent().unwrap_or(std::path::Path::new("."));
-    let model_dir = crate::hf::ModelDir::new(dir);
+    template_extra(&crate::hf::ModelDir::new(dir))
+}
+
+/// The bundled chat template's place (see [`extra`]), for the tokenizer of `model_dir`.
+pub(super) fn template_extra(model_dir: &crate::hf::ModelDir) -> Result<Extra, ConvertError> {
+    let dir = model_dir.path();
     // `tokenizer_config.get("chat_template", alt)`: a present key decides, even when unusable.
     let from_config = model_dir
         .tokenizer_config()?
@@ -719,6 +734,24 @@ fn per_block(p: &mut Params, suffix: &str, key: &str, blocks: u64) -> Result<(),
 
 /// `DeepseekV4Model.set_gguf_parameters`.
 fn params(p: &mut Params) -> Result<(), ConvertError> {
+    common_params(p)?;
+    let hp = p.hp;
+    let width = hp
+        .req_u64(&["hidden_size"])?
+        .saturating_mul(hp.req_u64(&["hc_mult"])?);
+    p.u32(layered::EMBEDDING_LENGTH_OUT, width)?;
+    if hp.mtp == Mtp::Only {
+        let nextn = hp.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
+        if nextn > 0 {
+            p.u32(mla::NEXTN_PREDICT_LAYERS, nextn)?;
+        }
+    }
+    Ok(())
+}
+
+/// `DeepseekV4Model.set_gguf_parameters` up to the hash-layer count: what it writes under
+/// any architecture (the output width only under `deepseek4`).
+pub(super) fn common_params(p: &mut Params) -> Result<(), ConvertError> {
     p.generic()?;
     let hp = p.hp;
     let blocks = p.block_count()?;
@@ -768,16 +801,6 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.req_u32(compressed::HC_SINKHORN_ITERATIONS, &["hc_sinkhorn_iters"])?;
     p.f32(compressed::HC_EPSILON, hp.req_f64(&["hc_eps"])?);
     p.req_u32(compressed::HASH_LAYER_COUNT, &["num_hash_layers"])?;
-    let width = hp
-        .req_u64(&["hidden_size"])?
-        .saturating_mul(hp.req_u64(&["hc_mult"])?);
-    p.u32(layered::EMBEDDING_LENGTH_OUT, width)?;
-    if hp.mtp == Mtp::Only {
-        let nextn = hp.find_u64(&["num_nextn_predict_layers"])?.unwrap_or(0);
-        if nextn > 0 {
-            p.u32(mla::NEXTN_PREDICT_LAYERS, nextn)?;
-        }
-    }
     Ok(())
 }
 

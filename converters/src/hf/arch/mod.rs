@@ -117,6 +117,7 @@ mod dbrx;
 mod refact;
 // DeepSeek V4.
 mod deepseek4;
+pub(crate) mod deepseek4_dspark;
 // Older text families (second batch).
 mod chatglm;
 mod deci;
@@ -295,6 +296,7 @@ pub static ALL: &[&Arch] = &[
     &dbrx::DBRX,
     &refact::REFACT,
     &deepseek4::DEEPSEEK4,
+    &deepseek4_dspark::DEEPSEEK4_DSPARK,
     &chatglm::CHATGLM,
     &minicpm::MINICPM,
     &minicpm::MINICPM3,

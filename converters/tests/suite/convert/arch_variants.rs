@@ -17,7 +17,7 @@ use std::path::Path;
 
 use ggufkit::gguf::GgufFile;
 use ggufkit::manifest::{diff_manifests, manifest};
-use ggufkit_converters::hf::{read_hf_dir, HfOptions, OutType};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, ModelDir, Mtp, OutType};
 use ggufkit_testsupport::write_gguf;
 use serde_json::{json, Value as Json};
 use support::{materialize_fixture, read_json, scratch, testdata};
@@ -96,10 +96,10 @@ fn apply_patch(dir: &Path, patch: &Json) {
 /// as `num_key_value_heads` of a GQA model) makes the reference write a file llama.cpp cannot
 /// load: it is refused by default, and converted with `allow_unloadable` to compare with what
 /// the reference wrote.
-fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
+fn convert(dir: &Path, outtype: OutType, out: &Path, draft: &HfOptions) -> Result<Json, String> {
     let opts = HfOptions {
         outtype,
-        ..HfOptions::default()
+        ..draft.clone()
     };
     let conv = match read_hf_dir(dir, &opts) {
         Err(ggufkit_converters::ConvertError::HparamsContradictTensors { problems, .. }) => {
@@ -118,6 +118,25 @@ fn convert(dir: &Path, outtype: OutType, out: &Path) -> Result<Json, String> {
     let m = manifest(&file, out, None);
     let _ = std::fs::remove_file(out);
     Ok(m)
+}
+
+/// A draft fixture's (`make_draft_fixtures.py`) conversion options: its target model
+/// (materialized under `work`) and the switches its reference conversions had (`--dspark`);
+/// the defaults for any other fixture.
+fn draft_options(fixture: &str, work: &Path) -> HfOptions {
+    let Some(target) = super::draft_golden::target_of(fixture) else {
+        return HfOptions::default();
+    };
+    let target = materialize_fixture(&target, &work.join("target"));
+    HfOptions {
+        target: Some(std::sync::Arc::new(ModelDir::new(&target))),
+        mtp: if super::draft_golden::uses_dspark(&testdata(&format!("golden/{fixture}"))) {
+            Mtp::DSpark
+        } else {
+            Mtp::Keep
+        },
+        ..HfOptions::default()
+    }
 }
 
 /// Every variant recorded for `fixture`, sorted by name.
@@ -143,6 +162,7 @@ fn run(fixture: &str) {
         json!({"version": 3, "alignment": 32, "kv": [], "tensors": []})
     };
     let work = scratch(&format!("variants-{fixture}"));
+    let draft = draft_options(fixture, &work);
     let records = variant_records(fixture);
     assert!(!records.is_empty(), "{fixture}: no variants");
     let mut problems = Vec::new();
@@ -158,7 +178,7 @@ fn run(fixture: &str) {
                 continue;
             }
             let out = vdir.join(format!("out-{t}.gguf"));
-            let ours = convert(&dir, outtype, &out);
+            let ours = convert(&dir, outtype, &out, &draft);
             if want["ok"] != Json::Bool(true) {
                 match ours {
                     Ok(_) => problems.push(format!(
@@ -234,6 +254,7 @@ macro_rules! fixtures {
 }
 
 fixtures! {
+    dsv4_dspark => "dsv4-dspark",
     apertus => "apertus",
     arcee => "arcee",
     cohere => "cohere",

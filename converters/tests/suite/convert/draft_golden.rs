@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ggufkit::manifest::diff_manifests;
-use ggufkit_converters::hf::{read_hf_dir, HfOptions, ModelDir, OutType};
+use ggufkit_converters::hf::{read_hf_dir, HfOptions, ModelDir, Mtp, OutType};
 use ggufkit_converters::ConvertError;
 use serde_json::Value as Json;
 
@@ -23,13 +23,31 @@ use super::golden_variants::{
 };
 use support::{materialize_fixture as materialize, read_json, scratch, testdata};
 
-/// The options of a draft conversion to `outtype` with `target`.
-fn options(outtype: OutType, target: &Path) -> HfOptions {
+/// The options of a draft conversion to `outtype` with `target` (and `--dspark` when
+/// `dspark`).
+fn options(outtype: OutType, target: &Path, dspark: bool) -> HfOptions {
     HfOptions {
         outtype,
         target: Some(Arc::new(ModelDir::new(target))),
+        mtp: if dspark { Mtp::DSpark } else { Mtp::Keep },
         ..HfOptions::default()
     }
+}
+
+/// Whether a fixture's reference conversions were run with `--dspark`.
+pub(super) fn uses_dspark(golden: &Path) -> bool {
+    let path = golden.join("variants.json");
+    if !path.is_file() {
+        return false;
+    }
+    let v = read_json(&path);
+    v["variants"].as_array().is_some_and(|vs| {
+        vs.iter().any(|x| {
+            x["args"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|a| a == "--dspark"))
+        })
+    })
 }
 
 /// The target fixture a fixture's golden `variants.json` names (`target_dir`), if any: a
@@ -64,7 +82,10 @@ fn run(fixture: &str) {
     }
     let work = scratch(&format!("draft-{fixture}"));
     let (dir, target) = draft_and_target(fixture, &work);
-    let problems = check_text_variants(fixture, &golden, &dir, &work, |t| options(t, &target));
+    let dspark = uses_dspark(&golden);
+    let problems = check_text_variants(fixture, &golden, &dir, &work, |t| {
+        options(t, &target, dspark)
+    });
     assert!(
         problems.is_empty(),
         "{fixture}: {} differences:\n{}",
@@ -97,6 +118,8 @@ fixtures! {
     dspark => "dspark",
     dspark_spec => "dspark-spec",
     gemma4_dspark => "gemma4-dspark",
+    dsv4_dspark => "dsv4-dspark",
+    dsv4_dspark_class => "dsv4-dspark-class",
 }
 
 /// Every draft family has fixtures drawn from two seeds (in different layouts and
@@ -169,7 +192,7 @@ fn a_llama_class_with_a_draft_config_is_eagle3() {
         "convert-f32",
         &read_json(&golden.join("status.json"))["convert-f32"],
     );
-    let c = read_hf_dir(&dir, &options(OutType::F32, &target)).unwrap();
+    let c = read_hf_dir(&dir, &options(OutType::F32, &target, false)).unwrap();
     let m = written_manifest(c.model, None, &work.join("out.gguf")).unwrap();
     let d = diff_manifests(&support::as_read_back(&m), &want);
     assert!(d.is_empty(), "{d:?}");
@@ -184,7 +207,7 @@ fn d2t_beyond_the_target_vocabulary_is_refused() {
     set_config(&target, |c| {
         c.insert("vocab_size".into(), Json::from(16));
     });
-    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target, false))
         .err()
         .expect("refused");
     match err {
@@ -207,7 +230,7 @@ fn a_target_without_a_layer_count_is_refused() {
     set_config(&target, |c| {
         c.remove("num_hidden_layers");
     });
-    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target, false))
         .err()
         .expect("refused");
     match err {
@@ -229,7 +252,7 @@ fn a_reduced_dspark_vocabulary_without_d2t_is_refused() {
     set_config(&dir, |c| {
         c.insert("draft_vocab_size".into(), Json::from(40));
     });
-    let err = read_hf_dir(&dir, &options(OutType::F32, &target))
+    let err = read_hf_dir(&dir, &options(OutType::F32, &target, false))
         .err()
         .expect("refused");
     match err {
@@ -242,4 +265,64 @@ fn a_reduced_dspark_vocabulary_without_d2t_is_refused() {
         }
         e => panic!("unexpected error: {e}"),
     }
+}
+
+/// The DeepSeek-V4 DSpark draft's refusals, as the reference's: no target tokenizer, a
+/// checkpoint whose `mtp.*` stage is a NextN layer (its `e_proj` has no `dflash` name), and
+/// `--dspark` for another class.
+#[test]
+fn dspark_refusals_equal_the_reference() {
+    let work = scratch("dsv4-dspark-refused");
+    let (dir, target) = draft_and_target("dsv4-dspark", &work);
+    let no_target = HfOptions {
+        mtp: Mtp::DSpark,
+        ..HfOptions::default()
+    };
+    match read_hf_dir(&dir, &no_target).err().expect("refused") {
+        ConvertError::NeedsTarget { class, .. } => assert_eq!(class, "DeepseekV4DSparkModel"),
+        e => panic!("unexpected error: {e}"),
+    }
+    match read_hf_dir(&target, &options(OutType::F32, &target, true))
+        .err()
+        .expect("refused")
+    {
+        ConvertError::Tensor { name, .. } => assert_eq!(name, "layers.0.e_proj.weight"),
+        e => panic!("unexpected error: {e}"),
+    }
+    let qwen3 = materialize("qwen3", &work);
+    let err = read_hf_dir(&qwen3, &options(OutType::F32, &target, true))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("--dspark is only supported for DeepseekV4ForCausalLM"),
+        "{err}"
+    );
+}
+
+/// The class named by its config inherits DeepSeek-V4's MTP switches, which its own filter
+/// undoes: `--no-mtp` writes the same file, `--mtp` keeps no block and is refused.
+#[test]
+fn dspark_class_mtp_switches_equal_the_reference() {
+    let work = scratch("dsv4-dspark-class-mtp");
+    let (dir, target) = draft_and_target("dsv4-dspark-class", &work);
+    let golden = testdata("golden/dsv4-dspark-class");
+    let want = golden_manifest(
+        &golden,
+        "convert-f32",
+        &read_json(&golden.join("status.json"))["convert-f32"],
+    );
+    let drop = HfOptions {
+        mtp: Mtp::Drop,
+        ..options(OutType::F32, &target, false)
+    };
+    let c = read_hf_dir(&dir, &drop).unwrap();
+    let m = written_manifest(c.model, None, &work.join("out.gguf")).unwrap();
+    let d = diff_manifests(&support::as_read_back(&m), &want);
+    assert!(d.is_empty(), "{d:?}");
+    let only = HfOptions {
+        mtp: Mtp::Only,
+        ..options(OutType::F32, &target, false)
+    };
+    assert!(read_hf_dir(&dir, &only).is_err());
 }

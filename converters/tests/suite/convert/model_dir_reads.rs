@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ggufkit::gguf::Metadata;
 use ggufkit_converters::hf::mistral::MistralFormat;
-use ggufkit_converters::hf::{read_model_dir, HfOptions, ModelDir};
+use ggufkit_converters::hf::{read_model_dir, HfOptions, ModelDir, Mtp};
 use ggufkit_testsupport::golden::materialize_fixture as materialize;
 use ggufkit_testsupport::golden::read_json;
 use ggufkit_testsupport::paths::{scratch, testdata};
@@ -61,6 +61,8 @@ fn reference_run(fixture: &str) -> (bool, Option<String>) {
 /// One fixture: its conversion from the disk, and from a value whose shared files were read
 /// before they were removed. Returns whether the conversion succeeded and the files removed.
 fn check(fixture: &str, target: Option<&str>, work: &Path) -> (bool, usize) {
+    // A draft converted with `--dspark` is read with it.
+    let dspark = super::draft_golden::uses_dspark(&testdata("golden").join(fixture));
     let dir = materialize(fixture, work);
     let native = dir.join("params.json").is_file() && !dir.join("config.json").is_file();
     let opts = HfOptions {
@@ -68,6 +70,7 @@ fn check(fixture: &str, target: Option<&str>, work: &Path) -> (bool, usize) {
         allow_unloadable: is_unloadable(&dir),
         mistral_format: native.then(MistralFormat::default),
         target: target.map(|t| Arc::new(ModelDir::new(materialize(t, work)))),
+        mtp: if dspark { Mtp::DSpark } else { Mtp::Keep },
         ..HfOptions::default()
     };
     let want = metadata(&ModelDir::new(&dir), &opts);
