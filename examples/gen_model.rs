@@ -1,6 +1,10 @@
 //! Writes a synthetic llama-shaped GGUF of about the requested size, for benchmarks.
 //!
-//! `cargo run --release --example gen_model -- OUT.gguf SIZE_MB [f32|f16|bf16]`
+//! `cargo run --release --example gen_model -- OUT.gguf SIZE_MB [f32|f16|bf16] [N_EMBD]`
+//!
+//! `N_EMBD` (default 2048; the feed-forward width is 2.75 times it) sets the hidden size: a
+//! small one gives many layers (nine tensors each) for the size, to time what grows with the
+//! number of tensors.
 //!
 //! Tensor data is generated lazily (deterministic pseudo-random values, ~N(0, 0.02)), so the
 //! generator itself needs little memory.
@@ -45,7 +49,7 @@ impl Derive for Noise {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: gen_model OUT.gguf SIZE_MB [f32|f16|bf16]");
+        eprintln!("usage: gen_model OUT.gguf SIZE_MB [f32|f16|bf16] [N_EMBD]");
         std::process::exit(2);
     }
     let size_mb: u64 = args[2].parse().expect("SIZE_MB");
@@ -54,7 +58,8 @@ fn main() {
         "bf16" => GgmlType::BF16,
         _ => GgmlType::F16,
     };
-    let (n_embd, n_ff, n_vocab) = (2048u64, 5632u64, 32000u64);
+    let n_embd: u64 = args.get(4).map_or(2048, |s| s.parse().expect("N_EMBD"));
+    let (n_ff, n_vocab) = (n_embd * 11 / 4, 32000u64);
     let esize = ty.type_size() as u64;
     let per_layer = (4 * n_embd * n_embd + 3 * n_embd * n_ff) * esize;
     let fixed = 2 * n_vocab * n_embd * esize;

@@ -114,8 +114,15 @@ for entry in "${MODELS[@]}"; do
       # shellcheck disable=SC2086
       "$Q" -q "${imargs[@]}" ${OURS:-} --target-size "$size" "$f16" "$ours" "$mix"
       osize=$(stat -c %s "$ours")
-      k_ref=$(kld "$ref" "$base")
-      k_ours=$(kld "$ours" "$base")
+      # llama-quantize's file is the same on every run: its KLD is kept beside the model.
+      cache=$d/$mix-$with-ref.kld.$size
+      [[ -s $cache ]] || kld "$ref" "$base" >"$cache"
+      k_ref=$(cat "$cache")
+      if cmp -s "$ref" "$ours"; then
+        k_ours=$k_ref # the same file (without an imatrix, at the mix's own size)
+      else
+        k_ours=$(kld "$ours" "$base")
+      fi
       awk -v n="$name" -v m="$mix" -v w="$with" -v s="$size" -v o="$osize" -v a="$k_ref" -v b="$k_ours" \
         'BEGIN { printf "| %s | %s | %s | %d | %d | %.2f%% | %.4f | %.4f | %.2f |\n", n, m, w, s, o, 100 * o / s, a, b, (a > 0 ? b / a : 0) }'
       rm -f "$ref" "$ours"

@@ -755,6 +755,7 @@ fn budget_json(b: &BudgetPlan) -> serde_json::Value {
             "ftype": r.ftype, "fits": r.fits, "reference_error": r.reference_error, "error": r.error,
         })),
         "slack": b.slack.as_ref().map(|s| json!({"unused": s.unused, "reason": s.to_string()})),
+        "mix_as_is": b.mix_as_is,
     })
 }
 
@@ -787,6 +788,13 @@ fn budget_line(b: &BudgetPlan) -> String {
     }
     if let Some(s) = &b.slack {
         line.push_str(&format!("; {s}"));
+    }
+    if let (true, Some(r)) = (b.mix_as_is, &b.reference) {
+        line.push_str(&format!(
+            "; llama-quantize's {} mix as it is (anchored on it, and the budget has \
+             no room for ggufkit's keys)",
+            r.ftype
+        ));
     }
     line
 }

@@ -697,6 +697,16 @@ fn hull(opts: &[Choice]) -> Vec<usize> {
 /// tensors dominate the file, as a 49k-token embedding does in a small model). Each is then
 /// topped up with the best single upgrades that still fit.
 pub fn allocate(tensors: &[Vec<Choice>], limit: u64) -> Result<Vec<usize>, BudgetError> {
+    allocate_with(tensors, limit, true)
+}
+
+/// [`allocate`], with the dynamic programme or (`exact` false) the greedy walk alone: the
+/// Lagrangian solution, in `O(n log n)`, for the many allocations of a search.
+fn allocate_with(
+    tensors: &[Vec<Choice>],
+    limit: u64,
+    exact: bool,
+) -> Result<Vec<usize>, BudgetError> {
     let mut cheapest = Vec::with_capacity(tensors.len());
     let mut used: u64 = 0;
     for (i, opts) in tensors.iter().enumerate() {
@@ -723,10 +733,11 @@ pub fn allocate(tensors: &[Vec<Choice>], limit: u64) -> Result<Vec<usize>, Budge
             .fold((0, 0.0), |(b, e), (&k, o)| (b + o[k].cost, e + o[k].error))
     };
     let mut best: Option<(f64, Vec<usize>)> = None;
-    for mut c in [
-        greedy(tensors, limit - used),
-        programme(tensors, &cheapest, limit - used),
-    ] {
+    let mut candidates = vec![greedy(tensors, limit - used)];
+    if exact {
+        candidates.push(programme(tensors, &cheapest, limit - used));
+    }
+    for mut c in candidates {
         let (cost, _) = total(&c);
         top_up(tensors, &mut c, limit - cost);
         let (_, err) = total(&c);
@@ -745,8 +756,10 @@ pub fn allocate(tensors: &[Vec<Choice>], limit: u64) -> Result<Vec<usize>, Budge
 ///
 /// Lagrangian relaxation of the cap: options cost `error + λ·capped` (λ scaled so that both
 /// totals weigh alike at the unconstrained choice), the smallest λ whose allocation meets the
-/// cap found by doubling then bisection; of that allocation and `reference`, the one with the
-/// lower total `error` is returned.
+/// cap found by doubling then bisection on the greedy allocations (the search's many
+/// allocations skip the dynamic programme, which costs `O(tensors × steps)` each), then the
+/// full [`allocate`] at that λ where it meets the cap too; of that allocation and
+/// `reference`, the one with the lower total `error` is returned.
 pub fn allocate_capped(
     tensors: &[Vec<Choice>],
     capped: &[Vec<f64>],
@@ -764,7 +777,7 @@ pub fn allocate_capped(
     if over(&free) <= cap {
         return Ok(free);
     }
-    let blend = |lambda: f64, scale: f64| -> Result<Vec<usize>, BudgetError> {
+    let blend_with = |lambda: f64, scale: f64, exact: bool| -> Result<Vec<usize>, BudgetError> {
         let curves: Vec<Vec<Choice>> = tensors
             .iter()
             .zip(capped)
@@ -778,11 +791,12 @@ pub fn allocate_capped(
                     .collect()
             })
             .collect();
-        allocate(&curves, limit)
+        allocate_with(&curves, limit, exact)
     };
+    let blend = |lambda: f64, scale: f64| blend_with(lambda, scale, false);
     // The least capped total within the limit: when even that is over the cap, no choice
     // meets it.
-    let least = blend(0.0, 1.0)?;
+    let least = blend_with(0.0, 1.0, true)?;
     if over(&least) > cap && near {
         return Ok(least);
     }
@@ -797,7 +811,7 @@ pub fn allocate_capped(
         _ => 1.0,
     };
     let with = |lambda: f64| blend(1.0, lambda * scale);
-    let mut hi = 1.0;
+    let mut hi: f64 = 1.0;
     let mut best = least;
     let mut found = false;
     for _ in 0..64 {
@@ -820,6 +834,11 @@ pub fn allocate_capped(
             } else {
                 lo = mid;
             }
+        }
+        // The dynamic programme at that λ, where it meets the cap with a lower error.
+        let exact = blend_with(1.0, hi * scale, true)?;
+        if over(&exact) <= cap && error(&exact) < error(&best) {
+            best = exact;
         }
     }
     if let Some(r) = reference {
@@ -979,6 +998,11 @@ pub struct BudgetPlan {
     /// The metric's total over the budgeted tensors for llama-quantize's mix, to set beside
     /// [`BudgetPlan::total_error`].
     pub mix_total: Option<f64>,
+    /// The plan is llama-quantize's mix of the base type as it is, byte for byte, without
+    /// the `ggufkit.quantize.*` keys: anchored on the mix, with a budget the mix fits only
+    /// without those keys (a budget of the mix's own file size), where adding them would
+    /// cost a downgrade.
+    pub mix_as_is: bool,
 }
 
 fn meta_int(md: &crate::gguf::Metadata, key: &str) -> Option<i128> {
@@ -1030,7 +1054,18 @@ pub fn plan_budget(
     let signals = Signals::measure(&base, &measured, &by_name, weighting.imatrix, budget)?;
     let weighed = weigh(&base, measured, &signals, &weighting, budget);
     let picks = allocate_within(&weighed, &base, &base_layout, fixed, budget, weighted)?;
-    let (p, error_of) = replan(input, opts, &base, &weighed, &picks.picks, metadata)?;
+    let (p, error_of) = if picks.mix_as_is {
+        // llama-quantize's own file: its plan and metadata, without our keys.
+        let error_of = weighed
+            .budgeted
+            .iter()
+            .zip(&picks.picks)
+            .map(|((i, _, options), &k)| (*i, options[k].error))
+            .collect();
+        (base.clone(), error_of)
+    } else {
+        replan(input, opts, &base, &weighed, &picks.picks, metadata)?
+    };
     let file_size = layout(&p.model.metadata, &p.model.headers())
         .map_err(|e| BudgetError::Layout(e.to_string()))?
         .file_size;
@@ -1069,6 +1104,7 @@ pub fn plan_budget(
         slack: picks.slack,
         mix,
         mix_total,
+        mix_as_is: picks.mix_as_is,
     })
 }
 
@@ -1420,6 +1456,9 @@ struct Allocation {
     reference_fits: bool,
     /// Bytes left unused beyond the tolerance, and why.
     slack: Option<Slack>,
+    /// The picks are llama-quantize's mix, to be written as it is, without our keys
+    /// ([`BudgetPlan::mix_as_is`]).
+    mix_as_is: bool,
 }
 
 /// Phase 7: the bytes the budgeted tensors may use (the budget less the header and the
@@ -1473,6 +1512,20 @@ fn allocate_within(
         Target::Bpw(_) => 0,
     };
     let reference_near = reference_bytes.is_some_and(|b| b <= limit.saturating_add(our_keys));
+    if let Some(r) = weighed
+        .reference
+        .as_ref()
+        .filter(|_| budget.anchor.on_mix(weighted) && reference_near && !reference_fits)
+    {
+        // The mix fits only without our keys: it is kept as llama-quantize writes it rather
+        // than made worse by the downgrade that would pay for them.
+        return Ok(Allocation {
+            picks: r.clone(),
+            reference_fits: true,
+            slack: None,
+            mix_as_is: true,
+        });
+    }
     let on_mix = weighed
         .reference
         .as_ref()
@@ -1497,13 +1550,38 @@ fn allocate_within(
     // The bytes the allocation left: spent on upgrades that lower the metric without raising
     // the capped total (an allocation held by the cap leaves tensors the capped total does
     // not count at their cheapest type).
-    let used: u64 = picks.iter().zip(&curves).map(|(&k, o)| o[k].cost).sum();
-    let unused = fill(
-        &curves,
-        &weighed.compare_errors,
-        &mut picks,
-        limit.saturating_sub(used),
-    );
+    let spend = |picks: &mut Vec<usize>| -> u64 {
+        let used: u64 = picks.iter().zip(&curves).map(|(&k, o)| o[k].cost).sum();
+        fill(
+            &curves,
+            &weighed.compare_errors,
+            picks,
+            limit.saturating_sub(used),
+        )
+    };
+    let mut unused = spend(&mut picks);
+    // A free allocation never keeps a choice its own estimate rates worse than
+    // llama-quantize's mix at the budget's size: then the mix is kept (as it is when only our
+    // keys keep it from fitting, else with the bytes left spent). On weights that lie on a
+    // quantization grid (a dequantized quant) the mix's types can reproduce them almost
+    // exactly, and a cap the mix alone meets leaves the rest of the allocation to tensors the
+    // capped total does not count.
+    let metric_total =
+        |p: &[usize]| -> f64 { p.iter().zip(&curves).map(|(&k, o)| o[k].error).sum() };
+    if let Some(r) = weighed.reference.as_ref().filter(|_| reference_near) {
+        if metric_total(r) < metric_total(&picks) {
+            if !reference_fits {
+                return Ok(Allocation {
+                    picks: r.clone(),
+                    reference_fits: true,
+                    slack: None,
+                    mix_as_is: true,
+                });
+            }
+            picks = r.clone();
+            unused = spend(&mut picks);
+        }
+    }
     let budget_bytes = match budget.target {
         Target::Size(s) => s,
         Target::Bpw(b) => (b * base.n_elements() as f64 / 8.0) as u64,
@@ -1512,6 +1590,7 @@ fn allocate_within(
         slack: slack(&curves, &picks, unused, budget_bytes),
         picks,
         reference_fits,
+        mix_as_is: false,
     })
 }
 

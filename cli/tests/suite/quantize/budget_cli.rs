@@ -526,6 +526,24 @@ fn without_an_imatrix_the_budget_anchors_on_the_mix_unless_told_free() {
     let dir = scratch("budget-anchor");
     let input = conv::golden_gguf("llama-spm", "convert-f32");
     let size = mix_size(&dir, &input, None, "Q4_K_M");
+    // At the mix's own size our keys do not fit: the file is llama-quantize's, byte for byte.
+    let target = size.to_string();
+    let out = dir.join("same.gguf");
+    let o = run(
+        QUANTIZE,
+        &["--target-size", &target, s(&input), s(&out), "Q4_K_M"],
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(dir.join("Q4_K_M-mix.gguf")).unwrap()
+    );
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        summary.contains("llama-quantize's Q4_K_M mix as it is"),
+        "{summary}"
+    );
+    // (Room for our keys: anchored on the mix, the bytes left are spent.)
+    let size = size + 4096;
     let target = size.to_string();
     let key = |extra: &[&str]| -> String {
         let out = dir.join("out.gguf");
