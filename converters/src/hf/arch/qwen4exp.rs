@@ -609,7 +609,7 @@ fn ple_params(p: &mut Params) -> Result<(), ConvertError> {
         .map(|v| v.as_i64().and_then(|i| i32::try_from(i - 1).ok()))
         .collect::<Option<Vec<i32>>>()
         .ok_or_else(|| {
-            ConvertError::wrong_type(&hp.path, "ple_layer_ids", "INT32 layer ids", &json!(ids))
+            ConvertError::wrong_type(&hp.path, "ple_layer_ids", "INT32 layer ids", json!(ids))
         })?;
     p.i32s(ple::LAYERS, layers);
     p.u32(ple::NGRAM_SIZE, req(hp, "ngram_size")?)?;
