@@ -269,7 +269,7 @@ tensor_table! {
         "transformer.h.{bid}.ln": ["phi2"],
         "model.layers.{bid}.attention_layernorm": ["apertus"],
         "layers.{bid}.input_layernorm": ["gemma-embedding", "qwen2vl", "eurobert", "llama-embed", "eagle3", "dflash"],
-        "layers.{bid}.attn_norm": ["modern-bert", "deepseek4"],
+        "layers.{bid}.attn_norm": ["modern-bert", "deepseek4", "dflash"],
         "backbone.layers.{bid}.norm": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.operator_norm": ["lfm2", "lfm2moe"],
         "transformer_encoder.{bid}.attention_norm": ["neo-bert"],
@@ -531,7 +531,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
         ],
-        "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4"],
+        "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4", "dflash"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "dflash",
         ],

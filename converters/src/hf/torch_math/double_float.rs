@@ -153,9 +153,11 @@ pub(super) fn getmant(v: f32) -> f32 {
 /// `x · 2^q` by four multiplications by a power of two and one more (never a subnormal
 /// intermediate that a single scaling would round twice).
 pub(super) fn ldexp(x: f32, q: i32) -> f32 {
+    // Two's-complement wrapping, as the C original computes it for exponents near the
+    // ends of `i32` (they scale to zero or infinity either way).
     let mut m = q >> 31;
-    m = (((m + q) >> 6) - m) << 4;
-    let q = q - (m << 2);
+    m = ((m.wrapping_add(q) >> 6) - m) << 4;
+    let q = q.wrapping_sub(m << 2);
     m += 0x7f;
     m = if m > 0 { m } else { 0 };
     if m > 0xff {
