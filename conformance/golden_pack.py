@@ -22,6 +22,17 @@ before: run this tool (or `share_tensors.py`, which runs it) afterwards to pack 
     conformance/golden_pack.py --restore  # unpack every pack into loose files
     conformance/golden_pack.py --check    # exit 1 if a packable file is loose
     conformance/golden_pack.py --cat llama-spm/convert-f16.json   # one file, loose or packed
+    conformance/golden_pack.py --merge-driver BASE OURS THEIRS     # git's merge driver (below)
+
+Two branches that both changed a pack merge entry by entry, not line by line (a line merge
+can leave an entry's length wrong). `.gitattributes` names the driver `golden-pack` for the
+packs; a checkout enables it once with
+
+    git config merge.golden-pack.driver 'python3 conformance/golden_pack.py --merge-driver %O %A %B'
+
+Each entry is taken from the side that changed it; an entry both sides changed differently
+keeps ours, is named on stderr, and the merge stops as a conflict (regenerate that golden
+file). Without the setting, git merges packs as text.
 """
 
 import argparse
@@ -133,6 +144,33 @@ def read_golden(rel):
     return entries[rest]
 
 
+def merge_packs(base, ours, theirs):
+    """Three-way merge of pack contents ({path: bytes} each): (merged, paths in conflict)."""
+    merged, conflicts = {}, []
+    for rel in sorted(set(base) | set(ours) | set(theirs)):
+        b, o, t = base.get(rel), ours.get(rel), theirs.get(rel)
+        if o == t or t == b:
+            v = o
+        elif o == b:
+            v = t
+        else:
+            conflicts.append(rel)
+            v = o
+        if v is not None:
+            merged[rel] = v
+    return merged, conflicts
+
+
+def merge_driver(base, ours, theirs):
+    """git's merge driver: writes the merge of the three packs to `ours`; 1 on a conflict."""
+    sides = [read_pack(Path(p)) if Path(p).stat().st_size else {} for p in (base, ours, theirs)]
+    merged, conflicts = merge_packs(*sides)
+    write_pack(Path(ours), merged)
+    for rel in conflicts:
+        print(f"golden pack {ours}: {rel} changed on both sides; ours kept", file=sys.stderr)
+    return 1 if conflicts else 0
+
+
 def restore():
     """Writes every packed file back as a loose file and removes the packs."""
     for pack in sorted(GOLDEN.glob("*" + SUFFIX)):
@@ -151,7 +189,11 @@ def main():
     ap.add_argument("--restore", action="store_true", help="unpack every pack into loose files")
     ap.add_argument("--check", action="store_true", help="exit 1 if a packable file is loose")
     ap.add_argument("--cat", metavar="PATH", help="print golden/PATH, loose or packed")
+    ap.add_argument("--merge-driver", nargs=3, metavar=("BASE", "OURS", "THEIRS"),
+                    help="merge three versions of a pack into OURS (git's %%O %%A %%B)")
     args = ap.parse_args()
+    if args.merge_driver:
+        return merge_driver(*args.merge_driver)
     if args.cat:
         sys.stdout.buffer.write(read_golden(args.cat))
         return 0
