@@ -1461,6 +1461,30 @@ struct Allocation {
     mix_as_is: bool,
 }
 
+/// The error of a budget no choice fits: the budget in its own units and the bytes (or bits'
+/// worth of bytes) the cheapest choice of every budgeted tensor needs beside the fixed ones.
+fn too_small(
+    curves: &[Vec<Choice>],
+    base: &QuantizePlan,
+    base_layout: &Layout,
+    fixed: u64,
+    budget: &BudgetOptions,
+) -> BudgetError {
+    let (budget_units, extra) = match budget.target {
+        Target::Size(s) => (s, base_layout.data_offset()),
+        Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
+    };
+    let smallest = curves
+        .iter()
+        .map(|o| o.iter().map(|c| c.cost).min().unwrap_or(0))
+        .sum::<u64>()
+        .saturating_add(fixed);
+    BudgetError::TooSmall {
+        budget: budget_units,
+        needed: smallest.saturating_add(extra),
+    }
+}
+
 /// Phase 7: the bytes the budgeted tensors may use (the budget less the header and the
 /// fixed tensors), and the options picked within them; with `reference_cap`, the total
 /// error is capped at the reference mix's where the budget allows.
@@ -1473,21 +1497,7 @@ fn allocate_within(
     weighted: bool,
 ) -> Result<Allocation, BudgetError> {
     let curves = weighed.curves();
-    let too_small = || {
-        let (budget_units, extra) = match budget.target {
-            Target::Size(s) => (s, base_layout.data_offset()),
-            Target::Bpw(b) => ((b * base.n_elements() as f64 / 8.0) as u64, 0),
-        };
-        let smallest = curves
-            .iter()
-            .map(|o| o.iter().map(|c| c.cost).min().unwrap_or(0))
-            .sum::<u64>()
-            .saturating_add(fixed);
-        BudgetError::TooSmall {
-            budget: budget_units,
-            needed: smallest.saturating_add(extra),
-        }
-    };
+    let too_small = || too_small(&curves, base, base_layout, fixed, budget);
     let limit = match budget.target {
         Target::Size(s) => s.checked_sub(base_layout.data_offset().saturating_add(fixed)),
         Target::Bpw(b) => {
