@@ -369,36 +369,10 @@ def _dsv4_dspark_stage(p: str, e: int, hc: int, ne: int, ff: int, nh: int, hd: i
 
 
 def _dsv4_tensors(spec: dict, seed: int, ne: int) -> dict:
-    """The tensors of `spec` in DeepSeek-V4's published dtypes, drawn in sorted name order:
-    FP8 weights N(0, 0.02) over a power-of-two block scale (E8M0, one per 128 x 128 block),
-    MXFP4 experts as random codes with E8M0 exponents near 2^-7, int64 routing tables,
-    F32 / BF16 matrices N(0, 0.02) and norms 1 + 0.05 N."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name in sorted(spec):
-        kind, shape = spec[name]
-        if kind == "fp8":
-            sexp = 120 + int(rng.integers(0, 4))
-            w = 0.02 * rng.standard_normal(shape) / 2.0 ** (sexp - 127)
-            out[name] = torch.from_numpy(w.astype(np.float32)).to(torch.float8_e4m3fn)
-            sshape = tuple(-(-d // 128) for d in shape)
-            out[name[:-len("weight")] + "scale"] = torch.from_numpy(
-                np.full(sshape, sexp, dtype=np.uint8)).view(torch.float8_e8m0fnu)
-        elif kind == "fp4":
-            out[name] = torch.from_numpy(
-                rng.integers(0, 256, size=shape, dtype=np.uint8)).view(torch.int8)
-        elif kind == "e8m0":
-            out[name] = torch.from_numpy(
-                rng.integers(118, 123, size=shape, dtype=np.uint8)).view(torch.float8_e8m0fnu)
-        elif kind == "tid":
-            out[name] = torch.from_numpy(rng.integers(0, ne, size=shape, dtype=np.int64))
-        else:
-            is_norm = "norm" in name and len(shape) == 1
-            x = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
-                else 0.02 * rng.standard_normal(shape)
-            t = torch.from_numpy(x.astype(np.float32))
-            out[name] = t if kind == "f32" else t.to(torch.bfloat16)
-    return out
+    """The tensors of `spec` (name -> (kind, shape)) as make_fixtures draws DeepSeek-V4's,
+    from a generator seeded with `seed`."""
+    return mf.draw_deepseek4({n: (shape, kind) for n, (kind, shape) in spec.items()},
+                             np.random.default_rng(seed), ne)
 
 
 def _dsv4_dspark_config(arch: str, **over) -> dict:

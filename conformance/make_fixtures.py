@@ -2827,6 +2827,17 @@ def _deepseek4_checkpoint(kw: dict, rng) -> dict:
                  m + "enorm.weight": ((e,), "bf16"), m + "hnorm.weight": ((e,), "bf16"),
                  m + "norm.weight": ((e,), "bf16"), m + "hc_head_fn": ((hc, hc * e), "f32"),
                  m + "hc_head_base": ((hc,), "f32"), m + "hc_head_scale": ((1,), "f32")})
+    return draw_deepseek4(spec, rng, ne)
+
+
+def draw_deepseek4(spec: dict, rng, ne: int) -> dict:
+    """The tensors of `spec` (name -> (shape, kind)) in DeepSeek-V4's published dtypes, drawn
+    from `rng` in sorted name order: FP8 weights N(0, 0.02) over a power-of-two block scale
+    (E8M0, one per 128 x 128 block), MXFP4 experts as random codes with E8M0 exponents near
+    2^-7, int64 routing tables (expert ids below `ne`), F32 / BF16 matrices N(0, 0.02) and
+    norms 1 + 0.05 N."""
+    import numpy as np
+    import torch
     out = {}
     for name in sorted(spec):
         shape, kind = spec[name]
