@@ -297,6 +297,68 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     mla_params(p)
 }
 
+/// The config keys MLA's cache and head widths come from, and the GGUF keys they are
+/// written under (the full-attention layers' set, or another layer kind's).
+pub(super) struct MlaLengthKeys {
+    /// The cache's rank, the rope and nope parts of a query/key head, and the value head, in
+    /// the config.
+    pub rank: &'static str,
+    pub rope: &'static str,
+    pub nope: &'static str,
+    pub v_head: &'static str,
+    /// The rank, the cache's key and value lengths, and the MLA head's key and value lengths.
+    pub rank_key: &'static str,
+    pub key_length: &'static str,
+    pub value_length: &'static str,
+    pub key_length_mla: &'static str,
+    pub value_length_mla: &'static str,
+}
+
+/// DeepSeek-V2's keys.
+const MLA_LENGTHS: MlaLengthKeys = MlaLengthKeys {
+    rank: "kv_lora_rank",
+    rope: "qk_rope_head_dim",
+    nope: "qk_nope_head_dim",
+    v_head: "v_head_dim",
+    rank_key: mla::KV_LORA_RANK,
+    key_length: attention::KEY_LENGTH,
+    value_length: attention::VALUE_LENGTH,
+    key_length_mla: mla::KEY_LENGTH_MLA,
+    value_length_mla: mla::VALUE_LENGTH_MLA,
+};
+
+/// MLA's lengths: the compressed cache holds the rank plus the rope part per key and the rank
+/// per value; the decompressed head holds nope + rope per key and the value head's width.
+/// `rank` is the config's (or its default).
+pub(super) fn mla_lengths(
+    p: &mut Params,
+    rank: u64,
+    keys: &MlaLengthKeys,
+) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    let rope = hp.req_u64(&[keys.rope])?;
+    let nope = hp.req_u64(&[keys.nope])?;
+    let sum = |a: u64, b: u64| {
+        a.checked_add(b).ok_or_else(|| {
+            ConvertError::out_of_range(
+                &hp.path,
+                format!(
+                    "{} + {}, {} + {}",
+                    keys.rank, keys.rope, keys.nope, keys.rope
+                ),
+                format!("{rank} + {rope}, {nope} + {rope}"),
+                "sums that fit 64 bits",
+            )
+        })
+    };
+    p.u32(keys.rank_key, rank)?;
+    p.u32(keys.key_length, sum(rank, rope)?)?;
+    p.u32(keys.value_length, rank)?;
+    p.u32(keys.key_length_mla, sum(nope, rope)?)?;
+    p.req_u32(keys.value_length_mla, &[keys.v_head])?;
+    Ok(())
+}
+
 /// What `DeepseekV2Model.set_gguf_parameters` writes after the generic block (which it
 /// runs with `num_key_value_heads` set to 1).
 pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
@@ -320,27 +382,7 @@ pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
         p.u32(mla::Q_LORA_RANK, q)?;
     }
     let kv_lora = hp.find_u64(&["kv_lora_rank"])?.unwrap_or(512);
-    let rope_dim = hp.req_u64(&["qk_rope_head_dim"])?;
-    let nope = hp.req_u64(&["qk_nope_head_dim"])?;
-    let overflow = || {
-        ConvertError::out_of_range(
-            &hp.path,
-            "kv_lora_rank + qk_rope_head_dim, qk_nope_head_dim + qk_rope_head_dim",
-            format!("{kv_lora} + {rope_dim}, {nope} + {rope_dim}"),
-            "sums that fit 64 bits",
-        )
-    };
-    p.u32(mla::KV_LORA_RANK, kv_lora)?;
-    p.u32(
-        attention::KEY_LENGTH,
-        kv_lora.checked_add(rope_dim).ok_or_else(overflow)?,
-    )?;
-    p.u32(attention::VALUE_LENGTH, kv_lora)?;
-    p.u32(
-        mla::KEY_LENGTH_MLA,
-        nope.checked_add(rope_dim).ok_or_else(overflow)?,
-    )?;
-    p.req_u32(mla::VALUE_LENGTH_MLA, &["v_head_dim"])?;
+    mla_lengths(p, kv_lora, &MLA_LENGTHS)?;
     let moe_ff = hp.req_u64(&["moe_intermediate_size", "intermediate_size"])?;
     p.u32(llm::EXPERT_FEED_FORWARD_LENGTH, moe_ff)?;
     if let Some(n) = hp.find_u64(&["n_routed_experts"])? {
@@ -354,6 +396,7 @@ pub(super) fn mla_params(p: &mut Params) -> Result<(), ConvertError> {
     if truthy(hp.get("norm_topk_prob")) {
         p.bool(mla::EXPERT_WEIGHTS_NORM, true);
     }
+    let rope_dim = hp.req_u64(&["qk_rope_head_dim"])?;
     p.u32(rope::DIMENSION_COUNT, rope_dim)?;
     if let Some(m) = hp.rope.get("mscale_all_dim").filter(|v| !v.is_null()) {
         let m = m.as_f64().ok_or_else(|| {

@@ -27,7 +27,7 @@
 use ggufkit::gguf::keys::{attention, indexer, layered, mla};
 use serde_json::Value as Json;
 
-use super::deepseek2::{mla_hook, mla_params, DEEPSEEK_EXPERTS};
+use super::deepseek2::{mla_hook, mla_lengths, mla_params, MlaLengthKeys, DEEPSEEK_EXPERTS};
 use super::deepseek32::drop_ocr_towers;
 use super::glm4moe::{is_past_main_layers, GLM_MTP_SHARED};
 use super::{
@@ -724,6 +724,19 @@ fn block_of(name: &str) -> Option<u64> {
         .and_then(|p| p.parse().ok())
 }
 
+/// The sliding-window layers' MLA widths and keys.
+const SWA_MLA_LENGTHS: MlaLengthKeys = MlaLengthKeys {
+    rank: "swa_kv_lora_rank",
+    rope: "swa_qk_rope_head_dim",
+    nope: "swa_qk_nope_head_dim",
+    v_head: "swa_v_head_dim",
+    rank_key: mla::KV_LORA_RANK_SWA,
+    key_length: layered::KEY_LENGTH_SWA,
+    value_length: layered::VALUE_LENGTH_SWA,
+    key_length_mla: mla::KEY_LENGTH_MLA_SWA,
+    value_length_mla: mla::VALUE_LENGTH_MLA_SWA,
+};
+
 /// `sqrt(hidden_size / rank)` as Python computes it.
 fn rescale(hp: &Hparams, rank_key: &str) -> Result<f64, ConvertError> {
     let hidden = hp.req_u64(&["hidden_size"])? as f64;
@@ -849,27 +862,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     q.req_u32(attention::SLIDING_WINDOW, &["sliding_window_size"])?;
     q.bools(attention::SLIDING_WINDOW_PATTERN, swa_pattern);
     let rank = hp.req_u64(&["swa_kv_lora_rank"])?;
-    let rope = hp.req_u64(&["swa_qk_rope_head_dim"])?;
-    let nope = hp.req_u64(&["swa_qk_nope_head_dim"])?;
-    let overflow = || {
-        ConvertError::out_of_range(
-            &hp.path,
-            "swa_kv_lora_rank + swa_qk_rope_head_dim, swa_qk_nope_head_dim + swa_qk_rope_head_dim",
-            format!("{rank} + {rope}, {nope} + {rope}"),
-            "sums that fit 64 bits",
-        )
-    };
-    q.u32(mla::KV_LORA_RANK_SWA, rank)?;
-    q.u32(
-        layered::KEY_LENGTH_SWA,
-        rank.checked_add(rope).ok_or_else(overflow)?,
-    )?;
-    q.u32(layered::VALUE_LENGTH_SWA, rank)?;
-    q.u32(
-        mla::KEY_LENGTH_MLA_SWA,
-        nope.checked_add(rope).ok_or_else(overflow)?,
-    )?;
-    q.req_u32(mla::VALUE_LENGTH_MLA_SWA, &["swa_v_head_dim"])?;
+    mla_lengths(&mut q, rank, &SWA_MLA_LENGTHS)?;
     let q_lora = hp
         .get("q_lora_rank")
         .ok_or_else(|| hp.missing(&["q_lora_rank"]))?;
