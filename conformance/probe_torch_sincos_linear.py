@@ -27,10 +27,17 @@ so that a converter for those classes knows what it has to reproduce.
    the sum is rounded twice, which differs from one rounding only rarely: an isolated
    mismatch is that, not a failure of the model).
 
+3. The activation between Qwen3-TTS's two layers (`hidden_act`): float32 `silu` and `gelu`
+   have a vector body and a scalar tail. The script compares the body (a tensor whose length
+   is a multiple of 32, one chunk) with `x / (1 + expf_u10(-x))` (SLEEF's `expf` as
+   `converters/src/hf/torch_math/sleef.rs` has it) for `silu`, and single elements (all tail)
+   with the C library's `expf` / `erff` formulas.
+
 Run it with the reference's venv; `perf` (optional) names the MKL kernel:
 
     python conformance/probe_torch_sincos_linear.py
 """
+import ctypes
 import math
 
 import numpy as np
@@ -124,10 +131,69 @@ def probe_linear():
         print(f"  M={m:4} K={k:5} N={n:4} (kb {k_block(k):3}): {off} of {got.size} differ")
 
 
+def fma32(a, b, c):
+    """float32 fused multiply-add through float64 (the product is exact; rarely rounds twice)."""
+    return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+
+
+def expf_u10(d):
+    """SLEEF's 1-ulp float32 exp (the AVX-512 build's operations), element-wise on an array."""
+    d = d.astype(np.float32)
+    q = np.rint(d * np.float32(math.log2(math.e))).astype(np.float32)
+    s = fma32(q, np.full_like(d, -0.693145751953125), d)
+    s = fma32(q, np.full_like(d, -1.428606765330187045e-6), s)
+    u = np.full_like(d, 0.000198527617612853646278381)
+    for c in (0.00139304355252534151077271, 0.00833336077630519866943359,
+              0.0416664853692054748535156, 0.166666671633720397949219, 0.5):
+        u = fma32(u, s, np.full_like(d, c))
+    u = np.float32(1.0) + fma32(s * s, u, s)
+    qi = q.astype(np.int64)
+    half = qi >> 1
+    u = (u * np.ldexp(np.float32(1), half).astype(np.float32)) * np.ldexp(
+        np.float32(1), qi - half
+    ).astype(np.float32)
+    return np.where(d < -104, np.float32(0), np.where(d > 100, np.float32(np.inf), u)).astype(
+        np.float32
+    )
+
+
+def probe_activations():
+    print("float32 silu / gelu: vector body and scalar tail")
+    libm = ctypes.CDLL("libm.so.6")
+    for fn in (libm.expf, libm.erff):
+        fn.restype = ctypes.c_float
+        fn.argtypes = [ctypes.c_float]
+    generator = torch.Generator().manual_seed(9)
+    x = torch.randn(1 << 16, generator=generator) * 4
+    xn = x.numpy()
+    one = np.float32(1)
+    body = F.silu(x).numpy()
+    model = (xn / (one + expf_u10(-xn))).astype(np.float32)
+    print(f"  silu body vs x / (1 + expf_u10(-x)): {int((body != model).sum())} of {xn.size} differ")
+    singles = torch.stack([F.silu(x[i : i + 1])[0] for i in range(2000)]).numpy()
+    tail = np.array(
+        [v / (one + np.float32(libm.expf(float(-v)))) for v in xn[:2000]], dtype=np.float32
+    )
+    print(f"  silu single elements vs x / (1 + libm expf(-x)): {int((singles != tail).sum())} of 2000")
+    alpha = np.float32(math.sqrt(0.5))
+    singles = torch.stack([F.gelu(x[i : i + 1])[0] for i in range(2000)]).numpy()
+    tail = np.array(
+        [(v * np.float32(0.5)) * (one + np.float32(libm.erff(float(np.float32(v * alpha)))))
+         for v in xn[:2000]],
+        dtype=np.float32,
+    )
+    print(f"  gelu single elements vs x * 0.5 * (1 + libm erff(x * sqrt(1/2))): "
+          f"{int((singles != tail).sum())} of 2000")
+    body = F.gelu(x).numpy()
+    print(f"  gelu single elements vs the same inputs in one tensor: "
+          f"{int((singles != body[:2000]).sum())} of 2000 differ (body unidentified)")
+
+
 def main():
     print(f"torch {torch.__version__}, capability {torch.backends.cpu.get_cpu_capability()}")
     probe_sincos()
     probe_linear()
+    probe_activations()
 
 
 if __name__ == "__main__":
