@@ -31,7 +31,8 @@ so that a converter for those classes knows what it has to reproduce.
    have a vector body and a scalar tail. The script compares the body (a tensor whose length
    is a multiple of 32, one chunk) with `x / (1 + expf_u10(-x))` (SLEEF's `expf` as
    `converters/src/hf/torch_math/sleef.rs` has it) for `silu`, and single elements (all tail)
-   with the C library's `expf` / `erff` formulas.
+   with the C library's `expf` / `erff` formulas. A float32 `gelu` of more than one element is
+   oneDNN's `eltwise_gelu_erf` (see docs/torch-float-semantics.md), not ATen's vector kernel.
 
 Run it with the reference's venv; `perf` (optional) names the MKL kernel:
 
@@ -186,7 +187,7 @@ def probe_activations():
           f"{int((singles != tail).sum())} of 2000")
     body = F.gelu(x).numpy()
     print(f"  gelu single elements vs the same inputs in one tensor: "
-          f"{int((singles != body[:2000]).sum())} of 2000 differ (body unidentified)")
+          f"{int((singles != body[:2000]).sum())} of 2000 differ (longer tensors: oneDNN)")
 
 
 def main():
