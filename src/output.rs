@@ -386,9 +386,19 @@ impl Drop for AtomicOutput {
     }
 }
 
+/// Writes at least this long go to the file directly (after whatever is buffered) instead of
+/// through the buffer: a tensor's data would otherwise be copied once more on its way.
+const DIRECT_WRITE: usize = 256 << 10;
+
 impl Write for AtomicOutput {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.writer().write(buf)?;
+        let writer = self.writer();
+        let n = if buf.len() >= DIRECT_WRITE {
+            writer.flush()?;
+            writer.get_mut().write(buf)?
+        } else {
+            writer.write(buf)?
+        };
         self.unflushed += n as u64;
         if self.unflushed >= FLUSH_EVERY {
             self.unflushed = 0;
