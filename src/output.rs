@@ -376,6 +376,78 @@ impl AtomicOutput {
     }
 }
 
+impl AtomicOutput {
+    /// A second handle on the temporary file for writes at given offsets from any thread
+    /// ([`PlacedWriter`]), after the bytes written so far are flushed; `None` when the output
+    /// is not a temporary file of ours (one written in place may be a pipe or a device) or
+    /// on a platform without positional writes.
+    pub fn placed(&mut self) -> Result<Option<PlacedWriter>, OutputError> {
+        if !cfg!(unix) || !matches!(self.dest, Destination::Rename { .. }) {
+            return Ok(None);
+        }
+        let io = self.io();
+        let writer = self.writer();
+        writer.flush().map_err(&io)?;
+        let file = writer.get_ref().try_clone().map_err(&io)?;
+        Ok(Some(PlacedWriter {
+            file,
+            target: self.target.clone(),
+            wake: self.flusher.as_ref().map(|f| f.wake.clone()),
+            placed: std::sync::atomic::AtomicU64::new(0),
+        }))
+    }
+}
+
+/// Writes at given offsets of an output's temporary file, from any thread: the way several
+/// threads each write what they computed where it belongs, instead of handing it to one
+/// writer. The background flusher of a durable output is woken as the bytes add up, as it is
+/// for sequential writes.
+pub struct PlacedWriter {
+    file: File,
+    target: PathBuf,
+    wake: Option<std::sync::mpsc::Sender<()>>,
+    /// Bytes written through this handle so far.
+    placed: std::sync::atomic::AtomicU64,
+}
+
+impl PlacedWriter {
+    /// Writes all of `data` at byte `offset` of the file.
+    pub fn write_at(&self, data: &[u8], offset: u64) -> Result<(), OutputError> {
+        write_all_at(&self.file, data, offset).map_err(|source| OutputError::Io {
+            path: self.target.clone(),
+            source,
+        })?;
+        let n = data.len() as u64;
+        let before = self
+            .placed
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        if before / FLUSH_EVERY != (before + n) / FLUSH_EVERY {
+            if let Some(wake) = &self.wake {
+                let _ = wake.send(()); // a stopped flusher reports its error at finish
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the file `len` bytes long (zeros past what is written).
+    pub fn set_len(&self, len: u64) -> Result<(), OutputError> {
+        self.file.set_len(len).map_err(|source| OutputError::Io {
+            path: self.target.clone(),
+            source,
+        })
+    }
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, data: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, data, offset)
+}
+
+#[cfg(not(unix))]
+fn write_all_at(_: &File, _: &[u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
         self.writer = None;
@@ -386,9 +458,19 @@ impl Drop for AtomicOutput {
     }
 }
 
+/// Writes at least this long go to the file directly (after whatever is buffered) instead of
+/// through the buffer: a tensor's data would otherwise be copied once more on its way.
+const DIRECT_WRITE: usize = 256 << 10;
+
 impl Write for AtomicOutput {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.writer().write(buf)?;
+        let writer = self.writer();
+        let n = if buf.len() >= DIRECT_WRITE {
+            writer.flush()?;
+            writer.get_mut().write(buf)?
+        } else {
+            writer.write(buf)?
+        };
         self.unflushed += n as u64;
         if self.unflushed >= FLUSH_EVERY {
             self.unflushed = 0;

@@ -174,6 +174,20 @@ mod tests {
             };
             write_stream(&model, &plan, &mut got, &opts).unwrap();
             assert!(got == expected, "window {window}: bytes differ");
+            // Into a file: each thread writes its pieces at their place; with a digest, one
+            // writer writes them in order.
+            let dir = tempfile::tempdir().unwrap();
+            for digest in [false, true] {
+                let target = dir.path().join(format!("out-{digest}.gguf"));
+                let opts = WriteOptions {
+                    window_bytes: window,
+                    digest,
+                    ..Default::default()
+                };
+                write_model(&model, &target, &opts).unwrap();
+                let got = std::fs::read(&target).unwrap();
+                assert!(got == expected, "window {window}, digest {digest}: bytes differ");
+            }
         }
     }
 

@@ -219,29 +219,44 @@ impl DataWriter {
         data: &[u8],
         last: bool,
     ) -> Result<u64, GgufError> {
+        let pad = self.account(layout, i, data.len() as u64, last)?;
+        let io = |source| GgufError::Io { path: None, source };
+        out.write_all(data).map_err(io)?;
+        if pad > 0 {
+            if self.zeros.len() < pad as usize {
+                self.zeros.resize(layout.alignment as usize, 0);
+            }
+            out.write_all(&self.zeros[..pad as usize]).map_err(io)?;
+        }
+        Ok(data.len() as u64 + pad)
+    }
+
+    /// Counts `len` bytes of tensor `i` that were written elsewhere (at their offset, by
+    /// another handle on the file), with [`DataWriter::put`]'s size checks; returns the
+    /// padding that follows them (nonzero only after a last piece).
+    pub fn account(
+        &mut self,
+        layout: &Layout,
+        i: usize,
+        len: u64,
+        last: bool,
+    ) -> Result<u64, GgufError> {
         let planned = *layout
             .sizes
             .get(i)
             .ok_or_else(|| GgufError::Invalid(format!("tensor {i} is not in the layout")))?;
-        let got = self.in_tensor + data.len() as u64;
+        let got = self.in_tensor + len;
         if got > planned || (last && got != planned) {
             return Err(GgufError::Invalid(format!(
                 "tensor {i} produced {got} bytes, {planned} were planned"
             )));
         }
-        let io = |source| GgufError::Io { path: None, source };
-        out.write_all(data).map_err(io)?;
         if !last {
             self.in_tensor = got;
-            return Ok(data.len() as u64);
+            return Ok(0);
         }
         self.in_tensor = 0;
-        let pad = (layout.alignment - got % layout.alignment) % layout.alignment;
-        if self.zeros.len() < pad as usize {
-            self.zeros.resize(layout.alignment as usize, 0);
-        }
-        out.write_all(&self.zeros[..pad as usize]).map_err(io)?;
-        Ok(data.len() as u64 + pad)
+        Ok((layout.alignment - got % layout.alignment) % layout.alignment)
     }
 }
 

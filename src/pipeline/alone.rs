@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::stream::stream;
+use super::stream::{stream_placed, Piece, PieceData, Placer};
 use super::writer::Files;
 use super::{Observer, OutputPlan, PipelineError, WrittenOutput};
 use crate::ir::Tensor;
@@ -26,14 +26,34 @@ pub fn write(
         let window = files.options().window_bytes;
         // Tensor data bytes written so far, for the observer.
         let mut written = 0u64;
-        stream(&tensors, &sizes, window, |piece, data| {
-            files.write_piece(piece.tensor, data, piece.last)?;
-            written += data.len() as u64;
-            if piece.last {
-                observer.tensor_written(index, piece.tensor, written);
-            }
-            Ok(())
-        })?;
+        // Where it can, each thread writes what it computed at its place in the file.
+        let placement = files.placement()?;
+        let placer = placement
+            .as_ref()
+            .map(|p| move |piece: &Piece, data: &[u8]| p.place(piece, data));
+        stream_placed(
+            &tensors,
+            &sizes,
+            window,
+            placer.as_ref().map(|p| p as &Placer),
+            |piece, data| {
+                let len = match data {
+                    PieceData::Bytes(bytes) => {
+                        files.write_piece(piece.tensor, bytes, piece.last)?;
+                        bytes.len() as u64
+                    }
+                    PieceData::Placed(len) => {
+                        files.placed_piece(piece.tensor, len, piece.last)?;
+                        len
+                    }
+                };
+                written += len;
+                if piece.last {
+                    observer.tensor_written(index, piece.tensor, written);
+                }
+                Ok(())
+            },
+        )?;
     }
     drop(data_phase);
     let _commit = crate::timing::phase("write: sync and commit");

@@ -74,6 +74,27 @@ pub(crate) fn pieces(tensors: &[&Tensor], sizes: &[u64], target: u64) -> Vec<Pie
     out
 }
 
+/// What the ordered sink gets of a computed piece.
+#[derive(Debug)]
+pub enum PieceData<'a> {
+    /// Its bytes, for the sink to write.
+    Bytes(&'a [u8]),
+    /// Its length: the placer already wrote it where it belongs.
+    Placed(u64),
+}
+
+/// Writes a computed piece at its place in the output, from the thread that computed it.
+pub type Placer<'p> = dyn Fn(&Piece, &[u8]) -> Result<(), PipelineError> + Sync + 'p;
+
+impl Piece {
+    /// Where this piece starts within its tensor's data.
+    pub fn offset_in_tensor(&self) -> u64 {
+        self.rows.as_ref().map_or(0, |(rows, range)| {
+            range.start as u64 * rows.out_bytes as u64
+        })
+    }
+}
+
 /// Computes `tensors` (planned data sizes `sizes`) a window of about `window_bytes` at a
 /// time and hands every piece, in order, to `sink`, which writes it (the tensor's index
 /// and whether it is its last piece are in the [`Piece`]). A tensor's input pages are
@@ -88,19 +109,49 @@ pub fn stream<S>(
 where
     S: FnMut(&Piece, &[u8]) -> Result<(), PipelineError> + Send,
 {
+    stream_placed(
+        tensors,
+        sizes,
+        window_bytes,
+        None,
+        |piece, data| match data {
+            PieceData::Bytes(bytes) => sink(piece, bytes),
+            PieceData::Placed(_) => Err(PipelineError::Internal(
+                "a piece was placed without a placer".into(),
+            )),
+        },
+    )
+}
+
+/// [`stream`], where a `placer` (when given) writes each piece at its place from the thread
+/// that computed it, so that the copies into the file run in parallel too; `sink` then gets
+/// each piece's length, in order, to account for it.
+pub fn stream_placed<S>(
+    tensors: &[&Tensor],
+    sizes: &[u64],
+    window_bytes: u64,
+    placer: Option<&Placer>,
+    mut sink: S,
+) -> Result<(), PipelineError>
+where
+    S: FnMut(&Piece, PieceData) -> Result<(), PipelineError> + Send,
+{
     let window = window_bytes.max(1);
     let work = pieces(tensors, sizes, piece_target(window));
-    type Window<'m> = (usize, usize, Vec<Result<Cow<'m, [u8]>, PipelineError>>);
+    type Window<'m> = (usize, usize, Vec<Result<Done<'m>, PipelineError>>);
     let work = &work;
     std::thread::scope(|scope| {
         // A rendezvous channel: the next window is computed while this one is written.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(0);
         let writer = scope.spawn(move || -> Result<(), PipelineError> {
             for (start, end, produced) in rx {
-                for (piece, data) in work[start..end].iter().zip(produced) {
-                    let data = data?;
-                    sink(piece, &data)?;
-                    drop(data);
+                for (piece, done) in work[start..end].iter().zip(produced) {
+                    match done? {
+                        Done::Bytes(data) => {
+                            sink(piece, PieceData::Bytes(&data))?;
+                        }
+                        Done::Placed(len) => sink(piece, PieceData::Placed(len))?,
+                    }
                     let t = tensors[piece.tensor];
                     if let Some((rows, range)) = &piece.rows {
                         t.data.release_rows(rows, range.clone());
@@ -122,18 +173,25 @@ where
                 budget += work[end].cost;
                 end += 1;
             }
-            let produced: Vec<Result<Cow<[u8]>, PipelineError>> = work[start..end]
+            let produced: Vec<Result<Done, PipelineError>> = work[start..end]
                 .par_iter()
                 .map(|p| {
                     let t = tensors[p.tensor];
-                    match &p.rows {
+                    let bytes = match &p.rows {
                         None => t.data.bytes(),
                         Some((rows, range)) => t.data.bytes_rows(rows, range.clone()),
                     }
                     .map_err(|error| PipelineError::Data {
                         tensor: t.name.clone(),
                         error,
-                    })
+                    })?;
+                    match placer {
+                        Some(place) => {
+                            place(p, &bytes)?;
+                            Ok(Done::Placed(bytes.len() as u64))
+                        }
+                        None => Ok(Done::Bytes(bytes)),
+                    }
                 })
                 .collect();
             if tx.send((start, end, produced)).is_err() {
@@ -146,4 +204,10 @@ where
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// A computed piece on its way to the ordered sink.
+enum Done<'m> {
+    Bytes(Cow<'m, [u8]>),
+    Placed(u64),
 }

@@ -8,10 +8,11 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
+use super::stream::Piece;
 use super::{hex, Observer, OutputPlan, PipelineError, WriteOptions, WrittenFile, WrittenOutput};
 use crate::gguf::{layout_in, reorder, DataWriter, GgufError, Layout};
 use crate::ir::DataError;
-use crate::output::{AtomicOutput, FinishedOutput, OutputRules};
+use crate::output::{AtomicOutput, FinishedOutput, OutputRules, PlacedWriter};
 use ggufkit_quantizers::GgmlType;
 
 /// A writer that hashes what goes through it (when it has a hasher).
@@ -225,6 +226,52 @@ impl Files {
         }
     }
 
+    /// Sets the output up for writes at their place from the computing threads
+    /// ([`Placement`]) when it can take them: one shard, no digest, data in the output's byte
+    /// order already, and a temporary file of ours. Creates the shard with its header and
+    /// gives it its full length (the padding between tensors is then zeros already).
+    pub fn placement(&mut self) -> Result<Option<Placement>, PipelineError> {
+        if self.shards.len() != 1
+            || self.opts.digest
+            || self.opts.vocab_only
+            || self.opts.data_order != self.opts.byte_order
+        {
+            return Ok(None);
+        }
+        self.advance_to(0)?;
+        let shard = &mut self.shards[0];
+        let out = shard
+            .out
+            .as_mut()
+            .ok_or_else(|| PipelineError::Internal("the shard is not open".into()))?;
+        let Some(writer) = out.placed()? else {
+            return Ok(None);
+        };
+        writer.set_len(shard.size)?;
+        let base = shard.layout.data_offset();
+        Ok(Some(Placement {
+            writer,
+            starts: shard.layout.offsets.iter().map(|o| base + o).collect(),
+            sizes: self.sizes.clone(),
+            names: self.names.clone(),
+        }))
+    }
+
+    /// Accounts for `len` bytes of tensor `i` that a [`Placement`] wrote, with
+    /// [`Files::write_piece`]'s size checks.
+    pub fn placed_piece(&mut self, i: usize, len: u64, last: bool) -> Result<(), PipelineError> {
+        let (s, j) = self.place[i];
+        let shard = &self.shards[s];
+        match self.data.account(&shard.layout, j, len, last) {
+            Ok(_) => Ok(()),
+            Err(GgufError::Invalid(msg)) => Err(PipelineError::Data {
+                tensor: self.names[i].clone(),
+                error: DataError(msg),
+            }),
+            Err(e) => Err(PipelineError::Gguf(e.with_path(&shard.path))),
+        }
+    }
+
     /// Closes every shard (creating those not yet created), asks the observer, and renames
     /// them all into place.
     pub fn commit(
@@ -276,5 +323,41 @@ impl Files {
             s.out = None;
             s.finished = None;
         }
+    }
+}
+
+/// Writes the pieces of a one-shard output at their offsets, from any thread.
+pub struct Placement {
+    writer: PlacedWriter,
+    /// Per tensor: where its data starts in the file.
+    starts: Vec<u64>,
+    /// Per tensor: its planned data size.
+    sizes: Vec<u64>,
+    /// Per tensor: its name.
+    names: Vec<String>,
+}
+
+impl Placement {
+    /// Writes `data`, the bytes of `piece`, where they belong. Bytes beyond the tensor's
+    /// planned size are refused before anything is written (they would land on the next
+    /// tensor's data).
+    pub fn place(&self, piece: &Piece, data: &[u8]) -> Result<(), PipelineError> {
+        let t = piece.tensor;
+        let (Some(&start), Some(&planned)) = (self.starts.get(t), self.sizes.get(t)) else {
+            return Err(PipelineError::Internal(format!(
+                "tensor {t} is not in the layout"
+            )));
+        };
+        let at = piece.offset_in_tensor();
+        let end = at + data.len() as u64;
+        if end > planned {
+            return Err(PipelineError::Data {
+                tensor: self.names[t].clone(),
+                error: DataError(format!(
+                    "tensor {t} produced {end} bytes, {planned} were planned"
+                )),
+            });
+        }
+        Ok(self.writer.write_at(data, start + at)?)
     }
 }

@@ -26,8 +26,13 @@ fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<
     }
 }
 
-/// Widens bf16 values to f32.
-pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+multiversion! {
+    /// Widens bf16 values to f32.
+    pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) = dequantize_row_impl;
+}
+
+#[inline(always)]
+fn dequantize_row_impl<S: V8>(_: S, src: &[u8], dst: &mut [f32]) {
     debug_assert_eq!(src.len(), dst.len() * 2);
     for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
         *d = bf16_to_f32(u16::from_le_bytes([s[0], s[1]]));

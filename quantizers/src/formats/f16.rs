@@ -11,6 +11,7 @@
 //! block formats of this crate use them for their f16 scales too.
 
 use crate::common::put_u16;
+use crate::simd::{multiversion, V8};
 
 /// Elements per block.
 pub(crate) const QK: usize = 1;
@@ -67,19 +68,39 @@ pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
     f32::from_bits(sign | mag)
 }
 
-/// Converts a row to f16 (`ggml_fp32_to_fp16_row`). The imatrix is ignored.
-pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Converts a row to f16 (`ggml_fp32_to_fp16_row`). The imatrix is ignored.
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+/// [`quantize_row`]'s body: a branch-free loop, compiled for AVX2 too.
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(dst.len(), src.len() * 2);
     for (d, &v) in dst.chunks_exact_mut(2).zip(src) {
         put_u16(d, 0, f32_to_f16_bits(v));
     }
 }
 
+/// Values widened per call of the `half` crate's slice conversion in [`dequantize_row`].
+const WIDEN_CHUNK: usize = 256;
+
 /// Widens f16 values to f32 (`ggml_fp16_to_fp32_row`).
+///
+/// The `half` crate's slice conversion uses the CPU's F16C instructions when it has them
+/// (detected at run time) and an exact software conversion otherwise. Both agree with
+/// [`f16_bits_to_f32`] on every bit pattern, NaN payloads included (F16C quiets a signalling
+/// NaN and keeps its payload, as ggml's table does); the test below checks all 65,536.
 pub(crate) fn dequantize_row(src: &[u8], dst: &mut [f32]) {
+    use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
     debug_assert_eq!(src.len(), dst.len() * 2);
-    for (s, d) in src.chunks_exact(2).zip(dst.iter_mut()) {
-        *d = f16_bits_to_f32(u16::from_le_bytes([s[0], s[1]]));
+    let mut bits = [0u16; WIDEN_CHUNK];
+    for (s, d) in src.chunks(2 * WIDEN_CHUNK).zip(dst.chunks_mut(WIDEN_CHUNK)) {
+        let bits = &mut bits[..d.len()];
+        for (b, p) in bits.iter_mut().zip(s.chunks_exact(2)) {
+            *b = u16::from_le_bytes([p[0], p[1]]);
+        }
+        bits.reinterpret_cast::<half::f16>().convert_to_f32_slice(d);
     }
 }
 
@@ -118,6 +139,18 @@ mod tests {
         for u in sample_bits() {
             let x = f32::from_bits(u);
             assert_eq!(f32_to_f16_bits(x), half_reference(x), "{u:#010x}");
+        }
+    }
+
+    #[test]
+    fn dequantize_row_widens_every_bit_pattern_exactly() {
+        // An odd length, so that the last chunk is partial.
+        let patterns: Vec<u16> = (0..=u16::MAX).chain([0x7c01, 0xfe01, 0x0001]).collect();
+        let src: Vec<u8> = patterns.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let mut dst = vec![0f32; patterns.len()];
+        dequantize_row(&src, &mut dst);
+        for (&h, &v) in patterns.iter().zip(&dst) {
+            assert_eq!(v.to_bits(), f16_bits_to_f32(h).to_bits(), "{h:#06x}");
         }
     }
 

@@ -13,7 +13,6 @@ pub mod bf16;
 pub(crate) mod block32;
 #[forbid(unsafe_code)]
 pub(crate) mod blocks;
-#[forbid(unsafe_code)]
 pub mod f16;
 #[forbid(unsafe_code)]
 pub mod f32;
@@ -49,7 +48,6 @@ pub mod q5_0;
 pub mod q5_1;
 pub mod q5_k;
 pub mod q6_k;
-#[forbid(unsafe_code)]
 pub mod q8_0;
 #[forbid(unsafe_code)]
 pub mod q8_1;

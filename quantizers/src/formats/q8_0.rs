@@ -16,6 +16,7 @@ use super::block32::{in_fast_range, round_fast};
 use super::blocks::BlockQ8_0;
 use super::f16::{f16_bits_to_f32, f32_to_f16_bits};
 use crate::common::{c_round_i32, get_u16, put_u16};
+use crate::simd::{multiversion, V8};
 use std::mem::size_of;
 
 /// Elements per block.
@@ -75,8 +76,15 @@ pub(super) fn quants_q8(x: &[f32; QK], id: f32, qs: &mut [u8]) {
     }
 }
 
-/// Quantizes one row (`quantize_row_q8_0_ref`). The imatrix is ignored.
-pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
+multiversion! {
+    /// Quantizes one row (`quantize_row_q8_0_ref`). The imatrix is ignored.
+    pub(crate) fn quantize_row(src: &[f32], dst: &mut [u8], imatrix: Option<&[f32]>) = quantize_row_impl;
+}
+
+/// [`quantize_row`]'s body, generic over the lane type only so that it is compiled for AVX2
+/// too: its loops are plain Rust, which the compiler vectorises for the target it gets.
+#[inline(always)]
+fn quantize_row_impl<S: V8>(_s: S, src: &[f32], dst: &mut [u8], _imatrix: Option<&[f32]>) {
     debug_assert_eq!(src.len() % QK, 0);
     debug_assert_eq!(dst.len(), src.len() / QK * BLOCK_BYTES);
     for (xb, y) in src.chunks_exact(QK).zip(dst.chunks_exact_mut(BLOCK_BYTES)) {
