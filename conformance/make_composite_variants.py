@@ -117,6 +117,26 @@ FAMILY_VARIANTS = {
         "top-eps": {"set": {"rms_norm_eps": 1e-4}, "remove": []},
         "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
     },
+    "minimax-m3-vl": {
+        # the transformers-registered class name of the family
+        "vl-class": {"set": {"architectures": ["MiniMaxM3VLForConditionalGeneration"]},
+                     "remove": []},
+        # the merge size: its default, another value, as a float
+        "merge-absent": {"set": {}, "remove": ["vision_config.img_token_compression_config"]},
+        "merge-3": {"set": {"vision_config.img_token_compression_config":
+                            {"spatial_merge_size": 3}}, "remove": []},
+        "merge-float": {"set": {"vision_config.img_token_compression_config":
+                                {"spatial_merge_size": 2.0}}, "remove": []},
+        "merge-key-absent": {"set": {"vision_config.img_token_compression_config": {}},
+                             "remove": []},
+        # AutoConfig's defaults for the epsilon and the image size
+        "eps-image-defaults": {"set": {}, "remove": ["vision_config.layer_norm_eps",
+                                                     "vision_config.image_size"]},
+        # heads of 40: the class asserts 80
+        "heads-2": {"set": {"vision_config.num_attention_heads": 2}, "remove": []},
+        # every size from AutoConfig's defaults (16 heads of 5: refused)
+        "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+    },
     "gemma4unified-vl": {
         # the patch size named outright (the pooling would give another)
         "model-patch-size": {"set": {"vision_config.model_patch_size": 6,

@@ -1756,6 +1756,76 @@ HAND_BUILT["deepseek4-vl"] = lambda out, seed: build_hand(out, seed, deepseek4v_
                                                           deepseek4v_config())
 
 
+# MiniMax-M3's projector (MiniMaxM3SparseForConditionalGeneration, minimax_m3_vl; HAND_BUILT in
+# the hub layout of MiniMaxAI/MiniMax-M3, which transformers renames on load): the ViT under
+# `vision_tower.vision_model.` (a Conv3d patch embedding without bias, `pre_layrnorm`, CLIP-style
+# blocks whose q/k rows the reference regroups per head: its head size must be 80, so the tower
+# is 80 wide with one head), `multi_modal_projector.linear_1` / `linear_2` (three blocks: they
+# map through the block table) and the 2x2 merge MLP `patch_merge_mlp.linear_1` / `linear_2`;
+# the spatial merge size under `img_token_compression_config`. The text config is the
+# minimax-m3 fixture's; no text tensors. Projector only.
+FIXTURES["minimax-m3-vl"] = ("MiniMaxM3SparseForConditionalGeneration", "minimax_m3_vl", None,
+                             PRE, None, [], False)
+MINIMAXM3V = dict(hidden=80, layers=3, heads=1, ffn=16, patch=2, temporal=2, proj=16, merge=2)
+
+
+def minimax_m3_vl_config() -> dict:
+    y = MINIMAXM3V
+    text = json.loads((TESTDATA / "hf" / "minimax-m3" / "config.json").read_text())
+    text.pop("architectures", None)
+    text["model_type"] = "minimax_m3_vl_text"
+    return {
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+        "model_type": "minimax_m3_vl",
+        "text_config": text,
+        "vision_config": {
+            "model_type": "minimax_m3_vl_vision", "hidden_size": y["hidden"],
+            "intermediate_size": y["ffn"], "num_hidden_layers": y["layers"],
+            "num_attention_heads": y["heads"], "image_size": 28, "patch_size": y["patch"],
+            "temporal_patch_size": y["temporal"], "layer_norm_eps": 1e-6,
+            "img_token_compression_config": {"spatial_merge_size": y["merge"]}},
+        "projector_hidden_size": y["proj"],
+        "image_token_index": 7, "video_token_index": 8,
+    }
+
+
+def minimax_m3_vl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    y = MINIMAXM3V
+    h, f, p, t = y["hidden"], y["ffn"], y["patch"], 16
+    v = "vision_tower.vision_model."
+    out = {
+        v + "embeddings.patch_embedding.weight": ((h, 3, y["temporal"], p, p), False),
+        v + "pre_layrnorm.weight": ((h,), True), v + "pre_layrnorm.bias": ((h,), False),
+        "multi_modal_projector.linear_1.weight": ((y["proj"], h), False),
+        "multi_modal_projector.linear_1.bias": ((y["proj"],), False),
+        "multi_modal_projector.linear_2.weight": ((t, y["proj"]), False),
+        "multi_modal_projector.linear_2.bias": ((t,), False),
+        "patch_merge_mlp.linear_1.weight": ((y["proj"], t * y["merge"] ** 2), False),
+        "patch_merge_mlp.linear_1.bias": ((y["proj"],), False),
+        "patch_merge_mlp.linear_2.weight": ((t, y["proj"]), False),
+        "patch_merge_mlp.linear_2.bias": ((t,), False),
+        # the text model's, dropped by the class
+        "language_model.model.norm.weight": ((t,), True),
+    }
+    for i in range(y["layers"]):
+        b = f"{v}encoder.layers.{i}."
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{n}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{n}.bias"] = ((h,), False)
+        for n in ("layer_norm1", "layer_norm2"):
+            out[b + f"{n}.weight"] = ((h,), True)
+            out[b + f"{n}.bias"] = ((h,), False)
+        out[b + "mlp.fc1.weight"] = ((f, h), False)
+        out[b + "mlp.fc1.bias"] = ((f,), False)
+        out[b + "mlp.fc2.weight"] = ((h, f), False)
+        out[b + "mlp.fc2.bias"] = ((h,), False)
+    return out
+
+
+HAND_BUILT["minimax-m3-vl"] = lambda out, seed: build_hand(out, seed, minimax_m3_vl_tensors(),
+                                                           minimax_m3_vl_config())
+
+
 def build(name: str, out: Path, seed: int) -> None:
     import numpy as np
     import torch

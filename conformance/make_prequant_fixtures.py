@@ -18,6 +18,12 @@ fixture's own `model.safetensors`, shared by reference (`shared-files.txt`), and
                  weights quantized as OpenAI's checkpoints are (per 32 values, exponent
                  `floor(log2(amax)) - 2`, codes the nearest E2M1 value).
 
+  kimik3-mxfp4   the `kimik3` model plus a fourth layer holding only routed experts as
+                 Moonshot ships Kimi-K3: compressed-tensors `mxfp4-pack-quantized`
+                 (`weight_packed` U8 [32, 16], `weight_scale` U8 [32, 1] per expert and
+                 projection), 32 wide; the f32 output is also requantized (Q4_K_M, Q2_K) as
+                 one-pass `--outtype` quantization does.
+
   llama-bpe-nvfp4  `llama-bpe` plus a third layer whose projections are ModelOpt NVFP4
                  (`hf_quant_config.json`): U8 weights (2 E2M1 codes a byte), E4M3
                  `weight_scale` per 16 inputs, F32 `weight_scale_2` / `input_scale`,
@@ -111,6 +117,34 @@ def gptoss_mxfp4():
             "quant_method": "mxfp4",
             "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
                                        "model.embed_tokens", "lm_head"],
+        }
+    return t, config
+
+
+def kimik3_mxfp4():
+    """A fourth Kimi-K3 layer of routed experts only, in compressed-tensors'
+    `mxfp4-pack-quantized` layout (the one Moonshot publishes), and the config changes."""
+    import torch
+    gen = torch.Generator().manual_seed(SEED)
+    n_expert, latent, n_ff, bid = 4, 32, 32, 3
+    p = f"language_model.model.layers.{bid}.block_sparse_moe.experts."
+    t = {}
+    for x in range(n_expert):
+        for w, (rows, cols) in (("w1", (n_ff, latent)), ("w2", (latent, n_ff)), ("w3", (n_ff, latent))):
+            blocks, scales = mxfp4_quantize(torch.randn(rows, cols, generator=gen) * 0.05)
+            t[p + f"{x}.{w}.weight_packed"] = blocks.reshape(rows, cols // 2).contiguous()
+            t[p + f"{x}.{w}.weight_scale"] = scales
+    mxfp4 = {"num_bits": 4, "type": "float", "group_size": 32, "strategy": "group",
+             "symmetric": True, "dynamic": False, "scale_dtype": "torch.uint8"}
+
+    def config(c):
+        c["text_config"]["num_hidden_layers"] = 4
+        c["quantization_config"] = {
+            "quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized",
+            "quantization_status": "compressed",
+            "config_groups": {"group_0": {"format": "mxfp4-pack-quantized", "weights": mxfp4,
+                                          "targets": ["re:.*block_sparse_moe.experts.*"]}},
+            "ignore": ["lm_head", "re:.*self_attn.*", "re:vision_tower.*", "re:mm_projector.*"],
         }
     return t, config
 
@@ -354,6 +388,7 @@ def qwen3moe_nvfp4():
 
 FIXTURES = {
     "gptoss-mxfp4": ("gptoss", gptoss_mxfp4),
+    "kimik3-mxfp4": ("kimik3", kimik3_mxfp4),
     "llama-bpe-nvfp4": ("llama-bpe", nvfp4),
     "llama-bpe-nvfp4-ct": ("llama-bpe", lambda: nvfp4("ct")),
     "llama-bpe-nvfp4-w4a16": ("llama-bpe", lambda: nvfp4("modelopt", "W4A16_NVFP4")),
@@ -363,6 +398,12 @@ FIXTURES = {
     "llama-bpe-w4a16": ("llama-bpe", lambda: pack_quantized(True)),
     "llama-bpe-w4a16-asym": ("llama-bpe", lambda: pack_quantized(False)),
 }
+
+
+# Fixtures whose first part is a copy of the source's weights, not a reference to them: the
+# source is stored cut (a hollow file spliced from another fixture), which a plain reference
+# would make share_tensors.py store whole; the copy is cut the same way.
+COPY_PART1 = {"kimik3-mxfp4"}
 
 
 def source_names(src: Path) -> list:
@@ -391,7 +432,11 @@ def write_fixture(name: str) -> Path:
     weight_map.update({n: PART2 for n in sorted(tensors)})
     index = {"metadata": {}, "weight_map": weight_map}
     (dst / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n")
-    lines = [f"{PART1} = ../{source}/model.safetensors"]
+    if name in COPY_PART1:
+        shutil.copyfile(src / "model.safetensors", dst / PART1)
+        lines = []
+    else:
+        lines = [f"{PART1} = ../{source}/model.safetensors"]
     shared = {}
     if (src / "shared-files.txt").is_file():
         for line in (src / "shared-files.txt").read_text().splitlines():
@@ -424,8 +469,9 @@ def convert(llama_cpp: Path, model: Path, outtype: str, out: Path) -> dict:
     return r
 
 
-def quantize(binary: Path, src: Path, ftype: str, out: Path) -> dict:
-    cmd = [str(binary)] + (["--allow-requantize"] if ftype == "Q8_0" else []) + [str(src), str(out), ftype, "2"]
+def quantize(binary: Path, src: Path, ftype: str, out: Path, requantize: bool = False) -> dict:
+    allow = requantize or ftype == "Q8_0"
+    cmd = [str(binary)] + (["--allow-requantize"] if allow else []) + [str(src), str(out), ftype, "2"]
     r = run(cmd, dict(os.environ, OMP_NUM_THREADS="2"))
     if r["ok"]:
         r["sha256"] = sha256(out)
@@ -479,7 +525,29 @@ def reshape_tensor(d: Path, name: str, shape):
     save_file(t, str(d / PART2), metadata={"format": "pt"})
 
 
+def rename_tensor(d: Path, name: str, new: str):
+    """A tensor of the second part stored (and indexed) under another name."""
+    from safetensors.torch import load_file, save_file
+    t = load_file(str(d / PART2))
+    t[new] = t.pop(name)
+    save_file(t, str(d / PART2), metadata={"format": "pt"})
+    idx = json.loads((d / "model.safetensors.index.json").read_text())
+    idx["weight_map"][new] = idx["weight_map"].pop(name)
+    (d / "model.safetensors.index.json").write_text(json.dumps(idx, indent=2) + "\n")
+
+
+K3_EXPERTS = "language_model.model.layers.3.block_sparse_moe."
+
 REFUSED = {
+    "kimik3-mxfp4": {
+        # KeyError: missing <scale> for <packed>.
+        "k3-no-scale": lambda d: drop_tensor(d, K3_EXPERTS + "experts.2.w2.weight_scale"),
+        # KeyError: layer 3 w1: 1 of 4 experts missing.
+        "k3-no-expert": lambda d: drop_tensor(d, K3_EXPERTS + "experts.3.w1.weight_packed"),
+        # NotImplementedError: an MXFP4 tensor outside the routed experts.
+        "k3-stray": lambda d: rename_tensor(d, K3_EXPERTS + "experts.1.w3.weight_packed",
+                                            K3_EXPERTS + "shared_experts.up_proj.weight_packed"),
+    },
     "gptoss-mxfp4": {"scales-shape": refuse_scales_shape, "blocks-dtype": refuse_blocks_dtype},
     "llama-bpe-gptq4": {
         "bits-3": lambda d: edit_config(d, lambda q: q.update(bits=3)),
@@ -494,7 +562,11 @@ REFUSED = {
         "no-weight-shape": lambda d: drop_tensor(d, "model.layers.2.mlp.up_proj.weight_shape"),
     },
 }
-QUANTS = {"gptoss-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"], "llama-bpe-nvfp4": ["Q4_K_M", "Q8_0"]}
+QUANTS = {"gptoss-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"], "llama-bpe-nvfp4": ["Q4_K_M", "Q8_0"],
+          "kimik3-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"]}
+# llama-quantize --allow-requantize on the f32 output: what one-pass `--outtype` quantization
+# writes (it always allows requantizing).
+REQUANTS = {"kimik3-mxfp4": ["Q4_K_M", "Q2_K"]}
 
 
 def main():
@@ -517,6 +589,13 @@ def main():
                 r = convert(args.llama_cpp, model, outtype, out)
                 cases[case] = {"fixture": name, "outtype": outtype, **r}
                 print(case, r.get("sha256") or r)
+                if outtype == "f32" and r["ok"]:
+                    for ftype in REQUANTS.get(name, []):
+                        qcase = f"{name}-f32-requant-{ftype}"
+                        q = quantize(args.llama_quantize, out, ftype, scratch / "q.gguf", True)
+                        cases[qcase] = {"fixture": name, "outtype": "f32", "quantize": ftype,
+                                        "requantize": True, **q}
+                        print(qcase, q.get("sha256") or q)
                 if outtype == "f16" and r["ok"]:
                     for ftype in QUANTS.get(name, []):
                         qcase = f"{name}-f16-quant-{ftype}"

@@ -167,6 +167,10 @@ pub struct Rules {
     /// The class's own `dequant_model`, which replaces the generic one (the NVFP4 repacking
     /// before it still applies): it folds the checkpoint's scales into their weights.
     pub dequant: Option<DequantFn>,
+    /// When set, [`Rules::dequant`] replaces the generic `dequant_model` only for the
+    /// checkpoints this accepts (a class that skips it for one published layout, as Kimi-K3
+    /// does for its MXFP4 experts); the others get the generic one.
+    pub dequant_when: Option<fn(&Hparams) -> bool>,
     /// The class's `generate_extra_tensors` over the model's tensors (after `dequant_model`):
     /// it takes the tensors it consumes out of the list (and may put new ones in it, which
     /// then go through the class's `modify_tensors`), and returns the tensors it writes itself
@@ -179,6 +183,9 @@ pub struct Rules {
     /// The `general.file_type` (and the default file name's type label) the class sets in
     /// `prepare_tensors` whatever the outtype, for a conversion that writes tensors.
     pub file_type: Option<u32>,
+    /// As [`Rules::file_type`], for a class that sets it only for some checkpoints: the file
+    /// type the config asks for, if any (Kimi-K3's MXFP4 experts).
+    pub file_type_of: Option<fn(&Hparams) -> Option<u32>>,
     /// The class's `tensor_force_quant` keeps a tensor F32 whatever the outtype when its
     /// GGUF name contains one of these (tiny projections the runtime reads in F32).
     pub f32_names: &'static [&'static str],
@@ -225,9 +232,11 @@ impl Rules {
         mxfp4: None,
         quantize_all_matrices: false,
         dequant: None,
+        dequant_when: None,
         generate: None,
         force_type: None,
         file_type: None,
+        file_type_of: None,
         f32_names: &[],
         f32_when: None,
         late: None,

@@ -596,6 +596,11 @@ fn file_type_and_label(
     if let Some(ft) = arch.rules.file_type.filter(|_| !vocab_only) {
         return Ok((ft, label(ft)));
     }
+    if let Some(ft) = arch.rules.file_type_of.and_then(|f| f(hp)) {
+        if !vocab_only {
+            return Ok((ft, label(ft)));
+        }
+    }
     Ok(match tensors::packed_file_type(hp, dir)? {
         Some(ft) if matches!(outtype, OutType::F32 | OutType::F16 | OutType::Bf16) => {
             (ft, label(ft))

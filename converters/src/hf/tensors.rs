@@ -303,7 +303,9 @@ pub fn dequantize(
     }
     // A class with its own dequant_model (DeepSeek V4's `.scale` pairs) replaces this one.
     if let Some(own) = arch.rules.dequant {
-        return own(hp, entries).map(|e| (e, nvfp4));
+        if arch.rules.dequant_when.is_none_or(|applies| applies(hp)) {
+            return own(hp, entries).map(|e| (e, nvfp4));
+        }
     }
     // gpt-oss skips dequant_model for its MXFP4 checkpoints (the experts are repacked).
     if info.mxfp4 && arch.rules.mxfp4.is_some() {

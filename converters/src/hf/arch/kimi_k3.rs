@@ -20,11 +20,19 @@
 //! - the situ activation and the residual block size, as hparams; sigmoid routing asserted;
 //! - `A = -exp(A_log)` computed in F32 on the first `num_attention_heads` rows.
 //!
+//! Moonshot publishes K3 with its routed experts in compressed-tensors' `mxfp4-pack-quantized`
+//! layout (`<expert>.weight_packed`, two E2M1 codes a byte, and `<expert>.weight_scale`, one
+//! E8M0 exponent per 32 values). For such a checkpoint `dequant_model` is skipped (after
+//! checking that no other tensor is packed), each block's experts are repacked losslessly into
+//! one GGML MXFP4 tensor per projection, written before all others, and `general.file_type` is
+//! MOSTLY_MXFP4_MOE whatever the outtype.
+//!
 //! The vocabulary is Kimi Linear's (GPT-2 BPE from tokenizer.json), then the config's
 //! `eos_token_id` (K3's turn terminator) replaces the tokenizer's, and a directory without a
 //! chat template gets the one the reference bundles (`kimi_k3_template.jinja`).
 
 use ggufkit::gguf::keys::{self, activation, attention, attn_res, kda, llm, mla, rope, ssm};
+use ggufkit::quantize::ftype::ft;
 use serde_json::Value as Json;
 
 use super::deepseek2::split_kv_b_with;
@@ -36,6 +44,7 @@ use crate::hf::expr::Expr;
 use crate::hf::family::Entry;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
+use crate::hf::safetensors::StTensor;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -94,6 +103,10 @@ pub const KIMI_K3: Arch = Arch {
         experts: &[K3_EXPERTS],
         hook: Some(hook),
         mtp: Some(fuse_residual_scores),
+        dequant: Some(dequant),
+        dequant_when: Some(is_mxfp4_packed),
+        generate: Some(generate),
+        file_type_of: Some(file_type_of),
         ..Rules::NONE
     },
     params,
@@ -474,6 +487,170 @@ fn moe_params(p: &mut Params) -> Result<(), ConvertError> {
     Ok(())
 }
 
+/// The compressed-tensors format of Moonshot's MXFP4 experts.
+const MXFP4_FORMAT: &str = "mxfp4-pack-quantized";
+
+/// `_is_mxfp4_packed`: `quantization_config` names compressed-tensors in the MXFP4 format.
+fn is_mxfp4_packed(hp: &Hparams) -> bool {
+    let Some(Json::Object(qc)) = hp.get("quantization_config") else {
+        return false;
+    };
+    let field = |k: &str| qc.get(k).and_then(Json::as_str);
+    field("quant_method") == Some("compressed-tensors") && field("format") == Some(MXFP4_FORMAT)
+}
+
+/// MOSTLY_MXFP4_MOE for the MXFP4 layout (`prepare_tensors` sets it whatever the outtype).
+fn file_type_of(hp: &Hparams) -> Option<u32> {
+    is_mxfp4_packed(hp).then_some(ft::MXFP4_MOE)
+}
+
+/// The projection of an MXFP4 expert weight name: (block, expert, `w1` / `w2` / `w3`), for
+/// `[language_model.]model.layers.{bid}.block_sparse_moe.experts.{xid}.{w}.weight_packed`.
+fn packed_expert(name: &str) -> Option<(u64, u64, &str)> {
+    let rest = name.strip_prefix("language_model.").unwrap_or(name);
+    let rest = rest.strip_prefix("model.layers.")?;
+    let (bid, rest) = rest.split_once('.')?;
+    let rest = rest.strip_prefix("block_sparse_moe.experts.")?;
+    let (xid, rest) = rest.split_once('.')?;
+    let w = rest.strip_suffix(".weight_packed")?;
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
+    matches!(w, "w1" | "w2" | "w3").then_some((number(bid)?, number(xid)?, w))
+}
+
+/// `KimiK3Model.dequant_model` for the MXFP4 layout (the others get the generic one): nothing
+/// is dequantized, so no packed tensor may lie outside the routed experts.
+fn dequant(_: &Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
+    let stray: Vec<&str> = entries
+        .iter()
+        .map(|e| e.name.as_str())
+        .filter(|n| n.ends_with(".weight_packed") && packed_expert(n).is_none())
+        .collect();
+    if let Some(first) = stray.first() {
+        return Err(ConvertError::Tensor {
+            name: first.to_string(),
+            problem: format!(
+                "{} MXFP4 tensor(s) outside the routed experts; only the routed experts have \
+                 a repack path",
+                stray.len()
+            ),
+        });
+    }
+    Ok(entries)
+}
+
+/// `KimiK3Model.generate_extra_tensors` for the MXFP4 layout: per block (ascending) and
+/// projection (`w1` gate, `w2` down, `w3` up), the `num_experts` experts' packed weights and
+/// scales repacked into one `[n_expert, rows, cols]` MXFP4 tensor, written first. Every
+/// expert of a group must be there with its scale, and no other.
+fn generate(hp: &Hparams, entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, ConvertError> {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    if !is_mxfp4_packed(hp) {
+        return Ok(Vec::new());
+    }
+    let n_experts = hp.req_u64(&["num_experts"])?;
+    let names: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    // (block, projection) -> expert -> (packed name, scale name); a later spelling of one
+    // expert (`07` and `7`) replaces the earlier, as the reference's dict does.
+    let mut groups: BTreeMap<(u64, String), BTreeMap<u64, (String, String)>> = BTreeMap::new();
+    for e in entries.iter() {
+        let Some((bid, xid, w)) = packed_expert(&e.name) else {
+            continue;
+        };
+        let stem = e.name.strip_suffix("_packed").unwrap_or(&e.name);
+        let scale = format!("{stem}_scale");
+        if !names.contains(scale.as_str()) {
+            return Err(ConvertError::Tensor {
+                problem: format!("missing {scale} for it"),
+                name: e.name.clone(),
+            });
+        }
+        groups
+            .entry((bid, w.to_string()))
+            .or_default()
+            .insert(xid, (e.name.clone(), scale));
+    }
+    let mut wanted: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for ((bid, w), experts) in groups {
+        let missing: Vec<u64> = (0..n_experts)
+            .filter(|x| !experts.contains_key(x))
+            .collect();
+        if let Some(&first) = missing.first() {
+            return Err(ConvertError::Tensor {
+                name: format!(
+                    "model.layers.{bid}.block_sparse_moe.experts.{first}.{w}.weight_packed"
+                ),
+                problem: format!(
+                    "layer {bid} {w}: {} of {n_experts} experts missing, first is {first}",
+                    missing.len()
+                ),
+            });
+        }
+        if experts.len() as u64 != n_experts {
+            let last = experts.values().next_back().map(|(p, _)| p.clone());
+            return Err(ConvertError::Tensor {
+                name: last.unwrap_or_default(),
+                problem: format!(
+                    "layer {bid} {w}: {} experts, expected {n_experts}",
+                    experts.len()
+                ),
+            });
+        }
+        let tensor = match w.as_str() {
+            "w1" => Tensor::FfnGateExp,
+            "w2" => Tensor::FfnDownExp,
+            _ => Tensor::FfnUpExp,
+        };
+        let name = format!(
+            "{}.weight",
+            tensor.gguf().replace("{bid}", &bid.to_string())
+        );
+        wanted.push((name, experts.into_values().collect()));
+    }
+    // Take the consumed tensors out of the list in one pass.
+    let consumed: HashSet<String> = wanted
+        .iter()
+        .flat_map(|(_, parts)| parts.iter().flat_map(|(p, s)| [p.clone(), s.clone()]))
+        .collect();
+    let mut taken: HashMap<String, StTensor> = HashMap::new();
+    let mut kept = Vec::with_capacity(entries.len());
+    for e in entries.drain(..) {
+        if !consumed.contains(&e.name) {
+            kept.push(e);
+            continue;
+        }
+        let t = e
+            .expr
+            .as_read()
+            .cloned()
+            .ok_or_else(|| ConvertError::Tensor {
+                name: e.name.clone(),
+                problem: "expected a stored tensor, found a transformed one".into(),
+            })?;
+        taken.insert(e.name, t);
+    }
+    *entries = kept;
+    let mut out = Vec::with_capacity(wanted.len());
+    for (name, parts) in wanted {
+        let mut pairs = Vec::with_capacity(parts.len());
+        for (packed, scale) in parts {
+            let mut take = |n: &str| {
+                taken.remove(n).ok_or_else(|| ConvertError::Tensor {
+                    name: n.to_string(),
+                    problem: "missing".into(),
+                })
+            };
+            pairs.push((take(&packed)?, take(&scale)?));
+        }
+        let expr = crate::hf::prequant::mxfp4_experts(&name, pairs)?;
+        out.push((name, expr));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,5 +672,24 @@ mod tests {
         assert_eq!(res_part("model.layers.3.mlp.down_proj.weight"), None);
         assert_eq!(bid_of("model.layers.12.mlp_res_norm.weight"), Some(12));
         assert_eq!(bid_of("model.output_attn_res_norm.weight"), None);
+    }
+
+    #[test]
+    fn mxfp4_expert_names_are_parsed_as_the_reference_matches_them() {
+        let n = "language_model.model.layers.3.block_sparse_moe.experts.12.w2.weight_packed";
+        assert_eq!(packed_expert(n), Some((3, 12, "w2")));
+        assert_eq!(
+            packed_expert("model.layers.0.block_sparse_moe.experts.0.w1.weight_packed"),
+            Some((0, 0, "w1"))
+        );
+        for other in [
+            "model.layers.3.block_sparse_moe.experts.1.w4.weight_packed",
+            "model.layers.3.block_sparse_moe.shared_experts.up_proj.weight_packed",
+            "model.layers.x.block_sparse_moe.experts.1.w1.weight_packed",
+            "model.layers.3.block_sparse_moe.experts.1.w1.weight_scale",
+            "vision.model.layers.3.block_sparse_moe.experts.1.w1.weight_packed",
+        ] {
+            assert_eq!(packed_expert(other), None, "{other}");
+        }
     }
 }

@@ -52,6 +52,7 @@ mod ling3vl;
 mod llama4;
 mod meralion;
 mod minicpmv46;
+mod minimax_m3;
 pub mod names;
 mod paddleocr;
 mod pixtral;
@@ -187,6 +188,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek4v::DEEPSEEK4V,
     &cogvlm::COGVLM,
     &janus::JANUS,
+    &minimax_m3::MINIMAX_M3,
     &minicpmv46::MINICPMV46,
     &ling3vl::LING3VL,
     &exaone4_5::EXAONE4_5,

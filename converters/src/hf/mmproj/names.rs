@@ -31,7 +31,7 @@ tensor_table! {
     static TABLE: [VRow];
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
-        "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr"],
+        "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr", "minimax_m3"],
         "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
         "merger.mlp.{bid}": ["youtuvl"],
@@ -45,6 +45,14 @@ tensor_table! {
         "visual.merger.proj": ["glm4v", "glm5v"],
         "vit.perceive.mlp": ["hunyuanvl"],
         "model.vision.linear_proj.linear_proj": ["cogvlm"],
+    }
+    /// `mm.merger.fc1`: MiniMax-M3's patch-merge MLP, first layer.
+    MmMergerFc1 = "mm.merger.fc1" {
+        "patch_merge_mlp.linear_1": ["minimax_m3"],
+    }
+    /// `mm.merger.fc2`: MiniMax-M3's patch-merge MLP, second layer.
+    MmMergerFc2 = "mm.merger.fc2" {
+        "patch_merge_mlp.linear_2": ["minimax_m3"],
     }
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
@@ -101,7 +109,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
@@ -116,7 +124,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
@@ -131,7 +139,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
@@ -160,7 +168,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -177,7 +185,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -196,7 +204,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -213,7 +221,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
@@ -239,7 +247,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
@@ -270,6 +278,7 @@ tensor_table! {
     PreNorm = "v.pre_ln" {
         "vision_tower.ln_pre": ["pixtral", "lightonocr"],
         "vision_model.layernorm_pre": ["llama4"],
+        "vision_tower.vision_model.pre_layrnorm": ["minimax_m3"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {

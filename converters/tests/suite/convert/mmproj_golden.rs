@@ -181,6 +181,7 @@ fixtures! {
     deepseek4_vl => "deepseek4-vl",
     cogvlm => "cogvlm",
     janus => "janus",
+    minimax_m3_vl => "minimax-m3-vl",
     minicpmv46 => "minicpmv46",
     ling3vl => "ling3vl",
     exaone45_vl => "exaone45-vl",

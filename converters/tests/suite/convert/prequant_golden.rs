@@ -25,6 +25,7 @@ use serde_json::Value as Json;
 /// Every fixture `make_prequant_fixtures.py` makes (each must have cases).
 const FIXTURES: &[&str] = &[
     "gptoss-mxfp4",
+    "kimik3-mxfp4",
     "llama-bpe-nvfp4",
     "llama-bpe-nvfp4-ct",
     "llama-bpe-nvfp4-w4a16",
@@ -138,6 +139,27 @@ fn drop_tensor(dir: &Path, name: &str) {
     std::fs::write(&path, serde_json::to_vec_pretty(&idx).unwrap()).unwrap();
 }
 
+/// The MoE block of kimik3-mxfp4's MXFP4 layer.
+const K3_EXPERTS: &str = "language_model.model.layers.3.block_sparse_moe.";
+
+/// Renames a tensor of the second part (and its index entry).
+fn rename_tensor(dir: &Path, name: &str, new: &str) {
+    let part = dir.join("model-00002-of-00002.safetensors");
+    let mut t = read_st(&part);
+    let i = t
+        .iter()
+        .position(|x| x.0 == name)
+        .unwrap_or_else(|| panic!("no {name}"));
+    t[i].0 = new.to_string();
+    write_st(&part, &t);
+    let path = dir.join("model.safetensors.index.json");
+    let mut idx = read_json(&path);
+    let map = idx["weight_map"].as_object_mut().unwrap();
+    let file = map.remove(name).unwrap();
+    map.insert(new.to_string(), file);
+    std::fs::write(&path, serde_json::to_vec_pretty(&idx).unwrap()).unwrap();
+}
+
 /// The modifications of the refused cases (as `make_prequant_fixtures.py` makes them).
 fn modify(dir: &Path, what: &str) {
     match what {
@@ -149,6 +171,19 @@ fn modify(dir: &Path, what: &str) {
             })
         }
         "no-weight-shape" => return drop_tensor(dir, "model.layers.2.mlp.up_proj.weight_shape"),
+        "k3-no-scale" => {
+            return drop_tensor(dir, &format!("{K3_EXPERTS}experts.2.w2.weight_scale"))
+        }
+        "k3-no-expert" => {
+            return drop_tensor(dir, &format!("{K3_EXPERTS}experts.3.w1.weight_packed"))
+        }
+        "k3-stray" => {
+            return rename_tensor(
+                dir,
+                &format!("{K3_EXPERTS}experts.1.w3.weight_packed"),
+                &format!("{K3_EXPERTS}shared_experts.up_proj.weight_packed"),
+            )
+        }
         _ => {}
     }
     if what == "nvfp4-scales-shape" {
@@ -195,14 +230,23 @@ fn refused_tensor(what: &str) -> &'static str {
         "strategy-channel" => "strategy",
         "no-weight-shape" => "up_proj.weight_shape",
         "nvfp4-scales-shape" => "up_proj.weight_scale",
+        "k3-no-scale" => "experts.2.w2.weight_scale",
+        "k3-no-expert" => "experts.3.w1.weight_packed",
+        "k3-stray" => "shared_experts.up_proj.weight_packed",
         other => panic!("unknown modification {other}"),
     }
 }
 
 fn quantize(model: &Model, ftype: &str) -> Result<Model, String> {
+    quantize_with(model, ftype, false)
+}
+
+/// [`quantize`], with `--allow-requantize` for every type when `requantize` (as one-pass
+/// `--outtype` quantization plans).
+fn quantize_with(model: &Model, ftype: &str, requantize: bool) -> Result<Model, String> {
     let mut qo = QuantizeOptions::new(FileType::parse(ftype).unwrap());
     // As the generator runs llama-quantize: Q8_0 with --allow-requantize.
-    qo.allow_requantize = ftype == "Q8_0";
+    qo.allow_requantize = requantize || ftype == "Q8_0";
     plan(model, &qo).map(|p| p.model).map_err(|e| e.to_string())
 }
 
@@ -234,7 +278,7 @@ fn prequantized_checkpoints_equal_the_reference() {
         let result = read_hf_dir(&dir, &fixture_options(fx, outtype));
         let quant = case.get("quantize").and_then(|q| q.as_str());
         let result = match (result, quant) {
-            (Ok(conv), Some(q)) => quantize(&conv.model, q),
+            (Ok(conv), Some(q)) => quantize_with(&conv.model, q, case["requantize"] == true),
             (Ok(conv), None) => Ok(conv.model),
             (Err(e), _) => Err(e.to_string()),
         };

@@ -430,6 +430,7 @@ recipes! {
     bailingmoe3_vl_s2 => "bailingmoe3-vl-s2",
     ling3vl_s2 => "ling3vl-s2",
     exaone45_vl_s2 => "exaone45-vl-s2",
+    minimax_m3_vl_s2 => "minimax-m3-vl-s2",
     lfm25audio_s2 => "lfm25audio-s2",
     lfm2_colbert_s2 => "lfm2-colbert-s2",
     lfm2_bidir_s2 => "lfm2-bidir-s2",
