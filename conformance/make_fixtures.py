@@ -4066,7 +4066,7 @@ VARIANT_FIXTURES = [
     "qwen4exp",
     "lfm2-colbert", "lfm2-bidir",
     "plamo2", "plamo3", "chameleon", "rugpt3xl",
-    "nemotronhpuzzle",
+    "nemotronhpuzzle", "graniteswitch",
 ]
 
 
@@ -4627,6 +4627,26 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-d-head-mismatch"] = {"d_head": 48}
         v["fam-rotary-dims"] = {"attn_rotary_emb": 4}
         v["fam-no-mtp"] = {"num_nextn_predict_layers": 0, "mtp_block_configs": None}
+    if fx == "graniteswitch":
+        # conversion/granite.py (GraniteSwitchModel): the block count one below the config's
+        # (whichever spelling), the head size's three sources, the dense expert_used_count
+        # pin, the required adapter keys and the router gain's default, Granite's multipliers.
+        v["fam-layers-spelling"] = {"num_hidden_layers": None, "n_layers": 3}
+        v["fam-head-dim-explicit"] = {"head_dim": 4}
+        v["fam-projection-head-dim"] = {"projection_head_dim": 4, "head_dim": 2}
+        v["fam-projection-head-dim-wrong"] = {"projection_head_dim": 2}
+        v["fam-local-experts-absent"] = {"num_local_experts": None}
+        v["fam-local-experts-set"] = {"num_local_experts": 4}
+        v["fam-experts-used-absent"] = {"num_experts_per_tok": None}
+        v["fam-gain-absent"] = {"control_token_gain": None}
+        v["fam-gain-int"] = {"control_token_gain": 20}
+        v["fam-adapters-absent"] = {"num_adapters": None}
+        v["fam-rank-absent"] = {"max_lora_rank": None}
+        v["fam-activate-absent"] = {"adapter_token_ids": None}
+        v["fam-substitute-absent"] = {"adapter_substitute_token_ids": None}
+        v["fam-shared-size-absent"] = {"shared_intermediate_size": None}
+        v["fam-multipliers-absent"] = {"embedding_multiplier": None, "attention_multiplier": None,
+                                       "residual_multiplier": None, "logits_scaling": None}
     if fx == "plamo3":
         # conversion/plamo.py (Plamo3Model): the window's two spellings and its pattern (a
         # count or flags, required with a window), YaRN from rope_scaling_factor unless a rope
@@ -5215,6 +5235,58 @@ def _nemotron_h_puzzle_tensors(kw: dict) -> dict:
 RAW_MODELS["nemotronhpuzzle"] = (_nemotron_h_puzzle_tensors, {"model_type": "nemotron_h_puzzle"})
 BORROWED["nemotronhpuzzle"] = {"model.embeddings.weight": ("nemotronh", "backbone.embeddings.weight")}
 
+
+
+# Granite Switch (GraniteSwitchForCausalLM, remote code: config.json read as written): a dense
+# all-attention Granite whose fused qkv, o_proj and shared-MLP projections each carry
+# `num_adapters` stacked LoRA adapters (`base_layer.weight`, `lora_A[_slices.N]` of shape
+# [adapters, 1, rank, in], `lora_B[_slices.N]` of shape [adapters, 1, out, rank]), the
+# weightless switch module (`model.switch.*`, dropped) and a block count one below
+# num_hidden_layers. The SentencePiece fixture's vocabulary.
+FIXTURES["graniteswitch"] = (
+    "GraniteSwitchForCausalLM", "granite_switch",
+    dict(hidden_size=16, intermediate_size=24, shared_intermediate_size=24,
+         num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+         max_position_embeddings=4096, vocab_size=SPM_VOCAB, rms_norm_eps=1e-5,
+         rope_theta=10000.0, num_local_experts=0, num_experts_per_tok=2,
+         embedding_multiplier=12.0, attention_multiplier=0.25, residual_multiplier=0.5,
+         logits_scaling=4.0, num_adapters=3, max_lora_rank=4,
+         adapter_token_ids=[990, 991, 992], adapter_substitute_token_ids=[5, 6, 7],
+         control_token_gain=12.5, bos_token_id=1, eos_token_id=2),
+    "spm", True)
+
+
+def _granite_switch_tensors(kw: dict) -> dict:
+    """GraniteSwitchForCausalLM's tensor names and shapes."""
+    e, v, ff = kw["hidden_size"], kw["vocab_size"], kw["shared_intermediate_size"]
+    nh, nkv = kw["num_attention_heads"], kw["num_key_value_heads"]
+    na, r = kw["num_adapters"], kw["max_lora_rank"]
+    hd = e // nh
+    q, kv = nh * hd, nkv * hd
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "model.switch.router.weight": (na, e)}
+    for b in range(kw["num_hidden_layers"] - 1):
+        p = f"model.layers.{b}."
+        a, m = p + "self_attn.", p + "shared_mlp."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    a + "qkv_proj.base_layer.weight": (q + 2 * kv, e),
+                    a + "o_proj.base_layer.weight": (e, q),
+                    a + "o_proj.lora_A": (na, 1, r, q), a + "o_proj.lora_B": (na, 1, e, r),
+                    m + "input_linear.base_layer.weight": (2 * ff, e),
+                    m + "output_linear.base_layer.weight": (e, ff),
+                    m + "output_linear.lora_A": (na, 1, r, ff),
+                    m + "output_linear.lora_B": (na, 1, e, r)})
+        for i, rows in enumerate((q, kv, kv)):
+            out[a + f"qkv_proj.lora_A_slices.{i}"] = (na, 1, r, e)
+            out[a + f"qkv_proj.lora_B_slices.{i}"] = (na, 1, rows, r)
+        for i in range(2):
+            out[m + f"input_linear.lora_A_slices.{i}"] = (na, 1, r, e)
+            out[m + f"input_linear.lora_B_slices.{i}"] = (na, 1, ff, r)
+    return out
+
+
+RAW_MODELS["graniteswitch"] = (_granite_switch_tensors, {"model_type": "granite_switch"})
+RAW_FIRST["graniteswitch"] = ["model.embed_tokens.weight"]
 
 
 def main() -> int:

@@ -32,6 +32,7 @@ mod gptneox;
 mod granite;
 mod granite_hybrid;
 mod granite_swa;
+mod granite_switch;
 mod internlm3;
 mod jamba;
 mod lfm2;
@@ -236,6 +237,7 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE_MOE,
     &nemotron_h::NEMOTRON_H,
     &nemotron_h_puzzle::NEMOTRON_H_PUZZLE,
+    &granite_switch::GRANITE_SWITCH,
     // Encoder-decoder.
     &t5::T5,
     &t5::T5ENCODER,

@@ -231,6 +231,7 @@ fixtures! {
     wavtokenizer => "wavtokenizer",
     step35 => "step35",
     nemotronhpuzzle => "nemotronhpuzzle",
+    graniteswitch => "graniteswitch",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

@@ -330,4 +330,5 @@ fixtures! {
     step35 => "step35",
     dots3 => "dots3",
     nemotronhpuzzle => "nemotronhpuzzle",
+    graniteswitch => "graniteswitch",
 }

@@ -436,4 +436,5 @@ recipes! {
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
     nemotronhpuzzle_s2 => "nemotronhpuzzle-s2",
+    graniteswitch_s2 => "graniteswitch-s2",
 }
