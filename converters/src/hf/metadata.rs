@@ -949,8 +949,37 @@ mod tests {
             shared: 355_968,
             expert: 196_608,
             n_expert: 4,
+            lora: false,
         };
         assert_eq!(size_label(&c), "4x553K");
+    }
+
+    #[test]
+    fn lora_pairs_are_counted_like_gguf_py() {
+        let (w, a, b): (&[u64], &[u64], &[u64]) = (&[8, 16], &[4, 2, 16], &[4, 8, 2]);
+        // Each B counted with its A's last dimension; any pair negates the total.
+        let c = count_params(
+            [
+                ("blk.0.w.weight", w),
+                ("blk.0.x.lora_a", a),
+                ("blk.0.x.lora_b", b),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(
+            (c.total, c.lora, c.signed_total()),
+            (128 + 4 * 8 * 16, true, -640)
+        );
+        // A B after another tensor's A: nothing is counted.
+        let c = count_params(
+            [
+                ("blk.0.x.lora_a", a),
+                ("blk.0.y.lora_a", a),
+                ("blk.0.x.lora_b", b),
+            ]
+            .into_iter(),
+        );
+        assert_eq!((c.total, c.lora, c.signed_total()), (0, false, 0));
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //!   dimension and gets a zero adapter in front (slot 0), as `<tensor>.lora_a` /
 //!   `<tensor>.lora_b`; the q and k `B` stacks are permuted per adapter like their base rows;
 //! - the norms, `embed_tokens` and `norm` by their usual names; `lm_head` is dropped (tied).
+//!
 //! Any other tensor is refused, as the reference raises.
 //!
 //! Hparams: Granite-MoE's, `expert_used_count` 0 when the config has no
