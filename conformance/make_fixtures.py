@@ -4066,6 +4066,7 @@ VARIANT_FIXTURES = [
     "qwen4exp",
     "lfm2-colbert", "lfm2-bidir",
     "plamo2", "plamo3", "chameleon", "rugpt3xl",
+    "nemotronhpuzzle", "graniteswitch",
 ]
 
 
@@ -4591,6 +4592,61 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                                         "rope_type": "default"}}
         v["fam-vocab-absent"] = {"vocab_size": None}
         v["fam-vocab-short"] = {"vocab_size": 200}
+    if fx == "nemotronhpuzzle":
+        # conversion/nemotron.py (NemotronHPuzzleModel): block_configs is the block count and
+        # pattern (a truthy hybrid_override_pattern still wins, with the length assert), the
+        # per-block sizes (absent or falsy: 0), the top-level MoE keys the generic hparams
+        # write first, the required router keys and latent size, Granite 4's spellings and
+        # asserts (mamba_-prefixed keys, hidden_act, d_head).
+        blocks = c["block_configs"]
+        v["fam-layers-stale"] = {"num_hidden_layers": 88}
+        v["fam-layers-absent"] = {"num_hidden_layers": None}
+        v["fam-override-pattern"] = {"hybrid_override_pattern": "M**E-"}
+        v["fam-override-pattern-empty"] = {"hybrid_override_pattern": ""}
+        v["fam-override-pattern-short"] = {"hybrid_override_pattern": "M*E"}
+        v["fam-block-configs-absent"] = {"block_configs": None}
+        v["fam-block-type-absent"] = {"block_configs": [{}, *blocks[1:]]}
+        v["fam-block-sizes-absent"] = {"block_configs": [
+            {"block_type": b["block_type"]} for b in blocks]}
+        v["fam-block-sizes-zero"] = {"block_configs": [
+            {**b, "moe_intermediate_size": 0} if b["block_type"] == "moe" else b
+            for b in blocks]}
+        v["fam-full-attention-name"] = {"block_configs": [
+            {**b, "block_type": "full_attention"} if b["block_type"] == "attention" else b
+            for b in blocks]}
+        v["fam-top-level-moe"] = {"num_experts_per_tok": 3, "moe_intermediate_size": 40}
+        v["fam-router-keys"] = {"norm_topk_prob": False, "routed_scaling_factor": 1.0,
+                                "n_group": 2, "n_shared_experts": 2}
+        v["fam-latent-absent"] = {"moe_latent_size": None}
+        v["fam-router-scale-absent"] = {"routed_scaling_factor": None}
+        v["fam-mamba-prefixed"] = {"n_groups": None, "mamba_n_groups": c["n_groups"],
+                                   "conv_kernel": None, "mamba_d_conv": c["conv_kernel"]}
+        v["fam-attention-head-dim"] = {"head_dim": None, "attention_head_dim": c["head_dim"]}
+        v["fam-hidden-act"] = {"hidden_act": "relu2"}
+        v["fam-hidden-act-silu"] = {"hidden_act": "silu"}
+        v["fam-d-head-mismatch"] = {"d_head": 48}
+        v["fam-rotary-dims"] = {"attn_rotary_emb": 4}
+        v["fam-no-mtp"] = {"num_nextn_predict_layers": 0, "mtp_block_configs": None}
+    if fx == "graniteswitch":
+        # conversion/granite.py (GraniteSwitchModel): the block count one below the config's
+        # (whichever spelling), the head size's three sources, the dense expert_used_count
+        # pin, the required adapter keys and the router gain's default, Granite's multipliers.
+        v["fam-layers-spelling"] = {"num_hidden_layers": None, "n_layers": 3}
+        v["fam-head-dim-explicit"] = {"head_dim": 4}
+        v["fam-projection-head-dim"] = {"projection_head_dim": 4, "head_dim": 2}
+        v["fam-projection-head-dim-wrong"] = {"projection_head_dim": 2}
+        v["fam-local-experts-absent"] = {"num_local_experts": None}
+        v["fam-local-experts-set"] = {"num_local_experts": 4}
+        v["fam-experts-used-absent"] = {"num_experts_per_tok": None}
+        v["fam-gain-absent"] = {"control_token_gain": None}
+        v["fam-gain-int"] = {"control_token_gain": 20}
+        v["fam-adapters-absent"] = {"num_adapters": None}
+        v["fam-rank-absent"] = {"max_lora_rank": None}
+        v["fam-activate-absent"] = {"adapter_token_ids": None}
+        v["fam-substitute-absent"] = {"adapter_substitute_token_ids": None}
+        v["fam-shared-size-absent"] = {"shared_intermediate_size": None}
+        v["fam-multipliers-absent"] = {"embedding_multiplier": None, "attention_multiplier": None,
+                                       "residual_multiplier": None, "logits_scaling": None}
     if fx == "plamo3":
         # conversion/plamo.py (Plamo3Model): the window's two spellings and its pattern (a
         # count or flags, required with a window), YaRN from rope_scaling_factor unless a rope
@@ -5105,6 +5161,132 @@ def _kimi_k3_tensors(kw: dict) -> dict:
 
 RAW_MODELS["kimik3"] = (_kimi_k3_tensors, {"model_type": "kimi_k3"})
 RAW_FIRST["kimik3"] = ["language_model.model.embed_tokens.weight"]
+
+
+
+# Nemotron-H Puzzle (NemotronHPuzzleForCausalLM, remote code: config.json read as written,
+# model_type nemotron_h_puzzle) in the published layout: the trunk under `model.` (not
+# `backbone.`), the router bias spelled `e_score_correction_bias`, a per-block MoE shape in
+# `block_configs` (block_type, moe_intermediate_size, num_experts_per_tok), which is also the
+# block pattern, a latent MoE (fc1/fc2_latent_proj), and the MTP head (`mtp.*`, dropped by the
+# converter). Nemotron-H's sizes; the 49152-row embedding is the nemotronh fixture's (BORROWED).
+NEMOTRON_H_PUZZLE_BLOCKS = [
+    {"block_type": "mamba"},
+    {"block_type": "moe", "moe_intermediate_size": 24, "num_experts_per_tok": 2},
+    {"block_type": "attention"},
+    {"block_type": "moe", "moe_intermediate_size": 16, "num_experts_per_tok": 1},
+    {"block_type": "mlp"},
+]
+FIXTURES["nemotronhpuzzle"] = (
+    "NemotronHPuzzleForCausalLM", "nemotron_h_puzzle",
+    dict(NEMOTRON_H, vocab_size=BPE_VOCAB, num_hidden_layers=len(NEMOTRON_H_PUZZLE_BLOCKS),
+         block_configs=NEMOTRON_H_PUZZLE_BLOCKS, n_routed_experts=4, n_shared_experts=1,
+         moe_shared_expert_intermediate_size=16, moe_latent_size=8, norm_topk_prob=True,
+         routed_scaling_factor=2.5, n_group=1, topk_group=1, layer_norm_epsilon=1e-5,
+         mamba_hidden_act="silu", mlp_hidden_act="relu2", num_nextn_predict_layers=1,
+         mtp_block_configs=[{"block_type": "attention"},
+                            {"block_type": "moe", "moe_intermediate_size": 24,
+                             "num_experts_per_tok": 2}],
+         bos_token_id=1, eos_token_id=2),
+    "smollm", True)
+
+
+def _nemotron_h_puzzle_tensors(kw: dict) -> dict:
+    """NemotronHPuzzleForCausalLM's published tensor names and shapes."""
+    e, v, hd = kw["hidden_size"], kw["vocab_size"], kw["head_dim"]
+    nh, nkv, ff = kw["num_attention_heads"], kw["num_key_value_heads"], kw["intermediate_size"]
+    mh, md, ng, st, k = (kw["mamba_num_heads"], kw["mamba_head_dim"], kw["n_groups"],
+                         kw["ssm_state_size"], kw["conv_kernel"])
+    x, sh, lat = kw["n_routed_experts"], kw["moe_shared_expert_intermediate_size"], \
+        kw["moe_latent_size"]
+    di = mh * md
+    conv = di + 2 * ng * st
+    out = {"model.embeddings.weight": (v, e), "model.norm_f.weight": (e,),
+           "mtp.layers.0.enorm.weight": (e,), "mtp.layers.0.eh_proj.weight": (e, 2 * e),
+           "mtp.layers.1.final_layernorm.weight": (e,)}
+    for b, bc in enumerate(kw["block_configs"]):
+        p = f"model.layers.{b}."
+        m = p + "mixer."
+        out[p + "norm.weight"] = (e,)
+        t = bc["block_type"]
+        if t == "mamba":
+            out.update({m + "in_proj.weight": (2 * di + 2 * ng * st + mh, e),
+                        m + "conv1d.weight": (conv, 1, k), m + "conv1d.bias": (conv,),
+                        m + "dt_bias": (mh,), m + "A_log": (mh,), m + "D": (mh,),
+                        m + "norm.weight": (di,), m + "out_proj.weight": (e, di)})
+        elif t == "attention":
+            out.update({m + "q_proj.weight": (nh * hd, e), m + "k_proj.weight": (nkv * hd, e),
+                        m + "v_proj.weight": (nkv * hd, e), m + "o_proj.weight": (e, nh * hd)})
+        elif t == "mlp":
+            out.update({m + "up_proj.weight": (ff, e), m + "down_proj.weight": (e, ff)})
+        else:
+            mf = bc["moe_intermediate_size"]
+            out.update({m + "gate.weight": (x, e), m + "gate.e_score_correction_bias": (x,),
+                        m + "shared_experts.up_proj.weight": (sh, e),
+                        m + "shared_experts.down_proj.weight": (e, sh),
+                        m + "fc1_latent_proj.weight": (lat, e),
+                        m + "fc2_latent_proj.weight": (e, lat)})
+            for j in range(x):
+                out.update({m + f"experts.{j}.up_proj.weight": (mf, lat),
+                            m + f"experts.{j}.down_proj.weight": (lat, mf)})
+    return out
+
+
+RAW_MODELS["nemotronhpuzzle"] = (_nemotron_h_puzzle_tensors, {"model_type": "nemotron_h_puzzle"})
+BORROWED["nemotronhpuzzle"] = {"model.embeddings.weight": ("nemotronh", "backbone.embeddings.weight")}
+
+
+
+# Granite Switch (GraniteSwitchForCausalLM, remote code: config.json read as written): a dense
+# all-attention Granite whose fused qkv, o_proj and shared-MLP projections each carry
+# `num_adapters` stacked LoRA adapters (`base_layer.weight`, `lora_A[_slices.N]` of shape
+# [adapters, 1, rank, in], `lora_B[_slices.N]` of shape [adapters, 1, out, rank]), the
+# weightless switch module (`model.switch.*`, dropped) and a block count one below
+# num_hidden_layers. The SentencePiece fixture's vocabulary.
+FIXTURES["graniteswitch"] = (
+    "GraniteSwitchForCausalLM", "granite_switch",
+    dict(hidden_size=16, intermediate_size=24, shared_intermediate_size=24,
+         num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+         max_position_embeddings=4096, vocab_size=SPM_VOCAB, rms_norm_eps=1e-5,
+         rope_theta=10000.0, num_local_experts=0, num_experts_per_tok=2,
+         embedding_multiplier=12.0, attention_multiplier=0.25, residual_multiplier=0.5,
+         logits_scaling=4.0, num_adapters=3, max_lora_rank=4,
+         adapter_token_ids=[990, 991, 992], adapter_substitute_token_ids=[5, 6, 7],
+         control_token_gain=12.5, bos_token_id=1, eos_token_id=2),
+    "spm", True)
+
+
+def _granite_switch_tensors(kw: dict) -> dict:
+    """GraniteSwitchForCausalLM's tensor names and shapes."""
+    e, v, ff = kw["hidden_size"], kw["vocab_size"], kw["shared_intermediate_size"]
+    nh, nkv = kw["num_attention_heads"], kw["num_key_value_heads"]
+    na, r = kw["num_adapters"], kw["max_lora_rank"]
+    hd = e // nh
+    q, kv = nh * hd, nkv * hd
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "model.switch.router.weight": (na, e)}
+    for b in range(kw["num_hidden_layers"] - 1):
+        p = f"model.layers.{b}."
+        a, m = p + "self_attn.", p + "shared_mlp."
+        out.update({p + "input_layernorm.weight": (e,), p + "post_attention_layernorm.weight": (e,),
+                    a + "qkv_proj.base_layer.weight": (q + 2 * kv, e),
+                    a + "o_proj.base_layer.weight": (e, q),
+                    a + "o_proj.lora_A": (na, 1, r, q), a + "o_proj.lora_B": (na, 1, e, r),
+                    m + "input_linear.base_layer.weight": (2 * ff, e),
+                    m + "output_linear.base_layer.weight": (e, ff),
+                    m + "output_linear.lora_A": (na, 1, r, ff),
+                    m + "output_linear.lora_B": (na, 1, e, r)})
+        for i, rows in enumerate((q, kv, kv)):
+            out[a + f"qkv_proj.lora_A_slices.{i}"] = (na, 1, r, e)
+            out[a + f"qkv_proj.lora_B_slices.{i}"] = (na, 1, rows, r)
+        for i in range(2):
+            out[m + f"input_linear.lora_A_slices.{i}"] = (na, 1, r, e)
+            out[m + f"input_linear.lora_B_slices.{i}"] = (na, 1, ff, r)
+    return out
+
+
+RAW_MODELS["graniteswitch"] = (_granite_switch_tensors, {"model_type": "granite_switch"})
+RAW_FIRST["graniteswitch"] = ["model.embed_tokens.weight"]
 
 
 def main() -> int:

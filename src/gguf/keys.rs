@@ -743,6 +743,20 @@ pub mod diffusion {
     pub const SHIFT_LOGITS: &str = "diffusion.shift_logits";
 }
 
+/// Per-architecture keys of Granite Switch's embedded LoRA adapters, `{arch}.` + these.
+pub mod adapters {
+    /// `adapters.count`: the adapters (without the zero slot).
+    pub const COUNT: &str = "adapters.count";
+    /// `adapters.token_ids_activate`: the control tokens that select each adapter.
+    pub const TOKEN_IDS_ACTIVATE: &str = "adapters.token_ids_activate";
+    /// `adapters.token_ids_substitute`: the tokens that replace them in the input.
+    pub const TOKEN_IDS_SUBSTITUTE: &str = "adapters.token_ids_substitute";
+    /// `adapters.lora_rank`: the largest LoRA rank.
+    pub const LORA_RANK: &str = "adapters.lora_rank";
+    /// `adapters.router_gain`: the control-token router's gain.
+    pub const ROUTER_GAIN: &str = "adapters.router_gain";
+}
+
 /// Per-architecture keys of HRM-Text's recurrent stacks, `{arch}.` + these.
 pub mod hrm {
     /// `hrm.layers_per_stack`: the blocks of each of the L and H stacks.

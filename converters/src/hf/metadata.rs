@@ -54,6 +54,9 @@ pub struct ModelMeta {
     pub tags: Option<Vec<String>>,
     /// `general.languages`.
     pub languages: Option<Vec<String>>,
+    /// The parameter count is negative (LoRA pairs): the default file name's model type is
+    /// `LoRA`.
+    pub lora_params: bool,
 }
 
 /// Sampling keys: (generation_config key(s), GGUF suffix, integer?).
@@ -668,12 +671,13 @@ pub(crate) fn write_general<'a>(
         config,
         opts.metadata_override.as_deref(),
         opts.model_name.as_deref(),
-        count.total as i64,
+        count.signed_total(),
     )?;
     if meta.name.is_none() {
         meta.name = Some(dir_name(dir));
     }
-    if meta.size_label.is_none() && count.total > 0 {
+    meta.lora_params = count.signed_total() < 0;
+    if meta.size_label.is_none() && count.signed_total() > 0 {
         meta.size_label = Some(size_label(&count));
     }
     write(&meta, kv);
@@ -811,14 +815,46 @@ pub struct ParamCount {
     pub expert: u64,
     /// Average expert count of the expert tensors.
     pub n_expert: u64,
+    /// The tensors hold LoRA pairs (`….lora_a` then `….lora_b`, each `b` counted with its
+    /// `a`'s last dimension): the reference gives the total negated, as not exact.
+    pub lora: bool,
+}
+
+impl ParamCount {
+    /// The total as the reference passes it on: negative for LoRA pairs.
+    pub fn signed_total(&self) -> i64 {
+        let t = i64::try_from(self.total).unwrap_or(i64::MAX);
+        if self.lora {
+            -t
+        } else {
+            t
+        }
+    }
 }
 
 /// Counts parameters from (GGUF name, PyTorch-order shape) pairs.
+/// A `.lora_b` not right after its `.lora_a` gives all zeros (the reference bails out).
 pub fn count_params<'a>(tensors: impl Iterator<Item = (&'a str, &'a [u64])>) -> ParamCount {
     let mut c = ParamCount::default();
     let (mut expert_sum, mut n_expert_tensors) = (0u64, 0u64);
+    // The last `.lora_a` seen: its name and last dimension.
+    let mut last_lora_a: Option<(&str, u64)> = None;
     for (name, shape) in tensors {
-        let size: u64 = shape.iter().product();
+        if name.ends_with(".lora_a") {
+            last_lora_a = Some((name, shape.last().copied().unwrap_or(1)));
+            c.lora = true;
+            continue;
+        }
+        let size: u64 = match name.strip_suffix(".lora_b") {
+            Some(stem) => match last_lora_a {
+                Some((a, a_last)) if a.strip_suffix(".lora_a") == Some(stem) => {
+                    let lead: u64 = shape[..shape.len().saturating_sub(1)].iter().product();
+                    lead * a_last
+                }
+                _ => return ParamCount::default(),
+            },
+            None => shape.iter().product(),
+        };
         if name.contains("_exps.") && shape.len() >= 3 {
             let k = shape[shape.len() - if name.contains(".bias") { 2 } else { 3 }].max(1);
             c.expert += size / k;
@@ -913,8 +949,37 @@ mod tests {
             shared: 355_968,
             expert: 196_608,
             n_expert: 4,
+            lora: false,
         };
         assert_eq!(size_label(&c), "4x553K");
+    }
+
+    #[test]
+    fn lora_pairs_are_counted_like_gguf_py() {
+        let (w, a, b): (&[u64], &[u64], &[u64]) = (&[8, 16], &[4, 2, 16], &[4, 8, 2]);
+        // Each B counted with its A's last dimension; any pair negates the total.
+        let c = count_params(
+            [
+                ("blk.0.w.weight", w),
+                ("blk.0.x.lora_a", a),
+                ("blk.0.x.lora_b", b),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(
+            (c.total, c.lora, c.signed_total()),
+            (128 + 4 * 8 * 16, true, -640)
+        );
+        // A B after another tensor's A: nothing is counted.
+        let c = count_params(
+            [
+                ("blk.0.x.lora_a", a),
+                ("blk.0.y.lora_a", a),
+                ("blk.0.x.lora_b", b),
+            ]
+            .into_iter(),
+        );
+        assert_eq!((c.total, c.lora, c.signed_total()), (0, false, 0));
     }
 
     #[test]

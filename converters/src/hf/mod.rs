@@ -686,7 +686,8 @@ fn default_file_name(
     } else if opts.vocab_only {
         metadata::file_name(meta, None, None, Some("vocab"))
     } else {
-        metadata::file_name(meta, meta.size_label.as_deref(), Some(label), None)
+        let kind = meta.lora_params.then_some("LoRA");
+        metadata::file_name(meta, meta.size_label.as_deref(), Some(label), kind)
     };
     stem + ".gguf"
 }

@@ -110,6 +110,7 @@ tensor_table! {
             "plamo2", "plamo3",
             "chameleon",
             "gpt2",
+            "graniteswitch",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -131,7 +132,7 @@ tensor_table! {
         "embedding.word_embeddings": ["chatglm"],
         "transformer.in_out_embed": ["grok"],
         "rwkv.embeddings": ["rwkv6"],
-        "model.embeddings": ["rwkv7"],
+        "model.embeddings": ["rwkv7", "nemotron_h_moe"],
         "model.transformer.wte": ["llada"],
         "model.embed": ["talkie"],
     }
@@ -203,6 +204,7 @@ tensor_table! {
             "plamo2", "plamo3",
             "chameleon",
             "gpt2",
+            "graniteswitch",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -259,6 +261,7 @@ tensor_table! {
             "llada-moe", "dream", "rnd1", "cogvlm", "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
+            "graniteswitch",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -530,6 +533,7 @@ tensor_table! {
             "rnd1", "grovemoe", "cogvlm", "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
+            "graniteswitch",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4", "dflash"],
         "model.layers.{bid}.pre_feedforward_layernorm": [

@@ -32,6 +32,7 @@ mod gptneox;
 mod granite;
 mod granite_hybrid;
 mod granite_swa;
+mod granite_switch;
 mod internlm3;
 mod jamba;
 mod lfm2;
@@ -62,6 +63,7 @@ mod glm_dsa;
 mod gpt_oss;
 // Gated delta-net hybrids.
 mod nemotron_h;
+mod nemotron_h_puzzle;
 mod qwen3next;
 mod qwen3omni;
 mod qwen4exp;
@@ -234,6 +236,8 @@ pub static ALL: &[&Arch] = &[
     &mistral::MISTRAL_NATIVE_3,
     &mistral::MISTRAL_NATIVE_MOE,
     &nemotron_h::NEMOTRON_H,
+    &nemotron_h_puzzle::NEMOTRON_H_PUZZLE,
+    &granite_switch::GRANITE_SWITCH,
     // Encoder-decoder.
     &t5::T5,
     &t5::T5ENCODER,

@@ -133,7 +133,7 @@ pub const NEMOTRON_H: Arch = Arch {
 };
 
 /// The MoE variant's routed experts (`up_proj`, `down_proj`), stacked down first.
-const NEMOTRON_EXPERTS: Experts = Experts {
+pub(super) const NEMOTRON_EXPERTS: Experts = Experts {
     marker: "mixer.experts",
     count_keys: &["n_routed_experts"],
     parts: &["down_proj", "up_proj"],
@@ -202,7 +202,7 @@ fn prepare(cfg: &mut Map<String, Json>) -> bool {
 
 /// `NemotronHModel.filter_tensors`: PEFT's `model.layers.*.mixer.` names are the
 /// checkpoint's `backbone.layers.`; then Granite 4's filter.
-fn filter(name: &str) -> Option<String> {
+pub(super) fn filter(name: &str) -> Option<String> {
     let renamed;
     let name = if name.starts_with("model.layers.") && name.contains(".mixer.") {
         renamed = name.replacen("model.layers.", "backbone.layers.", 1);
@@ -219,12 +219,12 @@ fn is_moe(hp: &Hparams) -> bool {
 }
 
 /// The layer pattern: `hybrid_override_pattern` when truthy, else `layers_block_type`.
-enum Pattern {
+pub(super) enum Pattern {
     Chars(Vec<char>),
     Names(Vec<String>),
 }
 
-fn pattern(hp: &Hparams) -> Result<Option<Pattern>, ConvertError> {
+pub(super) fn pattern(hp: &Hparams) -> Result<Option<Pattern>, ConvertError> {
     let v = match hp.get("hybrid_override_pattern") {
         Some(v) if granite::truthy(v) => v,
         _ => match hp.get("layers_block_type") {
@@ -416,8 +416,23 @@ fn d_inner(hp: &Hparams) -> Result<u64, ConvertError> {
 
 /// `NemotronHModel.modify_tensors`.
 fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError> {
+    modify(hp, name, expr, is_moe(hp), |hp| {
+        let l = layout(hp)?;
+        Ok((l.attn, l.ssm))
+    })
+}
+
+/// `NemotronHModel.modify_tensors` for a class whose MoE flag is `moe` and whose attention
+/// and SSM block lists (`_attn_layers`, `_ssm_layers`) `layers` gives.
+pub(super) fn modify(
+    hp: &Hparams,
+    name: String,
+    expr: Expr,
+    moe: bool,
+    layers: impl Fn(&Hparams) -> Result<(Vec<u64>, Vec<u64>), ConvertError>,
+) -> Result<Modified, ConvertError> {
     let bid = block_id(&name);
-    if is_moe(hp) && bid.is_some() {
+    if moe && bid.is_some() {
         let direct = |n: String, e: Expr| Ok(Modified::Out(vec![(n, e)]));
         if name.ends_with("mixer.gate.e_score_correction.bias") {
             return direct(name, expr);
@@ -463,13 +478,13 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     let Some(bid) = bid else {
         return Ok(Modified::Pass(name, expr));
     };
-    let l = layout(hp)?;
-    if l.ssm.contains(&bid) {
+    let (attn, ssm) = layers(hp)?;
+    if ssm.contains(&bid) {
         let n_group = req(hp, &["n_groups", "num_groups"])?;
         let expr = mamba2_tensor(hp, d_inner(hp)?, n_group, &name, expr)?;
         return Ok(Modified::Pass(name, expr));
     }
-    if !l.attn.contains(&bid) {
+    if !attn.contains(&bid) {
         return Ok(Modified::Pass(name, expr));
     }
     // Llama's q/k permutation, on attention layers only.
@@ -477,15 +492,28 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     Ok(Modified::Pass(name, expr))
 }
 
-fn count_of(hp: &Hparams, key: &str) -> Result<u64, ConvertError> {
+pub(super) fn count_of(hp: &Hparams, key: &str) -> Result<u64, ConvertError> {
     hp.find_u64(&[key])?.ok_or_else(|| hp.missing(&[key]))
 }
 
 /// `NemotronHModel.set_gguf_parameters` (Granite 4's first).
 fn params(p: &mut Params) -> Result<(), ConvertError> {
-    granite::moe_params(p)?;
     let hp = p.hp;
     let l = layout(hp)?;
+    hybrid_params(p, &l.attn, !l.ssm.is_empty())?;
+    head_lengths(p)?;
+    ffn_params(p, &l, hp.block_count()?)
+}
+
+/// `GraniteHybridModel.set_gguf_parameters` (Granite 4's keys first) with the class's
+/// attention blocks `attn`; `has_ssm` when any block is an SSM one.
+pub(super) fn hybrid_params(
+    p: &mut Params,
+    attn: &[u64],
+    has_ssm: bool,
+) -> Result<(), ConvertError> {
+    granite::moe_params(p)?;
+    let hp = p.hp;
     let total = hp.block_count()?;
     let d_inner = d_inner(hp)?;
     p.u32(ssm::CONV_KERNEL, req(hp, &["conv_kernel", "d_conv"])?)?;
@@ -506,16 +534,26 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         p.u32(rope::DIMENSION_COUNT, d)?;
     }
     let per_layer: Vec<Json> = (0..total)
-        .map(|i| Json::from(if l.attn.contains(&i) { n_kv } else { 0 }))
+        .map(|i| Json::from(if attn.contains(&i) { n_kv } else { 0 }))
         .collect();
     p.u32_or_list(attention::HEAD_COUNT_KV, &Json::Array(per_layer))?;
-    hybrid_tail(hp, p, !l.ssm.is_empty(), d_inner)?;
+    hybrid_tail(hp, p, has_ssm, d_inner)
+}
+
+/// The key and value lengths: `head_dim` (or `attention_head_dim`).
+pub(super) fn head_lengths(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
     let head_dim = hp
         .find_u64(&["head_dim"])?
         .or(hp.find_u64(&["attention_head_dim"])?)
         .ok_or_else(|| hp.missing(&["head_dim", "attention_head_dim"]))?;
     p.u32(attention::KEY_LENGTH, head_dim)?;
-    p.u32(attention::VALUE_LENGTH, head_dim)?;
+    p.u32(attention::VALUE_LENGTH, head_dim)
+}
+
+/// The rest of `NemotronHModel.set_gguf_parameters`: the FFN size per layer and the MoE keys.
+fn ffn_params(p: &mut Params, l: &Layout, total: u64) -> Result<(), ConvertError> {
+    let hp = p.hp;
     let ff = if is_moe(hp) {
         count_of(hp, "moe_intermediate_size")?
     } else {
@@ -529,28 +567,7 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
         let used = count_of(hp, "num_experts_per_tok")?;
         p.u32(llm::EXPERT_USED_COUNT, used)?;
         p.u32(llm::EXPERT_FEED_FORWARD_LENGTH, ff)?;
-        p.u32(
-            llm::EXPERT_SHARED_FEED_FORWARD_LENGTH,
-            count_of(hp, "moe_shared_expert_intermediate_size")?,
-        )?;
-        p.u32(llm::EXPERT_COUNT, count_of(hp, "n_routed_experts")?)?;
-        p.u32(llm::EXPERT_SHARED_COUNT, count_of(hp, "n_shared_experts")?)?;
-        match hp.get("norm_topk_prob") {
-            Some(Json::Bool(b)) => p.bool(mla::EXPERT_WEIGHTS_NORM, *b),
-            v => {
-                return Err(ConvertError::wrong_type(
-                    &hp.path,
-                    "norm_topk_prob",
-                    "a boolean",
-                    format!("{v:?}"),
-                ))
-            }
-        }
-        let scale = hp
-            .find_f64(&["routed_scaling_factor"])?
-            .ok_or_else(|| hp.missing(&["routed_scaling_factor"]))?;
-        p.f32(mla::EXPERT_WEIGHTS_SCALE, scale);
-        p.u32(llm::EXPERT_GROUP_COUNT, count_of(hp, "n_group")?)?;
+        router_params(p)?;
         p.u32(llm::EXPERT_USED_COUNT, used)?;
         if let Some(latent) = hp.find_u64(&["moe_latent_size"])? {
             p.u32(llm::MOE_LATENT_SIZE, latent)?;
@@ -565,10 +582,38 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
     Ok(())
 }
 
+/// The MoE keys both classes write in this order: the shared expert's size, the expert and
+/// shared-expert counts, `norm_topk_prob`, `routed_scaling_factor` and `n_group`.
+pub(super) fn router_params(p: &mut Params) -> Result<(), ConvertError> {
+    let hp = p.hp;
+    p.u32(
+        llm::EXPERT_SHARED_FEED_FORWARD_LENGTH,
+        count_of(hp, "moe_shared_expert_intermediate_size")?,
+    )?;
+    p.u32(llm::EXPERT_COUNT, count_of(hp, "n_routed_experts")?)?;
+    p.u32(llm::EXPERT_SHARED_COUNT, count_of(hp, "n_shared_experts")?)?;
+    match hp.get("norm_topk_prob") {
+        Some(Json::Bool(b)) => p.bool(mla::EXPERT_WEIGHTS_NORM, *b),
+        v => {
+            return Err(ConvertError::wrong_type(
+                &hp.path,
+                "norm_topk_prob",
+                "a boolean",
+                format!("{v:?}"),
+            ))
+        }
+    }
+    let scale = hp
+        .find_f64(&["routed_scaling_factor"])?
+        .ok_or_else(|| hp.missing(&["routed_scaling_factor"]))?;
+    p.f32(mla::EXPERT_WEIGHTS_SCALE, scale);
+    p.u32(llm::EXPERT_GROUP_COUNT, count_of(hp, "n_group")?)
+}
+
 /// `NemotronHModel.set_vocab`: `vocab_size` padded to a multiple of 8 (whatever the config
 /// says), then the GPT-2 BPE path from tokenizer.json (required: the class loads it through
 /// AutoTokenizer and writes a `gpt2` vocabulary).
-fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+pub(super) fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
     if !b.dir().has_file(crate::hf::model_dir::TOKENIZER_JSON) {
         return Err(ConvertError::Unsupported(format!(
             "{}: Nemotron-H needs tokenizer.json (its converter writes a GPT-2 BPE vocabulary)",

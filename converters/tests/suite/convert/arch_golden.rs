@@ -230,6 +230,8 @@ fixtures! {
     lfm2_bidir => "lfm2-bidir",
     wavtokenizer => "wavtokenizer",
     step35 => "step35",
+    nemotronhpuzzle => "nemotronhpuzzle",
+    graniteswitch => "graniteswitch",
 }
 
 /// Variants the reference converts through paths we do not offer are refused, naming the

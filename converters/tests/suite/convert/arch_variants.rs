@@ -329,4 +329,6 @@ fixtures! {
     rugpt3xl => "rugpt3xl",
     step35 => "step35",
     dots3 => "dots3",
+    nemotronhpuzzle => "nemotronhpuzzle",
+    graniteswitch => "graniteswitch",
 }

@@ -436,4 +436,6 @@ recipes! {
     lfm2_bidir_s2 => "lfm2-bidir-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
+    nemotronhpuzzle_s2 => "nemotronhpuzzle-s2",
+    graniteswitch_s2 => "graniteswitch-s2",
 }
