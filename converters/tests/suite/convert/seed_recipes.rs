@@ -435,4 +435,6 @@ recipes! {
     lfm2_bidir_s2 => "lfm2-bidir-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
+    stepvl_s2 => "stepvl-s2",
+    step3p7_s2 => "step3p7-s2",
 }
