@@ -147,6 +147,46 @@ FAMILY_VARIANTS = {
         "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
         "mel-bins": {"set": {"audio_config.input_feat_size": 64}, "remove": []},
     },
+    "stepvl": {
+        # the tower's legacy spellings; the feed-forward size from a ratio or given; the
+        # epsilon; the published tower's values the reference asserts, one at a time off
+        "legacy-spellings": {"set": {"vision_config.width": 1536, "vision_config.layers": 47},
+                             "remove": ["vision_config.hidden_size",
+                                        "vision_config.num_hidden_layers"]},
+        "mlp-ratio": {"set": {"vision_config.mlp_ratio": 4.3}, "remove": []},
+        "ffn-given": {"set": {"vision_config.intermediate_size": 4096}, "remove": []},
+        "ffn-zero": {"set": {"vision_config.intermediate_size": 0}, "remove": []},
+        "eps": {"set": {"vision_config.layer_norm_eps": 1e-6}, "remove": []},
+        "stride-absent": {"set": {}, "remove": ["understand_projector_stride"]},
+        "stride-3": {"set": {"understand_projector_stride": 3}, "remove": []},
+        "image-448": {"set": {"vision_config.image_size": 448}, "remove": []},
+        "width-absent": {"set": {}, "remove": ["vision_config.hidden_size"]},
+        "layers-48": {"set": {"vision_config.num_hidden_layers": 48}, "remove": []},
+    },
+    "step3p7": {
+        # the hub's model_type: transformers' Step3p7Config (text half refused), its vision
+        # config class's defaults, the ratio it derives the feed-forward size from, the
+        # attribute spellings, a tower other than the published one
+        "hub-model-type": {"set": {"model_type": "step3p7"}, "remove": []},
+        "typed-vision-defaults": {"set": {"model_type": "step3p7", "vision_config": {}},
+                                  "remove": []},
+        "typed-vision-absent": {"set": {"model_type": "step3p7"}, "remove": ["vision_config"]},
+        "typed-mlp-ratio": {"set": {"model_type": "step3p7", "vision_config.mlp_ratio": 4.3},
+                            "remove": []},
+        "typed-attribute-spellings": {"set": {"model_type": "step3p7",
+                                              "vision_config.hidden_size": 1536,
+                                              "vision_config.num_hidden_layers": 47},
+                                      "remove": ["vision_config.width", "vision_config.layers"]},
+        "typed-layers-46": {"set": {"model_type": "step3p7", "vision_config.layers": 46},
+                            "remove": []},
+        "typed-eps": {"set": {"model_type": "step3p7", "vision_config.layer_norm_eps": 1e-6},
+                      "remove": []},
+        # read as written: the file's feed-forward size or none, no image size
+        "ffn-absent": {"set": {}, "remove": ["vision_config.intermediate_size"]},
+        "mlp-ratio": {"set": {"vision_config.mlp_ratio": 4.3},
+                      "remove": ["vision_config.intermediate_size"]},
+        "image-absent": {"set": {}, "remove": ["vision_config.image_size"]},
+    },
 }
 
 

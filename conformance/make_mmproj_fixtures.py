@@ -1716,6 +1716,148 @@ HAND_BUILT = {
 }
 
 
+# Step3-VL-10B (StepVLForConditionalGeneration, remote code in the hub layout of
+# stepfun-ai/Step3-VL-10B; HAND_BUILT): the PE-style tower under `vision_model.` (a conv1
+# patch embedding, a bare positional table, ln_pre, resblocks with a fused in_proj, c_fc /
+# c_proj and the ls_1 / ls_2 layer scales), the two convolution downsamplers
+# `vision_model.vit_downsampler{1,2}`, the linear projector `vit_large_projector`, and a
+# Qwen3 text model (`model.`, `lm_head`) with the shared SentencePiece vocabulary. The
+# reference asserts from config.json alone that the tower is Step3-VL-10B's
+# (understand_projector_stride 2, image_size 728, width 1536, 47 layers): the config claims
+# those values while the tensors stay tiny (two blocks of width 8).
+STEPVL = dict(hidden=8, layers=2, ffn=12, patch=7, positions=16, text_hidden=16)
+
+
+def step_vision_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    s = STEPVL
+    h, f, p, t = s["hidden"], s["ffn"], s["patch"], s["text_hidden"]
+    v = "vision_model."
+    out = {
+        v + "conv1.weight": ((h, 3, p, p), False),
+        v + "positional_embedding": ((s["positions"], h), False),
+        v + "ln_pre.weight": ((h,), True), v + "ln_pre.bias": ((h,), False),
+        v + "vit_downsampler1.weight": ((2 * h, h, 3, 3), False),
+        v + "vit_downsampler1.bias": ((2 * h,), False),
+        v + "vit_downsampler2.weight": ((4 * h, 2 * h, 3, 3), False),
+        v + "vit_downsampler2.bias": ((4 * h,), False),
+        "vit_large_projector.weight": ((t, 4 * h), False),
+    }
+    for i in range(s["layers"]):
+        b = f"{v}transformer.resblocks.{i}."
+        out.update({
+            b + "ln_1.weight": ((h,), True), b + "ln_1.bias": ((h,), False),
+            b + "ln_2.weight": ((h,), True), b + "ln_2.bias": ((h,), False),
+            b + "attn.in_proj_weight": ((3 * h, h), False),
+            b + "attn.in_proj_bias": ((3 * h,), False),
+            b + "attn.out_proj.weight": ((h, h), False), b + "attn.out_proj.bias": ((h,), False),
+            b + "mlp.c_fc.weight": ((f, h), False), b + "mlp.c_fc.bias": ((f,), False),
+            b + "mlp.c_proj.weight": ((h, f), False), b + "mlp.c_proj.bias": ((h,), False),
+            b + "ls_1.gamma": ((h,), False), b + "ls_2.gamma": ((h,), False),
+        })
+    return out
+
+
+def step_vision_config() -> dict:
+    # the published tower's sizes, which the reference asserts (the tensors stay tiny)
+    return {"hidden_size": 1536, "num_hidden_layers": 47, "num_attention_heads": 16,
+            "image_size": 728, "patch_size": 14, "layer_norm_eps": 1e-5,
+            "hidden_act": "quick_gelu", "output_hidden_size": 1536}
+
+
+def stepvl_config() -> dict:
+    t = STEPVL["text_hidden"]
+    return {
+        "architectures": ["StepVLForConditionalGeneration"], "model_type": "step_vl",
+        "auto_map": {"AutoConfig": "configuration_step_vl.StepRoboticsConfig",
+                     "AutoModelForCausalLM": "modeling_step_vl.StepVLForConditionalGeneration"},
+        "understand_projector_stride": 2, "projector_bias": False, "image_token_id": 10,
+        "torch_dtype": "bfloat16",
+        "vision_config": step_vision_config(),
+        "text_config": {
+            "model_type": "qwen3", "hidden_size": t,
+            "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "num_key_value_heads": 1, "head_dim": 8, "vocab_size": SPM_VOCAB,
+            "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+            "tie_word_embeddings": False, "hidden_act": "silu",
+            "bos_token_id": 1, "eos_token_id": 2,
+        },
+    }
+
+
+def stepvl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    t, ff = STEPVL["text_hidden"], 24
+    out = step_vision_tensors()
+    out.update({"model.embed_tokens.weight": ((SPM_VOCAB, t), False),
+                "model.norm.weight": ((t,), True), "lm_head.weight": ((SPM_VOCAB, t), False)})
+    b = "model.layers.0."
+    out.update({
+        b + "input_layernorm.weight": ((t,), True),
+        b + "post_attention_layernorm.weight": ((t,), True),
+        b + "self_attn.q_proj.weight": ((16, t), False),
+        b + "self_attn.k_proj.weight": ((8, t), False),
+        b + "self_attn.v_proj.weight": ((8, t), False),
+        b + "self_attn.o_proj.weight": ((t, 16), False),
+        b + "self_attn.q_norm.weight": ((8,), True), b + "self_attn.k_norm.weight": ((8,), True),
+        b + "mlp.gate_proj.weight": ((ff, t), False), b + "mlp.up_proj.weight": ((ff, t), False),
+        b + "mlp.down_proj.weight": ((t, ff), False),
+    })
+    return out
+
+
+FIXTURES["stepvl"] = ("StepVLForConditionalGeneration", "step_vl", None, None, None,
+                      SPM_STORED, True)
+HAND_BUILT["stepvl"] = lambda out, seed: build_hand(out, seed, stepvl_tensors(),
+                                                    stepvl_config())
+
+
+# Step 3.7 (Step3p7ForConditionalGeneration, in the hub layout of stepfun-ai/Step-3.7-Flash;
+# HAND_BUILT): the step35 fixture's text model (its tensors and config as `text_config`, its
+# MTP layer left out) and the stepvl fixture's tower and projector, both copied from testdata
+# (share_tensors.py stores them once). The tower config uses the legacy spellings width /
+# layers / heads and an intermediate_size. The config has no model_type, so the reference
+# reads it as written: the text half converts as Step 3.5. With the hub's model_type
+# `step3p7` (the composite variants) AutoConfig builds the text config as transformers'
+# step3p5 class, whose dict lacks num_attention_groups, so the reference's text conversion
+# fails, and the tower as Step3p7VisionConfig (defaults, intermediate_size replaced by
+# int(width * mlp_ratio)).
+STEP35_TOKENIZER = [("tokenizer.json", "../../tokenizers/smollm"),
+                    ("special_tokens_map.json", "../../tokenizers/shared/2b7379f3ae813529"),
+                    ("tokenizer_config.json", "../../tokenizers/shared/4ec77d44f62efeb3")]
+
+
+def build_step3p7(out: Path, seed: int, model_type: str | None) -> None:
+    from safetensors.torch import load_file, save_file
+
+    del seed  # every tensor is another fixture's
+    text = json.loads((TESTDATA / "hf" / "step35" / "config.json").read_text())
+    text.pop("architectures")
+    vision = {"width": 1536, "layers": 47, "heads": 16, "image_size": 728, "patch_size": 14,
+              "intermediate_size": 4096, "layer_norm_eps": 1e-5, "hidden_act": "quick_gelu",
+              "ls_init_value": 0.1}
+    config = {"architectures": ["Step3p7ForConditionalGeneration"],
+              "understand_projector_stride": 2, "projector_bias": False,
+              "image_token_id": 10, "torch_dtype": "bfloat16",
+              "text_config": text, "vision_config": vision}
+    if model_type is not None:
+        config["model_type"] = model_type
+    # without step35's MTP layer, whose shared head repeats the embedding's bytes (one file
+    # would hold them twice)
+    text["num_nextn_predict_layers"] = 0
+    mtp = f"model.layers.{text['num_hidden_layers']}."
+    tensors = {k: v for k, v in
+               load_file(str(TESTDATA / "hf" / "step35" / "model.safetensors")).items()
+               if not k.startswith(mtp)}
+    tower = load_file(str(TESTDATA / "hf" / "stepvl" / "model.safetensors"))
+    tensors.update({k: v for k, v in tower.items() if not k.startswith(("model.", "lm_head."))})
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
+FIXTURES["step3p7"] = ("Step3p7ForConditionalGeneration", None, None, None, None,
+                       STEP35_TOKENIZER, True)
+HAND_BUILT["step3p7"] = lambda out, seed: build_step3p7(out, seed, None)
+
+
 # DeepSeek-V4-Flash-Vision (remote code, deepseek-ai/DeepSeek-V4-Flash-Vision-Exp; HAND_BUILT):
 # the text config (the deepseek4 fixture's) with the tower's sizes as `vision_*` keys at the
 # root, a native-resolution ViT (`vision.`: a linear patch embedding, blocks with a fused

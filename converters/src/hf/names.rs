@@ -174,6 +174,7 @@ tensor_table! {
             "plamo2", "plamo3",
             "chameleon",
             "gpt2",
+            "qwen3",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],

@@ -63,7 +63,12 @@ pub const QWEN2: Arch = Arch {
 
 /// `Qwen3ForCausalLM` (arch `qwen3`).
 pub const QWEN3: Arch = Arch {
-    hf_names: &["Qwen3ForCausalLM", "Qwen3Model"],
+    // Step3-VL-10B's text model is a Qwen3 (its tower and projector are dropped).
+    hf_names: &[
+        "Qwen3ForCausalLM",
+        "Qwen3Model",
+        "StepVLForConditionalGeneration",
+    ],
     model_types: &[ModelType {
         name: "qwen3",
         hf_classes: &["Qwen3ForCausalLM", "Qwen3Model"],

@@ -22,7 +22,10 @@
 //! `moe_top_k`) from config.json as written. transformers 5 registers `model_type: "step3p5"`
 //! (its Step 3.7 text config), whose dict stores them under other names, so a config naming
 //! that type is refused as the reference fails on it; so is one whose `layer_types` the
-//! tokenizer loader's generic config rejects.
+//! tokenizer loader's generic config rejects. `Step3p7ForConditionalGeneration`'s text half is
+//! this class, read from its `text_config`: under the composite `model_type: "step3p7"` the
+//! text config is that same transformers class, so it is refused the same way; a config
+//! without a `model_type` converts.
 
 use ggufkit::gguf::keys::{attention, compressed, llm, mla};
 use serde_json::{Map, Value as Json};
@@ -73,7 +76,8 @@ const STEP35_TENSORS: &[Tensor] = &[
 
 /// Step 3.5.
 pub const STEP35: Arch = Arch {
-    hf_names: &["Step3p5ForCausalLM"],
+    // Step 3.7's text model is this class too (its tower and projector are dropped).
+    hf_names: &["Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"],
     model_types: &[ModelType {
         name: "step3p5",
         hf_classes: &["Step3p5ForCausalLM"],
@@ -82,7 +86,9 @@ pub const STEP35: Arch = Arch {
         kv_heads_key: None,
         prepare: Some(attribute_map),
     }],
-    composites: &[],
+    // transformers' Step3p7Config builds its text config as the `step3p5` class, whose dict
+    // the reference then reads without `num_attention_groups`.
+    composites: &[("step3p7", super::TextType::Fixed("step3p5"))],
     gguf: "step35",
     vocab: VocabKind::Gpt2,
     vocab_quirks: VocabQuirks::NONE,

@@ -51,6 +51,7 @@ static FAMILIES: &[&ConfigClasses] = &[
     &super::minicpmv46::CONFIG_CLASSES,
     &super::exaone4_5::CONFIG_CLASSES,
     &super::minimax_m3::CONFIG_CLASSES,
+    &super::step3vl::CONFIG_CLASSES,
 ];
 
 /// The class the composite class of config `raw` builds for sub-config `key`.

@@ -59,6 +59,7 @@ mod pixtral;
 mod qwenvl;
 mod sarashina2;
 mod smolvlm;
+mod step3vl;
 mod voxtral;
 mod whisper;
 mod youtuvl;
@@ -192,6 +193,7 @@ pub static ALL: &[&Projector] = &[
     &minicpmv46::MINICPMV46,
     &ling3vl::LING3VL,
     &exaone4_5::EXAONE4_5,
+    &step3vl::STEP3VL,
 ];
 
 /// The projector family of an HF architecture name.

@@ -83,6 +83,7 @@ tensor_table! {
         "vision.patch_embed.proj": ["deepseek4v"],
         "model.vision.patch_embedding.proj": ["cogvlm"],
         "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
+        "vision_model.conv1": ["step3vl"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -99,6 +100,7 @@ tensor_table! {
         "vit.embeddings.position_embedding": ["hunyuanvl"],
         "model.vision.patch_embedding.position_embedding": ["cogvlm"],
         "model.vision_tower.embeddings.position_embedding": ["minicpmv4_6"],
+        "vision_model.positional_embedding": ["step3vl"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -106,6 +108,7 @@ tensor_table! {
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
+        "vision_model.transformer.resblocks.{bid}.attn.in_proj": ["step3vl"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -182,6 +185,7 @@ tensor_table! {
         "vision.blocks.{bid}.norm1": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm1": ["minicpmv4_6"],
+        "vision_model.transformer.resblocks.{bid}.ln_1": ["step3vl"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -201,6 +205,7 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.attention.dense": ["cogvlm"],
         "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.out_proj": ["minicpmv4_6"],
+        "vision_model.transformer.resblocks.{bid}.attn.out_proj": ["step3vl"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -218,6 +223,7 @@ tensor_table! {
         "vision.blocks.{bid}.norm2": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm2": ["minicpmv4_6"],
+        "vision_model.transformer.resblocks.{bid}.ln_2": ["step3vl"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -237,6 +243,7 @@ tensor_table! {
         "vision.blocks.{bid}.mlp.w1_up": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.mlp.fc1": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.mlp.fc1": ["minicpmv4_6"],
+        "vision_model.transformer.resblocks.{bid}.mlp.c_fc": ["step3vl"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -263,22 +270,26 @@ tensor_table! {
         "vision.blocks.{bid}.mlp.w2": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.mlp.fc2": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.mlp.fc2": ["minicpmv4_6"],
+        "vision_model.transformer.resblocks.{bid}.mlp.c_proj": ["step3vl"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
         "vision_tower.vision_model.encoder.layers.{bid}.ls1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.lambda_1": ["internvl"],
+        "vision_model.transformer.resblocks.{bid}.ls_1": ["step3vl"],
     }
     /// `v.blk.{bid}.ls2`: the layer scale of the FFN branch.
     LayerScale2 = "v.blk.{bid}.ls2" {
         "vision_tower.vision_model.encoder.layers.{bid}.ls2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.lambda_2": ["internvl"],
+        "vision_model.transformer.resblocks.{bid}.ls_2": ["step3vl"],
     }
     /// `v.pre_ln`.
     PreNorm = "v.pre_ln" {
         "vision_tower.ln_pre": ["pixtral", "lightonocr"],
         "vision_model.layernorm_pre": ["llama4"],
         "vision_tower.vision_model.pre_layrnorm": ["minimax_m3"],
+        "vision_model.ln_pre": ["step3vl"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {

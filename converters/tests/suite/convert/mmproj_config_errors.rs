@@ -123,3 +123,58 @@ fn pixel_bounds_are_required() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// Step3-VL's projector is converted for Step3-VL-10B's tower only: the reference asserts
+/// `(understand_projector_stride, image_size, width, layers) == (2, 728, 1536, 47)` from
+/// config.json, so any other value is refused; so is a tower config without a width to
+/// derive the feed-forward size from.
+#[test]
+fn step3vl_only_the_published_tower() {
+    let work = scratch("mmproj-config-errors-stepvl");
+    for (case, edit) in [
+        (
+            "stride",
+            ("understand_projector_stride", None, Json::from(1)),
+        ),
+        (
+            "image",
+            ("vision_config", Some("image_size"), Json::from(448)),
+        ),
+        (
+            "width",
+            ("vision_config", Some("hidden_size"), Json::from(1024)),
+        ),
+        (
+            "layers",
+            ("vision_config", Some("num_hidden_layers"), Json::from(46)),
+        ),
+    ] {
+        let dir = fixture("stepvl", &work, case);
+        edit_json(&dir.join("config.json"), |c| match edit {
+            (k, None, v) => c[k] = v,
+            (k, Some(sub), v) => c[k][sub] = v,
+        });
+        match refusal(&dir) {
+            ConvertError::UnsupportedFeature { feature, .. } => {
+                assert!(feature.contains("Step3-VL-10B"), "{case}: {feature}")
+            }
+            e => panic!("{case}: {e}"),
+        }
+    }
+    let dir = fixture("stepvl", &work, "no-width");
+    edit_json(&dir.join("config.json"), |c| {
+        let v = c["vision_config"].as_object_mut().unwrap();
+        v.remove("hidden_size");
+        v.remove("intermediate_size");
+    });
+    match refusal(&dir) {
+        ConvertError::BadHparam { keys, .. } => {
+            assert_eq!(
+                keys,
+                vec!["vision_config.hidden_size", "vision_config.width"]
+            )
+        }
+        e => panic!("{e}"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -185,6 +185,8 @@ fixtures! {
     minicpmv46 => "minicpmv46",
     ling3vl => "ling3vl",
     exaone45_vl => "exaone45-vl",
+    stepvl => "stepvl",
+    step3p7 => "step3p7",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -438,4 +438,6 @@ recipes! {
     step35_s2 => "step35-s2",
     nemotronhpuzzle_s2 => "nemotronhpuzzle-s2",
     graniteswitch_s2 => "graniteswitch-s2",
+    stepvl_s2 => "stepvl-s2",
+    step3p7_s2 => "step3p7-s2",
 }
