@@ -287,7 +287,8 @@ PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
               "audioflamingo3", "meralion2", "glmasr", "sarashina2-vl", "kimik25-vl", "kimivl",
               "llama4-vision", "lfm2vl", "lightonocr", "granite4v", "youtuvl",
               "hunyuanvl", "paddleocr-vl", "deepseek4-vl", "cogvlm",
-              "janus", "minicpmv46", "ling3vl", "exaone45-vl")
+              "janus", "minicpmv46", "ling3vl", "exaone45-vl", "deepseekocr-vl",
+              "deepseekocr2-vl")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -329,4 +329,6 @@ fixtures! {
     rugpt3xl => "rugpt3xl",
     step35 => "step35",
     dots3 => "dots3",
+    youtuvl_text => "youtuvl-text",
+    paddleocr_text => "paddleocr-text",
 }

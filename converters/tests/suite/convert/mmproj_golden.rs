@@ -184,6 +184,8 @@ fixtures! {
     minicpmv46 => "minicpmv46",
     ling3vl => "ling3vl",
     exaone45_vl => "exaone45-vl",
+    deepseekocr_vl => "deepseekocr-vl",
+    deepseekocr2_vl => "deepseekocr2-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
