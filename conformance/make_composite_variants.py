@@ -53,6 +53,9 @@ HUB_TEXT_CLASS = {"smolvlm": "VLlama3ForCausalLM", "idefics3": "VLlama3ForCausal
 # A class no converter registers, for the audio sub-config the reference does not read.
 UNREGISTERED = "NoSuchAudioEncoder"
 SUB_CONFIGS = ("text_config", "vision_config", "audio_config")
+# The SAM sizes of the DeepSeek-OCR fixtures' vision configs.
+OCR_SAM = {"downsample_channels": [8, 16], "global_attn_indexes": [1], "heads": 2, "layers": 2,
+           "width": 16}
 
 
 # Variants of one fixture's config the reference reads differently: fixture -> name -> patch.
@@ -136,6 +139,50 @@ FAMILY_VARIANTS = {
         "heads-2": {"set": {"vision_config.num_attention_heads": 2}, "remove": []},
         # every size from AutoConfig's defaults (16 heads of 5: refused)
         "vision-defaults": {"set": {"vision_config": {}}, "remove": []},
+    },
+    "deepseekocr-vl": {
+        # Unlimited-OCR: DeepSeek-OCR's projector with up to 32 tiles
+        "unlimited": {"set": {"architectures": ["UnlimitedOCRForCausalLM"]}, "remove": []},
+        # a CLIP grid of 16 patches per side: a scale factor of 1 is written (4: none)
+        "clip-224": {"set": {"vision_config.width": {
+            "clip-l-14-224": {"heads": 2, "image_size": 224, "layers": 4, "patch_size": 14,
+                              "width": 16}, "sam_vit_b": OCR_SAM}}, "remove": []},
+        "clip-896": {"set": {"vision_config.width": {
+            "clip-l-14-224": {"heads": 2, "image_size": 896, "layers": 4, "patch_size": 14,
+                              "width": 16}, "sam_vit_b": OCR_SAM}}, "remove": []},
+        # a block key before `layers` wins; the window and epsilon the class reads
+        "block-key": {"set": {"vision_config.num_hidden_layers": 6}, "remove": []},
+        "window-eps": {"set": {"vision_config.window_size": 7,
+                               "vision_config.layer_norm_eps": 1e-5}, "remove": []},
+        # no CLIP sizes (the width stays the towers' table) or no SAM sizes: refused
+        "no-clip": {"set": {"vision_config.width": {"sam_vit_b": OCR_SAM}}, "remove": []},
+        "no-sam": {"set": {"vision_config.width": {
+            "clip-l-14-224": {"heads": 2, "image_size": 28, "layers": 4, "patch_size": 14,
+                              "width": 16}}}, "remove": []},
+        # CLIP sizes without heads: no FFN width (refused)
+        "clip-no-heads": {"set": {"vision_config.width": {
+            "clip-l-14-224": {"image_size": 16, "layers": 4, "patch_size": 4, "width": 16},
+            "sam_vit_b": OCR_SAM}}, "remove": []},
+    },
+    "deepseekocr2-vl": {
+        # the Qwen2 encoder's sizes named (the defaults replaced), an image of 32 patches
+        # per side (scale factor 2)
+        "sizes": {"set": {"vision_config.patch_size": 8, "vision_config.intermediate_size": 64,
+                          "vision_config.num_attention_heads": 4, "vision_config.layers": 5,
+                          "vision_config.image_size": 256}, "remove": []},
+        "null-sizes": {"set": {"vision_config.patch_size": None,
+                               "vision_config.num_attention_heads": None,
+                               "vision_config.layers": None}, "remove": []},
+        # `heads` gives the FFN width (four times it); the head count stays the default
+        "heads": {"set": {"vision_config.heads": 4}, "remove": []},
+        # three blocks: the SAM neck's layers 3 cannot be mapped (refused)
+        "three-blocks": {"set": {"vision_config.layers": 3}, "remove": []},
+        # CLIP sizes too (the width becomes an integer) or no Qwen2 width: refused
+        "with-clip": {"set": {"vision_config.width": {
+            "clip-l-14-224": {"heads": 2, "image_size": 28, "layers": 4, "patch_size": 14,
+                              "width": 16}, "qwen2-0-5b": {"dim": 16}, "sam_vit_b": OCR_SAM}},
+                      "remove": []},
+        "no-qwen2": {"set": {"vision_config.width": {"sam_vit_b": OCR_SAM}}, "remove": []},
     },
     "gemma4unified-vl": {
         # the patch size named outright (the pooling would give another)

@@ -4967,6 +4967,111 @@ def _deepseek_ocr_tensors(kw: dict) -> dict:
 
 RAW_MODELS["deepseekocr"] = (_deepseek_ocr_tensors, {"model_type": "deepseek_vl_v2"})
 
+# Unlimited-OCR (baidu/Unlimited-OCR, remote code): DeepSeek-OCR's layout under its own root
+# class, whose `language_config` here names no class of its own, so the root class is the
+# one converted (the reference registers it with the DeepSeek-V2 text model, as
+# `deepseek2-ocr`). The same tensors as deepseekocr (stored once).
+FIXTURES["unlimitedocr"] = (
+    "UnlimitedOCRForCausalLM", "deepseek_vl_v2",
+    dict(FIXTURES["deepseekocr"][2], language_config={
+        k: v for k, v in FIXTURES["deepseekocr"][2]["language_config"].items()
+        if k != "architectures"}),
+    "smollm", True)
+RAW_MODELS["unlimitedocr"] = RAW_MODELS["deepseekocr"]
+
+
+# Youtu-VL's text half (YoutuVLForConditionalGeneration, remote code in the hub layout of
+# tencent/Youtu-VL-4B-Instruct: the text hparams at the root, `model_type` youtu_vl, which
+# AutoConfig does not know, and a SigLIP2 `vision_config`): the youtu fixture's sizes and
+# MLA layers (the embedding drawn first, shared with the BPE fixtures of its width), and a
+# tensor of the vision tower and of the merger, which the text conversion drops. The
+# youtuvl projector fixture covers the other half.
+FIXTURES["youtuvl-text"] = (
+    "YoutuVLForConditionalGeneration", "youtu_vl",
+    dict(hidden_size=8, intermediate_size=40, num_hidden_layers=2, num_attention_heads=2,
+         num_key_value_heads=2, kv_lora_rank=32, q_lora_rank=24, qk_nope_head_dim=16,
+         qk_rope_head_dim=8, v_head_dim=12, max_position_embeddings=4096, rope_theta=10000.0,
+         rope_interleave=True, rms_norm_eps=1e-6, vocab_size=BPE_VOCAB, bos_token_id=1,
+         eos_token_id=2, torch_dtype="bfloat16",
+         auto_map={"AutoConfig": "configuration_youtu_vl.YoutuVLConfig",
+                   "AutoModelForCausalLM": "modeling_youtu_vl.YoutuVLForConditionalGeneration"},
+         vision_config=dict(model_type="siglip2_vision_model", hidden_size=16,
+                            intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
+                            patch_size=7, num_patches=16, spatial_merge_size=2)),
+    "smollm", True)
+
+
+def _youtu_vl_tensors(kw: dict) -> dict:
+    e, i, v = kw["hidden_size"], kw["intermediate_size"], kw["vocab_size"]
+    nh, q, kv = kw["num_attention_heads"], kw["q_lora_rank"], kw["kv_lora_rank"]
+    nope, rope, vd = kw["qk_nope_head_dim"], kw["qk_rope_head_dim"], kw["v_head_dim"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "siglip2.vision_model.post_layernorm.weight": (16,),
+           "merger.ln_q.weight": (16,)}
+    for b in range(kw["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        a = p + "self_attn."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    a + "q_a_proj.weight": (q, e), a + "q_a_layernorm.weight": (q,),
+                    a + "q_b_proj.weight": (nh * (nope + rope), q),
+                    a + "kv_a_proj_with_mqa.weight": (kv + rope, e),
+                    a + "kv_a_layernorm.weight": (kv,),
+                    a + "kv_b_proj.weight": (nh * (nope + vd), kv),
+                    a + "o_proj.weight": (e, nh * vd),
+                    p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                    p + "mlp.down_proj.weight": (e, i)})
+    return out
+
+
+RAW_MODELS["youtuvl-text"] = (_youtu_vl_tensors, {"model_type": "youtu_vl"})
+
+
+# PaddleOCR-VL's text half (PaddleOCRVLForConditionalGeneration, converted as ERNIE 4.5 under
+# the `paddleocr` architecture): the config as transformers saves it (a `paddleocr_vl_text`
+# text_config, the paddleocr-vl projector fixture's vision config) and the hub checkpoint's
+# names (the text model under `model.`, the vision tower under `visual.`, the projector
+# `mlp_AR.`, one tensor of each dropped), the SentencePiece vocabulary.
+FIXTURES["paddleocr-text"] = (
+    "PaddleOCRVLForConditionalGeneration", "paddleocr_vl",
+    dict(text_config=dict(model_type="paddleocr_vl_text", vocab_size=SPM_VOCAB, hidden_size=8,
+                          intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
+                          num_key_value_heads=1, head_dim=4, hidden_act="silu",
+                          max_position_embeddings=4096, rms_norm_eps=1e-5, use_bias=False,
+                          pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                          tie_word_embeddings=True,
+                          rope_parameters={"rope_theta": 500000.0, "rope_type": "default"}),
+         vision_config=dict(architectures=["PaddleOCRVisionModel"],
+                            model_type="paddleocr_vl_vision", hidden_size=16,
+                            intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
+                            image_size=28, patch_size=7, spatial_merge_size=2),
+         image_token_id=100295, video_token_id=100296, vision_start_token_id=101305,
+         vision_end_token_id=101306),
+    "spm", True)
+
+
+def _paddleocr_text_tensors(kw: dict) -> dict:
+    t = kw["text_config"]
+    e, i, v = t["hidden_size"], t["intermediate_size"], t["vocab_size"]
+    nh, nkv, hd = t["num_attention_heads"], t["num_key_value_heads"], t["head_dim"]
+    out = {"model.embed_tokens.weight": (v, e), "model.norm.weight": (e,),
+           "visual.vision_model.post_layernorm.weight": (16,),
+           "mlp_AR.pre_norm.weight": (16,)}
+    for b in range(t["num_hidden_layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": (e,),
+                    p + "post_attention_layernorm.weight": (e,),
+                    p + "self_attn.q_proj.weight": (nh * hd, e),
+                    p + "self_attn.k_proj.weight": (nkv * hd, e),
+                    p + "self_attn.v_proj.weight": (nkv * hd, e),
+                    p + "self_attn.o_proj.weight": (e, nh * hd),
+                    p + "mlp.gate_proj.weight": (i, e), p + "mlp.up_proj.weight": (i, e),
+                    p + "mlp.down_proj.weight": (e, i)})
+    return out
+
+
+RAW_MODELS["paddleocr-text"] = (_paddleocr_text_tensors, {"model_type": "paddleocr_vl"})
+
 
 # dots3-note (Dots3NoteForCausalLM, written directly in the hub layout): DeepSeek-V3's MLA with
 # two geometries (full layers with the DSA lightning indexer, sliding-window layers with their
@@ -5066,6 +5171,9 @@ def _dots3_tensors(kw: dict) -> dict:
 RAW_MODELS["dots3"] = (_dots3_tensors, {})
 BORROWED["dots3"] = {"model.mtp.embed_tokens.weight": ("glm4", "model.embed_tokens.weight")}
 RAW_FIRST["deepseekocr"] = ["model.embed_tokens.weight"]
+RAW_FIRST["unlimitedocr"] = RAW_FIRST["deepseekocr"]
+RAW_FIRST["youtuvl-text"] = ["model.embed_tokens.weight"]
+RAW_FIRST["paddleocr-text"] = ["model.embed_tokens.weight"]
 
 
 

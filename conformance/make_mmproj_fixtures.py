@@ -1966,6 +1966,137 @@ def minimax_m3_vl_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
 
 HAND_BUILT["minimax-m3-vl"] = lambda out, seed: build_hand(out, seed, minimax_m3_vl_tensors(),
                                                            minimax_m3_vl_config())
+# DeepSeek-OCR (remote code, deepseek-ai/DeepSeek-OCR; HAND_BUILT): the deepseekocr text
+# fixture's config with a small vision config in the hub's spelling (`width` naming the SAM
+# and CLIP sub-configs), a SAM tower (`model.sam_model.`: patch embedding, a 4-D position
+# table, two blocks with relative-position tables, the neck convolutions and `net_2` /
+# `net_3`), a CLIP tower of four blocks (`model.vision_model.`: class row, patch embedding,
+# position table, `pre_layrnorm`, fused `qkv_proj`; the config names four blocks, for the
+# SAM neck's `neck.0..3`, which map through the block table, and the checkpoint holds the
+# first two, as the reference reads names, not counts), the linear projector (32-wide rows:
+# Q8_0) and the two learned rows, plus two text tensors the class filters out. Projector only (the deepseekocr fixture
+# covers the text half). DeepSeek-OCR-2 (`deepseekocr2-vl`) has the SAM tower and a Qwen2
+# encoder (`model.qwen2_model.`: two layers with grouped-query attention, its final norm
+# and the two learned query tables) instead of CLIP; its config leaves the encoder's sizes
+# out (the class's defaults stand in) as the published config does.
+FIXTURES["deepseekocr-vl"] = ("DeepseekOCRForCausalLM", "deepseek_vl_v2", None, PRE, None,
+                              [], False)
+FIXTURES["deepseekocr2-vl"] = ("DeepseekOCR2ForCausalLM", "deepseek_vl_v2", None, PRE, None,
+                               [], False)
+
+OCR_SAM = dict(width=16, layers=2, heads=2, rel=7, neck=4, patch=4, grid=4)
+
+
+def ocr_sam_tensors(text: int = 8) -> dict:
+    s = OCR_SAM
+    w, n = s["width"], s["neck"]
+    hd = w // s["heads"]
+    pre = "model.sam_model."
+    out = {pre + "patch_embed.proj.weight": ((w, 3, s["patch"], s["patch"]), False),
+           pre + "patch_embed.proj.bias": ((w,), False),
+           pre + "pos_embed": ((1, s["grid"], s["grid"], w), False),
+           pre + "neck.0.weight": ((n, w, 1, 1), False),
+           pre + "neck.1.weight": ((n,), True), pre + "neck.1.bias": ((n,), False),
+           pre + "neck.2.weight": ((n, n, 3, 3), False),
+           pre + "neck.3.weight": ((n,), True), pre + "neck.3.bias": ((n,), False),
+           pre + "net_2.weight": ((2 * n, n, 3, 3), False),
+           pre + "net_3.weight": ((4 * n, 2 * n, 3, 3), False),
+           "model.view_seperator": ((text,), False),
+           # the text model's, left out by the class
+           "model.norm.weight": ((text,), True),
+           "model.layers.0.input_layernorm.weight": ((text,), True)}
+    for i in range(s["layers"]):
+        b = f"{pre}blocks.{i}."
+        for nm in ("norm1", "norm2"):
+            out[b + nm + ".weight"] = ((w,), True)
+            out[b + nm + ".bias"] = ((w,), False)
+        out.update({b + "attn.qkv.weight": ((3 * w, w), False), b + "attn.qkv.bias": ((3 * w,), False),
+                    b + "attn.proj.weight": ((w, w), False), b + "attn.proj.bias": ((w,), False),
+                    b + "attn.rel_pos_h": ((s["rel"], hd), False),
+                    b + "attn.rel_pos_w": ((s["rel"], hd), False),
+                    b + "mlp.lin1.weight": ((4 * w, w), False), b + "mlp.lin1.bias": ((4 * w,), False),
+                    b + "mlp.lin2.weight": ((w, 4 * w), False), b + "mlp.lin2.bias": ((w,), False)})
+    return out
+
+
+OCR_CLIP = dict(width=16, layers=4, stored=2, heads=2, ffn=16, patch=4, image=16)
+
+
+def deepseekocr_tensors(text: int = 8) -> dict:
+    c = OCR_CLIP
+    w, f = c["width"], c["ffn"]
+    v = "model.vision_model."
+    n_pos = (c["image"] // c["patch"]) ** 2 + 1
+    out = ocr_sam_tensors(text)
+    out.update({v + "embeddings.class_embedding": ((w,), False),
+                v + "embeddings.patch_embedding.weight": ((w, 3, c["patch"], c["patch"]), False),
+                v + "embeddings.position_embedding.weight": ((n_pos, w), False),
+                v + "pre_layrnorm.weight": ((w,), True), v + "pre_layrnorm.bias": ((w,), False),
+                "model.projector.layers.weight": ((text, 2 * w), False),
+                "model.projector.layers.bias": ((text,), False),
+                "model.image_newline": ((text,), False)})
+    for i in range(c["stored"]):
+        b = f"{v}transformer.layers.{i}."
+        for nm, shape in (("self_attn.qkv_proj", (3 * w, w)), ("self_attn.out_proj", (w, w)),
+                          ("mlp.fc1", (f, w)), ("mlp.fc2", (w, f))):
+            out[b + nm + ".weight"] = (shape, False)
+            out[b + nm + ".bias"] = ((shape[0],), False)
+        for nm in ("layer_norm1", "layer_norm2"):
+            out[b + nm + ".weight"] = ((w,), True)
+            out[b + nm + ".bias"] = ((w,), False)
+    return out
+
+
+def deepseekocr_config(cls: str, width: dict, **vision) -> dict:
+    cfg = json.loads((TESTDATA / "hf" / "deepseekocr" / "config.json").read_text())
+    cfg["architectures"] = [cls]
+    s = OCR_SAM
+    sam = dict(downsample_channels=[2 * s["neck"], 4 * s["neck"]], global_attn_indexes=[1],
+               heads=s["heads"], layers=s["layers"], width=s["width"])
+    cfg["vision_config"] = dict(image_size=64, mlp_ratio=3.7362, model_type="vision",
+                                width={**width, "sam_vit_b": sam}, **vision)
+    cfg["projector_config"]["input_dim"] = 2 * OCR_CLIP["width"]
+    return cfg
+
+
+HAND_BUILT["deepseekocr-vl"] = lambda out, seed: build_hand(
+    out, seed, deepseekocr_tensors(),
+    deepseekocr_config("DeepseekOCRForCausalLM", {"clip-l-14-224": dict(
+        heads=OCR_CLIP["heads"], image_size=OCR_CLIP["image"], layers=OCR_CLIP["layers"],
+        patch_size=OCR_CLIP["patch"], width=OCR_CLIP["width"])}, model_name="deeplip_b_l"))
+
+OCR2_QWEN = dict(dim=16, layers=2, heads=2, kv=1, ffn=24, queries=4)
+
+
+def deepseekocr2_tensors(text: int = 8) -> dict:
+    q = OCR2_QWEN
+    d, f = q["dim"], q["ffn"]
+    hd = d // q["heads"]
+    out = ocr_sam_tensors(text)
+    m = "model.qwen2_model."
+    out.update({m + "model.model.norm.weight": ((d,), True),
+                m + "query_768.weight": ((q["queries"], d), False),
+                m + "query_1024.weight": ((q["queries"], d), False),
+                "model.projector.layers.weight": ((text, d), False),
+                "model.projector.layers.bias": ((text,), False)})
+    for i in range(q["layers"]):
+        b = f"{m}model.model.layers.{i}."
+        for nm, rows in (("q_proj", d), ("k_proj", q["kv"] * hd), ("v_proj", q["kv"] * hd)):
+            out[b + f"self_attn.{nm}.weight"] = ((rows, d), False)
+            out[b + f"self_attn.{nm}.bias"] = ((rows,), False)
+        out.update({b + "self_attn.o_proj.weight": ((d, d), False),
+                    b + "mlp.gate_proj.weight": ((f, d), False),
+                    b + "mlp.up_proj.weight": ((f, d), False),
+                    b + "mlp.down_proj.weight": ((d, f), False),
+                    b + "input_layernorm.weight": ((d,), True),
+                    b + "post_attention_layernorm.weight": ((d,), True)})
+    return out
+
+
+HAND_BUILT["deepseekocr2-vl"] = lambda out, seed: build_hand(
+    out, seed, deepseekocr2_tensors(),
+    deepseekocr_config("DeepseekOCR2ForCausalLM", {"qwen2-0-5b": dict(dim=OCR2_QWEN["dim"])},
+                       model_name="deepencoderv2"))
 
 
 def build(name: str, out: Path, seed: int) -> None:

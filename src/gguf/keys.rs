@@ -567,6 +567,16 @@ pub mod clip {
         /// Block indexes of the tower: those with full attention, the others windowed
         /// (Youtu-VL), or where a merger is inserted (MiniCPM-V 4.6).
         pub const WA_LAYER_INDEXES: &str = "clip.vision.wa_layer_indexes";
+
+        /// `clip.vision.sam.*`: the SAM tower beside the main one (DeepSeek-OCR).
+        pub mod sam {
+            /// The SAM tower's block count.
+            pub const BLOCK_COUNT: &str = "clip.vision.sam.block_count";
+            /// The SAM tower's width.
+            pub const EMBEDDING_LENGTH: &str = "clip.vision.sam.embedding_length";
+            /// The SAM tower's attention heads.
+            pub const HEAD_COUNT: &str = "clip.vision.sam.head_count";
+        }
     }
 
     /// `clip.audio.*`.

@@ -93,7 +93,7 @@ tensor_table! {
     TokenEmbd = "token_embd" {
         "model.embed_tokens": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3",
@@ -162,7 +162,7 @@ tensor_table! {
     /// `output`.
     Output = "output" {
         "lm_head": [
-            "apertus", "arcee", "deepseek", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
+            "apertus", "arcee", "deepseek", "deepseek2", "ernie4_5-moe", "gemma4", "glm4moe", "granitehybrid",
             "granitemoe", "jamba", "llama", "llama4", "mamba2", "mistral3", "olmo", "phi2", "phi3",
             "phimoe", "qwen2", "qwen2moe", "qwen2vl", "smollm3", "t5", "bloom", "nemotron",
             "codeshell", "exaone", "maincoder", "nanbeige", "orion", "baichuan", "pangu-embedded",
@@ -189,7 +189,7 @@ tensor_table! {
     OutputNorm = "output_norm" {
         "model.norm": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo2", "olmoe", "phi3",
@@ -247,7 +247,7 @@ tensor_table! {
     AttnNorm = "blk.{bid}.attn_norm" {
         "model.layers.{bid}.input_layernorm": [
             "afmoe", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmoe", "phi2", "phi3",
@@ -325,7 +325,7 @@ tensor_table! {
     AttnQ = "blk.{bid}.attn_q" {
         "model.layers.{bid}.self_attn.q_proj": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1",
+            "deepseek2", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1",
             "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm4", "glm4moe", "gpt-oss",
             "granite", "granitehybrid", "granitemoe", "hunyuan-dense", "jamba", "laguna", "lfm2",
             "lfm2moe", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2", "olmoe",
@@ -356,7 +356,7 @@ tensor_table! {
     AttnK = "blk.{bid}.attn_k" {
         "model.layers.{bid}.self_attn.k_proj": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek", "dots1",
-            "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
+            "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
             "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
@@ -386,7 +386,7 @@ tensor_table! {
     AttnV = "blk.{bid}.attn_v" {
         "model.layers.{bid}.self_attn.v_proj": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek", "dots1",
-            "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
+            "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4", "falcon-h1", "gemma3", "gemma3n",
             "gemma4", "glm4", "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe",
             "hunyuan-dense", "jamba", "laguna", "lfm2", "lfm2moe", "llama", "llama4", "minimax-m2",
             "mistral3", "olmo", "olmo2", "olmoe", "phi2", "phimoe", "qwen2", "qwen2moe", "qwen2vl",
@@ -416,7 +416,7 @@ tensor_table! {
     AttnOut = "blk.{bid}.attn_output" {
         "model.layers.{bid}.self_attn.o_proj": [
             "afmoe", "apertus", "arcee", "cohere2", "cohere2moe", "command-r", "deepseek",
-            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4",
+            "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4",
             "falcon-h1", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4",
             "glm4moe", "gpt-oss", "granite", "granitehybrid", "granitemoe", "hunyuan-dense",
             "jamba", "laguna", "llama", "llama4", "minimax-m2", "mistral3", "olmo", "olmo2",
@@ -520,7 +520,7 @@ tensor_table! {
     /// `blk.{bid}.ffn_norm`.
     FfnNorm = "blk.{bid}.ffn_norm" {
         "model.layers.{bid}.post_attention_layernorm": [
-            "arcee", "bailingmoe2", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5",
+            "arcee", "bailingmoe2", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4", "granite", "granitehybrid",
             "granitemoe", "hunyuan-dense", "laguna", "llama", "llama4", "minimax-m2", "mistral3",
             "olmoe", "phi3", "phimoe", "qwen2", "qwen2moe", "qwen2vl", "qwen3", "qwen3moe",
@@ -612,7 +612,7 @@ tensor_table! {
     FfnGate = "blk.{bid}.ffn_gate" {
         "model.layers.{bid}.mlp.gate_proj": [
             "afmoe", "bailingmoe2", "cohere2", "cohere2moe", "command-r", "deepseek", "deepseek2",
-            "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
+            "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe", "exaone-moe", "exaone4", "gemma3",
             "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa", "glm4moe", "granite",
             "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2", "qwen2", "qwen2vl",
             "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm", "exaone", "maincoder",
@@ -642,7 +642,7 @@ tensor_table! {
     FfnUp = "blk.{bid}.ffn_up" {
         "model.layers.{bid}.mlp.up_proj": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo", "olmo2",
             "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss", "smollm3", "stablelm",
@@ -694,7 +694,7 @@ tensor_table! {
     FfnDown = "blk.{bid}.ffn_down" {
         "model.layers.{bid}.mlp.down_proj": [
             "afmoe", "apertus", "arcee", "bailingmoe2", "cohere2", "cohere2moe", "command-r",
-            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "ernie4_5-moe",
+            "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1", "ernie4_5", "paddleocr", "ernie4_5-moe",
             "exaone-moe", "exaone4", "gemma3", "gemma3n", "gemma4", "gemma4-assistant", "glm-dsa",
             "glm4", "glm4moe", "granite", "hunyuan-dense", "laguna", "llama", "mistral3", "olmo",
             "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen3vl", "seed_oss",

@@ -1,4 +1,4 @@
-//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` / `YoutuForCausalLM` (arch `deepseek2`,
+//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` / `YoutuForCausalLM` / Youtu-VL's text half (arch `deepseek2`,
 //! `DeepseekV2Model` in `conversion/deepseek.py`).
 //!
 //! Multi-head latent attention (MLA): queries through a low-rank `q_a_proj` / `q_b_proj`
@@ -74,6 +74,7 @@ pub const DEEPSEEK2: Arch = Arch {
         "KimiVLForConditionalGeneration",
         "KimiK25ForConditionalGeneration",
         "YoutuForCausalLM",
+        "YoutuVLForConditionalGeneration",
     ],
     model_types: &[
         ModelType {
@@ -291,10 +292,61 @@ pub(super) fn split_kv_b_with(
     Ok((k, v))
 }
 
-/// `DeepseekV2Model.set_gguf_parameters`.
+/// `DeepseekV2Model.set_gguf_parameters`, after the refusal of a config the class's
+/// tokenizer step cannot load.
 fn params(p: &mut Params) -> Result<(), ConvertError> {
+    tokenizer_config_refusal(p.hp)?;
     p.generic()?;
     mla_params(p)
+}
+
+/// The `model_type`s of this class's configs that transformers builds with their own config
+/// class; any other (the remote-code Youtu-VL and Kimi-VL types, or none) is read by the
+/// tokenizer loader as a generic `PreTrainedConfig`.
+const TYPED_CONFIGS: &[&str] = &["deepseek_v2", "deepseek_v3", "youtu", "kimi_k25"];
+
+/// The rope types whose standardization, in a generic `PreTrainedConfig`, reads
+/// `max_position_embeddings` before it is set.
+const SCALED_ROPES: &[&str] = &["llama3", "yarn", "longrope"];
+
+/// The class loads its tokenizer with `AutoTokenizer`, which reads config.json; for a
+/// `model_type` transformers has no class for, that is a generic config, which fails on
+/// transformers 4's `rope_scaling` of a scaled type without `rope_parameters` (and, for a
+/// config without `model_type`, on unknown layer kinds), so the reference refuses the model.
+fn tokenizer_config_refusal(hp: &Hparams) -> Result<(), ConvertError> {
+    let Some(raw) = hp.raw.as_object() else {
+        return Ok(());
+    };
+    let model_type = raw.get("model_type").and_then(Json::as_str);
+    if model_type.is_some_and(|t| TYPED_CONFIGS.contains(&t)) {
+        return Ok(());
+    }
+    super::step35::check_layer_lists(hp)?;
+    let params_absent = raw.get("rope_parameters").is_none_or(Json::is_null);
+    let scaled = raw
+        .get("rope_scaling")
+        .and_then(Json::as_object)
+        .is_some_and(|m| {
+            !m.is_empty()
+                && !m.values().all(Json::is_object)
+                && SCALED_ROPES.contains(
+                    &m.get("rope_type")
+                        .or_else(|| m.get("type"))
+                        .and_then(Json::as_str)
+                        .unwrap_or("default"),
+                )
+        });
+    if params_absent && scaled {
+        return Err(ConvertError::format(
+            &hp.path,
+            None,
+            "transformers reads this config as a generic PreTrainedConfig (its model_type has \
+             no config class), whose rope_scaling standardization needs \
+             max_position_embeddings before it is set; the class loads its tokenizer with \
+             AutoTokenizer, so the reference refuses it",
+        ));
+    }
+    Ok(())
 }
 
 /// The config keys MLA's cache and head widths come from, and the GGUF keys they are

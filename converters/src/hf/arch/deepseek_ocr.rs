@@ -1,4 +1,4 @@
-//! `DeepseekOCRForCausalLM`'s text half (arch `deepseek2-ocr`, `DeepseekV2Model` in
+//! `DeepseekOCRForCausalLM`'s and `UnlimitedOCRForCausalLM`'s text half (arch `deepseek2-ocr`, `DeepseekV2Model` in
 //! `conversion/deepseek.py` under an OCR root class).
 //!
 //! DeepSeek-OCR's language model is DeepSeek-V2 without latent attention (`use_mla` false:
@@ -51,7 +51,7 @@ const OCR_TENSORS: &[Tensor] = &[
 
 /// DeepSeek-OCR's text model.
 pub const DEEPSEEK2_OCR: Arch = Arch {
-    hf_names: &["DeepseekOCRForCausalLM"],
+    hf_names: &["DeepseekOCRForCausalLM", "UnlimitedOCRForCausalLM"],
     model_types: &[],
     composites: &[],
     gguf: "deepseek2-ocr",

@@ -143,6 +143,8 @@ mod kimi_k3;
 mod kimi_linear;
 // DeepSeek-OCR.
 mod deepseek_ocr;
+// PaddleOCR-VL (text half).
+mod paddleocr;
 // Small families and diffusion language models.
 mod dream;
 mod grovemoe;
@@ -344,6 +346,7 @@ pub static ALL: &[&Arch] = &[
     &lfm25_audio::LFM25_AUDIO,
     &lfm2_colbert::LFM2_COLBERT,
     &wavtokenizer::WAVTOKENIZER_DEC,
+    &paddleocr::PADDLEOCR,
 ];
 
 /// The description for an HF architecture name.

@@ -34,6 +34,7 @@ use crate::ConvertError;
 mod audioflamingo3;
 mod cogvlm;
 mod deepseek4v;
+mod deepseek_ocr;
 mod defaults;
 mod exaone4_5;
 mod gemma3;
@@ -194,6 +195,9 @@ pub static ALL: &[&Projector] = &[
     &ling3vl::LING3VL,
     &exaone4_5::EXAONE4_5,
     &step3vl::STEP3VL,
+    &deepseek_ocr::DEEPSEEK_OCR,
+    &deepseek_ocr::UNLIMITED_OCR,
+    &deepseek_ocr::DEEPSEEK_OCR2,
 ];
 
 /// The projector family of an HF architecture name.

@@ -45,6 +45,7 @@ tensor_table! {
         "visual.merger.proj": ["glm4v", "glm5v"],
         "vit.perceive.mlp": ["hunyuanvl"],
         "model.vision.linear_proj.linear_proj": ["cogvlm"],
+        "model.projector.layers": ["deepseekocr", "deepseekocr2"],
     }
     /// `mm.merger.fc1`: MiniMax-M3's patch-merge MLP, first layer.
     MmMergerFc1 = "mm.merger.fc1" {
@@ -65,11 +66,12 @@ tensor_table! {
         "model.vision_tower.embeddings.cls_token": ["internvl"],
         "vision_model.class_embedding": ["llama4"],
         "model.vision.patch_embedding.cls_embedding": ["cogvlm"],
+        "model.vision_model.embeddings.class_embedding": ["deepseekocr"],
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
         "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr", "janus_pro"],
+        "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr", "janus_pro", "deepseekocr"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger", "exaone4_5"],
         "model.vision_tower.embeddings.patch_embeddings.projection": ["internvl"],
@@ -88,7 +90,7 @@ tensor_table! {
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
         "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
-        "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr", "janus_pro"],
+        "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr", "janus_pro", "deepseekocr"],
         "visual.pos_embed": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
         "visual.embeddings.position_embedding": ["glm4v"],
@@ -109,6 +111,7 @@ tensor_table! {
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
         "vision_model.transformer.resblocks.{bid}.attn.in_proj": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.self_attn.qkv_proj": ["deepseekocr"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -124,6 +127,7 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.q_proj": ["hunyuanvl"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.q_proj": ["minicpmv4_6"],
+        "model.qwen2_model.model.model.layers.{bid}.self_attn.q_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
@@ -139,6 +143,7 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.k_proj": ["hunyuanvl"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.k_proj": ["minicpmv4_6"],
+        "model.qwen2_model.model.model.layers.{bid}.self_attn.k_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
@@ -154,6 +159,7 @@ tensor_table! {
         "siglip2.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["youtuvl"],
         "vit.layers.{bid}.self_attn.v_proj": ["hunyuanvl"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.v_proj": ["minicpmv4_6"],
+        "model.qwen2_model.model.model.layers.{bid}.self_attn.v_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.attn_q_norm`.
     EncAttnQNorm = "v.blk.{bid}.attn_q_norm" {
@@ -186,6 +192,8 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm1": ["minicpmv4_6"],
         "vision_model.transformer.resblocks.{bid}.ln_1": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.layer_norm1": ["deepseekocr"],
+        "model.qwen2_model.model.model.layers.{bid}.input_layernorm": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -206,6 +214,8 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.out_proj": ["minicpmv4_6"],
         "vision_model.transformer.resblocks.{bid}.attn.out_proj": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.self_attn.out_proj": ["deepseekocr"],
+        "model.qwen2_model.model.model.layers.{bid}.self_attn.o_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -224,6 +234,8 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm2": ["minicpmv4_6"],
         "vision_model.transformer.resblocks.{bid}.ln_2": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.layer_norm2": ["deepseekocr"],
+        "model.qwen2_model.model.model.layers.{bid}.post_attention_layernorm": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -244,6 +256,8 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.mlp.fc1": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.mlp.fc1": ["minicpmv4_6"],
         "vision_model.transformer.resblocks.{bid}.mlp.c_fc": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.mlp.fc1": ["deepseekocr"],
+        "model.qwen2_model.model.model.layers.{bid}.mlp.up_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -251,6 +265,7 @@ tensor_table! {
         "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
+        "model.qwen2_model.model.model.layers.{bid}.mlp.gate_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
@@ -271,6 +286,8 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.mlp.fc2": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.mlp.fc2": ["minicpmv4_6"],
         "vision_model.transformer.resblocks.{bid}.mlp.c_proj": ["step3vl"],
+        "model.vision_model.transformer.layers.{bid}.mlp.fc2": ["deepseekocr"],
+        "model.qwen2_model.model.model.layers.{bid}.mlp.down_proj": ["deepseekocr2"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -290,6 +307,7 @@ tensor_table! {
         "vision_model.layernorm_pre": ["llama4"],
         "vision_tower.vision_model.pre_layrnorm": ["minimax_m3"],
         "vision_model.ln_pre": ["step3vl"],
+        "model.vision_model.pre_layrnorm": ["deepseekocr"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
@@ -303,6 +321,7 @@ tensor_table! {
         "siglip2.vision_model.post_layernorm": ["youtuvl"],
         "vision.norm": ["deepseek4v"],
         "model.vision_tower.post_layernorm": ["minicpmv4_6"],
+        "model.qwen2_model.model.model.norm": ["deepseekocr2"],
     }
     /// `mm.input_projection`.
     MmInpProj = "mm.input_projection" {
@@ -666,7 +685,7 @@ tensor_table! {
     }
     /// `v.image_newline`: the learned row after each image row.
     EncEmbdImgnl = "v.image_newline" {
-        "model.image_newline": ["granite4_vision"],
+        "model.image_newline": ["granite4_vision", "deepseekocr", "deepseekocr2"],
         "vit.perceive.image_newline": ["hunyuanvl"],
         "image_newline": ["deepseek4v"],
     }
@@ -763,6 +782,7 @@ tensor_table! {
     /// `v.view_seperator`: the learned row between image views (spelled as gguf-py does).
     EncEmbdVsep = "v.view_seperator" {
         "vit.perceive.image_sep": ["hunyuanvl"],
+        "model.view_seperator": ["deepseekocr", "deepseekocr2"],
     }
     /// `mm.pre_norm`: the projector's input norm.
     MmPreNorm = "mm.pre_norm" {
@@ -787,6 +807,66 @@ tensor_table! {
     /// `v.token_embd.img_pad`: the embedding that pads an image's token block.
     TokEmbdImgPad = "v.token_embd.img_pad" {
         "image_pad": ["deepseek4v"],
+    }
+    /// `v.sam.pos_embd`: the SAM tower's position table (DeepSeek-OCR).
+    SamPosEmbd = "v.sam.pos_embd" {
+        "model.sam_model.pos_embed": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.patch_embd`: the SAM tower's patch embedding (DeepSeek-OCR).
+    SamPatchEmbd = "v.sam.patch_embd" {
+        "model.sam_model.patch_embed.proj": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.pre_ln`: the norm before a SAM block's attention (DeepSeek-OCR).
+    SamPreNorm = "v.sam.blk.{bid}.pre_ln" {
+        "model.sam_model.blocks.{bid}.norm1": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.post_ln`: the norm before a SAM block's MLP (DeepSeek-OCR).
+    SamPostNorm = "v.sam.blk.{bid}.post_ln" {
+        "model.sam_model.blocks.{bid}.norm2": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.attn.pos_h`: a SAM block's relative positions along the height (DeepSeek-OCR).
+    SamAttnPosH = "v.sam.blk.{bid}.attn.pos_h" {
+        "model.sam_model.blocks.{bid}.attn.rel_pos_h": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.attn.pos_w`: a SAM block's relative positions along the width (DeepSeek-OCR).
+    SamAttnPosW = "v.sam.blk.{bid}.attn.pos_w" {
+        "model.sam_model.blocks.{bid}.attn.rel_pos_w": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.attn.qkv`: a SAM block's fused q/k/v (DeepSeek-OCR).
+    SamAttnQkv = "v.sam.blk.{bid}.attn.qkv" {
+        "model.sam_model.blocks.{bid}.attn.qkv": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.attn.out`: a SAM block's attention output (DeepSeek-OCR).
+    SamAttnOut = "v.sam.blk.{bid}.attn.out" {
+        "model.sam_model.blocks.{bid}.attn.proj": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.mlp.lin1`: a SAM block's first MLP linear (DeepSeek-OCR).
+    SamMlpLin1 = "v.sam.blk.{bid}.mlp.lin1" {
+        "model.sam_model.blocks.{bid}.mlp.lin1": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.blk.{bid}.mlp.lin2`: a SAM block's second MLP linear (DeepSeek-OCR).
+    SamMlpLin2 = "v.sam.blk.{bid}.mlp.lin2" {
+        "model.sam_model.blocks.{bid}.mlp.lin2": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.neck.{bid}`: the SAM neck's layers (convolutions and norms) (DeepSeek-OCR).
+    SamNeck = "v.sam.neck.{bid}" {
+        "model.sam_model.neck.{bid}": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.net_2`: the SAM tower's first downsampling convolution (DeepSeek-OCR).
+    SamNet2 = "v.sam.net_2" {
+        "model.sam_model.net_2": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.sam.net_3`: the SAM tower's second downsampling convolution (DeepSeek-OCR).
+    SamNet3 = "v.sam.net_3" {
+        "model.sam_model.net_3": ["deepseekocr", "deepseekocr2"],
+    }
+    /// `v.resample_query_768`: the Qwen2 encoder's learned queries for one view size (DeepSeek-OCR-2).
+    ResmplQuery768 = "v.resample_query_768" {
+        "model.qwen2_model.query_768": ["deepseekocr2"],
+    }
+    /// `v.resample_query_1024`: the Qwen2 encoder's learned queries for one view size (DeepSeek-OCR-2).
+    ResmplQuery1024 = "v.resample_query_1024" {
+        "model.qwen2_model.query_1024": ["deepseekocr2"],
     }
 }
 

@@ -197,6 +197,8 @@ fixtures! {
     grok1 => "grok1",
     bamba => "bamba",
     youtu => "youtu",
+    youtuvl_text => "youtuvl-text",
+    paddleocr_text => "paddleocr-text",
     rwkv6 => "rwkv6",
     rwkv7 => "rwkv7",
     rwkv6qwen2 => "rwkv6qwen2",
@@ -210,6 +212,7 @@ fixtures! {
     kimilinear => "kimilinear",
     kimik3 => "kimik3",
     deepseekocr => "deepseekocr",
+    unlimitedocr => "unlimitedocr",
     // Small families and diffusion language models.
     grovemoe => "grovemoe",
     sarvam_untyped => "sarvam-untyped",

@@ -331,4 +331,6 @@ fixtures! {
     dots3 => "dots3",
     nemotronhpuzzle => "nemotronhpuzzle",
     graniteswitch => "graniteswitch",
+    youtuvl_text => "youtuvl-text",
+    paddleocr_text => "paddleocr-text",
 }

@@ -187,6 +187,8 @@ fixtures! {
     exaone45_vl => "exaone45-vl",
     stepvl => "stepvl",
     step3p7 => "step3p7",
+    deepseekocr_vl => "deepseekocr-vl",
+    deepseekocr2_vl => "deepseekocr2-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -412,6 +412,11 @@ recipes! {
     kimik3_s2 => "kimik3-s2",
     deepseek4_vl_s2 => "deepseek4-vl-s2",
     deepseekocr_s2 => "deepseekocr-s2",
+    unlimitedocr_s2 => "unlimitedocr-s2",
+    deepseekocr_vl_s2 => "deepseekocr-vl-s2",
+    deepseekocr2_vl_s2 => "deepseekocr2-vl-s2",
+    youtuvl_text_s2 => "youtuvl-text-s2",
+    paddleocr_text_s2 => "paddleocr-text-s2",
     // Small families and diffusion language models.
     grovemoe_s2 => "grovemoe-s2",
     sarvam_untyped_s2 => "sarvam-untyped-s2",
