@@ -288,6 +288,7 @@ PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
               "llama4-vision", "lfm2vl", "lightonocr", "granite4v", "youtuvl",
               "hunyuanvl", "paddleocr-vl", "deepseek4-vl", "cogvlm",
               "janus", "minicpmv46", "ling3vl", "exaone45-vl")
+PROJECTORS += ("dotsocr-vl",)
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

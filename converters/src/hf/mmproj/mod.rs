@@ -35,6 +35,7 @@ mod audioflamingo3;
 mod cogvlm;
 mod deepseek4v;
 mod defaults;
+mod dots_ocr;
 mod exaone4_5;
 mod gemma3;
 mod gemma3n;
@@ -190,6 +191,7 @@ pub static ALL: &[&Projector] = &[
     &minicpmv46::MINICPMV46,
     &ling3vl::LING3VL,
     &exaone4_5::EXAONE4_5,
+    &dots_ocr::DOTS_OCR,
 ];
 
 /// The projector family of an HF architecture name.

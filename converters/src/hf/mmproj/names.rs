@@ -38,6 +38,7 @@ tensor_table! {
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
         "mlp_AR.linear_{bid}": ["paddleocr"],
         "aligner.w{bid}": ["deepseek4v"],
+        "vision_tower.merger.mlp.{bid}": ["dots_ocr"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
@@ -75,6 +76,7 @@ tensor_table! {
         "vision.patch_embed.proj": ["deepseek4v"],
         "model.vision.patch_embedding.proj": ["cogvlm"],
         "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
+        "vision_tower.patch_embed.patchifier.proj": ["dots_ocr"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -98,6 +100,7 @@ tensor_table! {
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
+        "vision_tower.blocks.{bid}.attn.qkv": ["dots_ocr"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -174,6 +177,7 @@ tensor_table! {
         "vision.blocks.{bid}.norm1": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.input_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm1": ["minicpmv4_6"],
+        "vision_tower.blocks.{bid}.norm1": ["dots_ocr"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -193,6 +197,7 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.attention.dense": ["cogvlm"],
         "model.vision_model.encoder.layers.{bid}.self_attn.projection_layer": ["janus_pro"],
         "model.vision_tower.encoder.layers.{bid}.self_attn.out_proj": ["minicpmv4_6"],
+        "vision_tower.blocks.{bid}.attn.proj": ["dots_ocr"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -210,6 +215,7 @@ tensor_table! {
         "vision.blocks.{bid}.norm2": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.post_attention_layernorm": ["cogvlm"],
         "model.vision_tower.encoder.layers.{bid}.layer_norm2": ["minicpmv4_6"],
+        "vision_tower.blocks.{bid}.norm2": ["dots_ocr"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -217,7 +223,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
@@ -233,7 +239,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
     }
@@ -243,7 +249,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
@@ -270,6 +276,7 @@ tensor_table! {
     PreNorm = "v.pre_ln" {
         "vision_tower.ln_pre": ["pixtral", "lightonocr"],
         "vision_model.layernorm_pre": ["llama4"],
+        "vision_tower.patch_embed.patchifier.norm": ["dots_ocr"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
@@ -298,6 +305,7 @@ tensor_table! {
         "merger.ln_q": ["youtuvl"],
         "mlp_AR.pre_norm": ["paddleocr"],
         "model.merger.mlp.0.pre_norm": ["minicpmv4_6"],
+        "vision_tower.merger.ln_q": ["dots_ocr"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -329,6 +337,7 @@ tensor_table! {
     MmPostNorm = "mm.post_norm" {
         "visual.merger.post_projection_norm": ["glm4v", "glm5v"],
         "vit.perceive.after_rms": ["hunyuanvl"],
+        "vision_tower.post_trunk_norm": ["dots_ocr"],
     }
     /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
     MmUp = "mm.up" {

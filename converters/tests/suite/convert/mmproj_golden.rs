@@ -184,6 +184,7 @@ fixtures! {
     minicpmv46 => "minicpmv46",
     ling3vl => "ling3vl",
     exaone45_vl => "exaone45-vl",
+    dotsocr_vl => "dotsocr-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

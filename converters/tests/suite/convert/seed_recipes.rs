@@ -435,4 +435,5 @@ recipes! {
     lfm2_bidir_s2 => "lfm2-bidir-s2",
     wavtokenizer_s2 => "wavtokenizer-s2",
     step35_s2 => "step35-s2",
+    dotsocr_vl_s2 => "dotsocr-vl-s2",
 }
