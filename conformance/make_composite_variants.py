@@ -237,6 +237,17 @@ FAMILY_VARIANTS = {
 }
 
 
+# dots.ocr's projector reads the tower's norm epsilon and merge size (both required) and
+# nothing else beyond the base keys.
+FAMILY_VARIANTS["dotsocr-vl"] = {
+    "eps-merge": {"set": {"vision_config.rms_norm_eps": 1e-6,
+                          "vision_config.spatial_merge_size": 4}, "remove": []},
+    "eps-absent": {"set": {}, "remove": ["vision_config.rms_norm_eps"]},
+    "merge-absent": {"set": {}, "remove": ["vision_config.spatial_merge_size"]},
+    # the tower's own spellings of the sizes the base class reads
+    "hidden-absent": {"set": {}, "remove": ["vision_config.hidden_size"]},
+}
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]

@@ -2097,6 +2097,65 @@ HAND_BUILT["deepseekocr2-vl"] = lambda out, seed: build_hand(
     out, seed, deepseekocr2_tensors(),
     deepseekocr_config("DeepseekOCR2ForCausalLM", {"qwen2-0-5b": dict(dim=OCR2_QWEN["dim"])},
                        model_name="deepencoderv2"))
+# dots.ocr's projector (DotsOCRForCausalLM, remote code in the hub layout of
+# rednote-hilab/dots.ocr; HAND_BUILT): the `dots_vit` tower under `vision_tower.` (a Conv2d
+# patchifier with bias and an RMS norm, blocks with a fused bias-free `qkv`, RMS `norm1` /
+# `norm2` and a SwiGLU `fc1` / `fc3` / `fc2`, the `post_trunk_norm`), the patch merger
+# (`merger.ln_q`, a LayerNorm, and `merger.mlp.0` / `mlp.2`: three blocks, so they map through
+# the block table) and two of the text model's tensors the class filters out. The config is
+# the dotsocr text fixture's with this tower. Projector only: the dotsocr fixture covers the
+# text half.
+FIXTURES["dotsocr-vl"] = ("DotsOCRForCausalLM", "dots_ocr", None,
+                          {**QWEN_PRE, "min_pixels": 3136, "max_pixels": 11289600,
+                           "patch_size": 7, "merge_size": 2, "temporal_patch_size": 1},
+                          None, [], False)
+DOTSOCR_VIT = dict(embed=16, layers=3, heads=2, ffn=24, patch=7, merge=2, text_hidden=16)
+
+
+def dotsocr_vl_config(vit: dict = DOTSOCR_VIT) -> dict:
+    cfg = json.loads((TESTDATA / "hf" / "dotsocr" / "config.json").read_text())
+    cfg["hidden_size"] = vit["text_hidden"]
+    cfg["vision_config"] = {
+        "model_type": "dots_vit", "embed_dim": vit["embed"], "hidden_size": vit["embed"],
+        "intermediate_size": vit["ffn"], "num_hidden_layers": vit["layers"],
+        "num_attention_heads": vit["heads"], "num_channels": 3, "patch_size": vit["patch"],
+        "temporal_patch_size": 1, "rms_norm_eps": 1e-5, "spatial_merge_size": vit["merge"],
+        "post_norm": True, "use_bias": False, "is_causal": False,
+    }
+    return cfg
+
+
+def dotsocr_vl_tensors(vit: dict = DOTSOCR_VIT) -> dict:
+    e, f, p, t = vit["embed"], vit["ffn"], vit["patch"], vit["text_hidden"]
+    m = e * vit["merge"] ** 2
+    v = "vision_tower."
+    out = {
+        v + "patch_embed.patchifier.proj.weight": ((e, 3, p, p), False),
+        v + "patch_embed.patchifier.proj.bias": ((e,), False),
+        v + "patch_embed.patchifier.norm.weight": ((e,), True),
+        v + "post_trunk_norm.weight": ((e,), True),
+        v + "merger.ln_q.weight": ((e,), True),
+        v + "merger.ln_q.bias": ((e,), False),
+        v + "merger.mlp.0.weight": ((m, m), False),
+        v + "merger.mlp.0.bias": ((m,), False),
+        v + "merger.mlp.2.weight": ((t, m), False),
+        v + "merger.mlp.2.bias": ((t,), False),
+        # the text model's, filtered out by the class
+        "model.norm.weight": ((t,), True),
+        "model.embed_tokens.weight": ((4, t), False),
+    }
+    for i in range(vit["layers"]):
+        b = f"{v}blocks.{i}."
+        out.update({b + "norm1.weight": ((e,), True), b + "norm2.weight": ((e,), True),
+                    b + "attn.qkv.weight": ((3 * e, e), False),
+                    b + "attn.proj.weight": ((e, e), False),
+                    b + "mlp.fc1.weight": ((f, e), False), b + "mlp.fc3.weight": ((f, e), False),
+                    b + "mlp.fc2.weight": ((e, f), False)})
+    return out
+
+
+HAND_BUILT["dotsocr-vl"] = lambda out, seed: build_hand(out, seed, dotsocr_vl_tensors(),
+                                                        dotsocr_vl_config())
 
 
 def build(name: str, out: Path, seed: int) -> None:

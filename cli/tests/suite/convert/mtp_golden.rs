@@ -288,6 +288,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "mimo2",
         "step35",
         "bailingmoe3",
+        "dots3",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
@@ -333,7 +334,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 40);
+    assert_eq!(checked, 44);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text

@@ -36,6 +36,7 @@ mod cogvlm;
 mod deepseek4v;
 mod deepseek_ocr;
 mod defaults;
+mod dots_ocr;
 mod exaone4_5;
 mod gemma3;
 mod gemma3n;
@@ -198,6 +199,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek_ocr::DEEPSEEK_OCR,
     &deepseek_ocr::UNLIMITED_OCR,
     &deepseek_ocr::DEEPSEEK_OCR2,
+    &dots_ocr::DOTS_OCR,
 ];
 
 /// The projector family of an HF architecture name.

@@ -38,6 +38,7 @@ tensor_table! {
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
         "mlp_AR.linear_{bid}": ["paddleocr"],
         "aligner.w{bid}": ["deepseek4v"],
+        "vision_tower.merger.mlp.{bid}": ["dots_ocr"],
     }
     /// `mm.model.fc`: Idefics3's pixel-shuffle projection.
     MmprojFc = "mm.model.fc" {
@@ -86,6 +87,7 @@ tensor_table! {
         "model.vision.patch_embedding.proj": ["cogvlm"],
         "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
         "vision_model.conv1": ["step3vl"],
+        "vision_tower.patch_embed.patchifier.proj": ["dots_ocr"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -112,6 +114,7 @@ tensor_table! {
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
         "vision_model.transformer.resblocks.{bid}.attn.in_proj": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.self_attn.qkv_proj": ["deepseekocr"],
+        "vision_tower.blocks.{bid}.attn.qkv": ["dots_ocr"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -194,6 +197,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.ln_1": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.layer_norm1": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.input_layernorm": ["deepseekocr2"],
+        "vision_tower.blocks.{bid}.norm1": ["dots_ocr"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -216,6 +220,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.attn.out_proj": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.self_attn.out_proj": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.self_attn.o_proj": ["deepseekocr2"],
+        "vision_tower.blocks.{bid}.attn.proj": ["dots_ocr"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -236,6 +241,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.ln_2": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.layer_norm2": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.post_attention_layernorm": ["deepseekocr2"],
+        "vision_tower.blocks.{bid}.norm2": ["dots_ocr"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -243,7 +249,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
@@ -262,7 +268,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
         "model.qwen2_model.model.model.layers.{bid}.mlp.gate_proj": ["deepseekocr2"],
@@ -273,7 +279,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
@@ -308,6 +314,7 @@ tensor_table! {
         "vision_tower.vision_model.pre_layrnorm": ["minimax_m3"],
         "vision_model.ln_pre": ["step3vl"],
         "model.vision_model.pre_layrnorm": ["deepseekocr"],
+        "vision_tower.patch_embed.patchifier.norm": ["dots_ocr"],
     }
     /// `v.post_ln`.
     PostNorm = "v.post_ln" {
@@ -337,6 +344,7 @@ tensor_table! {
         "merger.ln_q": ["youtuvl"],
         "mlp_AR.pre_norm": ["paddleocr"],
         "model.merger.mlp.0.pre_norm": ["minicpmv4_6"],
+        "vision_tower.merger.ln_q": ["dots_ocr"],
     }
     /// `mm.soft_emb_norm`.
     MmSoftEmbNorm = "mm.soft_emb_norm" {
@@ -368,6 +376,7 @@ tensor_table! {
     MmPostNorm = "mm.post_norm" {
         "visual.merger.post_projection_norm": ["glm4v", "glm5v"],
         "vit.perceive.after_rms": ["hunyuanvl"],
+        "vision_tower.post_trunk_norm": ["dots_ocr"],
     }
     /// `mm.up`: the merger's SwiGLU up projection (GLM-4V).
     MmUp = "mm.up" {

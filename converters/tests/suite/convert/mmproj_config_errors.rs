@@ -108,6 +108,8 @@ fn pixel_bounds_are_required() {
         ("paddleocr-vl", "min_pixels"),
         ("exaone45-vl", "min_pixels"),
         ("exaone45-vl", "max_pixels"),
+        ("dotsocr-vl", "min_pixels"),
+        ("dotsocr-vl", "max_pixels"),
     ] {
         let dir = fixture(name, &work, key);
         edit_json(&dir.join("preprocessor_config.json"), |p| {

@@ -189,6 +189,7 @@ fixtures! {
     step3p7 => "step3p7",
     deepseekocr_vl => "deepseekocr-vl",
     deepseekocr2_vl => "deepseekocr2-vl",
+    dotsocr_vl => "dotsocr-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

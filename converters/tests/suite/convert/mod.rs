@@ -8,6 +8,7 @@ mod arch_variants;
 mod bailingmoe3_rules;
 mod deepseek4_rules;
 mod deepseek4v_refusals;
+mod dots3_rules;
 mod draft_golden;
 mod fp8_golden;
 mod golden_variants;

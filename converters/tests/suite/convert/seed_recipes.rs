@@ -445,4 +445,5 @@ recipes! {
     graniteswitch_s2 => "graniteswitch-s2",
     stepvl_s2 => "stepvl-s2",
     step3p7_s2 => "step3p7-s2",
+    dotsocr_vl_s2 => "dotsocr-vl-s2",
 }
