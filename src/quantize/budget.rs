@@ -56,8 +56,57 @@ pub const DEFAULT_CANDIDATES: &[GgmlType] = &[
     GgmlType::Q8_0,
 ];
 
-/// Elements of each tensor measured by default (whole rows, spread evenly over the tensor).
+/// The most elements of one tensor measured by default (whole rows, spread evenly over the
+/// tensor).
 pub const DEFAULT_SAMPLE_ELEMENTS: usize = 1 << 20;
+
+/// The share of each tensor's rows measured by default: one row in a hundred.
+///
+/// Measuring a candidate type costs about what quantizing to it does, and there are seven
+/// candidates: a hundredth of the rows keeps planning to about a tenth of quantizing. A row's
+/// error is a sum over its whole length, so a few rows spread over the tensor estimate the
+/// tensor's error per row closely, and every candidate is measured on the same rows, which
+/// keeps their order.
+pub const DEFAULT_SAMPLE_SHARE: f64 = 0.01;
+
+/// The fewest elements of a tensor measured (whole rows): a tensor this small is measured
+/// exactly, and a larger one on at least this many elements whatever its share.
+pub const SAMPLE_FLOOR_ELEMENTS: usize = 4096;
+
+/// Which rows of each tensor are measured ([`sample_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// The most elements measured per tensor (whole rows); 0 measures every row.
+    pub max_elements: usize,
+    /// The share of the rows measured, in (0, 1] (at least [`SAMPLE_FLOOR_ELEMENTS`]).
+    pub share: f64,
+}
+
+impl Sampling {
+    /// Every row of every tensor.
+    pub const ALL: Sampling = Sampling {
+        max_elements: 0,
+        share: 1.0,
+    };
+
+    /// At most `max_elements` elements of each tensor, whatever their share.
+    pub fn at_most(max_elements: usize) -> Sampling {
+        Sampling {
+            max_elements,
+            share: 1.0,
+        }
+    }
+}
+
+impl Default for Sampling {
+    /// [`DEFAULT_SAMPLE_ELEMENTS`] and [`DEFAULT_SAMPLE_SHARE`].
+    fn default() -> Self {
+        Sampling {
+            max_elements: DEFAULT_SAMPLE_ELEMENTS,
+            share: DEFAULT_SAMPLE_SHARE,
+        }
+    }
+}
 
 /// The default [`BudgetOptions::output_exponent`].
 pub const DEFAULT_OUTPUT_EXPONENT: f64 = 1.0;
@@ -88,8 +137,8 @@ pub struct BudgetOptions {
     pub target: Target,
     /// The types to choose from (each after the row-length fallback).
     pub candidates: Vec<GgmlType>,
-    /// Elements of each tensor to measure (whole rows, evenly spaced); 0 measures every row.
-    pub sample_elements: usize,
+    /// The rows of each tensor measured.
+    pub sampling: Sampling,
     /// What the allocation minimises.
     pub metric: Metric,
     /// The factor a routed-expert tensor's error is scaled by; `None`: the share of tokens
@@ -356,12 +405,12 @@ pub fn output_weight(
 }
 
 impl BudgetOptions {
-    /// [`DEFAULT_CANDIDATES`] and [`DEFAULT_SAMPLE_ELEMENTS`] for `target`.
+    /// [`DEFAULT_CANDIDATES`] and the default [`Sampling`] for `target`.
     pub fn new(target: Target) -> Self {
         BudgetOptions {
             target,
             candidates: DEFAULT_CANDIDATES.to_vec(),
-            sample_elements: DEFAULT_SAMPLE_ELEMENTS,
+            sampling: Sampling::default(),
             metric: Metric::Kld,
             expert_weight: None,
             output_exponent: DEFAULT_OUTPUT_EXPONENT,
@@ -473,15 +522,26 @@ pub fn parse_size(s: &str) -> Result<u64, BudgetError> {
     Ok(v as u64)
 }
 
-/// Rows of a tensor to measure: every row when the tensor has at most `sample_elements`
-/// elements (or `sample_elements` is 0), else `sample_elements / n_per_row` rows (at least
-/// one) spread evenly from the first.
-pub fn sample_rows(nrows: usize, n_per_row: usize, sample_elements: usize) -> Vec<usize> {
-    let total = nrows.saturating_mul(n_per_row);
-    if sample_elements == 0 || total <= sample_elements {
+/// Rows of a tensor to measure, spread evenly from the first: `share` of them, at least
+/// [`SAMPLE_FLOOR_ELEMENTS`] elements' worth (every row of a tensor that small), at most
+/// `max_elements`' worth (at least one row); every row when `max_elements` is 0.
+pub fn sample_rows(nrows: usize, n_per_row: usize, sampling: Sampling) -> Vec<usize> {
+    let n = n_per_row.max(1);
+    if sampling.max_elements == 0 || nrows == 0 {
         return (0..nrows).collect();
     }
-    let k = (sample_elements / n_per_row.max(1)).clamp(1, nrows);
+    let share = if sampling.share > 0.0 && sampling.share <= 1.0 {
+        sampling.share
+    } else {
+        1.0
+    };
+    let by_share = (nrows as f64 * share).ceil() as usize;
+    let floor = SAMPLE_FLOOR_ELEMENTS.div_ceil(n);
+    let cap = (sampling.max_elements / n).max(1);
+    let k = by_share.max(floor).min(cap).clamp(1, nrows);
+    if k == nrows {
+        return (0..nrows).collect();
+    }
     (0..k).map(|i| i * nrows / k).collect()
 }
 
@@ -562,9 +622,9 @@ pub fn measure(
     tensor: &Tensor,
     imatrix: Option<&[f32]>,
     types: &[GgmlType],
-    sample_elements: usize,
+    sampling: Sampling,
 ) -> Result<Vec<f64>, MeasureError> {
-    measure_with_signal(tensor, imatrix, types, sample_elements).map(|(e, _)| e)
+    measure_with_signal(tensor, imatrix, types, sampling).map(|(e, _)| e)
 }
 
 /// [`measure`], and the tensor's signal `Σ w · x²` on the same rows, scaled the same way.
@@ -572,7 +632,7 @@ pub fn measure_with_signal(
     tensor: &Tensor,
     imatrix: Option<&[f32]>,
     types: &[GgmlType],
-    sample_elements: usize,
+    sampling: Sampling,
 ) -> Result<(Vec<f64>, f64), MeasureError> {
     let n = tensor.dims.first().copied().unwrap_or(1) as usize;
     let rows_per_matrix = tensor.dims.get(1).copied().unwrap_or(1).max(1) as usize;
@@ -580,7 +640,7 @@ pub fn measure_with_signal(
     if n == 0 || nrows == 0 {
         return Ok((vec![0.0; types.len()], 0.0));
     }
-    let picked = sample_rows(nrows, n, sample_elements);
+    let picked = sample_rows(nrows, n, sampling);
     let values = read_rows(&tensor.data, tensor.ty, n, nrows, &picked)?;
     tensor.data.release();
     let im_of = |row: usize| -> Option<&[f32]> {
@@ -883,14 +943,40 @@ fn greedy(tensors: &[Vec<Choice>], mut remaining: u64) -> Vec<usize> {
     (0..tensors.len()).map(|i| hulls[i][pos[i]]).collect()
 }
 
+/// Most cells times options of one run of the dynamic programme: [`DP_STEPS`] steps for up
+/// to 2,048 options in all (a small model's tensors, where the programme matters), fewer
+/// steps for more, so that planning a model of thousands of tensors stays a fraction of
+/// quantizing it (there each tensor's steps are small beside the budget, and the greedy walk
+/// is near the optimum anyway).
+pub const DP_WORK: usize = DP_STEPS * 2048;
+
 /// The dynamic programme: exact on costs rounded up to `slack / steps`.
 fn programme(tensors: &[Vec<Choice>], cheapest: &[usize], slack: u64) -> Vec<usize> {
     let n = tensors.len();
     if n == 0 || slack == 0 || tensors.iter().any(|o| o.len() > u8::MAX as usize) {
         return cheapest.to_vec();
     }
-    // At most 256 MiB of back-pointers.
-    let steps = (DP_STEPS as u64).min(((256usize << 20) / n).max(16) as u64);
+    // Options another one dominates (no dearer, no worse, and cheaper or better) never win.
+    let useful: Vec<Vec<usize>> = tensors
+        .iter()
+        .map(|opts| {
+            (0..opts.len())
+                .filter(|&b| {
+                    let ob = &opts[b];
+                    !opts.iter().any(|a| {
+                        a.cost <= ob.cost
+                            && a.error <= ob.error
+                            && (a.cost < ob.cost || a.error < ob.error)
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let options: usize = useful.iter().map(Vec::len).sum::<usize>().max(1);
+    // At most 256 MiB of back-pointers, at most DP_WORK cells times options.
+    let steps = (DP_STEPS as u64)
+        .min(((256usize << 20) / n).max(16) as u64)
+        .min((DP_WORK / options).max(16) as u64);
     let unit = slack.div_ceil(steps).max(1);
     let cap = (slack / unit) as usize;
     let units =
@@ -899,22 +985,27 @@ fn programme(tensors: &[Vec<Choice>], cheapest: &[usize], slack: u64) -> Vec<usi
     let mut next = vec![0f64; cap + 1];
     let mut back = vec![0u8; n * (cap + 1)];
     for (i, opts) in tensors.iter().enumerate() {
-        let u: Vec<u64> = opts.iter().map(|o| units(i, o)).collect();
         let row = &mut back[i * (cap + 1)..(i + 1) * (cap + 1)];
-        for c in 0..=cap {
-            let mut best = f64::INFINITY;
-            let mut arg = cheapest[i];
-            for (k, o) in opts.iter().enumerate() {
-                if u[k] as usize <= c {
-                    let e = dp[c - u[k] as usize] + o.error;
-                    if e < best {
-                        best = e;
-                        arg = k;
-                    }
-                }
+        next.fill(f64::INFINITY);
+        row.fill(cheapest[i] as u8);
+        // Option by option over the budget axis (the first best option wins, as in order).
+        for &k in &useful[i] {
+            let u = units(i, &opts[k]) as usize;
+            if u > cap {
+                continue;
             }
-            next[c] = best;
-            row[c] = arg as u8;
+            let e = opts[k].error;
+            for ((slot, arg), &prev) in next[u..]
+                .iter_mut()
+                .zip(row[u..].iter_mut())
+                .zip(&dp[..=cap - u])
+            {
+                // Branch-free, so that the loop vectorizes.
+                let v = prev + e;
+                let better = v < *slot;
+                *slot = if better { v } else { *slot };
+                *arg = if better { k as u8 } else { *arg };
+            }
         }
         std::mem::swap(&mut dp, &mut next);
     }
@@ -1306,12 +1397,13 @@ impl Signals {
             }
             if let Some(src) = by_name.get(tp.source.as_str()) {
                 let im = imatrix_entry(imatrix, tp, src);
-                let (_, s) = measure_with_signal(src, im, &[], budget.sample_elements).map_err(
-                    |problem| BudgetError::Measure {
-                        tensor: tp.name.clone(),
-                        problem,
-                    },
-                )?;
+                let (_, s) =
+                    measure_with_signal(src, im, &[], budget.sampling).map_err(|problem| {
+                        BudgetError::Measure {
+                            tensor: tp.name.clone(),
+                            problem,
+                        }
+                    })?;
                 signals.insert(tp.name.clone(), s);
             }
         }
@@ -1700,7 +1792,7 @@ fn measure_planned(
         return Err(BudgetError::NoCandidate(tp.name.clone()));
     }
     let (errors, signal) =
-        measure_with_signal(src, im, &types, budget.sample_elements).map_err(|problem| {
+        measure_with_signal(src, im, &types, budget.sampling).map_err(|problem| {
             BudgetError::Measure {
                 tensor: tp.name.clone(),
                 problem,
@@ -1742,10 +1834,33 @@ mod tests {
 
     #[test]
     fn sampled_rows_are_spread_and_deterministic() {
-        assert_eq!(sample_rows(4, 8, 0), vec![0, 1, 2, 3]);
-        assert_eq!(sample_rows(4, 8, 1000), vec![0, 1, 2, 3]);
-        assert_eq!(sample_rows(10, 8, 40), vec![0, 2, 4, 6, 8]);
-        assert_eq!(sample_rows(10, 8, 3), vec![0]);
+        let at_most = Sampling::at_most;
+        assert_eq!(sample_rows(4, 8, Sampling::ALL), vec![0, 1, 2, 3]);
+        assert_eq!(sample_rows(4, 8, at_most(1000)), vec![0, 1, 2, 3]);
+        // A cap below the floor wins; at least one row.
+        assert_eq!(sample_rows(10, 8, at_most(40)), vec![0, 2, 4, 6, 8]);
+        assert_eq!(sample_rows(10, 8, at_most(3)), vec![0]);
+        // The default share: a hundredth of the rows, at least 4096 elements' worth.
+        let d = Sampling::default();
+        // 64 rows of 64: 4096 elements, the floor: every row.
+        assert_eq!(sample_rows(64, 64, d), (0..64).collect::<Vec<_>>());
+        // 512 rows of 512: a hundredth is 6 rows, the floor 8.
+        assert_eq!(
+            sample_rows(512, 512, d),
+            (0..8).map(|i| i * 64).collect::<Vec<_>>()
+        );
+        // 14336 rows of 4096: a hundredth, 144 rows, under the 1 Mi cap (256 rows).
+        let rows = sample_rows(14336, 4096, d);
+        assert_eq!(rows.len(), 144);
+        assert_eq!(rows, sample_rows(14336, 4096, d));
+        // 262144 rows of 640: a hundredth (2622 rows) is over the cap (1638 rows).
+        assert_eq!(sample_rows(262144, 640, d).len(), (1 << 20) / 640);
+        // A share out of range measures every row up to the cap.
+        let odd = Sampling {
+            max_elements: 1 << 20,
+            share: 0.0,
+        };
+        assert_eq!(sample_rows(100, 64, odd).len(), 100);
     }
 
     fn c(cost: u64, error: f64) -> Choice {
@@ -1853,7 +1968,7 @@ mod tests {
         let curves: Vec<Vec<Choice>> = t
             .iter()
             .map(|t| {
-                let e = measure(t, None, &types, 0).unwrap();
+                let e = measure(t, None, &types, Sampling::ALL).unwrap();
                 types
                     .iter()
                     .zip(e)
@@ -1884,8 +1999,8 @@ mod tests {
     fn sampled_rows_keep_the_ranking_and_the_scale() {
         let types = resolve_candidates(256, DEFAULT_CANDIDATES, false);
         let t = matrix("a", 256, 64, 1.0, 3);
-        let full = measure(&t, None, &types, 0).unwrap();
-        let sampled = measure(&t, None, &types, 256 * 16).unwrap();
+        let full = measure(&t, None, &types, Sampling::ALL).unwrap();
+        let sampled = measure(&t, None, &types, Sampling::at_most(256 * 16)).unwrap();
         let rank = |e: &[f64]| {
             let mut i: Vec<usize> = (0..e.len()).collect();
             i.sort_by(|&a, &b| e[a].total_cmp(&e[b]));
@@ -1898,7 +2013,7 @@ mod tests {
         // The imatrix weights the columns: all weight on column 3 (the outlier column).
         let mut im = vec![0f32; 256];
         im[3] = 1.0;
-        let w = measure(&t, Some(&im), &[GgmlType::Q8_0], 0).unwrap();
+        let w = measure(&t, Some(&im), &[GgmlType::Q8_0], Sampling::ALL).unwrap();
         assert!(w[0] > 0.0 && w[0] < full[types.len() - 1]);
     }
 
