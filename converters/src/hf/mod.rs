@@ -27,6 +27,7 @@ pub mod config;
 pub(crate) mod expr;
 mod family;
 mod float_range;
+mod generic_config;
 mod int_rows;
 mod intquant;
 pub mod lora;

@@ -1,5 +1,5 @@
-//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` / `YoutuForCausalLM` / Youtu-VL's text half (arch `deepseek2`,
-//! `DeepseekV2Model` in `conversion/deepseek.py`).
+//! `DeepseekV2ForCausalLM` / `DeepseekV3ForCausalLM` / `YoutuForCausalLM` / Youtu-VL's text
+//! half (arch `deepseek2`, `DeepseekV2Model` in `conversion/deepseek.py`).
 //!
 //! Multi-head latent attention (MLA): queries through a low-rank `q_a_proj` / `q_b_proj`
 //! pair with a norm between (or one `q_proj` when `q_lora_rank` is null), keys and values
@@ -305,10 +305,6 @@ fn params(p: &mut Params) -> Result<(), ConvertError> {
 /// tokenizer loader as a generic `PreTrainedConfig`.
 const TYPED_CONFIGS: &[&str] = &["deepseek_v2", "deepseek_v3", "youtu", "kimi_k25"];
 
-/// The rope types whose standardization, in a generic `PreTrainedConfig`, reads
-/// `max_position_embeddings` before it is set.
-const SCALED_ROPES: &[&str] = &["llama3", "yarn", "longrope"];
-
 /// The class loads its tokenizer with `AutoTokenizer`, which reads config.json; for a
 /// `model_type` transformers has no class for, that is a generic config, which fails on
 /// transformers 4's `rope_scaling` of a scaled type without `rope_parameters` (and, for a
@@ -321,22 +317,8 @@ fn tokenizer_config_refusal(hp: &Hparams) -> Result<(), ConvertError> {
     if model_type.is_some_and(|t| TYPED_CONFIGS.contains(&t)) {
         return Ok(());
     }
-    super::step35::check_layer_lists(hp)?;
-    let params_absent = raw.get("rope_parameters").is_none_or(Json::is_null);
-    let scaled = raw
-        .get("rope_scaling")
-        .and_then(Json::as_object)
-        .is_some_and(|m| {
-            !m.is_empty()
-                && !m.values().all(Json::is_object)
-                && SCALED_ROPES.contains(
-                    &m.get("rope_type")
-                        .or_else(|| m.get("type"))
-                        .and_then(Json::as_str)
-                        .unwrap_or("default"),
-                )
-        });
-    if params_absent && scaled {
+    crate::hf::generic_config::check_layer_lists(hp)?;
+    if crate::hf::generic_config::scaled_rope_scaling_fails(raw) {
         return Err(ConvertError::format(
             &hp.path,
             None,

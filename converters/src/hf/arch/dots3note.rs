@@ -554,10 +554,6 @@ fn refuse(hp: &Hparams, msg: &str) -> ConvertError {
     ConvertError::format(&hp.path, None, format!("dots3-note: {msg}"))
 }
 
-/// The scaled rope types whose standardization, in a plain `PreTrainedConfig`, reads
-/// `max_position_embeddings` before it is set.
-const SCALED_ROPES: [&str; 3] = ["llama3", "yarn", "longrope"];
-
 /// Whether the config the class's `AutoTokenizer` call builds fails: for a config without
 /// `model_type`, transformers' generic config (its layer-list checks, and a v4
 /// `rope_scaling` of a scaled type without `rope_parameters`); for the dots3-note model
@@ -568,20 +564,8 @@ fn tokenizer_config_refusal(hp: &Hparams) -> Result<(), ConvertError> {
     };
     let fails = match raw.get("model_type") {
         None => {
-            super::step35::check_layer_lists(hp)?;
-            let scaling = raw.get("rope_scaling").and_then(Json::as_object);
-            let params_absent = raw.get("rope_parameters").is_none_or(Json::is_null);
-            params_absent
-                && scaling.is_some_and(|m| {
-                    !m.is_empty()
-                        && !m.values().all(Json::is_object)
-                        && SCALED_ROPES.contains(
-                            &m.get("rope_type")
-                                .or_else(|| m.get("type"))
-                                .and_then(Json::as_str)
-                                .unwrap_or("default"),
-                        )
-                })
+            crate::hf::generic_config::check_layer_lists(hp)?;
+            crate::hf::generic_config::scaled_rope_scaling_fails(raw)
         }
         Some(Json::String(t)) if t == "dots3_note" => {
             raw.get("text_config").is_none_or(Json::is_null) && !typed_wrapper(&mut raw.clone())

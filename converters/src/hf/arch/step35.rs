@@ -355,57 +355,10 @@ fn clamps(hp: &Hparams, key: &str, n: usize) -> Result<Option<Vec<f32>>, Convert
     Ok(Some(pad(values, n, 0.0)))
 }
 
-/// The tokenizer loader's generic config (used for a config without `model_type`) checks
-/// `layer_types` and `mlp_layer_types`: known kinds, as many as `num_hidden_layers`; the
-/// reference fails when it does not accept them.
-pub(super) fn check_layer_lists(hp: &Hparams) -> Result<(), ConvertError> {
-    if hp.raw.get("model_type").is_some() {
-        return Ok(());
-    }
-    const ATTN: &[&str] = &[
-        "full_attention",
-        "sliding_attention",
-        "chunked_attention",
-        "window_attention",
-        "indexed_attention",
-        "compressed_sparse_attention",
-        "heavily_compressed_attention",
-        "minimax_m3_sparse",
-        "conv",
-        "moe",
-        "hybrid",
-        "hybrid_sliding",
-        "reference_sliding_attention",
-        "linear_attention",
-    ];
-    for (key, allowed) in [
-        ("layer_types", ATTN),
-        ("mlp_layer_types", &["sparse", "dense"]),
-    ] {
-        let Some(Json::Array(kinds)) = hp.raw.get(key) else {
-            return Ok(());
-        };
-        let known = kinds
-            .iter()
-            .all(|k| k.as_str().is_some_and(|s| allowed.contains(&s)));
-        let n = hp.raw.get("num_hidden_layers").and_then(json_u64);
-        if !known || n.is_some_and(|n| n != kinds.len() as u64) {
-            return Err(ConvertError::out_of_range(
-                &hp.path,
-                key,
-                Json::Array(kinds.clone()),
-                "known layer kinds, one per num_hidden_layers layer (transformers' check, \
-                 which the reference's tokenizer loading runs)",
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// `Step35Model.set_gguf_parameters` (after the list `rope_theta`, see [`rope_theta_list`]).
 fn params(p: &mut Params) -> Result<(), ConvertError> {
     let hp = p.hp;
-    check_layer_lists(hp)?;
+    crate::hf::generic_config::check_layer_lists(hp)?;
     p.generic()?;
     let n = usize::try_from(p.block_count()?).unwrap_or(usize::MAX);
     let sliding = sliding_layers(hp, n)?;
@@ -654,14 +607,14 @@ mod tests {
                                           "full_attention"]}),
         );
         assert!(matches!(
-            check_layer_lists(&h),
+            crate::hf::generic_config::check_layer_lists(&h),
             Err(ConvertError::OutOfRange { .. })
         ));
         let ok = hp(
             json!({"architectures": ["Step3p5ForCausalLM"], "num_hidden_layers": 2,
                            "layer_types": ["full_attention", "sliding_attention"]}),
         );
-        assert!(check_layer_lists(&ok).is_ok());
+        assert!(crate::hf::generic_config::check_layer_lists(&ok).is_ok());
     }
 
     #[test]

@@ -55,26 +55,12 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
 }
 
 /// The image processor's pixel bound `key` (required).
-fn pixels(c: &Clip, key: &str) -> Result<Json, ConvertError> {
-    c.ctx
-        .pre
-        .get(key)
-        .cloned()
-        .ok_or_else(|| ConvertError::MissingKey {
-            path: c.ctx.dir.join("preprocessor_config.json"),
-            key: key.to_string(),
-            why: format!(
-                "the {} projector writes the image processor's pixel bounds",
-                c.ctx.class
-            ),
-        })
-}
 
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "dots_ocr");
-    let min = pixels(c, "min_pixels")?;
+    let min = c.ctx.pixel_bound("min_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MIN_PIXELS, &min)?;
-    let max = pixels(c, "max_pixels")?;
+    let max = c.ctx.pixel_bound("max_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MAX_PIXELS, &max)?;
     let eps = c.vparam(&["rms_norm_eps"])?.clone();
     c.f32_json(clip::vision::LAYERNORM_EPS, &eps)?;

@@ -87,27 +87,13 @@ fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
 }
 
 /// The image processor's pixel bound `key` (required, an integer).
-fn pixels(c: &Clip, key: &str) -> Result<Json, ConvertError> {
-    c.ctx
-        .pre
-        .get(key)
-        .cloned()
-        .ok_or_else(|| ConvertError::MissingKey {
-            path: c.ctx.dir.join("preprocessor_config.json"),
-            key: key.to_string(),
-            why: format!(
-                "the {} projector writes the image processor's pixel bounds",
-                c.ctx.class
-            ),
-        })
-}
 
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "exaone4_5");
     c.bool(clip::USE_SILU, true);
-    let min = pixels(c, "min_pixels")?;
+    let min = c.ctx.pixel_bound("min_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MIN_PIXELS, &min)?;
-    let max = pixels(c, "max_pixels")?;
+    let max = c.ctx.pixel_bound("max_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MAX_PIXELS, &max)?;
     let tower = c.ctx.tower().clone();
     if let Some(kv) = tower.get("num_key_value_heads").filter(|v| !v.is_null()) {

@@ -97,19 +97,16 @@ fn without_class_row(name: &str, expr: Expr) -> Result<Expr, ConvertError> {
 
 /// The image processor's pixel bound `key`, truncated to an integer as Python's `int` does.
 fn pixels(c: &Clip, key: &str) -> Result<Json, ConvertError> {
-    let path = c.ctx.dir.join("preprocessor_config.json");
-    let v = c.ctx.pre.get(key).ok_or_else(|| ConvertError::MissingKey {
-        path: path.clone(),
-        key: key.to_string(),
-        why: format!(
-            "the {} projector writes the image processor's pixel bounds",
-            c.ctx.class
-        ),
-    })?;
+    let v = c.ctx.pixel_bound(key)?;
     match v {
         Json::Number(n) if n.is_u64() || n.is_i64() => Ok(v.clone()),
         Json::Number(n) => Ok(Json::from(n.as_f64().unwrap_or(0.0).trunc() as i64)),
-        other => Err(ConvertError::wrong_type(&path, key, "a number", other)),
+        other => Err(ConvertError::wrong_type(
+            c.ctx.dir.join("preprocessor_config.json"),
+            key,
+            "a number",
+            other,
+        )),
     }
 }
 

@@ -256,6 +256,19 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The image processor's pixel bound `key` (`min_pixels`, `max_pixels`), which the
+    /// projectors of dynamic-resolution towers read and write: required.
+    pub fn pixel_bound(&self, key: &str) -> Result<&Json, ConvertError> {
+        self.pre.get(key).ok_or_else(|| ConvertError::MissingKey {
+            path: self.dir.join("preprocessor_config.json"),
+            key: key.to_string(),
+            why: format!(
+                "the {} projector reads the image processor's pixel bounds",
+                self.class
+            ),
+        })
+    }
+
     /// The tower's hparams (vision, else audio): `self.hparams` of the reference.
     pub fn tower(&self) -> &Map<String, Json> {
         self.vision

@@ -49,19 +49,6 @@ fn filter(name: &str) -> Option<String> {
 }
 
 /// The image processor's pixel bound `key` (required).
-fn pixels(ctx: &Ctx, key: &str) -> Result<Json, ConvertError> {
-    ctx.pre
-        .get(key)
-        .cloned()
-        .ok_or_else(|| ConvertError::MissingKey {
-            path: ctx.dir.join("preprocessor_config.json"),
-            key: key.to_string(),
-            why: format!(
-                "the {} projector reads the image processor's pixel bounds",
-                ctx.class
-            ),
-        })
-}
 
 /// The side of the largest image: the integer part of √`max_pixels`.
 fn side(ctx: &Ctx, max: &Json) -> Result<u64, ConvertError> {
@@ -77,8 +64,8 @@ fn side(ctx: &Ctx, max: &Json) -> Result<u64, ConvertError> {
 }
 
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
-    pixels(ctx, "min_pixels")?;
-    let max = pixels(ctx, "max_pixels")?;
+    ctx.pixel_bound("min_pixels")?;
+    let max = ctx.pixel_bound("max_pixels")?.clone();
     let size = side(ctx, &max)?;
     let auto_config = ctx.hp.raw.get("model_type").and_then(Json::as_str) == Some("paddleocr_vl");
     let v = ctx.vision.as_mut().expect("a vision projector");
@@ -93,9 +80,9 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
 
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "paddleocr");
-    let max = pixels(c.ctx, "max_pixels")?;
+    let max = c.ctx.pixel_bound("max_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MAX_PIXELS, &max)?;
-    let min = pixels(c.ctx, "min_pixels")?;
+    let min = c.ctx.pixel_bound("min_pixels")?.clone();
     c.u32_json(clip::vision::IMAGE_MIN_PIXELS, &min)?;
     c.bool(clip::USE_GELU, true);
     let eps = c
