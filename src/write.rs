@@ -186,7 +186,10 @@ mod tests {
                 };
                 write_model(&model, &target, &opts).unwrap();
                 let got = std::fs::read(&target).unwrap();
-                assert!(got == expected, "window {window}, digest {digest}: bytes differ");
+                assert!(
+                    got == expected,
+                    "window {window}, digest {digest}: bytes differ"
+                );
             }
         }
     }
