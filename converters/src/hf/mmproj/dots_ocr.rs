@@ -54,8 +54,6 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
     Ok(())
 }
 
-/// The image processor's pixel bound `key` (required).
-
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "dots_ocr");
     let min = c.ctx.pixel_bound("min_pixels")?.clone();

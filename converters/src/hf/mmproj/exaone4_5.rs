@@ -86,8 +86,6 @@ fn hook(_: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
     Ok(vec![Out::Map(name, expr)])
 }
 
-/// The image processor's pixel bound `key` (required, an integer).
-
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     c.string(clip::PROJECTOR_TYPE, "exaone4_5");
     c.bool(clip::USE_SILU, true);

@@ -48,8 +48,6 @@ fn filter(name: &str) -> Option<String> {
     Some(name)
 }
 
-/// The image processor's pixel bound `key` (required).
-
 /// The side of the largest image: the integer part of √`max_pixels`.
 fn side(ctx: &Ctx, max: &Json) -> Result<u64, ConvertError> {
     let n = max.as_f64().filter(|n| *n >= 0.0).ok_or_else(|| {
