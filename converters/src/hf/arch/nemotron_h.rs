@@ -224,6 +224,24 @@ pub(super) enum Pattern {
     Names(Vec<String>),
 }
 
+impl Pattern {
+    /// Refused unless the pattern has one entry per block (`n`), as the reference asserts.
+    pub(super) fn check_len(&self, hp: &Hparams, n: u64) -> Result<(), ConvertError> {
+        let len = match self {
+            Pattern::Chars(c) => c.len(),
+            Pattern::Names(v) => v.len(),
+        };
+        if len as u64 != n {
+            return Err(ConvertError::format(
+                &hp.path,
+                None,
+                format!("the layer pattern has {len} entries, not the {n} blocks"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub(super) fn pattern(hp: &Hparams) -> Result<Option<Pattern>, ConvertError> {
     let v = match hp.get("hybrid_override_pattern") {
         Some(v) if granite::truthy(v) => v,
@@ -277,17 +295,7 @@ fn layout(hp: &Hparams) -> Result<Layout, ConvertError> {
         }
     };
     if let Some(p) = &pat {
-        let len = match p {
-            Pattern::Chars(c) => c.len(),
-            Pattern::Names(v) => v.len(),
-        };
-        if len as u64 != n {
-            return Err(ConvertError::format(
-                &hp.path,
-                None,
-                format!("the layer pattern has {len} entries, not the {n} blocks"),
-            ));
-        }
+        p.check_len(hp, n)?;
     }
     let mut attn = pick(&|c, s| c == '*' || matches!(s, "attention" | "full_attention"));
     let ssm = pick(&|c, s| c == 'M' || matches!(s, "mamba" | "linear_attention"));

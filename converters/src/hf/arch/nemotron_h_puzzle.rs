@@ -105,17 +105,7 @@ fn layers(hp: &Hparams) -> Result<(Vec<u64>, Vec<u64>), ConvertError> {
     let attn: Vec<u64> = match nemotron_h::pattern(hp)? {
         None => Vec::new(),
         Some(p) => {
-            let len = match &p {
-                Pattern::Chars(c) => c.len(),
-                Pattern::Names(v) => v.len(),
-            };
-            if len as u64 != n {
-                return Err(ConvertError::format(
-                    &hp.path,
-                    None,
-                    format!("the layer pattern has {len} entries, not the {n} blocks"),
-                ));
-            }
+            p.check_len(hp, n)?;
             match p {
                 Pattern::Chars(c) => (0..n).filter(|i| c[*i as usize] == '*').collect(),
                 Pattern::Names(v) => (0..n)
