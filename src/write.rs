@@ -194,6 +194,41 @@ mod tests {
         }
     }
 
+    /// A tensor that produces more bytes than its layout plans is refused by the threads that
+    /// write in place (before its bytes land on the next tensor's) and by the ordered writer,
+    /// naming the tensor, and leaves no file behind.
+    #[test]
+    fn an_oversized_tensor_is_refused_and_leaves_no_file() {
+        let model = Model {
+            metadata: Metadata::default(),
+            tensors: vec![Tensor {
+                name: "too_long".into(),
+                dims: vec![4],
+                ty: GgmlType::F32,
+                data: TensorData::Owned(Arc::new(vec![0u8; 20])),
+            }],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for digest in [false, true] {
+            let target = dir.path().join(format!("out-{digest}.gguf"));
+            let opts = WriteOptions {
+                digest,
+                ..Default::default()
+            };
+            let err = write_model(&model, &target, &opts).unwrap_err().to_string();
+            assert!(err.contains("too_long"), "digest {digest}: {err}");
+            assert!(
+                err.contains("20 bytes, 16 were planned"),
+                "digest {digest}: {err}"
+            );
+            assert!(
+                !target.exists(),
+                "digest {digest}: a partial output was left"
+            );
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+
     /// A tensor with a zero-length row (ne0 = 0) has no row layout; writing it must not
     /// divide by zero (found by the gguf_parse fuzz target;
     /// testdata/fuzz-regressions/gguf_parse/write-zero-row-size.gguf).
