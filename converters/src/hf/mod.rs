@@ -452,8 +452,10 @@ fn convert_dir(
             }
             let hparams = hp.to_json();
             let (kind, vocab_arch) = vocab_class(&hp, arch, gguf_arch)?;
+            let vocab_dir = vocab_dir(dir, &hp, arch)?;
+            vocab_dir.prefetch_tokenizer_json();
             let req = tokenizer::VocabRequest {
-                dir: vocab_dir(dir, &hp, arch)?,
+                dir: vocab_dir,
                 kind,
                 arch: vocab_arch,
                 hparams: &hparams,

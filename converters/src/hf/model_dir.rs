@@ -14,7 +14,7 @@
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value as Json;
 
@@ -69,6 +69,9 @@ pub struct ModelDir {
     /// tokenizer.json parsed as Python's `json` reads it (the special tokens, the added
     /// tokens and the model type).
     tokenizer_json: Slot<Json>,
+    /// A strict parse of tokenizer.json made ahead of its one use
+    /// ([`ModelDir::prefetch_tokenizer_json`]), taken by [`ModelDir::tokenizer_json_strict`].
+    tokenizer_json_strict: Mutex<Option<Json>>,
     /// tokenizer.model decoded.
     tokenizer_model: Slot<SpmModel>,
     /// generation_config.json parsed as strict JSON (transformers' `GenerationConfig`).
@@ -219,9 +222,44 @@ impl ModelDir {
         let Some(text) = self.tokenizer_json_text()? else {
             return Ok(None);
         };
-        let json = serde_json::from_str(text)
-            .map_err(|e| ConvertError::bad_json(self.tokenizer_json_path(), &e))?;
+        let prefetched = self
+            .tokenizer_json_strict
+            .lock()
+            .map(|mut slot| slot.take())
+            .unwrap_or(None);
+        let json = match prefetched {
+            Some(json) => json,
+            None => serde_json::from_str(text)
+                .map_err(|e| ConvertError::bad_json(self.tokenizer_json_path(), &e))?,
+        };
         Ok(Some((text, json)))
+    }
+
+    /// Parses tokenizer.json both ways (as Python's `json` and as strict JSON) on two
+    /// threads, ahead of the vocabulary steps that read it, when the directory has the file
+    /// and no tokenizer.model (a SentencePiece directory may never read tokenizer.json).
+    /// Each parse costs about as much as building the tokenizer; doing the two at once takes
+    /// one of them off a conversion's serial path. Nothing fails here: a file that does not
+    /// read or parse is left for the step that needs it, which fails on it as before.
+    pub fn prefetch_tokenizer_json(&self) {
+        if self.has_file(TOKENIZER_MODEL) || !matches!(self.tokenizer_json_text(), Ok(Some(_))) {
+            return;
+        }
+        rayon::join(
+            || {
+                let _ = self.tokenizer_json();
+            },
+            || {
+                let Ok(Some(text)) = self.tokenizer_json_text() else {
+                    return;
+                };
+                if let Ok(json) = serde_json::from_str::<Json>(text) {
+                    if let Ok(mut slot) = self.tokenizer_json_strict.lock() {
+                        *slot = Some(json);
+                    }
+                }
+            },
+        );
     }
 
     /// tokenizer.model decoded, when the directory has the file (its absence is the
@@ -338,6 +376,36 @@ mod tests {
             md.has_file(CONFIG),
             "a file not read yet is looked for on the disk"
         );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A prefetched tokenizer.json answers both parses as the steps would have made them; a
+    /// file that is not strict JSON still fails its strict read, naming it; a SentencePiece
+    /// directory's tokenizer.json is not read ahead.
+    #[test]
+    fn prefetch_tokenizer_json_changes_no_answer() {
+        let d = scratch("prefetch");
+        let text = r#"{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}, "x": [1.5, null]}"#;
+        std::fs::write(d.join(TOKENIZER_JSON), text).unwrap();
+        let md = ModelDir::new(&d);
+        md.prefetch_tokenizer_json();
+        let direct: Json = serde_json::from_str(text).unwrap();
+        assert_eq!(md.tokenizer_json().unwrap().unwrap(), &direct);
+        assert_eq!(md.tokenizer_json_strict().unwrap().unwrap().1, direct);
+        assert_eq!(md.tokenizer_json_strict().unwrap().unwrap().1, direct);
+
+        std::fs::write(d.join(TOKENIZER_JSON), r#"{"x": NaN}"#).unwrap();
+        let md = ModelDir::new(&d);
+        md.prefetch_tokenizer_json();
+        assert!(md.tokenizer_json().unwrap().is_some());
+        let e = md.tokenizer_json_strict().unwrap_err();
+        assert!(matches!(&e, ConvertError::BadJson { .. }), "{e}");
+
+        std::fs::write(d.join(TOKENIZER_MODEL), b"").unwrap();
+        let md = ModelDir::new(&d);
+        md.prefetch_tokenizer_json();
+        std::fs::remove_file(d.join(TOKENIZER_JSON)).unwrap();
+        assert!(md.tokenizer_json_text().unwrap().is_none(), "read ahead");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

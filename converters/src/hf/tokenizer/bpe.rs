@@ -129,30 +129,37 @@ impl HfTokenizer {
         by_id.into_iter().map(|(id, c)| (c, id)).collect()
     }
 
-    /// id → token over `tokenizer.vocab` (the model's vocabulary and the added tokens). Where
-    /// two texts share an id (Python's choice then depends on hash order) the added token's
-    /// content is taken, else the smaller text.
-    fn reverse_vocab(&self) -> HashMap<u32, String> {
+    /// id → token over `vocab`, which is `tokenizer.vocab` (the model's vocabulary and the
+    /// added tokens). Where two texts share an id (Python's choice then depends on hash
+    /// order) the added token's content is taken, else the smaller text.
+    fn reverse_of(&self, vocab: HashMap<String, u32>) -> ReverseVocab {
         let added: HashMap<u32, String> = self
             .tok
             .get_added_tokens_decoder()
             .into_iter()
             .map(|(id, t)| (id, t.content))
             .collect();
-        let mut rev: HashMap<u32, String> = HashMap::new();
-        for (text, id) in self.tok.get_vocab(true) {
-            if let Some(a) = added.get(&id) {
-                rev.insert(id, a.clone());
-                continue;
-            }
-            match rev.get(&id) {
-                Some(prev) if *prev <= text => {}
-                _ => {
-                    rev.insert(id, text);
-                }
+        let mut by_id: Vec<(u32, String)> = vocab.into_iter().map(|(t, id)| (id, t)).collect();
+        // By id, then text: the first of each id is its smallest text.
+        by_id.sort_unstable();
+        by_id.dedup_by(|later, first| later.0 == first.0);
+        for (id, text) in &mut by_id {
+            if let Some(a) = added.get(id) {
+                text.clone_from(a);
             }
         }
-        rev
+        ReverseVocab(by_id)
+    }
+}
+
+/// id → token text, sorted by id (one entry per id).
+struct ReverseVocab(Vec<(u32, String)>);
+
+impl ReverseVocab {
+    /// The text of token `id`, if the vocabulary has one.
+    fn get(&self, id: &u32) -> Option<&String> {
+        let at = self.0.binary_search_by_key(id, |(i, _)| *i).ok()?;
+        Some(&self.0[at].1)
     }
 }
 
@@ -303,7 +310,7 @@ pub(crate) fn get_vocab_base_with(
         }
     }
     let pre = detect(&hf.tok, &hf.json, tc, &hf.path)?;
-    let reverse = hf.reverse_vocab();
+    let reverse = hf.reverse_of(vocab);
     let added = hf.added_vocab();
     let decoder = hf.tok.get_added_tokens_decoder();
     let model_is_bpe = hf.json.pointer("/model/type").and_then(Json::as_str) == Some("BPE");
@@ -455,7 +462,7 @@ pub(crate) fn llama_hf_vocab(
         specials.insert(t, id);
     }
     let special_ids: HashSet<u32> = specials.values().copied().collect();
-    let reverse = hf.reverse_vocab();
+    let reverse = hf.reverse_of(vocab);
     let is_byte = |t: &str| {
         let b = t.as_bytes();
         b.len() == 6

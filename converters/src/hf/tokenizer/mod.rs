@@ -422,15 +422,37 @@ fn gpt2_with_rule(
     types: Option<&[&str]>,
     added_rule: bpe::AddedTokenTypes,
 ) -> Result<(VocabPath, Option<PreTokenizerMatch>), ConvertError> {
-    let hf = bpe::HfTokenizer::load(req.dir, tc)?;
-    bpe::check_bpe_model(&hf)?;
-    let base = bpe::get_vocab_base_with(&hf, req.hparams, tc, added_rule)?;
+    // The special vocabulary reads other files (and tokenizer.json's merges, already
+    // parsed): it is read beside the tokenizer, and its error still comes second.
+    let (base, special) = rayon::join(
+        || {
+            let hf = bpe::HfTokenizer::load(req.dir, tc)?;
+            bpe::check_bpe_model(&hf)?;
+            let base = bpe::get_vocab_base_with(&hf, req.hparams, tc, added_rule);
+            release_later(hf);
+            base
+        },
+        || SpecialVocab::load(req.dir, true, types, None),
+    );
+    let base = base?;
     kv.string(key::MODEL, "gpt2");
     kv.string(key::PRE, &base.pre.name);
     kv.array(key::TOKENS, strings(base.tokens));
     kv.array(key::TOKEN_TYPE, ArrayValue::I32(base.types));
-    SpecialVocab::load(req.dir, true, types, None)?.add_to(kv)?;
+    special?.add_to(kv)?;
     Ok((VocabPath::Gpt2, Some(base.pre)))
+}
+
+/// Frees `value` on a thread of its own. A loaded tokenizer is a few hundred thousand small
+/// allocations whose freeing would otherwise sit on the conversion's serial path.
+fn release_later<T: Send + 'static>(value: T) {
+    if std::thread::Builder::new()
+        .name("release".into())
+        .spawn(move || drop(value))
+        .is_err()
+    {
+        // No thread to spare: the value was dropped with the failed spawn's closure.
+    }
 }
 
 /// The GPT-2 path, with special tokens taken from the tokenizer's added vocabulary where the
