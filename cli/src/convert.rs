@@ -425,6 +425,20 @@ fn output_path(cli: &Cli, src: &Path, default_name: &str, ftype: &str) -> Result
     })
 }
 
+/// The one file a run will write when OUT names it outright (not a directory, a name
+/// template, standard output or a split); `None` when the name is only known after the
+/// model is read, or when nothing is written (`--dry-run`).
+fn named_single_output<'a>(cli: &'a Cli, split: &SplitOptions) -> Option<&'a Path> {
+    let out = cli.out.as_deref()?;
+    let named = !cli.dry_run
+        && split.max_tensors.is_none()
+        && split.max_size.is_none()
+        && out.as_os_str() != "-"
+        && !out.is_dir()
+        && !out.to_string_lossy().contains(['{', '}']);
+    named.then_some(out)
+}
+
 /// convert_hf_to_gguf.py's output name templates (Python `str.format` with `ftype`/`outtype`
 /// lower case, `FTYPE`/`OUTTYPE` upper case, `{}` lower case, `{{`/`}}` for braces).
 fn fill_template(name: &str, ftype: &str) -> Result<String, anyhow::Error> {
@@ -939,6 +953,15 @@ fn run_one(cli: &Cli, src: &Path, target: Target) -> Result<ExitCode, Failure> {
         // No tensors, one shard: the reference writes the single file under the name given
         // (no -0000N-of-0000M suffix), whatever the size or count limits.
         split = SplitOptions::default();
+    }
+    if let Some(out) = named_single_output(cli, &split) {
+        // A file that is there already is refused before the model is read, not after.
+        let rules = ggufkit::output::OutputRules {
+            inputs: &[],
+            overwrite: cli.force,
+            sync: false,
+        };
+        ggufkit::output::check(out, &rules).map_err(|e| Failure::Run(e.into()))?;
     }
     let t0 = Instant::now();
     let source = Source::open(src, source_options(cli))?;

@@ -335,6 +335,33 @@ fn bad_arguments_and_inputs_have_distinct_exit_codes() {
     assert!(!work.join("o.gguf").exists());
 }
 
+/// An OUT that exists is refused (without `--force`) before SRC is read: a source that
+/// would fail to read does not get to say so, and the existing file is kept.
+#[test]
+fn an_existing_output_is_refused_before_the_model_is_read() {
+    let work = scratch("cli-exists-early");
+    std::fs::write(work.join("junk.bin"), b"not a model at all").unwrap();
+    let out = work.join("o.gguf");
+    std::fs::write(&out, b"keep me").unwrap();
+    let o = Command::new(BIN)
+        .args([s(&work.join("junk.bin")), s(&out), "--quiet".into()])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("already exists"), "{err}");
+    assert!(
+        !err.contains("junk.bin"),
+        "the source was read first: {err}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    // With --force the source is read, and its error is the one reported.
+    let o = convert(&[s(&work.join("junk.bin")), s(&out)], &work);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+}
+
 #[test]
 fn list_architectures_prints_every_class_and_unknown_ones_get_suggestions() {
     let work = scratch("cli-archs");
