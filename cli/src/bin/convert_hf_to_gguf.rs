@@ -3,6 +3,9 @@
 
 #![forbid(unsafe_code)]
 
+#[global_allocator]
+static ALLOCATOR: ggufkit_cli::ConverterAllocator = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     ggufkit_cli::convert::main()
 }
