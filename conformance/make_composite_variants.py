@@ -305,6 +305,9 @@ FAMILY_VARIANTS["phi4v"] = {
                              "vision_config.hidden_size": 12}, "remove": []},
     "bounds-in-config-other": {"set": {"min_num_patches": 16, "max_num_patches": 100},
                                "remove": []},
+    # the tower config as written, whatever its model_type names (no class fills it in)
+    "vision-type-siglip-ffn-absent": {"set": {"vision_config.model_type": "siglip_vision_model"},
+                                      "remove": ["vision_config.intermediate_size"]},
 }
 
 def variants(cfg: dict) -> dict[str, dict]:

@@ -89,6 +89,11 @@ fn python_int(v: &Json) -> Option<i64> {
 /// The tower's block count, lowered by one (so it is also the index of the block left
 /// out); the patch size and the image size; the pixel bounds checked.
 fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
+    // The tower's config is config.json's as written: neither the hub's model type nor
+    // Phi3Config types `vision_config`, so no class defaults fill it in.
+    if let Some(v) = ctx.hp.raw.get("vision_config").and_then(Json::as_object) {
+        ctx.vision = Some(v.clone());
+    }
     let path = ctx.hp.path.clone();
     let class = ctx.class.clone();
     let v = ctx.vision.as_mut().expect("a vision projector");
@@ -248,7 +253,7 @@ fn patch_embedding(ctx: &Ctx, name: &str, expr: Expr) -> Result<Expr, ConvertErr
     }
     let patch = patch_size(ctx)?;
     let area = patch * patch;
-    if area == 0 || shape[1] % area != 0 {
+    if area == 0 || !shape[1].is_multiple_of(area) {
         return Err(ConvertError::Tensor {
             name: name.into(),
             problem: format!(
