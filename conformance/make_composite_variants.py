@@ -248,6 +248,68 @@ FAMILY_VARIANTS["dotsocr-vl"] = {
     "hidden-absent": {"set": {}, "remove": ["vision_config.hidden_size"]},
 }
 
+# Phi-4-reasoning-vision: a Phi-3 text half whose config AutoConfig does not know (read as
+# written; the GPT-2 tokenizer step builds a generic config from it, which fails on
+# transformers 4's scaled rope_scaling), or that says `phi3` (Phi3Config, which rejects
+# another rope); the keys Phi-3 reads without defaults; the tower's block count (one block
+# fewer is written: at least two, and the checkpoint's must match), its patch size (the image
+# processor's wins) and epsilon.
+_PHI4V_LONG = {"long_factor": [1.0, 1.5], "short_factor": [1.0, 1.125]}
+FAMILY_VARIANTS["phi4v"] = {
+    "rope-v4-longrope": {"set": {"rope_scaling": {"type": "longrope", **_PHI4V_LONG},
+                                 "original_max_position_embeddings": 1024}, "remove": []},
+    "rope-v4-su": {"set": {"rope_scaling": {"type": "su", **_PHI4V_LONG},
+                           "original_max_position_embeddings": 1024}, "remove": []},
+    "rope-v4-yarn": {"set": {"rope_scaling": {"type": "yarn", "factor": 2.0,
+                                              "original_max_position_embeddings": 2048}},
+                     "remove": []},
+    "rope-v4-llama3": {"set": {"rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 1024}}, "remove": []},
+    "rope-v4-linear": {"set": {"rope_scaling": {"type": "linear", "factor": 2.0}}, "remove": []},
+    "rope-v5-longrope": {"set": {"rope_parameters": {
+        "rope_type": "longrope", "rope_theta": 250000.0, "original_max_position_embeddings": 1024,
+        **_PHI4V_LONG}}, "remove": ["rope_scaling"]},
+    "rope-v4-yarn-factors": {"set": {"rope_scaling": {"type": "yarn", **_PHI4V_LONG},
+                                     "original_max_position_embeddings": 1024}, "remove": []},
+    "type-phi3": {"set": {"model_type": "phi3"}, "remove": []},
+    "type-phi3-v4-longrope": {"set": {"model_type": "phi3",
+                                      "rope_scaling": {"type": "longrope", **_PHI4V_LONG},
+                                      "original_max_position_embeddings": 1024}, "remove": []},
+    "type-phi3-v4-yarn": {"set": {"model_type": "phi3",
+                                  "rope_scaling": {"type": "yarn", "factor": 2.0}},
+                          "remove": []},
+    "type-phi3-v4-dynamic": {"set": {"model_type": "phi3",
+                                     "rope_scaling": {"type": "dynamic", "factor": 2.0}},
+                             "remove": []},
+    "type-absent": {"set": {}, "remove": ["model_type"]},
+    "type-absent-v4-yarn": {"set": {"rope_scaling": {"type": "yarn", "factor": 2.0}},
+                            "remove": ["model_type"]},
+    "swa-333": {"set": {"sliding_window": 333}, "remove": []},
+    "partial-rotary": {"set": {"partial_rotary_factor": 0.5}, "remove": []},
+    "ctx-absent": {"set": {}, "remove": ["max_position_embeddings"]},
+    "orig-ctx-absent": {"set": {}, "remove": ["original_max_position_embeddings"]},
+    "kv-absent": {"set": {}, "remove": ["num_key_value_heads"]},
+    "theta-absent": {"set": {}, "remove": ["rope_theta"]},
+    "vision-layers-1": {"set": {"vision_config.num_hidden_layers": 1}, "remove": []},
+    "vision-layers-2": {"set": {"vision_config.num_hidden_layers": 2}, "remove": []},
+    "vision-layers-absent": {"set": {}, "remove": ["vision_config.num_hidden_layers"]},
+    "vision-layers-depth": {"set": {"vision_config.depth": 3},
+                            "remove": ["vision_config.num_hidden_layers"]},
+    "vision-layers-float": {"set": {"vision_config.num_hidden_layers": 3.0}, "remove": []},
+    "vision-patch-other": {"set": {"vision_config.patch_size": 8}, "remove": []},
+    "vision-eps": {"set": {"vision_config.layer_norm_eps": 1e-5}, "remove": []},
+    "vision-eps-absent": {"set": {}, "remove": ["vision_config.layer_norm_eps"]},
+    "vision-sizes": {"set": {"vision_config.intermediate_size": 20,
+                             "vision_config.num_attention_heads": 4,
+                             "vision_config.hidden_size": 12}, "remove": []},
+    "bounds-in-config-other": {"set": {"min_num_patches": 16, "max_num_patches": 100},
+                               "remove": []},
+    # the tower config as written, whatever its model_type names (no class fills it in)
+    "vision-type-siglip-ffn-absent": {"set": {"vision_config.model_type": "siglip_vision_model"},
+                                      "remove": ["vision_config.intermediate_size"]},
+}
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]

@@ -2158,6 +2158,96 @@ HAND_BUILT["dotsocr-vl"] = lambda out, seed: build_hand(out, seed, dotsocr_vl_te
                                                         dotsocr_vl_config())
 
 
+# Phi-4-reasoning-vision (Phi4ForCausalLMV, remote code in the hub layout of
+# microsoft/Phi-4-reasoning-vision-15B; HAND_BUILT): a Phi-3 text model whose config has the
+# `model_type` phi4-siglip, which AutoConfig does not know (the reference reads config.json as
+# written, and the tokenizer step builds a generic config from it), with the SigLIP2 NaFlex
+# tower under `model.vision_tower.vision_tower.vision_model.` (a linear patch embedding over
+# (ky, kx, c) patches, a 4x4 position table, three blocks, the post-LayerNorm and an attention
+# pooling head, both dropped with the last block) and the mlp2x_gelu projector
+# `model.mm_projector.{0,2}`. The image processor gives the patch size and the patch-count
+# bounds (the config repeats the bounds at its root). Text half and projector: the text
+# model's embedding is tied and drawn first (the BPE fixtures of width 8 store it once).
+PHI4V = dict(text_hidden=8, ffn=16, layers=2, heads=2, kv_heads=1, vit=16, vit_ffn=24,
+             vit_layers=3, vit_heads=2, patch=4, grid=4)
+PHI4V_PRE = {"image_processor_type": "Siglip2ImageProcessorNoUpscale", "patch_size": 4,
+             "min_num_patches": 64, "max_num_patches": 900, "image_mean": [0.5, 0.5, 0.5],
+             "image_std": [0.5, 0.5, 0.5], "do_normalize": True, "do_rescale": True,
+             "do_resize": True, "resample": 2, "rescale_factor": 1 / 255}
+FIXTURES["phi4v"] = ("Phi4ForCausalLMV", "phi4-siglip", None, PHI4V_PRE, None, BPE_STORED,
+                     True)
+
+
+def phi4v_config(d: dict = PHI4V) -> dict:
+    return {
+        "architectures": ["Phi4ForCausalLMV"], "model_type": "phi4-siglip",
+        "auto_map": {"AutoConfig": "configuration_phi4_visionr.Phi4VisionR",
+                     "AutoModelForCausalLM": "modeling_phi4_visionr.Phi4ForCausalLMV"},
+        "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 1,
+        "embd_pdrop": 0.0, "eos_token_id": 2, "hidden_act": "silu",
+        "hidden_size": d["text_hidden"], "initializer_range": 0.02,
+        "intermediate_size": d["ffn"], "max_position_embeddings": 4096,
+        "min_num_patches": 64, "max_num_patches": 900, "mm_hidden_size": d["vit"],
+        "mm_projector_type": "mlp2x_gelu", "mm_vision_tower": "google/siglip2-so400m-patch16-naflex",
+        "num_attention_heads": d["heads"], "num_hidden_layers": d["layers"],
+        "num_key_value_heads": d["kv_heads"], "original_max_position_embeddings": 4096,
+        "pad_token_id": 0, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": None,
+        "rope_theta": 250000.0, "sliding_window": None, "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": BPE_VOCAB,
+        "vision_config": {
+            "model_type": "siglip2_vision_model", "hidden_size": d["vit"],
+            "intermediate_size": d["vit_ffn"], "num_hidden_layers": d["vit_layers"],
+            "num_attention_heads": d["vit_heads"], "num_channels": 3, "num_patches": d["grid"] ** 2,
+            "patch_size": d["patch"], "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6,
+            "attention_dropout": 0.0, "vision_use_head": True,
+        },
+    }
+
+
+def phi4v_tensors(d: dict = PHI4V) -> dict:
+    e, f, t, i = d["vit"], d["vit_ffn"], d["text_hidden"], d["ffn"]
+    hd = t // d["heads"]
+    qkv = (d["heads"] + 2 * d["kv_heads"]) * hd
+    v = "model.vision_tower.vision_tower.vision_model."
+    out = {
+        "model.embed_tokens.weight": ((BPE_VOCAB, t), False),
+        "model.norm.weight": ((t,), True),
+        v + "embeddings.patch_embedding.weight": ((e, 3 * d["patch"] ** 2), False),
+        v + "embeddings.patch_embedding.bias": ((e,), False),
+        v + "embeddings.position_embedding.weight": ((d["grid"] ** 2, e), False),
+        v + "post_layernorm.weight": ((e,), True),
+        v + "post_layernorm.bias": ((e,), False),
+        v + "head.probe": ((1, 1, e), False),
+        v + "head.layernorm.weight": ((e,), True),
+        v + "head.mlp.fc1.weight": ((f, e), False),
+        "model.mm_projector.0.weight": ((t, e), False),
+        "model.mm_projector.0.bias": ((t,), False),
+        "model.mm_projector.2.weight": ((t, t), False),
+        "model.mm_projector.2.bias": ((t,), False),
+    }
+    for b in range(d["layers"]):
+        p = f"model.layers.{b}."
+        out.update({p + "input_layernorm.weight": ((t,), True),
+                    p + "post_attention_layernorm.weight": ((t,), True),
+                    p + "self_attn.qkv_proj.weight": ((qkv, t), False),
+                    p + "self_attn.o_proj.weight": ((t, t), False),
+                    p + "mlp.gate_up_proj.weight": ((2 * i, t), False),
+                    p + "mlp.down_proj.weight": ((t, i), False)})
+    for b in range(d["vit_layers"]):
+        p = f"{v}encoder.layers.{b}."
+        for n in ("layer_norm1", "layer_norm2"):
+            out.update({p + n + ".weight": ((e,), True), p + n + ".bias": ((e,), False)})
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out.update({p + "self_attn." + n + ".weight": ((e, e), False),
+                        p + "self_attn." + n + ".bias": ((e,), False)})
+        out.update({p + "mlp.fc1.weight": ((f, e), False), p + "mlp.fc1.bias": ((f,), False),
+                    p + "mlp.fc2.weight": ((e, f), False), p + "mlp.fc2.bias": ((e,), False)})
+    return out
+
+
+HAND_BUILT["phi4v"] = lambda out, seed: build_hand(out, seed, phi4v_tensors(), phi4v_config())
+
+
 def build(name: str, out: Path, seed: int) -> None:
     import numpy as np
     import torch

@@ -3,6 +3,8 @@
 //! it fail, so that the classes whose `set_vocab` loads the tokenizer with `AutoTokenizer`
 //! refuse such checkpoints where the reference fails on them.
 
+use std::path::Path;
+
 use serde_json::{Map, Value as Json};
 
 use super::config::{json_u64, Hparams};
@@ -36,7 +38,13 @@ pub(crate) fn scaled_rope_scaling_fails(raw: &Map<String, Json>) -> bool {
 /// `layer_types` and `mlp_layer_types`: known kinds, as many as `num_hidden_layers`; the
 /// reference fails when it does not accept them.
 pub(crate) fn check_layer_lists(hp: &Hparams) -> Result<(), ConvertError> {
-    if hp.raw.get("model_type").is_some() {
+    check_layer_lists_of(&hp.raw, &hp.path)
+}
+
+/// [`check_layer_lists`] on config.json as written (`raw`, read from `path`), for a step
+/// that has the file rather than the merged hparams (a class's vocabulary step).
+pub(crate) fn check_layer_lists_of(raw: &Json, path: &Path) -> Result<(), ConvertError> {
+    if raw.get("model_type").is_some() {
         return Ok(());
     }
     const ATTN: &[&str] = &[
@@ -59,16 +67,16 @@ pub(crate) fn check_layer_lists(hp: &Hparams) -> Result<(), ConvertError> {
         ("layer_types", ATTN),
         ("mlp_layer_types", &["sparse", "dense"]),
     ] {
-        let Some(Json::Array(kinds)) = hp.raw.get(key) else {
+        let Some(Json::Array(kinds)) = raw.get(key) else {
             return Ok(());
         };
         let known = kinds
             .iter()
             .all(|k| k.as_str().is_some_and(|s| allowed.contains(&s)));
-        let n = hp.raw.get("num_hidden_layers").and_then(json_u64);
+        let n = raw.get("num_hidden_layers").and_then(json_u64);
         if !known || n.is_some_and(|n| n != kinds.len() as u64) {
             return Err(ConvertError::out_of_range(
-                &hp.path,
+                path,
                 key,
                 Json::Array(kinds.clone()),
                 "known layer kinds, one per num_hidden_layers layer (transformers' check, \

@@ -181,6 +181,7 @@ pub static ALL: &[&Arch] = &[
     &gemma::GEMMA2,
     &gemma::GEMMA3,
     &phi3::PHI3,
+    &phi3::PHI4V,
     &phi3::PHIMOE,
     &gpt2::GPT2,
     &bert::BERT,

@@ -1,5 +1,11 @@
-//! `Phi3ForCausalLM` (arch `phi3`, `Phi3MiniModel` in `conversion/phi.py`) and
-//! `PhiMoEForCausalLM` (arch `phimoe`, its `PhiMoeModel` subclass).
+//! `Phi3ForCausalLM` and `Phi4ForCausalLMV` (arch `phi3`, `Phi3MiniModel` in
+//! `conversion/phi.py`) and `PhiMoEForCausalLM` (arch `phimoe`, its `PhiMoeModel` subclass).
+//!
+//! Phi-4-reasoning-vision's text half (`Phi4ForCausalLMV`) is a Phi-3 model whose hub config
+//! has the `model_type` `phi4-siglip`, which transformers has no class for: the reference
+//! reads that config.json as written (no Phi-3 defaults), and its GPT-2 tokenizer step, which
+//! loads the tokenizer with `AutoTokenizer`, builds a generic config from it (see
+//! [`set_vocab`]). The vision tower and projector are left out by the text model's filter.
 //!
 //! Fused `qkv_proj` and `gate_up_proj` are kept fused; the hparams are Phi-3's own list;
 //! 128k models get generated `rope_factors_long/short` tensors and an attention factor KV
@@ -15,7 +21,7 @@ use crate::hf::config::Hparams;
 use crate::hf::expr::Expr;
 use crate::hf::names::{Tensor, MOE_DECODER};
 use crate::hf::params::Params;
-use crate::hf::tokenizer::{VocabKind, VocabQuirks};
+use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
 /// The Phi-3 class.
@@ -41,7 +47,7 @@ pub const PHI3: Arch = Arch {
     }],
     composites: &[],
     gguf: "phi3",
-    vocab: VocabKind::Phi3,
+    vocab: VocabKind::Own(set_vocab),
     vocab_quirks: VocabQuirks::NONE,
     tensors: &[&[
         Tensor::TokenEmbd,
@@ -61,6 +67,74 @@ pub const PHI3: Arch = Arch {
     extra,
     hooks: Hooks::NONE,
 };
+
+/// Phi-4-reasoning-vision's text half: Phi-3's tensors, hparams and vocabulary. Its hub
+/// `model_type` (`phi4-siglip`) names no transformers class, so no defaults are filled in; a
+/// config that says `phi3` gets Phi-3's (the model type is Phi-3's own).
+pub const PHI4V: Arch = Arch {
+    hf_names: &["Phi4ForCausalLMV"],
+    model_types: &[],
+    ..PHI3
+};
+
+/// `Phi3MiniModel.set_vocab`. Its GPT-2 branch loads the tokenizer with `AutoTokenizer`,
+/// which builds the config from config.json first: Phi3Config for the `phi3` model type (a
+/// config it rejects raises an error that is not a `ValueError`, so the reference fails),
+/// the model type's own class for another type transformers has, and a generic
+/// `PreTrainedConfig` for one it has not (`phi4-siglip`) or none, which fails on transformers
+/// 4's `rope_scaling` of a scaled type (and, without `model_type`, on unknown layer kinds).
+/// The SentencePiece branch reads no config.
+fn set_vocab(b: &mut VocabBuild) -> Result<VocabOutcome, ConvertError> {
+    let gpt2 = b
+        .tokenizer_config()
+        .and_then(|t| t.get("tokenizer_class"))
+        .and_then(Json::as_str)
+        == Some("GPT2Tokenizer");
+    if gpt2 {
+        auto_tokenizer_config_refusal(b.dir())?;
+    }
+    b.phi3()
+}
+
+/// Where `AutoTokenizer`'s config loading fails on config.json (see [`set_vocab`]).
+fn auto_tokenizer_config_refusal(dir: &crate::hf::ModelDir) -> Result<(), ConvertError> {
+    let raw = dir.config()?;
+    let path = dir.config_path();
+    let refused = |why: &str| {
+        Err(ConvertError::format(
+            &path,
+            None,
+            format!(
+                "{why}; the class loads its GPT-2 tokenizer with AutoTokenizer, which builds \
+                 this config first, so the reference refuses the model"
+            ),
+        ))
+    };
+    let Some(obj) = raw.as_object() else {
+        return Ok(());
+    };
+    match obj.get("model_type").and_then(Json::as_str) {
+        Some("phi3") => {
+            let mut cfg = obj.clone();
+            if !phi3_rope_is_valid(&mut cfg) {
+                return refused("Phi3Config rejects this config's rope scaling");
+            }
+            Ok(())
+        }
+        Some(t) if super::model_type(t).is_some() => Ok(()),
+        _ => {
+            crate::hf::generic_config::check_layer_lists_of(raw, &path)?;
+            if crate::hf::generic_config::scaled_rope_scaling_fails(obj) {
+                return refused(
+                    "transformers reads this config as a generic PreTrainedConfig (its \
+                     model_type has no config class), whose rope_scaling standardization needs \
+                     max_position_embeddings before it is set",
+                );
+            }
+            Ok(())
+        }
+    }
+}
 
 /// Phi3Config's rope validation: `su` and `yarn` become `longrope`; any other type than
 /// `default` and `longrope`, a `longrope` without both factor lists, or factor lists not of

@@ -57,6 +57,7 @@ mod minicpmv46;
 mod minimax_m3;
 pub mod names;
 mod paddleocr;
+mod phi4v;
 mod pixtral;
 mod qwenvl;
 mod sarashina2;
@@ -200,6 +201,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek_ocr::UNLIMITED_OCR,
     &deepseek_ocr::DEEPSEEK_OCR2,
     &dots_ocr::DOTS_OCR,
+    &phi4v::PHI4V,
 ];
 
 /// The projector family of an HF architecture name.
@@ -253,6 +255,9 @@ pub struct Ctx {
     /// Whether the file gets the audio encoder's keys: [`Projector::audio`], unless the
     /// class's `prepare` turns it off (a checkpoint without an audio tower).
     pub has_audio: bool,
+    /// The checkpoint's tensors the class keeps (after its filter), with their shapes, in
+    /// the checkpoint's order: what a class's `__init__` reads from `model_tensors`.
+    pub tensors: Vec<(String, Vec<u64>)>,
 }
 
 impl Ctx {
@@ -625,14 +630,18 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
     let hp = config::load(&model_dir)?;
     let class = mmproj_arch(&hp.raw).unwrap_or_else(|| hp.arch.clone());
     let p = lookup(&class).ok_or_else(|| no_projector(&hp, &class))?;
-    let mut ctx = projector_context(model_dir, opts, p, class, hp)?;
-    let n_blocks = tower_block_count(p, &ctx)?;
     let shards = if safetensors::is_safetensors(dir)? {
         safetensors::index_dir(dir)?
     } else {
         crate::torch::index_dir(dir)?
     };
     let entries = projector_entries(p, shards.tensors);
+    let shapes = entries
+        .iter()
+        .map(|(n, e, _)| (n.clone(), e.shape().to_vec()))
+        .collect();
+    let mut ctx = projector_context(model_dir, opts, p, class, hp, shapes)?;
+    let n_blocks = tower_block_count(p, &ctx)?;
     let outtype = match opts.outtype {
         OutType::Auto => {
             outtype::resolve_auto(entries.iter().map(|(_, e, d)| (e.shape().len(), *d)))
@@ -692,6 +701,7 @@ fn projector_context(
     p: &Projector,
     class: String,
     hp: config::Hparams,
+    tensors: Vec<(String, Vec<u64>)>,
 ) -> Result<Ctx, ConvertError> {
     if opts.vocab_only {
         return Err(ConvertError::Unsupported(format!(
@@ -751,6 +761,7 @@ fn projector_context(
         has_vision: p.vision,
         has_audio: p.audio,
         hp,
+        tensors,
     };
     // Every encoder the class writes needs its config (the family code relies on it); a
     // class whose audio tower is optional turns it off in `prepare` when it has none.

@@ -71,7 +71,7 @@ tensor_table! {
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
-        "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.embeddings.patch_embedding": ["gemma3", "internvl", "lfm2", "phi4"],
         "model.vision_model.embeddings.patch_embedding": ["idefics3", "paddleocr", "janus_pro", "deepseekocr"],
         "vision_tower.patch_conv": ["pixtral", "lightonocr"],
         "visual.patch_embed.proj": ["qwen2vl_merger", "qwen3vl_merger", "exaone4_5"],
@@ -91,7 +91,7 @@ tensor_table! {
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
-        "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2"],
+        "vision_tower.vision_model.embeddings.position_embedding": ["gemma3", "internvl", "lfm2", "phi4"],
         "model.vision_model.embeddings.position_embedding": ["idefics3", "paddleocr", "janus_pro", "deepseekocr"],
         "visual.pos_embed": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.embeddings.position_embeddings": ["internvl"],
@@ -118,7 +118,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["gemma3", "internvl", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.self_attn.q_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.q_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.q": ["qwen2vl_merger"],
@@ -134,7 +134,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_k`.
     EncAttnK = "v.blk.{bid}.attn_k" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["gemma3", "internvl", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.self_attn.k_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.k_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.k": ["qwen2vl_merger"],
@@ -150,7 +150,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_v`.
     EncAttnV = "v.blk.{bid}.attn_v" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["gemma3", "internvl", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.self_attn.v_proj": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention.v_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.v": ["qwen2vl_merger"],
@@ -180,7 +180,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ln1`.
     EncInputNorm = "v.blk.{bid}.ln1" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -201,7 +201,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
-        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -224,7 +224,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
-        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
@@ -245,7 +245,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc1": ["gemma3", "internvl", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
@@ -275,7 +275,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.ffn_down`.
     EncFfnDown = "v.blk.{bid}.ffn_down" {
-        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2", "minimax_m3"],
+        "vision_tower.vision_model.encoder.layers.{bid}.mlp.fc2": ["gemma3", "internvl", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],

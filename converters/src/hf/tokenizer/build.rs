@@ -103,6 +103,13 @@ impl<'a> VocabBuild<'a> {
         super::gpt2(self.req, self.tc, &mut self.kv)
     }
 
+    /// `Phi3MiniModel.set_vocab`: GPT-2 BPE when tokenizer_config.json names
+    /// `GPT2Tokenizer`, else Phi-3's SentencePiece variant (the shared [`super::VocabKind::Phi3`]
+    /// path, as a step of a class's own `set_vocab`).
+    pub fn phi3(&mut self) -> Result<VocabOutcome, ConvertError> {
+        super::set_vocab_phi3(self.req, self.tc, &mut self.kv)
+    }
+
     /// `_set_vocab_gpt2` whose special vocabulary reads only the token types `types`
     /// (`SpecialVocab(dir, load_merges=True, special_token_types=types)`).
     pub fn gpt2_special_types(&mut self, types: &[&str]) -> Result<VocabOutcome, ConvertError> {

@@ -190,6 +190,7 @@ fixtures! {
     deepseekocr_vl => "deepseekocr-vl",
     deepseekocr2_vl => "deepseekocr2-vl",
     dotsocr_vl => "dotsocr-vl",
+    phi4v => "phi4v",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -6,4 +6,5 @@ mod hf_errors;
 mod kimi_linear_refusals;
 mod lfm2_colbert_refusals;
 mod minimax01_refusals;
+mod phi4v_refusals;
 mod rwkv_vocab;
