@@ -37,7 +37,7 @@ pub fn expert_problems(md: &Metadata, arch: &str) -> Vec<String> {
     let mut used = get("expert_used_count");
     let groups = get("expert_group_count");
     let groups_used = get("expert_group_used_count");
-    if matches!(arch, "hunyuan-vl" | "hunyuan-dense") && n <= 1 {
+    if matches!(arch, "hunyuan_vl" | "hunyuan-dense") && n <= 1 {
         (n, used) = (0, 0);
     }
     let (ke, ku, kg, kgu) = (
