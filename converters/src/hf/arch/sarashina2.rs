@@ -29,6 +29,7 @@ pub const SARASHINA2: Arch = Arch {
     params: llama::remote_params,
     extra: llama::rope_freqs,
     hooks: Hooks {
+        adjust: Some(llama::require_head_counts),
         routes_on_root: true,
         ..Hooks::NONE
     },
