@@ -112,4 +112,19 @@ mod tests {
         assert!(!g(4, 0));
         assert!(!g(8, 1), "groups must be fewer than experts");
     }
+
+    /// The HunYuan dense and VL loaders read a single expert as none (its used count too).
+    #[test]
+    fn one_hunyuan_expert_is_none() {
+        for arch in ["hunyuan-dense", "hunyuan_vl"] {
+            let mut m = Metadata::new();
+            m.set(format!("{arch}.expert_count"), Value::U32(1));
+            m.set(format!("{arch}.expert_used_count"), Value::U32(0));
+            assert!(expert_problems(&m, arch).is_empty(), "{arch}");
+        }
+        let mut m = Metadata::new();
+        m.set("qwen3moe.expert_count".to_string(), Value::U32(1));
+        m.set("qwen3moe.expert_used_count".to_string(), Value::U32(0));
+        assert!(!expert_problems(&m, "qwen3moe").is_empty());
+    }
 }
