@@ -4067,6 +4067,7 @@ VARIANT_FIXTURES = [
     "lfm2-colbert", "lfm2-bidir",
     "plamo2", "plamo3", "chameleon", "rugpt3xl",
     "nemotronhpuzzle", "graniteswitch",
+    "sarashina2-text", "hunyuanvl-text", "minicpmv46-text",
 ]
 
 
@@ -4102,6 +4103,11 @@ def _rope(c: dict, **kw) -> dict:
         return {"rope_parameters": {**rp, "full_attention": {"rope_theta": _theta(c), **kw}}}
     keep = {k: v for k, v in rp.items() if k == "partial_rotary_factor"}
     return {"rope_parameters": {**keep, "rope_theta": _theta(c), **kw}, "rope_scaling": None}
+
+
+# Fixtures whose generic variants another fixture's already cover (the same conversion of the
+# same text config class): only their family's own are generated.
+FAMILY_VARIANTS_ONLY = {"minicpmv46-text"}  # qwen35-vl's Qwen3.5 text model
 
 
 def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
@@ -4179,6 +4185,8 @@ def config_variants(fx: str, cfg: dict) -> dict[str, dict]:
                    ("llama_4_scaling_beta", 0.5)):
         if k in c and c[k] != val:
             v[f"set-{k}"] = {k: val}
+    if fx in FAMILY_VARIANTS_ONLY:
+        v = {}
     v.update(family_variants(fx, c))
     return v
 
@@ -4667,6 +4675,48 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
                                                            "rope_theta": 1000000.0}}
         v["fam-local-theta-absent"] = {"rope_local_theta": None}
         v["fam-vocab-absent"] = {"vocab_size": None}
+    if fx == "sarashina2-text":
+        # conversion/sarashina2.py: the class is routed on the root name whatever the text
+        # config names; config.json as written (no Llama defaults): no kv head count (no
+        # permutation of k by groups), head_dim given, a tied head.
+        v["fam-text-arch"] = {"architectures": ["MistralForCausalLM"]}
+        v["fam-kv-absent"] = {"num_key_value_heads": None}
+        v["fam-eps-absent"] = {"rms_norm_eps": None, "rope_theta": None}
+    if fx == "hunyuanvl-text":
+        # conversion/hunyuan.py (HunyuanVLTextModel) and HunYuanVLTextConfig: the aliases
+        # against the keys they stand for, XD-RoPE in v5 spelling, with three sections,
+        # without alpha or factor, sections that do not split half a head (AutoConfig fails:
+        # config.json as written), both section keys, "dynamic" without sections (the dense
+        # class's NTK rope), no rope scaling, the canonical pad id.
+        xd = c["rope_scaling"]
+        v["fam-head-dim-alias"] = {"head_dim": None}
+        v["fam-head-dim-absent"] = {"head_dim": None, "attention_head_dim": None}
+        v["fam-alias-wins"] = {"head_dim": 16, "org_vocab_size": 1000}
+        v["fam-pad-canonical"] = {"pad_id": None, "pad_token_id": 3}
+        v["fam-rope-v5"] = {"rope_scaling": None, "rope_theta": None, "rope_parameters": {
+            "rope_type": "xdrope", "alpha": 500.0, "factor": 2.0, "rope_theta": 20000.0,
+            "xdrope_section": [1, 1, 2, 0]}}
+        v["fam-three-sections"] = {"rope_scaling": {**xd, "xdrope_section": [2, 1, 1]}}
+        v["fam-float-sections"] = {"rope_scaling": {**xd, "xdrope_section": [1.0, 1, 1, 1]}}
+        v["fam-alpha-absent"] = {"rope_scaling": {k: x for k, x in xd.items() if k != "alpha"}}
+        v["fam-factor-absent"] = {"rope_scaling": {k: x for k, x in xd.items()
+                                                   if k != "factor"}}
+        v["fam-sections-bad-sum"] = {"rope_scaling": {**xd, "xdrope_section": [1, 1, 1, 2]}}
+        v["fam-sections-both"] = {"rope_scaling": {**xd, "mrope_section": [1, 1, 1, 1]}}
+        v["fam-sections-differ"] = {"rope_scaling": {**xd, "mrope_section": [2, 2, 0, 0]}}
+        v["fam-dynamic"] = {"rope_scaling": {"type": "dynamic", "alpha": 1000.0,
+                                             "factor": 1.0}}
+        v["fam-dynamic-ctx"] = {"rope_scaling": {"type": "dynamic", "alpha": 1000.0,
+                                                 "factor": 1.0},
+                                "max_position_embeddings": 4096}
+        v["fam-rope-absent"] = {"rope_scaling": None}
+    if fx == "minicpmv46-text":
+        # conversion/minicpm.py (MiniCPMV4_6TextModel over Qwen3.5): the MTP layers the config
+        # counts (none: refused, the class drops the tensors the count would come from; two),
+        # the text config's class named by default.
+        v["fam-mtp-absent"] = {"mtp_num_hidden_layers": None}
+        v["fam-mtp-two"] = {"mtp_num_hidden_layers": 2}
+        v["fam-text-type-absent"] = {"model_type": None}
     return v
 
 
@@ -5073,6 +5123,145 @@ def _paddleocr_text_tensors(kw: dict) -> dict:
 RAW_MODELS["paddleocr-text"] = (_paddleocr_text_tensors, {"model_type": "paddleocr_vl"})
 
 
+# The Qwen2-VL vision config of the sarashina2-vl projector fixture (its text half reads none
+# of it).
+SARASHINA2_VISION = dict(depth=3, embed_dim=8, hidden_act="quick_gelu", hidden_size=16,
+                         in_channels=3, mlp_ratio=2, model_type="qwen2_vl_vision", num_heads=2,
+                         patch_size=7, spatial_merge_size=2, temporal_patch_size=2)
+
+# Sarashina2-Vision's text half (Sarashina2VisionForCausalLM, remote code in the hub layout of
+# sbintuitions/sarashina2.2-vision-3b: AutoConfig refuses the remote code, so the reference
+# reads config.json as written, a Llama `text_config` merged into the root): the Llama model
+# under `llm.` (the class strips the prefix), the top-level `norm.` the class drops, one
+# tensor of the vision tower (`visual.`, dropped as multimodal), a tied head and the shared
+# SentencePiece vocabulary. The sarashina2-vl projector fixture covers the other half.
+FIXTURES["sarashina2-text"] = (
+    "Sarashina2VisionForCausalLM", "sarashina2_vision",
+    dict(text_config=dict(model_type="llama", architectures=["LlamaForCausalLM"],
+                          vocab_size=SPM_VOCAB, hidden_size=4, intermediate_size=8,
+                          num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                          max_position_embeddings=4096, rms_norm_eps=1e-5,
+                          rope_theta=500000.0, rope_scaling=None, attention_bias=False,
+                          mlp_bias=False, bos_token_id=1, eos_token_id=2,
+                          hidden_act="silu", torch_dtype="bfloat16"),
+         vision_config=SARASHINA2_VISION, image_token_index=14, torch_dtype="bfloat16",
+         auto_map={"AutoConfig": "configuration_sarashina2_vision.Sarashina2VisionConfig",
+                   "AutoModelForCausalLM":
+                       "modeling_sarashina2_vision.Sarashina2VisionForCausalLM"}),
+    "spm", True)
+
+
+def _sarashina2_text_tensors(kw: dict) -> dict:
+    t = kw["text_config"]
+    out = {f"llm.{k}": v for k, v in _llamalike()(t).items()}
+    out["norm.weight"] = (t["hidden_size"],)
+    out["visual.merger.ln_q.weight"] = (16,)
+    return out
+
+
+RAW_MODELS["sarashina2-text"] = (_sarashina2_text_tensors, {"model_type": "sarashina2_vision"})
+
+
+# HunyuanOCR's text half (HunYuanVLForConditionalGeneration, arch hunyuan_vl) in the flat hub
+# layout of tencent/HunyuanOCR: the text hparams at the root (HunYuanVLConfig moves the text
+# class's keys into its text_config; `attention_head_dim`, `org_vocab_size` and `pad_id` are
+# its aliases), XD-RoPE as the hub spells it (`rope_scaling` type "xdrope" with `alpha` and
+# `xdrope_section`, which transformers rewrites as "dynamic" with an `mrope_section`), a
+# negative pad id, the hunyuan-dense fixture's text weights (BORROWED: stored once) and one
+# tensor of the vision tower (`vit.`, dropped). The hunyuanvl projector fixture covers the
+# other half.
+FIXTURES["hunyuanvl-text"] = (
+    "HunYuanVLForConditionalGeneration", "hunyuan_vl",
+    dict(attention_bias=False, attention_head_dim=8, head_dim=8, hidden_act="silu",
+         hidden_size=16, intermediate_size=40, max_position_embeddings=32768,
+         num_attention_heads=2, num_hidden_layers=2, num_key_value_heads=1, rms_norm_eps=1e-5,
+         rope_theta=10000.0,
+         rope_scaling={"type": "xdrope", "alpha": 1000.0, "factor": 1.0,
+                       "xdrope_section": [1, 1, 1, 1], "beta_fast": 32, "beta_slow": 1,
+                       "mscale": 1.0, "mscale_all_dim": 1.0},
+         vocab_size=BPE_VOCAB, org_vocab_size=BPE_VOCAB, pad_id=-1, bos_token_id=1,
+         eos_token_id=2, eod_token_id=5, sep_token_id=4, image_token_id=120120,
+         norm_type="rms", use_qk_norm=True, torch_dtype="bfloat16",
+         vision_config=dict(hidden_size=16, intermediate_size=24, num_hidden_layers=3,
+                            num_attention_heads=2, patch_size=7, out_hidden_size=16,
+                            max_image_size=28, spatial_merge_size=2)),
+    "smollm", True)
+
+
+def _hunyuanvl_text_tensors(kw: dict) -> dict:
+    return {"vit.perceive.after_rms.weight": (kw["hidden_size"],)}
+
+
+RAW_MODELS["hunyuanvl-text"] = (_hunyuanvl_text_tensors, {"model_type": "hunyuan_vl"})
+
+
+# MiniCPM-V 4.6's text half (MiniCPMV4_6ForConditionalGeneration, arch qwen35): the minicpmv46
+# projector fixture's config (the qwen35-vl fixture's Qwen3.5 text model with one MTP layer)
+# and checkpoint layout, with its text weights: the qwen35-vl fixture's text model under
+# `model.language_model.` and one tensor of its MTP block under `mtp.` (BORROWED: stored
+# once), one tensor of the final merger (`model.merger.`, which the class drops) and of the
+# vision tower. The class drops the `mtp*` tensors but the Qwen3.5 conversion still counts
+# the config's MTP layer.
+FIXTURES["minicpmv46-text"] = (
+    "MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6",
+    dict(downsample_mode="16x", drop_vision_last_layer=False, dtype="bfloat16", image_size=448,
+         image_token_id=10, insert_layer_id=1, merge_kernel_size=[2, 2], merger_times=1,
+         patch_size=7, video_token_id=11,
+         text_config=dict(attention_bias=False, attention_dropout=0.0, bos_token_id=None,
+                          eos_token_id=None, head_dim=16, hidden_act="silu", hidden_size=4,
+                          initializer_range=0.02, intermediate_size=32,
+                          layer_types=["linear_attention", "full_attention"],
+                          linear_conv_kernel_dim=4, linear_key_head_dim=8,
+                          linear_num_key_heads=2, linear_num_value_heads=4,
+                          linear_value_head_dim=8, max_position_embeddings=4096,
+                          model_type="qwen3_5_text", mtp_num_hidden_layers=1,
+                          num_attention_heads=2, num_hidden_layers=2, num_key_value_heads=1,
+                          pad_token_id=None, rms_norm_eps=1e-6,
+                          rope_parameters={"mrope_interleaved": True, "mrope_section": [1, 1, 0],
+                                           "partial_rotary_factor": 0.25,
+                                           "rope_theta": 10000000.0, "rope_type": "default"},
+                          tie_word_embeddings=True, use_cache=True, vocab_size=BPE_VOCAB),
+         vision_config=dict(attention_dropout=0.0, hidden_act="gelu_pytorch_tanh",
+                            hidden_size=16, image_size=28, insert_layer_id=1,
+                            intermediate_size=24, layer_norm_eps=1e-6,
+                            model_type="minicpmv4_6_vision", num_attention_heads=2,
+                            num_channels=3, num_hidden_layers=3, patch_size=7,
+                            window_kernel_size=[2, 2])),
+    "smollm", True)
+
+# The qwen35-vl fixture's text tensors and MTP input projection (the minicpmv46-text fixture
+# borrows them).
+_QWEN35_VL_TEXT = (
+    ["model.language_model.embed_tokens.weight", "model.language_model.norm.weight"]
+    + [f"model.language_model.layers.0.{t}" for t in (
+        "input_layernorm.weight", "linear_attn.A_log", "linear_attn.conv1d.weight",
+        "linear_attn.dt_bias", "linear_attn.in_proj_a.weight", "linear_attn.in_proj_b.weight",
+        "linear_attn.in_proj_qkv.weight", "linear_attn.in_proj_z.weight",
+        "linear_attn.norm.weight", "linear_attn.out_proj.weight", "mlp.down_proj.weight",
+        "mlp.gate_proj.weight", "mlp.up_proj.weight", "post_attention_layernorm.weight")]
+    + [f"model.language_model.layers.1.{t}.weight" for t in (
+        "input_layernorm", "mlp.down_proj", "mlp.gate_proj", "mlp.up_proj",
+        "post_attention_layernorm", "self_attn.k_norm", "self_attn.k_proj", "self_attn.o_proj",
+        "self_attn.q_norm", "self_attn.q_proj", "self_attn.v_proj")]
+    + ["mtp.fc.weight"])
+
+
+def _minicpmv46_text_tensors(kw: dict) -> dict:
+    return {"model.merger.mlp.0.pre_norm.weight": (64,),
+            "model.vision_tower.post_layernorm.weight": (16,)}
+
+
+RAW_MODELS["minicpmv46-text"] = (_minicpmv46_text_tensors, {"model_type": "minicpmv4_6"})
+BORROWED["minicpmv46-text"] = {n: ("qwen35-vl", n) for n in _QWEN35_VL_TEXT}
+BORROWED["hunyuanvl-text"] = {
+    n: ("hunyuan-dense", n) for n in
+    ["model.embed_tokens.weight", "model.norm.weight"]
+    + [f"model.layers.{b}.{t}.weight" for b in range(2) for t in (
+        "input_layernorm", "post_attention_layernorm", "mlp.down_proj", "mlp.gate_proj",
+        "mlp.up_proj", "self_attn.k_proj", "self_attn.key_layernorm", "self_attn.o_proj",
+        "self_attn.q_proj", "self_attn.query_layernorm", "self_attn.v_proj")]}
+
+
 # dots3-note (Dots3NoteForCausalLM, written directly in the hub layout): DeepSeek-V3's MLA with
 # two geometries (full layers with the DSA lightning indexer, sliding-window layers with their
 # own head count, kv rank and head sizes, `swa_*` keys), a head-wise output gate
@@ -5174,6 +5363,7 @@ RAW_FIRST["deepseekocr"] = ["model.embed_tokens.weight"]
 RAW_FIRST["unlimitedocr"] = RAW_FIRST["deepseekocr"]
 RAW_FIRST["youtuvl-text"] = ["model.embed_tokens.weight"]
 RAW_FIRST["paddleocr-text"] = ["model.embed_tokens.weight"]
+RAW_FIRST["sarashina2-text"] = ["llm.model.embed_tokens.weight"]
 
 
 

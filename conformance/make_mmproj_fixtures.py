@@ -762,8 +762,8 @@ FIXTURES = {
     # qwen35-vl fixture in the config (its weights left out, NO_TEXT_WEIGHTS, but for the
     # MTP block, which the projector drops) with the SmolLM2 BPE vocabulary;
     # `scale_resolution` in the preprocessor config becomes the image size. Projector only:
-    # the reference's text half of this class writes block_count 3 (the config's MTP layer
-    # counted) with the MTP block dropped by its filter, a file llama.cpp cannot load.
+    # make_fixtures.py's minicpmv46-text covers the text half (its block_count counts the
+    # config's MTP layer, whose tensors the class drops: a file llama.cpp cannot load).
     "minicpmv46": ("MiniCPMV4_6ForConditionalGeneration", "minicpmv4_6",
                    dict(text_config=dict(QWEN35_TEXT, model_type="qwen3_5_text",
                                          intermediate_size=32, mtp_num_hidden_layers=1),

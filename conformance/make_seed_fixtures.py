@@ -221,6 +221,10 @@ SIZE_OVERRIDES = {
     # and its hidden size the borrowed embedding's: its q / output / indexer ranks and head
     # width are made odd instead.
     "deepseek4": {"q_lora_rank": 28, "o_lora_rank": 20, "index_head_dim": 20, "head_dim": 44},
+    # Text halves whose weights are another fixture's (BORROWED, fixed shapes): the second
+    # seed changes the values only.
+    "hunyuanvl-text": {},
+    "minicpmv46-text": {},
 }
 
 

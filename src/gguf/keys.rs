@@ -217,6 +217,8 @@ pub mod rope {
     pub const SCALING_ATTN_FACTOR: &str = "rope.scaling.attn_factor";
     /// The context length before scaling.
     pub const SCALING_ORIG_CTX_LEN: &str = "rope.scaling.original_context_length";
+    /// NTK-aware scaling's alpha (HunyuanVL's XD-RoPE).
+    pub const SCALING_ALPHA: &str = "rope.scaling.alpha";
     /// YaRN's extrapolation factor.
     pub const SCALING_YARN_EXT_FACTOR: &str = "rope.scaling.yarn_ext_factor";
     /// YaRN's attention factor.

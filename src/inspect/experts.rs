@@ -37,7 +37,7 @@ pub fn expert_problems(md: &Metadata, arch: &str) -> Vec<String> {
     let mut used = get("expert_used_count");
     let groups = get("expert_group_count");
     let groups_used = get("expert_group_used_count");
-    if matches!(arch, "hunyuan-vl" | "hunyuan-dense") && n <= 1 {
+    if matches!(arch, "hunyuan_vl" | "hunyuan-dense") && n <= 1 {
         (n, used) = (0, 0);
     }
     let (ke, ku, kg, kgu) = (
@@ -111,5 +111,20 @@ mod tests {
         assert!(!g(4, 4), "topk_group must be below n_group");
         assert!(!g(4, 0));
         assert!(!g(8, 1), "groups must be fewer than experts");
+    }
+
+    /// The HunYuan dense and VL loaders read a single expert as none (its used count too).
+    #[test]
+    fn one_hunyuan_expert_is_none() {
+        for arch in ["hunyuan-dense", "hunyuan_vl"] {
+            let mut m = Metadata::new();
+            m.set(format!("{arch}.expert_count"), Value::U32(1));
+            m.set(format!("{arch}.expert_used_count"), Value::U32(0));
+            assert!(expert_problems(&m, arch).is_empty(), "{arch}");
+        }
+        let mut m = Metadata::new();
+        m.set("qwen3moe.expert_count".to_string(), Value::U32(1));
+        m.set("qwen3moe.expert_used_count".to_string(), Value::U32(0));
+        assert!(!expert_problems(&m, "qwen3moe").is_empty());
     }
 }

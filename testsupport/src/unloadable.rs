@@ -27,6 +27,14 @@ pub const UNLOADABLE_FIXTURES: &[(&str, &str)] = &[
         "nomicbert-s2",
         "embedding_length and block_count are BERT's defaults (768, 12), not n_embd / n_layer",
     ),
+    (
+        "minicpmv46-text",
+        "block_count counts the config's MTP layer, whose tensors the class drops",
+    ),
+    (
+        "minicpmv46-text-s2",
+        "block_count counts the config's MTP layer, whose tensors the class drops",
+    ),
 ];
 
 /// Whether the fixture directory `dir` (named after its fixture) is one of

@@ -11,9 +11,7 @@
 
 use super::{llama, Arch, Hooks, QkPermute, Rules};
 use crate::hf::names::Tensor;
-use crate::hf::params::Params;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
-use crate::ConvertError;
 
 /// The CogVLM class.
 pub const COGVLM: Arch = Arch {
@@ -41,16 +39,9 @@ pub const COGVLM: Arch = Arch {
         permute_qk: QkPermute::WeightsAndBiases,
         ..Rules::NONE
     },
-    params,
+    params: llama::remote_params,
     // The architecture has no `rope_freqs` tensor: a Llama-3 rope is refused as the
     // reference fails to name the one it makes.
     extra: llama::no_rope_freqs,
     hooks: Hooks::NONE,
 };
-
-/// The head counts `LlamaModel.modify_tensors` looks up for every tensor, then Llama's keys.
-fn params(p: &mut Params) -> Result<(), ConvertError> {
-    p.hp.req_u64(&["n_heads", "num_attention_heads"])?;
-    p.hp.req_u64(&["n_kv_heads", "num_key_value_heads"])?;
-    llama::params(p)
-}

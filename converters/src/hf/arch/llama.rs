@@ -149,6 +149,24 @@ pub fn params(p: &mut Params) -> Result<(), ConvertError> {
     p.u32(rope::DIMENSION_COUNT, rope_dim(p.hp)?)
 }
 
+/// [`params`] for a remote-code subclass read from config.json as written (no config class
+/// fills the key/value head count): `LlamaModel.modify_tensors` looks up both head counts
+/// for every tensor, so a config without them is refused as the reference fails on it.
+pub fn remote_params(p: &mut Params) -> Result<(), ConvertError> {
+    p.hp.req_u64(&["n_heads", "num_attention_heads"])?;
+    p.hp.req_u64(&["n_kv_heads", "num_key_value_heads"])?;
+    params(p)
+}
+
+/// The same lookup before any tensor is read: `LlamaModel.modify_tensors` makes it for the
+/// first tensor, before a q/k permutation could fail on a missing count
+/// ([`super::Hooks::adjust`]).
+pub fn require_head_counts(hp: &mut Hparams) -> Result<(), ConvertError> {
+    hp.req_u64(&["n_heads", "num_attention_heads"])?;
+    hp.req_u64(&["n_kv_heads", "num_key_value_heads"])?;
+    Ok(())
+}
+
 /// `head_dim`, else `hidden_size / num_attention_heads`.
 pub fn rope_dim(hp: &Hparams) -> Result<u64, ConvertError> {
     if let Some(d) = hp.find_u64(&["head_dim"])? {

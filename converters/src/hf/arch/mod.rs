@@ -145,6 +145,10 @@ mod kimi_linear;
 mod deepseek_ocr;
 // PaddleOCR-VL (text half).
 mod paddleocr;
+// Sarashina2-Vision (text half).
+mod sarashina2;
+// MiniCPM-V 4.6 (text half).
+mod minicpmv46;
 // Small families and diffusion language models.
 mod dream;
 mod grovemoe;
@@ -348,6 +352,9 @@ pub static ALL: &[&Arch] = &[
     &lfm2_colbert::LFM2_COLBERT,
     &wavtokenizer::WAVTOKENIZER_DEC,
     &paddleocr::PADDLEOCR,
+    &sarashina2::SARASHINA2,
+    &minicpmv46::MINICPMV46,
+    &hunyuan::HUNYUAN_VL,
 ];
 
 /// The description for an HF architecture name.

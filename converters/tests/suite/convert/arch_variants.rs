@@ -333,4 +333,7 @@ fixtures! {
     graniteswitch => "graniteswitch",
     youtuvl_text => "youtuvl-text",
     paddleocr_text => "paddleocr-text",
+    sarashina2_text => "sarashina2-text",
+    hunyuanvl_text => "hunyuanvl-text",
+    minicpmv46_text => "minicpmv46-text",
 }

@@ -26,3 +26,4 @@ mod seed_recipes;
 mod torch_golden;
 mod torch_math_golden;
 mod vision_families_b;
+mod vl_text_halves;

@@ -417,6 +417,9 @@ recipes! {
     deepseekocr2_vl_s2 => "deepseekocr2-vl-s2",
     youtuvl_text_s2 => "youtuvl-text-s2",
     paddleocr_text_s2 => "paddleocr-text-s2",
+    sarashina2_text_s2 => "sarashina2-text-s2",
+    hunyuanvl_text_s2 => "hunyuanvl-text-s2",
+    minicpmv46_text_s2 => "minicpmv46-text-s2",
     // Small families and diffusion language models.
     grovemoe_s2 => "grovemoe-s2",
     sarvam_untyped_s2 => "sarvam-untyped-s2",
