@@ -56,6 +56,7 @@ mod meralion;
 mod minicpmv46;
 mod minimax_m3;
 pub mod names;
+mod nemotron_vl;
 mod paddleocr;
 mod pixtral;
 mod qwenvl;
@@ -95,6 +96,8 @@ pub enum On {
     HfConvWeight,
     /// An HF name the class's own test accepts.
     HfWhere(fn(&str) -> bool),
+    /// A pair of names (HF, GGUF) the class's own test accepts.
+    NamesWhere(fn(&str, &str) -> bool),
 }
 
 /// A forced tensor type (`tensor_force_quant`).
@@ -200,6 +203,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek_ocr::UNLIMITED_OCR,
     &deepseek_ocr::DEEPSEEK_OCR2,
     &dots_ocr::DOTS_OCR,
+    &nemotron_vl::NEMOTRON_VL,
 ];
 
 /// The projector family of an HF architecture name.
@@ -253,6 +257,10 @@ pub struct Ctx {
     /// Whether the file gets the audio encoder's keys: [`Projector::audio`], unless the
     /// class's `prepare` turns it off (a checkpoint without an audio tower).
     pub has_audio: bool,
+    /// The block count the name table is built for, when the class's `prepare` fixes it
+    /// (a class whose `__init__` counts one tower's blocks though the file gets both
+    /// encoders); otherwise the tower's, or 128 for a class with both encoders.
+    pub map_blocks: Option<u64>,
 }
 
 impl Ctx {
@@ -590,6 +598,7 @@ fn forced(p: &Projector, hf: &str, gguf: &str) -> Option<Force> {
             On::Gguf(s) => gguf.contains(s),
             On::HfConvWeight => hf.contains(".conv") && hf.contains(".weight"),
             On::HfWhere(test) => test(hf),
+            On::NamesWhere(test) => test(hf, gguf),
         })
         .map(|(_, f)| *f)
 }
@@ -750,6 +759,7 @@ fn projector_context(
         img_break: -1,
         has_vision: p.vision,
         has_audio: p.audio,
+        map_blocks: None,
         hp,
     };
     // Every encoder the class writes needs its config (the family code relies on it); a
@@ -769,6 +779,9 @@ fn projector_context(
 /// the names of every block are generated), or 128 for a class with both encoders, whose
 /// blocks the reference does not count.
 fn tower_block_count(p: &Projector, ctx: &Ctx) -> Result<u64, ConvertError> {
+    if let Some(n) = ctx.map_blocks {
+        return Ok(n);
+    }
     if p.vision && p.audio {
         return Ok(MULTI_ENCODER_BLOCKS);
     }

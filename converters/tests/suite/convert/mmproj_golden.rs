@@ -190,6 +190,8 @@ fixtures! {
     deepseekocr_vl => "deepseekocr-vl",
     deepseekocr2_vl => "deepseekocr2-vl",
     dotsocr_vl => "dotsocr-vl",
+    nemotron_vl => "nemotron-vl",
+    nemotron_omni => "nemotron-omni",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

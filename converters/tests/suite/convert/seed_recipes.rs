@@ -446,4 +446,6 @@ recipes! {
     stepvl_s2 => "stepvl-s2",
     step3p7_s2 => "step3p7-s2",
     dotsocr_vl_s2 => "dotsocr-vl-s2",
+    nemotron_vl_s2 => "nemotron-vl-s2",
+    nemotron_omni_s2 => "nemotron-omni-s2",
 }
