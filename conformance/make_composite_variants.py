@@ -310,6 +310,46 @@ FAMILY_VARIANTS["phi4v"] = {
                                       "remove": ["vision_config.intermediate_size"]},
 }
 
+# Nemotron Nano VL V2's projector reads force_image_size (the image size, and the grid the
+# 3 x 3 position table is resized to: image / patch per side), the tower's patch size (the
+# patch embedder is reshaped to [1280, 3, p, p]), downsample_ratio (the scale factor),
+# whichever block-count key the tower config spells first (the class adds
+# num_hidden_layers = 32), and sound_config (the Parakeet tower: its mel bins, subsampling
+# factor and convolution kernel are required). The image size's default, 512, would resize
+# the table to 512 x 512 at width 1280 (335 M values): not a variant.
+FAMILY_VARIANTS["nemotron-vl"] = {
+    "image-grid": {"set": {"force_image_size": 3}, "remove": []},
+    "image-up": {"set": {"force_image_size": 7}, "remove": []},
+    "image-down": {"set": {"force_image_size": 2}, "remove": []},
+    "image-one": {"set": {"force_image_size": 1}, "remove": []},
+    "image-zero": {"set": {"force_image_size": 0}, "remove": []},
+    "image-null": {"set": {"force_image_size": None}, "remove": []},
+    "image-float": {"set": {"force_image_size": 4.0}, "remove": []},
+    "patch-2": {"set": {"vision_config.patch_size": 2}, "remove": []},
+    "patch-absent": {"set": {}, "remove": ["vision_config.patch_size"]},
+    "ratio-absent": {"set": {}, "remove": ["downsample_ratio"]},
+    "ratio-third": {"set": {"downsample_ratio": 0.3}, "remove": []},
+    "ratio-null": {"set": {"downsample_ratio": None}, "remove": []},
+    "tower-sizes": {"set": {"vision_config.hidden_size": 64, "vision_config.image_size": 9,
+                            "vision_config.num_attention_heads": 2}, "remove": []},
+    "tower-n-layers": {"set": {"vision_config.n_layers": 5}, "remove": []},
+    "tower-n-layers-1": {"set": {"vision_config.n_layers": 1}, "remove": []},
+    "sound-null": {"set": {"sound_config": None}, "remove": []},
+    "audio-config-ignored": {"set": {"audio_config": {"hidden_size": 8}}, "remove": []},
+}
+FAMILY_VARIANTS["nemotron-omni"] = {
+    "sound-absent": {"set": {}, "remove": ["sound_config"]},
+    "sound-mel-absent": {"set": {}, "remove": ["sound_config.num_mel_bins"]},
+    "sound-subsampling-absent": {"set": {}, "remove": ["sound_config.subsampling_factor"]},
+    "sound-kernel-absent": {"set": {}, "remove": ["sound_config.conv_kernel_size"]},
+    "sound-sizes": {"set": {"sound_config.num_mel_bins": 80, "sound_config.subsampling_factor": 4,
+                            "sound_config.conv_kernel_size": 31,
+                            "sound_config.num_hidden_layers": 24}, "remove": []},
+    "sound-list": {"set": {"sound_config": [1]}, "remove": []},
+    "image-down": {"set": {"force_image_size": 2}, "remove": []},
+}
+
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]

@@ -2200,6 +2200,44 @@ def phi4v_config(d: dict = PHI4V) -> dict:
             "num_attention_heads": d["vit_heads"], "num_channels": 3, "num_patches": d["grid"] ** 2,
             "patch_size": d["patch"], "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6,
             "attention_dropout": 0.0, "vision_use_head": True,
+# Nemotron Nano VL V2 (NemotronH_Nano_VL_V2, remote code in the hub layout of
+# nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16; HAND_BUILT): the RADIO tower under
+# `vision_model.radio_model.model.` (the patch generator's `cls_token.token`, its linear
+# `embedder` and bare `pos_embed`, timm blocks with a fused `qkv`), the `input_conditioner` and
+# `video_embedder` the class drops, the `mlp1.{0,1,3}` projector (an RMS norm and two linears)
+# and one text tensor (`language_model.`, dropped). `vision_config.architectures` names
+# `RADIOModel`, the class the reference picks. The reference takes the tower's sizes as
+# RADIO v2.5-h's (width 1280, 32 blocks, 16 heads) whatever the config says, so the patch
+# embedding and the position table are 1280 wide while the blocks stay 32 wide: the embedding
+# is reshaped to [1280, 3, p, p] (patch 1 here) and the 3 x 3 position table is resized to
+# force_image_size / patch = 4 per side (bilinear, align_corners). Projector only: the text half
+# is converted as `llm_config.architectures` names it (Nemotron-H, the nemotronh fixture's
+# family), and this `llm_config` is a stub. `nemotron-omni` adds the Parakeet sound tower and projector of
+# Nemotron-3-Nano-Omni (`sound_config`, `sound_encoder.`, `sound_projection.`).
+RADIO = dict(width=32, ffn=64, layers=2, cls=3, grid=3, patch=1, image=4, proj=48,
+             text_hidden=32)
+
+
+def nemotron_vl_config(r: dict = RADIO) -> dict:
+    return {
+        "architectures": ["NemotronH_Nano_VL_V2"], "model_type": "NemotronH_Nano_VL_V2",
+        "auto_map": {"AutoConfig": "configuration.NemotronH_Nano_VL_V2_Config",
+                     "AutoModel": "modeling.NemotronH_Nano_VL_V2"},
+        "force_image_size": r["image"], "downsample_ratio": 0.5, "patch_size": r["patch"],
+        "template": "nemotron_h", "ps_version": "v2", "image_tag_type": "internvl",
+        "projector_hidden_size": r["proj"], "vit_hidden_size": 1280,
+        "img_context_token_id": 18, "torch_dtype": "bfloat16",
+        "vision_config": {
+            "architectures": ["RADIOModel"], "model_type": "radio",
+            "auto_map": {"AutoConfig": "radio_model.RADIOConfig",
+                         "AutoModel": "radio_model.RADIOModel"},
+            "version": "radio_v2.5-h", "patch_size": r["patch"], "max_resolution": 2048,
+            "preferred_resolution": [512, 512], "torch_dtype": "bfloat16",
+        },
+        "llm_config": {
+            "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+            "hidden_size": r["text_hidden"], "num_hidden_layers": 2,
+            "hybrid_override_pattern": "M*", "vocab_size": 4,
         },
     }
 
@@ -2246,6 +2284,132 @@ def phi4v_tensors(d: dict = PHI4V) -> dict:
 
 
 HAND_BUILT["phi4v"] = lambda out, seed: build_hand(out, seed, phi4v_tensors(), phi4v_config())
+def nemotron_vl_tensors(r: dict = RADIO) -> dict:
+    w, f, p, t = r["width"], r["ffn"], r["patch"], r["text_hidden"]
+    v = "vision_model.radio_model."
+    g = v + "model.patch_generator."
+    out = {
+        v + "input_conditioner.norm_mean": ((3, 1, 1), False),
+        v + "input_conditioner.norm_std": ((3, 1, 1), True),
+        g + "cls_token.token": ((r["cls"], w), False),
+        g + "embedder.weight": ((1280, 3 * p * p), False),
+        g + "pos_embed": ((1, r["grid"] ** 2, 1280), False),
+        g + "video_embedder.weight": ((w, 6 * p * p), False),
+        "mlp1.0.weight": ((4 * w,), True),
+        "mlp1.1.weight": ((r["proj"], 4 * w), False),
+        "mlp1.3.weight": ((t, r["proj"]), False),
+        "language_model.backbone.embeddings.weight": ((4, t), False),
+    }
+    for i in range(r["layers"]):
+        b = f"{v}model.blocks.{i}."
+        out.update({b + "norm1.weight": ((w,), True), b + "norm1.bias": ((w,), False),
+                    b + "norm2.weight": ((w,), True), b + "norm2.bias": ((w,), False),
+                    b + "attn.qkv.weight": ((3 * w, w), False),
+                    b + "attn.qkv.bias": ((3 * w,), False),
+                    b + "attn.proj.weight": ((w, w), False), b + "attn.proj.bias": ((w,), False),
+                    b + "mlp.fc1.weight": ((f, w), False), b + "mlp.fc1.bias": ((f,), False),
+                    b + "mlp.fc2.weight": ((w, f), False), b + "mlp.fc2.bias": ((w,), False)})
+    return out
+
+
+FIXTURES["nemotron-vl"] = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_VL_V2", None, None, None,
+                           [], False)
+HAND_BUILT["nemotron-vl"] = lambda out, seed: build_hand(out, seed, nemotron_vl_tensors(),
+                                                         nemotron_vl_config())
+
+
+# Nemotron-3-Nano-Omni's projector file (NemotronH_Nano_VL_V2 with a `sound_config`; HAND_BUILT):
+# the nemotron-vl fixture's checkpoint (named through shared-files.txt) and a second shard,
+# `model-sound.safetensors` (both in model.safetensors.index.json), with the Parakeet encoder in transformers' layout under `sound_encoder.encoder.` (the
+# depthwise-separable subsampling convolutions `subsampling.layers.{0,2,3,5,6}` and `linear`,
+# two conformer blocks with relative-position attention, `bias_u` / `bias_v`, the convolution
+# module and its batch norm with `num_batches_tracked`), the NeMo featurizer's mel filters and
+# window, and the `sound_projection` RMS norm and two linears, drawn after it.
+PARAKEET = dict(hidden=16, heads=2, layers=2, ffn=24, channels=4, mels=8, kernel=3, n_fft=16)
+
+
+def parakeet_tensors(a: dict = PARAKEET, text_hidden: int = RADIO["text_hidden"]) -> dict:
+    h, c, k = a["hidden"], a["channels"], a["kernel"]
+    e = "sound_encoder.encoder."
+    out = {
+        e + "feature_extractor.featurizer.fb": ((1, a["mels"], a["n_fft"] // 2 + 1), False),
+        e + "feature_extractor.featurizer.window": ((a["n_fft"],), False),
+        e + "subsampling.linear.weight": ((h, c * (a["mels"] // 8)), False),
+        e + "subsampling.linear.bias": ((h,), False),
+        "sound_projection.norm.weight": ((h,), True),
+        "sound_projection.linear1.weight": ((2 * h, h), False),
+        "sound_projection.linear2.weight": ((text_hidden, 2 * h), False),
+    }
+    for i, shape in ((0, (c, 1, 3, 3)), (2, (c, 1, 3, 3)), (3, (c, c, 1, 1)),
+                     (5, (c, 1, 3, 3)), (6, (c, c, 1, 1))):
+        out[e + f"subsampling.layers.{i}.weight"] = (shape, False)
+        out[e + f"subsampling.layers.{i}.bias"] = ((c,), False)
+    for i in range(a["layers"]):
+        b = f"{e}layers.{i}."
+        for ff in ("feed_forward1", "feed_forward2"):
+            out.update({b + f"{ff}.linear1.weight": ((a["ffn"], h), False),
+                        b + f"{ff}.linear1.bias": ((a["ffn"],), False),
+                        b + f"{ff}.linear2.weight": ((h, a["ffn"]), False),
+                        b + f"{ff}.linear2.bias": ((h,), False)})
+        for nm in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            out[b + f"self_attn.{nm}.weight"] = ((h, h), False)
+            out[b + f"self_attn.{nm}.bias"] = ((h,), False)
+        out.update({
+            b + "self_attn.bias_u": ((a["heads"], h // a["heads"]), False),
+            b + "self_attn.bias_v": ((a["heads"], h // a["heads"]), False),
+            b + "self_attn.relative_k_proj.weight": ((h, h), False),
+            b + "conv.pointwise_conv1.weight": ((2 * h, h, 1), False),
+            b + "conv.pointwise_conv1.bias": ((2 * h,), False),
+            b + "conv.depthwise_conv.weight": ((h, 1, k), False),
+            b + "conv.depthwise_conv.bias": ((h,), False),
+            b + "conv.norm.weight": ((h,), True), b + "conv.norm.bias": ((h,), False),
+            b + "conv.norm.running_mean": ((h,), False),
+            b + "conv.norm.running_var": ((h,), True),
+            b + "conv.pointwise_conv2.weight": ((h, h, 1), False),
+            b + "conv.pointwise_conv2.bias": ((h,), False),
+        })
+        for nm in ("norm_feed_forward1", "norm_self_att", "norm_conv", "norm_feed_forward2",
+                   "norm_out"):
+            out[b + f"{nm}.weight"] = ((h,), True)
+            out[b + f"{nm}.bias"] = ((h,), False)
+    return out
+
+
+def nemotron_omni_config(a: dict = PARAKEET) -> dict:
+    cfg = nemotron_vl_config()
+    cfg["sound_context_token_id"] = 27
+    cfg["sound_config"] = {
+        "model_type": "parakeet", "hidden_size": a["hidden"], "num_attention_heads": a["heads"],
+        "num_hidden_layers": a["layers"], "intermediate_size": a["ffn"],
+        "conv_kernel_size": a["kernel"], "subsampling_conv_channels": a["channels"],
+        "subsampling_conv_kernel_size": 3, "subsampling_conv_stride": 2,
+        "subsampling_factor": 8, "num_mel_bins": a["mels"], "sampling_rate": 16000,
+        "projection_hidden_size": 2 * a["hidden"],
+    }
+    return cfg
+
+
+def build_nemotron_omni(out: Path, seed: int) -> None:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    build_hand(out, seed, parakeet_tensors(), nemotron_omni_config())
+    tensors = load_file(str(out / "model.safetensors"))
+    (out / "model.safetensors").unlink()  # the nemotron-vl checkpoint, through shared-files.txt
+    for i in range(PARAKEET["layers"]):
+        name = f"sound_encoder.encoder.layers.{i}.conv.norm.num_batches_tracked"
+        tensors[name] = torch.tensor(7, dtype=torch.int64)
+    save_file(tensors, str(out / "model-sound.safetensors"), metadata={"format": "pt"})
+    vision = load_file(str(TESTDATA / "hf" / "nemotron-vl" / "model.safetensors"))
+    weight_map = {**{n: "model.safetensors" for n in vision},
+                  **{n: "model-sound.safetensors" for n in tensors}}
+    (out / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": dict(sorted(weight_map.items()))}, indent=2) + "\n")
+
+
+FIXTURES["nemotron-omni"] = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_VL_V2", None, None, None,
+                             [("model.safetensors", "../nemotron-vl")], False)
+HAND_BUILT["nemotron-omni"] = build_nemotron_omni
 
 
 def build(name: str, out: Path, seed: int) -> None:

@@ -291,6 +291,7 @@ PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
               "step3p7", "deepseekocr-vl", "deepseekocr2-vl")
 PROJECTORS += ("dotsocr-vl",)
 PROJECTORS += ("phi4v",)
+PROJECTORS += ("nemotron-vl", "nemotron-omni")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -601,6 +601,10 @@ pub mod clip {
         pub const LAYERNORM_EPS: &str = "clip.audio.attention.layer_norm_epsilon";
         /// The projector's frame stacking factor.
         pub const PROJECTOR_STACK_FACTOR: &str = "clip.audio.projector.stack_factor";
+        /// The encoder's total time subsampling (Parakeet).
+        pub const SUBSAMPLING_FACTOR: &str = "clip.audio.subsampling_factor";
+        /// The kernel size of the encoder's convolution modules (Parakeet).
+        pub const CONV_KERNEL_SIZE: &str = "clip.audio.conv_kernel_size";
     }
 }
 

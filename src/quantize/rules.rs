@@ -30,6 +30,16 @@ pub enum RuleError {
     /// A row length that is not a whole number of blocks of a type without a fallback.
     #[error("no tensor type fallback is defined for type {0}")]
     NoFallback(GgmlType),
+    /// An attention-value tensor whose type rule reads layer 0's head counts (`n_gqa()`) in a
+    /// file without blocks (a projector file): llama-quantize aborts there.
+    #[error(
+        "tensor {tensor}: this type's rule for attention values reads the head counts of \
+         layer 0, and the file has no {{arch}}.block_count (llama-quantize aborts)"
+    )]
+    NoHeadCounts {
+        /// The tensor.
+        tensor: String,
+    },
 }
 
 /// The broad role of a tensor (`tensor_get_category`).
@@ -312,6 +322,16 @@ pub fn mixture(
         return Ok(T::Q8_0);
     }
     let ne0 = dims.first().copied().unwrap_or(1);
+    // `hparams.n_gqa()`: layer 0's head counts, which a file without blocks lacks.
+    let gqa = || {
+        if facts.n_layer > 0 {
+            Ok(facts.n_gqa)
+        } else {
+            Err(RuleError::NoHeadCounts {
+                tensor: name.to_string(),
+            })
+        }
+    };
     let very_low = [
         ft::IQ2_XXS,
         ft::IQ2_XS,
@@ -365,7 +385,7 @@ pub fn mixture(
         }
     } else if very_low.contains(&f) {
         if cat.is_attn_v() {
-            t = if facts.n_gqa >= 4 || facts.n_expert >= 4 {
+            t = if gqa()? >= 4 || facts.n_expert >= 4 {
                 T::Q4_K
             } else if iq2_s_or_m {
                 T::IQ3_S
@@ -390,7 +410,19 @@ pub fn mixture(
             }
         }
     } else if cat.is_attn_v() {
-        let (i, n, gqa4) = (st.i_attention_wv, st.n_attention_wv, facts.n_gqa >= 4);
+        let (i, n) = (st.i_attention_wv, st.n_attention_wv);
+        // The rules that compare the head counts read them (in this order) only for these
+        // types.
+        let gqa4 = match f {
+            ft::Q2_K
+            | ft::Q2_K_S
+            | ft::IQ3_XXS
+            | ft::IQ3_XS
+            | ft::IQ3_S
+            | ft::IQ4_NL
+            | ft::IQ4_XS => gqa()? >= 4,
+            _ => false,
+        };
         match f {
             ft::Q2_K => t = if gqa4 { T::Q4_K } else { T::Q3_K },
             ft::Q2_K_S if gqa4 => t = T::Q4_K,

@@ -21,7 +21,9 @@ use ggufkit::quantizers::{dequantize_rows, f16_to_f32, f32_to_f16, quantize_rows
 
 use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
-use super::torch_math::{torch_exp_f32, torch_softplus_f16, torch_softplus_f32};
+use super::torch_math::{
+    torch_bilinear_align_corners_f32, torch_exp_f32, torch_softplus_f16, torch_softplus_f32,
+};
 use crate::ConvertError;
 
 /// Element representation while transforming.
@@ -148,6 +150,9 @@ enum Op {
     /// Row `i` (of the outermost dimension) times `factors[i]`, in F16 for F16 inputs and
     /// F32 otherwise (Falcon-H1's multipliers).
     MulRows { input: Expr, factors: Arc<Vec<f32>> },
+    /// A `from × from` grid of pixels with their channels innermost (`[1, from·from, C]`)
+    /// resized to `to × to` in F32, as torch's bilinear `align_corners=True` kernel does.
+    Bilinear { input: Expr, from: u64, to: u64 },
     /// Already-quantized source blocks moved into GGML type `ty`'s layout (MXFP4 experts,
     /// NVFP4 weights): written as they are; their values are the blocks dequantized.
     Packed {
@@ -249,6 +254,7 @@ impl Expr {
             | Op::Strided { input, .. }
             | Op::NegExp(input)
             | Op::Softplus(input)
+            | Op::Bilinear { input, .. }
             | Op::MulRows { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
         }
@@ -699,6 +705,37 @@ impl Expr {
         Expr::new(Op::Softplus(self), shape, work)
     }
 
+    /// `F.interpolate(x.reshape(1, from, from, C).permute(0, 3, 1, 2).float(), size=(to, to),
+    /// mode="bilinear", align_corners=True)` back in `[1, to·to, C]` layout: the square grid
+    /// of a `[1, from·from, C]` table resized in F32 as torch computes it
+    /// ([`torch_bilinear_align_corners_f32`]). `from` and `to` must be positive.
+    pub fn bilinear_square(self, name: &str, from: u64, to: u64) -> Result<Expr, ConvertError> {
+        let s = self.shape();
+        let ok =
+            s.len() == 3 && s[0] == 1 && from > 0 && to > 0 && from.checked_mul(from) == Some(s[1]);
+        let out = to
+            .checked_mul(to)
+            .and_then(|n| n.checked_mul(s.get(2).copied().unwrap_or(0)).map(|_| n));
+        match (ok, out) {
+            (true, Some(n)) => {
+                let shape = vec![1, n, s[2]];
+                Ok(Expr::new(
+                    Op::Bilinear {
+                        input: self,
+                        from,
+                        to,
+                    },
+                    shape,
+                    Work::F32,
+                ))
+            }
+            _ => Err(terr(
+                name,
+                format!("cannot resize {s:?} as a {from}x{from} grid to {to}x{to}"),
+            )),
+        }
+    }
+
     /// One line describing the computation.
     pub fn describe(&self) -> String {
         match &self.0.op {
@@ -744,6 +781,9 @@ impl Expr {
             Op::PadRows(input) => format!("pad_rows({}, {})", input.describe(), self.shape()[0]),
             Op::NegExp(input) => format!("-exp({})", input.describe()),
             Op::Softplus(input) => format!("softplus({})", input.describe()),
+            Op::Bilinear { input, from, to } => {
+                format!("bilinear({}, {from}x{from} -> {to}x{to})", input.describe())
+            }
             Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
         }
     }
@@ -834,6 +874,7 @@ impl Expr {
             Op::PadRows(input) => sub(out, "padrows", &[input]),
             Op::NegExp(input) => sub(out, "negexp", &[input]),
             Op::Softplus(input) => sub(out, "softplus", &[input]),
+            Op::Bilinear { input, from, to } => sub(out, &format!("bilinear{from},{to}"), &[input]),
             Op::MulRows { input, factors } => {
                 let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
                 sub(out, &format!("mulrows{bits:x?}"), &[input])
@@ -862,6 +903,7 @@ impl Expr {
             | Op::Strided { input, .. }
             | Op::NegExp(input)
             | Op::Softplus(input)
+            | Op::Bilinear { input, .. }
             | Op::MulRows { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
         }
@@ -975,6 +1017,15 @@ impl Expr {
             }
             Op::NegExp(input) => map_elements(input.eval()?, neg_exp),
             Op::Softplus(input) => softplus(input.eval()?),
+            Op::Bilinear { input, from, to } => {
+                let c = node.shape[2] as usize;
+                f32_values(torch_bilinear_align_corners_f32(
+                    &input.eval()?.f32s(),
+                    *from as usize,
+                    *to as usize,
+                    c,
+                ))
+            }
             Op::AddScalar { input, value } => map_elements(input.eval()?, |_, x| x + *value),
         })
     }

@@ -72,3 +72,51 @@ fn a_projector_without_four_dimensional_tensors_quantizes_as_llama_quantize() {
         "1b7682a1558641d32aa13314ed74f9462c275d2257ab6ef978c0d5bd38e14b27"
     );
 }
+
+/// Nemotron Nano VL V2's projector (`nemotron-vl`): llama-quantize's Q4_K_M and Q8_0 of the
+/// reference's f32 file (made with llama.cpp 0c1e570), byte for byte. Its Q2_K rule for the
+/// fused `attn_qkv` reads layer 0's head counts, which a projector file (no
+/// `clip.block_count`) lacks: llama-quantize aborts, gguf-quantize refuses naming the tensor
+/// and writes nothing.
+#[test]
+fn radio_projector_quantizes_as_llama_quantize() {
+    let work = scratch("q-mmproj-radio");
+    let input = projector("nemotron-vl", &work);
+    let status = read_json(&testdata("golden/nemotron-vl/status.json"));
+    assert_eq!(
+        sha256_file(&input),
+        status["mmproj-f32"]["sha256"].as_str().unwrap()
+    );
+    for (ty, want) in [
+        (
+            "Q4_K_M",
+            "4bb2b15b65c4c62d7b32d5a888f158daa84dcf3307dc3afa7bb7bf193073aacd",
+        ),
+        (
+            "Q8_0",
+            "fb1123b5132cbbafaf63e1ab2eb1da1611c3e5fa5959ddb8ade9d3cd21845e34",
+        ),
+    ] {
+        let out = work.join(format!("{ty}.gguf"));
+        let o = quantize(&input, &out, ty);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(sha256_file(&out), want, "{ty}");
+    }
+    let out = work.join("q2k.gguf");
+    let o = quantize(&input, &out, "Q2_K");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "quantized: {err}");
+    assert!(
+        err.contains("attn_qkv.weight") && err.contains("head counts"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // With the Parakeet tower, its four-dimensional convolutions change type: refused.
+    let input = projector("nemotron-omni", &work);
+    let out = work.join("omni-q8.gguf");
+    let o = quantize(&input, &out, "Q8_0");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "quantized: {err}");
+    assert!(err.contains("fourth dimension"), "{err}");
+    assert!(!out.exists());
+}

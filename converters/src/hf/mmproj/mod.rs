@@ -56,6 +56,7 @@ mod meralion;
 mod minicpmv46;
 mod minimax_m3;
 pub mod names;
+mod nemotron_vl;
 mod paddleocr;
 mod phi4v;
 mod pixtral;
@@ -96,6 +97,8 @@ pub enum On {
     HfConvWeight,
     /// An HF name the class's own test accepts.
     HfWhere(fn(&str) -> bool),
+    /// A pair of names (HF, GGUF) the class's own test accepts.
+    NamesWhere(fn(&str, &str) -> bool),
 }
 
 /// A forced tensor type (`tensor_force_quant`).
@@ -202,6 +205,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek_ocr::DEEPSEEK_OCR2,
     &dots_ocr::DOTS_OCR,
     &phi4v::PHI4V,
+    &nemotron_vl::NEMOTRON_VL,
 ];
 
 /// The projector family of an HF architecture name.
@@ -258,6 +262,10 @@ pub struct Ctx {
     /// The checkpoint's tensors the class keeps (after its filter), with their shapes, in
     /// the checkpoint's order: what a class's `__init__` reads from `model_tensors`.
     pub tensors: Vec<(String, Vec<u64>)>,
+    /// The block count the name table is built for, when the class's `prepare` fixes it
+    /// (a class whose `__init__` counts one tower's blocks though the file gets both
+    /// encoders); otherwise the tower's, or 128 for a class with both encoders.
+    pub map_blocks: Option<u64>,
 }
 
 impl Ctx {
@@ -595,6 +603,7 @@ fn forced(p: &Projector, hf: &str, gguf: &str) -> Option<Force> {
             On::Gguf(s) => gguf.contains(s),
             On::HfConvWeight => hf.contains(".conv") && hf.contains(".weight"),
             On::HfWhere(test) => test(hf),
+            On::NamesWhere(test) => test(hf, gguf),
         })
         .map(|(_, f)| *f)
 }
@@ -760,6 +769,7 @@ fn projector_context(
         img_break: -1,
         has_vision: p.vision,
         has_audio: p.audio,
+        map_blocks: None,
         hp,
         tensors,
     };
@@ -780,6 +790,9 @@ fn projector_context(
 /// the names of every block are generated), or 128 for a class with both encoders, whose
 /// blocks the reference does not count.
 fn tower_block_count(p: &Projector, ctx: &Ctx) -> Result<u64, ConvertError> {
+    if let Some(n) = ctx.map_blocks {
+        return Ok(n);
+    }
     if p.vision && p.audio {
         return Ok(MULTI_ENCODER_BLOCKS);
     }

@@ -58,7 +58,7 @@ tensor_table! {
     }
     /// `mm.model.mlp.{bid}`: the numbered layers of InternVL's MLP projector.
     MmprojMlp = "mm.model.mlp.{bid}" {
-        "mlp1.{bid}": ["internvl"],
+        "mlp1.{bid}": ["internvl", "nemotron_v2_vl"],
         "vision_model.vision_adapter.mlp.fc{bid}": ["llama4"],
     }
     /// `v.class_embd`.
@@ -68,6 +68,7 @@ tensor_table! {
         "vision_model.class_embedding": ["llama4"],
         "model.vision.patch_embedding.cls_embedding": ["cogvlm"],
         "model.vision_model.embeddings.class_embedding": ["deepseekocr"],
+        "vision_model.radio_model.model.patch_generator.cls_token.token": ["nemotron_v2_vl"],
     }
     /// `v.patch_embd`.
     EncEmbdPatch = "v.patch_embd" {
@@ -88,6 +89,7 @@ tensor_table! {
         "model.vision_tower.embeddings.patch_embedding": ["minicpmv4_6"],
         "vision_model.conv1": ["step3vl"],
         "vision_tower.patch_embed.patchifier.proj": ["dots_ocr"],
+        "vision_model.radio_model.model.patch_generator.embedder": ["nemotron_v2_vl"],
     }
     /// `v.position_embd`.
     EncEmbdPos = "v.position_embd" {
@@ -105,6 +107,7 @@ tensor_table! {
         "model.vision.patch_embedding.position_embedding": ["cogvlm"],
         "model.vision_tower.embeddings.position_embedding": ["minicpmv4_6"],
         "vision_model.positional_embedding": ["step3vl"],
+        "vision_model.radio_model.model.patch_generator.pos_embed": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
@@ -115,6 +118,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.attn.in_proj": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.self_attn.qkv_proj": ["deepseekocr"],
         "vision_tower.blocks.{bid}.attn.qkv": ["dots_ocr"],
+        "vision_model.radio_model.model.blocks.{bid}.attn.qkv": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.attn_q`.
     EncAttnQ = "v.blk.{bid}.attn_q" {
@@ -198,6 +202,7 @@ tensor_table! {
         "model.vision_model.transformer.layers.{bid}.layer_norm1": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.input_layernorm": ["deepseekocr2"],
         "vision_tower.blocks.{bid}.norm1": ["dots_ocr"],
+        "vision_model.radio_model.model.blocks.{bid}.norm1": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.attn_out`.
     EncAttnO = "v.blk.{bid}.attn_out" {
@@ -221,6 +226,7 @@ tensor_table! {
         "model.vision_model.transformer.layers.{bid}.self_attn.out_proj": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.self_attn.o_proj": ["deepseekocr2"],
         "vision_tower.blocks.{bid}.attn.proj": ["dots_ocr"],
+        "vision_model.radio_model.model.blocks.{bid}.attn.proj": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.ln2`.
     EncPostAttnNorm = "v.blk.{bid}.ln2" {
@@ -242,6 +248,7 @@ tensor_table! {
         "model.vision_model.transformer.layers.{bid}.layer_norm2": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.post_attention_layernorm": ["deepseekocr2"],
         "vision_tower.blocks.{bid}.norm2": ["dots_ocr"],
+        "vision_model.radio_model.model.blocks.{bid}.norm2": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.ffn_up`.
     EncFfnUp = "v.blk.{bid}.ffn_up" {
@@ -264,6 +271,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.mlp.c_fc": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.mlp.fc1": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.mlp.up_proj": ["deepseekocr2"],
+        "vision_model.radio_model.model.blocks.{bid}.mlp.fc1": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
@@ -294,6 +302,7 @@ tensor_table! {
         "vision_model.transformer.resblocks.{bid}.mlp.c_proj": ["step3vl"],
         "model.vision_model.transformer.layers.{bid}.mlp.fc2": ["deepseekocr"],
         "model.qwen2_model.model.model.layers.{bid}.mlp.down_proj": ["deepseekocr2"],
+        "vision_model.radio_model.model.blocks.{bid}.mlp.fc2": ["nemotron_v2_vl"],
     }
     /// `v.blk.{bid}.ls1`: the layer scale of the attention branch.
     LayerScale1 = "v.blk.{bid}.ls1" {
@@ -400,6 +409,7 @@ tensor_table! {
         "audio_tower.conv{bid}": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
+        "sound_encoder.encoder.subsampling.layers.{bid}": ["nemotron_v2_vl"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
@@ -414,47 +424,55 @@ tensor_table! {
         "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.q_proj": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
         "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.k_proj": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
         "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.v_proj": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
         "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.norm_self_att": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
         "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
         "conformer.layers.{bid}.attention.post": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.o_proj": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
         "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.norm_out": ["gemma4v"],
         "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.norm_out": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
         "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.feed_forward1.linear1": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
         "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.feed_forward1.linear2": ["nemotron_v2_vl"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -463,10 +481,12 @@ tensor_table! {
     /// `mm.a.mlp.{bid}`: the numbered layers of an audio MLP projector (Ultravox).
     AMmproj = "mm.a.mlp.{bid}" {
         "audio.multi_modal_projector.linear_{bid}": ["ultravox", "voxtral", "musicflamingo", "glma"],
+        "sound_projection.linear{bid}": ["nemotron_v2_vl"],
     }
     /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
     AMmNormPre = "mm.a.norm_pre" {
         "audio.multi_modal_projector.ln_pre": ["ultravox", "glma"],
+        "sound_projection.norm": ["nemotron_v2_vl"],
     }
     /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
     AMmNormMid = "mm.a.norm_mid" {
@@ -529,6 +549,7 @@ tensor_table! {
     AEncFfnNorm = "a.blk.{bid}.ffn_norm" {
         "conformer.layers.{bid}.feed_forward1.pre_layer_norm": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.pre_layer_norm": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.norm_feed_forward1": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_post_norm`: the norm after the first FFN.
     AEncFfnPostNorm = "a.blk.{bid}.ffn_post_norm" {
@@ -539,16 +560,19 @@ tensor_table! {
     AEncFfnUp1 = "a.blk.{bid}.ffn_up_1" {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.ffw_layer_1": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.feed_forward2.linear1": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_down_1`: the second FFN's down projection.
     AEncFfnDown1 = "a.blk.{bid}.ffn_down_1" {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.ffw_layer_2": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.feed_forward2.linear2": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_norm_1`: the norm before the second FFN.
     AEncFfnNorm1 = "a.blk.{bid}.ffn_norm_1" {
         "conformer.layers.{bid}.feed_forward2.pre_layer_norm": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.pre_layer_norm": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.norm_feed_forward2": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_post_norm_1`: the norm after the second FFN.
     AEncFfnPostNorm1 = "a.blk.{bid}.ffn_post_norm_1" {
@@ -558,27 +582,33 @@ tensor_table! {
     /// `a.blk.{bid}.conv_dw`: the light convolution's depthwise kernel.
     AEncConvDw = "a.blk.{bid}.conv_dw" {
         "conformer.layers.{bid}.lconv1d.depthwise_conv1d": ["gemma4v", "gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.conv.depthwise_conv": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.conv_norm`: the norm before the light convolution.
     AEncConvNorm = "a.blk.{bid}.conv_norm" {
         "conformer.layers.{bid}.lconv1d.pre_layer_norm": ["gemma4v", "gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.conv.norm": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.conv_pw1`: the light convolution's first pointwise projection.
     AEncConvPw1 = "a.blk.{bid}.conv_pw1" {
         "conformer.layers.{bid}.lconv1d.linear_start": ["gemma4v", "gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.conv.pointwise_conv1": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.conv_pw2`: the light convolution's second pointwise projection.
     AEncConvPw2 = "a.blk.{bid}.conv_pw2" {
         "conformer.layers.{bid}.lconv1d.linear_end": ["gemma4v", "gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.conv.pointwise_conv2": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.norm_conv`: the norm after the depthwise convolution.
     AEncNormConv = "a.blk.{bid}.norm_conv" {
         "conformer.layers.{bid}.lconv1d.conv_norm": ["gemma4v", "gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.norm_conv": ["nemotron_v2_vl"],
     }
     /// `a.pre_encode.out`: the conformer's output projection.
     AEncOut = "a.pre_encode.out" {
         "conformer.output_proj": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.input_proj_linear": ["gemma3nv"],
+        "sound_encoder.encoder.subsampling.linear": ["nemotron_v2_vl"],
     }
     /// `mm.a.input_projection`: the audio embedder's projection to the text width.
     AMmInpProj = "mm.a.input_projection" {
@@ -591,6 +621,7 @@ tensor_table! {
     /// `a.blk.{bid}.linear_pos`: the relative position projection.
     AEncLinearPos = "a.blk.{bid}.linear_pos" {
         "conformer.layers.{bid}.attention.attn.relative_position_embedding.pos_proj": ["gemma3nv"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.relative_k_proj": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.ffn_scale`: the first FFN's output scale.
     AEncFfnScale = "a.blk.{bid}.ffn_scale" {
@@ -876,6 +907,30 @@ tensor_table! {
     /// `v.resample_query_1024`: the Qwen2 encoder's learned queries for one view size (DeepSeek-OCR-2).
     ResmplQuery1024 = "v.resample_query_1024" {
         "model.qwen2_model.query_1024": ["deepseekocr2"],
+    }
+    /// `a.blk.{bid}.pos_bias_u`: the relative-position attention's content bias (Parakeet).
+    AEncPosBiasU = "a.blk.{bid}.pos_bias_u" {
+        "sound_encoder.encoder.layers.{bid}.self_attn.bias_u": ["nemotron_v2_vl"],
+    }
+    /// `a.blk.{bid}.pos_bias_v`: the relative-position attention's position bias (Parakeet).
+    AEncPosBiasV = "a.blk.{bid}.pos_bias_v" {
+        "sound_encoder.encoder.layers.{bid}.self_attn.bias_v": ["nemotron_v2_vl"],
+    }
+    /// `a.blk.{bid}.conv_norm_mean`: the convolution module's batch-norm running mean.
+    AEncConvNormMean = "a.blk.{bid}.conv_norm_mean" {
+        "sound_encoder.encoder.layers.{bid}.conv.norm.running_mean": ["nemotron_v2_vl"],
+    }
+    /// `a.blk.{bid}.conv_norm_var`: the convolution module's batch-norm running variance.
+    AEncConvNormVar = "a.blk.{bid}.conv_norm_var" {
+        "sound_encoder.encoder.layers.{bid}.conv.norm.running_var": ["nemotron_v2_vl"],
+    }
+    /// `a.mel_filters`: the feature extractor's mel filter bank.
+    AEncMelFilters = "a.mel_filters" {
+        "sound_encoder.encoder.feature_extractor.featurizer.fb": ["nemotron_v2_vl"],
+    }
+    /// `a.window`: the feature extractor's STFT window.
+    AEncWindow = "a.window" {
+        "sound_encoder.encoder.feature_extractor.featurizer.window": ["nemotron_v2_vl"],
     }
 }
 

@@ -15,6 +15,7 @@
 //! `make_torch_softplus_golden.py` and `make_torch_math_golden.py` measure torch, and `converters/tests/suite/convert/torch_math_golden.rs`
 //! compares.
 
+mod bilinear;
 mod deviations;
 mod double_float;
 mod erfinv;
@@ -23,6 +24,7 @@ mod pow;
 mod sleef;
 mod softplus;
 
+pub use bilinear::{torch_bilinear_align_corners_f32, BILINEAR_LANES};
 pub use erfinv::{torch_erfinv_f32, torch_erfinv_f32_on, torch_normal_icdf_f32};
 pub use exp::{torch_exp_f32, torch_exp_f32_on, MklPath};
 pub use pow::{torch_pow_f32, vector_powf, VECTOR_STEP};

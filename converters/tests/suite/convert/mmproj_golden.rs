@@ -191,6 +191,8 @@ fixtures! {
     deepseekocr2_vl => "deepseekocr2-vl",
     dotsocr_vl => "dotsocr-vl",
     phi4v => "phi4v",
+    nemotron_vl => "nemotron-vl",
+    nemotron_omni => "nemotron-omni",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

@@ -450,4 +450,6 @@ recipes! {
     step3p7_s2 => "step3p7-s2",
     dotsocr_vl_s2 => "dotsocr-vl-s2",
     phi4v_s2 => "phi4v-s2",
+    nemotron_vl_s2 => "nemotron-vl-s2",
+    nemotron_omni_s2 => "nemotron-omni-s2",
 }
