@@ -2200,44 +2200,6 @@ def phi4v_config(d: dict = PHI4V) -> dict:
             "num_attention_heads": d["vit_heads"], "num_channels": 3, "num_patches": d["grid"] ** 2,
             "patch_size": d["patch"], "hidden_act": "gelu_pytorch_tanh", "layer_norm_eps": 1e-6,
             "attention_dropout": 0.0, "vision_use_head": True,
-# Nemotron Nano VL V2 (NemotronH_Nano_VL_V2, remote code in the hub layout of
-# nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16; HAND_BUILT): the RADIO tower under
-# `vision_model.radio_model.model.` (the patch generator's `cls_token.token`, its linear
-# `embedder` and bare `pos_embed`, timm blocks with a fused `qkv`), the `input_conditioner` and
-# `video_embedder` the class drops, the `mlp1.{0,1,3}` projector (an RMS norm and two linears)
-# and one text tensor (`language_model.`, dropped). `vision_config.architectures` names
-# `RADIOModel`, the class the reference picks. The reference takes the tower's sizes as
-# RADIO v2.5-h's (width 1280, 32 blocks, 16 heads) whatever the config says, so the patch
-# embedding and the position table are 1280 wide while the blocks stay 32 wide: the embedding
-# is reshaped to [1280, 3, p, p] (patch 1 here) and the 3 x 3 position table is resized to
-# force_image_size / patch = 4 per side (bilinear, align_corners). Projector only: the text half
-# is converted as `llm_config.architectures` names it (Nemotron-H, the nemotronh fixture's
-# family), and this `llm_config` is a stub. `nemotron-omni` adds the Parakeet sound tower and projector of
-# Nemotron-3-Nano-Omni (`sound_config`, `sound_encoder.`, `sound_projection.`).
-RADIO = dict(width=32, ffn=64, layers=2, cls=3, grid=3, patch=1, image=4, proj=48,
-             text_hidden=32)
-
-
-def nemotron_vl_config(r: dict = RADIO) -> dict:
-    return {
-        "architectures": ["NemotronH_Nano_VL_V2"], "model_type": "NemotronH_Nano_VL_V2",
-        "auto_map": {"AutoConfig": "configuration.NemotronH_Nano_VL_V2_Config",
-                     "AutoModel": "modeling.NemotronH_Nano_VL_V2"},
-        "force_image_size": r["image"], "downsample_ratio": 0.5, "patch_size": r["patch"],
-        "template": "nemotron_h", "ps_version": "v2", "image_tag_type": "internvl",
-        "projector_hidden_size": r["proj"], "vit_hidden_size": 1280,
-        "img_context_token_id": 18, "torch_dtype": "bfloat16",
-        "vision_config": {
-            "architectures": ["RADIOModel"], "model_type": "radio",
-            "auto_map": {"AutoConfig": "radio_model.RADIOConfig",
-                         "AutoModel": "radio_model.RADIOModel"},
-            "version": "radio_v2.5-h", "patch_size": r["patch"], "max_resolution": 2048,
-            "preferred_resolution": [512, 512], "torch_dtype": "bfloat16",
-        },
-        "llm_config": {
-            "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
-            "hidden_size": r["text_hidden"], "num_hidden_layers": 2,
-            "hybrid_override_pattern": "M*", "vocab_size": 4,
         },
     }
 
@@ -2284,6 +2246,50 @@ def phi4v_tensors(d: dict = PHI4V) -> dict:
 
 
 HAND_BUILT["phi4v"] = lambda out, seed: build_hand(out, seed, phi4v_tensors(), phi4v_config())
+
+
+# Nemotron Nano VL V2 (NemotronH_Nano_VL_V2, remote code in the hub layout of
+# nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16; HAND_BUILT): the RADIO tower under
+# `vision_model.radio_model.model.` (the patch generator's `cls_token.token`, its linear
+# `embedder` and bare `pos_embed`, timm blocks with a fused `qkv`), the `input_conditioner` and
+# `video_embedder` the class drops, the `mlp1.{0,1,3}` projector (an RMS norm and two linears)
+# and one text tensor (`language_model.`, dropped). `vision_config.architectures` names
+# `RADIOModel`, the class the reference picks. The reference takes the tower's sizes as
+# RADIO v2.5-h's (width 1280, 32 blocks, 16 heads) whatever the config says, so the patch
+# embedding and the position table are 1280 wide while the blocks stay 32 wide: the embedding
+# is reshaped to [1280, 3, p, p] (patch 1 here) and the 3 x 3 position table is resized to
+# force_image_size / patch = 4 per side (bilinear, align_corners). Projector only: the text half
+# is converted as `llm_config.architectures` names it (Nemotron-H, the nemotronh fixture's
+# family), and this `llm_config` is a stub. `nemotron-omni` adds the Parakeet sound tower and projector of
+# Nemotron-3-Nano-Omni (`sound_config`, `sound_encoder.`, `sound_projection.`).
+RADIO = dict(width=32, ffn=64, layers=2, cls=3, grid=3, patch=1, image=4, proj=48,
+             text_hidden=32)
+
+
+def nemotron_vl_config(r: dict = RADIO) -> dict:
+    return {
+        "architectures": ["NemotronH_Nano_VL_V2"], "model_type": "NemotronH_Nano_VL_V2",
+        "auto_map": {"AutoConfig": "configuration.NemotronH_Nano_VL_V2_Config",
+                     "AutoModel": "modeling.NemotronH_Nano_VL_V2"},
+        "force_image_size": r["image"], "downsample_ratio": 0.5, "patch_size": r["patch"],
+        "template": "nemotron_h", "ps_version": "v2", "image_tag_type": "internvl",
+        "projector_hidden_size": r["proj"], "vit_hidden_size": 1280,
+        "img_context_token_id": 18, "torch_dtype": "bfloat16",
+        "vision_config": {
+            "architectures": ["RADIOModel"], "model_type": "radio",
+            "auto_map": {"AutoConfig": "radio_model.RADIOConfig",
+                         "AutoModel": "radio_model.RADIOModel"},
+            "version": "radio_v2.5-h", "patch_size": r["patch"], "max_resolution": 2048,
+            "preferred_resolution": [512, 512], "torch_dtype": "bfloat16",
+        },
+        "llm_config": {
+            "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+            "hidden_size": r["text_hidden"], "num_hidden_layers": 2,
+            "hybrid_override_pattern": "M*", "vocab_size": 4,
+        },
+    }
+
+
 def nemotron_vl_tensors(r: dict = RADIO) -> dict:
     w, f, p, t = r["width"], r["ffn"], r["patch"], r["text_hidden"]
     v = "vision_model.radio_model."
