@@ -289,6 +289,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "step35",
         "bailingmoe3",
         "dots3",
+        "glm5next-text",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
