@@ -335,7 +335,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 44);
+    assert_eq!(checked, 48);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text
