@@ -4446,6 +4446,34 @@ def family_variants(fx: str, c: dict) -> dict[str, dict]:
         v["fam-situ-absent"] = {"activation_situ_beta": None}
         v["fam-block-size-absent"] = {"attn_res_block_size": None}
         v["fam-num-local-experts"] = {"num_experts": None, "num_local_experts": 4}
+    if fx == "glm5next-text":
+        # conversion/glm.py (Glm5NextModel; patched in text_config): the KDA settings of
+        # linear_attn_config (the lower bound optional, the head count asserted equal to the
+        # attention heads'), the nope-only MLA and mHC assertions, the k-pool tail flag, the
+        # indexer types (given, from a pattern, from the frequency and offset), the SwiGLU
+        # clamp (optional), the MTP block count, first_k_dense_replace (required), the layer
+        # schedule Glm5NextTextConfig fills, and a config it rejects (KV heads other than the
+        # attention heads: config.json read as written).
+        la = c["linear_attn_config"]
+        v["fam-lower-bound-absent"] = {"linear_attn_config": {
+            k: x for k, x in la.items() if k != "gate_lower_bound"}}
+        v["fam-linear-heads-3"] = {"linear_attn_config": {**la, "num_heads": 3}}
+        v["fam-nope-off"] = {"mla_use_nope": False}
+        v["fam-mhc-off"] = {"mhc": False}
+        v["fam-tail-off"] = {"index_kpool_always_select_tail": False}
+        v["fam-indexer-types"] = {"indexer_types": ["full", "shared"]}
+        v["fam-indexer-pattern"] = {"indexer_types": None, "index_topk_pattern": "FS"}
+        v["fam-indexer-freq"] = {"indexer_types": None, "index_topk_freq": 2,
+                                 "index_skip_topk_offset": 0}
+        v["fam-swiglu-absent"] = {"swiglu_limit": None}
+        v["fam-swiglu-7"] = {"swiglu_limit": 7.5}
+        v["fam-nextn-0"] = {"num_nextn_predict_layers": None}
+        v["fam-dense-absent"] = {"first_k_dense_replace": None}
+        v["fam-layer-types-absent"] = {"layer_types": None}
+        v["fam-layer-types-full"] = {"layer_types": ["linear_attention", "full_attention"]}
+        v["fam-kv-heads-1"] = {"num_key_value_heads": 1}
+        v["fam-hc-sizes"] = {"hc_sinkhorn_iters": 7, "hc_eps": 2.5e-5}
+        v["fam-kpool-4"] = {"index_kpool": 4, "index_topk": 8}
     if fx == "hyv3":
         # conversion/hunyuan.py (HYV3Model): route_norm (default true), router_scaling_factor
         # (default 1), num_shared_experts, the MTP block count; HYV3Config stores
@@ -4949,6 +4977,60 @@ def _kimi_linear_tensors(kw: dict) -> dict:
 
 RAW_MODELS["kimilinear"] = (_kimi_linear_tensors, {"model_type": "kimi_linear"})
 RAW_FIRST["kimilinear"] = ["model.embed_tokens.weight"]
+
+
+# GLM-5.3-Flash's text model (Glm5NextForConditionalGeneration, built by transformers, which
+# saves the hub layout): a KDA linear-attention block (q/k/v short convolutions, forget and
+# output gates, A_log, dt_bias) with one dense MLP, then a nope-only MLA block with the DSA
+# indexer and its k-pool compressor and routed experts (per-expert, the selection bias, a
+# shared expert); mHC parameters (`hc_attn_*`, `hc_ffn_*`) in every block. The hub's keys
+# that the reference reads beside transformers' own are in text_config (`linear_attn_config`,
+# `first_k_dense_replace`, `mla_use_nope`, `num_nextn_predict_layers`); one next-token-
+# prediction block (a copy of the last block's shapes plus eh_proj / enorm / hnorm /
+# shared_head.norm, see EXTRA_TENSORS) is kept as blk.2. Tied embeddings: the 49155-row
+# embedding is glm4moelite's (BORROWED, stored once); GLM-5's tokenizer files (the class
+# is not in transformers' tokenizer map: tokenizer_config.json names PreTrainedTokenizerFast,
+# as the hub's does). A one-block vision tower is dropped.
+FIXTURES["glm5next-text"] = (
+    "Glm5NextForConditionalGeneration", "glm5_next",
+    dict(text_config=dict(
+             model_type="glm5_next_text", vocab_size=BPE_VOCAB + 3, hidden_size=8,
+             intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=2,
+             num_attention_heads=2, num_key_value_heads=2, n_routed_experts=3,
+             n_shared_experts=1, num_experts_per_tok=2, kv_lora_rank=16, q_lora_rank=12,
+             qk_rope_head_dim=0, qk_nope_head_dim=8, v_head_dim=6, index_topk=4,
+             index_kpool=2, index_head_dim=8, index_n_heads=2, hc_mult=4,
+             hc_sinkhorn_iters=20, hc_eps=1e-6, swiglu_limit=10.0, routed_scaling_factor=2.5,
+             norm_topk_prob=True, layer_types=["linear_attention", "indexed_attention"],
+             mlp_layer_types=["dense", "sparse"], first_k_dense_replace=1, mla_use_nope=True,
+             num_nextn_predict_layers=1, max_position_embeddings=4096, rms_norm_eps=1e-5,
+             tie_word_embeddings=True, pad_token_id=None,
+             linear_attn_config={"head_dim": 4, "num_heads": 2, "short_conv_kernel_size": 4,
+                                 "gate_lower_bound": -5.0, "safe_gate": True}),
+         vision_config=dict(depth=1, hidden_size=8, intermediate_size=12, num_heads=2,
+                            out_hidden_size=8, image_size=28, patch_size=7,
+                            spatial_merge_size=2, temporal_patch_size=2,
+                            projection_intermediate_size=12)),
+    "smollm-glm5", True)
+
+
+def _mtp_glm5next(kw: dict, saved: dict) -> dict:
+    """GLM-5.3-Flash's next-token-prediction block (transformers does not build it): the
+    last block's tensors (shapes) under the next index, plus eh_proj, enorm, hnorm and
+    shared_head.norm."""
+    t = kw["text_config"]
+    e, n = t["hidden_size"], t["num_hidden_layers"]
+    root = "model.language_model.layers."
+    last, p = f"{root}{n - 1}.", f"{root}{n}."
+    out = {p + k[len(last):]: tuple(v.shape) for k, v in saved.items() if k.startswith(last)}
+    out.update({p + "eh_proj.weight": (e, 2 * e), p + "enorm.weight": (e,),
+                p + "hnorm.weight": (e,), p + "shared_head.norm.weight": (e,)})
+    return out
+
+
+EXTRA_TENSORS["glm5next-text"] = _mtp_glm5next
+BORROWED["glm5next-text"] = {"model.language_model.embed_tokens.weight":
+                             ("glm4moelite", "model.embed_tokens.weight")}
 
 
 # DeepSeek-OCR (deepseek-ai's remote code, written directly in the published layout, see

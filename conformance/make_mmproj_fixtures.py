@@ -437,8 +437,8 @@ FIXTURES = {
                                   "special_tokens_map.json"], True),
     # GLM-5.3-Flash: the GLM-4V tower with per-head q/k norms and no post-conv norm or
     # position embeddings, a SwiGLU clamp; the preprocessor's token budget (written as
-    # pixels). Projector only: ggufkit has no converter for its text model (MLA, indexer,
-    # linear attention and hyper-connections), drawn as small as transformers allows.
+    # pixels). Projector only (no tokenizer; the text model, drawn as small as transformers
+    # allows, is converted from make_fixtures.py's glm5next-text fixture).
     "glm5next": ("Glm5NextForConditionalGeneration", "glm5_next",
                  dict(text_config=dict(model_type="glm5_next_text", vocab_size=64,
                                        hidden_size=16, intermediate_size=24,

@@ -44,6 +44,7 @@ FAMILIES += ["mimo2"]
 FAMILIES += ["bailingmoe3"]
 FAMILIES += ["step35"]
 FAMILIES += ["dots3"]
+FAMILIES += ["glm5next-text"]
 FLAGS = ["--mtp", "--no-mtp"]
 OUTTYPES = ["f32", "f16", "bf16", "q8_0"]
 # Default output names (no --outfile): the file the reference creates in the model directory.

@@ -429,6 +429,10 @@ pub mod indexer {
     pub const BLOCK_SIZE: &str = "attention.indexer.block_size";
     /// The number of blocks just before a query that it always attends to.
     pub const LOCAL_BLOCKS: &str = "attention.indexer.local_blocks";
+    /// The number of key positions the indexer's k-pool compresses into one entry.
+    pub const KPOOL: &str = "attention.indexer.kpool";
+    /// Whether the incomplete k-pool entry at the end is always selected.
+    pub const KPOOL_SELECT_TAIL: &str = "attention.indexer.kpool_select_tail";
 }
 
 /// `ssm.*`: state-space mixer parameters (Mamba, Mamba-2 and the hybrids), `{arch}.` + these.

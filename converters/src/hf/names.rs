@@ -111,6 +111,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
             "graniteswitch",
+            "glm5-next",
         ],
         "embeddings.word_embeddings": ["bert", "nomic-bert", "jina-bert-v2"],
         "tok_embeddings": ["deepseek2", "llama", "mistral3"],
@@ -175,6 +176,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
             "qwen3",
+            "glm5-next",
         ],
         "embed_out": ["gptneox"],
         "lm_head.linear": ["phi2"],
@@ -206,6 +208,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
             "graniteswitch",
+            "glm5-next",
         ],
         "norm": [
             "deepseek2", "gemma-embedding", "llama", "mistral3", "qwen2vl", "eurobert",
@@ -263,6 +266,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
             "graniteswitch",
+            "glm5-next",
         ],
         "layers.{bid}.attention_norm": ["deepseek2", "llama", "mistral3"],
         "transformer.h.{bid}.input_layernorm": ["falcon", "bloom"],
@@ -339,6 +343,7 @@ tensor_table! {
             "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.attention.self.query": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wq": ["llama", "mistral3"],
@@ -369,6 +374,7 @@ tensor_table! {
             "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.attention.self.key": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wk": ["llama", "mistral3"],
@@ -399,6 +405,7 @@ tensor_table! {
             "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "grovemoe",
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.attention.self.value": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wv": ["llama", "mistral3"],
@@ -432,6 +439,7 @@ tensor_table! {
             "llada-moe", "dream", "rnd1", "step35",
             "chameleon",
             "gpt2",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.attention.output.dense": ["bert", "jina-bert-v2"],
         "layers.{bid}.attention.wo": ["deepseek2", "llama", "mistral3"],
@@ -535,6 +543,7 @@ tensor_table! {
             "chameleon",
             "gpt2",
             "graniteswitch",
+            "glm5-next",
         ],
         "layers.{bid}.ffn_norm": ["deepseek2", "llama", "mistral3", "deepseek4", "dflash"],
         "model.layers.{bid}.pre_feedforward_layernorm": [
@@ -591,6 +600,7 @@ tensor_table! {
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "laguna", "olmoe", "qwen2moe",
             "qwen35moe", "qwen4exp", "qwen3moe", "qwen3next", "qwen3vlmoe", "maple", "mellum", "bailingmoe",
             "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1", "bailingmoe3",
+            "glm5-next",
         ],
         "model.layers.{bid}.feed_forward.router": ["jamba", "llama4"],
         "model.layers.{bid}.mlp.router": ["gpt-oss"],
@@ -622,6 +632,7 @@ tensor_table! {
             "eagle3", "dflash", "granite_swa", "kimi-linear", "kimi-k3", "deepseek2-ocr", "dream",
             "bailingmoe3", "step35",
             "chameleon",
+            "glm5-next",
         ],
         "layers.{bid}.feed_forward.w1": ["deepseek2", "llama", "mistral3"],
         "model.layers.{bid}.feed_forward.gate_proj": [
@@ -655,6 +666,7 @@ tensor_table! {
             "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.intermediate.dense": ["bert"],
         "layers.{bid}.feed_forward.w3": ["deepseek2", "llama", "mistral3"],
@@ -707,6 +719,7 @@ tensor_table! {
             "bailingmoe3", "step35",
             "chameleon",
             "gpt2",
+            "glm5-next",
         ],
         "encoder.layer.{bid}.output.dense": ["bert"],
         "layers.{bid}.feed_forward.w2": ["deepseek2", "llama", "mistral3"],
@@ -751,6 +764,7 @@ tensor_table! {
             "mellum",
             "hy_v3", "bailingmoe",
             "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
+            "glm5-next",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w1": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -773,6 +787,7 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
+            "glm5-next",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w3": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -796,6 +811,7 @@ tensor_table! {
             "qwen3vlmoe", "maple", "mellum",
             "hy_v3", "bailingmoe",
             "hy_v4", "mimo2", "deepseek2-ocr", "grovemoe", "llada-moe", "rnd1",
+            "glm5-next",
         ],
         "model.layers.{bid}.block_sparse_moe.experts.w2": [
             "minimax-m2", "phimoe", "minimax-m3", "grok",
@@ -819,6 +835,7 @@ tensor_table! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
+            "glm5-next",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.gate_proj": ["llama4"],
         "layers.{bid}.shared_experts.w1": ["deepseek2"],
@@ -835,6 +852,7 @@ tensor_table! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
+            "glm5-next",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.up_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.up_proj": ["nemotron_h_moe"],
@@ -853,6 +871,7 @@ tensor_table! {
             "afmoe", "bailingmoe2", "cohere2moe", "deepseek", "deepseek2", "deepseek32", "dots3note", "dots1",
             "ernie4_5-moe", "exaone-moe", "glm-dsa", "glm4moe", "bailingmoe", "hy_v4",
             "deepseek2-ocr", "bailingmoe3",
+            "glm5-next",
         ],
         "model.layers.{bid}.feed_forward.shared_expert.down_proj": ["llama4"],
         "backbone.layers.{bid}.mixer.shared_experts.down_proj": ["nemotron_h_moe"],
@@ -867,6 +886,7 @@ tensor_table! {
             "deepseek2", "deepseek32", "dots3note", "dots1", "glm-dsa", "glm4moe",
             "hy_v4",
             "mimo2",
+            "glm5-next",
         ],
         "model.layers.{bid}.mlp.moe_statics.e_score_correction": ["ernie4_5-moe"],
         "model.layers.{bid}.feed_forward.expert_bias": ["lfm2moe"],
@@ -896,6 +916,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.q_a_proj": [
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
+            "glm5-next",
         ],
         "layers.{bid}.attention.wq_a": ["deepseek2"],
         "model.layers.{bid}.attention.q_a_proj": ["bailingmoe3"],
@@ -905,6 +926,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.q_b_proj": [
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
+            "glm5-next",
         ],
         "layers.{bid}.attention.wq_b": ["deepseek2"],
         "model.layers.{bid}.attention.q_b_proj": ["bailingmoe3"],
@@ -915,6 +937,7 @@ tensor_table! {
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
             "hy_v4", "kimi-linear", "kimi-k3",
+            "glm5-next",
         ],
         "layers.{bid}.attention.wkv_a_with_mqa": ["deepseek2"],
         "model.layers.{bid}.attention.kv_a_proj_with_mqa": ["bailingmoe3"],
@@ -925,12 +948,12 @@ tensor_table! {
     }
     /// `blk.{bid}.attn_k_b` (the key part of `attn_kv_b`, per head, transposed).
     AttnKB = "blk.{bid}.attn_k_b" {
-        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.k_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
         "layers.{bid}.attention.k_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_v_b` (the value part of `attn_kv_b`, per head).
     AttnVB = "blk.{bid}.attn_v_b" {
-        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.v_b_proj": ["deepseek2", "deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
         "layers.{bid}.attention.v_b_proj": ["deepseek2"],
     }
     /// `blk.{bid}.attn_q_a_norm`.
@@ -938,6 +961,7 @@ tensor_table! {
         "model.layers.{bid}.self_attn.q_a_layernorm": [
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "minicpm3",
             "hy_v4",
+            "glm5-next",
         ],
         "layers.{bid}.attention.q_a_norm": ["deepseek2"],
         "model.layers.{bid}.attention.q_a_layernorm": ["bailingmoe3"],
@@ -948,6 +972,7 @@ tensor_table! {
             "deepseek2", "deepseek32", "dots3note", "glm-dsa", "plm",
             "minicpm3",
             "hy_v4", "kimi-linear", "kimi-k3",
+            "glm5-next",
         ],
         "layers.{bid}.attention.kv_a_norm": ["deepseek2"],
         "model.layers.{bid}.attention.kv_a_layernorm": ["bailingmoe3"],
@@ -960,6 +985,7 @@ tensor_table! {
             "hy_v3",
             "mimo2",
             "bailingmoe3", "step35",
+            "glm5-next",
         ],
     }
     /// `blk.{bid}.nextn.embed_tokens`.
@@ -974,6 +1000,7 @@ tensor_table! {
             "hy_v3",
             "mimo2",
             "bailingmoe3", "step35",
+            "glm5-next",
         ],
     }
     /// `blk.{bid}.nextn.hnorm`.
@@ -984,6 +1011,7 @@ tensor_table! {
             "hy_v3",
             "mimo2",
             "bailingmoe3", "step35",
+            "glm5-next",
         ],
     }
     /// `blk.{bid}.nextn.shared_head_head`.
@@ -998,6 +1026,7 @@ tensor_table! {
             "hy_v3",
             "mimo2",
             "step35",
+            "glm5-next",
         ],
     }
     /// `blk.{bid}.attn_sinks`.
@@ -1037,7 +1066,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.dt_proj": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.dt_proj": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
         "backbone.layers.{bid}.mixer.dt": ["nemotron_h_moe"],
-        "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.dt_proj": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.dt_proj": ["bailingmoe3"],
         "model.layers.layers.{bid}.mixer.dt_proj": ["plamo2"],
     }
@@ -1052,7 +1081,7 @@ tensor_table! {
         "backbone.layers.{bid}.mixer.A_log": ["mamba", "mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.mamba.A_log": ["falcon-h1", "granitehybrid", "jamba"],
         "model.layers.{bid}.linear_attn.A_log": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
-        "model.layers.{bid}.self_attn.A_log": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.A_log": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.A_log": ["bailingmoe3"],
         "model.layers.layers.{bid}.mixer.A_log": ["plamo2"],
     }
@@ -1080,7 +1109,7 @@ tensor_table! {
         "model.layers.{bid}.mamba.norm": ["granitehybrid"],
         "backbone.layers.{bid}.mixer.norm": ["mamba2", "nemotron_h_moe"],
         "model.layers.{bid}.linear_attn.norm": ["qwen35", "qwen35moe", "qwen4exp", "qwen3next"],
-        "model.layers.{bid}.self_attn.o_norm": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.o_norm": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.o_norm": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_out`.
@@ -1106,7 +1135,7 @@ tensor_table! {
     /// `blk.{bid}.ssm_beta`.
     SsmBeta = "blk.{bid}.ssm_beta" {
         "model.layers.{bid}.linear_attn.in_proj_b": ["qwen35", "qwen35moe", "qwen4exp"],
-        "model.layers.{bid}.self_attn.b_proj": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.b_proj": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.b_proj": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_alpha`.
@@ -1323,21 +1352,21 @@ tensor_table! {
     }
     /// `blk.{bid}.indexer.k_norm` (DeepSeek sparse attention's indexer key norm).
     IndexerKNorm = "blk.{bid}.indexer.k_norm" {
-        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.k_norm": ["deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
         "model.layers.{bid}.self_attn.index_k_norm": ["glm-dsa", "minimax-m3"],
         "model.layers.{bid}.self_attn.indexer.k_layernorm": ["qwen4exp"],
     }
     /// `blk.{bid}.indexer.proj` (the indexer's per-head weights).
     IndexerProj = "blk.{bid}.indexer.proj" {
-        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.weights_proj": ["deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
     }
     /// `blk.{bid}.indexer.attn_k` (the indexer's key projection).
     IndexerAttnK = "blk.{bid}.indexer.attn_k" {
-        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.wk": ["deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
     }
     /// `blk.{bid}.indexer.attn_q_b` (the indexer's query up-projection).
     IndexerAttnQB = "blk.{bid}.indexer.attn_q_b" {
-        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "dots3note", "glm-dsa", "hy_v4"],
+        "model.layers.{bid}.self_attn.indexer.wq_b": ["deepseek32", "dots3note", "glm-dsa", "hy_v4", "glm5-next"],
     }
     /// `blk.{bid}.indexer.q_proj` (MiniMax sparse attention's indexer query projection).
     IndexerQProj = "blk.{bid}.indexer.q_proj" {
@@ -1472,26 +1501,32 @@ tensor_table! {
     }
     /// `blk.{bid}.hc_attn_fn`: the hyper-connection mixing weights around attention.
     HcAttnFn = "blk.{bid}.hc_attn_fn" {
+        "model.layers.{bid}.hc_attn_fn": ["glm5-next"],
         "model.layers.{bid}.hc_attn_layer.hc_pre.hc_fn": ["hy_v4"],
     }
     /// `blk.{bid}.hc_attn_base`.
     HcAttnBase = "blk.{bid}.hc_attn_base" {
+        "model.layers.{bid}.hc_attn_base": ["glm5-next"],
         "model.layers.{bid}.hc_attn_layer.hc_pre.hc_base": ["hy_v4"],
     }
     /// `blk.{bid}.hc_attn_scale`.
     HcAttnScale = "blk.{bid}.hc_attn_scale" {
+        "model.layers.{bid}.hc_attn_scale": ["glm5-next"],
         "model.layers.{bid}.hc_attn_layer.hc_pre.hc_scale": ["hy_v4"],
     }
     /// `blk.{bid}.hc_ffn_fn`: the hyper-connection mixing weights around the FFN.
     HcFfnFn = "blk.{bid}.hc_ffn_fn" {
+        "model.layers.{bid}.hc_ffn_fn": ["glm5-next"],
         "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_fn": ["hy_v4"],
     }
     /// `blk.{bid}.hc_ffn_base`.
     HcFfnBase = "blk.{bid}.hc_ffn_base" {
+        "model.layers.{bid}.hc_ffn_base": ["glm5-next"],
         "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_base": ["hy_v4"],
     }
     /// `blk.{bid}.hc_ffn_scale`.
     HcFfnScale = "blk.{bid}.hc_ffn_scale" {
+        "model.layers.{bid}.hc_ffn_scale": ["glm5-next"],
         "model.layers.{bid}.hc_mlp_layer.hc_pre.hc_scale": ["hy_v4"],
     }
     /// `blk.{bid}.attn_kv`: the single shared key/value projection.
@@ -1532,9 +1567,13 @@ tensor_table! {
     /// `blk.{bid}.indexer_compressor_kv`: the indexer's own KV compressor.
     IndexerCompressorWkv = "blk.{bid}.indexer_compressor_kv" {}
     /// `blk.{bid}.indexer_compressor_gate`.
-    IndexerCompressorWgate = "blk.{bid}.indexer_compressor_gate" {}
+    IndexerCompressorWgate = "blk.{bid}.indexer_compressor_gate" {
+        "model.layers.{bid}.self_attn.indexer.index_kpool_compress_gate": ["glm5-next"],
+    }
     /// `blk.{bid}.indexer_compressor_ape`.
-    IndexerCompressorApe = "blk.{bid}.indexer_compressor_ape" {}
+    IndexerCompressorApe = "blk.{bid}.indexer_compressor_ape" {
+        "model.layers.{bid}.self_attn.indexer.index_kpool_compress_ape": ["glm5-next"],
+    }
     /// `blk.{bid}.indexer_compressor_norm`.
     IndexerCompressorNorm = "blk.{bid}.indexer_compressor_norm" {}
     /// `blk.{bid}.exp_probs_b_vl`: the expert selection bias of image tokens.
@@ -1718,34 +1757,34 @@ tensor_table! {
     }
     /// `blk.{bid}.ssm_conv1d_q` (Kimi Delta Attention's short convolution of the queries).
     SsmConv1dQ = "blk.{bid}.ssm_conv1d_q" {
-        "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.q_conv1d": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.q_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_k` (of the keys).
     SsmConv1dK = "blk.{bid}.ssm_conv1d_k" {
-        "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.k_conv1d": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.k_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_conv1d_v` (of the values).
     SsmConv1dV = "blk.{bid}.ssm_conv1d_v" {
-        "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.v_conv1d": ["kimi-linear", "kimi-k3", "glm5-next"],
         "model.layers.{bid}.attention.v_conv1d": ["bailingmoe3"],
     }
     /// `blk.{bid}.ssm_f_a` (the forget gate's low-rank down projection).
     SsmFA = "blk.{bid}.ssm_f_a" {
-        "model.layers.{bid}.self_attn.f_a_proj": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.f_a_proj": ["kimi-linear", "kimi-k3", "glm5-next"],
     }
     /// `blk.{bid}.ssm_f_b` (its up projection).
     SsmFB = "blk.{bid}.ssm_f_b" {
-        "model.layers.{bid}.self_attn.f_b_proj": ["kimi-linear", "kimi-k3"],
+        "model.layers.{bid}.self_attn.f_b_proj": ["kimi-linear", "kimi-k3", "glm5-next"],
     }
     /// `blk.{bid}.ssm_g_a` (the output gate's low-rank down projection).
     SsmGA = "blk.{bid}.ssm_g_a" {
-        "model.layers.{bid}.self_attn.g_a_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.g_a_proj": ["kimi-linear", "glm5-next"],
     }
     /// `blk.{bid}.ssm_g_b` (its up projection).
     SsmGB = "blk.{bid}.ssm_g_b" {
-        "model.layers.{bid}.self_attn.g_b_proj": ["kimi-linear"],
+        "model.layers.{bid}.self_attn.g_b_proj": ["kimi-linear", "glm5-next"],
     }
     /// `blk.{bid}.ffn_gate_chexps`: the stacked gate projections of the chunk experts
     /// (GroveMoE's small experts shared by a group of routed ones).

@@ -289,6 +289,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
         "step35",
         "bailingmoe3",
         "dots3",
+        "glm5next-text",
     ] {
         let dir = scratch(&format!("mtp-draft-{fixture}"));
         let out = dir.join("out");
@@ -334,7 +335,7 @@ fn mtp_draft_outputs_equal_the_reference_runs_alone() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 44);
+    assert_eq!(checked, 48);
 }
 
 /// A batch job's `mtp` output (auto type) is the reference's `--mtp` file and its text

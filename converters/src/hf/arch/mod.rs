@@ -59,6 +59,7 @@ mod deepseek2;
 mod deepseek32;
 mod dots3note;
 mod glm4moe;
+mod glm5_next;
 mod glm_dsa;
 mod gpt_oss;
 // Gated delta-net hybrids.
@@ -227,6 +228,7 @@ pub static ALL: &[&Arch] = &[
     &dots3note::DOTS3NOTE,
     &deepseek::DEEPSEEK,
     &glm_dsa::GLM_DSA,
+    &glm5_next::GLM5_NEXT,
     // State-space and hybrid families.
     &mamba::MAMBA,
     &mamba::MAMBA2,

@@ -112,6 +112,7 @@ fixtures! {
     deepseek => "deepseek",
     kimik25 => "kimik25",
     glmdsa => "glmdsa",
+    glm5next_text => "glm5next-text",
     // State-space and hybrid families.
     mamba => "mamba",
     mamba2 => "mamba2",

@@ -316,6 +316,7 @@ fixtures! {
     minimax_m3 => "minimax-m3",
     hyv3 => "hyv3",
     kimik3 => "kimik3",
+    glm5next_text => "glm5next-text",
     rwkv7 => "rwkv7",
     minimax01 => "minimax01",
     bailingmoe => "bailingmoe",

@@ -410,6 +410,7 @@ recipes! {
     solaropen_s2 => "solaropen-s2",
     kimilinear_s2 => "kimilinear-s2",
     kimik3_s2 => "kimik3-s2",
+    glm5next_text_s2 => "glm5next-text-s2",
     deepseek4_vl_s2 => "deepseek4-vl-s2",
     deepseekocr_s2 => "deepseekocr-s2",
     unlimitedocr_s2 => "unlimitedocr-s2",
