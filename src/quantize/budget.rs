@@ -2259,7 +2259,7 @@ mod tests {
             m.set_last(keys::general::ARCHITECTURE, Value::from(arch.to_string()));
             if let Some(s) = scale {
                 m.set_last(
-                    &keys::arch_key(arch, keys::llm::EMBEDDING_SCALE),
+                    keys::arch_key(arch, keys::llm::EMBEDDING_SCALE),
                     Value::F32(s),
                 );
             }
