@@ -83,6 +83,8 @@ pub trait RangeRead: Send + Sync {
 pub struct FileBytes {
     backing: Backing,
     path: Option<PathBuf>,
+    /// The mapped file, for positioned reads ([`FileBytes::read_copy`]).
+    file: Option<File>,
 }
 
 enum Backing {
@@ -110,6 +112,7 @@ impl FileBytes {
         Ok(Arc::new(FileBytes {
             backing,
             path: Some(path.to_path_buf()),
+            file: Some(file),
         }))
     }
 
@@ -118,6 +121,7 @@ impl FileBytes {
         Arc::new(FileBytes {
             backing: Backing::Owned(bytes),
             path: None,
+            file: None,
         })
     }
 
@@ -130,6 +134,7 @@ impl FileBytes {
         Arc::new(FileBytes {
             backing: Backing::Remote(source),
             path,
+            file: None,
         })
     }
 
@@ -158,6 +163,24 @@ impl FileBytes {
     /// Whether the bytes are read on demand ([`FileBytes::remote`]).
     pub fn is_remote(&self) -> bool {
         matches!(self.backing, Backing::Remote(_))
+    }
+
+    /// The bytes of `offset..offset + len`, as [`FileBytes::range`] gives them, but from a
+    /// mapped file by a positioned read into a buffer: no page of the mapping is touched, so
+    /// reading a few scattered rows neither maps the pages around them nor leaves pages to
+    /// release.
+    pub fn read_copy(&self, offset: usize, len: usize) -> std::io::Result<Cow<'_, [u8]>> {
+        #[cfg(unix)]
+        if let (Backing::Mapped(m), Some(file)) = (&self.backing, &self.file) {
+            use std::os::unix::fs::FileExt;
+            let end = offset.checked_add(len).filter(|&e| e <= m.len());
+            if end.is_some() {
+                let mut buf = vec![0u8; len];
+                file.read_exact_at(&mut buf, offset as u64)?;
+                return Ok(Cow::Owned(buf));
+            }
+        }
+        self.range(offset, len)
     }
 
     /// The bytes of `offset..offset + len`: borrowed from the mapping or memory, read from a
@@ -244,5 +267,28 @@ impl From<NotLocal> for std::io::Error {
 impl std::fmt::Debug for FileBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "FileBytes({:?}, {} bytes)", self.path, self.size())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_positioned_read_gives_the_mapped_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bytes");
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let f = FileBytes::map(&path).unwrap();
+        for (offset, len) in [(0, 1), (4095, 2), (12_345, 4096), (19_999, 1), (0, 20_000)] {
+            assert_eq!(
+                &*f.read_copy(offset, len).unwrap(),
+                &data[offset..offset + len]
+            );
+        }
+        assert!(f.read_copy(19_999, 2).is_err());
+        let owned = FileBytes::from_vec(data.clone());
+        assert_eq!(&*owned.read_copy(5, 10).unwrap(), &data[5..15]);
     }
 }

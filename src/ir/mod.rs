@@ -168,6 +168,29 @@ impl TensorData {
         }
     }
 
+    /// [`TensorData::bytes_rows`], copied out of a mapped file by a positioned read
+    /// ([`crate::mapped::FileBytes::read_copy`]) rather than through its mapping: for a few
+    /// scattered rows, which would otherwise map the pages around each.
+    pub fn read_rows_copy(
+        &self,
+        rows: &Rows,
+        range: std::ops::Range<usize>,
+    ) -> Result<Cow<'_, [u8]>, DataError> {
+        match self {
+            TensorData::Mapped { file, offset, len } => {
+                let start = range.start.checked_mul(rows.out_bytes);
+                let end = range.end.checked_mul(rows.out_bytes);
+                match (start, end) {
+                    (Some(s), Some(e)) if s <= e && e <= *len => file
+                        .read_copy(offset + s, e - s)
+                        .map_err(|e| DataError(format!("{self:?}: {e}"))),
+                    _ => Err(DataError(format!("rows {range:?} lie outside {self:?}"))),
+                }
+            }
+            _ => self.bytes_rows(rows, range),
+        }
+    }
+
     /// Drops the mapped pages behind rows `range` (see [`TensorData::release`]).
     pub fn release_rows(&self, rows: &Rows, range: std::ops::Range<usize>) {
         match self {

@@ -16,7 +16,8 @@
 //!    estimate of the KL divergence it adds to the model's output). [`allocate`] starts every
 //!    tensor at its cheapest candidate and upgrades along each tensor's lower convex hull of
 //!    (bytes, error) in order of error saved per byte (the Lagrangian solution; a dynamic
-//!    programme over the bytes is tried too), then spends what is left on the best single
+//!    programme over the bytes is tried too when the walk is more than [`DP_GAP`] above the
+//!    Lagrangian lower bound), then spends what is left on the best single
 //!    upgrades that fit. [`allocate_capped`] does so while keeping the total error
 //!    `gguf-inspect compare` reports at most that of llama-quantize's own mix of the base
 //!    type, where the budget allows ([`BudgetOptions::reference_cap`]).
@@ -292,6 +293,50 @@ pub fn writes_residual(name: &str) -> Option<(u64, u8)> {
     }
 }
 
+/// A norm applied to a sub-block's output before it is added to the residual stream
+/// (`post_attention_norm`, `post_ffw_norm` of block `n`): the sub-block of
+/// [`writes_residual`] it normalises.
+pub fn post_norm_of(name: &str) -> Option<(u64, u8)> {
+    let base = name.strip_suffix(".weight").unwrap_or(name);
+    let (n, part) = base.strip_prefix("blk.")?.split_once('.')?;
+    let n: u64 = n.parse().ok()?;
+    match part {
+        "post_attention_norm" => Some((n, 0)),
+        "post_ffw_norm" => Some((n, 1)),
+        _ => None,
+    }
+}
+
+/// Architectures whose graph multiplies the input embedding by `sqrt(n_embd)` without a
+/// metadata key saying so (llama.cpp's graphs of these architectures).
+const SQRT_EMBEDDING_SCALED: &[&str] = &[
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3n",
+    "gemma4",
+    "gemma-embedding",
+    "afmoe",
+];
+
+/// The factor the input embedding's power is multiplied by before the first block: the
+/// square of `{arch}.embedding_scale` when the metadata has it, `n_embd` for the
+/// architectures that scale by `sqrt(n_embd)`, else 1.
+pub fn embedding_power_scale(metadata: &Metadata, n_embd: u64) -> f64 {
+    let arch = metadata.get_str(keys::general::ARCHITECTURE).unwrap_or("");
+    let key = keys::arch_key(arch, keys::llm::EMBEDDING_SCALE);
+    if let Some(s) = metadata.get(&key).and_then(Value::as_float) {
+        if s.is_finite() && s != 0.0 {
+            return s * s;
+        }
+    }
+    if SQRT_EMBEDDING_SCALED.contains(&arch) {
+        n_embd.max(1) as f64
+    } else {
+        1.0
+    }
+}
+
 /// How much an error added to the residual stream at each point shows in the model's
 /// output, for [`Metric::Output`].
 ///
@@ -308,6 +353,11 @@ pub fn writes_residual(name: &str) -> Option<(u64, u8)> {
 /// `Π_{k>m} (1 + S_k/P_k) / P_end`, and the embedding's is the product over all sub-blocks.
 /// Early errors matter most where the stream is still small (the embedding, the first
 /// block).
+///
+/// A sub-block whose output is normalised before it joins the stream (a post-norm of weights
+/// `g`, [`post_norm_of`]) adds `Σ g²` per token whatever its writers' power, and an error in
+/// its writers' output reaches the stream as a relative error: their gain is multiplied by
+/// `Σ g² / S`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResidualGains {
     /// The gain of each writer tensor (by name).
@@ -323,6 +373,17 @@ impl ResidualGains {
     /// writer tensor in `signals` (other names are ignored), routed experts' (`_exps`)
     /// scaled by `routed_share`.
     pub fn new(embedding: f64, signals: &HashMap<String, f64>, routed_share: f64) -> Self {
+        Self::with_post_norms(embedding, signals, routed_share, &HashMap::new())
+    }
+
+    /// [`ResidualGains::new`] where the sub-blocks in `post_norms` normalise their output
+    /// before adding it to the stream, each with its norm's `Σ g²`.
+    pub fn with_post_norms(
+        embedding: f64,
+        signals: &HashMap<String, f64>,
+        routed_share: f64,
+        post_norms: &HashMap<(u64, u8), f64>,
+    ) -> Self {
         // Sub-blocks in stream order, each with its power and writers.
         let mut subs: Vec<((u64, u8), f64, Vec<String>)> = Vec::new();
         for (name, &s) in signals {
@@ -347,19 +408,26 @@ impl ResidualGains {
         // Power before each sub-block, and at the end.
         let mut before = Vec::with_capacity(subs.len());
         let mut p = embedding.max(0.0);
-        for (_, s, _) in &subs {
+        for (at, s, _) in &subs {
             before.push(p.max(tiny));
-            p += s.max(0.0);
+            p += match post_norms.get(at) {
+                Some(&q) if q > 0.0 && *s > 0.0 => q,
+                _ => s.max(0.0),
+            };
         }
         let end = 1.0 / p.max(tiny);
         // Gain after sub-block m: the product over the later ones, from the end backwards.
         let mut writers = HashMap::new();
         let mut g = end;
-        for (m, (_, s, names)) in subs.iter().enumerate().rev() {
+        for (m, (at, s, names)) in subs.iter().enumerate().rev() {
+            let (added, relative) = match post_norms.get(at) {
+                Some(&q) if q > 0.0 && *s > 0.0 => (q, q / s),
+                _ => (s.max(0.0), 1.0),
+            };
             for n in names {
-                writers.insert(n.clone(), g);
+                writers.insert(n.clone(), g * relative);
             }
-            g *= 1.0 + s.max(0.0) / before[m];
+            g *= 1.0 + added / before[m];
         }
         ResidualGains {
             writers,
@@ -573,7 +641,7 @@ pub fn read_rows(
     match data.rows(ty, n_per_row as u64) {
         Some(layout) if layout.count == nrows && layout.out_bytes == rb => {
             for (k, &r) in rows.iter().enumerate() {
-                let b = data.bytes_rows(&layout, r..r + 1)?;
+                let b = data.read_rows_copy(&layout, r..r + 1)?;
                 decode_into(ty, &b, &mut out[k * n_per_row..(k + 1) * n_per_row])?;
             }
         }
@@ -751,7 +819,8 @@ fn hull(opts: &[Choice]) -> Vec<usize> {
 /// Returns the index of the chosen option of each tensor.
 ///
 /// Two solutions are computed and the better kept: the greedy walk along each tensor's lower
-/// convex hull (the Lagrangian solution; optimal but for the last, indivisible step), and a
+/// convex hull (the Lagrangian solution; optimal but for the last, indivisible step), and,
+/// when the walk is more than [`DP_GAP`] above the relaxation's lower bound, a
 /// dynamic programme over the budget above the cheapest choice in at most
 /// [`DP_STEPS`] steps, costs rounded up (so it never overspends; it matters when a few large
 /// tensors dominate the file, as a 49k-token embedding does in a small model). Each is then
@@ -793,20 +862,31 @@ fn allocate_with(
             .fold((0, 0.0), |(b, e), (&k, o)| (b + o[k].cost, e + o[k].error))
     };
     let mut best: Option<(f64, Vec<usize>)> = None;
-    let mut candidates = vec![greedy(tensors, limit - used)];
-    if exact {
-        candidates.push(programme(tensors, &cheapest, limit - used));
-    }
-    for mut c in candidates {
+    let (walked, bound) = greedy(tensors, limit - used);
+    let mut candidates = vec![walked];
+    let mut i = 0;
+    while i < candidates.len() {
+        let mut c = std::mem::take(&mut candidates[i]);
         let (cost, _) = total(&c);
         top_up(tensors, &mut c, limit - cost);
         let (_, err) = total(&c);
+        // The programme can only gain what lies between the greedy walk and the Lagrangian
+        // lower bound: it runs when that is more than DP_GAP of the error.
+        if exact && i == 0 && err - bound > DP_GAP * err.abs() {
+            candidates.push(programme(tensors, &cheapest, limit - used));
+        }
         if best.as_ref().is_none_or(|(e, _)| err < *e) {
             best = Some((err, c));
         }
+        i += 1;
     }
     Ok(best.map(|(_, c)| c).unwrap_or(cheapest))
 }
+
+/// The share of the total error below which the dynamic programme is not run: when the
+/// greedy walk's error is within it of the Lagrangian lower bound (the fractional solution
+/// along the hulls, below every choice's error), no choice can do better by more.
+pub const DP_GAP: f64 = 1e-3;
 
 /// [`allocate`] under a second constraint where it can be met: the total of `capped` (a
 /// second error per option, same shape as `tensors`) at most `cap`. When no choice within
@@ -912,8 +992,11 @@ pub fn allocate_capped(
 /// Most steps of the dynamic programme's budget axis.
 pub const DP_STEPS: usize = 1 << 16;
 
-/// The greedy walk along the hulls, spending at most `slack` above the cheapest choices.
-fn greedy(tensors: &[Vec<Choice>], mut remaining: u64) -> Vec<usize> {
+/// The greedy walk along the hulls, spending at most `slack` above the cheapest choices, and
+/// the Lagrangian lower bound on the error of any choice within it: the walk's steps taken in
+/// order of error saved per byte until the first that does not fit, and that one in part
+/// (the optimum of the relaxation where a tensor may mix two neighbouring hull points).
+fn greedy(tensors: &[Vec<Choice>], mut remaining: u64) -> (Vec<usize>, f64) {
     let hulls: Vec<Vec<usize>> = tensors.iter().map(|o| hull(o)).collect();
     let mut pos = vec![0usize; tensors.len()];
     let step = |i: usize, p: usize| -> Option<(Slope, u64)> {
@@ -927,20 +1010,34 @@ fn greedy(tensors: &[Vec<Choice>], mut remaining: u64) -> Vec<usize> {
             heap.push((s, std::cmp::Reverse(i)));
         }
     }
+    let start: f64 = (0..tensors.len())
+        .map(|i| hulls[i].first().map_or(0.0, |&k| tensors[i][k].error))
+        .sum();
+    // The relaxation's error: `bound` while every step so far fitted, then fixed.
+    let mut bound = start;
+    let mut relaxed = true;
     while let Some((_, std::cmp::Reverse(i))) = heap.pop() {
-        let Some((_, dc)) = step(i, pos[i]) else {
+        let Some((Slope(s), dc)) = step(i, pos[i]) else {
             continue;
         };
         if dc > remaining {
+            if relaxed {
+                bound -= s * remaining as f64;
+                relaxed = false;
+            }
             continue;
         }
         remaining -= dc;
+        if relaxed {
+            bound -= s * dc as f64;
+        }
         pos[i] += 1;
         if let Some((s, _)) = step(i, pos[i]) {
             heap.push((s, std::cmp::Reverse(i)));
         }
     }
-    (0..tensors.len()).map(|i| hulls[i][pos[i]]).collect()
+    let picks = (0..tensors.len()).map(|i| hulls[i][pos[i]]).collect();
+    (picks, bound)
 }
 
 /// Most cells times options of one run of the dynamic programme: [`DP_STEPS`] steps for up
@@ -1362,6 +1459,8 @@ struct Signals {
     embedding: f64,
     /// The output projection is the embedding (no logits tensor of its own).
     tied: bool,
+    /// `Σ g²` of each sub-block's post-norm ([`post_norm_of`]).
+    post_norms: HashMap<(u64, u8), f64>,
 }
 
 impl Signals {
@@ -1377,10 +1476,10 @@ impl Signals {
             return Ok(out);
         }
         let signals = &mut out.by_name;
-        let mut wanted: Vec<String> = Vec::new();
+        let mut wanted: std::collections::HashSet<String> = Default::default();
         for m in measured {
             if let Role::Feeds(c) = role(&base.tensors[m.index].name) {
-                wanted.push(c);
+                wanted.insert(c);
             }
         }
         out.tied = !base.tensors.iter().any(|t| role(&t.name) == Role::Logits);
@@ -1388,6 +1487,19 @@ impl Signals {
             signals.insert(base.tensors[m.index].name.clone(), m.signal);
         }
         for tp in &base.tensors {
+            if let Some(at) = post_norm_of(&tp.name) {
+                if let Some(src) = by_name.get(tp.source.as_str()) {
+                    let (_, g2) =
+                        measure_with_signal(src, None, &[], Sampling::ALL).map_err(|problem| {
+                            BudgetError::Measure {
+                                tensor: tp.name.clone(),
+                                problem,
+                            }
+                        })?;
+                    out.post_norms.insert(at, g2);
+                }
+                continue;
+            }
             let r = role(&tp.name);
             let needed = wanted.contains(&tp.name)
                 || writes_residual(&tp.name).is_some()
@@ -1413,7 +1525,9 @@ impl Signals {
             .find(|t| role(&t.name) == Role::Embedding)
         {
             let rows = tp.dims.get(1).copied().unwrap_or(1).max(1) as f64;
-            out.embedding = out.by_name.get(&tp.name).copied().unwrap_or(0.0) / rows;
+            let n_embd = tp.dims.first().copied().unwrap_or(1);
+            out.embedding = out.by_name.get(&tp.name).copied().unwrap_or(0.0) / rows
+                * embedding_power_scale(&base.model.metadata, n_embd);
         }
         Ok(out)
     }
@@ -1455,7 +1569,12 @@ fn weigh(
     weighting: &Weighting,
     budget: &BudgetOptions,
 ) -> Weighed {
-    let gains = ResidualGains::new(signals.embedding, &signals.by_name, weighting.routed_share);
+    let gains = ResidualGains::with_post_norms(
+        signals.embedding,
+        &signals.by_name,
+        weighting.routed_share,
+        &signals.post_norms,
+    );
     let weighted = weighting.imatrix.is_some();
     let mut budgeted = Vec::new();
     let mut compare_errors = Vec::new();
@@ -2060,6 +2179,98 @@ mod tests {
 
     fn signals(list: &[(&str, f64)]) -> HashMap<String, f64> {
         list.iter().map(|(n, s)| (n.to_string(), *s)).collect()
+    }
+
+    #[test]
+    fn the_lagrangian_bound_lies_below_every_choice_within_the_limit() {
+        let mut seed = 777u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as f64 / (1u64 << 31) as f64
+        };
+        for _case in 0..40 {
+            let t: Vec<Vec<Choice>> = (0..5)
+                .map(|_| {
+                    let scale = 1.0 + 10.0 * rnd();
+                    let size = 1 + (rnd() * 8.0) as u64;
+                    [34u64, 44, 52, 60, 68, 84]
+                        .iter()
+                        .map(|&b| c(b * size, scale * (2f64).powf(-(b as f64) / 8.0)))
+                        .collect()
+                })
+                .collect();
+            let min: u64 = t.iter().map(|o| o[0].cost).sum();
+            for extra in [0, 17, 40, 80, 400, 4000] {
+                let (walk, bound) = greedy(&t, extra);
+                let err: f64 = walk.iter().zip(&t).map(|(&k, o)| o[k].error).sum();
+                let best = brute(&t, min + extra);
+                assert!(
+                    bound <= best + 1e-9,
+                    "bound {bound} above the optimum {best}"
+                );
+                assert!(best <= err + 1e-9);
+                // The allocation, programme run or skipped by the bound, stays near it.
+                let pick = allocate(&t, min + extra).unwrap();
+                let got: f64 = pick.iter().zip(&t).map(|(&k, o)| o[k].error).sum();
+                assert!(got <= best * 1.01 + 1e-9, "{got} vs optimum {best}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_post_norm_makes_its_writers_error_relative() {
+        let s = signals(&[
+            ("blk.0.attn_output.weight", 2.0),
+            ("blk.0.ffn_down.weight", 4.0),
+            ("blk.1.attn_output.weight", 3.0),
+        ]);
+        // blk.0's feed-forward output is normalised with Σg² = 100: it adds 100 to the
+        // stream, and an error in ffn_down's output (power 4) reaches it as 100 / 4 times.
+        let post: HashMap<(u64, u8), f64> = [((0, 1), 100.0)].into_iter().collect();
+        let g = ResidualGains::with_post_norms(1.0, &s, 1.0, &post);
+        // Powers before the sub-blocks: 1, 3, 103; end 106.
+        let end = 1.0 / 106.0;
+        assert_eq!(g.end, end);
+        assert_eq!(g.writers["blk.1.attn_output.weight"], end);
+        let after_ffn0 = end * (1.0 + 3.0 / 103.0);
+        assert_eq!(g.writers["blk.0.ffn_down.weight"], after_ffn0 * 100.0 / 4.0);
+        let attn0 = after_ffn0 * (1.0 + 100.0 / 3.0);
+        assert_eq!(g.writers["blk.0.attn_output.weight"], attn0);
+        assert_eq!(g.embedding, attn0 * (1.0 + 2.0 / 1.0));
+        // Without post-norms, as before.
+        assert_eq!(
+            ResidualGains::with_post_norms(1.0, &s, 1.0, &HashMap::new()),
+            ResidualGains::new(1.0, &s, 1.0)
+        );
+        assert_eq!(
+            post_norm_of("blk.3.post_attention_norm.weight"),
+            Some((3, 0))
+        );
+        assert_eq!(post_norm_of("blk.3.post_ffw_norm.weight"), Some((3, 1)));
+        assert_eq!(post_norm_of("blk.3.ffn_norm.weight"), None);
+    }
+
+    #[test]
+    fn the_embedding_scale_comes_from_the_metadata_or_the_architecture() {
+        let md = |arch: &str, scale: Option<f32>| {
+            let mut m = Metadata::default();
+            m.set_last(keys::general::ARCHITECTURE, Value::from(arch.to_string()));
+            if let Some(s) = scale {
+                m.set_last(
+                    keys::arch_key(arch, keys::llm::EMBEDDING_SCALE),
+                    Value::F32(s),
+                );
+            }
+            m
+        };
+        assert_eq!(embedding_power_scale(&md("llama", None), 640), 1.0);
+        assert_eq!(embedding_power_scale(&md("gemma3", None), 640), 640.0);
+        assert_eq!(
+            embedding_power_scale(&md("granite", Some(12.0)), 640),
+            144.0
+        );
     }
 
     #[test]
