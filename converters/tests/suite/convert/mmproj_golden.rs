@@ -190,6 +190,8 @@ fixtures! {
     deepseekocr_vl => "deepseekocr-vl",
     deepseekocr2_vl => "deepseekocr2-vl",
     dotsocr_vl => "dotsocr-vl",
+    granitespeech => "granitespeech",
+    lfm2audio => "lfm2audio",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

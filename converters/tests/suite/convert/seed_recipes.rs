@@ -446,4 +446,6 @@ recipes! {
     stepvl_s2 => "stepvl-s2",
     step3p7_s2 => "step3p7-s2",
     dotsocr_vl_s2 => "dotsocr-vl-s2",
+    granitespeech_s2 => "granitespeech-s2",
+    lfm2audio_s2 => "lfm2audio-s2",
 }
