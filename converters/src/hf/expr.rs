@@ -1896,7 +1896,11 @@ mod tests {
             let work = w.work;
             let root = sqrt_values(map_elements(v, |_, x| x + 1e-5));
             let a = binary_values(BinOp::Div, work, w, root);
-            let ma = binary_values(BinOp::Mul, work, m, a.clone());
+            let a_again = Values {
+                work: a.work,
+                bytes: a.bytes.clone(),
+            };
+            let ma = binary_values(BinOp::Mul, work, m, a_again);
             let shift = binary_values(BinOp::Sub, work, b, ma);
             (a.bytes, shift.bytes)
         };
