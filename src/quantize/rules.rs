@@ -414,11 +414,7 @@ pub fn mixture(
         let (i, n) = (st.i_attention_wv, st.n_attention_wv);
         match f {
             ft::Q2_K => t = if gqa4()? { T::Q4_K } else { T::Q3_K },
-            ft::Q2_K_S => {
-                if gqa4()? {
-                    t = T::Q4_K
-                }
-            }
+            ft::Q2_K_S if gqa4()? => t = T::Q4_K,
             ft::IQ3_XXS => {
                 t = if gqa4()? {
                     T::Q4_K
@@ -428,19 +424,11 @@ pub fn mixture(
                     T::IQ3_XXS
                 }
             }
-            ft::IQ3_XS | ft::IQ3_S => {
-                if gqa4()? {
-                    t = T::Q4_K
-                }
-            }
+            ft::IQ3_XS | ft::IQ3_S if gqa4()? => t = T::Q4_K,
             ft::IQ3_M => t = T::Q4_K,
             ft::Q3_K_M => t = if i < 2 { T::Q5_K } else { T::Q4_K },
             ft::Q3_K_L => t = T::Q5_K,
-            ft::IQ4_NL | ft::IQ4_XS => {
-                if gqa4()? {
-                    t = T::Q5_K
-                }
-            }
+            ft::IQ4_NL | ft::IQ4_XS if gqa4()? => t = T::Q5_K,
             ft::Q4_K_M | ft::Q5_K_M if use_more_bits(i, n) => t = T::Q6_K,
             ft::Q4_K_S if i < 4 => t = T::Q5_K,
             _ => {}

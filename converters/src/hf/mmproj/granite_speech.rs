@@ -150,7 +150,7 @@ fn prepare(ctx: &mut Ctx) -> Result<(), ConvertError> {
             &ctx.hp.path,
             "encoder_config.hidden_dim * feedforward_mult",
             "integers whose product fits",
-            &Json::Array(vec![hidden.clone(), mult.clone()]),
+            Json::Array(vec![hidden.clone(), mult.clone()]),
         )
     })?;
     let heads = n(&a, "num_heads")?;
@@ -266,10 +266,8 @@ fn qformer(c: &Clip, key: &str) -> Result<Json, ConvertError> {
 fn params(c: &mut Clip) -> Result<(), ConvertError> {
     use clip::audio as ca;
     c.string(clip::PROJECTOR_TYPE, "granite_speech");
-    for (key, from) in [(ca::NUM_MEL_BINS, "input_dim")] {
-        let v = c.aparam(&[from])?.clone();
-        c.u32_json(key, &v)?;
-    }
+    let mel = c.aparam(&["input_dim"])?.clone();
+    c.u32_json(ca::NUM_MEL_BINS, &mel)?;
     c.f32_json(ca::LAYERNORM_EPS, &Json::from(1e-5))?;
     for (key, from) in [
         (ca::CHUNK_SIZE, "context_size"),
