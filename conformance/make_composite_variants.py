@@ -350,6 +350,66 @@ FAMILY_VARIANTS["nemotron-omni"] = {
 }
 
 
+# Granite Speech's projector reads the encoder config's sizes under its own names, the
+# root's window and rate and the QFormer's heads, each with AutoConfig's defaults when
+# absent; Plus also the concatenated layers, checked against the QFormer's input width.
+GRANITE_SPEECH_VARIANTS = {
+    "encoder-absent": {"set": {}, "remove": ["encoder_config"]},
+    "encoder-defaults": {"set": {"encoder_config": {}}, "remove": []},
+    "encoder-sizes": {"set": {"encoder_config.feedforward_mult": 3,
+                              "encoder_config.context_size": 5,
+                              "encoder_config.conv_kernel_size": 7,
+                              "encoder_config.max_pos_emb": 20,
+                              "encoder_config.input_dim": 12}, "remove": []},
+    "encoder-layers-3": {"set": {"encoder_config.num_layers": 3}, "remove": []},
+    "encoder-layers-0": {"set": {"encoder_config.num_layers": 0}, "remove": []},
+    "encoder-heads-absent": {"set": {}, "remove": ["encoder_config.num_heads"]},
+    "window-rate-absent": {"set": {}, "remove": ["window_size", "downsample_rate"]},
+    "window-rate": {"set": {"window_size": 6, "downsample_rate": 3}, "remove": []},
+    "projector-absent": {"set": {}, "remove": ["projector_config"]},
+    "projector-heads": {"set": {"projector_config.num_attention_heads": 4}, "remove": []},
+}
+FAMILY_VARIANTS["granitespeech"] = GRANITE_SPEECH_VARIANTS
+PLUS = {"architectures": ["GraniteSpeechPlusForConditionalGeneration"],
+        "model_type": "granite_speech_plus",
+        "encoder_config.model_type": "granite_speech_plus_encoder"}
+FAMILY_VARIANTS["granitespeech"].update({
+    # Granite Speech Plus: its class over this checkpoint, the layers it concatenates and
+    # the QFormer input width they imply (checked from the config: the tensors stay as they
+    # are), its defaults, and its refusals
+    "plus": {"set": {**PLUS, "encoder_config.cat_hidden_layers": [0],
+                     "projector_config.encoder_hidden_size": 30}, "remove": []},
+    "plus-two-layers": {"set": {**PLUS, "encoder_config.cat_hidden_layers": [1, 0],
+                                "projector_config.encoder_hidden_size": 45}, "remove": []},
+    "plus-no-layers": {"set": PLUS, "remove": ["encoder_config.cat_hidden_layers"]},
+    "plus-empty-layers": {"set": {**PLUS, "encoder_config.cat_hidden_layers": []},
+                          "remove": []},
+    "plus-width-mismatch": {"set": {**PLUS, "encoder_config.cat_hidden_layers": [0, 1],
+                                    "projector_config.encoder_hidden_size": 30}, "remove": []},
+    "plus-width-default": {"set": {**PLUS, "encoder_config.cat_hidden_layers": [0]},
+                           "remove": ["projector_config.encoder_hidden_size"]},
+    "plus-encoder-defaults": {"set": {"architectures": PLUS["architectures"],
+                                      "model_type": PLUS["model_type"], "encoder_config": {}},
+                              "remove": []},
+})
+
+# LFM2-Audio's projector reads the encoder config's width, heads, block count and mel bins
+# (no defaults: config.json is read as it is) and the text model's width from `lfm`.
+FAMILY_VARIANTS["lfm2audio"] = {
+    "encoder-absent": {"set": {}, "remove": ["encoder"]},
+    "heads-absent": {"set": {}, "remove": ["encoder.n_heads"]},
+    "width-absent": {"set": {}, "remove": ["encoder.d_model"]},
+    "mel-bins-absent": {"set": {}, "remove": ["encoder.feat_in"]},
+    "sizes": {"set": {"encoder.feat_in": 80, "encoder.n_heads": 2, "encoder.d_model": 12},
+              "remove": []},
+    "layers-9": {"set": {"encoder.n_layers": 9}, "remove": []},
+    "layers-3": {"set": {"encoder.n_layers": 3}, "remove": []},
+    "layers-spelled": {"set": {"encoder.num_hidden_layers": 8}, "remove": []},
+    "text-absent": {"set": {}, "remove": ["lfm"]},
+    "text-width": {"set": {"lfm.hidden_size": 24}, "remove": []},
+}
+
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]

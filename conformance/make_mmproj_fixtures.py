@@ -2418,6 +2418,35 @@ FIXTURES["nemotron-omni"] = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_VL_V2", Non
 HAND_BUILT["nemotron-omni"] = build_nemotron_omni
 
 
+# Granite Speech (GraniteSpeechForConditionalGeneration, built by transformers and re-saved in
+# the hub layout of ibm-granite/granite-speech-3.3-2b, RENAME: `encoder.`, `projector.`,
+# `language_model.model.`): a Conformer encoder of one block whose width (15) and so its
+# batch norm's channel count is odd, with drawn running statistics (BUFFER_DRAWS: the
+# reference folds them into the norm's weight and bias), a one-layer QFormer projector of
+# width 16 (its FFN 32 wide: Q8_0 rows) and a one-layer Granite text model (hidden 8, tied,
+# the shared SentencePiece vocabulary) whose class the text config names, as the hub's does. Granite Speech Plus is a composite
+# variant of this checkpoint (make_composite_variants.py: its class and model types, the
+# encoder's `cat_hidden_layers`, the QFormer's input width they imply), which the reference
+# checks from the config alone.
+GRANITE_SPEECH_TEXT = dict(model_type="granite", hidden_size=8, intermediate_size=24,
+                           num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                           vocab_size=SPM_VOCAB, max_position_embeddings=256,
+                           tie_word_embeddings=True, embedding_multiplier=12.0,
+                           attention_multiplier=0.0078125, residual_multiplier=0.22,
+                           logits_scaling=8.0, architectures=["GraniteForCausalLM"])
+GRANITE_SPEECH_ENCODER = dict(input_dim=10, num_layers=1, hidden_dim=15, feedforward_mult=2,
+                              num_heads=3, dim_head=4, output_dim=7, context_size=8,
+                              max_pos_emb=16, conv_kernel_size=3, conv_expansion_factor=1)
+FIXTURES["granitespeech"] = (
+    "GraniteSpeechForConditionalGeneration", "granite_speech",
+    dict(text_config=GRANITE_SPEECH_TEXT, encoder_config=GRANITE_SPEECH_ENCODER,
+         projector_config=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=32, encoder_hidden_size=15,
+                               cross_attention_frequency=1),
+         window_size=4, downsample_rate=2, has_lora_adapter=False, audio_token_index=5),
+    {"sampling_rate": 16000}, None, SPM_STORED, True)
+
+
 def build(name: str, out: Path, seed: int) -> None:
     import numpy as np
     import torch
@@ -2445,6 +2474,11 @@ def build(name: str, out: Path, seed: int) -> None:
             v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
                 else 0.02 * rng.standard_normal(shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
+        if name in BUFFER_DRAWS:
+            for bname, b in sorted(model.named_buffers()):
+                v = BUFFER_DRAWS[name](bname, tuple(b.shape), rng)
+                if v is not None:
+                    b.copy_(torch.from_numpy(v.astype(np.float32)))
         if name in CLIP_BOUNDS:
             for bname, b in sorted(model.named_buffers()):
                 last = bname.rsplit(".", 1)[-1]
@@ -2507,6 +2541,151 @@ def build(name: str, out: Path, seed: int) -> None:
         save_file(renamed, str(st), metadata={"format": "pt"})
 
 
+# LFM2-Audio (Lfm2AudioForConditionalGeneration, remote code in the hub layout of
+# LiquidAI/LFM2-Audio-1.5B; HAND_BUILT): the FastConformer encoder under `conformer.` (config
+# `encoder`: the depthwise-striding subsampling `pre_encode.conv.{0,2,3,5,6}` and
+# `pre_encode.out`, blocks with two half-step FFNs, relative-position attention with its
+# `linear_pos` and `pos_bias_u` / `pos_bias_v`, and the convolution module whose batch norm
+# has drawn running statistics and a step counter), the adapter `audio_adapter.model.{0,1,3}`,
+# the audio-output embedding `audio_embedding.*` (kept by the class), and tensors it drops:
+# the LFM2 text model (`lfm.`, config `lfm`), the depthformer, its linear and embeddings,
+# the codebook offsets and the loss weights. Width 5 (one head: odd channel counts),
+# four blocks (the adapter's `model.3` and the subsampling convolutions map through the
+# block table: the release's `conv.5` / `conv.6` need seven, so the fixture has the first
+# stage only, `conv.{0,2,3}`, and `pre_encode.out` reads its 4 channels x 8 mel bins).
+# Projector only.
+LFM2A = dict(d=5, layers=4, heads=1, ff=10, kernel=3, channels=4, mel=16, text=16)
+
+
+def lfm2audio_config() -> dict:
+    a = LFM2A
+    return {
+        "architectures": ["Lfm2AudioForConditionalGeneration"],
+        "codebooks": 2, "audio_vocab_size": 6, "interleaved_n_text": 6,
+        "interleaved_n_audio": 12, "adapter_hidden_dims": [a["text"]],
+        "adapter_use_layer_norm": True,
+        "encoder": {"feat_in": a["mel"], "feat_out": -1, "n_layers": a["layers"],
+                    "d_model": a["d"], "subsampling": "dw_striding", "subsampling_factor": 8,
+                    "subsampling_conv_channels": a["channels"], "ff_expansion_factor": 2,
+                    "self_attention_model": "rel_pos", "n_heads": a["heads"],
+                    "att_context_size": [-1, -1], "xscaling": False, "untie_biases": True,
+                    "pos_emb_max_len": 5000, "conv_kernel_size": a["kernel"],
+                    "conv_norm_type": "batch_norm"},
+        "lfm": {"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2",
+                "hidden_size": a["text"], "intermediate_size": 24, "num_hidden_layers": 2,
+                "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 64,
+                "layer_types": ["conv", "full_attention"]},
+        "depthformer": {"layers": 1, "dim": 8, "num_heads": 2, "num_kv_heads": 1, "tie": True},
+    }
+
+
+def lfm2audio_tensors() -> dict[str, tuple[tuple[int, ...], bool]]:
+    a = LFM2A
+    d, f, c, t = a["d"], a["ff"], a["channels"], a["text"]
+    out = {
+        "conformer.pre_encode.conv.0.weight": ((c, 1, 3, 3), False),
+        "conformer.pre_encode.conv.0.bias": ((c,), False),
+        "conformer.pre_encode.conv.2.weight": ((c, 1, 3, 3), False),
+        "conformer.pre_encode.conv.2.bias": ((c,), False),
+        "conformer.pre_encode.conv.3.weight": ((c, c, 1, 1), False),
+        "conformer.pre_encode.conv.3.bias": ((c,), False),
+        "conformer.pre_encode.out.weight": ((d, c * a["mel"] // 2), False),
+        "conformer.pre_encode.out.bias": ((d,), False),
+        "audio_adapter.model.0.weight": ((d,), True),
+        "audio_adapter.model.0.bias": ((d,), False),
+        "audio_adapter.model.1.weight": ((t, d), False),
+        "audio_adapter.model.1.bias": ((t,), False),
+        "audio_adapter.model.3.weight": ((t, t), False),
+        "audio_adapter.model.3.bias": ((t,), False),
+        "audio_embedding.embedding.weight": ((12, t), False),
+        "audio_embedding.embedding_norm.weight": ((t,), True),
+        "audio_embedding.to_logits.weight": ((12, t), False),
+        # dropped by the class
+        "lfm.embedding_norm.weight": ((t,), True),
+        "lfm.embed_tokens.weight": ((4, t), False),
+        "depthformer.layers.0.operator_norm.weight": ((8,), True),
+        "depth_linear.weight": ((16, t), False),
+        "depth_embeddings.0.embedding.weight": ((6, 8), False),
+        "audio_loss_weight": ((2,), False),
+    }
+    for i in range(a["layers"]):
+        b = f"conformer.layers.{i}."
+        for n in ("norm_feed_forward1", "norm_conv", "norm_self_att", "norm_feed_forward2",
+                  "norm_out"):
+            out[b + n + ".weight"] = ((d,), True)
+            out[b + n + ".bias"] = ((d,), False)
+        for ffn in ("feed_forward1", "feed_forward2"):
+            out[b + ffn + ".linear1.weight"] = ((f, d), False)
+            out[b + ffn + ".linear1.bias"] = ((f,), False)
+            out[b + ffn + ".linear2.weight"] = ((d, f), False)
+            out[b + ffn + ".linear2.bias"] = ((d,), False)
+        for n in ("linear_q", "linear_k", "linear_v", "linear_out"):
+            out[b + f"self_attn.{n}.weight"] = ((d, d), False)
+            out[b + f"self_attn.{n}.bias"] = ((d,), False)
+        out[b + "self_attn.linear_pos.weight"] = ((d, d), False)
+        out[b + "self_attn.pos_bias_u"] = ((a["heads"], d // a["heads"]), False)
+        out[b + "self_attn.pos_bias_v"] = ((a["heads"], d // a["heads"]), False)
+        out[b + "conv.pointwise_conv1.weight"] = ((2 * d, d, 1), False)
+        out[b + "conv.pointwise_conv1.bias"] = ((2 * d,), False)
+        out[b + "conv.depthwise_conv.weight"] = ((d, 1, a["kernel"]), False)
+        out[b + "conv.depthwise_conv.bias"] = ((d,), False)
+        out[b + "conv.batch_norm.weight"] = ((d,), True)
+        out[b + "conv.batch_norm.bias"] = ((d,), False)
+        out[b + "conv.batch_norm.running_mean"] = ((d,), False)
+        out[b + "conv.batch_norm.running_var"] = ((d,), False)
+        out[b + "conv.pointwise_conv2.weight"] = ((d, d, 1), False)
+        out[b + "conv.pointwise_conv2.bias"] = ((d,), False)
+    return out
+
+
+def build_lfm2audio(out: Path, seed: int) -> None:
+    """The hand-drawn checkpoint, its batch norms' running statistics redrawn as a trained
+    model has them (BUFFER_DRAWS' values: variances positive) and their step counters added
+    (int64 scalars, which the class waits for too)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    build_hand(out, seed, lfm2audio_tensors(), lfm2audio_config())
+    st = out / "model.safetensors"
+    tensors = load_file(str(st))
+    rng = np.random.default_rng(seed + 1)
+    for name in sorted(tensors):
+        v = _batch_norm_stats(name, tuple(tensors[name].shape), rng)
+        if v is not None:
+            tensors[name] = torch.from_numpy(v.astype(np.float32)).to(torch.bfloat16)
+        if name.endswith(".running_var"):
+            counter = name.replace(".running_var", ".num_batches_tracked")
+            tensors[counter] = torch.tensor(1000 + len(counter), dtype=torch.int64)
+    save_file(tensors, str(st), metadata={"format": "pt"})
+
+
+FIXTURES["lfm2audio"] = ("Lfm2AudioForConditionalGeneration", None, None,
+                         {"sampling_rate": 16000}, None, [], False)
+HAND_BUILT["lfm2audio"] = build_lfm2audio
+
+
+GRANITE_SPEECH_HUB = [("model.encoder.", "encoder."), ("model.projector.", "projector."),
+                      ("model.language_model.", "language_model.model."),
+                      ("lm_head.", "language_model.lm_head.")]
+
+
+def _batch_norm_stats(name: str, shape: tuple, rng):
+    """A batch norm's running statistics, drawn (transformers builds them as zeros and
+    ones): means N(0, 0.1), variances in [0.25, 1.25)."""
+    import numpy as np
+    if name.endswith(".running_mean"):
+        return 0.1 * rng.standard_normal(shape)
+    if name.endswith(".running_var"):
+        return 0.25 + rng.random(shape)
+    return None
+
+
+# Buffers drawn after the parameters, in sorted order: name -> fn(buffer name, shape, rng)
+# giving the values (None: left as built).
+BUFFER_DRAWS = {"granitespeech": _batch_norm_stats}
+
+
 # transformers 5 saves a SigLIP / CLIP tower without the `vision_model.` level its hub
 # checkpoints have (google/gemma-3-4b-it: `vision_tower.vision_model.encoder...`), and the
 # reference maps only the hub spelling: the checkpoint is written in the hub layout.
@@ -2514,6 +2693,8 @@ RENAME = {
     "gemma3-vl": [("vision_tower.", "vision_tower.vision_model.")],
     # LiquidAI/LFM2-VL-450M's SigLIP2 tower
     "lfm2vl": [("model.vision_tower.", "model.vision_tower.vision_model.")],
+    # ibm-granite/granite-speech-3.3-2b's names (transformers renames them on load)
+    "granitespeech": GRANITE_SPEECH_HUB,
 }
 
 

@@ -292,6 +292,7 @@ PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
 PROJECTORS += ("dotsocr-vl",)
 PROJECTORS += ("phi4v",)
 PROJECTORS += ("nemotron-vl", "nemotron-omni")
+PROJECTORS += ("granitespeech", "lfm2audio")
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

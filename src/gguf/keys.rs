@@ -607,8 +607,20 @@ pub mod clip {
         pub const PROJECTOR_STACK_FACTOR: &str = "clip.audio.projector.stack_factor";
         /// The encoder's total time subsampling (Parakeet).
         pub const SUBSAMPLING_FACTOR: &str = "clip.audio.subsampling_factor";
-        /// The kernel size of the encoder's convolution modules (Parakeet).
+        /// The frames of one attention block of a block-attention encoder.
+        pub const CHUNK_SIZE: &str = "clip.audio.chunk_size";
+        /// The encoder's depthwise convolution kernel size.
         pub const CONV_KERNEL_SIZE: &str = "clip.audio.conv_kernel_size";
+        /// The relative positions the encoder's attention embeds.
+        pub const MAX_POS_EMB: &str = "clip.audio.max_pos_emb";
+        /// The encoder layers whose outputs the projector reads beside the last one's.
+        pub const FEATURE_LAYERS: &str = "clip.audio.feature_layer";
+        /// The frames of one window of a window-QFormer projector.
+        pub const PROJECTOR_WINDOW_SIZE: &str = "clip.audio.projector.window_size";
+        /// The window-QFormer projector's downsampling rate.
+        pub const PROJECTOR_DOWNSAMPLE_RATE: &str = "clip.audio.projector.downsample_rate";
+        /// The window-QFormer projector's attention heads.
+        pub const PROJECTOR_HEAD_COUNT: &str = "clip.audio.projector.head_count";
     }
 }
 

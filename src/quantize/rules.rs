@@ -30,14 +30,14 @@ pub enum RuleError {
     /// A row length that is not a whole number of blocks of a type without a fallback.
     #[error("no tensor type fallback is defined for type {0}")]
     NoFallback(GgmlType),
-    /// An attention-value tensor whose type rule reads layer 0's head counts (`n_gqa()`) in a
-    /// file without blocks (a projector file): llama-quantize aborts there.
+    /// A rule that reads layer 0's head ratio (`hparams.n_gqa()`) on a model without
+    /// layers (a projector file: no `{arch}.block_count`), where llama-quantize aborts.
     #[error(
-        "tensor {tensor}: this type's rule for attention values reads the head counts of \
-         layer 0, and the file has no {{arch}}.block_count (llama-quantize aborts)"
+        "tensor {tensor}: this type's rule reads the head ratio of layer 0, and the model \
+         has no layers (llama-quantize aborts on such a file)"
     )]
-    NoHeadCounts {
-        /// The tensor.
+    NoLayers {
+        /// The tensor whose rule reads it.
         tensor: String,
     },
 }
@@ -322,16 +322,6 @@ pub fn mixture(
         return Ok(T::Q8_0);
     }
     let ne0 = dims.first().copied().unwrap_or(1);
-    // `hparams.n_gqa()`: layer 0's head counts, which a file without blocks lacks.
-    let gqa = || {
-        if facts.n_layer > 0 {
-            Ok(facts.n_gqa)
-        } else {
-            Err(RuleError::NoHeadCounts {
-                tensor: name.to_string(),
-            })
-        }
-    };
     let very_low = [
         ft::IQ2_XXS,
         ft::IQ2_XS,
@@ -341,6 +331,17 @@ pub fn mixture(
         ft::IQ1_M,
     ];
     let iq2_s_or_m = f == ft::IQ2_S || f == ft::IQ2_M;
+    // `hparams.n_gqa() >= 4`, evaluated only where llama-quantize evaluates it: it reads
+    // layer 0's head counts and aborts on a model without layers.
+    let gqa4 = || {
+        if facts.n_layer <= 0 {
+            Err(RuleError::NoLayers {
+                tensor: name.to_string(),
+            })
+        } else {
+            Ok(facts.n_gqa >= 4)
+        }
+    };
 
     if cat == Category::Output || (st.tied_embeddings && cat == Category::TokenEmbd) {
         t = if let Some(o) = opts.output_tensor_type {
@@ -385,7 +386,7 @@ pub fn mixture(
         }
     } else if very_low.contains(&f) {
         if cat.is_attn_v() {
-            t = if gqa()? >= 4 || facts.n_expert >= 4 {
+            t = if gqa4()? || facts.n_expert >= 4 {
                 T::Q4_K
             } else if iq2_s_or_m {
                 T::IQ3_S
@@ -411,23 +412,11 @@ pub fn mixture(
         }
     } else if cat.is_attn_v() {
         let (i, n) = (st.i_attention_wv, st.n_attention_wv);
-        // The rules that compare the head counts read them (in this order) only for these
-        // types.
-        let gqa4 = match f {
-            ft::Q2_K
-            | ft::Q2_K_S
-            | ft::IQ3_XXS
-            | ft::IQ3_XS
-            | ft::IQ3_S
-            | ft::IQ4_NL
-            | ft::IQ4_XS => gqa()? >= 4,
-            _ => false,
-        };
         match f {
-            ft::Q2_K => t = if gqa4 { T::Q4_K } else { T::Q3_K },
-            ft::Q2_K_S if gqa4 => t = T::Q4_K,
+            ft::Q2_K => t = if gqa4()? { T::Q4_K } else { T::Q3_K },
+            ft::Q2_K_S if gqa4()? => t = T::Q4_K,
             ft::IQ3_XXS => {
-                t = if gqa4 {
+                t = if gqa4()? {
                     T::Q4_K
                 } else if !opts.has_imatrix {
                     T::IQ3_S
@@ -435,11 +424,11 @@ pub fn mixture(
                     T::IQ3_XXS
                 }
             }
-            ft::IQ3_XS | ft::IQ3_S if gqa4 => t = T::Q4_K,
+            ft::IQ3_XS | ft::IQ3_S if gqa4()? => t = T::Q4_K,
             ft::IQ3_M => t = T::Q4_K,
             ft::Q3_K_M => t = if i < 2 { T::Q5_K } else { T::Q4_K },
             ft::Q3_K_L => t = T::Q5_K,
-            ft::IQ4_NL | ft::IQ4_XS if gqa4 => t = T::Q5_K,
+            ft::IQ4_NL | ft::IQ4_XS if gqa4()? => t = T::Q5_K,
             ft::Q4_K_M | ft::Q5_K_M if use_more_bits(i, n) => t = T::Q6_K,
             ft::Q4_K_S if i < 4 => t = T::Q5_K,
             _ => {}

@@ -23,6 +23,7 @@ use super::intquant::IntDequant;
 use super::safetensors::{StDtype, StTensor};
 use super::torch_math::{
     torch_bilinear_align_corners_f32, torch_exp_f32, torch_softplus_f16, torch_softplus_f32,
+    torch_sqrt_f32,
 };
 use crate::ConvertError;
 
@@ -153,6 +154,12 @@ enum Op {
     /// A `from × from` grid of pixels with their channels innermost (`[1, from·from, C]`)
     /// resized to `to × to` in F32, as torch's bilinear `align_corners=True` kernel does.
     Bilinear { input: Expr, from: u64, to: u64 },
+    /// `a (op) b`, elementwise over two tensors of one shape, in F16 when both are F16 and
+    /// in F32 otherwise (torch's type promotion; the reference's BF16 tensors are F32 by
+    /// the time it computes).
+    Binary { op: BinOp, a: Expr, b: Expr },
+    /// `torch.sqrt(x)`, in F16 for F16 inputs and F32 otherwise.
+    Sqrt(Expr),
     /// Already-quantized source blocks moved into GGML type `ty`'s layout (MXFP4 experts,
     /// NVFP4 weights): written as they are; their values are the blocks dequantized.
     Packed {
@@ -162,6 +169,41 @@ enum Op {
     },
     /// A GPTQ or compressed-tensors `pack-quantized` weight, dequantized to F32.
     Int(Arc<IntDequant>),
+}
+
+/// An elementwise operation of two tensors ([`Expr::binary`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (true division).
+    Div,
+}
+
+impl BinOp {
+    /// The operation on two f32 values: one IEEE float32 operation, rounded once, as
+    /// torch's CPU kernels compute it (widened halves included).
+    fn apply(self, a: f32, b: f32) -> f32 {
+        match self {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+        }
+    }
 }
 
 /// A node of an expression.
@@ -255,8 +297,13 @@ impl Expr {
             | Op::NegExp(input)
             | Op::Softplus(input)
             | Op::Bilinear { input, .. }
+            | Op::Sqrt(input)
             | Op::MulRows { input, .. } => input.for_each_source(f),
             Op::Stack(parts) => parts.iter().for_each(|p| p.for_each_source(f)),
+            Op::Binary { a, b, .. } => {
+                a.for_each_source(f);
+                b.for_each_source(f);
+            }
         }
     }
 
@@ -736,6 +783,41 @@ impl Expr {
         }
     }
 
+    /// `a (op) b` elementwise, as torch computes it on two tensors of one shape: in F16 when
+    /// both are F16 (each result widened, computed in f32 and rounded once to half), else in
+    /// F32 (one IEEE float32 operation per element).
+    pub fn binary(name: &str, op: BinOp, a: Expr, b: Expr) -> Result<Expr, ConvertError> {
+        if a.shape() != b.shape() {
+            return Err(terr(
+                name,
+                format!(
+                    "cannot combine shapes {:?} and {:?} elementwise",
+                    a.shape(),
+                    b.shape()
+                ),
+            ));
+        }
+        let work = if a.work() == Work::F16 && b.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        let shape = a.shape().to_vec();
+        Ok(Expr::new(Op::Binary { op, a, b }, shape, work))
+    }
+
+    /// `torch.sqrt(x)`: in F16 for an F16 tensor (the f32 square root rounded to half),
+    /// else in F32 (MKL's vector square root: [`torch_sqrt_f32`]).
+    pub fn sqrt(self) -> Expr {
+        let shape = self.shape().to_vec();
+        let work = if self.work() == Work::F16 {
+            Work::F16
+        } else {
+            Work::F32
+        };
+        Expr::new(Op::Sqrt(self), shape, work)
+    }
+
     /// One line describing the computation.
     pub fn describe(&self) -> String {
         match &self.0.op {
@@ -785,6 +867,10 @@ impl Expr {
                 format!("bilinear({}, {from}x{from} -> {to}x{to})", input.describe())
             }
             Op::MulRows { input, .. } => format!("scale_rows({})", input.describe()),
+            Op::Binary { op, a, b } => {
+                format!("({} {} {})", a.describe(), op.symbol(), b.describe())
+            }
+            Op::Sqrt(input) => format!("sqrt({})", input.describe()),
         }
     }
 
@@ -879,6 +965,8 @@ impl Expr {
                 let bits: Vec<u32> = factors.iter().map(|f| f.to_bits()).collect();
                 sub(out, &format!("mulrows{bits:x?}"), &[input])
             }
+            Op::Binary { op, a, b } => sub(out, &format!("binary{op:?}"), &[a, b]),
+            Op::Sqrt(input) => sub(out, "sqrt", &[input]),
         }
     }
 
@@ -904,8 +992,13 @@ impl Expr {
             | Op::NegExp(input)
             | Op::Softplus(input)
             | Op::Bilinear { input, .. }
+            | Op::Sqrt(input)
             | Op::MulRows { input, .. } => input.sources(out),
             Op::Stack(p) => p.iter().for_each(|e| e.sources(out)),
+            Op::Binary { a, b, .. } => {
+                a.sources(out);
+                b.sources(out);
+            }
         }
     }
 
@@ -1027,6 +1120,8 @@ impl Expr {
                 ))
             }
             Op::AddScalar { input, value } => map_elements(input.eval()?, |_, x| x + *value),
+            Op::Sqrt(input) => sqrt_values(input.eval()?),
+            Op::Binary { op, a, b } => binary_values(*op, node.work, a.eval()?, b.eval()?),
         })
     }
 }
@@ -1054,6 +1149,27 @@ fn softplus(v: Values) -> Values {
             bytes: f32_bytes(&torch_softplus_f32(&v.f32s())),
         }
     }
+}
+
+/// `torch.sqrt` of every element: a half is widened, its square root taken by the CPU's
+/// correctly rounded instruction (a negative gives the x86 default NaN, negative) and
+/// rounded to half; a float32 element goes to MKL's vector square root, which
+/// [`torch_sqrt_f32`] reproduces (not always the correctly rounded root).
+fn sqrt_values(v: Values) -> Values {
+    if v.work == Work::F16 {
+        map_elements(v, |_, x| x.sqrt())
+    } else {
+        map_elements(v, |_, x| torch_sqrt_f32(x))
+    }
+}
+
+/// `a (op) b` elementwise in working type `work` (F16: both halves widened, one f32
+/// operation, rounded to half; else one f32 operation). A NaN operand comes through quieted,
+/// the first one when both are, as the x86 instruction (and so torch) gives it.
+fn binary_values(op: BinOp, work: Work, a: Values, b: Values) -> Values {
+    let bv = b.f32s();
+    let a = if work == Work::F16 { a } else { a.into_f32() };
+    map_elements(a, |i, x| op.apply(x, bv[i]))
 }
 
 /// Applies `f(index, x)` to every element as torch's arithmetic does: a half is widened,
@@ -1815,6 +1931,87 @@ mod tests {
     /// `-exp(x)` over every non-NaN bfloat16 input (as F32) and every non-NaN float16 input
     /// (in F16) hashes like torch's in the reference environment
     /// on MKL's default AVX-512 path (`conformance/make_exp_table.py`).
+    /// A batch norm fold, `w / sqrt(v + 1e-5)` then `b - m * a`, on eight values with a
+    /// negative and a zero variance, equals torch 2.15's float32 and float16 results bit for
+    /// bit (values and results printed by torch in the reference environment).
+    #[test]
+    fn binary_and_sqrt_match_torch() {
+        let f32s = |bits: [u32; 8]| Values {
+            work: Work::F32,
+            bytes: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
+        };
+        let f16s = |bits: [u16; 8]| Values {
+            work: Work::F16,
+            bytes: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
+        };
+        let fold = |w: Values, b: Values, m: Values, v: Values| {
+            let work = w.work;
+            let root = sqrt_values(map_elements(v, |_, x| x + 1e-5));
+            let a = binary_values(BinOp::Div, work, w, root);
+            let a_again = Values {
+                work: a.work,
+                bytes: a.bytes.clone(),
+            };
+            let ma = binary_values(BinOp::Mul, work, m, a_again);
+            let shift = binary_values(BinOp::Sub, work, b, ma);
+            (a.bytes, shift.bytes)
+        };
+        let (a, b) = fold(
+            f32s([
+                0xbf4d4b61, 0xbfa98498, 0xbe7e5282, 0x3ed74499, 0x3f9169f9, 0x3de0adc0, 0xbf0d7a4b,
+                0xbf48e75e,
+            ]),
+            f32s([
+                0x3f3fadce, 0x3fd14092, 0x3e8ba859, 0xbf9dddb7, 0xbf7550de, 0x3fcccd6d, 0x3e4fc06a,
+                0xbfddb698,
+            ]),
+            f32s([
+                0xbc0920ba, 0xbdee3a8b, 0xbd80e0d2, 0xbd47e31f, 0xbd92162a, 0x3d62a9f0, 0xbbceb859,
+                0xbd716e59,
+            ]),
+            f32s([
+                0x3f826721, 0x3fa70e97, 0x3eae94a4, 0xbe800000, 0x3fa77627, 0x0, 0x3f87d6d2,
+                0x3aebde0d,
+            ]),
+        );
+        assert_eq!(
+            a,
+            f32s([
+                0xbf4b64ac, 0xbf946245, 0xbed9c373, 0x7fc00000, 0x3f7e4322, 0x420ac4d3, 0xbf095589,
+                0xc19396f1
+            ])
+            .bytes
+        );
+        assert_eq!(
+            b,
+            f32s([
+                0x3f3dfa02, 0x3fbffde9, 0x3e7be874, 0x7fc00000, 0xbf632dd4, 0xbea3b950, 0x3e4c493c,
+                0xc03473a8
+            ])
+            .bytes
+        );
+        let (a, b) = fold(
+            f16s([
+                0xba6a, 0xbd4c, 0xb3f3, 0x36ba, 0x3c8b, 0x2f05, 0xb86c, 0xba47,
+            ]),
+            f16s([
+                0x39fd, 0x3e8a, 0x345d, 0xbcef, 0xbbab, 0x3e66, 0x327e, 0xbeee,
+            ]),
+            f16s([
+                0xa049, 0xaf72, 0xac07, 0xaa3f, 0xac91, 0x2b15, 0x9e76, 0xab8b,
+            ]),
+            f16s([0x3c13, 0x3d38, 0x3575, 0xb400, 0x3d3c, 0x0, 0x3c3f, 0x175f]),
+        );
+        assert_eq!(
+            a,
+            f16s([0xba5c, 0xbca3, 0xb6ce, 0xfe00, 0x3bf2, 0x5055, 0xb84b, 0xcc9c]).bytes
+        );
+        assert_eq!(
+            b,
+            f16s([0x39ef, 0x3e00, 0x33df, 0xfe00, 0xbb1a, 0xb514, 0x3262, 0xc1a4]).bytes
+        );
+    }
+
     #[test]
     fn neg_exp_matches_torch() {
         use sha2::{Digest, Sha256};

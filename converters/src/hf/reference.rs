@@ -371,6 +371,18 @@ pub const TEXT_REFUSED: &[(&str, &str)] = &[
         "Ultravox has no text decoder (it uses Llama or another model for text); convert its \
          audio encoder with --mmproj",
     ),
+    (
+        "GraniteSpeechForConditionalGeneration",
+        "llama.cpp registers no text converter under this class name: a checkpoint whose \
+         text_config names its Granite class (architectures) converts as that class, any \
+         other is refused; convert the speech encoder with --mmproj",
+    ),
+    (
+        "GraniteSpeechPlusForConditionalGeneration",
+        "llama.cpp registers no text converter under this class name: a checkpoint whose \
+         text_config names its Granite class (architectures) converts as that class, any \
+         other is refused; convert the speech encoder with --mmproj",
+    ),
 ];
 
 /// Why the reference always refuses `class`'s text model, if it does.

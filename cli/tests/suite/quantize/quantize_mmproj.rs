@@ -107,7 +107,7 @@ fn radio_projector_quantizes_as_llama_quantize() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "quantized: {err}");
     assert!(
-        err.contains("attn_qkv.weight") && err.contains("head counts"),
+        err.contains("attn_qkv.weight") && err.contains("head ratio"),
         "{err}"
     );
     assert!(!out.exists());
@@ -119,4 +119,64 @@ fn radio_projector_quantizes_as_llama_quantize() {
     assert!(!o.status.success(), "quantized: {err}");
     assert!(err.contains("fourth dimension"), "{err}");
     assert!(!out.exists());
+}
+
+/// Granite Speech's projector (window-QFormer tensors whose names hold `attn_v.weight`):
+/// llama-quantize's Q4_K_M, Q3_K_M and Q8_0 of the reference's f32 file (sha256 071669c1…,
+/// `golden/granitespeech` `mmproj-f32`), made with llama.cpp 0c1e570, byte for byte; the
+/// types whose `attn_v` rule reads layer 0's head ratio (Q2_K, Q2_K_S, IQ2_XXS, IQ3_S,
+/// IQ4_NL) make llama-quantize abort on a file without layers, and gguf-quantize refuses
+/// them, writing nothing.
+#[test]
+fn granite_speech_projector_quantizes_as_llama_quantize() {
+    let work = scratch("q-mmproj-granitespeech");
+    let input = projector("granitespeech", &work);
+    let status = read_json(&testdata("golden/granitespeech/status.json"));
+    assert_eq!(
+        sha256_file(&input),
+        status["mmproj-f32"]["sha256"].as_str().unwrap()
+    );
+    for (ty, want) in [
+        (
+            "Q4_K_M",
+            "25af99cb1c0a1ae75b89a4a978f3f3f3e1f200ac60d3b1f2c55b08032e45cfcd",
+        ),
+        (
+            "Q3_K_M",
+            "410a54aff9475fd89718e47d08539edaa07a514bd2affb0e62d8fdcf3ec68397",
+        ),
+        (
+            "Q8_0",
+            "fb83b14ee331122ee618eb8641d16c47c02e4db22c5c5a4de5bee296e32a168f",
+        ),
+    ] {
+        let out = work.join(format!("{ty}.gguf"));
+        let o = quantize(&input, &out, ty);
+        assert!(
+            o.status.success(),
+            "{ty}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(sha256_file(&out), want, "{ty}");
+    }
+    for ty in ["Q2_K", "Q2_K_S", "IQ2_XXS", "IQ3_S", "IQ4_NL"] {
+        let out = work.join(format!("{ty}.gguf"));
+        let o = quantize(&input, &out, ty);
+        assert!(!o.status.success(), "{ty}: quantized");
+        assert!(!out.exists(), "{ty}: left a file");
+    }
+}
+
+/// LFM2-Audio's projector keeps its subsampling convolutions four-dimensional (F32): every
+/// type that would change them makes llama-quantize abort, and gguf-quantize refuses.
+#[test]
+fn lfm2_audio_projector_is_refused_as_llama_quantize_aborts() {
+    let work = scratch("q-mmproj-lfm2audio");
+    let input = projector("lfm2audio", &work);
+    for ty in ["Q4_K_M", "Q8_0"] {
+        let out = work.join(format!("{ty}.gguf"));
+        let o = quantize(&input, &out, ty);
+        assert!(!o.status.success(), "{ty}: quantized");
+        assert!(!out.exists(), "{ty}: left a file");
+    }
 }

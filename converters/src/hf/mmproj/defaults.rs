@@ -52,6 +52,7 @@ static FAMILIES: &[&ConfigClasses] = &[
     &super::exaone4_5::CONFIG_CLASSES,
     &super::minimax_m3::CONFIG_CLASSES,
     &super::step3vl::CONFIG_CLASSES,
+    &super::granite_speech::CONFIG_CLASSES,
 ];
 
 /// The class the composite class of config `raw` builds for sub-config `key`.
@@ -130,7 +131,13 @@ mod tests {
             for c in f.composites {
                 for (key, class) in c.builds {
                     assert!(
-                        ["vision_config", "audio_config", "text_config"].contains(key),
+                        [
+                            "vision_config",
+                            "audio_config",
+                            "text_config",
+                            "encoder_config"
+                        ]
+                        .contains(key),
                         "{}: {key}",
                         c.model_type
                     );

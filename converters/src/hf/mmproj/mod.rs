@@ -14,7 +14,9 @@
 //! transforms of them, exactly like a text conversion's, so a text model and its projector
 //! planned from one directory are written by the engine in one pass over the checkpoint.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use ggufkit::gguf::keys::{self, clip};
 use ggufkit::gguf::{ArrayValue, Metadata, Value};
@@ -23,7 +25,7 @@ use ggufkit::quantizers::GgmlType;
 use serde_json::{Map, Value as Json};
 
 use super::config::{self, json_u64, Hparams};
-use super::expr::Expr;
+use super::expr::{BinOp, Expr};
 use super::names::block_id;
 use super::outtype::{self, OutType};
 use super::safetensors::{self, StDtype, StTensor};
@@ -44,10 +46,12 @@ mod gemma4;
 mod glm4v;
 mod glmasr;
 mod granite4v;
+mod granite_speech;
 mod hunyuanvl;
 mod internvl;
 mod janus;
 mod kimivl;
+mod lfm2_audio;
 mod lfm2vl;
 mod lighton_ocr;
 mod ling3vl;
@@ -189,6 +193,9 @@ pub static ALL: &[&Projector] = &[
     &lighton_ocr::LIGHTON_OCR,
     &kimivl::GLM5_VISION,
     &granite4v::GRANITE4_VISION,
+    &granite_speech::GRANITE_SPEECH,
+    &granite_speech::GRANITE_SPEECH_PLUS,
+    &lfm2_audio::LFM2_AUDIO,
     &youtuvl::YOUTUVL,
     &hunyuanvl::HUNYUANVL,
     &paddleocr::PADDLEOCR_VISION,
@@ -266,6 +273,9 @@ pub struct Ctx {
     /// (a class whose `__init__` counts one tower's blocks though the file gets both
     /// encoders); otherwise the tower's, or 128 for a class with both encoders.
     pub map_blocks: Option<u64>,
+    /// The tensors a hook holds back until the rest of their group arrives
+    /// ([`Ctx::gather`]), by group.
+    pending: Mutex<HashMap<String, Vec<(String, Expr)>>>,
 }
 
 impl Ctx {
@@ -302,6 +312,28 @@ impl Ctx {
         )
     }
 
+    /// Holds `expr` as member `name` of group `group` and gives the group's members once it
+    /// has `count` of them (and again on each later arrival), as a class's
+    /// `modify_tensors` that keeps a dict per group and combines several source tensors
+    /// into one output when the last arrives (a batch norm folded into its scale and
+    /// shift). A name given again replaces its value in place, as a dict's key does. Until
+    /// then the hook yields nothing for the tensors it holds.
+    pub fn gather(
+        &self,
+        group: &str,
+        name: String,
+        expr: Expr,
+        count: usize,
+    ) -> Option<HashMap<String, Expr>> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let members = pending.entry(group.to_string()).or_default();
+        match members.iter_mut().find(|(n, _)| *n == name) {
+            Some(m) => m.1 = expr,
+            None => members.push((name, expr)),
+        }
+        (members.len() >= count).then(|| members.iter().cloned().collect())
+    }
+
     /// A refused feature of this class.
     pub fn unsupported(&self, feature: impl Into<String>) -> ConvertError {
         ConvertError::UnsupportedFeature {
@@ -335,6 +367,25 @@ fn split_qkv(
             Ok(Out::Map(names(p), part))
         })
         .collect()
+}
+
+/// A batch norm's inference transform folded into a scale and a shift, as the reference
+/// computes them in torch: `scale = weight / sqrt(running_var + eps)` and
+/// `shift = bias - running_mean * scale`, one rounding per operation in the working type
+/// ([`Expr::binary`], [`Expr::sqrt`]). `name` names the norm in errors.
+pub fn fold_batch_norm(
+    name: &str,
+    weight: Expr,
+    bias: Expr,
+    running_mean: Expr,
+    running_var: Expr,
+    eps: f32,
+) -> Result<(Expr, Expr), ConvertError> {
+    let root = running_var.add_scalar(eps).sqrt();
+    let scale = Expr::binary(name, BinOp::Div, weight, root)?;
+    let product = Expr::binary(name, BinOp::Mul, running_mean, scale.clone())?;
+    let shift = Expr::binary(name, BinOp::Sub, bias, product)?;
+    Ok((scale, shift))
 }
 
 fn find<'a>(obj: &'a Map<String, Json>, keys: &[&str]) -> Option<&'a Json> {
@@ -770,6 +821,7 @@ fn projector_context(
         has_vision: p.vision,
         has_audio: p.audio,
         map_blocks: None,
+        pending: Mutex::default(),
         hp,
         tensors,
     };

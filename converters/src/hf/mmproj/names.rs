@@ -410,10 +410,12 @@ tensor_table! {
         "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
         "sound_encoder.encoder.subsampling.layers.{bid}": ["nemotron_v2_vl"],
+        "conformer.pre_encode.conv.{bid}": ["lfm2a"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
         "audio_tower.embed_positions": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
+        "audio_embedding.embedding": ["lfm2a"],
     }
     /// `a.post_ln`.
     APostNorm = "a.post_ln" {
@@ -425,6 +427,8 @@ tensor_table! {
         "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.self_attn.q_proj": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.attn.to_q": ["granite_speech"],
+        "conformer.layers.{bid}.self_attn.linear_q": ["lfm2a"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
@@ -432,6 +436,8 @@ tensor_table! {
         "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.self_attn.k_proj": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.attn.to_k": ["granite_speech"],
+        "conformer.layers.{bid}.self_attn.linear_k": ["lfm2a"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
@@ -439,12 +445,16 @@ tensor_table! {
         "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.self_attn.v_proj": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.attn.to_v": ["granite_speech"],
+        "conformer.layers.{bid}.self_attn.linear_v": ["lfm2a"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
         "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_self_att": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.attn.pre_norm": ["granite_speech"],
+        "conformer.layers.{bid}.norm_self_att": ["lfm2a"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
@@ -452,13 +462,16 @@ tensor_table! {
         "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
         "conformer.layers.{bid}.attention.post": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.self_attn.o_proj": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.attn.to_out": ["granite_speech"],
+        "conformer.layers.{bid}.self_attn.linear_out": ["lfm2a"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
         "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
-        "conformer.layers.{bid}.norm_out": ["gemma4v"],
+        "conformer.layers.{bid}.norm_out": ["gemma4v", "lfm2a"],
         "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_out": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.post_norm": ["granite_speech"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
@@ -466,6 +479,8 @@ tensor_table! {
         "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.feed_forward1.linear1": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff1.up_proj": ["granite_speech"],
+        "conformer.layers.{bid}.feed_forward1.linear1": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
@@ -473,6 +488,8 @@ tensor_table! {
         "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.feed_forward1.linear2": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff1.down_proj": ["granite_speech"],
+        "conformer.layers.{bid}.feed_forward1.linear2": ["lfm2a"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -482,6 +499,7 @@ tensor_table! {
     AMmproj = "mm.a.mlp.{bid}" {
         "audio.multi_modal_projector.linear_{bid}": ["ultravox", "voxtral", "musicflamingo", "glma"],
         "sound_projection.linear{bid}": ["nemotron_v2_vl"],
+        "audio_adapter.model.{bid}": ["lfm2a"],
     }
     /// `mm.a.norm_pre`: the norm before an audio projector (Ultravox).
     AMmNormPre = "mm.a.norm_pre" {
@@ -523,6 +541,7 @@ tensor_table! {
     /// `a.input_projection`: the projection after the subsampling convolutions.
     AEncInpProj = "a.input_projection" {
         "conformer.subsample_conv_projection.input_proj_linear": ["gemma4v"],
+        "encoder.input_linear": ["granite_speech"],
     }
     /// `a.blk.{bid}.attn_k_rel`: the relative-position key projection.
     AEncAttnKRel = "a.blk.{bid}.attn_k_rel" {
@@ -550,6 +569,8 @@ tensor_table! {
         "conformer.layers.{bid}.feed_forward1.pre_layer_norm": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.pre_layer_norm": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_feed_forward1": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff1.pre_norm": ["granite_speech"],
+        "conformer.layers.{bid}.norm_feed_forward1": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_post_norm`: the norm after the first FFN.
     AEncFfnPostNorm = "a.blk.{bid}.ffn_post_norm" {
@@ -561,18 +582,24 @@ tensor_table! {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.ffw_layer_1": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.feed_forward2.linear1": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff2.up_proj": ["granite_speech"],
+        "conformer.layers.{bid}.feed_forward2.linear1": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_down_1`: the second FFN's down projection.
     AEncFfnDown1 = "a.blk.{bid}.ffn_down_1" {
         "conformer.layers.{bid}.feed_forward2.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.ffw_layer_2": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.feed_forward2.linear2": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff2.down_proj": ["granite_speech"],
+        "conformer.layers.{bid}.feed_forward2.linear2": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_norm_1`: the norm before the second FFN.
     AEncFfnNorm1 = "a.blk.{bid}.ffn_norm_1" {
         "conformer.layers.{bid}.feed_forward2.pre_layer_norm": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_end.pre_layer_norm": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_feed_forward2": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.ff2.pre_norm": ["granite_speech"],
+        "conformer.layers.{bid}.norm_feed_forward2": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_post_norm_1`: the norm after the second FFN.
     AEncFfnPostNorm1 = "a.blk.{bid}.ffn_post_norm_1" {
@@ -583,32 +610,42 @@ tensor_table! {
     AEncConvDw = "a.blk.{bid}.conv_dw" {
         "conformer.layers.{bid}.lconv1d.depthwise_conv1d": ["gemma4v", "gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.conv.depthwise_conv": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.conv.depth_conv.conv": ["granite_speech"],
+        "conformer.layers.{bid}.conv.depthwise_conv": ["lfm2a"],
     }
     /// `a.blk.{bid}.conv_norm`: the norm before the light convolution.
     AEncConvNorm = "a.blk.{bid}.conv_norm" {
         "conformer.layers.{bid}.lconv1d.pre_layer_norm": ["gemma4v", "gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.conv.norm": ["nemotron_v2_vl"],
+        "conformer.layers.{bid}.conv.batch_norm": ["lfm2a"],
     }
     /// `a.blk.{bid}.conv_pw1`: the light convolution's first pointwise projection.
     AEncConvPw1 = "a.blk.{bid}.conv_pw1" {
         "conformer.layers.{bid}.lconv1d.linear_start": ["gemma4v", "gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.conv.pointwise_conv1": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.conv.up_conv": ["granite_speech"],
+        "conformer.layers.{bid}.conv.pointwise_conv1": ["lfm2a"],
     }
     /// `a.blk.{bid}.conv_pw2`: the light convolution's second pointwise projection.
     AEncConvPw2 = "a.blk.{bid}.conv_pw2" {
         "conformer.layers.{bid}.lconv1d.linear_end": ["gemma4v", "gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.conv.pointwise_conv2": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.conv.down_conv": ["granite_speech"],
+        "conformer.layers.{bid}.conv.pointwise_conv2": ["lfm2a"],
     }
     /// `a.blk.{bid}.norm_conv`: the norm after the depthwise convolution.
     AEncNormConv = "a.blk.{bid}.norm_conv" {
         "conformer.layers.{bid}.lconv1d.conv_norm": ["gemma4v", "gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_conv": ["nemotron_v2_vl"],
+        "encoder.layers.{bid}.conv.norm": ["granite_speech"],
+        "conformer.layers.{bid}.norm_conv": ["lfm2a"],
     }
     /// `a.pre_encode.out`: the conformer's output projection.
     AEncOut = "a.pre_encode.out" {
         "conformer.output_proj": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.input_proj_linear": ["gemma3nv"],
         "sound_encoder.encoder.subsampling.linear": ["nemotron_v2_vl"],
+        "conformer.pre_encode.out": ["lfm2a"],
     }
     /// `mm.a.input_projection`: the audio embedder's projection to the text width.
     AMmInpProj = "mm.a.input_projection" {
@@ -622,6 +659,7 @@ tensor_table! {
     AEncLinearPos = "a.blk.{bid}.linear_pos" {
         "conformer.layers.{bid}.attention.attn.relative_position_embedding.pos_proj": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.self_attn.relative_k_proj": ["nemotron_v2_vl"],
+        "conformer.layers.{bid}.self_attn.linear_pos": ["lfm2a"],
     }
     /// `a.blk.{bid}.ffn_scale`: the first FFN's output scale.
     AEncFfnScale = "a.blk.{bid}.ffn_scale" {
@@ -630,6 +668,102 @@ tensor_table! {
     /// `a.blk.{bid}.ffn_scale_1`: the second FFN's output scale.
     AEncFfnScale1 = "a.blk.{bid}.ffn_scale_1" {
         "conformer.layers.{bid}.ffw_layer_end.post_layer_scale": ["gemma3nv"],
+    }
+    /// `a.blk.{bid}.conv_norm_var`: the depthwise convolution's batch norm, folded into a scale and a shift.
+    AEncConvNormVar = "a.blk.{bid}.conv_norm_var" {
+        "encoder.layers.{bid}.conv.batch_norm": ["granite_speech"],
+    }
+    /// `a.blk.{bid}.pos_bias_u`: the relative-position attention's content bias.
+    AEncPosBiasU = "a.blk.{bid}.pos_bias_u" {
+        "conformer.layers.{bid}.self_attn.pos_bias_u": ["lfm2a"],
+    }
+    /// `a.blk.{bid}.pos_bias_v`: the relative-position attention's position bias.
+    AEncPosBiasV = "a.blk.{bid}.pos_bias_v" {
+        "conformer.layers.{bid}.self_attn.pos_bias_v": ["lfm2a"],
+    }
+    /// `a.position_embd_norm`: the norm of the audio-output embedding.
+    AEncEmbdNorm = "a.position_embd_norm" {
+        "audio_embedding.embedding_norm": ["lfm2a"],
+    }
+    /// `a.embd_to_logits`: the audio-output embedding's projection to logits.
+    AEncEmbdToLogits = "a.embd_to_logits" {
+        "audio_embedding.to_logits": ["lfm2a"],
+    }
+    /// `a.blk.{bid}.attn_rel_pos_emb`: the attention's relative position embedding table.
+    AEncAttnRelPosEmb = "a.blk.{bid}.attn_rel_pos_emb" {
+        "encoder.layers.{bid}.attn.rel_pos_emb.weight": ["granite_speech"],
+    }
+    /// `a.enc_ctc_out`: the encoder's CTC output projection.
+    ACtcOut = "a.enc_ctc_out" {
+        "encoder.out": ["granite_speech"],
+    }
+    /// `a.enc_ctc_out_mid`: the projection of the CTC output back into the encoder, at its middle.
+    ACtcOutMid = "a.enc_ctc_out_mid" {
+        "encoder.out_mid": ["granite_speech"],
+    }
+    /// `a.proj_query`: the audio window-QFormer projector's learned queries.
+    AQfProjQuery = "a.proj_query" {
+        "projector.query": ["granite_speech"],
+    }
+    /// `a.proj_norm`: the audio QFormer's input norm.
+    AQfProjNorm = "a.proj_norm" {
+        "projector.qformer.layernorm": ["granite_speech"],
+    }
+    /// `a.proj_linear`: the audio QFormer projector's output linear.
+    AQfProjLinear = "a.proj_linear" {
+        "projector.linear": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.self_attn_q`: the self-attention query of the audio QFormer's layer `{bid}`.
+    AQfSelfAttnQ = "a.proj_blk.{bid}.self_attn_q" {
+        "projector.qformer.encoder.layer.{bid}.attention.attention.query": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.self_attn_k`: the self-attention key of the audio QFormer's layer `{bid}`.
+    AQfSelfAttnK = "a.proj_blk.{bid}.self_attn_k" {
+        "projector.qformer.encoder.layer.{bid}.attention.attention.key": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.self_attn_v`: the self-attention value of the audio QFormer's layer `{bid}`.
+    AQfSelfAttnV = "a.proj_blk.{bid}.self_attn_v" {
+        "projector.qformer.encoder.layer.{bid}.attention.attention.value": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.self_attn_out`: the self-attention output of the audio QFormer's layer `{bid}`.
+    AQfSelfAttnO = "a.proj_blk.{bid}.self_attn_out" {
+        "projector.qformer.encoder.layer.{bid}.attention.output.dense": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.self_attn_norm`: the self-attention norm of the audio QFormer's layer `{bid}`.
+    AQfSelfAttnNorm = "a.proj_blk.{bid}.self_attn_norm" {
+        "projector.qformer.encoder.layer.{bid}.attention.output.LayerNorm": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.cross_attn_q`: the cross-attention query of the audio QFormer's layer `{bid}`.
+    AQfCrossAttnQ = "a.proj_blk.{bid}.cross_attn_q" {
+        "projector.qformer.encoder.layer.{bid}.crossattention.attention.query": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.cross_attn_k`: the cross-attention key of the audio QFormer's layer `{bid}`.
+    AQfCrossAttnK = "a.proj_blk.{bid}.cross_attn_k" {
+        "projector.qformer.encoder.layer.{bid}.crossattention.attention.key": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.cross_attn_v`: the cross-attention value of the audio QFormer's layer `{bid}`.
+    AQfCrossAttnV = "a.proj_blk.{bid}.cross_attn_v" {
+        "projector.qformer.encoder.layer.{bid}.crossattention.attention.value": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.cross_attn_out`: the cross-attention output of the audio QFormer's layer `{bid}`.
+    AQfCrossAttnO = "a.proj_blk.{bid}.cross_attn_out" {
+        "projector.qformer.encoder.layer.{bid}.crossattention.output.dense": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.cross_attn_norm`: the cross-attention norm of the audio QFormer's layer `{bid}`.
+    AQfCrossAttnNorm = "a.proj_blk.{bid}.cross_attn_norm" {
+        "projector.qformer.encoder.layer.{bid}.crossattention.output.LayerNorm": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.ffn_up`: the FFN up of the audio QFormer's layer `{bid}`.
+    AQfFfnUp = "a.proj_blk.{bid}.ffn_up" {
+        "projector.qformer.encoder.layer.{bid}.intermediate_query.dense": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.ffn_down`: the FFN down of the audio QFormer's layer `{bid}`.
+    AQfFfnDown = "a.proj_blk.{bid}.ffn_down" {
+        "projector.qformer.encoder.layer.{bid}.output_query.dense": ["granite_speech"],
+    }
+    /// `a.proj_blk.{bid}.ffn_norm`: the FFN norm of the audio QFormer's layer `{bid}`.
+    AQfFfnNorm = "a.proj_blk.{bid}.ffn_norm" {
+        "projector.qformer.encoder.layer.{bid}.output_query.LayerNorm": ["granite_speech"],
     }
     /// `mm.embedding`: the vision embedder's token embedding.
     MmEmbedding = "mm.embedding" {

@@ -3,7 +3,7 @@
 //! The reference (`convert_hf_to_gguf.py` on torch 2.15, x86-64) computes a few values with
 //! torch rather than plain IEEE arithmetic: Mamba-style `A = -exp(A_log)`, Llama 3's RoPE
 //! frequencies `base ** (arange(0, dim, 2) / dim)`, Gemma 3n's `Normal(0, 1).icdf(p)`
-//! (an `erfinv`) and Gemma 4's audio `softplus`. torch picks a kernel for those by the CPU
+//! (an `erfinv`), Gemma 4's audio `softplus` and the batch norm folds' `sqrt`. torch picks a kernel for those by the CPU
 //! it runs on, and the kernels disagree in the last bit. For `exp` and `erfinv` (MKL) this module matches MKL's AVX-512
 //! path, which torch's default dispatch takes on an AVX-512 x86-64 CPU and with which the
 //! project's reference outputs were made, or on request its generic path ([`MklPath`]); for
@@ -23,6 +23,7 @@ mod exp;
 mod pow;
 mod sleef;
 mod softplus;
+mod sqrt;
 
 pub use bilinear::{torch_bilinear_align_corners_f32, BILINEAR_LANES};
 pub use erfinv::{torch_erfinv_f32, torch_erfinv_f32_on, torch_normal_icdf_f32};
@@ -32,3 +33,4 @@ pub use softplus::{
     scalar_softplus, torch_softplus_f16, torch_softplus_f32, vector_softplus, SOFTPLUS_STEP_F16,
     SOFTPLUS_STEP_F32,
 };
+pub use sqrt::torch_sqrt_f32;

@@ -193,6 +193,8 @@ fixtures! {
     phi4v => "phi4v",
     nemotron_vl => "nemotron-vl",
     nemotron_omni => "nemotron-omni",
+    granitespeech => "granitespeech",
+    lfm2audio => "lfm2audio",
 }
 
 fn refusal(dir: &Path) -> ConvertError {

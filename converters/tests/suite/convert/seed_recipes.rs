@@ -453,4 +453,6 @@ recipes! {
     phi4v_s2 => "phi4v-s2",
     nemotron_vl_s2 => "nemotron-vl-s2",
     nemotron_omni_s2 => "nemotron-omni-s2",
+    granitespeech_s2 => "granitespeech-s2",
+    lfm2audio_s2 => "lfm2audio-s2",
 }
