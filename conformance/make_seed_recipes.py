@@ -290,6 +290,7 @@ PROJECTORS = ("internvl3", "ultravox", "gemma3n-vl", "gemma3n-vl-hf", "voxtral",
               "janus", "minicpmv46", "ling3vl", "exaone45-vl", "minimax-m3-vl", "stepvl",
               "step3p7", "deepseekocr-vl", "deepseekocr2-vl")
 PROJECTORS += ("dotsocr-vl",)
+PROJECTORS += ("mimo-vl",)
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

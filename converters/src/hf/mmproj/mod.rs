@@ -53,6 +53,7 @@ mod lighton_ocr;
 mod ling3vl;
 mod llama4;
 mod meralion;
+mod mimo;
 mod minicpmv46;
 mod minimax_m3;
 pub mod names;
@@ -200,6 +201,7 @@ pub static ALL: &[&Projector] = &[
     &deepseek_ocr::UNLIMITED_OCR,
     &deepseek_ocr::DEEPSEEK_OCR2,
     &dots_ocr::DOTS_OCR,
+    &mimo::MIMO_VL,
 ];
 
 /// The projector family of an HF architecture name.
@@ -253,6 +255,15 @@ pub struct Ctx {
     /// Whether the file gets the audio encoder's keys: [`Projector::audio`], unless the
     /// class's `prepare` turns it off (a checkpoint without an audio tower).
     pub has_audio: bool,
+    /// Tensors the class makes itself (`generate_extra_tensors`: read from a model of its
+    /// own beside the checkpoint), set by its `prepare`: planned before the checkpoint's
+    /// tensors, through the class's hook but not its filter.
+    pub generated: Vec<(String, Expr)>,
+    /// Values the class's `prepare` derives for its `params` (from the tensors it made).
+    pub derived: Map<String, Json>,
+    /// Tensors the class's hook holds back until the set it merges into one is complete
+    /// (the reference's buffers in `modify_tensors`), by a key of the hook's choosing.
+    pub held: std::cell::RefCell<std::collections::BTreeMap<String, Expr>>,
 }
 
 impl Ctx {
@@ -640,6 +651,11 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         t => t,
     };
     ctx.outtype = outtype;
+    // The class's own tensors come first (the reference chains them before the checkpoint's).
+    let generated = std::mem::take(&mut ctx.generated)
+        .into_iter()
+        .map(|(name, expr)| (name, expr, StDtype::F32));
+    let entries = generated.chain(entries).collect();
     let planned = plan_projector(p, &ctx, entries, n_blocks)?;
 
     let mut md = Metadata::new();
@@ -750,6 +766,9 @@ fn projector_context(
         img_break: -1,
         has_vision: p.vision,
         has_audio: p.audio,
+        generated: Vec::new(),
+        derived: Map::new(),
+        held: Default::default(),
         hp,
     };
     // Every encoder the class writes needs its config (the family code relies on it); a

@@ -32,7 +32,7 @@ tensor_table! {
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
         "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr", "minimax_m3"],
-        "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5"],
+        "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5", "mimovl"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
         "merger.mlp.{bid}": ["youtuvl"],
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
@@ -108,7 +108,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
-        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
@@ -183,7 +183,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
@@ -204,7 +204,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
@@ -227,7 +227,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2", "minimax_m3"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
@@ -249,7 +249,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
@@ -268,7 +268,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
         "model.qwen2_model.model.model.layers.{bid}.mlp.gate_proj": ["deepseekocr2"],
@@ -279,7 +279,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
@@ -320,7 +320,7 @@ tensor_table! {
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
         "model.vision_model.post_layernorm": ["idefics3", "paddleocr", "janus_pro"],
-        "visual.merger.ln_q": ["qwen2vl_merger", "exaone4_5"],
+        "visual.merger.ln_q": ["qwen2vl_merger", "exaone4_5", "mimovl"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
@@ -400,6 +400,7 @@ tensor_table! {
         "audio_tower.conv{bid}": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.subsample_conv_projection.layer{bid}.conv": ["gemma4v"],
         "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
+        "encoder.conv{bid}": ["mimovl"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
@@ -408,53 +409,62 @@ tensor_table! {
     /// `a.post_ln`.
     APostNorm = "a.post_ln" {
         "audio_tower.layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion"],
+        "encoder.layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_q`.
     AEncAttnQ = "a.blk.{bid}.attn_q" {
         "audio_tower.layers.{bid}.self_attn.q_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.q_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.q_proj": ["gemma3nv"],
+        "encoder.layers.{bid}.self_attn.q_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
         "audio_tower.layers.{bid}.self_attn.k_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.k_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.k_proj": ["gemma3nv"],
+        "encoder.layers.{bid}.self_attn.k_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
         "audio_tower.layers.{bid}.self_attn.v_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.v_proj": ["gemma4v"],
         "conformer.layers.{bid}.attention.attn.v_proj": ["gemma3nv"],
+        "encoder.layers.{bid}.self_attn.v_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
         "audio_tower.layers.{bid}.self_attn_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.attention.pre_attn_norm": ["gemma3nv"],
+        "encoder.layers.{bid}.self_attn_layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
         "audio_tower.layers.{bid}.self_attn.out_proj": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.self_attn.post": ["gemma4v"],
         "conformer.layers.{bid}.attention.post": ["gemma3nv"],
+        "encoder.layers.{bid}.self_attn.out_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
         "audio_tower.layers.{bid}.final_layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.norm_out": ["gemma4v"],
         "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
+        "encoder.layers.{bid}.final_layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
         "audio_tower.layers.{bid}.fc1": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_1": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_1": ["gemma3nv"],
+        "encoder.layers.{bid}.fc1": ["mimovl"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
         "audio_tower.layers.{bid}.fc2": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion", "glma"],
         "conformer.layers.{bid}.feed_forward1.ffw_layer_2": ["gemma4v"],
         "conformer.layers.{bid}.ffw_layer_start.ffw_layer_2": ["gemma3nv"],
+        "encoder.layers.{bid}.fc2": ["mimovl"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -471,6 +481,68 @@ tensor_table! {
     /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
     AMmNormMid = "mm.a.norm_mid" {
         "audio.multi_modal_projector.ln_mid": ["ultravox"],
+    }
+    /// `v.blk.{bid}.attn_sinks`: per-head attention sinks (MiMo-VL).
+    EncAttnSinks = "v.blk.{bid}.attn_sinks" {
+        "visual.blocks.{bid}.attn.sinks": ["mimovl"],
+    }
+    /// `a.downsample.conv`: the audio encoder's downsampling convolution after its blocks
+    /// (MiMo's audio tokenizer).
+    AEncDownsampleConv = "a.downsample.conv" {
+        "encoder.down_sample_layer.0": ["mimovl"],
+    }
+    /// `a.downsample.norm`: the norm after that convolution (MiMo's audio tokenizer).
+    AEncDownsampleNorm = "a.downsample.norm" {
+        "encoder.down_sample_norm": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_q`: the query of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnQ = "mm.a.local_blk.{bid}.attn_q" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.q_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_k`: the key of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnK = "mm.a.local_blk.{bid}.attn_k" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.k_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_v`: the value of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnV = "mm.a.local_blk.{bid}.attn_v" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.v_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_out`: the attention output of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnOut = "mm.a.local_blk.{bid}.attn_out" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.o_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_gate`: the FFN gate of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnGate = "mm.a.local_blk.{bid}.ffn_gate" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.gate_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_up`: the FFN up of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnUp = "mm.a.local_blk.{bid}.ffn_up" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.up_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_down`: the FFN down of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnDown = "mm.a.local_blk.{bid}.ffn_down" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.down_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ln1`: the attention norm of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalLn1 = "mm.a.local_blk.{bid}.ln1" {
+        "audio_encoder.input_local_transformer.layers.{bid}.input_layernorm": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ln2`: the FFN norm of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalLn2 = "mm.a.local_blk.{bid}.ln2" {
+        "audio_encoder.input_local_transformer.layers.{bid}.post_attention_layernorm": ["mimovl"],
+    }
+    /// `mm.a.local_norm`: the final norm of MiMo's input local transformer.
+    AMmLocalNorm = "mm.a.local_norm" {
+        "audio_encoder.input_local_transformer.norm": ["mimovl"],
     }
     /// `v.patch_norm.{bid}`: the norms around a patch embedder (Gemma 4 Unified).
     EncEmbdPatchNorm = "v.patch_norm.{bid}" {

@@ -446,4 +446,5 @@ recipes! {
     stepvl_s2 => "stepvl-s2",
     step3p7_s2 => "step3p7-s2",
     dotsocr_vl_s2 => "dotsocr-vl-s2",
+    mimo_vl_s2 => "mimo-vl-s2",
 }
