@@ -30,6 +30,16 @@ pub enum RuleError {
     /// A row length that is not a whole number of blocks of a type without a fallback.
     #[error("no tensor type fallback is defined for type {0}")]
     NoFallback(GgmlType),
+    /// A rule for this tensor reads the head counts of layer 0 (`n_gqa`) of a file without
+    /// layers (a projector file: no `{arch}.block_count`), where llama-quantize aborts.
+    #[error(
+        "tensor {tensor}: the rules of this type read the attention head counts of layer 0, \
+         and the file has no layers (llama-quantize aborts on it)"
+    )]
+    NoLayers {
+        /// The tensor.
+        tensor: String,
+    },
 }
 
 /// The broad role of a tensor (`tensor_get_category`).
@@ -291,6 +301,17 @@ pub fn parse_block_index(name: &str) -> Option<i64> {
     Some(sign * v)
 }
 
+/// `n_gqa() >= 4`: llama.cpp reads layer 0's head counts, and aborts for a file without
+/// layers.
+fn gqa4(facts: &ModelFacts, name: &str) -> Result<bool, RuleError> {
+    if facts.n_layer <= 0 {
+        return Err(RuleError::NoLayers {
+            tensor: name.to_string(),
+        });
+    }
+    Ok(facts.n_gqa >= 4)
+}
+
 /// `llama_tensor_get_type_impl`: the mixture rules. `t` is the ftype's default type.
 pub fn mixture(
     st: &mut MixState,
@@ -365,7 +386,7 @@ pub fn mixture(
         }
     } else if very_low.contains(&f) {
         if cat.is_attn_v() {
-            t = if facts.n_gqa >= 4 || facts.n_expert >= 4 {
+            t = if gqa4(facts, name)? || facts.n_expert >= 4 {
                 T::Q4_K
             } else if iq2_s_or_m {
                 T::IQ3_S
@@ -390,12 +411,13 @@ pub fn mixture(
             }
         }
     } else if cat.is_attn_v() {
-        let (i, n, gqa4) = (st.i_attention_wv, st.n_attention_wv, facts.n_gqa >= 4);
+        // llama.cpp evaluates `n_gqa()` only for the types that ask for it
+        let (i, n) = (st.i_attention_wv, st.n_attention_wv);
         match f {
-            ft::Q2_K => t = if gqa4 { T::Q4_K } else { T::Q3_K },
-            ft::Q2_K_S if gqa4 => t = T::Q4_K,
+            ft::Q2_K => t = if gqa4(facts, name)? { T::Q4_K } else { T::Q3_K },
+            ft::Q2_K_S if gqa4(facts, name)? => t = T::Q4_K,
             ft::IQ3_XXS => {
-                t = if gqa4 {
+                t = if gqa4(facts, name)? {
                     T::Q4_K
                 } else if !opts.has_imatrix {
                     T::IQ3_S
@@ -403,11 +425,11 @@ pub fn mixture(
                     T::IQ3_XXS
                 }
             }
-            ft::IQ3_XS | ft::IQ3_S if gqa4 => t = T::Q4_K,
+            ft::IQ3_XS | ft::IQ3_S if gqa4(facts, name)? => t = T::Q4_K,
             ft::IQ3_M => t = T::Q4_K,
             ft::Q3_K_M => t = if i < 2 { T::Q5_K } else { T::Q4_K },
             ft::Q3_K_L => t = T::Q5_K,
-            ft::IQ4_NL | ft::IQ4_XS if gqa4 => t = T::Q5_K,
+            ft::IQ4_NL | ft::IQ4_XS if gqa4(facts, name)? => t = T::Q5_K,
             ft::Q4_K_M | ft::Q5_K_M if use_more_bits(i, n) => t = T::Q6_K,
             ft::Q4_K_S if i < 4 => t = T::Q5_K,
             _ => {}
