@@ -410,6 +410,46 @@ FAMILY_VARIANTS["lfm2audio"] = {
 }
 
 
+# MiMo-V2.5's projector reads the vision config's sizes with their defaults (image 560, 32
+# heads, 28 blocks, 8 KV heads), its epsilon, window kinds and window (required: the
+# default -1 is no UINT32), the merge size and heads (required), the top-level audio
+# config's connector sizes and channel count (a count below the checkpoint's leaves the
+# rest out, one above it writes no code embedding), and its audio encoder's own
+# config.json in `audio_tokenizer/` (`files`: a patch of another JSON file of the fixture).
+def _mimo_tok(set_: dict, remove: list | None = None) -> dict:
+    return {"set": {}, "remove": [],
+            "files": {"audio_tokenizer/config.json": {"set": set_, "remove": remove or []}}}
+
+
+FAMILY_VARIANTS["mimo-vl"] = {
+    "image-448": {"set": {"vision_config.image_size": 448}, "remove": []},
+    "depth-absent": {"set": {}, "remove": ["vision_config.depth"]},
+    "heads-absent": {"set": {}, "remove": ["vision_config.num_heads"]},
+    "kv-defaults": {"set": {}, "remove": ["vision_config.num_key_value_heads",
+                                          "vision_config.qk_channels"]},
+    "eps": {"set": {"vision_config.rms_norm_eps": 1e-5}, "remove": []},
+    "wa-absent": {"set": {}, "remove": ["vision_config.vit_window_attn_types"]},
+    "window-absent": {"set": {}, "remove": ["vision_config.visual_token_window_size"]},
+    "merge-absent": {"set": {}, "remove": ["vision_config.spatial_merge_size"]},
+    "channels-2": {"set": {"audio_config.audio_channels": 2}, "remove": []},
+    "channels-4": {"set": {"audio_config.audio_channels": 4}, "remove": []},
+    "channels-absent": {"set": {}, "remove": ["audio_config.audio_channels"]},
+    "local-3-group-4": {"set": {"audio_config.input_local_layers": 3,
+                                "audio_config.group_size": 4}, "remove": []},
+    "local-absent": {"set": {}, "remove": ["audio_config.input_local_layers"]},
+    "tok-eps": _mimo_tok({"layer_norm_eps": 1e-6}),
+    "tok-full-attention": _mimo_tok({"hybrid_attention": False}),
+    "tok-swa-3": _mimo_tok({"swa_per_block": 3, "encoder_layers": 5}),
+    "tok-swa-absent": _mimo_tok({}, ["swa_per_block"]),
+    "tok-window": _mimo_tok({"encoder_attn_window_size": [7, 2]}),
+    "tok-layers-key": _mimo_tok({"num_hidden_layers": 4}),
+    "tok-layers-absent": _mimo_tok({}, ["encoder_layers"]),
+    "tok-mels-absent": _mimo_tok({}, ["n_mels"]),
+    "tok-d-model-absent": _mimo_tok({}, ["d_model"]),
+    "tok-hidden-size": _mimo_tok({"hidden_size": 99}),
+}
+
+
 def variants(cfg: dict) -> dict[str, dict]:
     """Variant name -> patch: {"set": {dotted key: value}, "remove": [dotted key]}."""
     top = (cfg.get("architectures") or [None])[0]
@@ -508,11 +548,18 @@ def main() -> int:
                 record[name][vname] = old[vname]
                 continue
             cfg_path.write_text(json.dumps(apply(base, patch), indent=2) + "\n")
+            # other JSON files of the fixture the patch changes, restored afterwards
+            others = {f: (model_dir / f).read_text() for f in patch.get("files", {})}
+            for f, fpatch in patch.get("files", {}).items():
+                (model_dir / f).write_text(
+                    json.dumps(apply(json.loads(others[f]), fpatch), indent=2) + "\n")
             record[name][vname] = {
                 "patch": patch,
                 "text-f32": convert(a.llama_cpp, model_dir, False, work),
                 "mmproj-f32": convert(a.llama_cpp, model_dir, True, work),
             }
+            for f, text in others.items():
+                (model_dir / f).write_text(text)
             print(f"   {vname}: text {record[name][vname]['text-f32']['ok']}, "
                   f"mmproj {record[name][vname]['mmproj-f32']['ok']}", file=sys.stderr)
         cfg_path.write_text(json.dumps(base, indent=2) + "\n")

@@ -2447,6 +2447,165 @@ FIXTURES["granitespeech"] = (
     {"sampling_rate": 16000}, None, SPM_STORED, True)
 
 
+# MiMo-V2.5's projector (MiMoV2ForCausalLM, remote code in the hub layout of
+# XiaomiMiMo/MiMo-V2.5; HAND_BUILT): a vision tower and an audio encoder in one file. The
+# vision tower under `visual.` (a Conv3D patch embedding, blocks with a fused GQA `qkv` with
+# bias, attention sinks, RMS `norm1` / `norm2` and a SwiGLU MLP with biases, the merger's
+# `ln_q` and `mlp.0` / `mlp.2`); the LLM-side audio connector (`speech_embeddings.{i}`, one
+# table per audio channel, stacked by the class; `audio_encoder.input_local_transformer` and
+# `audio_encoder.projection`) and two text tensors the class filters out. The audio encoder
+# itself is a model of its own in `audio_tokenizer/` (its config.json and one
+# model.safetensors): a Whisper-style encoder, the downsampling convolution and norm, three
+# RVQ codebooks of unequal sizes (float32, so stored after the bf16 tensors: the class reads
+# them in file order) with their EMA buffers, and a decoder tensor the class skips.
+# Projector only: the mimo2 fixture covers the text half.
+MIMO_PRE = {**QWEN_PRE, "min_pixels": 3136, "max_pixels": 12845056, "patch_size": 7,
+            "merge_size": 2, "temporal_patch_size": 2}
+FIXTURES["mimo-vl"] = ("MiMoV2ForCausalLM", "mimo_v2", None, MIMO_PRE, None, [], False)
+MIMO = dict(text=16, v_hidden=16, v_layers=3, v_heads=2, v_kv=1, v_hd=8, v_ffn=24, patch=7,
+            merge=2, channels=3, code_vocab=9, local_layers=2, group=2, a_hidden=16, a_ffn=24,
+            a_heads=2, a_layers=2, mels=8, codebooks=(8, 6, 8))
+
+
+def mimo_vl_config(m: dict = MIMO) -> dict:
+    return {
+        "architectures": ["MiMoV2ForCausalLM"], "model_type": "mimo_v2",
+        "hidden_size": m["text"], "num_hidden_layers": 3, "vocab_size": 49152,
+        "vision_config": {
+            "depth": m["v_layers"], "hidden_size": m["v_hidden"],
+            "intermediate_size": m["v_ffn"], "num_heads": m["v_heads"],
+            "num_key_value_heads": m["v_kv"], "qk_channels": m["v_hd"],
+            "patch_size": m["patch"], "spatial_merge_size": m["merge"],
+            "temporal_patch_size": 2, "in_chans": 3, "out_hidden_size": m["text"],
+            "fullatt_block_indexes": [2], "vit_window_attn_types": [0, 1, -1],
+            "visual_token_window_size": 64, "use_sink": True, "hidden_act": "silu",
+        },
+        "audio_config": {
+            "audio_channels": m["channels"], "input_local_layers": m["local_layers"],
+            "group_size": m["group"], "input_local_dim": m["a_hidden"],
+        },
+    }
+
+
+def mimo_vl_tensors(m: dict = MIMO) -> dict:
+    e, f, hd, t = m["v_hidden"], m["v_ffn"], m["v_hd"], m["text"]
+    qkv = (m["v_heads"] + 2 * m["v_kv"]) * hd
+    mm = e * m["merge"] ** 2
+    out = {
+        "visual.patch_embed.proj.weight": ((e, 3, 2, m["patch"], m["patch"]), False),
+        "visual.merger.ln_q.weight": ((e,), True),
+        "visual.merger.mlp.0.weight": ((mm, mm), False),
+        "visual.merger.mlp.0.bias": ((mm,), False),
+        "visual.merger.mlp.2.weight": ((t, mm), False),
+        "visual.merger.mlp.2.bias": ((t,), False),
+        "audio_encoder.input_local_transformer.norm.weight": ((m["a_hidden"],), True),
+        "audio_encoder.projection.mlp.0.weight": ((t, m["a_hidden"] * m["group"]), False),
+        "audio_encoder.projection.mlp.2.weight": ((t, t), False),
+        # the text model's, filtered out by the class
+        "model.norm.weight": ((t,), True),
+        "model.embed_tokens.weight": ((4, t), False),
+    }
+    for i in range(m["channels"]):
+        out[f"speech_embeddings.{i}.weight"] = ((m["code_vocab"], m["a_hidden"]), False)
+    for i in range(m["v_layers"]):
+        b = f"visual.blocks.{i}."
+        out.update({b + "norm1.weight": ((e,), True), b + "norm2.weight": ((e,), True),
+                    b + "attn.qkv.weight": ((qkv, e), False), b + "attn.qkv.bias": ((qkv,), False),
+                    b + "attn.proj.weight": ((e, m["v_heads"] * hd), False),
+                    b + "attn.proj.bias": ((e,), False),
+                    b + "attn.sinks": ((m["v_heads"],), False)})
+        for nm, shape in (("gate_proj", (f, e)), ("up_proj", (f, e)), ("down_proj", (e, f))):
+            out[b + f"mlp.{nm}.weight"] = (shape, False)
+            out[b + f"mlp.{nm}.bias"] = ((shape[0],), False)
+    a = m["a_hidden"]
+    for i in range(m["local_layers"]):
+        b = f"audio_encoder.input_local_transformer.layers.{i}."
+        for nm in ("q_proj", "k_proj", "v_proj"):
+            out[b + f"self_attn.{nm}.weight"] = ((a, a), False)
+            out[b + f"self_attn.{nm}.bias"] = ((a,), False)
+        out.update({b + "self_attn.o_proj.weight": ((a, a), False),
+                    b + "mlp.gate_proj.weight": ((m["a_ffn"], a), False),
+                    b + "mlp.up_proj.weight": ((m["a_ffn"], a), False),
+                    b + "mlp.down_proj.weight": ((a, m["a_ffn"]), False),
+                    b + "input_layernorm.weight": ((a,), True),
+                    b + "post_attention_layernorm.weight": ((a,), True)})
+    return out
+
+
+def mimo_audio_tokenizer_config(m: dict = MIMO) -> dict:
+    return {
+        "model_type": "mimo_audio_tokenizer", "d_model": m["a_hidden"],
+        "encoder_ffn_dim": m["a_ffn"], "encoder_attention_heads": m["a_heads"],
+        "encoder_layers": m["a_layers"], "n_mels": m["mels"], "hybrid_attention": True,
+        "swa_per_block": 2, "encoder_attn_window_size": [4, 4],
+        "codebook_size": list(m["codebooks"]), "num_quantizers": len(m["codebooks"]),
+        "decoder_layers": 1, "sampling_rate": 24000, "hop_length": 240,
+    }
+
+
+def mimo_audio_tokenizer_tensors(m: dict = MIMO) -> dict:
+    """name -> (shape, is_norm, float32): the encoder in bf16, the codebooks' tensors in
+    float32 (as the published tokenizer stores its RVQ buffers)."""
+    d, f, mel = m["a_hidden"], m["a_ffn"], m["mels"]
+    out = {
+        "encoder.conv1.weight": ((d, mel, 3), False, False),
+        "encoder.conv1.bias": ((d,), False, False),
+        "encoder.conv2.weight": ((d, d, 3), False, False),
+        "encoder.conv2.bias": ((d,), False, False),
+        "encoder.layer_norm.weight": ((d,), True, False),
+        "encoder.layer_norm.bias": ((d,), False, False),
+        "encoder.down_sample_layer.0.weight": ((d, d, 2), False, False),
+        "encoder.down_sample_norm.weight": ((d,), True, False),
+        "encoder.down_sample_norm.bias": ((d,), False, False),
+        "decoder.fc.weight": ((4, d), False, False),
+    }
+    for i in range(m["a_layers"]):
+        b = f"encoder.layers.{i}."
+        for nm in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out[b + f"self_attn.{nm}.weight"] = ((d, d), False, False)
+            if nm != "k_proj":
+                out[b + f"self_attn.{nm}.bias"] = ((d,), False, False)
+        for nm in ("self_attn_layer_norm", "final_layer_norm"):
+            out[b + f"{nm}.weight"] = ((d,), True, False)
+            out[b + f"{nm}.bias"] = ((d,), False, False)
+        # the last block's fc2 bias in float32: stored before the bf16 tensors, so file
+        # order is not name order
+        out.update({b + "fc1.weight": ((f, d), False, False), b + "fc1.bias": ((f,), False, False),
+                    b + "fc2.weight": ((d, f), False, False),
+                    b + "fc2.bias": ((d,), False, i == m["a_layers"] - 1)})
+    for i, n in enumerate(m["codebooks"]):
+        b = f"encoder.quantizer.vq.layers.{i}._codebook."
+        out.update({b + "embed": ((n, d), False, True), b + "embed_avg": ((n, d), False, True),
+                    b + "cluster_size": ((n,), False, True), b + "inited": ((1,), False, True)})
+    return out
+
+
+def build_mimo_vl(out: Path, seed: int, m: dict = MIMO) -> None:
+    """The main checkpoint as build_hand draws it, then audio_tokenizer/ (its tensors drawn
+    the same way after the main ones, bf16 or float32 as the table says)."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+
+    build_hand(out, seed, mimo_vl_tensors(m), mimo_vl_config(m))
+    rng = np.random.default_rng(seed + 1)
+    spec = mimo_audio_tokenizer_tensors(m)
+    tensors = {}
+    for name in sorted(spec):
+        shape, is_norm, f32 = spec[name]
+        v = 1.0 + 0.05 * rng.standard_normal(shape) if is_norm \
+            else 0.02 * rng.standard_normal(shape)
+        t = torch.from_numpy(v.astype(np.float32))
+        tensors[name] = t if f32 else t.to(torch.bfloat16)
+    sub = out / "audio_tokenizer"
+    sub.mkdir()
+    save_file(tensors, str(sub / "model.safetensors"), metadata={"format": "pt"})
+    (sub / "config.json").write_text(json.dumps(mimo_audio_tokenizer_config(m), indent=2) + "\n")
+
+
+HAND_BUILT["mimo-vl"] = build_mimo_vl
+
+
 def build(name: str, out: Path, seed: int) -> None:
     import numpy as np
     import torch
@@ -2945,6 +3104,9 @@ def store(name: str, model_dir: Path, shared: list[str]) -> None:
     earlier = list(FIXTURES)[:list(FIXTURES).index(name)]
     for f in sorted(model_dir.iterdir()):
         if f.name in names or f.suffix == ".gguf":
+            continue
+        if f.is_dir():  # a model of its own in a sub-directory (MiMo's audio tokenizer)
+            shutil.copytree(f, dest / f.name)
             continue
         same = [o for o in earlier if (TESTDATA / "hf" / o / f.name).is_file()
                 and mf.sha256(TESTDATA / "hf" / o / f.name) == mf.sha256(f)]

@@ -24,6 +24,15 @@ fixture's own `model.safetensors`, shared by reference (`shared-files.txt`), and
                  projection), 32 wide; the f32 output is also requantized (Q4_K_M, Q2_K) as
                  one-pass `--outtype` quantization does.
 
+  mimo2-mxfp4    the `mimo2` model with its routed experts (blocks 1 and 2, four each) stored as
+                 MiMo V2 stores them in MXFP4 (`quantization_config.store_dtype: "mxfp4"`, no
+                 `quant_method`): per expert and projection a U8 `weight` [32, 16] (two E2M1
+                 codes a byte) and a U8 E8M0 `weight_scale` [32, 1], 32 wide where the model
+                 is 16 / 8 wide (unloadable, as qwen3moe-nvfp4). One `model.safetensors`
+                 (the reference refuses bf16 routed experts beside MXFP4 ones, so the source's
+                 experts are left out of it, not shadowed); its other tensors are the
+                 source's, which share_tensors.py stores once.
+
   llama-bpe-nvfp4  `llama-bpe` plus a third layer whose projections are ModelOpt NVFP4
                  (`hf_quant_config.json`): U8 weights (2 E2M1 codes a byte), E4M3
                  `weight_scale` per 16 inputs, F32 `weight_scale_2` / `input_scale`,
@@ -147,6 +156,29 @@ def kimik3_mxfp4():
             "ignore": ["lm_head", "re:.*self_attn.*", "re:vision_tower.*", "re:mm_projector.*"],
         }
     return t, config
+
+
+def mimo2_mxfp4():
+    """Blocks 1 and 2's routed experts in MiMo V2's MXFP4 layout, the source tensors they
+    replace, and the config change."""
+    import torch
+    gen = torch.Generator().manual_seed(SEED)
+    n_expert, width = 4, 32
+    t = {}
+    for bid in (1, 2):
+        for x in range(n_expert):
+            for w in ("gate", "up", "down"):
+                blocks, scales = mxfp4_quantize(torch.randn(width, width, generator=gen) * 0.05)
+                name = f"model.layers.{bid}.mlp.experts.{x}.{w}_proj.weight"
+                t[name] = blocks.reshape(width, width // 2).contiguous()
+                t[name + "_scale"] = scales
+
+    def config(c):
+        c["quantization_config"] = {"store_dtype": "mxfp4", "mxfp4_block_size": 32}
+
+    def replaced(name):
+        return ".mlp.experts." in name and name.startswith("model.layers.")
+    return t, config, {}, replaced
 
 
 # The projections of the Llama layer added to llama-bpe (name, out, in).
@@ -389,6 +421,7 @@ def qwen3moe_nvfp4():
 FIXTURES = {
     "gptoss-mxfp4": ("gptoss", gptoss_mxfp4),
     "kimik3-mxfp4": ("kimik3", kimik3_mxfp4),
+    "mimo2-mxfp4": ("mimo2", mimo2_mxfp4),
     "llama-bpe-nvfp4": ("llama-bpe", nvfp4),
     "llama-bpe-nvfp4-ct": ("llama-bpe", lambda: nvfp4("ct")),
     "llama-bpe-nvfp4-w4a16": ("llama-bpe", lambda: nvfp4("modelopt", "W4A16_NVFP4")),
@@ -424,6 +457,8 @@ def write_fixture(name: str) -> Path:
     tensors, edit = made[0], made[1]
     for fname, value in (made[2] if len(made) > 2 else {}).items():
         (dst / fname).write_text(json.dumps(value, indent=2) + "\n")
+    if len(made) > 3:
+        return write_replacing(src, dst, source, tensors, edit, made[3])
     save_file(tensors, str(dst / PART2), metadata={"format": "pt"})
     config = json.loads((src / "config.json").read_text())
     edit(config)
@@ -449,6 +484,34 @@ def write_fixture(name: str) -> Path:
             shared[p.name] = f"../{source}/{p.name}"
     lines += [f"{k} = {shared[k]}" for k in sorted(shared)]
     (dst / "shared-files.txt").write_text("\n".join(lines) + "\n")
+    return dst
+
+
+def write_replacing(src: Path, dst: Path, source: str, tensors: dict, edit, replaced) -> Path:
+    """A fixture of one `model.safetensors`: the source's tensors but those `replaced`
+    accepts, and `tensors`; the config edited; the source's other files referenced."""
+    from safetensors.torch import load_file, save_file
+    with tempfile.TemporaryDirectory() as tmp:
+        whole = materialize(src, Path(tmp) / source)
+        base = load_file(str(whole / "model.safetensors"))
+    out = {n: v for n, v in base.items() if not replaced(n)}
+    out.update(tensors)
+    save_file(out, str(dst / "model.safetensors"), metadata={"format": "pt"})
+    config = json.loads((src / "config.json").read_text())
+    edit(config)
+    (dst / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    shared = {}
+    if (src / "shared-files.txt").is_file():
+        for line in (src / "shared-files.txt").read_text().splitlines():
+            if "=" in line:
+                k, v = (x.strip() for x in line.split("=", 1))
+                if "|" not in v:  # the source's own weights are not referenced
+                    shared[k] = f"../{source}/{v}"
+    for p in sorted(src.iterdir()):
+        if p.is_file() and p.name not in ("config.json", "shared-files.txt") \
+                and not p.name.endswith((".safetensors", ".index.json", ".hollow")):
+            shared[p.name] = f"../{source}/{p.name}"
+    (dst / "shared-files.txt").write_text("".join(f"{k} = {shared[k]}\n" for k in sorted(shared)))
     return dst
 
 
@@ -537,6 +600,24 @@ def rename_tensor(d: Path, name: str, new: str):
 
 
 K3_EXPERTS = "language_model.model.layers.3.block_sparse_moe."
+MIMO_EXPERTS = "model.layers.1.mlp.experts."
+
+
+def drop_one(d: Path, *names: str):
+    """Removes tensors from a one-file fixture's model.safetensors."""
+    from safetensors.torch import load_file, save_file
+    t = load_file(str(d / "model.safetensors"))
+    for n in names:
+        del t[n]
+    save_file(t, str(d / "model.safetensors"), metadata={"format": "pt"})
+
+
+def rename_one(d: Path, name: str, new: str):
+    """Renames a tensor of a one-file fixture's model.safetensors."""
+    from safetensors.torch import load_file, save_file
+    t = load_file(str(d / "model.safetensors"))
+    t[new] = t.pop(name)
+    save_file(t, str(d / "model.safetensors"), metadata={"format": "pt"})
 
 REFUSED = {
     "kimik3-mxfp4": {
@@ -549,6 +630,18 @@ REFUSED = {
                                             K3_EXPERTS + "shared_experts.up_proj.weight_packed"),
     },
     "gptoss-mxfp4": {"scales-shape": refuse_scales_shape, "blocks-dtype": refuse_blocks_dtype},
+    "mimo2-mxfp4": {
+        # KeyError: missing <weight>_scale for <weight>.
+        "mimo-no-scale": lambda d: drop_one(d, MIMO_EXPERTS + "2.down_proj.weight_scale"),
+        # KeyError: layer 1 gate_proj: 3 of 4 experts present.
+        "mimo-no-expert": lambda d: drop_one(d, MIMO_EXPERTS + "3.gate_proj.weight",
+                                             MIMO_EXPERTS + "3.gate_proj.weight_scale"),
+        # NotImplementedError: an MXFP4 tensor outside the routed experts.
+        "mimo-stray": lambda d: rename_one(d, MIMO_EXPERTS + "1.up_proj.weight_scale",
+                                           "model.layers.1.mlp.shared_up.weight_scale"),
+        # NotImplementedError: MXFP4 block size 64 is not ggml's.
+        "mimo-block-64": lambda d: edit_config(d, lambda q: q.update(mxfp4_block_size=64)),
+    },
     "llama-bpe-gptq4": {
         "bits-3": lambda d: edit_config(d, lambda q: q.update(bits=3)),
         "no-g-idx": lambda d: drop_tensor(d, "model.layers.2.mlp.up_proj.g_idx"),
@@ -564,9 +657,11 @@ REFUSED = {
 }
 QUANTS = {"gptoss-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"], "llama-bpe-nvfp4": ["Q4_K_M", "Q8_0"],
           "kimik3-mxfp4": ["MXFP4_MOE", "Q4_K_M", "Q8_0"]}
+QUANTS["mimo2-mxfp4"] = ["MXFP4_MOE", "Q4_K_M", "Q8_0"]
 # llama-quantize --allow-requantize on the f32 output: what one-pass `--outtype` quantization
 # writes (it always allows requantizing).
 REQUANTS = {"kimik3-mxfp4": ["Q4_K_M", "Q2_K"]}
+REQUANTS["mimo2-mxfp4"] = ["Q4_K_M", "Q2_K"]
 
 
 def main():

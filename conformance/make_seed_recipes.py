@@ -293,6 +293,7 @@ PROJECTORS += ("dotsocr-vl",)
 PROJECTORS += ("phi4v",)
 PROJECTORS += ("nemotron-vl", "nemotron-omni")
 PROJECTORS += ("granitespeech", "lfm2audio")
+PROJECTORS += ("mimo-vl",)
 
 
 def convert_projector(name: str, model_dir: Path, llama: Path, work: Path) -> dict:

@@ -550,6 +550,8 @@ pub mod clip {
         pub const IS_DEEPSTACK_LAYERS: &str = "clip.vision.is_deepstack_layers";
         /// Windowed attention's window size.
         pub const WINDOW_SIZE: &str = "clip.vision.window_size";
+        /// Each block's attention kind (-1 full, 0 / 1 windowed kinds: MiMo-VL).
+        pub const WA_PATTERN_MODE: &str = "clip.vision.wa_pattern_mode";
         /// The bound the tower's SwiGLU activations are clamped to (GLM-5V).
         pub const SWIGLU_CLAMP: &str = "clip.vision.swiglu_clamp";
         /// The attention heads.
@@ -621,6 +623,18 @@ pub mod clip {
         pub const PROJECTOR_DOWNSAMPLE_RATE: &str = "clip.audio.projector.downsample_rate";
         /// The window-QFormer projector's attention heads.
         pub const PROJECTOR_HEAD_COUNT: &str = "clip.audio.projector.head_count";
+        /// The residual vector quantizer's quantizer count (MiMo's audio tokenizer).
+        pub const RVQ_NUM_QUANTIZERS: &str = "clip.audio.rvq.num_quantizers";
+        /// Each quantizer's codebook size.
+        pub const RVQ_CODEBOOK_SIZE: &str = "clip.audio.rvq.codebook_size";
+        /// Each block's attention kind (-1 full, 0 windowed).
+        pub const WA_PATTERN_MODE: &str = "clip.audio.wa_pattern_mode";
+        /// Windowed attention's window size.
+        pub const WINDOW_SIZE: &str = "clip.audio.window_size";
+        /// The block count of the LLM-side audio connector (MiMo's input local transformer).
+        pub const LOCAL_BLOCK_COUNT: &str = "clip.audio.local_block_count";
+        /// The frames that connector groups into one.
+        pub const LOCAL_GROUP_SIZE: &str = "clip.audio.local_group_size";
     }
 }
 

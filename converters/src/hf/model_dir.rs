@@ -282,6 +282,74 @@ impl ModelDir {
     }
 }
 
+/// Why `name` cannot name an entry of a model directory: it must be one plain path
+/// component (no separator, not `.` or `..`, not empty), so a class's sub-directory or file
+/// can never lead outside the directory it is read from.
+fn plain_component(name: &str) -> Option<&'static str> {
+    let mut parts = Path::new(name).components();
+    match (parts.next(), parts.next()) {
+        (Some(std::path::Component::Normal(c)), None) if c == name => None,
+        _ => Some("not a single plain path component"),
+    }
+}
+
+impl ModelDir {
+    /// The sub-directory `name` of this directory as a model directory of its own (a model
+    /// a class reads beside its own weights: an audio tokenizer in `audio_tokenizer/`), with
+    /// the same readers and checks as this one: its config.json through [`ModelDir::config`],
+    /// its weights through [`ModelDir::safetensors`]. `name` must be one plain path
+    /// component, and the entry a directory (or a link to one); `why` says what needs it, in
+    /// the error when it is missing.
+    pub fn sub_dir(&self, name: &str, why: &str) -> Result<ModelDir, ConvertError> {
+        let path = self.path.join(name);
+        if let Some(problem) = plain_component(name) {
+            return Err(ConvertError::format(&path, None, problem.to_string()));
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => Ok(ModelDir::new(path)),
+            Ok(m) => Err(ConvertError::format(
+                &path,
+                None,
+                format!(
+                    "{} is {}, not a directory ({why})",
+                    name,
+                    super::safetensors::file_kind(&m)
+                ),
+            )),
+            Err(_) => Err(ConvertError::MissingFile {
+                path,
+                why: why.to_string(),
+            }),
+        }
+    }
+
+    /// This directory's safetensors weights, sorted by name within each file: the file
+    /// `file` alone when given (a class that loads one file by name; an error naming it
+    /// when it is missing), else the part set (`model*.safetensors`, checked against
+    /// `model.safetensors.index.json` when there is one). Every file is mapped and checked
+    /// as the model's own weights are.
+    pub fn safetensors(
+        &self,
+        file: Option<&str>,
+        why: &str,
+    ) -> Result<Vec<super::safetensors::StTensor>, ConvertError> {
+        let Some(file) = file else {
+            return Ok(super::safetensors::index_dir(&self.path)?.tensors);
+        };
+        let path = self.path.join(file);
+        if let Some(problem) = plain_component(file) {
+            return Err(ConvertError::format(&path, None, problem.to_string()));
+        }
+        if !path.is_file() {
+            return Err(ConvertError::MissingFile {
+                path,
+                why: why.to_string(),
+            });
+        }
+        super::safetensors::read_single(&path)
+    }
+}
+
 impl Deref for ModelDir {
     type Target = Path;
 
@@ -306,6 +374,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// A sub-directory or weight file is one plain path component of the directory: no
+    /// separator, `.`, `..` or empty name leads elsewhere.
+    #[test]
+    fn sub_directories_are_plain_names() {
+        let d = scratch("sub");
+        std::fs::create_dir_all(d.join("inner")).unwrap();
+        std::fs::write(d.join("inner").join(CONFIG), r#"{"d_model": 8}"#).unwrap();
+        let dir = ModelDir::new(&d);
+        let sub = dir.sub_dir("inner", "a test").unwrap();
+        assert_eq!(sub.config().unwrap()["d_model"], 8);
+        for bad in ["../inner", "inner/..", "a/b", ".", "..", ""] {
+            assert!(
+                matches!(dir.sub_dir(bad, "a test"), Err(ConvertError::Format { .. })),
+                "{bad}"
+            );
+            assert!(
+                matches!(
+                    sub.safetensors(Some(bad), "a test"),
+                    Err(ConvertError::Format { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            dir.sub_dir("absent", "a test"),
+            Err(ConvertError::MissingFile { .. })
+        ));
+        assert!(matches!(
+            sub.safetensors(Some("model.safetensors"), "a test"),
+            Err(ConvertError::MissingFile { .. })
+        ));
+        assert!(matches!(
+            sub.safetensors(None, "a test"),
+            Err(ConvertError::NoWeights { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     /// The file is read once: a change on disk after the first read is not seen.

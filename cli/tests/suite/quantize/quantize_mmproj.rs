@@ -180,3 +180,48 @@ fn lfm2_audio_projector_is_refused_as_llama_quantize_aborts() {
         assert!(!out.exists(), "{ty}: left a file");
     }
 }
+
+/// MiMo-V2.5's projector (two encoders; a four-dimensional patch embedding llama-quantize
+/// leaves as it is, three-dimensional codebook and code-embedding tables kept F32): Q4_K_M and
+/// Q8_0 of the reference's f32 file (`golden/mimo-vl` `mmproj-f32`) are llama-quantize's
+/// (llama.cpp 0c1e570) byte for byte. Q2_K's rule for `attn_v` reads the head counts of layer
+/// 0, which a projector file has none of: llama-quantize aborts there, gguf-quantize refuses
+/// naming the tensor and writes nothing.
+#[test]
+fn mimo_projector_quantizes_as_llama_quantize() {
+    let work = scratch("q-mmproj-mimo");
+    let input = projector("mimo-vl", &work);
+    let status = read_json(&testdata("golden/mimo-vl/status.json"));
+    assert_eq!(
+        sha256_file(&input),
+        status["mmproj-f32"]["sha256"].as_str().unwrap()
+    );
+    for (ty, sha) in [
+        (
+            "Q4_K_M",
+            "882590b7365701972ed25222e7a2461eacb6aae4054036956b3c21838d94774b",
+        ),
+        (
+            "Q8_0",
+            "91795d787945b281303361ccd9da5943d66f4efa2bfc035f966ba4339d5b5552",
+        ),
+    ] {
+        let out = work.join(format!("{ty}.gguf"));
+        let o = quantize(&input, &out, ty);
+        assert!(
+            o.status.success(),
+            "{ty}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(sha256_file(&out), sha, "{ty}");
+    }
+    let out = work.join("q2k.gguf");
+    let o = quantize(&input, &out, "Q2_K");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "quantized: {err}");
+    assert!(
+        err.contains("a.blk.0.attn_v.weight") && err.contains("no layers"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

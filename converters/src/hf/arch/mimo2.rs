@@ -16,16 +16,23 @@
 //!
 //! The sliding and full attention shapes must agree but for the KV heads, and the router must
 //! be `noaux_tc`, as the reference asserts. FP8 checkpoints (whose tensor-parallel `qkv_proj`
-//! scales the reference regroups per rank) and MXFP4-stored experts are refused. GPT-2 BPE
-//! vocabulary.
+//! scales the reference regroups per rank) are refused. Routed experts stored as MXFP4
+//! (`quantization_config.store_dtype`: a `uint8` weight of two E2M1 codes a byte and an
+//! E8M0 `weight_scale` per 32 inputs, per expert) are repacked into one GGML MXFP4 tensor
+//! per block and projection without dequantizing, written before all others (blocks
+//! ascending, projections by name: down, gate, up), and `general.file_type` is then
+//! MOSTLY_MXFP4_MOE whatever the outtype. GPT-2 BPE vocabulary.
 
 use ggufkit::gguf::keys::{attention, llm, mla, rope};
+use ggufkit::quantize::ftype::ft;
 use serde_json::{Map, Value as Json};
 
 use super::{no_extra, Arch, Entry, Experts, HeadDim, Hooks, ModelType, MtpExport, Rules};
 use crate::hf::config::{json_u64, Hparams};
+use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
+use crate::hf::safetensors::StTensor;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
@@ -108,6 +115,8 @@ pub const MIMO2: Arch = Arch {
     rules: Rules {
         experts: &[MIMO2_EXPERTS],
         mtp: Some(mtp_blocks),
+        generate: Some(generate_mxfp4),
+        file_type_of: Some(file_type_of),
         mtp_export: Some(MtpExport {
             raw_names: true,
             is_mtp: |_, name| Ok(name.starts_with("model.mtp.layers.")),
@@ -249,19 +258,12 @@ fn same(hp: &Hparams, a: &str, b: &str) -> Result<(), ConvertError> {
     }
 }
 
-/// What the class cannot convert: MXFP4-stored experts and FP8 checkpoints (their
-/// tensor-parallel `qkv_proj` scales need the class's own regrouping).
+/// What the class cannot convert: FP8 checkpoints (their tensor-parallel `qkv_proj` scales
+/// need the class's own regrouping).
 fn refuse_quantized(hp: &Hparams) -> Result<(), ConvertError> {
     let Some(Json::Object(qc)) = hp.get("quantization_config") else {
         return Ok(());
     };
-    if qc.get("store_dtype").and_then(Json::as_str) == Some("mxfp4") {
-        return Err(ConvertError::Unsupported(format!(
-            "{}: MiMo V2 experts stored as MXFP4 (quantization_config.store_dtype) are not \
-             converted here",
-            hp.path.display()
-        )));
-    }
     if qc.get("quant_method").and_then(Json::as_str) == Some("fp8") {
         return Err(ConvertError::Unsupported(format!(
             "{}: MiMo V2 FP8 checkpoints (tensor-parallel qkv_proj scales) are not converted \
@@ -270,6 +272,180 @@ fn refuse_quantized(hp: &Hparams) -> Result<(), ConvertError> {
         )));
     }
     Ok(())
+}
+
+/// `_is_mxfp4_packed`: `quantization_config.store_dtype` is `mxfp4`, in ggml's 32-element
+/// groups (`mxfp4_block_size`, 32 when absent; another size is refused, as the reference's
+/// repacking assumes 32).
+fn is_mxfp4_packed(hp: &Hparams) -> Result<bool, ConvertError> {
+    let Some(Json::Object(qc)) = hp.get("quantization_config") else {
+        return Ok(false);
+    };
+    if qc.get("store_dtype").and_then(Json::as_str) != Some("mxfp4") {
+        return Ok(false);
+    }
+    match qc.get("mxfp4_block_size") {
+        None => Ok(true),
+        Some(v) if v.as_f64() == Some(32.0) => Ok(true),
+        Some(v) => Err(ConvertError::UnsupportedFeature {
+            arch: "MiMoV2ForCausalLM".into(),
+            feature: format!(
+                "MXFP4 block size {v} (quantization_config.mxfp4_block_size): ggml's MXFP4 \
+                 groups are 32 wide"
+            ),
+        }),
+    }
+}
+
+/// MOSTLY_MXFP4_MOE for MXFP4-stored experts (`prepare_tensors` sets it whatever the
+/// outtype).
+fn file_type_of(hp: &Hparams) -> Option<u32> {
+    is_mxfp4_packed(hp).ok()?.then_some(ft::MXFP4_MOE)
+}
+
+/// The (block, expert, projection) of a routed expert's weight,
+/// `model.layers.{bid}.mlp.experts.{xid}.{gate|up|down}_proj.weight`.
+fn routed_expert(name: &str) -> Option<(u64, u64, &str)> {
+    let rest = name.strip_prefix("model.layers.")?;
+    let (bid, rest) = rest.split_once('.')?;
+    let rest = rest.strip_prefix("mlp.experts.")?;
+    let (xid, rest) = rest.split_once('.')?;
+    let proj = rest.strip_suffix("_proj.weight")?;
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
+    matches!(proj, "gate" | "up" | "down").then_some((number(bid)?, number(xid)?, proj))
+}
+
+/// `MimoV2Model.generate_extra_tensors` for MXFP4-stored experts: no `weight_scale` may lie
+/// outside the routed experts; per (block, projection), ascending, the `n_routed_experts`
+/// experts' packed weights and scales become one `[n_expert, rows, cols]` MXFP4 tensor,
+/// written first. Every expert of a group must be there with its scale.
+fn generate_mxfp4(
+    hp: &Hparams,
+    entries: &mut Vec<Entry>,
+) -> Result<Vec<(String, Expr)>, ConvertError> {
+    use std::collections::{BTreeMap, HashSet};
+    if !is_mxfp4_packed(hp)? {
+        return Ok(Vec::new());
+    }
+    let n_experts = hp.req_u64(&["n_routed_experts"])?;
+    let stray: Vec<&str> = entries
+        .iter()
+        .map(|e| e.name.as_str())
+        .filter(|n| {
+            n.ends_with(".weight_scale")
+                && routed_expert(n.strip_suffix("_scale").unwrap_or(n)).is_none()
+        })
+        .collect();
+    if let Some(first) = stray.first() {
+        return Err(ConvertError::Tensor {
+            name: first.to_string(),
+            problem: format!(
+                "{} MXFP4 tensor(s) outside the routed experts; only the routed experts have \
+                 a repack path",
+                stray.len()
+            ),
+        });
+    }
+    let names: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    // (block, projection) -> expert -> (weight name, scale name); a later spelling of one
+    // expert (`07` and `7`) replaces the earlier, as the reference's dict does.
+    let mut groups: BTreeMap<(u64, String), BTreeMap<u64, (String, String)>> = BTreeMap::new();
+    for e in entries.iter() {
+        let Some((bid, xid, proj)) = routed_expert(&e.name) else {
+            continue;
+        };
+        let scale = format!("{}_scale", e.name);
+        if !names.contains(scale.as_str()) {
+            return Err(ConvertError::Tensor {
+                problem: format!("missing {scale} for it"),
+                name: e.name.clone(),
+            });
+        }
+        groups
+            .entry((bid, proj.to_string()))
+            .or_default()
+            .insert(xid, (e.name.clone(), scale));
+    }
+    let mut wanted: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for ((bid, proj), experts) in groups {
+        let missing: Vec<u64> = (0..n_experts)
+            .filter(|x| !experts.contains_key(x))
+            .collect();
+        if !missing.is_empty() || experts.len() as u64 != n_experts {
+            return Err(ConvertError::Tensor {
+                name: format!("model.layers.{bid}.mlp.experts.{proj}_proj.weight"),
+                problem: format!(
+                    "layer {bid} {proj}_proj: {} of {n_experts} experts present{}",
+                    experts.len(),
+                    missing
+                        .first()
+                        .map(|m| format!(", first missing is {m}"))
+                        .unwrap_or_default()
+                ),
+            });
+        }
+        let tensor = match proj.as_str() {
+            "gate" => Tensor::FfnGateExp,
+            "up" => Tensor::FfnUpExp,
+            _ => Tensor::FfnDownExp,
+        };
+        let name = format!(
+            "{}.weight",
+            tensor.gguf().replace("{bid}", &bid.to_string())
+        );
+        wanted.push((name, experts.into_values().collect()));
+    }
+    take_and_repack(entries, wanted)
+}
+
+/// Takes each group's weights and scales out of `entries` (in one pass) and repacks them.
+fn take_and_repack(
+    entries: &mut Vec<Entry>,
+    wanted: Vec<(String, Vec<(String, String)>)>,
+) -> Result<Vec<(String, Expr)>, ConvertError> {
+    use std::collections::{HashMap, HashSet};
+    let consumed: HashSet<String> = wanted
+        .iter()
+        .flat_map(|(_, parts)| parts.iter().flat_map(|(w, s)| [w.clone(), s.clone()]))
+        .collect();
+    let mut taken: HashMap<String, StTensor> = HashMap::new();
+    let mut kept = Vec::with_capacity(entries.len());
+    for e in entries.drain(..) {
+        if !consumed.contains(&e.name) {
+            kept.push(e);
+            continue;
+        }
+        let t = e
+            .expr
+            .as_read()
+            .cloned()
+            .ok_or_else(|| ConvertError::Tensor {
+                name: e.name.clone(),
+                problem: "expected a stored tensor, found a transformed one".into(),
+            })?;
+        taken.insert(e.name, t);
+    }
+    *entries = kept;
+    let mut out = Vec::with_capacity(wanted.len());
+    for (name, parts) in wanted {
+        let mut pairs = Vec::with_capacity(parts.len());
+        for (weight, scale) in parts {
+            let mut take = |n: &str| {
+                taken.remove(n).ok_or_else(|| ConvertError::Tensor {
+                    name: n.to_string(),
+                    problem: "missing".into(),
+                })
+            };
+            pairs.push((take(&weight)?, take(&scale)?));
+        }
+        let expr = crate::hf::prequant::mxfp4_experts(&name, pairs)?;
+        out.push((name, expr));
+    }
+    Ok(out)
 }
 
 /// `hybrid_layer_pattern` extended with a sliding entry per counted MTP layer.
@@ -442,10 +618,33 @@ mod tests {
         ));
         let mx = hp(json!({"architectures": ["MiMoV2ForCausalLM"],
                            "quantization_config": {"store_dtype": "mxfp4"}}));
+        assert!(refuse_quantized(&mx).is_ok());
+        assert_eq!(file_type_of(&mx), Some(ft::MXFP4_MOE));
+        let mx64 = hp(json!({"architectures": ["MiMoV2ForCausalLM"],
+                             "quantization_config": {"store_dtype": "mxfp4",
+                                                     "mxfp4_block_size": 64}}));
         assert!(matches!(
-            refuse_quantized(&mx),
-            Err(ConvertError::Unsupported(_))
+            is_mxfp4_packed(&mx64),
+            Err(ConvertError::UnsupportedFeature { .. })
         ));
+    }
+
+    #[test]
+    fn routed_expert_names_are_parsed_as_the_reference_matches_them() {
+        let n = "model.layers.3.mlp.experts.12.down_proj.weight";
+        assert_eq!(routed_expert(n), Some((3, 12, "down")));
+        assert_eq!(
+            routed_expert("model.layers.3.mlp.experts.1.w1_proj.weight"),
+            None
+        );
+        assert_eq!(
+            routed_expert("model.mtp.layers.0.mlp.experts.1.up_proj.weight"),
+            None
+        );
+        assert_eq!(
+            routed_expert("model.layers.3.mlp.shared_experts.up_proj.weight"),
+            None
+        );
     }
 
     #[test]

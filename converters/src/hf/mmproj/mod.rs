@@ -57,6 +57,7 @@ mod lighton_ocr;
 mod ling3vl;
 mod llama4;
 mod meralion;
+mod mimo;
 mod minicpmv46;
 mod minimax_m3;
 pub mod names;
@@ -213,6 +214,7 @@ pub static ALL: &[&Projector] = &[
     &dots_ocr::DOTS_OCR,
     &phi4v::PHI4V,
     &nemotron_vl::NEMOTRON_VL,
+    &mimo::MIMO_VL,
 ];
 
 /// The projector family of an HF architecture name.
@@ -276,6 +278,15 @@ pub struct Ctx {
     /// The tensors a hook holds back until the rest of their group arrives
     /// ([`Ctx::gather`]), by group.
     pending: Mutex<HashMap<String, Vec<(String, Expr)>>>,
+    /// Tensors the class makes itself (`generate_extra_tensors`: read from a model of its
+    /// own beside the checkpoint), set by its `prepare`: planned before the checkpoint's
+    /// tensors, through the class's hook but not its filter.
+    pub generated: Vec<(String, Expr)>,
+    /// Values the class's `prepare` derives for its `params` (from the tensors it made).
+    pub derived: Map<String, Json>,
+    /// Tensors the class's hook holds back until the set it merges into one is complete
+    /// (the reference's buffers in `modify_tensors`), by a key of the hook's choosing.
+    pub held: std::cell::RefCell<std::collections::BTreeMap<String, Expr>>,
 }
 
 impl Ctx {
@@ -709,6 +720,11 @@ pub fn read_mmproj_dir(dir: &Path, opts: &HfOptions) -> Result<HfConversion, Con
         t => t,
     };
     ctx.outtype = outtype;
+    // The class's own tensors come first (the reference chains them before the checkpoint's).
+    let generated = std::mem::take(&mut ctx.generated)
+        .into_iter()
+        .map(|(name, expr)| (name, expr, StDtype::F32));
+    let entries = generated.chain(entries).collect();
     let planned = plan_projector(p, &ctx, entries, n_blocks)?;
 
     let mut md = Metadata::new();
@@ -822,6 +838,9 @@ fn projector_context(
         has_audio: p.audio,
         map_blocks: None,
         pending: Mutex::default(),
+        generated: Vec::new(),
+        derived: Map::new(),
+        held: Default::default(),
         hp,
         tensors,
     };

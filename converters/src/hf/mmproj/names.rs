@@ -32,7 +32,7 @@ tensor_table! {
     /// `mm.{bid}`: the numbered layers of an MLP projector.
     Mmproj = "mm.{bid}" {
         "multi_modal_projector.linear_{bid}": ["pixtral", "kimivl", "lfm2", "lightonocr", "minimax_m3"],
-        "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5"],
+        "visual.merger.mlp.{bid}": ["qwen2vl_merger", "exaone4_5", "mimovl"],
         "mm_projector.proj.linear_{bid}": ["kimik25"],
         "merger.mlp.{bid}": ["youtuvl"],
         "vit.perceive.proj.{bid}": ["hunyuanvl"],
@@ -111,7 +111,7 @@ tensor_table! {
     }
     /// `v.blk.{bid}.attn_qkv`.
     EncAttnQkv = "v.blk.{bid}.attn_qkv" {
-        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.attn.qkv": ["glm4v", "glm5v", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.encoder.blocks.{bid}.wqkv": ["kimik25"],
         "vision.blocks.{bid}.attn.wqkv": ["deepseek4v"],
         "model.vision.transformer.layers.{bid}.attention.query_key_value": ["cogvlm"],
@@ -187,7 +187,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm1": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.layer_norm1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.attention_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.norm1": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm1": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_before": ["internvl"],
         "vision_model.model.layers.{bid}.input_layernorm": ["gemma4v", "llama4"],
@@ -209,7 +209,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.self_attn.out_proj": ["idefics3", "paddleocr"],
         "vision_tower.transformer.layers.{bid}.attention.o_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.attn.proj": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.attn.proj": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.attention.projection_layer": ["internvl"],
         "vision_model.model.layers.{bid}.self_attn.o_proj": ["gemma4v", "llama4"],
@@ -233,7 +233,7 @@ tensor_table! {
         "vision_tower.vision_model.encoder.layers.{bid}.layer_norm2": ["gemma3", "lfm2", "minimax_m3", "phi4"],
         "model.vision_model.encoder.layers.{bid}.layer_norm2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.ffn_norm": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5"],
+        "visual.blocks.{bid}.norm2": ["glm4v", "glm5v", "qwen2vl_merger", "qwen3vl_merger", "ling3vl", "exaone4_5", "mimovl"],
         "vision_tower.vision_model.encoder.layers.{bid}.norm2": ["internvl"],
         "model.vision_tower.encoder.layer.{bid}.layernorm_after": ["internvl"],
         "vision_model.model.layers.{bid}.pre_feedforward_layernorm": ["gemma4v"],
@@ -256,7 +256,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc1": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.up_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc1": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.up_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "visual.blocks.{bid}.mlp.linear_fc1": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc1": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.up_proj": ["gemma4v"],
@@ -276,7 +276,7 @@ tensor_table! {
     /// `v.blk.{bid}.ffn_gate`.
     EncFfnGate = "v.blk.{bid}.ffn_gate" {
         "vision_tower.transformer.layers.{bid}.feed_forward.gate_proj": ["pixtral", "lightonocr"],
-        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.gate_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "vision_model.model.layers.{bid}.mlp.gate_proj": ["gemma4v"],
         "vision.blocks.{bid}.mlp.w1_gate": ["deepseek4v"],
         "model.qwen2_model.model.model.layers.{bid}.mlp.gate_proj": ["deepseekocr2"],
@@ -287,7 +287,7 @@ tensor_table! {
         "model.vision_model.encoder.layers.{bid}.mlp.fc2": ["idefics3", "paddleocr", "janus_pro"],
         "vision_tower.transformer.layers.{bid}.feed_forward.down_proj": ["pixtral", "lightonocr"],
         "visual.blocks.{bid}.mlp.fc2": ["qwen2vl_merger"],
-        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr"],
+        "visual.blocks.{bid}.mlp.down_proj": ["glm4v", "glm5v", "qwen2vl_merger", "exaone4_5", "dots_ocr", "mimovl"],
         "visual.blocks.{bid}.mlp.linear_fc2": ["qwen3vl_merger", "ling3vl"],
         "model.vision_tower.encoder.layer.{bid}.mlp.fc2": ["internvl"],
         "vision_model.model.layers.{bid}.mlp.down_proj": ["gemma4v"],
@@ -329,7 +329,7 @@ tensor_table! {
     PostNorm = "v.post_ln" {
         "vision_tower.vision_model.post_layernorm": ["gemma3", "lfm2"],
         "model.vision_model.post_layernorm": ["idefics3", "paddleocr", "janus_pro"],
-        "visual.merger.ln_q": ["qwen2vl_merger", "exaone4_5"],
+        "visual.merger.ln_q": ["qwen2vl_merger", "exaone4_5", "mimovl"],
         "visual.post_layernorm": ["glm4v", "glm5v"],
         "vision_tower.encoder.final_layernorm": ["kimivl", "kimik25"],
         "vision_model.layernorm_post": ["llama4"],
@@ -411,6 +411,7 @@ tensor_table! {
         "model.audio_tower.subsample_conv_projection.conv_{bid}.conv": ["gemma3nv"],
         "sound_encoder.encoder.subsampling.layers.{bid}": ["nemotron_v2_vl"],
         "conformer.pre_encode.conv.{bid}": ["lfm2a"],
+        "encoder.conv{bid}": ["mimovl"],
     }
     /// `a.position_embd`.
     AEncEmbdPos = "a.position_embd" {
@@ -420,6 +421,7 @@ tensor_table! {
     /// `a.post_ln`.
     APostNorm = "a.post_ln" {
         "audio_tower.layer_norm": ["qwen2a", "ultravox", "voxtral", "musicflamingo", "meralion"],
+        "encoder.layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_q`.
     AEncAttnQ = "a.blk.{bid}.attn_q" {
@@ -429,6 +431,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.self_attn.q_proj": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.attn.to_q": ["granite_speech"],
         "conformer.layers.{bid}.self_attn.linear_q": ["lfm2a"],
+        "encoder.layers.{bid}.self_attn.q_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_k`.
     AEncAttnK = "a.blk.{bid}.attn_k" {
@@ -438,6 +441,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.self_attn.k_proj": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.attn.to_k": ["granite_speech"],
         "conformer.layers.{bid}.self_attn.linear_k": ["lfm2a"],
+        "encoder.layers.{bid}.self_attn.k_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_v`.
     AEncAttnV = "a.blk.{bid}.attn_v" {
@@ -447,6 +451,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.self_attn.v_proj": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.attn.to_v": ["granite_speech"],
         "conformer.layers.{bid}.self_attn.linear_v": ["lfm2a"],
+        "encoder.layers.{bid}.self_attn.v_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.ln1`.
     AEncInputNorm = "a.blk.{bid}.ln1" {
@@ -455,6 +460,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.norm_self_att": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.attn.pre_norm": ["granite_speech"],
         "conformer.layers.{bid}.norm_self_att": ["lfm2a"],
+        "encoder.layers.{bid}.self_attn_layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.attn_out`.
     AEncOutput = "a.blk.{bid}.attn_out" {
@@ -464,6 +470,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.self_attn.o_proj": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.attn.to_out": ["granite_speech"],
         "conformer.layers.{bid}.self_attn.linear_out": ["lfm2a"],
+        "encoder.layers.{bid}.self_attn.out_proj": ["mimovl"],
     }
     /// `a.blk.{bid}.ln2`.
     AEncOutputNorm = "a.blk.{bid}.ln2" {
@@ -472,6 +479,7 @@ tensor_table! {
         "conformer.layers.{bid}.attention.post_norm": ["gemma3nv"],
         "sound_encoder.encoder.layers.{bid}.norm_out": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.post_norm": ["granite_speech"],
+        "encoder.layers.{bid}.final_layer_norm": ["mimovl"],
     }
     /// `a.blk.{bid}.ffn_up`.
     AEncFfnUp = "a.blk.{bid}.ffn_up" {
@@ -481,6 +489,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.feed_forward1.linear1": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.ff1.up_proj": ["granite_speech"],
         "conformer.layers.{bid}.feed_forward1.linear1": ["lfm2a"],
+        "encoder.layers.{bid}.fc1": ["mimovl"],
     }
     /// `a.blk.{bid}.ffn_down`.
     AEncFfnDown = "a.blk.{bid}.ffn_down" {
@@ -490,6 +499,7 @@ tensor_table! {
         "sound_encoder.encoder.layers.{bid}.feed_forward1.linear2": ["nemotron_v2_vl"],
         "encoder.layers.{bid}.ff1.down_proj": ["granite_speech"],
         "conformer.layers.{bid}.feed_forward1.linear2": ["lfm2a"],
+        "encoder.layers.{bid}.fc2": ["mimovl"],
     }
     /// `mm.a.fc`: Qwen2-Audio's linear projector.
     AMmprojFc = "mm.a.fc" {
@@ -509,6 +519,68 @@ tensor_table! {
     /// `mm.a.norm_mid`: the norm inside an audio projector (Ultravox).
     AMmNormMid = "mm.a.norm_mid" {
         "audio.multi_modal_projector.ln_mid": ["ultravox"],
+    }
+    /// `v.blk.{bid}.attn_sinks`: per-head attention sinks (MiMo-VL).
+    EncAttnSinks = "v.blk.{bid}.attn_sinks" {
+        "visual.blocks.{bid}.attn.sinks": ["mimovl"],
+    }
+    /// `a.downsample.conv`: the audio encoder's downsampling convolution after its blocks
+    /// (MiMo's audio tokenizer).
+    AEncDownsampleConv = "a.downsample.conv" {
+        "encoder.down_sample_layer.0": ["mimovl"],
+    }
+    /// `a.downsample.norm`: the norm after that convolution (MiMo's audio tokenizer).
+    AEncDownsampleNorm = "a.downsample.norm" {
+        "encoder.down_sample_norm": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_q`: the query of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnQ = "mm.a.local_blk.{bid}.attn_q" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.q_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_k`: the key of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnK = "mm.a.local_blk.{bid}.attn_k" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.k_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_v`: the value of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnV = "mm.a.local_blk.{bid}.attn_v" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.v_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.attn_out`: the attention output of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalAttnOut = "mm.a.local_blk.{bid}.attn_out" {
+        "audio_encoder.input_local_transformer.layers.{bid}.self_attn.o_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_gate`: the FFN gate of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnGate = "mm.a.local_blk.{bid}.ffn_gate" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.gate_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_up`: the FFN up of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnUp = "mm.a.local_blk.{bid}.ffn_up" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.up_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ffn_down`: the FFN down of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalFfnDown = "mm.a.local_blk.{bid}.ffn_down" {
+        "audio_encoder.input_local_transformer.layers.{bid}.mlp.down_proj": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ln1`: the attention norm of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalLn1 = "mm.a.local_blk.{bid}.ln1" {
+        "audio_encoder.input_local_transformer.layers.{bid}.input_layernorm": ["mimovl"],
+    }
+    /// `mm.a.local_blk.{bid}.ln2`: the FFN norm of a block of the LLM-side audio connector
+    /// (MiMo's input local transformer).
+    AMmLocalLn2 = "mm.a.local_blk.{bid}.ln2" {
+        "audio_encoder.input_local_transformer.layers.{bid}.post_attention_layernorm": ["mimovl"],
+    }
+    /// `mm.a.local_norm`: the final norm of MiMo's input local transformer.
+    AMmLocalNorm = "mm.a.local_norm" {
+        "audio_encoder.input_local_transformer.norm": ["mimovl"],
     }
     /// `v.patch_norm.{bid}`: the norms around a patch embedder (Gemma 4 Unified).
     EncEmbdPatchNorm = "v.patch_norm.{bid}" {

@@ -110,6 +110,8 @@ fn pixel_bounds_are_required() {
         ("exaone45-vl", "max_pixels"),
         ("dotsocr-vl", "min_pixels"),
         ("dotsocr-vl", "max_pixels"),
+        ("mimo-vl", "min_pixels"),
+        ("mimo-vl", "max_pixels"),
     ] {
         let dir = fixture(name, &work, key);
         edit_json(&dir.join("preprocessor_config.json"), |p| {
@@ -176,6 +178,60 @@ fn step3vl_only_the_published_tower() {
                 vec!["vision_config.hidden_size", "vision_config.width"]
             )
         }
+        e => panic!("{e}"),
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// MiMo's audio encoder is a model of its own in `audio_tokenizer/` (its config.json and one
+/// `model.safetensors`, as the reference loads them): without the directory, either file,
+/// or with a directory that is a file or a truncated weight file, the projector is refused
+/// with an error naming what is missing or broken, as the reference fails on it.
+#[test]
+fn mimo_audio_tokenizer_is_read_from_its_directory() {
+    let work = scratch("mmproj-config-errors-mimo");
+    let sub = "audio_tokenizer";
+    let dir = fixture("mimo-vl", &work, "no-dir");
+    std::fs::remove_dir_all(dir.join(sub)).unwrap();
+    match refusal(&dir) {
+        ConvertError::MissingFile { path, .. } => assert!(path.ends_with(sub), "{path:?}"),
+        e => panic!("{e}"),
+    }
+    let dir = fixture("mimo-vl", &work, "a-file");
+    std::fs::remove_dir_all(dir.join(sub)).unwrap();
+    std::fs::write(dir.join(sub), b"{}").unwrap();
+    match refusal(&dir) {
+        ConvertError::Format { path, problem, .. } => {
+            assert!(path.ends_with(sub), "{path:?}");
+            assert!(problem.contains("not a directory"), "{problem}");
+        }
+        e => panic!("{e}"),
+    }
+    let dir = fixture("mimo-vl", &work, "no-weights");
+    std::fs::remove_file(dir.join(sub).join("model.safetensors")).unwrap();
+    match refusal(&dir) {
+        ConvertError::MissingFile { path, .. } => {
+            assert!(
+                path.ends_with(format!("{sub}/model.safetensors")),
+                "{path:?}"
+            )
+        }
+        e => panic!("{e}"),
+    }
+    let dir = fixture("mimo-vl", &work, "no-config");
+    std::fs::remove_file(dir.join(sub).join("config.json")).unwrap();
+    match refusal(&dir) {
+        ConvertError::Format { path, .. } => {
+            assert!(path.ends_with(format!("{sub}/config.json")), "{path:?}")
+        }
+        e => panic!("{e}"),
+    }
+    let dir = fixture("mimo-vl", &work, "cut-weights");
+    let weights = dir.join(sub).join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() - 100]).unwrap();
+    match refusal(&dir) {
+        ConvertError::Safetensors { path, .. } => assert_eq!(path, weights),
         e => panic!("{e}"),
     }
     let _ = std::fs::remove_dir_all(&work);

@@ -195,6 +195,7 @@ fixtures! {
     nemotron_omni => "nemotron-omni",
     granitespeech => "granitespeech",
     lfm2audio => "lfm2audio",
+    mimo_vl => "mimo-vl",
 }
 
 fn refusal(dir: &Path) -> ConvertError {
@@ -626,6 +627,24 @@ fn patched(config: &Json, patch: &Json) -> Json {
     cfg
 }
 
+/// Applies a composite-variant patch's `files` (file name relative to `dir` → a patch of
+/// that JSON file, as [`patched`] applies one) and returns each file's path and former text.
+fn patch_other_files(dir: &Path, patch: &Json) -> Vec<(std::path::PathBuf, String)> {
+    let Some(files) = patch.get("files").and_then(Json::as_object) else {
+        return Vec::new();
+    };
+    files
+        .iter()
+        .map(|(name, fpatch)| {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let json: Json = serde_json::from_str(&text).expect("a JSON file");
+            std::fs::write(&path, patched(&json, fpatch).to_string()).unwrap();
+            (path, text)
+        })
+        .collect()
+}
+
 /// Converts `dir` (text half or `--mmproj`, f32) and compares with the reference's record
 /// `want` (`ok` and `sha256`, or its refusal); a difference goes to `problems`.
 fn compare_f32(dir: &Path, mmproj: bool, want: &Json, what: &str, problems: &mut Vec<String>) {
@@ -709,6 +728,8 @@ fn composite_config_variants() {
             .expect("config.json");
         for (name, v) in variants.as_object().expect("variants") {
             std::fs::write(&cfg_path, patched(&base, &v["patch"]).to_string()).unwrap();
+            // other JSON files of the fixture the patch changes (`files`), restored below
+            let others = patch_other_files(&dir, &v["patch"]);
             for &(key, mmproj) in &outputs {
                 checked += 1;
                 let what = format!("{fixture} {name} {key}");
@@ -727,6 +748,9 @@ fn composite_config_variants() {
                     &opts(OutType::F32)
                 };
                 compare_f32_with(&dir, mmproj, o, &v[key], &what, &mut problems);
+            }
+            for (path, text) in others {
+                std::fs::write(path, text).unwrap();
             }
         }
         let _ = std::fs::remove_dir_all(&work);

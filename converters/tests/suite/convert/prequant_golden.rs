@@ -26,6 +26,7 @@ use serde_json::Value as Json;
 const FIXTURES: &[&str] = &[
     "gptoss-mxfp4",
     "kimik3-mxfp4",
+    "mimo2-mxfp4",
     "llama-bpe-nvfp4",
     "llama-bpe-nvfp4-ct",
     "llama-bpe-nvfp4-w4a16",
@@ -160,8 +161,49 @@ fn rename_tensor(dir: &Path, name: &str, new: &str) {
     std::fs::write(&path, serde_json::to_vec_pretty(&idx).unwrap()).unwrap();
 }
 
+/// The routed experts of mimo2-mxfp4's first MoE block.
+const MIMO_EXPERTS: &str = "model.layers.1.mlp.experts.";
+
+/// Edits the tensors of a one-file fixture's `model.safetensors`.
+fn edit_single(dir: &Path, f: impl FnOnce(&mut StTensors)) {
+    let part = dir.join("model.safetensors");
+    let mut t = read_st(&part);
+    f(&mut t);
+    write_st(&part, &t);
+}
+
 /// The modifications of the refused cases (as `make_prequant_fixtures.py` makes them).
 fn modify(dir: &Path, what: &str) {
+    fn drop(names: Vec<String>) -> impl FnOnce(&mut StTensors) {
+        move |t| {
+            let before = t.len();
+            t.retain(|x| !names.contains(&x.0));
+            assert_eq!(t.len() + names.len(), before, "not all of {names:?}");
+        }
+    }
+    match what {
+        "mimo-no-scale" => {
+            let names = vec![format!("{MIMO_EXPERTS}2.down_proj.weight_scale")];
+            return edit_single(dir, drop(names));
+        }
+        "mimo-no-expert" => {
+            let names = vec![
+                format!("{MIMO_EXPERTS}3.gate_proj.weight"),
+                format!("{MIMO_EXPERTS}3.gate_proj.weight_scale"),
+            ];
+            return edit_single(dir, drop(names));
+        }
+        "mimo-stray" => {
+            return edit_single(dir, |t| {
+                let old = format!("{MIMO_EXPERTS}1.up_proj.weight_scale");
+                let i = t.iter().position(|x| x.0 == old).expect("the scale");
+                t[i].0 = "model.layers.1.mlp.shared_up.weight_scale".into();
+                t.sort_by(|a, b| a.0.cmp(&b.0));
+            })
+        }
+        "mimo-block-64" => return edit_config(dir, |q| q["mxfp4_block_size"] = 64.into()),
+        _ => {}
+    }
     match what {
         "bits-3" => return edit_config(dir, |q| q["bits"] = 3.into()),
         "no-g-idx" => return drop_tensor(dir, "model.layers.2.mlp.up_proj.g_idx"),
@@ -233,6 +275,10 @@ fn refused_tensor(what: &str) -> &'static str {
         "k3-no-scale" => "experts.2.w2.weight_scale",
         "k3-no-expert" => "experts.3.w1.weight_packed",
         "k3-stray" => "shared_experts.up_proj.weight_packed",
+        "mimo-no-scale" => "experts.2.down_proj.weight_scale",
+        "mimo-no-expert" => "gate_proj",
+        "mimo-stray" => "shared_up.weight_scale",
+        "mimo-block-64" => "block size 64",
         other => panic!("unknown modification {other}"),
     }
 }

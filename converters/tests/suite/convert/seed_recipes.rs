@@ -455,4 +455,5 @@ recipes! {
     nemotron_omni_s2 => "nemotron-omni-s2",
     granitespeech_s2 => "granitespeech-s2",
     lfm2audio_s2 => "lfm2audio-s2",
+    mimo_vl_s2 => "mimo-vl-s2",
 }
