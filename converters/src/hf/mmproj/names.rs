@@ -741,17 +741,21 @@ tensor_table! {
     AEncFfnScale1 = "a.blk.{bid}.ffn_scale_1" {
         "conformer.layers.{bid}.ffw_layer_end.post_layer_scale": ["gemma3nv"],
     }
-    /// `a.blk.{bid}.conv_norm_var`: the depthwise convolution's batch norm, folded into a scale and a shift.
+    /// `a.blk.{bid}.conv_norm_var`: the depthwise convolution's batch norm: its running
+    /// variance (Parakeet), or the whole norm folded into a scale and a shift.
     AEncConvNormVar = "a.blk.{bid}.conv_norm_var" {
         "encoder.layers.{bid}.conv.batch_norm": ["granite_speech"],
+        "sound_encoder.encoder.layers.{bid}.conv.norm.running_var": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.pos_bias_u`: the relative-position attention's content bias.
     AEncPosBiasU = "a.blk.{bid}.pos_bias_u" {
         "conformer.layers.{bid}.self_attn.pos_bias_u": ["lfm2a"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.bias_u": ["nemotron_v2_vl"],
     }
     /// `a.blk.{bid}.pos_bias_v`: the relative-position attention's position bias.
     AEncPosBiasV = "a.blk.{bid}.pos_bias_v" {
         "conformer.layers.{bid}.self_attn.pos_bias_v": ["lfm2a"],
+        "sound_encoder.encoder.layers.{bid}.self_attn.bias_v": ["nemotron_v2_vl"],
     }
     /// `a.position_embd_norm`: the norm of the audio-output embedding.
     AEncEmbdNorm = "a.position_embd_norm" {
@@ -1114,21 +1118,9 @@ tensor_table! {
     ResmplQuery1024 = "v.resample_query_1024" {
         "model.qwen2_model.query_1024": ["deepseekocr2"],
     }
-    /// `a.blk.{bid}.pos_bias_u`: the relative-position attention's content bias (Parakeet).
-    AEncPosBiasU = "a.blk.{bid}.pos_bias_u" {
-        "sound_encoder.encoder.layers.{bid}.self_attn.bias_u": ["nemotron_v2_vl"],
-    }
-    /// `a.blk.{bid}.pos_bias_v`: the relative-position attention's position bias (Parakeet).
-    AEncPosBiasV = "a.blk.{bid}.pos_bias_v" {
-        "sound_encoder.encoder.layers.{bid}.self_attn.bias_v": ["nemotron_v2_vl"],
-    }
     /// `a.blk.{bid}.conv_norm_mean`: the convolution module's batch-norm running mean.
     AEncConvNormMean = "a.blk.{bid}.conv_norm_mean" {
         "sound_encoder.encoder.layers.{bid}.conv.norm.running_mean": ["nemotron_v2_vl"],
-    }
-    /// `a.blk.{bid}.conv_norm_var`: the convolution module's batch-norm running variance.
-    AEncConvNormVar = "a.blk.{bid}.conv_norm_var" {
-        "sound_encoder.encoder.layers.{bid}.conv.norm.running_var": ["nemotron_v2_vl"],
     }
     /// `a.mel_filters`: the feature extractor's mel filter bank.
     AEncMelFilters = "a.mel_filters" {
