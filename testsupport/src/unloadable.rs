@@ -12,10 +12,6 @@ pub const UNLOADABLE_FIXTURES: &[(&str, &str)] = &[
         "64-wide NVFP4 experts in a 32-wide model (NVFP4 rows are whole 64-value blocks)",
     ),
     (
-        "mimo2-mxfp4",
-        "32-wide MXFP4 experts in a 16-wide model (MXFP4 rows are whole 32-value blocks)",
-    ),
-    (
         "granitehybrid-attn",
         "feed_forward_length is intermediate_size, the dense MLP is shared_intermediate_size",
     ),

@@ -400,6 +400,55 @@ pub fn mxfp4_experts(name: &str, parts: Vec<(StTensor, StTensor)>) -> Result<Exp
     ))
 }
 
+/// Takes each group's `(weight, scale)` tensors out of `entries` in one pass (the other
+/// entries keep their order) and repacks each group as one MXFP4 expert tensor named as the
+/// group ([`mxfp4_experts`]); a tensor a group names that is not there, or is already
+/// transformed, is an error naming it.
+pub fn take_mxfp4_experts(
+    entries: &mut Vec<Entry>,
+    wanted: Vec<(String, Vec<(String, String)>)>,
+) -> Result<Vec<(String, Expr)>, ConvertError> {
+    use std::collections::HashSet;
+    let consumed: HashSet<String> = wanted
+        .iter()
+        .flat_map(|(_, parts)| parts.iter().flat_map(|(w, s)| [w.clone(), s.clone()]))
+        .collect();
+    let mut taken: HashMap<String, StTensor> = HashMap::new();
+    let mut kept = Vec::with_capacity(entries.len());
+    for e in entries.drain(..) {
+        if !consumed.contains(&e.name) {
+            kept.push(e);
+            continue;
+        }
+        let t = e
+            .expr
+            .as_read()
+            .cloned()
+            .ok_or_else(|| ConvertError::Tensor {
+                name: e.name.clone(),
+                problem: "expected a stored tensor, found a transformed one".into(),
+            })?;
+        taken.insert(e.name, t);
+    }
+    *entries = kept;
+    let mut out = Vec::with_capacity(wanted.len());
+    for (name, parts) in wanted {
+        let mut pairs = Vec::with_capacity(parts.len());
+        for (weight, scale) in parts {
+            let mut take = |n: &str| {
+                taken.remove(n).ok_or_else(|| ConvertError::Tensor {
+                    name: n.to_string(),
+                    problem: "missing".into(),
+                })
+            };
+            pairs.push((take(&weight)?, take(&scale)?));
+        }
+        let expr = mxfp4_experts(&name, pairs)?;
+        out.push((name, expr));
+    }
+    Ok(out)
+}
+
 /// Values per NVFP4 sub-block (one UE4M3 scale each); four make a GGML block.
 const NVFP4_SUB: usize = 16;
 /// Bytes of one GGML NVFP4 block (4 scales, then 4 × 8 code bytes) of 64 values.

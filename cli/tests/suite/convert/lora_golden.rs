@@ -93,6 +93,8 @@ fn gguf_convert_takes_adapters_and_finds_their_base() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("LoRA adapter"));
     std::fs::remove_dir_all(work.join("llama-spm")).unwrap();
+    // (An existing OUT would be refused before the adapter is read.)
+    std::fs::remove_file(work.join("out.gguf")).unwrap();
     let o = run(CONVERT, &args, &work);
     assert!(!o.status.success());
     assert!(

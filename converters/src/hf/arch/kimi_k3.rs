@@ -44,7 +44,6 @@ use crate::hf::expr::Expr;
 use crate::hf::family::Entry;
 use crate::hf::names::{Tensor, DECODER};
 use crate::hf::params::Params;
-use crate::hf::safetensors::StTensor;
 use crate::hf::tokenizer::{VocabBuild, VocabKind, VocabOutcome, VocabQuirks};
 use crate::ConvertError;
 
@@ -547,7 +546,7 @@ fn dequant(_: &Hparams, entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError>
 /// scales repacked into one `[n_expert, rows, cols]` MXFP4 tensor, written first. Every
 /// expert of a group must be there with its scale, and no other.
 fn generate(hp: &Hparams, entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)>, ConvertError> {
-    use std::collections::{BTreeMap, HashMap, HashSet};
+    use std::collections::{BTreeMap, HashSet};
     if !is_mxfp4_packed(hp) {
         return Ok(Vec::new());
     }
@@ -610,45 +609,7 @@ fn generate(hp: &Hparams, entries: &mut Vec<Entry>) -> Result<Vec<(String, Expr)
         );
         wanted.push((name, experts.into_values().collect()));
     }
-    // Take the consumed tensors out of the list in one pass.
-    let consumed: HashSet<String> = wanted
-        .iter()
-        .flat_map(|(_, parts)| parts.iter().flat_map(|(p, s)| [p.clone(), s.clone()]))
-        .collect();
-    let mut taken: HashMap<String, StTensor> = HashMap::new();
-    let mut kept = Vec::with_capacity(entries.len());
-    for e in entries.drain(..) {
-        if !consumed.contains(&e.name) {
-            kept.push(e);
-            continue;
-        }
-        let t = e
-            .expr
-            .as_read()
-            .cloned()
-            .ok_or_else(|| ConvertError::Tensor {
-                name: e.name.clone(),
-                problem: "expected a stored tensor, found a transformed one".into(),
-            })?;
-        taken.insert(e.name, t);
-    }
-    *entries = kept;
-    let mut out = Vec::with_capacity(wanted.len());
-    for (name, parts) in wanted {
-        let mut pairs = Vec::with_capacity(parts.len());
-        for (packed, scale) in parts {
-            let mut take = |n: &str| {
-                taken.remove(n).ok_or_else(|| ConvertError::Tensor {
-                    name: n.to_string(),
-                    problem: "missing".into(),
-                })
-            };
-            pairs.push((take(&packed)?, take(&scale)?));
-        }
-        let expr = crate::hf::prequant::mxfp4_experts(&name, pairs)?;
-        out.push((name, expr));
-    }
-    Ok(out)
+    crate::hf::prequant::take_mxfp4_experts(entries, wanted)
 }
 
 #[cfg(test)]

@@ -32,7 +32,6 @@ use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
 use crate::hf::names::Tensor;
 use crate::hf::params::Params;
-use crate::hf::safetensors::StTensor;
 use crate::hf::tokenizer::{VocabKind, VocabQuirks};
 use crate::hf::Mtp;
 use crate::ConvertError;
@@ -399,53 +398,7 @@ fn generate_mxfp4(
         );
         wanted.push((name, experts.into_values().collect()));
     }
-    take_and_repack(entries, wanted)
-}
-
-/// Takes each group's weights and scales out of `entries` (in one pass) and repacks them.
-fn take_and_repack(
-    entries: &mut Vec<Entry>,
-    wanted: Vec<(String, Vec<(String, String)>)>,
-) -> Result<Vec<(String, Expr)>, ConvertError> {
-    use std::collections::{HashMap, HashSet};
-    let consumed: HashSet<String> = wanted
-        .iter()
-        .flat_map(|(_, parts)| parts.iter().flat_map(|(w, s)| [w.clone(), s.clone()]))
-        .collect();
-    let mut taken: HashMap<String, StTensor> = HashMap::new();
-    let mut kept = Vec::with_capacity(entries.len());
-    for e in entries.drain(..) {
-        if !consumed.contains(&e.name) {
-            kept.push(e);
-            continue;
-        }
-        let t = e
-            .expr
-            .as_read()
-            .cloned()
-            .ok_or_else(|| ConvertError::Tensor {
-                name: e.name.clone(),
-                problem: "expected a stored tensor, found a transformed one".into(),
-            })?;
-        taken.insert(e.name, t);
-    }
-    *entries = kept;
-    let mut out = Vec::with_capacity(wanted.len());
-    for (name, parts) in wanted {
-        let mut pairs = Vec::with_capacity(parts.len());
-        for (weight, scale) in parts {
-            let mut take = |n: &str| {
-                taken.remove(n).ok_or_else(|| ConvertError::Tensor {
-                    name: n.to_string(),
-                    problem: "missing".into(),
-                })
-            };
-            pairs.push((take(&weight)?, take(&scale)?));
-        }
-        let expr = crate::hf::prequant::mxfp4_experts(&name, pairs)?;
-        out.push((name, expr));
-    }
-    Ok(out)
+    crate::hf::prequant::take_mxfp4_experts(entries, wanted)
 }
 
 /// `hybrid_layer_pattern` extended with a sliding entry per counted MTP layer.
