@@ -20,10 +20,9 @@ use ggufkit::quantizers::GgmlType;
 use serde_json::{Map, Value as Json};
 
 use super::defaults::{CompositeClass, ConfigClasses, SubConfigClass};
-use super::{fold_batch_norm, Clip, ConfigValue, Ctx, Force, On, Out, Projector, BLOCK_KEYS};
+use super::{fold_block_batch_norm, Clip, ConfigValue, Ctx, Force, On, Out, Projector};
 use crate::hf::config::json_u64;
 use crate::hf::expr::Expr;
-use crate::hf::names::block_id;
 use crate::ConvertError;
 
 /// The batch norm's epsilon the class folds with (PyTorch's default, whatever the
@@ -201,38 +200,22 @@ fn hook(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
 
 /// One of a block's batch norm tensors: held until the block has four, then the fold.
 fn batch_norm(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
-    let blocks = super::find(ctx.tower(), BLOCK_KEYS)
-        .and_then(json_u64)
-        .unwrap_or(0);
-    let bid = block_id(&name)
-        .filter(|b| *b < blocks)
-        .ok_or_else(|| ConvertError::Tensor {
-            name: name.clone(),
-            problem: format!("a batch norm outside the encoder's {blocks} blocks"),
-        })?;
-    let Some(group) = ctx.gather(&bid.to_string(), name, expr, BATCH_NORM_PARTS.len()) else {
-        return Ok(Vec::new());
-    };
-    let prefix = format!("encoder.layers.{bid}.conv.batch_norm");
-    let part = |p: &str| {
-        let key = format!("{prefix}.{p}");
-        group
-            .get(&key)
-            .cloned()
-            .ok_or_else(|| ConvertError::Tensor {
-                name: key,
-                problem: format!(
-                    "missing: block {bid} has other batch norm tensors ({})",
-                    group.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            })
-    };
-    let [weight, bias, mean, var] = [0, 1, 2, 3].map(|i| part(BATCH_NORM_PARTS[i]));
-    let (scale, shift) = fold_batch_norm(&prefix, weight?, bias?, mean?, var?, BATCH_NORM_EPS)?;
-    Ok(vec![
-        Out::Map(format!("{prefix}.weight"), scale),
-        Out::Map(format!("{prefix}.bias"), shift),
-    ])
+    let prefix_of = |bid: u64| format!("encoder.layers.{bid}.conv.batch_norm");
+    let folded = fold_block_batch_norm(
+        ctx,
+        name,
+        expr,
+        prefix_of,
+        BATCH_NORM_PARTS.len(),
+        BATCH_NORM_EPS,
+    )?;
+    Ok(match folded {
+        Some((prefix, scale, shift)) => vec![
+            Out::Map(format!("{prefix}.weight"), scale),
+            Out::Map(format!("{prefix}.bias"), shift),
+        ],
+        None => Vec::new(),
+    })
 }
 
 /// A value of the root config, else the class's default.

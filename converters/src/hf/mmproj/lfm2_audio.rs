@@ -14,10 +14,8 @@ use ggufkit::gguf::keys::clip;
 use ggufkit::quantizers::GgmlType;
 use serde_json::Value as Json;
 
-use super::{fold_batch_norm, Clip, Ctx, Force, On, Out, Projector, BLOCK_KEYS};
-use crate::hf::config::json_u64;
+use super::{fold_block_batch_norm, Clip, Ctx, Force, On, Out, Projector};
 use crate::hf::expr::Expr;
-use crate::hf::names::block_id;
 use crate::ConvertError;
 
 /// The batch norms' epsilon the class folds with (PyTorch's default).
@@ -141,44 +139,22 @@ fn shape_error(name: &str, shape: &[u64], want: &str) -> ConvertError {
 
 /// One of a block's batch norm tensors: held until the block has five, then the fold.
 fn batch_norm(ctx: &Ctx, name: String, expr: Expr) -> Result<Vec<Out>, ConvertError> {
-    let blocks = super::find(ctx.tower(), BLOCK_KEYS)
-        .and_then(json_u64)
-        .unwrap_or(0);
-    let bid = block_id(&name)
-        .filter(|b| *b < blocks)
-        .ok_or_else(|| ConvertError::Tensor {
-            name: name.clone(),
-            problem: format!("a batch norm outside the encoder's {blocks} blocks"),
-        })?;
-    let Some(group) = ctx.gather(&bid.to_string(), name, expr, BATCH_NORM_TENSORS) else {
-        return Ok(Vec::new());
-    };
-    let prefix = format!("conformer.layers.{bid}.conv.batch_norm");
-    let part = |p: &str| {
-        let key = format!("{prefix}.{p}");
-        group
-            .get(&key)
-            .cloned()
-            .ok_or_else(|| ConvertError::Tensor {
-                name: key,
-                problem: format!(
-                    "missing: block {bid} has other batch norm tensors ({})",
-                    group.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            })
-    };
-    let (scale, shift) = fold_batch_norm(
-        &prefix,
-        part("weight")?,
-        part("bias")?,
-        part("running_mean")?,
-        part("running_var")?,
+    let prefix_of = |bid: u64| format!("conformer.layers.{bid}.conv.batch_norm");
+    let folded = fold_block_batch_norm(
+        ctx,
+        name,
+        expr,
+        prefix_of,
+        BATCH_NORM_TENSORS,
         BATCH_NORM_EPS,
     )?;
-    Ok(vec![
-        Out::MapWith(format!("{prefix}.weight"), scale, SUFFIXES),
-        Out::MapWith(format!("{prefix}.bias"), shift, SUFFIXES),
-    ])
+    Ok(match folded {
+        Some((prefix, scale, shift)) => vec![
+            Out::MapWith(format!("{prefix}.weight"), scale, SUFFIXES),
+            Out::MapWith(format!("{prefix}.bias"), shift, SUFFIXES),
+        ],
+        None => Vec::new(),
+    })
 }
 
 /// `LFM2AudioModel.set_gguf_parameters` after the base keys.

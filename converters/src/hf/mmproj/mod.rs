@@ -380,6 +380,56 @@ fn split_qkv(
         .collect()
 }
 
+/// One of an audio encoder block's batch-norm tensors (`{prefix}.weight`, `.bias`,
+/// `.running_mean`, `.running_var`, where `prefix_of` gives the block's prefix): held until
+/// the block has `count` of them ([`Ctx::gather`]), then `Some((prefix, scale, shift))`, the
+/// norm folded ([`fold_batch_norm`]). A tensor outside the tower's blocks, or a block whose
+/// group lacks one of the four, is an error naming it.
+pub fn fold_block_batch_norm(
+    ctx: &Ctx,
+    name: String,
+    expr: Expr,
+    prefix_of: fn(u64) -> String,
+    count: usize,
+    eps: f32,
+) -> Result<Option<(String, Expr, Expr)>, ConvertError> {
+    let blocks = find(ctx.tower(), BLOCK_KEYS)
+        .and_then(json_u64)
+        .unwrap_or(0);
+    let bid = block_id(&name)
+        .filter(|b| *b < blocks)
+        .ok_or_else(|| ConvertError::Tensor {
+            name: name.clone(),
+            problem: format!("a batch norm outside the encoder's {blocks} blocks"),
+        })?;
+    let Some(group) = ctx.gather(&bid.to_string(), name, expr, count) else {
+        return Ok(None);
+    };
+    let prefix = prefix_of(bid);
+    let part = |p: &str| {
+        let key = format!("{prefix}.{p}");
+        group
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ConvertError::Tensor {
+                name: key,
+                problem: format!(
+                    "missing: block {bid} has other batch norm tensors ({})",
+                    group.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            })
+    };
+    let (scale, shift) = fold_batch_norm(
+        &prefix,
+        part("weight")?,
+        part("bias")?,
+        part("running_mean")?,
+        part("running_var")?,
+        eps,
+    )?;
+    Ok(Some((prefix, scale, shift)))
+}
+
 /// A batch norm's inference transform folded into a scale and a shift, as the reference
 /// computes them in torch: `scale = weight / sqrt(running_var + eps)` and
 /// `shift = bias - running_mean * scale`, one rounding per operation in the working type
