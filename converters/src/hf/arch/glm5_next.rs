@@ -32,7 +32,7 @@ use serde_json::{Map, Value as Json};
 
 use super::deepseek2::{split_kv_b_with, MOE_NEXTN_TENSORS};
 use super::glm4moe::{is_past_main_layers, GLM_EXPERTS, GLM_MTP_SHARED};
-use super::kimi_linear::{conv_4d, linear_attn_config};
+use super::kimi_linear::{kda_conv_and_dt_bias, linear_attn_config};
 use super::TextType;
 use super::{keep, no_extra, Arch, HeadDim, Hooks, ModelType, Modified, MtpExport, Rules};
 use crate::hf::config::{json_u64, Hparams, MAX_BLOCK_COUNT};
@@ -326,9 +326,6 @@ const WEIGHT_SUFFIXED: &[&str] = &[
     ".index_kpool_compress_gate",
 ];
 
-/// The short convolutions' weights.
-const CONV_SUFFIXES: [&str; 3] = [".q_conv1d.weight", ".k_conv1d.weight", ".v_conv1d.weight"];
-
 /// `Glm5NextModel.modify_tensors` (the experts are stacked by the generic step): the tied
 /// head dropped, `kv_b_proj` split, the convolutions made 4-D, `A = -exp(A_log)`, `dt_bias`
 /// renamed, the mHC and compressor parameters given a `.weight` suffix.
@@ -352,23 +349,10 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
             (name.replace("kv_b_proj", "v_b_proj"), v),
         ]));
     }
-    let mut expr = expr;
-    if CONV_SUFFIXES.iter().any(|s| name.ends_with(s)) {
-        if !matches!(expr.shape().len(), 2 | 3) {
-            return Err(ConvertError::Tensor {
-                problem: format!("unexpected conv1d rank {}", expr.shape().len()),
-                name,
-            });
-        }
-        expr = conv_4d(&name, expr)?;
-    }
+    let (name, mut expr) = kda_conv_and_dt_bias(name, expr)?;
     if name.ends_with(".A_log") {
         expr = a_from_log(hp, &name, expr)?;
     }
-    let name = match name.strip_suffix(".dt_bias") {
-        Some(stem) => format!("{stem}.dt_proj.bias"),
-        None => name,
-    };
     if WEIGHT_SUFFIXED.iter().any(|s| name.ends_with(s)) {
         return Ok(Modified::Pass(format!("{name}.weight"), expr));
     }

@@ -37,7 +37,7 @@ use serde_json::Value as Json;
 
 use super::deepseek2::split_kv_b_with;
 use super::dflash::truthy;
-use super::kimi_linear::{conv_4d, head_count_kv, linear_attn_config};
+use super::kimi_linear::{head_count_kv, kda_conv_and_dt_bias, linear_attn_config};
 use super::{keep, no_extra, Arch, Experts, Hooks, Modified, Rules};
 use crate::hf::config::{json_u64, Hparams};
 use crate::hf::expr::Expr;
@@ -246,9 +246,6 @@ fn half(is_norm: bool) -> &'static str {
     }
 }
 
-/// The short convolutions' weights.
-const CONV_SUFFIXES: [&str; 3] = [".q_conv1d.weight", ".k_conv1d.weight", ".v_conv1d.weight"];
-
 /// `KimiK3Model.modify_tensors` after the residual fusion: the convolutions made 4-D,
 /// `A = -exp(A_log)`, `dt_bias` renamed, `g_proj` told apart by block kind, `kv_b_proj`
 /// split.
@@ -256,23 +253,10 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     if name.ends_with(FUSED_SUFFIX) {
         return Ok(Modified::Named(vec![(name, expr)]));
     }
-    let mut expr = expr;
-    if CONV_SUFFIXES.iter().any(|s| name.ends_with(s)) {
-        if !matches!(expr.shape().len(), 2 | 3) {
-            return Err(ConvertError::Tensor {
-                problem: format!("unexpected conv1d rank {}", expr.shape().len()),
-                name,
-            });
-        }
-        expr = conv_4d(&name, expr)?;
-    }
+    let (name, mut expr) = kda_conv_and_dt_bias(name, expr)?;
     if name.ends_with(".A_log") {
         expr = a_from_log(hp, &name, expr)?;
     }
-    let name = match name.strip_suffix(".dt_bias") {
-        Some(stem) => format!("{stem}.dt_proj.bias"),
-        None => name,
-    };
     if name.ends_with(".self_attn.g_proj.weight") {
         return gate(hp, name, expr);
     }

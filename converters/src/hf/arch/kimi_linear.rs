@@ -178,6 +178,30 @@ fn hook(hp: &Hparams, name: String, expr: Expr) -> Result<Modified, ConvertError
     ]))
 }
 
+/// A KDA block's short convolution made 4-D ([`conv_4d`]; a rank other than 2 or 3 is an
+/// error naming the tensor) and its `dt_bias` renamed to the `dt_proj` bias; any other
+/// tensor as it is. Kimi K3's and GLM-5-Next's hooks start with it.
+pub(super) fn kda_conv_and_dt_bias(
+    name: String,
+    expr: Expr,
+) -> Result<(String, Expr), ConvertError> {
+    let mut expr = expr;
+    if CONV_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+        if !matches!(expr.shape().len(), 2 | 3) {
+            return Err(ConvertError::Tensor {
+                problem: format!("unexpected conv1d rank {}", expr.shape().len()),
+                name,
+            });
+        }
+        expr = conv_4d(&name, expr)?;
+    }
+    let name = match name.strip_suffix(".dt_bias") {
+        Some(stem) => format!("{stem}.dt_proj.bias"),
+        None => name,
+    };
+    Ok((name, expr))
+}
+
 /// A convolution `[channels, kernel]` or `[channels, 1, kernel]` as `[1, channels, 1,
 /// kernel]` (the same values in the same order); other ranks are left as they are.
 pub(super) fn conv_4d(name: &str, expr: Expr) -> Result<Expr, ConvertError> {
